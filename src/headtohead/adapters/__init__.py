@@ -1,0 +1,64 @@
+"""Model adapters: one module per model family behind :class:`ModelAdapter`.
+
+:func:`create_adapter` is the one verb. Families are registered by name in
+``ADAPTERS`` as ``"module:Class"`` strings so that importing this package does not
+import torch, transformers or timm; a family's module is imported when a model of that
+kind is loaded. A new family is one new module plus one line here (and its name in
+``headtohead.config.schema.MODEL_KINDS``, which a test keeps in step).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from headtohead.adapters.base import LoadContext, ModelAdapter, move_to_device
+from headtohead.adapters.labels import LabelAlignment, align_labels
+from headtohead.config.schema import ModelConfig
+from headtohead.errors import ModelError, did_you_mean
+
+__all__ = ["ADAPTERS", "create_adapter", "adapter_class", "ModelAdapter", "LoadContext", "LabelAlignment",
+           "align_labels", "move_to_device"]
+
+ADAPTERS: dict[str, str] = {
+    "transformers": "headtohead.adapters.hf_transformers:TransformersAdapter",
+    "timm": "headtohead.adapters.timm_models:TimmAdapter",
+    "torchvision": "headtohead.adapters.torchvision_models:TorchvisionAdapter",
+    "sklearn": "headtohead.adapters.sklearn_models:SklearnAdapter",
+    "python": "headtohead.adapters.python_factory:PythonAdapter",
+}
+
+
+def adapter_class(kind: str) -> type[ModelAdapter]:
+    """The adapter class registered for ``kind``."""
+    if kind not in ADAPTERS:
+        raise ModelError(f"unknown model kind '{kind}'{did_you_mean(kind, ADAPTERS)} "
+                         f"(choose one of: {', '.join(ADAPTERS)})")
+    module_name, class_name = ADAPTERS[kind].split(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def create_adapter(config: ModelConfig, context: LoadContext) -> ModelAdapter:
+    """Load the model described by ``config``.
+
+    Parameters
+    ----------
+    config : ModelConfig
+        One entry of ``models:``.
+    context : LoadContext
+        The dataset's labels and modality, the device, the seed.
+
+    Returns
+    -------
+    ModelAdapter
+        Ready for :meth:`~ModelAdapter.preprocess` / :meth:`~ModelAdapter.forward`, in eval mode.
+
+    Raises
+    ------
+    ModelError
+        The model cannot be loaded, or cannot read this dataset's modality.
+    """
+    cls = adapter_class(config.kind)
+    if context.modality not in cls.modalities:
+        raise ModelError(f"model '{config.name}' (kind {config.kind}) cannot read {context.modality} data; "
+                         f"{config.kind} models read: {', '.join(cls.modalities)}")
+    return cls.load(config, context)

@@ -1,0 +1,125 @@
+"""The one small interface every model family implements.
+
+An adapter wraps one loaded model and answers five questions for the engines:
+
+* :meth:`ModelAdapter.load` — build it from a :class:`ModelConfig` (weights, tokenizer …);
+* :meth:`ModelAdapter.preprocess` — turn a list of raw examples into model inputs, on the CPU
+  (tokenise, decode and transform images); timed apart from the forward pass;
+* :meth:`ModelAdapter.forward` — inputs → scores of shape ``(batch, n_outputs)``, no grad;
+* :attr:`ModelAdapter.label_names` — what each output column means (``None`` if unknown);
+* :meth:`ModelAdapter.num_parameters` / :meth:`ModelAdapter.parameter_bytes`.
+
+Torch-based families also expose :attr:`ModelAdapter.module` (the ``nn.Module``) so the
+training and memory engines can use it; scikit-learn and plain callables leave it ``None``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from headtohead.config.schema import ModelConfig
+
+__all__ = ["ModelAdapter", "LoadContext", "move_to_device"]
+
+
+@dataclass(frozen=True)
+class LoadContext:
+    """What an adapter may know about the run when it loads.
+
+    Parameters
+    ----------
+    label_names : tuple of str
+        The dataset's classes, in label order. A model built at random init (timm,
+        torchvision) gets exactly this many outputs, named this way.
+    modality : str
+        ``text``, ``text_pair``, ``image`` or ``features``.
+    device : str
+        A resolved device (``cpu``, ``cuda:0`` …), see :func:`headtohead.devices.resolve_device`.
+    seed : int
+        Seed for anything random at load time (fresh classifier heads).
+    base_dir : Path
+        Folder relative model paths are read from (the experiment file's folder).
+    """
+
+    label_names: tuple[str, ...]
+    modality: str
+    device: str = "cpu"
+    seed: int = 42
+    base_dir: Path = Path(".")
+
+    def resolve_path(self, path: str) -> Path:
+        """``path`` made absolute against :attr:`base_dir` (absolute paths pass unchanged)."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else (self.base_dir / p)
+
+
+class ModelAdapter(ABC):
+    """Base class of the model families. Subclasses set :attr:`kind` and :attr:`modalities`."""
+
+    #: The ``kind:`` value in the experiment file.
+    kind: ClassVar[str]
+    #: The dataset modalities this family can read.
+    modalities: ClassVar[tuple[str, ...]]
+    #: Whether :meth:`forward` returns logits (softmax applied by the engine) or probabilities.
+    output_kind: Literal["logits", "probabilities"] = "logits"
+
+    def __init__(self, config: ModelConfig, context: LoadContext) -> None:
+        self.config = config
+        self.context = context
+        self.device = context.device
+        self.warnings: list[str] = []
+        self.label_names: tuple[str, ...] | None = None
+        self.module: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @classmethod
+    @abstractmethod
+    def load(cls, config: ModelConfig, context: LoadContext) -> ModelAdapter:
+        """Build the adapter, loading weights; raise :class:`~headtohead.errors.ModelError` on bad input."""
+
+    @abstractmethod
+    def preprocess(self, examples: Sequence[Any]) -> Any:
+        """Turn raw examples into the model's CPU-side inputs (a batch)."""
+
+    def to_device(self, inputs: Any) -> Any:
+        """Move a preprocessed batch to :attr:`device` (tensors, dicts of tensors; others unchanged)."""
+        return move_to_device(inputs, self.device)
+
+    @abstractmethod
+    def forward(self, inputs: Any) -> Any:
+        """Scores of shape ``(batch, n_outputs)`` — a torch tensor or a NumPy array — without grad."""
+
+    def num_parameters(self) -> int:
+        """Number of parameters (0 when the family has no notion of them)."""
+        if self.module is None:
+            return 0
+        return int(sum(p.numel() for p in self.module.parameters()))
+
+    def parameter_bytes(self) -> int:
+        """Bytes taken by parameters and buffers."""
+        if self.module is None:
+            return 0
+        tensors = list(self.module.parameters()) + list(self.module.buffers())
+        return int(sum(t.numel() * t.element_size() for t in tensors))
+
+    def warn(self, message: str) -> None:
+        """Record a warning about this model; it is shown to the user and kept in the results."""
+        self.warnings.append(message)
+
+
+def move_to_device(inputs: Any, device: str) -> Any:
+    """Move tensors (alone, in dicts, lists or tuples) to ``device``; leave anything else as is."""
+    if hasattr(inputs, "to") and hasattr(inputs, "device"):
+        return inputs.to(device, non_blocking=True)
+    if isinstance(inputs, dict):
+        return {k: move_to_device(v, device) for k, v in inputs.items()}
+    if isinstance(inputs, (list, tuple)):
+        return type(inputs)(move_to_device(v, device) for v in inputs)
+    return inputs

@@ -1,0 +1,17 @@
+"""Experiment configuration: typed records and the loader that validates them."""
+
+from headtohead.config.loading import apply_overrides, experiment_from_dict, load_experiment, parse_override
+from headtohead.config.schema import MODEL_KINDS, DataConfig, EvalConfig, Experiment, ModelConfig, SplitConfig
+
+__all__ = [
+    "Experiment",
+    "DataConfig",
+    "SplitConfig",
+    "ModelConfig",
+    "EvalConfig",
+    "MODEL_KINDS",
+    "load_experiment",
+    "experiment_from_dict",
+    "apply_overrides",
+    "parse_override",
+]

@@ -1,0 +1,249 @@
+"""Read an experiment from YAML, a dict or ``--set`` overrides, with errors that teach.
+
+Validation happens once, here, at the edge: everything after this trusts an
+:class:`~headtohead.config.schema.Experiment`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from headtohead.config.schema import Experiment
+from headtohead.errors import ConfigError, did_you_mean
+
+__all__ = ["load_experiment", "experiment_from_dict", "apply_overrides", "parse_override"]
+
+_INDEX_RE = re.compile(r"^(?P<key>[^\[\]]+)((?:\[\d+\])*)$")
+
+
+def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> Experiment:
+    """Load and validate an experiment file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A YAML file.
+    overrides : sequence of str
+        ``key.path=value`` strings applied before validation, e.g. ``eval.batch_size=16``,
+        ``models[1].max_length=64`` or ``models.bert.max_length=64``.
+
+    Returns
+    -------
+    Experiment
+
+    Raises
+    ------
+    ConfigError
+        The file is missing, is not valid YAML, or does not describe a valid experiment.
+    """
+    path = Path(path)
+    if not path.is_file():
+        hint = "it is a folder; give the experiment .yaml file inside it" if path.is_dir() else "check the path"
+        raise ConfigError(f"{path}: experiment file not found ({hint})")
+    text = _read_text(path)
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: YAML syntax error: {problem} (fix the file's indentation/quoting)") from exc
+    if raw is None:
+        raise ConfigError(f"{path}: the experiment file is empty (see examples/ for a starting point)")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the experiment must be a YAML mapping of keys (name, data, models …), "
+                          f"not a {type(raw).__name__}")
+    return experiment_from_dict(raw, overrides=overrides, source=str(path), yaml_text=text)
+
+
+def experiment_from_dict(raw: Mapping[str, Any], *, overrides: Sequence[str] = (),
+                         source: str = "experiment", yaml_text: str | None = None) -> Experiment:
+    """Validate a plain dict as an :class:`Experiment`, after applying ``overrides``.
+
+    Parameters
+    ----------
+    raw : mapping
+        The experiment as nested dicts and lists (as YAML or JSON gives it).
+    overrides : sequence of str
+        ``key.path=value`` strings, see :func:`load_experiment`.
+    source : str
+        Where ``raw`` came from, used in error messages.
+    yaml_text : str, optional
+        The YAML text ``raw`` was read from, to point errors at a line.
+
+    Returns
+    -------
+    Experiment
+    """
+    data = apply_overrides(raw, overrides)
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc, source, yaml_text if not overrides else None)) from exc
+
+
+def parse_override(text: str) -> tuple[list[str | int], Any]:
+    """Split ``"models[1].max_length=64"`` into ``(["models", 1, "max_length"], 64)``.
+
+    The value is parsed as YAML, so ``16`` is an int, ``true`` a bool and ``[1, 2]`` a list.
+    """
+    if "=" not in text:
+        raise ConfigError(f"--set {text}: expected KEY=VALUE, e.g. --set eval.batch_size=16")
+    key, value_text = text.split("=", 1)
+    path: list[str | int] = []
+    for part in key.strip().split("."):
+        match = _INDEX_RE.match(part)
+        if not match:
+            raise ConfigError(f"--set {text}: cannot read key '{key}' (use dots and [N], e.g. models[0].max_length)")
+        path.append(match.group("key"))
+        path.extend(int(i) for i in re.findall(r"\[(\d+)\]", part))
+    try:
+        value = yaml.safe_load(value_text) if value_text.strip() else ""
+    except yaml.YAMLError:
+        value = value_text
+    return path, value
+
+
+def apply_overrides(raw: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """Return a copy of ``raw`` with each ``key.path=value`` override applied.
+
+    A list of models can be addressed by index (``models[1]`` or ``models.1``) or by the
+    model's name (``models.bert``). Two overrides of the same key with different values
+    are a conflict, not a silent "last one wins".
+    """
+    data = copy.deepcopy(dict(raw))
+    seen: dict[tuple, tuple[str, Any]] = {}
+    for text in overrides:
+        path, value = parse_override(text)
+        node: Any = data
+        resolved: list[str | int] = []
+        for depth, part in enumerate(path):
+            last = depth == len(path) - 1
+            if isinstance(node, list):
+                index = _list_index(node, part, text)
+                resolved.append(index)
+                if last:
+                    node[index] = value
+                else:
+                    node = node[index]
+            else:
+                if not isinstance(node, dict):
+                    raise ConfigError(f"--set {text}: '{'.'.join(map(str, resolved))}' is a value, not a section")
+                resolved.append(str(part))
+                if last:
+                    node[str(part)] = value
+                else:
+                    node = node.setdefault(str(part), {})
+        key = tuple(resolved)
+        if key in seen and seen[key][1] != value:
+            raise ConfigError(f"--set {seen[key][0]} and --set {text} conflict: both set "
+                              f"{_format_loc(key)}; keep one")
+        seen[key] = (text, value)
+    return data
+
+
+def _list_index(items: list, part: str | int, text: str) -> int:
+    if isinstance(part, int) or (isinstance(part, str) and part.isdigit()):
+        index = int(part)
+        if not 0 <= index < len(items):
+            raise ConfigError(f"--set {text}: index {index} is out of range (there are {len(items)} entries)")
+        return index
+    names = [item.get("name") for item in items if isinstance(item, dict)]
+    if part in names:
+        return names.index(part)
+    raise ConfigError(f"--set {text}: no entry named '{part}'{did_you_mean(str(part), [n for n in names if n])} "
+                      f"(names: {', '.join(map(str, names))})")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a UTF-8 text file (is it the experiment YAML?)") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the experiment file: {exc.strerror}") from exc
+
+
+def _format_loc(loc: Sequence[str | int]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _format_validation_error(exc: ValidationError, source: str, yaml_text: str | None) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    loc = [p for p in first["loc"]]
+    where = _format_loc(loc) or "(top level)"
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        allowed = _fields_at(loc[:-1])
+        message = f"unknown key{did_you_mean(str(loc[-1]), allowed)}"
+        if allowed:
+            message += f" (valid keys: {', '.join(allowed)})"
+    elif kind == "missing":
+        message = "missing required field"
+    else:
+        message = first["msg"].removeprefix("Value error, ")
+        if "input" in first and kind not in ("value_error",) and not isinstance(first["input"], (dict, list)):
+            message += f" (got {first['input']!r})"
+    line = _line_of(yaml_text, loc) if yaml_text else None
+    prefix = f"{source}:{line}" if line else source
+    more = f" (+{len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return f"{prefix}: {where}: {message}{more}"
+
+
+def _fields_at(loc: Sequence[str | int]) -> list[str]:
+    """The valid keys of the section at ``loc`` in the Experiment schema."""
+    model: Any = Experiment
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return []
+        model = _model_in(field.annotation)
+        if model is None:
+            return []
+    return list(model.model_fields)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _line_of(yaml_text: str, loc: Sequence[str | int]) -> int | None:
+    """1-based line of the deepest node of ``loc`` that exists in the YAML text."""
+    try:
+        node = yaml.compose(yaml_text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next(((k, v) for k, v in node.value if k.value == part), None)
+            if match is None:
+                break
+            line = match[0].start_mark.line + 1
+            node = match[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line

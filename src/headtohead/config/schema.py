@@ -1,0 +1,143 @@
+"""The experiment file as typed, validated records (pydantic; no torch import here).
+
+The shape follows the YAML a user writes::
+
+    name: sst2-bert-vs-roberta
+    seed: 42
+    data: {path: data/sst2/dev.tsv, text_column: text, label_column: label}
+    models:
+      - {name: bert, kind: transformers, source: bert-base-uncased, max_length: 128}
+      - {name: roberta, kind: transformers, source: roberta-base}
+    eval: {batch_size: 32, device: auto}
+
+Unknown keys are errors (``extra="forbid"``) so a typo never silently falls back to a
+default. Later sections (speed, train, sweep …) are added here as fields of their own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "Experiment",
+    "DataConfig",
+    "SplitConfig",
+    "ModelConfig",
+    "EvalConfig",
+    "MODEL_KINDS",
+]
+
+#: Model families with an adapter. Kept here (not read from the adapter registry) so the
+#: config validates without importing torch; a test pins it to the registry.
+MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python")
+
+_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class SplitConfig(_Section):
+    """A seeded, stratified split of one labelled file into train and eval parts."""
+
+    eval_fraction: float = Field(gt=0.0, lt=1.0, description="Share of examples held out for evaluation.")
+
+
+class DataConfig(_Section):
+    """Where the labelled examples come from and how to read them."""
+
+    path: str = Field(description="A .csv/.tsv/.jsonl/.parquet table, an image folder, "
+                      "'sklearn:<name>' or 'hf:<saved folder or hub name>'.")
+    text_column: str | None = Field(default=None, description="Text column of a table (default: 'text').")
+    text_pair_column: str | None = Field(default=None, description="Second text of sentence-pair tasks.")
+    label_column: str = "label"
+    label_names: list[str] | None = Field(
+        default=None, description="Names for integer labels 0..K-1 (e.g. [negative, positive]).")
+    train: str | None = Field(default=None, description="Optional separate training file (same format).")
+    split: SplitConfig | None = None
+    hf_split: str | None = Field(default=None, description="Split of a Hugging Face dataset to evaluate on.")
+    limit: int | None = Field(default=None, gt=0, description="Use only the first N eval examples (quick runs).")
+
+    @model_validator(mode="after")
+    def _train_or_split(self) -> DataConfig:
+        if self.train is not None and self.split is not None:
+            raise ValueError("give either 'train' (a separate file) or 'split' (hold out part of 'path'), not both")
+        return self
+
+
+class ModelConfig(_Section):
+    """One candidate model."""
+
+    name: str = Field(min_length=1, description="Unique name used in tables and results.")
+    kind: str = Field(description="Adapter family: " + " | ".join(MODEL_KINDS))
+    source: str = Field(min_length=1, description="Hub id, local folder, checkpoint file, architecture "
+                        "name (timm/torchvision) or 'package.module:factory' (python).")
+    checkpoint: str | None = Field(default=None, description="Weights file for an architecture "
+                                   "(.safetensors, or a torch file loaded with weights_only=True).")
+    pretrained: bool = Field(default=False, description="timm/torchvision: download pretrained weights (online).")
+    max_length: int | None = Field(default=None, gt=0, description="Tokeniser truncation length (text models).")
+    image_size: int | None = Field(default=None, gt=0, description="Override the model's input resolution.")
+    label_names: list[str] | None = Field(default=None, description="Names of the model's outputs, in output "
+                                          "order, when its files do not carry them.")
+    model_args: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the "
+                                       "model constructor / factory.")
+    outputs: Literal["logits", "probabilities"] = Field(default="logits", description="python kind: what the "
+                                                       "callable returns.")
+    allow_pickle: bool = Field(default=False, description="Allow loading pickled objects (can run code).")
+    trust_remote_code: bool = Field(default=False, description="transformers: run code shipped with the model.")
+    revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        if kind not in MODEL_KINDS:
+            from headtohead.errors import did_you_mean
+
+            raise ValueError(f"unknown model kind '{kind}'{did_you_mean(kind, MODEL_KINDS)} "
+                             f"(choose one of: {', '.join(MODEL_KINDS)})")
+        return kind
+
+
+class EvalConfig(_Section):
+    """How the quality pass runs."""
+
+    batch_size: int = Field(default=32, gt=0)
+    device: str = Field(default="auto", description="auto | cpu | cuda | cuda:N | mps")
+    num_threads: int | None = Field(default=None, gt=0, description="torch intra-op threads (default: torch's).")
+
+    @field_validator("device")
+    @classmethod
+    def _device_syntax(cls, device: str) -> str:
+        if not _DEVICE_RE.match(device):
+            raise ValueError(f"unknown device '{device}' (use auto, cpu, cuda, cuda:N or mps)")
+        return device
+
+
+class Experiment(_Section):
+    """A whole comparison: one dataset, N models, how to evaluate them."""
+
+    name: str = Field(default="experiment", min_length=1)
+    seed: int = 42
+    data: DataConfig
+    models: list[ModelConfig] = Field(min_length=1)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+
+    @model_validator(mode="after")
+    def _unique_model_names(self) -> Experiment:
+        seen: set[str] = set()
+        for model in self.models:
+            if model.name in seen:
+                raise ValueError(f"model name '{model.name}' is used twice; give each model a unique name")
+            seen.add(model.name)
+        return self
+
+    def model(self, name: str) -> ModelConfig:
+        """Return the model called ``name``."""
+        for model in self.models:
+            if model.name == name:
+                return model
+        raise KeyError(name)

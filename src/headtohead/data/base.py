@@ -1,0 +1,196 @@
+"""The in-memory dataset every loader returns and every engine reads.
+
+A :class:`Dataset` is deliberately plain: the examples as the model adapters expect
+them, integer labels, and the ordered label names. Loaders normalise their input into
+this shape once; nothing downstream re-parses files.
+
+Examples by modality:
+
+* ``text``: ``str``
+* ``text_pair``: ``(str, str)`` tuples
+* ``image``: a file path (``str``) or an ``H×W`` / ``H×W×C`` ``uint8`` array
+* ``features``: rows of a 2-D float array
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from headtohead.errors import DataError
+
+__all__ = ["Dataset", "DataSplits", "Modality", "encode_labels"]
+
+Modality = Literal["text", "text_pair", "image", "features"]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Labelled examples with the label set and its order recorded.
+
+    Parameters
+    ----------
+    source : str
+        Where the examples came from (a path, ``sklearn:digits`` …), for messages and results.
+    modality : {"text", "text_pair", "image", "features"}
+        What kind of example ``examples`` holds.
+    examples : sequence
+        One entry per example (see the module docstring for the type per modality).
+    labels : ndarray of shape (n,), int64
+        Index into ``label_names`` for every example.
+    label_names : tuple of str
+        The classes, in the order their integer labels refer to.
+    skipped : mapping of str to int
+        Rows or files dropped while loading, counted by reason (never dropped silently).
+    """
+
+    source: str
+    modality: Modality
+    examples: Sequence[Any]
+    labels: np.ndarray
+    label_names: tuple[str, ...]
+    skipped: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        labels = np.asarray(self.labels, dtype=np.int64)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "label_names", tuple(str(n) for n in self.label_names))
+        if len(self.examples) != len(labels):
+            raise ValueError(f"{len(self.examples)} examples but {len(labels)} labels")
+        if len(labels) and (labels.min() < 0 or labels.max() >= len(self.label_names)):
+            raise ValueError("labels must index label_names")
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.label_names)
+
+    def take(self, indices: Sequence[int] | np.ndarray) -> Dataset:
+        """Return the examples at ``indices`` (same label names, same skip counts)."""
+        idx = np.asarray(indices, dtype=np.int64)
+        if isinstance(self.examples, np.ndarray):
+            examples: Sequence[Any] = self.examples[idx]
+        else:
+            examples = [self.examples[i] for i in idx]
+        return Dataset(self.source, self.modality, examples, self.labels[idx], self.label_names, dict(self.skipped))
+
+    def class_counts(self) -> np.ndarray:
+        """Number of examples per class, in ``label_names`` order."""
+        return np.bincount(self.labels, minlength=self.num_classes)
+
+    def with_label_names(self, names: Sequence[str]) -> Dataset:
+        """Re-express the labels against ``names`` (a superset of this dataset's names).
+
+        Used to give a train split the eval split's label order.
+        """
+        names = tuple(str(n) for n in names)
+        missing = [n for n in self.label_names if n not in names]
+        if missing:
+            raise DataError(f"{self.source}: labels {missing} do not occur in the evaluation data "
+                            f"(eval labels: {list(names)}); every class needs eval examples")
+        position = {n: i for i, n in enumerate(names)}
+        mapping = np.array([position[n] for n in self.label_names], dtype=np.int64)
+        return Dataset(self.source, self.modality, self.examples, mapping[self.labels] if len(self) else self.labels,
+                       names, dict(self.skipped))
+
+    def fingerprint(self) -> str:
+        """A SHA-256 of the examples, labels and label names: equal data gives an equal hash."""
+        digest = hashlib.sha256()
+        digest.update(self.modality.encode())
+        digest.update("\x1f".join(self.label_names).encode())
+        digest.update(self.labels.tobytes())
+        if isinstance(self.examples, np.ndarray):
+            digest.update(np.ascontiguousarray(self.examples).tobytes())
+        else:
+            for example in self.examples:
+                if isinstance(example, np.ndarray):
+                    digest.update(np.ascontiguousarray(example).tobytes())
+                elif isinstance(example, tuple):
+                    digest.update("\x1e".join(map(str, example)).encode())
+                else:
+                    digest.update(str(example).encode())
+                digest.update(b"\x1d")
+        return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class DataSplits:
+    """The evaluation split and, when there is one, the training split (same label names)."""
+
+    eval: Dataset
+    train: Dataset | None = None
+
+
+def encode_labels(raw: Sequence[Any], *, source: str, column: str = "label",
+                  names: Sequence[str] | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Turn raw label values (names or integers) into indices and ordered label names.
+
+    Integer labels keep their numeric order (``0, 1, 2``) and are named by ``names``
+    when given (``names[i]`` is the name of label ``i``), else by their digits. String
+    labels are sorted. A column mixing numbers and words is an error.
+
+    Parameters
+    ----------
+    raw : sequence
+        The label of every example, as read.
+    source, column : str
+        For error messages.
+    names : sequence of str, optional
+        Names for integer labels ``0..K-1`` (``data.label_names`` in the experiment).
+
+    Returns
+    -------
+    labels : ndarray of int64
+    label_names : tuple of str
+
+    Examples
+    --------
+    >>> encode_labels([1, 0, 1], source="x.csv", names=["negative", "positive"])
+    (array([1, 0, 1]), ('negative', 'positive'))
+    """
+    values = list(raw)
+    kinds = {_label_kind(v) for v in values}
+    if len(kinds) > 1:
+        example_int = next(v for v in values if _label_kind(v) == "int")
+        example_str = next(v for v in values if _label_kind(v) == "str")
+        raise DataError(f"{source}: column '{column}' mixes numbers and names (e.g. {example_int!r} and "
+                        f"{example_str!r}); use one kind of label throughout")
+    if kinds == {"int"}:
+        ints = np.array([int(float(v)) for v in values], dtype=np.int64)
+        present = sorted(set(ints.tolist()))
+        if names is not None:
+            if present and (present[0] < 0 or present[-1] >= len(names)):
+                raise DataError(f"{source}: label values {present} do not fit data.label_names {list(names)} "
+                                f"(label i is named label_names[i])")
+            return ints, tuple(str(n) for n in names)
+        if present and present[0] >= 0 and present == list(range(present[-1] + 1)):
+            return ints, tuple(str(i) for i in present)
+        lookup = {v: i for i, v in enumerate(present)}
+        return np.array([lookup[v] for v in ints.tolist()], dtype=np.int64), tuple(str(v) for v in present)
+    strings = [str(v) for v in values]
+    if names is not None:
+        unknown = sorted(set(strings) - set(names))
+        if unknown:
+            raise DataError(f"{source}: labels {unknown} are not in data.label_names {list(names)}")
+        ordered = tuple(str(n) for n in names)
+    else:
+        ordered = tuple(sorted(set(strings)))
+    lookup = {n: i for i, n in enumerate(ordered)}
+    return np.array([lookup[s] for s in strings], dtype=np.int64), ordered
+
+
+def _label_kind(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "str"
+    if isinstance(value, (int, np.integer)):
+        return "int"
+    if isinstance(value, (float, np.floating)):
+        return "int" if float(value).is_integer() else "str"
+    text = str(value).strip()
+    return "int" if text.lstrip("-").isdigit() else "str"

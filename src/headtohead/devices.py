@@ -1,0 +1,172 @@
+"""The small device layer: every CUDA call headtohead makes goes through here.
+
+Engines and adapters never call ``torch.cuda`` directly; they ask this module. That keeps
+the CUDA paths in one place and lets tests swap in a fake backend (:func:`use_backend`)
+to exercise them on machines without a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from headtohead.errors import DeviceError
+
+__all__ = ["DeviceBackend", "TorchBackend", "resolve_device", "get_backend", "use_backend", "GPUInfo", "gpu_info"]
+
+
+class DeviceBackend(Protocol):
+    """What headtohead needs to know about accelerators. :class:`TorchBackend` is the real one."""
+
+    def cuda_available(self) -> bool: ...
+    def cuda_device_count(self) -> int: ...
+    def cuda_device_name(self, index: int) -> str: ...
+    def cuda_version(self) -> str | None: ...
+    def mps_available(self) -> bool: ...
+    def synchronize(self, device: str) -> None: ...
+
+
+class TorchBackend:
+    """The backend that asks torch (imported lazily, so config-only code stays light)."""
+
+    def cuda_available(self) -> bool:
+        import torch
+
+        return bool(torch.cuda.is_available())
+
+    def cuda_device_count(self) -> int:
+        import torch
+
+        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+
+    def cuda_device_name(self, index: int) -> str:
+        import torch
+
+        return str(torch.cuda.get_device_name(index))
+
+    def cuda_version(self) -> str | None:
+        import torch
+
+        return torch.version.cuda
+
+    def mps_available(self) -> bool:
+        import torch
+
+        backend = getattr(torch.backends, "mps", None)
+        return bool(backend is not None and backend.is_available())
+
+    def synchronize(self, device: str) -> None:
+        if device.startswith("cuda"):
+            import torch
+
+            torch.cuda.synchronize(device)
+
+
+_backend: DeviceBackend = TorchBackend()
+
+
+def get_backend() -> DeviceBackend:
+    """The backend in use (the real torch one unless a test swapped it)."""
+    return _backend
+
+
+@contextlib.contextmanager
+def use_backend(backend: DeviceBackend) -> Iterator[DeviceBackend]:
+    """Swap the device backend for the duration of a ``with`` block (tests use a fake)."""
+    global _backend
+    previous, _backend = _backend, backend
+    try:
+        yield backend
+    finally:
+        _backend = previous
+
+
+def resolve_device(spec: str) -> str:
+    """Turn ``auto``/``cpu``/``cuda``/``cuda:N``/``mps`` into a device that exists here.
+
+    Parameters
+    ----------
+    spec : str
+        The ``eval.device`` value.
+
+    Returns
+    -------
+    str
+        ``"cpu"``, ``"cuda:N"`` or ``"mps"``.
+
+    Raises
+    ------
+    DeviceError
+        A GPU is asked for and there is none, or the index is out of range.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    'cpu'
+    """
+    backend = get_backend()
+    if spec == "auto":
+        return "cuda:0" if backend.cuda_available() else "cpu"
+    if spec == "cpu":
+        return "cpu"
+    if spec == "mps":
+        if not backend.mps_available():
+            raise DeviceError("eval.device is 'mps' but no Apple GPU is available here; use device: auto or cpu")
+        return "mps"
+    if spec.startswith("cuda"):
+        if not backend.cuda_available():
+            raise DeviceError(f"eval.device is '{spec}' but CUDA is not available on this machine "
+                              f"(no GPU, or torch built without CUDA); use device: auto or cpu")
+        index = int(spec.split(":", 1)[1]) if ":" in spec else 0
+        count = backend.cuda_device_count()
+        if index >= count:
+            raise DeviceError(f"eval.device is '{spec}' but this machine has {count} GPU(s) "
+                              f"(cuda:0..cuda:{count - 1}); pick one of those")
+        return f"cuda:{index}"
+    raise DeviceError(f"unknown device '{spec}' (use auto, cpu, cuda, cuda:N or mps)")
+
+
+@dataclass(frozen=True)
+class GPUInfo:
+    """Name, driver and CUDA version of one GPU."""
+
+    index: int
+    name: str
+    driver: str | None
+    cuda: str | None
+    memory_total_mb: float | None
+
+
+def gpu_info() -> list[GPUInfo]:
+    """Describe the GPUs torch can see; an empty list without CUDA. Never raises."""
+    backend = get_backend()
+    try:
+        if not backend.cuda_available():
+            return []
+        count = backend.cuda_device_count()
+        driver, totals = _nvml_driver_and_memory(count)
+        return [GPUInfo(i, backend.cuda_device_name(i), driver, backend.cuda_version(), totals[i])
+                for i in range(count)]
+    except Exception:  # environment capture must not break a run
+        return []
+
+
+def _nvml_driver_and_memory(count: int) -> tuple[str | None, list[float | None]]:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            driver: Any = pynvml.nvmlSystemGetDriverVersion()
+            driver = driver.decode() if isinstance(driver, bytes) else str(driver)
+            totals: list[float | None] = []
+            for i in range(count):
+                handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+                totals.append(pynvml.nvmlDeviceGetMemoryInfo(handle).total / 2**20)
+            return driver, totals
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return None, [None] * count

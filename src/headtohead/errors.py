@@ -1,0 +1,80 @@
+"""The exceptions headtohead raises for bad input.
+
+Every message is one line a user can act on: what is wrong, where (file, line, key
+path, model name), and how to fix it. The CLI prints the message and exits with
+code 2; ``--debug`` shows the traceback as well.
+
+::
+
+    H2HError
+    ├── ConfigError     the experiment file or an override is invalid
+    ├── DataError       the dataset cannot be read or is unusable
+    ├── ModelError      a model cannot be loaded or does not fit the data
+    ├── DeviceError     the requested device does not exist here
+    └── ResultsError    a results file cannot be written or read
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "H2HError",
+    "ConfigError",
+    "DataError",
+    "ModelError",
+    "DeviceError",
+    "ResultsError",
+    "did_you_mean",
+]
+
+
+class H2HError(Exception):
+    """Root of every error caused by the user's input, not by a bug in headtohead."""
+
+    exit_code = 2
+
+
+class ConfigError(H2HError):
+    """The experiment file or a ``--set`` override is invalid."""
+
+
+class DataError(H2HError):
+    """The dataset cannot be read, or what was read cannot be used."""
+
+
+class ModelError(H2HError):
+    """A model cannot be loaded, or its outputs do not fit the dataset."""
+
+
+class DeviceError(H2HError):
+    """The requested device is unknown or not present on this machine."""
+
+
+class ResultsError(H2HError):
+    """A results file cannot be written, or a file read back is not a valid result."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return `` — did you mean X?`` for the closest choice, or ``""`` when none is close.
+
+    Parameters
+    ----------
+    word : str
+        What the user typed.
+    choices : iterable of str
+        The valid spellings.
+
+    Returns
+    -------
+    str
+        A suffix to append to an error message.
+
+    Examples
+    --------
+    >>> did_you_mean("max_lenght", ["max_length", "name"])
+    ' — did you mean max_length?'
+    """
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return f" — did you mean {close[0]}?" if close else ""

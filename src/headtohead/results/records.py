@@ -1,0 +1,152 @@
+"""The typed, versioned records a run produces (``results.json``).
+
+Engines create these; statistics and reports only read them. Every record is frozen and
+refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
+
+Changelog of :data:`SCHEMA_VERSION`:
+
+* 1 — first version: environment, dataset, per-model quality, index-order hash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Record",
+    "GPURecord",
+    "Environment",
+    "ClassQuality",
+    "QualityMetrics",
+    "DatasetRecord",
+    "ModelRecord",
+    "RunResult",
+]
+
+SCHEMA_VERSION = 1
+
+
+class Record(BaseModel):
+    """Base of all result records: frozen, no unknown keys."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GPURecord(Record):
+    index: int
+    name: str
+    driver: str | None = None
+    cuda: str | None = None
+    memory_total_mb: float | None = None
+
+
+class Environment(Record):
+    """Where a result was measured: enough to tell two machines or two software stacks apart."""
+
+    python: str
+    os: str
+    hostname: str
+    cpu_model: str
+    cpu_cores_physical: int | None
+    cpu_cores_logical: int | None
+    ram_gb: float
+    torch: str | None = None
+    torch_threads: int | None = None
+    transformers: str | None = None
+    timm: str | None = None
+    torchvision: str | None = None
+    sklearn: str | None = None
+    numpy: str | None = None
+    headtohead: str
+    cuda_available: bool = False
+    gpus: list[GPURecord] = Field(default_factory=list)
+    git_revision: str | None = None
+
+
+class ClassQuality(Record):
+    """Quality on one class. ``accuracy`` is the share of the class's examples predicted
+    correctly (equal to recall, kept under the name people look for)."""
+
+    label: str
+    precision: float
+    recall: float
+    f1: float
+    accuracy: float
+    support: int
+
+
+class QualityMetrics(Record):
+    """Quality of one model's predictions, computed with scikit-learn."""
+
+    n_examples: int
+    accuracy: float
+    balanced_accuracy: float
+    precision_macro: float
+    recall_macro: float
+    f1_macro: float
+    precision_weighted: float
+    recall_weighted: float
+    f1_weighted: float
+    per_class: list[ClassQuality]
+    confusion_matrix: list[list[int]] = Field(description="rows: true label, columns: predicted label")
+    confidence_mean: float = Field(description="mean of the max class probability")
+    confidence_std: float
+
+
+class DatasetRecord(Record):
+    """The evaluation data as the models saw it."""
+
+    source: str
+    modality: str
+    n_examples: int
+    label_names: list[str]
+    class_counts: list[int]
+    skipped: dict[str, int] = Field(default_factory=dict)
+    fingerprint: str
+    train_source: str | None = None
+    n_train: int | None = None
+
+
+class ModelRecord(Record):
+    """One model's evaluation."""
+
+    name: str
+    kind: str
+    source: str
+    num_parameters: int
+    parameter_bytes: int
+    label_alignment: str = Field(description="identical | remapped | generic | unnamed")
+    label_columns: list[int] = Field(description="model output column of each dataset class")
+    index_order_hash: str = Field(description="SHA-256 of the example order and batch boundaries")
+    batch_size: int
+    device: str
+    n_batches: int
+    load_time_s: float
+    eval_time_s: float
+    quality: QualityMetrics
+    warnings: list[str] = Field(default_factory=list)
+
+
+class RunResult(Record):
+    """Everything one ``h2h run`` produced, apart from the per-example predictions
+    (``predictions_file``, an ``.npz`` beside the JSON)."""
+
+    schema_version: int = SCHEMA_VERSION
+    headtohead_version: str
+    name: str
+    created_at: str
+    experiment: dict[str, Any]
+    environment: Environment
+    dataset: DatasetRecord
+    models: list[ModelRecord]
+    predictions_file: str = "predictions.npz"
+
+    def model(self, name: str) -> ModelRecord:
+        """The record of the model called ``name``."""
+        for record in self.models:
+            if record.name == name:
+                return record
+        raise KeyError(name)

@@ -1,0 +1,25 @@
+"""Shared test set-up: no network, quiet libraries, paths to the optional real data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Before anything imports huggingface_hub/transformers: never touch the network.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` beside the clone; tests using it skip when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is absent (real public datasets are only on the developers' machines)")
+    return SHARED_DATA
