@@ -96,6 +96,20 @@ class ModelAdapter(ABC):
     def forward(self, inputs: Any) -> Any:
         """Scores of shape ``(batch, n_outputs)`` — a torch tensor or a NumPy array — without grad."""
 
+    def training_logits(self, inputs: Any) -> Any:
+        """Logits with autograd on, for training (torch families only).
+
+        The default calls :attr:`module` with the preprocessed batch (``**inputs`` for dicts)
+        and unwraps a ``.logits`` attribute, which fits timm, torchvision and transformers.
+        """
+        if self.module is None:
+            from headtohead.errors import ModelError
+
+            raise ModelError(f"model '{self.name}' (kind {self.kind}) has no torch module; headtohead cannot "
+                             f"train it")
+        output = self.module(**inputs) if isinstance(inputs, dict) else self.module(inputs)
+        return getattr(output, "logits", output)
+
     def num_parameters(self) -> int:
         """Number of parameters (0 when the family has no notion of them)."""
         if self.module is None:

@@ -1,0 +1,69 @@
+"""Terminal output for the CLI: one console, warnings as single lines, progress bars."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+__all__ = ["console", "err_console", "setup_logging", "progress_bars"]
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class _OneLineHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        style = "yellow" if record.levelno >= logging.WARNING else "dim"
+        label = "warning" if record.levelno >= logging.WARNING else "info"
+        err_console.print(f"[{style}]{label}:[/] {escape(record.getMessage())}", highlight=False,
+                          soft_wrap=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    logging.getLogger("headtohead").warning("%s", message)
+
+
+def setup_logging(debug: bool = False) -> None:
+    """Route headtohead's log records and Python warnings to one-line messages on stderr.
+
+    Third-party libraries are quietened unless ``debug``: their progress bars and load
+    reports would bury the one line that matters.
+    """
+    logger = logging.getLogger("headtohead")
+    logger.handlers[:] = [_OneLineHandler()]
+    logger.setLevel(logging.DEBUG if debug else logging.INFO)
+    logger.propagate = False
+    warnings.showwarning = _show_warning
+    if not debug:
+        for name in ("transformers", "timm", "datasets", "huggingface_hub", "torch"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        try:
+            import transformers.utils.logging as tlog
+
+            tlog.set_verbosity_error()
+            tlog.disable_progress_bar()
+        except ImportError:
+            pass
+
+
+@contextmanager
+def progress_bars() -> Iterator:
+    """Yield a ``progress(model, done, total)`` callback drawing one bar per model."""
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=False) as bars:
+        tasks: dict[str, int] = {}
+
+        def update(model: str, done: int, total: int) -> None:
+            if model not in tasks:
+                tasks[model] = bars.add_task(escape(model), total=total)
+            bars.update(tasks[model], completed=done)
+
+        yield update

@@ -1,0 +1,116 @@
+"""``h2h``: the command-line entry point.
+
+Every command turns its arguments into library calls (:func:`headtohead.run`, …) and
+prints what they return. User mistakes (:class:`~headtohead.errors.H2HError`) become one
+line on stderr and exit code 2; ``--debug`` anywhere on the line shows the traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+import typer
+
+from headtohead.cli.console import console, err_console, progress_bars, setup_logging
+from headtohead.errors import H2HError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="headtohead — compare classification models fairly, with statistics.")
+
+SetOption = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16 (repeatable).")
+
+
+@app.command()
+def run(
+    experiment: Path = typer.Argument(..., help="The experiment YAML file."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>)."),
+    set_: Optional[list[str]] = SetOption,
+) -> None:
+    """Compare the experiment's models on identical data and save the results."""
+    from headtohead.config import load_experiment
+    from headtohead.report import quality_table
+    from headtohead.runner import run as run_experiment
+
+    exp = load_experiment(experiment, set_ or [])
+    out_dir = out or Path("runs") / exp.name
+    with progress_bars() as progress:
+        outcome = run_experiment(experiment, out_dir=out_dir, overrides=set_ or [], progress=progress)
+    console.print(quality_table(outcome.result))
+    console.print(f"Results: {out_dir / 'results.json'} (per-example predictions: {out_dir / 'predictions.npz'})")
+
+
+@app.command()
+def validate(
+    experiment: Path = typer.Argument(..., help="The experiment YAML file."),
+    set_: Optional[list[str]] = SetOption,
+) -> None:
+    """Check an experiment file without running it."""
+    from headtohead.config import load_experiment
+
+    exp = load_experiment(experiment, set_ or [])
+    console.print(f"{experiment}: valid — {len(exp.models)} model(s): {', '.join(m.name for m in exp.models)}",
+                  highlight=False)
+
+
+@app.command()
+def show(results: Path = typer.Argument(..., help="A results.json written by h2h run.")) -> None:
+    """Print the table of a saved run."""
+    from headtohead.report import quality_table
+    from headtohead.results import load_result
+
+    console.print(quality_table(load_result(results)))
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Output folder."),
+    epochs: int = typer.Option(3, min=1, help="Training epochs per model."),
+) -> None:
+    """Train two small image models on scikit-learn's digits (offline) and compare them."""
+    from headtohead.demo import run_demo
+    from headtohead.report import quality_table
+
+    def on_event(message: str) -> None:
+        err_console.print(message, highlight=False)
+
+    with progress_bars() as progress:
+        outcome = run_demo(out, epochs=epochs, on_event=on_event, progress=progress)
+    console.print(quality_table(outcome.result))
+    console.print(f"Results: {out / 'results.json'}; re-run with: h2h run {out / 'experiment.yaml'}",
+                  highlight=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; user errors print one line and exit 2."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    args = [a for a in args if a != "--debug"]
+    setup_logging(debug)
+    try:
+        app(args=args, prog_name="h2h", standalone_mode=False)
+    except H2HError as exc:
+        if debug:
+            raise
+        err_console.print(f"error: {exc}", style="bold red", highlight=False, markup=False, soft_wrap=True)
+        raise SystemExit(exc.exit_code) from None
+    except click.exceptions.Abort:
+        err_console.print("interrupted; results of models that finished are kept", markup=False)
+        raise SystemExit(130) from None
+    except click.ClickException as exc:
+        exc.show()
+        raise SystemExit(2) from None
+    except click.exceptions.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except Exception as exc:  # a bug, not a user mistake: still one line unless --debug
+        if debug:
+            raise
+        err_console.print(f"internal error: {type(exc).__name__}: {exc} (re-run with --debug for the traceback "
+                          f"and report it)", style="bold red", highlight=False, markup=False, soft_wrap=True)
+        raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    main()

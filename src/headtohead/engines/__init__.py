@@ -1,0 +1,1 @@
+"""Engines: the passes that run models over data (quality evaluation, training, speed)."""

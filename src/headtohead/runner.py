@@ -1,0 +1,218 @@
+"""``headtohead.run``: the whole comparison, from an experiment to saved results.
+
+The data flows one way: config → dataset → model adapters → engines → results (→
+statistics → reports). This module only sequences those stages; each lives in its own
+package. Results are written after every model, atomically, so an error or an interrupt
+keeps what has finished.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from headtohead.adapters import LoadContext, create_adapter
+from headtohead.config import Experiment, experiment_from_dict, load_experiment
+from headtohead.config.schema import DataConfig
+from headtohead.data import DataSplits, create_dataset
+from headtohead.devices import resolve_device
+from headtohead.engines.batching import plan_batches
+from headtohead.engines.evaluate import ProgressCallback, evaluate_model
+from headtohead.engines.seeding import seed_everything
+from headtohead.errors import H2HError
+from headtohead.metrics import compute_quality
+from headtohead.results import (
+    DatasetRecord,
+    ModelRecord,
+    Predictions,
+    RunResult,
+    save_result,
+)
+from headtohead.results.environment import capture_environment
+
+__all__ = ["run", "Run", "resolve_experiment", "RESULTS_FILE", "PREDICTIONS_FILE"]
+
+log = logging.getLogger("headtohead")
+
+RESULTS_FILE = "results.json"
+PREDICTIONS_FILE = "predictions.npz"
+
+
+@dataclass
+class Run:
+    """What :func:`run` returns: the result record, the predictions, and where they were saved."""
+
+    result: RunResult
+    predictions: Predictions
+    out_dir: Path | None
+
+
+def resolve_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
+                       ) -> tuple[Experiment, Path]:
+    """Validate ``experiment`` and return it with the folder its relative paths are read from.
+
+    A YAML path is read from its own folder; a dict or an :class:`Experiment` from the
+    current directory.
+    """
+    if isinstance(experiment, (str, Path)):
+        path = Path(experiment)
+        return load_experiment(path, overrides), path.resolve().parent
+    if isinstance(experiment, Experiment):
+        if overrides:
+            return experiment_from_dict(experiment.model_dump(), overrides=overrides), Path.cwd()
+        return experiment, Path.cwd()
+    return experiment_from_dict(experiment, overrides=overrides), Path.cwd()
+
+
+def _absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
+    """Make file paths in ``data`` absolute against ``base_dir`` (schemes like ``sklearn:`` pass)."""
+
+    def absolute(spec: str | None) -> str | None:
+        if spec is None or spec.startswith("sklearn:"):
+            return spec
+        if spec.startswith("hf:"):
+            local = base_dir / spec[3:]
+            return f"hf:{local}" if not Path(spec[3:]).is_absolute() and local.exists() else spec
+        path = Path(spec).expanduser()
+        return str(path if path.is_absolute() else base_dir / path)
+
+    return data.model_copy(update={"path": absolute(data.path), "train": absolute(data.train)})
+
+
+def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
+        overrides: Sequence[str] = (), progress: ProgressCallback | None = None) -> Run:
+    """Compare the experiment's models on identical data.
+
+    Parameters
+    ----------
+    experiment : Experiment, path or mapping
+        The experiment: a validated record, a YAML file, or a dict of the same shape.
+    out_dir : str or Path, optional
+        Folder for ``results.json`` and ``predictions.npz``; nothing is written when ``None``.
+    overrides : sequence of str
+        ``key.path=value`` overrides (as ``--set`` on the command line).
+    progress : callable, optional
+        ``progress(model_name, batches_done, batches_total)``.
+
+    Returns
+    -------
+    Run
+        The :class:`~headtohead.results.RunResult`, the per-example predictions and the output folder.
+
+    Raises
+    ------
+    H2HError
+        Invalid experiment, data or model. Models that finished before the error are
+        already saved in ``out_dir``.
+
+    Examples
+    --------
+    >>> import headtohead
+    >>> outcome = headtohead.run({                                      # doctest: +SKIP
+    ...     "data": {"path": "sklearn:iris"},
+    ...     "models": [{"name": "a", "kind": "sklearn", "source": "a.skops"},
+    ...                {"name": "b", "kind": "sklearn", "source": "b.skops"}]})
+    >>> outcome.result.model("a").quality.accuracy                     # doctest: +SKIP
+    """
+    exp, base_dir = resolve_experiment(experiment, overrides)
+    out = Path(out_dir) if out_dir is not None else None
+    device = resolve_device(exp.eval.device)
+    if exp.eval.num_threads:
+        import torch
+
+        torch.set_num_threads(exp.eval.num_threads)
+    seed_everything(exp.seed)
+    data_cfg = _absolute_data_paths(exp.data, base_dir)
+    splits = create_dataset(data_cfg, seed=exp.seed)
+    for reason, count in splits.eval.skipped.items():
+        log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
+    dataset = splits.eval
+    plan = plan_batches(len(dataset), exp.eval.batch_size)
+    predictions = Predictions(order=plan.order, y_true=dataset.labels[plan.order], label_names=dataset.label_names)
+    result = RunResult(
+        headtohead_version=_version(),
+        name=exp.name,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        experiment=exp.model_dump(mode="json"),
+        environment=capture_environment(base_dir),
+        dataset=_dataset_record(splits),
+        models=[],
+    )
+    context = LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device,
+                          seed=exp.seed, base_dir=base_dir)
+    records: list[ModelRecord] = []
+    for model_cfg in exp.models:
+        try:
+            records.append(_evaluate_one(model_cfg, context, dataset, plan, predictions, device, progress))
+        except H2HError as exc:
+            if records and out is not None:
+                exc.args = (f"{exc.args[0]} (results of {', '.join(r.name for r in records)} are kept in {out})",)
+            raise
+        result = result.model_copy(update={"models": list(records)})
+        if out is not None:
+            _save(out, result, predictions)
+    return Run(result=result, predictions=predictions, out_dir=out)
+
+
+def _evaluate_one(model_cfg, context, dataset, plan, predictions, device, progress) -> ModelRecord:  # noqa: ANN001
+    seed_everything(context.seed)  # the same random state for every model (fresh heads, dropout …)
+    start = time.perf_counter()
+    adapter = create_adapter(model_cfg, context)
+    load_time = time.perf_counter() - start
+    evaluation = evaluate_model(adapter, dataset, plan, progress=progress)
+    for warning in adapter.warnings:
+        log.warning("%s", warning)
+    y_true = predictions.y_true
+    predictions.add(model_cfg.name, evaluation.pred, evaluation.proba)
+    record = ModelRecord(
+        name=model_cfg.name,
+        kind=model_cfg.kind,
+        source=model_cfg.source,
+        num_parameters=adapter.num_parameters(),
+        parameter_bytes=adapter.parameter_bytes(),
+        label_alignment=evaluation.alignment.how,
+        label_columns=[int(c) for c in evaluation.alignment.columns],
+        index_order_hash=evaluation.plan_hash,
+        batch_size=plan.batch_size,
+        device=device,
+        n_batches=evaluation.n_batches,
+        load_time_s=load_time,
+        eval_time_s=evaluation.seconds,
+        quality=compute_quality(y_true, evaluation.pred, evaluation.proba, dataset.label_names),
+        warnings=list(adapter.warnings),
+    )
+    del adapter
+    gc.collect()
+    return record
+
+
+def _dataset_record(splits: DataSplits) -> DatasetRecord:
+    data = splits.eval
+    return DatasetRecord(
+        source=data.source,
+        modality=data.modality,
+        n_examples=len(data),
+        label_names=list(data.label_names),
+        class_counts=[int(c) for c in data.class_counts()],
+        skipped=dict(data.skipped),
+        fingerprint=data.fingerprint(),
+        train_source=splits.train.source if splits.train is not None else None,
+        n_train=len(splits.train) if splits.train is not None else None,
+    )
+
+
+def _save(out: Path, result: RunResult, predictions: Predictions) -> None:
+    predictions.save(out / PREDICTIONS_FILE)
+    save_result(result, out / RESULTS_FILE)
+
+
+def _version() -> str:
+    import headtohead
+
+    return headtohead.__version__
