@@ -21,6 +21,7 @@ from headtohead.adapters import LoadContext, create_adapter
 from headtohead.config import Experiment, experiment_from_dict, load_experiment
 from headtohead.config.schema import DataConfig
 from headtohead.data import DataSplits, create_dataset
+from headtohead.data.hf import parse_hf_spec
 from headtohead.devices import resolve_device
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import ProgressCallback, evaluate_model
@@ -77,8 +78,11 @@ def _absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
         if spec is None or spec.startswith("sklearn:"):
             return spec
         if spec.startswith("hf:"):
-            local = base_dir / spec[3:]
-            return f"hf:{local}" if not Path(spec[3:]).is_absolute() and local.exists() else spec
+            source, split = parse_hf_spec(spec)
+            local = base_dir / source
+            if Path(source).is_absolute() or not local.exists():
+                return spec  # a hub name, or already absolute
+            return f"hf:{local}" + (f":{split}" if split else "")
         path = Path(spec).expanduser()
         return str(path if path.is_absolute() else base_dir / path)
 

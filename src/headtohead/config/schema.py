@@ -51,7 +51,7 @@ class DataConfig(_Section):
     """Where the labelled examples come from and how to read them."""
 
     path: str = Field(description="A .csv/.tsv/.jsonl/.parquet table, an image folder, "
-                      "'sklearn:<name>' or 'hf:<saved folder or hub name>'.")
+                      "'sklearn:<name>' or 'hf:<saved folder or hub name>[:<split>]'.")
     text_column: str | None = Field(default=None, description="Text column of a table (default: 'text').")
     text_pair_column: str | None = Field(default=None, description="Second text of sentence-pair tasks.")
     label_column: str = "label"
