@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,8 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 __all__ = ["console", "err_console", "setup_logging", "progress_bars"]
 
-console = Console()
-err_console = Console(stderr=True)
+# Outside a terminal (CI logs, pipes) rich would assume 80 columns and truncate tables.
+console = Console(width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
 
 
 class _OneLineHandler(logging.Handler):
