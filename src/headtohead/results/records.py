@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from headtohead.results.base import Record
+from headtohead.results.comparison import StatsSummary
+from headtohead.results.speed import SpeedSummary
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -27,12 +31,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-
-
-class Record(BaseModel):
-    """Base of all result records: frozen, no unknown keys."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class GPURecord(Record):
@@ -143,6 +141,8 @@ class RunResult(Record):
     dataset: DatasetRecord
     models: list[ModelRecord]
     predictions_file: str = "predictions.npz"
+    stats: StatsSummary | None = Field(default=None, description="paired statistics (headtohead.stats)")
+    speed: SpeedSummary | None = Field(default=None, description="speed and memory (engines.speed)")
 
     def model(self, name: str) -> ModelRecord:
         """The record of the model called ``name``."""
