@@ -1,0 +1,257 @@
+"""Typed records of the statistics: intervals, calibration, pairwise comparisons, ranking, seeds.
+
+:func:`headtohead.stats.analyse` fills a :class:`StatsSummary`; it lands in ``results.json``
+and every report reads it. Numbers are stored unrounded; undefined values are ``None``
+(never NaN, which JSON cannot carry). Differences are always ``model_a − model_b``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from headtohead.results.base import Record
+
+__all__ = [
+    "Estimate",
+    "ReliabilityBin",
+    "Calibration",
+    "ModelStats",
+    "ContingencyTable",
+    "MetricDifference",
+    "Comparison",
+    "RankGroup",
+    "StatsSettings",
+    "StatsSummary",
+    "SeedResult",
+    "SeedAggregate",
+    "ModelSeedStats",
+    "SeedComparison",
+    "MultiSeedSummary",
+]
+
+
+class Estimate(Record):
+    """A number with its confidence interval."""
+
+    value: float
+    low: float
+    high: float
+    method: str = Field(description="wilson | bca | percentile")
+    confidence: float = 0.95
+    note: str | None = Field(default=None, description="why the method differs from the one asked for, if it does")
+
+
+class ReliabilityBin(Record):
+    """One bar of a reliability diagram: examples whose confidence fell in ``(lower, upper]``."""
+
+    lower: float
+    upper: float
+    confidence: float | None = Field(description="mean confidence in the bin; None when empty")
+    accuracy: float | None = Field(description="share predicted correctly in the bin; None when empty")
+    count: int
+
+
+class Calibration(Record):
+    """How well the stored probabilities match how often the model is right (top-label)."""
+
+    n_bins: int
+    ece: float = Field(description="expected calibration error: Σ_b (n_b/n)·|accuracy_b − confidence_b|")
+    mce: float = Field(description="maximum calibration error over non-empty bins")
+    brier: float = Field(description="Brier score (scikit-learn's; halved for two classes)")
+    nll: float = Field(description="negative log-likelihood of the true class (log loss)")
+    bins: list[ReliabilityBin]
+
+
+class ModelStats(Record):
+    """One model's metrics with confidence intervals, and its calibration."""
+
+    name: str
+    n_examples: int
+    accuracy: Estimate = Field(description="Wilson interval")
+    balanced_accuracy: Estimate
+    f1_macro: Estimate
+    f1_weighted: Estimate
+    recall_per_class: dict[str, Estimate] = Field(default_factory=dict, description="class name → recall")
+    ece: Estimate | None = None
+    brier: Estimate | None = None
+    nll: Estimate | None = None
+    calibration: Calibration | None = None
+
+    def estimate(self, metric: str) -> Estimate:
+        """The estimate of ``metric`` (``accuracy``, ``f1_macro`` …, or ``recall:<class>``)."""
+        if metric.startswith("recall:") and metric[len("recall:"):] in self.recall_per_class:
+            return self.recall_per_class[metric[len("recall:"):]]
+        value = getattr(self, metric, None) if metric in type(self).model_fields else None
+        if not isinstance(value, Estimate):
+            raise KeyError(f"no estimate '{metric}' for model '{self.name}'")
+        return value
+
+
+class ContingencyTable(Record):
+    """The paired 2×2 table of correctness; ``only_a_correct`` and ``only_b_correct`` are McNemar's b and c."""
+
+    both_correct: int
+    only_a_correct: int
+    only_b_correct: int
+    both_wrong: int
+
+    @property
+    def discordant(self) -> int:
+        return self.only_a_correct + self.only_b_correct
+
+    @property
+    def n(self) -> int:
+        return self.both_correct + self.only_a_correct + self.only_b_correct + self.both_wrong
+
+
+class MetricDifference(Record):
+    """``metric(model_a) − metric(model_b)`` with a paired bootstrap interval."""
+
+    metric: str
+    value_a: float
+    value_b: float
+    difference: float = Field(description="value_a − value_b")
+    ci_low: float
+    ci_high: float
+    method: str = Field(description="bca | percentile")
+    confidence: float = 0.95
+    higher_is_better: bool = True
+    note: str | None = None
+
+
+class Comparison(Record):
+    """One pair of models: McNemar on accuracy, paired bootstrap on every metric, the verdict."""
+
+    model_a: str
+    model_b: str
+    n_examples: int
+    table: ContingencyTable
+    test: Literal["mcnemar-exact", "mcnemar-chi2", "mcnemar-midp"]
+    statistic: float
+    p_value: float
+    p_value_midp: float = Field(description="mid-p McNemar, for reference")
+    p_adjusted: float = Field(description="Holm–Bonferroni over all pairs of the run")
+    alpha: float
+    significant: bool = Field(description="p_adjusted ≤ alpha")
+    effect: float = Field(description="accuracy(model_a) − accuracy(model_b)")
+    odds_ratio: float | None = Field(default=None, description="b / c of the discordant pairs; None when c = 0")
+    discordance: float = Field(description="share of examples exactly one model got right")
+    differences: list[MetricDifference]
+    minimum_detectable_effect: float | None = Field(
+        description="smallest accuracy gap detectable with 80 % power at this n and discordance; None if none is")
+    mde_power: float = 0.8
+    winner: str | None = None
+    verdict: str
+
+    def difference(self, metric: str) -> MetricDifference:
+        """The :class:`MetricDifference` of ``metric``."""
+        for diff in self.differences:
+            if diff.metric == metric:
+                return diff
+        raise KeyError(f"no difference '{metric}' between '{self.model_a}' and '{self.model_b}'")
+
+
+class RankGroup(Record):
+    """Models whose accuracies no test could tell apart, listed best first."""
+
+    rank: int
+    models: list[str]
+    accuracies: list[float]
+
+
+class StatsSettings(Record):
+    """How the statistics were computed."""
+
+    alpha: float
+    confidence: float
+    n_resamples: int
+    ci_method: Literal["bca", "percentile"]
+    ece_bins: int
+    seed: int
+    power: float = 0.8
+    mcnemar_rule: str = "exact binomial when b + c < 25, else χ² with continuity correction"
+    multiple_comparisons: str = "holm"
+
+
+class StatsSummary(Record):
+    """All statistics of one run: per-model intervals, every pair, and the ranking."""
+
+    settings: StatsSettings
+    models: list[ModelStats]
+    comparisons: list[Comparison] = Field(default_factory=list)
+    ranking: list[RankGroup] = Field(default_factory=list)
+
+    def model(self, name: str) -> ModelStats:
+        """The statistics of model ``name``."""
+        for stats in self.models:
+            if stats.name == name:
+                return stats
+        raise KeyError(name)
+
+    def comparison(self, a: str, b: str) -> Comparison:
+        """The comparison of ``a`` and ``b`` (in either order, as stored)."""
+        for comp in self.comparisons:
+            if {comp.model_a, comp.model_b} == {a, b}:
+                return comp
+        raise KeyError(f"no comparison of '{a}' and '{b}'")
+
+
+class SeedResult(Record):
+    """One training run: a model trained with one seed, and the metrics it reached."""
+
+    model: str
+    seed: int
+    metrics: dict[str, float]
+
+
+class SeedAggregate(Record):
+    """One metric of one model over seeds."""
+
+    metric: str
+    seeds: list[int]
+    values: list[float]
+    mean: float
+    std: float | None = Field(description="sample standard deviation (ddof=1); None with one seed")
+    n_seeds: int
+
+
+class ModelSeedStats(Record):
+    """A model's metrics aggregated over its seeds."""
+
+    model: str
+    metrics: list[SeedAggregate]
+
+    def metric(self, name: str) -> SeedAggregate:
+        for aggregate in self.metrics:
+            if aggregate.metric == name:
+                return aggregate
+        raise KeyError(f"model '{self.model}' has no metric '{name}' over seeds")
+
+
+class SeedComparison(Record):
+    """Two models compared over the seeds both were trained with (paired by seed)."""
+
+    model_a: str
+    model_b: str
+    metric: str
+    n_seeds: int
+    mean_difference: float = Field(description="mean over seeds of metric(a) − metric(b)")
+    std_difference: float | None
+    test: Literal["paired-t", "none"]
+    statistic: float | None
+    p_value: float | None
+    wilcoxon_statistic: float | None = None
+    wilcoxon_p: float | None = Field(default=None, description="Wilcoxon signed-rank, only with ≥ 6 seeds")
+    p_adjusted: float | None = None
+    significant: bool = False
+    note: str | None = None
+
+
+class MultiSeedSummary(Record):
+    """Every model over its seeds, and every pair compared across seeds."""
+
+    alpha: float
+    models: list[ModelSeedStats]
+    comparisons: list[SeedComparison] = Field(default_factory=list)

@@ -1,0 +1,212 @@
+"""``analyse``: every statistic of one run, from the saved per-example predictions.
+
+For each model: accuracy with its Wilson interval, the other metrics with bootstrap
+intervals, and calibration. For every pair: McNemar on paired correctness, paired bootstrap
+intervals on the difference of every metric, Holm's adjustment over all pairs, the
+minimum detectable effect, and the verdict in words. Then a ranking in groups.
+
+Randomness is seeded per model and per pair from ``seed`` and the model positions, so a
+result does not change when an unrelated model is added to the run.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+from headtohead.errors import ConfigError, ResultsError, did_you_mean
+from headtohead.results.comparison import (
+    Comparison,
+    ContingencyTable,
+    MetricDifference,
+    ModelStats,
+    StatsSettings,
+    StatsSummary,
+)
+from headtohead.results.predictions import Predictions
+from headtohead.stats.bootstrap import paired_bootstrap
+from headtohead.stats.calibration import calibration
+from headtohead.stats.intervals import accuracy_estimate, bootstrap_estimates
+from headtohead.stats.mcnemar import EXACT_BELOW, McNemarResult, mcnemar_test
+from headtohead.stats.metrics import METRICS
+from headtohead.stats.multiple import holm_adjust, rank_groups
+from headtohead.stats.power import minimum_detectable_effect
+from headtohead.stats.verdict import pair_verdict
+
+__all__ = ["analyse", "PER_CLASS_LIMIT", "MDE_POWER"]
+
+#: Per-class recall intervals and differences are reported up to this many classes
+#: (beyond, e.g. 1,000 ImageNet classes, they would swamp results and reports).
+PER_CLASS_LIMIT = 20
+#: Power at which the minimum detectable effect is quoted.
+MDE_POWER = 0.8
+_BOOTSTRAP_METRICS = ("balanced_accuracy", "f1_macro", "f1_weighted")
+_CALIBRATION_METRICS = ("ece", "brier", "nll")
+_CI_METHODS = ("bca", "percentile")
+
+
+def _check_settings(alpha: float, n_resamples: int, ci_method: str, ece_bins: int) -> None:
+    if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
+        raise ConfigError(f"alpha={alpha} must lie between 0 and 1 (exclusive); the usual value is 0.05")
+    if not isinstance(n_resamples, int) or n_resamples < 100:
+        raise ConfigError(f"n_resamples={n_resamples} is too few for a bootstrap interval; use at least 100 "
+                          f"(2000 is the default)")
+    if ci_method not in _CI_METHODS:
+        raise ConfigError(f"ci_method='{ci_method}' is unknown{did_you_mean(ci_method, _CI_METHODS)} "
+                          f"(choose bca or percentile)")
+    if not isinstance(ece_bins, int) or not 1 <= ece_bins <= 1000:
+        raise ConfigError(f"ece_bins={ece_bins} must be a whole number from 1 to 1000; 15 is usual")
+
+
+def _check_predictions(predictions: Predictions) -> None:
+    y, k = np.asarray(predictions.y_true), len(predictions.label_names)
+    n = len(y)
+    if n == 0:
+        raise ResultsError("the predictions hold no evaluated examples: nothing to analyse; check the dataset")
+    if k == 0 or y.min() < 0 or y.max() >= k:
+        raise ResultsError(f"true labels must be class indices 0..{k - 1}; the predictions file is inconsistent")
+    for name, model in predictions.models.items():
+        pred, proba = np.asarray(model.pred), np.asarray(model.proba)
+        if pred.shape != (n,) or proba.shape != (n, k):
+            raise ResultsError(f"model '{name}': predictions have shapes {pred.shape}/{proba.shape}, expected "
+                               f"{(n,)}/{(n, k)}; re-run the evaluation")
+        if n and (pred.min() < 0 or pred.max() >= k):
+            raise ResultsError(f"model '{name}': predicted classes outside 0..{k - 1}; re-run the evaluation")
+        if not np.all(np.isfinite(proba)) or np.any(proba < 0):
+            raise ResultsError(f"model '{name}': probabilities contain NaN, infinite or negative values; "
+                               f"check the model's outputs")
+
+
+def _metric_names(label_names: Sequence[str]) -> list[str]:
+    per_class = [f"recall:{name}" for name in label_names] if len(label_names) <= PER_CLASS_LIMIT else []
+    return list(_BOOTSTRAP_METRICS) + per_class + list(_CALIBRATION_METRICS)
+
+
+def _model_stats(name: str, predictions: Predictions, *, confidence: float, n_resamples: int, ci_method: str,
+                 ece_bins: int, seed: np.random.SeedSequence) -> ModelStats:
+    model, y = predictions[name], predictions.y_true
+    estimates = bootstrap_estimates(y, model.pred, model.proba, _metric_names(predictions.label_names),
+                                    label_names=predictions.label_names, n_resamples=n_resamples,
+                                    confidence=confidence, method=ci_method, n_bins=ece_bins,
+                                    seed=np.random.default_rng(seed))
+    recalls = {m.split(":", 1)[1]: e for m, e in estimates.items() if m.startswith("recall:")}
+    return ModelStats(name=name, n_examples=len(y), accuracy=accuracy_estimate(model.correct(y), confidence),
+                      balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
+                      f1_weighted=estimates["f1_weighted"], recall_per_class=recalls, ece=estimates["ece"],
+                      brier=estimates["brier"], nll=estimates["nll"],
+                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins))
+
+
+def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, *, confidence: float, n_resamples: int,
+                 ci_method: str, ece_bins: int, seed: np.random.SeedSequence) -> list[MetricDifference]:
+    """Paired bootstrap intervals on ``metric(a) − metric(b)`` for every reported metric."""
+    ma, mb, y = predictions[a.name], predictions[b.name], predictions.y_true
+    names = ["accuracy"] + _metric_names(predictions.label_names)
+    intervals = paired_bootstrap(y, ma.pred, mb.pred, ma.proba, mb.proba, metrics=names,
+                                 label_names=predictions.label_names, n_resamples=n_resamples,
+                                 confidence=confidence, method=ci_method, n_bins=ece_bins,
+                                 seed=np.random.default_rng(seed))
+    return [MetricDifference(metric=name, value_a=a.estimate(name).value, value_b=b.estimate(name).value,
+                             difference=intervals[name].estimate, ci_low=intervals[name].low,
+                             ci_high=intervals[name].high, method=intervals[name].method, confidence=confidence,
+                             higher_is_better=METRICS.get(name, METRICS["accuracy"]).higher_is_better,
+                             note=intervals[name].note)
+            for name in names]
+
+
+def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: float, n_pairs: int,
+                differences: list[MetricDifference], alpha: float) -> Comparison:
+    """Assemble one pair's record and verdict (significance on the Holm-adjusted p-value)."""
+    n = a.n_examples
+    table = ContingencyTable(both_correct=test.table[0], only_a_correct=test.table[1],
+                             only_b_correct=test.table[2], both_wrong=test.table[3])
+    b_count, c_count = test.table[1], test.table[2]
+    significant = bool(p_adjusted <= alpha)
+    winner = (a.name if b_count > c_count else b.name) if significant else None
+    discordance = table.discordant / n
+    mde = minimum_detectable_effect(n, discordance, power=MDE_POWER, alpha=alpha)
+    accuracy = next(d for d in differences if d.metric == "accuracy")
+    verdict = pair_verdict(model_a=a.name, model_b=b.name, n_examples=n, effect=accuracy.difference,
+                           ci_low=accuracy.ci_low, ci_high=accuracy.ci_high, confidence=accuracy.confidence,
+                           test=test.test, p_value=test.p_value, p_adjusted=p_adjusted if n_pairs > 1 else None,
+                           significant=significant, discordant=table.discordant, minimum_detectable_effect=mde,
+                           power=MDE_POWER)
+    return Comparison(model_a=a.name, model_b=b.name, n_examples=n, table=table,
+                      test=test.test,  # type: ignore[arg-type]
+                      statistic=test.statistic, p_value=test.p_value, p_value_midp=test.p_value_midp,
+                      p_adjusted=float(p_adjusted), alpha=alpha, significant=significant,
+                      effect=(b_count - c_count) / n, odds_ratio=b_count / c_count if c_count else None,
+                      discordance=discordance, differences=differences, minimum_detectable_effect=mde,
+                      mde_power=MDE_POWER, winner=winner, verdict=verdict)
+
+
+def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int = 2000, ci_method: str = "bca",
+            ece_bins: int = 15, seed: int = 0) -> StatsSummary:
+    """Every statistic of a run: per-model intervals, every pair compared, a ranking.
+
+    Parameters
+    ----------
+    predictions : Predictions
+        All models' predictions on one evaluation set (same examples, same order).
+    alpha : float
+        Significance level of the pairwise tests (family-wise, via Holm); intervals are at
+        ``1 − alpha`` confidence.
+    n_resamples : int
+        Bootstrap resamples per model and per pair.
+    ci_method : {"bca", "percentile"}
+        Bootstrap interval method.
+    ece_bins : int
+        Equal-width confidence bins for ECE/MCE and the reliability diagram.
+    seed : int
+        Seed of the bootstrap; the same seed gives the same intervals.
+
+    Returns
+    -------
+    StatsSummary
+        With one model: its intervals and calibration, no comparisons.
+
+    Raises
+    ------
+    ConfigError
+        A setting is out of range.
+    ResultsError
+        The predictions are inconsistent (shapes, classes, non-finite probabilities).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 500)
+    >>> p = Predictions(np.arange(500), y, ("neg", "pos"))
+    >>> for name, acc in (("good", 0.9), ("bad", 0.7)):
+    ...     pred = np.where(rng.random(500) < acc, y, 1 - y)
+    ...     p.add(name, pred, np.eye(2)[pred] * 0.8 + 0.1)
+    >>> summary = analyse(p, n_resamples=200)
+    >>> summary.comparisons[0].winner
+    'good'
+    """
+    _check_settings(alpha, n_resamples, ci_method, ece_bins)
+    _check_predictions(predictions)
+    confidence = 1.0 - alpha
+    names = list(predictions.models)
+    options = dict(confidence=confidence, n_resamples=n_resamples, ci_method=ci_method, ece_bins=ece_bins)
+    models = {name: _model_stats(name, predictions, seed=np.random.SeedSequence([seed, 0, i]), **options)
+              for i, name in enumerate(names)}
+    pairs = list(itertools.combinations(range(len(names)), 2))
+    y = predictions.y_true
+    tests = [mcnemar_test(predictions[names[i]].correct(y), predictions[names[j]].correct(y)) for i, j in pairs]
+    adjusted = holm_adjust([t.p_value for t in tests])
+    comparisons = []
+    for (i, j), test, p_adj in zip(pairs, tests, adjusted):
+        a, b = models[names[i]], models[names[j]]
+        diffs = _differences(a, b, predictions, seed=np.random.SeedSequence([seed, 1, i, j]), **options)
+        comparisons.append(_comparison(a, b, test, float(p_adj), len(pairs), diffs, alpha))
+    different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
+    ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)
+    settings = StatsSettings(alpha=alpha, confidence=confidence, n_resamples=n_resamples,
+                             ci_method=ci_method, ece_bins=ece_bins, seed=seed,  # type: ignore[arg-type]
+                             power=MDE_POWER,
+                             mcnemar_rule=f"exact binomial when b + c < {EXACT_BELOW}, "
+                                          f"else χ² with continuity correction")
+    return StatsSummary(settings=settings, models=list(models.values()), comparisons=comparisons, ranking=ranking)

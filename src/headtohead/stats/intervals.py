@@ -1,0 +1,72 @@
+"""Confidence intervals on one model's own numbers: Wilson for accuracy, bootstrap for the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from headtohead.results.comparison import Estimate
+from headtohead.stats.bootstrap import CIMethod, Interval, bootstrap_metrics
+
+__all__ = ["wilson_interval", "accuracy_estimate", "bootstrap_estimates", "estimate_from_interval"]
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion (:func:`statsmodels.stats.proportion.proportion_confint`).
+
+    Wilson keeps close to nominal coverage near 0 and 1 and for small ``n``, where the
+    textbook normal ("Wald") interval collapses (Brown, Cai & DasGupta 2001).
+
+    Parameters
+    ----------
+    successes, n : int
+        Correct predictions and examples (``n >= 1``).
+    confidence : float
+
+    Returns
+    -------
+    (low, high) : tuple of float
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in wilson_interval(90, 100)]
+    [0.8256, 0.9448]
+    """
+    from statsmodels.stats.proportion import proportion_confint
+
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n and n >= 1, got successes={successes}, n={n}")
+    low, high = proportion_confint(successes, n, alpha=1.0 - confidence, method="wilson")
+    return float(low), float(high)
+
+
+def accuracy_estimate(correct: np.ndarray, confidence: float = 0.95) -> Estimate:
+    """Accuracy with its Wilson interval, from a boolean vector of per-example correctness."""
+    correct = np.asarray(correct, dtype=bool)
+    k, n = int(correct.sum()), len(correct)
+    low, high = wilson_interval(k, n, confidence)
+    return Estimate(value=k / n, low=low, high=high, method="wilson", confidence=confidence)
+
+
+def estimate_from_interval(interval: Interval) -> Estimate:
+    """The record form of a bootstrap :class:`~headtohead.stats.bootstrap.Interval`."""
+    return Estimate(value=interval.estimate, low=interval.low, high=interval.high, method=interval.method,
+                    confidence=interval.confidence, note=interval.note)
+
+
+def bootstrap_estimates(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, metrics: Sequence[str], *,
+                        label_names: Sequence[str], n_resamples: int, confidence: float, method: CIMethod,
+                        n_bins: int, seed: int | np.random.Generator) -> dict[str, Estimate]:
+    """Bootstrap estimates (value and interval) of several metrics of one model.
+
+    Parameters are those of :func:`headtohead.stats.bootstrap.bootstrap_metrics`.
+
+    Returns
+    -------
+    dict of str to Estimate
+    """
+    intervals = bootstrap_metrics(y_true, pred, proba, metrics=metrics, label_names=label_names,
+                                  n_resamples=n_resamples, confidence=confidence, method=method, n_bins=n_bins,
+                                  seed=seed)
+    return {name: estimate_from_interval(interval) for name, interval in intervals.items()}

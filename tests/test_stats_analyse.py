@@ -1,0 +1,168 @@
+"""``analyse``: the whole statistics pass over saved predictions, its records and its verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from headtohead.errors import ConfigError, ResultsError
+from headtohead.results import Predictions
+from headtohead.results.comparison import StatsSummary
+from headtohead.stats import analyse, verdict_lines
+from headtohead.stats.verdict import format_pp, pair_verdict
+
+LABELS = ("negative", "positive")
+
+
+def _predictions(n: int = 872, accuracies: dict[str, float] | None = None, seed: int = 0) -> Predictions:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    preds = Predictions(np.arange(n), y, LABELS)
+    for name, acc in (accuracies or {"strong": 0.93, "weak": 0.85}).items():
+        pred = np.where(rng.random(n) < acc, y, 1 - y)
+        sure = rng.uniform(0.55, 0.99, n)
+        preds.add(name, pred, np.where(np.eye(2)[pred] == 1, sure[:, None], 1 - sure[:, None]))
+    return preds
+
+
+def test_two_models_full_record_and_verdict() -> None:
+    summary = analyse(_predictions(), n_resamples=500)
+    (comp,) = summary.comparisons
+    assert (comp.model_a, comp.model_b, comp.n_examples) == ("strong", "weak", 872)
+    assert comp.table.n == 872 and comp.effect == pytest.approx(
+        (comp.table.only_a_correct - comp.table.only_b_correct) / 872)
+    assert comp.test == "mcnemar-chi2" and comp.p_value < 1e-4 and comp.p_adjusted == comp.p_value
+    assert comp.significant and comp.winner == "strong"
+    acc = comp.difference("accuracy")
+    assert acc.difference == pytest.approx(comp.effect) and acc.ci_low > 0
+    assert acc.value_a - acc.value_b == pytest.approx(acc.difference)
+    assert {d.metric for d in comp.differences} >= {"accuracy", "f1_macro", "f1_weighted", "recall:negative",
+                                                    "recall:positive", "ece", "brier", "nll"}
+    assert not comp.difference("brier").higher_is_better
+    assert comp.verdict.startswith("strong vs weak: strong is better (accuracy strong − weak = +")
+    assert "McNemar χ² p < 0.001" in comp.verdict and "Holm" not in comp.verdict
+    assert verdict_lines(summary) == [comp.verdict]
+
+
+def test_model_intervals_and_calibration() -> None:
+    summary = analyse(_predictions(), n_resamples=300, ece_bins=10)
+    strong = summary.model("strong")
+    assert strong.accuracy.method == "wilson"
+    for est in (strong.accuracy, strong.f1_macro, strong.f1_weighted, strong.balanced_accuracy,
+                strong.recall_per_class["positive"], strong.ece, strong.brier, strong.nll):
+        assert est is not None and est.low <= est.value <= est.high and est.confidence == 0.95
+    assert strong.f1_macro.method == "bca" and len(strong.calibration.bins) == 10
+    assert strong.ece.value == pytest.approx(strong.calibration.ece)
+    assert strong.estimate("recall:negative") == strong.recall_per_class["negative"]
+    with pytest.raises(KeyError):
+        strong.estimate("speed")
+
+
+def test_a_model_against_itself_in_a_real_run(tmp_path: Path) -> None:
+    # real predictions of a real model (scikit-learn digits), saved and read back as a run does
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+
+    x, y = load_digits(return_X_y=True)
+    train, test = np.arange(len(y)) % 3 != 0, np.arange(len(y)) % 3 == 0
+    preds = Predictions(np.flatnonzero(test), y[test], tuple(str(d) for d in range(10)))
+    logreg = LogisticRegression(max_iter=300).fit(x[train], y[train])
+    bayes = GaussianNB().fit(x[train], y[train])
+    for name, model in (("logreg", logreg), ("logreg-again", logreg), ("bayes", bayes)):
+        preds.add(name, model.predict(x[test]), model.predict_proba(x[test]))
+    preds.save(tmp_path / "predictions.npz")
+    summary = analyse(Predictions.load(tmp_path / "predictions.npz"), n_resamples=500)
+    same = summary.comparison("logreg", "logreg-again")
+    assert same.p_value == 1.0 and same.p_adjusted == 1.0 and not same.significant and same.winner is None
+    assert "logreg vs logreg-again: no significant difference" in same.verdict
+    assert "right and wrong on exactly the same examples" in same.verdict
+    assert all(d.difference == 0.0 and d.ci_low == d.ci_high == 0.0 for d in same.differences)
+    assert summary.comparison("logreg", "bayes").significant
+    assert [g.models for g in summary.ranking] == [["logreg", "logreg-again"], ["bayes"]]
+
+
+def test_many_models_holm_and_ranking() -> None:
+    preds = _predictions(1500, {"a": 0.95, "b": 0.945, "c": 0.85, "d": 0.845})
+    summary = analyse(preds, n_resamples=300)
+    assert len(summary.comparisons) == 6
+    raw = [c.p_value for c in summary.comparisons]
+    from statsmodels.stats.multitest import multipletests
+
+    assert [c.p_adjusted for c in summary.comparisons] == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    assert all(c.significant == (c.p_adjusted <= 0.05) for c in summary.comparisons)
+    assert [sorted(g.models) for g in summary.ranking] == [["a", "b"], ["c", "d"]]
+    lines = verdict_lines(summary)
+    assert len(lines) == 7 and lines[-1].startswith("Ranking by accuracy (1. a, b · 2. c, d)")
+    assert "Holm p" in lines[0]
+
+
+def test_not_significant_verdict_gives_the_minimum_detectable_effect() -> None:
+    summary = analyse(_predictions(872, {"x": 0.90, "y": 0.897}, seed=4), n_resamples=300)
+    (comp,) = summary.comparisons
+    assert not comp.significant and comp.winner is None
+    assert comp.minimum_detectable_effect is not None and 0.01 < comp.minimum_detectable_effect < 0.06
+    assert comp.verdict.startswith("x vs y: no significant difference (accuracy x − y = ")
+    assert comp.verdict.endswith(f"872 examples cannot show a gap below "
+                                 f"{format_pp(comp.minimum_detectable_effect, signed=False)} pp at 80 % power.")
+
+
+def test_sign_convention_when_the_second_model_wins() -> None:
+    text = pair_verdict(model_a="bert", model_b="roberta", n_examples=872, effect=-0.012, ci_low=-0.020,
+                        ci_high=-0.004, confidence=0.95, test="mcnemar-exact", p_value=0.003, p_adjusted=0.006,
+                        significant=True, discordant=40, minimum_detectable_effect=0.02)
+    assert text == ("bert vs roberta: roberta is better (accuracy roberta − bert = +1.2 pp, 95 % CI +0.4…+2.0, "
+                    "McNemar exact p = 0.003, Holm p = 0.006).")
+
+
+def test_single_model_has_intervals_and_no_comparisons() -> None:
+    summary = analyse(_predictions(200, {"only": 0.8}), n_resamples=200)
+    assert summary.comparisons == [] and [g.models for g in summary.ranking] == [["only"]]
+    assert verdict_lines(summary) == []
+    assert summary.models[0].accuracy.low < summary.models[0].accuracy.value
+
+
+def test_summary_round_trips_through_json_and_is_deterministic() -> None:
+    preds = _predictions(300)
+    summary = analyse(preds, n_resamples=200, ci_method="percentile", seed=3)
+    assert StatsSummary.model_validate_json(summary.model_dump_json()) == summary
+    assert analyse(preds, n_resamples=200, ci_method="percentile", seed=3) == summary
+    assert summary.settings.ci_method == "percentile" and summary.settings.confidence == pytest.approx(0.95)
+    assert summary.comparisons[0].difference("f1_macro").method == "percentile"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(alpha=0.0), "alpha=0.0"),
+    (dict(n_resamples=10), "n_resamples=10"),
+    (dict(ci_method="bcа"), "ci_method"),
+    (dict(ci_method="percentil"), "did you mean percentile"),
+    (dict(ece_bins=0), "ece_bins=0"),
+])
+def test_bad_settings_raise_config_errors(kwargs: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        analyse(_predictions(50), **kwargs)
+
+
+def test_inconsistent_predictions_raise_results_errors() -> None:
+    preds = _predictions(50)
+    bad = preds.models["weak"].proba.copy()
+    bad[3, 0] = np.nan
+    preds.models["weak"] = type(preds.models["weak"])(preds.models["weak"].pred, bad)
+    with pytest.raises(ResultsError, match="model 'weak': probabilities contain NaN"):
+        analyse(preds)
+    with pytest.raises(ResultsError, match="no evaluated examples"):
+        analyse(Predictions(np.zeros(0, np.int64), np.zeros(0, np.int64), LABELS))
+
+
+def test_statistics_never_import_torch() -> None:
+    import subprocess
+    import sys
+
+    modules = ["analyse", "bootstrap", "calibration", "intervals", "mcnemar", "metrics", "multiple", "power",
+               "seeds", "verdict"]
+    code = ("import sys, headtohead.cli.plan, headtohead.results.comparison\n"
+            + "".join(f"import headtohead.stats.{m}\n" for m in modules)
+            + "assert 'torch' not in sys.modules, 'torch was imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
