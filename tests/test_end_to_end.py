@@ -119,3 +119,25 @@ def test_unknown_column_lists_the_columns(tmp_path, capsys):
         main(["run", str(path), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert info.value.code == 2 and "sentence" in err and "text" in err
+
+
+def test_a_model_against_itself_is_no_significant_difference(text_setup):
+    exp = yaml.safe_load(text_setup.read_text())
+    exp["models"][1] = {**exp["models"][0], "name": "bert-again"}
+    outcome = headtohead.run(exp)
+    comparison = outcome.result.stats.comparison("bert", "bert-again")
+    assert comparison.p_value == 1.0 and not comparison.significant and comparison.winner is None
+    assert "no significant difference" in comparison.verdict
+    assert [g.models for g in outcome.result.stats.ranking] == [["bert", "bert-again"]]
+
+
+def test_run_statistics_are_saved_and_shown(text_setup, tmp_path, capsys):
+    out = tmp_path / "out"
+    main(["run", str(text_setup), "--out", str(out), "--set", "stats.n_resamples=500"])
+    printed = capsys.readouterr().out
+    assert "Verdict" in printed and "bert vs roberta" in printed.replace("roberta vs bert", "bert vs roberta")
+    result = headtohead.load_result(out / "results.json")
+    assert result.stats.settings.n_resamples == 500
+    accuracy = result.stats.model("bert").accuracy
+    assert accuracy.low <= result.model("bert").quality.accuracy <= accuracy.high
+    assert len(result.stats.comparisons) == 1

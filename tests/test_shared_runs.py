@@ -45,6 +45,16 @@ def test_sst2_dev_with_two_tiny_text_models(shared_data, tmp_path, capsys):
         pred = predictions[model.name].pred
         assert model.quality.accuracy == pytest.approx(skm.accuracy_score(predictions.y_true, pred))
         assert model.quality.f1_macro == pytest.approx(skm.f1_score(predictions.y_true, pred, average="macro"))
+    # the run's McNemar p-value equals statsmodels' on the saved predictions
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    a = predictions["bert"].pred == predictions.y_true
+    b = predictions["roberta"].pred == predictions.y_true
+    table = [[int(np.sum(a & b)), int(np.sum(a & ~b))], [int(np.sum(~a & b)), int(np.sum(~a & ~b))]]
+    comparison = result.stats.comparison("bert", "roberta")
+    exact = comparison.test == "mcnemar-exact"
+    reference = mcnemar(table, exact=exact, correction=True)
+    assert comparison.p_value == pytest.approx(reference.pvalue, abs=1e-12)
 
 
 def test_hymenoptera_val_with_two_timm_models(shared_data, tmp_path, capsys):

@@ -161,7 +161,18 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         result = result.model_copy(update={"models": list(records)})
         if out is not None:
             _save(out, result, predictions)
+    result = result.model_copy(update={"stats": _analyse(exp, predictions)})
+    if out is not None:
+        save_result(result, out / RESULTS_FILE)
     return Run(result=result, predictions=predictions, out_dir=out)
+
+
+def _analyse(exp: Experiment, predictions: Predictions):  # noqa: ANN202 - StatsSummary
+    from headtohead.stats import analyse
+
+    cfg = exp.stats
+    return analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples, ci_method=cfg.ci_method,
+                   ece_bins=cfg.ece_bins, seed=exp.seed)
 
 
 def _evaluate_one(model_cfg, context, dataset, plan, predictions, device, progress) -> ModelRecord:  # noqa: ANN001

@@ -15,8 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 __all__ = ["console", "err_console", "setup_logging", "progress_bars"]
 
 # Outside a terminal (CI logs, pipes) rich would assume 80 columns and truncate tables.
-console = Console(width=None if sys.stdout.isatty() else 120)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+console = Console(width=None if sys.stdout.isatty() else 150)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 150)
 
 
 class _OneLineHandler(logging.Handler):

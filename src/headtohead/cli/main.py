@@ -15,10 +15,13 @@ import click
 import typer
 
 from headtohead.cli.console import console, err_console, progress_bars, setup_logging
+from headtohead.cli.plan import plan
 from headtohead.errors import H2HError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="headtohead — compare classification models fairly, with statistics.")
+
+app.command("plan")(plan)
 
 SetOption = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16 (repeatable).")
 
@@ -31,15 +34,15 @@ def run(
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
     from headtohead.config import load_experiment
-    from headtohead.report import quality_table
     from headtohead.runner import run as run_experiment
 
     exp = load_experiment(experiment, set_ or [])
     out_dir = out or Path("runs") / exp.name
     with progress_bars() as progress:
         outcome = run_experiment(experiment, out_dir=out_dir, overrides=set_ or [], progress=progress)
-    console.print(quality_table(outcome.result))
-    console.print(f"Results: {out_dir / 'results.json'} (per-example predictions: {out_dir / 'predictions.npz'})")
+    print_result(outcome.result)
+    console.print(f"Results: {out_dir / 'results.json'} (per-example predictions: {out_dir / 'predictions.npz'})",
+                  highlight=False)
 
 
 @app.command()
@@ -58,10 +61,9 @@ def validate(
 @app.command()
 def show(results: Path = typer.Argument(..., help="A results.json written by h2h run.")) -> None:
     """Print the table of a saved run."""
-    from headtohead.report import quality_table
     from headtohead.results import load_result
 
-    console.print(quality_table(load_result(results)))
+    print_result(load_result(results))
 
 
 @app.command()
@@ -71,16 +73,27 @@ def demo(
 ) -> None:
     """Train two small image models on scikit-learn's digits (offline) and compare them."""
     from headtohead.demo import run_demo
-    from headtohead.report import quality_table
 
     def on_event(message: str) -> None:
         err_console.print(message, highlight=False)
 
     with progress_bars() as progress:
         outcome = run_demo(out, epochs=epochs, on_event=on_event, progress=progress)
-    console.print(quality_table(outcome.result))
+    print_result(outcome.result)
     console.print(f"Results: {out / 'results.json'}; re-run with: h2h run {out / 'experiment.yaml'}",
                   highlight=False)
+
+
+def print_result(result) -> None:  # noqa: ANN001 - RunResult
+    """The table, then the verdict block."""
+    from headtohead.report import quality_table, verdict_block
+
+    console.print(quality_table(result))
+    lines = verdict_block(result)
+    if lines:
+        console.print("[bold]Verdict[/]")
+        for line in lines:
+            console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,7 +1,15 @@
 """Experiment configuration: typed records and the loader that validates them."""
 
 from headtohead.config.loading import apply_overrides, experiment_from_dict, load_experiment, parse_override
-from headtohead.config.schema import MODEL_KINDS, DataConfig, EvalConfig, Experiment, ModelConfig, SplitConfig
+from headtohead.config.schema import (
+    MODEL_KINDS,
+    DataConfig,
+    EvalConfig,
+    Experiment,
+    ModelConfig,
+    SplitConfig,
+    StatsConfig,
+)
 
 __all__ = [
     "Experiment",
@@ -9,6 +17,7 @@ __all__ = [
     "SplitConfig",
     "ModelConfig",
     "EvalConfig",
+    "StatsConfig",
     "MODEL_KINDS",
     "load_experiment",
     "experiment_from_dict",

@@ -27,6 +27,7 @@ __all__ = [
     "SplitConfig",
     "ModelConfig",
     "EvalConfig",
+    "StatsConfig",
     "MODEL_KINDS",
 ]
 
@@ -117,6 +118,15 @@ class EvalConfig(_Section):
         return device
 
 
+class StatsConfig(_Section):
+    """How the paired statistics are computed (see :func:`headtohead.stats.analyse`)."""
+
+    alpha: float = Field(default=0.05, gt=0.0, lt=0.5, description="Significance level (after Holm).")
+    n_resamples: int = Field(default=2000, ge=100, description="Bootstrap resamples per interval.")
+    ci_method: Literal["bca", "percentile"] = "bca"
+    ece_bins: int = Field(default=15, ge=2, description="Bins of the expected calibration error.")
+
+
 class Experiment(_Section):
     """A whole comparison: one dataset, N models, how to evaluate them."""
 
@@ -125,6 +135,7 @@ class Experiment(_Section):
     data: DataConfig
     models: list[ModelConfig] = Field(min_length=1)
     eval: EvalConfig = Field(default_factory=EvalConfig)
+    stats: StatsConfig = Field(default_factory=StatsConfig)
 
     @model_validator(mode="after")
     def _unique_model_names(self) -> Experiment:

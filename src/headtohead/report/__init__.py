@@ -1,5 +1,5 @@
-"""Reports: renderings of result records (terminal tables now; Markdown/HTML with the reports issue)."""
+"""Reports: renderings of result records (terminal table and verdict; Markdown/HTML/CSV)."""
 
-from headtohead.report.table import quality_table
+from headtohead.report.table import quality_table, verdict_block
 
-__all__ = ["quality_table"]
+__all__ = ["quality_table", "verdict_block"]

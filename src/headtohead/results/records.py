@@ -5,7 +5,8 @@ refuses unknown keys. Numbers are stored unrounded: rounding is a display concer
 
 Changelog of :data:`SCHEMA_VERSION`:
 
-* 1 — first version: environment, dataset, per-model quality, index-order hash.
+* 1 — first version: environment, dataset, per-model quality, index-order hash, paired
+  statistics (``stats``), speed and memory (``speed``).
 """
 
 from __future__ import annotations
