@@ -32,6 +32,7 @@ def text_setup(tmp_path_factory):
             {"name": "roberta", "kind": "transformers", "source": str(roberta), "max_length": 32},
         ],
         "eval": {"batch_size": 5, "device": "cpu"},
+        "speed": {"enabled": False},
     }
     path = root / "exp.yaml"
     path.write_text(yaml.safe_dump(experiment))
@@ -84,6 +85,7 @@ def test_image_run_with_two_timm_models(tmp_path):
             {"name": "mobilenet", "kind": "timm", "source": "mobilenetv3_small_050", "image_size": 32},
         ],
         "eval": {"batch_size": 4, "device": "cpu"},
+        "speed": {"enabled": False},
     }, out_dir=tmp_path / "out")
     result = outcome.result
     assert result.dataset.modality == "image" and result.dataset.n_examples == 12
@@ -141,3 +143,26 @@ def test_run_statistics_are_saved_and_shown(text_setup, tmp_path, capsys):
     accuracy = result.stats.model("bert").accuracy
     assert accuracy.low <= result.model("bert").quality.accuracy <= accuracy.high
     assert len(result.stats.comparisons) == 1
+
+
+QUICK_SPEED = {"scenarios": ["offline"], "warmup_iterations": 1, "warmup_seconds": 0.0, "min_iterations": 2,
+               "min_seconds": 0.1, "rounds": 5, "pipeline_iterations": 2, "memory_iterations": 2, "n_resamples": 200}
+
+
+def test_run_measures_speed_and_bench_skips_quality(text_setup, tmp_path, capsys):
+    exp = yaml.safe_load(text_setup.read_text())
+    exp["speed"] = QUICK_SPEED
+    outcome = headtohead.run(exp)
+    speed = outcome.result.speed
+    assert [m.name for m in speed.models] == ["bert", "roberta"]
+    offline = speed.model("bert").offline
+    assert offline.batch_size == 5 and len(offline.rounds_ns) >= 5 and offline.per_batch.p50_s > 0
+    assert speed.model("bert").load_time_s == outcome.result.model("bert").load_time_s
+    assert len(speed.scenario("offline").comparisons) == 1
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(exp))
+    main(["bench", str(path), "--out", str(tmp_path / "bench")])
+    printed = capsys.readouterr().out
+    assert "speed" in printed and "samples/s" in printed
+    bench = headtohead.load_result(tmp_path / "bench" / "results.json")
+    assert bench.stats is None and all(m.quality is None for m in bench.models) and bench.speed is not None

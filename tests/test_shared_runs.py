@@ -37,6 +37,7 @@ def test_sst2_dev_with_two_tiny_text_models(shared_data, tmp_path, capsys):
              "source": str(make_tiny_roberta(tmp_path / "roberta", ["negative", "positive"], texts=texts, seed=2))},
         ],
         "eval": {"batch_size": 64, "device": "cpu"},
+        "speed": {"enabled": False},
     }
     result, predictions = _run_cli(tmp_path, experiment, capsys)
     assert result.dataset.n_examples == 872 and result.dataset.class_counts == [428, 444]
@@ -67,6 +68,7 @@ def test_hymenoptera_val_with_two_timm_models(shared_data, tmp_path, capsys):
             {"name": "mobilenet", "kind": "timm", "source": "mobilenetv3_small_050", "image_size": 64},
         ],
         "eval": {"batch_size": 32, "device": "cpu"},
+        "speed": {"enabled": False},
     }
     result, predictions = _run_cli(tmp_path, experiment, capsys)
     assert result.dataset.n_examples == 153 and result.dataset.label_names == ["ants", "bees"]

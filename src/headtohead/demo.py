@@ -57,6 +57,9 @@ def demo_experiment(checkpoints: dict[str, Path] | None = None) -> dict[str, Any
         "data": {"path": "sklearn:digits", "split": {"eval_fraction": 0.3}},
         "models": models,
         "eval": {"batch_size": 64, "device": "cpu"},
+        # a short but real speed comparison: interleaved rounds, ratio CI, memory pass
+        "speed": {"scenarios": ["offline", "single_stream"], "min_seconds": 0.5, "rounds": 5,
+                  "warmup_seconds": 0.2, "time_window_seconds": 2.0},
     }
 
 

@@ -17,14 +17,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from headtohead.adapters import LoadContext, create_adapter
+from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
 from headtohead.config import Experiment, experiment_from_dict, load_experiment
-from headtohead.config.schema import DataConfig
-from headtohead.data import DataSplits, create_dataset
+from headtohead.config.schema import DataConfig, ModelConfig
+from headtohead.data import Dataset, DataSplits, create_dataset
 from headtohead.data.hf import parse_hf_spec
 from headtohead.devices import resolve_device
-from headtohead.engines.batching import plan_batches
-from headtohead.engines.evaluate import ProgressCallback, evaluate_model
+from headtohead.engines.batching import BatchPlan, plan_batches
+from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
 from headtohead.engines.seeding import seed_everything
 from headtohead.errors import H2HError
 from headtohead.metrics import compute_quality
@@ -35,7 +35,9 @@ from headtohead.results import (
     RunResult,
     save_result,
 )
+from headtohead.results.comparison import StatsSummary
 from headtohead.results.environment import capture_environment
+from headtohead.results.speed import SpeedSummary
 
 __all__ = ["run", "Run", "resolve_experiment", "RESULTS_FILE", "PREDICTIONS_FILE"]
 
@@ -90,7 +92,8 @@ def _absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
 
 
 def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
-        overrides: Sequence[str] = (), progress: ProgressCallback | None = None) -> Run:
+        overrides: Sequence[str] = (), progress: ProgressCallback | None = None, quality: bool = True,
+        speed: bool | None = None) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -102,7 +105,11 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     overrides : sequence of str
         ``key.path=value`` overrides (as ``--set`` on the command line).
     progress : callable, optional
-        ``progress(model_name, batches_done, batches_total)``.
+        ``progress(task, done, total)`` — a model's quality pass, or a speed stage.
+    quality : bool
+        Run the quality pass and the statistics (``h2h bench`` turns this off).
+    speed : bool, optional
+        Measure speed and memory; ``None`` follows ``speed.enabled`` of the experiment.
 
     Returns
     -------
@@ -126,14 +133,14 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     """
     exp, base_dir = resolve_experiment(experiment, overrides)
     out = Path(out_dir) if out_dir is not None else None
+    measure_speed_too = exp.speed.enabled if speed is None else speed
     device = resolve_device(exp.eval.device)
     if exp.eval.num_threads:
         import torch
 
         torch.set_num_threads(exp.eval.num_threads)
     seed_everything(exp.seed)
-    data_cfg = _absolute_data_paths(exp.data, base_dir)
-    splits = create_dataset(data_cfg, seed=exp.seed)
+    splits = create_dataset(_absolute_data_paths(exp.data, base_dir), seed=exp.seed)
     for reason, count in splits.eval.skipped.items():
         log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
     dataset = splits.eval
@@ -150,24 +157,43 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     )
     context = LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device,
                           seed=exp.seed, base_dir=base_dir)
+    kept: dict[str, tuple[ModelAdapter, float]] = {}  # loaded models, held for the speed pass
     records: list[ModelRecord] = []
     for model_cfg in exp.models:
         try:
-            records.append(_evaluate_one(model_cfg, context, dataset, plan, predictions, device, progress))
+            adapter, load_time = _load(model_cfg, context)
+            evaluation = evaluate_model(adapter, dataset, plan, progress=progress) if quality else None
         except H2HError as exc:
             if records and out is not None:
                 exc.args = (f"{exc.args[0]} (results of {', '.join(r.name for r in records)} are kept in {out})",)
             raise
+        records.append(_model_record(model_cfg, adapter, load_time, plan, evaluation, predictions))
+        for warning in adapter.warnings:
+            log.warning("%s", warning)
+        if measure_speed_too:
+            kept[model_cfg.name] = (adapter, load_time)
+        del adapter
+        gc.collect()
         result = result.model_copy(update={"models": list(records)})
         if out is not None:
-            _save(out, result, predictions)
-    result = result.model_copy(update={"stats": _analyse(exp, predictions)})
+            _save(out, result, predictions if quality else None)
+    if quality:
+        result = result.model_copy(update={"stats": _analyse(exp, predictions)})
+    if measure_speed_too:
+        result = result.model_copy(update={"speed": _measure_speed(exp, kept, dataset, progress)})
     if out is not None:
         save_result(result, out / RESULTS_FILE)
     return Run(result=result, predictions=predictions, out_dir=out)
 
 
-def _analyse(exp: Experiment, predictions: Predictions):  # noqa: ANN202 - StatsSummary
+def _load(model_cfg: ModelConfig, context: LoadContext) -> tuple[ModelAdapter, float]:
+    seed_everything(context.seed)  # the same random state for every model (fresh heads, dropout …)
+    start = time.perf_counter()
+    adapter = create_adapter(model_cfg, context)
+    return adapter, time.perf_counter() - start
+
+
+def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
     from headtohead.stats import analyse
 
     cfg = exp.stats
@@ -175,36 +201,39 @@ def _analyse(exp: Experiment, predictions: Predictions):  # noqa: ANN202 - Stats
                    ece_bins=cfg.ece_bins, seed=exp.seed)
 
 
-def _evaluate_one(model_cfg, context, dataset, plan, predictions, device, progress) -> ModelRecord:  # noqa: ANN001
-    seed_everything(context.seed)  # the same random state for every model (fresh heads, dropout …)
-    start = time.perf_counter()
-    adapter = create_adapter(model_cfg, context)
-    load_time = time.perf_counter() - start
-    evaluation = evaluate_model(adapter, dataset, plan, progress=progress)
-    for warning in adapter.warnings:
-        log.warning("%s", warning)
-    y_true = predictions.y_true
-    predictions.add(model_cfg.name, evaluation.pred, evaluation.proba)
-    record = ModelRecord(
+def _measure_speed(exp: Experiment, kept: Mapping[str, tuple[ModelAdapter, float]], dataset: Dataset,
+                   progress: ProgressCallback | None) -> SpeedSummary:
+    from headtohead.engines.speed import measure_speed
+
+    adapters = [adapter for adapter, _ in kept.values()]
+    load_times = {name: load_time for name, (_, load_time) in kept.items()}
+    return measure_speed(adapters, dataset, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed,
+                         load_times=load_times, progress=progress)
+
+
+def _model_record(model_cfg: ModelConfig, adapter: ModelAdapter, load_time: float, plan: BatchPlan,
+                  evaluation: Evaluation | None, predictions: Predictions) -> ModelRecord:
+    quality = None
+    if evaluation is not None:
+        predictions.add(model_cfg.name, evaluation.pred, evaluation.proba)
+        quality = compute_quality(predictions.y_true, evaluation.pred, evaluation.proba, predictions.label_names)
+    return ModelRecord(
         name=model_cfg.name,
         kind=model_cfg.kind,
         source=model_cfg.source,
         num_parameters=adapter.num_parameters(),
         parameter_bytes=adapter.parameter_bytes(),
-        label_alignment=evaluation.alignment.how,
-        label_columns=[int(c) for c in evaluation.alignment.columns],
-        index_order_hash=evaluation.plan_hash,
+        label_alignment=evaluation.alignment.how if evaluation else None,
+        label_columns=[int(c) for c in evaluation.alignment.columns] if evaluation else None,
+        index_order_hash=plan.hash(),
         batch_size=plan.batch_size,
-        device=device,
-        n_batches=evaluation.n_batches,
+        device=adapter.device,
+        n_batches=len(plan),
         load_time_s=load_time,
-        eval_time_s=evaluation.seconds,
-        quality=compute_quality(y_true, evaluation.pred, evaluation.proba, dataset.label_names),
+        eval_time_s=evaluation.seconds if evaluation else None,
+        quality=quality,
         warnings=list(adapter.warnings),
     )
-    del adapter
-    gc.collect()
-    return record
 
 
 def _dataset_record(splits: DataSplits) -> DatasetRecord:
@@ -222,8 +251,9 @@ def _dataset_record(splits: DataSplits) -> DatasetRecord:
     )
 
 
-def _save(out: Path, result: RunResult, predictions: Predictions) -> None:
-    predictions.save(out / PREDICTIONS_FILE)
+def _save(out: Path, result: RunResult, predictions: Predictions | None) -> None:
+    if predictions is not None:
+        predictions.save(out / PREDICTIONS_FILE)
     save_result(result, out / RESULTS_FILE)
 
 

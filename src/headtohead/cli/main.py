@@ -46,6 +46,25 @@ def run(
 
 
 @app.command()
+def bench(
+    experiment: Path = typer.Argument(..., help="The experiment YAML file (its speed: section)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>-bench)."),
+    set_: Optional[list[str]] = SetOption,
+) -> None:
+    """Measure speed and memory only: interleaved rounds, latency percentiles, speed-ratio CIs."""
+    from headtohead.config import load_experiment
+    from headtohead.runner import run as run_experiment
+
+    exp = load_experiment(experiment, set_ or [])
+    out_dir = out or Path("runs") / f"{exp.name}-bench"
+    with progress_bars() as progress:
+        outcome = run_experiment(experiment, out_dir=out_dir, overrides=set_ or [], progress=progress,
+                                 quality=False, speed=True)
+    print_result(outcome.result)
+    console.print(f"Results: {out_dir / 'results.json'}", highlight=False)
+
+
+@app.command()
 def validate(
     experiment: Path = typer.Argument(..., help="The experiment YAML file."),
     set_: Optional[list[str]] = SetOption,
@@ -86,9 +105,13 @@ def demo(
 
 def print_result(result) -> None:  # noqa: ANN001 - RunResult
     """The table, then the verdict block."""
-    from headtohead.report import quality_table, verdict_block
+    from headtohead.report import quality_table, speed_table, verdict_block
 
-    console.print(quality_table(result))
+    if any(m.quality is not None for m in result.models):
+        console.print(quality_table(result))
+    speed = speed_table(result)
+    if speed is not None:
+        console.print(speed)
     lines = verdict_block(result)
     if lines:
         console.print("[bold]Verdict[/]")

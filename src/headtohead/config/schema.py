@@ -19,7 +19,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from headtohead.config.base import Section as _Section
+from headtohead.config.speed import SpeedConfig
 
 __all__ = [
     "Experiment",
@@ -36,10 +39,6 @@ __all__ = [
 MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python")
 
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
 class SplitConfig(_Section):
@@ -136,6 +135,7 @@ class Experiment(_Section):
     models: list[ModelConfig] = Field(min_length=1)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     stats: StatsConfig = Field(default_factory=StatsConfig)
+    speed: SpeedConfig = Field(default_factory=SpeedConfig)
 
     @model_validator(mode="after")
     def _unique_model_names(self) -> Experiment:

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from headtohead.results.records import ModelRecord, RunResult
 
-__all__ = ["quality_table", "verdict_block", "format_count"]
+__all__ = ["quality_table", "speed_table", "verdict_block", "format_count"]
 
 
 def format_count(n: int) -> str:
@@ -51,10 +51,11 @@ def quality_table(result: RunResult) -> Table:
     table.add_column("model", style="bold", no_wrap=True)
     for column in ("accuracy", "macro-F1", "weighted-F1", "bal. acc.", "ECE", "params", "eval s"):
         table.add_column(column, justify="right")
-    best = max((m.quality.accuracy for m in result.models), default=None)
-    for model in result.models:
+    scored = [m for m in result.models if m.quality is not None]
+    best = max((m.quality.accuracy for m in scored), default=None)
+    for model in scored:
         table.add_row(*_row(model, stats.model(model.name) if stats else None,
-                            best=best if len(result.models) > 1 else None))
+                            best=best if len(scored) > 1 else None))
     return table
 
 
@@ -72,8 +73,44 @@ def _row(model: ModelRecord, ms, *, best: float | None) -> list[str]:  # noqa: A
         _with_ci(q.balanced_accuracy, ms.balanced_accuracy if ms else None, percent=True),
         ece,
         format_count(model.num_parameters),
-        f"{model.eval_time_s:.2f}",
+        f"{model.eval_time_s:.2f}" if model.eval_time_s is not None else "–",
     ]
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    ms = seconds * 1e3
+    return f"{ms:,.0f}" if ms >= 100 else f"{ms:.3g}"
+
+
+def speed_table(result: RunResult) -> Table | None:
+    """Latency, throughput, cold costs and memory of every model; ``None`` when speed was not measured."""
+    speed = result.speed
+    if speed is None:
+        return None
+    table = Table(title=f"speed — {len(speed.scenarios)} scenario(s), real batches from the data, "
+                  f"torch threads {speed.torch_threads}", title_justify="left")
+    table.add_column("model", style="bold", no_wrap=True)
+    for column in (f"batch {speed.batch_size} p50 ms", "p95 ms", "samples/s", "batch 1 p50 ms", "p99 ms",
+                   "load s", "1st call ms", "peak RSS MiB", "CUDA peak MiB"):
+        table.add_column(column, justify="right")
+    for model in speed.models:
+        offline, single = model.offline, model.single_stream
+        memory = model.memory
+        table.add_row(
+            escape(model.name),
+            _ms(offline.per_batch.p50_s if offline else None),
+            _ms(offline.per_batch.p95_s if offline else None),
+            f"{offline.throughput_per_s:,.0f}" if offline else "–",
+            _ms(single.per_batch.p50_s if single else None),
+            _ms(single.per_batch.p99_s if single else None),
+            f"{model.load_time_s:.2f}" if model.load_time_s is not None else "–",
+            _ms(model.first_call_s),
+            f"{memory.rss_peak_mb:,.0f}" if memory else "–",
+            f"{memory.cuda_max_allocated_mb:,.0f}" if memory and memory.cuda_max_allocated_mb is not None else "–",
+        )
+    return table
 
 
 def verdict_block(result: RunResult) -> list[str]:
@@ -83,4 +120,8 @@ def verdict_block(result: RunResult) -> list[str]:
         from headtohead.stats import verdict_lines
 
         lines += verdict_lines(result.stats)
+    if result.speed is not None:
+        from headtohead.results.speed import speed_verdict_lines
+
+        lines += speed_verdict_lines(result.speed)
     return lines

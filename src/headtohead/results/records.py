@@ -117,15 +117,16 @@ class ModelRecord(Record):
     source: str
     num_parameters: int
     parameter_bytes: int
-    label_alignment: str = Field(description="identical | remapped | generic | unnamed")
-    label_columns: list[int] = Field(description="model output column of each dataset class")
+    label_alignment: str | None = Field(description="identical | remapped | generic | unnamed (None: no "
+                                        "quality pass)")
+    label_columns: list[int] | None = Field(description="model output column of each dataset class")
     index_order_hash: str = Field(description="SHA-256 of the example order and batch boundaries")
     batch_size: int
     device: str
     n_batches: int
     load_time_s: float
-    eval_time_s: float
-    quality: QualityMetrics
+    eval_time_s: float | None = Field(description="quality pass wall time; None when only speed was measured")
+    quality: QualityMetrics | None = Field(description="None when only speed was measured (h2h bench)")
     warnings: list[str] = Field(default_factory=list)
 
 

@@ -1,0 +1,14 @@
+"""The base of every config section: frozen, unknown keys refused, defaults validated."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Section"]
+
+
+class Section(BaseModel):
+    """A section of the experiment file. Unknown keys are errors, so a typo never silently
+    falls back to a default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
