@@ -14,11 +14,32 @@ from typing import Any, Protocol
 
 from headtohead.errors import DeviceError
 
-__all__ = ["DeviceBackend", "TorchBackend", "resolve_device", "get_backend", "use_backend", "GPUInfo", "gpu_info"]
+__all__ = ["DeviceBackend", "TimingEvent", "TorchBackend", "resolve_device", "get_backend", "use_backend",
+           "GPUInfo", "gpu_info", "is_cuda"]
+
+
+def is_cuda(device: str) -> bool:
+    """Whether ``device`` (``cpu``, ``cuda:0``, ``mps`` …) names a CUDA device."""
+    return str(device).startswith("cuda")
+
+
+class TimingEvent(Protocol):
+    """A timestamp recorded on a device's stream (``torch.cuda.Event(enable_timing=True)``).
+
+    ``elapsed_time`` may only be read once the device has been synchronised after both
+    events were recorded; before that the real CUDA call raises.
+    """
+
+    def record(self) -> None: ...
+    def elapsed_time(self, end: TimingEvent) -> float: ...
 
 
 class DeviceBackend(Protocol):
-    """What headtohead needs to know about accelerators. :class:`TorchBackend` is the real one."""
+    """What headtohead needs to know about accelerators. :class:`TorchBackend` is the real one.
+
+    The timing and memory methods are only called for CUDA devices (see :func:`is_cuda`);
+    the real backend answers ``None`` / does nothing for other devices.
+    """
 
     def cuda_available(self) -> bool: ...
     def cuda_device_count(self) -> int: ...
@@ -26,6 +47,10 @@ class DeviceBackend(Protocol):
     def cuda_version(self) -> str | None: ...
     def mps_available(self) -> bool: ...
     def synchronize(self, device: str) -> None: ...
+    def create_timing_event(self, device: str) -> TimingEvent: ...
+    def reset_peak_memory_stats(self, device: str) -> None: ...
+    def max_memory_allocated(self, device: str) -> int | None: ...
+    def max_memory_reserved(self, device: str) -> int | None: ...
 
 
 class TorchBackend:
@@ -58,10 +83,59 @@ class TorchBackend:
         return bool(backend is not None and backend.is_available())
 
     def synchronize(self, device: str) -> None:
-        if device.startswith("cuda"):
+        if is_cuda(device):
             import torch
 
             torch.cuda.synchronize(device)
+        elif device == "mps":
+            import torch
+
+            torch.mps.synchronize()
+
+    def create_timing_event(self, device: str) -> TimingEvent:
+        return _TorchCudaEvent(device)
+
+    def reset_peak_memory_stats(self, device: str) -> None:
+        if is_cuda(device):
+            import torch
+
+            torch.cuda.reset_peak_memory_stats(device)
+
+    def max_memory_allocated(self, device: str) -> int | None:
+        if not is_cuda(device):
+            return None
+        import torch
+
+        return int(torch.cuda.max_memory_allocated(device))
+
+    def max_memory_reserved(self, device: str) -> int | None:
+        if not is_cuda(device):
+            return None
+        import torch
+
+        return int(torch.cuda.max_memory_reserved(device))
+
+
+class _TorchCudaEvent:
+    """A ``torch.cuda.Event`` recorded on the current stream of *its* device.
+
+    ``Event.record()`` without a stream records on the current device's stream, which is
+    the wrong GPU when the model lives on ``cuda:1``; the stream is named explicitly here.
+    """
+
+    def __init__(self, device: str) -> None:
+        import torch
+
+        self._device = torch.device(device)
+        self._event = torch.cuda.Event(enable_timing=True)
+
+    def record(self) -> None:
+        import torch
+
+        self._event.record(torch.cuda.current_stream(self._device))
+
+    def elapsed_time(self, end: TimingEvent) -> float:
+        return float(self._event.elapsed_time(end._event))  # type: ignore[attr-defined]
 
 
 _backend: DeviceBackend = TorchBackend()

@@ -1,0 +1,84 @@
+"""The ``speed:`` section of an experiment: how speed and memory are measured (no torch import).
+
+::
+
+    speed:
+      scenarios: [offline, single_stream]   # time_window too, for "samples in 10 s"
+      warmup_iterations: 3
+      min_iterations: 20      # per model and scenario, over all rounds
+      min_seconds: 2.0        # measured time per model and scenario, over all rounds
+      rounds: 10              # interleaved rounds (at least)
+      target_ci_halfwidth: 0.02   # optional: go on until every ratio CI is within ±2 % ...
+      max_seconds: 120            # ... or this budget runs out
+      fixed_shape: {batch_size: 8, sequence_length: 128}
+
+The defaults take a few seconds per model on a CPU. ``h2h run`` measures speed unless
+``enabled: false``; ``h2h bench`` measures only speed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from headtohead.config.base import Section as _Section
+
+__all__ = ["SpeedConfig", "FixedShape", "SPEED_SCENARIOS"]
+
+#: The scenarios a speed measurement can run.
+SPEED_SCENARIOS: tuple[str, ...] = ("offline", "single_stream", "time_window")
+
+
+class FixedShape(_Section):
+    """Controlled input shape: every batch has ``batch_size`` examples and, for text, exactly
+    ``sequence_length`` tokens (padded with the tokenizer's pad id, or truncated)."""
+
+    batch_size: int = Field(gt=0, description="Examples per batch (replaces eval.batch_size for speed).")
+    sequence_length: int | None = Field(default=None, gt=0, description="Tokens per text example.")
+
+
+class SpeedConfig(_Section):
+    """How speed and memory are measured (see the module docstring for an example)."""
+
+    enabled: bool = Field(default=True, description="Measure speed during h2h run.")
+    scenarios: list[Literal["offline", "single_stream", "time_window"]] = Field(
+        default_factory=lambda: ["offline", "single_stream"],
+        description="offline: throughput at the batch size; single_stream: latency at batch 1; "
+                    "time_window: samples processed end to end in time_window_seconds.")
+    num_batches: int = Field(default=2, gt=0, description="Distinct dataset batches cycled through while timing; "
+                             "every block is whole passes over them, so keep it small for slow models.")
+    warmup_iterations: int = Field(default=3, ge=0, description="Untimed calls per model and scenario first.")
+    warmup_seconds: float = Field(default=0.5, ge=0.0, description="... and at least this long.")
+    min_iterations: int = Field(default=20, gt=0, description="Timed calls per model and scenario, at least.")
+    min_seconds: float = Field(default=2.0, ge=0.0, description="Timed seconds per model and scenario, at least.")
+    rounds: int = Field(default=10, ge=5, description="Interleaved rounds, at least (each model runs one block "
+                        "per round, in a rotated or shuffled order).")
+    order: Literal["rotate", "random"] = Field(default="rotate", description="How the model order changes "
+                                               "from round to round.")
+    target_ci_halfwidth: float | None = Field(
+        default=None, gt=0.0, lt=1.0,
+        description="Adaptive stop: add rounds until every pairwise speed-ratio CI is within ±this (0.02 = 2 %).")
+    max_seconds: float = Field(default=120.0, gt=0.0, description="Time budget per scenario for the adaptive "
+                               "extra rounds (the minimums are always completed).")
+    fixed_shape: FixedShape | None = Field(default=None, description="Fixed batch size (and sequence length).")
+    pipeline_iterations: int = Field(default=10, ge=0, description="End-to-end steps per model timing "
+                                     "preprocess / transfer / forward apart (0: skip).")
+    time_window_seconds: float = Field(default=10.0, gt=0.0, description="Length of the time_window scenario.")
+    num_threads: int | None = Field(default=None, gt=0, description="torch intra-op threads while measuring "
+                                    "(default: leave torch's setting; it is recorded either way).")
+    memory: bool = Field(default=True, description="Measure RSS and CUDA peak memory in a separate pass.")
+    memory_iterations: int = Field(default=5, gt=0, description="End-to-end steps of the memory pass.")
+    telemetry: bool = Field(default=True, description="Sample GPU utilisation/power/clocks via NVML (GPU only).")
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="Level of the speed-ratio intervals.")
+    n_resamples: int = Field(default=2000, ge=100, description="Bootstrap resamples for the ratio intervals.")
+
+    @field_validator("scenarios")
+    @classmethod
+    def _unique_scenarios(cls, scenarios: list[str]) -> list[str]:
+        if not scenarios:
+            raise ValueError(f"give at least one scenario ({', '.join(SPEED_SCENARIOS)}) "
+                             f"or set enabled: false")
+        if len(set(scenarios)) != len(scenarios):
+            raise ValueError(f"scenarios {scenarios} lists one twice; name each once")
+        return scenarios

@@ -1,0 +1,233 @@
+"""What the machine was doing while models were timed: GPU telemetry and other processes' load.
+
+* :class:`TelemetrySampler` — a thread reading NVML (``nvidia-ml-py``) every
+  ``interval_s``: GPU utilisation, memory used, power, temperature, SM clock. The engine
+  notes when each model ran and :meth:`TelemetrySampler.summarise` keeps the samples of
+  those intervals, so interleaved models each get their own numbers (NVML's utilisation
+  is itself an average over its last sampling period, so blocks much shorter than ~0.2 s
+  blur into their neighbours). Without a GPU or NVML every field is ``None`` and nothing fails.
+* :func:`host_load` / :func:`isolation_warning` — load average and the CPU other
+  processes use; results are only comparable when measured under the same conditions.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import psutil
+
+from headtohead.devices import is_cuda
+from headtohead.engines.timing import Clock
+from headtohead.results.speed import HostLoad, MeanMax, TelemetryStats
+
+__all__ = ["TelemetrySampler", "open_nvml", "host_load", "isolation_warning"]
+
+_FIELDS = ("utilization_pct", "memory_used_mb", "power_w", "temperature_c", "sm_clock_mhz")
+
+#: Other processes using this much CPU (100 = one core) make a measurement suspect.
+BUSY_CPU_PERCENT = 50.0
+
+
+def open_nvml() -> Any | None:
+    """The initialised ``pynvml`` module, or ``None`` when there is no NVIDIA driver/GPU."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml
+    except Exception:  # NVMLError_LibraryNotFound, DriverNotLoaded, ImportError …
+        return None
+
+
+def _nvml_handle(nvml: Any, device: str) -> Any:
+    # NVML numbers GPUs physically; CUDA numbers those in CUDA_VISIBLE_DEVICES.
+    index = int(device.split(":", 1)[1]) if ":" in device else 0
+    visible = [e.strip() for e in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if e.strip()]
+    if index < len(visible):
+        entry = visible[index]
+        if entry.isdigit():
+            return nvml.nvmlDeviceGetHandleByIndex(int(entry))
+        return nvml.nvmlDeviceGetHandleByUUID(entry)
+    return nvml.nvmlDeviceGetHandleByIndex(index)
+
+
+def _read_or_none(read: Any) -> float | None:
+    try:
+        return float(read())
+    except Exception:  # a field this GPU does not report (NVMLError_NotSupported)
+        return None
+
+
+class TelemetrySampler:
+    """Sample one GPU through NVML in a background thread.
+
+    Parameters
+    ----------
+    device : str
+        The CUDA device to watch; for any other device the sampler is inert.
+    interval_s : float
+        Seconds between samples.
+    clock : callable, optional
+        Nanosecond clock for the sample times (the one the engine marks intervals with).
+    nvml : module, optional
+        A ``pynvml``-like module, already initialised (tests pass a fake). By default
+        :func:`open_nvml` is tried when the sampler starts.
+
+    Attributes
+    ----------
+    available : bool
+        Whether NVML answered for this device.
+    """
+
+    def __init__(self, device: str, *, interval_s: float = 0.1, clock: Clock | None = None,
+                 nvml: Any | None = None) -> None:
+        self.device = device
+        self.interval_s = interval_s
+        self.clock = clock or time.perf_counter_ns
+        self._nvml = nvml
+        self._owns_nvml = nvml is None
+        self._handle: Any = None
+        self.available = False
+        self.samples: list[tuple[int, dict[str, float | None]]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Open NVML and start sampling (does nothing without a GPU)."""
+        if not is_cuda(self.device):
+            return
+        if self._nvml is None:
+            self._nvml = open_nvml()
+        if self._nvml is None:
+            return
+        try:
+            self._handle = _nvml_handle(self._nvml, self.device)
+        except Exception:
+            self._close()
+            return
+        self.available = True
+        self._stop.clear()
+        self._sample()
+        self._thread = threading.Thread(target=self._loop, name="h2h-nvml-sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop sampling and release NVML."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+            self._sample()
+        self._close()
+
+    def _close(self) -> None:
+        if self._owns_nvml and self._nvml is not None:
+            try:
+                self._nvml.nvmlShutdown()
+            except Exception:
+                pass
+            self._nvml = None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample()
+
+    def _sample(self) -> None:
+        nvml, handle = self._nvml, self._handle
+        values = {
+            "utilization_pct": _read_or_none(lambda: nvml.nvmlDeviceGetUtilizationRates(handle).gpu),
+            "memory_used_mb": _read_or_none(lambda: nvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20),
+            "power_w": _read_or_none(lambda: nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0),
+            "temperature_c": _read_or_none(lambda: nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)),
+            "sm_clock_mhz": _read_or_none(lambda: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)),
+        }
+        self.samples.append((self.clock(), values))
+
+    def summarise(self, intervals: Sequence[tuple[int, int]] | None = None) -> TelemetryStats:
+        """Mean and max of each field over the samples inside ``intervals`` (all samples if ``None``).
+
+        Parameters
+        ----------
+        intervals : sequence of (start_ns, end_ns), optional
+            When one model ran, on the sampler's clock.
+
+        Returns
+        -------
+        TelemetryStats
+            ``available=False`` and all fields ``None`` without NVML.
+        """
+        if not self.available:
+            return TelemetryStats()
+        chosen = [values for t, values in self.samples
+                  if intervals is None or any(start <= t <= end for start, end in intervals)]
+        summary: dict[str, MeanMax | None] = {}
+        for name in _FIELDS:
+            readings = [v[name] for v in chosen if v[name] is not None]
+            summary[name] = (MeanMax(mean=sum(readings) / len(readings), max=max(readings))  # type: ignore[arg-type]
+                             if readings else None)
+        return TelemetryStats(available=True, samples=len(chosen), **summary)
+
+
+def host_load(*, window_s: float = 0.2) -> HostLoad:
+    """Load average and the CPU other processes used over ``window_s`` seconds.
+
+    Returns
+    -------
+    HostLoad
+        ``busy_processes`` names those using more than 20 % of a core, busiest first.
+    """
+    try:
+        load: list[float] | None = [float(x) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        load = None
+    me = os.getpid()
+    processes = []
+    for proc in psutil.process_iter(["name"]):
+        if proc.pid == me:
+            continue
+        try:
+            proc.cpu_percent(None)  # the first call only primes the counter
+            processes.append(proc)
+        except psutil.Error:
+            continue
+    time.sleep(window_s)
+    usage: list[tuple[float, str]] = []
+    for proc in processes:
+        try:
+            usage.append((proc.cpu_percent(None), f"{proc.info.get('name') or '?'} (pid {proc.pid})"))
+        except psutil.Error:
+            continue
+    usage.sort(reverse=True)
+    busy = [f"{label} {percent:.0f} %" for percent, label in usage if percent > 20.0][:5]
+    return HostLoad(cpu_count=psutil.cpu_count(logical=True), load_average=load,
+                    other_cpu_percent=float(sum(p for p, _ in usage)), busy_processes=busy)
+
+
+def isolation_warning(load: HostLoad, *, check_load_average: bool = True) -> str | None:
+    """A warning when the machine was busy with other work, else ``None``.
+
+    Parameters
+    ----------
+    load : HostLoad
+    check_load_average : bool
+        Also judge the 1-minute load average. Turn off after measuring: this process's
+        own work is in it then.
+
+    Examples
+    --------
+    >>> isolation_warning(HostLoad(cpu_count=2, load_average=[0.1, 0.1, 0.1], other_cpu_percent=3.0))
+    """
+    reasons = []
+    if load.other_cpu_percent is not None and load.other_cpu_percent >= BUSY_CPU_PERCENT:
+        named = f" ({', '.join(load.busy_processes)})" if load.busy_processes else ""
+        reasons.append(f"other processes used {load.other_cpu_percent:.0f} % CPU{named}")
+    if check_load_average and load.load_average and load.cpu_count and load.load_average[0] > load.cpu_count:
+        reasons.append(f"the 1-minute load average is {load.load_average[0]:.1f} on {load.cpu_count} CPUs")
+    if not reasons:
+        return None
+    return ("; ".join(reasons) + " — speed results are only comparable under the same conditions; close other "
+            "programs or re-run on an idle machine")

@@ -1,0 +1,353 @@
+"""Typed records of a speed measurement (the ``speed`` part of ``results.json``).
+
+The raw per-iteration latencies are the data; every statistic (mean, percentiles,
+throughput, outliers, the instability flag) is *derived* from them when a record is
+built or read back, and written to JSON only for readers of the file. A statistic found
+in a file is never trusted: reading recomputes it from the raw values, so the two can
+never disagree.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import Field, computed_field, model_validator
+
+from headtohead.results.base import Record
+from headtohead.stats.speed import INSTABILITY_THRESHOLD, count_outliers, iqr_over_median, latency_summary
+
+__all__ = [
+    "Scenario",
+    "StopReason",
+    "LatencyStats",
+    "ScenarioTiming",
+    "PipelineTiming",
+    "TimeWindowResult",
+    "MemoryStats",
+    "MeanMax",
+    "TelemetryStats",
+    "ModelSpeed",
+    "SpeedComparison",
+    "ScenarioRun",
+    "HostLoad",
+    "SpeedSummary",
+    "speed_verdict_lines",
+]
+
+Scenario = Literal["offline", "single_stream", "time_window"]
+StopReason = Literal["minimums_met", "target_ci_reached", "time_budget"]
+
+
+class _Derived(Record):
+    """A record whose ``computed_field`` values are recomputed on read, never taken from input."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            derived = set(cls.model_computed_fields)
+            data = {k: v for k, v in data.items() if k not in derived}
+        return data
+
+
+class LatencyStats(Record):
+    """Summary of a latency series, in seconds."""
+
+    n: int
+    mean_s: float
+    std_s: float
+    min_s: float
+    p50_s: float
+    p90_s: float
+    p95_s: float
+    p99_s: float
+    max_s: float
+
+    @classmethod
+    def from_ns(cls, samples_ns: list[int] | list[float], divisor: float = 1.0) -> LatencyStats:
+        """Summarise nanosecond samples, each divided by ``divisor`` (a batch size gives per-sample)."""
+        summary = latency_summary([s / 1e9 / divisor for s in samples_ns])
+        return cls(n=len(samples_ns), **{f"{k}_s": v for k, v in summary.items()})
+
+
+def _stats_or_none(samples_ns: list[int], divisor: float = 1.0) -> LatencyStats | None:
+    return LatencyStats.from_ns(samples_ns, divisor) if samples_ns else None
+
+
+class ScenarioTiming(_Derived):
+    """One model's forward-pass latencies in one scenario, kept per round.
+
+    ``rounds_ns[r]`` holds the per-iteration latencies (nanoseconds) of round ``r``;
+    inputs were preprocessed and on the device beforehand, so this is the model alone.
+    """
+
+    scenario: Literal["offline", "single_stream"]
+    batch_size: int
+    sequence_length: int | None = None
+    timer: Literal["perf_counter_ns", "cuda_event"]
+    warmup_iterations: int
+    warmup_s: float
+    rounds_ns: list[list[int]]
+
+    @property
+    def samples_ns(self) -> list[int]:
+        """All per-iteration latencies, round after round."""
+        return [s for r in self.rounds_ns for s in r]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def per_batch(self) -> LatencyStats:
+        return LatencyStats.from_ns(self.samples_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def per_sample(self) -> LatencyStats:
+        return LatencyStats.from_ns(self.samples_ns, divisor=self.batch_size)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def throughput_per_s(self) -> float:
+        """Samples per second: all samples processed over all measured time."""
+        samples = self.samples_ns
+        return self.batch_size * len(samples) / (sum(samples) / 1e9)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def outliers(self) -> int:
+        """Iterations outside Tukey's fences (1.5 IQR beyond the quartiles)."""
+        return count_outliers(self.samples_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def iqr_over_median(self) -> float:
+        return iqr_over_median(self.samples_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def unstable(self) -> bool:
+        """IQR/median above 10 %: the machine was too noisy for a trustworthy number."""
+        return self.iqr_over_median > INSTABILITY_THRESHOLD
+
+
+class PipelineTiming(_Derived):
+    """Where a request's time goes: preprocessing (CPU), transfer to the device, forward, end to end.
+
+    Each list holds one value per iteration (nanoseconds); ``end_to_end_ns`` is timed
+    around the whole step, so it includes the glue between the parts.
+    """
+
+    batch_size: int
+    preprocess_ns: list[int]
+    transfer_ns: list[int]
+    forward_ns: list[int]
+    end_to_end_ns: list[int]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def preprocess(self) -> LatencyStats | None:
+        return _stats_or_none(self.preprocess_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def transfer(self) -> LatencyStats | None:
+        return _stats_or_none(self.transfer_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def forward(self) -> LatencyStats | None:
+        return _stats_or_none(self.forward_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def end_to_end(self) -> LatencyStats | None:
+        return _stats_or_none(self.end_to_end_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def end_to_end_per_s(self) -> float | None:
+        """Samples per second through the whole pipeline."""
+        total = sum(self.end_to_end_ns)
+        return self.batch_size * len(self.end_to_end_ns) / (total / 1e9) if total else None
+
+
+class TimeWindowResult(_Derived):
+    """Samples processed end to end (preprocess + forward) in a fixed time window."""
+
+    window_s: float
+    elapsed_s: float
+    batch_size: int
+    batches: int
+    samples: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def samples_per_s(self) -> float:
+        return self.samples / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+class MemoryStats(Record):
+    """Memory measured in a pass of its own (never while timing). Sizes in MiB.
+
+    RSS is the whole process (all loaded models and the Python runtime); the increase
+    over ``rss_baseline_mb`` is what this model's inference added. The CUDA fields are
+    ``None`` on other devices.
+    """
+
+    rss_baseline_mb: float
+    rss_peak_mb: float
+    rss_mean_mb: float
+    rss_samples: int
+    cuda_max_allocated_mb: float | None = None
+    cuda_max_reserved_mb: float | None = None
+
+
+class MeanMax(Record):
+    mean: float
+    max: float
+
+
+class TelemetryStats(Record):
+    """GPU telemetry (NVML) while this model was measured; every field ``None`` without a GPU."""
+
+    available: bool = False
+    samples: int = 0
+    utilization_pct: MeanMax | None = None
+    memory_used_mb: MeanMax | None = None
+    power_w: MeanMax | None = None
+    temperature_c: MeanMax | None = None
+    sm_clock_mhz: MeanMax | None = None
+
+
+class ModelSpeed(Record):
+    """Everything measured about one model's speed and memory."""
+
+    name: str
+    device: str
+    num_parameters: int
+    parameter_bytes: int
+    load_time_s: float | None = Field(default=None, description="Time to load the model (from the caller).")
+    first_preprocess_s: float = Field(description="The first preprocess call, cold.")
+    first_call_s: float = Field(description="The first forward call (synchronised): lazy initialisation, "
+                                "kernel selection, compilation. Cold only if nothing ran the model before.")
+    offline: ScenarioTiming | None = None
+    single_stream: ScenarioTiming | None = None
+    pipeline: PipelineTiming | None = None
+    time_window: TimeWindowResult | None = None
+    memory: MemoryStats | None = None
+    telemetry: TelemetryStats | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+    def timing(self, scenario: str) -> ScenarioTiming | None:
+        """The :class:`ScenarioTiming` of ``offline`` or ``single_stream``."""
+        return {"offline": self.offline, "single_stream": self.single_stream}[scenario]
+
+
+class SpeedComparison(Record):
+    """The paired speed ratio of two models in one scenario.
+
+    ``ratio`` is ``time(model_a) / time(model_b)``: above 1 ``model_b`` is faster.
+    """
+
+    scenario: Literal["offline", "single_stream"]
+    model_a: str
+    model_b: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    n_rounds: int
+    faster: str | None = Field(description="The significantly faster model, or None.")
+    verdict: str
+
+
+class ScenarioRun(Record):
+    """How the interleaved rounds of one scenario went."""
+
+    scenario: Literal["offline", "single_stream"]
+    batch_size: int
+    rounds: int
+    iterations_per_block: int = Field(description="Calls per block at least (whole passes over the batches); "
+                                      "a block also runs for min_seconds / rounds at least.")
+    stop_reason: StopReason
+    elapsed_s: float
+    round_orders: list[list[str]] = Field(description="The order the models ran in, per round.")
+    comparisons: list[SpeedComparison] = Field(default_factory=list)
+
+
+class HostLoad(Record):
+    """How busy the machine was around the measurement."""
+
+    cpu_count: int | None
+    load_average: list[float] | None = Field(description="1, 5 and 15 minute load averages (None on Windows).")
+    other_cpu_percent: float | None = Field(description="CPU used by other processes (100 = one core).")
+    busy_processes: list[str] = Field(default_factory=list)
+
+
+class SpeedSummary(Record):
+    """The whole speed measurement of a run (or of ``h2h bench``)."""
+
+    settings: dict[str, Any] = Field(description="The speed: section as used.")
+    batch_size: int
+    seed: int
+    torch_threads: int | None
+    torch_interop_threads: int | None
+    host_before: HostLoad
+    host_after: HostLoad
+    elapsed_s: float
+    scenarios: list[ScenarioRun]
+    models: list[ModelSpeed]
+    warnings: list[str] = Field(default_factory=list)
+
+    def model(self, name: str) -> ModelSpeed:
+        """The record of the model called ``name``."""
+        for record in self.models:
+            if record.name == name:
+                return record
+        raise KeyError(name)
+
+    def scenario(self, name: str) -> ScenarioRun:
+        """The :class:`ScenarioRun` of ``offline`` or ``single_stream``."""
+        for run in self.scenarios:
+            if run.scenario == name:
+                return run
+        raise KeyError(name)
+
+
+_STOP_TEXT = {
+    "minimums_met": "minimum rounds, iterations and seconds reached",
+    "target_ci_reached": "every ratio CI within the target",
+    "time_budget": "time budget ran out before every ratio CI reached the target",
+}
+
+
+def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
+    """Short lines for the terminal: per scenario, why it stopped and each pair's verdict; then warnings.
+
+    Examples
+    --------
+    ``offline (batch 32, 12 rounds; every ratio CI within the target):``
+    ``  roberta is 1.43× faster than bert (95 % CI 1.39–1.47)``
+    """
+    lines: list[str] = []
+    for run in summary.scenarios:
+        lines.append(f"{run.scenario} (batch {run.batch_size}, {run.rounds} rounds; {_STOP_TEXT[run.stop_reason]}):")
+        for model in summary.models:
+            timing = model.timing(run.scenario)
+            if timing is not None:
+                lines.append(f"  {model.name}: median {timing.per_batch.p50_s * 1e3:.3g} ms/batch, "
+                             f"{_rate(timing.throughput_per_s)} samples/s")
+        lines.extend(f"  {c.verdict}" for c in run.comparisons)
+    for model in summary.models:
+        if model.time_window is not None:
+            tw = model.time_window
+            lines.append(f"time window: {model.name} processed {tw.samples:,} samples in {tw.elapsed_s:.3g} s "
+                         f"({_rate(tw.samples_per_s)}/s end to end)")
+    lines.extend(f"warning: {w}" for w in summary.warnings)
+    for model in summary.models:
+        lines.extend(f"warning: {w}" for w in model.warnings)
+    return lines
+
+
+def _rate(per_s: float) -> str:
+    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"

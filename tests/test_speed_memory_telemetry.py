@@ -1,0 +1,136 @@
+"""RSS sampling, CUDA peak memory per model (fake GPU), NVML telemetry (fake NVML) and host load."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from headtohead.devices import use_backend
+from headtohead.engines.memory import RssSampler, measure_memory
+from headtohead.engines.telemetry import TelemetrySampler, host_load, isolation_warning, open_nvml
+from headtohead.results.speed import HostLoad
+from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
+
+
+def test_rss_sampler_sees_a_large_allocation():
+    sampler = RssSampler(interval_s=0.001)
+    sampler.start()
+    block = np.ones(200 * 2**20, dtype=np.uint8)  # touch 200 MiB
+    stats = sampler.stop()
+    del block
+    assert stats.peak - stats.baseline > 150 * 2**20
+    assert stats.baseline <= stats.mean <= stats.peak and stats.samples >= 2
+    with pytest.raises(RuntimeError):
+        sampler.stop()
+
+
+def test_measure_memory_on_cpu_has_no_cuda_fields():
+    steps = []
+    stats = measure_memory(steps.append, "cpu", iterations=3)
+    assert steps == [0, 1, 2]
+    assert stats.cuda_max_allocated_mb is None and stats.cuda_max_reserved_mb is None
+    assert stats.rss_peak_mb >= stats.rss_baseline_mb > 0
+
+
+def test_cuda_peaks_are_reset_per_model():
+    backend = FakeCudaBackend()
+
+    def step_for(nbytes):
+        def step(i):
+            backend.allocate("cuda:0", nbytes)
+            backend.free("cuda:0", nbytes)
+        return step
+
+    with use_backend(backend):
+        big = measure_memory(step_for(300 * 2**20), "cuda:0", iterations=2)
+        small = measure_memory(step_for(10 * 2**20), "cuda:0", iterations=2)
+    assert big.cuda_max_allocated_mb == pytest.approx(300)
+    assert small.cuda_max_allocated_mb == pytest.approx(10)  # not the previous model's 300
+    assert small.cuda_max_reserved_mb >= small.cuda_max_allocated_mb
+    assert backend.peak_resets == ["cuda:0", "cuda:0"]
+
+
+class _FakeNVML(types.SimpleNamespace):
+    """Just the pynvml calls the sampler makes, with fixed answers."""
+
+    NVML_TEMPERATURE_GPU = 0
+    NVML_CLOCK_SM = 1
+
+    def __init__(self, util=50):
+        super().__init__(util=util, handles=[])
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        self.handles.append(i)
+        return i
+
+    def nvmlDeviceGetUtilizationRates(self, h):
+        return types.SimpleNamespace(gpu=self.util)
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        return types.SimpleNamespace(used=1024 * 2**20)
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        return 250_000  # milliwatts
+
+    def nvmlDeviceGetTemperature(self, h, sensor):
+        return 61
+
+    def nvmlDeviceGetClockInfo(self, h, which):
+        raise RuntimeError("NVMLError_NotSupported")  # a field this GPU does not report
+
+
+def test_telemetry_with_a_fake_nvml_summarises_per_interval(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    clock, nvml = FakeClock(start_ns=0), _FakeNVML(util=40)
+    sampler = TelemetrySampler("cuda:1", interval_s=0.001, clock=clock, nvml=nvml)
+    sampler.start()
+    nvml.util = 40
+    sampler._sample()            # t=0: model A's interval
+    clock.advance(100)
+    nvml.util = 90
+    sampler._sample()            # t=100: model B's interval
+    sampler.stop()
+    assert sampler.available and nvml.handles == [1]
+    first_stats = sampler.summarise([(0, 50)])
+    assert first_stats.utilization_pct.max == 40 and first_stats.power_w.mean == pytest.approx(250)
+    assert first_stats.memory_used_mb.mean == pytest.approx(1024) and first_stats.temperature_c.max == 61
+    assert first_stats.sm_clock_mhz is None  # unsupported field: null, no failure
+    assert sampler.summarise([(60, 200)]).utilization_pct.mean == 90
+    assert sampler.summarise().samples == len(sampler.samples) >= 2
+
+
+def test_cuda_visible_devices_maps_to_the_physical_gpu(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,2")
+    nvml = _FakeNVML()
+    sampler = TelemetrySampler("cuda:1", nvml=nvml)
+    sampler.start()
+    sampler.stop()
+    assert nvml.handles == [2]
+
+
+def test_without_a_gpu_telemetry_is_all_null():
+    nvml = open_nvml()
+    if nvml is not None:
+        nvml.nvmlShutdown()
+    # A CPU never has telemetry; a CUDA device has none either where NVML is missing (this machine).
+    for device in ("cpu",) if nvml is not None else ("cpu", "cuda:0"):
+        sampler = TelemetrySampler(device)
+        sampler.start()
+        sampler.stop()
+        stats = sampler.summarise([(0, 10**18)])
+        assert not stats.available and stats.samples == 0
+        assert stats.utilization_pct is None and stats.power_w is None and stats.sm_clock_mhz is None
+
+
+def test_host_load_and_isolation_warning():
+    load = host_load(window_s=0.05)
+    assert load.cpu_count >= 1 and load.other_cpu_percent >= 0
+    quiet = HostLoad(cpu_count=4, load_average=[0.5, 0.5, 0.5], other_cpu_percent=5.0)
+    assert isolation_warning(quiet) is None
+    busy = HostLoad(cpu_count=2, load_average=[3.5, 2.0, 1.0], other_cpu_percent=150.0,
+                    busy_processes=["python (pid 7) 99 %"])
+    text = isolation_warning(busy)
+    assert "150 % CPU" in text and "pid 7" in text and "load average is 3.5 on 2 CPUs" in text
+    assert "load average" not in isolation_warning(busy, check_load_average=False)

@@ -1,0 +1,111 @@
+"""Speed statistics: latency summaries, Tukey outliers, the paired ratio and its verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from headtohead.stats.speed import (
+    SpeedRatio,
+    count_outliers,
+    iqr_over_median,
+    latency_summary,
+    round_medians,
+    speed_ratio,
+    speed_verdict,
+    tukey_fences,
+)
+
+
+def test_latency_summary_matches_numpy():
+    x = np.random.default_rng(0).lognormal(0, 0.3, 500)
+    s = latency_summary(x)
+    assert s["mean"] == pytest.approx(x.mean())
+    assert s["std"] == pytest.approx(x.std(ddof=1))
+    assert s["min"] == x.min() and s["max"] == x.max()
+    for q in (50, 90, 95, 99):
+        assert s[f"p{q}"] == pytest.approx(np.percentile(x, q))
+    assert latency_summary([3.0])["std"] == 0.0
+    with pytest.raises(ValueError):
+        latency_summary([])
+
+
+def test_tukey_outliers_and_spread():
+    x = [10, 11, 10, 12, 11, 10, 11, 50, 1]
+    low, high = tukey_fences(x)
+    assert low < 10 and 12 < high < 50
+    assert count_outliers(x) == 2
+    assert count_outliers([5, 5, 5, 5]) == 0
+    assert iqr_over_median([100, 100, 100, 100]) == 0.0
+    assert iqr_over_median([90, 100, 110, 120]) == pytest.approx((112.5 - 97.5) / 105)
+
+
+def test_round_medians_ignore_single_spikes():
+    assert round_medians([[1, 1, 100], [2, 2, 2]]).tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError):
+        round_medians([[1], []])
+
+
+def test_two_times_slower_is_detected_with_a_tight_interval():
+    rng = np.random.default_rng(1)
+    a = 2.0 * rng.lognormal(0, 0.03, 20)
+    b = rng.lognormal(0, 0.03, 20)
+    r = speed_ratio(a, b, seed=3)
+    assert 1.9 < r.low < r.ratio < r.high < 2.1
+    assert r.faster == "b" and r.n_rounds == 20
+    flipped = speed_ratio(b, a, seed=3)
+    assert flipped.ratio == pytest.approx(1 / r.ratio)
+    assert flipped.faster == "a"
+
+
+def test_identical_models_give_an_interval_containing_one_most_of_the_time():
+    # A/A over many simulated benchmarks: the false "significant" rate stays near 5 %.
+    rng = np.random.default_rng(7)
+    false_positives = sum(speed_ratio(rng.lognormal(0, 0.05, 15), rng.lognormal(0, 0.05, 15), seed=i).faster
+                          is not None for i in range(300))
+    assert false_positives / 300 < 0.09
+
+
+def test_pairing_removes_shared_drift():
+    # Both models slow down 3x over the run; each round compares like with like.
+    drift = np.linspace(1, 3, 12)
+    noise = np.random.default_rng(2).lognormal(0, 0.01, (2, 12))
+    r = speed_ratio(1.5 * drift * noise[0], drift * noise[1])
+    assert r.low < 1.5 < r.high and r.halfwidth < 0.03
+
+
+def test_identical_rounds_give_a_point_interval_and_the_interval_is_seeded():
+    r = speed_ratio([2.0, 2.0, 2.0], [1.0, 1.0, 1.0])
+    assert (r.ratio, r.low, r.high) == (2.0, 2.0, 2.0)
+    x, y = [1.0, 1.2, 0.9, 1.1, 1.05], [1.0, 1.0, 1.1, 0.95, 1.0]
+    assert speed_ratio(x, y, seed=5) == speed_ratio(x, y, seed=5)
+
+
+@pytest.mark.parametrize("a,b", [([1.0], [1.0]), ([1.0, 2.0], [1.0]), ([1.0, -1.0], [1.0, 1.0]),
+                                 ([1.0, np.nan], [1.0, 1.0])])
+def test_bad_inputs_raise(a, b):
+    with pytest.raises(ValueError):
+        speed_ratio(a, b)
+
+
+def test_halfwidth_is_relative():
+    assert SpeedRatio(2.0, 1.9, 2.04, 0.95, 10).halfwidth == pytest.approx(0.05)
+
+
+def test_verdict_wording():
+    assert speed_verdict("bert", "distil", SpeedRatio(1.43, 1.39, 1.47, 0.95, 20)) == \
+        "distil is 1.43× faster than bert (95 % CI 1.39–1.47)"
+    assert speed_verdict("bert", "distil", SpeedRatio(0.5, 0.4, 0.625, 0.95, 20)) == \
+        "bert is 2.00× faster than distil (95 % CI 1.60–2.50)"
+    assert speed_verdict("a", "b", SpeedRatio(1.0, 0.97, 1.04, 0.9, 20)).startswith(
+        "no significant difference between a and b")
+    assert "90 % CI" in speed_verdict("a", "b", SpeedRatio(1.0, 0.97, 1.04, 0.9, 20))
+
+
+def test_stats_module_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, headtohead.stats.speed; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
