@@ -10,6 +10,7 @@ from headtohead.config.schema import (
     SplitConfig,
     StatsConfig,
 )
+from headtohead.config.speed import FixedShape, SpeedConfig
 
 __all__ = [
     "Experiment",
@@ -18,6 +19,8 @@ __all__ = [
     "ModelConfig",
     "EvalConfig",
     "StatsConfig",
+    "SpeedConfig",
+    "FixedShape",
     "MODEL_KINDS",
     "load_experiment",
     "experiment_from_dict",
