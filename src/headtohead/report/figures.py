@@ -1,0 +1,188 @@
+"""Which charts a report holds: chosen from the sections each run has, drawn only when rendered.
+
+Each :class:`FigureSpec` knows how to draw itself; HTML renders it to SVG (inline, as a
+``data:`` image), Markdown to a PNG file. Charts whose data is absent (no speed
+measurement, no statistics) are simply not listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from matplotlib.figure import Figure
+
+from headtohead.report import plots, plots_quality, plots_training
+from headtohead.report.merge import MergedRuns, RunEntry
+from headtohead.report.summary import latency_for_tradeoff
+from headtohead.results.comparison import Calibration
+
+__all__ = ["FigureSpec", "overview_figures", "run_figures", "report_styles"]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A chart of the report.
+
+    Attributes
+    ----------
+    key : str
+        File-name-safe identifier, unique in the report (``run1-confusion``).
+    title : str
+    caption : str
+        One or two sentences saying how to read it.
+    make : callable
+        Draws the figure; returns ``None`` when there turns out to be nothing to draw.
+    section : {"summary", "details"}
+        Where the report places it.
+    """
+
+    key: str
+    title: str
+    caption: str
+    make: Callable[[], Figure | None]
+    section: str = "details"
+
+    def svg(self) -> bytes | None:
+        figure = self.make()
+        return plots.to_svg(figure) if figure is not None else None
+
+    def png(self) -> bytes | None:
+        figure = self.make()
+        return plots.to_png(figure) if figure is not None else None
+
+
+def report_styles(merged: MergedRuns) -> dict[str, plots.ModelStyle]:
+    """One style per model name over the whole report."""
+    return plots.model_styles(merged.model_names)
+
+
+def _tradeoff_points(merged: MergedRuns) -> tuple[list[plots.TradeoffPoint], set[str]]:
+    points, labels = [], set()
+    for run in merged.runs:
+        result = run.result
+        for model in result.models:
+            placed = latency_for_tradeoff(result, model.name)
+            if placed is None or model.quality is None:
+                continue
+            latency, label = placed
+            labels.add(label)
+            low = high = None
+            if result.stats is not None:
+                try:
+                    est = result.stats.model(model.name).accuracy
+                    low, high = est.low, est.high
+                except KeyError:
+                    pass
+            points.append(plots.TradeoffPoint(model.name, run.label, model.quality.accuracy, latency, low, high))
+    return points, labels
+
+
+def overview_figures(merged: MergedRuns, styles: Mapping[str, plots.ModelStyle]) -> list[FigureSpec]:
+    """Charts over every run: accuracy against latency with the Pareto front (when speed was measured)."""
+    points, labels = _tradeoff_points(merged)
+    if not points:
+        return []
+    latency_label = labels.pop() if len(labels) == 1 else "median latency"
+    several = len(merged.runs) > 1
+    caption = ("Each model at its accuracy (bar: 95 % confidence interval) and median latency. Models on the "
+               "dashed Pareto front (black edge) are not beaten on both at once; the others are.")
+    if several:
+        caption += " Marker shapes tell the runs apart."
+    return [FigureSpec("overview-tradeoff", f"Accuracy vs {latency_label}", caption,
+                       lambda: plots.tradeoff_figure(points, styles, latency_label=latency_label))]
+
+
+def _calibrations(run: RunEntry) -> dict[str, Calibration]:
+    result = run.result
+    if result.stats is not None:
+        return {m.name: m.calibration for m in result.stats.models if m.calibration is not None}
+    if run.predictions is None:
+        return {}
+    from headtohead.stats.calibration import calibration
+
+    preds = run.predictions
+    return {name: calibration(preds.y_true, preds[name].pred, preds[name].proba)
+            for name in preds if name in {m.name for m in result.models}}
+
+
+def _interval_data(run: RunEntry) -> dict[str, dict[str, tuple[float, float, float]]]:
+    stats = run.result.stats
+    if stats is None:
+        return {}
+    data: dict[str, dict[str, tuple[float, float, float]]] = {}
+    for label, key in (("accuracy", "accuracy"), ("balanced accuracy", "balanced_accuracy"),
+                       ("macro-F1", "f1_macro"), ("weighted-F1", "f1_weighted")):
+        data[label] = {m.name: (getattr(m, key).value, getattr(m, key).low, getattr(m, key).high)
+                       for m in stats.models}
+    return data
+
+
+def _seed_latencies(run: RunEntry) -> dict[str, float] | None:
+    latencies = {}
+    for model in run.result.models:
+        placed = latency_for_tradeoff(run.result, model.name)
+        if placed is not None:
+            latencies[model.name] = placed[0] * 1e3
+    return latencies or None
+
+
+def _training_figures(run: RunEntry, prefix: str, styles: Mapping[str, plots.ModelStyle]) -> list[FigureSpec]:
+    training = run.training
+    if training is None:
+        return []
+    specs = []
+    runs = training.runs
+    if any(r.epochs for r in runs):
+        specs.append(FigureSpec(f"{prefix}-training", "Training curves",
+                                "Loss per epoch and, when evaluated during training, accuracy after each epoch; "
+                                "one line per model and seed (further seeds thinner).",
+                                lambda: plots_training.training_curves_figure(runs, styles)))
+    seeds = training.multi_seed
+    if seeds is not None and len(training.seeds) > 1:
+        latencies = _seed_latencies(run)
+        specs.append(FigureSpec(f"{prefix}-seeds", "Over training seeds",
+                                "Bars: mean accuracy over seeds (whisker: standard deviation; dots: single seeds)."
+                                + (" Line: median latency (right axis)." if latencies else ""),
+                                lambda: plots_training.seeds_figure(seeds, styles, latency_ms=latencies)))
+    return specs
+
+
+def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle]) -> list[FigureSpec]:
+    """The charts of one run, in reading order: intervals, latency, confusion, per-class F1, reliability, training."""
+    result, prefix = run.result, f"run{index}"
+    specs: list[FigureSpec] = []
+    intervals = _interval_data(run)
+    if intervals:
+        specs.append(FigureSpec(f"{prefix}-intervals", "Metrics with confidence intervals",
+                                "Each model's metrics with 95 % intervals (Wilson for accuracy, bootstrap for the "
+                                "rest). Overlapping single intervals do not mean no difference: the paired "
+                                "comparison below is the test.",
+                                lambda: plots.interval_figure(intervals, styles), section="summary"))
+    if result.speed is not None:
+        speed = result.speed
+        specs.append(FigureSpec(f"{prefix}-latency", "Latency distribution",
+                                "Empirical CDF of every timed call: further left is faster, a steep curve is a "
+                                "steady model; the dot marks the median.",
+                                lambda: plots.latency_figure(speed, styles)))
+    rated = [m for m in result.models if m.quality is not None]
+    if rated:
+        matrices = {m.name: m.quality.confusion_matrix for m in rated}
+        labels = result.dataset.label_names
+        specs.append(FigureSpec(f"{prefix}-confusion", "Confusion matrices",
+                                "Rows are the true class, columns the prediction; each row sums to 100 %. A "
+                                "bright diagonal is good.",
+                                lambda: plots_quality.confusion_figure(matrices, labels, styles)))
+        per_class = {m.name: m.quality.per_class for m in rated}
+        specs.append(FigureSpec(f"{prefix}-f1", "F1 per class",
+                                "Where each model is strong or weak, class by class.",
+                                lambda: plots_quality.per_class_f1_figure(per_class, styles)))
+    calibrations = _calibrations(run)
+    if calibrations:
+        specs.append(FigureSpec(f"{prefix}-reliability", "Reliability diagram",
+                                "When a model says 80 %, is it right 80 % of the time? Points above the diagonal: "
+                                "under-confident; below: over-confident. A larger dot holds more examples; the lower "
+                                "panel shows the share of examples in each confidence bin.",
+                                lambda: plots_quality.reliability_figure(calibrations, styles)))
+    specs.extend(_training_figures(run, prefix, styles))
+    return specs

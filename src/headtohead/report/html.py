@@ -1,0 +1,263 @@
+"""The HTML report: one self-contained file, verdict first, opens offline in any browser.
+
+Charts are SVG embedded as ``data:`` images (an SVG shown through ``<img>`` cannot run
+scripts); the page carries no script at all and a Content-Security-Policy that forbids
+scripts and every network request, so even a mistake in escaping could not run code.
+Every user string goes through Jinja2's autoescaping.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
+from headtohead.report.merge import MergedRuns, RunEntry, as_merged
+from headtohead.report.plots import ModelStyle
+from headtohead.report.summary import (
+    best_models,
+    comparison_rows,
+    environment_rows,
+    format_cell,
+    speed_rows,
+    summary_columns,
+    summary_rows,
+    across_runs_rows,
+    top_confusions,
+    training_rows,
+)
+from headtohead.report.table import format_count
+from headtohead.report.verdict import build_verdict
+from headtohead.results.io import write_text_atomic
+from headtohead.results.predictions import Predictions
+from headtohead.results.records import RunResult
+
+__all__ = ["render_html", "write_html", "report_title", "dataset_line"]
+
+_CONFUSION_MIN_CLASSES = 3  # with two classes the matrix already says everything
+
+
+def _environment():  # noqa: ANN202 - jinja2.Environment
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.PackageLoader("headtohead.report", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                              keep_trailing_newline=True)
+
+
+def report_title(merged: MergedRuns) -> str:
+    """``"sst2-bert-vs-roberta"``, or the run names joined when several differ."""
+    names = list(dict.fromkeys(run.result.name for run in merged.runs))
+    return names[0] if len(names) == 1 else " + ".join(names)
+
+
+def dataset_line(result: RunResult) -> str:
+    """``"sst2/dev.tsv — 872 examples, 2 classes (text)"``, plus skipped examples when any."""
+    data = result.dataset
+    text = f"{data.source} — {data.n_examples:,} examples, {len(data.label_names)} classes ({data.modality})"
+    if data.skipped:
+        text += "; skipped: " + ", ".join(f"{count} {reason}" for reason, count in data.skipped.items())
+    return text
+
+
+def _data_uri(svg: bytes) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+
+
+def _figures(specs: Sequence[FigureSpec]) -> list[dict[str, str]]:
+    out = []
+    for spec in specs:
+        svg = spec.svg()
+        if svg is not None:
+            out.append({"key": spec.key, "title": spec.title, "caption": spec.caption, "src": _data_uri(svg)})
+    return out
+
+
+def _summary(result: RunResult, styles: dict[str, ModelStyle]) -> dict[str, Any]:
+    """The summary table, one row per metric and one column per model (head to head)."""
+    columns = summary_columns(result)
+    rows = summary_rows(result)
+    metrics = []
+    for column in columns:
+        best = best_models(rows, column)
+        direction = {True: "↑", False: "↓", None: ""}[column.higher_is_better]
+        metrics.append({"label": column.label, "direction": direction,
+                        "cells": [{"text": format_cell(cells.get(column.key), column), "best": model in best}
+                                  for model, cells in rows.items()]})
+    return {"models": [{"name": m, "colour": styles[m].colour} for m in rows], "metrics": metrics}
+
+
+def _per_class(result: RunResult) -> list[dict[str, Any]]:
+    rated = [m for m in result.models if m.quality is not None]
+    if not rated:
+        return []
+    rows = []
+    for i, label in enumerate(result.dataset.label_names):
+        values = []
+        for model in rated:
+            cq = model.quality.per_class[i]
+            values.extend(f"{v:.3f}" for v in (cq.precision, cq.recall, cq.f1))
+        support = rated[0].quality.per_class[i].support
+        rows.append({"label": label, "support": support, "cells": values})
+    return rows
+
+
+def _stats_note(result: RunResult) -> str:
+    stats = result.stats
+    if stats is None:
+        return ""
+    s = stats.settings
+    return (f"Δ = first model − second, in percentage points, with a paired bootstrap {s.ci_method} interval "
+            f"({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
+            f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. Detectable gap: the smallest accuracy "
+            f"difference this many examples can show at {s.power:.0%} power.")
+
+
+def _speed_note(result: RunResult) -> str:
+    speed = result.speed
+    if speed is None:
+        return ""
+    threads = f"{speed.torch_threads} torch threads" if speed.torch_threads else "torch threads not recorded"
+    rounds = ", ".join(f"{r.scenario.replace('_', ' ')}: {r.rounds} rounds ({r.stop_reason.replace('_', ' ')})"
+                       for r in speed.scenarios)
+    return (f"Models measured in interleaved rounds so drift hits all alike; {rounds}; {threads}; "
+            f"{speed.elapsed_s:.0f} s in all. Memory: resident memory added over the baseline, measured apart.")
+
+
+def _training_note(run: RunEntry) -> str:
+    training = run.training
+    if training is None:
+        return ""
+    order = ("every model saw the same examples in the same order, seed by seed" if training.identical_order()
+             else "the models did NOT all see the same example order")
+    return (f"Trained on {training.train_source} ({training.n_train:,} examples) with seeds "
+            f"{', '.join(str(s) for s in training.seeds)}; {order}. Speed and cost columns are the first seed's.")
+
+
+def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machine: str) -> dict[str, Any]:
+    result = run.result
+    verdict = build_verdict(result, run.training)
+    rated = [m for m in result.models if m.quality is not None]
+    training = training_rows(run.training) if run.training is not None else []
+    figures = run_figures(run, index, styles)
+    comparisons = comparison_rows(result)
+    speed = speed_rows(result)
+    k = len(result.dataset.label_names)
+    confusions = []
+    if k >= _CONFUSION_MIN_CLASSES:
+        confusions = [{"model": m.name, "colour": styles[m.name].colour,
+                       "pairs": top_confusions(m.quality.confusion_matrix, result.dataset.label_names)}
+                      for m in rated]
+    speed_warnings = list(result.speed.warnings) + [w for m in result.speed.models for w in m.warnings] \
+        if result.speed is not None else []
+    confidence = result.stats.settings.confidence if result.stats is not None else 0.95
+    return {
+        "label": run.label,
+        "anchor": f"run{index}",
+        "machine": machine,
+        "source": str(run.source) if run.source is not None else None,
+        "created_at": result.created_at,
+        "dataset_line": dataset_line(result),
+        "has_stats": result.stats is not None,
+        "ci_level": f"{confidence:.0%}",
+        "verdict": {"headline": [{"subject": line.subject, "text": line.text, "kind": line.kind,
+                                  "colour": styles[line.subject].colour if line.subject in styles else "inherit"}
+                                 for line in verdict.headline],
+                    "details": verdict.details},
+        "summary": _summary(result, styles),
+        "comparisons": comparisons,
+        "comparison_headers": list(comparisons[0]) if comparisons else [],
+        "stats_note": _stats_note(result),
+        "speed": speed,
+        "speed_headers": list(speed[0]) if speed else [],
+        "speed_note": _speed_note(result),
+        "speed_warnings": speed_warnings,
+        "summary_figures": _figures([f for f in figures if f.section == "summary"]),
+        "figures": _figures([f for f in figures if f.section != "summary"]),
+        "confusions": confusions,
+        "per_class_rows": _per_class(result),
+        "model_names": [m.name for m in rated],
+        "training": training,
+        "training_headers": list(training[0]) if training else [],
+        "training_note": _training_note(run),
+        "models": [{"name": m.name, "colour": styles[m.name].colour, "kind": m.kind, "source": m.source,
+                    "parameters": format_count(m.num_parameters), "alignment": m.label_alignment or "—",
+                    "batch_size": m.batch_size, "device": m.device, "load": f"{m.load_time_s:.3g}",
+                    "eval": f"{m.eval_time_s:.3g}" if m.eval_time_s is not None else "—"}
+                   for m in result.models],
+        "model_warnings": [f"{m.name}: {w}" for m in result.models for w in m.warnings],
+        "experiment": json.dumps(result.experiment, indent=2, ensure_ascii=False),
+    }
+
+
+def _version() -> str:
+    import headtohead
+
+    return headtohead.__version__
+
+
+def _subtitle(merged: MergedRuns) -> str:
+    runs = merged.runs
+    if len(runs) == 1:
+        result = runs[0].result
+        names = ", ".join(m.name for m in result.models)
+        return f"{len(result.models)} model(s): {names} · {dataset_line(result)}"
+    return (f"{len(runs)} runs on {len(merged.groups)} machine(s): " + ", ".join(r.label for r in runs))
+
+
+def render_html(results: RunResult | Sequence[RunResult] | MergedRuns, *,
+                predictions: Predictions | Sequence[Predictions | None] | None = None, title: str | None = None) -> str:
+    """The whole report as one HTML page.
+
+    Parameters
+    ----------
+    results : RunResult, sequence of RunResult, or MergedRuns
+        One run, several (grouped by machine), or runs already loaded with :func:`~headtohead.report.merge.load_runs`.
+    predictions : Predictions or sequence, optional
+        Per-example predictions (used for reliability diagrams when a result has no statistics).
+    title : str, optional
+        Defaults to the run name(s).
+
+    Returns
+    -------
+    str
+        A complete, self-contained HTML document.
+
+    Examples
+    --------
+    >>> html = render_html(headtohead.load_result("runs/sst2/results.json"))   # doctest: +SKIP
+    """
+    merged = as_merged(results, predictions=predictions)
+    styles = report_styles(merged)
+    runs, index = [], 0
+    for group in merged.groups:
+        for run in group.runs:
+            index += 1
+            runs.append(_run_context(run, index, styles, group.title))
+    context = {
+        "title": title or report_title(merged),
+        "subtitle": _subtitle(merged),
+        "version": _version(),
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "warnings": merged.warnings,
+        "runs": runs,
+        "overview": _figures(overview_figures(merged, styles)),
+        "across": across_runs_rows([(r.label, g.title, r.result) for g in merged.groups for r in g.runs])
+        if len(merged.runs) > 1 else [],
+        "groups": [{"title": g.title, "runs": [r.label for r in g.runs], "rows": environment_rows(g.environment)}
+                   for g in merged.groups],
+    }
+    return _environment().get_template("report.html.j2").render(**context)
+
+
+def write_html(results: RunResult | Sequence[RunResult] | MergedRuns, path: str | Path, *,
+               predictions: Predictions | Sequence[Predictions | None] | None = None,
+               title: str | None = None) -> Path:
+    """Render the report and write it to ``path`` atomically; returns the path."""
+    path = Path(path)
+    write_text_atomic(path, render_html(results, predictions=predictions, title=title))
+    return path

@@ -1,0 +1,244 @@
+"""The verdict at the top of a report: who wins on what, in words, with the interval and the p-value.
+
+Nothing is re-derived here: each line is worded from what the statistics and speed records
+already hold (winner, effect, the paired bootstrap interval of the accuracy difference,
+McNemar's p, Holm's p; the speed ratio, its interval and the faster model). The full
+sentences those records carry (``Comparison.verdict``, ``SpeedComparison.verdict``) are kept
+as the details under the headline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from headtohead.results.comparison import Comparison, SeedComparison, StatsSummary
+from headtohead.results.records import RunResult
+from headtohead.results.speed import SpeedComparison, SpeedSummary
+from headtohead.results.training import TrainingSummary
+from headtohead.stats.verdict import format_p, format_pp
+
+__all__ = ["VerdictLine", "Verdict", "build_verdict", "quality_line", "speed_line", "seed_line"]
+
+_TEST_NAMES = {"mcnemar-exact": "McNemar exact", "mcnemar-chi2": "McNemar χ²", "mcnemar-midp": "McNemar mid-p"}
+_SCENARIOS = {"offline": "offline", "single_stream": "single stream"}
+# Beyond this many pairs the headline summarises (ranking, fastest model) instead of listing every pair.
+_MAX_PAIRS_LISTED = 3
+_MAX_SPEED_PAIRS_LISTED = 1
+
+
+@dataclass(frozen=True)
+class VerdictLine:
+    """One headline sentence.
+
+    Attributes
+    ----------
+    subject : str or None
+        The model the sentence is about (the winner, the faster one); ``None`` when no model wins.
+    text : str
+        The sentence after the subject (``"+1.2 pp accuracy over bert (…)"``), or the whole
+        sentence when there is no subject.
+    kind : {"quality", "speed", "info"}
+    """
+
+    subject: str | None
+    text: str
+    kind: Literal["quality", "speed", "info"]
+
+    def plain(self) -> str:
+        """The sentence as plain text: ``"roberta: +1.2 pp accuracy over bert (…)"``."""
+        return f"{self.subject}: {self.text}" if self.subject else self.text
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The headline lines, then the full sentences of every comparison."""
+
+    headline: list[VerdictLine]
+    details: list[str] = field(default_factory=list)
+
+
+def _level(confidence: float) -> str:
+    return f"{100 * confidence:.0f} %"
+
+
+def quality_line(comparison: Comparison, *, holm: bool) -> VerdictLine:
+    """The headline of one pair's accuracy comparison.
+
+    Parameters
+    ----------
+    comparison : Comparison
+    holm : bool
+        Quote the Holm-adjusted p-value too (more than one pair was tested).
+
+    Examples
+    --------
+    A significant pair reads ``roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0,
+    McNemar χ² p = 0.003)``.
+    """
+    diff = comparison.difference("accuracy") if any(d.metric == "accuracy" for d in comparison.differences) else None
+    low, high = (diff.ci_low, diff.ci_high) if diff else (None, None)
+    confidence = diff.confidence if diff else 1.0 - comparison.alpha
+    tested = f"{_TEST_NAMES.get(comparison.test, comparison.test)} p {format_p(comparison.p_value)}"
+    if holm:
+        tested += f", Holm p {format_p(comparison.p_adjusted)}"
+    a, b, effect = comparison.model_a, comparison.model_b, comparison.effect
+    if comparison.significant and comparison.winner is not None:
+        flip = comparison.winner == b
+        loser = a if flip else b
+        gap = -effect if flip else effect
+        interval = ""
+        if low is not None and high is not None:
+            lo, hi = (-high, -low) if flip else (low, high)
+            interval = f"{_level(confidence)} CI {format_pp(lo)}…{format_pp(hi)}, "
+        return VerdictLine(comparison.winner, f"{format_pp(gap)} pp accuracy over {loser} ({interval}{tested})",
+                           "quality")
+    interval = f", {_level(confidence)} CI {format_pp(low)}…{format_pp(high)}" if low is not None else ""
+    return VerdictLine(None, f"{a} vs {b}: no significant accuracy difference ({a} − {b} = {format_pp(effect)} pp"
+                             f"{interval}, {tested})", "quality")
+
+
+def _faster(comparison: SpeedComparison) -> tuple[str, str, float, float, float] | None:
+    """``(faster, slower, factor, low, high)`` with the factor above 1, or ``None`` when neither is faster."""
+    c = comparison
+    if c.faster == c.model_b:
+        return c.model_b, c.model_a, c.ratio, c.ci_low, c.ci_high
+    if c.faster == c.model_a:
+        return c.model_a, c.model_b, 1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low
+    return None
+
+
+def speed_line(comparison: SpeedComparison, batch_size: int) -> VerdictLine:
+    """The headline of one pair's speed ratio in one scenario.
+
+    ``ratio`` is time(a)/time(b); the sentence is turned round so the faster model is the
+    subject and the factor is above 1.
+
+    Examples
+    --------
+    ``bert: 1.31× faster than roberta (offline, batch 32; 95 % CI 1.27–1.35)``.
+    """
+    where = f"{_SCENARIOS.get(comparison.scenario, comparison.scenario)}, batch {batch_size}"
+    level = _level(comparison.confidence)
+    faster = _faster(comparison)
+    if faster is not None:
+        fast, slow, factor, low, high = faster
+        return VerdictLine(fast, f"{factor:.2f}× faster than {slow} ({where}; {level} CI {low:.2f}–{high:.2f})",
+                           "speed")
+    a, b = comparison.model_a, comparison.model_b
+    return VerdictLine(None, f"{a} vs {b}: no significant speed difference ({where}; time ratio {a}/{b} "
+                             f"{comparison.ratio:.2f}, {level} CI {comparison.ci_low:.2f}–{comparison.ci_high:.2f})",
+                       "speed")
+
+
+def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[VerdictLine]:
+    models = [m for m in result.models if m.quality is not None]
+    if not models:
+        if result.models:  # a speed-only run (h2h bench): nothing to say about quality
+            return []
+        return [VerdictLine(None, "No model finished evaluating in this run.", "info")]
+    if stats is None or not stats.models:
+        ranked = sorted(models, key=lambda m: -m.quality.accuracy)
+        listing = ", ".join(f"{m.name} {m.quality.accuracy:.1%}" for m in ranked)
+        note = "" if len(models) == 1 else " — no significance test in this result, so no winner is declared"
+        return [VerdictLine(None, f"Accuracy: {listing}{note}.", "info")]
+    if len(stats.models) == 1:
+        est = stats.models[0].accuracy
+        return [VerdictLine(stats.models[0].name, f"accuracy {est.value:.1%} ({_level(est.confidence)} CI "
+                                                    f"{est.low:.1%}–{est.high:.1%})", "quality")]
+    holm = len(stats.comparisons) > 1
+    if len(stats.comparisons) <= _MAX_PAIRS_LISTED:
+        return [quality_line(c, holm=holm) for c in stats.comparisons]
+    groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in stats.ranking)
+    lines = [VerdictLine(None, f"Ranking by accuracy: {groups} (models in one group are not significantly "
+                               f"different, Holm-adjusted McNemar, α = {stats.settings.alpha:g}).", "quality")]
+    if stats.ranking and len(stats.ranking[0].models) == 1:
+        best = stats.ranking[0].models[0]
+        lines.extend(quality_line(c, holm=True) for c in stats.comparisons
+                     if c.winner == best and best in (c.model_a, c.model_b))
+    return lines
+
+
+def _speed_headline(speed: SpeedSummary) -> list[VerdictLine]:
+    """Two models: each scenario's pair. More: per scenario, the model faster than every other, if any."""
+    lines: list[VerdictLine] = []
+    for run in speed.scenarios:
+        if len(run.comparisons) <= _MAX_SPEED_PAIRS_LISTED:
+            lines.extend(speed_line(c, run.batch_size) for c in run.comparisons)
+            continue
+        where = f"{_SCENARIOS.get(run.scenario, run.scenario)}, batch {run.batch_size}"
+        names = list(dict.fromkeys(n for c in run.comparisons for n in (c.model_a, c.model_b)))
+        for name in names:
+            own = [_faster(c) for c in run.comparisons if name in (c.model_a, c.model_b)]
+            if own and all(f is not None and f[0] == name for f in own):
+                _, runner_up, factor, low, high = min(own, key=lambda f: f[2])  # type: ignore[arg-type,return-value]
+                lines.append(VerdictLine(name, f"fastest ({where}): {factor:.2f}× faster than the runner-up, "
+                                               f"{runner_up} ({_level(run.comparisons[0].confidence)} CI "
+                                               f"{low:.2f}–{high:.2f})", "speed"))
+                break
+        else:
+            lines.append(VerdictLine(None, f"No model is significantly faster than all the others ({where}).",
+                                     "speed"))
+    return lines
+
+
+def _speed_unsteady(speed: SpeedSummary) -> bool:
+    timings = [t for m in speed.models for t in (m.offline, m.single_stream) if t is not None]
+    return bool(speed.warnings) or any(t.unstable for t in timings)
+
+
+def seed_line(comparison: SeedComparison) -> VerdictLine:
+    """The headline of two models compared over training seeds (paired by seed).
+
+    Examples
+    --------
+    ``roberta: +1.1 pp mean accuracy over bert across 5 seeds (paired t p = 0.004)``.
+    """
+    c = comparison
+    tested = f"paired t p {format_p(c.p_value)}" if c.p_value is not None else "too few seeds for a test"
+    if c.p_adjusted is not None and c.p_adjusted != c.p_value:
+        tested += f", Holm p {format_p(c.p_adjusted)}"
+    if c.significant and c.mean_difference != 0:
+        winner, loser = (c.model_a, c.model_b) if c.mean_difference > 0 else (c.model_b, c.model_a)
+        return VerdictLine(winner, f"{format_pp(abs(c.mean_difference))} pp mean {c.metric} over {loser} across "
+                                   f"{c.n_seeds} seeds ({tested})", "quality")
+    return VerdictLine(None, f"{c.model_a} vs {c.model_b} across {c.n_seeds} seeds: no significant {c.metric} "
+                             f"difference ({c.model_a} − {c.model_b} = {format_pp(c.mean_difference)} pp, {tested})",
+                       "quality")
+
+
+def build_verdict(result: RunResult, training: TrainingSummary | None = None) -> Verdict:
+    """The verdict of one run: quality first, then speed, then the full sentences.
+
+    Parameters
+    ----------
+    result : RunResult
+        Sections that are absent (``stats``, ``speed``) are left out of the verdict.
+    training : TrainingSummary, optional
+        How the models were trained: with several seeds, the comparisons across seeds join the verdict.
+
+    Returns
+    -------
+    Verdict
+
+    Examples
+    --------
+    >>> verdict = build_verdict(result)                     # doctest: +SKIP
+    >>> [line.plain() for line in verdict.headline]         # doctest: +SKIP
+    ['roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0, McNemar χ² p = 0.003)',
+     'bert: 1.31× faster than roberta (offline, batch 32; 95 % CI 1.27–1.35)']
+    """
+    headline = _quality_headline(result, result.stats)
+    details: list[str] = []
+    if result.stats is not None:
+        details.extend(c.verdict for c in result.stats.comparisons)
+    seeds = training.multi_seed if training is not None else None
+    if seeds is not None and len(training.seeds) > 1 and len(seeds.comparisons) <= _MAX_PAIRS_LISTED:
+        headline.extend(seed_line(c) for c in seeds.comparisons)
+    if result.speed is not None:
+        headline.extend(_speed_headline(result.speed))
+        if _speed_unsteady(result.speed):
+            headline.append(VerdictLine(None, "Speed was measured on a busy or unsteady machine: read the speed "
+                                              "lines with care (see the warnings under speed and memory).", "info"))
+        details.extend(c.verdict for run in result.speed.scenarios for c in run.comparisons)
+    return Verdict(headline=headline, details=details)

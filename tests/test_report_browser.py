@@ -1,0 +1,105 @@
+"""The HTML report in a real browser: headless Chromium renders it offline, requests nothing, runs nothing.
+
+Skipped only where Chromium is absent (``apt-get install chromium``; ``.ci/run`` installs it).
+Network requests are read from Chromium's net log: a request the *page* made carries the
+page's ``file://`` origin in its network isolation key, unlike the browser's own background
+traffic (update checks and the like). A control page with a remote image proves the check
+catches a real request.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from headtohead.report.html import write_html
+from headtohead.report.sample import sample_run
+from headtohead.report.verdict import build_verdict
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars")
+
+
+def chromium(page: Path, tmp_path: Path, *args: str) -> tuple[str, Path]:
+    """Run Chromium on ``page`` with a fresh profile and a net log; returns (stdout, net log path)."""
+    netlog = tmp_path / f"netlog-{page.stem}.json"
+    profile = tmp_path / f"profile-{page.stem}"
+    done = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--log-net-log={netlog}", *args,
+                           page.resolve().as_uri()], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout, netlog
+
+
+def page_requests(netlog: Path) -> list[str]:
+    """URLs (other than file: and data:) that the page itself asked for."""
+    text = netlog.read_text()
+    try:
+        log = json.loads(text)
+    except json.JSONDecodeError:  # a log cut short lacks its closing brackets
+        log = json.loads(text.rstrip().rstrip(",") + "]}")
+    start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    urls = []
+    for event in log.get("events", []):
+        params = event.get("params", {})
+        if event["type"] == start_job and str(params.get("network_isolation_key", "")).startswith("file://"):
+            if not params["url"].startswith(("file:", "data:")):
+                urls.append(params["url"])
+    return urls
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return sample_run({"bert": 0.84, "roberta": 0.92}, n_examples=600, n_resamples=200)
+
+
+def test_report_renders_offline_with_verdict_and_every_image(sample, tmp_path):
+    result, predictions = sample
+    page = write_html(result, tmp_path / "report.html", predictions=predictions)
+    dom, netlog = chromium(page, tmp_path, "--dump-dom")
+    for line in build_verdict(result).headline:
+        assert html.escape(line.text, quote=False) in dom
+    images = re.findall(r"<img [^>]*src=\"([^\"]+)\"", dom)
+    assert len(images) == 6 and all(src.startswith("data:image/svg+xml;base64,") for src in images)
+    assert page_requests(netlog) == []
+
+
+def test_the_network_check_catches_a_page_that_loads_something(tmp_path):
+    page = tmp_path / "leaky.html"
+    page.write_text('<!DOCTYPE html><html><body><p>x</p><img src="http://h2h-test.invalid/pixel.png"></body></html>')
+    _, netlog = chromium(page, tmp_path, "--dump-dom")
+    assert page_requests(netlog) == ["http://h2h-test.invalid/pixel.png"]
+
+
+def test_a_label_that_is_a_script_shows_as_text_and_does_not_run(tmp_path):
+    script = "<script>document.title='pwned'</script>"
+    handler = "<img src=x onerror=\"document.body.setAttribute('data-pwned', 1)\">"
+    result, predictions = sample_run({handler: 0.9, "b": 0.8}, label_names=["<script>alert(1)</script>", script],
+                                     n_examples=200, speed=False, n_resamples=200)
+    page = write_html(result, tmp_path / "evil.html", predictions=predictions)
+    dom, _ = chromium(page, tmp_path, "--dump-dom")
+    assert "pwned" not in dom.split("</title>")[0] and "data-pwned=" not in dom
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom  # shown literally, as text
+    assert not re.search(r"<script", dom, re.IGNORECASE)
+    assert not re.search(r"<img src=\"x\"", dom)
+
+
+def test_screenshot_of_the_report_is_not_blank(sample, tmp_path):
+    from PIL import Image
+
+    result, predictions = sample
+    page = write_html(result, tmp_path / "shot.html", predictions=predictions)
+    shot = tmp_path / "shot.png"
+    chromium(page, tmp_path, f"--screenshot={shot}", "--window-size=1280,2400")
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1280, 2400)
+    colours = image.getcolors(maxcolors=1_000_000)
+    assert colours is not None and len(colours) > 200  # text, tables and charts, not an empty page

@@ -1,0 +1,95 @@
+"""Reports of real runs on ../shared/data (SST-2 dev, ants/bees val); skipped where the data is absent."""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import headtohead
+from headtohead.cli.report import report
+
+pytestmark = pytest.mark.shared_data
+
+FAST_SPEED = {"scenarios": ["offline", "single_stream"], "warmup_iterations": 1, "warmup_seconds": 0.0,
+              "min_iterations": 5, "min_seconds": 0.0, "rounds": 5, "num_batches": 2, "pipeline_iterations": 0,
+              "memory": False, "n_resamples": 200}
+
+
+def _report(results_dir, out_dir):
+    app = typer.Typer()
+    app.command("report")(report)
+    app.command("other")(lambda: None)
+    done = CliRunner().invoke(app, ["report", str(results_dir), "--html", str(out_dir / "report.html"),
+                                    "--md", str(out_dir / "report.md"), "--csv", str(out_dir / "table.csv")])
+    assert done.exit_code == 0, done.output
+    return (out_dir / "report.html").read_text(), (out_dir / "report.md").read_text(), \
+        pd.read_csv(out_dir / "table.csv")
+
+
+def _tfidf_model(path, train_tsv, classifier):
+    import skops.io as sio
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    rows = pd.read_csv(train_tsv, sep="\t", quoting=csv.QUOTE_NONE).head(3000)
+    pipeline = make_pipeline(TfidfVectorizer(min_df=2), classifier).fit(rows["text"].astype(str), rows["label"])
+    sio.dump(pipeline, path)
+    return str(path)
+
+
+def test_sst2_dev_report(shared_data, tmp_path):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import ComplementNB
+
+    train = shared_data / "sst2" / "train.tsv"
+    out = tmp_path / "run"
+    outcome = headtohead.run({
+        "name": "sst2-tfidf", "seed": 0,
+        "data": {"path": str(shared_data / "sst2" / "dev.tsv"), "label_names": ["negative", "positive"]},
+        "models": [
+            {"name": "logreg", "kind": "sklearn", "label_names": ["negative", "positive"],
+             "source": _tfidf_model(tmp_path / "lr.skops", train, LogisticRegression(max_iter=500))},
+            {"name": "naive-bayes", "kind": "sklearn", "label_names": ["negative", "positive"],
+             "source": _tfidf_model(tmp_path / "nb.skops", train, ComplementNB())},
+        ],
+        "eval": {"batch_size": 128, "device": "cpu"},
+        "stats": {"n_resamples": 300},
+        "speed": FAST_SPEED,
+    }, out_dir=out)
+    result = outcome.result
+    html, md, table = _report(out, tmp_path)
+    assert result.stats is not None and result.speed is not None
+    assert html.count("<img ") == 6  # trade-off, intervals, latency, confusion, F1 per class, reliability
+    assert result.stats.comparisons[0].verdict.split(":")[0] in html  # "logreg vs naive-bayes"
+    assert "872 examples, 2 classes (text)" in html and "872 examples" in md
+    assert list(table["model"]) == ["logreg", "naive-bayes"]
+    assert table["accuracy"].tolist() == pytest.approx([m.quality.accuracy for m in result.models])
+    assert len(re.findall(r"!\[", md)) == 6
+
+
+@pytest.mark.slow
+def test_ants_bees_val_report(shared_data, tmp_path):
+    """Images, quality and statistics (the SST-2 test covers speed)."""
+    out = tmp_path / "run"
+    headtohead.run({
+        "name": "antsbees", "seed": 0,
+        "data": {"path": str(shared_data / "hymenoptera" / "val")},
+        "models": [
+            {"name": "resnet", "kind": "timm", "source": "resnet10t", "image_size": 48,
+             "model_args": {"channels": [8, 16, 32, 64]}},
+            {"name": "mobilenet", "kind": "timm", "source": "mobilenetv3_small_050", "image_size": 48},
+        ],
+        "eval": {"batch_size": 64, "device": "cpu"},
+        "stats": {"n_resamples": 300},
+        "speed": {"enabled": False},
+    }, out_dir=out)
+    html, md, table = _report(out, tmp_path)
+    assert "153 examples, 2 classes (image)" in html
+    assert html.count("<img ") == 4 and "Paired comparisons" in html and "Speed and memory" not in html
+    assert "| accuracy ↑ |" in md and set(table["model"]) == {"resnet", "mobilenet"}
+    assert "single_stream_p50_ms" not in table.columns
