@@ -1,0 +1,86 @@
+"""Environment fingerprints of workers, and grouping results by them.
+
+A Ray cluster can be heterogeneous: two nodes may have different GPUs, drivers or library
+versions. Every worker records its own :class:`~headtohead.results.records.Environment`;
+its *fingerprint* is a short hash of what can change a result or a timing (hardware and
+software versions), leaving out what differs between identical machines (host name, the
+thread count the executor chose, the git checkout). Reports group models by it, so results
+from different kinds of machine are never shown as one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+
+from headtohead.results.records import Environment
+
+__all__ = ["environment_fingerprint", "group_by_environment", "FINGERPRINT_FIELDS", "describe_environment"]
+
+#: The fields of :class:`Environment` that make two workers different kinds of machine.
+FINGERPRINT_FIELDS: tuple[str, ...] = ("python", "os", "cpu_model", "cpu_cores_logical", "torch", "transformers",
+                                       "timm", "torchvision", "sklearn", "numpy", "headtohead", "cuda_available")
+
+
+def environment_fingerprint(environment: Environment) -> str:
+    """A 12-character hash of the hardware and software that matter (see :data:`FINGERPRINT_FIELDS`).
+
+    GPUs count by name, driver, CUDA version and memory, not by index, so two nodes with
+    the same cards share a fingerprint.
+
+    Parameters
+    ----------
+    environment : Environment
+        A worker's environment (``results.environment.capture_environment``).
+
+    Returns
+    -------
+    str
+        Hex digits; equal for identical stacks on identical hardware.
+    """
+    payload = {name: getattr(environment, name) for name in FINGERPRINT_FIELDS}
+    payload["gpus"] = sorted([g.name, g.driver, g.cuda, g.memory_total_mb] for g in environment.gpus)
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def describe_environment(environment: Environment) -> str:
+    """A short human label: GPU names (× count) or the CPU model, and the torch version.
+
+    Examples
+    --------
+    ``2× NVIDIA A100-SXM4-80GB, torch 2.14.1``
+    """
+    names = [g.name for g in environment.gpus]
+    if names:
+        hardware = ", ".join(f"{names.count(n)}× {n}" for n in dict.fromkeys(names))
+    else:
+        hardware = environment.cpu_model
+    return f"{hardware}, torch {environment.torch}" if environment.torch else hardware
+
+
+def group_by_environment(environments: Mapping[str, Iterable[Environment]]) -> dict[str, list[str]]:
+    """Group names (models) by the fingerprints of the workers that produced them.
+
+    Parameters
+    ----------
+    environments : mapping of str to iterable of Environment
+        Model name → the environments of its workers (one per shard).
+
+    Returns
+    -------
+    dict of str to list of str
+        Fingerprint → model names, in first-seen order. A model sharded over workers of
+        different kinds appears under each of their fingerprints.
+
+    Examples
+    --------
+    >>> group_by_environment({"a": [env1], "b": [env1], "c": [env2]})  # doctest: +SKIP
+    {'3f2a9c1b7d4e': ['a', 'b'], '91c0e5aa02f8': ['c']}
+    """
+    groups: dict[str, list[str]] = {}
+    for name, envs in environments.items():
+        for fingerprint in dict.fromkeys(environment_fingerprint(e) for e in envs):
+            groups.setdefault(fingerprint, []).append(name)
+    return groups
