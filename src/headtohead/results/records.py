@@ -18,6 +18,7 @@ from pydantic import Field
 from headtohead.results.base import Record
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.speed import SpeedSummary
+from headtohead.results.training import TrainingSummary
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -145,6 +146,7 @@ class RunResult(Record):
     predictions_file: str = "predictions.npz"
     stats: StatsSummary | None = Field(default=None, description="paired statistics (headtohead.stats)")
     speed: SpeedSummary | None = Field(default=None, description="speed and memory (engines.speed)")
+    training: TrainingSummary | None = Field(default=None, description="identical fine-tuning (h2h train)")
 
     def model(self, name: str) -> ModelRecord:
         """The record of the model called ``name``."""

@@ -1,0 +1,200 @@
+"""Data-parallel training (``torch.distributed`` DDP), launched the torchrun way.
+
+Two ways in, one code path:
+
+* ``torchrun --nproc_per_node N $(which h2h) train experiment.yaml`` — every process runs
+  the whole ``h2h train``; :func:`dist_context_from_env` reads torchrun's variables
+  (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``) and each model is trained data-parallel; only
+  rank 0 saves, evaluates and writes results.
+* ``train.nproc: N`` in the experiment — ``h2h train`` itself starts
+  ``python -m torch.distributed.run --standalone --nproc_per_node N -m
+  headtohead.engines.train_ddp job.json`` for each model and seed (:func:`launch`), and
+  reads back the :class:`~headtohead.results.training.TrainingRun` rank 0 wrote.
+
+Every process trains on its share of each *global* batch (``batch_size × N`` examples,
+the same seeded order as a single process with that batch), so the example order — and
+its hash — does not depend on how many processes share the work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from headtohead.devices import is_cuda
+from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
+
+__all__ = ["DistContext", "dist_context_from_env", "init_process_group", "shutdown_process_group", "rank_share",
+           "all_reduce_sum", "barrier", "launch", "main"]
+
+_ERRORS: dict[str, type[H2HError]] = {c.__name__: c for c in (H2HError, ConfigError, DataError, ModelError,
+                                                               DeviceError, ResultsError)}
+
+
+@dataclass(frozen=True)
+class DistContext:
+    """This process's place in a data-parallel group."""
+
+    rank: int
+    world_size: int
+    local_rank: int
+    backend: str = "gloo"
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def dist_context_from_env(backend: str = "auto", device: str = "cpu") -> DistContext | None:
+    """The group torchrun started this process in, or ``None`` outside torchrun (or with one process).
+
+    Parameters
+    ----------
+    backend : {"auto", "gloo", "nccl"}
+        ``auto`` picks nccl for CUDA devices and gloo otherwise.
+    device : str
+        The training device.
+    """
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if world <= 1:
+        return None
+    chosen = backend if backend != "auto" else ("nccl" if is_cuda(device) else "gloo")
+    return DistContext(rank=int(os.environ.get("RANK", "0")), world_size=world,
+                       local_rank=int(os.environ.get("LOCAL_RANK", "0")), backend=chosen)
+
+
+def init_process_group(ctx: DistContext) -> None:
+    """Join the group (``env://`` rendezvous, as torchrun sets it up) unless already joined."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        return
+    if not dist.is_available():
+        raise DeviceError("train.nproc > 1 needs torch.distributed, which this torch build lacks; use nproc: 1")
+    if ctx.backend == "nccl":
+        import torch
+
+        torch.cuda.set_device(ctx.local_rank)  # NCCL talks to the current device: make it this process's GPU
+    dist.init_process_group(backend=ctx.backend, rank=ctx.rank, world_size=ctx.world_size)
+
+
+def shutdown_process_group() -> None:
+    """Leave the group (idempotent)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def rank_share(global_batch: np.ndarray, ctx: DistContext | None) -> np.ndarray:
+    """This process's contiguous part of a global batch (all of it without a group).
+
+    Examples
+    --------
+    >>> rank_share(np.arange(5), DistContext(rank=1, world_size=2, local_rank=1)).tolist()
+    [3, 4]
+    """
+    if ctx is None:
+        return global_batch
+    return np.array_split(global_batch, ctx.world_size)[ctx.rank]
+
+
+def all_reduce_sum(values: np.ndarray, ctx: DistContext | None) -> np.ndarray:
+    """Sum ``values`` (float64) over all processes; unchanged without a group."""
+    if ctx is None:
+        return values
+    import torch
+    import torch.distributed as dist
+
+    tensor = torch.as_tensor(np.asarray(values, dtype=np.float64))
+    if ctx.backend == "nccl":
+        tensor = tensor.to(f"cuda:{ctx.local_rank}")
+    dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+    return tensor.cpu().numpy()
+
+
+def barrier(ctx: DistContext | None) -> None:
+    """Wait for every process (no-op without a group)."""
+    if ctx is not None:
+        import torch.distributed as dist
+
+        dist.barrier()
+
+
+def launch(job: Mapping[str, Any], *, nproc: int, workdir: str | Path) -> dict[str, Any]:
+    """Run one data-parallel training in ``nproc`` processes via torchrun and return rank 0's output.
+
+    Parameters
+    ----------
+    job : mapping
+        JSON-serialisable description of the training (see :mod:`headtohead.training_run`).
+    nproc : int
+        Processes on this machine.
+    workdir : str or Path
+        Folder for the job file and the output.
+
+    Returns
+    -------
+    dict
+        What the worker's rank 0 wrote: ``{"run": <TrainingRun as JSON>}``.
+
+    Raises
+    ------
+    H2HError
+        The worker failed on bad input (its one-line message, same class); or it crashed.
+    """
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    job_file = workdir / "ddp-job.json"
+    out_file = workdir / "ddp-output.json"
+    out_file.unlink(missing_ok=True)
+    job_file.write_text(json.dumps({**job, "output": str(out_file)}), encoding="utf-8")
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+               "-m", "headtohead.engines.train_ddp", str(job_file)]
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
+        log.seek(0)
+        tail = log.read()[-2000:]
+    if out_file.is_file():
+        output = json.loads(out_file.read_text(encoding="utf-8"))
+        if "error" in output:
+            raise _ERRORS.get(output["error"]["type"], H2HError)(output["error"]["message"])
+        if process.returncode == 0:
+            return output
+    last = [line for line in tail.splitlines() if line.strip()][-3:]
+    raise ModelError(f"data-parallel training ({nproc} processes) failed with exit code {process.returncode}: "
+                     f"{' | '.join(last) or 'no output'}; run with train.nproc: 1 to see the error directly")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Worker entry point: ``python -m headtohead.engines.train_ddp job.json`` under torchrun."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    job = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    rank = int(os.environ.get("RANK", "0"))
+    try:
+        from headtohead.training_run import run_training_job
+
+        record = run_training_job(job)
+        if rank == 0:
+            Path(job["output"]).write_text(json.dumps({"run": record}), encoding="utf-8")
+        return 0
+    except H2HError as exc:
+        if rank == 0:
+            Path(job["output"]).write_text(json.dumps({"error": {"type": type(exc).__name__, "message": str(exc)}}),
+                                           encoding="utf-8")
+        return 2
+    finally:
+        shutdown_process_group()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
