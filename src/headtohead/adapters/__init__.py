@@ -25,6 +25,7 @@ ADAPTERS: dict[str, str] = {
     "torchvision": "headtohead.adapters.torchvision_models:TorchvisionAdapter",
     "sklearn": "headtohead.adapters.sklearn_models:SklearnAdapter",
     "python": "headtohead.adapters.python_factory:PythonAdapter",
+    "onnx": "headtohead.adapters.onnx_runtime:OnnxRuntimeAdapter",
 }
 
 

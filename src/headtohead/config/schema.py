@@ -23,6 +23,8 @@ from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import Section as _Section
 from headtohead.config.speed import SpeedConfig
+from headtohead.config.sweep import SweepConfig
+from headtohead.config.train import TrainConfig
 
 __all__ = [
     "Experiment",
@@ -36,7 +38,7 @@ __all__ = [
 
 #: Model families with an adapter. Kept here (not read from the adapter registry) so the
 #: config validates without importing torch; a test pins it to the registry.
-MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python")
+MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python", "onnx")
 
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 
@@ -90,6 +92,12 @@ class ModelConfig(_Section):
     allow_pickle: bool = Field(default=False, description="Allow loading pickled objects (can run code).")
     trust_remote_code: bool = Field(default=False, description="transformers: run code shipped with the model.")
     revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
+    tokenizer: str | None = Field(default=None, description="onnx kind, text: local folder of the Hugging Face "
+                                  "tokenizer the model was exported with.")
+    mean: list[float] | None = Field(default=None, description="onnx kind, images: per-channel normalisation "
+                                     "mean (default: ImageNet's).")
+    std: list[float] | None = Field(default=None, description="onnx kind, images: per-channel normalisation "
+                                    "std (default: ImageNet's).")
 
     @field_validator("kind")
     @classmethod
@@ -136,6 +144,8 @@ class Experiment(_Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     stats: StatsConfig = Field(default_factory=StatsConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
+    sweep: SweepConfig | None = Field(default=None, description="Optimisation variants for h2h sweep.")
+    train: TrainConfig | None = Field(default=None, description="Identical fine-tuning of every model (h2h train).")
 
     @model_validator(mode="after")
     def _unique_model_names(self) -> Experiment:

@@ -1,0 +1,123 @@
+"""``h2h sweep``: optimisation variants × batch sizes, each checked against its parent.
+
+Registered in :mod:`headtohead.cli.main` with ``app.command("sweep")(sweep)``. The options
+replace the matching keys of the experiment's ``sweep:`` section (or make one)::
+
+    h2h sweep experiment.yaml --batch-size 1,8,32,128 --precision fp32,bf16,int8 --backend pytorch,onnxruntime
+
+This module parses and prints; :func:`headtohead.sweeps.run_sweep` does the work.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from pydantic import ValidationError
+
+from headtohead.config.sweep import SweepConfig
+from headtohead.errors import ConfigError
+
+__all__ = ["sweep", "sweep_config_from_options", "parse_list"]
+
+_PARSERS = {"int": int, "float": float, "str": str}
+_BOOLS = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
+
+
+def parse_list(text: str, kind: str, *, option: str) -> list[Any]:
+    """Split ``"1,8,32"`` into typed values (``int``, ``float``, ``str`` or ``bool``).
+
+    Raises
+    ------
+    ConfigError
+        A value is not of the kind (one line naming the option and the value).
+
+    Examples
+    --------
+    >>> parse_list("1, 8,32", "int", option="--batch-size")
+    [1, 8, 32]
+    >>> parse_list("false,true", "bool", option="--compile")
+    [False, True]
+    """
+    values = [part.strip() for part in text.split(",") if part.strip()]
+    if not values:
+        raise ConfigError(f"{option} is empty; give comma-separated values, e.g. {option} 1,8,32")
+    out = []
+    for value in values:
+        if kind == "bool":
+            if value.lower() not in _BOOLS:
+                raise ConfigError(f"{option} '{value}' is not true or false; e.g. {option} false,true")
+            out.append(_BOOLS[value.lower()])
+            continue
+        try:
+            out.append(_PARSERS[kind](value))
+        except ValueError:
+            example = {"int": "1,8,32", "float": "0.0,0.5"}.get(kind, "a,b")
+            raise ConfigError(f"{option} '{value}' is not a valid {kind}; give comma-separated values, "
+                              f"e.g. {option} {example}") from None
+    return out
+
+
+def sweep_config_from_options(base: SweepConfig | None, options: dict[str, Any]) -> SweepConfig:
+    """The experiment's ``sweep:`` section with the given options (``None`` = keep) replaced.
+
+    Raises
+    ------
+    ConfigError
+        The result is not a valid sweep section (one line naming the option).
+    """
+    data = base.model_dump(exclude_unset=True) if base is not None else {}
+    data.update({key: value for key, value in options.items() if value is not None})
+    try:
+        return SweepConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = str(first["loc"][0]) if first["loc"] else "sweep"
+        raise ConfigError(f"--{key.replace('_', '-')}: {first['msg']} (sweep.{key})") from None
+
+
+def sweep(
+    experiment: Path = typer.Argument(..., help="The experiment YAML file."),
+    batch_size: Optional[str] = typer.Option(None, "--batch-size", help="Batch sizes, e.g. 1,8,32,128."),
+    precision: Optional[str] = typer.Option(None, "--precision", help="fp32,bf16,int8 (fp16 on CUDA)."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="pytorch,onnxruntime."),
+    max_length: Optional[str] = typer.Option(None, "--max-length", help="Truncation lengths of text models."),
+    compile_: Optional[str] = typer.Option(None, "--compile", help="false,true: torch.compile."),
+    channels_last: Optional[str] = typer.Option(None, "--channels-last", help="false,true (image models)."),
+    sparsity: Optional[str] = typer.Option(None, "--sparsity", help="Shares of weights pruned, e.g. 0.0,0.5."),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Sweep only this model (repeatable)."),
+    max_latency_ms: Optional[float] = typer.Option(None, "--max-latency-ms", help="Budget: per-batch p95 (ms)."),
+    max_memory_mb: Optional[float] = typer.Option(None, "--max-memory-mb", help="Budget: memory (MiB)."),
+    max_accuracy_drop: Optional[float] = typer.Option(
+        None, "--max-accuracy-drop", "--min-accuracy-drop",
+        help="Non-inferiority margin as a fraction (0.01 = 1 pp) for the recommendation."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>-sweep)."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16."),
+) -> None:
+    """Sweep batch size, precision, backend … of each model; re-check quality against the parent every time."""
+    from headtohead.cli.console import console, progress_bars
+    from headtohead.config import load_experiment
+    from headtohead.sweeps import run_sweep
+    from headtohead.sweeps.report import sweep_table
+
+    exp = load_experiment(experiment, set_ or [])
+    lists = {"batch_size": (batch_size, "int"), "precision": (precision, "str"), "backend": (backend, "str"),
+             "max_length": (max_length, "int"), "compile": (compile_, "bool"),
+             "channels_last": (channels_last, "bool"), "sparsity": (sparsity, "float")}
+    options: dict[str, Any] = {key: parse_list(text, kind, option=f"--{key.replace('_', '-')}")
+                               for key, (text, kind) in lists.items() if text is not None}
+    options.update(models=list(model) if model else None, max_latency_ms=max_latency_ms, max_memory_mb=max_memory_mb,
+                   max_accuracy_drop=max_accuracy_drop)
+    config = sweep_config_from_options(exp.sweep, options)
+    out_dir = out or Path("runs") / f"{exp.name}-sweep"
+    with progress_bars() as progress:
+        outcome = run_sweep(experiment, sweep=config, out_dir=out_dir, overrides=set_ or [], progress=progress)
+    console.print(sweep_table(outcome.result))
+    for cell in outcome.result.cells():
+        if cell.quality is not None:
+            console.print(f"  {cell.quality.verdict}", highlight=False, markup=False, soft_wrap=True)
+    console.print(outcome.result.recommendation.sentence, style="bold", highlight=False, markup=False,
+                  soft_wrap=True)
+    console.print(f"Results: {out_dir / 'sweep.json'} (report: {out_dir / 'sweep.md'}, curves: "
+                  f"{out_dir / 'sweep.png'})", highlight=False, markup=False, soft_wrap=True)
