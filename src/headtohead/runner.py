@@ -2,44 +2,57 @@
 
 The data flows one way: config → dataset → model adapters → engines → results (→
 statistics → reports). This module only sequences those stages; each lives in its own
-package. Results are written after every model, atomically, so an error or an interrupt
-keeps what has finished.
+package.
+
+Surviving faults (issue 8): the output folder is checked before any work starts; each
+model's quality pass is one call, :func:`~headtohead.per_model.evaluate_one`, whose record and predictions are
+kept in ``<out>/.h2h-resume`` (:mod:`headtohead.resume`) and written into
+``results.json``/``predictions.npz`` atomically as soon as the model finishes. An error,
+an interrupt (SIGINT/SIGTERM, see :mod:`headtohead.faults`) or running out of memory
+keeps what finished and says so; ``run(..., resume=True)`` skips the finished models
+and gives the same final results as an uninterrupted run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
-import time
+import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
-from headtohead.config import Experiment, experiment_from_dict, load_experiment
-from headtohead.config.schema import DataConfig, ModelConfig
-from headtohead.data import Dataset, DataSplits, create_dataset
-from headtohead.data.hf import parse_hf_spec
-from headtohead.devices import resolve_device
-from headtohead.engines.batching import BatchPlan, plan_batches
-from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
-from headtohead.engines.seeding import seed_everything
-from headtohead.errors import H2HError
-from headtohead.metrics import compute_quality
-from headtohead.results import (
-    DatasetRecord,
-    ModelRecord,
-    Predictions,
-    RunResult,
-    save_result,
+from headtohead.adapters import ModelAdapter
+from headtohead.config import Experiment
+from headtohead.config.schema import ModelConfig
+from headtohead.determinism import deterministic_algorithms
+from headtohead.engines.evaluate import ProgressCallback
+from headtohead.errors import H2HError, ResultsError
+from headtohead.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
+from headtohead.offline import offline_mode
+from headtohead.per_model import (
+    ModelOutcome,
+    RunSetup,
+    absolute_data_paths,
+    dataset_record,
+    evaluate_one,
+    load_model,
+    prepare_run,
+    resolve_experiment,
 )
+from headtohead.resume import RESUME_DIR, ResumeStore, model_key
+from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.environment import capture_environment
 from headtohead.results.speed import SpeedSummary
 
-__all__ = ["run", "Run", "resolve_experiment", "RESULTS_FILE", "PREDICTIONS_FILE"]
+__all__ = ["run", "Run", "RunSetup", "ModelOutcome", "prepare_run", "evaluate_one", "resolve_experiment",
+           "check_writable", "RESULTS_FILE", "PREDICTIONS_FILE"]
+
+_absolute_data_paths = absolute_data_paths  # the name headtohead.training_run imports
 
 log = logging.getLogger("headtohead")
 
@@ -49,51 +62,20 @@ PREDICTIONS_FILE = "predictions.npz"
 
 @dataclass
 class Run:
-    """What :func:`run` returns: the result record, the predictions, and where they were saved."""
+    """What :func:`run` returns: the result record, the predictions, and where they were saved.
+
+    ``resumed`` names the models whose finished work was re-used (``resume=True``).
+    """
 
     result: RunResult
     predictions: Predictions
     out_dir: Path | None
-
-
-def resolve_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
-                       ) -> tuple[Experiment, Path]:
-    """Validate ``experiment`` and return it with the folder its relative paths are read from.
-
-    A YAML path is read from its own folder; a dict or an :class:`Experiment` from the
-    current directory.
-    """
-    if isinstance(experiment, (str, Path)):
-        path = Path(experiment)
-        return load_experiment(path, overrides), path.resolve().parent
-    if isinstance(experiment, Experiment):
-        if overrides:
-            return experiment_from_dict(experiment.model_dump(), overrides=overrides), Path.cwd()
-        return experiment, Path.cwd()
-    return experiment_from_dict(experiment, overrides=overrides), Path.cwd()
-
-
-def _absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
-    """Make file paths in ``data`` absolute against ``base_dir`` (schemes like ``sklearn:`` pass)."""
-
-    def absolute(spec: str | None) -> str | None:
-        if spec is None or spec.startswith("sklearn:"):
-            return spec
-        if spec.startswith("hf:"):
-            source, split = parse_hf_spec(spec)
-            local = base_dir / source
-            if Path(source).is_absolute() or not local.exists():
-                return spec  # a hub name, or already absolute
-            return f"hf:{local}" + (f":{split}" if split else "")
-        path = Path(spec).expanduser()
-        return str(path if path.is_absolute() else base_dir / path)
-
-    return data.model_copy(update={"path": absolute(data.path), "train": absolute(data.train)})
+    resumed: list[str] = field(default_factory=list)
 
 
 def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
         overrides: Sequence[str] = (), progress: ProgressCallback | None = None, quality: bool = True,
-        speed: bool | None = None) -> Run:
+        speed: bool | None = None, resume: bool = False, deterministic: bool = False, offline: bool = False) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -110,6 +92,14 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         Run the quality pass and the statistics (``h2h bench`` turns this off).
     speed : bool, optional
         Measure speed and memory; ``None`` follows ``speed.enabled`` of the experiment.
+    resume : bool
+        Re-use the quality passes of models that finished in an earlier, interrupted run
+        into the same ``out_dir`` (matched by key, see :mod:`headtohead.resume`).
+    deterministic : bool
+        Use torch's deterministic algorithms; ops that have none are named in the
+        model's warnings (see :mod:`headtohead.determinism`).
+    offline : bool
+        No network attempt at all while the run lasts (see :mod:`headtohead.offline`).
 
     Returns
     -------
@@ -119,8 +109,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     Raises
     ------
     H2HError
-        Invalid experiment, data or model. Models that finished before the error are
-        already saved in ``out_dir``.
+        Invalid experiment, data or model, or an output folder that cannot be written.
+        Models that finished before the error are already saved in ``out_dir``.
+    RunInterrupted
+        SIGINT/SIGTERM arrived; the message says what was kept.
 
     Examples
     --------
@@ -133,64 +125,133 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     """
     exp, base_dir = resolve_experiment(experiment, overrides)
     out = Path(out_dir) if out_dir is not None else None
-    measure_speed_too = exp.speed.enabled if speed is None else speed
-    device = resolve_device(exp.eval.device)
-    if exp.eval.num_threads:
-        import torch
-
-        torch.set_num_threads(exp.eval.num_threads)
-    seed_everything(exp.seed)
-    splits = create_dataset(_absolute_data_paths(exp.data, base_dir), seed=exp.seed)
-    for reason, count in splits.eval.skipped.items():
-        log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
-    dataset = splits.eval
-    plan = plan_batches(len(dataset), exp.eval.batch_size)
-    predictions = Predictions(order=plan.order, y_true=dataset.labels[plan.order], label_names=dataset.label_names)
-    result = RunResult(
-        headtohead_version=_version(),
-        name=exp.name,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        experiment=exp.model_dump(mode="json"),
-        environment=capture_environment(base_dir),
-        dataset=_dataset_record(splits),
-        models=[],
-    )
-    context = LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device,
-                          seed=exp.seed, base_dir=base_dir)
-    kept: dict[str, tuple[ModelAdapter, float]] = {}  # loaded models, held for the speed pass
-    records: list[ModelRecord] = []
-    for model_cfg in exp.models:
-        try:
-            adapter, load_time = _load(model_cfg, context)
-            evaluation = evaluate_model(adapter, dataset, plan, progress=progress) if quality else None
-        except H2HError as exc:
-            if records and out is not None:
-                exc.args = (f"{exc.args[0]} (results of {', '.join(r.name for r in records)} are kept in {out})",)
-            raise
-        records.append(_model_record(model_cfg, adapter, load_time, plan, evaluation, predictions))
-        for warning in adapter.warnings:
-            log.warning("%s", warning)
-        if measure_speed_too:
-            kept[model_cfg.name] = (adapter, load_time)
-        del adapter
-        gc.collect()
-        result = result.model_copy(update={"models": list(records)})
-        if out is not None:
-            _save(out, result, predictions if quality else None)
-    if quality:
-        result = result.model_copy(update={"stats": _analyse(exp, predictions)})
-    if measure_speed_too:
-        result = result.model_copy(update={"speed": _measure_speed(exp, kept, dataset, progress)})
     if out is not None:
-        save_result(result, out / RESULTS_FILE)
-    return Run(result=result, predictions=predictions, out_dir=out)
+        check_writable(out)
+    with contextlib.ExitStack() as stack:
+        if offline:
+            stack.enter_context(offline_mode())
+        if deterministic:
+            stack.enter_context(deterministic_algorithms())
+        setup = prepare_run(exp, base_dir, quality=quality, deterministic=deterministic)
+        measure = exp.speed.enabled if speed is None else speed
+        return _execute(setup, out, progress=progress, measure_speed=measure, resume=resume)
 
 
-def _load(model_cfg: ModelConfig, context: LoadContext) -> tuple[ModelAdapter, float]:
-    seed_everything(context.seed)  # the same random state for every model (fresh heads, dropout …)
-    start = time.perf_counter()
-    adapter = create_adapter(model_cfg, context)
-    return adapter, time.perf_counter() - start
+def check_writable(out: Path) -> None:
+    """Create ``out`` if needed and check a file can be written there, before any work starts.
+
+    Raises
+    ------
+    ResultsError
+        ``out`` is a file, or cannot be created or written (permissions, read-only disk).
+    """
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"--out {out}: is a file, not a folder; choose a folder for the results")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out, prefix=".h2h-write-check-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ResultsError(f"--out {out}: cannot write results there ({reason}); choose another folder with "
+                           f"--out, or fix its permissions") from exc
+
+
+class _Progress:
+    """The run's state as models finish: records, predictions, what is saved; the messages about it."""
+
+    def __init__(self, setup: RunSetup, out: Path | None) -> None:
+        dataset, plan = setup.dataset, setup.plan
+        self.setup, self.out = setup, out
+        self.predictions = Predictions(order=plan.order, y_true=dataset.labels[plan.order],
+                                       label_names=dataset.label_names)
+        self.result = RunResult(
+            headtohead_version=setup.version, name=setup.experiment.name,
+            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            experiment=setup.experiment.model_dump(mode="json"), environment=capture_environment(setup.base_dir),
+            dataset=dataset_record(setup.splits, setup.fingerprint), models=[])
+        self.saved: list[str] = []
+
+    def add(self, outcome: ModelOutcome) -> None:
+        """Add a finished model and save the results so far."""
+        record = outcome.record
+        if outcome.predictions is not None:
+            self.predictions.add(record.name, outcome.predictions.pred, outcome.predictions.proba)
+        self.result = self.result.model_copy(update={"models": [*self.result.models, record]})
+        if self.out is not None:
+            _save(self.out, self.result, self.predictions if self.setup.quality else None)
+            self.saved.append(record.name)
+
+    def kept(self) -> str:
+        """Where the finished models are, and how to finish the rest."""
+        if self.out is None:
+            return "nothing was saved (no output folder was given)"
+        if not self.saved:
+            return "no model had finished, so nothing was written"
+        if not self.setup.quality:  # h2h bench: speed is measured on all models at once, nothing to resume
+            return f"records of {', '.join(self.saved)} are in {self.out}; measuring speed needs every model, run again"
+        todo = [m.name for m in self.setup.experiment.models if m.name not in self.saved]
+        rest = f"; run again with --resume to evaluate {', '.join(todo)}" if todo else \
+            "; run again with --resume to finish (finished models are not evaluated again)"
+        return f"results of {', '.join(self.saved)} are kept in {self.out}{rest}"
+
+
+def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None, measure_speed: bool,
+             resume: bool) -> Run:
+    """Evaluate every model (or re-use its finished work), then statistics and speed; save as it goes."""
+    exp = setup.experiment
+    state = _Progress(setup, out)
+    store = ResumeStore(out / RESUME_DIR) if out is not None and setup.quality else None
+    facts = setup.key_facts() if store is not None else {}
+    keys = {m.name: model_key(m, facts, setup.base_dir) for m in exp.models} if store is not None else {}
+    loaded: dict[str, tuple[ModelAdapter, float]] = {}  # held for the speed pass
+    resumed: list[str] = []
+    try:
+        for model_cfg in exp.models:
+            outcome = _restore(store, keys, model_cfg, setup) if resume and store is not None else None
+            if outcome is not None:
+                resumed.append(model_cfg.name)
+                log.info("resume: model '%s' finished in an earlier run; its results are re-used", model_cfg.name)
+            else:
+                outcome = evaluate_one(setup, model_cfg, progress=progress)
+                for warning in outcome.record.warnings:
+                    log.warning("%s", warning)
+                if store is not None and outcome.predictions is not None:
+                    store.save(keys[model_cfg.name], outcome.record, outcome.predictions)
+            adapter, outcome.adapter = outcome.adapter, None
+            if measure_speed and adapter is not None:
+                loaded[model_cfg.name] = (adapter, outcome.record.load_time_s)
+            elif adapter is not None and adapter.module is not None:
+                del adapter
+                gc.collect()  # torch modules hold reference cycles: free the weights before the next model loads
+            state.add(outcome)
+        result = state.result
+        if setup.quality:
+            result = result.model_copy(update={"stats": _analyse(exp, state.predictions)})
+        if measure_speed:
+            result = result.model_copy(update={"speed": _measure_speed(setup, loaded, progress)})
+        if out is not None:
+            save_result(result, out / RESULTS_FILE)
+    except (KeyboardInterrupt, Terminated) as exc:
+        raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
+    except H2HError as exc:
+        if state.saved:
+            exc.args = (f"{exc.args[0] if exc.args else exc} ({state.kept()})",)
+        raise
+    except Exception:
+        if state.saved:
+            log.warning("%s", state.kept())
+        raise
+    if store is not None:
+        store.prune(keys.values())
+    return Run(result=result, predictions=state.predictions, out_dir=out, resumed=resumed)
+
+
+def _restore(store: ResumeStore, keys: Mapping[str, str], model_cfg: ModelConfig, setup: RunSetup
+             ) -> ModelOutcome | None:
+    found = store.load(keys[model_cfg.name], model_cfg.name, n_examples=len(setup.dataset),
+                       n_classes=setup.dataset.num_classes)
+    return ModelOutcome(found[0], found[1]) if found is not None else None
 
 
 def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
@@ -201,54 +262,19 @@ def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
                    ece_bins=cfg.ece_bins, seed=exp.seed)
 
 
-def _measure_speed(exp: Experiment, kept: Mapping[str, tuple[ModelAdapter, float]], dataset: Dataset,
+def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, float]],
                    progress: ProgressCallback | None) -> SpeedSummary:
+    """Time all models together; models re-used by ``resume`` (or evaluated elsewhere) are loaded here."""
     from headtohead.engines.speed import measure_speed
 
-    adapters = [adapter for adapter, _ in kept.values()]
-    load_times = {name: load_time for name, (_, load_time) in kept.items()}
-    return measure_speed(adapters, dataset, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed,
+    exp = setup.experiment
+    adapters, load_times = [], {}
+    for model_cfg in exp.models:
+        adapter, load_time = loaded.get(model_cfg.name) or load_model(model_cfg, setup.context)
+        adapters.append(adapter)
+        load_times[model_cfg.name] = load_time
+    return measure_speed(adapters, setup.dataset, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed,
                          load_times=load_times, progress=progress)
-
-
-def _model_record(model_cfg: ModelConfig, adapter: ModelAdapter, load_time: float, plan: BatchPlan,
-                  evaluation: Evaluation | None, predictions: Predictions) -> ModelRecord:
-    quality = None
-    if evaluation is not None:
-        predictions.add(model_cfg.name, evaluation.pred, evaluation.proba)
-        quality = compute_quality(predictions.y_true, evaluation.pred, evaluation.proba, predictions.label_names)
-    return ModelRecord(
-        name=model_cfg.name,
-        kind=model_cfg.kind,
-        source=model_cfg.source,
-        num_parameters=adapter.num_parameters(),
-        parameter_bytes=adapter.parameter_bytes(),
-        label_alignment=evaluation.alignment.how if evaluation else None,
-        label_columns=[int(c) for c in evaluation.alignment.columns] if evaluation else None,
-        index_order_hash=plan.hash(),
-        batch_size=plan.batch_size,
-        device=adapter.device,
-        n_batches=len(plan),
-        load_time_s=load_time,
-        eval_time_s=evaluation.seconds if evaluation else None,
-        quality=quality,
-        warnings=list(adapter.warnings),
-    )
-
-
-def _dataset_record(splits: DataSplits) -> DatasetRecord:
-    data = splits.eval
-    return DatasetRecord(
-        source=data.source,
-        modality=data.modality,
-        n_examples=len(data),
-        label_names=list(data.label_names),
-        class_counts=[int(c) for c in data.class_counts()],
-        skipped=dict(data.skipped),
-        fingerprint=data.fingerprint(),
-        train_source=splits.train.source if splits.train is not None else None,
-        n_train=len(splits.train) if splits.train is not None else None,
-    )
 
 
 def _save(out: Path, result: RunResult, predictions: Predictions | None) -> None:
@@ -257,7 +283,3 @@ def _save(out: Path, result: RunResult, predictions: Predictions | None) -> None
     save_result(result, out / RESULTS_FILE)
 
 
-def _version() -> str:
-    import headtohead
-
-    return headtohead.__version__

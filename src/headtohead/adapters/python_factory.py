@@ -35,6 +35,7 @@ from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import error_summary
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
+from headtohead.faults import is_out_of_memory
 
 __all__ = ["PythonAdapter", "import_factory"]
 
@@ -114,6 +115,8 @@ class PythonAdapter(ModelAdapter):
         try:
             raw = self.model(inputs)
         except Exception as exc:  # the user's callable failed on this batch
+            if is_out_of_memory(exc):
+                raise  # not the model's fault: the runner says to lower the batch size and resume
             raise ModelError(f"model '{self.name}': {self.config.source} raised {type(exc).__name__} on a batch "
                              f"of {len(inputs)} examples: {error_summary(exc)}") from exc
         scores = np.asarray(raw.detach().cpu() if hasattr(raw, "detach") else raw, dtype=np.float64)

@@ -191,7 +191,7 @@ def _format_validation_error(exc: ValidationError, source: str, yaml_text: str |
         if allowed:
             message += f" (valid keys: {', '.join(allowed)})"
     elif kind == "missing":
-        message = "missing required field"
+        message = f"missing required field; add '{loc[-1]}' here (examples/ has complete experiments)"
     else:
         message = first["msg"].removeprefix("Value error, ")
         if "input" in first and kind not in ("value_error",) and not isinstance(first["input"], (dict, list)):

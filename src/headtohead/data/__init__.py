@@ -95,6 +95,17 @@ def create_dataset(config: DataConfig, *, seed: int = 42) -> DataSplits:
                 raise DataError(f"{config.train}: classes {extra} have training examples but no evaluation "
                                 f"examples in {config.path}; add them to the eval data or drop them")
             train = train.with_label_names(evaluation.label_names)
+    _require_eval_examples(config, evaluation)
     if config.limit is not None and config.limit < len(evaluation):
         evaluation = evaluation.take(range(config.limit))
     return DataSplits(eval=evaluation, train=train)
+
+
+def _require_eval_examples(config: DataConfig, evaluation: Dataset) -> None:
+    """Every class needs evaluation examples: per-class metrics and the comparison are undefined without."""
+    counts = evaluation.class_counts()
+    empty = [name for name, count in zip(evaluation.label_names, counts, strict=True) if count == 0]
+    if empty:
+        present = ", ".join(f"{name}: {count}" for name, count in zip(evaluation.label_names, counts, strict=True))
+        raise DataError(f"{config.path}: class(es) {empty} have no evaluation examples (per class: {present}); "
+                        f"add examples of them, or remove them from data.label_names")

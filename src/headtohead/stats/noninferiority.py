@@ -1,0 +1,286 @@
+"""Non-inferiority decisions for the CI gate: is the candidate worse than the baseline beyond a margin?
+
+A gate must not fail a build on noise, nor pass one because the test set was too small
+to see a regression. Each check therefore has three outcomes, read off a confidence
+interval of the candidate's difference from the baseline and the allowed margin:
+
+* **fail** — the whole interval lies beyond the margin: the candidate is worse than
+  allowed, with confidence;
+* **pass** — the whole interval lies on the good side of the margin: the candidate is
+  non-inferior (it may be worse, but by less than the margin);
+* **inconclusive** — the interval straddles the margin: the data cannot tell; the
+  decision says how much more data would settle it.
+
+This is the confidence-interval form of a one-sided non-inferiority test: with a
+two-sided 95 % interval each bound is a test at the 2.5 % level (the CONSORT convention).
+
+Accuracy uses the paired bootstrap of ``accuracy(candidate) − accuracy(baseline)`` over
+the saved per-example predictions (:func:`headtohead.stats.bootstrap.paired_bootstrap`);
+the examples needed come from McNemar's sample size (:mod:`headtohead.stats.power`) with
+the observed discordance and the distance of the observed difference from the margin.
+Speed uses the paired per-round time ratio (:func:`headtohead.stats.speed.speed_ratio`).
+Pure NumPy/SciPy: nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from headtohead.errors import ConfigError
+from headtohead.stats.bootstrap import paired_bootstrap
+from headtohead.stats.power import mcnemar_sample_size
+from headtohead.stats.speed import speed_ratio
+
+__all__ = ["Decision", "Outcome", "decide", "accuracy_noninferiority", "slowdown_noninferiority",
+           "skipped_check", "gate_exit_code", "gate_paragraph", "EXIT_CODES", "POWER"]
+
+Outcome = Literal["pass", "fail", "inconclusive", "skipped"]
+
+#: Exit code of the gate per overall outcome ("skipped" checks do not change it).
+EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "inconclusive": 3}
+#: Power assumed when saying how many examples an inconclusive check needs.
+POWER = 0.8
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome of one gate check.
+
+    Attributes
+    ----------
+    check : str
+        ``"accuracy"`` or ``"speed (offline)"`` …
+    outcome : {"pass", "fail", "inconclusive", "skipped"}
+    estimate, low, high : float
+        Accuracy: candidate − baseline as a fraction. Speed: time ratio candidate / baseline.
+        NaN for a skipped check.
+    bound : float
+        Where the margin lies on the same scale: ``−max_drop`` for accuracy,
+        ``1 + max_slowdown`` for speed.
+    confidence : float
+    n : int
+        Paired examples (accuracy) or interleaved rounds (speed) the interval rests on.
+    needed : int or None
+        For an inconclusive check: about how many examples (rounds) would decide it.
+    explanation : str
+        One or two sentences saying why.
+    """
+
+    check: str
+    outcome: Outcome
+    estimate: float
+    low: float
+    high: float
+    bound: float
+    confidence: float
+    n: int
+    needed: int | None
+    explanation: str
+
+
+def decide(low: float, high: float, bound: float, *, higher_is_better: bool) -> Outcome:
+    """Place the interval ``[low, high]`` against the margin ``bound``.
+
+    Examples
+    --------
+    >>> decide(-0.03, -0.01, -0.005, higher_is_better=True)   # worse than −0.5 pp, surely
+    'fail'
+    >>> decide(-0.004, 0.01, -0.005, higher_is_better=True)
+    'pass'
+    >>> decide(-0.02, 0.01, -0.005, higher_is_better=True)
+    'inconclusive'
+    >>> decide(1.08, 1.12, 1.05, higher_is_better=False)      # slower than +5 %, surely
+    'fail'
+    """
+    if higher_is_better:
+        return "fail" if high < bound else "pass" if low >= bound else "inconclusive"
+    return "fail" if low > bound else "pass" if high <= bound else "inconclusive"
+
+
+def _check_common(margin: float, confidence: float, what: str) -> None:
+    if not (math.isfinite(margin) and 0.0 <= margin < 1.0):
+        raise ConfigError(f"{what}={margin} must be a fraction in [0, 1), e.g. 0.005 (0.5 pp) or 0.05 (5 %)")
+    if not (0.5 < confidence < 1.0):
+        raise ConfigError(f"confidence={confidence} must lie between 0.5 and 1, e.g. 0.95")
+
+
+def _pp(fraction: float) -> str:
+    return f"{100 * fraction:+.2f} pp".replace("-", "−")  # a true minus, as in the margin
+
+
+def accuracy_noninferiority(y_true: np.ndarray, pred_baseline: np.ndarray, pred_candidate: np.ndarray, *,
+                            max_drop: float, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
+                            names: tuple[str, str] = ("baseline", "candidate")) -> Decision:
+    """Is the candidate's accuracy lower than the baseline's by more than ``max_drop``?
+
+    Parameters
+    ----------
+    y_true, pred_baseline, pred_candidate : ndarray of shape (n,)
+        True labels and the two models' predictions on the same examples, same order.
+    max_drop : float
+        Allowed accuracy drop as a fraction (0.005 = 0.5 percentage points).
+    confidence : float
+        Level of the two-sided paired bootstrap interval (BCa).
+    n_resamples, seed : int
+        Bootstrap resamples and seed (the same predictions give the same decision).
+    names : (str, str)
+        Baseline and candidate names, for the explanation.
+
+    Returns
+    -------
+    Decision
+        ``estimate``/``low``/``high`` are candidate − baseline accuracy (fractions).
+
+    Examples
+    --------
+    >>> y = np.zeros(2000, dtype=int)
+    >>> base = np.where(np.arange(2000) % 10 == 0, 1, 0)        # 90 % right
+    >>> cand = np.where(np.arange(2000) % 5 == 0, 1, 0)         # 80 % right
+    >>> accuracy_noninferiority(y, base, cand, max_drop=0.005).outcome
+    'fail'
+    """
+    _check_common(max_drop, confidence, "max_drop")
+    y_true = np.asarray(y_true, np.int64)
+    base, cand = np.asarray(pred_baseline, np.int64), np.asarray(pred_candidate, np.int64)
+    n = len(y_true)
+    if n == 0:
+        raise ValueError("no examples to compare")
+    ci = paired_bootstrap(y_true, cand, base, metrics=["accuracy"], n_resamples=n_resamples, confidence=confidence,
+                          method="bca", seed=seed)["accuracy"]
+    bound = -max_drop
+    outcome = decide(ci.low, ci.high, bound, higher_is_better=True)
+    discordance = float(np.mean((cand == y_true) != (base == y_true)))
+    needed = _examples_needed(ci.estimate, bound, discordance, n, confidence) if outcome == "inconclusive" else None
+    base_name, cand_name = names
+    level = f"{confidence:.0%}"
+    measured = (f"{cand_name} − {base_name} = {_pp(ci.estimate)} ({level} CI {_pp(ci.low)} to "
+                f"{_pp(ci.high)}, paired bootstrap over {n:,} examples)")
+    drop = f"{100 * max_drop:.2f} pp"
+    if outcome == "fail":
+        why = (f"the whole interval lies below −{drop}, so {cand_name} is worse than {base_name} by more than the "
+               f"allowed {drop}, with {level} confidence")
+    elif outcome == "pass":
+        why = f"the lower bound is within the allowed drop of {drop}, so {cand_name} is not worse beyond the margin"
+    else:
+        more = (f"about {needed:,} examples would settle it ({POWER:.0%} power if the observed difference holds)"
+                if needed else "the observed difference sits on the margin, so no number of examples settles it")
+        why = (f"the interval straddles −{drop}: too few examples to tell whether the drop exceeds "
+               f"the margin; {more}")
+    return Decision("accuracy", outcome, ci.estimate, ci.low, ci.high, bound, confidence, n, needed,
+                    f"Accuracy: {measured}; {why}.")
+
+
+def _examples_needed(estimate: float, bound: float, discordance: float, n: int, confidence: float) -> int | None:
+    """Examples for the interval to clear the margin with power :data:`POWER` (McNemar sample size, Connor 1987).
+
+    The distance between the observed difference and the margin plays the part of the
+    gap to detect; each bound of a two-sided interval at ``confidence`` is a test at
+    ``(1 − confidence) / 2``, which is what the two-sided ``alpha = 1 − confidence`` of
+    :func:`~headtohead.stats.power.mcnemar_sample_size` uses per side.
+    """
+    distance = abs(estimate - bound)
+    if distance < 1e-12 or distance >= 1.0:
+        return None
+    try:
+        needed = mcnemar_sample_size(None, distance, discordance=min(1.0, max(discordance, distance)),
+                                     power=POWER, alpha=1.0 - confidence)
+    except ConfigError:
+        return None
+    return max(needed, n + 1)
+
+
+def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_candidate: Sequence[float] | np.ndarray,
+                            *, max_slowdown: float, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
+                            scenario: str = "offline", names: tuple[str, str] = ("baseline", "candidate")
+                            ) -> Decision:
+    """Is the candidate slower than the baseline by more than ``max_slowdown``?
+
+    Parameters
+    ----------
+    time_baseline, time_candidate : array-like of shape (n_rounds,)
+        One latency per interleaved round for each model, paired by round (e.g. round medians).
+    max_slowdown : float
+        Allowed slowdown as a fraction (0.05 = candidate may take 5 % longer).
+    confidence, n_resamples, seed
+        Of the bootstrap interval of the geometric-mean time ratio.
+    scenario : str
+        For the explanation (``offline``, ``single_stream``).
+    names : (str, str)
+        Baseline and candidate names.
+
+    Returns
+    -------
+    Decision
+        ``estimate``/``low``/``high`` are the time ratio candidate / baseline.
+
+    Examples
+    --------
+    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], max_slowdown=0.05).outcome
+    'fail'
+    """
+    _check_common(max_slowdown, confidence, "max_slowdown")
+    ratio = speed_ratio(time_candidate, time_baseline, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    bound = 1.0 + max_slowdown
+    outcome = decide(ratio.low, ratio.high, bound, higher_is_better=False)
+    needed = None
+    if outcome == "inconclusive":
+        side = ratio.high if ratio.ratio <= bound else ratio.low  # the bound that must move past the margin
+        spread, distance = abs(math.log(side / ratio.ratio)), abs(math.log(bound / ratio.ratio))
+        if distance > 1e-12:
+            needed = max(ratio.n_rounds + 1, math.ceil(ratio.n_rounds * (spread / distance) ** 2))
+    base_name, cand_name = names
+    level = f"{confidence:.0%}"
+    measured = (f"{cand_name} takes {ratio.ratio:.3f}× the time of {base_name} ({level} CI {ratio.low:.3f}–"
+                f"{ratio.high:.3f}, {ratio.n_rounds} interleaved rounds)")
+    allowed = f"{bound:.3f}× (+{100 * max_slowdown:.1f} %)"
+    if outcome == "fail":
+        why = f"the whole interval lies above {allowed}, so it is slower than allowed, with {level} confidence"
+    elif outcome == "pass":
+        why = f"the upper bound is within {allowed}, so it is not slower beyond the margin"
+    else:
+        more = f"about {needed} rounds would settle it (set speed.rounds)" if needed else "more rounds may settle it"
+        why = f"the interval straddles {allowed}: too few rounds to tell; {more}"
+    return Decision(f"speed ({scenario})", outcome, ratio.ratio, ratio.low, ratio.high, bound, confidence,
+                    ratio.n_rounds, needed, f"Speed ({scenario}): {measured}; {why}.")
+
+
+def skipped_check(check: str, reason: str) -> Decision:
+    """A check that could not run (e.g. no speed results); it does not change the exit code."""
+    nan = float("nan")
+    return Decision(check, "skipped", nan, nan, nan, nan, nan, 0, None, f"{check[0].upper()}{check[1:]}: not "
+                    f"checked — {reason}.")
+
+
+def gate_exit_code(decisions: Sequence[Decision]) -> int:
+    """1 if any check failed, else 3 if any was inconclusive, else 0.
+
+    Examples
+    --------
+    >>> gate_exit_code([skipped_check("speed", "no speed results")])
+    0
+    """
+    outcomes = {d.outcome for d in decisions}
+    for outcome in ("fail", "inconclusive"):
+        if outcome in outcomes:
+            return EXIT_CODES[outcome]
+    return EXIT_CODES["pass"]
+
+
+def gate_paragraph(decisions: Sequence[Decision], baseline: str, candidate: str) -> str:
+    """The gate's decision as one paragraph: the overall verdict, then each check's reason."""
+    code = gate_exit_code(decisions)
+    failed = [d.check for d in decisions if d.outcome == "fail"]
+    unsure = [d.check for d in decisions if d.outcome == "inconclusive"]
+    if code == EXIT_CODES["fail"]:
+        head = f"FAIL: {candidate} is worse than {baseline} beyond the allowed margin ({', '.join(failed)})."
+    elif code == EXIT_CODES["inconclusive"]:
+        head = (f"INCONCLUSIVE: the data cannot tell whether {candidate} is worse than {baseline} beyond the margin "
+                f"({', '.join(unsure)}).")
+    else:
+        head = f"PASS: {candidate} is not worse than {baseline} beyond the allowed margins."
+    return " ".join([head, *(d.explanation for d in decisions)])

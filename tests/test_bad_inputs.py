@@ -1,0 +1,331 @@
+"""Malformed input, systematically: every case through the real CLI entry point.
+
+Each case must give exit code 2, exactly one line on stderr that names what is wrong and
+where, no traceback, and leave the ``results.json``/``predictions.npz`` of an earlier run
+in the ``--out`` folder byte-identical. The list of cases is the issue's checklist (and a
+few more); add a case by adding one entry to ``CASES``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from headtohead.cli.main import main
+from headtohead.devices import use_backend
+from headtohead.testing.data import make_image_folder, make_text_table, write_text_table
+
+KEYWORDS = {"name": "kw", "kind": "python", "source": "headtohead.testing.models:keyword_classifier",
+            "model_args": {"keywords": {"negative": ["bad", "dull"], "positive": ["good", "great"]}},
+            "outputs": "probabilities"}
+MLP = {"name": "mlp", "kind": "python", "source": "headtohead.testing.models:tiny_mlp",
+       "model_args": {"n_features": 4, "n_classes": 3}}
+
+
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory) -> dict[str, Path]:
+    """Shared inputs: a text table, tiny BERTs (2 and 3 labels), an image folder, and the files of a finished run."""
+    from headtohead.testing.text import make_tiny_bert
+
+    root = tmp_path_factory.mktemp("assets")
+    previous = root / "previous"
+    main(["run", str(_write_exp(root, {"name": "prev", "data": {"path": "sklearn:iris"}, "models": [MLP],
+                                       "speed": {"enabled": False}})), "--out", str(previous)])
+    return {
+        "table": make_text_table(root / "dev.csv", n_per_class=6),
+        "bert": make_tiny_bert(root / "bert", ["negative", "positive"], max_position_embeddings=64),
+        "bert3": make_tiny_bert(root / "bert3", ["negative", "neutral", "positive"], seed=3),
+        "images": make_image_folder(root / "images", classes=("ants", "bees"), n_per_class=3, size=12),
+        "previous": previous,
+    }
+
+
+def _write_exp(folder: Path, experiment: dict[str, Any] | str, name: str = "exp.yaml") -> Path:
+    path = folder / name
+    path.write_text(experiment if isinstance(experiment, str) else yaml.safe_dump(experiment, sort_keys=False))
+    return path
+
+
+def _text_exp(data: dict[str, Any], *models: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"name": "bad", "data": data, "models": list(models) or [KEYWORDS], "speed": {"enabled": False}, **extra}
+
+
+@dataclass
+class Case:
+    """``build(tmp, assets)`` writes the inputs and returns the argv after ``h2h`` (``{out}`` is replaced)."""
+
+    id: str
+    build: Callable[[Path, dict[str, Path]], list[str]]
+    expect: str
+    patch: Callable[[pytest.MonkeyPatch], None] | None = None
+    backend: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run_args(experiment: dict[str, Any] | str, *more: str) -> Callable[[Path, dict[str, Path]], list[str]]:
+    """A case that runs ``experiment`` (a dict, YAML text, or a callable of (tmp, assets) returning one)."""
+
+    def build(tmp: Path, assets: dict[str, Path]) -> list[str]:
+        exp = experiment(tmp, assets) if callable(experiment) else experiment
+        return ["run", str(_write_exp(tmp, exp)), "--out", "{out}", *more]
+
+    return build
+
+
+def with_file(name: str, content: bytes | str | Callable[[Path], Any], data: dict[str, Any] | None = None,
+              *models: dict[str, Any]) -> Callable[[Path, dict[str, Path]], list[str]]:
+    """A run whose data.path is a file written from ``content`` (bytes, text, or a writer of the path)."""
+
+    def experiment(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
+        path = tmp / name
+        if callable(content):
+            content(path)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return _text_exp({"path": str(path), **(data or {})}, *models)
+
+    return run_args(experiment)
+
+
+def with_assets(make: Callable[[Path, dict[str, Path]], dict[str, Any]]) -> Callable[[Path, dict[str, Path]], list]:
+    return run_args(make)
+
+
+class _NoGPU:
+    def cuda_available(self) -> bool:
+        return False
+
+
+def _png(path: Path) -> None:
+    from PIL import Image
+
+    Image.new("RGB", (4, 4)).save(path, format="PNG")
+
+
+def _empty_classes(tmp: Path) -> Path:
+    for name in ("cat", "dog"):
+        (tmp / "imgs" / name).mkdir(parents=True)
+        (tmp / "imgs" / name / "notes.txt").write_text("no image here")
+    return tmp / "imgs"
+
+
+def _flat_folder(tmp: Path) -> Path:
+    (tmp / "flat").mkdir()
+    _png(tmp / "flat" / "loose.png")
+    return tmp / "flat"
+
+
+def _truncated_bert(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
+    folder = tmp / "broken-bert"
+    shutil.copytree(assets["bert"], folder)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    return _text_exp({"path": str(assets["table"])}, {"name": "bert", "kind": "transformers", "source": str(folder)})
+
+
+def _pickled_torch_checkpoint(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
+    import timm
+    import torch
+
+    torch.save(timm.create_model("test_resnet", num_classes=2), tmp / "whole.pt")  # a full pickle, not weights
+    return {"data": {"path": str(assets["images"])}, "speed": {"enabled": False},
+            "models": [{"name": "net", "kind": "timm", "source": "test_resnet", "checkpoint": str(tmp / "whole.pt"),
+                        "image_size": 32}]}
+
+
+def _pickled_sklearn(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
+    import pickle
+
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression
+
+    x, y = load_iris(return_X_y=True)
+    (tmp / "lr.pkl").write_bytes(pickle.dumps(LogisticRegression(max_iter=200).fit(x, y)))
+    return {"data": {"path": "sklearn:iris"}, "speed": {"enabled": False},
+            "models": [{"name": "lr", "kind": "sklearn", "source": str(tmp / "lr.pkl")}]}
+
+
+def _disk_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_space(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", no_space)
+
+
+def _not_writable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Permission bits do not stop root (CI containers often run as root): refuse the write itself.
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refused)
+
+
+BERT = {"name": "bert", "kind": "transformers"}
+
+CASES = [
+    # -- the experiment file and --set overrides
+    Case("yaml-syntax-error", run_args("name: x\ndata: {path: [\n"), "exp.yaml:3:1: YAML syntax error"),
+    Case("unknown-key", run_args(_text_exp({"path": "d.csv"}, eval={"batch_sise": 4})),
+         "eval.batch_sise: unknown key — did you mean batch_size?"),
+    Case("wrong-type", run_args(_text_exp({"path": "d.csv"}, eval={"batch_size": "many"})),
+         "eval.batch_size: Input should be a valid integer"),
+    Case("missing-required-field", run_args({"name": "x", "data": {"path": "d.csv"}}),
+         "models: missing required field"),
+    Case("duplicate-model-names", run_args(_text_exp({"path": "d.csv"}, KEYWORDS, KEYWORDS)),
+         "model name 'kw' is used twice"),
+    Case("batch-size-zero", run_args(_text_exp({"path": "d.csv"}, eval={"batch_size": 0})),
+         "eval.batch_size: Input should be greater than 0"),
+    Case("batch-size-negative", run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size=-8"),
+         "eval.batch_size: Input should be greater than 0 (got -8)"),
+    Case("unknown-device", run_args(_text_exp({"path": "d.csv"}, eval={"device": "gpu"})),
+         "eval.device: unknown device 'gpu' (use auto, cpu, cuda, cuda:N or mps)"),
+    Case("cuda-without-gpu", with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, eval={"device": "cuda"})),
+         "CUDA is not available on this machine", backend=_NoGPU()),
+    Case("conflicting-overrides",
+         run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size=4", "--set", "eval.batch_size=8"),
+         "--set eval.batch_size=4 and --set eval.batch_size=8 conflict"),
+    Case("override-without-value", run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size"),
+         "expected KEY=VALUE"),
+    Case("override-unknown-model", run_args(_text_exp({"path": "d.csv"}), "--set", "models.kws.max_length=8"),
+         "no entry named 'kws' — did you mean kw?"),
+    Case("experiment-file-missing", lambda t, a: ["run", str(t / "nope.yaml"), "--out", "{out}"],
+         "nope.yaml: experiment file not found"),
+    Case("experiment-file-empty", run_args(""), "the experiment file is empty"),
+    Case("unknown-model-kind", run_args(_text_exp({"path": "d.csv"}, {**KEYWORDS, "kind": "sklarn"})),
+         "unknown model kind 'sklarn' — did you mean sklearn?"),
+    # -- the data
+    Case("data-file-missing", run_args(_text_exp({"path": "nowhere.csv"})), "nowhere.csv: data file not found"),
+    Case("binary-file-as-csv", with_file("photo.csv", _png), "not a text table (the file is a PNG image)"),
+    Case("empty-file", with_file("empty.csv", ""), "empty.csv: the file is empty"),
+    Case("header-only", with_file("head.csv", "text,label\n"), "has a header (text, label) but no rows"),
+    Case("text-column-missing", with_file("t.csv", "sentence,label\ngood,1\nbad,0\n"),
+         "no column 'text' (data.text_column)"),
+    Case("label-column-missing", with_file("t.csv", "text,label\ngood,1\nbad,0\n", {"label_column": "target"}),
+         "no column 'target' (data.label_column)"),
+    Case("all-texts-empty", with_file("t.csv", "text,label\n,1\n  ,0\n"),
+         "no usable examples (skipped: {'empty text': 2})"),
+    Case("nan-texts-jsonl", with_file("t.jsonl", '{"text": NaN, "label": 1}\n{"text": null, "label": 0}\n'),
+         "no usable examples (skipped: {'empty text': 2})"),
+    Case("mixed-label-types", with_file("t.csv", "text,label\ngood,1\nbad,negative\n"),
+         "column 'label' mixes numbers and names"),
+    Case("class-without-eval-examples",
+         with_file("t.csv", "text,label\ngood,1\nbad,0\n", {"label_names": ["negative", "neutral", "positive"]}),
+         "class(es) ['positive'] have no evaluation examples"),
+    Case("train-class-missing-from-eval",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"]), "train": str(write_text_table(
+             t / "train.csv", [{"text": "meh", "label": "neutral"}, {"text": "good", "label": "positive"}]))})),
+         "classes ['neutral'] have training examples but no evaluation examples"),
+    Case("malformed-csv-row", with_file("t.csv", "text,label\ngood,1\nbad,0,extra,fields\n"),
+         "malformed row at line 3: expected 2 fields, saw 4"),
+    Case("malformed-jsonl-line", with_file("t.jsonl", '{"text": "good", "label": 1}\n{"text": "bad", \n'),
+         "line 2 is not valid JSON"),
+    Case("not-utf8", with_file("t.csv", "text,label\ncaf\xe9,1\n".encode("latin-1")), "not UTF-8 text"),
+    Case("image-folder-without-images", run_args(lambda t, a: _text_exp({"path": str(_empty_classes(t))}, MLP)),
+         "class folder(s) ['cat', 'dog'] hold no readable image"),
+    Case("image-folder-without-classes", run_args(lambda t, a: _text_exp({"path": str(_flat_folder(t))}, MLP)),
+         "no class subfolders"),
+    # -- the models
+    Case("model-labels-do-not-match",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": str(a["bert"]),
+                                                                       "label_names": ["cat", "dog"]})),
+         "model 'bert' labels ['cat', 'dog'] do not match the dataset labels ['negative', 'positive']"),
+    Case("num-labels-mismatch",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": str(a["bert3"])})),
+         "model 'bert' has 3 outputs ['negative', 'neutral', 'positive'] but the dataset has 2 classes"),
+    Case("truncated-checkpoint", with_assets(_truncated_bert), "corrupt or truncated"),
+    Case("pickle-checkpoint-without-opt-in", with_assets(_pickled_torch_checkpoint),
+         "holds pickled Python objects"),
+    Case("pickled-sklearn-without-opt-in", with_assets(_pickled_sklearn), "allow_pickle: true"),
+    Case("max-length-beyond-position-limit",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": str(a["bert"]),
+                                                                       "max_length": 512})),
+         "max_length 512 is beyond what the model can read (its position embeddings allow 64 tokens)"),
+    Case("hub-id-while-offline",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": "someone/no-such-model"})),
+         "hub model 'someone/no-such-model' is not available offline"),
+    Case("python-module-missing",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**KEYWORDS, "source": "nomodule:make"})),
+         "module 'nomodule' not found"),
+    Case("model-cannot-read-modality",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {"name": "net", "kind": "timm",
+                                                                       "source": "test_resnet"})),
+         "model 'net' (kind timm) cannot read text data"),
+    # -- the output
+    Case("output-is-a-file", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+         "is a file, not a folder", extra={"out_is_file": True}),
+    Case("output-not-writable", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+         "cannot write results there (Permission denied)", patch=_not_writable),
+    Case("disk-full-while-writing", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+         "No space left on device", patch=_disk_full),
+    Case("show-corrupt-results", lambda t, a: ["show", str(_write_exp(t, "{not json", "results.json"))],
+         "not a readable results JSON file"),
+    Case("gate-ambiguous-margin",
+         lambda t, a: ["gate", "{out}/results.json", "--baseline", "mlp", "--candidate", "mlp2",
+                       "--max-accuracy-drop", "0.5%"], "'%' is ambiguous for accuracy"),
+    Case("gate-unknown-model",
+         lambda t, a: ["gate", "{out}/results.json", "--baseline", "mpl", "--candidate", "x",
+                       "--max-accuracy-drop", "0.5pp"], "--baseline mpl: no model of that name"),
+]
+
+
+def test_at_least_thirty_distinct_cases():
+    assert len({case.id for case in CASES}) == len(CASES) >= 30
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_bad_input_gives_one_line_and_exit_2(case: Case, assets, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    shutil.copytree(assets["previous"], out, ignore=shutil.ignore_patterns(".h2h-resume"))
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert {"results.json", "predictions.npz"} <= set(before)
+    if case.extra.get("out_is_file"):
+        out = tmp_path / "out" / "results.json"  # --out names an existing file
+    argv = [arg.replace("{out}", str(out)) for arg in case.build(tmp_path, assets)]
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    if case.patch is not None:
+        case.patch(monkeypatch)
+    with pytest.raises(SystemExit) as info, use_backend(case.backend) if case.backend else contextlib.nullcontext():
+        main(argv)
+    monkeypatch.undo()
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert case.expect in err, err
+    after = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir() if p.is_file()}
+    assert after == before  # the earlier run's files are untouched
+    assert not list((tmp_path / "out").rglob("*.tmp"))  # and no half-written temporary file is left
+
+
+def test_corrupt_jpeg_and_empty_rows_are_skipped_with_a_count(tmp_path, capsys):
+    """Not errors: a corrupt JPEG in an image folder and empty rows in a table are counted and left out."""
+    folder = make_image_folder(tmp_path / "imgs", classes=("ants", "bees"), n_per_class=3, size=12, fmt="jpg")
+    good = (folder / "ants" / "ants_0.jpg").read_bytes()
+    (folder / "bees" / "broken.jpg").write_bytes(good[: len(good) // 3])  # truncated mid-scan
+    cnn = {"name": "cnn", "kind": "python", "source": "headtohead.testing.models:tiny_cnn",
+           "model_args": {"n_classes": 2}, "label_names": ["ants", "bees"]}
+    main(["run", str(_write_exp(tmp_path, _text_exp({"path": str(folder)}, cnn))), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert "skipped 1 files (unreadable image: 1)" in err
+    import headtohead
+
+    result = headtohead.load_result(tmp_path / "o" / "results.json")
+    assert result.dataset.skipped == {"unreadable image": 1} and result.dataset.n_examples == 6
+
+    table = write_text_table(tmp_path / "t.csv", [{"text": "good", "label": "positive"}, {"text": "", "label": "x"},
+                                                   {"text": "bad", "label": "negative"}])
+    outcome = headtohead.run(_text_exp({"path": str(table)}))
+    assert outcome.result.dataset.skipped == {"empty text": 1} and outcome.result.dataset.n_examples == 2
