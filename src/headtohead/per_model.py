@@ -197,7 +197,7 @@ def evaluate_one(setup: RunSetup, model_cfg: ModelConfig, *, progress: ProgressC
             raise _out_of_memory(model_cfg, setup, exc) from exc
         raise
     predictions = ModelPredictions(evaluation.pred, evaluation.proba) if evaluation is not None else None
-    record = _model_record(model_cfg, adapter, load_time, setup, evaluation)
+    record = model_record(model_cfg, adapter, load_time, setup, evaluation)
     return ModelOutcome(record, predictions, adapter)
 
 
@@ -215,7 +215,7 @@ def load_model(model_cfg: ModelConfig, context: LoadContext) -> tuple[ModelAdapt
     return adapter, time.perf_counter() - start
 
 
-def _model_record(model_cfg: ModelConfig, adapter: ModelAdapter, load_time: float, setup: RunSetup,
+def model_record(model_cfg: ModelConfig, adapter: ModelAdapter, load_time: float, setup: RunSetup,
                   evaluation: Evaluation | None) -> ModelRecord:
     quality = None
     plan, dataset = setup.plan, setup.dataset

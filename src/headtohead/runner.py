@@ -75,7 +75,8 @@ class Run:
 
 def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
         overrides: Sequence[str] = (), progress: ProgressCallback | None = None, quality: bool = True,
-        speed: bool | None = None, resume: bool = False, deterministic: bool = False, offline: bool = False) -> Run:
+        speed: bool | None = None, resume: bool = False, deterministic: bool = False, offline: bool = False,
+        force: bool = False) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -100,6 +101,9 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         model's warnings (see :mod:`headtohead.determinism`).
     offline : bool
         No network attempt at all while the run lasts (see :mod:`headtohead.offline`).
+    force : bool
+        ``--force``: accept speed measured concurrently on a shared device (``execution.speed:
+        workers``); such timings are marked ``concurrent`` (see :mod:`headtohead.execution`).
 
     Returns
     -------
@@ -132,9 +136,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
             stack.enter_context(offline_mode())
         if deterministic:
             stack.enter_context(deterministic_algorithms())
-        setup = prepare_run(exp, base_dir, quality=quality, deterministic=deterministic)
         measure = exp.speed.enabled if speed is None else speed
-        return _execute(setup, out, progress=progress, measure_speed=measure, resume=resume)
+        parallel = Parallel.plan(exp, measure_speed=measure, force=force, offline=offline) if quality else None
+        setup = prepare_run(exp, base_dir, quality=quality, deterministic=deterministic)
+        return _execute(setup, out, progress=progress, measure_speed=measure, resume=resume, parallel=parallel)
 
 
 def check_writable(out: Path) -> None:
@@ -197,7 +202,7 @@ class _Progress:
 
 
 def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None, measure_speed: bool,
-             resume: bool) -> Run:
+             resume: bool, parallel: Parallel | None = None) -> Run:
     """Evaluate every model (or re-use its finished work), then statistics and speed; save as it goes."""
     exp = setup.experiment
     state = _Progress(setup, out)
@@ -207,11 +212,23 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
     loaded: dict[str, tuple[ModelAdapter, float]] = {}  # held for the speed pass
     resumed: list[str] = []
     try:
+        restored = {m.name: _restore(store, keys, m, setup) for m in exp.models} if resume and store is not None \
+            else {}
+        if parallel is not None:  # every model not restored, evaluated in workers at once
+            parallel.evaluate(setup, [m.name for m in exp.models if restored.get(m.name) is None], progress)
         for model_cfg in exp.models:
-            outcome = _restore(store, keys, model_cfg, setup) if resume and store is not None else None
+            outcome = restored.get(model_cfg.name)
             if outcome is not None:
                 resumed.append(model_cfg.name)
                 log.info("resume: model '%s' finished in an earlier run; its results are re-used", model_cfg.name)
+            elif parallel is not None:
+                outcome = parallel.outcome(setup, model_cfg)
+                if outcome is None:  # this model failed in its worker; raised once the others are saved
+                    continue
+                for warning in outcome.record.warnings:
+                    log.warning("%s", warning)
+                if store is not None and outcome.predictions is not None:
+                    store.save(keys[model_cfg.name], outcome.record, outcome.predictions)
             else:
                 outcome = evaluate_one(setup, model_cfg, progress=progress)
                 for warning in outcome.record.warnings:
@@ -225,11 +242,14 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
                 del adapter
                 gc.collect()  # torch modules hold reference cycles: free the weights before the next model loads
             state.add(outcome)
+        if parallel is not None:
+            parallel.raise_failures()
         result = state.result
         if setup.quality:
             result = result.model_copy(update={"stats": _analyse(exp, state.predictions)})
         if measure_speed:
-            result = result.model_copy(update={"speed": _measure_speed(setup, loaded, progress)})
+            worker_speed = parallel.speed() if parallel is not None else None
+            result = result.model_copy(update={"speed": worker_speed or _measure_speed(setup, loaded, progress)})
         if out is not None:
             save_result(result, out / RESULTS_FILE)
     except (KeyboardInterrupt, Terminated) as exc:
@@ -245,6 +265,70 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
     if store is not None:
         store.prune(keys.values())
     return Run(result=result, predictions=state.predictions, out_dir=out, resumed=resumed)
+
+
+class Parallel:
+    """The quality passes of ``execution.mode: processes | ray``, with the fairness guard (docs/distributed.md)."""
+
+    def __init__(self, exp: Experiment, *, speed_in_workers: bool, offline: bool, warnings: list[str]) -> None:
+        self.exp, self.speed_in_workers, self.offline, self.warnings = exp, speed_in_workers, offline, warnings
+        self.outcomes: dict[str, Any] = {}
+
+    @classmethod
+    def plan(cls, exp: Experiment, *, measure_speed: bool, force: bool, offline: bool) -> Parallel | None:
+        """``None`` for local runs; refuses (ConfigError) timing models concurrently on one device unless forced."""
+        from headtohead.execution import check_fairness
+
+        execution = exp.execution
+        if execution.mode == "local":
+            return None
+        warnings = check_fairness(execution, measure_speed, force, eval_device=exp.eval.device,
+                                  n_tasks=len(exp.models) * execution.shards)
+        return cls(exp, speed_in_workers=measure_speed and execution.speed == "workers", offline=offline,
+                   warnings=warnings)
+
+    def evaluate(self, setup: RunSetup, names: list[str], progress: ProgressCallback | None) -> None:
+        from headtohead.execution import EvalJob, create_executor
+
+        if not names:
+            return
+        job = EvalJob.from_setup(setup, measure_speed=self.speed_in_workers, offline=self.offline)
+        with create_executor(self.exp.execution, eval_device=self.exp.eval.device) as executor:
+            self.outcomes = {o.name: o for o in executor.evaluate(job, names, progress=progress)}
+
+    def outcome(self, setup: RunSetup, model_cfg: ModelConfig) -> ModelOutcome | None:
+        """The runner's outcome of a model evaluated in workers; ``None`` if it failed."""
+        from headtohead.per_model import model_record
+        from headtohead.results import ModelPredictions
+        from headtohead.results.records import WorkerRecord
+
+        done = self.outcomes[model_cfg.name]
+        if not done.ok:
+            return None
+        record = model_record(model_cfg, done.model, done.load_time_s, setup, done.evaluation)
+        record = record.model_copy(update={
+            "execution_mode": self.exp.execution.mode, "speed_concurrent": done.concurrent_speed,
+            "workers": [WorkerRecord(**w.as_record()) for w in done.workers]})
+        return ModelOutcome(record, ModelPredictions(done.evaluation.pred, done.evaluation.proba))
+
+    def raise_failures(self) -> None:
+        """After the other models were saved: the first failure's error, naming every failed model."""
+        from headtohead.execution import failure_summary
+
+        failed = [o for o in self.outcomes.values() if not o.ok]
+        if failed:
+            error = failed[0].error()
+            error.args = (failure_summary(list(self.outcomes.values())),)
+            raise error
+
+    def speed(self) -> SpeedSummary | None:
+        """The speed each worker measured, merged (``execution.speed: workers``); else ``None``."""
+        from headtohead.execution import merge_worker_speed
+
+        if not self.speed_in_workers:
+            return None
+        merged = merge_worker_speed(list(self.outcomes.values()))
+        return merged.model_copy(update={"warnings": self.warnings + merged.warnings}) if merged else None
 
 
 def _restore(store: ResumeStore, keys: Mapping[str, str], model_cfg: ModelConfig, setup: RunSetup

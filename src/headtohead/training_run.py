@@ -268,9 +268,9 @@ def _launch_parallel(model: ModelConfig, *, data: DataConfig, splits: Any, confi
 
 
 def _absolute_data(exp: Experiment, base_dir: Path) -> DataConfig:
-    from headtohead.runner import _absolute_data_paths
+    from headtohead.per_model import absolute_data_paths
 
-    return _absolute_data_paths(exp.data, base_dir)
+    return absolute_data_paths(exp.data, base_dir)
 
 
 def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,

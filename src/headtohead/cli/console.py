@@ -58,14 +58,22 @@ def setup_logging(debug: bool = False) -> None:
 
 @contextmanager
 def progress_bars() -> Iterator:
-    """Yield a ``progress(model, done, total)`` callback drawing one bar per model."""
+    """Yield a ``progress(task, done, total)`` callback drawing one bar per model or stage.
+
+    When the block fails the bars are removed (in a terminal) or their last state is not
+    printed (in a log), so what follows a failure is its one error line.
+    """
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=False) as bars:
         tasks: dict[str, int] = {}
 
-        def update(model: str, done: int, total: int) -> None:
-            if model not in tasks:
-                tasks[model] = bars.add_task(escape(model), total=total)
-            bars.update(tasks[model], completed=done)
+        def update(task: str, done: int, total: int) -> None:
+            if task not in tasks:
+                tasks[task] = bars.add_task(escape(task), total=total)
+            bars.update(tasks[task], completed=done)
 
-        yield update
+        try:
+            yield update
+        except BaseException:
+            bars.live.transient = True
+            raise

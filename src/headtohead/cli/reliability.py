@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from headtohead.cli.console import err_console
+from headtohead.cli.console import progress_bars
 
 __all__ = ["ResumeOption", "OfflineOption", "DeterministicOption", "run_context", "offline_wanted",
            "offline_scope", "determinism_line"]
@@ -27,31 +27,13 @@ DeterministicOption = typer.Option(False, "--deterministic", help="Use torch's d
 def run_context() -> Iterator[Any]:
     """SIGTERM/SIGHUP raised as exceptions (so finished models are kept and named), and progress bars.
 
-    Yields the ``progress(task, done, total)`` callback. The bars are those of
-    :func:`headtohead.cli.console.progress_bars`, except that a run that fails removes
-    them (in a terminal) or does not print their last state (in a log): what follows a
-    failure is its one error line.
+    Yields the ``progress(task, done, total)`` callback of
+    :func:`headtohead.cli.console.progress_bars`.
     """
-    from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from headtohead.faults import signals_as_exceptions
 
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    bars = Progress(*columns, console=err_console, transient=False)
-    tasks: dict[str, Any] = {}
-
-    def update(task: str, done: int, total: int) -> None:
-        if task not in tasks:
-            tasks[task] = bars.add_task(escape(task), total=total)
-        bars.update(tasks[task], completed=done)
-
-    with signals_as_exceptions(), bars:
-        try:
-            yield update
-        except BaseException:
-            bars.live.transient = True
-            raise
+    with signals_as_exceptions(), progress_bars() as update:
+        yield update
 
 
 def offline_wanted(flag: bool) -> bool:

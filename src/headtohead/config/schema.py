@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import Section as _Section
+from headtohead.config.execution import ExecutionConfig
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
 from headtohead.config.train import TrainConfig
@@ -144,6 +145,7 @@ class Experiment(_Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     stats: StatsConfig = Field(default_factory=StatsConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     sweep: SweepConfig | None = Field(default=None, description="Optimisation variants for h2h sweep.")
     train: TrainConfig | None = Field(default=None, description="Identical fine-tuning of every model (h2h train).")
 

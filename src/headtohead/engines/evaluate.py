@@ -114,8 +114,10 @@ def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
         inputs = adapter.to_device(adapter.preprocess(batch_examples(dataset, indices)))
         scores = scores_to_numpy(adapter.forward(inputs))
         if scores.ndim == 2 and scores.shape[1] != len(alignment.columns):
-            raise ModelError(f"model '{adapter.name}' produced {scores.shape[1]} scores per example but names "
-                             f"{len(alignment.columns)} labels; set its label_names to match its outputs")
+            expected = (f"names {len(alignment.columns)} labels" if adapter.label_names is not None
+                        else f"the dataset has {len(alignment.columns)} classes")
+            raise ModelError(f"model '{adapter.name}' produced {scores.shape[1]} scores per example but {expected}; "
+                             f"set its label_names to match its outputs")
         probas.append(alignment.apply(_probabilities(adapter, scores, len(indices))))
         if progress is not None:
             progress(adapter.name, done, total)

@@ -29,6 +29,7 @@ __all__ = [
     "QualityMetrics",
     "DatasetRecord",
     "ModelRecord",
+    "WorkerRecord",
     "RunResult",
 ]
 
@@ -110,6 +111,19 @@ class DatasetRecord(Record):
     n_train: int | None = None
 
 
+class WorkerRecord(Record):
+    """Where one shard of a model's quality pass ran (``execution.mode`` processes or ray), on what machine."""
+
+    mode: str = Field(description="local | processes | ray")
+    worker: str = Field(description="host:pid of the worker (on Ray also the node's GPU ids)")
+    device: str
+    shard: int = 0
+    n_shards: int = 1
+    environment_fingerprint: str = Field(description="hash of the hardware and software that matter "
+                                         "(headtohead.execution.provenance); equal: the same kind of machine")
+    environment: Environment
+
+
 class ModelRecord(Record):
     """One model's evaluation."""
 
@@ -129,6 +143,10 @@ class ModelRecord(Record):
     eval_time_s: float | None = Field(description="quality pass wall time; None when only speed was measured")
     quality: QualityMetrics | None = Field(description="None when only speed was measured (h2h bench)")
     warnings: list[str] = Field(default_factory=list)
+    execution_mode: str = Field(default="local", description="local | processes | ray")
+    workers: list[WorkerRecord] = Field(default_factory=list, description="where each shard ran (processes/ray)")
+    speed_concurrent: bool = Field(default=False, description="speed measured while other workers shared the "
+                                   "device (--force): marked 'concurrent'")
 
 
 class RunResult(Record):

@@ -23,12 +23,12 @@ from typing import Any
 from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
 from headtohead.config.schema import Experiment, ModelConfig
 from headtohead.config.sweep import SweepConfig
-from headtohead.data.base import Dataset, DataSplits
+from headtohead.data.base import Dataset
 from headtohead.engines.batching import BatchPlan
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, batch_examples, evaluate_model
 from headtohead.engines.seeding import seed_everything
 from headtohead.errors import ConfigError, did_you_mean
-from headtohead.results.records import DatasetRecord
+from headtohead.per_model import dataset_record
 from headtohead.results.sweep import ModelSweep, SpeedPoint, SweepCell, SweepResult, VariantParams, save_sweep
 from headtohead.sweeps.capabilities import release_memory
 from headtohead.sweeps.grid import Grid, VariantSpec, expand_grid, variant_name
@@ -201,15 +201,6 @@ def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, 
     return record
 
 
-def _dataset_record(splits: DataSplits) -> DatasetRecord:
-    data = splits.eval
-    return DatasetRecord(source=data.source, modality=data.modality, n_examples=len(data),
-                         label_names=list(data.label_names), class_counts=[int(c) for c in data.class_counts()],
-                         skipped=dict(data.skipped), fingerprint=data.fingerprint(),
-                         train_source=splits.train.source if splits.train is not None else None,
-                         n_train=len(splits.train) if splits.train is not None else None)
-
-
 def _selected_models(exp: Experiment, sweep: SweepConfig) -> list[ModelConfig]:
     names = [m.name for m in exp.models]
     for name in sweep.models or []:
@@ -279,7 +270,7 @@ def run_sweep(experiment: Experiment | str | Path | Mapping[str, Any], *, sweep:
         headtohead_version=headtohead.__version__, name=exp.name,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), experiment=exp.model_dump(mode="json"),
         settings=config.model_dump(mode="json"), speed_settings=sweep_speed_config(exp.speed).model_dump(mode="json"),
-        environment=capture_environment(base_dir), dataset=_dataset_record(setup.splits),
+        environment=capture_environment(base_dir), dataset=dataset_record(setup.splits, setup.splits.eval.fingerprint()),
         eval_batch_size=plan.batch_size,
         seed=exp.seed, models=models, recommendation=recommendation,
         warnings=[note for m in models for note in m.notes])
