@@ -6,13 +6,15 @@ import errno
 import json
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from headtohead.errors import ResultsError
 
-__all__ = ["write_bytes_atomic", "write_text_atomic", "save_result", "load_result"]
+__all__ = ["write_bytes_atomic", "write_text_atomic", "save_result", "load_result", "read_versioned_json"]
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
@@ -88,7 +90,52 @@ def save_result(result, path: str | Path) -> None:  # noqa: ANN001 - RunResult, 
     write_text_atomic(Path(path), result.model_dump_json(indent=2) + "\n")
 
 
-def load_result(path: str | Path):  # noqa: ANN201
+def read_versioned_json(path: str | Path, record_cls: Any, *, version: int, what: str, writer: str,
+                        required: Sequence[str] = ()) -> Any:
+    """Read a versioned JSON record file; refuse newer schema versions and invalid content.
+
+    Parameters
+    ----------
+    path : str or Path
+    record_cls : pydantic model class
+        What the file holds (``RunResult``, ``SweepResult`` …).
+    version : int
+        The newest schema version this headtohead writes.
+    what : str
+        The file's name for messages (``results.json``, ``sweep.json`` …).
+    writer : str
+        The command that writes it (``h2h run`` …), for the fix in messages.
+    required : sequence of str
+        Top-level keys that must be present (tell a sweep.json from a results.json).
+
+    Raises
+    ------
+    ResultsError
+        Missing, unreadable, of a newer schema version, or invalid.
+    """
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: {what} file not found; give a {what} written by {writer}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable {what} JSON file ({exc}); give the {what} that {writer} "
+                           f"wrote (re-run it if the file was damaged)") from exc
+    found = raw.get("schema_version") if isinstance(raw, dict) else None
+    if not isinstance(found, int) or any(key not in raw for key in required):
+        raise ResultsError(f"{path}: no schema_version; is this a {what} written by {writer}?")
+    if found > version:
+        raise ResultsError(f"{path}: {what} schema version {found} is newer than this headtohead understands "
+                           f"({version}); upgrade headtohead to read it")
+    try:
+        return record_cls.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(map(str, first["loc"]))
+        raise ResultsError(f"{path}: invalid {what} file at {loc}: {first['msg']}") from exc
+
+
+def load_result(path: str | Path):  # noqa: ANN201 - RunResult, imported lazily
     """Read a ``results.json``; refuse files of a newer schema version than this headtohead knows.
 
     Raises
@@ -98,23 +145,4 @@ def load_result(path: str | Path):  # noqa: ANN201
     """
     from headtohead.results.records import SCHEMA_VERSION, RunResult
 
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: results file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable results JSON file ({exc}); give the results.json that "
-                           f"h2h run wrote (re-run it if the file was damaged)") from exc
-    version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if not isinstance(version, int):
-        raise ResultsError(f"{path}: no schema_version; is this a headtohead results.json?")
-    if version > SCHEMA_VERSION:
-        raise ResultsError(f"{path}: schema version {version} is newer than this headtohead understands "
-                           f"({SCHEMA_VERSION}); upgrade headtohead to read it")
-    try:
-        return RunResult.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(map(str, first["loc"]))
-        raise ResultsError(f"{path}: invalid results file at {loc}: {first['msg']}") from exc
+    return read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results", writer="h2h run")

@@ -15,16 +15,14 @@ is derived from them when read. Version history of :data:`SWEEP_SCHEMA_VERSION`:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from headtohead.errors import ResultsError
 from headtohead.results.base import Record
 from headtohead.results.comparison import ContingencyTable
-from headtohead.results.io import write_text_atomic
+from headtohead.results.io import read_versioned_json, write_text_atomic
 from headtohead.results.records import DatasetRecord, Environment
 from headtohead.results.speed import MemoryStats, ScenarioTiming, SpeedComparison
 
@@ -232,28 +230,7 @@ def save_sweep(result: SweepResult, path: str | Path) -> None:
 
 
 def load_sweep(path: str | Path) -> SweepResult:
-    """Read a ``sweep.json``; refuse files of a newer schema version.
+    """Read a ``sweep.json``; refuse files of a newer schema version (see :func:`read_versioned_json`)."""
+    return read_versioned_json(path, SweepResult, version=SWEEP_SCHEMA_VERSION, what="sweep", writer="h2h sweep",
+                               required=("recommendation",))
 
-    Raises
-    ------
-    ResultsError
-        Missing, unreadable, newer or invalid file.
-    """
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: sweep results file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable sweep JSON file ({exc})") from exc
-    version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if not isinstance(version, int) or "recommendation" not in raw:
-        raise ResultsError(f"{path}: not a sweep.json written by h2h sweep (no schema_version/recommendation)")
-    if version > SWEEP_SCHEMA_VERSION:
-        raise ResultsError(f"{path}: sweep schema version {version} is newer than this headtohead understands "
-                           f"({SWEEP_SCHEMA_VERSION}); upgrade headtohead to read it")
-    try:
-        return SweepResult.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ResultsError(f"{path}: invalid sweep file at {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc

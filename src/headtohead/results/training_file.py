@@ -11,14 +11,11 @@ Changelog of :data:`TRAINING_SCHEMA_VERSION`:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from pydantic import ValidationError
 
-from headtohead.errors import ResultsError
 from headtohead.results.base import Record
-from headtohead.results.io import write_text_atomic
+from headtohead.results.io import read_versioned_json, write_text_atomic
 from headtohead.results.records import Environment
 from headtohead.results.training import TrainingSummary
 
@@ -44,29 +41,6 @@ def save_training_result(record: TrainingResult, path: str | Path) -> None:
 
 
 def load_training_result(path: str | Path) -> TrainingResult:
-    """Read a ``training.json``; refuse unknown (newer) schema versions.
-
-    Raises
-    ------
-    ResultsError
-        Missing, unreadable or invalid file, or a schema version this headtohead does not know.
-    """
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: file not found; give results.json or training.json files written by "
-                           f"h2h train") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable JSON file ({exc}); give a training.json written by "
-                           f"h2h train") from exc
-    version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if not isinstance(version, int) or version > TRAINING_SCHEMA_VERSION:
-        raise ResultsError(f"{path}: training schema version {version!r} is not one this headtohead reads "
-                           f"(≤ {TRAINING_SCHEMA_VERSION}); upgrade headtohead or re-run h2h train")
-    try:
-        return TrainingResult.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ResultsError(f"{path}: invalid training record at {'.'.join(map(str, first['loc']))}: "
-                           f"{first['msg']}") from exc
+    """Read a ``training.json``; refuse newer schema versions (see :func:`read_versioned_json`)."""
+    return read_versioned_json(path, TrainingResult, version=TRAINING_SCHEMA_VERSION, what="training",
+                               writer="h2h train")
