@@ -1,24 +1,33 @@
 # The two commands of the README. `make` builds .venv/ in the clone when it is missing.
 # torch/torchvision are pinned through constraints.txt (see ../shared/ENVIRONMENT.md).
+# `make demo` installs only what the demo needs; `make test` adds the test extras (and Ray).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-stamp
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
+BASE_STAMP := $(VENV)/.installed-base
+DEV_STAMP := $(VENV)/.installed-dev
 
 .PHONY: demo test install clean
 
-demo: $(STAMP)
+demo: $(BASE_STAMP)
 	$(BIN)/h2h demo
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 
-install: $(STAMP)
+install: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev,ray]"
-	touch $(STAMP)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(BASE_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -e .
+	touch $@
+
+$(DEV_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -e ".[dev,ray]"
+	touch $@ $(BASE_STAMP)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -136,7 +136,10 @@ def demo(
     with progress_bars() as progress:
         outcome = run_demo(out, epochs=epochs, on_event=on_event, progress=progress)
     print_result(outcome.result)
-    console.print(f"Results: {out / 'results.json'}; re-run with: h2h run {out / 'experiment.yaml'}",
+    from headtohead.report.write import write_reports
+
+    html = write_reports(outcome.result, out, predictions=outcome.predictions)
+    console.print(f"Results: {out / 'results.json'}; report: {html}; re-run with: h2h run {out / 'experiment.yaml'}",
                   highlight=False)
 
 
