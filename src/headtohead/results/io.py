@@ -102,7 +102,7 @@ def read_versioned_json(path: str | Path, record_cls: Any, *, version: int, what
     version : int
         The newest schema version this headtohead writes.
     what : str
-        The file's name for messages (``results.json``, ``sweep.json`` …).
+        The file's usual name, for messages (``results.json``, ``sweep.json`` …).
     writer : str
         The command that writes it (``h2h run`` …), for the fix in messages.
     required : sequence of str
@@ -117,22 +117,23 @@ def read_versioned_json(path: str | Path, record_cls: Any, *, version: int, what
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ResultsError(f"{path}: {what} file not found; give a {what} written by {writer}") from None
+        raise ResultsError(f"{path}: file not found; give a {what} written by {writer}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable {what} JSON file ({exc}); give the {what} that {writer} "
-                           f"wrote (re-run it if the file was damaged)") from exc
+        raise ResultsError(f"{path}: not a readable {what.removesuffix('.json')} JSON file ({exc}); give the {what} "
+                           f"that {writer} wrote (re-run it if the file was damaged)") from exc
     found = raw.get("schema_version") if isinstance(raw, dict) else None
-    if not isinstance(found, int) or any(key not in raw for key in required):
-        raise ResultsError(f"{path}: no schema_version; is this a {what} written by {writer}?")
+    missing = [key for key in ("schema_version", *required) if not isinstance(raw, dict) or key not in raw]
+    if missing or not isinstance(found, int):
+        raise ResultsError(f"{path}: not a {what} written by {writer} (no {', '.join(missing) or 'schema_version'})")
     if found > version:
-        raise ResultsError(f"{path}: {what} schema version {found} is newer than this headtohead understands "
+        raise ResultsError(f"{path}: schema version {found} of this {what} is newer than this headtohead understands "
                            f"({version}); upgrade headtohead to read it")
     try:
         return record_cls.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(map(str, first["loc"]))
-        raise ResultsError(f"{path}: invalid {what} file at {loc}: {first['msg']}") from exc
+        raise ResultsError(f"{path}: invalid {what} at {loc}: {first['msg']}") from exc
 
 
 def load_result(path: str | Path):  # noqa: ANN201 - RunResult, imported lazily
@@ -145,4 +146,4 @@ def load_result(path: str | Path):  # noqa: ANN201 - RunResult, imported lazily
     """
     from headtohead.results.records import SCHEMA_VERSION, RunResult
 
-    return read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results", writer="h2h run")
+    return read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run")

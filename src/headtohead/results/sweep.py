@@ -231,6 +231,6 @@ def save_sweep(result: SweepResult, path: str | Path) -> None:
 
 def load_sweep(path: str | Path) -> SweepResult:
     """Read a ``sweep.json``; refuse files of a newer schema version (see :func:`read_versioned_json`)."""
-    return read_versioned_json(path, SweepResult, version=SWEEP_SCHEMA_VERSION, what="sweep", writer="h2h sweep",
+    return read_versioned_json(path, SweepResult, version=SWEEP_SCHEMA_VERSION, what="sweep.json", writer="h2h sweep",
                                required=("recommendation",))
 

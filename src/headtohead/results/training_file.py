@@ -42,5 +42,5 @@ def save_training_result(record: TrainingResult, path: str | Path) -> None:
 
 def load_training_result(path: str | Path) -> TrainingResult:
     """Read a ``training.json``; refuse newer schema versions (see :func:`read_versioned_json`)."""
-    return read_versioned_json(path, TrainingResult, version=TRAINING_SCHEMA_VERSION, what="training",
+    return read_versioned_json(path, TrainingResult, version=TRAINING_SCHEMA_VERSION, what="training.json",
                                writer="h2h train")
