@@ -12,6 +12,7 @@ for label names — is written once here.
 from __future__ import annotations
 
 import os
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -118,13 +119,13 @@ class TorchImageAdapter(ModelAdapter):
         self.num_outputs = 0
 
     # -- what a family supplies -------------------------------------------------------
+    @abstractmethod
     def _build(self, num_classes: int, pretrained: bool):  # noqa: ANN202 - nn.Module
         """The architecture with ``num_classes`` outputs, with pretrained weights when asked."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _make_transform(self) -> Callable[[Any], Any]:
         """PIL image → normalised tensor, for :attr:`module`."""
-        raise NotImplementedError
 
     def _pretrained_head_size(self, module: Any) -> int | None:
         """Outputs of the pretrained weights' own classifier (``None`` when unknown)."""
