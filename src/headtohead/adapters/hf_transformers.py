@@ -20,18 +20,18 @@ compared at the same precision by default. ::
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
 import pickle
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
+from headtohead.adapters.hf_hub import hub_cache, hub_kwargs, hub_offline, looks_like_path, quiet_transformers
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
@@ -99,7 +99,7 @@ class TransformersAdapter(ModelAdapter):
         self = cls(config, context)
         _check_model_args(config)
         source, folder, offline = _locate(config, context)
-        with _quiet_transformers():
+        with quiet_transformers():
             self.tokenizer = _load_tokenizer(config, source, offline)
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(context.seed)  # a fresh head is initialised from this seed
@@ -180,28 +180,10 @@ def _check_model_args(config: ModelConfig) -> None:
                              f"remove it ({hint})")
 
 
-def _hub_offline() -> bool:
-    """Whether downloads are switched off (env read now, so a late ``HF_HUB_OFFLINE=1`` counts too)."""
-    from huggingface_hub import constants
-
-    flags = (os.environ.get(name, "").strip().lower() for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    return any(flag in {"1", "true", "yes", "on"} for flag in flags) or bool(constants.HF_HUB_OFFLINE)
-
-
-def _looks_like_path(source: str) -> bool:
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    try:
-        validate_repo_id(source)  # "name" or "org/name"; refuses "./x", "a/b/c", "C:\\x" …
-    except HFValidationError:
-        return True
-    return os.path.isabs(source) or source.startswith("~")
-
-
 def _locate(config: ModelConfig, context: LoadContext) -> tuple[str, Path | None, bool]:
     """Return ``(folder or hub id, the folder or None, offline)``; a local folder wins over a hub id."""
     path = context.resolve_path(config.source)
-    offline = _hub_offline()
+    offline = hub_offline()
     if path.exists():
         if not path.is_dir():
             raise ModelError(f"model '{config.name}': source {path} is a file; transformers models are read from "
@@ -214,44 +196,14 @@ def _locate(config: ModelConfig, context: LoadContext) -> tuple[str, Path | None
                              f"{' or '.join(_SAFETENSORS_FILES[:1] + _BIN_FILES[:1])}); save the model with "
                              f"save_pretrained into this folder")
         return str(path), path, offline
-    if _looks_like_path(config.source):
+    if looks_like_path(config.source):
         raise ModelError(f"model '{config.name}': model folder {path} not found; check source (relative paths "
                          f"are read from the experiment file's folder)")
-    if offline and not isinstance(_hub_cache(config), str):
+    if offline and not isinstance(hub_cache(config), str):
         raise ModelError(f"model '{config.name}': '{config.source}' is no folder here ({path.absolute()}) and hub "
                          f"model '{config.source}' is not available offline: download it first or point source at "
                          f"a local folder")
     return config.source, None, offline
-
-
-def _hub_cache(config: ModelConfig) -> Any:
-    """The cached ``config.json`` of a hub model (a path string), or something else when not cached."""
-    from huggingface_hub import try_to_load_from_cache
-
-    return try_to_load_from_cache(config.source, "config.json", cache_dir=config.model_args.get("cache_dir"),
-                                  revision=config.revision)
-
-
-@contextlib.contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """Hide transformers' progress bars and load reports; what matters is kept via ``warn``."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def _hub_kwargs(config: ModelConfig, offline: bool) -> dict[str, Any]:
-    optional = {"revision": config.revision, "cache_dir": config.model_args.get("cache_dir")}
-    return {"trust_remote_code": config.trust_remote_code, "local_files_only": offline,
-            **{k: v for k, v in optional.items() if v is not None}}
 
 
 def _load_tokenizer(config: ModelConfig, source: str, offline: bool) -> Any:
@@ -259,7 +211,7 @@ def _load_tokenizer(config: ModelConfig, source: str, offline: bool) -> Any:
 
     fix = "save the tokenizer next to the model with tokenizer.save_pretrained"
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, **_hub_kwargs(config, offline))
+        tokenizer = AutoTokenizer.from_pretrained(source, **hub_kwargs(config, offline))
     except (OSError, ValueError, KeyError, TypeError, ImportError) as exc:
         raise ModelError(f"model '{config.name}': cannot load its tokenizer from {source} ({_first_line(exc)}); "
                          f"{fix}{_remote_code_hint(config, exc)}") from exc
@@ -280,7 +232,7 @@ def _load_model(config: ModelConfig, source: str, folder: Path | None, offline: 
 
     # float32 unless the user chose a dtype (torch_dtype is transformers' older name for it).
     precision = {} if {"dtype", "torch_dtype"} & set(config.model_args) else {"dtype": torch.float32}
-    kwargs = {**precision, **config.model_args, **_hub_kwargs(config, offline),
+    kwargs = {**precision, **config.model_args, **hub_kwargs(config, offline),
               "weights_only": True, "output_loading_info": True}
     if folder is not None:
         kwargs["use_safetensors"] = any((folder / name).is_file() for name in _SAFETENSORS_FILES)

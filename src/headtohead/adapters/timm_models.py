@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from headtohead.adapters.vision import TorchImageAdapter, hub_offline, reachable
+from headtohead.adapters.vision import TorchImageAdapter, reachable
 from headtohead.adapters.weights import error_summary
 from headtohead.errors import ModelError, did_you_mean
+from headtohead.offline import offline_requested
 
 __all__ = ["TimmAdapter"]
 
@@ -40,7 +41,7 @@ class TimmAdapter(TorchImageAdapter):
             # Models with a fixed input (ViT position embeddings) must be built for the new size.
             kwargs["img_size"] = size
         if pretrained and not _hf_cached(pretrained_cfg):
-            if hub_offline():
+            if offline_requested():
                 raise _offline_error(self.name, source, "HF_HUB_OFFLINE is set and they are not in the local cache")
             endpoint = _hub_endpoint()
             if not reachable(endpoint):

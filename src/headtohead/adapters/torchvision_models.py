@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from headtohead.adapters.vision import TorchImageAdapter, hub_offline, reachable, standard_transform
+from headtohead.adapters.vision import TorchImageAdapter, reachable, standard_transform
 from headtohead.adapters.weights import error_summary, output_layer_name
 from headtohead.errors import ModelError, did_you_mean
+from headtohead.offline import offline_requested
 
 __all__ = ["TorchvisionAdapter"]
 
@@ -79,7 +80,7 @@ class TorchvisionAdapter(TorchImageAdapter):
         url = self._weights().url
         cached = Path(torch.hub.get_dir()) / "checkpoints" / Path(url).name
         if not cached.is_file():
-            if hub_offline():
+            if offline_requested():
                 raise self._offline_error("HF_HUB_OFFLINE is set and they are not in the torch hub cache")
             if not reachable(url):
                 raise self._offline_error(f"not in the torch hub cache and {url} cannot be reached")

@@ -11,7 +11,6 @@ for label names — is written once here.
 
 from __future__ import annotations
 
-import os
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -21,18 +20,13 @@ from headtohead.adapters.weights import Checkpoint, apply_state_dict, checkpoint
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
-__all__ = ["TorchImageAdapter", "images_to_batch", "standard_transform", "plain_transform", "hub_offline",
+__all__ = ["TorchImageAdapter", "images_to_batch", "standard_transform", "plain_transform",
            "reachable", "count_outputs", "IMAGENET_MEAN", "IMAGENET_STD"]
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 # Classic ImageNet evaluation: resize to 256, centre-crop 224 (timm's crop_pct 0.875).
 _CROP_RATIO = 224 / 256
-
-
-def hub_offline() -> bool:
-    """Whether the user asked for no downloads (``HF_HUB_OFFLINE`` set to a true value)."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def reachable(url: str, timeout: float = 3.0) -> bool:

@@ -250,8 +250,6 @@ class _Trainer:
 
     def _one_epoch(self, epoch: int, order_hash: str, global_batches: list[np.ndarray], batches: Any,
                    progress: _Progress) -> EpochRecord:
-        import torch
-
         self.module.train()
         steps, accum = progress.steps, self.config.gradient_accumulation_steps
         n, first, clock = len(global_batches), len(steps["compute_ns"]), time.perf_counter_ns
