@@ -23,3 +23,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is absent (real public datasets are only on the developers' machines)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models on a shared 2-core machine: a second intra-op thread only adds contention."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -11,13 +11,7 @@ from headtohead.config.train import TrainConfig
 from headtohead.engines.train_ddp import DistContext, all_reduce_sum, dist_context_from_env, rank_share
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models on a shared 2-core machine: a second intra-op thread only adds contention."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_each_process_takes_its_contiguous_share_of_the_global_batch():

@@ -22,13 +22,7 @@ from headtohead.results.training import StepLog, TrainingRun
 from headtohead.testing.fake_device import FakeCudaBackend
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models on a shared 2-core machine: a second intra-op thread only adds contention."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 import typer
 import yaml
 from typer.testing import CliRunner
@@ -20,13 +19,7 @@ from headtohead.testing.data import make_image_folder, make_text_table
 from headtohead.training_run import train_experiment
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models on a shared 2-core machine: a second intra-op thread only adds contention."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _quick(raw: dict) -> dict:
