@@ -170,7 +170,7 @@ def test_pretrained_offline_fails_fast(monkeypatch):
         _timm(pretrained=True)  # HF_HUB_OFFLINE=1 (conftest)
     # Without the flag, an unreachable hub is detected before the download retries begin.
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")  # one offline rule for every family (headtohead.offline)
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")  # one offline rule for every family (headtohead.runtime.offline)
     monkeypatch.setattr("headtohead.adapters.timm_models.reachable", lambda url: False)
     with pytest.raises(ModelError, match="cannot be reached"):
         _timm(pretrained=True)

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from headtohead.cli.main import main
-from headtohead.devices import use_backend
+from headtohead.runtime.devices import use_backend
 from headtohead.testing.data import make_image_folder, make_text_table, write_text_table
 
 KEYWORDS = {"name": "kw", "kind": "python", "source": "headtohead.testing.models:keyword_classifier",

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from headtohead.cli.main import main
-from headtohead.devices import use_backend
+from headtohead.runtime.devices import use_backend
 
 
 def _write(tmp_path, body: str):

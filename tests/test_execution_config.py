@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from headtohead.config.execution import ExecutionConfig, parse_cpu_set
-from headtohead.devices import use_backend
+from headtohead.runtime.devices import use_backend
 from headtohead.engines.batching import BatchPlan, plan_batches
 from headtohead.errors import ConfigError, DataError, DeviceError, ModelError
 from headtohead.execution import (

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from headtohead.cli.main import main
-from headtohead.offline import OFFLINE_ENV, NetworkBlocked, offline_mode, offline_requested
+from headtohead.runtime.offline import OFFLINE_ENV, NetworkBlocked, offline_mode, offline_requested
 from headtohead.testing.data import make_text_table
 
 # Loaded first by the child process (PYTHONPATH): every lookup or connection to another

@@ -203,7 +203,7 @@ def test_resume_keys_rerun_exactly_what_changed(experiment, tmp_path):
 
 
 def test_sigterm_becomes_an_exception_only_inside_the_block():
-    from headtohead.faults import Terminated, interrupt_exit_code, signals_as_exceptions
+    from headtohead.runtime.faults import Terminated, interrupt_exit_code, signals_as_exceptions
 
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(Terminated) as info, signals_as_exceptions():

@@ -9,7 +9,7 @@ import pytest
 
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
-from headtohead.devices import use_backend
+from headtohead.runtime.devices import use_backend
 from headtohead.engines.speed import draw_batches, fix_sequence_length, measure_speed, speed_verdict_lines
 from headtohead.errors import ConfigError
 from headtohead.results.speed import HostLoad, SpeedSummary

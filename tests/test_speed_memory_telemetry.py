@@ -7,7 +7,7 @@ import types
 import numpy as np
 import pytest
 
-from headtohead.devices import use_backend
+from headtohead.runtime.devices import use_backend
 from headtohead.engines.memory import RssSampler, measure_memory
 from headtohead.engines.telemetry import TelemetrySampler, host_load, isolation_warning, open_nvml
 from headtohead.results.speed import HostLoad

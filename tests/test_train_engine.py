@@ -13,7 +13,7 @@ from headtohead.adapters import LoadContext, create_adapter
 from headtohead.config.schema import DataConfig, ModelConfig
 from headtohead.config.train import TargetConfig, TrainConfig
 from headtohead.data import create_dataset
-from headtohead.devices import use_backend
+from headtohead.runtime.devices import use_backend
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.train import TrainHooks, train_model
 from headtohead.engines.train_loop import build_optimizer, build_scheduler, resolve_precision

@@ -19,7 +19,7 @@ from headtohead.config import experiment_from_dict
 from headtohead.data import create_dataset
 from headtohead.engines.evaluate import ProgressCallback
 from headtohead.engines.train import TrainSettings, train_classifier
-from headtohead.results.io import write_text_atomic
+from headtohead.runtime.files import write_text_atomic
 from headtohead.runner import Run, run
 
 __all__ = ["run_demo", "demo_experiment"]

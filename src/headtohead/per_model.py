@@ -24,13 +24,13 @@ from headtohead.config import Experiment, experiment_from_dict, load_experiment
 from headtohead.config.schema import DataConfig, ModelConfig
 from headtohead.data import Dataset, DataSplits, create_dataset
 from headtohead.data.hf import parse_hf_spec
-from headtohead.determinism import recording_refusals, refusal_warning
-from headtohead.devices import resolve_device
+from headtohead.runtime.determinism import recording_refusals, refusal_warning
+from headtohead.runtime.devices import resolve_device
 from headtohead.engines.batching import BatchPlan, plan_batches
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
 from headtohead.engines.seeding import seed_everything
 from headtohead.errors import ModelError
-from headtohead.faults import is_out_of_memory
+from headtohead.runtime.faults import is_out_of_memory
 from headtohead.metrics import compute_quality
 from headtohead.results import DatasetRecord, ModelPredictions, ModelRecord
 

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from headtohead.config.schema import ModelConfig
-from headtohead.results import ModelPredictions, ModelRecord, write_bytes_atomic, write_text_atomic
+from headtohead.results import ModelPredictions, ModelRecord
+from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 
 __all__ = ["RESUME_DIR", "ResumeStore", "model_key", "file_stamp"]
 

@@ -8,7 +8,7 @@ Surviving faults (issue 8): the output folder is checked before any work starts;
 model's quality pass is one call, :func:`~headtohead.per_model.evaluate_one`, whose record and predictions are
 kept in ``<out>/.h2h-resume`` (:mod:`headtohead.resume`) and written into
 ``results.json``/``predictions.npz`` atomically as soon as the model finishes. An error,
-an interrupt (SIGINT/SIGTERM, see :mod:`headtohead.faults`) or running out of memory
+an interrupt (SIGINT/SIGTERM, see :mod:`headtohead.runtime.faults`) or running out of memory
 keeps what finished and says so; ``run(..., resume=True)`` skips the finished models
 and gives the same final results as an uninterrupted run.
 """
@@ -28,11 +28,11 @@ from typing import Any
 from headtohead.adapters import ModelAdapter
 from headtohead.config import Experiment
 from headtohead.config.schema import ModelConfig
-from headtohead.determinism import deterministic_algorithms
+from headtohead.runtime.determinism import deterministic_algorithms
 from headtohead.engines.evaluate import ProgressCallback
 from headtohead.errors import H2HError, ResultsError
-from headtohead.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
-from headtohead.offline import offline_mode
+from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
+from headtohead.runtime.offline import offline_mode
 from headtohead.per_model import (
     ModelOutcome,
     RunSetup,
@@ -98,9 +98,9 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         into the same ``out_dir`` (matched by key, see :mod:`headtohead.resume`).
     deterministic : bool
         Use torch's deterministic algorithms; ops that have none are named in the
-        model's warnings (see :mod:`headtohead.determinism`).
+        model's warnings (see :mod:`headtohead.runtime.determinism`).
     offline : bool
-        No network attempt at all while the run lasts (see :mod:`headtohead.offline`).
+        No network attempt at all while the run lasts (see :mod:`headtohead.runtime.offline`).
     force : bool
         ``--force``: accept speed measured concurrently on a shared device (``execution.speed:
         workers``); such timings are marked ``concurrent`` (see :mod:`headtohead.execution`).

@@ -37,7 +37,7 @@ from headtohead.config.schema import DataConfig, ModelConfig
 from headtohead.config.train import TrainConfig, load_train_experiment
 from headtohead.errors import ConfigError, DataError
 from headtohead.results.comparison import SeedResult
-from headtohead.results.io import write_text_atomic
+from headtohead.runtime.files import write_text_atomic
 from headtohead.results.training import EpochRecord, ScalingRecord, TrainingRun, TrainingSummary
 from headtohead.results.training_file import TrainingResult, save_training_result
 
@@ -304,7 +304,7 @@ def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *,
         without the requested precision, or a checkpoint made with other settings.
     """
     from headtohead.data import create_dataset
-    from headtohead.devices import resolve_device
+    from headtohead.runtime.devices import resolve_device
     from headtohead.engines.train_ddp import dist_context_from_env, init_process_group
     from headtohead.results.environment import capture_environment
     from headtohead.runner import check_writable

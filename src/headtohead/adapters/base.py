@@ -38,7 +38,7 @@ class LoadContext:
     modality : str
         ``text``, ``text_pair``, ``image`` or ``features``.
     device : str
-        A resolved device (``cpu``, ``cuda:0`` …), see :func:`headtohead.devices.resolve_device`.
+        A resolved device (``cpu``, ``cuda:0`` …), see :func:`headtohead.runtime.devices.resolve_device`.
     seed : int
         Seed for anything random at load time (fresh classifier heads).
     base_dir : Path

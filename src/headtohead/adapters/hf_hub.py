@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from headtohead.config.schema import ModelConfig
-from headtohead.offline import offline_requested
+from headtohead.runtime.offline import offline_requested
 
 __all__ = ["hub_offline", "looks_like_path", "hub_cache", "quiet_transformers", "hub_kwargs"]
 

@@ -35,7 +35,7 @@ from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import error_summary
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
-from headtohead.faults import is_out_of_memory
+from headtohead.runtime.faults import is_out_of_memory
 
 __all__ = ["PythonAdapter", "import_factory"]
 

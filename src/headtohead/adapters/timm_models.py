@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from headtohead.adapters.vision import TorchImageAdapter, reachable
 from headtohead.adapters.weights import error_summary
 from headtohead.errors import ModelError, did_you_mean
-from headtohead.offline import offline_requested
+from headtohead.runtime.offline import offline_requested
 
 __all__ = ["TimmAdapter"]
 

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from headtohead.adapters.vision import TorchImageAdapter, reachable, standard_transform
 from headtohead.adapters.weights import error_summary, output_layer_name
 from headtohead.errors import ModelError, did_you_mean
-from headtohead.offline import offline_requested
+from headtohead.runtime.offline import offline_requested
 
 __all__ = ["TorchvisionAdapter"]
 

@@ -298,7 +298,7 @@ def save_checkpoint(module: Any, path: str | Path, *, label_names: Sequence[str]
     import torch
     from safetensors.torch import save
 
-    from headtohead.results.io import write_bytes_atomic
+    from headtohead.runtime.files import write_bytes_atomic
 
     path = Path(path)
     if path.suffix.lower() != ".safetensors":

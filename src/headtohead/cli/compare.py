@@ -70,7 +70,7 @@ def compare(
     """Compare training speed of the same models across machines (models × machines, vs a baseline)."""
     from headtohead.cli.console import console, err_console
     from headtohead.compare_machines import compare_machines
-    from headtohead.results.io import write_text_atomic
+    from headtohead.runtime.files import write_text_atomic
 
     comparison = compare_machines(results, baseline=baseline, labels=label or None)
     for machine in comparison.machines:

@@ -212,7 +212,8 @@ def gate(
 
     Exit 0 when it is not, 3 when the data cannot tell (too few examples or rounds).
     """
-    from headtohead.results import Predictions, load_result, write_text_atomic
+    from headtohead.results import Predictions, load_result
+    from headtohead.runtime.files import write_text_atomic
     from headtohead.stats.noninferiority import gate_exit_code, gate_paragraph
 
     if max_accuracy_drop is None and max_slowdown is None:

@@ -31,7 +31,7 @@ from headtohead.cli.reliability import (
     run_context,
 )
 from headtohead.errors import H2HError
-from headtohead.faults import RunInterrupted, Terminated, interrupt_exit_code
+from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="headtohead — compare classification models fairly, with statistics.")

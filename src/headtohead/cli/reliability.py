@@ -30,7 +30,7 @@ def run_context() -> Iterator[Any]:
     Yields the ``progress(task, done, total)`` callback of
     :func:`headtohead.cli.console.progress_bars`.
     """
-    from headtohead.faults import signals_as_exceptions
+    from headtohead.runtime.faults import signals_as_exceptions
 
     with signals_as_exceptions(), progress_bars() as update:
         yield update
@@ -38,16 +38,16 @@ def run_context() -> Iterator[Any]:
 
 def offline_wanted(flag: bool) -> bool:
     """``--offline`` given, or ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` set in the environment."""
-    from headtohead.offline import offline_requested
+    from headtohead.runtime.offline import offline_requested
 
     return flag or offline_requested()
 
 
 def offline_scope(offline: bool) -> contextlib.AbstractContextManager[Any]:
-    """:func:`headtohead.offline.offline_mode` when ``offline``, else a context that does nothing."""
+    """:func:`headtohead.runtime.offline.offline_mode` when ``offline``, else a context that does nothing."""
     if not offline:
         return contextlib.nullcontext()
-    from headtohead.offline import offline_mode
+    from headtohead.runtime.offline import offline_mode
 
     return offline_mode()
 
@@ -59,7 +59,7 @@ def determinism_line(result: Any) -> str:
     --------
     ``Deterministic algorithms: on; no op refused.``
     """
-    from headtohead.determinism import REFUSAL_PREFIX
+    from headtohead.runtime.determinism import REFUSAL_PREFIX
 
     refused = [w.removeprefix(REFUSAL_PREFIX).strip() for m in result.models for w in m.warnings
                if w.startswith(REFUSAL_PREFIX)]

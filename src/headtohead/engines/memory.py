@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from headtohead.devices import get_backend, is_cuda
+from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.results.speed import MemoryStats
 
 __all__ = ["RssSampler", "RssStats", "measure_memory"]

@@ -27,7 +27,7 @@ import numpy as np
 from headtohead.adapters.base import ModelAdapter
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
-from headtohead.devices import get_backend, is_cuda
+from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import batch_examples
 from headtohead.engines.memory import measure_memory

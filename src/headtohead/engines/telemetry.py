@@ -20,7 +20,7 @@ from typing import Any
 
 import psutil
 
-from headtohead.devices import is_cuda
+from headtohead.runtime.devices import is_cuda
 from headtohead.engines.timing import Clock
 from headtohead.results.speed import HostLoad, MeanMax, TelemetryStats
 

@@ -12,7 +12,7 @@ nanoseconds once a block of calls is done.
   own timestamps, without a host sync stalling the queue between calls (unless
   ``sync_each``, for single-stream latency where a caller waits for every answer).
 
-Every device call goes through :mod:`headtohead.devices`, so a fake backend exercises
+Every device call goes through :mod:`headtohead.runtime.devices`, so a fake backend exercises
 the CUDA paths in tests. :func:`run_timed` is the loop both warm-up and measurement use;
 :func:`time_stages` times the parts of one end-to-end step (preprocess, transfer,
 forward); :func:`torch_threads` fixes torch's thread count for a measurement.
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from headtohead.devices import TimingEvent, get_backend, is_cuda
+from headtohead.runtime.devices import TimingEvent, get_backend, is_cuda
 
 __all__ = ["Clock", "Timer", "HostTimer", "CudaEventTimer", "make_timer", "run_timed", "gc_paused",
            "time_stages", "torch_threads"]

@@ -34,7 +34,7 @@ from headtohead.adapters.base import ModelAdapter
 from headtohead.adapters.labels import align_labels
 from headtohead.config.train import TrainConfig
 from headtohead.data.base import Dataset
-from headtohead.devices import get_backend, is_cuda
+from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.memory import RssSampler
 from headtohead.engines.seeding import seed_everything

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from headtohead.devices import is_cuda
+from headtohead.runtime.devices import is_cuda
 from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
 
 __all__ = ["DistContext", "dist_context_from_env", "init_process_group", "shutdown_process_group", "rank_share",

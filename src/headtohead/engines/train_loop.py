@@ -20,7 +20,7 @@ from headtohead.adapters.base import ModelAdapter
 from headtohead.adapters.weights import error_summary
 from headtohead.config.train import TrainConfig
 from headtohead.data.base import Dataset
-from headtohead.devices import get_backend, is_cuda
+from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.evaluate import batch_examples
 from headtohead.errors import DeviceError, ModelError
 

@@ -30,7 +30,7 @@ from headtohead.adapters.weights import error_summary, save_checkpoint
 from headtohead.config.train import TrainConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError, ResultsError
-from headtohead.results.io import write_text_atomic
+from headtohead.runtime.files import write_text_atomic
 
 __all__ = ["save_epoch_checkpoint", "latest_checkpoint", "read_progress", "restore_checkpoint",
            "settings_difference", "check_resumable", "save_trained_model", "resume_settings", "output_names",

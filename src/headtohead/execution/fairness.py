@@ -15,7 +15,7 @@ import os
 from collections import Counter
 
 from headtohead.config.execution import ExecutionConfig, parse_cpu_set
-from headtohead.devices import get_backend, is_cuda, resolve_device
+from headtohead.runtime.devices import get_backend, is_cuda, resolve_device
 from headtohead.errors import ConfigError, DeviceError
 from headtohead.execution.jobs import WorkerSettings
 
@@ -140,7 +140,7 @@ def _different_gpus(config: ExecutionConfig, eval_device: str, n_tasks: int | No
     """Names of the distinct GPU models the ``processes`` workers would use (empty when all match)."""
     if config.mode != "processes":
         return []
-    from headtohead.devices import gpu_info
+    from headtohead.runtime.devices import gpu_info
 
     indices = {int(w.device.split(":")[1]) for w in plan_workers(config, eval_device=eval_device, n_tasks=n_tasks)
                if is_cuda(w.device)}

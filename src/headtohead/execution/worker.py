@@ -105,7 +105,7 @@ def _evaluate(job: EvalJob, task: Task, settings: WorkerSettings, progress: Any)
     from headtohead.adapters import LoadContext
     from headtohead.adapters.labels import LabelAlignment
     from headtohead.config.schema import Experiment
-    from headtohead.devices import resolve_device
+    from headtohead.runtime.devices import resolve_device
     from headtohead.execution.sharding import shard_plan
     from headtohead.per_model import RunSetup, evaluate_one
 
@@ -125,11 +125,11 @@ def _evaluate(job: EvalJob, task: Task, settings: WorkerSettings, progress: Any)
     report = None if progress is None else (lambda _name, done, total: progress(task.label, done, total))
     with contextlib.ExitStack() as stack:
         if job.offline:
-            from headtohead.offline import offline_mode
+            from headtohead.runtime.offline import offline_mode
 
             stack.enter_context(offline_mode())
         if job.deterministic:
-            from headtohead.determinism import deterministic_algorithms
+            from headtohead.runtime.determinism import deterministic_algorithms
 
             stack.enter_context(deterministic_algorithms())
         started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)

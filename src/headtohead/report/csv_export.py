@@ -15,7 +15,7 @@ from typing import Any
 
 from headtohead.report.merge import MergedRuns, as_merged
 from headtohead.report.summary import summary_columns, summary_rows
-from headtohead.results.io import write_text_atomic
+from headtohead.runtime.files import write_text_atomic
 from headtohead.results.records import RunResult
 
 __all__ = ["csv_rows", "render_csv", "write_csv", "ID_COLUMNS"]

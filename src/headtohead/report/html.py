@@ -32,7 +32,7 @@ from headtohead.report.summary import (
 )
 from headtohead.report.table import format_count
 from headtohead.report.verdict import build_verdict
-from headtohead.results.io import write_text_atomic
+from headtohead.runtime.files import write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 

@@ -26,7 +26,7 @@ from headtohead.report.summary import (
     training_rows,
 )
 from headtohead.report.verdict import build_verdict
-from headtohead.results.io import write_bytes_atomic, write_text_atomic
+from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 

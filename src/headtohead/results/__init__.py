@@ -1,6 +1,6 @@
 """Result records (``results.json``), per-example predictions (``predictions.npz``) and their I/O."""
 
-from headtohead.results.io import load_result, save_result, write_bytes_atomic, write_text_atomic
+from headtohead.results.io import load_result, save_result
 from headtohead.results.predictions import ModelPredictions, Predictions
 from headtohead.results.records import (
     SCHEMA_VERSION,
@@ -28,6 +28,4 @@ __all__ = [
     "ModelPredictions",
     "save_result",
     "load_result",
-    "write_bytes_atomic",
-    "write_text_atomic",
 ]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 
-from headtohead.devices import gpu_info
+from headtohead.runtime.devices import gpu_info
 from headtohead.results.records import Environment, GPURecord
 
 __all__ = ["capture_environment", "cpu_model"]

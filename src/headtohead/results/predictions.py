@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from headtohead.errors import ResultsError
-from headtohead.results.io import write_bytes_atomic
+from headtohead.runtime.files import write_bytes_atomic
 
 __all__ = ["Predictions", "ModelPredictions"]
 

@@ -22,7 +22,8 @@ from pydantic import Field
 
 from headtohead.results.base import Record
 from headtohead.results.comparison import ContingencyTable
-from headtohead.results.io import read_versioned_json, write_text_atomic
+from headtohead.results.io import read_versioned_json
+from headtohead.runtime.files import write_text_atomic
 from headtohead.results.records import DatasetRecord, Environment
 from headtohead.results.speed import MemoryStats, ScenarioTiming, SpeedComparison
 

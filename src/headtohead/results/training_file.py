@@ -15,7 +15,8 @@ from pathlib import Path
 
 
 from headtohead.results.base import Record
-from headtohead.results.io import read_versioned_json, write_text_atomic
+from headtohead.results.io import read_versioned_json
+from headtohead.runtime.files import write_text_atomic
 from headtohead.results.records import Environment
 from headtohead.results.training import TrainingSummary
 

@@ -8,7 +8,7 @@ torch and onnxruntime are imported inside the functions, so the module is light 
 from __future__ import annotations
 
 import shutil
-from headtohead.devices import get_backend, is_cuda
+from headtohead.runtime.devices import get_backend, is_cuda
 
 __all__ = ["precision_unsupported", "backend_unsupported", "compile_unsupported", "is_out_of_memory",
            "release_memory"]
@@ -99,7 +99,7 @@ def compile_unsupported(device: str) -> str | None:
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """Whether ``exc`` is an out-of-memory error: :func:`headtohead.faults.is_out_of_memory`'s cases
+    """Whether ``exc`` is an out-of-memory error: :func:`headtohead.runtime.faults.is_out_of_memory`'s cases
     (``MemoryError``, CUDA/MPS ``OutOfMemoryError``) plus the CPU allocator's and ONNX Runtime's messages.
 
     Examples
@@ -109,7 +109,7 @@ def is_out_of_memory(exc: BaseException) -> bool:
     >>> is_out_of_memory(ValueError("shapes do not match"))
     False
     """
-    from headtohead.faults import is_out_of_memory as host_or_device_oom
+    from headtohead.runtime.faults import is_out_of_memory as host_or_device_oom
 
     if host_or_device_oom(exc):
         return True

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from headtohead.adapters.base import ModelAdapter
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
-from headtohead.devices import get_backend, is_cuda
+from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.evaluate import batch_examples
 from headtohead.engines.speed import SpeedProgress, draw_batches, measure_speed
 from headtohead.results.speed import ModelSpeed, SpeedComparison, SpeedSummary

@@ -14,7 +14,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from headtohead.results.io import write_bytes_atomic, write_text_atomic
+from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.results.sweep import SweepCell, SweepResult
 from headtohead.sweeps.quality import pp
 

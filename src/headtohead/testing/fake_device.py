@@ -1,6 +1,6 @@
 """A fake GPU and a fake clock, so the CUDA and timing code paths run in tests without a GPU.
 
-:class:`FakeCudaBackend` implements :class:`headtohead.devices.DeviceBackend` the way a
+:class:`FakeCudaBackend` implements :class:`headtohead.runtime.devices.DeviceBackend` the way a
 CUDA device behaves where it matters to measurements:
 
 * work is *simulated*: a fake model calls :meth:`FakeCudaBackend.run_kernel` with the
@@ -20,7 +20,7 @@ another model), for testing speed measurement and its statistics.
 
 Examples
 --------
->>> from headtohead.devices import use_backend
+>>> from headtohead.runtime.devices import use_backend
 >>> backend = FakeCudaBackend()
 >>> with use_backend(backend):
 ...     start, end = backend.create_timing_event("cuda:0"), backend.create_timing_event("cuda:0")
