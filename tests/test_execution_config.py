@@ -10,25 +10,26 @@ from headtohead.config.execution import ExecutionConfig, parse_cpu_set
 from headtohead.runtime.devices import use_backend
 from headtohead.engines.batching import BatchPlan, plan_batches
 from headtohead.errors import ConfigError, DataError, DeviceError, ModelError
-from headtohead.execution import (
+from headtohead.pipeline.executors import (
     EXECUTORS,
-    ExecutionOutcome,
     Task,
     TaskFailure,
     check_fairness,
     create_executor,
-    environment_fingerprint,
     failure_summary,
-    group_by_environment,
     merge_shards,
     plan_shards,
     plan_workers,
     shard_plan,
     shared_devices,
 )
-from headtohead.execution.fairness import available_cores
-from headtohead.execution.sharding import ShardMismatch
-from headtohead.results.environment import capture_environment
+from headtohead.pipeline.executors.fairness import available_cores
+from headtohead.pipeline.executors.sharding import ShardMismatch
+from headtohead.engines.environment import capture_environment
+from headtohead.pipeline.executors import ModelFailure
+from headtohead.pipeline.model_pass import ModelOutcome
+from headtohead.results import ModelRecord
+from headtohead.results.environment import environment_fingerprint, group_by_environment
 from headtohead.testing.fake_device import FakeCudaBackend
 
 
@@ -208,7 +209,7 @@ def test_failures_come_back_as_one_line_errors_of_the_right_class():
     assert isinstance(user.to_exception(), DataError) and str(user.to_exception()) == "x.csv: not found"
     assert isinstance(crash.to_exception(), ModelError)
     assert "model 'm' failed in worker host:2: RuntimeError: shape mismatch" in str(crash.to_exception())
-    outcomes = [ExecutionOutcome("a", None, None, None), ExecutionOutcome("m", None, None, None, failure=crash)]
+    outcomes = [ModelOutcome(ModelRecord.model_construct(name="a"), None), ModelFailure("m", crash)]
     summary = failure_summary(outcomes)
     assert summary.startswith("model 'm' failed in worker host:2: RuntimeError: shape mismatch")
     assert summary.endswith("; kept: a") and "\n" not in summary

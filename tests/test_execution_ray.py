@@ -8,10 +8,9 @@ import pytest
 import headtohead
 from headtohead.config import experiment_from_dict
 from headtohead.config.execution import ExecutionConfig
-from headtohead.data import create_dataset
-from headtohead.engines.batching import plan_batches
 from headtohead.errors import ConfigError
-from headtohead.execution import EvalJob, create_executor
+from headtohead.pipeline.executors import create_executor
+from headtohead.pipeline.setup import prepare_run
 
 ray = pytest.importorskip("ray", reason="Ray is an extra: pip install 'headtohead[ray]'")
 
@@ -32,30 +31,30 @@ def ray_outcomes(tmp_path_factory):
         "eval": {"batch_size": 16, "device": "cpu"},
         "speed": {"enabled": False},
     })
-    dataset = create_dataset(exp.data, seed=exp.seed).eval
-    job = EvalJob.build(exp, tmp_path_factory.mktemp("ray"), plan_batches(len(dataset), 16), dataset=dataset)
+    setup = prepare_run(exp, tmp_path_factory.mktemp("ray"))
     config = ExecutionConfig(mode="ray", shards=2, ray_init_cpus=2)
     progress = []
     with create_executor(config, eval_device="cpu") as executor:
-        outcomes = executor.evaluate(job, progress=lambda *args: progress.append(args))
+        outcomes = list(executor.evaluate(setup, progress=lambda *args: progress.append(args)))
         started_here = executor._started_here
         executor.config = ExecutionConfig(mode="ray", num_gpus=1, ray_init_cpus=2)  # no GPU in this instance
         with pytest.raises(ConfigError) as infeasible:
-            executor.evaluate(job)
+            list(executor.evaluate(setup))
     reference = headtohead.run(exp.model_copy(update={"models": [exp.models[0], exp.models[2]]}), speed=False)
-    return job, {o.name: o for o in outcomes}, reference, progress, (started_here, str(infeasible.value))
+    return setup, {o.name: o for o in outcomes}, reference, progress, (started_here, str(infeasible.value))
 
 
 def test_ray_tasks_predict_exactly_what_the_runner_does(ray_outcomes):
-    job, outcomes, reference, progress, _ = ray_outcomes
+    setup, outcomes, reference, progress, _ = ray_outcomes
     for name in ("mlp-a", "mlp-b"):
         outcome = outcomes[name]
-        assert outcome.ok and [w.shard for w in outcome.workers] == [0, 1]
-        np.testing.assert_array_equal(outcome.evaluation.proba, reference.predictions[name].proba)
-        np.testing.assert_array_equal(outcome.evaluation.pred, reference.predictions[name].pred)
-        assert outcome.evaluation.plan_hash == job.plan.hash() == reference.result.model(name).index_order_hash
-        assert all(w.mode == "ray" and w.device == "cpu" for w in outcome.workers)
-        assert outcome.workers[0].environment.torch_threads == 1  # num_cpus: 1 per task
+        assert outcome.ok and [w.shard for w in outcome.record.workers] == [0, 1]
+        np.testing.assert_array_equal(outcome.predictions.proba, reference.predictions[name].proba)
+        np.testing.assert_array_equal(outcome.predictions.pred, reference.predictions[name].pred)
+        assert outcome.record.index_order_hash == setup.plan.hash() == reference.result.model(name).index_order_hash
+        assert outcome.record.quality == reference.result.model(name).quality
+        assert all(w.mode == "ray" and w.device == "cpu" for w in outcome.record.workers)
+        assert outcome.record.workers[0].environment.torch_threads == 1  # num_cpus: 1 per task
     assert len(progress) == 6 and progress[-1][1:] == (6, 6)  # 3 models × 2 shards, one report each
 
 
@@ -63,7 +62,7 @@ def test_a_failing_ray_task_is_reported_and_the_others_kept(ray_outcomes):
     _, outcomes, _, _, (started_here, _) = ray_outcomes
     missing = outcomes["missing"]
     assert not missing.ok and missing.failure.error_type == "ModelError"
-    assert "no_such_module_h2h" in str(missing.error()) and missing.evaluation is None
+    assert "no_such_module_h2h" in str(missing.error())
     assert outcomes["mlp-a"].ok and outcomes["mlp-b"].ok
     assert started_here and not ray.is_initialized()  # the local instance it started was shut down
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from headtohead.cli.gate import parse_accuracy_margin, parse_slowdown_margin
+from headtohead.pipeline.gate import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.cli.main import main
 from headtohead.errors import ConfigError
 from headtohead.results import RunResult, load_result, save_result

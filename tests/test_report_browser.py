@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from headtohead.report.html import write_html
-from headtohead.report.sample import sample_run
+from headtohead.testing.sample import sample_run
 from headtohead.report.verdict import build_verdict
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

@@ -12,7 +12,7 @@ import pytest
 from headtohead.report.csv_export import render_csv
 from headtohead.report.html import render_html
 from headtohead.report.markdown import md_escape, render_markdown
-from headtohead.report.sample import sample_run
+from headtohead.testing.sample import sample_run
 
 SCRIPT = "<script>alert(1)</script>"
 TEMPLATE_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p", "nav", "a", "main",

@@ -7,7 +7,7 @@ import pytest
 from headtohead.errors import ConfigError
 from headtohead.report import mlflow_log
 from headtohead.report.merge import as_merged
-from headtohead.report.sample import sample_run
+from headtohead.testing.sample import sample_run
 from headtohead.report.write import write_outputs
 
 

@@ -18,7 +18,7 @@ from headtohead.report.html import render_html
 from headtohead.report.markdown import render_markdown
 from headtohead.report.merge import load_runs, merge_runs
 from headtohead.report.merge import RunEntry
-from headtohead.report.sample import sample_environment, sample_run, sample_training
+from headtohead.testing.sample import sample_environment, sample_run, sample_training
 from headtohead.report.verdict import build_verdict
 from headtohead.report.write import write_outputs, write_reports
 from headtohead.results import save_result

@@ -11,7 +11,7 @@ import pytest
 from headtohead.report import plots, plots_quality, plots_training
 from headtohead.report.figures import overview_figures, report_styles, run_figures
 from headtohead.report.merge import RunEntry, as_merged
-from headtohead.report.sample import sample_run
+from headtohead.testing.sample import sample_run
 from headtohead.results.comparison import MultiSeedSummary
 from headtohead.stats.seeds import summarise_seeds
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from headtohead.report.sample import sample_run
+from headtohead.testing.sample import sample_run
 from headtohead.report.verdict import build_verdict, quality_line, speed_line
-from headtohead.stats.verdict import format_p, format_pp
+from headtohead.report.sentences import format_p, format_pp
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import yaml
 
 import headtohead
 from headtohead.cli.main import main
-from headtohead.resume import RESUME_DIR
+from headtohead.pipeline.resume import RESUME_DIR
 from headtohead.testing.data import make_text_table
 
 # Models built by a module beside the experiment: keyword classifiers that, when asked,
@@ -152,7 +152,7 @@ def test_out_of_memory_and_a_crash_keep_finished_models(experiment, tmp_path, ca
     assert "model 'b' ran out of memory on cpu at eval.batch_size=2 (MemoryError)" in err
     assert "--set eval.batch_size=1" in err and "results of a are kept in" in err
 
-    import headtohead.per_model as per_model
+    import headtohead.pipeline.model_pass as per_model
 
     real = per_model.evaluate_model
 

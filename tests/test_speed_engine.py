@@ -10,7 +10,9 @@ import pytest
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.runtime.devices import use_backend
-from headtohead.engines.speed import draw_batches, fix_sequence_length, measure_speed, speed_verdict_lines
+from headtohead.engines.speed import measure_speed
+from headtohead.engines.speed_inputs import draw_batches, fix_sequence_length
+from headtohead.report.sentences import speed_sentence, speed_verdict_lines, with_speed_sentences
 from headtohead.errors import ConfigError
 from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend, SimulatedAdapter
@@ -45,7 +47,7 @@ def test_a_model_twice_as_slow_comes_out_twice_as_slow():
     (comparison,) = summary.scenario("offline").comparisons
     assert comparison.faster == "fast"
     assert 1.9 < comparison.ci_low < comparison.ratio < comparison.ci_high < 2.1
-    assert comparison.verdict.startswith("fast is 2.0")
+    assert speed_sentence(comparison).startswith("fast is 2.0")
     single = summary.scenario("single_stream").comparisons[0]
     assert single.faster == "fast" and single.ratio == pytest.approx(2.0, rel=0.05)
     assert summary.model("slow").offline.per_sample.p50_s == pytest.approx(2e-6, rel=0.05)
@@ -63,7 +65,7 @@ def test_a_a_run_under_drift_and_order_effects_contains_one():
     for scenario in summary.scenarios:
         (comparison,) = scenario.comparisons
         assert comparison.ci_low <= 1.0 <= comparison.ci_high, comparison
-        assert comparison.faster is None and comparison.verdict.startswith("no significant difference")
+        assert comparison.faster is None and speed_sentence(comparison).startswith("no significant difference")
         assert scenario.round_orders[:3] == [["a", "b"], ["b", "a"], ["a", "b"]]
 
 
@@ -99,7 +101,7 @@ def test_adaptive_stop_gives_up_at_the_budget_and_says_so():
     run_ = summary.scenario("offline")
     assert run_.stop_reason == "time_budget" and run_.rounds > 8
     assert any("time budget" in w for w in summary.warnings)
-    assert any("time budget ran out" in line for line in speed_verdict_lines(summary))
+    assert any("time budget ran out" in line for line in speed_verdict_lines(with_speed_sentences(summary)))
 
 
 def test_random_order_is_seeded_and_varies():
@@ -260,7 +262,7 @@ def test_verdict_lines_and_instability_warning():
     a = SimulatedAdapter("a", cost_ns=1_000, clock=clock, jitter=0.4, seed=1)
     b = SimulatedAdapter("b", cost_ns=3_000, clock=clock, seed=2)
     summary = run([a, b], clock, scenarios=["offline"])
-    lines = speed_verdict_lines(summary)
+    lines = speed_verdict_lines(with_speed_sentences(summary))
     assert lines[0].startswith("offline (batch 8, 8 rounds")
     assert any(line.strip().startswith("a is 3.0") or line.strip().startswith("a is 2.9") for line in lines)
     assert summary.model("a").offline.unstable and not summary.model("b").offline.unstable

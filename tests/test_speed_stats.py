@@ -12,7 +12,6 @@ from headtohead.stats.speed import (
     latency_summary,
     round_medians,
     speed_ratio,
-    speed_verdict,
     tukey_fences,
 )
 
@@ -90,16 +89,6 @@ def test_bad_inputs_raise(a, b):
 
 def test_halfwidth_is_relative():
     assert SpeedRatio(2.0, 1.9, 2.04, 0.95, 10).halfwidth == pytest.approx(0.05)
-
-
-def test_verdict_wording():
-    assert speed_verdict("bert", "distil", SpeedRatio(1.43, 1.39, 1.47, 0.95, 20)) == \
-        "distil is 1.43× faster than bert (95 % CI 1.39–1.47)"
-    assert speed_verdict("bert", "distil", SpeedRatio(0.5, 0.4, 0.625, 0.95, 20)) == \
-        "bert is 2.00× faster than distil (95 % CI 1.60–2.50)"
-    assert speed_verdict("a", "b", SpeedRatio(1.0, 0.97, 1.04, 0.9, 20)).startswith(
-        "no significant difference between a and b")
-    assert "90 % CI" in speed_verdict("a", "b", SpeedRatio(1.0, 0.97, 1.04, 0.9, 20))
 
 
 def test_stats_module_does_not_import_torch():

@@ -11,7 +11,8 @@ from headtohead.adapters import LoadContext, create_adapter  # noqa: E402
 from headtohead.config.schema import ModelConfig  # noqa: E402
 from headtohead.config.speed import SpeedConfig  # noqa: E402
 from headtohead.data.base import Dataset  # noqa: E402
-from headtohead.engines.speed import measure_speed, speed_verdict_lines  # noqa: E402
+from headtohead.engines.speed import measure_speed  # noqa: E402
+from headtohead.report.sentences import speed_verdict_lines, with_speed_sentences  # noqa: E402
 
 
 def test_two_tiny_timm_models():
@@ -33,4 +34,4 @@ def test_two_tiny_timm_models():
     assert record.offline.per_sample.p50_s == pytest.approx(record.offline.per_batch.p50_s / 8)
     assert record.memory.rss_peak_mb >= record.memory.rss_baseline_mb
     assert summary.model("test_efficientnet").load_time_s == 0.1 and record.load_time_s is None
-    assert any("test_efficientnet is" in line for line in speed_verdict_lines(summary))
+    assert any("test_efficientnet is" in line for line in speed_verdict_lines(with_speed_sentences(summary)))

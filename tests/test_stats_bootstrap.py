@@ -20,7 +20,7 @@ from headtohead.stats.bootstrap import (
     interval_from_distribution,
     paired_bootstrap,
 )
-from headtohead.stats.metrics import METRICS, example_stats, metric_spec
+from headtohead.stats.bootstrap_metrics import METRICS, example_stats, metric_spec
 
 K = 4
 LABELS = ("ant", "bee", "cat", "dog")

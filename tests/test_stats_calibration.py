@@ -10,7 +10,7 @@ from sklearn import metrics as skm
 
 from headtohead.stats.bootstrap import bootstrap_metrics
 from headtohead.stats.calibration import calibration, reliability_bins, top_label
-from headtohead.stats.metrics import bin_index
+from headtohead.stats.bootstrap_metrics import bin_index
 
 
 def _model(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from headtohead.cli.sweep import parse_list, sweep_config_from_options
+from headtohead.cli.sweep import parse_list
+from headtohead.config.sweep import sweep_with_options
 from headtohead.config import experiment_from_dict, load_experiment
 from headtohead.config.sweep import SweepConfig
 from headtohead.errors import ConfigError
@@ -85,11 +86,11 @@ def test_cli_lists_and_merging_with_the_section():
     with pytest.raises(ConfigError, match=r"--compile 'maybe' is not true or false"):
         parse_list("maybe", "bool", option="--compile")
     base = SweepConfig(precision=["fp32", "int8"], max_latency_ms=50)
-    merged = sweep_config_from_options(base, {"batch_size": [1, 8], "precision": None, "max_memory_mb": 300.0})
+    merged = sweep_with_options(base, {"batch_size": [1, 8], "precision": None, "max_memory_mb": 300.0})
     assert merged.precision == ["fp32", "int8"] and merged.batch_size == [1, 8]
     assert merged.max_latency_ms == 50 and merged.max_memory_mb == 300.0
     with pytest.raises(ConfigError, match=r"^--precision: .*\(sweep.precision\)$"):
-        sweep_config_from_options(None, {"precision": ["fp64"]})
+        sweep_with_options(None, {"precision": ["fp64"]})
 
 
 def test_capability_answers_on_this_cpu():

@@ -22,9 +22,22 @@ from headtohead.results.sweep import (
     load_sweep,
     save_sweep,
 )
-from headtohead.sweeps.quality import quality_vs_parent
-from headtohead.sweeps.recommend import recommend
-from headtohead.sweeps.report import sweep_markdown, sweep_rows, sweep_table, write_sweep_report
+from headtohead.report.sweep import (
+    recommendation_sentence,
+    sweep_markdown,
+    sweep_rows,
+    sweep_table,
+    variant_verdict,
+    write_sweep_report,
+)
+from headtohead.stats import recommend as recommend_module
+from headtohead.stats.variant_quality import quality_vs_parent
+
+
+def recommend(models, **budget):
+    """The recommendation with its sentence, as h2h sweep stores it."""
+    rec = recommend_module.recommend(models, **budget)
+    return rec.model_copy(update={"sentence": recommendation_sentence(rec, models)})
 
 
 def test_identical_variant_is_unchanged_and_a_broken_one_is_significant():
@@ -36,6 +49,7 @@ def test_identical_variant_is_unchanged_and_a_broken_one_is_significant():
     out = quality_vs_parent(y, ("bert", parent_pred, proba),
                             {"bert[bf16]": (parent_pred, proba), "bert[int8]": (broken, np.eye(2)[broken])},
                             label_names=["neg", "pos"], margin=0.01, n_resamples=500, seed=1)
+    out = {name: q.model_copy(update={"verdict": variant_verdict(name, "bert", q)}) for name, q in out.items()}
     same, bad = out["bert[bf16]"], out["bert[int8]"]
     assert same.difference == 0.0 and same.agreement == 1.0 and not same.significant and same.non_inferior
     assert same.max_abs_probability_diff == 0.0 and same.table.only_a_correct == same.table.only_b_correct == 0

@@ -12,7 +12,7 @@ import yaml
 
 from headtohead.errors import ConfigError
 from headtohead.results.sweep import load_sweep
-from headtohead.sweeps import run_sweep
+from headtohead.pipeline.sweep import run_sweep
 from headtohead.testing.data import make_text_table
 from headtohead.testing.text import make_tiny_bert
 

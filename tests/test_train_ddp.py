@@ -41,7 +41,7 @@ def test_two_processes_train_like_one_with_the_global_batch(tmp_path):
     from headtohead.engines.train import train_model
     from headtohead.testing.data import make_text_table
     from headtohead.testing.text import make_tiny_bert
-    from headtohead.training_run import train_experiment
+    from headtohead.pipeline.training import train_experiment
 
     make_text_table(tmp_path / "train.csv", n_per_class=16, seed=1)  # 32 rows: 4 global batches of 8
     make_text_table(tmp_path / "dev.csv", n_per_class=6, seed=2)

@@ -16,7 +16,7 @@ from headtohead.config import Experiment
 from headtohead.errors import ConfigError, DataError
 from headtohead.results.training_file import TrainingResult
 from headtohead.testing.data import make_image_folder, make_text_table
-from headtohead.training_run import train_experiment
+from headtohead.pipeline.training import train_experiment
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -6,6 +6,9 @@ internal. Heavy parts are imported on first use, so ``import headtohead`` stays 
 >>> import headtohead
 >>> outcome = headtohead.run("experiment.yaml", out_dir="runs/x")   # doctest: +SKIP
 >>> outcome.result.model("bert").quality.accuracy                  # doctest: +SKIP
+
+Every command of ``h2h`` is one function here: :func:`run` (``h2h run``, ``h2h bench`` with
+``quality=False``), :func:`train`, :func:`sweep`, :func:`gate`, :func:`compare_machines`.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ from typing import Any
 
 from headtohead.config import Experiment, load_experiment
 from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
+from headtohead.version import __version__
 
-__version__ = "0.1.0"
 
 __all__ = [
     "__version__",
     "run",
     "Run",
+    "train",
+    "sweep",
+    "gate",
+    "compare_machines",
     "Experiment",
     "load_experiment",
     "load_result",
@@ -33,10 +40,15 @@ __all__ = [
     "ResultsError",
 ]
 
+# name → (module, attribute), imported on first use
 _LAZY = {
-    "run": "headtohead.runner",
-    "Run": "headtohead.runner",
-    "load_result": "headtohead.results",
+    "run": ("headtohead.pipeline.run", "run"),
+    "Run": ("headtohead.pipeline.run", "Run"),
+    "train": ("headtohead.pipeline.training", "train_experiment"),
+    "sweep": ("headtohead.pipeline.sweep", "run_sweep"),
+    "gate": ("headtohead.pipeline.gate", "gate"),
+    "compare_machines": ("headtohead.pipeline.machines", "compare_machines"),
+    "load_result": ("headtohead.results", "load_result"),
 }
 
 
@@ -45,14 +57,16 @@ def load_predictions(path: Any):  # noqa: ANN201 - Predictions
     from pathlib import Path
 
     from headtohead.results import Predictions
+    from headtohead.results.files import PREDICTIONS_FILE
 
     path = Path(path)
-    return Predictions.load(path / "predictions.npz" if path.is_dir() else path)
+    return Predictions.load(path / PREDICTIONS_FILE if path.is_dir() else path)
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'headtohead' has no attribute {name!r}")

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-__all__ = ["console", "err_console", "setup_logging", "progress_bars"]
+__all__ = ["console", "err_console", "setup_logging", "progress_bars", "print_result"]
 
 # Outside a terminal (CI logs, pipes) rich would assume 80 columns and truncate tables.
 console = Console(width=None if sys.stdout.isatty() else 150)
@@ -77,3 +77,19 @@ def progress_bars() -> Iterator:
         except BaseException:
             bars.live.transient = True
             raise
+
+
+def print_result(result) -> None:  # noqa: ANN001 - RunResult
+    """The quality table, the speed table, then the verdict block."""
+    from headtohead.report import quality_table, speed_table, verdict_block
+
+    if any(m.quality is not None for m in result.models):
+        console.print(quality_table(result))
+    speed = speed_table(result)
+    if speed is not None:
+        console.print(speed)
+    lines = verdict_block(result)
+    if lines:
+        console.print("[bold]Verdict[/]")
+        for line in lines:
+            console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)

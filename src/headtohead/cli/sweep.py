@@ -5,7 +5,7 @@ replace the matching keys of the experiment's ``sweep:`` section (or make one)::
 
     h2h sweep experiment.yaml --batch-size 1,8,32,128 --precision fp32,bf16,int8 --backend pytorch,onnxruntime
 
-This module parses and prints; :func:`headtohead.sweeps.run_sweep` does the work.
+This module parses and prints; :func:`headtohead.sweep` does the work.
 """
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from pydantic import ValidationError
 
-from headtohead.config.sweep import SweepConfig
 from headtohead.errors import ConfigError
 
-__all__ = ["sweep", "sweep_config_from_options", "parse_list"]
+__all__ = ["sweep", "parse_list"]
 
 _PARSERS = {"int": int, "float": float, "str": str}
 _BOOLS = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
@@ -59,24 +57,6 @@ def parse_list(text: str, kind: str, *, option: str) -> list[Any]:
     return out
 
 
-def sweep_config_from_options(base: SweepConfig | None, options: dict[str, Any]) -> SweepConfig:
-    """The experiment's ``sweep:`` section with the given options (``None`` = keep) replaced.
-
-    Raises
-    ------
-    ConfigError
-        The result is not a valid sweep section (one line naming the option).
-    """
-    data = base.model_dump(exclude_unset=True) if base is not None else {}
-    data.update({key: value for key, value in options.items() if value is not None})
-    try:
-        return SweepConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = str(first["loc"][0]) if first["loc"] else "sweep"
-        raise ConfigError(f"--{key.replace('_', '-')}: {first['msg']} (sweep.{key})") from None
-
-
 def sweep(
     experiment: Path = typer.Argument(..., help="The experiment YAML file."),
     batch_size: Optional[str] = typer.Option(None, "--batch-size", help="Batch sizes, e.g. 1,8,32,128."),
@@ -97,11 +77,13 @@ def sweep(
 ) -> None:
     """Sweep batch size, precision, backend … of each model; re-check quality against the parent every time."""
     from headtohead.cli.console import console, progress_bars
-    from headtohead.config import load_experiment
-    from headtohead.sweeps import run_sweep
-    from headtohead.sweeps.report import sweep_table
+    from headtohead.pipeline.outputs import default_out_dir
+    from headtohead.pipeline.setup import resolve_experiment
+    from headtohead.pipeline.sweep import run_sweep
+    from headtohead.report.sweep import sweep_table
+    from headtohead.results.files import SWEEP_FILE
 
-    exp = load_experiment(experiment, set_ or [])
+    exp, base_dir = resolve_experiment(experiment, set_ or [])
     lists = {"batch_size": (batch_size, "int"), "precision": (precision, "str"), "backend": (backend, "str"),
              "max_length": (max_length, "int"), "compile": (compile_, "bool"),
              "channels_last": (channels_last, "bool"), "sparsity": (sparsity, "float")}
@@ -109,15 +91,14 @@ def sweep(
                                for key, (text, kind) in lists.items() if text is not None}
     options.update(models=list(model) if model else None, max_latency_ms=max_latency_ms, max_memory_mb=max_memory_mb,
                    max_accuracy_drop=max_accuracy_drop)
-    config = sweep_config_from_options(exp.sweep, options)
-    out_dir = out or Path("runs") / f"{exp.name}-sweep"
+    out_dir = out or default_out_dir(exp.name, "sweep")
     with progress_bars() as progress:
-        outcome = run_sweep(experiment, sweep=config, out_dir=out_dir, overrides=set_ or [], progress=progress)
+        outcome = run_sweep(exp, sweep=options, base_dir=base_dir, out_dir=out_dir, progress=progress)
     console.print(sweep_table(outcome.result))
     for cell in outcome.result.cells():
         if cell.quality is not None:
             console.print(f"  {cell.quality.verdict}", highlight=False, markup=False, soft_wrap=True)
     console.print(outcome.result.recommendation.sentence, style="bold", highlight=False, markup=False,
                   soft_wrap=True)
-    console.print(f"Results: {out_dir / 'sweep.json'} (report: {out_dir / 'sweep.md'}, curves: "
+    console.print(f"Results: {out_dir / SWEEP_FILE} (report: {out_dir / 'sweep.md'}, curves: "
                   f"{out_dir / 'sweep.png'})", highlight=False, markup=False, soft_wrap=True)

@@ -21,13 +21,15 @@ variant. A single value may be written without brackets (``precision: int8``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from headtohead.config.base import Section as _Section
+from headtohead.errors import ConfigError
 
-__all__ = ["SweepConfig", "PRECISIONS", "BACKENDS", "SWEEP_AXES"]
+__all__ = ["SweepConfig", "PRECISIONS", "BACKENDS", "SWEEP_AXES", "sweep_with_options"]
 
 #: Numeric precisions a variant can run in.
 PRECISIONS: tuple[str, ...] = ("fp32", "fp16", "bf16", "int8")
@@ -123,3 +125,21 @@ def _non_empty_unique(values: list[Any]) -> None:
         raise ValueError("give at least one value (or leave the key out for the default)")
     if len(set(values)) != len(values):
         raise ValueError(f"{values} lists a value twice; name each once")
+
+
+def sweep_with_options(base: SweepConfig | None, options: Mapping[str, Any]) -> SweepConfig:
+    """The experiment's ``sweep:`` section with the given options (``None`` = keep) replaced (``h2h sweep --…``).
+
+    Raises
+    ------
+    ConfigError
+        The result is not a valid sweep section (one line naming the option).
+    """
+    data = base.model_dump(exclude_unset=True) if base is not None else {}
+    data.update({key: value for key, value in options.items() if value is not None})
+    try:
+        return SweepConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = str(first["loc"][0]) if first["loc"] else "sweep"
+        raise ConfigError(f"--{key.replace('_', '-')}: {first['msg']} (sweep.{key})") from None

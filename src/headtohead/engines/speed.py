@@ -28,12 +28,12 @@ from headtohead.adapters.base import ModelAdapter
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.runtime.devices import get_backend, is_cuda
-from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import batch_examples
 from headtohead.engines.memory import measure_memory
-from headtohead.engines.telemetry import TelemetrySampler, host_load, isolation_warning
+from headtohead.engines.speed_inputs import draw_batches, fix_sequence_length
+from headtohead.engines.telemetry import TelemetrySampler, host_load
 from headtohead.engines.timing import Clock, HostTimer, make_timer, run_timed, time_stages, torch_threads
-from headtohead.errors import ConfigError, DataError
+from headtohead.errors import ConfigError
 from headtohead.results.speed import (
     MemoryStats,
     ModelSpeed,
@@ -44,11 +44,10 @@ from headtohead.results.speed import (
     SpeedSummary,
     TelemetryStats,
     TimeWindowResult,
-    speed_verdict_lines,
 )
-from headtohead.stats.speed import SpeedRatio, round_medians, speed_ratio, speed_verdict
+from headtohead.stats.speed import SpeedRatio, round_medians, speed_ratio
 
-__all__ = ["measure_speed", "speed_verdict_lines", "draw_batches", "fix_sequence_length", "SpeedProgress"]
+__all__ = ["measure_speed", "SpeedProgress"]
 
 #: ``progress(stage, done, total)``, e.g. ``("speed offline", 3, 10)``; ``total`` grows with adaptive rounds.
 SpeedProgress = Callable[[str, int, int], None]
@@ -105,75 +104,6 @@ def _sync(device: str) -> None:
         get_backend().synchronize(device)
 
 
-def draw_batches(dataset: Dataset, batch_size: int, count: int) -> list[np.ndarray]:
-    """Indices of up to ``count`` full batches of real examples, the same for every model.
-
-    Batches come from :func:`~headtohead.engines.batching.plan_batches` in dataset order;
-    only full batches are used so every timed call has the same shape. A dataset smaller
-    than one batch has its examples repeated to fill one.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from headtohead.data.base import Dataset
-    >>> ds = Dataset("x", "features", np.zeros((5, 2)), np.zeros(5), ("a",))
-    >>> [b.tolist() for b in draw_batches(ds, 2, 4)]
-    [[0, 1], [2, 3]]
-    >>> [b.tolist() for b in draw_batches(ds, 8, 4)]
-    [[0, 1, 2, 3, 4, 0, 1, 2]]
-    """
-    if len(dataset) == 0:
-        raise DataError(f"{dataset.source}: no examples to measure speed on")
-    plan = plan_batches(len(dataset), batch_size)
-    full = [b for b in plan if len(b) == batch_size][:count]
-    # Speed depends on the shape of a batch, not on which examples fill it.
-    return full or [np.resize(plan.order, batch_size)]
-
-
-def fix_sequence_length(inputs: Any, length: int, *, pad_id: int = 0) -> tuple[Any, bool]:
-    """Pad or truncate token inputs (``input_ids`` and its companions) to ``length`` columns.
-
-    Every 2-D tensor/array in the mapping with as many columns as ``input_ids`` is resized:
-    ``input_ids`` is padded with ``pad_id``, the rest (``attention_mask``,
-    ``token_type_ids`` …) with 0. Anything without ``input_ids`` is returned unchanged.
-
-    Returns
-    -------
-    inputs, applied : (same type as ``inputs``, bool)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> out, applied = fix_sequence_length({"input_ids": np.array([[5, 6]]), "attention_mask": np.ones((1, 2))}, 4,
-    ...                                    pad_id=1)
-    >>> out["input_ids"].tolist(), out["attention_mask"].tolist(), applied
-    ([[5, 6, 1, 1]], [[1.0, 1.0, 0.0, 0.0]], True)
-    """
-    if not isinstance(inputs, Mapping) or "input_ids" not in inputs or getattr(inputs["input_ids"], "ndim", 0) != 2:
-        return inputs, False
-    columns = inputs["input_ids"].shape[1]
-    resized = {key: (_resize_columns(value, length, pad_id if key == "input_ids" else 0)
-                     if getattr(value, "ndim", 0) == 2 and value.shape[1] == columns else value)
-               for key, value in inputs.items()}
-    if type(inputs) is dict:
-        return resized, True
-    try:  # keep BatchEncoding and friends, which adapters may rely on
-        return type(inputs)(resized), True
-    except Exception:
-        return resized, True
-
-
-def _resize_columns(x: Any, length: int, fill: int) -> Any:
-    if x.shape[1] >= length:
-        cut = x[:, :length]
-        return cut.contiguous() if hasattr(cut, "contiguous") else np.ascontiguousarray(cut)
-    if hasattr(x, "new_full"):  # a torch tensor (NumPy arrays have no new_full)
-        import torch
-
-        return torch.cat([x, x.new_full((x.shape[0], length - x.shape[1]), fill)], dim=1)
-    return np.pad(x, ((0, 0), (0, length - x.shape[1])), constant_values=fill)
-
-
 def _stage(model: _Model, raw: Mapping[str, list[Any]], scenarios: Sequence[str], clock: Clock) -> None:
     """Preprocess every batch once and move it to the device; time the cold first calls."""
     first = True
@@ -216,8 +146,7 @@ def _compare(models: list[_Model], rounds: Mapping[str, list[list[int]]], scenar
             faster = {"a": a.name, "b": b.name, None: None}[ratio.faster]
             out.append((ratio, SpeedComparison(
                 scenario=scenario, model_a=a.name, model_b=b.name, ratio=ratio.ratio, ci_low=ratio.low,
-                ci_high=ratio.high, confidence=ratio.confidence, n_rounds=ratio.n_rounds, faster=faster,
-                verdict=speed_verdict(a.name, b.name, ratio))))
+                ci_high=ratio.high, confidence=ratio.confidence, n_rounds=ratio.n_rounds, faster=faster)))
     return out
 
 
@@ -308,12 +237,6 @@ def _time_window(model: _Model, batches: list[Any], seconds: float, clock: Clock
                             batches=done, samples=samples)
 
 
-def _instability_warnings(model: _Model) -> list[str]:
-    return [f"model '{model.name}' {t.scenario}: latency spread IQR/median = {t.iqr_over_median:.0%} (> 10 %), "
-            f"the measurement is unstable; close other programs, set num_threads or raise min_seconds"
-            for t in model.timings.values() if t.unstable]
-
-
 def _record(m: _Model, config: SpeedConfig, sampler: TelemetrySampler | None, load_times: Mapping[str, float],
             pipelines: Mapping[str, PipelineTiming], windows: Mapping[str, TimeWindowResult],
             memories: Mapping[str, MemoryStats]) -> ModelSpeed:
@@ -326,7 +249,7 @@ def _record(m: _Model, config: SpeedConfig, sampler: TelemetrySampler | None, lo
         first_preprocess_s=m.first_preprocess_ns / 1e9, first_call_s=m.first_call_ns / 1e9,
         offline=m.timings.get("offline"), single_stream=m.timings.get("single_stream"),
         pipeline=pipelines.get(m.name), time_window=windows.get(m.name), memory=memories.get(m.name),
-        telemetry=telemetry, warnings=m.warnings + _instability_warnings(m))
+        telemetry=telemetry, warnings=m.warnings)
 
 
 def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: SpeedConfig, *, batch_size: int,
@@ -376,8 +299,6 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
     began = clock()
     warnings: list[str] = []
     before = host_load()
-    if (warning := isolation_warning(before)) is not None:
-        warnings.append(f"before measuring: {warning}")
     offline_bs = config.fixed_shape.batch_size if config.fixed_shape else batch_size
     seq_len = config.fixed_shape.sequence_length if config.fixed_shape else None
     sizes = {"offline": offline_bs, "single_stream": 1}
@@ -409,8 +330,6 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
                                            iterations=config.memory_iterations) for m in models} \
             if config.memory else {}
     after = host_load()
-    if (warning := isolation_warning(after, check_load_average=False)) is not None:
-        warnings.append(f"after measuring: {warning}")
     records = [_record(m, config, samplers.get(m.device), load_times, pipelines, windows, memories) for m in models]
     return SpeedSummary(
         settings=config.model_dump(mode="json"), batch_size=offline_bs, seed=seed, torch_threads=threads,

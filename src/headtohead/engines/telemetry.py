@@ -6,7 +6,7 @@
   those intervals, so interleaved models each get their own numbers (NVML's utilisation
   is itself an average over its last sampling period, so blocks much shorter than ~0.2 s
   blur into their neighbours). Without a GPU or NVML every field is ``None`` and nothing fails.
-* :func:`host_load` / :func:`isolation_warning` — load average and the CPU other
+* :func:`host_load` — load average and the CPU other
   processes use; results are only comparable when measured under the same conditions.
 """
 
@@ -24,7 +24,7 @@ from headtohead.runtime.devices import is_cuda
 from headtohead.engines.timing import Clock
 from headtohead.results.speed import HostLoad, MeanMax, TelemetryStats
 
-__all__ = ["TelemetrySampler", "open_nvml", "host_load", "isolation_warning"]
+__all__ = ["TelemetrySampler", "open_nvml", "host_load"]
 
 _FIELDS = ("utilization_pct", "memory_used_mb", "power_w", "temperature_c", "sm_clock_mhz")
 
@@ -205,29 +205,3 @@ def host_load(*, window_s: float = 0.2) -> HostLoad:
     busy = [f"{label} {percent:.0f} %" for percent, label in usage if percent > 20.0][:5]
     return HostLoad(cpu_count=psutil.cpu_count(logical=True), load_average=load,
                     other_cpu_percent=float(sum(p for p, _ in usage)), busy_processes=busy)
-
-
-def isolation_warning(load: HostLoad, *, check_load_average: bool = True) -> str | None:
-    """A warning when the machine was busy with other work, else ``None``.
-
-    Parameters
-    ----------
-    load : HostLoad
-    check_load_average : bool
-        Also judge the 1-minute load average. Turn off after measuring: this process's
-        own work is in it then.
-
-    Examples
-    --------
-    >>> isolation_warning(HostLoad(cpu_count=2, load_average=[0.1, 0.1, 0.1], other_cpu_percent=3.0))
-    """
-    reasons = []
-    if load.other_cpu_percent is not None and load.other_cpu_percent >= BUSY_CPU_PERCENT:
-        named = f" ({', '.join(load.busy_processes)})" if load.busy_processes else ""
-        reasons.append(f"other processes used {load.other_cpu_percent:.0f} % CPU{named}")
-    if check_load_average and load.load_average and load.cpu_count and load.load_average[0] > load.cpu_count:
-        reasons.append(f"the 1-minute load average is {load.load_average[0]:.1f} on {load.cpu_count} CPUs")
-    if not reasons:
-        return None
-    return ("; ".join(reasons) + " — speed results are only comparable under the same conditions; close other "
-            "programs or re-run on an idle machine")

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,8 @@ from headtohead.engines.seeding import seed_everything
 from headtohead.engines.telemetry import TelemetrySampler
 from headtohead.engines.train_ddp import DistContext, all_reduce_sum, barrier, rank_share
 from headtohead.engines.train_loop import (
+    StepInfo,
+    TrainHooks,
     BatchSource,
     build_optimizer,
     build_scheduler,
@@ -61,32 +62,12 @@ from headtohead.engines.train_state import (
 )
 from headtohead.engines.train_simple import TrainLog, TrainSettings, train_classifier
 from headtohead.errors import ConfigError, ModelError, did_you_mean
-from headtohead.results.training import EpochRecord, StepLog, TrainingRun, stall_warning_text
+from headtohead.results.training import EpochRecord, StepLog, TrainingRun
 
 __all__ = ["train_model", "TrainHooks", "StepInfo", "resume_settings", "output_names",
            "TrainSettings", "TrainLog", "train_classifier"]
 
 _MIB = 2**20
-
-
-@dataclass(frozen=True)
-class StepInfo:
-    """One finished training step, as :attr:`TrainHooks.on_step` sees it."""
-
-    epoch: int
-    step: int
-    step_in_epoch: int
-    loss: float
-    optimizer_steps: int
-
-
-@dataclass
-class TrainHooks:
-    """Callbacks: after each step, after each epoch, after each checkpoint is written."""
-
-    on_step: Callable[[StepInfo], None] | None = None
-    on_epoch: Callable[[EpochRecord], None] | None = None
-    on_checkpoint: Callable[[Path], None] | None = None
 
 
 @dataclass
@@ -391,8 +372,6 @@ def train_model(adapter: ModelAdapter, train_data: Dataset, config: TrainConfig,
     if steps.compute_ns and not steps.timed_steps:
         warnings.append(f"model '{adapter.name}': all {len(steps.compute_ns)} steps were timing warm-up steps, so "
                         f"samples/s were not measured; train longer or lower train.timing_warmup_steps")
-    if steps.data_wait_fraction is not None and steps.data_wait_fraction > config.stall_warning:
-        warnings.append(stall_warning_text(adapter.name, steps.data_wait_fraction))
     digest = hashlib.sha256("".join(e.order_hash for e in epochs).encode()).hexdigest()
     final = next((e.eval for e in reversed(epochs) if e.eval is not None), None) or {}
     return TrainingRun(

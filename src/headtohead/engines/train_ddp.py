@@ -6,10 +6,9 @@ Two ways in, one code path:
   the whole ``h2h train``; :func:`dist_context_from_env` reads torchrun's variables
   (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``) and each model is trained data-parallel; only
   rank 0 saves, evaluates and writes results.
-* ``train.nproc: N`` in the experiment — ``h2h train`` itself starts
-  ``python -m torch.distributed.run --standalone --nproc_per_node N -m
-  headtohead.engines.train_ddp job.json`` for each model and seed (:func:`launch`), and
-  reads back the :class:`~headtohead.results.training.TrainingRun` rank 0 wrote.
+* ``train.nproc: N`` in the experiment — ``h2h train`` itself starts torchrun for each
+  model and seed (:mod:`headtohead.pipeline.training_ddp`) and reads back the
+  :class:`~headtohead.results.training.TrainingRun` rank 0 wrote.
 
 Every process trains on its share of each *global* batch (``batch_size × N`` examples,
 the same seeded order as a single process with that batch), so the example order — and
@@ -18,26 +17,17 @@ its hash — does not depend on how many processes share the work.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import tempfile
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from headtohead.runtime.devices import is_cuda
-from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
+from headtohead.errors import DeviceError
+
 
 __all__ = ["DistContext", "dist_context_from_env", "init_process_group", "shutdown_process_group", "rank_share",
-           "all_reduce_sum", "barrier", "launch", "main"]
-
-_ERRORS: dict[str, type[H2HError]] = {c.__name__: c for c in (H2HError, ConfigError, DataError, ModelError,
-                                                               DeviceError, ResultsError)}
+           "all_reduce_sum", "barrier"]
 
 
 @dataclass(frozen=True)
@@ -128,73 +118,3 @@ def barrier(ctx: DistContext | None) -> None:
         import torch.distributed as dist
 
         dist.barrier()
-
-
-def launch(job: Mapping[str, Any], *, nproc: int, workdir: str | Path) -> dict[str, Any]:
-    """Run one data-parallel training in ``nproc`` processes via torchrun and return rank 0's output.
-
-    Parameters
-    ----------
-    job : mapping
-        JSON-serialisable description of the training (see :mod:`headtohead.training_run`).
-    nproc : int
-        Processes on this machine.
-    workdir : str or Path
-        Folder for the job file and the output.
-
-    Returns
-    -------
-    dict
-        What the worker's rank 0 wrote: ``{"run": <TrainingRun as JSON>}``.
-
-    Raises
-    ------
-    H2HError
-        The worker failed on bad input (its one-line message, same class); or it crashed.
-    """
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    job_file = workdir / "ddp-job.json"
-    out_file = workdir / "ddp-output.json"
-    out_file.unlink(missing_ok=True)
-    job_file.write_text(json.dumps({**job, "output": str(out_file)}), encoding="utf-8")
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-               "-m", "headtohead.engines.train_ddp", str(job_file)]
-    with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
-        log.seek(0)
-        tail = log.read()[-2000:]
-    if out_file.is_file():
-        output = json.loads(out_file.read_text(encoding="utf-8"))
-        if "error" in output:
-            raise _ERRORS.get(output["error"]["type"], H2HError)(output["error"]["message"])
-        if process.returncode == 0:
-            return output
-    last = [line for line in tail.splitlines() if line.strip()][-3:]
-    raise ModelError(f"data-parallel training ({nproc} processes) failed with exit code {process.returncode}: "
-                     f"{' | '.join(last) or 'no output'}; run with train.nproc: 1 to see the error directly")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Worker entry point: ``python -m headtohead.engines.train_ddp job.json`` under torchrun."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    job = json.loads(Path(args[0]).read_text(encoding="utf-8"))
-    rank = int(os.environ.get("RANK", "0"))
-    try:
-        from headtohead.training_run import run_training_job
-
-        record = run_training_job(job)
-        if rank == 0:
-            Path(job["output"]).write_text(json.dumps({"run": record}), encoding="utf-8")
-        return 0
-    except H2HError as exc:
-        if rank == 0:
-            Path(job["output"]).write_text(json.dumps({"error": {"type": type(exc).__name__, "message": str(exc)}}),
-                                           encoding="utf-8")
-        return 2
-    finally:
-        shutdown_process_group()
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -12,6 +12,7 @@ import multiprocessing
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,9 +24,31 @@ from headtohead.data.base import Dataset
 from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.evaluate import batch_examples
 from headtohead.errors import DeviceError, ModelError
+from headtohead.results.training import EpochRecord
 
-__all__ = ["Precision", "resolve_precision", "enable_gradient_checkpointing", "build_optimizer",
-           "build_scheduler", "warmup_steps", "BatchSource", "make_loader", "swapped_module", "epoch_metrics"]
+__all__ = ["StepInfo", "TrainHooks", "Precision", "resolve_precision", "enable_gradient_checkpointing",
+           "build_optimizer", "build_scheduler", "warmup_steps", "BatchSource", "make_loader", "swapped_module", "epoch_metrics"]
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """One finished training step, as :attr:`TrainHooks.on_step` sees it."""
+
+    epoch: int
+    step: int
+    step_in_epoch: int
+    loss: float
+    optimizer_steps: int
+
+
+@dataclass
+class TrainHooks:
+    """Callbacks: after each step, after each epoch, after each checkpoint is written."""
+
+    on_step: Callable[[StepInfo], None] | None = None
+    on_epoch: Callable[[EpochRecord], None] | None = None
+    on_checkpoint: Callable[[Path], None] | None = None
+
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from headtohead.report.merge import MergedRuns, as_merged
-from headtohead.report.summary import summary_columns, summary_rows
+from headtohead.report.rows import summary_columns, summary_rows
 from headtohead.runtime.files import write_text_atomic
 from headtohead.results.records import RunResult
 

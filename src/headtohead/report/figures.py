@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from headtohead.report import plots, plots_quality, plots_training
 from headtohead.report.merge import MergedRuns, RunEntry
-from headtohead.report.summary import latency_for_tradeoff
+from headtohead.report.rows import latency_for_tradeoff
 from headtohead.results.comparison import Calibration
 
 __all__ = ["FigureSpec", "overview_figures", "run_figures", "report_styles"]

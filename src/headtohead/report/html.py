@@ -15,10 +15,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from headtohead.report.warnings import speed_warnings
+from headtohead.version import __version__
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
-from headtohead.report.summary import (
+from headtohead.report.rows import (
     best_models,
     comparison_rows,
     environment_rows,
@@ -152,8 +154,7 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         confusions = [{"model": m.name, "colour": styles[m.name].colour,
                        "pairs": top_confusions(m.quality.confusion_matrix, result.dataset.label_names)}
                       for m in rated]
-    speed_warnings = list(result.speed.warnings) + [w for m in result.speed.models for w in m.warnings] \
-        if result.speed is not None else []
+    measured_warnings = speed_warnings(result.speed) if result.speed is not None else []
     confidence = result.stats.settings.confidence if result.stats is not None else 0.95
     return {
         "label": run.label,
@@ -175,7 +176,7 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "speed": speed,
         "speed_headers": list(speed[0]) if speed else [],
         "speed_note": _speed_note(result),
-        "speed_warnings": speed_warnings,
+        "speed_warnings": measured_warnings,
         "summary_figures": _figures([f for f in figures if f.section == "summary"]),
         "figures": _figures([f for f in figures if f.section != "summary"]),
         "confusions": confusions,
@@ -192,12 +193,6 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "model_warnings": [f"{m.name}: {w}" for m in result.models for w in m.warnings],
         "experiment": json.dumps(result.experiment, indent=2, ensure_ascii=False),
     }
-
-
-def _version() -> str:
-    import headtohead
-
-    return headtohead.__version__
 
 
 def _subtitle(merged: MergedRuns) -> str:
@@ -241,7 +236,7 @@ def render_html(results: RunResult | Sequence[RunResult] | MergedRuns, *,
     context = {
         "title": title or report_title(merged),
         "subtitle": _subtitle(merged),
-        "version": _version(),
+        "version": __version__,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "warnings": merged.warnings,
         "runs": runs,

@@ -10,10 +10,11 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from headtohead.report.warnings import speed_warnings
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
-from headtohead.report.summary import (
+from headtohead.report.rows import (
     across_runs_rows,
     best_models,
     comparison_rows,
@@ -116,7 +117,7 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
     if speed:
         lines += ["#### Speed and memory", ""]
         lines += _table(list(speed[0]), [[md_escape(v) for v in row.values()] for row in speed])
-        warnings = list(result.speed.warnings) + [w for m in result.speed.models for w in m.warnings]
+        warnings = speed_warnings(result.speed)
         lines += [f"> ⚠ {md_escape(w)}" for w in warnings] + ([""] if warnings else [])
     if run.training is not None:
         training = training_rows(run.training)

@@ -12,28 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from headtohead.results.environment import SOFTWARE_VERSIONS
+from headtohead.results.files import RESULTS_FILE, TRAINING_FILE
 from headtohead.errors import ResultsError
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import Environment, RunResult
 from headtohead.results.training import TrainingSummary
 
-__all__ = ["RunEntry", "EnvironmentGroup", "MergedRuns", "load_runs", "merge_runs", "as_merged",
-           "VERSION_FIELDS", "TRAINING_FILE"]
+__all__ = ["RunEntry", "EnvironmentGroup", "MergedRuns", "load_runs", "merge_runs", "as_merged"]
 
-#: Written by ``h2h train`` beside ``results.json``.
-TRAINING_FILE = "training.json"
-
-#: Environment fields whose difference between runs is worth a warning.
-VERSION_FIELDS: dict[str, str] = {
-    "python": "Python",
-    "torch": "torch",
-    "torchvision": "torchvision",
-    "transformers": "transformers",
-    "timm": "timm",
-    "sklearn": "scikit-learn",
-    "numpy": "numpy",
-    "headtohead": "headtohead",
-}
 
 
 @dataclass(frozen=True)
@@ -101,7 +88,7 @@ def _machine_title(env: Environment) -> str:
 
 
 def _resolve(path: Path) -> Path:
-    return path / "results.json" if path.is_dir() else path
+    return path / RESULTS_FILE if path.is_dir() else path
 
 
 def _training(result: RunResult, folder: Path | None) -> TrainingSummary | None:
@@ -178,7 +165,7 @@ def _unique_labels(runs: Sequence[tuple[RunResult, Path | None]]) -> list[str]:
 
 def _version_warnings(runs: Sequence[RunEntry]) -> list[str]:
     warnings = []
-    for attr, name in VERSION_FIELDS.items():
+    for attr, name in SOFTWARE_VERSIONS.items():
         seen: dict[str, list[str]] = {}
         for run in runs:
             seen.setdefault(str(getattr(run.result.environment, attr) or "not installed"), []).append(run.label)

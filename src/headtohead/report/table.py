@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from headtohead.report.sentences import speed_verdict_lines, verdict_lines
 from headtohead.results.records import ModelRecord, RunResult
 
 __all__ = ["quality_table", "speed_table", "verdict_block", "format_count"]
@@ -117,11 +118,7 @@ def verdict_block(result: RunResult) -> list[str]:
     """The verdict sentences of a run (quality, then speed when measured), plain text."""
     lines: list[str] = []
     if result.stats is not None:
-        from headtohead.stats import verdict_lines
-
         lines += verdict_lines(result.stats)
     if result.speed is not None:
-        from headtohead.results.speed import speed_verdict_lines
-
         lines += speed_verdict_lines(result.speed)
     return lines

@@ -16,11 +16,11 @@ from headtohead.results.comparison import Comparison, SeedComparison, StatsSumma
 from headtohead.results.records import RunResult
 from headtohead.results.speed import SpeedComparison, SpeedSummary
 from headtohead.results.training import TrainingSummary
-from headtohead.stats.verdict import format_p, format_pp
+from headtohead.report.warnings import speed_warnings
+from headtohead.report.sentences import TEST_NAMES, format_p, format_pp
 
 __all__ = ["VerdictLine", "Verdict", "build_verdict", "quality_line", "speed_line", "seed_line"]
 
-_TEST_NAMES = {"mcnemar-exact": "McNemar exact", "mcnemar-chi2": "McNemar χ²", "mcnemar-midp": "McNemar mid-p"}
 _SCENARIOS = {"offline": "offline", "single_stream": "single stream"}
 # Beyond this many pairs the headline summarises (ranking, fastest model) instead of listing every pair.
 _MAX_PAIRS_LISTED = 3
@@ -79,7 +79,7 @@ def quality_line(comparison: Comparison, *, holm: bool) -> VerdictLine:
     diff = comparison.difference("accuracy") if any(d.metric == "accuracy" for d in comparison.differences) else None
     low, high = (diff.ci_low, diff.ci_high) if diff else (None, None)
     confidence = diff.confidence if diff else 1.0 - comparison.alpha
-    tested = f"{_TEST_NAMES.get(comparison.test, comparison.test)} p {format_p(comparison.p_value)}"
+    tested = f"{TEST_NAMES.get(comparison.test, comparison.test)} p {format_p(comparison.p_value)}"
     if holm:
         tested += f", Holm p {format_p(comparison.p_adjusted)}"
     a, b, effect = comparison.model_a, comparison.model_b, comparison.effect
@@ -184,7 +184,7 @@ def _speed_headline(speed: SpeedSummary) -> list[VerdictLine]:
 
 def _speed_unsteady(speed: SpeedSummary) -> bool:
     timings = [t for m in speed.models for t in (m.offline, m.single_stream) if t is not None]
-    return bool(speed.warnings) or any(t.unstable for t in timings)
+    return bool(speed_warnings(speed)) or any(t.unstable for t in timings)
 
 
 def seed_line(comparison: SeedComparison) -> VerdictLine:

@@ -143,7 +143,7 @@ class Comparison(Record):
         description="smallest accuracy gap detectable with 80 % power at this n and discordance; None if none is")
     mde_power: float = 0.8
     winner: str | None = None
-    verdict: str
+    verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")
 
     def difference(self, metric: str) -> MetricDifference:
         """The :class:`MetricDifference` of ``metric``."""

@@ -1,86 +1,116 @@
-"""The environment fingerprint stored with every result: software versions and hardware."""
+"""What an :class:`~headtohead.results.records.Environment` record means: the one list of the
+software whose versions matter, the fingerprint of a kind of machine, a short description.
+
+(The record is filled in by :func:`headtohead.engines.environment.capture_environment`.)
+
+A Ray cluster can be heterogeneous: two nodes may have different GPUs, drivers or library
+versions. Every worker records its own :class:`~headtohead.results.records.Environment`;
+its *fingerprint* is a short hash of what can change a result or a timing (hardware and
+software versions), leaving out what differs between identical machines (host name, the
+thread count the executor chose, the git checkout). Reports group models by it, so results
+from different kinds of machine are never shown as one.
+"""
 
 from __future__ import annotations
 
-import importlib.metadata
-import platform
-import socket
-import subprocess
-from pathlib import Path
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
 
-import psutil
+from headtohead.results.records import Environment
 
-from headtohead.runtime.devices import gpu_info
-from headtohead.results.records import Environment, GPURecord
+__all__ = ["SOFTWARE_VERSIONS", "HARDWARE_FIELDS", "FINGERPRINT_FIELDS", "software_versions",
+           "environment_fingerprint", "group_by_environment", "describe_environment"]
 
-__all__ = ["capture_environment", "cpu_model"]
-
-
-def _version(package: str) -> str | None:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def cpu_model() -> str:
-    """The CPU's marketing name (``/proc/cpuinfo`` on Linux, ``platform`` elsewhere)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+#: The software whose version can change a prediction or a timing: :class:`Environment` field → its name.
+SOFTWARE_VERSIONS: dict[str, str] = {
+    "python": "Python",
+    "torch": "torch",
+    "torchvision": "torchvision",
+    "transformers": "transformers",
+    "timm": "timm",
+    "sklearn": "scikit-learn",
+    "numpy": "numpy",
+    "headtohead": "headtohead",
+}
+#: The hardware fields that make two machines different kinds (GPUs count too: see :func:`environment_fingerprint`).
+HARDWARE_FIELDS: tuple[str, ...] = ("os", "cpu_model", "cpu_cores_logical", "cuda_available")
+#: The fields of :class:`Environment` that make two workers different kinds of machine.
+FINGERPRINT_FIELDS: tuple[str, ...] = (*SOFTWARE_VERSIONS, *HARDWARE_FIELDS)
 
 
-def _git_revision(cwd: Path) -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cwd, capture_output=True, text=True,
-                             timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def capture_environment(cwd: Path | None = None) -> Environment:
-    """Describe this machine and its software stack.
-
-    Parameters
-    ----------
-    cwd : Path, optional
-        Folder whose git revision is recorded (the experiment's folder); none when not a repo.
+def software_versions(environment: Environment) -> dict[str, str | None]:
+    """The versions that matter (:data:`SOFTWARE_VERSIONS`) plus the first GPU's CUDA and driver versions.
 
     Returns
     -------
-    Environment
+    dict of str to str or None
+        ``None`` for what is not installed (``cuda``/``driver`` without a GPU).
     """
-    import headtohead
+    gpu = environment.gpus[0] if environment.gpus else None
+    values = {field: getattr(environment, field, None) for field in SOFTWARE_VERSIONS}
+    values.update(cuda=gpu.cuda if gpu else None, driver=gpu.driver if gpu else None)
+    return values
 
-    torch_version = _version("torch")
-    threads = None
-    if torch_version is not None:
-        import torch
 
-        threads = torch.get_num_threads()
-    gpus = [GPURecord(index=g.index, name=g.name, driver=g.driver, cuda=g.cuda, memory_total_mb=g.memory_total_mb)
-            for g in gpu_info()]
-    return Environment(
-        python=platform.python_version(),
-        os=f"{platform.system()} {platform.release()}",
-        hostname=socket.gethostname(),
-        cpu_model=cpu_model(),
-        cpu_cores_physical=psutil.cpu_count(logical=False),
-        cpu_cores_logical=psutil.cpu_count(logical=True),
-        ram_gb=round(psutil.virtual_memory().total / 2**30, 2),
-        torch=torch_version,
-        torch_threads=threads,
-        transformers=_version("transformers"),
-        timm=_version("timm"),
-        torchvision=_version("torchvision"),
-        sklearn=_version("scikit-learn"),
-        numpy=_version("numpy"),
-        headtohead=headtohead.__version__,
-        cuda_available=bool(gpus),
-        gpus=gpus,
-        git_revision=_git_revision(cwd or Path.cwd()),
-    )
+def environment_fingerprint(environment: Environment) -> str:
+    """A 12-character hash of the hardware and software that matter (see :data:`FINGERPRINT_FIELDS`).
+
+    GPUs count by name, driver, CUDA version and memory, not by index, so two nodes with
+    the same cards share a fingerprint.
+
+    Parameters
+    ----------
+    environment : Environment
+        A worker's environment (:func:`headtohead.engines.environment.capture_environment`).
+
+    Returns
+    -------
+    str
+        Hex digits; equal for identical stacks on identical hardware.
+    """
+    payload = {name: getattr(environment, name) for name in FINGERPRINT_FIELDS}
+    payload["gpus"] = sorted([g.name, g.driver, g.cuda, g.memory_total_mb] for g in environment.gpus)
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def describe_environment(environment: Environment) -> str:
+    """A short human label: GPU names (× count) or the CPU model, and the torch version.
+
+    Examples
+    --------
+    ``2× NVIDIA A100-SXM4-80GB, torch 2.14.1``
+    """
+    names = [g.name for g in environment.gpus]
+    if names:
+        hardware = ", ".join(f"{names.count(n)}× {n}" for n in dict.fromkeys(names))
+    else:
+        hardware = environment.cpu_model
+    return f"{hardware}, torch {environment.torch}" if environment.torch else hardware
+
+
+def group_by_environment(environments: Mapping[str, Iterable[Environment]]) -> dict[str, list[str]]:
+    """Group names (models) by the fingerprints of the workers that produced them.
+
+    Parameters
+    ----------
+    environments : mapping of str to iterable of Environment
+        Model name → the environments of its workers (one per shard).
+
+    Returns
+    -------
+    dict of str to list of str
+        Fingerprint → model names, in first-seen order. A model sharded over workers of
+        different kinds appears under each of their fingerprints.
+
+    Examples
+    --------
+    >>> group_by_environment({"a": [env1], "b": [env1], "c": [env2]})  # doctest: +SKIP
+    {'3f2a9c1b7d4e': ['a', 'b'], '91c0e5aa02f8': ['c']}
+    """
+    groups: dict[str, list[str]] = {}
+    for name, envs in environments.items():
+        for fingerprint in dict.fromkeys(environment_fingerprint(e) for e in envs):
+            groups.setdefault(fingerprint, []).append(name)
+    return groups

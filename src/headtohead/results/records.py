@@ -120,7 +120,7 @@ class WorkerRecord(Record):
     shard: int = 0
     n_shards: int = 1
     environment_fingerprint: str = Field(description="hash of the hardware and software that matter "
-                                         "(headtohead.execution.provenance); equal: the same kind of machine")
+                                         "(headtohead.results.environment); equal: the same kind of machine")
     environment: Environment
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, computed_field, model_validator
 
 from headtohead.results.base import Record
-from headtohead.stats.speed import INSTABILITY_THRESHOLD, count_outliers, iqr_over_median, latency_summary
+from headtohead.results.latency import INSTABILITY_THRESHOLD, count_outliers, iqr_over_median, latency_summary
 
 __all__ = [
     "Scenario",
@@ -32,7 +32,6 @@ __all__ = [
     "ScenarioRun",
     "HostLoad",
     "SpeedSummary",
-    "speed_verdict_lines",
 ]
 
 Scenario = Literal["offline", "single_stream", "time_window"]
@@ -258,7 +257,7 @@ class SpeedComparison(Record):
     confidence: float
     n_rounds: int
     faster: str | None = Field(description="The significantly faster model, or None.")
-    verdict: str
+    verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")
 
 
 class ScenarioRun(Record):
@@ -312,42 +311,3 @@ class SpeedSummary(Record):
             if run.scenario == name:
                 return run
         raise KeyError(name)
-
-
-_STOP_TEXT = {
-    "minimums_met": "minimum rounds, iterations and seconds reached",
-    "target_ci_reached": "every ratio CI within the target",
-    "time_budget": "time budget ran out before every ratio CI reached the target",
-}
-
-
-def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
-    """Short lines for the terminal: per scenario, why it stopped and each pair's verdict; then warnings.
-
-    Examples
-    --------
-    ``offline (batch 32, 12 rounds; every ratio CI within the target):``
-    ``  roberta is 1.43× faster than bert (95 % CI 1.39–1.47)``
-    """
-    lines: list[str] = []
-    for run in summary.scenarios:
-        lines.append(f"{run.scenario} (batch {run.batch_size}, {run.rounds} rounds; {_STOP_TEXT[run.stop_reason]}):")
-        for model in summary.models:
-            timing = model.timing(run.scenario)
-            if timing is not None:
-                lines.append(f"  {model.name}: median {timing.per_batch.p50_s * 1e3:.3g} ms/batch, "
-                             f"{_rate(timing.throughput_per_s)} samples/s")
-        lines.extend(f"  {c.verdict}" for c in run.comparisons)
-    for model in summary.models:
-        if model.time_window is not None:
-            tw = model.time_window
-            lines.append(f"time window: {model.name} processed {tw.samples:,} samples in {tw.elapsed_s:.3g} s "
-                         f"({_rate(tw.samples_per_s)}/s end to end)")
-    lines.extend(f"warning: {w}" for w in summary.warnings)
-    for model in summary.models:
-        lines.extend(f"warning: {w}" for w in model.warnings)
-    return lines
-
-
-def _rate(per_s: float) -> str:
-    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"

@@ -82,7 +82,7 @@ class QualityVsParent(Record):
     max_abs_probability_diff: float = Field(description="largest |p(variant) − p(parent)| over examples and classes")
     margin: float | None = Field(default=None, description="non-inferiority margin (fraction), if one was set")
     non_inferior: bool | None = Field(default=None, description="ci_low > −margin; None without a margin")
-    verdict: str
+    verdict: str = Field(default="", description="the comparison in one sentence (report.sweep.variant_verdict)")
 
 
 class SpeedPoint(Record):
@@ -193,7 +193,8 @@ class Recommendation(Record):
     constraints: dict[str, float | None] = Field(default_factory=dict)
     candidates: int = Field(default=0, description="measured (variant, batch size) points considered")
     excluded: dict[str, int] = Field(default_factory=dict, description="points left out, counted by reason")
-    sentence: str
+    sentence: str = Field(default="", description="the recommendation in one sentence "
+                          "(report.sweep.recommendation_sentence)")
 
 
 class SweepResult(Record):

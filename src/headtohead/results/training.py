@@ -33,21 +33,7 @@ __all__ = [
     "MachineInfo",
     "MachineCell",
     "MachineComparison",
-    "stall_warning_text",
 ]
-
-def stall_warning_text(model: str, fraction: float) -> str:
-    """The data-stall warning shown to users, e.g. for 38 % waiting.
-
-    Examples
-    --------
-    >>> stall_warning_text("bert", 0.38)  # doctest: +ELLIPSIS
-    "model 'bert': the model waits for data 38 % of the time — raise train.num_workers ..."
-    """
-    return (f"model '{model}': the model waits for data {fraction * 100:.0f} % of the time — raise "
-            f"train.num_workers / pre-tokenise or shrink the preprocessing, or the samples/s measure the "
-            f"data pipeline rather than the hardware")
-
 
 class StepLog(_Derived):
     """Per-batch measurements of a training run, in step order (across resumes).

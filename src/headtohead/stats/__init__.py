@@ -5,13 +5,18 @@ per-example predictions; the pieces are usable on their own:
 
 * :mod:`~headtohead.stats.mcnemar` — McNemar's test on paired correctness;
 * :mod:`~headtohead.stats.bootstrap` — vectorised (paired) bootstrap intervals, percentile/BCa;
-* :mod:`~headtohead.stats.metrics` — metrics as functions of resampled sums (the registry);
+* :mod:`~headtohead.stats.bootstrap_metrics` — metrics as functions of resampled sums (the registry);
 * :mod:`~headtohead.stats.intervals` — Wilson and bootstrap intervals of one model;
 * :mod:`~headtohead.stats.calibration` — ECE, MCE, Brier, NLL, reliability bins;
 * :mod:`~headtohead.stats.multiple` — Holm–Bonferroni and the grouped ranking;
 * :mod:`~headtohead.stats.power` — sample size and minimum detectable effect;
 * :mod:`~headtohead.stats.seeds` — several training seeds per model;
-* :mod:`~headtohead.stats.verdict` — the verdict in words.
+* :mod:`~headtohead.stats.quality` — quality metrics of one model (scikit-learn);
+* :mod:`~headtohead.stats.speed` — speed ratios over interleaved rounds;
+* :mod:`~headtohead.stats.noninferiority` — the gate's decisions;
+* :mod:`~headtohead.stats.variant_quality`, :mod:`~headtohead.stats.recommend` — sweeps against their parent.
+
+The words for all of it are in :mod:`headtohead.report`.
 """
 
 from headtohead.stats.analyse import analyse
@@ -19,15 +24,13 @@ from headtohead.stats.bootstrap import Interval, bootstrap_metrics, paired_boots
 from headtohead.stats.calibration import calibration, reliability_bins
 from headtohead.stats.intervals import wilson_interval
 from headtohead.stats.mcnemar import McNemarResult, mcnemar_test
-from headtohead.stats.metrics import METRICS, register_metric
+from headtohead.stats.bootstrap_metrics import METRICS, register_metric
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.power import default_discordance, mcnemar_sample_size, minimum_detectable_effect
 from headtohead.stats.seeds import compare_across_seeds, summarise_seeds
-from headtohead.stats.verdict import verdict_lines
 
 __all__ = [
     "analyse",
-    "verdict_lines",
     "mcnemar_test",
     "McNemarResult",
     "bootstrap_metrics",

@@ -30,10 +30,9 @@ from headtohead.stats.bootstrap import paired_bootstrap
 from headtohead.stats.calibration import calibration
 from headtohead.stats.intervals import accuracy_estimate, bootstrap_estimates
 from headtohead.stats.mcnemar import EXACT_BELOW, McNemarResult, mcnemar_test
-from headtohead.stats.metrics import METRICS
+from headtohead.stats.bootstrap_metrics import METRICS
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.power import minimum_detectable_effect
-from headtohead.stats.verdict import pair_verdict
 
 __all__ = ["analyse", "PER_CLASS_LIMIT", "MDE_POWER"]
 
@@ -118,7 +117,7 @@ def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, *, conf
 
 def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: float, n_pairs: int,
                 differences: list[MetricDifference], alpha: float) -> Comparison:
-    """Assemble one pair's record and verdict (significance on the Holm-adjusted p-value)."""
+    """Assemble one pair's record (significance on the Holm-adjusted p-value)."""
     n = a.n_examples
     table = ContingencyTable(both_correct=test.table[0], only_a_correct=test.table[1],
                              only_b_correct=test.table[2], both_wrong=test.table[3])
@@ -127,19 +126,13 @@ def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: f
     winner = (a.name if b_count > c_count else b.name) if significant else None
     discordance = table.discordant / n
     mde = minimum_detectable_effect(n, discordance, power=MDE_POWER, alpha=alpha)
-    accuracy = next(d for d in differences if d.metric == "accuracy")
-    verdict = pair_verdict(model_a=a.name, model_b=b.name, n_examples=n, effect=accuracy.difference,
-                           ci_low=accuracy.ci_low, ci_high=accuracy.ci_high, confidence=accuracy.confidence,
-                           test=test.test, p_value=test.p_value, p_adjusted=p_adjusted if n_pairs > 1 else None,
-                           significant=significant, discordant=table.discordant, minimum_detectable_effect=mde,
-                           power=MDE_POWER)
     return Comparison(model_a=a.name, model_b=b.name, n_examples=n, table=table,
                       test=test.test,  # type: ignore[arg-type]
                       statistic=test.statistic, p_value=test.p_value, p_value_midp=test.p_value_midp,
                       p_adjusted=float(p_adjusted), alpha=alpha, significant=significant,
                       effect=(b_count - c_count) / n, odds_ratio=b_count / c_count if c_count else None,
                       discordance=discordance, differences=differences, minimum_detectable_effect=mde,
-                      mde_power=MDE_POWER, winner=winner, verdict=verdict)
+                      mde_power=MDE_POWER, winner=winner)
 
 
 def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int = 2000, ci_method: str = "bca",

@@ -4,7 +4,7 @@ The paired bootstrap draws *examples* with replacement and evaluates both models
 draw, so their correlation (they err on the same hard examples) is kept — the interval on
 ``metric(a) − metric(b)`` is much narrower than two separate intervals suggest.
 
-How it is fast (see :mod:`headtohead.stats.metrics`): every metric is a function of a few
+How it is fast (see :mod:`headtohead.stats.bootstrap_metrics`): every metric is a function of a few
 sums of per-example features, a resample is a vector of counts, and its sums are
 ``counts @ features``. Examples with identical features are first merged into *cells*
 (for accuracy and F1 a cell is a (true, pred a, pred b) triple, so at most K³ of them), and
@@ -30,7 +30,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import ndtr, ndtri
 
-from headtohead.stats.metrics import MetricSpec, Stat, example_stats, metric_spec
+from headtohead.stats.bootstrap_metrics import MetricSpec, Stat, example_stats, metric_spec
 
 __all__ = ["Interval", "bootstrap_metrics", "paired_bootstrap", "interval_from_distribution"]
 
@@ -295,7 +295,7 @@ def bootstrap_metrics(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | 
     proba : ndarray of shape (n, K), optional
         Class probabilities; needed for ``ece``, ``mce``, ``brier``, ``nll``.
     metrics : sequence of str or MetricSpec
-        Names from :data:`headtohead.stats.metrics.METRICS` or ``recall:<class>`` etc.
+        Names from :data:`headtohead.stats.bootstrap_metrics.METRICS` or ``recall:<class>`` etc.
     label_names : sequence of str, optional
         The classes in label order (default: ``0 … max label``).
     n_resamples : int

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from headtohead.results.comparison import Calibration, ReliabilityBin
-from headtohead.stats.metrics import as_probabilities, bin_index
+from headtohead.stats.bootstrap_metrics import as_probabilities, bin_index
 
 __all__ = ["calibration", "reliability_bins", "top_label"]
 

@@ -27,17 +27,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from headtohead.errors import ConfigError
 from headtohead.stats.bootstrap import paired_bootstrap
 from headtohead.stats.power import mcnemar_sample_size
-from headtohead.stats.speed import speed_ratio
+from headtohead.results import Predictions, RunResult
+from headtohead.stats.speed import round_medians, speed_ratio
 
 __all__ = ["Decision", "Outcome", "decide", "accuracy_noninferiority", "slowdown_noninferiority",
-           "skipped_check", "gate_exit_code", "gate_paragraph", "EXIT_CODES", "POWER"]
+           "skipped_check", "gate_exit_code", "gate_decisions", "EXIT_CODES", "POWER"]
 
 Outcome = Literal["pass", "fail", "inconclusive", "skipped"]
 
@@ -67,8 +68,15 @@ class Decision:
         Paired examples (accuracy) or interleaved rounds (speed) the interval rests on.
     needed : int or None
         For an inconclusive check: about how many examples (rounds) would decide it.
-    explanation : str
-        One or two sentences saying why.
+    margin : float
+        The allowed drop (accuracy, a fraction) or slowdown (speed, a fraction); NaN when skipped.
+    names : (str, str)
+        Baseline and candidate.
+    reason : str or None
+        Why a skipped check could not run: ``"no_speed"`` (the results hold no speed
+        measurement of both models).
+
+    The words for a decision are :func:`headtohead.report.gate.decision_explanation`.
     """
 
     check: str
@@ -80,7 +88,9 @@ class Decision:
     confidence: float
     n: int
     needed: int | None
-    explanation: str
+    margin: float = float("nan")
+    names: tuple[str, str] = ("baseline", "candidate")
+    reason: str | None = None
 
 
 def decide(low: float, high: float, bound: float, *, higher_is_better: bool) -> Outcome:
@@ -109,10 +119,6 @@ def _check_common(margin: float, confidence: float, what: str) -> None:
         raise ConfigError(f"confidence={confidence} must lie between 0.5 and 1, e.g. 0.95")
 
 
-def _pp(fraction: float) -> str:
-    return f"{100 * fraction:+.2f} pp".replace("-", "−")  # a true minus, as in the margin
-
-
 def accuracy_noninferiority(y_true: np.ndarray, pred_baseline: np.ndarray, pred_candidate: np.ndarray, *,
                             max_drop: float, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
                             names: tuple[str, str] = ("baseline", "candidate")) -> Decision:
@@ -129,7 +135,7 @@ def accuracy_noninferiority(y_true: np.ndarray, pred_baseline: np.ndarray, pred_
     n_resamples, seed : int
         Bootstrap resamples and seed (the same predictions give the same decision).
     names : (str, str)
-        Baseline and candidate names, for the explanation.
+        Baseline and candidate names.
 
     Returns
     -------
@@ -156,23 +162,7 @@ def accuracy_noninferiority(y_true: np.ndarray, pred_baseline: np.ndarray, pred_
     outcome = decide(ci.low, ci.high, bound, higher_is_better=True)
     discordance = float(np.mean((cand == y_true) != (base == y_true)))
     needed = _examples_needed(ci.estimate, bound, discordance, n, confidence) if outcome == "inconclusive" else None
-    base_name, cand_name = names
-    level = f"{confidence:.0%}"
-    measured = (f"{cand_name} − {base_name} = {_pp(ci.estimate)} ({level} CI {_pp(ci.low)} to "
-                f"{_pp(ci.high)}, paired bootstrap over {n:,} examples)")
-    drop = f"{100 * max_drop:.2f} pp"
-    if outcome == "fail":
-        why = (f"the whole interval lies below −{drop}, so {cand_name} is worse than {base_name} by more than the "
-               f"allowed {drop}, with {level} confidence")
-    elif outcome == "pass":
-        why = f"the lower bound is within the allowed drop of {drop}, so {cand_name} is not worse beyond the margin"
-    else:
-        more = (f"about {needed:,} examples would settle it ({POWER:.0%} power if the observed difference holds)"
-                if needed else "the observed difference sits on the margin, so no number of examples settles it")
-        why = (f"the interval straddles −{drop}: too few examples to tell whether the drop exceeds "
-               f"the margin; {more}")
-    return Decision("accuracy", outcome, ci.estimate, ci.low, ci.high, bound, confidence, n, needed,
-                    f"Accuracy: {measured}; {why}.")
+    return Decision("accuracy", outcome, ci.estimate, ci.low, ci.high, bound, confidence, n, needed, max_drop, names)
 
 
 def _examples_needed(estimate: float, bound: float, discordance: float, n: int, confidence: float) -> int | None:
@@ -209,7 +199,7 @@ def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_ca
     confidence, n_resamples, seed
         Of the bootstrap interval of the geometric-mean time ratio.
     scenario : str
-        For the explanation (``offline``, ``single_stream``).
+        The scenario the rounds come from (``offline``, ``single_stream``).
     names : (str, str)
         Baseline and candidate names.
 
@@ -233,27 +223,14 @@ def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_ca
         spread, distance = abs(math.log(side / ratio.ratio)), abs(math.log(bound / ratio.ratio))
         if distance > 1e-12:
             needed = max(ratio.n_rounds + 1, math.ceil(ratio.n_rounds * (spread / distance) ** 2))
-    base_name, cand_name = names
-    level = f"{confidence:.0%}"
-    measured = (f"{cand_name} takes {ratio.ratio:.3f}× the time of {base_name} ({level} CI {ratio.low:.3f}–"
-                f"{ratio.high:.3f}, {ratio.n_rounds} interleaved rounds)")
-    allowed = f"{bound:.3f}× (+{100 * max_slowdown:.1f} %)"
-    if outcome == "fail":
-        why = f"the whole interval lies above {allowed}, so it is slower than allowed, with {level} confidence"
-    elif outcome == "pass":
-        why = f"the upper bound is within {allowed}, so it is not slower beyond the margin"
-    else:
-        more = f"about {needed} rounds would settle it (set speed.rounds)" if needed else "more rounds may settle it"
-        why = f"the interval straddles {allowed}: too few rounds to tell; {more}"
     return Decision(f"speed ({scenario})", outcome, ratio.ratio, ratio.low, ratio.high, bound, confidence,
-                    ratio.n_rounds, needed, f"Speed ({scenario}): {measured}; {why}.")
+                    ratio.n_rounds, needed, max_slowdown, names)
 
 
 def skipped_check(check: str, reason: str) -> Decision:
     """A check that could not run (e.g. no speed results); it does not change the exit code."""
     nan = float("nan")
-    return Decision(check, "skipped", nan, nan, nan, nan, nan, 0, None, f"{check[0].upper()}{check[1:]}: not "
-                    f"checked — {reason}.")
+    return Decision(check, "skipped", nan, nan, nan, nan, nan, 0, None, reason=reason)
 
 
 def gate_exit_code(decisions: Sequence[Decision]) -> int:
@@ -271,16 +248,55 @@ def gate_exit_code(decisions: Sequence[Decision]) -> int:
     return EXIT_CODES["pass"]
 
 
-def gate_paragraph(decisions: Sequence[Decision], baseline: str, candidate: str) -> str:
-    """The gate's decision as one paragraph: the overall verdict, then each check's reason."""
-    code = gate_exit_code(decisions)
-    failed = [d.check for d in decisions if d.outcome == "fail"]
-    unsure = [d.check for d in decisions if d.outcome == "inconclusive"]
-    if code == EXIT_CODES["fail"]:
-        head = f"FAIL: {candidate} is worse than {baseline} beyond the allowed margin ({', '.join(failed)})."
-    elif code == EXIT_CODES["inconclusive"]:
-        head = (f"INCONCLUSIVE: the data cannot tell whether {candidate} is worse than {baseline} beyond the margin "
-                f"({', '.join(unsure)}).")
-    else:
-        head = f"PASS: {candidate} is not worse than {baseline} beyond the allowed margins."
-    return " ".join([head, *(d.explanation for d in decisions)])
+def gate_decisions(result: RunResult, predictions: Predictions | None, *, baseline: str, candidate: str,
+                   max_accuracy_drop: float | None, max_slowdown: float | None, confidence: float = 0.95, n_resamples: int = 2000,
+                   seed: int = 0) -> list[Decision]:
+    """Every check the margins ask for, in order: accuracy, then speed per timed scenario.
+
+    Parameters
+    ----------
+    result : RunResult
+        The saved run.
+    predictions : Predictions or None
+        Its per-example predictions (needed when ``max_accuracy_drop`` is given).
+    baseline, candidate : str
+        Model names.
+    max_accuracy_drop, max_slowdown : float or None
+        Margins as fractions; ``None`` skips that check.
+    confidence, n_resamples, seed
+        Of the intervals.
+
+    Returns
+    -------
+    list of Decision
+    """
+    names = (baseline, candidate)
+    decisions: list[Decision] = []
+    if max_accuracy_drop is not None:
+        y_true = predictions.y_true
+        decisions.append(accuracy_noninferiority(y_true, predictions[baseline].pred, predictions[candidate].pred,
+                                                 max_drop=max_accuracy_drop, confidence=confidence,
+                                                 n_resamples=n_resamples, seed=seed, names=names))
+    if max_slowdown is not None:
+        speed = result.speed
+        timed = []
+        if speed is not None:
+            for scenario in ("offline", "single_stream"):
+                base, cand = (_timing(speed, name, scenario) for name in names)
+                if base is not None and cand is not None:
+                    timed.append((scenario, base, cand))
+        if not timed:
+            decisions.append(skipped_check("speed", "no_speed"))
+        for scenario, base, cand in timed:
+            decisions.append(slowdown_noninferiority(
+                round_medians(base.rounds_ns), round_medians(cand.rounds_ns), max_slowdown=max_slowdown,
+                confidence=confidence, n_resamples=n_resamples, seed=seed, scenario=scenario, names=names))
+    return decisions
+
+
+def _timing(speed: Any, name: str, scenario: str) -> Any:
+    try:
+        return speed.model(name).timing(scenario)
+    except KeyError:
+        return None
+

@@ -1,4 +1,4 @@
-"""Statistics of speed measurements: latency summaries, outliers, and the paired A/B speed ratio.
+"""Statistics of speed measurements: the paired A/B speed ratio (latency summaries: :mod:`headtohead.results.latency`).
 
 Pure functions over NumPy arrays (SciPy for the bootstrap); nothing here imports torch or
 knows about models. The speed engine measures, this module judges, reports render.
@@ -24,7 +24,6 @@ import numpy as np
 __all__ = [
     "SpeedRatio",
     "speed_ratio",
-    "speed_verdict",
     "round_medians",
     "latency_summary",
     "tukey_fences",
@@ -33,8 +32,14 @@ __all__ = [
     "INSTABILITY_THRESHOLD",
 ]
 
-#: IQR / median above which a latency series is flagged as unstable.
-INSTABILITY_THRESHOLD = 0.10
+# A record summarises its own raw latencies (results.latency); re-exported here beside the ratios.
+from headtohead.results.latency import (  # noqa: E402
+    INSTABILITY_THRESHOLD,
+    count_outliers,
+    iqr_over_median,
+    latency_summary,
+    tukey_fences,
+)
 
 
 @dataclass(frozen=True)
@@ -154,80 +159,3 @@ def _bootstrap_mean_ci(values: np.ndarray, confidence: float, n_resamples: int, 
     if not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError("the bootstrap interval of the speed ratio could not be computed")
     return low, high
-
-
-def speed_verdict(name_a: str, name_b: str, ratio: SpeedRatio) -> str:
-    """One sentence for a pair: who is faster and by how much, or that the difference is not significant.
-
-    Examples
-    --------
-    >>> speed_verdict("bert", "distil", SpeedRatio(1.43, 1.39, 1.47, 0.95, 20))
-    'distil is 1.43× faster than bert (95 % CI 1.39–1.47)'
-    >>> speed_verdict("a", "b", SpeedRatio(1.01, 0.98, 1.04, 0.95, 20))
-    'no significant difference between a and b (time ratio a/b 1.01, 95 % CI 0.98–1.04)'
-    """
-    level = f"{ratio.confidence * 100:g} %"
-    if ratio.faster == "b":
-        return f"{name_b} is {ratio.ratio:.2f}× faster than {name_a} ({level} CI {ratio.low:.2f}–{ratio.high:.2f})"
-    if ratio.faster == "a":
-        return (f"{name_a} is {1 / ratio.ratio:.2f}× faster than {name_b} "
-                f"({level} CI {1 / ratio.high:.2f}–{1 / ratio.low:.2f})")
-    return (f"no significant difference between {name_a} and {name_b} (time ratio {name_a}/{name_b} "
-            f"{ratio.ratio:.2f}, {level} CI {ratio.low:.2f}–{ratio.high:.2f})")
-
-
-def latency_summary(samples: Sequence[float] | np.ndarray) -> dict[str, float]:
-    """Mean, sample standard deviation, min, percentiles (50/90/95/99) and max of ``samples``.
-
-    Percentiles use NumPy's default linear interpolation.
-
-    Examples
-    --------
-    >>> latency_summary([1.0, 2.0, 3.0, 4.0])["p50"]
-    2.5
-    """
-    x = _nonempty(samples)
-    p50, p90, p95, p99 = np.percentile(x, [50, 90, 95, 99])
-    return {
-        "mean": float(x.mean()),
-        "std": float(x.std(ddof=1)) if len(x) > 1 else 0.0,
-        "min": float(x.min()),
-        "p50": float(p50),
-        "p90": float(p90),
-        "p95": float(p95),
-        "p99": float(p99),
-        "max": float(x.max()),
-    }
-
-
-def tukey_fences(samples: Sequence[float] | np.ndarray, k: float = 1.5) -> tuple[float, float]:
-    """Tukey's fences ``(Q1 - k·IQR, Q3 + k·IQR)``; values outside are outliers."""
-    q1, q3 = np.percentile(_nonempty(samples), [25, 75])
-    iqr = q3 - q1
-    return float(q1 - k * iqr), float(q3 + k * iqr)
-
-
-def count_outliers(samples: Sequence[float] | np.ndarray, k: float = 1.5) -> int:
-    """Number of values outside Tukey's fences.
-
-    Examples
-    --------
-    >>> count_outliers([10, 11, 10, 12, 11, 50])
-    1
-    """
-    x = _nonempty(samples)
-    low, high = tukey_fences(x, k)
-    return int(np.count_nonzero((x < low) | (x > high)))
-
-
-def iqr_over_median(samples: Sequence[float] | np.ndarray) -> float:
-    """Interquartile range relative to the median: a robust coefficient of variation."""
-    q1, q2, q3 = np.percentile(_nonempty(samples), [25, 50, 75])
-    return float((q3 - q1) / q2) if q2 > 0 else float("inf")
-
-
-def _nonempty(samples: Sequence[float] | np.ndarray) -> np.ndarray:
-    x = np.asarray(samples, dtype=np.float64).ravel()
-    if x.size == 0:
-        raise ValueError("no latencies to summarise")
-    return x

@@ -21,7 +21,8 @@ from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.evaluate import batch_examples
-from headtohead.engines.speed import SpeedProgress, draw_batches, measure_speed
+from headtohead.engines.speed import SpeedProgress, measure_speed
+from headtohead.engines.speed_inputs import draw_batches
 from headtohead.results.speed import ModelSpeed, SpeedComparison, SpeedSummary
 from headtohead.results.sweep import SpeedPoint
 from headtohead.sweeps.capabilities import is_out_of_memory, release_memory

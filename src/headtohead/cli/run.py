@@ -1,0 +1,83 @@
+"""``h2h run`` and ``h2h bench``: compare the experiment's models; measure speed and memory only.
+
+Both validate the experiment once, call :func:`headtohead.run` and print the table and the
+verdict; ``h2h run`` also writes ``report.html`` beside the results.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from headtohead.cli.console import console, print_result
+from headtohead.cli.reliability import (
+    DeterministicOption,
+    OfflineOption,
+    ResumeOption,
+    determinism_line,
+    offline_scope,
+    offline_wanted,
+    run_context,
+)
+
+__all__ = ["run", "bench", "SetOption"]
+
+SetOption = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16 (repeatable).")
+
+
+def run(
+    experiment: Path = typer.Argument(..., help="The experiment YAML file."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>)."),
+    set_: Optional[list[str]] = SetOption,
+    resume: bool = ResumeOption,
+    deterministic: bool = DeterministicOption,
+    offline: bool = OfflineOption,
+) -> None:
+    """Compare the experiment's models on identical data and save the results."""
+    from headtohead.pipeline.outputs import default_out_dir
+    from headtohead.pipeline.run import run as run_experiment
+    from headtohead.pipeline.setup import resolve_experiment
+    from headtohead.report.write import write_reports
+    from headtohead.results.files import PREDICTIONS_FILE, RESULTS_FILE
+
+    offline = offline_wanted(offline)
+    with offline_scope(offline):  # the whole command, reports included
+        with run_context() as progress:
+            exp, base_dir = resolve_experiment(experiment, set_ or [])
+            out_dir = out or default_out_dir(exp.name)
+            outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, resume=resume,
+                                     deterministic=deterministic, offline=offline)
+        print_result(outcome.result)
+        if outcome.resumed:
+            console.print(f"Resumed: the finished results of {', '.join(outcome.resumed)} were re-used.",
+                          highlight=False)
+        if deterministic:
+            console.print(determinism_line(outcome.result), highlight=False, markup=False)
+        html = write_reports(outcome.result, out_dir, predictions=outcome.predictions)
+    console.print(f"Results: {out_dir / RESULTS_FILE} (per-example predictions: {out_dir / PREDICTIONS_FILE}); "
+                  f"report: {html}", highlight=False)
+
+
+def bench(
+    experiment: Path = typer.Argument(..., help="The experiment YAML file (its speed: section)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>-bench)."),
+    set_: Optional[list[str]] = SetOption,
+    deterministic: bool = DeterministicOption,
+    offline: bool = OfflineOption,
+) -> None:
+    """Measure speed and memory only: interleaved rounds, latency percentiles, speed-ratio CIs."""
+    from headtohead.pipeline.outputs import default_out_dir
+    from headtohead.pipeline.run import run as run_experiment
+    from headtohead.pipeline.setup import resolve_experiment
+    from headtohead.results.files import RESULTS_FILE
+
+    offline = offline_wanted(offline)
+    with offline_scope(offline), run_context() as progress:
+        exp, base_dir = resolve_experiment(experiment, set_ or [])
+        out_dir = out or default_out_dir(exp.name, "bench")
+        outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, quality=False,
+                                 speed=True, deterministic=deterministic, offline=offline)
+    print_result(outcome.result)
+    console.print(f"Results: {out_dir / RESULTS_FILE}", highlight=False)

@@ -1,0 +1,220 @@
+"""The executor interface: run every model's pass somewhere, get each model's finished outcome back.
+
+An :class:`Executor` turns a run (its :class:`~headtohead.pipeline.setup.RunSetup`) into tasks —
+one per model and shard — runs them (:meth:`Executor._run`, the one method a new executor
+implements), merges each model's shards back into one evaluation in the plan's order and
+makes the model's record once (:func:`~headtohead.pipeline.model_pass.model_record`): every
+mode, ``local`` included, goes through this one path, and quality is computed once per model.
+
+A failing task fails only its model (a :class:`ModelFailure` comes back, the other models'
+outcomes are complete) — except in this process (``local``), where the error propagates at
+once with its traceback, as an ordinary call would.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from headtohead.adapters.labels import LabelAlignment
+from headtohead.config.execution import ExecutionConfig
+from headtohead.engines.evaluate import Evaluation
+from headtohead.errors import H2HError
+from headtohead.pipeline.executors.fairness import shared_devices
+from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult
+from headtohead.pipeline.executors.sharding import ShardMismatch, merge_shards, plan_shards
+from headtohead.pipeline.model_pass import ModelOutcome, model_record
+from headtohead.pipeline.setup import RunSetup
+from headtohead.results import ModelPredictions
+from headtohead.results.environment import environment_fingerprint
+from headtohead.results.records import WorkerRecord
+
+__all__ = ["Executor", "ModelFailure", "LoadedModel", "TaskProgress", "failure_summary"]
+
+#: ``progress(task_label, done, total)``: per batch in-process, per finished task in workers.
+TaskProgress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """What a model's record needs from a model loaded in a worker (shaped like an adapter)."""
+
+    name: str
+    device: str
+    n_parameters: int
+    n_parameter_bytes: int
+    warnings: tuple[str, ...] = ()
+
+    def num_parameters(self) -> int:
+        return self.n_parameters
+
+    def parameter_bytes(self) -> int:
+        return self.n_parameter_bytes
+
+
+@dataclass(frozen=True)
+class ModelFailure:
+    """A model whose pass failed in a worker: the first failing task's error."""
+
+    name: str
+    failure: TaskFailure
+    #: Always false (a finished model is a ``ModelOutcome``).
+    ok = False
+
+    def error(self) -> H2HError:
+        """The failure as the exception to raise (one line)."""
+        return self.failure.to_exception()
+
+
+class Executor(ABC):
+    """Runs a run's tasks somewhere; subclasses implement :meth:`_run` (and :meth:`close` if they hold workers).
+
+    Parameters
+    ----------
+    config : ExecutionConfig
+        The ``execution:`` section.
+    eval_device : str
+        ``eval.device`` of the experiment (``auto`` …), the device when ``devices`` is not set.
+    """
+
+    #: The ``execution.mode`` this executor implements.
+    mode: ClassVar[str]
+    #: Whether tasks run at the same time (a sharded model's wall time is then its slowest shard's).
+    concurrent: ClassVar[bool] = True
+
+    def __init__(self, config: ExecutionConfig, *, eval_device: str = "auto") -> None:
+        self.config = config
+        self.eval_device = eval_device
+
+    def evaluate(self, setup: RunSetup, models: Sequence[str] | None = None, *, shards: int | None = None,
+                 progress: TaskProgress | None = None, measure_speed: bool = False, offline: bool = False,
+                 ) -> Iterator[ModelOutcome | ModelFailure]:
+        """Run the pass of ``models`` (default: all of the run's); yield each model's outcome as it is ready.
+
+        Parameters
+        ----------
+        setup : RunSetup
+            The run, from :func:`~headtohead.pipeline.setup.prepare_run`.
+        models : sequence of str, optional
+            Names of the models to evaluate (a subset, e.g. when resuming).
+        shards : int, optional
+            Parts to cut each model's evaluation into; default ``execution.shards``.
+        progress : callable, optional
+            ``progress(task_label, done, total)``.
+        measure_speed : bool
+            Time each model in its worker too (``execution.speed: workers``).
+        offline : bool
+            No network attempt in the workers (``--offline``).
+
+        Yields
+        ------
+        ModelOutcome or ModelFailure
+            One per model, in the order of ``models``, each as soon as its tasks (and those
+            of the models before it) are done.
+        """
+        names = list(setup.experiment_model_names() if models is None else models)
+        job = EvalJob.from_setup(setup, measure_speed=measure_speed, offline=offline)
+        tasks = self.tasks(job, names, shards=shards)
+        concurrent = measure_speed and bool(shared_devices(self.config, eval_device=self.eval_device,
+                                                           n_tasks=len(tasks)))
+        expected = {name: sum(t.model == name for t in tasks) for name in names}
+        parts: dict[str, list[TaskResult | TaskFailure]] = {name: [] for name in names}
+        ready = 0
+        for result in self._run(setup, job, tasks, progress):
+            parts[result.task.model].append(result)
+            while ready < len(names) and len(parts[names[ready]]) == expected[names[ready]]:
+                yield self._merge(setup, names[ready], parts.pop(names[ready]), concurrent)
+                ready += 1
+        for name in names[ready:]:  # an executor that lost tasks: those models failed
+            yield self._merge(setup, name, parts.get(name, []), concurrent)
+
+    def tasks(self, job: EvalJob, models: Sequence[str], *, shards: int | None = None) -> list[Task]:
+        """One task per model and shard, model by model (shard 0 measures speed when asked)."""
+        unknown = [name for name in models if name not in job.model_names()]
+        if unknown:
+            raise ValueError(f"models {unknown} are not in the job (it has {job.model_names()})")
+        parts = plan_shards(len(job.order), job.batch_size, shards or self.config.shards)
+        return [Task(model=name, shard=shard, measure_speed=job.measure_speed and shard.index == 0)
+                for name in models for shard in parts]
+
+    @abstractmethod
+    def _run(self, setup: RunSetup, job: EvalJob, tasks: Sequence[Task], progress: TaskProgress | None,
+             ) -> Iterable[TaskResult | TaskFailure]:
+        """Run every task; give one result or failure per task (any order; lazily, as they finish, if it can)."""
+
+    def close(self) -> None:
+        """Release the workers (no-op unless the executor holds some)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _worker_records(self, done: list[TaskResult]) -> list[WorkerRecord]:
+        return [WorkerRecord(mode=self.mode, worker=r.worker, device=r.device, shard=r.task.shard.index,
+                             n_shards=r.task.shard.count, environment_fingerprint=environment_fingerprint(r.environment),
+                             environment=r.environment) for r in done if r.environment is not None]
+
+    def _merge(self, setup: RunSetup, name: str, parts: list[TaskResult | TaskFailure], concurrent: bool,
+               ) -> ModelOutcome | ModelFailure:
+        failures = [p for p in parts if isinstance(p, TaskFailure)]
+        done = sorted((p for p in parts if isinstance(p, TaskResult)), key=lambda r: r.task.shard.index)
+        if failures or not done:
+            return ModelFailure(name, failures[0] if failures else TaskFailure(
+                task=Task(name, plan_shards(len(setup.plan.order), setup.plan.batch_size, 1)[0]),
+                error_type="NoResult", message=f"no worker returned a result for model '{name}'", worker=self.mode))
+        plan = setup.plan
+        try:
+            pred, proba = merge_shards(plan, [(r.task.shard, r.order, r.pred, r.proba) for r in done])
+            alignment = _common_alignment(name, [r.alignment for r in done])
+        except ShardMismatch as exc:
+            first = done[0]
+            return ModelFailure(name, TaskFailure(task=first.task, error_type=type(exc).__name__, message=str(exc),
+                                                  worker=first.worker))
+        evaluation = Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(),
+                                n_batches=sum(r.n_batches for r in done), seconds=self._pass_seconds(done))
+        model = LoadedModel(name=name, device=",".join(dict.fromkeys(r.device for r in done)),
+                            n_parameters=done[0].num_parameters, n_parameter_bytes=done[0].parameter_bytes,
+                            warnings=tuple(dict.fromkeys(w for r in done for w in r.warnings)))
+        speed = next((r.speed for r in done if r.speed is not None), None)
+        record = model_record(setup.experiment.model(name), model, done[0].load_time_s, setup, evaluation,
+                              execution_mode=self.mode, workers=self._worker_records(done),
+                              speed_concurrent=speed is not None and concurrent)
+        return ModelOutcome(record, ModelPredictions(pred, proba), adapter=done[0].adapter if len(done) == 1 else None,
+                            speed=speed, concurrent_speed=speed is not None and concurrent)
+
+    def _pass_seconds(self, done: list[TaskResult]) -> float:
+        """Wall time of a model's pass: the sum of its shards in-process, first start to last end in workers."""
+        if not self.concurrent or len(done) == 1:
+            return sum(r.seconds for r in done)
+        return max(r.started_at + r.seconds for r in done) - min(r.started_at for r in done)
+
+
+def _common_alignment(name: str, alignments: list[LabelAlignment]) -> LabelAlignment:
+    """The label alignment all shards found (a model loaded twice must align the same way)."""
+    first = alignments[0]
+    for other in alignments[1:]:
+        if not np.array_equal(other.columns, first.columns):
+            raise ShardMismatch(f"model '{name}' aligned its labels differently in two workers "
+                                f"({first.columns.tolist()} vs {other.columns.tolist()})")
+    return first
+
+
+def failure_summary(outcomes: Sequence[ModelOutcome | ModelFailure]) -> str | None:
+    """One line naming every failed model and why (``None`` when all succeeded).
+
+    Examples
+    --------
+    ``model 'broken': module 'nope' not found ...; kept: bert, roberta``
+    """
+    failed = [o for o in outcomes if isinstance(o, ModelFailure)]
+    if not failed:
+        return None
+    kept = [o.name for o in outcomes if isinstance(o, ModelOutcome)]
+    parts = [str(o.error()) for o in failed]
+    return "; ".join(parts) + (f"; kept: {', '.join(kept)}" if kept else "; no model finished")

@@ -1,0 +1,211 @@
+"""``h2h compare``: training speed of the same models measured on different machines.
+
+Each input is what ``h2h train`` wrote on one machine — a ``results.json`` (its training
+record is in it, or in the ``training.json`` beside it), a ``training.json``, or the run
+folder. :func:`compare_machines` builds a models × machines table of samples/s, time per
+epoch, time to the target metric and peak memory, each normalised to a baseline machine,
+and says when the comparison is not like with like: other software versions, other
+training settings, other training data, a model that waited for its data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from headtohead.results.environment import software_versions
+from headtohead.results.files import TRAINING_FILE
+from headtohead.errors import ConfigError, ResultsError, did_you_mean
+from headtohead.results.records import Environment
+from headtohead.results.training import MachineCell, MachineComparison, MachineInfo, TrainingRun, TrainingSummary
+from headtohead.results.training_file import load_training_result
+
+__all__ = ["compare_machines", "load_training", "machine_label", "SETTING_KEYS"]
+
+#: Training settings that change what a samples/s figure means.
+SETTING_KEYS: tuple[str, ...] = ("batch_size", "precision", "gradient_accumulation_steps", "gradient_checkpointing",
+                                 "compile", "num_workers", "epochs", "max_steps", "nproc")
+_GPU_ONLY = ("cuda", "driver")
+
+
+def load_training(path: str | Path) -> tuple[Environment, TrainingSummary, str]:
+    """Read the environment and training summary of one ``h2h train`` output.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``results.json``, ``training.json`` or the run folder.
+
+    Returns
+    -------
+    (Environment, TrainingSummary, str)
+        And the file actually read.
+
+    Raises
+    ------
+    ResultsError
+        Missing or invalid file, or a results file without a training record.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / TRAINING_FILE
+    if path.name != TRAINING_FILE:
+        from headtohead.results.io import load_result
+
+        result = load_result(path)
+        training = getattr(result, "training", None)
+        if training is not None:
+            return result.environment, training, str(path)
+        sibling = path.with_name(TRAINING_FILE)
+        if not sibling.is_file():
+            raise ResultsError(f"{path}: no training record (neither in the file nor a training.json beside it); "
+                               f"compare the outputs of h2h train")
+        path = sibling
+    record = load_training_result(path)
+    return record.environment, record.training, str(path)
+
+
+def machine_label(env: Environment) -> str:
+    """What tells machines apart in the table: the GPUs (``NVIDIA A100 ×4``) or, without one, the CPU model."""
+    if env.gpus:
+        names = [g.name for g in env.gpus]
+        first = names[0]
+        return f"{first} ×{len(names)}" if names.count(first) == len(names) and len(names) > 1 else " + ".join(names)
+    return env.cpu_model
+
+
+def _unique_labels(envs: Sequence[Environment], paths: Sequence[str], labels: Sequence[str] | None) -> list[str]:
+    if labels is not None:
+        if len(labels) != len(paths) or len(set(labels)) != len(labels):
+            raise ConfigError(f"give one distinct label per results file ({len(paths)} files, labels {list(labels)})")
+        return list(labels)
+    chosen = [machine_label(env) for env in envs]
+    # The same hardware twice: tell the runs apart by host name, then by their folder.
+    for suffix in (lambda i: f" @ {envs[i].hostname}", lambda i: f" ({Path(paths[i]).parent.name})"):
+        twins = {label for label in chosen if chosen.count(label) > 1}
+        chosen = [label + suffix(i) if label in twins else label for i, label in enumerate(chosen)]
+    return chosen
+
+
+def _cell(model: str, machine: str, runs: Sequence[TrainingRun]) -> MachineCell:
+    """One model on one machine; several seeds are averaged (peak memory: the largest)."""
+
+    def mean(values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return fmean(present) if present else None
+
+    gpu = any(r.cuda_max_allocated_mb is not None for r in runs)
+    scaling = [r.scaling.efficiency for r in runs if r.scaling is not None]
+    return MachineCell(model=model, machine=machine, samples_per_s=mean([r.samples_per_s for r in runs]),
+                       tokens_per_s=mean([r.tokens_per_s for r in runs]),
+                       time_per_epoch_s=mean([r.time_per_epoch_s for r in runs]),
+                       time_to_target_s=mean([r.time_to_target_s for r in runs]),
+                       peak_memory_mb=max(r.peak_memory_mb for r in runs), memory_kind="cuda" if gpu else "rss",
+                       data_wait_fraction=mean([r.data_wait_fraction for r in runs]),
+                       world_size=runs[0].world_size, scaling_efficiency=fmean(scaling) if scaling else None)
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    return value / base if value is not None and base else None
+
+
+def _differences(values: Mapping[str, Mapping[str, Any]], keys: Sequence[str]) -> list[str]:
+    """``key: a (m1) vs b (m2)`` for each key whose value is not the same on every machine."""
+    out = []
+    for key in keys:
+        seen = {machine: entry.get(key) for machine, entry in values.items()}
+        if key in _GPU_ONLY:  # a CPU-only machine has no CUDA or driver version to differ in
+            seen = {m: v for m, v in seen.items() if v is not None}
+        if len({json.dumps(v, sort_keys=True) for v in seen.values()}) > 1:
+            out.append(f"{key} " + " vs ".join(f"{v} ({m})" for m, v in seen.items()))
+    return out
+
+
+def compare_machines(paths: Sequence[str | Path], *, baseline: str | None = None,
+                     labels: Sequence[str] | None = None) -> MachineComparison:
+    """Build the models × machines table from ``h2h train`` outputs made on different machines.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        One output per machine (``results.json``, ``training.json`` or the run folder).
+    baseline : str, optional
+        The machine every ratio is relative to: its label, its 1-based position, or its
+        path. Default: the first.
+    labels : sequence of str, optional
+        Names for the machines, in ``paths`` order (default: GPU or CPU model).
+
+    Returns
+    -------
+    MachineComparison
+        ``speedup_vs_baseline`` is samples/s ÷ the baseline's (above 1: faster);
+        ``epoch_time_vs_baseline`` is time per epoch ÷ the baseline's (below 1: faster).
+
+    Raises
+    ------
+    H2HError
+        Fewer than two files, unreadable files, or an unknown baseline.
+    """
+    if len(paths) < 2:
+        raise ConfigError(f"h2h compare needs results from at least two machines, got {len(paths)} file(s)")
+    loaded = [load_training(p) for p in paths]
+    names = _unique_labels([env for env, _, _ in loaded], [f for _, _, f in loaded], labels)
+    base = _pick_baseline(baseline, names, [str(p) for p in paths])
+    machines = [MachineInfo(label=name, path=file, hostname=env.hostname, hardware=machine_label(env),
+                            software=software_versions(env)) for name, (env, _, file) in zip(names, loaded)]
+    models = list(dict.fromkeys(m for _, summary, _ in loaded for m in summary.models))
+    raw_cells = {(model, name): _cell(model, name, [r for r in summary.runs if r.model == model])
+                 for name, (_, summary, _) in zip(names, loaded) for model in summary.models}
+    cells = []
+    for (model, name), cell in raw_cells.items():
+        ref = raw_cells.get((model, base))
+        cells.append(cell.model_copy(update={
+            "speedup_vs_baseline": _ratio(cell.samples_per_s, ref.samples_per_s if ref else None),
+            "epoch_time_vs_baseline": _ratio(cell.time_per_epoch_s, ref.time_per_epoch_s if ref else None)}))
+    return MachineComparison(baseline=base, machines=machines, models=models, cells=cells,
+                             warnings=_warnings(names, loaded, models, cells))
+
+
+def _pick_baseline(baseline: str | None, names: list[str], paths: list[str]) -> str:
+    if baseline is None:
+        return names[0]
+    if baseline in names:
+        return baseline
+    if baseline.isdigit() and 1 <= int(baseline) <= len(names):
+        return names[int(baseline) - 1]
+    for name, path in zip(names, paths):
+        if Path(baseline).resolve() == Path(path).resolve():
+            return name
+    raise ConfigError(f"--baseline '{baseline}' is not one of the machines{did_you_mean(baseline, names)} "
+                      f"(machines: {'; '.join(names)}; or give a position 1..{len(names)})")
+
+
+def _warnings(names: list[str], loaded: list[tuple[Environment, TrainingSummary, str]], models: list[str],
+              cells: list[MachineCell]) -> list[str]:
+    warnings = []
+    versions = {n: software_versions(env) for n, (env, _, _) in zip(names, loaded)}
+    software = _differences(versions, list(next(iter(versions.values()))))
+    if software:
+        warnings.append("software versions differ between machines: " + "; ".join(software)
+                        + " — part of a speed difference may come from the software, not the hardware")
+    settings = _differences({n: s.settings for n, (_, s, _) in zip(names, loaded)}, SETTING_KEYS)
+    if settings:
+        warnings.append("training settings differ between machines: " + "; ".join(settings)
+                        + " — samples/s are only comparable with the same settings")
+    if len({s.train_fingerprint for _, s, _ in loaded}) > 1:
+        warnings.append("the training data differ between machines (other fingerprints); times per epoch and to "
+                        "target are not comparable")
+    for model in models:
+        missing = [n for n, (_, s, _) in zip(names, loaded) if model not in s.models]
+        if missing:
+            warnings.append(f"model '{model}' was not trained on {', '.join(missing)}")
+    threshold = {n: float(s.settings.get("stall_warning", 0.2)) for n, (_, s, _) in zip(names, loaded)}
+    for cell in cells:
+        if cell.data_wait_fraction is not None and cell.data_wait_fraction > threshold[cell.machine]:
+            warnings.append(f"on {cell.machine}, model '{cell.model}' waits for data "
+                            f"{cell.data_wait_fraction * 100:.0f} % of the time: its samples/s measure the input "
+                            f"pipeline more than the hardware (raise train.num_workers there)")
+    return warnings

@@ -1,0 +1,155 @@
+"""Finished work of a run, kept per model so that ``h2h run --resume`` does not redo it.
+
+Every model's quality pass ends with two files in ``<out>/.h2h-resume/``: its predictions
+(``.npz``) and then its record (``.json``, the marker that the model finished). Both are
+written atomically, so a crash, a signal or a full disk leaves either a complete entry
+or none.
+
+An entry is found by a **key**: a SHA-256 of everything that decides the model's
+predictions — the resolved data section (absolute paths) and the dataset's fingerprint,
+the seed, the ``eval:`` section and the device it resolved to, the batch plan's hash,
+``--deterministic``, the folder relative paths are read from, the model's own section,
+the size and modification time of its local files, and the headtohead version. The
+other sections (``stats:``, ``speed:``, the run's name, the *other* models) do not enter
+it: changing the number of bootstrap resamples, or adding a model, re-uses the finished
+passes, while editing a model, its files or the data re-runs exactly what changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from headtohead.config.schema import ModelConfig
+from headtohead.results import ModelPredictions, ModelRecord
+from headtohead.results.files import RESUME_DIR
+from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
+
+__all__ = ["RESUME_DIR", "ResumeStore", "model_key", "file_stamp"]
+
+log = logging.getLogger("headtohead")
+_FORMAT = 1
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def file_stamp(path: Path) -> list[Any] | None:
+    """Size and modification time of a local file, or of the files directly in a folder.
+
+    A checkpoint retrained in place gets a new stamp (and so a new key) without hashing
+    gigabytes of weights. ``None`` when ``path`` does not exist (a hub id, a module path).
+    """
+    try:
+        if path.is_file():
+            info = path.stat()
+            return [info.st_size, info.st_mtime_ns]
+        if path.is_dir():
+            return [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in sorted(path.iterdir()) if p.is_file()]
+    except OSError:
+        return None
+    return None
+
+
+def model_key(model: ModelConfig, run_facts: Mapping[str, Any], base_dir: Path) -> str:
+    """The key of one model's finished quality pass (see the module docstring).
+
+    Parameters
+    ----------
+    model : ModelConfig
+        The model's section of the experiment.
+    run_facts : mapping
+        What the run contributes (resolved data section, dataset fingerprint, seed, eval
+        section, resolved device, plan hash, deterministic flag, version); JSON-serialisable.
+    base_dir : Path
+        The folder relative model paths are read from.
+
+    Returns
+    -------
+    str
+        A SHA-256 hex digest.
+    """
+    files = {}
+    for field in ("source", "checkpoint"):
+        value = getattr(model, field)
+        if value:
+            path = Path(value).expanduser()
+            files[field] = file_stamp(path if path.is_absolute() else base_dir / path)
+    payload = {"format": _FORMAT, "run": dict(run_facts), "base_dir": str(base_dir),
+               "model": model.model_dump(mode="json"), "files": files}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResumeStore:
+    """The finished models of a run, one ``.npz`` + ``.json`` pair per model, under ``folder``.
+
+    Parameters
+    ----------
+    folder : Path
+        Usually ``<out>/.h2h-resume``; created on the first save.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def _stem(self, name: str, key: str) -> Path:
+        safe = _UNSAFE.sub("_", name).strip("._")[:48] or "model"
+        return self.folder / f"{safe}-{key[:16]}"
+
+    def save(self, key: str, record: ModelRecord, predictions: ModelPredictions) -> None:
+        """Keep one finished model: predictions first, then the record that marks it finished."""
+        stem = self._stem(record.name, key)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, pred=predictions.pred, proba=predictions.proba)
+        write_bytes_atomic(stem.with_suffix(".npz"), buffer.getvalue())
+        entry = {"format": _FORMAT, "key": key, "record": record.model_dump(mode="json")}
+        write_text_atomic(stem.with_suffix(".json"), json.dumps(entry) + "\n")
+
+    def load(self, key: str, name: str, *, n_examples: int, n_classes: int
+             ) -> tuple[ModelRecord, ModelPredictions] | None:
+        """The finished work of model ``name`` under ``key``, or ``None`` when there is none.
+
+        A damaged or mismatching entry is reported as a warning and ignored: the model is
+        then simply evaluated again.
+        """
+        stem = self._stem(name, key)
+        marker = stem.with_suffix(".json")
+        if not marker.is_file():
+            return None
+        try:
+            entry = json.loads(marker.read_text(encoding="utf-8"))
+            if entry.get("format") != _FORMAT or entry.get("key") != key:
+                return None
+            record = ModelRecord.model_validate(entry["record"])
+            with np.load(stem.with_suffix(".npz"), allow_pickle=False) as data:
+                pred = data["pred"].astype(np.int64)
+                proba = data["proba"].astype(np.float32)
+        except Exception as exc:  # any damage means "not finished": evaluate it again
+            log.warning("resume: the saved work of model '%s' in %s is damaged (%s: %s); evaluating it again",
+                        name, self.folder, type(exc).__name__, exc)
+            return None
+        if record.name != name or pred.shape != (n_examples,) or proba.shape != (n_examples, n_classes):
+            log.warning("resume: the saved work of model '%s' in %s does not fit this run; evaluating it again",
+                        name, self.folder)
+            return None
+        return record, ModelPredictions(pred, proba)
+
+    def prune(self, keep: Iterable[str]) -> None:
+        """Delete entries whose key is not in ``keep`` (work of an earlier version of the experiment)."""
+        if not self.folder.is_dir():
+            return
+        wanted = {key[:16] for key in keep}
+        for path in self.folder.iterdir():
+            stem = path.name.rsplit(".", 1)[0]
+            if path.suffix in (".json", ".npz") and stem.rsplit("-", 1)[-1] not in wanted:
+                try:
+                    path.unlink()
+                except OSError:  # cleaning up is a courtesy, never a reason to fail a finished run
+                    pass

@@ -1,0 +1,263 @@
+"""``headtohead.run``: the whole comparison, from an experiment to saved results.
+
+The stages, in order: the experiment is validated once (:func:`~headtohead.pipeline.setup.resolve_experiment`);
+:func:`~headtohead.pipeline.setup.prepare_run` loads the data and makes the one batch plan; an
+executor (:mod:`headtohead.pipeline.executors` — in this process, spawned processes or Ray)
+runs every model's pass and gives back finished records; :func:`headtohead.stats.analyse`
+compares them; the speed pass times them; every step's results are saved as they finish.
+
+Surviving faults: the output folder is checked before any work starts; each finished
+model's record and predictions are kept in ``<out>/.h2h-resume`` (:mod:`headtohead.pipeline.resume`)
+and written into ``results.json``/``predictions.npz`` atomically as soon as the model
+finishes. An error, an interrupt (SIGINT/SIGTERM, see :mod:`headtohead.runtime.faults`) or
+running out of memory keeps what finished and says so; ``run(..., resume=True)`` skips the
+finished models and gives the same final results as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from headtohead.adapters import ModelAdapter
+from headtohead.config import Experiment
+from headtohead.engines.evaluate import ProgressCallback
+from headtohead.errors import H2HError
+from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
+from headtohead.pipeline.executors.speed_merge import merge_worker_speed
+from headtohead.pipeline.model_pass import ModelOutcome, load_model, model_record
+from headtohead.pipeline.outputs import RunState, check_writable
+from headtohead.pipeline.resume import ResumeStore, model_key
+from headtohead.pipeline.setup import RunSetup, prepare_run, resolve_experiment
+from headtohead.report.sentences import with_quality_sentences, with_speed_sentences
+from headtohead.results import Predictions, RunResult
+from headtohead.results.comparison import StatsSummary
+from headtohead.results.files import RESUME_DIR
+from headtohead.results.speed import SpeedSummary
+from headtohead.runtime.determinism import deterministic_algorithms
+from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
+from headtohead.runtime.offline import offline_mode
+
+__all__ = ["run", "Run"]
+
+log = logging.getLogger("headtohead")
+
+
+@dataclass
+class Run:
+    """What :func:`run` returns: the result record, the predictions, and where they were saved.
+
+    ``resumed`` names the models whose finished work was re-used (``resume=True``).
+    """
+
+    result: RunResult
+    predictions: Predictions
+    out_dir: Path | None
+    resumed: list[str] = field(default_factory=list)
+
+
+def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
+        overrides: Sequence[str] = (), base_dir: str | Path | None = None, progress: ProgressCallback | None = None,
+        quality: bool = True, speed: bool | None = None, resume: bool = False, deterministic: bool = False,
+        offline: bool = False, force: bool = False) -> Run:
+    """Compare the experiment's models on identical data.
+
+    Parameters
+    ----------
+    experiment : Experiment, path or mapping
+        The experiment: a validated record, a YAML file, or a dict of the same shape.
+    out_dir : str or Path, optional
+        Folder for ``results.json`` and ``predictions.npz``; nothing is written when ``None``.
+    overrides : sequence of str
+        ``key.path=value`` overrides (as ``--set`` on the command line).
+    base_dir : str or Path, optional
+        Folder the relative paths of a dict or record experiment are read from (default: the
+        current directory; a YAML file's own folder for a file).
+    progress : callable, optional
+        ``progress(task, done, total)`` — a model's quality pass, or a speed stage.
+    quality : bool
+        Run the quality pass and the statistics (``h2h bench`` turns this off).
+    speed : bool, optional
+        Measure speed and memory; ``None`` follows ``speed.enabled`` of the experiment.
+    resume : bool
+        Re-use the quality passes of models that finished in an earlier, interrupted run
+        into the same ``out_dir`` (matched by key, see :mod:`headtohead.pipeline.resume`).
+    deterministic : bool
+        Use torch's deterministic algorithms; ops that have none are named in the
+        model's warnings (see :mod:`headtohead.runtime.determinism`).
+    offline : bool
+        No network attempt at all while the run lasts (see :mod:`headtohead.runtime.offline`).
+    force : bool
+        ``--force``: accept speed measured concurrently on a shared device (``execution.speed:
+        workers``); such timings are marked ``concurrent`` (see :mod:`headtohead.pipeline.executors`).
+
+    Returns
+    -------
+    Run
+        The :class:`~headtohead.results.RunResult`, the per-example predictions and the output folder.
+
+    Raises
+    ------
+    H2HError
+        Invalid experiment, data or model, or an output folder that cannot be written.
+        Models that finished before the error are already saved in ``out_dir``.
+    RunInterrupted
+        SIGINT/SIGTERM arrived; the message says what was kept.
+
+    Examples
+    --------
+    >>> import headtohead
+    >>> outcome = headtohead.run({                                      # doctest: +SKIP
+    ...     "data": {"path": "sklearn:iris"},
+    ...     "models": [{"name": "a", "kind": "sklearn", "source": "a.skops"},
+    ...                {"name": "b", "kind": "sklearn", "source": "b.skops"}]})
+    >>> outcome.result.model("a").quality.accuracy                     # doctest: +SKIP
+    """
+    exp, base = resolve_experiment(experiment, overrides, base_dir)
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        check_writable(out)
+    with contextlib.ExitStack() as stack:
+        if offline:
+            stack.enter_context(offline_mode())
+        if deterministic:
+            stack.enter_context(deterministic_algorithms())
+        measure = exp.speed.enabled if speed is None else speed
+        fairness = check_fairness(exp.execution, measure, force, eval_device=exp.eval.device,
+                                  n_tasks=len(exp.models) * exp.execution.shards) \
+            if quality and exp.execution.mode != "local" else []
+        setup = prepare_run(exp, base, quality=quality, deterministic=deterministic)
+        return _execute(setup, out, progress=progress, measure_speed=measure, resume=resume, offline=offline,
+                        fairness_warnings=fairness)
+
+
+def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None, measure_speed: bool,
+             resume: bool, offline: bool, fairness_warnings: list[str]) -> Run:
+    """Every model's pass (or its finished work), saved as it finishes; then statistics and speed."""
+    exp = setup.experiment
+    state = RunState(setup, out)
+    store = ResumeStore(out / RESUME_DIR) if out is not None and setup.quality else None
+    facts = setup.key_facts() if store is not None else {}
+    keys = {m.name: model_key(m, facts, setup.base_dir) for m in exp.models} if store is not None else {}
+    speed_in_workers = measure_speed and exp.execution.mode != "local" and exp.execution.speed == "workers"
+    loaded: dict[str, tuple[ModelAdapter, float]] = {}  # held for the speed pass
+    finished: list[ModelOutcome | ModelFailure] = []
+    resumed: list[str] = []
+    try:
+        with contextlib.ExitStack() as stack:
+            restored = {m.name: _restore(store, keys[m.name], m.name, setup) for m in exp.models} \
+                if resume and store is not None else {}
+            todo = [m.name for m in exp.models if restored.get(m.name) is None]
+            fresh = _passes(setup, todo, stack, progress=progress, speed_in_workers=speed_in_workers,
+                            offline=offline)
+            for model_cfg in exp.models:
+                outcome = restored.get(model_cfg.name) or next(fresh)
+                finished.append(outcome)
+                if isinstance(outcome, ModelFailure):  # failed in its worker; raised once the others are saved
+                    continue
+                if restored.get(model_cfg.name) is not None:
+                    resumed.append(model_cfg.name)
+                    log.info("resume: model '%s' finished in an earlier run; its results are re-used", model_cfg.name)
+                else:
+                    for warning in outcome.record.warnings:
+                        log.warning("%s", warning)
+                    if store is not None and outcome.predictions is not None:
+                        store.save(keys[model_cfg.name], outcome.record, outcome.predictions)
+                _keep_or_free(outcome, loaded, measure_speed)
+                state.add(outcome)
+        _raise_failures(finished)
+        result = state.result
+        if setup.quality:
+            result = result.model_copy(update={"stats": _analyse(exp, state.predictions)})
+        if measure_speed:
+            merged = merge_worker_speed([o for o in finished if isinstance(o, ModelOutcome)]) \
+                if speed_in_workers else None
+            summary = merged.model_copy(update={"warnings": fairness_warnings + merged.warnings}) if merged \
+                else _measure_speed(setup, loaded, progress)
+            result = result.model_copy(update={"speed": summary})
+        state.finish(result)
+    except (KeyboardInterrupt, Terminated) as exc:
+        raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
+    except H2HError as exc:
+        if state.saved:
+            exc.args = (f"{exc.args[0] if exc.args else exc} ({state.kept()})",)
+        raise
+    except Exception:
+        if state.saved:
+            log.warning("%s", state.kept())
+        raise
+    if store is not None:
+        store.prune(keys.values())
+    return Run(result=result, predictions=state.predictions, out_dir=out, resumed=resumed)
+
+
+def _passes(setup: RunSetup, names: list[str], stack: contextlib.ExitStack, *, progress: ProgressCallback | None,
+            speed_in_workers: bool, offline: bool) -> Iterator[ModelOutcome | ModelFailure]:
+    """The fresh outcomes of ``names``, in order: through the run's executor, or loaded only (``h2h bench``)."""
+    if not setup.quality:
+        return (_loaded_only(setup, name) for name in names)
+    if not names:
+        return iter(())
+    exp = setup.experiment
+    executor = stack.enter_context(create_executor(exp.execution, eval_device=exp.eval.device))
+    return executor.evaluate(setup, names, progress=progress, measure_speed=speed_in_workers, offline=offline)
+
+
+def _loaded_only(setup: RunSetup, name: str) -> ModelOutcome:
+    """A model loaded for the speed pass alone: its record without quality."""
+    model_cfg = setup.experiment.model(name)
+    adapter, load_time = load_model(model_cfg, setup.context)
+    return ModelOutcome(model_record(model_cfg, adapter, load_time, setup, None), None, adapter)
+
+
+def _keep_or_free(outcome: ModelOutcome, loaded: dict[str, tuple[ModelAdapter, float]], measure_speed: bool) -> None:
+    """Keep the loaded model for the speed pass, or free its weights before the next model loads."""
+    adapter, outcome.adapter = outcome.adapter, None
+    if measure_speed and adapter is not None:
+        loaded[outcome.record.name] = (adapter, outcome.record.load_time_s)
+    elif adapter is not None and adapter.module is not None:
+        del adapter
+        gc.collect()  # torch modules hold reference cycles: free the weights before the next model loads
+
+
+def _raise_failures(finished: Sequence[ModelOutcome | ModelFailure]) -> None:
+    """After the other models were saved: the first failure's error, naming every failed model."""
+    failed = [o for o in finished if isinstance(o, ModelFailure)]
+    if failed:
+        error = failed[0].error()
+        error.args = (failure_summary(finished),)
+        raise error
+
+
+def _restore(store: ResumeStore | None, key: str, name: str, setup: RunSetup) -> ModelOutcome | None:
+    found = store.load(key, name, n_examples=len(setup.dataset), n_classes=setup.dataset.num_classes) \
+        if store is not None else None
+    return ModelOutcome(found[0], found[1]) if found is not None else None
+
+
+def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
+    from headtohead.stats import analyse
+
+    cfg = exp.stats
+    return with_quality_sentences(analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples,
+                                          ci_method=cfg.ci_method, ece_bins=cfg.ece_bins, seed=exp.seed))
+
+
+def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, float]],
+                   progress: ProgressCallback | None) -> SpeedSummary:
+    """Time all models together; models re-used by ``resume`` (or evaluated elsewhere) are loaded here."""
+    from headtohead.engines.speed import measure_speed
+
+    exp = setup.experiment
+    adapters, load_times = [], {}
+    for model_cfg in exp.models:
+        adapter, load_time = loaded.get(model_cfg.name) or load_model(model_cfg, setup.context)
+        adapters.append(adapter)
+        load_times[model_cfg.name] = load_time
+    return with_speed_sentences(measure_speed(adapters, setup.dataset, exp.speed, batch_size=exp.eval.batch_size,
+                                              seed=exp.seed, load_times=load_times, progress=progress))

@@ -1,0 +1,174 @@
+"""What every model of a run shares: the experiment (validated once), the data, the batch plan, the device.
+
+:func:`resolve_experiment` validates an experiment given as a file, a dict or a record, once
+per command; :func:`prepare_run` resolves the device, seeds, loads the data and makes the
+one batch plan. An executor that evaluates models in other processes needs exactly a
+:class:`RunSetup` (as plain data: :class:`~headtohead.pipeline.executors.jobs.EvalJob`) and a
+:class:`~headtohead.config.schema.ModelConfig` per task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from headtohead.adapters import LoadContext
+from headtohead.config import Experiment, experiment_from_dict, load_experiment
+from headtohead.config.schema import DataConfig
+from headtohead.data import Dataset, DataSplits, create_dataset
+from headtohead.data.hf import parse_hf_spec
+from headtohead.engines.batching import BatchPlan, plan_batches
+from headtohead.engines.seeding import seed_everything
+from headtohead.results import DatasetRecord
+from headtohead.runtime.devices import resolve_device
+from headtohead.version import __version__
+
+__all__ = ["RunSetup", "prepare_run", "resolve_experiment", "absolute_data_paths", "dataset_record"]
+
+log = logging.getLogger("headtohead")
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """Everything every model's pass shares: the experiment, the data, the batch plan, the device.
+
+    Made once per run by :func:`prepare_run`; an executor that evaluates models elsewhere
+    (another process) needs exactly this plus one :class:`ModelConfig`.
+    """
+
+    experiment: Experiment
+    base_dir: Path
+    data: DataConfig
+    splits: DataSplits
+    plan: BatchPlan
+    context: LoadContext
+    quality: bool = True
+    deterministic: bool = False
+
+    @property
+    def dataset(self) -> Dataset:
+        """The evaluation split."""
+        return self.splits.eval
+
+    def experiment_model_names(self) -> list[str]:
+        """The experiment's model names, in order."""
+        return [m.name for m in self.experiment.models]
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 of the evaluation data (computed once; hashing 100k texts takes a moment)."""
+        return self.dataset.fingerprint()
+
+    def key_facts(self) -> dict[str, Any]:
+        """What the run contributes to each model's resume key (see :mod:`headtohead.pipeline.resume`)."""
+        return {"data": self.data.model_dump(mode="json"), "fingerprint": self.fingerprint,
+                "seed": self.experiment.seed, "eval": self.experiment.eval.model_dump(mode="json"),
+                "device": self.context.device, "plan": self.plan.hash(), "deterministic": self.deterministic,
+                "version": self.version}
+
+    @property
+    def version(self) -> str:
+        """The headtohead version (recorded in results and in resume keys)."""
+        return __version__
+
+
+def resolve_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
+                       base_dir: str | Path | None = None) -> tuple[Experiment, Path]:
+    """Validate ``experiment`` and return it with the folder its relative paths are read from.
+
+    Parameters
+    ----------
+    experiment : Experiment, path or mapping
+        A YAML file, a dict of the same shape, or a validated record.
+    overrides : sequence of str
+        ``key.path=value`` strings (``--set``).
+    base_dir : str or Path, optional
+        The folder of relative paths for a dict or a record (default: the current
+        directory); a YAML file's paths are always read from its own folder.
+
+    Returns
+    -------
+    (Experiment, Path)
+    """
+    if isinstance(experiment, (str, Path)):
+        path = Path(experiment)
+        return load_experiment(path, overrides), path.resolve().parent
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    if isinstance(experiment, Experiment):
+        if overrides:
+            return experiment_from_dict(experiment.model_dump(), overrides=overrides), base
+        return experiment, base
+    return experiment_from_dict(experiment, overrides=overrides), base
+
+
+def absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
+    """Make file paths in ``data`` absolute against ``base_dir`` (schemes like ``sklearn:`` pass)."""
+
+    def absolute(spec: str | None) -> str | None:
+        if spec is None or spec.startswith("sklearn:"):
+            return spec
+        if spec.startswith("hf:"):
+            source, split = parse_hf_spec(spec)
+            local = base_dir / source
+            if Path(source).is_absolute() or not local.exists():
+                return spec  # a hub name, or already absolute
+            return f"hf:{local}" + (f":{split}" if split else "")
+        path = Path(spec).expanduser()
+        return str(path if path.is_absolute() else base_dir / path)
+
+    return data.model_copy(update={"path": absolute(data.path), "train": absolute(data.train)})
+
+
+def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, deterministic: bool = False) -> RunSetup:
+    """Resolve the device, seed everything, load the data and make the batch plan every model shares."""
+    device = resolve_device(exp.eval.device)
+    if exp.eval.num_threads:
+        import torch
+
+        torch.set_num_threads(exp.eval.num_threads)
+    seed_everything(exp.seed)
+    data = absolute_data_paths(exp.data, base_dir)
+    with _warnings_only_on_success():
+        splits = create_dataset(data, seed=exp.seed)
+    for reason, count in splits.eval.skipped.items():
+        log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
+    dataset = splits.eval
+    context = LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device,
+                          seed=exp.seed, base_dir=base_dir)
+    return RunSetup(exp, base_dir, data, splits, plan_batches(len(dataset), exp.eval.batch_size), context,
+                    quality=quality, deterministic=deterministic)
+
+
+@contextlib.contextmanager
+def _warnings_only_on_success() -> Iterator[None]:
+    """Hold back the warnings of a block and pass them on only if it succeeds.
+
+    When loading fails, its error line already names what was skipped; a warning about
+    skipped rows printed before it would turn one clear line into two.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for item in caught:
+        warnings.warn_explicit(item.message, item.category, item.filename, item.lineno, source=item.source)
+
+
+def dataset_record(splits: DataSplits, fingerprint: str) -> DatasetRecord:
+    data = splits.eval
+    return DatasetRecord(
+        source=data.source,
+        modality=data.modality,
+        n_examples=len(data),
+        label_names=list(data.label_names),
+        class_counts=[int(c) for c in data.class_counts()],
+        skipped=dict(data.skipped),
+        fingerprint=fingerprint,
+        train_source=splits.train.source if splits.train is not None else None,
+        n_train=len(splits.train) if splits.train is not None else None,
+    )

@@ -1,0 +1,295 @@
+"""``headtohead.sweep`` (``h2h sweep``): every variant of every swept model, for quality and speed, with failures as results.
+
+Per model: load the parent once; expand the grid; evaluate the parent and then each
+variant on the *same* batch plan; compare each with the parent (paired statistics); time
+the parent and the variants together at every swept batch size. A variant that cannot be
+built, exported, checked or run is recorded with its stage and reason and the sweep goes
+on. Then the recommendation; ``sweep.json`` and the report are written when an output
+folder is given.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from headtohead.version import __version__
+from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
+from headtohead.config.schema import Experiment, ModelConfig
+from headtohead.config.sweep import SweepConfig, sweep_with_options
+from headtohead.data.base import Dataset
+from headtohead.engines.batching import BatchPlan
+from headtohead.engines.evaluate import Evaluation, ProgressCallback, batch_examples, evaluate_model
+from headtohead.engines.seeding import seed_everything
+from headtohead.errors import ConfigError, did_you_mean
+from headtohead.engines.environment import capture_environment
+from headtohead.pipeline.outputs import check_writable
+from headtohead.pipeline.setup import dataset_record, prepare_run, resolve_experiment
+from headtohead.report.sentences import speed_sentence
+from headtohead.report.sweep import recommendation_sentence, variant_verdict, write_sweep_report
+from headtohead.results.files import SWEEP_FILE
+from headtohead.results.sweep import ModelSweep, SpeedPoint, SweepCell, SweepResult, VariantParams, save_sweep
+from headtohead.sweeps.capabilities import release_memory
+from headtohead.sweeps.grid import Grid, VariantSpec, expand_grid, variant_name
+from headtohead.sweeps.measure import describe_failure, measure_batch_size, same_examples, sweep_speed_config
+from headtohead.stats.recommend import recommend
+from headtohead.stats.variant_quality import quality_vs_parent
+from headtohead.sweeps.variants import BuildOptions, VariantAdapter, VariantError, build_variant
+
+__all__ = ["run_sweep", "sweep_model", "SweepRun"]
+
+log = logging.getLogger("headtohead")
+
+
+@dataclass
+class SweepRun:
+    """What :func:`run_sweep` returns: the record and where it was saved."""
+
+    result: SweepResult
+    out_dir: Path | None
+    files: list[Path]
+
+
+@dataclass
+class _Built:
+    """A variant while the sweep of its model runs."""
+
+    spec: VariantSpec
+    name: str
+    adapter: VariantAdapter | None = None
+    evaluation: Evaluation | None = None
+    build_s: float | None = None
+    stage: str | None = None
+    reason: str | None = None
+
+
+def _with_sentence(point: SpeedPoint) -> SpeedPoint:
+    """The point with its speed ratio against the parent worded (``vs_parent.verdict``)."""
+    if point.vs_parent is None:
+        return point
+    return point.model_copy(update={"vs_parent": point.vs_parent.model_copy(
+        update={"verdict": speed_sentence(point.vs_parent)})})
+
+
+def _check_batches(dataset: Dataset, eval_batch_size: int, count: int) -> list[list[Any]]:
+    """Raw batches of different sizes for the ONNX check (the first, of ≥ 2 examples, is the export example)."""
+    n = len(dataset)
+    sizes = sorted({min(n, max(2, eval_batch_size)), min(n, 3), 1}, reverse=True)[:count]
+    sizes += [min(n, 2)] * (count - len(sizes))
+    out, start = [], 0
+    for size in sizes:
+        indices = [(start + i) % n for i in range(size)]
+        start += size
+        out.append(batch_examples(dataset, indices))
+    return out
+
+
+def _build_and_evaluate(parent: ModelAdapter, grid: Grid, spec: VariantSpec, dataset: Dataset, plan: BatchPlan,
+                        options: BuildOptions, progress: ProgressCallback | None) -> _Built:
+    built = _Built(spec=spec, name=variant_name(parent.name, spec, grid.parent))
+    began = time.perf_counter()
+    try:
+        built.adapter = build_variant(parent, spec, grid.parent, name=built.name, options=options)
+    except VariantError as exc:
+        built.stage, built.reason = exc.stage, exc.reason
+    except Exception as exc:  # a failure of the libraries building it is this cell's result
+        built.stage, built.reason = "build", describe_failure(exc)
+    built.build_s = time.perf_counter() - began
+    if built.adapter is None:
+        if built.stage != "capability":  # something was allocated before it failed
+            release_memory(str(parent.device))
+        return built
+    try:
+        built.evaluation = evaluate_model(built.adapter, dataset, plan, progress=progress)
+    except Exception as exc:  # compile errors, unsupported kernels, OOM … at the quality pass
+        built.stage, built.reason = "quality", describe_failure(exc)
+        built.adapter = None
+        release_memory(str(parent.device))
+    return built
+
+
+def _cell(model: str, name: str, spec: VariantSpec, *, parent: bool, adapter: ModelAdapter | None,
+          points: Mapping[int, SpeedPoint] | None, **fields: Any) -> SweepCell:
+    status = "measured" if adapter is not None else fields.pop("status", "failed")
+    notes = list(getattr(adapter, "notes", []))
+    return SweepCell(name=name, model=model, parent=parent, params=VariantParams(**spec.params()), status=status,
+                     num_parameters=adapter.num_parameters() if adapter is not None else None,
+                     parameter_bytes=adapter.parameter_bytes() if adapter is not None else None,
+                     points=[points[b] for b in sorted(points)] if points else [], notes=notes,
+                     warnings=list(adapter.warnings) if adapter is not None else [], **fields)
+
+
+def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, plan: BatchPlan,
+                sweep: SweepConfig, *, exp: Experiment, batch_sizes: Sequence[int], workdir: Path,
+                progress: ProgressCallback | None = None) -> ModelSweep:
+    """Sweep one model: build, evaluate and time every variant; compare each with the parent.
+
+    Parameters
+    ----------
+    model_cfg : ModelConfig
+        The model to sweep (loaded once, as the parent).
+    context : LoadContext
+    dataset : Dataset
+        The evaluation split.
+    plan : BatchPlan
+        The batches every variant is evaluated on (the parent's).
+    sweep : SweepConfig
+    exp : Experiment
+        For the ``stats:``/``speed:`` settings and the seed.
+    batch_sizes : sequence of int
+        The speed curve.
+    workdir : Path
+        Where ONNX exports go.
+    progress : callable, optional
+
+    Returns
+    -------
+    ModelSweep
+
+    Raises
+    ------
+    H2HError
+        The parent itself cannot be loaded or evaluated (a user error, not a cell's result).
+    """
+    seed_everything(exp.seed)
+    began = time.perf_counter()
+    parent = create_adapter(model_cfg, context)
+    load_s = time.perf_counter() - began
+    text = dataset.modality in ("text", "text_pair")
+    grid = expand_grid(sweep, model=parent.name, modality=dataset.modality, kind=model_cfg.kind,
+                       parent_max_length=getattr(parent, "max_length", None) if text else None)
+    began = time.perf_counter()
+    parent_eval = evaluate_model(parent, dataset, plan, progress=progress)
+    parent_eval_s = time.perf_counter() - began
+    options = BuildOptions(workdir=workdir, check_batches=_check_batches(dataset, plan.batch_size,
+                                                                         sweep.onnx_check_batches),
+                           atol=sweep.onnx_atol, rtol=sweep.onnx_rtol, opset=sweep.onnx_opset,
+                           threads=exp.speed.num_threads)
+    built = [_build_and_evaluate(parent, grid, spec, dataset, plan, options, progress) for spec in grid.variants]
+    ok = [b for b in built if b.adapter is not None and b.evaluation is not None]
+    y = dataset.labels[plan.order]
+    qualities = quality_vs_parent(
+        y, (parent.name, parent_eval.pred, parent_eval.proba), {b.name: (b.evaluation.pred, b.evaluation.proba)
+                                                                for b in ok if b.evaluation is not None},
+        label_names=dataset.label_names, alpha=exp.stats.alpha, margin=sweep.max_accuracy_drop,
+        n_resamples=exp.stats.n_resamples, ci_method=exp.stats.ci_method, seed=exp.seed)
+    qualities = {name: q.model_copy(update={"verdict": variant_verdict(name, parent.name, q)})
+                 for name, q in qualities.items()}
+    speed = sweep_speed_config(exp.speed)
+    points: dict[str, dict[int, SpeedPoint]] = {parent.name: {}, **{b.name: {} for b in ok}}
+    for size in batch_sizes:
+        def stage(task: str, done: int, total: int, size: int = size) -> None:
+            if progress is not None:
+                progress(f"{parent.name} speed @ batch {size}", done, total)
+
+        measured = measure_batch_size(parent, [b.adapter for b in ok if b.adapter is not None], dataset,
+                                      same_examples(speed, size, batch_sizes), size, seed=exp.seed, progress=stage)
+        for name, point in measured.items():
+            points[name][size] = _with_sentence(point)
+    cells = [_cell(parent.name, parent.name, grid.parent, parent=True, adapter=parent, points=points[parent.name],
+                   eval_s=parent_eval_s, accuracy=float((parent_eval.pred == y).mean()))]
+    for b in built:
+        if b.adapter is not None and b.evaluation is not None:
+            cells.append(_cell(parent.name, b.name, b.spec, parent=False, adapter=b.adapter, points=points[b.name],
+                               build_s=b.build_s, eval_s=b.evaluation.seconds, quality=qualities[b.name],
+                               accuracy=qualities[b.name].accuracy))
+        else:
+            cells.append(_cell(parent.name, b.name, b.spec, parent=False, adapter=None, points=None, stage=b.stage,
+                               reason=b.reason, build_s=b.build_s))
+    for spec, reason in grid.skipped:
+        cells.append(_cell(parent.name, variant_name(parent.name, spec, grid.parent), spec, parent=False, adapter=None,
+                           points=None, status="skipped", stage="grid", reason=reason))
+    for warning in parent.warnings:
+        log.warning("%s", warning)
+    record = ModelSweep(model=parent.name, kind=model_cfg.kind, source=model_cfg.source, device=str(parent.device),
+                        load_time_s=load_s, batch_sizes=list(batch_sizes), cells=cells, notes=list(grid.notes))
+    del parent, built, ok
+    release_memory(context.device)
+    return record
+
+
+def _selected_models(exp: Experiment, sweep: SweepConfig) -> list[ModelConfig]:
+    names = [m.name for m in exp.models]
+    for name in sweep.models or []:
+        if name not in names:
+            raise ConfigError(f"sweep.models names '{name}', which is not a model of the experiment"
+                              f"{did_you_mean(name, names)} (models: {', '.join(names)})")
+    return [exp.model(n) for n in sweep.models] if sweep.models else list(exp.models)
+
+
+def run_sweep(experiment: Experiment | str | Path | Mapping[str, Any], *,
+              sweep: SweepConfig | Mapping[str, Any] | None = None, out_dir: str | Path | None = None,
+              overrides: Sequence[str] = (), base_dir: str | Path | None = None,
+              progress: ProgressCallback | None = None) -> SweepRun:
+    """Sweep the experiment's models over their optimisation variants.
+
+    Parameters
+    ----------
+    experiment : Experiment, path or mapping
+        The experiment (its ``data:``, ``models:``, ``eval:``, ``stats:``, ``speed:`` and ``sweep:``).
+    sweep : SweepConfig or mapping, optional
+        Replaces the experiment's ``sweep:`` section; a mapping replaces only the keys it
+        gives (``{"precision": ["fp32", "bf16"], "batch_size": [1, 32]}``, as ``h2h sweep`` options).
+    out_dir : str or Path, optional
+        Folder for ``sweep.json``, the report and the ONNX exports; nothing is kept when ``None``.
+    overrides : sequence of str
+        ``key.path=value`` overrides, as ``--set``.
+    base_dir : str or Path, optional
+        Folder of relative paths for a dict or record experiment (default: the current directory).
+    progress : callable, optional
+        ``progress(task, done, total)``.
+
+    Returns
+    -------
+    SweepRun
+
+    Raises
+    ------
+    H2HError
+        No sweep section, unknown model names, unreadable data, or a parent model that cannot load.
+
+    Examples
+    --------
+    >>> outcome = run_sweep("experiment.yaml", out_dir="runs/sweep")   # doctest: +SKIP
+    >>> print(outcome.result.recommendation.sentence)                   # doctest: +SKIP
+    """
+    exp, base_dir = resolve_experiment(experiment, overrides, base_dir)
+    config = sweep_with_options(exp.sweep, sweep) if isinstance(sweep, Mapping) else sweep or exp.sweep
+    if config is None:
+        raise ConfigError("the experiment has no sweep: section; add one (e.g. sweep: {precision: [fp32, bf16, int8]}) "
+                          "or pass --precision/--batch-size/--backend to h2h sweep")
+    chosen = _selected_models(exp, config)
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        check_writable(out)  # before minutes of work, not after
+    setup = prepare_run(exp, base_dir)  # device, seeds, data, the batch plan: as h2h run does
+    dataset, plan, context = setup.dataset, setup.plan, setup.context
+    batch_sizes = list(config.batch_size or [exp.eval.batch_size])
+    with tempfile.TemporaryDirectory(prefix="h2h-sweep-") as scratch:
+        workdir = out / "onnx" if out is not None else Path(scratch)
+        models = [sweep_model(m, context, dataset, plan, config, exp=exp, batch_sizes=batch_sizes, workdir=workdir,
+                              progress=progress) for m in chosen]
+        gc.collect()
+    recommendation = recommend(models, max_latency_ms=config.max_latency_ms, max_memory_mb=config.max_memory_mb,
+                               max_accuracy_drop=config.max_accuracy_drop)
+    recommendation = recommendation.model_copy(update={"sentence": recommendation_sentence(recommendation, models)})
+    result = SweepResult(
+        headtohead_version=__version__, name=exp.name,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), experiment=exp.model_dump(mode="json"),
+        settings=config.model_dump(mode="json"), speed_settings=sweep_speed_config(exp.speed).model_dump(mode="json"),
+        environment=capture_environment(base_dir), dataset=dataset_record(setup.splits, setup.splits.eval.fingerprint()),
+        eval_batch_size=plan.batch_size,
+        seed=exp.seed, models=models, recommendation=recommendation,
+        warnings=[note for m in models for note in m.notes])
+    files: list[Path] = []
+    if out is not None:
+        save_sweep(result, out / SWEEP_FILE)
+        files = [out / SWEEP_FILE, *write_sweep_report(result, out)]
+    return SweepRun(result=result, out_dir=out, files=files)

@@ -1,0 +1,104 @@
+"""The gate's words: why each check passed, failed or could not tell; the paragraph; JUnit XML.
+
+The decisions themselves (intervals against margins) are
+:func:`headtohead.stats.noninferiority.gate_decisions`; this module only words them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from xml.etree import ElementTree
+
+from headtohead.stats.noninferiority import EXIT_CODES, POWER, Decision, gate_exit_code
+
+__all__ = ["decision_explanation", "gate_paragraph", "junit_xml"]
+
+#: Why a check could not run, by :attr:`Decision.reason`.
+_SKIPPED = {"no_speed": "the results hold no speed measurement of both models (enable speed in h2h run, or gate "
+                        "the results of h2h bench)"}
+
+
+def _pp(fraction: float) -> str:
+    return f"{100 * fraction:+.2f} pp".replace("-", "−")  # a true minus, as in the margin
+
+
+def decision_explanation(decision: Decision) -> str:
+    """One or two sentences saying what was measured and why the check came out as it did.
+
+    Examples
+    --------
+    ``Accuracy: int8 − fp32 = −0.35 pp (95% CI −0.80 pp to +0.10 pp, paired bootstrap over 872 examples);
+    the lower bound is within the allowed drop of 1.00 pp, so int8 is not worse beyond the margin.``
+    """
+    d = decision
+    if d.outcome == "skipped":
+        reason = _SKIPPED.get(d.reason or "", d.reason or "no reason given")
+        return f"{d.check[0].upper()}{d.check[1:]}: not checked — {reason}."
+    base_name, cand_name = d.names
+    level = f"{d.confidence:.0%}"
+    if d.check == "accuracy":
+        measured = (f"{cand_name} − {base_name} = {_pp(d.estimate)} ({level} CI {_pp(d.low)} to "
+                    f"{_pp(d.high)}, paired bootstrap over {d.n:,} examples)")
+        drop = f"{100 * d.margin:.2f} pp"
+        if d.outcome == "fail":
+            why = (f"the whole interval lies below −{drop}, so {cand_name} is worse than {base_name} by more than the "
+                   f"allowed {drop}, with {level} confidence")
+        elif d.outcome == "pass":
+            why = f"the lower bound is within the allowed drop of {drop}, so {cand_name} is not worse beyond the margin"
+        else:
+            more = (f"about {d.needed:,} examples would settle it ({POWER:.0%} power if the observed difference holds)"
+                    if d.needed else "the observed difference sits on the margin, so no number of examples settles it")
+            why = (f"the interval straddles −{drop}: too few examples to tell whether the drop exceeds "
+                   f"the margin; {more}")
+        return f"Accuracy: {measured}; {why}."
+    scenario = d.check.removeprefix("speed (").removesuffix(")")
+    measured = (f"{cand_name} takes {d.estimate:.3f}× the time of {base_name} ({level} CI {d.low:.3f}–"
+                f"{d.high:.3f}, {d.n} interleaved rounds)")
+    allowed = f"{d.bound:.3f}× (+{100 * d.margin:.1f} %)"
+    if d.outcome == "fail":
+        why = f"the whole interval lies above {allowed}, so it is slower than allowed, with {level} confidence"
+    elif d.outcome == "pass":
+        why = f"the upper bound is within {allowed}, so it is not slower beyond the margin"
+    else:
+        more = f"about {d.needed} rounds would settle it (set speed.rounds)" if d.needed else "more rounds may settle it"
+        why = f"the interval straddles {allowed}: too few rounds to tell; {more}"
+    return f"Speed ({scenario}): {measured}; {why}."
+
+
+def gate_paragraph(decisions: Sequence[Decision], baseline: str, candidate: str) -> str:
+    """The gate's decision as one paragraph: the overall verdict, then each check's reason."""
+    code = gate_exit_code(decisions)
+    failed = [d.check for d in decisions if d.outcome == "fail"]
+    unsure = [d.check for d in decisions if d.outcome == "inconclusive"]
+    if code == EXIT_CODES["fail"]:
+        head = f"FAIL: {candidate} is worse than {baseline} beyond the allowed margin ({', '.join(failed)})."
+    elif code == EXIT_CODES["inconclusive"]:
+        head = (f"INCONCLUSIVE: the data cannot tell whether {candidate} is worse than {baseline} beyond the margin "
+                f"({', '.join(unsure)}).")
+    else:
+        head = f"PASS: {candidate} is not worse than {baseline} beyond the allowed margins."
+    return " ".join([head, *(decision_explanation(d) for d in decisions)])
+
+
+def junit_xml(decisions: Sequence[Decision], paragraph: str, *, baseline: str, candidate: str) -> str:
+    """JUnit XML with one ``testcase`` per check: a failure for "fail", an error of type
+    ``inconclusive`` for "inconclusive", ``skipped`` for a check that could not run."""
+    counts = {outcome: sum(d.outcome == outcome for d in decisions) for outcome in ("fail", "inconclusive", "skipped")}
+    attributes = {"tests": str(len(decisions)), "failures": str(counts["fail"]), "errors": str(counts["inconclusive"]),
+                  "skipped": str(counts["skipped"])}
+    root = ElementTree.Element("testsuites", {"name": "h2h gate", **attributes})
+    suite = ElementTree.SubElement(root, "testsuite", {"name": f"h2h gate: {candidate} vs {baseline}", **attributes})
+    for decision in decisions:
+        explanation = decision_explanation(decision)
+        case = ElementTree.SubElement(suite, "testcase", {"classname": "h2h.gate", "name": decision.check,
+                                                          "time": "0"})
+        if decision.outcome == "fail":
+            ElementTree.SubElement(case, "failure", {"type": "worse beyond margin",
+                                                     "message": explanation}).text = explanation
+        elif decision.outcome == "inconclusive":
+            ElementTree.SubElement(case, "error", {"type": "inconclusive", "message": explanation}).text = explanation
+        elif decision.outcome == "skipped":
+            ElementTree.SubElement(case, "skipped", {"message": explanation})
+    ElementTree.SubElement(suite, "system-out").text = paragraph
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"

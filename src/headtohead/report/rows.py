@@ -1,0 +1,377 @@
+"""The numbers every report format shows, gathered once from a run's records.
+
+HTML, Markdown and CSV all read these rows, so the three never disagree. Values stay
+unrounded here (CSV writes them so); :func:`format_cell` rounds for reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from headtohead.report.table import format_count
+from headtohead.results.records import Environment, RunResult
+from headtohead.results.training import TrainingSummary
+
+__all__ = [
+    "Cell",
+    "Column",
+    "summary_columns",
+    "summary_rows",
+    "format_cell",
+    "best_models",
+    "top_confusions",
+    "Confusion",
+    "environment_rows",
+    "comparison_rows",
+    "speed_rows",
+    "latency_for_tradeoff",
+    "training_rows",
+    "across_runs_rows",
+]
+
+Kind = Literal["percent", "score", "ms", "rate", "count", "mb", "seconds"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A value with its confidence interval when one exists."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One metric column: its CSV key, its heading, how to print it and which way is better."""
+
+    key: str
+    label: str
+    kind: Kind
+    higher_is_better: bool | None = None
+
+
+_QUALITY = (
+    Column("accuracy", "accuracy", "percent", True),
+    Column("balanced_accuracy", "balanced acc.", "percent", True),
+    Column("f1_macro", "macro-F1", "percent", True),
+    Column("f1_weighted", "weighted-F1", "percent", True),
+    Column("precision_macro", "macro precision", "percent", True),
+    Column("recall_macro", "macro recall", "percent", True),
+)
+_CALIBRATION = (
+    Column("ece", "ECE", "score", False),
+    Column("brier", "Brier", "score", False),
+    Column("nll", "NLL", "score", False),
+)
+_SPEED = (
+    Column("single_stream_p50_ms", "latency p50 (ms, batch 1)", "ms", False),
+    Column("single_stream_p99_ms", "latency p99 (ms, batch 1)", "ms", False),
+    Column("offline_ms_per_example", "offline ms/example (p50)", "ms", False),
+    Column("offline_throughput_per_s", "throughput (examples/s)", "rate", True),
+    Column("memory_added_mb", "memory added (MiB)", "mb", False),
+)
+_COST = (
+    Column("parameters", "parameters", "count", None),
+    Column("eval_time_s", "eval time (s)", "seconds", None),
+)
+
+
+def summary_columns(result: RunResult) -> list[Column]:
+    """The columns this run has data for: quality, calibration (with statistics), speed (when measured)."""
+    if not result.models:
+        return []
+    columns = list(_QUALITY) if any(m.quality is not None for m in result.models) else []
+    if result.stats is not None and any(m.ece is not None for m in result.stats.models):
+        columns.extend(_CALIBRATION)
+    if result.speed is not None:
+        rows = summary_rows(result)
+        columns.extend(c for c in _SPEED if any(r.get(c.key, Cell(None)).value is not None for r in rows.values()))
+    columns.extend(_COST)
+    return columns
+
+
+def _stats_cells(result: RunResult, name: str) -> dict[str, Cell]:
+    if result.stats is None:
+        return {}
+    try:
+        stats = result.stats.model(name)
+    except KeyError:
+        return {}
+    cells = {}
+    for key in ("accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "ece", "brier", "nll"):
+        est = getattr(stats, key)
+        if est is not None:
+            cells[key] = Cell(est.value, est.low, est.high)
+    return cells
+
+
+def _speed_cells(result: RunResult, name: str) -> dict[str, Cell]:
+    if result.speed is None:
+        return {}
+    try:
+        speed = result.speed.model(name)
+    except KeyError:
+        return {}
+    cells: dict[str, Cell] = {}
+    if speed.single_stream is not None:
+        cells["single_stream_p50_ms"] = Cell(speed.single_stream.per_sample.p50_s * 1e3)
+        cells["single_stream_p99_ms"] = Cell(speed.single_stream.per_sample.p99_s * 1e3)
+    if speed.offline is not None:
+        cells["offline_ms_per_example"] = Cell(speed.offline.per_sample.p50_s * 1e3)
+        cells["offline_throughput_per_s"] = Cell(speed.offline.throughput_per_s)
+    if speed.memory is not None:
+        cells["memory_added_mb"] = Cell(max(0.0, speed.memory.rss_peak_mb - speed.memory.rss_baseline_mb))
+    return cells
+
+
+def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
+    """``{model: {column key: Cell}}`` for every model of the run (intervals where the statistics have them)."""
+    rows: dict[str, dict[str, Cell]] = {}
+    for model in result.models:
+        q = model.quality
+        cells = {c.key: Cell(getattr(q, c.key)) for c in _QUALITY} if q is not None else {}
+        cells.update(_stats_cells(result, model.name))
+        cells.update(_speed_cells(result, model.name))
+        cells["parameters"] = Cell(float(model.num_parameters))
+        cells["eval_time_s"] = Cell(model.eval_time_s)
+        rows[model.name] = cells
+    return rows
+
+
+def _number(value: float, kind: Kind) -> str:
+    if kind == "percent":
+        return f"{100 * value:.1f}"
+    if kind == "score":
+        return f"{value:.3f}"
+    if kind in ("ms", "seconds"):
+        return f"{value:.3g}" if value < 100 else f"{value:,.0f}"
+    if kind == "rate":
+        return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    if kind == "count":
+        return format_count(int(value))
+    return f"{value:,.1f}"
+
+
+def format_cell(cell: Cell | None, column: Column, *, with_ci: bool = True) -> str:
+    """A cell for reading: ``91.2 % (90.1–92.3)``, ``0.041``, ``12.5``; ``—`` when missing.
+
+    Examples
+    --------
+    >>> format_cell(Cell(0.912, 0.901, 0.923), Column("accuracy", "accuracy", "percent"))
+    '91.2 % (90.1–92.3)'
+    """
+    if cell is None or cell.value is None or not np.isfinite(cell.value):
+        return "—"
+    text = _number(cell.value, column.kind) + (" %" if column.kind == "percent" else "")
+    if with_ci and cell.low is not None and cell.high is not None:
+        text += f" ({_number(cell.low, column.kind)}–{_number(cell.high, column.kind)})"
+    return text
+
+
+def best_models(rows: dict[str, dict[str, Cell]], column: Column) -> set[str]:
+    """The models with the best value of ``column`` (ties included); empty when direction is undefined."""
+    if column.higher_is_better is None or len(rows) < 2:
+        return set()
+    values = {m: r[column.key].value for m, r in rows.items() if column.key in r and r[column.key].value is not None}
+    if not values:
+        return set()
+    best = max(values.values()) if column.higher_is_better else min(values.values())
+    return {m for m, v in values.items() if v == best}
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """A (true, predicted) pair of different classes and how often it happened."""
+
+    true: str
+    predicted: str
+    count: int
+    share: float
+
+
+def top_confusions(matrix: Sequence[Sequence[int]], label_names: Sequence[str], limit: int = 10) -> list[Confusion]:
+    """The off-diagonal cells with the most examples, largest first.
+
+    ``share`` is the fraction of the true class's examples that went to ``predicted``.
+
+    Examples
+    --------
+    >>> top_confusions([[5, 3], [1, 7]], ["a", "b"], limit=1)
+    [Confusion(true='a', predicted='b', count=3, share=0.375)]
+    """
+    counts = np.asarray(matrix, dtype=np.int64)
+    off = counts.copy()
+    np.fill_diagonal(off, 0)
+    totals = counts.sum(axis=1)
+    order = np.argsort(-off, axis=None, kind="stable")[:limit]
+    pairs = []
+    for flat in order:
+        i, j = np.unravel_index(flat, off.shape)
+        if off[i, j] == 0:
+            break
+        pairs.append(Confusion(label_names[i], label_names[j], int(off[i, j]), float(off[i, j] / totals[i])))
+    return pairs
+
+
+def environment_rows(environment: Environment) -> list[tuple[str, str]]:
+    """``(what, value)`` pairs describing a machine and its software, for a table."""
+    env = environment
+    gpus = ", ".join(f"{g.name} ({g.memory_total_mb:,.0f} MiB)" if g.memory_total_mb else g.name for g in env.gpus)
+    rows = [
+        ("host", env.hostname),
+        ("CPU", f"{env.cpu_model} ({env.cpu_cores_physical} cores / {env.cpu_cores_logical} threads)"),
+        ("RAM", f"{env.ram_gb:g} GiB"),
+        ("GPU", gpus or "none"),
+        ("OS", env.os),
+        ("Python", env.python),
+    ]
+    for label, value in (("torch", env.torch), ("torch threads", env.torch_threads), ("torchvision", env.torchvision),
+                         ("transformers", env.transformers), ("timm", env.timm), ("scikit-learn", env.sklearn),
+                         ("numpy", env.numpy), ("headtohead", env.headtohead), ("git revision", env.git_revision)):
+        if value is not None:
+            rows.append((label, str(value)))
+    return rows
+
+
+def comparison_rows(result: RunResult) -> list[dict[str, str]]:
+    """One row per pair of models: accuracy difference with its interval, the test and its p-values."""
+    if result.stats is None:
+        return []
+    from headtohead.report.sentences import format_p, format_pp
+
+    rows = []
+    for c in result.stats.comparisons:
+        diffs = {d.metric: d for d in c.differences}
+        acc = diffs.get("accuracy")
+        f1 = diffs.get("f1_macro")
+        rows.append({
+            "pair": f"{c.model_a} − {c.model_b}",
+            "accuracy Δ (pp)": format_pp(c.effect) + (f" ({format_pp(acc.ci_low)}…{format_pp(acc.ci_high)})"
+                                                      if acc else ""),
+            "macro-F1 Δ (pp)": (f"{format_pp(f1.difference)} ({format_pp(f1.ci_low)}…{format_pp(f1.ci_high)})"
+                                if f1 else "—"),
+            "test": c.test,
+            "p": format_p(c.p_value).replace("= ", ""),
+            "Holm p": format_p(c.p_adjusted).replace("= ", ""),
+            "discordant": f"{c.table.discordant} of {c.table.n}",
+            "detectable gap": (f"{format_pp(c.minimum_detectable_effect, signed=False)} pp"
+                               if c.minimum_detectable_effect is not None else "—"),
+            "significant": f"yes: {c.winner}" if c.significant and c.winner else "yes" if c.significant else "no",
+        })
+    return rows
+
+
+def speed_rows(result: RunResult) -> list[dict[str, str]]:
+    """One row per model and timed scenario: percentiles per call, throughput, stability, memory, cold start."""
+    if result.speed is None:
+        return []
+    rows = []
+    for model in result.speed.models:
+        for scenario in ("offline", "single_stream"):
+            t = model.timing(scenario)
+            if t is None:
+                continue
+            b = t.per_batch
+            rows.append({
+                "model": model.name,
+                "scenario": f"{scenario.replace('_', ' ')} (batch {t.batch_size})",
+                "p50 / p90 / p99 (ms per call)": " / ".join(_number(v * 1e3, "ms")
+                                                            for v in (b.p50_s, b.p90_s, b.p99_s)),
+                "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
+                "calls": str(b.n),
+                "spread (IQR/median)": f"{t.iqr_over_median:.0%}" + (" unstable" if t.unstable else ""),
+                "memory added (MiB)": (_number(max(0.0, model.memory.rss_peak_mb - model.memory.rss_baseline_mb),
+                                               "mb") if model.memory else "—"),
+                "first call (s)": _number(model.first_call_s, "seconds"),
+                "load (s)": _number(model.load_time_s, "seconds") if model.load_time_s is not None else "—",
+            })
+    return rows
+
+
+def latency_for_tradeoff(result: RunResult, name: str) -> tuple[float, str] | None:
+    """The latency a model is placed at on the quality–latency chart, and its axis label.
+
+    Single-stream latency (one example at a time) when measured, else offline time per example.
+    """
+    if result.speed is None:
+        return None
+    try:
+        speed = result.speed.model(name)
+    except KeyError:
+        return None
+    if speed.single_stream is not None:
+        return speed.single_stream.per_sample.p50_s, "median latency, batch 1"
+    if speed.offline is not None:
+        return speed.offline.per_sample.p50_s, f"median time per example, batch {speed.offline.batch_size}"
+    return None
+
+
+def training_rows(training: TrainingSummary) -> list[dict[str, str]]:
+    """One row per model trained: seeds, final accuracy over seeds, training speed, cost, memory.
+
+    Speed and cost are the first seed's (every seed trains the same way); accuracy is the
+    mean ± standard deviation over seeds when there are several.
+    """
+    seed_stats = {m.model: m for m in training.multi_seed.models} if training.multi_seed is not None else {}
+    rows = []
+    for model in training.models:
+        first = training.run(model, next(r.seed for r in training.runs if r.model == model))
+        seeds = [r.seed for r in training.runs if r.model == model]
+        accuracy = "—"
+        if model in seed_stats:
+            try:
+                agg = seed_stats[model].metric("accuracy")
+                accuracy = f"{100 * agg.mean:.1f} %" + (f" ± {100 * agg.std:.1f}" if agg.std is not None else "")
+            except KeyError:
+                pass
+        elif "accuracy" in first.final_eval:
+            accuracy = f"{100 * first.final_eval['accuracy']:.1f} %"
+        per_epoch = first.time_per_epoch_s
+        rows.append({
+            "model": model,
+            "seeds": ", ".join(str(s) for s in seeds),
+            "final accuracy": accuracy,
+            "epochs": str(len(first.epochs)),
+            "samples/s": _number(first.samples_per_s, "rate") if first.samples_per_s else "—",
+            "s per epoch": f"{per_epoch:.3g}" if per_epoch is not None else "—",
+            "time to target (s)": f"{first.time_to_target_s:.3g}" if first.time_to_target_s is not None else "—",
+            "peak memory (MiB)": _number(first.peak_memory_mb, "mb"),
+            "waiting for data": f"{first.data_wait_fraction:.0%}" if first.data_wait_fraction is not None else "—",
+            "precision": first.precision,
+            "device": first.device + (f" × {first.world_size}" if first.world_size > 1 else ""),
+        })
+    return rows
+
+
+_ACROSS = ("accuracy", "single_stream_p50_ms", "offline_throughput_per_s", "memory_added_mb")
+
+
+def across_runs_rows(runs: Sequence[tuple[str, str, RunResult]]) -> list[dict[str, str]]:
+    """The same models in several runs side by side: one row per model and run, a model's rows together.
+
+    Parameters
+    ----------
+    runs : sequence of (label, machine, RunResult)
+
+    Returns
+    -------
+    list of dict
+        ``model``, ``run``, ``machine``, then accuracy, latency, throughput and memory as text.
+    """
+    columns = {c.key: c for c in (*_QUALITY, *_SPEED) if c.key in _ACROSS}
+    per_run = [(label, machine, summary_rows(result)) for label, machine, result in runs]
+    models = list(dict.fromkeys(m for _, _, rows in per_run for m in rows))
+    table = []
+    for model in models:
+        for label, machine, rows in per_run:
+            if model not in rows:
+                continue
+            row = {"model": model, "run": label, "machine": machine}
+            row.update({columns[key].label: format_cell(rows[model].get(key), columns[key]) for key in _ACROSS})
+            table.append(row)
+    return table

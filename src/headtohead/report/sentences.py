@@ -1,0 +1,238 @@
+"""The sentences of a verdict: one per pair of models (quality, speed), the block under the table.
+
+Sign convention, stated in every sentence: a difference is written ``X − Y = …`` with the
+model names, so no reader has to guess which way round it is. A pair is called better
+only when McNemar's test is significant after Holm's adjustment; otherwise the sentence
+says "no significant difference" and how large a gap this many examples could have shown.
+A speed ratio names the faster model only when its interval excludes 1.
+
+Every sentence is worded from the numbers of a record; the pipeline stores the sentences
+beside the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``) with
+:func:`with_quality_sentences` and :func:`with_speed_sentences`. The headline of a report is
+:mod:`headtohead.report.verdict`; the gate's paragraph :mod:`headtohead.report.gate`.
+"""
+
+from __future__ import annotations
+
+from headtohead.report.warnings import speed_warnings
+from headtohead.results.comparison import Comparison, StatsSummary
+from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
+
+__all__ = ["format_pp", "format_p", "TEST_NAMES", "pair_verdict", "quality_sentence", "speed_sentence",
+           "verdict_lines", "speed_verdict_lines", "with_quality_sentences", "with_speed_sentences"]
+
+_MINUS = "\u2212"
+#: How each McNemar variant is named in a sentence.
+TEST_NAMES = {"mcnemar-exact": "McNemar exact", "mcnemar-chi2": "McNemar χ²", "mcnemar-midp": "McNemar mid-p"}
+
+
+def format_pp(fraction: float, *, signed: bool = True) -> str:
+    """A fraction as percentage points with one decimal (two below 0.1 pp): ``+1.2``, ``−0.3``.
+
+    Examples
+    --------
+    >>> format_pp(0.012), format_pp(-0.003), format_pp(0.0), format_pp(0.024, signed=False)
+    ('+1.2', '−0.3', '0.0', '2.4')
+    """
+    pp = 100.0 * fraction
+    digits = 2 if 0 < abs(pp) < 0.1 else 1
+    text = f"{abs(pp):.{digits}f}"
+    if not signed or float(text) == 0.0:
+        return text
+    return ("+" if pp > 0 else _MINUS) + text
+
+
+def format_p(p: float) -> str:
+    """A p-value for reading: ``< 0.001``, three decimals below 0.01, two otherwise.
+
+    Examples
+    --------
+    >>> format_p(0.0004), format_p(0.0031), format_p(0.512)
+    ('< 0.001', '= 0.003', '= 0.51')
+    """
+    if p < 0.001:
+        return "< 0.001"
+    return f"= {p:.3f}" if p < 0.01 else f"= {p:.2f}"
+
+
+def _interval(low: float, high: float) -> str:
+    return f"{format_pp(low)}…{format_pp(high)}"
+
+
+def pair_verdict(*, model_a: str, model_b: str, n_examples: int, effect: float, ci_low: float, ci_high: float,
+                 confidence: float, test: str, p_value: float, p_adjusted: float | None, significant: bool,
+                 discordant: int, minimum_detectable_effect: float | None, power: float = 0.8) -> str:
+    """One pair's verdict sentence.
+
+    Parameters
+    ----------
+    model_a, model_b : str
+    n_examples : int
+    effect : float
+        accuracy(a) − accuracy(b), as a fraction.
+    ci_low, ci_high : float
+        Paired bootstrap interval of ``effect``.
+    confidence : float
+        Level of that interval (0.95).
+    test : str
+        ``mcnemar-exact`` | ``mcnemar-chi2`` | ``mcnemar-midp``.
+    p_value : float
+    p_adjusted : float or None
+        Holm-adjusted p; ``None`` (not shown) when only one pair was tested.
+    significant : bool
+        Decided on the adjusted p-value.
+    discordant : int
+        Examples exactly one model got right.
+    minimum_detectable_effect : float or None
+        Smallest gap detectable with ``power`` at this ``n``.
+    power : float
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> pair_verdict(model_a="a", model_b="b", n_examples=872, effect=-0.003, ci_low=-0.011, ci_high=0.005,
+    ...              confidence=0.95, test="mcnemar-chi2", p_value=0.51, p_adjusted=None, significant=False,
+    ...              discordant=70, minimum_detectable_effect=0.024)  # doctest: +NORMALIZE_WHITESPACE
+    'a vs b: no significant difference (accuracy a − b = −0.3 pp, 95 % CI −1.1…+0.5, McNemar χ² p = 0.51);
+     872 examples cannot show a gap below 2.4 pp at 80 % power.'
+    """
+    level = f"{100 * confidence:.0f} %"
+    tested = f"{TEST_NAMES.get(test, test)} p {format_p(p_value)}"
+    if p_adjusted is not None:
+        tested += f", Holm p {format_p(p_adjusted)}"
+    if significant:
+        # orient the sentence winner − loser so the gap reads positive
+        flip = effect < 0
+        winner, loser = (model_b, model_a) if flip else (model_a, model_b)
+        gap, low, high = (-effect, -ci_high, -ci_low) if flip else (effect, ci_low, ci_high)
+        text = (f"{model_a} vs {model_b}: {winner} is better (accuracy {winner} − {loser} = {format_pp(gap)} pp, "
+                f"{level} CI {_interval(low, high)}, {tested}).")
+        if low <= 0.0:
+            text += " The bootstrap interval still reaches 0: a borderline result."
+        return text
+    text = (f"{model_a} vs {model_b}: no significant difference (accuracy {model_a} − {model_b} = "
+            f"{format_pp(effect)} pp, {level} CI {_interval(ci_low, ci_high)}, {tested})")
+    if discordant == 0:
+        text += "; the two models are right and wrong on exactly the same examples"
+    if minimum_detectable_effect is None:
+        return text + f"; {n_examples} examples are too few to show any gap at {100 * power:.0f} % power."
+    return (text + f"; {n_examples} examples cannot show a gap below "
+            f"{format_pp(minimum_detectable_effect, signed=False)} pp at {100 * power:.0f} % power.")
+
+
+def quality_sentence(comparison: Comparison, *, holm: bool) -> str:
+    """The full sentence of one pair's accuracy comparison, from its record.
+
+    Parameters
+    ----------
+    comparison : Comparison
+    holm : bool
+        Quote the Holm-adjusted p-value too (more than one pair was tested).
+    """
+    c = comparison
+    accuracy = c.difference("accuracy")
+    return pair_verdict(model_a=c.model_a, model_b=c.model_b, n_examples=c.n_examples, effect=accuracy.difference,
+                        ci_low=accuracy.ci_low, ci_high=accuracy.ci_high, confidence=accuracy.confidence,
+                        test=c.test, p_value=c.p_value, p_adjusted=c.p_adjusted if holm else None,
+                        significant=c.significant, discordant=c.table.discordant,
+                        minimum_detectable_effect=c.minimum_detectable_effect, power=c.mde_power)
+
+
+def with_quality_sentences(summary: StatsSummary) -> StatsSummary:
+    """``summary`` with every comparison's ``verdict`` sentence written."""
+    holm = len(summary.comparisons) > 1
+    comparisons = [c.model_copy(update={"verdict": quality_sentence(c, holm=holm)}) for c in summary.comparisons]
+    return summary.model_copy(update={"comparisons": comparisons})
+
+
+def speed_sentence(comparison: SpeedComparison) -> str:
+    """One sentence for a pair: who is faster and by how much, or that the difference is not significant.
+
+    ``comparison.ratio`` is time(a)/time(b): above 1 model b is faster.
+
+    Examples
+    --------
+    ``distil is 1.43× faster than bert (95 % CI 1.39–1.47)``;
+    ``no significant difference between a and b (time ratio a/b 1.01, 95 % CI 0.98–1.04)``.
+    """
+    c = comparison
+    name_a, name_b = c.model_a, c.model_b
+    level = f"{c.confidence * 100:g} %"
+    if c.faster is not None and c.faster == name_b:
+        return f"{name_b} is {c.ratio:.2f}× faster than {name_a} ({level} CI {c.ci_low:.2f}–{c.ci_high:.2f})"
+    if c.faster is not None and c.faster == name_a:
+        return (f"{name_a} is {1 / c.ratio:.2f}× faster than {name_b} "
+                f"({level} CI {1 / c.ci_high:.2f}–{1 / c.ci_low:.2f})")
+    return (f"no significant difference between {name_a} and {name_b} (time ratio {name_a}/{name_b} "
+            f"{c.ratio:.2f}, {level} CI {c.ci_low:.2f}–{c.ci_high:.2f})")
+
+
+def with_speed_sentences(summary: SpeedSummary) -> SpeedSummary:
+    """``summary`` with every speed comparison's ``verdict`` sentence written."""
+    scenarios = [_scenario_with_sentences(run) for run in summary.scenarios]
+    return summary.model_copy(update={"scenarios": scenarios})
+
+
+def _scenario_with_sentences(run: ScenarioRun) -> ScenarioRun:
+    comparisons = [c.model_copy(update={"verdict": speed_sentence(c)}) for c in run.comparisons]
+    return run.model_copy(update={"comparisons": comparisons})
+
+
+def verdict_lines(summary: StatsSummary) -> list[str]:
+    """The plain-text verdict block: one line per pair, then the ranking when there are 3+ models.
+
+    Parameters
+    ----------
+    summary : StatsSummary
+
+    Returns
+    -------
+    list of str
+        Empty for a single-model run.
+    """
+    lines = [comparison.verdict for comparison in summary.comparisons]
+    if len(summary.models) > 2 and summary.ranking:
+        groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in summary.ranking)
+        lines.append(f"Ranking by accuracy ({groups}); models in one group are not significantly different "
+                     f"(Holm-adjusted McNemar, α = {summary.settings.alpha:g}).")
+    return lines
+
+
+_STOP_TEXT = {
+    "minimums_met": "minimum rounds, iterations and seconds reached",
+    "target_ci_reached": "every ratio CI within the target",
+    "time_budget": "time budget ran out before every ratio CI reached the target",
+}
+
+
+def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
+    """Short lines for the terminal: per scenario, why it stopped and each pair's verdict; then warnings.
+
+    Examples
+    --------
+    ``offline (batch 32, 12 rounds; every ratio CI within the target):``
+    ``  roberta is 1.43× faster than bert (95 % CI 1.39–1.47)``
+    """
+    lines: list[str] = []
+    for run in summary.scenarios:
+        lines.append(f"{run.scenario} (batch {run.batch_size}, {run.rounds} rounds; {_STOP_TEXT[run.stop_reason]}):")
+        for model in summary.models:
+            timing = model.timing(run.scenario)
+            if timing is not None:
+                lines.append(f"  {model.name}: median {timing.per_batch.p50_s * 1e3:.3g} ms/batch, "
+                             f"{_rate(timing.throughput_per_s)} samples/s")
+        lines.extend(f"  {c.verdict}" for c in run.comparisons)
+    for model in summary.models:
+        if model.time_window is not None:
+            tw = model.time_window
+            lines.append(f"time window: {model.name} processed {tw.samples:,} samples in {tw.elapsed_s:.3g} s "
+                         f"({_rate(tw.samples_per_s)}/s end to end)")
+    lines.extend(f"warning: {w}" for w in speed_warnings(summary))
+    return lines
+
+
+def _rate(per_s: float) -> str:
+    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"

@@ -1,0 +1,91 @@
+"""Warnings shown to people about a measurement, worded from its numbers.
+
+A speed or training record keeps what was measured (every latency, the host's load before
+and after, the time spent waiting for data); whether that deserves a warning — an unstable
+latency series, a busy machine, a model starved of data — is decided and worded here, each
+time a record is shown, so old and new results are judged by the same rule. Warnings that
+engines and adapters record while they run (a label remapping, a refused op) are stored with
+the record and shown as they are.
+"""
+
+from __future__ import annotations
+
+from headtohead.results.latency import INSTABILITY_THRESHOLD
+from headtohead.results.speed import HostLoad, SpeedSummary
+from headtohead.results.training import TrainingRun
+
+__all__ = ["isolation_warning", "instability_warnings", "speed_warnings", "stall_warning_text", "training_warnings",
+           "BUSY_CPU_PERCENT"]
+
+#: Other processes' CPU use (percent of one core) above which the machine counts as busy.
+BUSY_CPU_PERCENT = 50.0
+
+
+def isolation_warning(load: HostLoad, *, check_load_average: bool = True) -> str | None:
+    """A warning when the machine was busy with other work, else ``None``.
+
+    Parameters
+    ----------
+    load : HostLoad
+    check_load_average : bool
+        Also judge the 1-minute load average. Turn off after measuring: this process's
+        own work is in it then.
+
+    Examples
+    --------
+    >>> isolation_warning(HostLoad(cpu_count=2, load_average=[0.1, 0.1, 0.1], other_cpu_percent=3.0))
+    """
+    reasons = []
+    if load.other_cpu_percent is not None and load.other_cpu_percent >= BUSY_CPU_PERCENT:
+        named = f" ({', '.join(load.busy_processes)})" if load.busy_processes else ""
+        reasons.append(f"other processes used {load.other_cpu_percent:.0f} % CPU{named}")
+    if check_load_average and load.load_average and load.cpu_count and load.load_average[0] > load.cpu_count:
+        reasons.append(f"the 1-minute load average is {load.load_average[0]:.1f} on {load.cpu_count} CPUs")
+    if not reasons:
+        return None
+    return ("; ".join(reasons) + " — speed results are only comparable under the same conditions; close other "
+            "programs or re-run on an idle machine")
+
+
+def instability_warnings(summary: SpeedSummary) -> list[str]:
+    """One warning per model and scenario whose latency spread (IQR / median) is over 10 %."""
+    return [f"model '{m.name}' {t.scenario}: latency spread IQR/median = {t.iqr_over_median:.0%} "
+            f"(> {INSTABILITY_THRESHOLD:.0%}), the measurement is unstable; close other programs, set num_threads "
+            f"or raise min_seconds"
+            for m in summary.models for t in (m.offline, m.single_stream) if t is not None and t.unstable]
+
+
+def speed_warnings(summary: SpeedSummary) -> list[str]:
+    """Every warning about a speed measurement: the host's load, the stored ones, unstable series.
+
+    Each appears once (results written by older versions stored some of them).
+    """
+    derived = []
+    if (before := isolation_warning(summary.host_before)) is not None:
+        derived.append(f"before measuring: {before}")
+    if (after := isolation_warning(summary.host_after, check_load_average=False)) is not None:
+        derived.append(f"after measuring: {after}")
+    stored = list(summary.warnings) + [w for m in summary.models for w in m.warnings]
+    return list(dict.fromkeys(derived + stored + instability_warnings(summary)))
+
+
+def stall_warning_text(model: str, fraction: float) -> str:
+    """The data-stall warning shown to users, e.g. for 38 % waiting.
+
+    Examples
+    --------
+    >>> stall_warning_text("bert", 0.38)  # doctest: +ELLIPSIS
+    "model 'bert': the model waits for data 38 % of the time — raise train.num_workers ..."
+    """
+    return (f"model '{model}': the model waits for data {fraction * 100:.0f} % of the time — raise "
+            f"train.num_workers / pre-tokenise or shrink the preprocessing, or the samples/s measure the "
+            f"data pipeline rather than the hardware")
+
+
+def training_warnings(run: TrainingRun, stall_threshold: float) -> list[str]:
+    """The warnings of one training: those recorded while it ran, and a data stall over ``stall_threshold``."""
+    derived = []
+    fraction = run.steps.data_wait_fraction
+    if fraction is not None and fraction > stall_threshold:
+        derived.append(stall_warning_text(run.model, fraction))
+    return list(dict.fromkeys(list(run.warnings) + derived))

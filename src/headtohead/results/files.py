@@ -1,0 +1,31 @@
+"""The names of the files and folders a run writes: the one place they are spelled.
+
+Every command writes into one output folder (``--out``, default ``runs/<experiment name>``)::
+
+    results.json        RunResult: the experiment, environment, per-model records, statistics, speed
+    predictions.npz     every model's per-example predictions and probabilities
+    report.html         the self-contained report (h2h run, h2h report)
+    experiment.yaml     the experiment to re-run (h2h train, h2h demo: models point at the saved weights)
+    training.json       TrainingResult of h2h train (what h2h compare reads across machines)
+    sweep.json          SweepResult of h2h sweep
+    models/<model>/seed-<s>/        trained weights (h2h train, h2h demo)
+    checkpoints/<model>/seed-<s>/   epoch checkpoints of an unfinished training (resume)
+    .h2h-resume/        finished quality passes of an interrupted run (h2h run --resume)
+"""
+
+from __future__ import annotations
+
+__all__ = ["RESULTS_FILE", "PREDICTIONS_FILE", "REPORT_FILE", "EXPERIMENT_FILE", "TRAINING_FILE", "SWEEP_FILE",
+           "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "TRAINED_MODEL_RECORD"]
+
+RESULTS_FILE = "results.json"
+PREDICTIONS_FILE = "predictions.npz"
+REPORT_FILE = "report.html"
+EXPERIMENT_FILE = "experiment.yaml"
+TRAINING_FILE = "training.json"
+SWEEP_FILE = "sweep.json"
+MODELS_DIR = "models"
+CHECKPOINTS_DIR = "checkpoints"
+RESUME_DIR = ".h2h-resume"
+#: Written beside a trained model: its TrainingRun and the settings it was trained with.
+TRAINED_MODEL_RECORD = "h2h-training.json"

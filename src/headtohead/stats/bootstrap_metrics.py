@@ -1,0 +1,327 @@
+"""Quality metrics written as functions of *summed per-example statistics*.
+
+This is what makes the bootstrap vectorised. Every metric here depends on the data only
+through a few sums over examples, each the histogram of a per-example code, optionally
+weighted (a :class:`Stat`):
+
+* ``true`` / ``pred`` — histogram of the true / predicted class (size K);
+* ``tp`` — histogram of the true class, weighted by "predicted correctly" (size K);
+* ``bin_count`` / ``bin_confidence`` / ``bin_correct`` — per confidence bin: examples,
+  summed confidence, correct predictions (size ``n_bins``);
+* ``brier`` / ``nll`` — summed per-example Brier score / negative log-likelihood (size 1).
+
+A bootstrap resample is a vector of counts (how often each example was drawn); the sums
+of a resample are ``counts @ features``, so thousands of resamples become one matrix
+product, and every metric below is evaluated on a whole ``(resamples × size)`` block at
+once. Definitions follow scikit-learn with ``labels=range(K)`` and ``zero_division=0``
+(as :mod:`headtohead.stats.quality` does); the tests pin each one to scikit-learn.
+
+A new metric is one decorated function of the sums (``(R, size)`` arrays) and ``n``::
+
+    @register_metric("error_rate", needs=("tp",), higher_is_better=False)
+    def _error_rate(s, n):
+        return 1.0 - s["tp"].sum(axis=1) / n
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from headtohead.errors import ConfigError, did_you_mean
+
+__all__ = [
+    "Stat",
+    "MetricSpec",
+    "METRICS",
+    "PER_CLASS_METRICS",
+    "register_metric",
+    "metric_spec",
+    "example_stats",
+    "bin_index",
+    "as_probabilities",
+    "per_example_brier",
+    "per_example_nll",
+]
+
+#: Sums a metric may ask for (see the module docstring).
+STAT_NAMES = ("true", "pred", "tp", "bin_count", "bin_confidence", "bin_correct", "brier", "nll")
+_NEEDS_PROBA = {"bin_count", "bin_confidence", "bin_correct", "brier", "nll"}
+
+#: ``compute(sums, n)``: ``sums[name]`` is ``(R, size)``; ``n`` the examples per resample.
+Compute = Callable[[Mapping[str, np.ndarray], float], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One per-example statistic: a code in ``[0, size)`` per example, optionally weighted.
+
+    Summed over (resampled) examples it gives a histogram of length ``size``.
+    """
+
+    codes: np.ndarray
+    size: int
+    weights: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric as a vectorised function of summed statistics.
+
+    Attributes
+    ----------
+    name : str
+        As shown in tables and results (``accuracy``, ``recall:positive`` …).
+    needs : tuple of str
+        The statistics (:data:`STAT_NAMES`) ``compute`` reads.
+    compute : callable
+        ``compute(sums, n) -> ndarray of shape (R,)``.
+    higher_is_better : bool
+        ``False`` for the losses (ECE, MCE, Brier, NLL).
+    """
+
+    name: str
+    needs: tuple[str, ...]
+    compute: Compute
+    higher_is_better: bool = True
+
+    @property
+    def needs_proba(self) -> bool:
+        return bool(_NEEDS_PROBA.intersection(self.needs))
+
+
+METRICS: dict[str, MetricSpec] = {}
+
+
+def register_metric(name: str, *, needs: Sequence[str], higher_is_better: bool = True) -> Callable[[Compute], Compute]:
+    """Register ``compute(sums, n) -> (R,)`` under ``name`` (a decorator).
+
+    Parameters
+    ----------
+    name : str
+        Metric name; must be new.
+    needs : sequence of str
+        Statistics from :data:`STAT_NAMES` the function reads.
+    higher_is_better : bool
+        Direction of the metric (reports use it to say which model is better).
+    """
+    unknown = [s for s in needs if s not in STAT_NAMES]
+    if unknown or name in METRICS:
+        raise ValueError(f"cannot register metric '{name}': unknown statistics {unknown} or name already used")
+
+    def decorate(compute: Compute) -> Compute:
+        METRICS[name] = MetricSpec(name, tuple(needs), compute, higher_is_better)
+        return compute
+
+    return decorate
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` with 0 where ``den == 0`` (scikit-learn's ``zero_division=0``)."""
+    out = np.zeros(np.broadcast_shapes(num.shape, den.shape))
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _f1(s: Mapping[str, np.ndarray]) -> np.ndarray:
+    # 2·TP / (2·TP + FP + FN) == 2·TP / (support + predicted count)
+    return _ratio(2.0 * s["tp"], s["true"] + s["pred"])
+
+
+@register_metric("accuracy", needs=("tp",))
+def _accuracy(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    return s["tp"].sum(axis=1) / n
+
+
+@register_metric("balanced_accuracy", needs=("tp", "true"))
+def _balanced_accuracy(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    # scikit-learn averages recall over the classes present in y_true only
+    present = s["true"] > 0
+    return _ratio(s["tp"], s["true"]).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
+
+
+@register_metric("f1_macro", needs=("tp", "true", "pred"))
+def _f1_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    return _f1(s).mean(axis=1)
+
+
+@register_metric("f1_weighted", needs=("tp", "true", "pred"))
+def _f1_weighted(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    return (_f1(s) * s["true"]).sum(axis=1) / n
+
+
+@register_metric("precision_macro", needs=("tp", "pred"))
+def _precision_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    return _ratio(s["tp"], s["pred"]).mean(axis=1)
+
+
+@register_metric("recall_macro", needs=("tp", "true"))
+def _recall_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    return _ratio(s["tp"], s["true"]).mean(axis=1)
+
+
+@register_metric("ece", needs=("bin_confidence", "bin_correct"), higher_is_better=False)
+def _ece(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    # Σ_b (n_b / n)·|conf_b − acc_b| == Σ_b |Σconf_b − Σcorrect_b| / n
+    return np.abs(s["bin_confidence"] - s["bin_correct"]).sum(axis=1) / n
+
+
+@register_metric("mce", needs=("bin_count", "bin_confidence", "bin_correct"), higher_is_better=False)
+def _mce(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    gap = _ratio(np.abs(s["bin_confidence"] - s["bin_correct"]), s["bin_count"])
+    return gap.max(axis=1)  # empty bins have gap 0, so they never win the max
+
+
+@register_metric("brier", needs=("brier",), higher_is_better=False)
+def _brier(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    return s["brier"][:, 0] / n
+
+
+@register_metric("nll", needs=("nll",), higher_is_better=False)
+def _nll(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    return s["nll"][:, 0] / n
+
+
+def _per_class(kind: str, k: int) -> Compute:
+    def compute(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+        if kind == "recall":
+            return _ratio(s["tp"][:, k], s["true"][:, k])
+        if kind == "precision":
+            return _ratio(s["tp"][:, k], s["pred"][:, k])
+        return _f1(s)[:, k]
+
+    return compute
+
+
+#: Per-class families, named ``<family>:<label name>`` (``recall:positive``).
+PER_CLASS_METRICS = {"recall": ("tp", "true"), "precision": ("tp", "pred"), "f1": ("tp", "true", "pred")}
+
+
+def metric_spec(name: str, label_names: Sequence[str]) -> MetricSpec:
+    """Look up a metric by name, resolving per-class names against ``label_names``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METRICS`, or ``recall:<label>`` / ``precision:<label>`` / ``f1:<label>``.
+    label_names : sequence of str
+        The dataset's classes in label order.
+
+    Raises
+    ------
+    ConfigError
+        Unknown metric or class name (with the valid choices).
+
+    Examples
+    --------
+    >>> metric_spec("recall:pos", ["neg", "pos"]).needs
+    ('tp', 'true')
+    """
+    if name in METRICS:
+        return METRICS[name]
+    family, _, label = name.partition(":")
+    if family in PER_CLASS_METRICS and label:
+        labels = [str(x) for x in label_names]
+        if label not in labels:
+            raise ConfigError(f"metric '{name}': no class '{label}'{did_you_mean(label, labels)} "
+                              f"(classes: {', '.join(labels)})")
+        return MetricSpec(name, PER_CLASS_METRICS[family], _per_class(family, labels.index(label)))
+    choices = list(METRICS) + [f"{f}:<class>" for f in PER_CLASS_METRICS]
+    raise ConfigError(f"unknown metric '{name}'{did_you_mean(name, METRICS)} (choose one of: {', '.join(choices)})")
+
+
+def bin_index(confidence: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-width confidence bin of each example: bin ``b`` holds ``(b/n_bins, (b+1)/n_bins]``.
+
+    A confidence of exactly 0 falls in the first bin (Guo et al. 2017 use the same edges).
+
+    Examples
+    --------
+    >>> bin_index(np.array([0.0, 0.1, 0.1001, 1.0]), 10)
+    array([0, 0, 1, 9])
+    """
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    # right=True: conf == upper edge belongs to the lower bin, as (lo, hi] requires
+    return np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, n_bins - 1).astype(np.int64)
+
+
+def as_probabilities(proba: np.ndarray) -> np.ndarray:
+    """``proba`` as float64 rows that sum to 1.
+
+    Stored probabilities are float32, whose rows sum to 1 only within ~1e-7; renormalising
+    in float64 keeps every calibration number consistent with scikit-learn, which warns
+    about rows off by more than ~1e-8.
+    """
+    p = np.asarray(proba, dtype=np.float64)
+    total = p.sum(axis=1, keepdims=True)
+    return np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+
+
+def per_example_brier(y_true: np.ndarray, proba: np.ndarray) -> np.ndarray:
+    """Each example's Brier score, ``Σ_k (p_k − 1[y = k])²``, halved for two classes.
+
+    The halving follows :func:`sklearn.metrics.brier_score_loss` (``scale_by_half="auto"``),
+    so binary scores lie in [0, 1] as usual and multi-class ones in [0, 2].
+    """
+    p = as_probabilities(proba)
+    rows = np.arange(len(p))
+    score = (p**2).sum(axis=1) - 2.0 * p[rows, y_true] + 1.0
+    return score * (0.5 if p.shape[1] == 2 else 1.0)
+
+
+def per_example_nll(y_true: np.ndarray, proba: np.ndarray) -> np.ndarray:
+    """Each example's ``−log p_true``; probabilities clipped to ``[eps, 1 − eps]`` as scikit-learn does."""
+    p = as_probabilities(proba)
+    eps = np.finfo(np.float64).eps
+    return -np.log(np.clip(p[np.arange(len(p)), y_true], eps, 1.0 - eps))
+
+
+def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, *,
+                  n_classes: int, n_bins: int) -> dict[str, Stat]:
+    """Build the per-example statistics ``needs`` for one model.
+
+    Parameters
+    ----------
+    needs : sequence of str
+        Names from :data:`STAT_NAMES`.
+    y_true, pred : ndarray of shape (n,)
+        True and predicted class indices.
+    proba : ndarray of shape (n, n_classes) or None
+        Class probabilities; required by the calibration statistics only.
+    n_classes, n_bins : int
+
+    Returns
+    -------
+    dict of str to Stat
+    """
+    if _NEEDS_PROBA.intersection(needs) and proba is None:
+        raise ValueError("calibration metrics need the class probabilities (proba)")
+    correct = (pred == y_true).astype(np.float64)
+    zeros = np.zeros(len(y_true), dtype=np.int64)
+    out: dict[str, Stat] = {}
+    if {"bin_count", "bin_confidence", "bin_correct"}.intersection(needs):
+        # top-label calibration: the probability the model gave to the class it predicted
+        confidence = as_probabilities(proba)[np.arange(len(pred)), pred]
+        bins = bin_index(confidence, n_bins)
+    for name in needs:
+        if name == "true":
+            out[name] = Stat(y_true, n_classes)
+        elif name == "pred":
+            out[name] = Stat(pred, n_classes)
+        elif name == "tp":
+            out[name] = Stat(y_true, n_classes, correct)
+        elif name == "bin_count":
+            out[name] = Stat(bins, n_bins)
+        elif name == "bin_confidence":
+            out[name] = Stat(bins, n_bins, confidence)
+        elif name == "bin_correct":
+            out[name] = Stat(bins, n_bins, correct)
+        elif name == "brier":
+            out[name] = Stat(zeros, 1, per_example_brier(y_true, proba))
+        elif name == "nll":
+            out[name] = Stat(zeros, 1, per_example_nll(y_true, proba))
+        else:
+            raise ValueError(f"unknown statistic '{name}'")
+    return out

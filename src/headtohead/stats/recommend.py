@@ -1,0 +1,98 @@
+"""The recommendation: the fastest variant and batch size within a budget.
+
+A measured point (a variant at one batch size) qualifies when
+
+* its quality holds — with a margin, the variant is non-inferior to its parent (the lower
+  bound of the accuracy difference's interval is above ``-margin``); without one, it is not
+  significantly less accurate (McNemar, Holm-adjusted). The parent always qualifies;
+* its per-batch p95 latency is within ``max_latency_ms``;
+* its memory (weights plus peak growth while running) is within ``max_memory_mb``.
+
+Of the qualifying points the one with the highest throughput is recommended; its batch
+size is the throughput-optimal batch size within the budget. Pure functions of records; the
+sentence that says it is :func:`headtohead.report.sweep.recommendation_sentence`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from headtohead.results.sweep import ModelSweep, Recommendation, SpeedPoint, SweepCell
+
+__all__ = ["recommend", "exclusion_reason"]
+
+
+def exclusion_reason(cell: SweepCell, point: SpeedPoint, *, max_latency_ms: float | None,
+                     max_memory_mb: float | None, max_accuracy_drop: float | None) -> str | None:
+    """Why ``point`` of ``cell`` does not qualify, or ``None`` when it does.
+
+    Examples
+    --------
+    ``"p95 latency over the budget"``, ``"not shown non-inferior to the parent"``.
+    """
+    quality = cell.quality
+    if not cell.parent:
+        if quality is None:
+            return "quality not measured"
+        if max_accuracy_drop is not None and not quality.non_inferior:
+            return "not shown non-inferior to the parent"
+        if max_accuracy_drop is None and quality.significant and quality.difference < 0:
+            return "significantly less accurate than the parent"
+    if max_latency_ms is not None and (point.p95_ms is None or point.p95_ms > max_latency_ms):
+        return "p95 latency over the budget"
+    if max_memory_mb is not None:
+        if point.memory_mb is None:
+            return "memory not measured"
+        if point.memory_mb > max_memory_mb:
+            return "memory over the budget"
+    return None
+
+
+def recommend(models: Sequence[ModelSweep], *, max_latency_ms: float | None = None,
+              max_memory_mb: float | None = None, max_accuracy_drop: float | None = None) -> Recommendation:
+    """Pick the highest-throughput measured point that meets the budget.
+
+    Parameters
+    ----------
+    models : sequence of ModelSweep
+        The swept models with their measured cells.
+    max_latency_ms, max_memory_mb, max_accuracy_drop : float, optional
+        The budget (see the module docstring).
+
+    Returns
+    -------
+    Recommendation
+        ``met=False`` with the count of each reason that excluded a point when nothing qualifies.
+    """
+    constraints = {"max_latency_ms": max_latency_ms, "max_memory_mb": max_memory_mb,
+                   "max_accuracy_drop": max_accuracy_drop}
+    excluded: Counter[str] = Counter()
+    best: tuple[ModelSweep, SweepCell, SpeedPoint] | None = None
+    candidates = 0
+    for model in models:
+        for cell in model.cells:
+            if cell.status != "measured":
+                continue
+            for point in cell.points:
+                if point.status != "measured" or point.throughput is None:
+                    continue
+                candidates += 1
+                reason = exclusion_reason(cell, point, max_latency_ms=max_latency_ms, max_memory_mb=max_memory_mb,
+                                          max_accuracy_drop=max_accuracy_drop)
+                if reason is not None:
+                    excluded[reason] += 1
+                elif best is None or point.throughput > (best[2].throughput or 0.0):
+                    best = (model, cell, point)
+    if best is None:
+        return Recommendation(met=False, constraints=constraints, candidates=candidates,
+                              excluded=dict(excluded.most_common()))
+    model, cell, point = best
+    ratio = point.vs_parent
+    return Recommendation(
+        met=True, cell=cell.name, model=model.model, batch_size=point.batch_size, throughput=point.throughput,
+        speedup_vs_parent=ratio.ratio if ratio is not None else None,
+        speedup_ci=(ratio.ci_low, ratio.ci_high) if ratio is not None else None, p95_ms=point.p95_ms,
+        memory_mb=point.memory_mb, accuracy_difference=cell.quality.difference if cell.quality else 0.0,
+        best_batch_size=point.batch_size, constraints=constraints, candidates=candidates,
+        excluded=dict(excluded.most_common()))
