@@ -126,7 +126,7 @@ def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: f
     significant = bool(p_adjusted <= alpha)
     winner = (a.name if b_count > c_count else b.name) if significant else None
     discordance = table.discordant / n
-    mde = minimum_detectable_effect(n, discordance, power=MDE_POWER, alpha=alpha)
+    mde = minimum_detectable_effect(n, discordance, power=MDE_POWER, alpha=alpha, n_comparisons=n_pairs)
     accuracy = next(d for d in differences if d.metric == "accuracy")
     verdict = pair_verdict(model_a=a.name, model_b=b.name, n_examples=n, effect=accuracy.difference,
                            ci_low=accuracy.ci_low, ci_high=accuracy.ci_high, confidence=accuracy.confidence,
