@@ -96,7 +96,7 @@ def _model_stats(name: str, predictions: Predictions, *, confidence: float, n_re
                       balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
                       f1_weighted=estimates["f1_weighted"], recall_per_class=recalls, ece=estimates["ece"],
                       brier=estimates["brier"], nll=estimates["nll"],
-                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins))
+                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins, level=confidence))
 
 
 def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, *, confidence: float, n_resamples: int,
