@@ -2,8 +2,8 @@
 
 Binary top-label models on ``n`` = 872 examples (SST-2 dev's size): confidence ``s`` drawn
 from a fixed distribution, the prediction right with probability ``g(s)``. ``g(s) = s`` is
-a perfectly calibrated model (true calibration error 0); ``g(s) = s − 0.05`` is uniformly
-overconfident by 5 pp (true error 0.05 in ℓ1 and ℓ2, whatever the bins); temperature
+a perfectly calibrated model (true calibration error 0); ``g(s) = s − δ`` is uniformly
+overconfident by δ (true error δ in ℓ1 and ℓ2, whatever the bins); temperature
 ``T`` (``logit g = logit(s) / T``) is over- (T > 1) or under-confident (T < 1), its true
 error computed by quadrature over the population's bins.
 
@@ -47,6 +47,7 @@ def _temperature(t: float) -> Callable[[np.ndarray], np.ndarray]:
 #: name → P(correct | confidence s)
 MODELS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "calibrated": lambda s: s,
+    "overconfident by 0.02": lambda s: s - 0.02,
     "overconfident by 0.05": lambda s: s - 0.05,
     "overconfident, T = 1.6": _temperature(1.6),
     "underconfident, T = 0.7": _temperature(0.7),
