@@ -69,3 +69,12 @@ def test_larger_designs_keep_the_properties() -> None:
         assert np.array_equal(counts, counts.T)
         pairs = {(int(a), int(b)) for row in design for a, b in zip(row[:-1], row[1:])}
         assert pairs == set(itertools.permutations(range(k), 2))
+
+
+def test_design_module_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, headtohead.stats.design, headtohead.stats.exact_power; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
