@@ -98,3 +98,17 @@ def test_stats_module_does_not_import_torch():
     code = "import sys, headtohead.stats.speed; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_t_interval_equals_scipy_t_confidence_interval():
+    from scipy import stats
+
+    a = np.array([2.0, 2.3, 1.9, 2.1, 2.05, 1.97])
+    b = np.array([1.0, 1.1, 1.02, 0.98, 1.0, 1.01])
+    log_ratio = np.log(a / b)
+    low, high = stats.t.interval(0.9, len(a) - 1, loc=log_ratio.mean(), scale=stats.sem(log_ratio))
+    r = speed_ratio(a, b, confidence=0.9)
+    assert (r.low, r.high) == pytest.approx((np.exp(low), np.exp(high)), rel=1e-12)
+    assert r.ratio == pytest.approx(np.exp(log_ratio.mean()))
+    with pytest.raises(ValueError, match="method"):
+        speed_ratio(a, b, method="z")  # type: ignore[arg-type]

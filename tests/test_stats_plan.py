@@ -23,14 +23,24 @@ def test_plan_prints_one_sentence_with_the_number() -> None:
     assert result.exit_code == 0, result.output
     assert result.output.strip() == (
         "To detect a 0.5 pp accuracy difference at 90 % accuracy with 80 % power (α = 0.05, two-sided McNemar; "
-        "assumed discordance 6 %) you need about 18,835 examples.")
+        "assumed discordance 6 %) you need 19,207 examples; at 19,207 the McNemar test headtohead runs has "
+        "80.0 % power (exact).")
+
+
+def test_plan_prints_the_power_it_promises_and_holms_level_with_more_models() -> None:
+    result = CliRunner().invoke(_app(), ["plan", "--accuracy", "0.9", "--delta", "0.05", "--discordance", "0.1",
+                                         "--models", "3"])
+    assert result.exit_code == 0, result.output
+    n = mcnemar_sample_size(0.9, 0.05, 0.1, n_comparisons=3)
+    assert f"you need {n:,} examples; at {n:,} the McNemar test headtohead runs has 80.0 % power" in result.output
+    assert "Holm over 3 pairs, power at its first step α/3 = 0.0167" in result.output
 
 
 def test_plan_without_discordance_says_what_it_assumed() -> None:
     result = CliRunner().invoke(_app(), ["plan", "--accuracy", "0.9", "--delta", "0.005", "--power", "0.9"])
     assert result.exit_code == 0, result.output
     n = mcnemar_sample_size(0.9, 0.005, power=0.9)
-    assert f"you need about {n:,} examples" in result.output
+    assert f"you need {n:,} examples" in result.output
     assert "assumed discordance 17.6 %, i.e. independent errors" in result.output
     assert "90 % power" in result.output
 
@@ -39,6 +49,7 @@ def test_plan_without_discordance_says_what_it_assumed() -> None:
     (dict(accuracy=1.5, delta=0.01), "accuracy=1.5"),
     (dict(accuracy=0.9, delta=0.0), "delta=0.0"),
     (dict(accuracy=0.9, delta=0.02, discordance=0.01), "smaller than delta"),
+    (dict(accuracy=0.9, delta=0.02, models=1), "n_models=1"),
 ])
 def test_invalid_inputs_raise_config_error(args: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
@@ -46,5 +57,7 @@ def test_invalid_inputs_raise_config_error(args: dict, match: str) -> None:
     cli = ["plan", "--accuracy", str(args["accuracy"]), "--delta", str(args["delta"])]
     if "discordance" in args:
         cli += ["--discordance", str(args["discordance"])]
+    if "models" in args:
+        cli += ["--models", str(args["models"])]
     result = CliRunner().invoke(_app(), cli)
     assert isinstance(result.exception, ConfigError)  # cli/main.py turns it into one line and exit code 2

@@ -58,6 +58,9 @@ class Calibration(Record):
 
     n_bins: int
     ece: float = Field(description="expected calibration error: Σ_b (n_b/n)·|accuracy_b − confidence_b|")
+    ece_l2_debiased: Estimate | None = Field(
+        default=None, description="ℓ2 (root-mean-square) calibration error over n_bins equal-mass bins, debiased "
+                                  "(Kumar, Liang & Ma 2019) with its interval; None below 4 examples")
     mce: float = Field(description="maximum calibration error over non-empty bins")
     brier: float = Field(description="Brier score (scikit-learn's; halved for two classes)")
     nll: float = Field(description="negative log-likelihood of the true class (log loss)")

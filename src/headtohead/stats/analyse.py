@@ -95,7 +95,7 @@ def _model_stats(name: str, predictions: Predictions, *, confidence: float, n_re
                       balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
                       f1_weighted=estimates["f1_weighted"], recall_per_class=recalls, ece=estimates["ece"],
                       brier=estimates["brier"], nll=estimates["nll"],
-                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins))
+                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins, level=confidence))
 
 
 def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, *, confidence: float, n_resamples: int,
@@ -125,7 +125,7 @@ def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: f
     significant = bool(p_adjusted <= alpha)
     winner = (a.name if b_count > c_count else b.name) if significant else None
     discordance = table.discordant / n
-    mde = minimum_detectable_effect(n, discordance, power=MDE_POWER, alpha=alpha)
+    mde = minimum_detectable_effect(n, discordance, power=MDE_POWER, alpha=alpha, n_comparisons=n_pairs)
     return Comparison(model_a=a.name, model_b=b.name, n_examples=n, table=table,
                       test=test.test,  # type: ignore[arg-type]
                       statistic=test.statistic, p_value=test.p_value, p_value_midp=test.p_value_midp,

@@ -97,7 +97,7 @@ def _chi2(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = b + c
     statistic = np.zeros(np.shape(n))
     np.divide(np.maximum(np.abs(b - c) - 1, 0).astype(np.float64) ** 2, n, out=statistic, where=n > 0)
-    return statistic, stats.chi2.sf(statistic, df=1)
+    return statistic, np.array(stats.chi2.sf(statistic, df=1), dtype=np.float64)
 
 
 def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -128,8 +128,6 @@ def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "auto") -> tu
         raise ValueError("discordant counts must be non-negative")
     if method == "midp":
         return np.minimum(b, c).astype(np.float64), _midp(b, c), np.ones(b.shape, dtype=bool)
-    exact_stat, exact_p = _exact(b, c)
-    chi_stat, chi_p = _chi2(b, c)
     if method == "exact":
         use_exact = np.ones(b.shape, dtype=bool)
     elif method == "chi2":
@@ -138,7 +136,10 @@ def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "auto") -> tu
         use_exact = (b + c) < EXACT_BELOW
     else:
         raise ValueError(f"method must be 'auto', 'exact', 'chi2' or 'midp', not {method!r}")
-    return np.where(use_exact, exact_stat, chi_stat), np.where(use_exact, exact_p, chi_p), use_exact
+    statistic, p = _chi2(b, c)
+    if np.any(use_exact):  # the binomial tail only where it is used (power sums call this on huge counts)
+        statistic[use_exact], p[use_exact] = _exact(b[use_exact], c[use_exact])
+    return statistic, p, use_exact
 
 
 def mcnemar_test(correct_a: np.ndarray, correct_b: np.ndarray, method: Method = "auto") -> McNemarResult:

@@ -1,36 +1,53 @@
-"""Power and sample size for McNemar's test: how many examples a comparison needs.
+"""Power and sample size of the McNemar rule headtohead runs, computed exactly.
 
 Notation: A is the better model, B the baseline with accuracy ``p_b``; ``delta`` is the
 accuracy gap ``p_a − p_b`` and ``discordance`` ψ the share of examples exactly one of the
 two models gets right (``ψ = p10 + p01``, ``delta = p10 − p01``).
 
-Formula (Connor 1987, "Sample size for testing differences in proportions for the
-paired-sample design", *Biometrics* 43:207–211), for a two-sided test at level α::
+**Exact power** (:mod:`headtohead.stats.exact_power`). Of ``n`` examples,
+``d ~ Binomial(n, ψ)`` are discordant, and of those ``b | d ~ Binomial(d, q)`` favour A,
+``q = p10 / ψ``. For every ``d`` the rule of
+:func:`~headtohead.stats.mcnemar.mcnemar_pvalues` (exact binomial test below 25 discordant
+pairs, χ² with continuity correction from 25 on, p = 1 when b = c) rejects exactly when
+``min(b, d − b) ≤ k*(d)``; the critical count ``k*(d)`` is found with that very function.
+The power is ``Σ_d P(d) · P(b ≥ d − k*(d) | d)``: the chance the test is significant *and*
+names A, summed over every plausible ``d`` (scipy.stats, vectorised; the tails left out
+hold less than 1e-12). :func:`simulated_power` checks it by Monte Carlo.
 
-    n = ( z_{1−α/2} · √ψ  +  z_{power} · √(ψ − δ²) )²  /  δ²
+**Several models.** With ``k`` models headtohead tests all ``m = k(k−1)/2`` pairs and
+adjusts with Holm. Power is computed at Holm's *first* step, α/m: a pair whose p-value is
+at most α/m is rejected by Holm whatever the other pairs do, so this is a lower bound on
+the pair's power under Holm — the conservative choice, exact for ``m = 1``.
 
-and, inverted, the power at a given ``n``::
+**Sample size.** Power is not monotone in ``n``: the critical count moves in whole steps,
+so power saw-tooths while few examples are discordant or ψ is near 1 (at ψ = 1, δ = 0.5 it
+first reaches 0.80 at n = 30 and dips to 0.74 at n = 32). :func:`mcnemar_sample_size`
+returns the smallest ``n`` at or after the first crossing (found by bisection) from which
+power stays at or above the target for the next ``W`` sizes (``⌈n/10⌉`` within [25, 1000],
+down to 25 where thousands of discordant counts are plausible and the curve is smooth) —
+so a few more examples do not lose the promised power. :func:`normal_approx_sample_size`
+keeps the large-sample formula (Connor 1987), which understates ``n`` for the test run
+(312 instead of 337 at 90 % accuracy, δ = 5 pp, ψ = 10 %: power 0.764, not 0.80).
 
-    power ≈ Φ( (√n · |δ| − z_{1−α/2} · √ψ) / √(ψ − δ²) )
-
-The discordance matters as much as the gap: two models that err on the same examples
-(low ψ) need far fewer examples. When it is unknown, :func:`default_discordance` assumes
-the two models' errors are **independent**, ``ψ = p_a(1 − p_b) + p_b(1 − p_a)``; real
-models of one task err together more often than that, so this is the cautious side (it
-overestimates ``n``). The formula is for the large-sample test; :func:`simulated_power`
-checks it against the test headtohead actually runs (the tests keep them within 0.05).
+When the discordance is unknown, :func:`default_discordance` assumes the two models'
+errors are **independent**, ``ψ = p_a(1 − p_b) + p_b(1 − p_a)``; real models of one task
+err together more often than that, so this is the cautious side (it overestimates ``n``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, stats
 
 from headtohead.errors import ConfigError
+from headtohead.stats.exact_power import exact_power, smallest_sustained_n
+from headtohead.stats.mcnemar import mcnemar_pvalues
 
-__all__ = ["default_discordance", "mcnemar_sample_size", "mcnemar_power", "minimum_detectable_effect",
+__all__ = ["SamplePlan", "plan_sample_size", "default_discordance", "holm_first_step_alpha", "mcnemar_power",
+           "mcnemar_sample_size", "minimum_detectable_effect", "normal_approx_power", "normal_approx_sample_size",
            "simulated_power"]
 
 
@@ -45,6 +62,19 @@ def _check_common(delta: float, power: float, alpha: float) -> None:
                           f"(0.005 for half a percentage point)")
     _check_fraction("power", power, "0.8")
     _check_fraction("alpha", alpha, "0.05")
+
+
+def holm_first_step_alpha(alpha: float, n_comparisons: int = 1) -> float:
+    """The level of Holm's first step, ``alpha / m``, used for power with ``m`` pairs.
+
+    Examples
+    --------
+    >>> round(holm_first_step_alpha(0.05, 3), 4)
+    0.0167
+    """
+    if not isinstance(n_comparisons, int) or n_comparisons < 1:
+        raise ConfigError(f"n_comparisons={n_comparisons} must be a whole number of model pairs, at least 1")
+    return alpha / n_comparisons
 
 
 def default_discordance(accuracy: float, delta: float) -> float:
@@ -87,9 +117,54 @@ def _check_discordance(discordance: float, delta: float, accuracy: float | None)
                               f"(at most {largest:.4g}); lower discordance")
 
 
+def _resolve_discordance(accuracy: float | None, delta: float, discordance: float | None) -> float:
+    if accuracy is None and discordance is None:
+        raise ConfigError("give the baseline accuracy or the expected discordance (or both)")
+    if accuracy is not None:
+        _check_fraction("accuracy", accuracy, "0.90")
+        if accuracy + delta > 1.0:
+            raise ConfigError(f"accuracy={accuracy} plus delta={delta} exceeds 1; lower delta")
+    psi = default_discordance(accuracy, delta) if discordance is None else discordance  # type: ignore[arg-type]
+    _check_discordance(psi, delta, accuracy)
+    return psi
+
+
+def mcnemar_power(n: int, delta: float, discordance: float, alpha: float = 0.05, *, n_comparisons: int = 1) -> float:
+    """Exact power of headtohead's McNemar rule: the chance it finds A significantly better.
+
+    Parameters
+    ----------
+    n : int
+        Evaluation examples.
+    delta : float
+        True accuracy gap ``p_a − p_b`` (> 0).
+    discordance : float
+        True share of examples exactly one model gets right (``≥ delta``).
+    alpha : float
+        Family-wise significance level.
+    n_comparisons : int
+        Model pairs tested together (``k(k−1)/2``); the test is taken at Holm's first step
+        ``alpha / n_comparisons`` (a lower bound on the power under Holm).
+
+    Returns
+    -------
+    float
+        ``P(p ≤ α/m and b > c)``, computed exactly (see the module docstring).
+
+    Examples
+    --------
+    >>> round(mcnemar_power(337, 0.05, 0.10), 3), round(mcnemar_power(312, 0.05, 0.10), 3)
+    (0.8, 0.764)
+    """
+    if n <= 0 or not 0.0 < discordance <= 1.0 or not 0.0 < delta <= discordance:
+        raise ValueError(f"need n > 0 and 0 < delta <= discordance <= 1, got n={n}, delta={delta}, "
+                         f"discordance={discordance}")
+    return exact_power(int(n), float(delta), float(discordance), holm_first_step_alpha(alpha, n_comparisons))
+
+
 def mcnemar_sample_size(accuracy: float | None, delta: float, discordance: float | None = None,
-                        power: float = 0.8, alpha: float = 0.05) -> int:
-    """Examples needed for McNemar's test to detect an accuracy gap (Connor 1987).
+                        power: float = 0.8, alpha: float = 0.05, *, n_comparisons: int = 1) -> int:
+    """Examples the McNemar rule headtohead runs needs to find a gap with the given power.
 
     Parameters
     ----------
@@ -102,14 +177,16 @@ def mcnemar_sample_size(accuracy: float | None, delta: float, discordance: float
         Expected share of examples exactly one model gets right. Default:
         :func:`default_discordance` (independent errors; conservative).
     power : float
-        Probability of detecting the gap when it is real.
+        Probability of finding the better model significantly better.
     alpha : float
-        Two-sided significance level.
+        Family-wise two-sided significance level.
+    n_comparisons : int
+        Model pairs tested together; power at Holm's first step ``alpha / n_comparisons``.
 
     Returns
     -------
     int
-        Number of evaluation examples (rounded up).
+        The smallest ``n`` from which the exact power stays ≥ ``power`` (module docstring).
 
     Raises
     ------
@@ -118,29 +195,156 @@ def mcnemar_sample_size(accuracy: float | None, delta: float, discordance: float
 
     Examples
     --------
-    >>> mcnemar_sample_size(0.90, 0.005, discordance=0.06)
-    18835
+    >>> mcnemar_sample_size(0.90, 0.05, discordance=0.10)
+    337
     """
     _check_common(delta, power, alpha)
-    if accuracy is None and discordance is None:
-        raise ConfigError("give the baseline accuracy or the expected discordance (or both)")
-    if accuracy is not None:
-        _check_fraction("accuracy", accuracy, "0.90")
-        if accuracy + delta > 1.0:
-            raise ConfigError(f"accuracy={accuracy} plus delta={delta} exceeds 1; lower delta")
-    psi = default_discordance(accuracy, delta) if discordance is None else discordance
-    _check_discordance(psi, delta, accuracy)
-    z_a, z_b = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
-    n = (z_a * math.sqrt(psi) + z_b * math.sqrt(psi - delta**2)) ** 2 / delta**2
-    return int(math.ceil(n - 1e-9))
+    psi = _resolve_discordance(accuracy, delta, discordance)
+    level = holm_first_step_alpha(alpha, n_comparisons)
+    start = normal_approx_sample_size(None, delta, psi, power=power, alpha=level) if psi < 1.0 else 2
+    return smallest_sustained_n(delta, psi, power, level, start)
 
 
-def mcnemar_power(n: int, delta: float, discordance: float, alpha: float = 0.05) -> float:
-    """Approximate power of McNemar's test with ``n`` examples (Connor 1987).
+@dataclass(frozen=True)
+class SamplePlan:
+    """The answer of ``h2h plan``.
+
+    Attributes
+    ----------
+    n : int
+        Examples needed (:func:`mcnemar_sample_size`).
+    power : float
+        Exact power of the McNemar rule at ``n`` (≥ the target).
+    target_power : float
+    alpha : float
+        Family-wise level asked for.
+    test_alpha : float
+        Level the power is computed at: Holm's first step ``alpha / n_comparisons``.
+    n_comparisons : int
+    discordance : float
+        Discordance used (given, or :func:`default_discordance`).
+    discordance_assumed : bool
+        Whether ``discordance`` was assumed (independent errors) rather than given.
+    normal_approx_n : int
+        The large-sample formula's answer, for reference (it understates ``n``).
+    """
+
+    n: int
+    power: float
+    target_power: float
+    alpha: float
+    test_alpha: float
+    n_comparisons: int
+    discordance: float
+    discordance_assumed: bool
+    normal_approx_n: int
+
+
+def plan_sample_size(accuracy: float, delta: float, discordance: float | None = None, power: float = 0.8,
+                     alpha: float = 0.05, n_models: int = 2) -> SamplePlan:
+    """Everything ``h2h plan`` reports: the examples needed and the power they give.
+
+    Parameters
+    ----------
+    accuracy, delta, discordance, power, alpha
+        As for :func:`mcnemar_sample_size`.
+    n_models : int
+        Models compared in one run; ``k(k−1)/2`` pairs share ``alpha`` through Holm.
+
+    Returns
+    -------
+    SamplePlan
 
     Examples
     --------
-    >>> round(mcnemar_power(18835, 0.005, 0.06), 3)
+    >>> p = plan_sample_size(0.90, 0.05, 0.10)
+    >>> p.n, round(p.power, 3), p.normal_approx_n
+    (337, 0.8, 312)
+    """
+    if not isinstance(n_models, int) or n_models < 2:
+        raise ConfigError(f"n_models={n_models} (h2h plan --models) must be a whole number of models compared, "
+                          f"at least 2")
+    pairs = n_models * (n_models - 1) // 2
+    n = mcnemar_sample_size(accuracy, delta, discordance, power=power, alpha=alpha, n_comparisons=pairs)
+    psi = _resolve_discordance(accuracy, delta, discordance)
+    level = holm_first_step_alpha(alpha, pairs)
+    return SamplePlan(n=n, power=exact_power(n, delta, psi, level), target_power=power, alpha=alpha,
+                      test_alpha=level, n_comparisons=pairs, discordance=psi,
+                      discordance_assumed=discordance is None,
+                      normal_approx_n=normal_approx_sample_size(None, delta, psi, power=power, alpha=level))
+
+
+def minimum_detectable_effect(n: int, discordance: float, power: float = 0.8, alpha: float = 0.05, *,
+                              n_comparisons: int = 1) -> float | None:
+    """Smallest accuracy gap the McNemar rule finds with probability ``power`` at ``n`` examples.
+
+    Exact power (:func:`mcnemar_power`) at Holm's first step ``alpha / n_comparisons``. A
+    gap ``δ`` forces the models to disagree on at least a share ``δ`` of the examples, so
+    the discordance used at ``δ`` is ``max(discordance, δ)``; two models that agree on
+    every example (observed discordance 0) thus still get a finite answer.
+
+    Parameters
+    ----------
+    n : int
+        Evaluation examples.
+    discordance : float
+        Share of examples exactly one model gets right (observed or expected), in [0, 1].
+    power, alpha : float
+    n_comparisons : int
+        Model pairs tested together in the run.
+
+    Returns
+    -------
+    float or None
+        The gap as a fraction (0.028 = 2.8 pp); ``None`` when even a total gap is not
+        detectable (a handful of examples).
+
+    Examples
+    --------
+    >>> round(minimum_detectable_effect(872, 0.08), 4), round(minimum_detectable_effect(872, 0.08, n_comparisons=3), 4)
+    (0.0277, 0.0317)
+    """
+    if not 0.0 <= discordance <= 1.0:
+        raise ValueError(f"discordance must lie in [0, 1], not {discordance}")
+    if n < 1:
+        return None
+    level = holm_first_step_alpha(alpha, n_comparisons)
+
+    def shortfall(delta: float) -> float:
+        return exact_power(int(n), delta, max(discordance, delta), level) - power
+
+    high = 1.0 - 1e-9
+    if shortfall(high) < 0:
+        return None
+    return float(optimize.brentq(shortfall, 1e-9, high, xtol=1e-7))
+
+
+def normal_approx_sample_size(accuracy: float | None, delta: float, discordance: float | None = None,
+                              power: float = 0.8, alpha: float = 0.05) -> int:
+    """The large-sample formula (Connor 1987, *Biometrics* 43:207–211), kept for reference.
+
+    ``n = (z_{1−α/2}·√ψ + z_{power}·√(ψ − δ²))² / δ²``. It ignores the continuity
+    correction and the exact test headtohead runs with few discordant pairs, so it
+    understates ``n`` (see the module docstring); plans use :func:`mcnemar_sample_size`.
+
+    Examples
+    --------
+    >>> normal_approx_sample_size(0.90, 0.005, discordance=0.06)
+    18835
+    """
+    _check_common(delta, power, alpha)
+    psi = _resolve_discordance(accuracy, delta, discordance)
+    z_a, z_b = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
+    n = (z_a * math.sqrt(psi) + z_b * math.sqrt(max(psi - delta**2, 0.0))) ** 2 / delta**2
+    return max(1, int(math.ceil(n - 1e-9)))
+
+
+def normal_approx_power(n: int, delta: float, discordance: float, alpha: float = 0.05) -> float:
+    """Large-sample power (Connor 1987), the inverse of :func:`normal_approx_sample_size`; overstates power.
+
+    Examples
+    --------
+    >>> round(normal_approx_power(18835, 0.005, 0.06), 3)
     0.8
     """
     if n <= 0 or discordance <= 0 or abs(delta) > discordance:
@@ -151,56 +355,15 @@ def mcnemar_power(n: int, delta: float, discordance: float, alpha: float = 0.05)
     return float(stats.norm.cdf((math.sqrt(n) * abs(delta) - z_a * math.sqrt(discordance)) / spread))
 
 
-def minimum_detectable_effect(n: int, discordance: float, power: float = 0.8, alpha: float = 0.05) -> float | None:
-    """Smallest accuracy gap McNemar's test detects with probability ``power`` at ``n`` examples.
-
-    A gap ``δ`` forces the models to disagree on at least a share ``δ`` of the examples, so
-    the discordance used at ``δ`` is ``max(discordance, δ)``. Two models that agree on
-    every example (observed discordance 0) thus still get a finite answer.
-
-    Parameters
-    ----------
-    n : int
-        Evaluation examples.
-    discordance : float
-        Share of examples exactly one model gets right (observed or expected), in [0, 1].
-    power, alpha : float
-
-    Returns
-    -------
-    float or None
-        The gap as a fraction (0.024 = 2.4 pp); ``None`` when even a total gap is not
-        detectable (a handful of examples).
-
-    Examples
-    --------
-    >>> round(minimum_detectable_effect(872, 0.08), 4)
-    0.0268
-    """
-    if not 0.0 <= discordance <= 1.0:
-        raise ValueError(f"discordance must lie in [0, 1], not {discordance}")
-    if n < 1:
-        return None
-
-    def shortfall(delta: float) -> float:
-        return mcnemar_power(n, delta, max(discordance, delta), alpha) - power
-
-    high = 1.0 - 1e-9
-    if shortfall(high) < 0:
-        return None
-    return float(optimize.brentq(shortfall, 1e-12, high, xtol=1e-12))
-
-
 def simulated_power(n: int, delta: float, discordance: float, *, alpha: float = 0.05, n_sims: int = 4000,
                     seed: int = 0, method: str = "auto") -> float:
     """Monte-Carlo power of the McNemar test headtohead runs (:func:`~headtohead.stats.mcnemar.mcnemar_pvalues`).
 
     Draws ``n_sims`` paired tables of ``n`` examples with ``p10 = (ψ + δ)/2`` and
-    ``p01 = (ψ − δ)/2`` and returns the share with p ≤ ``alpha``.
+    ``p01 = (ψ − δ)/2`` and returns the share with p ≤ ``alpha`` and ``b > c`` (the better
+    model found better), the event :func:`mcnemar_power` computes exactly.
     """
-    from headtohead.stats.mcnemar import mcnemar_pvalues
-
     p10, p01 = (discordance + delta) / 2.0, (discordance - delta) / 2.0
-    counts = np.random.default_rng(seed).multinomial(n, [p10, p01, 1.0 - p10 - p01], size=n_sims)
+    counts = np.random.default_rng(seed).multinomial(n, [p10, p01, max(0.0, 1.0 - p10 - p01)], size=n_sims)
     _, p, _ = mcnemar_pvalues(counts[:, 0], counts[:, 1], method)  # type: ignore[arg-type]
-    return float(np.mean(p <= alpha))
+    return float(np.mean((p <= alpha) & (counts[:, 0] > counts[:, 1])))
