@@ -255,7 +255,7 @@ def _read_jsonl(spec: str, path: Path):  # noqa: ANN202
     text = _read_utf8(spec, path)
     as_array = text.lstrip().startswith("[")  # tolerate a .json file holding one JSON array
     try:
-        frame = pd.read_json(io.StringIO(text), lines=not as_array, dtype=False)
+        frame = pd.read_json(io.StringIO(text), lines=not as_array, dtype=False, precise_float=True)
     except ValueError as error:
         raise DataError(_json_message(spec, text, error)) from error
     if as_array and frame.empty:
