@@ -74,6 +74,8 @@ def test_indices_and_names_and_ambiguous_names(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("prediction\n0\n1\n2\n0\n1\n2\n")
     assert read_prediction_file(path, ds).pred.tolist() == [0, 1, 2, 0, 1, 2]
+    path.write_text("prediction\n0.0\n1.0\n2.0\n0\n1\n2\n")  # pandas writes ints with a gap as 1.0
+    assert read_prediction_file(path, ds).pred.tolist() == [0, 1, 2, 0, 1, 2]
     digits = Dataset("d", "text", ["a", "b", "c"], np.array([0, 1, 2]), ("1", "2", "3"))
     path.write_text("prediction\n1\n2\n2\n")
     read = read_prediction_file(path, digits)
@@ -241,3 +243,32 @@ def test_writer_refuses_inconsistent_input(tmp_path):
         write_prediction_file(tmp_path / "p.csv", None, ["x"], [[1.0]])
     with pytest.raises(ValueError, match="write .csv"):
         write_prediction_file(tmp_path / "p.txt", None, ["x"])
+
+
+def test_sst2_prediction_files_give_the_models_own_mcnemar_table(tmp_path, shared_data):
+    import csv
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import ComplementNB
+    from sklearn.pipeline import make_pipeline
+
+    from headtohead.config.schema import DataConfig
+    from headtohead.data import create_dataset
+    from headtohead.stats.mcnemar import mcnemar_test
+
+    train = pd.read_csv(shared_data / "sst2" / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE).head(3000)
+    dev = create_dataset(DataConfig(path=str(shared_data / "sst2" / "dev.tsv"))).eval
+    direct, read = {}, {}
+    models = (("lr", LogisticRegression(max_iter=1000), ".csv"), ("nb", ComplementNB(), ".parquet"))
+    for name, classifier, suffix in models:
+        model = make_pipeline(TfidfVectorizer(), classifier).fit(train["text"], train["label"].astype(str))
+        proba = model.predict_proba(list(dev.examples))[:, [list(model.classes_).index(c) for c in dev.label_names]]
+        direct[name] = proba.argmax(axis=1)
+        path = write_prediction_file(tmp_path / f"{name}{suffix}", None, direct[name], proba,
+                                     label_names=dev.label_names)
+        result = read_prediction_file(path, dev)
+        np.testing.assert_allclose(result.proba, proba, rtol=1e-12)
+        read[name] = result.pred
+    y = dev.labels
+    assert mcnemar_test(read["lr"] == y, read["nb"] == y) == mcnemar_test(direct["lr"] == y, direct["nb"] == y)

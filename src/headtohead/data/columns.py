@@ -9,6 +9,7 @@ with numpy scalars turned into Python values and missing values into ``None``.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,6 +19,8 @@ from headtohead.errors import DataError, did_you_mean
 
 __all__ = ["name_some", "is_missing", "normalise_id", "normalise_value", "require_extra_columns", "check_ids",
            "refuse_extra_columns"]
+
+_INTEGRAL_FLOAT = re.compile(r"^-?\d+\.0+$")
 
 
 def name_some(values: Iterable[Any], limit: int = 5, *, quote: bool = True) -> str:
@@ -59,19 +62,22 @@ def normalise_value(value: Any) -> Any:
 
 
 def normalise_id(value: Any) -> str | None:
-    """An id as a string (``7``, ``7.0`` and ``"7"`` are all ``"7"``); ``None`` when missing.
+    """An id or label as a string (``7``, ``7.0``, ``"7"`` and ``"7.0"`` are all ``"7"``); ``None`` when missing.
+
+    ``"7.0"`` is what pandas writes for an integer column that had a missing value.
 
     Examples
     --------
-    >>> normalise_id(7.0), normalise_id(" a1 "), normalise_id(float("nan"))
-    ('7', 'a1', None)
+    >>> normalise_id(7.0), normalise_id("12.0"), normalise_id(" a1 "), normalise_id(float("nan"))
+    ('7', '12', 'a1', None)
     """
     value = normalise_value(value)
     if value is None:
         return None
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    text = str(value)
+    return text.split(".")[0] if _INTEGRAL_FLOAT.match(text) else text
 
 
 def require_extra_columns(source: str, config: DataConfig, available: Sequence[str]) -> None:
