@@ -64,11 +64,26 @@ class DataConfig(_Section):
     split: SplitConfig | None = None
     hf_split: str | None = Field(default=None, description="Split of a Hugging Face dataset to evaluate on.")
     limit: int | None = Field(default=None, gt=0, description="Use only the first N eval examples (quick runs).")
+    id_column: str | None = Field(
+        default=None, min_length=1, description="Column of unique example ids; rows of prediction files are "
+        "matched to the data by the same column (image folders: ids are the file paths inside the folder).")
+    slice_columns: list[str] = Field(
+        default_factory=list, description="Extra columns kept for quality per slice (e.g. [source, language]).")
 
     @model_validator(mode="after")
     def _train_or_split(self) -> DataConfig:
         if self.train is not None and self.split is not None:
             raise ValueError("give either 'train' (a separate file) or 'split' (hold out part of 'path'), not both")
+        return self
+
+    @model_validator(mode="after")
+    def _slice_columns_distinct(self) -> DataConfig:
+        repeated = sorted({c for c in self.slice_columns if self.slice_columns.count(c) > 1})
+        if repeated:
+            raise ValueError(f"slice_columns names {repeated} more than once; list each column once")
+        if self.id_column is not None and self.id_column in self.slice_columns:
+            raise ValueError(f"'{self.id_column}' is the id_column: every id is its own slice of one example; "
+                             f"remove it from slice_columns")
         return self
 
 

@@ -87,7 +87,8 @@ def create_dataset(config: DataConfig, *, seed: int = 42) -> DataSplits:
     else:
         evaluation = full
         if config.train is not None:
-            train = _load(config.train, config)
+            # ids and slice columns serve the evaluation; a training file need not have them
+            train = _load(config.train, config.model_copy(update={"id_column": None, "slice_columns": []}))
             names = list(evaluation.label_names)
             names += [n for n in train.label_names if n not in names]
             if len(names) > evaluation.num_classes:

@@ -46,6 +46,12 @@ class Dataset:
         The classes, in the order their integer labels refer to.
     skipped : mapping of str to int
         Rows or files dropped while loading, counted by reason (never dropped silently).
+    ids : tuple of str, optional
+        A unique id per example (``data.id_column``; for image folders the file path inside
+        the folder), used to match prediction files to the data. ``None`` when there are none.
+    columns : mapping of str to ndarray
+        Extra per-example columns kept for slicing (``data.slice_columns``), each an object
+        array of length ``n`` holding the values as read (missing values as ``None``).
     """
 
     source: str
@@ -54,6 +60,8 @@ class Dataset:
     labels: np.ndarray
     label_names: tuple[str, ...]
     skipped: Mapping[str, int] = field(default_factory=dict)
+    ids: tuple[str, ...] | None = None
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         labels = np.asarray(self.labels, dtype=np.int64)
@@ -63,6 +71,15 @@ class Dataset:
             raise ValueError(f"{len(self.examples)} examples but {len(labels)} labels")
         if len(labels) and (labels.min() < 0 or labels.max() >= len(self.label_names)):
             raise ValueError("labels must index label_names")
+        if self.ids is not None:
+            object.__setattr__(self, "ids", tuple(str(i) for i in self.ids))
+            if len(self.ids) != len(labels):
+                raise ValueError(f"{len(self.ids)} ids but {len(labels)} examples")
+        columns = {str(name): _object_array(values) for name, values in self.columns.items()}
+        for name, values in columns.items():
+            if len(values) != len(labels):
+                raise ValueError(f"column '{name}' has {len(values)} values but there are {len(labels)} examples")
+        object.__setattr__(self, "columns", columns)
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -78,7 +95,9 @@ class Dataset:
             examples: Sequence[Any] = self.examples[idx]
         else:
             examples = [self.examples[i] for i in idx]
-        return Dataset(self.source, self.modality, examples, self.labels[idx], self.label_names, dict(self.skipped))
+        ids = tuple(self.ids[i] for i in idx) if self.ids is not None else None
+        return Dataset(self.source, self.modality, examples, self.labels[idx], self.label_names, dict(self.skipped),
+                       ids, {name: values[idx] for name, values in self.columns.items()})
 
     def class_counts(self) -> np.ndarray:
         """Number of examples per class, in ``label_names`` order."""
@@ -97,10 +116,14 @@ class Dataset:
         position = {n: i for i, n in enumerate(names)}
         mapping = np.array([position[n] for n in self.label_names], dtype=np.int64)
         return Dataset(self.source, self.modality, self.examples, mapping[self.labels] if len(self) else self.labels,
-                       names, dict(self.skipped))
+                       names, dict(self.skipped), self.ids, self.columns)
 
     def fingerprint(self) -> str:
-        """A SHA-256 of the examples, labels and label names: equal data gives an equal hash."""
+        """A SHA-256 of the examples, labels and label names: equal data gives an equal hash.
+
+        Ids and slice columns are hashed too when the dataset has them (data without them
+        keeps the hash it had before they existed, so earlier runs still resume).
+        """
         digest = hashlib.sha256()
         digest.update(self.modality.encode())
         digest.update("\x1f".join(self.label_names).encode())
@@ -116,6 +139,11 @@ class Dataset:
                 else:
                     digest.update(str(example).encode())
                 digest.update(b"\x1d")
+        if self.ids is not None:
+            digest.update(b"\x1cids\x1c" + "\x1d".join(self.ids).encode())
+        for name in sorted(self.columns):
+            digest.update(b"\x1ccolumn\x1c" + name.encode() + b"\x1c")
+            digest.update("\x1d".join(map(repr, self.columns[name].tolist())).encode())
         return digest.hexdigest()
 
 
@@ -125,6 +153,15 @@ class DataSplits:
 
     eval: Dataset
     train: Dataset | None = None
+
+
+def _object_array(values: Any) -> np.ndarray:
+    """A 1-D object array of the values as given (``np.asarray`` would turn lists into a 2-D array)."""
+    values = list(values)
+    array = np.empty(len(values), dtype=object)
+    for i, value in enumerate(values):  # element-wise: a slice assignment would unpack list values
+        array[i] = value
+    return array
 
 
 def encode_labels(raw: Sequence[Any], *, source: str, column: str = "label",

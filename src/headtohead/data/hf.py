@@ -32,6 +32,7 @@ import numpy as np
 
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, encode_labels
+from headtohead.data.columns import check_ids, normalise_value, require_extra_columns
 from headtohead.data.images import HF_SAVED_MARKERS, check_image
 from headtohead.data.tables import DEFAULT_TEXT_COLUMN, is_missing, rows_to_dataset, warn_skipped
 from headtohead.errors import DataError, did_you_mean
@@ -221,9 +222,12 @@ def _to_dataset(spec: str, part: Any, config: DataConfig, datasets: Any) -> Data
     label_feature = part.features[label_column]
     names = _class_names(spec, label_feature, config, datasets)
     labels = [None if _is_no_label(v, label_feature, datasets) else v for v in part[label_column][:]]
+    require_extra_columns(spec, config, columns)
+    ids = part[config.id_column][:] if config.id_column is not None else None
+    extra = {name: part[name][:] for name in config.slice_columns}
     image_column = _image_column(part, datasets)
     if config.text_column is None and DEFAULT_TEXT_COLUMN not in columns and image_column is not None:
-        return _image_dataset(spec, part, image_column, labels, names, label_column, datasets)
+        return _image_dataset(spec, part, image_column, labels, names, config, datasets, ids=ids, extra=extra)
     text_column = config.text_column or DEFAULT_TEXT_COLUMN
     _require_column(spec, "data.text_column", text_column, columns)
     pairs = None
@@ -231,7 +235,7 @@ def _to_dataset(spec: str, part: Any, config: DataConfig, datasets: Any) -> Data
         _require_column(spec, "data.text_pair_column", config.text_pair_column, columns)
         pairs = part[config.text_pair_column][:]
     return rows_to_dataset(spec, part[text_column][:], labels, pairs=pairs, label_column=label_column,
-                           label_names=names)
+                           label_names=names, ids=ids, id_column=config.id_column or "id", columns=extra)
 
 
 def _require_column(spec: str, key: str, column: str, columns: list[str]) -> None:
@@ -260,12 +264,14 @@ def _image_column(part: Any, datasets: Any) -> str | None:
 
 
 def _image_dataset(spec: str, part: Any, column: str, labels: list[Any], names: list[str] | None,
-                   label_column: str, datasets: Any) -> Dataset:
+                   config: DataConfig, datasets: Any, *, ids: list[Any] | None,
+                   extra: dict[str, list[Any]]) -> Dataset:
     raw = part.cast_column(column, datasets.Image(decode=False))[column][:]
     skipped: Counter[str] = Counter()
     examples: list[Any] = []
     kept: list[Any] = []
-    for item, label in zip(raw, labels, strict=True):
+    rows: list[int] = []
+    for i, (item, label) in enumerate(zip(raw, labels, strict=True)):
         if is_missing(label):
             skipped["missing label"] += 1
             continue
@@ -275,9 +281,14 @@ def _image_dataset(spec: str, part: Any, column: str, labels: list[Any], names: 
             continue
         examples.append(example)
         kept.append(label)
-    encoded, label_names = encode_labels(kept, source=spec, column=label_column, names=names)
+        rows.append(i)
+    encoded, label_names = encode_labels(kept, source=spec, column=config.label_column, names=names)
+    kept_ids = None
+    if ids is not None:
+        kept_ids = check_ids(spec, config.id_column or "id", [ids[i] for i in rows], [i + 1 for i in rows])
+    columns = {name: [normalise_value(values[i]) for i in rows] for name, values in extra.items()}
     warn_skipped(spec, skipped, unit="rows")
-    return Dataset(spec, "image", examples, encoded, label_names, dict(skipped))
+    return Dataset(spec, "image", examples, encoded, label_names, dict(skipped), kept_ids, columns)
 
 
 def _image_example(item: Any) -> Any:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset
+from headtohead.data.columns import refuse_extra_columns
 from headtohead.data.tables import warn_skipped
 from headtohead.errors import DataError
 
@@ -54,15 +55,17 @@ def load_image_folder(spec: str, config: DataConfig) -> Dataset:
     Returns
     -------
     Dataset
-        Modality ``"image"``; examples are absolute paths (``str``); unusable files counted
-        in ``skipped``.
+        Modality ``"image"``; examples are absolute paths (``str``); ids are the paths inside
+        the folder (``ants/0013035.jpg``, always with ``/``), which prediction files use to name
+        their rows; unusable files counted in ``skipped``.
 
     Raises
     ------
     DataError
         A saved Hugging Face dataset, a folder without class subfolders or without images, a
         folder of splits (``train/``, ``val/``) instead of classes, a class with no readable
-        image, or ``label_names`` that do not match the folders.
+        image, ``label_names`` that do not match the folders, or ``slice_columns`` (a folder has
+        no columns).
 
     Examples
     --------
@@ -75,6 +78,7 @@ def load_image_folder(spec: str, config: DataConfig) -> Dataset:
     """
     root = Path(spec)
     _refuse_hf_folder(spec, root)
+    refuse_extra_columns(spec, config, "an image folder")
     class_dirs = _class_dirs(spec, root)
     names = _label_order(spec, [d.name for d in class_dirs], config.label_names)
     skipped: Counter[str] = Counter()
@@ -96,7 +100,9 @@ def load_image_folder(spec: str, config: DataConfig) -> Dataset:
     _require_every_class(spec, names, kept)
     counts = {reason: n for reason, n in skipped.items() if n}
     warn_skipped(spec, counts, unit="files")
-    return Dataset(spec, "image", [path for path, _ in kept], [label for _, label in kept], tuple(names), counts)
+    ids = [Path(os.path.relpath(path, os.path.abspath(root))).as_posix() for path, _ in kept]
+    return Dataset(spec, "image", [path for path, _ in kept], [label for _, label in kept], tuple(names), counts,
+                   ids=tuple(ids))
 
 
 def check_image(path: str | Path) -> str | None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, encode_labels
+from headtohead.data.columns import refuse_extra_columns
 from headtohead.errors import DataError, did_you_mean
 
 __all__ = ["load_sklearn", "SKLEARN_DATASETS"]
@@ -61,8 +62,8 @@ def load_sklearn(spec: str, config: DataConfig) -> Dataset:
     Raises
     ------
     DataError
-        Unknown name (the valid names and the closest are given), or ``label_names`` of the
-        wrong length.
+        Unknown name (the valid names and the closest are given), ``label_names`` of the
+        wrong length, or ``id_column``/``slice_columns`` (these arrays have no columns).
 
     Examples
     --------
@@ -76,6 +77,10 @@ def load_sklearn(spec: str, config: DataConfig) -> Dataset:
     if name not in SKLEARN_DATASETS:
         raise DataError(f"{spec}: unknown scikit-learn dataset '{name}'{did_you_mean(name, SKLEARN_DATASETS)} "
                         f"(choose one of: {', '.join(PREFIX + n for n in SKLEARN_DATASETS)})")
+    refuse_extra_columns(spec, config, "a scikit-learn dataset")
+    if config.id_column is not None:
+        raise DataError(f"{spec}: a scikit-learn dataset has no id column; remove data.id_column (prediction "
+                        f"files for it are matched by row order)")
     loader_name, convert = SKLEARN_DATASETS[name]
     bunch = getattr(sklearn.datasets, loader_name)()
     modality, examples = convert(bunch)

@@ -23,6 +23,7 @@ from typing import Any
 
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, encode_labels
+from headtohead.data.columns import check_ids, is_missing, normalise_value, require_extra_columns
 from headtohead.errors import DataError, did_you_mean
 
 __all__ = ["load_table", "read_table", "rows_to_dataset", "warn_skipped", "is_missing"]
@@ -45,20 +46,21 @@ def load_table(spec: str, config: DataConfig) -> Dataset:
     spec : str
         Path of a ``.csv``, ``.tsv``, ``.jsonl``/``.json`` (JSON lines) or ``.parquet``/``.pq`` file.
     config : DataConfig
-        ``text_column`` (default ``"text"``), ``text_pair_column``, ``label_column`` and
-        ``label_names`` are used.
+        ``text_column`` (default ``"text"``), ``text_pair_column``, ``label_column``,
+        ``label_names``, ``id_column`` and ``slice_columns`` are used.
 
     Returns
     -------
     Dataset
         Modality ``"text"`` (examples are ``str``) or ``"text_pair"`` (``(text, pair)`` tuples),
-        in file order, with skipped rows counted by reason.
+        in file order, with skipped rows counted by reason, and the ids and slice columns
+        when configured.
 
     Raises
     ------
     DataError
         Empty, header-only, binary or malformed file; a column that does not exist; labels
-        mixing numbers and names, or not matching ``data.label_names``.
+        mixing numbers and names, or not matching ``data.label_names``; empty or duplicate ids.
 
     Examples
     --------
@@ -79,9 +81,13 @@ def load_table(spec: str, config: DataConfig) -> Dataset:
     for key, column in wanted.items():
         if column not in columns:
             raise DataError(_unknown_column_message(spec, key, column, columns))
+    require_extra_columns(spec, config, columns)
     pairs = frame[config.text_pair_column].tolist() if config.text_pair_column is not None else None
+    ids = frame[config.id_column].tolist() if config.id_column is not None else None
+    extra = {name: frame[name].tolist() for name in config.slice_columns}
     return rows_to_dataset(spec, frame[text_column].tolist(), frame[config.label_column].tolist(),
-                           pairs=pairs, label_column=config.label_column, label_names=config.label_names)
+                           pairs=pairs, label_column=config.label_column, label_names=config.label_names,
+                           ids=ids, id_column=config.id_column or "id", columns=extra)
 
 
 def read_table(spec: str):  # noqa: ANN201 - pandas.DataFrame; pandas imported lazily
@@ -109,11 +115,14 @@ def read_table(spec: str):  # noqa: ANN201 - pandas.DataFrame; pandas imported l
 
 
 def rows_to_dataset(source: str, texts: list[Any], labels: list[Any], *, pairs: list[Any] | None = None,
-                    label_column: str = "label", label_names: list[str] | None = None) -> Dataset:
+                    label_column: str = "label", label_names: list[str] | None = None,
+                    ids: list[Any] | None = None, id_column: str = "id",
+                    columns: Mapping[str, list[Any]] | None = None) -> Dataset:
     """Build a text :class:`Dataset` from column values, skipping and counting unusable rows.
 
     A row is skipped (first reason that applies) for an ``"empty text"``, an ``"empty text
     pair"`` or a ``"missing label"``; empty means ``None``, NaN, ``""`` or only whitespace.
+    Ids and slice columns of skipped rows are dropped with them.
 
     Parameters
     ----------
@@ -127,6 +136,12 @@ def rows_to_dataset(source: str, texts: list[Any], labels: list[Any], *, pairs: 
         For messages.
     label_names : list of str, optional
         ``data.label_names``: names of integer labels, or the order of name labels.
+    ids : list, optional
+        The id cell of every row (``data.id_column``); checked for empty and repeated ids.
+    id_column : str
+        For messages.
+    columns : mapping of str to list, optional
+        Slice columns, one value per row.
 
     Returns
     -------
@@ -135,6 +150,7 @@ def rows_to_dataset(source: str, texts: list[Any], labels: list[Any], *, pairs: 
     skipped: Counter[str] = Counter()
     examples: list[Any] = []
     kept_labels: list[Any] = []
+    kept_rows: list[int] = []
     for i, (text, label) in enumerate(zip(texts, labels, strict=True)):
         pair = pairs[i] if pairs is not None else None
         if is_missing(text):
@@ -146,24 +162,15 @@ def rows_to_dataset(source: str, texts: list[Any], labels: list[Any], *, pairs: 
         else:
             examples.append((str(text), str(pair)) if pairs is not None else str(text))
             kept_labels.append(_normalise_label(label))
+            kept_rows.append(i)
     encoded, names = encode_labels(kept_labels, source=source, column=label_column, names=label_names)
+    kept_ids = None
+    if ids is not None:
+        kept_ids = check_ids(source, id_column, [ids[i] for i in kept_rows], [i + 1 for i in kept_rows])
+    extra = {name: [normalise_value(values[i]) for i in kept_rows] for name, values in (columns or {}).items()}
     warn_skipped(source, skipped, unit="rows")
     modality = "text_pair" if pairs is not None else "text"
-    return Dataset(source, modality, examples, encoded, names, dict(skipped))
-
-
-def is_missing(value: Any) -> bool:
-    """True for ``None``, NaN/NA, and strings that are empty or only whitespace."""
-    if value is None:
-        return True
-    if isinstance(value, str):
-        return not value.strip()
-    try:
-        import pandas as pd
-
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):  # arrays and other containers are values, not missing
-        return False
+    return Dataset(source, modality, examples, encoded, names, dict(skipped), kept_ids, extra)
 
 
 def warn_skipped(source: str, skipped: Mapping[str, int], *, unit: str) -> None:
@@ -248,7 +255,7 @@ def _read_jsonl(spec: str, path: Path):  # noqa: ANN202
     text = _read_utf8(spec, path)
     as_array = text.lstrip().startswith("[")  # tolerate a .json file holding one JSON array
     try:
-        frame = pd.read_json(io.StringIO(text), lines=not as_array, dtype=False)
+        frame = pd.read_json(io.StringIO(text), lines=not as_array, dtype=False, precise_float=True)
     except ValueError as error:
         raise DataError(_json_message(spec, text, error)) from error
     if as_array and frame.empty:

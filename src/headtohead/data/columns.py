@@ -1,0 +1,145 @@
+"""Example ids (``data.id_column``) and extra columns kept for slicing (``data.slice_columns``).
+
+Loaders read them with the examples, drop them with the rows they skip, and check them
+here, once: an id column must exist, have a value in every kept row and no value twice;
+a slice column must exist. Ids are compared as strings (a csv reads ``7`` as ``"7"``, a
+JSON file as the number ``7``; both are the id ``"7"``). Slice values are kept as read,
+with numpy scalars turned into Python values and missing values into ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from headtohead.config.schema import DataConfig
+from headtohead.errors import DataError, did_you_mean
+
+__all__ = ["name_some", "is_missing", "normalise_id", "normalise_value", "require_extra_columns", "check_ids",
+           "refuse_extra_columns"]
+
+_INTEGRAL_FLOAT = re.compile(r"^-?\d+\.0+$")
+
+
+def name_some(values: Iterable[Any], limit: int = 5, *, quote: bool = True) -> str:
+    """Name the first ``limit`` values and count the rest, for one-line messages.
+
+    Examples
+    --------
+    >>> name_some(["a", "b", "c"], limit=2)
+    "'a', 'b' … and 1 more"
+    >>> name_some([3, 4], quote=False)
+    '3, 4'
+    """
+    items = list(values)
+    shown = ", ".join(repr(str(v)) if quote else str(v) for v in items[:limit])
+    return shown + (f" … and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def is_missing(value: Any) -> bool:
+    """True for ``None``, NaN/NA, and strings that are empty or only whitespace."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # arrays and other containers are values, not missing
+        return False
+
+
+def normalise_value(value: Any) -> Any:
+    """A Python value for a cell: numpy scalars unwrapped, missing (None/NaN/NA/blank) as ``None``."""
+    if is_missing(value):
+        return None
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # numpy scalar
+        value = value.item()
+    return value.strip() if isinstance(value, str) else value
+
+
+def normalise_id(value: Any) -> str | None:
+    """An id or label as a string (``7``, ``7.0``, ``"7"`` and ``"7.0"`` are all ``"7"``); ``None`` when missing.
+
+    ``"7.0"`` is what pandas writes for an integer column that had a missing value.
+
+    Examples
+    --------
+    >>> normalise_id(7.0), normalise_id("12.0"), normalise_id(" a1 "), normalise_id(float("nan"))
+    ('7', '12', 'a1', None)
+    """
+    value = normalise_value(value)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    text = str(value)
+    return text.split(".")[0] if _INTEGRAL_FLOAT.match(text) else text
+
+
+def require_extra_columns(source: str, config: DataConfig, available: Sequence[str]) -> None:
+    """Check that ``data.id_column`` and every ``data.slice_columns`` entry is a column of the source.
+
+    Raises
+    ------
+    DataError
+        Naming the missing column, the closest existing one and the columns there are.
+    """
+    wanted = ([("data.id_column", config.id_column)] if config.id_column is not None else [])
+    wanted += [("data.slice_columns", column) for column in config.slice_columns]
+    columns = [str(c) for c in available]
+    for key, column in wanted:
+        if column not in columns:
+            fix = "set data.id_column to one of them or remove it" if key == "data.id_column" else \
+                f"correct or remove '{column}' in data.slice_columns"
+            raise DataError(f"{source}: no column '{column}' ({key}){did_you_mean(column, columns)}; the data has "
+                            f"columns: {name_some(columns, 20, quote=False)}; {fix}")
+
+
+def refuse_extra_columns(source: str, config: DataConfig, what: str) -> None:
+    """For sources without columns (scikit-learn arrays, image folders): slice columns cannot exist."""
+    if config.slice_columns:
+        raise DataError(f"{source}: {what} has no columns, so data.slice_columns {config.slice_columns} cannot be "
+                        f"read; remove data.slice_columns (slices by class and by input size need no columns)")
+
+
+def check_ids(source: str, column: str, raw: Sequence[Any], rows: Sequence[int]) -> tuple[str, ...]:
+    """Turn the id cells of the kept rows into unique string ids, or say which rows break the rule.
+
+    Parameters
+    ----------
+    source, column : str
+        For messages.
+    raw : sequence
+        The id cell of every kept row.
+    rows : sequence of int
+        The 1-based data row (header not counted) each kept id came from, for messages.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    DataError
+        A kept row has no id, or an id occurs more than once (a few named, the rest counted).
+    """
+    ids = [normalise_id(value) for value in raw]
+    empty = [row for row, value in zip(rows, ids, strict=True) if value is None]
+    if empty:
+        raise DataError(f"{source}: column '{column}' (data.id_column) is empty in row(s) "
+                        f"{name_some(empty, quote=False)}; every example needs an id")
+    where: dict[str, list[int]] = defaultdict(list)
+    for row, value in zip(rows, ids, strict=True):
+        where[value].append(row)  # type: ignore[index]
+    repeated = [(value, found) for value, found in where.items() if len(found) > 1]
+    if repeated:
+        named = [f"{value!r} (rows {', '.join(map(str, found[:3]))}{' …' if len(found) > 3 else ''})"
+                 for value, found in repeated]
+        raise DataError(f"{source}: column '{column}' (data.id_column) has {len(repeated)} duplicate id(s): "
+                        f"{name_some(named, quote=False)}; ids must be unique (fix the column, or remove "
+                        f"data.id_column to match prediction files by row order)")
+    return tuple(ids)  # type: ignore[arg-type]
