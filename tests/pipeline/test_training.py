@@ -149,7 +149,7 @@ def test_h2h_train_refuses_what_it_cannot_do(tmp_path):
 def test_the_offline_example_runs_through_the_cli(tmp_path):
     from pathlib import Path
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "train-digits-timm.yaml"
+    example = Path(__file__).resolve().parents[2] / "examples" / "train-digits-timm.yaml"
     cli = _cli("train", str(example), "--out", str(tmp_path / "out"), "--set", "train.max_steps=2",
                "--set", "train.seeds=[0]", "--set", "speed.enabled=false")
     assert cli.exit_code == 0, cli.output

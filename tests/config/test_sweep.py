@@ -124,7 +124,7 @@ def test_sweep_section_is_frozen():
 
 
 def test_the_example_experiment_validates():
-    exp = load_experiment(Path(__file__).resolve().parents[1] / "examples" / "sweep-minilm.yaml")
+    exp = load_experiment(Path(__file__).resolve().parents[2] / "examples" / "sweep-minilm.yaml")
     assert exp.sweep is not None and exp.sweep.batch_size == [1, 8, 32, 128]
     grid = expand_grid(exp.sweep, model="minilm", modality="text", parent_max_length=64)
     assert [variant_name("minilm", v, grid.parent) for v in grid.variants] == [

@@ -12,7 +12,7 @@ import yaml
 from headtohead.config.train import TrainConfig, load_train_experiment, train_config_from_dict
 from headtohead.errors import ConfigError
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _experiment(tmp_path: Path, train: dict | None) -> Path:

@@ -111,7 +111,7 @@ _SCRIPT = textwrap.dedent("""
     import torch
     torch.set_num_threads(1)
     sys.path.insert(0, {tests!r})
-    from test_train_resume import CONFIG, _adapter, _data
+    from test_training_resume import CONFIG, _adapter, _data
     from headtohead.engines.train import TrainHooks, train_model
 
     marker = Path({marker!r})
