@@ -1,7 +1,7 @@
 """headtohead: settle "which classification model is better?" fairly and with statistics.
 
 The public surface is the names in ``__all__`` (pinned by a test); everything else is
-internal. Heavy parts are imported on first use, so ``import headtohead`` stays light.
+internal. Everything is imported on first use, so ``import headtohead`` (and ``h2h --help``) stays light.
 
 >>> import headtohead
 >>> outcome = headtohead.run("experiment.yaml", out_dir="runs/x")   # doctest: +SKIP
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from headtohead.config import Experiment, load_experiment
 from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
 from headtohead.version import __version__
 
@@ -49,6 +48,8 @@ _LAZY = {
     "gate": ("headtohead.pipeline.gate", "gate"),
     "compare_machines": ("headtohead.pipeline.machines", "compare_machines"),
     "load_result": ("headtohead.results", "load_result"),
+    "Experiment": ("headtohead.config", "Experiment"),
+    "load_experiment": ("headtohead.config", "load_experiment"),
 }
 
 

@@ -104,3 +104,46 @@ def test_subprocess_exit_code_and_debug_traceback(tmp_path):
     assert "Traceback" not in plain.stderr and "data file not found" in plain.stderr
     debug = subprocess.run(cmd + ["--debug"], capture_output=True, text=True)
     assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+_IMPORTS_PROBE = """
+import sys, atexit
+atexit.register(lambda: print("HEAVY:" + ",".join(m for m in ("torch", "transformers", "timm", "scipy.stats",
+                                                               "sklearn") if m in sys.modules)))
+from headtohead.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+"""
+
+
+@pytest.mark.parametrize("args, allowed", [
+    (["--help"], set()),
+    (["run", "--help"], set()),
+    (["validate", "{experiment}"], set()),
+    (["plan", "--accuracy", "0.9", "--delta", "0.05"], {"scipy.stats"}),
+])
+def test_commands_that_load_no_model_import_no_model_library(tmp_path, args, allowed):
+    """h2h --help, validate and plan answer at once: no torch, transformers, timm (issue 18)."""
+    experiment = tmp_path / "exp.yaml"
+    experiment.write_text("name: v\ndata: {path: 'sklearn:iris'}\n"
+                          "models: [{name: a, kind: python, source: 'headtohead.testing.models:tiny_mlp'}]\n")
+    argv = [a.format(experiment=experiment) for a in args]
+    out = subprocess.run([sys.executable, "-c", _IMPORTS_PROBE, *argv], capture_output=True, text=True, check=True)
+    heavy = set(filter(None, out.stdout.rsplit("HEAVY:", 1)[1].strip().split(",")))
+    assert heavy <= allowed, (args, heavy)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "--nope"], "No such option: --nope"),
+    (["rnu", "x.yaml"], "Did you mean 'run'?"),
+    (["run"], "Missing argument"),
+    (["gate", "r.json", "--baseline", "a"], "Missing option '--candidate'"),
+])
+def test_command_line_mistakes_are_usage_errors_not_internal_errors(capsys, argv, expected):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and expected in err and "Usage: h2h" in err
+    assert "internal error" not in err and "report it" not in err

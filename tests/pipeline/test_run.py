@@ -11,6 +11,7 @@ import yaml
 from sklearn import metrics as skm
 
 import headtohead
+from headtohead.results import SCHEMA_VERSION
 from headtohead.cli.main import main
 from headtohead.testing.data import make_image_folder, make_text_table
 
@@ -64,7 +65,18 @@ def test_text_run_through_the_cli(text_setup, tmp_path, capsys):
                                                                       labels=[0, 1]).tolist()
         np.testing.assert_array_equal(saved.pred, saved.proba.argmax(axis=1))
     raw = json.loads((out / "results.json").read_text())
-    assert raw["schema_version"] == 1 and raw["environment"]["torch"]
+    assert raw["schema_version"] == SCHEMA_VERSION and raw["environment"]["torch"]
+    timings = result.timings  # where the run's wall time went
+    assert timings.evaluate_s == pytest.approx(sum(m.eval_time_s for m in result.models))
+    assert timings.load_s == pytest.approx(sum(m.load_time_s for m in result.models))
+    assert timings.statistics_s > 0 and timings.report_s > 0  # h2h run writes report.html inside the run
+    assert timings.total_s >= timings.setup_s + timings.load_s + timings.evaluate_s + timings.statistics_s
+    assert f"total {timings.total_s:.1f} s" in printed and "Time: setup" in printed
+    raw["schema_version"] = 1  # a file written before timings existed still reads
+    del raw["timings"]
+    old = out / "old.json"
+    old.write_text(json.dumps(raw))
+    assert headtohead.load_result(old).timings is None
 
 
 def test_text_run_is_deterministic(text_setup):

@@ -6,9 +6,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from headtohead.cli.plan import plan, plan_sentence
+from headtohead.cli.plan import plan
 from headtohead.errors import ConfigError
-from headtohead.stats.power import mcnemar_sample_size
+from headtohead.stats.power import mcnemar_sample_size, plan_sample_size
 
 
 def _app() -> typer.Typer:
@@ -53,7 +53,7 @@ def test_plan_without_discordance_says_what_it_assumed() -> None:
 ])
 def test_invalid_inputs_raise_config_error(args: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
-        plan_sentence(**args)
+        plan_sample_size(args["accuracy"], args["delta"], args.get("discordance"), n_models=args.get("models", 2))
     cli = ["plan", "--accuracy", str(args["accuracy"]), "--delta", str(args["delta"])]
     if "discordance" in args:
         cli += ["--discordance", str(args["discordance"])]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Iterator
@@ -47,13 +48,14 @@ def setup_logging(debug: bool = False) -> None:
             logging.getLogger(name).setLevel(logging.ERROR)
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
-        try:
+        # transformers reads these when it is imported (only the commands that load models do)
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        if "transformers" in sys.modules:  # already imported (h2h called from Python): tell it directly
             import transformers.utils.logging as tlog
 
             tlog.set_verbosity_error()
             tlog.disable_progress_bar()
-        except ImportError:
-            pass
 
 
 @contextmanager

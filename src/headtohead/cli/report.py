@@ -16,7 +16,9 @@ __all__ = ["report"]
 
 def _default_html(results: list[Path]) -> Path:
     first = results[0]
-    return (first if first.is_dir() else first.parent) / "report.html"
+    from headtohead.results.files import REPORT_FILE
+
+    return (first if first.is_dir() else first.parent) / REPORT_FILE
 
 
 def report(

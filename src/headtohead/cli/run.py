@@ -39,8 +39,8 @@ def run(
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.run import run as run_experiment
     from headtohead.pipeline.setup import resolve_experiment
-    from headtohead.report.write import write_reports
-    from headtohead.results.files import PREDICTIONS_FILE, RESULTS_FILE
+    from headtohead.report.table import timings_line
+    from headtohead.results.files import PREDICTIONS_FILE, REPORT_FILE, RESULTS_FILE
 
     offline = offline_wanted(offline)
     with offline_scope(offline):  # the whole command, reports included
@@ -48,16 +48,16 @@ def run(
             exp, base_dir = resolve_experiment(experiment, set_ or [])
             out_dir = out or default_out_dir(exp.name)
             outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, resume=resume,
-                                     deterministic=deterministic, offline=offline)
-        print_result(outcome.result)
-        if outcome.resumed:
-            console.print(f"Resumed: the finished results of {', '.join(outcome.resumed)} were re-used.",
-                          highlight=False)
-        if deterministic:
-            console.print(determinism_line(outcome.result), highlight=False, markup=False)
-        html = write_reports(outcome.result, out_dir, predictions=outcome.predictions)
+                                     deterministic=deterministic, offline=offline, report=True)
+    print_result(outcome.result)
+    if outcome.resumed:
+        console.print(f"Resumed: the finished results of {', '.join(outcome.resumed)} were re-used.",
+                      highlight=False)
+    if deterministic:
+        console.print(determinism_line(outcome.result), highlight=False, markup=False)
     console.print(f"Results: {out_dir / RESULTS_FILE} (per-example predictions: {out_dir / PREDICTIONS_FILE}); "
-                  f"report: {html}", highlight=False)
+                  f"report: {out_dir / REPORT_FILE}", highlight=False)
+    console.print(timings_line(outcome.result), highlight=False, markup=False)
 
 
 def bench(
@@ -71,6 +71,7 @@ def bench(
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.run import run as run_experiment
     from headtohead.pipeline.setup import resolve_experiment
+    from headtohead.report.table import timings_line
     from headtohead.results.files import RESULTS_FILE
 
     offline = offline_wanted(offline)
@@ -81,3 +82,4 @@ def bench(
                                  speed=True, deterministic=deterministic, offline=offline)
     print_result(outcome.result)
     console.print(f"Results: {out_dir / RESULTS_FILE}", highlight=False)
+    console.print(timings_line(outcome.result), highlight=False, markup=False)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,9 @@ from headtohead.pipeline.outputs import RunState, check_writable
 from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.setup import RunSetup, prepare_run, resolve_experiment
 from headtohead.report.sentences import with_quality_sentences, with_speed_sentences
-from headtohead.results import Predictions, RunResult
+from headtohead.results import Predictions, RunResult, save_result
+from headtohead.results.files import RESULTS_FILE
+from headtohead.results.records import StageTimings
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.files import RESUME_DIR
 from headtohead.results.speed import SpeedSummary
@@ -64,7 +67,7 @@ class Run:
 def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
         overrides: Sequence[str] = (), base_dir: str | Path | None = None, progress: ProgressCallback | None = None,
         quality: bool = True, speed: bool | None = None, resume: bool = False, deterministic: bool = False,
-        offline: bool = False, force: bool = False) -> Run:
+        offline: bool = False, force: bool = False, report: bool = False) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -95,6 +98,8 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     force : bool
         ``--force``: accept speed measured concurrently on a shared device (``execution.speed:
         workers``); such timings are marked ``concurrent`` (see :mod:`headtohead.pipeline.executors`).
+    report : bool
+        Also write ``report.html`` into ``out_dir`` (as ``h2h run`` does).
 
     Returns
     -------
@@ -118,6 +123,7 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     ...                {"name": "b", "kind": "sklearn", "source": "b.skops"}]})
     >>> outcome.result.model("a").quality.accuracy                     # doctest: +SKIP
     """
+    began = time.perf_counter()
     exp, base = resolve_experiment(experiment, overrides, base_dir)
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
@@ -132,12 +138,46 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
                                   n_tasks=len(exp.models) * exp.execution.shards) \
             if quality and exp.execution.mode != "local" else []
         setup = prepare_run(exp, base, quality=quality, deterministic=deterministic)
-        return _execute(setup, out, progress=progress, measure_speed=measure, resume=resume, offline=offline,
-                        fairness_warnings=fairness)
+        clock = _StageClock(began)
+        outcome = _execute(setup, out, progress=progress, measure_speed=measure, resume=resume, offline=offline,
+                           fairness_warnings=fairness, clock=clock)
+    if report and out is not None:
+        with clock.stage("report"):
+            from headtohead.report.write import write_reports
+
+            write_reports(outcome.result, out, predictions=outcome.predictions)
+    outcome.result = clock.stamp(outcome.result)
+    if out is not None:
+        save_result(outcome.result, out / RESULTS_FILE)
+    return outcome
+
+
+class _StageClock:
+    """Wall time per stage of a run (``RunResult.timings``)."""
+
+    def __init__(self, began: float) -> None:
+        self.began, self.seconds = began, {"setup": time.perf_counter() - began}
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+    def stamp(self, result: RunResult) -> RunResult:
+        """``result`` with its timings: the stages measured, the models' own load and pass times."""
+        timings = StageTimings(
+            setup_s=self.seconds["setup"], load_s=sum(m.load_time_s for m in result.models),
+            evaluate_s=sum(m.eval_time_s or 0.0 for m in result.models), speed_s=self.seconds.get("speed"),
+            statistics_s=self.seconds.get("statistics"), report_s=self.seconds.get("report"),
+            total_s=time.perf_counter() - self.began)
+        return result.model_copy(update={"timings": timings})
 
 
 def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None, measure_speed: bool,
-             resume: bool, offline: bool, fairness_warnings: list[str]) -> Run:
+             resume: bool, offline: bool, fairness_warnings: list[str], clock: _StageClock) -> Run:
     """Every model's pass (or its finished work), saved as it finishes; then statistics and speed."""
     exp = setup.experiment
     state = RunState(setup, out)
@@ -173,13 +213,12 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
         _raise_failures(finished)
         result = state.result
         if setup.quality:
-            result = result.model_copy(update={"stats": _analyse(exp, state.predictions)})
+            with clock.stage("statistics"):
+                result = result.model_copy(update={"stats": _analyse(exp, state.predictions)})
         if measure_speed:
-            merged = merge_worker_speed([o for o in finished if isinstance(o, ModelOutcome)]) \
-                if speed_in_workers else None
-            summary = merged.model_copy(update={"warnings": fairness_warnings + merged.warnings}) if merged \
-                else _measure_speed(setup, loaded, progress)
-            result = result.model_copy(update={"speed": summary})
+            with clock.stage("speed"):
+                result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,
+                                                                   speed_in_workers, fairness_warnings)})
         state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
@@ -238,6 +277,16 @@ def _restore(store: ResumeStore | None, key: str, name: str, setup: RunSetup) ->
     found = store.load(key, name, n_examples=len(setup.dataset), n_classes=setup.dataset.num_classes) \
         if store is not None else None
     return ModelOutcome(found[0], found[1]) if found is not None else None
+
+
+def _speed(setup: RunSetup, finished: Sequence[ModelOutcome | ModelFailure],
+           loaded: Mapping[str, tuple[ModelAdapter, float]], progress: ProgressCallback | None,
+           speed_in_workers: bool, fairness_warnings: list[str]) -> SpeedSummary:
+    """The speed the workers measured (``execution.speed: workers``), or all models timed together here."""
+    merged = merge_worker_speed([o for o in finished if isinstance(o, ModelOutcome)]) if speed_in_workers else None
+    if merged is not None:
+        return merged.model_copy(update={"warnings": fairness_warnings + merged.warnings})
+    return _measure_speed(setup, loaded, progress)
 
 
 def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:

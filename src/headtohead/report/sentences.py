@@ -17,9 +17,11 @@ from __future__ import annotations
 from headtohead.report.warnings import speed_warnings
 from headtohead.results.comparison import Comparison, StatsSummary
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
+from headtohead.stats.power import SamplePlan
 
 __all__ = ["format_pp", "format_p", "TEST_NAMES", "pair_verdict", "quality_sentence", "speed_sentence",
-           "verdict_lines", "speed_verdict_lines", "with_quality_sentences", "with_speed_sentences"]
+           "verdict_lines", "speed_verdict_lines", "with_quality_sentences", "with_speed_sentences",
+           "plan_sentence"]
 
 _MINUS = "\u2212"
 #: How each McNemar variant is named in a sentence.
@@ -236,3 +238,41 @@ def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
 
 def _rate(per_s: float) -> str:
     return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"
+
+
+def _percent(fraction: float) -> str:
+    """``0.9`` → ``90``, ``0.905`` → ``90.5``: as many decimals as the value needs (up to 3)."""
+    return f"{100 * fraction:.3f}".rstrip("0").rstrip(".")
+
+
+def plan_sentence(plan: SamplePlan, *, accuracy: float, delta: float) -> str:
+    """The answer of ``h2h plan`` as one sentence.
+
+    Parameters
+    ----------
+    plan : SamplePlan
+        From :func:`headtohead.stats.power.plan_sample_size`.
+    accuracy, delta : float
+        The baseline accuracy and the gap it was planned for.
+
+    Examples
+    --------
+    >>> from headtohead.stats.power import plan_sample_size
+    >>> plan_sentence(plan_sample_size(0.90, 0.05, 0.10), accuracy=0.90, delta=0.05)  # doctest: +NORMALIZE_WHITESPACE
+    'To detect a 5 pp accuracy difference at 90 % accuracy with 80 % power (α = 0.05, two-sided McNemar;
+     assumed discordance 10 %) you need 337 examples; at 337 the McNemar test headtohead runs has
+     80.0 % power (exact).'
+    """
+    p = plan
+    if p.discordance_assumed:
+        assumed = (f"assumed discordance {_percent(p.discordance)} %, i.e. independent "
+                   f"errors — models that err on the same examples need fewer; set --discordance")
+    else:
+        assumed = f"assumed discordance {_percent(p.discordance)} %"
+    test = f"α = {p.alpha:g}, two-sided McNemar"
+    if p.n_comparisons > 1:
+        test += (f" with Holm over {p.n_comparisons} pairs, power at its first step "
+                 f"α/{p.n_comparisons} = {p.test_alpha:.3g}")
+    return (f"To detect a {_percent(delta)} pp accuracy difference at {_percent(accuracy)} % accuracy with "
+            f"{_percent(p.target_power)} % power ({test}; {assumed}) you need {p.n:,} examples; "
+            f"at {p.n:,} the McNemar test headtohead runs has {100 * p.power:.1f} % power (exact).")

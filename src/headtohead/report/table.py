@@ -9,7 +9,7 @@ from rich.table import Table
 from headtohead.report.sentences import speed_verdict_lines, verdict_lines
 from headtohead.results.records import ModelRecord, RunResult
 
-__all__ = ["quality_table", "speed_table", "verdict_block", "format_count"]
+__all__ = ["quality_table", "speed_table", "verdict_block", "format_count", "timings_line"]
 
 
 def format_count(n: int) -> str:
@@ -122,3 +122,18 @@ def verdict_block(result: RunResult) -> list[str]:
     if result.speed is not None:
         lines += speed_verdict_lines(result.speed)
     return lines
+
+
+def timings_line(result: RunResult) -> str | None:
+    """Where the run's time went, on one line (``None`` for results without timings).
+
+    Examples
+    --------
+    ``Time: setup 1.2 s · load 3.4 s · evaluate 6.9 s · speed 12.0 s · statistics 0.8 s · report 0.6 s · total 25.3 s``
+    """
+    t = result.timings
+    if t is None:
+        return None
+    parts = [("setup", t.setup_s), ("load", t.load_s), ("evaluate", t.evaluate_s), ("speed", t.speed_s),
+             ("statistics", t.statistics_s), ("report", t.report_s), ("total", t.total_s)]
+    return "Time: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in parts if seconds is not None)

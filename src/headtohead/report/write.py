@@ -5,15 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from headtohead.results.files import REPORT_FILE
 from headtohead.errors import ConfigError
 from headtohead.report.merge import MergedRuns, as_merged
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 
-__all__ = ["REPORT_FILE", "write_reports", "write_outputs", "Written"]
-
-#: The report ``h2h run`` writes beside ``results.json``.
-REPORT_FILE = "report.html"
+__all__ = ["write_reports", "write_outputs", "Written"]
 
 
 def write_reports(result: RunResult, out_dir: str | Path, *, predictions: Predictions | None = None) -> Path:

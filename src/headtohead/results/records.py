@@ -7,6 +7,8 @@ Changelog of :data:`SCHEMA_VERSION`:
 
 * 1 — first version: environment, dataset, per-model quality, index-order hash, paired
   statistics (``stats``), speed and memory (``speed``).
+* 2 — ``timings``: where a run's wall time went (load, evaluate, speed, statistics, report).
+  Files of version 1 read as they are (``timings`` is then ``None``).
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ __all__ = [
     "DatasetRecord",
     "ModelRecord",
     "WorkerRecord",
+    "StageTimings",
     "RunResult",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class GPURecord(Record):
@@ -149,6 +152,24 @@ class ModelRecord(Record):
                                    "device (--force): marked 'concurrent'")
 
 
+class StageTimings(Record):
+    """Where a run's wall time went, in seconds (what ``h2h run`` prints at the end).
+
+    ``load_s`` and ``evaluate_s`` add up the models' own load and quality-pass times (in
+    workers they overlap, so they can exceed the run's wall time); ``total_s`` is the wall
+    time from the start of the run to its results being saved (the report included when
+    the run writes one).
+    """
+
+    setup_s: float = Field(description="validating the experiment, reading the data, the batch plan")
+    load_s: float = Field(description="loading the models (sum over models)")
+    evaluate_s: float = Field(description="the quality passes (sum over models)")
+    speed_s: float | None = Field(default=None, description="the speed and memory pass")
+    statistics_s: float | None = Field(default=None, description="paired statistics (stats.analyse)")
+    report_s: float | None = Field(default=None, description="writing report.html")
+    total_s: float
+
+
 class RunResult(Record):
     """Everything one ``h2h run`` produced, apart from the per-example predictions
     (``predictions_file``, an ``.npz`` beside the JSON)."""
@@ -165,6 +186,7 @@ class RunResult(Record):
     stats: StatsSummary | None = Field(default=None, description="paired statistics (headtohead.stats)")
     speed: SpeedSummary | None = Field(default=None, description="speed and memory (engines.speed)")
     training: TrainingSummary | None = Field(default=None, description="identical fine-tuning (h2h train)")
+    timings: StageTimings | None = Field(default=None, description="where the run's wall time went")
 
     def model(self, name: str) -> ModelRecord:
         """The record of the model called ``name``."""
