@@ -68,8 +68,14 @@ def _edited(here, target, *, hostname="gpu-box", gpus=(A100,), torch_version=Non
     return target / "training.json"
 
 
+def _same_software_a100(here):
+    """An A100 with this machine's CUDA and driver versions when it has a GPU (a CPU box has none to differ)."""
+    gpus = json.loads((here / "training.json").read_text())["environment"]["gpus"]
+    return {**A100, "cuda": gpus[0]["cuda"], "driver": gpus[0]["driver"]} if gpus else A100
+
+
 def test_models_by_machines_normalised_to_the_baseline(here, tmp_path):
-    gpu = _edited(here, tmp_path / "gpu")
+    gpu = _edited(here, tmp_path / "gpu", gpus=(_same_software_a100(here),))
     comparison = compare_machines([here / "results.json", gpu])
     cpu_label = machine_label(load_training(here)[0])
     assert [m.label for m in comparison.machines] == [cpu_label, "NVIDIA A100-SXM4-80GB"]

@@ -89,7 +89,7 @@ def test_csv_has_one_row_per_model_and_run_and_one_column_per_metric(full):
     other, _ = sample_run({"bert": 0.8, "distil": 0.7}, n_examples=300, speed=False, name="other-run",
                           n_resamples=200)
     text = render_csv([result, other])
-    table = pd.read_csv(__import__("io").StringIO(text))
+    table = pd.read_csv(__import__("io").StringIO(text), float_precision="round_trip")  # every digit back
     assert list(table.columns[:len(ID_COLUMNS)]) == list(ID_COLUMNS)
     assert list(zip(table["run"], table["model"])) == [("sample-comparison", "bert"), ("sample-comparison", "roberta"),
                                                        ("other-run", "bert"), ("other-run", "distil")]

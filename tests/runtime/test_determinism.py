@@ -76,6 +76,7 @@ def test_deterministic_flag_reports_refusing_ops_and_restores_torch(tmp_path, ca
                "model_args": {"n_features": 4, "n_classes": 3}}]
     path = tmp_path / "exp.yaml"
     path.write_text(yaml.safe_dump({"name": "nd", "data": {"path": "sklearn:iris"}, "models": models,
+                                    "eval": {"device": "cpu"},  # the scatter model builds its buffer on the CPU
                                     "speed": {"enabled": False}}))
     assert not torch.are_deterministic_algorithms_enabled()
     main(["run", str(path), "--out", str(tmp_path / "out"), "--deterministic"])
