@@ -26,8 +26,9 @@ from headtohead.data import Dataset, DataSplits, create_dataset
 from headtohead.data.hf import parse_hf_spec
 from headtohead.determinism import recording_refusals, refusal_warning
 from headtohead.devices import resolve_device
-from headtohead.engines.batching import BatchPlan, plan_batches
+from headtohead.engines.batching import BatchPlan
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
+from headtohead.engines.planning import plan_evaluation
 from headtohead.engines.seeding import seed_everything
 from headtohead.errors import ModelError
 from headtohead.faults import is_out_of_memory
@@ -143,7 +144,8 @@ def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, determ
     dataset = splits.eval
     context = LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device,
                           seed=exp.seed, base_dir=base_dir)
-    return RunSetup(exp, base_dir, data, splits, plan_batches(len(dataset), exp.eval.batch_size), context,
+    plan = plan_evaluation(dataset, exp.eval.batch_size, seed=exp.seed, models=exp.models, context=context)
+    return RunSetup(exp, base_dir, data, splits, plan, context,
                     quality=quality, deterministic=deterministic)
 
 

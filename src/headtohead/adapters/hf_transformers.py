@@ -134,6 +134,24 @@ class TransformersAdapter(ModelAdapter):
                                  return_tensors="pt")
         return {k: encoded[k] for k in self.input_names if k in encoded}
 
+    @classmethod
+    def length_counter(cls, config: ModelConfig, context: LoadContext) -> Any:
+        """Token counts (truncated at ``max_length``) from this model's tokenizer, loaded alone."""
+        source, _, offline = _locate(config, context)
+        with quiet_transformers():
+            tokenizer = _load_tokenizer(config, source, offline)
+        stated = getattr(tokenizer, "model_max_length", None)
+        limit = config.max_length or (stated if isinstance(stated, int) and stated < _NO_TOKENIZER_LIMIT
+                                      else _FALLBACK_MAX_LENGTH)
+
+        def count(examples: Sequence[Any]) -> list[int]:
+            first, second = _split_pairs(examples, config.name)
+            ids = tokenizer(first, second, truncation=True, max_length=limit, return_attention_mask=False,
+                            return_token_type_ids=False)["input_ids"]
+            return [len(row) for row in ids]
+
+        return count
+
     def forward(self, inputs: dict[str, Any]) -> Any:
         """Logits of shape ``(batch, num_labels)`` for a batch from :meth:`preprocess` (no grad)."""
         import torch
