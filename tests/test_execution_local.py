@@ -13,7 +13,7 @@ import headtohead
 from headtohead.config import experiment_from_dict, load_experiment
 from headtohead.config.execution import ExecutionConfig
 from headtohead.data import create_dataset
-from headtohead.engines.batching import plan_batches
+from headtohead.engines.batching import BatchPlan, plan_batches
 from headtohead.errors import DataError
 from headtohead.execution import CONCURRENT_MARK, EvalJob, create_executor, merge_worker_speed
 from headtohead.per_model import prepare_run
@@ -136,7 +136,8 @@ def test_sharding_a_text_model_keeps_every_padded_batch(tmp_path):
     exp = load_experiment(experiment_file)
     data = exp.data.model_copy(update={"path": str(table)})
     dataset = create_dataset(data, seed=exp.seed).eval
-    job = EvalJob.build(exp, tmp_path, plan_batches(len(dataset), 4), data=data, dataset=dataset)
+    plan = BatchPlan(run.predictions.order, 4)  # the run's own plan (grouped by length)
+    job = EvalJob.build(exp, tmp_path, plan, data=data, dataset=dataset)
     with create_executor(ExecutionConfig(shards=3), eval_device="cpu") as executor:
         outcome = executor.evaluate(job)[0]
     assert outcome.ok and len(outcome.workers) == 3

@@ -255,3 +255,33 @@ def test_scores_come_back_in_few_large_copies():
     assert collector.host_copies == 3 and streams.count("host waits") == 0  # nothing waited for yet
     np.testing.assert_array_equal(collector.result(), rows.numpy())
     assert collector.host_copies == 4 and streams.count("host waits") == 4
+
+
+def test_overlap_only_where_a_core_is_spare(monkeypatch):
+    from headtohead.engines import prefetch
+
+    texts = _texts(list(range(1, 30)))
+    monkeypatch.setattr(prefetch, "available_cores", lambda: 2)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # both cores compute: a thread beside them would only preempt them
+        busy = TextLookup("m", _table())
+        evaluate_model(busy, _data(texts), plan_batches(29, 4))
+        torch.set_num_threads(1)
+        spare = TextLookup("m", _table())
+        evaluate_model(spare, _data(texts), plan_batches(29, 4))
+    finally:
+        torch.set_num_threads(before)
+    assert busy.threads == {threading.current_thread().name} and spare.threads == {"h2h-preprocess"}
+    assert busy.seen == spare.seen
+
+
+def test_predictions_go_back_to_dataset_order():
+    from headtohead.results.predictions import Predictions
+
+    order = np.array([2, 0, 3, 1])
+    saved = Predictions(order, np.array([1, 0, 1, 0]), LABELS)
+    saved.add("m", np.array([1, 1, 0, 0]), np.array([[0.1, 0.9], [0.2, 0.8], [0.7, 0.3], [0.6, 0.4]]))
+    mine = saved.in_dataset_order("m")
+    assert mine.pred.tolist() == [1, 0, 1, 0]  # example 0 was row 1, example 1 row 3 …
+    np.testing.assert_allclose(mine.proba[:, 1], [0.8, 0.4, 0.9, 0.3])

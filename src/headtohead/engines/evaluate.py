@@ -72,7 +72,7 @@ def scores_to_numpy(scores: Any) -> np.ndarray:
 
 
 def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
-                   progress: ProgressCallback | None = None, prefetch: int = 2,
+                   progress: ProgressCallback | None = None, prefetch: int | None = None,
                    workers: int | None = None) -> Evaluation:
     """Predict every example of ``dataset`` in ``plan`` order.
 
@@ -86,13 +86,14 @@ def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
         The order and batches shared by all models of the run.
     progress : callable, optional
         ``progress(model_name, batches_done, batches_total)``.
-    prefetch : int
-        Batches preprocessed ahead of the forward pass; ``0`` preprocesses each batch
-        in this thread just before its forward pass (same results, slower).
+    prefetch : int, optional
+        Batches preprocessed ahead of the forward pass by a background thread; ``0``
+        preprocesses each batch in this thread just before its forward pass (same results).
+        ``None``: ahead when a core is spare (see :func:`~headtohead.engines.prefetch.spare_cores`).
     workers : int, optional
         Worker processes for image decoding (families with a
         :meth:`~headtohead.adapters.base.ModelAdapter.preprocess_function`); ``None``: the
-        spare cores, ``0``: a thread.
+        spare cores (at most 8), ``0``: none.
 
     Returns
     -------
@@ -115,7 +116,7 @@ def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
 
 
 def _run_batches(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,
-                 progress: ProgressCallback | None, prefetch: int, workers: int | None) -> np.ndarray:
+                 progress: ProgressCallback | None, prefetch: int | None, workers: int | None) -> np.ndarray:
     """Every batch through the model; the raw scores in plan order."""
     streams = transfer_streams(adapter)
     feeder = DeviceFeeder(adapter, streams)

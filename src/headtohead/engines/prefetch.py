@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
@@ -21,9 +22,10 @@ import numpy as np
 
 from headtohead.adapters.base import ModelAdapter
 from headtohead.data.base import Dataset
+from headtohead.devices import is_cuda
 from headtohead.engines.batching import BatchPlan
 
-__all__ = ["Prefetcher", "batch_examples", "default_workers", "map_tensors"]
+__all__ = ["Prefetcher", "batch_examples", "available_cores", "spare_cores", "map_tensors"]
 
 _END = object()
 
@@ -47,14 +49,29 @@ def map_tensors(inputs: Any, fn: Callable[[Any], Any]) -> Any:
     return inputs
 
 
-def default_workers(n_batches: int) -> int:
-    """Worker processes for image preprocessing: the cores this process may use, less one
-    for the forward pass, at most 8, and never more than there are batches after the first."""
+def available_cores() -> int:
+    """CPU cores this process may run on."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(0, min(8, cores - 1, n_batches - 1))
+        return os.cpu_count() or 1
+
+
+def spare_cores(adapter: ModelAdapter) -> int:
+    """Cores the forward pass leaves idle, for preprocessing ahead of it.
+
+    On a GPU the forward pass only launches kernels: all cores but one are spare. On the
+    CPU, torch (and ONNX Runtime, which headtohead gives torch's setting) keeps
+    ``torch.get_num_threads()`` cores busy; a preprocessing thread beside them would only
+    preempt them (and an OpenMP barrier waits for the slowest thread), so overlapping pays
+    only where a core is left.
+    """
+    cores = available_cores()
+    if is_cuda(str(adapter.device)):
+        return cores - 1
+    torch = sys.modules.get("torch")
+    busy = torch.get_num_threads() if torch is not None else 1
+    return cores - busy
 
 
 class Prefetcher:
@@ -65,12 +82,13 @@ class Prefetcher:
     adapter : ModelAdapter
     dataset : Dataset
     plan : BatchPlan
-    depth : int
-        Batches prepared ahead (memory holds at most ``depth + 1`` preprocessed batches).
-        ``0`` preprocesses each batch only when it is asked for, in the caller's thread.
+    depth : int, optional
+        Batches prepared ahead by a background thread (memory holds at most ``depth + 1``
+        preprocessed batches); ``0`` preprocesses each batch when it is asked for, in the
+        caller's thread. ``None``: 2 when :func:`spare_cores` leaves a core for it, else 0.
     workers : int, optional
-        Worker processes for families with a :meth:`~ModelAdapter.preprocess_function`;
-        ``None`` picks :func:`default_workers`; ``0`` uses the thread.
+        Worker processes for families with a :meth:`~ModelAdapter.preprocess_function`
+        (image decoding); ``None``: the spare cores, at most 8; ``0``: none.
     pin : callable, optional
         Applied to every tensor of a batch once it is ready (page-locking for CUDA copies).
 
@@ -81,15 +99,17 @@ class Prefetcher:
                 ...
     """
 
-    def __init__(self, adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *, depth: int = 2,
+    def __init__(self, adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *, depth: int | None = None,
                  workers: int | None = None, pin: Callable[[Any], Any] | None = None) -> None:
-        self.adapter, self.dataset, self.plan = adapter, dataset, plan
-        self.depth, self.pin = depth, pin
-        function = adapter.preprocess_function() if depth > 0 else None
-        count = default_workers(len(plan)) if workers is None else workers
-        self.workers = count if function is not None else 0
+        self.adapter, self.dataset, self.plan, self.pin = adapter, dataset, plan, pin
+        spare = spare_cores(adapter)
+        function = adapter.preprocess_function()
+        if workers is None:
+            workers = max(0, min(8, spare, len(plan) - 1))
+        self.workers = workers if function is not None else 0
+        self.depth = depth if depth is not None else (2 if spare >= 1 else 0)
         self._function = function
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, self.depth))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._source: Iterator[tuple[np.ndarray, Any]] | None = None

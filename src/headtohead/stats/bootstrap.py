@@ -93,8 +93,9 @@ class _Design:
         self.width = offset
         if compress:
             key = np.column_stack(keys) if keys else np.zeros((n, 0))
+            rows = _row_numbers(key)
             _, first, inverse, self.cell_counts = np.unique(
-                key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+                rows, axis=None if rows.ndim == 1 else 0, return_index=True, return_inverse=True, return_counts=True)
             self.cell_of_example: np.ndarray | None = inverse.reshape(-1)
         else:  # continuous features: (nearly) every example is its own cell
             first, self.cell_of_example, self.cell_counts = np.arange(n), None, np.ones(n, dtype=np.int64)
@@ -120,6 +121,20 @@ class _Design:
         """Feature rows of cells ``start:stop``, dense, shape ``(stop − start, width)``."""
         cols = self.features_t[:, start:stop]
         return (cols.toarray() if sparse.issparse(cols) else cols).T
+
+
+def _row_numbers(key: np.ndarray) -> np.ndarray:
+    """Rows of small non-negative integers as one int64 each, in the rows' lexicographic order
+    (sorting a million numbers is far faster than sorting a million rows); other rows as they are."""
+    if not key.shape[1] or not np.array_equal(key, np.floor(key)) or key.min() < 0:
+        return key
+    radices = key.max(axis=0).astype(np.int64) + 1
+    if np.prod(radices.astype(float)) >= 2**62:
+        return key
+    numbers = np.zeros(len(key), dtype=np.int64)
+    for column, radix in zip(key.T.astype(np.int64), radices):
+        numbers = numbers * radix + column
+    return numbers
 
 
 def _evaluate(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n: float) -> np.ndarray:
@@ -158,6 +173,8 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
                   sampler: str) -> np.ndarray:
     """Bootstrap distribution ``(M, n_resamples)`` of every metric."""
     sampler = _choose_sampler(design, sampler)
+    if sampler == "index" and design.cell_of_example is None:
+        return _evaluate(design, specs, _sums_by_example_blocks(design, n_resamples, rng), design.n)
     per_resample = design.n if sampler == "index" else design.m
     chunk = max(1, _BLOCK // max(per_resample, design.width, 1))
     theta = np.empty((len(specs), n_resamples))
@@ -166,6 +183,33 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
         counts = _resample_counts(design, rng, size, sampler)
         theta[:, start:start + size] = _evaluate(design, specs, design.sums(counts), design.n)
     return theta
+
+
+def _sums_by_example_blocks(design: _Design, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Resample sums when every example is its own cell (continuous features), by blocks of examples.
+
+    Drawing ``n`` of ``n`` examples with replacement is the same as drawing how many draws
+    fall in each block of examples (one multinomial), then drawing that many within each
+    block. So all resamples advance together, one block of examples at a time: the counts
+    of a block, ``(n_resamples, block)``, meet its dense feature rows in one matrix product,
+    instead of a few resamples at a time meeting every example's features.
+    """
+    n, block = design.n, max(1, _BLOCK // n_resamples)
+    starts = np.arange(0, n, block)
+    sizes = np.minimum(block, n - starts)
+    per_block = rng.multinomial(n, sizes / n, size=n_resamples)  # (R, blocks): draws landing in each block
+    features = design.features_t.tocsc() if sparse.issparse(design.features_t) else design.features_t
+    offsets = np.arange(n_resamples, dtype=np.int64)
+    sums = np.zeros((n_resamples, design.width))
+    for b, (start, size) in enumerate(zip(starts, sizes)):
+        draws = per_block[:, b]
+        picks = rng.integers(0, size, size=int(draws.sum()), dtype=np.int64)
+        picks += np.repeat(offsets * size, draws)
+        counts = np.bincount(picks, minlength=n_resamples * size).reshape(n_resamples, size)
+        rows = features[:, start:start + size]
+        rows = rows.toarray() if sparse.issparse(rows) else rows
+        sums += counts.astype(np.float64) @ rows.T
+    return sums
 
 
 def _jackknife(design: _Design, specs: Sequence[MetricSpec]) -> np.ndarray:
