@@ -55,8 +55,9 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize(device)
 
 
-def hand_loop(model, tokenizer, texts: list[str], batch_size: int, max_length: int, device: str) -> float:
-    """Tokenise once, sort by length, pad per batch, inference_mode; seconds."""
+def hand_loop(model, tokenizer, texts: list[str], batch_size: int, max_length: int, device: str,
+              keep: list | None = None) -> float:
+    """Tokenise once, sort by length, pad per batch, inference_mode; seconds (logits in dataset order to ``keep``)."""
     import torch
 
     _sync(device)
@@ -71,8 +72,10 @@ def hand_loop(model, tokenizer, texts: list[str], batch_size: int, max_length: i
             batch = tokenizer.pad({k: [encoded[k][i] for i in rows] for k in keys}, return_tensors="pt")
             outputs.append(model(**{k: v.to(device, non_blocking=True) for k, v in batch.items()}).logits)
         logits = torch.cat(outputs).float().cpu().numpy()
-    assert logits.shape == (len(texts), 2)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    if keep is not None:
+        keep.append(logits[np.argsort(order)])
+    return seconds
 
 
 def pipeline_pass(pipe, texts: list[str], batch_size: int, max_length: int, device: str) -> float:
@@ -90,6 +93,22 @@ def h2h_pass(adapter, dataset, plan) -> tuple[float, float]:
     start = time.perf_counter()
     evaluation = evaluate_model(adapter, dataset, plan)
     return evaluation.seconds, time.perf_counter() - start
+
+
+def _check_same_predictions(adapter, dataset, plan, hand) -> None:
+    """h2h's probabilities against the hand loop's, example by example (both in dataset order)."""
+    from scipy.special import softmax
+
+    from headtohead.engines.evaluate import evaluate_model
+
+    kept: list = []
+    hand(kept)
+    reference = softmax(kept[0].astype(np.float64), axis=1)
+    proba = np.empty_like(reference)
+    proba[plan.order] = evaluate_model(adapter, dataset, plan).proba
+    changed = int((proba.argmax(1) != reference.argmax(1)).sum())
+    print(f"h2h vs hand loop, example by example: max |Δ probability| {np.abs(proba - reference).max():.1e}, "
+          f"{changed} predicted labels differ")
 
 
 def main() -> int:
@@ -145,6 +164,8 @@ def main() -> int:
     }
     for run in contenders.values():  # warm-up: first calls allocate and compile kernels
         run()
+    _check_same_predictions(adapter, dataset, plan, lambda keep: hand_loop(
+        model, tokenizer, texts, args.batch_size, args.max_length, args.device, keep))
     seconds: dict[str, list[float]] = {name: [] for name in contenders}
     names = list(contenders)
     for r in range(args.rounds):

@@ -38,7 +38,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--n-resamples", type=int, default=2000)
-XX
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (1: a tiny model's matrices are too "
+                        "small for a second thread to pay; 0: torch's default)")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child process: one size
     parser.add_argument("--models", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()

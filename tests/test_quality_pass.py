@@ -139,6 +139,11 @@ def test_plan_counts_tokens_of_the_first_model_that_can(tmp_path):
     by_chars = plan_batches(len(texts), 4, lengths=text_lengths(texts))
     least = padded_positions(plan_batches(len(texts), 4, lengths=tokens), tokens)
     assert padded_positions(by_tokens, tokens) == least <= padded_positions(by_chars, tokens)
+    pairs = Dataset("mem", "text_pair", [(t, t[::-1]) for t in texts], np.arange(len(texts)) % 2, LABELS)
+    pair_context = LoadContext(LABELS, "text_pair", base_dir=tmp_path)
+    pair_lengths, _ = example_lengths(pairs, models, pair_context)
+    pair_tokens = create_adapter(models[1], pair_context).preprocess(list(pairs.examples))["attention_mask"].sum(1)
+    assert pair_lengths.tolist() == pair_tokens.tolist()  # truncated to 16 like the model's own batches
     # A model folder that cannot be read leaves the plan to characters (its load reports the error).
     broken = [ModelConfig(name="gone", kind="transformers", source=str(tmp_path / "missing"))]
     assert example_lengths(_data(texts), broken, context)[1] == "characters"
