@@ -87,8 +87,9 @@ class _Design:
             for name, stat in stats.items():
                 blocks[name] = slice(offset, offset + stat.size)
                 offset += stat.size
-                keys.append(stat.codes.astype(np.float64))
-                keys.append(np.ones(n) if stat.weights is None else stat.weights.astype(np.float64))
+                if compress:
+                    keys.append(stat.codes.astype(np.float64))
+                    keys.append(np.ones(n) if stat.weights is None else stat.weights.astype(np.float64))
             self.blocks.append(blocks)
         self.width = offset
         if compress:
@@ -108,8 +109,10 @@ class _Design:
                 vals.append(np.ones(self.m) if stat.weights is None else stat.weights[first].astype(np.float64))
         # stored transposed, (width, m): OpenBLAS is >10x faster on F.T @ counts.T than on
         # counts @ F for these tall-skinny shapes (measured)
-        features_t = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(cols), np.concatenate(rows))),
-                                       shape=(self.width, self.m))
+        # (column slices of the compressed-column form are cheap: the example blocks read them)
+        matrix = sparse.csr_matrix if compress else sparse.csc_matrix
+        features_t = matrix((np.concatenate(vals), (np.concatenate(cols), np.concatenate(rows))),
+                            shape=(self.width, self.m))
         # dense BLAS while it fits; very many classes keep the sparse form
         self.features_t = features_t.toarray() if self.m * self.width <= _BLOCK * 4 else features_t
 
@@ -124,12 +127,10 @@ class _Design:
 
 
 def _row_numbers(key: np.ndarray) -> np.ndarray:
-    """Rows of small non-negative integers as one int64 each, in the rows' lexicographic order
-    (sorting a million numbers is far faster than sorting a million rows); other rows as they are."""
-    if not key.shape[1] or not np.array_equal(key, np.floor(key)) or key.min() < 0:
-        return key
-    radices = key.max(axis=0).astype(np.int64) + 1
-    if np.prod(radices.astype(float)) >= 2**62:
+    """Rows of small non-negative integers as one int64 each, in the rows' lexicographic order (a
+    million numbers sort far faster than a million rows); other rows as they are."""
+    radices = key.max(axis=0).astype(np.int64) + 1 if key.size else None
+    if radices is None or key.min() < 0 or not np.array_equal(key, np.floor(key)) or np.prod(radices * 1.0) >= 2**62:
         return key
     numbers = np.zeros(len(key), dtype=np.int64)
     for column, radix in zip(key.T.astype(np.int64), radices):
@@ -188,11 +189,9 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
 def _sums_by_example_blocks(design: _Design, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Resample sums when every example is its own cell (continuous features), by blocks of examples.
 
-    Drawing ``n`` of ``n`` examples with replacement is the same as drawing how many draws
-    fall in each block of examples (one multinomial), then drawing that many within each
-    block. So all resamples advance together, one block of examples at a time: the counts
-    of a block, ``(n_resamples, block)``, meet its dense feature rows in one matrix product,
-    instead of a few resamples at a time meeting every example's features.
+    Drawing ``n`` of ``n`` examples with replacement = drawing how many draws fall in each block
+    (one multinomial), then that many within each block. So all resamples advance together a
+    block at a time: a block's counts ``(n_resamples, block)`` meet its features in one product.
     """
     n, block = design.n, max(1, _BLOCK // n_resamples)
     starts = np.arange(0, n, block)
