@@ -9,6 +9,11 @@ An adapter wraps one loaded model and answers five questions for the engines:
 * :attr:`ModelAdapter.label_names` — what each output column means (``None`` if unknown);
 * :meth:`ModelAdapter.num_parameters` / :meth:`ModelAdapter.parameter_bytes`.
 
+Two optional hooks let the quality pass go faster without changing what it computes:
+:meth:`ModelAdapter.length_counter` (lengths in the model's own units, to group examples of
+similar length into the run's one batch plan) and :meth:`ModelAdapter.preprocess_function`
+(a picklable twin of :meth:`~ModelAdapter.preprocess` that worker processes can run).
+
 Torch-based families also expose :attr:`ModelAdapter.module` (the ``nn.Module``) so the
 training and memory engines can use it; scikit-learn and plain callables leave it ``None``.
 """
@@ -16,7 +21,7 @@ training and memory engines can use it; scikit-learn and plain callables leave i
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -87,6 +92,26 @@ class ModelAdapter(ABC):
     @abstractmethod
     def preprocess(self, examples: Sequence[Any]) -> Any:
         """Turn raw examples into the model's CPU-side inputs (a batch)."""
+
+    def preprocess_function(self) -> Callable[[Sequence[Any]], Any] | None:
+        """A picklable function doing exactly what :meth:`preprocess` does, or ``None``.
+
+        When it is given and the machine has spare cores, the quality pass runs it in
+        worker processes (image decoding and resizing hold the GIL, so a thread would not
+        help); otherwise :meth:`preprocess` runs in a background thread of this process.
+        """
+        return None
+
+    @classmethod
+    def length_counter(cls, config: ModelConfig, context: LoadContext
+                       ) -> Callable[[Sequence[Any]], Sequence[int]] | None:
+        """A function giving each example's length in this model's own units, or ``None``.
+
+        Called before any model is loaded, to order the run's one batch plan so that batches
+        hold examples of similar length (less padding). It must be cheap to build (a
+        tokenizer, never weights) and must not raise for a model that will load.
+        """
+        return None
 
     def to_device(self, inputs: Any) -> Any:
         """Move a preprocessed batch to :attr:`device` (tensors, dicts of tensors; others unchanged)."""

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.hf_hub import hub_cache, hub_kwargs, hub_offline, looks_like_path, quiet_transformers
+from headtohead.adapters.hf_text import FALLBACK_MAX_LENGTH, NO_TOKENIZER_LIMIT, split_pairs, token_counter
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
@@ -43,9 +44,6 @@ _RESERVED_ARGS = {"trust_remote_code": "trust_remote_code", "revision": "revisio
                   "state_dict": None}
 _SAFETENSORS_FILES = ("model.safetensors", "model.safetensors.index.json")
 _BIN_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
-# Tokenizers without a configured limit report this sentinel (transformers' VERY_LARGE_INTEGER).
-_NO_TOKENIZER_LIMIT = 10**9
-_FALLBACK_MAX_LENGTH = 512
 _UNSUPPORTED_GLOBAL = re.compile(r"Unsupported global: GLOBAL (\S+)")
 _WEIGHTS_UNPICKLER = re.compile(r"WeightsUnpickler error:\s*([^\n]+)")
 
@@ -68,7 +66,7 @@ class TransformersAdapter(ModelAdapter):
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
         self.tokenizer: Any = None
-        self.max_length: int = _FALLBACK_MAX_LENGTH
+        self.max_length: int = FALLBACK_MAX_LENGTH
         self.input_names: tuple[str, ...] = ()
 
     @classmethod
@@ -129,10 +127,18 @@ class TransformersAdapter(ModelAdapter):
             ``input_ids``, ``attention_mask`` and, when the model takes it, ``token_type_ids``;
             each of shape ``(batch, longest_in_batch)`` with ``longest_in_batch <= max_length``.
         """
-        first, second = _split_pairs(examples, self.name)
+        first, second = split_pairs(examples, self.name)
         encoded = self.tokenizer(first, second, truncation=True, max_length=self.max_length, padding="longest",
                                  return_tensors="pt")
         return {k: encoded[k] for k in self.input_names if k in encoded}
+
+    @classmethod
+    def length_counter(cls, config: ModelConfig, context: LoadContext) -> Any:
+        """Token counts (truncated at ``max_length``) from this model's tokenizer, loaded alone."""
+        source, _, offline = _locate(config, context)
+        with quiet_transformers():
+            tokenizer = _load_tokenizer(config, source, offline)
+        return token_counter(tokenizer, config.max_length, model=config.name)
 
     def forward(self, inputs: dict[str, Any]) -> Any:
         """Logits of shape ``(batch, num_labels)`` for a batch from :meth:`preprocess` (no grad)."""
@@ -355,29 +361,12 @@ def _max_length(config: ModelConfig, tokenizer: Any, model: Any, warn: Any) -> i
                              f"read (its position embeddings allow {limit} tokens); set max_length to {limit} or less")
         return config.max_length
     stated = getattr(tokenizer, "model_max_length", None)
-    known = [n for n in (stated, limit) if isinstance(n, int) and n < _NO_TOKENIZER_LIMIT]
+    known = [n for n in (stated, limit) if isinstance(n, int) and n < NO_TOKENIZER_LIMIT]
     if known:
         return min(known)
     warn(f"model '{config.name}': neither the tokenizer nor the model states a maximum length; truncating at "
-         f"{_FALLBACK_MAX_LENGTH} tokens (set max_length to choose)")
-    return _FALLBACK_MAX_LENGTH
-
-
-def _split_pairs(examples: Sequence[Any], model: str) -> tuple[list[str], list[str] | None]:
-    """Texts, or (first texts, second texts) for pairs; every example must be of the same form."""
-    pairs = bool(examples) and isinstance(examples[0], (tuple, list))
-    for i, example in enumerate(examples):
-        if pairs:
-            fits = isinstance(example, (tuple, list)) and len(example) == 2 and all(isinstance(t, str) for t in example)
-        else:
-            fits = isinstance(example, str)
-        if not fits:
-            expected = "a (text, pair) tuple of two strings" if pairs else "a string"
-            raise ModelError(f"model '{model}': example {i} of the batch is {type(example).__name__} {example!r:.60}, "
-                             f"expected {expected}; check the dataset's text columns")
-    if pairs:
-        return [first for first, _ in examples], [second for _, second in examples]
-    return list(examples), None
+         f"{FALLBACK_MAX_LENGTH} tokens (set max_length to choose)")
+    return FALLBACK_MAX_LENGTH
 
 
 def _first_line(exc: BaseException) -> str:

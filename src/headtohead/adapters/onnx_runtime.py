@@ -274,10 +274,16 @@ class OnnxRuntimeAdapter(ModelAdapter):
             names = {spec.name for spec in self.session.get_inputs()}
             return {k: np.asarray(v, dtype=np.int64) for k, v in encoded.items() if k in names}
         if modality == "image":
-            from headtohead.adapters.vision import images_to_batch
-
-            return images_to_batch(examples, self.transform).numpy()
+            return image_array(examples, self.transform)
         return np.asarray(examples, dtype=np.float32).reshape(len(examples), -1)
+
+    def preprocess_function(self) -> Any:
+        """For images: decoding and resizing in worker processes (see :meth:`preprocess`)."""
+        if self.context.modality != "image":
+            return None
+        import functools
+
+        return functools.partial(image_array, transform=self.transform)
 
     def to_device(self, inputs: Any) -> Any:
         """Inputs stay on the host; ONNX Runtime copies them to its device itself."""
@@ -296,6 +302,13 @@ class OnnxRuntimeAdapter(ModelAdapter):
 
     def parameter_bytes(self) -> int:
         return self._weights[1]
+
+
+def image_array(examples: Sequence[Any], transform: Any) -> np.ndarray:
+    """Images → a ``float32`` NCHW array through ``transform`` (picklable, for workers)."""
+    from headtohead.adapters.vision import images_to_batch
+
+    return images_to_batch(examples, transform).numpy()
 
 
 def _check_file(config: ModelConfig, context: LoadContext) -> Path:

@@ -105,6 +105,16 @@ class PythonAdapter(ModelAdapter):
             return images_to_batch(examples, self._transform)
         return torch.as_tensor(np.asarray(examples, dtype=np.float32).reshape(len(examples), -1))
 
+    def preprocess_function(self) -> Any:
+        """For an image module: image decoding in worker processes (see :meth:`preprocess`)."""
+        if not (self.is_module and self.context.modality == "image"):
+            return None
+        import functools
+
+        from headtohead.adapters.vision import images_to_batch
+
+        return functools.partial(images_to_batch, transform=self._transform)
+
     def forward(self, inputs: Any) -> Any:
         """Scores ``(batch, n_outputs)``: the module's output, or the callable's as a NumPy array."""
         if self.is_module:

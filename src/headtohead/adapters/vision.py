@@ -11,6 +11,7 @@ for label names — is written once here.
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -204,6 +205,11 @@ class TorchImageAdapter(ModelAdapter):
         """Images → a ``float32`` batch ``(n, 3, H, W)`` through the model's eval transform."""
         assert self.transform is not None, "load() sets the transform"
         return images_to_batch(examples, self.transform)
+
+    def preprocess_function(self) -> Callable[[Sequence[Any]], Any]:
+        """:meth:`preprocess` without the model, for worker processes (decoding, resizing)."""
+        assert self.transform is not None, "load() sets the transform"
+        return functools.partial(images_to_batch, transform=self.transform)
 
     def forward(self, inputs: Any) -> Any:
         """Logits ``(n, num_outputs)`` under ``torch.inference_mode``."""

@@ -23,7 +23,8 @@ from headtohead.config import Experiment, experiment_from_dict, load_experiment
 from headtohead.config.schema import DataConfig
 from headtohead.data import Dataset, DataSplits, create_dataset
 from headtohead.data.hf import parse_hf_spec
-from headtohead.engines.batching import BatchPlan, plan_batches
+from headtohead.engines.batching import BatchPlan
+from headtohead.engines.planning import plan_evaluation
 from headtohead.engines.seeding import seed_everything
 from headtohead.results import DatasetRecord
 from headtohead.runtime.devices import resolve_device
@@ -141,7 +142,8 @@ def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, determ
     dataset = splits.eval
     context = LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device,
                           seed=exp.seed, base_dir=base_dir)
-    return RunSetup(exp, base_dir, data, splits, plan_batches(len(dataset), exp.eval.batch_size), context,
+    plan = plan_evaluation(dataset, exp.eval.batch_size, seed=exp.seed, models=exp.models, context=context)
+    return RunSetup(exp, base_dir, data, splits, plan, context,
                     quality=quality, deterministic=deterministic)
 
 

@@ -46,7 +46,10 @@ class Predictions:
     Attributes
     ----------
     order : ndarray of int64
-        Dataset index of each evaluated example, in the order models saw them.
+        Dataset index of each evaluated example, in the order models saw them (the run's
+        batch plan, which groups texts by length: not the dataset order). Row ``i`` of
+        ``y_true`` and of every model's ``pred`` / ``proba`` is dataset example ``order[i]``,
+        so all models line up row by row; :meth:`in_dataset_order` sorts them back.
     y_true : ndarray of int64
         True label of each example, aligned with ``order``.
     label_names : tuple of str
@@ -66,6 +69,13 @@ class Predictions:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.models)
+
+    def in_dataset_order(self, name: str) -> ModelPredictions:
+        """Model ``name``'s predictions with rows sorted by dataset index (row ``j`` is example ``j``
+        when every example was evaluated)."""
+        rows = np.argsort(self.order, kind="stable")
+        model = self[name]
+        return ModelPredictions(model.pred[rows], model.proba[rows])
 
     def add(self, name: str, pred: np.ndarray, proba: np.ndarray) -> None:
         """Add a model's predictions (checked against the evaluation set's size)."""

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from headtohead.errors import DeviceError
 
-__all__ = ["DeviceBackend", "TimingEvent", "TorchBackend", "resolve_device", "get_backend", "use_backend",
+__all__ = ["DeviceBackend", "TimingEvent", "TransferStreams", "TorchBackend", "resolve_device", "get_backend", "use_backend",
            "GPUInfo", "gpu_info", "is_cuda"]
 
 
@@ -34,6 +34,27 @@ class TimingEvent(Protocol):
     def elapsed_time(self, end: TimingEvent) -> float: ...
 
 
+class TransferStreams(Protocol):
+    """Copies between host and one CUDA device on a side stream, overlapping compute.
+
+    The quality pass copies batch ``i + 1`` to the GPU while batch ``i`` computes, and
+    results back while later batches compute: host memory is page-locked (``pin``) so
+    copies can be asynchronous, copies run on a side stream (``on_side``), and events
+    order the two streams without ever blocking the host until results are needed.
+    """
+
+    def pin(self, tensor: Any) -> Any: ...
+    def empty_pinned(self, shape: tuple[int, ...], dtype: Any) -> Any: ...
+    def on_side(self) -> contextlib.AbstractContextManager[None]: ...
+    def record_side(self) -> Any: ...
+    def compute_waits(self, event: Any) -> None: ...
+    def side_waits_for_compute(self) -> None: ...
+    def used_on_compute(self, tensor: Any) -> None: ...
+    def used_on_side(self, tensor: Any) -> None: ...
+    def is_done(self, event: Any) -> bool: ...
+    def wait(self, event: Any) -> None: ...
+
+
 class DeviceBackend(Protocol):
     """What headtohead needs to know about accelerators. :class:`TorchBackend` is the real one.
 
@@ -51,6 +72,7 @@ class DeviceBackend(Protocol):
     def reset_peak_memory_stats(self, device: str) -> None: ...
     def max_memory_allocated(self, device: str) -> int | None: ...
     def max_memory_reserved(self, device: str) -> int | None: ...
+    def transfer_streams(self, device: str) -> TransferStreams: ...
 
 
 class TorchBackend:
@@ -114,6 +136,55 @@ class TorchBackend:
         import torch
 
         return int(torch.cuda.max_memory_reserved(device))
+
+
+    def transfer_streams(self, device: str) -> TransferStreams:
+        return _TorchTransferStreams(device)
+
+
+class _TorchTransferStreams:
+    """:class:`TransferStreams` with ``torch.cuda``: a side stream next to the current one."""
+
+    def __init__(self, device: str) -> None:
+        import torch
+
+        self._torch = torch
+        self._compute = torch.cuda.current_stream(torch.device(device))
+        self._side = torch.cuda.Stream(torch.device(device))
+
+    def pin(self, tensor: Any) -> Any:
+        return tensor if tensor.device.type != "cpu" or tensor.is_pinned() else tensor.pin_memory()
+
+    def empty_pinned(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return self._torch.empty(shape, dtype=dtype, pin_memory=True)
+
+    def on_side(self) -> contextlib.AbstractContextManager[None]:
+        return self._torch.cuda.stream(self._side)
+
+    def record_side(self) -> Any:
+        event = self._torch.cuda.Event()
+        event.record(self._side)
+        return event
+
+    def compute_waits(self, event: Any) -> None:
+        self._compute.wait_event(event)
+
+    def side_waits_for_compute(self) -> None:
+        self._side.wait_stream(self._compute)
+
+    def used_on_compute(self, tensor: Any) -> None:
+        # Made on the side stream, read on the compute stream: without this the caching
+        # allocator could hand its memory to the next copy while compute still reads it.
+        tensor.record_stream(self._compute)
+
+    def used_on_side(self, tensor: Any) -> None:
+        tensor.record_stream(self._side)
+
+    def is_done(self, event: Any) -> bool:
+        return bool(event.query())
+
+    def wait(self, event: Any) -> None:
+        event.synchronize()
 
 
 class _TorchCudaEvent:

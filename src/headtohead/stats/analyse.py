@@ -6,7 +6,11 @@ intervals on the difference of every metric, Holm's adjustment over all pairs, t
 minimum detectable effect, and the verdict in words. Then a ranking in groups.
 
 Randomness is seeded per model and per pair from ``seed`` and the model positions, so a
-result does not change when an unrelated model is added to the run.
+result does not change when an unrelated model is added to the run. The calibration
+metrics (ECE, Brier, NLL) of all models and pairs share one set of resamples
+(:mod:`headtohead.stats.joint`): they cost work in proportion to the examples, and
+resampling them once instead of once per model and per pair keeps a million examples
+fast; that draw depends only on ``seed`` and the number of examples.
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ from headtohead.results.comparison import (
     StatsSummary,
 )
 from headtohead.results.predictions import Predictions
-from headtohead.stats.bootstrap import paired_bootstrap
+from headtohead.stats.bootstrap import Interval, paired_bootstrap
 from headtohead.stats.calibration import calibration
-from headtohead.stats.intervals import accuracy_estimate, bootstrap_estimates
+from headtohead.stats.intervals import accuracy_estimate, bootstrap_estimates, estimate_from_interval
+from headtohead.stats.joint import joint_bootstrap
 from headtohead.stats.mcnemar import EXACT_BELOW, McNemarResult, mcnemar_test
 from headtohead.stats.bootstrap_metrics import METRICS
 from headtohead.stats.multiple import holm_adjust, rank_groups
@@ -79,17 +84,36 @@ def _check_predictions(predictions: Predictions) -> None:
 
 
 def _metric_names(label_names: Sequence[str]) -> list[str]:
+    return _class_metric_names(label_names) + list(_CALIBRATION_METRICS)
+
+
+def _class_metric_names(label_names: Sequence[str]) -> list[str]:
     per_class = [f"recall:{name}" for name in label_names] if len(label_names) <= PER_CLASS_LIMIT else []
-    return list(_BOOTSTRAP_METRICS) + per_class + list(_CALIBRATION_METRICS)
+    return list(_BOOTSTRAP_METRICS) + per_class
 
 
-def _model_stats(name: str, predictions: Predictions, *, confidence: float, n_resamples: int, ci_method: str,
-                 ece_bins: int, seed: np.random.SeedSequence) -> ModelStats:
+Calibration = tuple[dict[str, dict[str, Interval]], dict[tuple[str, str], dict[str, Interval]]]
+
+
+def _calibration_intervals(predictions: Predictions, *, confidence: float, n_resamples: int, ci_method: str,
+                           ece_bins: int, seed: int) -> Calibration:
+    """ECE, Brier and NLL of every model and every pair from one set of resamples (:mod:`~headtohead.stats.joint`)."""
+    names = list(predictions.models)
+    return joint_bootstrap(predictions.y_true, {m: (predictions[m].pred, predictions[m].proba) for m in names},
+                           metrics=_CALIBRATION_METRICS, pairs=list(itertools.combinations(names, 2)),
+                           label_names=predictions.label_names, n_resamples=n_resamples, confidence=confidence,
+                           method=ci_method, n_bins=ece_bins,  # type: ignore[arg-type]
+                           seed=np.random.default_rng(np.random.SeedSequence([seed, 2])))
+
+
+def _model_stats(name: str, predictions: Predictions, calibrated: dict[str, Interval], *, confidence: float,
+                 n_resamples: int, ci_method: str, ece_bins: int, seed: np.random.SeedSequence) -> ModelStats:
     model, y = predictions[name], predictions.y_true
-    estimates = bootstrap_estimates(y, model.pred, model.proba, _metric_names(predictions.label_names),
+    estimates = bootstrap_estimates(y, model.pred, None, _class_metric_names(predictions.label_names),
                                     label_names=predictions.label_names, n_resamples=n_resamples,
                                     confidence=confidence, method=ci_method, n_bins=ece_bins,
                                     seed=np.random.default_rng(seed))
+    estimates.update({metric: estimate_from_interval(interval) for metric, interval in calibrated.items()})
     recalls = {m.split(":", 1)[1]: e for m, e in estimates.items() if m.startswith("recall:")}
     return ModelStats(name=name, n_examples=len(y), accuracy=accuracy_estimate(model.correct(y), confidence),
                       balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
@@ -98,15 +122,17 @@ def _model_stats(name: str, predictions: Predictions, *, confidence: float, n_re
                       calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins, level=confidence))
 
 
-def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, *, confidence: float, n_resamples: int,
-                 ci_method: str, ece_bins: int, seed: np.random.SeedSequence) -> list[MetricDifference]:
+def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibrated: dict[str, Interval], *,
+                 confidence: float, n_resamples: int, ci_method: str, ece_bins: int,
+                 seed: np.random.SeedSequence) -> list[MetricDifference]:
     """Paired bootstrap intervals on ``metric(a) − metric(b)`` for every reported metric."""
     ma, mb, y = predictions[a.name], predictions[b.name], predictions.y_true
     names = ["accuracy"] + _metric_names(predictions.label_names)
-    intervals = paired_bootstrap(y, ma.pred, mb.pred, ma.proba, mb.proba, metrics=names,
-                                 label_names=predictions.label_names, n_resamples=n_resamples,
-                                 confidence=confidence, method=ci_method, n_bins=ece_bins,
+    intervals = paired_bootstrap(y, ma.pred, mb.pred, metrics=["accuracy"] + _class_metric_names(
+                                 predictions.label_names), label_names=predictions.label_names,
+                                 n_resamples=n_resamples, confidence=confidence, method=ci_method, n_bins=ece_bins,
                                  seed=np.random.default_rng(seed))
+    intervals.update(calibrated)
     return [MetricDifference(metric=name, value_a=a.estimate(name).value, value_b=b.estimate(name).value,
                              difference=intervals[name].estimate, ci_low=intervals[name].low,
                              ci_high=intervals[name].high, method=intervals[name].method, confidence=confidence,
@@ -184,7 +210,9 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     confidence = 1.0 - alpha
     names = list(predictions.models)
     options = dict(confidence=confidence, n_resamples=n_resamples, ci_method=ci_method, ece_bins=ece_bins)
-    models = {name: _model_stats(name, predictions, seed=np.random.SeedSequence([seed, 0, i]), **options)
+    calibrated, calibrated_pairs = _calibration_intervals(predictions, seed=seed, **options)
+    models = {name: _model_stats(name, predictions, calibrated[name], seed=np.random.SeedSequence([seed, 0, i]),
+                                 **options)
               for i, name in enumerate(names)}
     pairs = list(itertools.combinations(range(len(names)), 2))
     y = predictions.y_true
@@ -193,7 +221,8 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     comparisons = []
     for (i, j), test, p_adj in zip(pairs, tests, adjusted):
         a, b = models[names[i]], models[names[j]]
-        diffs = _differences(a, b, predictions, seed=np.random.SeedSequence([seed, 1, i, j]), **options)
+        diffs = _differences(a, b, predictions, calibrated_pairs[(names[i], names[j])],
+                             seed=np.random.SeedSequence([seed, 1, i, j]), **options)
         comparisons.append(_comparison(a, b, test, float(p_adj), len(pairs), diffs, alpha))
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)

@@ -87,28 +87,30 @@ class _Design:
             for name, stat in stats.items():
                 blocks[name] = slice(offset, offset + stat.size)
                 offset += stat.size
-                keys.append(stat.codes.astype(np.float64))
-                keys.append(np.ones(n) if stat.weights is None else stat.weights.astype(np.float64))
+                if compress:
+                    keys.append(stat.codes.astype(np.float64))
+                    keys.append(np.ones(n) if stat.weights is None else stat.weights.astype(np.float64))
             self.blocks.append(blocks)
         self.width = offset
         if compress:
             key = np.column_stack(keys) if keys else np.zeros((n, 0))
+            rows = _row_numbers(key)
             _, first, inverse, self.cell_counts = np.unique(
-                key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+                rows, axis=None if rows.ndim == 1 else 0, return_index=True, return_inverse=True, return_counts=True)
             self.cell_of_example: np.ndarray | None = inverse.reshape(-1)
         else:  # continuous features: (nearly) every example is its own cell
             first, self.cell_of_example, self.cell_counts = np.arange(n), None, np.ones(n, dtype=np.int64)
         self.m = len(first)
-        rows, cols, vals = [], [], []
-        for stats, blocks in zip(per_model, self.blocks):
-            for name, stat in stats.items():
-                rows.append(np.arange(self.m))
-                cols.append(blocks[name].start + stat.codes[first])
-                vals.append(np.ones(self.m) if stat.weights is None else stat.weights[first].astype(np.float64))
-        # stored transposed, (width, m): OpenBLAS is >10x faster on F.T @ counts.T than on
-        # counts @ F for these tall-skinny shapes (measured)
-        features_t = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(cols), np.concatenate(rows))),
+        # one entry per statistic for every cell: (m, statistics), columns in increasing order
+        cols = np.column_stack([blocks[name].start + stat.codes[first]
+                                for stats, blocks in zip(per_model, self.blocks) for name, stat in stats.items()])
+        vals = np.column_stack([np.ones(self.m) if stat.weights is None else stat.weights[first].astype(np.float64)
+                                for stats in per_model for stat in stats.values()])
+        # stored transposed, (width, m): OpenBLAS is >10x faster on F.T @ counts.T than on counts @ F
+        # for these tall-skinny shapes (measured); by columns (cells) where example blocks read slices
+        features_t = sparse.csc_matrix((vals.ravel(), cols.ravel(), np.arange(0, cols.size + 1, cols.shape[1])),
                                        shape=(self.width, self.m))
+        features_t = features_t.tocsr() if compress else features_t
         # dense BLAS while it fits; very many classes keep the sparse form
         self.features_t = features_t.toarray() if self.m * self.width <= _BLOCK * 4 else features_t
 
@@ -120,6 +122,17 @@ class _Design:
         """Feature rows of cells ``start:stop``, dense, shape ``(stop − start, width)``."""
         cols = self.features_t[:, start:stop]
         return (cols.toarray() if sparse.issparse(cols) else cols).T
+
+
+def _row_numbers(key: np.ndarray) -> np.ndarray:
+    """Rows of small non-negative integers as one int64 each, in lexicographic order (fast to sort)."""
+    radices = key.max(axis=0).astype(np.int64) + 1 if key.size else None
+    if radices is None or key.min() < 0 or not np.array_equal(key, np.floor(key)) or np.prod(radices * 1.0) >= 2**62:
+        return key
+    numbers = np.zeros(len(key), dtype=np.int64)
+    for column, radix in zip(key.T.astype(np.int64), radices):
+        numbers = numbers * radix + column
+    return numbers
 
 
 def _evaluate(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n: float) -> np.ndarray:
@@ -158,6 +171,8 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
                   sampler: str) -> np.ndarray:
     """Bootstrap distribution ``(M, n_resamples)`` of every metric."""
     sampler = _choose_sampler(design, sampler)
+    if sampler == "index" and design.cell_of_example is None:
+        return _evaluate(design, specs, _sums_by_example_blocks(design, n_resamples, rng), design.n)
     per_resample = design.n if sampler == "index" else design.m
     chunk = max(1, _BLOCK // max(per_resample, design.width, 1))
     theta = np.empty((len(specs), n_resamples))
@@ -166,6 +181,31 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
         counts = _resample_counts(design, rng, size, sampler)
         theta[:, start:start + size] = _evaluate(design, specs, design.sums(counts), design.n)
     return theta
+
+
+def _sums_by_example_blocks(design: _Design, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Resample sums when every example is its own cell (continuous features), by blocks of examples.
+
+    Drawing ``n`` of ``n`` examples with replacement = drawing how many draws fall in each block
+    (one multinomial), then that many within each block. So all resamples advance together a
+    block at a time: a block's counts ``(n_resamples, block)`` meet its features in one product.
+    """
+    n, block = design.n, max(1, _BLOCK // n_resamples)
+    starts = np.arange(0, n, block)
+    sizes = np.minimum(block, n - starts)
+    per_block = rng.multinomial(n, sizes / n, size=n_resamples)  # (R, blocks): draws landing in each block
+    features = design.features_t.tocsc() if sparse.issparse(design.features_t) else design.features_t
+    offsets = np.arange(n_resamples, dtype=np.int64)
+    sums = np.zeros((n_resamples, design.width))
+    for b, (start, size) in enumerate(zip(starts, sizes)):
+        draws = per_block[:, b]
+        picks = rng.integers(0, size, size=int(draws.sum()), dtype=np.int64)
+        picks += np.repeat(offsets * size, draws)
+        counts = np.bincount(picks, minlength=n_resamples * size).reshape(n_resamples, size)
+        rows = features[:, start:start + size]
+        rows = rows.toarray() if sparse.issparse(rows) else rows
+        sums += counts.astype(np.float64) @ rows.T
+    return sums
 
 
 def _jackknife(design: _Design, specs: Sequence[MetricSpec]) -> np.ndarray:

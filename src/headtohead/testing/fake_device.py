@@ -9,7 +9,10 @@ CUDA device behaves where it matters to measurements:
   refuse :meth:`FakeTimingEvent.elapsed_time` until :meth:`FakeCudaBackend.synchronize`
   has run after both were recorded;
 * memory is counted by :meth:`FakeCudaBackend.allocate` / :meth:`FakeCudaBackend.free`,
-  with a peak that only :meth:`FakeCudaBackend.reset_peak_memory_stats` resets.
+  with a peak that only :meth:`FakeCudaBackend.reset_peak_memory_stats` resets;
+* side-stream transfers (:class:`FakeTransferStreams`) log every pin, copy, event and wait,
+  and an event completes only when the host waits for it or synchronises, so a test can
+  check that the quality pass copies on the side stream and never waits per batch.
 
 :class:`FakeClock` is a monotonic nanosecond clock that only moves when told to; passed
 as ``clock=`` to the speed engine it makes timings exact and tests deterministic.
@@ -32,7 +35,8 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +45,7 @@ import numpy as np
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.config.schema import ModelConfig
 
-__all__ = ["FakeClock", "FakeCudaBackend", "FakeTimingEvent", "SimulatedAdapter"]
+__all__ = ["FakeClock", "FakeCudaBackend", "FakeTimingEvent", "FakeTransferStreams", "SimulatedAdapter"]
 
 
 class FakeClock:
@@ -101,6 +105,81 @@ class FakeTimingEvent:
         return (end.stamp_ns - self.stamp_ns) / 1e6  # type: ignore[operator]
 
 
+class FakeStreamEvent:
+    """An event recorded on a :class:`FakeTransferStreams` side stream."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.completed = False
+
+
+class FakeTransferStreams:
+    """:class:`headtohead.runtime.devices.TransferStreams` that logs instead of copying.
+
+    Tensors stay where they are (CPU tensors stand in for device ones); ``pin`` returns a
+    copy marked ``h2h_pinned``. :attr:`log` holds ``(operation, detail)`` in call order:
+    ``pin``, ``record`` (event number), ``compute waits`` (event number), ``side waits for
+    compute``, ``used on compute``, ``used on side``, ``host waits`` (event number).
+    :attr:`stream` is the stream work is issued on now (``"compute"`` or ``"side"``).
+    """
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.stream = "compute"
+        self.log: list[tuple[str, object]] = []
+        self.events: list[FakeStreamEvent] = []
+
+    def pin(self, tensor: Any) -> Any:
+        pinned = tensor.clone()
+        pinned.h2h_pinned = True
+        self.log.append(("pin", tuple(tensor.shape)))
+        return pinned
+
+    def empty_pinned(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        import torch
+
+        host = torch.empty(shape, dtype=dtype)
+        host.h2h_pinned = True
+        return host
+
+    @contextlib.contextmanager
+    def on_side(self) -> Iterator[None]:
+        previous, self.stream = self.stream, "side"
+        try:
+            yield
+        finally:
+            self.stream = previous
+
+    def record_side(self) -> FakeStreamEvent:
+        event = FakeStreamEvent(len(self.events))
+        self.events.append(event)
+        self.log.append(("record", event.number))
+        return event
+
+    def compute_waits(self, event: FakeStreamEvent) -> None:
+        self.log.append(("compute waits", event.number))
+
+    def side_waits_for_compute(self) -> None:
+        self.log.append(("side waits for compute", None))
+
+    def used_on_compute(self, tensor: Any) -> None:
+        self.log.append(("used on compute", tuple(tensor.shape)))
+
+    def used_on_side(self, tensor: Any) -> None:
+        self.log.append(("used on side", tuple(tensor.shape)))
+
+    def is_done(self, event: FakeStreamEvent) -> bool:
+        return event.completed
+
+    def wait(self, event: FakeStreamEvent) -> None:
+        self.log.append(("host waits", event.number))
+        event.completed = True
+
+    def count(self, operation: str) -> int:
+        """How many times ``operation`` was logged."""
+        return sum(1 for op, _ in self.log if op == operation)
+
+
 @dataclass
 class _FakeGPU:
     clock_ns: int = 0
@@ -117,6 +196,8 @@ class FakeCudaBackend:
     ----------
     sync_calls : list of str
         Every device :meth:`synchronize` was called for, in order.
+    transfers : list of FakeTransferStreams
+        Every :meth:`transfer_streams` made, in order.
     peak_resets : list of str
         Every device whose peak memory statistics were reset, in order.
     """
@@ -126,6 +207,7 @@ class FakeCudaBackend:
     reserve_block: int = 2 * 2**20
     sync_calls: list[str] = field(default_factory=list)
     peak_resets: list[str] = field(default_factory=list)
+    transfers: list[FakeTransferStreams] = field(default_factory=list)
     pending: list[FakeTimingEvent] = field(default_factory=list)
     _gpus: dict[int, _FakeGPU] = field(default_factory=dict)
 
@@ -147,6 +229,10 @@ class FakeCudaBackend:
 
     def synchronize(self, device: str) -> None:
         self.sync_calls.append(device)
+        for streams in self.transfers:
+            if streams.device == device:
+                for stream_event in streams.events:
+                    stream_event.completed = True
         still_pending = []
         for event in self.pending:
             if event.device == device:
@@ -170,6 +256,12 @@ class FakeCudaBackend:
 
     def max_memory_reserved(self, device: str) -> int | None:
         return self._gpu(device).reserved_peak
+
+    def transfer_streams(self, device: str) -> FakeTransferStreams:
+        self._gpu(device)
+        streams = FakeTransferStreams(device)
+        self.transfers.append(streams)
+        return streams
 
     # -- simulation ------------------------------------------------------------------
     def run_kernel(self, device: str, ns: float) -> None:

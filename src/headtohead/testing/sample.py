@@ -2,7 +2,7 @@
 
 The predictions are simulated (each model right with a chosen probability), but every
 number in the result is then computed by the real code: quality with scikit-learn
-(:func:`headtohead.metrics.compute_quality`), statistics with :func:`headtohead.stats.analyse`,
+(:func:`headtohead.stats.quality.compute_quality`), statistics with :func:`headtohead.stats.analyse`,
 and speed with :func:`headtohead.engines.speed.measure_speed` on simulated models timed
 by a fake clock (so it takes well under a second and gives the same numbers every time).
 """
