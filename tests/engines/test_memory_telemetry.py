@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from headtohead.runtime.devices import use_backend
-from headtohead.engines.memory import RssSampler, measure_memory
+from headtohead.engines.memory import MemoryWindow, RssSampler, measure_memory, read_peak_rss, reset_peak_rss
 from headtohead.engines.telemetry import TelemetrySampler, host_load, open_nvml
 from headtohead.report.warnings import isolation_warning
 from headtohead.results.speed import HostLoad
@@ -27,15 +27,34 @@ def test_rss_sampler_sees_a_large_allocation():
         sampler.stop()
 
 
-def test_measure_memory_on_cpu_has_no_cuda_fields():
-    steps = []
-    stats = measure_memory(steps.append, "cpu", iterations=3)
+def test_measure_memory_on_cpu_sees_what_the_calls_allocate():
+    steps, kept = [], []
+
+    def step(i):
+        steps.append(i)
+        kept.append(np.ones(32 * 2**20, dtype=np.uint8))  # 32 MiB per call, touched
+
+    stats = measure_memory(step, "cpu", iterations=3, weights_bytes=5 * 2**20)
     assert steps == [0, 1, 2]
-    assert stats.cuda_max_allocated_mb is None and stats.cuda_max_reserved_mb is None
-    assert stats.rss_peak_mb >= stats.rss_baseline_mb > 0
+    assert 96 <= stats.inference_rss_mb < 96 + 16 and stats.weights_mb == 5
+    assert stats.process_cuda_max_allocated_mb is None and stats.cuda_inference_peak_mb is None
+    idle = measure_memory(lambda i: None, "cpu", iterations=3)
+    assert idle.inference_rss_mb < 4  # tolerance: interpreter and sampler noise
 
 
-def test_cuda_peaks_are_reset_per_model():
+def test_the_kernel_peak_catches_a_spike_no_sample_sees():
+    if not reset_peak_rss():
+        pytest.skip("no resettable peak RSS here (Linux only)")
+    window = MemoryWindow("cpu", interval_s=10.0).open()  # the sampler will not read in time
+    spike = np.ones(48 * 2**20, dtype=np.uint8)
+    del spike
+    peaks = window.close()
+    assert peaks.exact and peaks.rss_peak - peaks.rss_start >= 47 * 2**20
+    assert peaks.rss.peak - peaks.rss_start < 8 * 2**20  # the samples missed it
+    assert read_peak_rss() >= peaks.rss_peak - 2**20
+
+
+def test_cuda_growth_is_per_model_and_the_process_figure_holds_everything():
     backend = FakeCudaBackend()
 
     def step_for(nbytes):
@@ -45,11 +64,13 @@ def test_cuda_peaks_are_reset_per_model():
         return step
 
     with use_backend(backend):
+        backend.allocate("cuda:0", 100 * 2**20)  # another model's weights, resident
         big = measure_memory(step_for(300 * 2**20), "cuda:0", iterations=2)
         small = measure_memory(step_for(10 * 2**20), "cuda:0", iterations=2)
-    assert big.cuda_max_allocated_mb == pytest.approx(300)
-    assert small.cuda_max_allocated_mb == pytest.approx(10)  # not the previous model's 300
-    assert small.cuda_max_reserved_mb >= small.cuda_max_allocated_mb
+    assert big.cuda_inference_peak_mb == pytest.approx(300)
+    assert small.cuda_inference_peak_mb == pytest.approx(10)  # not the previous model's 300
+    assert small.process_cuda_max_allocated_mb == pytest.approx(110)
+    assert small.process_cuda_max_reserved_mb >= small.process_cuda_max_allocated_mb
     assert backend.peak_resets == ["cuda:0", "cuda:0"]
 
 

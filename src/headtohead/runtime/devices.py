@@ -47,6 +47,8 @@ class DeviceBackend(Protocol):
     def cuda_version(self) -> str | None: ...
     def mps_available(self) -> bool: ...
     def synchronize(self, device: str) -> None: ...
+    def warm_up(self, device: str) -> None: ...
+    def memory_allocated(self, device: str) -> int | None: ...
     def create_timing_event(self, device: str) -> TimingEvent: ...
     def reset_peak_memory_stats(self, device: str) -> None: ...
     def max_memory_allocated(self, device: str) -> int | None: ...
@@ -91,6 +93,28 @@ class TorchBackend:
             import torch
 
             torch.mps.synchronize()
+
+    def warm_up(self, device: str) -> None:
+        """Create the device's context and its cuBLAS handle now, so no model's load or first call pays for them.
+
+        On CUDA the first use of a device creates its context (hundreds of milliseconds to
+        seconds) and the first matrix product its cuBLAS handle and workspace; whichever
+        model came first would otherwise pay both inside its load time and first call.
+        """
+        if not (is_cuda(device) or device == "mps"):
+            return
+        import torch
+
+        x = torch.ones((16, 16), device=device)
+        (x @ x).sum().item()  # a product: the cuBLAS handle; .item(): waits for it
+        self.synchronize(device)
+
+    def memory_allocated(self, device: str) -> int | None:
+        if not is_cuda(device):
+            return None
+        import torch
+
+        return int(torch.cuda.memory_allocated(device))
 
     def create_timing_event(self, device: str) -> TimingEvent:
         return _TorchCudaEvent(device)

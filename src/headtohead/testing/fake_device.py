@@ -126,6 +126,9 @@ class FakeCudaBackend:
     reserve_block: int = 2 * 2**20
     sync_calls: list[str] = field(default_factory=list)
     peak_resets: list[str] = field(default_factory=list)
+    warm_ups: list[str] = field(default_factory=list)
+    #: Bytes the first use of a device allocates (as the CUDA context and cuBLAS workspace do).
+    context_bytes: int = 0
     pending: list[FakeTimingEvent] = field(default_factory=list)
     _gpus: dict[int, _FakeGPU] = field(default_factory=dict)
 
@@ -154,6 +157,15 @@ class FakeCudaBackend:
             else:
                 still_pending.append(event)
         self.pending = still_pending
+
+    def warm_up(self, device: str) -> None:
+        """Create the fake context: ``context_bytes`` allocated once per device, as a real first use does."""
+        if device not in self.warm_ups:
+            self.allocate(device, self.context_bytes)
+        self.warm_ups.append(device)
+
+    def memory_allocated(self, device: str) -> int | None:
+        return self._gpu(device).allocated
 
     def create_timing_event(self, device: str) -> FakeTimingEvent:
         self._gpu(device)
@@ -233,6 +245,12 @@ class SimulatedAdapter(ModelAdapter):
         Preprocessing time per example (on the host clock).
     memory_bytes : int
         Simulated device memory one forward call allocates per example (freed after it).
+    weight_bytes : int
+        The model's weights, held from construction on: allocated on the fake GPU for a CUDA
+        ``device``, a real (touched) host array on the CPU, so memory measurements see them.
+        :meth:`parameter_bytes` reports them.
+    first_call_ns : float
+        Extra time of the first forward call only (lazy initialisation).
     seed : int
     """
 
@@ -243,15 +261,29 @@ class SimulatedAdapter(ModelAdapter):
                  device: str = "cpu", overhead_ns: float = 0.0, jitter: float = 0.0,
                  drift: Callable[[int], float] | None = None, switch_penalty_ns: float = 0.0,
                  preprocess_ns: float = 0.0, launch_ns: float = 1_000.0, memory_bytes: int = 0,
-                 seed: int = 0) -> None:
+                 weight_bytes: int = 0, first_call_ns: float = 0.0, seed: int = 0) -> None:
         super().__init__(ModelConfig(name=name, kind="python", source="simulated"),
                          LoadContext(label_names=("negative", "positive"), modality="features", device=device))
         self.cost_ns, self.overhead_ns, self.jitter = cost_ns, overhead_ns, jitter
         self.clock, self.backend, self.drift = clock, backend, drift
         self.switch_penalty_ns, self.preprocess_ns, self.launch_ns = switch_penalty_ns, preprocess_ns, launch_ns
-        self.memory_bytes = memory_bytes
+        self.memory_bytes, self.weight_bytes, self.first_call_ns = memory_bytes, int(weight_bytes), first_call_ns
         self.calls = 0
         self._rng = np.random.default_rng(seed)
+        self._weights: np.ndarray | None = None
+        if self.weight_bytes and backend is not None and device.startswith("cuda"):
+            backend.allocate(device, self.weight_bytes)
+        elif self.weight_bytes:
+            self._weights = np.ones(self.weight_bytes, dtype=np.uint8)  # ones: every page touched, resident
+
+    def parameter_bytes(self) -> int:
+        return self.weight_bytes
+
+    def release(self) -> None:
+        """Free the weights (on the fake GPU: hand the bytes back)."""
+        if self.weight_bytes and self.backend is not None and self.device.startswith("cuda"):
+            self.backend.free(self.device, self.weight_bytes)
+        self._weights = None
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> SimulatedAdapter:
@@ -273,6 +305,8 @@ class SimulatedAdapter(ModelAdapter):
             ns *= float(self._rng.lognormal(0.0, self.jitter))
         if self.clock.last_model not in (None, self.name):
             ns += self.switch_penalty_ns
+        if self.calls == 0:
+            ns += self.first_call_ns
         self.clock.last_model = self.name
         self.calls += 1
         if self.backend is not None and self.device.startswith("cuda"):
