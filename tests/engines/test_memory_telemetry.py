@@ -156,3 +156,34 @@ def test_host_load_and_isolation_warning():
     text = isolation_warning(busy)
     assert "150 % CPU" in text and "pid 7" in text and "load average is 3.5 on 2 CPUs" in text
     assert "load average" not in isolation_warning(busy, check_load_average=False)
+
+
+def test_telemetry_is_kept_per_scenario(monkeypatch):
+    """A sampler runs around each scenario: the GPU's state in one does not blur into the other."""
+    from headtohead.config.speed import SpeedConfig
+    from headtohead.data.base import Dataset
+    from headtohead.engines import speed_rounds
+    from headtohead.engines.speed import measure_speed
+    from headtohead.testing.fake_device import SimulatedAdapter
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr("headtohead.engines.speed.host_load", lambda: HostLoad(cpu_count=2, other_cpu_percent=0.0,
+                                                                               load_average=None))
+    made = []
+
+    def sampler(device, *, clock):
+        made.append(TelemetrySampler(device, clock=clock, nvml=_FakeNVML(util=[40, 90][len(made)])))
+        return made[-1]
+
+    monkeypatch.setattr(speed_rounds, "TelemetrySampler", sampler)
+    clock, backend = FakeClock(), FakeCudaBackend()
+    data = Dataset("x", "features", np.zeros((32, 2)), np.zeros(32, dtype=np.int64), ("a", "b"))
+    config = SpeedConfig(warmup_iterations=1, warmup_seconds=0.0, min_iterations=2, min_seconds=0.0, rounds=5,
+                         pipeline_iterations=0, memory=False, single_stream_inputs=4)
+    with use_backend(backend):
+        model = SimulatedAdapter("m", cost_ns=1_000, clock=clock, backend=backend, device="cuda:0")
+        record = measure_speed([model], data, config, batch_size=4, clock=clock).model("m")
+    assert [s.available for s in made] == [True, True] and made[0]._thread is None  # started and stopped
+    assert record.offline.telemetry.utilization_pct.mean == 40
+    assert record.single_stream.telemetry.utilization_pct.mean == 90
+    assert record.offline.telemetry.samples >= 2

@@ -290,7 +290,7 @@ def test_verdict_lines_and_instability_warning():
     assert lines[0].startswith("offline (batch 8, 8 rounds")
     assert any(line.strip().startswith("a is 3.0") or line.strip().startswith("a is 2.9") for line in lines)
     assert summary.model("a").offline.unstable and not summary.model("b").offline.unstable
-    assert any("'a' offline: latency spread" in line for line in lines)
+    assert any("'a' offline: latency spread of repeated calls" in line for line in lines)
 
 
 def test_progress_and_bad_arguments():

@@ -64,7 +64,7 @@ def test_text_run_through_the_cli(text_setup, tmp_path, capsys):
                                                                       labels=[0, 1]).tolist()
         np.testing.assert_array_equal(saved.pred, saved.proba.argmax(axis=1))
     raw = json.loads((out / "results.json").read_text())
-    assert raw["schema_version"] == 1 and raw["environment"]["torch"]
+    assert raw["schema_version"] == 2 and raw["environment"]["torch"]
 
 
 def test_text_run_is_deterministic(text_setup):

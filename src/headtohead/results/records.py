@@ -7,6 +7,12 @@ Changelog of :data:`SCHEMA_VERSION`:
 
 * 1 — first version: environment, dataset, per-model quality, index-order hash, paired
   statistics (``stats``), speed and memory (``speed``).
+* 2 — speed: memory per model measured in a fresh process (``memory.weights_mb``,
+  ``model_peak_mb``, ``cuda_model_peak_mb``, per ``scenarios``); the process figures renamed
+  ``process_rss_*`` / ``process_cuda_*`` (version-1 names are read into them, and
+  ``inference_rss_mb`` derived); ``cold_start`` per model; ``timed_indices``/``timed_sizes``;
+  ``device_warmup_s``; telemetry per scenario (``ScenarioTiming.telemetry``; version 1's
+  model-level average is dropped on read); ``ScenarioTiming.inputs`` and ``repeat_noise``.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class GPURecord(Record):
