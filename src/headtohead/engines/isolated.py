@@ -4,37 +4,38 @@ In the process that runs a comparison every model is resident at once, so its RS
 everybody's, and a CUDA peak reset leaves the other models' weights in the count. And the
 first call of whichever model runs first pays the one-time costs of the process. So, as
 optimum-benchmark's process launcher does, each model is measured in a process of its own
-(``multiprocessing`` *spawn*: nothing inherited):
+(forked from a template that imported the run's libraries, or spawned;
+:mod:`headtohead.engines.fresh_process`):
 
-1. it imports what the run imported (the parent's modules, test tools left out), creates
+1. it has imported what the run imported (the parent's modules, test tools left out), creates
    the device context (:meth:`~headtohead.runtime.devices.DeviceBackend.warm_up`) and
    receives the timed examples — the same process *without a model*, whose RSS and CUDA
    allocation are the baseline;
 2. it loads the model (timed: ``load_s``) and predicts the first timed input (preprocess,
    transfer and forward timed apart: the cold start, before anything else touched the model);
 3. it runs every scenario's inputs (at least ``iterations`` calls each) and reports the
-   peaks above the baseline (:class:`~headtohead.results.memory.MemoryStats`, ``isolated``).
+   peaks above the baseline (:class:`~headtohead.results.memory.MemoryStats`, ``isolated``),
+   less the shared-library code the calls paged in (an operator run for the first time:
+   the library's pages, shared with every process, not memory the model holds).
 
 :func:`measure_fresh` is that body, runnable in any process (tests run it in this one with a
-fake GPU); :func:`measure_isolated` runs it in a spawned process.
+fake GPU); :func:`measure_isolated` runs it in a fresh process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import multiprocessing
-import os
 import sys
 import time
-import traceback
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
 from headtohead.config.schema import ModelConfig
+from headtohead.engines.fresh_process import FreshProcessError, can_fork, imported_modules, run_in_fresh_process
 from headtohead.engines.memory import MIB, MemoryWindow, WindowPeaks
 from headtohead.engines.seeding import seed_everything
 from headtohead.engines.speed_inputs import prepare
@@ -43,10 +44,6 @@ from headtohead.results.memory import ColdStart, MemoryStats, ScenarioMemory
 from headtohead.runtime.devices import get_backend
 
 __all__ = ["ModelRecipe", "FreshProcessError", "measure_fresh", "measure_isolated", "imported_modules"]
-
-#: Top-level packages of test and cluster tools: a run's model never needs them.
-_NOT_IMPORTED = frozenset({"__main__", "__mp_main__", "_pytest", "pytest", "pluggy", "py", "_hypothesis_pytestplugin",
-                           "hypothesis", "xdist", "execnet", "coverage", "IPython", "ray"})
 
 
 @dataclass(frozen=True)
@@ -66,20 +63,21 @@ class ModelRecipe:
         return create_adapter(self.config, self.context)
 
 
-class FreshProcessError(RuntimeError):
-    """The fresh process failed, died or ran past its time; the message says which."""
-
-
 def _sync(device: str) -> None:
     if device != "cpu":
         get_backend().synchronize(device)
 
 
+def _own_rss(peaks: WindowPeaks, rss_base: int, library_paged: int) -> float:
+    """The window's peak RSS above the baseline, less the library code paged in since it: MiB."""
+    return max(0, peaks.rss_peak - rss_base - library_paged) / MIB
+
+
 def _scenario_memory(scenario: str, batch_size: int, iterations: int, peaks: WindowPeaks, rss_base: int,
-                     cuda_base: int | None) -> ScenarioMemory:
+                     library_paged: int, cuda_base: int | None) -> ScenarioMemory:
     cuda = None if peaks.cuda_peak is None else max(0, peaks.cuda_peak - (cuda_base or 0)) / MIB
     return ScenarioMemory(scenario=scenario, batch_size=batch_size, iterations=iterations,
-                          model_peak_mb=max(0, peaks.rss_peak - rss_base) / MIB, cuda_model_peak_mb=cuda)
+                          model_peak_mb=_own_rss(peaks, rss_base, library_paged), cuda_model_peak_mb=cuda)
 
 
 def measure_fresh(load: Callable[[], ModelAdapter], batches: Mapping[str, Sequence[Sequence[Any]]], *, device: str,
@@ -145,7 +143,8 @@ def measure_fresh(load: Callable[[], ModelAdapter], batches: Mapping[str, Sequen
             adapter.forward(adapter.to_device(prepare(adapter, raw[i % len(raw)], sequence_length)[0]))
         peaks = window.close()
         windows.append(peaks)
-        scenarios.append(_scenario_memory(scenario, len(raw[0]), calls, peaks, rss_base, cuda_base))
+        paged = sum(w.library_growth for w in windows)
+        scenarios.append(_scenario_memory(scenario, len(raw[0]), calls, peaks, rss_base, paged, cuda_base))
     return cold, _memory_stats(adapter, windows, scenarios)
 
 
@@ -154,13 +153,14 @@ def _memory_stats(adapter: ModelAdapter, windows: list[WindowPeaks], scenarios: 
     rss_base, cuda_base = load_peaks.rss_start, load_peaks.cuda_start
     cuda = load_peaks.cuda_peak is not None
     samples = sum(w.rss.samples for w in windows)
+    paged = np.cumsum([w.library_growth for w in windows])  # library code paged in by the end of each window
     return MemoryStats(
         isolated=True, peak_method="high_water_mark" if all(w.exact for w in windows) else "sampled",
         weights_mb=adapter.parameter_bytes() / MIB,
-        model_peak_mb=max(0, max(w.rss_peak for w in windows) - rss_base) / MIB,
+        model_peak_mb=max(_own_rss(w, rss_base, int(p)) for w, p in zip(windows, paged)),
         cuda_model_peak_mb=max(0, max(w.cuda_peak or 0 for w in windows) - (cuda_base or 0)) / MIB if cuda else None,
         scenarios=scenarios,
-        inference_rss_mb=max(max(0, w.rss_peak - w.rss_start) for w in runs) / MIB,
+        inference_rss_mb=max(_own_rss(w, w.rss_start, w.library_growth) for w in runs),
         cuda_inference_peak_mb=(max(max(0, (w.cuda_peak or 0) - (w.cuda_start or 0)) for w in runs) / MIB
                                 if cuda else None),
         process_rss_baseline_mb=rss_base / MIB, process_rss_peak_mb=max(w.rss_peak for w in windows) / MIB,
@@ -170,63 +170,23 @@ def _memory_stats(adapter: ModelAdapter, windows: list[WindowPeaks], scenarios: 
         process_cuda_max_reserved_mb=max(w.cuda_reserved_peak or 0 for w in windows) / MIB if cuda else None)
 
 
-def imported_modules() -> list[str]:
-    """The modules this process imported, in import order, less test and cluster tools.
-
-    A fresh process imports them before its baseline, so the libraries a run loads anyway
-    (torch, transformers' model code …: hundreds of MiB) do not count as the model's memory.
-    """
-    names = []
-    for name, module in list(sys.modules.items()):
-        if module is None or getattr(module, "__spec__", None) is None or name.split(".")[0] in _NOT_IMPORTED:
-            continue
-        names.append(name)
-    return names
-
-
-def _import_quietly(names: Sequence[str]) -> None:
-    import importlib
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in names:
-            if name in sys.modules:
-                continue
-            try:
-                importlib.import_module(name)
-            except (Exception, SystemExit):  # a module importable only where it was (a test file, a script)
-                continue
-
-
-def _child(conn: Any, recipe: ModelRecipe, batches: dict[str, list[list[Any]]], modules: list[str],
-           iterations: int, sequence_length: int | None, threads: int | None) -> None:
-    """The body of the spawned process: send back ``("ok", (cold, memory))`` or ``("error", message)``."""
-    # The parent loaded the model already, so its files are local; never reach for the network.
-    os.environ.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
-                       "TOKENIZERS_PARALLELISM": "false"})
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for fd in (1, 2):  # the parent already showed the model's load messages once
-        os.dup2(devnull, fd)
-    try:
-        _import_quietly(modules)
-        if threads is not None and "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(threads)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cold, memory = measure_fresh(recipe.load, batches, device=recipe.context.device, iterations=iterations,
-                                         sequence_length=sequence_length)
-        conn.send(("ok", (cold.model_dump(mode="json"), memory.model_dump(mode="json"))))
-    except BaseException as exc:  # everything goes back to the parent, which decides
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        conn.send(("error", detail.splitlines()[-1] if detail else type(exc).__name__))
-    finally:
-        conn.close()
+def _measure_in_child(recipe: ModelRecipe, batches: dict[str, list[list[Any]]], iterations: int,
+                      sequence_length: int | None, threads: int | None) -> tuple[dict, dict]:
+    """The fresh process's body: the records as plain data (the parent validates them again)."""
+    if threads is not None and "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    cold, memory = measure_fresh(recipe.load, batches, device=recipe.context.device, iterations=iterations,
+                                 sequence_length=sequence_length)
+    return cold.model_dump(mode="json"), memory.model_dump(mode="json")
 
 
 def measure_isolated(recipe: ModelRecipe, batches: Mapping[str, Sequence[Sequence[Any]]], *, iterations: int,
                      sequence_length: int | None = None, threads: int | None = None,
                      timeout_s: float = 900.0) -> tuple[ColdStart, MemoryStats]:
-    """:func:`measure_fresh` of ``recipe``'s model in a spawned process that holds only it.
+    """:func:`measure_fresh` of ``recipe``'s model in a fresh process that holds only it.
+
+    The process is forked from a template that imported this process's modules (Linux, CPU)
+    or spawned (GPU, other systems); see :mod:`headtohead.engines.fresh_process`.
 
     Parameters
     ----------
@@ -252,32 +212,7 @@ def measure_isolated(recipe: ModelRecipe, batches: Mapping[str, Sequence[Sequenc
         The load or a call failed there, the process died (e.g. killed for memory) or ran
         past ``timeout_s``.
     """
-    context = multiprocessing.get_context("spawn")
-    receiver, sender = context.Pipe(duplex=False)
     plain = {scenario: [list(batch) for batch in raw] for scenario, raw in batches.items()}
-    process = context.Process(target=_child, name=f"h2h-fresh-{recipe.name}",
-                              args=(sender, recipe, plain, imported_modules(), iterations, sequence_length, threads))
-    try:
-        process.start()
-    except (AssertionError, OSError) as exc:  # e.g. a daemonic worker may not start processes
-        raise FreshProcessError(f"could not start a fresh process ({exc})") from exc
-    sender.close()
-    try:
-        if not receiver.poll(timeout_s):
-            raise FreshProcessError(f"the fresh process ran past {timeout_s:.0f} s")
-        status, payload = receiver.recv()
-    except EOFError:
-        process.join(10)
-        raise FreshProcessError(f"the fresh process died (exit code {process.exitcode}; killed for memory?)") \
-            from None
-    finally:
-        receiver.close()
-        process.join(10)
-        if process.is_alive():
-            process.kill()
-            with contextlib.suppress(Exception):
-                process.join(5)
-    if status != "ok":
-        raise FreshProcessError(str(payload))
-    cold, memory = payload
+    cold, memory = run_in_fresh_process(_measure_in_child, (recipe, plain, iterations, sequence_length, threads),
+                                        fork=can_fork(recipe.context.device), timeout_s=timeout_s)
     return ColdStart.model_validate(cold), MemoryStats.model_validate(memory)

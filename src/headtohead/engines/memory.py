@@ -27,12 +27,35 @@ from headtohead.results.memory import MemoryStats
 from headtohead.runtime.devices import get_backend, is_cuda
 
 __all__ = ["RssSampler", "RssStats", "MemoryWindow", "WindowPeaks", "measure_memory", "reset_peak_rss",
-           "read_peak_rss", "MIB"]
+           "read_peak_rss", "shared_library_rss", "MIB"]
 
 MIB = 2**20
 
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
+_SMAPS = Path("/proc/self/smaps")
+
+
+def shared_library_rss() -> int | None:
+    """Resident bytes of this process's shared-library mappings (``*.so``): code, not memory a model holds.
+
+    A model's first calls page in library code it had not run yet (a kernel, an operator);
+    those pages belong to the library, are shared with every process using it, and are read
+    from ``/proc/self/smaps`` to be told apart from the model's memory. ``None`` outside Linux.
+    """
+    try:
+        text = _SMAPS.read_text()
+    except OSError:
+        return None
+    total, library = 0, False
+    for line in text.splitlines():
+        if line.startswith("Rss:"):
+            if library:
+                total += int(line.split()[1]) * 1024
+        elif not line[:1].isupper():  # a mapping's header: "start-end perms offset dev inode path"
+            fields = line.split(maxsplit=5)
+            library = len(fields) > 5 and ".so" in fields[5].rsplit("/", 1)[-1]
+    return total
 
 
 def reset_peak_rss() -> bool:
@@ -130,7 +153,9 @@ class WindowPeaks:
     """What a :class:`MemoryWindow` saw, in bytes.
 
     ``rss_start`` is the RSS when the window opened; ``rss_peak`` the highest RSS inside it
-    (the kernel's mark where ``exact``, else the highest sample); the CUDA values are
+    (the kernel's mark where ``exact``, else the highest sample); ``library_growth`` the
+    shared-library code paged in meanwhile (see :func:`shared_library_rss`), part of
+    ``rss_peak`` that is no model's memory; the CUDA values are
     ``None`` off CUDA: ``cuda_start`` allocated when it opened, ``cuda_peak`` the allocator's
     peak inside it.
     """
@@ -139,6 +164,7 @@ class WindowPeaks:
     rss_peak: int
     rss: RssStats
     exact: bool
+    library_growth: int
     cuda_start: int | None
     cuda_peak: int | None
     cuda_reserved_peak: int | None
@@ -169,6 +195,7 @@ class MemoryWindow:
         self._sampler = RssSampler(interval_s)
         self._exact = False
         self._cuda_start: int | None = None
+        self._library: int | None = None
 
     def open(self) -> MemoryWindow:
         backend = get_backend()
@@ -176,6 +203,7 @@ class MemoryWindow:
             backend.synchronize(self.device)
             backend.reset_peak_memory_stats(self.device)
             self._cuda_start = backend.memory_allocated(self.device)
+        self._library = shared_library_rss()
         self._exact = reset_peak_rss()
         self._sampler.start()
         return self
@@ -187,8 +215,10 @@ class MemoryWindow:
         rss = self._sampler.stop()
         kernel_peak = read_peak_rss() if self._exact else None
         peak = max(rss.peak, kernel_peak) if kernel_peak is not None else rss.peak
+        library = shared_library_rss() if self._library is not None else None
         return WindowPeaks(
             rss_start=rss.baseline, rss_peak=peak, rss=rss, exact=kernel_peak is not None,
+            library_growth=max(0, library - self._library) if library is not None and self._library is not None else 0,
             cuda_start=self._cuda_start,
             cuda_peak=backend.max_memory_allocated(self.device) if self._cuda else None,
             cuda_reserved_peak=backend.max_memory_reserved(self.device) if self._cuda else None)
@@ -236,7 +266,8 @@ def measure_memory(step: Callable[[int], object], device: str, *, iterations: in
     cuda_growth = None if peaks.cuda_peak is None else max(0, peaks.cuda_peak - (peaks.cuda_start or 0))
     return MemoryStats(
         isolated=False, peak_method="high_water_mark" if peaks.exact else "sampled", weights_mb=_mb(weights_bytes),
-        inference_rss_mb=max(0, peaks.rss_peak - peaks.rss_start) / MIB, cuda_inference_peak_mb=_mb(cuda_growth),
+        inference_rss_mb=max(0, peaks.rss_peak - peaks.rss_start - peaks.library_growth) / MIB,
+        cuda_inference_peak_mb=_mb(cuda_growth),
         process_rss_baseline_mb=peaks.rss_start / MIB, process_rss_peak_mb=peaks.rss_peak / MIB,
         process_rss_mean_mb=peaks.rss.mean / MIB, process_rss_samples=peaks.rss.samples,
         process_cuda_max_allocated_mb=_mb(peaks.cuda_peak), process_cuda_max_reserved_mb=_mb(peaks.cuda_reserved_peak))

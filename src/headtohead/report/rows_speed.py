@@ -27,6 +27,12 @@ def _scenario_memory(model: ModelSpeed, scenario: str) -> tuple[str, str]:
     return _mib(memory.model_peak_mb), _mib(memory.cuda_model_peak_mb)
 
 
+def _load(model: ModelSpeed) -> str:
+    """The fresh process's load time (the same one-time costs for every model), else the run's own."""
+    seconds = model.cold_start.load_s if model.cold_start is not None else model.load_time_s
+    return _number(seconds, "seconds") if seconds is not None else "—"
+
+
 def speed_rows(result: RunResult) -> list[dict[str, str]]:
     """One row per model and timed scenario: percentiles per call, throughput, noise, own memory, cold start.
 
@@ -61,7 +67,7 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
             if cuda:
                 row["CUDA model peak (MiB)"] = gpu
             row.update({
-                "load (s)": _number(model.load_time_s, "seconds") if model.load_time_s is not None else "—",
+                "load (s)": _load(model),
                 "cold first call (s)": _number(cold.first_call_s, "seconds") if cold else "—",
                 "first prediction (s)": _number(cold.first_prediction_s, "seconds") if cold else "—",
             })

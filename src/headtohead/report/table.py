@@ -89,11 +89,19 @@ def _mib(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
 
 
+def _load_s(model) -> str:  # noqa: ANN001 - ModelSpeed
+    """The fresh process's load (every model pays the same one-time costs), else the run's own."""
+    seconds = model.cold_start.load_s if model.cold_start is not None else model.load_time_s
+    return f"{seconds:.2f}" if seconds is not None else "–"
+
+
 def speed_table(result: RunResult) -> Table | None:
     """Latency, throughput, cold start and each model's own memory; ``None`` when speed was not measured.
 
-    The cold first call and the memory come from a fresh process per model (``–`` where the
-    model could not be measured there); CUDA memory is shown when a model ran on CUDA.
+    The load time, the cold first call and the memory come from a fresh process per model
+    (the first model of a run otherwise pays the imports and the device's start-up in its
+    load); ``–`` where a model could not be measured there. CUDA memory is shown when a
+    model ran on CUDA.
     """
     speed = result.speed
     if speed is None:
@@ -116,7 +124,7 @@ def speed_table(result: RunResult) -> Table | None:
             f"{offline.throughput_per_s:,.0f}" if offline else "–",
             _ms(single.per_batch.p50_s if single else None),
             _ms(single.per_batch.p99_s if single else None),
-            f"{model.load_time_s:.2f}" if model.load_time_s is not None else "–",
+            _load_s(model),
             _ms(cold.first_call_s if cold else None),
             _mib(memory.weights_mb if memory else None),
             _mib(memory.model_peak_mb if memory else None),
