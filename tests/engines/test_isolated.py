@@ -167,3 +167,37 @@ def test_fresh_processes_measure_known_weights_and_a_known_cold_start(tmp_path, 
     assert heavy.cold_start.first_call_s >= 0.2 and heavy.first_call_s < 0.1
     assert heavy.single_stream.per_batch.p50_s < 0.02 and weightless.cold_start.first_call_s < 0.1
     assert heavy.cold_start.load_s < 5 and heavy.cold_start.first_prediction_s >= 0.2
+
+
+@pytest.mark.gpu
+def test_on_a_real_gpu_the_cuda_peak_holds_the_weights_and_not_a_resident_model():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    from headtohead.adapters.base import ModelAdapter
+
+    class Big(ModelAdapter):
+        kind, modalities = "python", ("features",)
+
+        def __init__(self, name, mib):
+            super().__init__(ModelConfig(name=name, kind="python", source="test"),
+                             LoadContext(("a", "b"), "features", device="cuda:0"))
+            self.module = torch.nn.Linear(2, 2, bias=False).to("cuda:0")  # 16 bytes, plus ...
+            self.module.big = torch.nn.Parameter(torch.ones(mib * 2**18, device="cuda:0"))  # ... mib MiB
+
+        @classmethod
+        def load(cls, config, context):
+            raise NotImplementedError
+
+        def preprocess(self, examples):
+            return torch.tensor(examples, dtype=torch.float32)
+
+        def forward(self, inputs):
+            with torch.inference_mode():
+                return self.module(inputs)
+
+    resident = Big("resident", 128)
+    _, memory = measure_fresh(lambda: Big("m", 64), BATCHES, device="cuda:0", iterations=2)
+    assert memory.weights_mb == pytest.approx(64, abs=0.01)
+    assert 64 <= memory.cuda_model_peak_mb < 64 + 16  # its weights and inputs; not the resident 128 MiB
+    del resident
