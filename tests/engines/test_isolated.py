@@ -201,3 +201,35 @@ def test_on_a_real_gpu_the_cuda_peak_holds_the_weights_and_not_a_resident_model(
     assert memory.weights_mb == pytest.approx(64, abs=0.01)
     assert 64 <= memory.cuda_model_peak_mb < 64 + 16  # its weights and inputs; not the resident 128 MiB
     del resident
+
+
+UNGUARDED_SCRIPT = '''
+    import pathlib, sys
+    from headtohead.adapters.base import LoadContext
+    from headtohead.config.schema import ModelConfig
+    from headtohead.engines.isolated import ModelRecipe, measure_isolated
+
+    runs = pathlib.Path(sys.argv[1])
+    runs.write_text(runs.read_text() + "ran\\n" if runs.exists() else "ran\\n")  # no __main__ guard
+    context = LoadContext(("negative", "positive"), "features", base_dir=pathlib.Path(sys.argv[2]))
+    recipe = ModelRecipe(ModelConfig(name="w", kind="python", source="h2h_known_models:weightless"), context)
+    cold, memory = measure_isolated(recipe, {"offline": [[[0.0] * 8] * 4]}, iterations=2)
+    print("measured", memory.isolated, cold.batch_size)
+'''
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_runs_once(tmp_path):
+    """The fresh process never re-runs the caller's script (spawn would, as ``__mp_main__``)."""
+    import os
+    import subprocess
+
+    (tmp_path / "h2h_known_models.py").write_text(textwrap.dedent(FACTORIES))
+    script = tmp_path / "compare.py"
+    script.write_text(textwrap.dedent(UNGUARDED_SCRIPT))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "runs.txt"), str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "measured True 4" in done.stdout
+    assert (tmp_path / "runs.txt").read_text() == "ran\n"

@@ -14,7 +14,8 @@ A fresh process is what a model's own memory and cold start are measured in
 Either way the child first imports the modules it lacks (test and cluster tools left out,
 see :func:`imported_modules`), then runs ``body(*args)`` and sends back its result; its
 standard output and error are discarded (the parent already showed the model's load
-messages once).
+messages once), and it never runs the caller's main script again (a script without an
+``if __name__ == "__main__":`` guard is safe).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 __all__ = ["FreshProcessError", "run_in_fresh_process", "imported_modules", "can_fork"]
@@ -150,6 +151,31 @@ def _template_main(conn: Any) -> None:
         conn.send(_fork_and_wait(body, args, timeout_s))
 
 
+@contextlib.contextmanager
+def _main_script_hidden() -> Iterator[None]:
+    """Start processes without multiprocessing re-running the caller's ``__main__`` in them.
+
+    *spawn* runs the parent's main script again in the child (as ``__mp_main__``): a script
+    calling ``headtohead.run`` without an ``if __name__ == "__main__":`` guard would run the
+    whole comparison again there. Our children need nothing from it (their functions live in
+    headtohead), so the main module's file and spec are hidden while a process starts.
+    """
+    main = sys.modules.get("__main__")
+    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if main is not None and key in main.__dict__}
+    for key in saved:
+        setattr(main, key, None) if key == "__spec__" else delattr(main, key)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            setattr(main, key, value)
+
+
+def _start(process: Any) -> None:
+    with _main_script_hidden():
+        process.start()
+
+
 class _Template:
     """The parent's handle on the template process (started on first use, stopped at exit)."""
 
@@ -158,7 +184,7 @@ class _Template:
         self.conn, theirs = context.Pipe()
         self.process = context.Process(target=_template_main, args=(theirs,), name="h2h-fresh-template",
                                        daemon=True)
-        self.process.start()
+        _start(self.process)
         theirs.close()
 
     def run(self, body: Callable[..., Any], args: tuple, modules: list[str], timeout_s: float) -> tuple[str, Any]:
@@ -205,7 +231,7 @@ def _spawned(body: Callable[..., Any], args: tuple, modules: list[str], timeout_
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_spawned_main, args=(sender, body, args, modules), name="h2h-fresh")
-    process.start()
+    _start(process)
     sender.close()
     try:
         if not receiver.poll(timeout_s):
