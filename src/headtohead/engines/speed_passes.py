@@ -57,7 +57,7 @@ def memory_pass(models: Sequence[StagedModel], raw: Mapping[str, list[Any]], sce
     ----------
     models : sequence of StagedModel
     raw : mapping of scenario to batches of raw examples
-        The timed inputs.
+        The timed inputs (``offline`` always: the shared-process fallback runs those).
     scenarios : sequence of str
         The timed scenarios, single_stream first when timed: its first input is the cold start's.
     iterations : int
@@ -84,7 +84,7 @@ def memory_pass(models: Sequence[StagedModel], raw: Mapping[str, list[Any]], sce
             except FreshProcessError as exc:
                 m.warnings.append(f"model '{m.name}': memory and cold start could not be measured in a fresh "
                                   f"process ({exc}); the memory shown was measured beside the other models")
-        batches = raw[scenarios[-1]] if "offline" not in raw else raw["offline"]
+        batches = raw["offline"]
         out[m.name] = (measure_memory(lambda i, m=m, b=batches: m.step(b[i % len(b)]), m.device,
                                       iterations=iterations, weights_bytes=m.adapter.parameter_bytes()), None)
     return out
