@@ -49,7 +49,7 @@ def test_the_kernel_peak_catches_a_spike_no_sample_sees():
     spike = np.ones(48 * 2**20, dtype=np.uint8)
     del spike
     peaks = window.close()
-    assert peaks.exact and peaks.rss_peak - peaks.rss_start >= 47 * 2**20
+    assert peaks.exact and peaks.rss_peak - peaks.rss_start >= 44 * 2**20  # a 48 MiB spike (page rounding, reuse)
     assert peaks.rss.peak - peaks.rss_start < 8 * 2**20  # the samples missed it
     assert read_peak_rss() >= peaks.rss_peak - 2**20
 
