@@ -15,7 +15,8 @@ from headtohead.engines.speed_inputs import draw_batches, fix_sequence_length
 from headtohead.report.sentences import speed_sentence, speed_verdict_lines, with_speed_sentences
 from headtohead.errors import ConfigError
 from headtohead.results.speed import HostLoad, SpeedSummary
-from headtohead.testing.fake_device import FakeClock, FakeCudaBackend, SimulatedAdapter
+from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
+from headtohead.testing.simulated import SimulatedAdapter
 
 # Fast settings: no real waiting, no memory pass unless a test asks for it.
 FAST = dict(warmup_iterations=2, warmup_seconds=0.0, min_iterations=8, min_seconds=0.0, rounds=8,
@@ -66,7 +67,20 @@ def test_a_a_run_under_drift_and_order_effects_contains_one():
         (comparison,) = scenario.comparisons
         assert comparison.ci_low <= 1.0 <= comparison.ci_high, comparison
         assert comparison.faster is None and speed_sentence(comparison).startswith("no significant difference")
-        assert scenario.round_orders[:3] == [["a", "b"], ["b", "a"], ["a", "b"]]
+        firsts = [order[0] for order in scenario.round_orders]
+        assert firsts.count("a") == firsts.count("b") == len(firsts) // 2  # balanced, alternating
+        assert all(x != y for x, y in zip(firsts, firsts[1:]))
+
+
+def test_three_models_run_in_balanced_orders():
+    # Rotation (a b c, b c a, c a b) puts a before b in 2 rounds of 3; a Williams design in half of them.
+    clock = FakeClock()
+    models = [SimulatedAdapter(n, cost_ns=1_000, clock=clock) for n in "abc"]
+    orders = run(models, clock, rounds=12, scenarios=["offline"]).scenario("offline").round_orders
+    for x in "abc":
+        assert [o.index(x) for o in orders].count(0) == 4  # each position equally often
+        for y in set("abc") - {x}:
+            assert sum(o.index(x) < o.index(y) for o in orders) == 6, (x, y, orders)
 
 
 def test_minimums_blocks_and_warmup():
@@ -140,10 +154,14 @@ def test_fixed_batch_size_and_small_datasets():
     assert summary.model("m").single_stream.per_batch.p50_s == pytest.approx(1e-6)
 
 
-def test_draw_batches_gives_full_real_batches():
+def test_draw_batches_gives_full_batches_of_distinct_examples_across_the_data():
     ds = features(n=10)
-    assert [b.tolist() for b in draw_batches(ds, 4, 5)] == [[0, 1, 2, 3], [4, 5, 6, 7]]
-    assert [b.tolist() for b in draw_batches(ds, 1, 2)] == [[0], [1]]
+    batches = draw_batches(ds, 4, 5)  # 20 wanted, 10 there: every example once, two full batches
+    assert [len(b) for b in batches] == [4, 4] and len(set(np.concatenate(batches).tolist())) == 8
+    one = np.concatenate(draw_batches(features(n=100), 1, 10)).tolist()
+    assert sorted(i // 10 for i in one) == list(range(10))  # one example from each tenth of the data
+    assert draw_batches(features(n=100), 1, 10, seed=3)[0].tolist() == draw_batches(features(n=100), 1, 10,
+                                                                                     seed=3)[0].tolist()
 
 
 class _Tokens(dict):
@@ -216,32 +234,39 @@ def test_fix_sequence_length_pads_truncates_and_keeps_the_type():
     assert fix_sequence_length(np.ones((2, 3)), 5) == (pytest.approx(np.ones((2, 3))), False)
 
 
-def test_cuda_path_uses_events_resets_peaks_and_has_null_telemetry():
+def test_cuda_path_uses_events_and_counts_each_models_calls_apart():
     clock, backend = FakeClock(), FakeCudaBackend()
     with use_backend(backend):
         a = SimulatedAdapter("a", cost_ns=3_000, clock=clock, backend=backend, device="cuda:0",
-                             memory_bytes=2**20, jitter=0.01, seed=1)
+                             memory_bytes=2**20, weight_bytes=64 * 2**20, jitter=0.01, seed=1)
         b = SimulatedAdapter("b", cost_ns=1_000, clock=clock, backend=backend, device="cuda:0",
-                             memory_bytes=2**18, jitter=0.01, seed=2)
+                             memory_bytes=2**18, weight_bytes=16 * 2**20, jitter=0.01, seed=2)
         summary = run([a, b], clock, memory=True, memory_iterations=2)
     ra, rb = summary.model("a"), summary.model("b")
     assert ra.offline.timer == "cuda_event" and ra.single_stream.timer == "cuda_event"
     assert ra.offline.per_batch.p50_s == pytest.approx(8 * 3e-6, rel=0.05)  # GPU time, not the 1 µs launch
     assert summary.scenario("offline").comparisons[0].ratio == pytest.approx(3.0, rel=0.05)
-    assert ra.memory.cuda_max_allocated_mb == pytest.approx(8.0)
-    assert rb.memory.cuda_max_allocated_mb == pytest.approx(2.0)  # reset after a: not a's 8 MiB
-    assert backend.peak_resets == ["cuda:0", "cuda:0"] and len(backend.sync_calls) > 10
-    assert ra.telemetry is not None and not ra.telemetry.available and ra.telemetry.power_w is None
+    # Without a recipe the models stay in this process: the calls' growth is each model's own ...
+    assert ra.memory.cuda_inference_peak_mb == pytest.approx(8.0) and ra.memory.weights_mb == 64
+    assert rb.memory.cuda_inference_peak_mb == pytest.approx(2.0)  # not a's 8 MiB
+    # ... while the process figure holds both models' weights, and says so by its name.
+    assert rb.memory.process_cuda_max_allocated_mb == pytest.approx(64 + 16 + 2.0)
+    assert not rb.memory.isolated and rb.memory.model_peak_mb is None and rb.memory.cuda_model_peak_mb is None
+    assert rb.cold_start is None and len(backend.sync_calls) > 10
+    for timing in (ra.offline, ra.single_stream):  # telemetry per scenario; no NVML here: all null
+        assert timing.telemetry is not None and not timing.telemetry.available and timing.telemetry.power_w is None
 
 
 def test_memory_pass_on_cpu_and_loading_costs():
     clock = FakeClock()
-    model = SimulatedAdapter("m", cost_ns=1_000, clock=clock)
-    config = SpeedConfig(**{**FAST, "memory": True, "memory_iterations": 2})
-    summary = measure_speed([model], features(), config, batch_size=8, clock=clock, load_times={"m": 1.25})
+    model = SimulatedAdapter("m", cost_ns=1_000, clock=clock, weight_bytes=32 * 2**20)
+    config = SpeedConfig(**{**FAST, "memory": True, "memory_iterations": 2, "telemetry": False})
+    summary = measure_speed([model], features(), config, batch_size=8, clock=clock, load_times={"m": 1.25},
+                            device_warmup_s=0.5)
     record = summary.model("m")
-    assert record.load_time_s == 1.25 and record.memory.rss_peak_mb > 0
-    assert record.memory.cuda_max_allocated_mb is None and record.telemetry.available is False
+    assert record.load_time_s == 1.25 and summary.device_warmup_s == 0.5
+    assert record.memory.weights_mb == 32 and record.memory.inference_rss_mb < 8  # the calls allocate nothing
+    assert record.memory.process_cuda_max_allocated_mb is None and record.offline.telemetry is None
 
 
 def test_summary_round_trips_through_json_and_recomputes_statistics():
@@ -266,7 +291,7 @@ def test_verdict_lines_and_instability_warning():
     assert lines[0].startswith("offline (batch 8, 8 rounds")
     assert any(line.strip().startswith("a is 3.0") or line.strip().startswith("a is 2.9") for line in lines)
     assert summary.model("a").offline.unstable and not summary.model("b").offline.unstable
-    assert any("'a' offline: latency spread" in line for line in lines)
+    assert any("'a' offline: latency spread of repeated calls" in line for line in lines)
 
 
 def test_progress_and_bad_arguments():

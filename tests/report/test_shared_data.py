@@ -64,12 +64,13 @@ def test_sst2_dev_report(shared_data, tmp_path):
     result = outcome.result
     html, md, table = _report(out, tmp_path)
     assert result.stats is not None and result.speed is not None
-    assert html.count("<img ") == 6  # trade-off, intervals, latency, confusion, F1 per class, reliability
+    # trade-off, intervals, latency, latency against length (text), confusion, F1 per class, reliability
+    assert html.count("<img ") == 7
     assert result.stats.comparisons[0].verdict.split(":")[0] in html  # "logreg vs naive-bayes"
     assert "872 examples, 2 classes (text)" in html and "872 examples" in md
     assert list(table["model"]) == ["logreg", "naive-bayes"]
     assert table["accuracy"].tolist() == pytest.approx([m.quality.accuracy for m in result.models])
-    assert len(re.findall(r"!\[", md)) == 6
+    assert len(re.findall(r"!\[", md)) == 7
 
 
 @pytest.mark.slow

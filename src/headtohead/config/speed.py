@@ -7,7 +7,8 @@
       warmup_iterations: 3
       min_iterations: 20      # per model and scenario, over all rounds
       min_seconds: 2.0        # measured time per model and scenario, over all rounds
-      rounds: 10              # interleaved rounds (at least)
+      rounds: 10              # interleaved rounds (at least), in balanced orders
+      single_stream_inputs: 32    # examples timed at batch 1, across the data's lengths
       target_ci_halfwidth: 0.02   # optional: go on until every ratio CI is within ±2 % ...
       max_seconds: 120            # ... or this budget runs out
       fixed_shape: {batch_size: 8, sequence_length: 128}
@@ -46,16 +47,22 @@ class SpeedConfig(_Section):
         default_factory=lambda: ["offline", "single_stream"],
         description="offline: throughput at the batch size; single_stream: latency at batch 1; "
                     "time_window: samples processed end to end in time_window_seconds.")
-    num_batches: int = Field(default=2, gt=0, description="Distinct dataset batches cycled through while timing; "
-                             "every block is whole passes over them, so keep it small for slow models.")
+    num_batches: int = Field(default=2, gt=0, description="Distinct batches timed offline, drawn across the data "
+                             "(stratified by input size); every block is whole passes over them, so keep it small "
+                             "for slow models.")
+    single_stream_inputs: int = Field(default=32, gt=0, description="Distinct examples timed at batch 1, one per "
+                                      "size stratum of the data, so p99 is a tail over inputs; every block is whole "
+                                      "passes over them.")
     warmup_iterations: int = Field(default=3, ge=0, description="Untimed calls per model and scenario first.")
     warmup_seconds: float = Field(default=0.5, ge=0.0, description="... and at least this long.")
     min_iterations: int = Field(default=20, gt=0, description="Timed calls per model and scenario, at least.")
     min_seconds: float = Field(default=2.0, ge=0.0, description="Timed seconds per model and scenario, at least.")
     rounds: int = Field(default=10, ge=5, description="Interleaved rounds, at least (each model runs one block "
                         "per round, in a rotated or shuffled order).")
-    order: Literal["rotate", "random"] = Field(default="rotate", description="How the model order changes "
-                                               "from round to round.")
+    order: Literal["balanced", "random"] = Field(
+        default="balanced", description="How the model order changes from round to round: balanced (a Williams "
+                                        "design: every model runs before every other in half the rounds; 'rotate' "
+                                        "is read as balanced) or random (shuffled, seeded).")
     target_ci_halfwidth: float | None = Field(
         default=None, gt=0.0, lt=1.0,
         description="Adaptive stop: add rounds until every pairwise speed-ratio CI is within ±this (0.02 = 2 %).")
@@ -67,11 +74,21 @@ class SpeedConfig(_Section):
     time_window_seconds: float = Field(default=10.0, gt=0.0, description="Length of the time_window scenario.")
     num_threads: int | None = Field(default=None, gt=0, description="torch intra-op threads while measuring "
                                     "(default: leave torch's setting; it is recorded either way).")
-    memory: bool = Field(default=True, description="Measure RSS and CUDA peak memory in a separate pass.")
-    memory_iterations: int = Field(default=5, gt=0, description="End-to-end steps of the memory pass.")
+    memory: bool = Field(default=True, description="Measure each model's own memory (weights, peak RSS and CUDA "
+                         "peak above a process without it) and its cold start in a fresh process that holds only it "
+                         "(one spawned process per model, after the timing; false: skip both).")
+    memory_iterations: int = Field(default=5, gt=0, description="End-to-end steps per scenario of the memory pass "
+                                   "(at least one per timed input).")
     telemetry: bool = Field(default=True, description="Sample GPU utilisation/power/clocks via NVML (GPU only).")
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="Level of the speed-ratio intervals.")
-    n_resamples: int = Field(default=2000, ge=100, description="Bootstrap resamples for the ratio intervals.")
+    n_resamples: int = Field(default=2000, ge=100, description="Unused by the speed ratios, whose intervals are "
+                             "Student t intervals over rounds; kept for stats.speed.speed_ratio(method='bootstrap').")
+
+    @field_validator("order", mode="before")
+    @classmethod
+    def _rotate_is_balanced(cls, order: object) -> object:
+        # 'rotate' (before Williams designs) balanced positions but not who runs before whom
+        return "balanced" if order == "rotate" else order
 
     @field_validator("scenarios")
     @classmethod

@@ -1,47 +1,128 @@
-"""The inputs a speed measurement times: real batches drawn from the data, and fixed shapes.
+"""The inputs a speed measurement times: real examples drawn across the data, and fixed shapes.
 
-Every model is timed on the same examples: :func:`draw_batches` picks them from the
-evaluation set (seeded, identical for every model), :func:`fix_sequence_length` pads or cuts
-tokenised text to a controlled length (``speed.fixed_shape``).
+Every model is timed on the same examples. :func:`timed_inputs` draws them from the whole
+evaluation set, seeded and identical for every model: the examples are ordered by size
+(words of a text; feature rows and images by position) and cut into as many strata of equal
+count as examples are needed, and one example is drawn from each stratum — so the shortest
+and the longest inputs are represented and a batch-1 p99 is a tail over inputs rather than
+repeat noise over two of them. :func:`fix_sequence_length` pads or cuts tokenised text to a
+controlled length (``speed.fixed_shape``); :func:`prepare` preprocesses with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from headtohead.adapters.base import ModelAdapter
 from headtohead.data.base import Dataset
-from headtohead.engines.batching import plan_batches
+from headtohead.data.sizes import input_sizes
 from headtohead.errors import DataError
 
-__all__ = ["draw_batches", "fix_sequence_length"]
+__all__ = ["TimedInputs", "timed_inputs", "draw_batches", "stratified_sample", "fix_sequence_length", "prepare"]
 
 
-def draw_batches(dataset: Dataset, batch_size: int, count: int) -> list[np.ndarray]:
-    """Indices of up to ``count`` full batches of real examples, the same for every model.
+@dataclass(frozen=True)
+class TimedInputs:
+    """The batches of one scenario: dataset indices, and the size of each example where the data has sizes."""
 
-    Batches come from :func:`~headtohead.engines.batching.plan_batches` in dataset order;
-    only full batches are used so every timed call has the same shape. A dataset smaller
-    than one batch has its examples repeated to fill one.
+    batch_size: int
+    indices: list[np.ndarray]
+    sizes: list[np.ndarray] | None
+    unit: str | None
+
+
+def stratified_sample(n: int, count: int, rng: np.random.Generator, sizes: np.ndarray | None = None) -> np.ndarray:
+    """``count`` distinct indices of ``range(n)``, one drawn from each of ``count`` equal-count strata.
+
+    The strata are consecutive runs of the examples ordered by ``sizes`` (ties and no sizes:
+    by index), so the sample covers the whole range of sizes (or of positions).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> sorted(stratified_sample(10, 5, rng).tolist())  # one from each of 0-1, 2-3, ... 8-9
+    [1, 3, 5, 6, 8]
+    """
+    if not 0 < count <= n:
+        raise ValueError(f"cannot draw {count} of {n} examples")
+    order = np.lexsort((np.arange(n), sizes)) if sizes is not None else np.arange(n)
+    return np.array([stratum[rng.integers(len(stratum))] for stratum in np.array_split(order, count)],
+                    dtype=np.int64)
+
+
+def draw_batches(dataset: Dataset, batch_size: int, count: int, *, seed: int = 0,
+                 sizes: np.ndarray | None = None) -> list[np.ndarray]:
+    """Indices of up to ``count`` full batches of real examples drawn across the data, the same for every model.
+
+    ``batch_size × count`` examples are drawn by :func:`stratified_sample` (over ``sizes``
+    when given, else over positions), shuffled (seeded) and cut into batches, so each batch
+    mixes short and long inputs as a random stream would. When the data holds no more
+    examples than that, all of them are used in a seeded order; a dataset smaller than one
+    batch has its examples repeated to fill one (speed depends on a batch's shape, not on
+    which examples fill it).
 
     Examples
     --------
     >>> import numpy as np
     >>> from headtohead.data.base import Dataset
     >>> ds = Dataset("x", "features", np.zeros((5, 2)), np.zeros(5), ("a",))
-    >>> [b.tolist() for b in draw_batches(ds, 2, 4)]
-    [[0, 1], [2, 3]]
-    >>> [b.tolist() for b in draw_batches(ds, 8, 4)]
-    [[0, 1, 2, 3, 4, 0, 1, 2]]
+    >>> [len(b) for b in draw_batches(ds, 2, 4)]
+    [2, 2]
+    >>> sorted(set(draw_batches(ds, 8, 4)[0].tolist()))
+    [0, 1, 2, 3, 4]
     """
-    if len(dataset) == 0:
+    n = len(dataset)
+    if n == 0:
         raise DataError(f"{dataset.source}: no examples to measure speed on")
-    plan = plan_batches(len(dataset), batch_size)
-    full = [b for b in plan if len(b) == batch_size][:count]
-    # Speed depends on the shape of a batch, not on which examples fill it.
-    return full or [np.resize(plan.order, batch_size)]
+    rng = np.random.default_rng([seed, batch_size])
+    need = batch_size * count
+    picks = rng.permutation(stratified_sample(n, need, rng, sizes)) if need < n else rng.permutation(n)
+    full = len(picks) // batch_size
+    if full == 0:
+        return [np.resize(picks, batch_size)]
+    return [picks[i * batch_size:(i + 1) * batch_size] for i in range(min(full, count))]
+
+
+def timed_inputs(dataset: Dataset, batch_size: int, count: int, *, seed: int = 0) -> TimedInputs:
+    """The batches a scenario times: :func:`draw_batches` stratified by input size for text.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    batch_size : int
+    count : int
+        Batches wanted (fewer when the data is small).
+    seed : int
+
+    Returns
+    -------
+    TimedInputs
+        Sizes (words) for text; ``None`` for images (resized by every model, so their pixel
+        count hardly matters to the forward pass) and feature rows.
+    """
+    sized = input_sizes(dataset) if dataset.modality in ("text", "text_pair") else None
+    sizes, unit = sized if sized is not None else (None, None)
+    batches = draw_batches(dataset, batch_size, count, seed=seed, sizes=sizes)
+    return TimedInputs(batch_size, batches, [sizes[b] for b in batches] if sizes is not None else None, unit)
+
+
+def prepare(adapter: ModelAdapter, examples: Sequence[Any], sequence_length: int | None) -> tuple[Any, bool]:
+    """Preprocess on the CPU, then pad or cut to ``sequence_length`` tokens when one is set.
+
+    Returns
+    -------
+    inputs, applied : (model inputs, bool)
+        ``applied`` says whether the length could be fixed (token inputs only).
+    """
+    inputs = adapter.preprocess(examples)
+    if sequence_length is None:
+        return inputs, False
+    pad_id = getattr(getattr(adapter, "tokenizer", None), "pad_token_id", None)
+    return fix_sequence_length(inputs, sequence_length, pad_id=0 if pad_id is None else int(pad_id))
 
 
 def fix_sequence_length(inputs: Any, length: int, *, pad_id: int = 0) -> tuple[Any, bool]:

@@ -185,6 +185,9 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
     facts = setup.key_facts() if store is not None else {}
     keys = {m.name: model_key(m, facts, setup.base_dir) for m in exp.models} if store is not None else {}
     speed_in_workers = measure_speed and exp.execution.mode != "local" and exp.execution.speed == "workers"
+    # Models load in this process (local runs, h2h bench): create the device context before the first,
+    # so no model's load time or first call carries it.
+    warmup_s = _warm_up(setup.context.device) if exp.execution.mode == "local" or not setup.quality else None
     loaded: dict[str, tuple[ModelAdapter, float]] = {}  # held for the speed pass
     finished: list[ModelOutcome | ModelFailure] = []
     resumed: list[str] = []
@@ -218,7 +221,7 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
         if measure_speed:
             with clock.stage("speed"):
                 result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,
-                                                                   speed_in_workers, fairness_warnings)})
+                                                                   speed_in_workers, fairness_warnings, warmup_s)})
         state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
@@ -281,12 +284,12 @@ def _restore(store: ResumeStore | None, key: str, name: str, setup: RunSetup) ->
 
 def _speed(setup: RunSetup, finished: Sequence[ModelOutcome | ModelFailure],
            loaded: Mapping[str, tuple[ModelAdapter, float]], progress: ProgressCallback | None,
-           speed_in_workers: bool, fairness_warnings: list[str]) -> SpeedSummary:
+           speed_in_workers: bool, fairness_warnings: list[str], warmup_s: float | None) -> SpeedSummary:
     """The speed the workers measured (``execution.speed: workers``), or all models timed together here."""
     merged = merge_worker_speed([o for o in finished if isinstance(o, ModelOutcome)]) if speed_in_workers else None
     if merged is not None:
         return merged.model_copy(update={"warnings": fairness_warnings + merged.warnings})
-    return _measure_speed(setup, loaded, progress)
+    return _measure_speed(setup, loaded, progress, warmup_s)
 
 
 def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
@@ -297,16 +300,35 @@ def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
                                           ci_method=cfg.ci_method, ece_bins=cfg.ece_bins, seed=exp.seed))
 
 
+def _warm_up(device: str) -> float | None:
+    """Seconds spent creating ``device``'s context (CUDA, MPS) before any model loads; ``None`` on a CPU."""
+    if device == "cpu":
+        return None
+    from headtohead.runtime.devices import get_backend
+
+    began = time.perf_counter()
+    get_backend().warm_up(device)
+    return time.perf_counter() - began
+
+
 def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, float]],
-                   progress: ProgressCallback | None) -> SpeedSummary:
-    """Time all models together; models re-used by ``resume`` (or evaluated elsewhere) are loaded here."""
-    from headtohead.engines.speed import measure_speed
+                   progress: ProgressCallback | None, warmup_s: float | None) -> SpeedSummary:
+    """Time all models together; models re-used by ``resume`` (or evaluated elsewhere) are loaded here.
+
+    Each model's memory and cold start are measured in a fresh process that loads it from its
+    recipe (``speed.memory``).
+    """
+    from headtohead.engines.speed import ModelRecipe, measure_speed
 
     exp = setup.experiment
+    if warmup_s is None:  # models evaluated in workers are loaded here: the context first
+        warmup_s = _warm_up(setup.context.device)
     adapters, load_times = [], {}
     for model_cfg in exp.models:
         adapter, load_time = loaded.get(model_cfg.name) or load_model(model_cfg, setup.context)
         adapters.append(adapter)
         load_times[model_cfg.name] = load_time
+    recipes = {m.name: ModelRecipe(m, setup.context) for m in exp.models}
     return with_speed_sentences(measure_speed(adapters, setup.dataset, exp.speed, batch_size=exp.eval.batch_size,
-                                              seed=exp.seed, load_times=load_times, progress=progress))
+                                              seed=exp.seed, load_times=load_times, recipes=recipes,
+                                              device_warmup_s=warmup_s, progress=progress))

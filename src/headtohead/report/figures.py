@@ -165,6 +165,11 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
                                 "Empirical CDF of every timed call: further left is faster, a steep curve is a "
                                 "steady model; the dot marks the median.",
                                 lambda: plots.latency_figure(speed, styles)))
+        if speed.size_unit in ("words", "characters") and speed.timed_sizes:
+            specs.append(FigureSpec(f"{prefix}-latency-length", "Latency against input length",
+                                    "Each timed input (drawn across the data's lengths) at its median latency over "
+                                    "all rounds: how a model's cost grows with the length of the text.",
+                                    lambda: plots.latency_by_size_figure(speed, styles)))
     rated = [m for m in result.models if m.quality is not None]
     if rated:
         matrices = {m.name: m.quality.confusion_matrix for m in rated}

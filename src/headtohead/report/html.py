@@ -20,12 +20,12 @@ from headtohead.version import __version__
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
+from headtohead.report.rows_speed import speed_note, speed_rows
 from headtohead.report.rows import (
     best_models,
     comparison_rows,
     environment_rows,
     format_cell,
-    speed_rows,
     summary_columns,
     summary_rows,
     across_runs_rows,
@@ -127,7 +127,7 @@ def _speed_note(result: RunResult) -> str:
     rounds = ", ".join(f"{r.scenario.replace('_', ' ')}: {r.rounds} rounds ({r.stop_reason.replace('_', ' ')})"
                        for r in speed.scenarios)
     return (f"Models measured in interleaved rounds so drift hits all alike; {rounds}; {threads}; "
-            f"{speed.elapsed_s:.0f} s in all. Memory: resident memory added over the baseline, measured apart.")
+            f"{speed.elapsed_s:.0f} s in all. {speed_note(speed)}")
 
 
 def _training_note(run: RunEntry) -> str:

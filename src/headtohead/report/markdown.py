@@ -14,13 +14,13 @@ from headtohead.report.warnings import speed_warnings
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
+from headtohead.report.rows_speed import speed_note, speed_rows
 from headtohead.report.rows import (
     across_runs_rows,
     best_models,
     comparison_rows,
     environment_rows,
     format_cell,
-    speed_rows,
     summary_columns,
     summary_rows,
     top_confusions,
@@ -117,6 +117,7 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
     if speed:
         lines += ["#### Speed and memory", ""]
         lines += _table(list(speed[0]), [[md_escape(v) for v in row.values()] for row in speed])
+        lines += [md_escape(speed_note(result.speed)), ""]
         warnings = speed_warnings(result.speed)
         lines += [f"> ⚠ {md_escape(w)}" for w in warnings] + ([""] if warnings else [])
     if run.training is not None:

@@ -306,3 +306,39 @@ def latency_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]) -> Fig
         ax.set_ylim(0, 1.02)
         ax.legend(loc="lower right")
     return fig
+
+
+def _by_size(speed: SpeedSummary, scenario: str) -> np.ndarray | None:
+    """Each timed input's size (a batch: its longest example, which sets the padded length)."""
+    sizes = speed.timed_sizes.get(scenario)
+    return np.array([max(batch) for batch in sizes], dtype=float) if sizes else None
+
+
+@styled
+def latency_by_size_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]) -> Figure | None:
+    """Median latency of each timed input against its length, per scenario; ``None`` unless the inputs are text."""
+    if speed.size_unit not in ("words", "characters"):
+        return None
+    panels = [(run, sizes) for run in speed.scenarios if (sizes := _by_size(speed, run.scenario)) is not None
+              and any(m.timing(run.scenario) for m in speed.models)]
+    if not panels:
+        return None
+    fig = new_figure(4.2 * len(panels) + 1.4, 3.8)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (run, sizes) in zip(axes, panels):
+        order = np.argsort(sizes, kind="stable")
+        for model in speed.models:
+            timing = model.timing(run.scenario)
+            if timing is None or timing.inputs != len(sizes):
+                continue
+            style = styles[model.name]
+            medians = np.array([np.median(x) for x in timing.input_latencies_ns()], dtype=float) / 1e6
+            ax.plot(sizes[order], medians[order], color=style.colour, linestyle=style.linestyle, linewidth=1.2,
+                    marker=style.marker, markersize=4, label=label(model.name))
+        longest = "longest example's " if run.batch_size > 1 else ""
+        ax.set_title(f"{run.scenario.replace('_', ' ')} · batch {run.batch_size}")
+        ax.set_xlabel(f"{longest}length ({speed.size_unit})")
+        ax.set_ylabel("median ms per call (lower is faster)")
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="upper left")
+    return fig

@@ -1,5 +1,7 @@
 """The numbers every report format shows, gathered once from a run's records.
 
+The speed rows of the details are in :mod:`headtohead.report.rows_speed`.
+
 HTML, Markdown and CSV all read these rows, so the three never disagree. Values stay
 unrounded here (CSV writes them so); :func:`format_cell` rounds for reading.
 """
@@ -27,7 +29,6 @@ __all__ = [
     "Confusion",
     "environment_rows",
     "comparison_rows",
-    "speed_rows",
     "latency_for_tradeoff",
     "training_rows",
     "across_runs_rows",
@@ -73,7 +74,9 @@ _SPEED = (
     Column("single_stream_p99_ms", "latency p99 (ms, batch 1)", "ms", False),
     Column("offline_ms_per_example", "offline ms/example (p50)", "ms", False),
     Column("offline_throughput_per_s", "throughput (examples/s)", "rate", True),
-    Column("memory_added_mb", "memory added (MiB)", "mb", False),
+    Column("model_peak_mb", "model peak memory (MiB)", "mb", False),
+    Column("cuda_model_peak_mb", "CUDA model peak (MiB)", "mb", False),
+    Column("first_prediction_s", "time to first prediction (s)", "seconds", False),
 )
 _COST = (
     Column("parameters", "parameters", "count", None),
@@ -125,7 +128,10 @@ def _speed_cells(result: RunResult, name: str) -> dict[str, Cell]:
         cells["offline_ms_per_example"] = Cell(speed.offline.per_sample.p50_s * 1e3)
         cells["offline_throughput_per_s"] = Cell(speed.offline.throughput_per_s)
     if speed.memory is not None:
-        cells["memory_added_mb"] = Cell(max(0.0, speed.memory.rss_peak_mb - speed.memory.rss_baseline_mb))
+        cells["model_peak_mb"] = Cell(speed.memory.model_peak_mb)
+        cells["cuda_model_peak_mb"] = Cell(speed.memory.cuda_model_peak_mb)
+    if speed.cold_start is not None:
+        cells["first_prediction_s"] = Cell(speed.cold_start.first_prediction_s)
     return cells
 
 
@@ -266,33 +272,6 @@ def comparison_rows(result: RunResult) -> list[dict[str, str]]:
     return rows
 
 
-def speed_rows(result: RunResult) -> list[dict[str, str]]:
-    """One row per model and timed scenario: percentiles per call, throughput, stability, memory, cold start."""
-    if result.speed is None:
-        return []
-    rows = []
-    for model in result.speed.models:
-        for scenario in ("offline", "single_stream"):
-            t = model.timing(scenario)
-            if t is None:
-                continue
-            b = t.per_batch
-            rows.append({
-                "model": model.name,
-                "scenario": f"{scenario.replace('_', ' ')} (batch {t.batch_size})",
-                "p50 / p90 / p99 (ms per call)": " / ".join(_number(v * 1e3, "ms")
-                                                            for v in (b.p50_s, b.p90_s, b.p99_s)),
-                "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
-                "calls": str(b.n),
-                "spread (IQR/median)": f"{t.iqr_over_median:.0%}" + (" unstable" if t.unstable else ""),
-                "memory added (MiB)": (_number(max(0.0, model.memory.rss_peak_mb - model.memory.rss_baseline_mb),
-                                               "mb") if model.memory else "—"),
-                "first call (s)": _number(model.first_call_s, "seconds"),
-                "load (s)": _number(model.load_time_s, "seconds") if model.load_time_s is not None else "—",
-            })
-    return rows
-
-
 def latency_for_tradeoff(result: RunResult, name: str) -> tuple[float, str] | None:
     """The latency a model is placed at on the quality–latency chart, and its axis label.
 
@@ -348,7 +327,7 @@ def training_rows(training: TrainingSummary) -> list[dict[str, str]]:
     return rows
 
 
-_ACROSS = ("accuracy", "single_stream_p50_ms", "offline_throughput_per_s", "memory_added_mb")
+_ACROSS = ("accuracy", "single_stream_p50_ms", "offline_throughput_per_s", "model_peak_mb")
 
 
 def across_runs_rows(runs: Sequence[tuple[str, str, RunResult]]) -> list[dict[str, str]]:

@@ -85,32 +85,51 @@ def _ms(seconds: float | None) -> str:
     return f"{ms:,.0f}" if ms >= 100 else f"{ms:.3g}"
 
 
+def _mib(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
+
+
+def _load_s(model) -> str:  # noqa: ANN001 - ModelSpeed
+    """The fresh process's load (every model pays the same one-time costs), else the run's own."""
+    seconds = model.cold_start.load_s if model.cold_start is not None else model.load_time_s
+    return f"{seconds:.2f}" if seconds is not None else "–"
+
+
 def speed_table(result: RunResult) -> Table | None:
-    """Latency, throughput, cold costs and memory of every model; ``None`` when speed was not measured."""
+    """Latency, throughput, cold start and each model's own memory; ``None`` when speed was not measured.
+
+    The load time, the cold first call and the memory come from a fresh process per model
+    (the first model of a run otherwise pays the imports and the device's start-up in its
+    load); ``–`` where a model could not be measured there. CUDA memory is shown when a
+    model ran on CUDA.
+    """
     speed = result.speed
     if speed is None:
         return None
-    table = Table(title=f"speed — {len(speed.scenarios)} scenario(s), real batches from the data, "
-                  f"torch threads {speed.torch_threads}", title_justify="left")
+    cuda = any(m.memory is not None and m.memory.cuda_model_peak_mb is not None for m in speed.models)
+    table = Table(title=f"speed — {len(speed.scenarios)} scenario(s), real examples across the data, "
+                  f"torch threads {speed.torch_threads}; cold start and memory in a fresh process per model",
+                  title_justify="left")
     table.add_column("model", style="bold", no_wrap=True)
-    for column in (f"batch {speed.batch_size} p50 ms", "p95 ms", "samples/s", "batch 1 p50 ms", "p99 ms",
-                   "load s", "1st call ms", "peak RSS MiB", "CUDA peak MiB"):
+    columns = [f"batch {speed.batch_size} p50 ms", "p95 ms", "samples/s", "batch 1 p50 ms", "p99 ms", "load s",
+               "cold 1st call ms", "weights MiB", "model peak MiB"] + (["CUDA peak MiB"] if cuda else [])
+    for column in columns:
         table.add_column(column, justify="right")
     for model in speed.models:
-        offline, single = model.offline, model.single_stream
-        memory = model.memory
-        table.add_row(
+        offline, single, memory, cold = model.offline, model.single_stream, model.memory, model.cold_start
+        cells = [
             escape(model.name),
             _ms(offline.per_batch.p50_s if offline else None),
             _ms(offline.per_batch.p95_s if offline else None),
             f"{offline.throughput_per_s:,.0f}" if offline else "–",
             _ms(single.per_batch.p50_s if single else None),
             _ms(single.per_batch.p99_s if single else None),
-            f"{model.load_time_s:.2f}" if model.load_time_s is not None else "–",
-            _ms(model.first_call_s),
-            f"{memory.rss_peak_mb:,.0f}" if memory else "–",
-            f"{memory.cuda_max_allocated_mb:,.0f}" if memory and memory.cuda_max_allocated_mb is not None else "–",
-        )
+            _load_s(model),
+            _ms(cold.first_call_s if cold else None),
+            _mib(memory.weights_mb if memory else None),
+            _mib(memory.model_peak_mb if memory else None),
+        ]
+        table.add_row(*cells, *([_mib(memory.cuda_model_peak_mb if memory else None)] if cuda else []))
     return table
 
 

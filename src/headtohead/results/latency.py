@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["latency_summary", "tukey_fences", "count_outliers", "iqr_over_median", "INSTABILITY_THRESHOLD"]
+__all__ = ["latency_summary", "tukey_fences", "count_outliers", "iqr_over_median", "repeat_noise", "per_input",
+           "INSTABILITY_THRESHOLD"]
 
 #: IQR / median above which a latency series is flagged as unstable.
 INSTABILITY_THRESHOLD = 0.10
@@ -66,6 +67,40 @@ def iqr_over_median(samples: Sequence[float] | np.ndarray) -> float:
     """Interquartile range relative to the median: a robust coefficient of variation."""
     q1, q2, q3 = np.percentile(_nonempty(samples), [25, 50, 75])
     return float((q3 - q1) / q2) if q2 > 0 else float("inf")
+
+
+def per_input(samples: Sequence[float] | np.ndarray, n_inputs: int) -> list[np.ndarray]:
+    """The latencies of each input when ``n_inputs`` inputs were cycled: call ``i`` ran input ``i % n_inputs``.
+
+    Examples
+    --------
+    >>> [x.tolist() for x in per_input([1, 5, 2, 6], 2)]
+    [[1.0, 2.0], [5.0, 6.0]]
+    """
+    if n_inputs < 1:
+        raise ValueError(f"n_inputs must be at least 1, not {n_inputs}")
+    x = _nonempty(samples)
+    return [x[j::n_inputs] for j in range(min(n_inputs, x.size))]
+
+
+def repeat_noise(samples: Sequence[float] | np.ndarray, n_inputs: int = 1) -> float:
+    """IQR / median of the latencies, each divided by the median of its own input's calls.
+
+    When inputs of different sizes are cycled, the spread of all latencies mixes the inputs'
+    true differences with noise; dividing each call by its input's median leaves the spread
+    of repeated calls on the same input, which is what a noisy machine inflates. With one
+    input it equals :func:`iqr_over_median`.
+
+    Examples
+    --------
+    >>> round(repeat_noise([10, 100, 10, 100, 10, 100], 2), 3)  # two inputs, no repeat noise
+    0.0
+    >>> iqr_over_median([10, 100, 10, 100, 10, 100]) > 1
+    True
+    """
+    groups = per_input(samples, n_inputs)
+    normalised = np.concatenate([g / np.median(g) if np.median(g) > 0 else g for g in groups])
+    return iqr_over_median(normalised)
 
 
 def _nonempty(samples: Sequence[float] | np.ndarray) -> np.ndarray:

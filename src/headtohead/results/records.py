@@ -7,8 +7,13 @@ Changelog of :data:`SCHEMA_VERSION`:
 
 * 1 — first version: environment, dataset, per-model quality, index-order hash, paired
   statistics (``stats``), speed and memory (``speed``).
-* 2 — ``timings``: where a run's wall time went (load, evaluate, speed, statistics, report).
-  Files of version 1 read as they are (``timings`` is then ``None``).
+* 2 — ``timings``: where a run's wall time went (load, evaluate, speed, statistics, report;
+  ``None`` in version-1 files). Speed: memory per model measured in a fresh process (``memory.weights_mb``,
+  ``model_peak_mb``, ``cuda_model_peak_mb``, per ``scenarios``); the process figures renamed
+  ``process_rss_*`` / ``process_cuda_*`` (version-1 names are read into them, and
+  ``inference_rss_mb`` derived); ``cold_start`` per model; ``timed_indices``/``timed_sizes``;
+  ``device_warmup_s``; telemetry per scenario (``ScenarioTiming.telemetry``; version 1's
+  model-level average is dropped on read); ``ScenarioTiming.inputs`` and ``repeat_noise``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,15 @@ from typing import Any, Literal
 from pydantic import Field, computed_field, model_validator
 
 from headtohead.results.base import Record
-from headtohead.results.latency import INSTABILITY_THRESHOLD, count_outliers, iqr_over_median, latency_summary
+from headtohead.results.memory import ColdStart, MemoryStats, ScenarioMemory
+from headtohead.results.latency import (
+    INSTABILITY_THRESHOLD,
+    count_outliers,
+    iqr_over_median,
+    latency_summary,
+    per_input,
+    repeat_noise,
+)
 
 __all__ = [
     "Scenario",
@@ -25,6 +33,8 @@ __all__ = [
     "PipelineTiming",
     "TimeWindowResult",
     "MemoryStats",
+    "ScenarioMemory",
+    "ColdStart",
     "MeanMax",
     "TelemetryStats",
     "ModelSpeed",
@@ -74,11 +84,30 @@ def _stats_or_none(samples_ns: list[int], divisor: float = 1.0) -> LatencyStats 
     return LatencyStats.from_ns(samples_ns, divisor) if samples_ns else None
 
 
+class MeanMax(Record):
+    mean: float
+    max: float
+
+
+class TelemetryStats(Record):
+    """GPU telemetry (NVML) while this model was measured; every field ``None`` without a GPU."""
+
+    available: bool = False
+    samples: int = 0
+    utilization_pct: MeanMax | None = None
+    memory_used_mb: MeanMax | None = None
+    power_w: MeanMax | None = None
+    temperature_c: MeanMax | None = None
+    sm_clock_mhz: MeanMax | None = None
+
+
 class ScenarioTiming(_Derived):
     """One model's forward-pass latencies in one scenario, kept per round.
 
     ``rounds_ns[r]`` holds the per-iteration latencies (nanoseconds) of round ``r``;
     inputs were preprocessed and on the device beforehand, so this is the model alone.
+    Every round makes whole passes over the ``inputs`` timed inputs in the same order, so
+    call ``i`` of a round ran input ``i % inputs`` (``SpeedSummary.timed_indices`` names them).
     """
 
     scenario: Literal["offline", "single_stream"]
@@ -88,6 +117,13 @@ class ScenarioTiming(_Derived):
     warmup_iterations: int
     warmup_s: float
     rounds_ns: list[list[int]]
+    inputs: int = Field(default=1, ge=1, description="Distinct timed inputs (batches) cycled in every round.")
+    telemetry: TelemetryStats | None = Field(default=None, description="GPU telemetry while this model ran "
+                                             "this scenario (None: not asked for).")
+
+    def input_latencies_ns(self) -> list[list[int]]:
+        """The latencies of each timed input (in ``timed_indices`` order), over all rounds."""
+        return [[int(v) for v in group] for group in per_input(self.samples_ns, self.inputs)]
 
     @property
     def samples_ns(self) -> list[int]:
@@ -120,13 +156,24 @@ class ScenarioTiming(_Derived):
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def iqr_over_median(self) -> float:
+        """Spread of all calls: differences between the inputs plus repeat noise."""
         return iqr_over_median(self.samples_ns)
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
+    def repeat_noise(self) -> float:
+        """IQR/median of the calls each divided by its input's median: the spread of repeats alone."""
+        return repeat_noise(self.samples_ns, self.inputs)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
     def unstable(self) -> bool:
-        """IQR/median above 10 %: the machine was too noisy for a trustworthy number."""
-        return self.iqr_over_median > INSTABILITY_THRESHOLD
+        """Repeat noise above 10 %: the machine was too noisy for a trustworthy number.
+
+        Judged on repeated calls of the same input, not on the mixture of inputs of
+        different lengths, whose spread is real and says nothing about noise.
+        """
+        return self.repeat_noise > INSTABILITY_THRESHOLD
 
 
 class PipelineTiming(_Derived):
@@ -185,39 +232,6 @@ class TimeWindowResult(_Derived):
         return self.samples / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
-class MemoryStats(Record):
-    """Memory measured in a pass of its own (never while timing). Sizes in MiB.
-
-    RSS is the whole process (all loaded models and the Python runtime); the increase
-    over ``rss_baseline_mb`` is what this model's inference added. The CUDA fields are
-    ``None`` on other devices.
-    """
-
-    rss_baseline_mb: float
-    rss_peak_mb: float
-    rss_mean_mb: float
-    rss_samples: int
-    cuda_max_allocated_mb: float | None = None
-    cuda_max_reserved_mb: float | None = None
-
-
-class MeanMax(Record):
-    mean: float
-    max: float
-
-
-class TelemetryStats(Record):
-    """GPU telemetry (NVML) while this model was measured; every field ``None`` without a GPU."""
-
-    available: bool = False
-    samples: int = 0
-    utilization_pct: MeanMax | None = None
-    memory_used_mb: MeanMax | None = None
-    power_w: MeanMax | None = None
-    temperature_c: MeanMax | None = None
-    sm_clock_mhz: MeanMax | None = None
-
-
 class ModelSpeed(Record):
     """Everything measured about one model's speed and memory."""
 
@@ -225,17 +239,27 @@ class ModelSpeed(Record):
     device: str
     num_parameters: int
     parameter_bytes: int
-    load_time_s: float | None = Field(default=None, description="Time to load the model (from the caller).")
-    first_preprocess_s: float = Field(description="The first preprocess call, cold.")
-    first_call_s: float = Field(description="The first forward call (synchronised): lazy initialisation, "
-                                "kernel selection, compilation. Cold only if nothing ran the model before.")
+    load_time_s: float | None = Field(default=None, description="Time to load the model in the measuring "
+                                      "process (from the caller; the device context was created before).")
+    first_preprocess_s: float = Field(description="The first preprocess call of the speed pass.")
+    first_call_s: float = Field(description="The first forward call of the speed pass (synchronised); cold only if "
+                                "nothing ran the model before it (not after a quality pass): see cold_start.")
+    cold_start: ColdStart | None = Field(default=None, description="Load and first prediction in a fresh process "
+                                         "(None: speed.memory off, or no way to load the model again).")
     offline: ScenarioTiming | None = None
     single_stream: ScenarioTiming | None = None
     pipeline: PipelineTiming | None = None
     time_window: TimeWindowResult | None = None
     memory: MemoryStats | None = None
-    telemetry: TelemetryStats | None = None
     warnings: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_old_telemetry(cls, data: Any) -> Any:
+        # Schema version 1 averaged telemetry over both scenarios; it is now kept per scenario.
+        if isinstance(data, dict) and "telemetry" in data:
+            data = {k: v for k, v in data.items() if k != "telemetry"}
+        return data
 
     def timing(self, scenario: str) -> ScenarioTiming | None:
         """The :class:`ScenarioTiming` of ``offline`` or ``single_stream``."""
@@ -296,6 +320,14 @@ class SpeedSummary(Record):
     elapsed_s: float
     scenarios: list[ScenarioRun]
     models: list[ModelSpeed]
+    timed_indices: dict[str, list[list[int]]] = Field(
+        default_factory=dict, description="Per scenario: the dataset indices of each timed input (batch), in the "
+                                          "order they were cycled; drawn across the data, stratified by size.")
+    timed_sizes: dict[str, list[list[int]]] = Field(default_factory=dict, description="The size of each of those "
+                                                    "examples (size_unit), where the data has sizes.")
+    size_unit: str | None = Field(default=None, description="words, characters or pixels (None: feature rows).")
+    device_warmup_s: float | None = Field(default=None, description="Creating the CUDA context and cuBLAS handle "
+                                          "before any model loaded, kept out of every load_time_s.")
     warnings: list[str] = Field(default_factory=list)
 
     def model(self, name: str) -> ModelSpeed:

@@ -68,6 +68,33 @@ class DeviceBackend(Protocol):
     def cuda_version(self) -> str | None: ...
     def mps_available(self) -> bool: ...
     def synchronize(self, device: str) -> None: ...
+    def warm_up(self, device: str) -> None:
+        """Create the device's context, its cuBLAS handle and the common kernels now, before any model.
+
+        On CUDA the first use of a device creates its context (hundreds of milliseconds to
+        seconds), the first matrix product its cuBLAS handle and workspace, and every kernel
+        is loaded on its first call (lazy module loading: host memory and time); whichever
+        model came first would otherwise pay all of it in its load time, first call and
+        memory. The kernels almost every network runs (embedding, layer norm, GELU,
+        attention, softmax, convolution, pooling) are loaded here, once.
+        """
+        if not (is_cuda(device) or device == "mps"):
+            return
+        import torch
+        import torch.nn.functional as F
+
+        with torch.inference_mode():
+            x = torch.ones((16, 16), device=device)
+            (x @ x).sum().item()  # a product: the cuBLAS handle; .item(): waits for it
+            h = F.layer_norm(F.embedding(torch.zeros((2, 8), dtype=torch.long, device=device), x), (16,))
+            h = F.gelu(F.linear(h, x, x[0]))
+            q = h.view(2, 8, 2, 8).transpose(1, 2)
+            F.scaled_dot_product_attention(q, q, q).softmax(-1).tanh().relu().sum().item()
+            image = torch.ones((1, 3, 8, 8), device=device)
+            F.adaptive_avg_pool2d(F.relu(F.conv2d(image, torch.ones((4, 3, 3, 3), device=device))), 1).sum().item()
+        self.synchronize(device)
+
+    def memory_allocated(self, device: str) -> int | None: ...
     def create_timing_event(self, device: str) -> TimingEvent: ...
     def reset_peak_memory_stats(self, device: str) -> None: ...
     def max_memory_allocated(self, device: str) -> int | None: ...
@@ -113,6 +140,28 @@ class TorchBackend:
             import torch
 
             torch.mps.synchronize()
+
+    def warm_up(self, device: str) -> None:
+        """Create the device's context and its cuBLAS handle now, so no model's load or first call pays for them.
+
+        On CUDA the first use of a device creates its context (hundreds of milliseconds to
+        seconds) and the first matrix product its cuBLAS handle and workspace; whichever
+        model came first would otherwise pay both inside its load time and first call.
+        """
+        if not (is_cuda(device) or device == "mps"):
+            return
+        import torch
+
+        x = torch.ones((16, 16), device=device)
+        (x @ x).sum().item()  # a product: the cuBLAS handle; .item(): waits for it
+        self.synchronize(device)
+
+    def memory_allocated(self, device: str) -> int | None:
+        if not is_cuda(device):
+            return None
+        import torch
+
+        return int(torch.cuda.memory_allocated(device))
 
     def create_timing_event(self, device: str) -> TimingEvent:
         return _TorchCudaEvent(device)

@@ -143,10 +143,10 @@ def _memory_mb(adapter: ModelAdapter, record: ModelSpeed, resident_mb: float | N
     stats = record.memory
     if stats is None:
         return None
-    if stats.cuda_max_allocated_mb is not None and resident_mb is not None:
-        growth = stats.cuda_max_allocated_mb - resident_mb
+    if stats.process_cuda_max_allocated_mb is not None and resident_mb is not None:
+        growth = stats.process_cuda_max_allocated_mb - resident_mb
     else:
-        growth = stats.rss_peak_mb - stats.rss_baseline_mb
+        growth = stats.process_rss_peak_mb - stats.process_rss_baseline_mb
     return adapter.parameter_bytes() / _MIB + max(0.0, growth)
 
 

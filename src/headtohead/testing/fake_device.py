@@ -17,9 +17,8 @@ CUDA device behaves where it matters to measurements:
 :class:`FakeClock` is a monotonic nanosecond clock that only moves when told to; passed
 as ``clock=`` to the speed engine it makes timings exact and tests deterministic.
 
-:class:`SimulatedAdapter` is a model adapter whose forward pass "takes" a chosen time on
-one of them (with optional seeded jitter, drift and a penalty for running right after
-another model), for testing speed measurement and its statistics.
+:class:`headtohead.testing.simulated.SimulatedAdapter` is a model whose forward pass "takes"
+a chosen time on one of them.
 
 Examples
 --------
@@ -36,16 +35,13 @@ Examples
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
-from headtohead.adapters.base import LoadContext, ModelAdapter
-from headtohead.config.schema import ModelConfig
 
-__all__ = ["FakeClock", "FakeCudaBackend", "FakeTimingEvent", "FakeTransferStreams", "SimulatedAdapter"]
+__all__ = ["FakeClock", "FakeCudaBackend", "FakeTimingEvent", "FakeTransferStreams"]
 
 
 class FakeClock:
@@ -208,6 +204,9 @@ class FakeCudaBackend:
     sync_calls: list[str] = field(default_factory=list)
     peak_resets: list[str] = field(default_factory=list)
     transfers: list[FakeTransferStreams] = field(default_factory=list)
+    warm_ups: list[str] = field(default_factory=list)
+    #: Bytes the first use of a device allocates (as the CUDA context and cuBLAS workspace do).
+    context_bytes: int = 0
     pending: list[FakeTimingEvent] = field(default_factory=list)
     _gpus: dict[int, _FakeGPU] = field(default_factory=dict)
 
@@ -240,6 +239,15 @@ class FakeCudaBackend:
             else:
                 still_pending.append(event)
         self.pending = still_pending
+
+    def warm_up(self, device: str) -> None:
+        """Create the fake context: ``context_bytes`` allocated once per device, as a real first use does."""
+        if device not in self.warm_ups:
+            self.allocate(device, self.context_bytes)
+        self.warm_ups.append(device)
+
+    def memory_allocated(self, device: str) -> int | None:
+        return self._gpu(device).allocated
 
     def create_timing_event(self, device: str) -> FakeTimingEvent:
         self._gpu(device)
@@ -296,82 +304,3 @@ class FakeCudaBackend:
         if index >= self.device_count:
             raise ValueError(f"FakeCudaBackend has {self.device_count} GPU(s); '{device}' does not exist")
         return self._gpus.setdefault(index, _FakeGPU())
-
-
-class SimulatedAdapter(ModelAdapter):
-    """A model whose forward pass takes a simulated, controlled time.
-
-    On the CPU the time passes on a :class:`FakeClock`; on a ``cuda:N`` device it passes
-    on a :class:`FakeCudaBackend` GPU (and the host clock moves only by ``launch_ns``).
-
-    Parameters
-    ----------
-    name : str
-    cost_ns : float
-        Forward time per example.
-    clock : FakeClock
-    backend : FakeCudaBackend, optional
-        Needed for a CUDA ``device``.
-    device : str
-    overhead_ns : float
-        Fixed forward time per call.
-    jitter : float
-        Sigma of a seeded log-normal factor on every call (0: exact).
-    drift : callable, optional
-        ``drift(now_ns) -> factor``: a machine getting slower or faster over time.
-    switch_penalty_ns : float
-        Extra time when the previous simulated call was another model's (cold caches).
-    preprocess_ns : float
-        Preprocessing time per example (on the host clock).
-    memory_bytes : int
-        Simulated device memory one forward call allocates per example (freed after it).
-    seed : int
-    """
-
-    kind = "python"
-    modalities = ("text", "text_pair", "image", "features")
-
-    def __init__(self, name: str, *, cost_ns: float, clock: FakeClock, backend: FakeCudaBackend | None = None,
-                 device: str = "cpu", overhead_ns: float = 0.0, jitter: float = 0.0,
-                 drift: Callable[[int], float] | None = None, switch_penalty_ns: float = 0.0,
-                 preprocess_ns: float = 0.0, launch_ns: float = 1_000.0, memory_bytes: int = 0,
-                 seed: int = 0) -> None:
-        super().__init__(ModelConfig(name=name, kind="python", source="simulated"),
-                         LoadContext(label_names=("negative", "positive"), modality="features", device=device))
-        self.cost_ns, self.overhead_ns, self.jitter = cost_ns, overhead_ns, jitter
-        self.clock, self.backend, self.drift = clock, backend, drift
-        self.switch_penalty_ns, self.preprocess_ns, self.launch_ns = switch_penalty_ns, preprocess_ns, launch_ns
-        self.memory_bytes = memory_bytes
-        self.calls = 0
-        self._rng = np.random.default_rng(seed)
-
-    @classmethod
-    def load(cls, config: ModelConfig, context: LoadContext) -> SimulatedAdapter:
-        raise NotImplementedError("SimulatedAdapter is built directly, not loaded from a config")
-
-    def preprocess(self, examples: Sequence[Any]) -> np.ndarray:
-        self.clock.advance(self.preprocess_ns * len(examples))
-        return np.asarray(examples)
-
-    def to_device(self, inputs: Any) -> Any:
-        return inputs  # nothing to move: the device is simulated
-
-    def forward(self, inputs: Any) -> np.ndarray:
-        n = len(inputs)
-        ns = self.overhead_ns + self.cost_ns * n
-        if self.drift is not None:
-            ns *= self.drift(self.clock._now)
-        if self.jitter:
-            ns *= float(self._rng.lognormal(0.0, self.jitter))
-        if self.clock.last_model not in (None, self.name):
-            ns += self.switch_penalty_ns
-        self.clock.last_model = self.name
-        self.calls += 1
-        if self.backend is not None and self.device.startswith("cuda"):
-            self.backend.allocate(self.device, self.memory_bytes * n)
-            self.backend.run_kernel(self.device, ns)
-            self.backend.free(self.device, self.memory_bytes * n)
-            self.clock.advance(self.launch_ns)
-        else:
-            self.clock.advance(ns)
-        return np.zeros((n, 2))

@@ -61,7 +61,8 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
     from headtohead.config.speed import SpeedConfig
     from headtohead.data.base import Dataset
     from headtohead.engines.speed import measure_speed
-    from headtohead.testing.fake_device import FakeClock, SimulatedAdapter
+    from headtohead.testing.fake_device import FakeClock
+    from headtohead.testing.simulated import SimulatedAdapter
 
     clock = FakeClock()
     adapters = [SimulatedAdapter(name, cost_ns=cost, overhead_ns=cost * 4, clock=clock, jitter=0.05, seed=seed + i)

@@ -1,0 +1,279 @@
+"""Run a function in a fresh process that has imported what this one imported, and nothing else.
+
+A fresh process is what a model's own memory and cold start are measured in
+(:mod:`headtohead.engines.isolated`). Two ways to make one:
+
+* **spawn** (``multiprocessing``'s *spawn*: a new interpreter, nothing inherited) — always
+  right, but it re-imports torch, transformers and the rest each time (seconds per model);
+* **fork from a template** (Linux, CPU models) — one spawned *template* process imports this
+  process's modules once and then forks a child per call: the child is a process with every
+  library loaded and no model, in a few milliseconds. The template lives as long as this
+  process and imports what this process has imported since, before each fork. A CUDA
+  context cannot survive a fork, so models on a GPU always get a spawned process.
+
+Either way the child first imports the modules it lacks (test and cluster tools left out,
+see :func:`imported_modules`), then runs ``body(*args)`` and sends back its result; its
+standard output and error are discarded (the parent already showed the model's load
+messages once), and it never runs the caller's main script again (a script without an
+``if __name__ == "__main__":`` guard is safe).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import traceback
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+__all__ = ["FreshProcessError", "run_in_fresh_process", "imported_modules", "can_fork"]
+
+#: Top-level packages of test and cluster tools: a run's model never needs them.
+_NOT_IMPORTED = frozenset({"__main__", "__mp_main__", "_pytest", "pytest", "pluggy", "py", "_hypothesis_pytestplugin",
+                           "hypothesis", "xdist", "execnet", "coverage", "IPython", "ray"})
+
+#: The child never reaches for the network (the parent loaded the model, its files are local) nor talks.
+_CHILD_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
+              "TOKENIZERS_PARALLELISM": "false"}
+
+
+class FreshProcessError(RuntimeError):
+    """The fresh process failed, died or ran past its time; the message says which."""
+
+
+def imported_modules() -> list[str]:
+    """The modules this process imported, in import order, less test and cluster tools."""
+    return [name for name, module in list(sys.modules.items())
+            if module is not None and getattr(module, "__spec__", None) is not None
+            and name.split(".")[0] not in _NOT_IMPORTED]
+
+
+def can_fork(device: str) -> bool:
+    """Whether a child forked from the template can measure a model on ``device`` (Linux, CPU only)."""
+    return sys.platform.startswith("linux") and device == "cpu"
+
+
+def _import_quietly(names: Sequence[str]) -> None:
+    import importlib
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in names:
+            if name in sys.modules:
+                continue
+            try:
+                importlib.import_module(name)
+            except (Exception, SystemExit):  # importable only where it was (a test file, a script)
+                continue
+
+
+def _quiet_process() -> None:
+    os.environ.update(_CHILD_ENV)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(devnull, fd)
+
+
+def _outcome(body: Callable[..., Any], args: tuple) -> tuple[str, Any]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return "ok", body(*args)
+    except BaseException as exc:  # everything goes back to the parent, which decides
+        lines = traceback.format_exception_only(type(exc), exc)
+        return "error", (lines[-1].strip() if lines else type(exc).__name__)
+
+
+def _spawned_main(conn: Any, body: Callable[..., Any], args: tuple, modules: list[str]) -> None:
+    """A spawned child: import, run, send the outcome."""
+    _quiet_process()
+    _import_quietly(modules)
+    try:
+        conn.send(_outcome(body, args))
+    finally:
+        conn.close()
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(Exception):  # Linux: a forked child does not outlive its template
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _fork_and_wait(body: Callable[..., Any], args: tuple, timeout_s: float) -> tuple[str, Any]:
+    """In the template: fork a child that runs ``body``; wait for its outcome (or its death, or the timeout)."""
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:  # the child
+        receiver.close()
+        _die_with_parent()
+        try:
+            sender.send(_outcome(body, args))
+        finally:
+            os._exit(0)
+    sender.close()
+    outcome: tuple[str, Any] | None = None
+    try:
+        if receiver.poll(timeout_s):
+            outcome = receiver.recv()
+        else:
+            os.kill(pid, signal.SIGKILL)
+            outcome = ("error", f"the fresh process ran past {timeout_s:.0f} s")
+    except EOFError:
+        pass
+    finally:
+        receiver.close()
+    _, status = os.waitpid(pid, 0)
+    if outcome is None:
+        code = os.waitstatus_to_exitcode(status)
+        outcome = ("error", f"the fresh process died (exit code {code}; killed for memory?)")
+    return outcome
+
+
+def _template_main(conn: Any) -> None:
+    """The template: import what the parent sends, fork a child per request, send back its outcome."""
+    _quiet_process()
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        body, args, modules, timeout_s = request
+        _import_quietly(modules)
+        conn.send(_fork_and_wait(body, args, timeout_s))
+
+
+@contextlib.contextmanager
+def _main_script_hidden() -> Iterator[None]:
+    """Start processes without multiprocessing re-running the caller's ``__main__`` in them.
+
+    *spawn* runs the parent's main script again in the child (as ``__mp_main__``): a script
+    calling ``headtohead.run`` without an ``if __name__ == "__main__":`` guard would run the
+    whole comparison again there. Our children need nothing from it (their functions live in
+    headtohead), so the main module's file and spec are hidden while a process starts.
+    """
+    main = sys.modules.get("__main__")
+    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if main is not None and key in main.__dict__}
+    for key in saved:
+        setattr(main, key, None) if key == "__spec__" else delattr(main, key)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            setattr(main, key, value)
+
+
+def _start(process: Any) -> None:
+    with _main_script_hidden():
+        process.start()
+
+
+class _Template:
+    """The parent's handle on the template process (started on first use, stopped at exit)."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, theirs = context.Pipe()
+        self.process = context.Process(target=_template_main, args=(theirs,), name="h2h-fresh-template",
+                                       daemon=True)
+        _start(self.process)
+        theirs.close()
+
+    def run(self, body: Callable[..., Any], args: tuple, modules: list[str], timeout_s: float) -> tuple[str, Any]:
+        self.conn.send((body, args, modules, timeout_s))
+        # The template's imports come first; its own timeout covers the child.
+        if not self.conn.poll(timeout_s + 600):
+            self.stop()
+            raise FreshProcessError(f"the fresh process ran past {timeout_s:.0f} s")
+        return self.conn.recv()
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.send(None)
+        self.process.join(5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(5)
+        self.conn.close()
+
+
+_template: _Template | None = None
+
+
+def _stop_template() -> None:
+    global _template
+    if _template is not None:
+        _template.stop()
+        _template = None
+
+
+def _forked(body: Callable[..., Any], args: tuple, modules: list[str], timeout_s: float) -> tuple[str, Any]:
+    global _template
+    if _template is None or not _template.process.is_alive():
+        _template = _Template()
+        atexit.register(_stop_template)
+    try:
+        return _template.run(body, args, modules, timeout_s)
+    except (EOFError, BrokenPipeError, ConnectionResetError, OSError) as exc:
+        _stop_template()
+        raise FreshProcessError(f"the template process for fresh processes died ({exc})") from None
+
+
+def _spawned(body: Callable[..., Any], args: tuple, modules: list[str], timeout_s: float) -> tuple[str, Any]:
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_spawned_main, args=(sender, body, args, modules), name="h2h-fresh")
+    _start(process)
+    sender.close()
+    try:
+        if not receiver.poll(timeout_s):
+            raise FreshProcessError(f"the fresh process ran past {timeout_s:.0f} s")
+        return receiver.recv()
+    except EOFError:
+        process.join(10)
+        raise FreshProcessError(f"the fresh process died (exit code {process.exitcode}; killed for memory?)") \
+            from None
+    finally:
+        receiver.close()
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join(5)
+
+
+def run_in_fresh_process(body: Callable[..., Any], args: tuple, *, fork: bool, timeout_s: float = 900.0) -> Any:
+    """``body(*args)`` in a fresh process (see the module docstring); its return value.
+
+    Parameters
+    ----------
+    body : callable
+        A module-level function (it is pickled by name); its result must pickle.
+    args : tuple
+        Its arguments (pickled).
+    fork : bool
+        Fork the child from the template process (:func:`can_fork`) instead of spawning it.
+    timeout_s : float
+        The child is killed after this long.
+
+    Raises
+    ------
+    FreshProcessError
+        ``body`` raised (the message is its error's last line), the child died or ran past
+        ``timeout_s``, or no process could be started (e.g. from a daemonic worker).
+    """
+    modules = imported_modules()
+    try:
+        status, payload = (_forked if fork else _spawned)(body, args, modules, timeout_s)
+    except (AssertionError, OSError) as exc:  # AssertionError: a daemonic process may not start children
+        raise FreshProcessError(f"could not start a fresh process ({exc})") from exc
+    if status != "ok":
+        raise FreshProcessError(str(payload))
+    return payload

@@ -1,0 +1,90 @@
+"""The speed rows every report format shows: latency per scenario, noise, each model's own memory, cold start.
+
+Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.format_cell`'s rules).
+"""
+
+from __future__ import annotations
+
+from headtohead.report.rows import _number
+from headtohead.results.records import RunResult
+from headtohead.results.speed import ModelSpeed, SpeedSummary
+
+__all__ = ["speed_rows", "speed_note"]
+
+
+def _mib(value: float | None) -> str:
+    return _number(value, "mb") if value is not None else "—"
+
+
+def _scenario_memory(model: ModelSpeed, scenario: str) -> tuple[str, str]:
+    """The model's own peak (RSS, CUDA) for this scenario's calls: per scenario where measured so."""
+    memory = model.memory
+    if memory is None:
+        return "—", "—"
+    own = memory.scenario(scenario)
+    if own is not None:
+        return _mib(own.model_peak_mb), _mib(own.cuda_model_peak_mb)
+    return _mib(memory.model_peak_mb), _mib(memory.cuda_model_peak_mb)
+
+
+def _load(model: ModelSpeed) -> str:
+    """The fresh process's load time (the same one-time costs for every model), else the run's own."""
+    seconds = model.cold_start.load_s if model.cold_start is not None else model.load_time_s
+    return _number(seconds, "seconds") if seconds is not None else "—"
+
+
+def speed_rows(result: RunResult) -> list[dict[str, str]]:
+    """One row per model and timed scenario: percentiles per call, throughput, noise, own memory, cold start.
+
+    ``model peak`` is the RSS the model needs above a process without it (its weights, its
+    calls' activations), measured in a fresh process that holds only it; ``cold first call``
+    and ``first prediction`` come from the same process. ``—`` where a model was not measured
+    so (``speed.memory: false``, sweep variants, results of older versions).
+    """
+    if result.speed is None:
+        return []
+    cuda = any(m.memory is not None and m.memory.cuda_model_peak_mb is not None for m in result.speed.models)
+    rows = []
+    for model in result.speed.models:
+        cold = model.cold_start
+        for scenario in ("offline", "single_stream"):
+            t = model.timing(scenario)
+            if t is None:
+                continue
+            b = t.per_batch
+            rss, gpu = _scenario_memory(model, scenario)
+            row = {
+                "model": model.name,
+                "scenario": f"{scenario.replace('_', ' ')} (batch {t.batch_size}, {t.inputs} inputs)",
+                "p50 / p90 / p99 (ms per call)": " / ".join(_number(v * 1e3, "ms")
+                                                            for v in (b.p50_s, b.p90_s, b.p99_s)),
+                "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
+                "calls": str(b.n),
+                "repeat noise (IQR/median)": f"{t.repeat_noise:.0%}" + (" unstable" if t.unstable else ""),
+                "weights (MiB)": _mib(model.memory.weights_mb if model.memory else None),
+                "model peak (MiB)": rss,
+            }
+            if cuda:
+                row["CUDA model peak (MiB)"] = gpu
+            row.update({
+                "load (s)": _load(model),
+                "cold first call (s)": _number(cold.first_call_s, "seconds") if cold else "—",
+                "first prediction (s)": _number(cold.first_prediction_s, "seconds") if cold else "—",
+            })
+            rows.append(row)
+    return rows
+
+
+def speed_note(speed: SpeedSummary) -> str:
+    """How the timed inputs and the memory were chosen, in a sentence or two (under the speed table)."""
+    drawn = {s: len(batches) for s, batches in speed.timed_indices.items()}
+    inputs = ("; ".join(f"{s.replace('_', ' ')}: {n} inputs" for s, n in drawn.items()) + " drawn across the data"
+              + (f", stratified by length in {speed.size_unit}" if speed.size_unit in ("words", "characters") else "")
+              + ". ") if drawn else ""
+    isolated = [m for m in speed.models if m.memory is not None and m.memory.isolated]
+    memory = ("Memory and cold start: each model in a fresh process that holds only it, above the same process "
+              "without a model." if isolated else "Memory: measured beside the other models (only the growth of "
+              "each model's calls is its own)." if any(m.memory for m in speed.models) else "")
+    warm = f" Device context created once before any model loaded ({speed.device_warmup_s:.2f} s)." \
+        if speed.device_warmup_s is not None else ""
+    return inputs + memory + warm
