@@ -20,6 +20,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,8 +29,10 @@ from headtohead.adapters.base import ModelAdapter
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.runtime.devices import get_backend, is_cuda
+from headtohead.engines.energy import EnergyLedger, model_cost
 from headtohead.engines.evaluate import batch_examples
 from headtohead.engines.memory import measure_memory
+from headtohead.engines.server import run_server, server_wanted
 from headtohead.engines.speed_inputs import draw_batches, fix_sequence_length
 from headtohead.engines.telemetry import TelemetrySampler, host_load
 from headtohead.engines.timing import Clock, HostTimer, make_timer, run_timed, time_stages, torch_threads
@@ -152,7 +155,7 @@ def _compare(models: list[_Model], rounds: Mapping[str, list[list[int]]], scenar
 
 def _run_scenario(models: list[_Model], scenario: str, batch_size: int, config: SpeedConfig, *, clock: Clock,
                   rng: np.random.Generator, seed: int, progress: SpeedProgress | None,
-                  warnings: list[str]) -> ScenarioRun:
+                  warnings: list[str], ledger: EnergyLedger) -> ScenarioRun:
     """Warm up, then time interleaved rounds of forward calls; fill ``model.timings[scenario]``."""
     pool = len(models[0].staged[scenario])
     per_block = max(1, math.ceil(config.min_iterations / config.rounds))
@@ -174,10 +177,11 @@ def _run_scenario(models: list[_Model], scenario: str, batch_size: int, config: 
     while True:
         order = _round_order(models, len(orders), config.order, rng)
         for m in order:
-            began = clock()
+            began, energy = clock(), ledger.begin(m.device)
             rounds[m.name].append(run_timed(timers[m.name], m.adapter.forward, m.staged[scenario],
                                             min_iterations=per_block, min_ns=block_ns, multiple_of=pool,
                                             clock=clock))
+            ledger.end(energy, m.device, m.name, scenario, len(rounds[m.name][-1]) * batch_size)
             m.intervals.append((began, clock()))
         orders.append([m.name for m in order])
         if progress is not None:
@@ -252,9 +256,16 @@ def _record(m: _Model, config: SpeedConfig, sampler: TelemetrySampler | None, lo
         telemetry=telemetry, warnings=m.warnings)
 
 
+def _reference(m: _Model) -> tuple[float | None, float | None]:
+    """headtohead's own single_stream p90 and offline throughput, shown beside LoadGen's cross-check."""
+    single, offline = m.timings.get("single_stream"), m.timings.get("offline")
+    return (single.per_batch.p90_s if single else None, offline.throughput_per_s if offline else None)
+
+
 def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: SpeedConfig, *, batch_size: int,
                   seed: int = 0, load_times: Mapping[str, float] | None = None,
-                  progress: SpeedProgress | None = None, clock: Clock | None = None) -> SpeedSummary:
+                  progress: SpeedProgress | None = None, clock: Clock | None = None,
+                  log_dir: Path | None = None) -> SpeedSummary:
     """Measure the speed and memory of ``adapters`` on real batches of ``dataset``, fairly.
 
     The caller decides whether to measure at all (``config.enabled``); this always does.
@@ -278,6 +289,8 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
         ``progress(stage, done, total)`` after every round.
     clock : callable, optional
         Host nanosecond clock (``time.perf_counter_ns``); tests pass a fake one.
+    log_dir : Path, optional
+        Where MLPerf LoadGen's logs of the ``server`` scenario are kept (``<out>/loadgen``).
 
     Returns
     -------
@@ -293,7 +306,9 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
     names = [a.name for a in adapters]
     if not names or len(set(names)) != len(names):
         raise ValueError(f"measure_speed needs models with unique names, got {names}")
+    server_wanted(config)  # LoadGen missing: fail before anything is measured
     clock = clock or time.perf_counter_ns
+    ledger = EnergyLedger(enabled=config.energy)
     load_times = load_times or {}
     rng = np.random.default_rng(seed)
     began = clock()
@@ -317,7 +332,7 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
         try:
             for scenario in timed:
                 runs.append(_run_scenario(models, scenario, sizes[scenario], config, clock=clock, rng=rng, seed=seed,
-                                          progress=progress, warnings=warnings))
+                                          progress=progress, warnings=warnings, ledger=ledger))
         finally:
             for sampler in samplers.values():
                 sampler.stop()
@@ -329,9 +344,14 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
         memories = {m.name: measure_memory(lambda i, m=m: m.step(raw["offline"][i % len(raw["offline"])]), m.device,
                                            iterations=config.memory_iterations) for m in models} \
             if config.memory else {}
+        loadgen = run_server(adapters, dataset, config, seed=seed, log_dir=log_dir, ledger=ledger,
+                             offline_batch=offline_bs, reference={m.name: _reference(m) for m in models},
+                             progress=progress) if server_wanted(config) else None
     after = host_load()
     records = [_record(m, config, samplers.get(m.device), load_times, pipelines, windows, memories) for m in models]
+    records = [r.model_copy(update={"cost": model_cost(ledger, r, loadgen, config.price_per_hour)}) for r in records]
     return SpeedSummary(
         settings=config.model_dump(mode="json"), batch_size=offline_bs, seed=seed, torch_threads=threads,
         torch_interop_threads=interop_threads, host_before=before, host_after=after,
-        elapsed_s=(clock() - began) / 1e9, scenarios=runs, models=records, warnings=warnings)
+        elapsed_s=(clock() - began) / 1e9, scenarios=runs, models=records, loadgen=loadgen,
+        warnings=warnings + (loadgen.warnings if loadgen else []))

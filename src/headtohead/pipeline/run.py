@@ -37,7 +37,7 @@ from headtohead.pipeline.setup import RunSetup, prepare_run, resolve_experiment
 from headtohead.report.sentences import with_quality_sentences, with_speed_sentences
 from headtohead.results import Predictions, RunResult
 from headtohead.results.comparison import StatsSummary
-from headtohead.results.files import RESUME_DIR
+from headtohead.results.files import LOADGEN_DIR, RESUME_DIR
 from headtohead.results.speed import SpeedSummary
 from headtohead.runtime.determinism import deterministic_algorithms
 from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
@@ -178,7 +178,7 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
             merged = merge_worker_speed([o for o in finished if isinstance(o, ModelOutcome)]) \
                 if speed_in_workers else None
             summary = merged.model_copy(update={"warnings": fairness_warnings + merged.warnings}) if merged \
-                else _measure_speed(setup, loaded, progress)
+                else _measure_speed(setup, loaded, progress, out)
             result = result.model_copy(update={"speed": summary})
         state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
@@ -249,7 +249,7 @@ def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
 
 
 def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, float]],
-                   progress: ProgressCallback | None) -> SpeedSummary:
+                   progress: ProgressCallback | None, out: Path | None) -> SpeedSummary:
     """Time all models together; models re-used by ``resume`` (or evaluated elsewhere) are loaded here."""
     from headtohead.engines.speed import measure_speed
 
@@ -260,4 +260,5 @@ def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, flo
         adapters.append(adapter)
         load_times[model_cfg.name] = load_time
     return with_speed_sentences(measure_speed(adapters, setup.dataset, exp.speed, batch_size=exp.eval.batch_size,
-                                              seed=exp.seed, load_times=load_times, progress=progress))
+                                              seed=exp.seed, load_times=load_times, progress=progress,
+                                              log_dir=out / LOADGEN_DIR if out is not None else None))

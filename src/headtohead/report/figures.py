@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from headtohead.report import plots, plots_quality, plots_training
+from headtohead.report import plots, plots_quality, plots_server, plots_training
 from headtohead.report.merge import MergedRuns, RunEntry
 from headtohead.report.rows import latency_for_tradeoff
 from headtohead.results.comparison import Calibration
@@ -165,6 +165,13 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
                                 "Empirical CDF of every timed call: further left is faster, a steep curve is a "
                                 "steady model; the dot marks the median.",
                                 lambda: plots.latency_figure(speed, styles)))
+        if speed.loadgen is not None and speed.loadgen.models:
+            loadgen = speed.loadgen
+            specs.append(FigureSpec(f"{prefix}-server", "Latency under load (Server scenario)",
+                                    f"p99 (solid) and p50 (dotted) from arrival to answer at each offered rate; "
+                                    f"filled markers held (LoadGen VALID), hollow ones did not. The dashed line is "
+                                    f"the bound ({loadgen.latency_bound_ms:g} ms); the shaded band is each model's "
+                                    f"max_qps interval.", lambda: plots_server.server_figure(loadgen, styles)))
     rated = [m for m in result.models if m.quality is not None]
     if rated:
         matrices = {m.name: m.quality.confusion_matrix for m in rated}

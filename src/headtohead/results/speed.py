@@ -15,7 +15,9 @@ from typing import Any, Literal
 from pydantic import Field, computed_field, model_validator
 
 from headtohead.results.base import Record
+from headtohead.results.cost import ModelCost
 from headtohead.results.latency import INSTABILITY_THRESHOLD, count_outliers, iqr_over_median, latency_summary
+from headtohead.results.server import LoadGenSummary
 
 __all__ = [
     "Scenario",
@@ -235,6 +237,8 @@ class ModelSpeed(Record):
     time_window: TimeWindowResult | None = None
     memory: MemoryStats | None = None
     telemetry: TelemetryStats | None = None
+    cost: ModelCost | None = Field(default=None, description="energy per prediction and cost per million "
+                                   "predictions, per scenario (engines.energy)")
     warnings: list[str] = Field(default_factory=list)
 
     def timing(self, scenario: str) -> ScenarioTiming | None:
@@ -296,6 +300,8 @@ class SpeedSummary(Record):
     elapsed_s: float
     scenarios: list[ScenarioRun]
     models: list[ModelSpeed]
+    loadgen: LoadGenSummary | None = Field(default=None, description="the Server scenario's rate search and "
+                                           "LoadGen's cross-checks (engines.server)")
     warnings: list[str] = Field(default_factory=list)
 
     def model(self, name: str) -> ModelSpeed:
