@@ -16,7 +16,8 @@ fake powercap folder); :class:`EnergyLedger` sums counter differences per (model
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,7 +28,7 @@ from headtohead.results.server import LoadGenSummary
 from headtohead.results.speed import ModelSpeed
 
 __all__ = ["EnergyCounter", "EnergyProbe", "NvmlEnergyCounter", "RaplEnergyCounter", "open_energy_counter",
-           "EnergyLedger", "model_cost", "RAPL_ROOT"]
+           "EnergyLedger", "model_cost", "use_energy_counters", "RAPL_ROOT"]
 
 RAPL_ROOT = Path("/sys/class/powercap")
 
@@ -146,6 +147,20 @@ def open_energy_counter(device: str, *, nvml: Any | None = None, rapl_root: Path
     return EnergyProbe(None, f"no energy counter for device {device}")
 
 
+_opener: Callable[[str], EnergyProbe] = open_energy_counter
+
+
+@contextmanager
+def use_energy_counters(opener: Callable[[str], EnergyProbe]) -> Iterator[None]:
+    """Within the block every :class:`EnergyLedger` opens counters with ``opener`` (tests: a fake)."""
+    global _opener
+    previous, _opener = _opener, opener
+    try:
+        yield
+    finally:
+        _opener = previous
+
+
 @dataclass
 class _Tally:
     joules: float = 0.0
@@ -161,14 +176,15 @@ class EnergyLedger:
     ----------
     enabled : bool
         ``False``: nothing is read and no record carries energy.
-    open_counter : callable
-        ``device -> EnergyProbe`` (:func:`open_energy_counter`; tests pass a fake).
+    open_counter : callable, optional
+        ``device -> EnergyProbe``; default: :func:`open_energy_counter`, or the opener set by
+        :func:`use_energy_counters`.
     clock : callable
         Seconds, for the mean power.
     """
 
     enabled: bool = True
-    open_counter: Callable[[str], EnergyProbe] = open_energy_counter
+    open_counter: Callable[[str], EnergyProbe] | None = None
     clock: Callable[[], float] = time.perf_counter
     _probes: dict[str, EnergyProbe] = field(default_factory=dict)
     _tallies: dict[tuple[str, str], _Tally] = field(default_factory=dict)
@@ -176,7 +192,8 @@ class EnergyLedger:
     def probe(self, device: str) -> EnergyProbe:
         """The device's counter, opened on first use."""
         if device not in self._probes:
-            self._probes[device] = self.open_counter(device) if self.enabled else EnergyProbe(None, None)
+            opener = self.open_counter or _opener
+            self._probes[device] = opener(device) if self.enabled else EnergyProbe(None, None)
         return self._probes[device]
 
     def begin(self, device: str) -> tuple[float, float] | None:
