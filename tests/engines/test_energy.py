@@ -160,3 +160,40 @@ def test_measure_speed_reports_energy_and_cost_through_the_fake_layer():
     assert offline.energy_per_prediction_j == pytest.approx(0.25 / 8)  # 0.25 J per batch of 8
     timing = summary.models[0].offline
     assert offline.cost_per_million == pytest.approx(cost_per_million(3.6, timing.throughput_per_s))
+
+
+def test_model_cost_prices_each_scenario_at_its_throughput_and_server_at_max_qps():
+    from headtohead.results.server import LoadGenSummary, ServerModelResult
+    from headtohead.results.speed import ModelSpeed, TimeWindowResult
+
+    speed = ModelSpeed(name="bert", device="cpu", num_parameters=1, parameter_bytes=4, first_preprocess_s=0.0,
+                       first_call_s=0.0, time_window=TimeWindowResult(window_s=1.0, elapsed_s=2.0, batch_size=8,
+                                                                      batches=250, samples=2000))
+    served = ServerModelResult(name="bert", device="cpu", capacity_estimate_qps=900.0, max_qps=720.0,
+                               confidence=0.95, searches=[], trials=[], preprocessed_ahead=True)
+    loadgen = LoadGenSummary(loadgen_version="x", latency_bound_ms=50.0, settings={}, log_dir=None, seed=0,
+                             models=[served])
+    ledger = EnergyLedger(open_counter=lambda device: EnergyProbe(None, "no RAPL counters (test)"))
+    cost = model_cost(ledger, speed, loadgen, price_per_hour=7.2)
+    assert cost.scenario("time_window").cost_per_million == pytest.approx(cost_per_million(7.2, 1000.0)) == 2.0
+    assert cost.scenario("server").cost_per_million == pytest.approx(cost_per_million(7.2, 720.0))
+    assert cost.energy_note == "no RAPL counters (test)" and cost.scenario("server").energy_j is None
+    assert model_cost(EnergyLedger(enabled=False), speed, None, None) is None
+
+
+def test_a_whole_job_is_metered_and_priced():
+    from headtohead.engines.energy import JobEnergy
+
+    counter = StepCounter()
+    counter.joules = 5000.0  # what the counter read before the job
+    with use_energy_counters(lambda device: EnergyProbe(counter)):
+        job = JobEnergy("cuda:0")
+    counter.joules += 1234.0
+    cost = job.finish(1800.0)
+    assert cost.energy_j == pytest.approx(1234.0) and cost.energy_note is None and cost.cost is None
+    assert cost.priced(3.0).cost == pytest.approx(1.5)  # half an hour at 3/h
+    assert "session only" in job.finish(1800.0, resumed=True).energy_note
+    assert "2 processes" in job.finish(1800.0, world_size=2).energy_note
+    with use_energy_counters(lambda device: EnergyProbe(None, "no RAPL counters (test)")):
+        missing = JobEnergy("cpu").finish(10.0)
+    assert missing.energy_j is None and missing.energy_note == "no RAPL counters (test)"

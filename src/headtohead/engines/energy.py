@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from headtohead.engines.telemetry import _nvml_handle, open_nvml
-from headtohead.results.cost import ModelCost, ScenarioCost
+from headtohead.results.cost import ModelCost, RunCost, ScenarioCost
 from headtohead.results.server import LoadGenSummary
 from headtohead.results.speed import ModelSpeed
 
 __all__ = ["EnergyCounter", "EnergyProbe", "NvmlEnergyCounter", "RaplEnergyCounter", "open_energy_counter",
-           "EnergyLedger", "model_cost", "use_energy_counters", "RAPL_ROOT"]
+           "EnergyLedger", "JobEnergy", "model_cost", "use_energy_counters", "RAPL_ROOT"]
 
 RAPL_ROOT = Path("/sys/class/powercap")
 
@@ -249,3 +249,29 @@ def model_cost(ledger: EnergyLedger, speed: ModelSpeed, loadgen: LoadGenSummary 
     if served is not None:
         throughputs["server"] = served.max_qps
     return ledger.record(speed.name, speed.device, throughputs, price_per_hour)
+
+
+class JobEnergy:
+    """The energy of one whole job (a fine-tune) on one device: counter read at start and at finish.
+
+    Parameters
+    ----------
+    device : str
+        The device the job runs on (its counter: NVML for a GPU, RAPL for the CPU).
+    """
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.probe = _opener(device)
+        self._start = self.probe.counter.read_j() if self.probe.counter is not None else None
+
+    def finish(self, seconds: float, *, resumed: bool = False, world_size: int = 1) -> RunCost:
+        """The :class:`RunCost` of the job (no price yet: the pipeline adds the machine's)."""
+        counter, note = self.probe.counter, self.probe.note
+        joules = counter.read_j() - self._start if counter is not None and self._start is not None else None
+        if joules is not None and resumed:
+            note = "energy of this session only (the run resumed from a checkpoint)"
+        if joules is not None and world_size > 1:
+            note = f"energy of this process's device only ({world_size} processes trained together)"
+        return RunCost(seconds=seconds, energy_j=joules, energy_source=counter.source if counter else None,
+                       energy_note=note)

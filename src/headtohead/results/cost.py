@@ -91,3 +91,7 @@ class RunCost(DerivedRecord):
     @cached_property
     def cost(self) -> float | None:
         return self.price_per_hour * self.seconds / 3600.0 if self.price_per_hour is not None else None
+
+    def priced(self, price_per_hour: float | None) -> RunCost:
+        """The same job at ``price_per_hour`` (a new record, so the derived cost is recomputed)."""
+        return RunCost.model_validate({**self.model_dump(), "price_per_hour": price_per_hour})
