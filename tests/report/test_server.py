@@ -109,7 +109,7 @@ def test_tables_show_max_qps_and_cost(plain_speed):
     text = _render(server_table(speed))
     assert "700" in text and "600–800" in text and "1.43" in text
     text = _render(cost_table(speed))
-    assert "cost / million predictions at 3.6/h" in text and "1 (0.2 J)" in text and "2" in text
+    assert "cost / 1M predictions at 3.6/h" in text and "1 (0.2 J)" in text and "2" in text
     assert server_table(plain_speed) is None and cost_table(plain_speed) is None
 
 

@@ -14,17 +14,20 @@ from headtohead.stats.server import (
 )
 
 
-def test_interval_is_scipys_t_interval_when_wider_than_the_resolution():
+def test_interval_is_scipys_t_interval_on_the_log_scale_when_wider_than_the_resolution():
     values = [812.0, 760.0, 845.0, 790.0]
     got = capacity_interval(values, 0.9, resolution=1.01)
-    low, high = stats.t.interval(0.9, 3, loc=np.mean(values), scale=stats.sem(values))
-    assert (got.mean, got.low, got.high, got.n) == pytest.approx((np.mean(values), low, high, 4))
+    logs = np.log(values)
+    low, high = stats.t.interval(0.9, 3, loc=logs.mean(), scale=stats.sem(logs))
+    assert (got.mean, got.low, got.high, got.n) == pytest.approx((stats.gmean(values), np.exp(low), np.exp(high), 4))
+    wild = capacity_interval([1258.0, 300.0, 2200.0])  # a noisy machine: wide, but never below zero
+    assert 0 < wild.low < wild.mean < wild.high
 
 
 def test_interval_never_claims_more_precision_than_the_bracket():
     got = capacity_interval([800.0, 801.0], 0.95, resolution=resolution_factor(760.0, 840.0))
-    factor = np.sqrt(840.0 / 760.0)
-    assert got.low == pytest.approx(800.5 / factor) and got.high == pytest.approx(800.5 * factor)
+    factor, centre = np.sqrt(840.0 / 760.0), stats.gmean([800.0, 801.0])
+    assert got.low == pytest.approx(centre / factor) and got.high == pytest.approx(centre * factor)
     single = capacity_interval([800.0])
     assert single.low is None and single.high is None and single.mean == 800.0
 

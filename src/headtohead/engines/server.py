@@ -11,7 +11,7 @@
    in an order rotated from step to step (A, B, then B, A …) so drift hits both alike.
    A trial holds when LoadGen judges it VALID (p99 under ``speed.latency_bound_ms`` with its
    early-stopping confidence check, minimum duration and queries met).
-4. **Figures** — per model the mean of the searches' estimates with a t interval
+4. **Figures** — per model the geometric mean of the searches' estimates with a t interval
    (:mod:`headtohead.stats.server`), every trial (the latency–load curve) and paired ratios.
 5. **Cross-check** (``speed.loadgen_crosscheck``) — LoadGen's SingleStream and Offline runs.
 

@@ -188,7 +188,7 @@ def cost_table(summary: SpeedSummary) -> Table | None:
     if not scenarios:
         return None
     price = next(s.price_per_hour for c in costs.values() for s in c.scenarios if s.price_per_hour is not None)
-    table = Table(title=f"cost / million predictions at {format_money(price)}/h", title_justify="left")
+    table = Table(title=f"cost / 1M predictions at {format_money(price)}/h", title_justify="left")
     table.add_column("model", style="bold", no_wrap=True)
     for scenario in scenarios:
         table.add_column(_SCENARIO_NAMES.get(scenario, scenario), justify="right")

@@ -3,8 +3,8 @@
 * :class:`LoadGenRun` — what one LoadGen test reported (read from its ``mlperf_log_detail.txt``):
   its VALID/INVALID judgement and the reasons, scheduled and completed rates, latency percentiles;
 * :class:`ServerTrial` — one Server trial of one model at one target rate, in one search;
-* :class:`ServerModelResult` — one model: ``max_qps`` (the mean over the seeded searches of each
-  search's estimate) with its interval, every trial (the latency–load curve) and its searches;
+* :class:`ServerModelResult` — one model: ``max_qps`` (the geometric mean over the seeded searches
+  of each search's estimate) with its interval, every trial (the latency–load curve) and its searches;
 * :class:`ServerComparison` — two models' capacity ratio with its interval (paired by search);
 * :class:`LoadGenCrosscheck` — LoadGen's SingleStream / Offline figures beside headtohead's own;
 * :class:`LoadGenSummary` — all of it (``speed.loadgen`` in ``results.json``).
@@ -87,9 +87,10 @@ class ServerSearch(Record):
 class ServerModelResult(Record):
     """One model in the Server scenario.
 
-    ``max_qps`` is the mean of the searches' estimates; ``ci_low``/``ci_high`` a Student-t interval
-    over the searches (each with its own seeded arrival sequence and start point), so it holds
-    the machine's run-to-run variation and the search's resolution; ``None`` with one search.
+    ``max_qps`` is the geometric mean of the searches' estimates; ``ci_low``/``ci_high`` a Student-t
+    interval over the searches on the log scale (each search with its own seeded arrival sequence
+    and start point), so it holds the machine's run-to-run variation and the search's resolution;
+    ``None`` with one search.
     """
 
     name: str

@@ -4,7 +4,8 @@ Each search (its own seeded Poisson arrival sequence and random start point) end
 bracket [highest rate held, lowest rate failed]; its estimate is the bracket's geometric
 midpoint. Because the start point is random, where the true capacity falls inside the final
 bracket is random too, so the searches' estimates scatter around it by both the machine's
-run-to-run noise and the search's resolution, and a Student-t interval over them covers both.
+run-to-run noise and the search's resolution, and a Student-t interval over them (on the log
+scale: a capacity is positive and lands a factor off) covers both.
 With a few searches their spread can be small by chance (two searches ending in the same
 bracket), so the interval is never narrower than the resolution itself: the estimate times and
 divided by the brackets' half-width factor ``sqrt(failed / held)``.
@@ -26,7 +27,7 @@ __all__ = ["CapacityEstimate", "CapacityRatio", "capacity_interval", "capacity_r
 
 @dataclass(frozen=True)
 class CapacityEstimate:
-    """Mean capacity over ``n`` searches and its t interval (``None`` bounds with one search)."""
+    """Geometric-mean capacity over ``n`` searches and its t interval (``None`` bounds with one search)."""
 
     mean: float
     low: float | None
@@ -80,21 +81,18 @@ def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | 
     return float(low), float(high)
 
 
-def _floored(centre: float, low: float | None, high: float | None, factor: float) -> tuple[float | None, float | None]:
-    """Widen ``[low, high]`` to at least ``[centre / factor, centre * factor]``."""
-    if low is None or high is None or factor <= 1.0:
-        return low, high
-    return min(low, centre / factor), max(high, centre * factor)
-
-
 def capacity_interval(estimates: Sequence[float], confidence: float = 0.95, *,
                       resolution: float = 1.0) -> CapacityEstimate:
-    """Mean of the searches' estimates with a Student-t interval (``scipy.stats.t``).
+    """Geometric mean of the searches' estimates with a Student-t interval on the log scale.
+
+    A capacity is positive and its errors multiplicative (a search lands a factor off, not a
+    fixed number of QPS off), so the interval is ``exp`` of a t interval (``scipy.stats.t``) of
+    the mean log estimate: never below zero, and as wide in ratio above as below.
 
     Parameters
     ----------
     estimates : sequence of float
-        One figure per search (queries per second), at least one.
+        One figure per search (queries per second, > 0), at least one.
     confidence : float
         Level of the interval.
     resolution : float
@@ -109,7 +107,7 @@ def capacity_interval(estimates: Sequence[float], confidence: float = 0.95, *,
     --------
     >>> e = capacity_interval([100.0, 110.0, 105.0])
     >>> round(e.mean, 1), round(e.low, 1), round(e.high, 1)
-    (105.0, 92.6, 117.4)
+    (104.9, 93.2, 118.1)
     >>> e = capacity_interval([100.0, 100.0], resolution=1.05)   # equal estimates: the resolution remains
     >>> round(e.low, 1), round(e.high, 1)
     (95.2, 105.0)
@@ -117,9 +115,20 @@ def capacity_interval(estimates: Sequence[float], confidence: float = 0.95, *,
     values = np.asarray(estimates, dtype=float)
     if values.size == 0:
         raise ValueError("capacity_interval needs at least one estimate")
-    mean = float(values.mean())
-    low, high = _floored(mean, *_t_interval(values, confidence), resolution)
+    logs = np.log(values)
+    # equal estimates (one search, a capped rate) stay exactly that rate, not exp(log(x)) ≈ x
+    mean = float(values[0]) if np.all(values == values[0]) else float(np.exp(logs.mean()))
+    low, high = _log_interval(logs, confidence, resolution)
     return CapacityEstimate(mean, low, high, int(values.size), confidence)
+
+
+def _log_interval(logs: np.ndarray, confidence: float, resolution: float) -> tuple[float | None, float | None]:
+    """``exp`` of the t interval of the mean log, widened to at least ``centre ± log(resolution)``."""
+    low, high = _t_interval(logs, confidence)
+    if low is None or high is None:
+        return None, None
+    centre, half = float(logs.mean()), float(np.log(max(resolution, 1.0)))
+    return float(np.exp(min(low, centre - half))), float(np.exp(max(high, centre + half)))
 
 
 def capacity_ratio(a: Sequence[float], b: Sequence[float], confidence: float = 0.95, *,
@@ -139,12 +148,8 @@ def capacity_ratio(a: Sequence[float], b: Sequence[float], confidence: float = 0
     if len(a) != len(b) or not len(a):
         raise ValueError(f"capacity_ratio needs paired estimates, got {len(a)} and {len(b)}")
     logs = np.log(np.asarray(b, dtype=float)) - np.log(np.asarray(a, dtype=float))
-    centre = float(logs.mean())
-    low, high = _t_interval(logs, confidence)
-    if low is not None and high is not None:  # on the log scale the floor is centre ± log(resolution)
-        half = float(np.log(max(resolution, 1.0)))
-        low, high = float(np.exp(min(low, centre - half))), float(np.exp(max(high, centre + half)))
-    return CapacityRatio(float(np.exp(centre)), low, high, int(logs.size), confidence)
+    low, high = _log_interval(logs, confidence, resolution)
+    return CapacityRatio(float(np.exp(logs.mean())), low, high, int(logs.size), confidence)
 
 
 def resolution_factor(held: float | None, failed: float | None) -> float:
