@@ -118,7 +118,10 @@ def test_the_latency_load_figure_draws_every_trial(plain_speed):
     figure = server_figure(speed.loadgen, model_styles(["bert", "roberta"]))
     ax = figure.axes[0]
     assert ax.get_xscale() == "log" and "offered load" in ax.get_xlabel()
-    assert len([line for line in ax.lines if line.get_marker() not in (None, "None", "")]) >= 6
+    p99 = [line for line in ax.lines if "p99" in str(line.get_label())]
+    assert sum(len(line.get_xdata()) for line in p99) == 6  # every trial of both models
+    hollow = [line for line in p99 if "missed" in str(line.get_label())]
+    assert all(line.get_markerfacecolor() == "white" for line in hollow) and len(hollow) == 2
     assert server_figure(speed.loadgen.model_copy(update={"models": []}), {}) is None
 
 

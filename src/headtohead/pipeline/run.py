@@ -128,6 +128,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         if deterministic:
             stack.enter_context(deterministic_algorithms())
         measure = exp.speed.enabled if speed is None else speed
+        if measure:  # MLPerf LoadGen missing for speed.scenarios: [server]: say so before any model loads
+            from headtohead.engines.server import server_wanted
+
+            server_wanted(exp.speed)
         fairness = check_fairness(exp.execution, measure, force, eval_device=exp.eval.device,
                                   n_tasks=len(exp.models) * exp.execution.shards) \
             if quality and exp.execution.mode != "local" else []

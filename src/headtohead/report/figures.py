@@ -168,10 +168,11 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
         if speed.loadgen is not None and speed.loadgen.models:
             loadgen = speed.loadgen
             specs.append(FigureSpec(f"{prefix}-server", "Latency under load (Server scenario)",
-                                    f"p99 (solid) and p50 (dotted) from arrival to answer at each offered rate; "
-                                    f"filled markers held (LoadGen VALID), hollow ones did not. The dashed line is "
-                                    f"the bound ({loadgen.latency_bound_ms:g} ms); the shaded band is each model's "
-                                    f"max_qps interval.", lambda: plots_server.server_figure(loadgen, styles)))
+                                    f"Every trial's p99 (large markers) and p50 (dots) from arrival to answer at "
+                                    f"its offered rate; filled markers held (LoadGen VALID), hollow ones did not. "
+                                    f"The dashed line is the bound ({loadgen.latency_bound_ms:g} ms); the vertical "
+                                    f"line is each model's max_qps, the shaded band its interval.",
+                                    lambda: plots_server.server_figure(loadgen, styles)))
     rated = [m for m in result.models if m.quality is not None]
     if rated:
         matrices = {m.name: m.quality.confusion_matrix for m in rated}
