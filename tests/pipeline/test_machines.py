@@ -153,3 +153,45 @@ def test_the_cli_prints_the_tables_and_writes_json(here, tmp_path):
     saved = MachineComparison.model_validate_json((tmp_path / "cmp.json").read_text())
     assert [m.label for m in saved.machines] == ["laptop", "a100"]
     assert TrainingResult.model_validate_json((here / "training.json").read_text()).training.runs
+
+
+def test_prices_answer_which_machine_is_cheaper_for_the_job(here, tmp_path):
+    from headtohead.pipeline.machines import parse_prices
+    from headtohead.report.machines import cheapest_lines
+
+    gpu = _edited(here, tmp_path / "gpu")  # 4× faster per epoch
+    raw = json.loads(gpu.read_text())
+    for run in raw["training"]["runs"]:  # a GPU energy counter read 600 J over the run
+        run["cost"] = {"seconds": run["end_to_end_s"], "energy_j": 600.0, "energy_source": "NVML (test)"}
+    gpu.write_text(json.dumps(raw))
+    prices = parse_prices(["a100=4.0", "1=0.5"])  # by label and by position
+    comparison = compare_machines([here, gpu], labels=["laptop", "a100"], prices=prices)
+    _, cpu_summary, _ = load_training(here)
+    slow = cpu_summary.run("bert")
+    cpu, fast = comparison.cell("bert", "laptop"), comparison.cell("bert", "a100")
+    assert cpu.cost_per_epoch == pytest.approx(0.5 * slow.time_per_epoch_s / 3600)
+    assert fast.cost_per_epoch == pytest.approx(4.0 * slow.time_per_epoch_s / 4 / 3600)
+    assert fast.cost_vs_baseline == pytest.approx(2.0)  # 8× the price for 4× the speed: twice the cost per epoch
+    assert fast.cost_end_to_end == pytest.approx(4.0 * fast.end_to_end_s / 3600)
+    assert fast.energy_per_epoch_j == pytest.approx(600.0 / len(slow.epochs)) and cpu.energy_per_epoch_j is None
+    assert cheapest_lines(comparison)[0].startswith("bert: cheapest per epoch on laptop (")
+    assert "a100" in cheapest_lines(comparison)[0] and "(2.00×)" in cheapest_lines(comparison)[0]
+
+
+@pytest.mark.parametrize(("items", "message"), [
+    (["a100"], "give LABEL=PRICE_PER_HOUR"),
+    (["a100=0"], "price above 0"),
+    (["a100=-2"], "price above 0"),
+    (["a100=cheap"], "give LABEL=PRICE_PER_HOUR"),
+])
+def test_bad_prices_are_one_line(items, message):
+    from headtohead.pipeline.machines import parse_prices
+
+    with pytest.raises(ConfigError, match=message):
+        parse_prices(items)
+
+
+def test_a_price_for_an_unknown_machine_is_refused(here, tmp_path):
+    gpu = _edited(here, tmp_path / "gpu")
+    with pytest.raises(ConfigError, match="'h100' is not one of the machines"):
+        compare_machines([here, gpu], labels=["laptop", "a100"], prices={"h100": 3.0})

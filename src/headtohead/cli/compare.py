@@ -17,21 +17,26 @@ def compare(
                                            "position (1, 2 …) or file. Default: the first."),
     label: Optional[list[str]] = typer.Option(None, "--label", "-l", help="Name each machine, in file order "
                                               "(repeat once per file)."),
+    price: Optional[list[str]] = typer.Option(None, "--price", "-p", help="A machine's price per hour: "
+                                              "LABEL=PRICE or POSITION=PRICE (repeatable); adds cost per epoch and "
+                                              "to target."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
 ) -> None:
-    """Compare training speed of the same models across machines (models × machines, vs a baseline)."""
+    """Compare training speed (and, with --price, cost) of the same models across machines."""
     from headtohead.cli.console import console, err_console
-    from headtohead.pipeline.machines import compare_machines
-    from headtohead.report.machines import machine_tables
+    from headtohead.pipeline.machines import compare_machines, parse_prices
+    from headtohead.report.machines import cheapest_lines, machine_tables
     from headtohead.runtime.files import write_text_atomic
 
-    comparison = compare_machines(results, baseline=baseline, labels=label or None)
+    comparison = compare_machines(results, baseline=baseline, labels=label or None, prices=parse_prices(price or []))
     for machine in comparison.machines:
         console.print(f"{machine.label}: {machine.hardware} on {machine.hostname} ({machine.path})", highlight=False,
                       soft_wrap=True)
     console.print(f"Ratios (×) are to the baseline machine: {comparison.baseline}", highlight=False, soft_wrap=True)
     for table in machine_tables(comparison):
         console.print(table)
+    for line in cheapest_lines(comparison):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     for warning in comparison.warnings:
         err_console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True)
     if json_out is not None:

@@ -90,6 +90,12 @@ def print_result(result) -> None:  # noqa: ANN001 - RunResult
     speed = speed_table(result)
     if speed is not None:
         console.print(speed)
+    if result.speed is not None:
+        from headtohead.report.server import cost_table, server_table
+
+        for table in (server_table(result.speed), cost_table(result.speed)):
+            if table is not None:
+                console.print(table)
     lines = verdict_block(result)
     if lines:
         console.print("[bold]Verdict[/]")

@@ -12,6 +12,8 @@
       target_ci_halfwidth: 0.02   # optional: go on until every ratio CI is within ±2 % ...
       max_seconds: 120            # ... or this budget runs out
       fixed_shape: {batch_size: 8, sequence_length: 128}
+      latency_bound_ms: 50        # server: the p99 bound of the rate search (see config/server.py)
+      price_per_hour: 2.50        # cost per million predictions, per model and scenario
 
 The defaults take a few seconds per model on a CPU. ``h2h run`` measures speed unless
 ``enabled: false``; ``h2h bench`` measures only speed.
@@ -24,11 +26,12 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from headtohead.config.base import Section as _Section
+from headtohead.config.server import ServerConfig
 
 __all__ = ["SpeedConfig", "FixedShape", "SPEED_SCENARIOS"]
 
 #: The scenarios a speed measurement can run.
-SPEED_SCENARIOS: tuple[str, ...] = ("offline", "single_stream", "time_window")
+SPEED_SCENARIOS: tuple[str, ...] = ("offline", "single_stream", "time_window", "server")
 
 
 class FixedShape(_Section):
@@ -43,10 +46,11 @@ class SpeedConfig(_Section):
     """How speed and memory are measured (see the module docstring for an example)."""
 
     enabled: bool = Field(default=True, description="Measure speed during h2h run.")
-    scenarios: list[Literal["offline", "single_stream", "time_window"]] = Field(
+    scenarios: list[Literal["offline", "single_stream", "time_window", "server"]] = Field(
         default_factory=lambda: ["offline", "single_stream"],
         description="offline: throughput at the batch size; single_stream: latency at batch 1; "
-                    "time_window: samples processed end to end in time_window_seconds.")
+                    "time_window: samples processed end to end in time_window_seconds; server: the highest "
+                    "Poisson arrival rate held with p99 under latency_bound_ms (MLPerf LoadGen, extra 'loadgen').")
     num_batches: int = Field(default=2, gt=0, description="Distinct batches timed offline, drawn across the data "
                              "(stratified by input size); every block is whole passes over them, so keep it small "
                              "for slow models.")
@@ -83,6 +87,15 @@ class SpeedConfig(_Section):
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="Level of the speed-ratio intervals.")
     n_resamples: int = Field(default=2000, ge=100, description="Unused by the speed ratios, whose intervals are "
                              "Student t intervals over rounds; kept for stats.speed.speed_ratio(method='bootstrap').")
+    latency_bound_ms: float = Field(default=50.0, gt=0.0, description="server: p99 latency (arrival to answer) "
+                                    "a rate must stay under to count as held.")
+    server: ServerConfig = Field(default_factory=ServerConfig, description="server: the batcher and the search.")
+    loadgen_crosscheck: bool = Field(default=False, description="Also run LoadGen's SingleStream and Offline "
+                                     "scenarios and report their figures beside headtohead's (extra 'loadgen').")
+    price_per_hour: float | None = Field(default=None, gt=0.0, description="The machine's price (any currency "
+                                         "per hour): gives cost_per_million predictions per model and scenario.")
+    energy: bool = Field(default=True, description="Read energy counters (NVML on GPUs, RAPL on CPUs) around "
+                         "the timed blocks: joules per prediction.")
 
     @field_validator("order", mode="before")
     @classmethod

@@ -21,14 +21,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from headtohead.adapters.base import ModelAdapter
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
+from headtohead.engines.energy import EnergyLedger, model_cost
 from headtohead.engines.evaluate import batch_examples
 from headtohead.engines.isolated import ModelRecipe
+from headtohead.engines.server import run_server, server_wanted
 from headtohead.engines.speed_inputs import TimedInputs, timed_inputs
 from headtohead.engines.speed_model import StagedModel, stage
 from headtohead.engines.speed_passes import memory_pass, pipeline_pass, time_window
@@ -69,10 +72,17 @@ def _record(m: StagedModel, load_times: Mapping[str, float], pipelines: Mapping[
         pipeline=pipelines.get(m.name), time_window=windows.get(m.name), memory=memory, warnings=m.warnings)
 
 
+def _reference(m: StagedModel) -> tuple[float | None, float | None]:
+    """headtohead's own single_stream p90 and offline throughput, shown beside LoadGen's cross-check."""
+    single, offline = m.timings.get("single_stream"), m.timings.get("offline")
+    return (single.per_batch.p90_s if single else None, offline.throughput_per_s if offline else None)
+
+
 def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: SpeedConfig, *, batch_size: int,
                   seed: int = 0, load_times: Mapping[str, float] | None = None,
                   recipes: Mapping[str, ModelRecipe] | None = None, device_warmup_s: float | None = None,
-                  progress: SpeedProgress | None = None, clock: Clock | None = None) -> SpeedSummary:
+                  progress: SpeedProgress | None = None, clock: Clock | None = None,
+                  log_dir: Path | None = None) -> SpeedSummary:
     """Measure the speed and memory of ``adapters`` on real batches of ``dataset``, fairly.
 
     The caller decides whether to measure at all (``config.enabled``); this always does.
@@ -103,6 +113,8 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
         ``progress(stage, done, total)`` after every round.
     clock : callable, optional
         Host nanosecond clock (``time.perf_counter_ns``); tests pass a fake one.
+    log_dir : Path, optional
+        Where MLPerf LoadGen's logs of the ``server`` scenario are kept (``<out>/loadgen``).
 
     Returns
     -------
@@ -118,7 +130,9 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
     names = [a.name for a in adapters]
     if not names or len(set(names)) != len(names):
         raise ValueError(f"measure_speed needs models with unique names, got {names}")
+    server_wanted(config)  # LoadGen missing: fail before anything is measured
     clock = clock or time.perf_counter_ns
+    ledger = EnergyLedger(enabled=config.energy)
     load_times = load_times or {}
     rng = np.random.default_rng(seed)
     began = clock()
@@ -136,7 +150,7 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
             stage(m, raw, timed or ["offline"], clock)
         for scenario in timed:
             runs.append(run_scenario(models, scenario, inputs[scenario].batch_size, config, clock=clock, rng=rng,
-                                     seed=seed, progress=progress, warnings=warnings))
+                                     seed=seed, progress=progress, warnings=warnings, ledger=ledger))
         pipelines = pipeline_pass(models, raw["offline"], config.pipeline_iterations, clock) \
             if config.pipeline_iterations else {}
         windows = {m.name: time_window(m, raw["offline"], config.time_window_seconds, clock)
@@ -145,12 +159,17 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
         memories = memory_pass(models, raw, sorted(timed or ["offline"], reverse=True),
                                iterations=config.memory_iterations, recipes=recipes or {}, threads=threads) \
             if config.memory else {}
+        loadgen = run_server(adapters, dataset, config, seed=seed, log_dir=log_dir, ledger=ledger,
+                             offline_batch=offline_bs, reference={m.name: _reference(m) for m in models},
+                             progress=progress) if server_wanted(config) else None
     after = host_load()
+    records = [_record(m, load_times, pipelines, windows, memories) for m in models]
+    records = [r.model_copy(update={"cost": model_cost(ledger, r, loadgen, config.price_per_hour)}) for r in records]
     return SpeedSummary(
         settings=config.model_dump(mode="json"), batch_size=offline_bs, seed=seed, torch_threads=threads,
         torch_interop_threads=interop_threads, host_before=before, host_after=after,
-        elapsed_s=(clock() - began) / 1e9, scenarios=runs,
-        models=[_record(m, load_times, pipelines, windows, memories) for m in models],
+        elapsed_s=(clock() - began) / 1e9, scenarios=runs, models=records, loadgen=loadgen,
         timed_indices={s: [b.tolist() for b in drawn.indices] for s, drawn in inputs.items()},
         timed_sizes={s: [b.tolist() for b in drawn.sizes] for s, drawn in inputs.items() if drawn.sizes is not None},
-        size_unit=next(iter(inputs.values())).unit, device_warmup_s=device_warmup_s, warnings=warnings)
+        size_unit=next(iter(inputs.values())).unit, device_warmup_s=device_warmup_s,
+        warnings=warnings + (loadgen.warnings if loadgen else []))

@@ -17,6 +17,7 @@ import numpy as np
 from headtohead.config.speed import SpeedConfig
 from headtohead.engines.speed_model import StagedModel
 from headtohead.engines.telemetry import TelemetrySampler
+from headtohead.engines.energy import EnergyLedger
 from headtohead.engines.timing import Clock, make_timer, run_timed
 from headtohead.results.speed import ScenarioRun, ScenarioTiming, SpeedComparison, TelemetryStats
 from headtohead.runtime.devices import is_cuda
@@ -64,7 +65,7 @@ def _telemetry(model: StagedModel, config: SpeedConfig, samplers: Mapping[str, T
 
 def run_scenario(models: list[StagedModel], scenario: str, batch_size: int, config: SpeedConfig, *, clock: Clock,
                  rng: np.random.Generator, seed: int, progress: SpeedProgress | None,
-                 warnings: list[str]) -> ScenarioRun:
+                 warnings: list[str], ledger: EnergyLedger | None = None) -> ScenarioRun:
     """Warm up, then time interleaved rounds of forward calls; fill ``model.timings[scenario]``."""
     pool = len(models[0].staged[scenario])
     per_block = max(1, math.ceil(config.min_iterations / config.rounds))
@@ -91,10 +92,12 @@ def run_scenario(models: list[StagedModel], scenario: str, batch_size: int, conf
         while True:
             order = _order(models, len(orders), config.order, rng, seed)
             for m in order:
-                began = clock()
+                began, energy = clock(), ledger.begin(m.device) if ledger is not None else None
                 rounds[m.name].append(run_timed(timers[m.name], m.adapter.forward, m.staged[scenario],
                                                 min_iterations=per_block, min_ns=block_ns, multiple_of=pool,
                                                 clock=clock))
+                if ledger is not None:
+                    ledger.end(energy, m.device, m.name, scenario, len(rounds[m.name][-1]) * batch_size)
                 intervals[m.name].append((began, clock()))
             orders.append([m.name for m in order])
             if progress is not None:

@@ -35,6 +35,7 @@ from headtohead.config.train import TrainConfig
 from headtohead.data.base import Dataset
 from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.batching import plan_batches
+from headtohead.engines.energy import JobEnergy
 from headtohead.engines.memory import RssSampler
 from headtohead.engines.seeding import seed_everything
 from headtohead.engines.telemetry import TelemetrySampler
@@ -364,6 +365,7 @@ def train_model(adapter: ModelAdapter, train_data: Dataset, config: TrainConfig,
     hooks = hooks or TrainHooks()
     trainer = _Trainer(adapter, train_data, config, seed, dist, hooks)
     settings = resume_settings(adapter.config, train_data, config, seed=seed, world_size=trainer.world)
+    energy = JobEnergy(trainer.device)
     progress = trainer.run(Path(checkpoint_dir) if checkpoint_dir is not None else None, settings, eval_data,
                            eval_batch_size)
     steps = StepLog(**{**progress.steps, "tokens": progress.steps["tokens"] if trainer.tokens_of else None})
@@ -384,4 +386,6 @@ def train_model(adapter: ModelAdapter, train_data: Dataset, config: TrainConfig,
         load_time_s=load_time_s, end_to_end_s=progress.end_to_end_s, time_to_target_s=progress.time_to_target_s,
         target_epoch=progress.target_epoch, final_eval=final, rss_peak_mb=progress.rss_peak_mb,
         cuda_max_allocated_mb=progress.cuda_max_allocated_mb, cuda_max_reserved_mb=progress.cuda_max_reserved_mb,
-        telemetry=trainer.telemetry, resumed_from_epoch=trainer.resumed_from, warnings=warnings)
+        telemetry=trainer.telemetry, resumed_from_epoch=trainer.resumed_from, warnings=warnings,
+        cost=energy.finish(progress.end_to_end_s, resumed=trainer.resumed_from is not None,
+                           world_size=trainer.world))

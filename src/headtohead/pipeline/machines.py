@@ -23,7 +23,7 @@ from headtohead.results.records import Environment
 from headtohead.results.training import MachineCell, MachineComparison, MachineInfo, TrainingRun, TrainingSummary
 from headtohead.results.training_file import load_training_result
 
-__all__ = ["compare_machines", "load_training", "machine_label", "SETTING_KEYS"]
+__all__ = ["compare_machines", "load_training", "machine_label", "parse_prices", "SETTING_KEYS"]
 
 #: Training settings that change what a samples/s figure means.
 SETTING_KEYS: tuple[str, ...] = ("batch_size", "precision", "gradient_accumulation_steps", "gradient_checkpointing",
@@ -99,13 +99,60 @@ def _cell(model: str, machine: str, runs: Sequence[TrainingRun]) -> MachineCell:
 
     gpu = any(r.cuda_max_allocated_mb is not None for r in runs)
     scaling = [r.scaling.efficiency for r in runs if r.scaling is not None]
+    energy = [r.cost.energy_j / len(r.epochs) if r.cost is not None and r.cost.energy_j is not None and r.epochs
+              else None for r in runs]
     return MachineCell(model=model, machine=machine, samples_per_s=mean([r.samples_per_s for r in runs]),
                        tokens_per_s=mean([r.tokens_per_s for r in runs]),
                        time_per_epoch_s=mean([r.time_per_epoch_s for r in runs]),
                        time_to_target_s=mean([r.time_to_target_s for r in runs]),
                        peak_memory_mb=max(r.peak_memory_mb for r in runs), memory_kind="cuda" if gpu else "rss",
                        data_wait_fraction=mean([r.data_wait_fraction for r in runs]),
-                       world_size=runs[0].world_size, scaling_efficiency=fmean(scaling) if scaling else None)
+                       world_size=runs[0].world_size, scaling_efficiency=fmean(scaling) if scaling else None,
+                       end_to_end_s=mean([r.end_to_end_s for r in runs]), energy_per_epoch_j=mean(energy))
+
+
+def parse_prices(items: Sequence[str]) -> dict[str, float]:
+    """``["A100=3.67", "2=1.10"]`` → ``{"A100": 3.67, "2": 1.1}`` (a machine's label or 1-based position).
+
+    Raises
+    ------
+    ConfigError
+        An item without ``=``, a price that is not a number, or one ≤ 0.
+    """
+    prices: dict[str, float] = {}
+    for item in items:
+        label, sep, value = item.rpartition("=")
+        try:
+            price = float(value)
+        except ValueError:
+            price = float("nan")
+        if not sep or not label or not price > 0:
+            raise ConfigError(f"--price '{item}': give LABEL=PRICE_PER_HOUR with a price above 0, e.g. "
+                              f"--price 'NVIDIA A100=3.67' (LABEL: a machine's label or its position 1, 2 …)")
+        prices[label] = price
+    return prices
+
+
+def _priced(cell: MachineCell, price: float | None) -> dict[str, Any]:
+    def cost(seconds: float | None) -> float | None:
+        return price * seconds / 3600.0 if price is not None and seconds is not None else None
+
+    return {"price_per_hour": price, "cost_per_epoch": cost(cell.time_per_epoch_s),
+            "cost_to_target": cost(cell.time_to_target_s), "cost_end_to_end": cost(cell.end_to_end_s)}
+
+
+def _machine_prices(prices: Mapping[str, float], names: list[str]) -> dict[str, float]:
+    out = {}
+    for key, price in prices.items():
+        if key in names:
+            out[key] = price
+        elif key.isdigit() and 1 <= int(key) <= len(names):
+            out[names[int(key) - 1]] = price
+        else:
+            raise ConfigError(f"--price '{key}={price:g}': '{key}' is not one of the machines"
+                              f"{did_you_mean(key, names)} (machines: {'; '.join(names)}; or a position "
+                              f"1..{len(names)}; name them with --label)")
+    return out
 
 
 def _ratio(value: float | None, base: float | None) -> float | None:
@@ -125,7 +172,8 @@ def _differences(values: Mapping[str, Mapping[str, Any]], keys: Sequence[str]) -
 
 
 def compare_machines(paths: Sequence[str | Path], *, baseline: str | None = None,
-                     labels: Sequence[str] | None = None) -> MachineComparison:
+                     labels: Sequence[str] | None = None,
+                     prices: Mapping[str, float] | None = None) -> MachineComparison:
     """Build the models × machines table from ``h2h train`` outputs made on different machines.
 
     Parameters
@@ -137,6 +185,9 @@ def compare_machines(paths: Sequence[str | Path], *, baseline: str | None = None
         path. Default: the first.
     labels : sequence of str, optional
         Names for the machines, in ``paths`` order (default: GPU or CPU model).
+    prices : mapping of str to float, optional
+        Price per hour of each machine (by label or 1-based position): cost per epoch, to the
+        target and of the whole fine-tune (:func:`parse_prices` reads ``--price`` options).
 
     Returns
     -------
@@ -154,17 +205,20 @@ def compare_machines(paths: Sequence[str | Path], *, baseline: str | None = None
     loaded = [load_training(p) for p in paths]
     names = _unique_labels([env for env, _, _ in loaded], [f for _, _, f in loaded], labels)
     base = _pick_baseline(baseline, names, [str(p) for p in paths])
+    priced = _machine_prices(prices or {}, names)
     machines = [MachineInfo(label=name, path=file, hostname=env.hostname, hardware=machine_label(env),
                             software=software_versions(env)) for name, (env, _, file) in zip(names, loaded)]
     models = list(dict.fromkeys(m for _, summary, _ in loaded for m in summary.models))
     raw_cells = {(model, name): _cell(model, name, [r for r in summary.runs if r.model == model])
                  for name, (_, summary, _) in zip(names, loaded) for model in summary.models}
+    raw_cells = {key: cell.model_copy(update=_priced(cell, priced.get(key[1]))) for key, cell in raw_cells.items()}
     cells = []
     for (model, name), cell in raw_cells.items():
         ref = raw_cells.get((model, base))
         cells.append(cell.model_copy(update={
             "speedup_vs_baseline": _ratio(cell.samples_per_s, ref.samples_per_s if ref else None),
-            "epoch_time_vs_baseline": _ratio(cell.time_per_epoch_s, ref.time_per_epoch_s if ref else None)}))
+            "epoch_time_vs_baseline": _ratio(cell.time_per_epoch_s, ref.time_per_epoch_s if ref else None),
+            "cost_vs_baseline": _ratio(cell.cost_per_epoch, ref.cost_per_epoch if ref else None)}))
     return MachineComparison(baseline=base, machines=machines, models=models, cells=cells,
                              warnings=_warnings(names, loaded, models, cells))
 

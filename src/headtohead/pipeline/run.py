@@ -37,10 +37,9 @@ from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.setup import RunSetup, prepare_run, resolve_experiment
 from headtohead.report.sentences import with_quality_sentences, with_speed_sentences
 from headtohead.results import Predictions, RunResult, save_result
-from headtohead.results.files import RESULTS_FILE
-from headtohead.results.records import StageTimings
 from headtohead.results.comparison import StatsSummary
-from headtohead.results.files import RESUME_DIR
+from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
+from headtohead.results.records import StageTimings
 from headtohead.results.speed import SpeedSummary
 from headtohead.runtime.determinism import deterministic_algorithms
 from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
@@ -134,6 +133,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         if deterministic:
             stack.enter_context(deterministic_algorithms())
         measure = exp.speed.enabled if speed is None else speed
+        if measure:  # MLPerf LoadGen missing for speed.scenarios: [server]: say so before any model loads
+            from headtohead.engines.server import server_wanted
+
+            server_wanted(exp.speed)
         fairness = check_fairness(exp.execution, measure, force, eval_device=exp.eval.device,
                                   n_tasks=len(exp.models) * exp.execution.shards) \
             if quality and exp.execution.mode != "local" else []
@@ -221,7 +224,8 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
         if measure_speed:
             with clock.stage("speed"):
                 result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,
-                                                                   speed_in_workers, fairness_warnings, warmup_s)})
+                                                                   speed_in_workers, fairness_warnings, warmup_s,
+                                                                   out)})
         state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
@@ -284,12 +288,13 @@ def _restore(store: ResumeStore | None, key: str, name: str, setup: RunSetup) ->
 
 def _speed(setup: RunSetup, finished: Sequence[ModelOutcome | ModelFailure],
            loaded: Mapping[str, tuple[ModelAdapter, float]], progress: ProgressCallback | None,
-           speed_in_workers: bool, fairness_warnings: list[str], warmup_s: float | None) -> SpeedSummary:
+           speed_in_workers: bool, fairness_warnings: list[str], warmup_s: float | None,
+           out: Path | None) -> SpeedSummary:
     """The speed the workers measured (``execution.speed: workers``), or all models timed together here."""
     merged = merge_worker_speed([o for o in finished if isinstance(o, ModelOutcome)]) if speed_in_workers else None
     if merged is not None:
         return merged.model_copy(update={"warnings": fairness_warnings + merged.warnings})
-    return _measure_speed(setup, loaded, progress, warmup_s)
+    return _measure_speed(setup, loaded, progress, warmup_s, out)
 
 
 def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
@@ -312,7 +317,7 @@ def _warm_up(device: str) -> float | None:
 
 
 def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, float]],
-                   progress: ProgressCallback | None, warmup_s: float | None) -> SpeedSummary:
+                   progress: ProgressCallback | None, warmup_s: float | None, out: Path | None) -> SpeedSummary:
     """Time all models together; models re-used by ``resume`` (or evaluated elsewhere) are loaded here.
 
     Each model's memory and cold start are measured in a fresh process that loads it from its
@@ -331,4 +336,5 @@ def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, flo
     recipes = {m.name: ModelRecipe(m, setup.context) for m in exp.models}
     return with_speed_sentences(measure_speed(adapters, setup.dataset, exp.speed, batch_size=exp.eval.batch_size,
                                               seed=exp.seed, load_times=load_times, recipes=recipes,
-                                              device_warmup_s=warmup_s, progress=progress))
+                                              device_warmup_s=warmup_s, progress=progress,
+                                              log_dir=out / LOADGEN_DIR if out is not None else None))

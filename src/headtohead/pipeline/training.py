@@ -145,6 +145,8 @@ def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *,
                 done = launch_parallel(model, seed=seed, **common)
             else:
                 done = train_one(model, seed=seed, dist=dist, **common)
+            if done.cost is not None:  # the machine's price (speed.price_per_hour) prices the whole fine-tune
+                done = done.model_copy(update={"cost": done.cost.priced(exp.speed.price_per_hour)})
             runs.append(done)
             if dist is None or dist.is_main:
                 say(run_line(done))

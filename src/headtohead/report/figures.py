@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from headtohead.report import plots, plots_quality, plots_training
+from headtohead.report import plots, plots_quality, plots_server, plots_training
 from headtohead.report.merge import MergedRuns, RunEntry
 from headtohead.report.rows import latency_for_tradeoff
 from headtohead.results.comparison import Calibration
@@ -170,6 +170,14 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
                                     "Each timed input (drawn across the data's lengths) at its median latency over "
                                     "all rounds: how a model's cost grows with the length of the text.",
                                     lambda: plots.latency_by_size_figure(speed, styles)))
+        if speed.loadgen is not None and speed.loadgen.models:
+            loadgen = speed.loadgen
+            specs.append(FigureSpec(f"{prefix}-server", "Latency under load (Server scenario)",
+                                    f"Every trial's p99 (large markers) and p50 (dots) from arrival to answer at "
+                                    f"its offered rate; filled markers held (LoadGen VALID), hollow ones did not. "
+                                    f"The dashed line is the bound ({loadgen.latency_bound_ms:g} ms); the vertical "
+                                    f"line is each model's max_qps, the shaded band its interval.",
+                                    lambda: plots_server.server_figure(loadgen, styles)))
     rated = [m for m in result.models if m.quality is not None]
     if rated:
         matrices = {m.name: m.quality.confusion_matrix for m in rated}

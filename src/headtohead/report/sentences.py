@@ -14,6 +14,7 @@ beside the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``) with
 
 from __future__ import annotations
 
+from headtohead.report.server import server_lines, with_server_sentences
 from headtohead.report.warnings import speed_warnings
 from headtohead.results.comparison import Comparison, StatsSummary
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
@@ -175,7 +176,7 @@ def speed_sentence(comparison: SpeedComparison) -> str:
 def with_speed_sentences(summary: SpeedSummary) -> SpeedSummary:
     """``summary`` with every speed comparison's ``verdict`` sentence written."""
     scenarios = [_scenario_with_sentences(run) for run in summary.scenarios]
-    return summary.model_copy(update={"scenarios": scenarios})
+    return with_server_sentences(summary.model_copy(update={"scenarios": scenarios}))
 
 
 def _scenario_with_sentences(run: ScenarioRun) -> ScenarioRun:
@@ -232,6 +233,7 @@ def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
             tw = model.time_window
             lines.append(f"time window: {model.name} processed {tw.samples:,} samples in {tw.elapsed_s:.3g} s "
                          f"({_rate(tw.samples_per_s)}/s end to end)")
+    lines.extend(server_lines(summary))
     lines.extend(f"warning: {w}" for w in speed_warnings(summary))
     return lines
 

@@ -41,6 +41,10 @@ def run_line(run: TrainingRun) -> str:
     parts.append(f"peak {'CUDA' if run.cuda_max_allocated_mb is not None else 'RSS'} {run.peak_memory_mb:,.0f} MiB")
     if run.scaling is not None:
         parts.append(f"{run.world_size} processes, scaling efficiency {run.scaling.efficiency * 100:.0f} %")
+    if run.cost is not None and run.cost.energy_j is not None:
+        parts.append(f"{run.cost.energy_j / 1e3:,.3g} kJ ({run.cost.energy_source})")
+    if run.cost is not None and run.cost.cost is not None:
+        parts.append(f"cost {run.cost.cost:.3g} at {run.cost.price_per_hour:g}/h")
     resumed = f", resumed after epoch {run.resumed_from_epoch}" if run.resumed_from_epoch else ""
     return f"  {run.model} (seed {run.seed}): {' · '.join(parts)}; {run.end_to_end_s:.1f} s end to end{resumed}"
 

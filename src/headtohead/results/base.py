@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
-__all__ = ["Record"]
+from pydantic import BaseModel, ConfigDict, model_validator
+
+__all__ = ["Record", "DerivedRecord"]
 
 
 class Record(BaseModel):
     """Base of all result records: frozen, no unknown keys."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DerivedRecord(Record):
+    """A record whose ``computed_field`` values are recomputed on read, never taken from input."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            derived = set(cls.model_computed_fields)
+            data = {k: v for k, v in data.items() if k not in derived}
+        return data

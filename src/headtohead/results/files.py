@@ -11,12 +11,14 @@ Every command writes into one output folder (``--out``, default ``runs/<experime
     models/<model>/seed-<s>/        trained weights (h2h train, h2h demo)
     checkpoints/<model>/seed-<s>/   epoch checkpoints of an unfinished training (resume)
     .h2h-resume/        finished quality passes of an interrupted run (h2h run --resume)
+    loadgen/<model>/<trial>/        MLPerf LoadGen's mlperf_log_summary.txt and mlperf_log_detail.txt of every
+                                    Server trial and cross-check (speed.scenarios: [server])
 """
 
 from __future__ import annotations
 
 __all__ = ["RESULTS_FILE", "PREDICTIONS_FILE", "REPORT_FILE", "EXPERIMENT_FILE", "TRAINING_FILE", "SWEEP_FILE",
-           "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "TRAINED_MODEL_RECORD"]
+           "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "TRAINED_MODEL_RECORD", "LOADGEN_DIR"]
 
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.npz"
@@ -27,5 +29,7 @@ SWEEP_FILE = "sweep.json"
 MODELS_DIR = "models"
 CHECKPOINTS_DIR = "checkpoints"
 RESUME_DIR = ".h2h-resume"
+#: MLPerf LoadGen's own logs, a folder per model (engines.server).
+LOADGEN_DIR = "loadgen"
 #: Written beside a trained model: its TrainingRun and the settings it was trained with.
 TRAINED_MODEL_RECORD = "h2h-training.json"

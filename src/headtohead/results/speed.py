@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, computed_field, model_validator
 
 from headtohead.results.base import Record
-from headtohead.results.memory import ColdStart, MemoryStats, ScenarioMemory
+from headtohead.results.cost import ModelCost
 from headtohead.results.latency import (
     INSTABILITY_THRESHOLD,
     count_outliers,
@@ -24,6 +24,8 @@ from headtohead.results.latency import (
     per_input,
     repeat_noise,
 )
+from headtohead.results.memory import ColdStart, MemoryStats, ScenarioMemory
+from headtohead.results.server import LoadGenSummary
 
 __all__ = [
     "Scenario",
@@ -251,6 +253,8 @@ class ModelSpeed(Record):
     pipeline: PipelineTiming | None = None
     time_window: TimeWindowResult | None = None
     memory: MemoryStats | None = None
+    cost: ModelCost | None = Field(default=None, description="energy per prediction and cost per million "
+                                   "predictions, per scenario (engines.energy)")
     warnings: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
@@ -328,6 +332,8 @@ class SpeedSummary(Record):
     size_unit: str | None = Field(default=None, description="words, characters or pixels (None: feature rows).")
     device_warmup_s: float | None = Field(default=None, description="Creating the CUDA context and cuBLAS handle "
                                           "before any model loaded, kept out of every load_time_s.")
+    loadgen: LoadGenSummary | None = Field(default=None, description="the Server scenario's rate search and "
+                                           "LoadGen's cross-checks (engines.server)")
     warnings: list[str] = Field(default_factory=list)
 
     def model(self, name: str) -> ModelSpeed:

@@ -22,6 +22,7 @@ from pydantic import Field, computed_field
 
 from headtohead.results.base import Record
 from headtohead.results.comparison import MultiSeedSummary
+from headtohead.results.cost import RunCost
 from headtohead.results.speed import TelemetryStats, _Derived
 
 __all__ = [
@@ -161,6 +162,8 @@ class TrainingRun(Record):
     telemetry: TelemetryStats = Field(default_factory=TelemetryStats)
     resumed_from_epoch: int | None = Field(default=None, description="epoch checkpoint the run resumed from")
     scaling: ScalingRecord | None = None
+    cost: RunCost | None = Field(default=None, description="energy of the whole fine-tune and, with a price, its "
+                                 "cost (engines.energy)")
     warnings: list[str] = Field(default_factory=list)
 
     @property
@@ -246,6 +249,13 @@ class MachineCell(Record):
     scaling_efficiency: float | None = None
     speedup_vs_baseline: float | None = Field(default=None, description="samples/s ÷ the baseline's")
     epoch_time_vs_baseline: float | None = Field(default=None, description="time per epoch ÷ the baseline's")
+    end_to_end_s: float | None = Field(default=None, description="training start to saved weights")
+    energy_per_epoch_j: float | None = Field(default=None, description="energy counted over the run ÷ its epochs")
+    price_per_hour: float | None = Field(default=None, description="the machine's price (h2h compare --price)")
+    cost_per_epoch: float | None = Field(default=None, description="price × time per epoch")
+    cost_to_target: float | None = Field(default=None, description="price × time to the target metric")
+    cost_end_to_end: float | None = Field(default=None, description="price × the whole fine-tune")
+    cost_vs_baseline: float | None = Field(default=None, description="cost per epoch ÷ the baseline's")
 
 
 class MachineComparison(Record):

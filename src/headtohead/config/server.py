@@ -1,0 +1,60 @@
+"""The ``speed.server:`` sub-section: the Server scenario driven by MLPerf LoadGen (no torch import).
+
+::
+
+    speed:
+      scenarios: [server]
+      latency_bound_ms: 50        # p99 from arrival to answer must stay under this
+      price_per_hour: 2.50        # optional: cost per million predictions
+      server:
+        max_batch: 8              # the dynamic batcher: at most this many requests per call ...
+        max_wait_ms: 2.0          # ... and the oldest waits at most this long for others to join
+        trial_seconds: 1.0        # LoadGen min_duration of one trial
+        min_queries: 500          # ... and its min_query_count
+        precision: 0.1            # bisect until the failing rate is within 10 % of the holding one
+        repeats: 3                # seeded searches, for the interval on max_qps
+
+The defaults keep a CPU run of two tiny models under a minute. See ``docs/performance.md``.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from headtohead.config.base import Section as _Section
+
+__all__ = ["ServerConfig"]
+
+
+class ServerConfig(_Section):
+    """How the Server scenario's batcher is set up and how its highest rate is searched."""
+
+    max_batch: int = Field(default=8, gt=0, description="Dynamic batcher: most requests served by one call.")
+    max_wait_ms: float = Field(default=2.0, ge=0.0, description="Dynamic batcher: how long the oldest waiting "
+                               "request waits for others before its batch is served anyway.")
+    trial_seconds: float = Field(default=1.0, gt=0.0, description="Shortest duration of one LoadGen trial "
+                                 "(its min_duration).")
+    min_queries: int = Field(default=500, gt=0, description="Fewest queries of one trial (LoadGen's "
+                             "min_query_count); p99 with LoadGen's early stopping needs a few hundred.")
+    start_qps: float | None = Field(default=None, gt=0.0, description="First rate tried (default: half the "
+                                    "slowest model's capacity estimated from a few full batches).")
+    min_qps: float = Field(default=5.0, gt=0.0, description="Lowest rate the search goes down to before it "
+                           "declares the latency bound unreachable (a trial lasts min_queries / rate at least).")
+    max_qps: float | None = Field(default=None, gt=0.0, description="Highest rate tried; a model holding it is "
+                                  "reported as holding at least this rate.")
+    growth: float = Field(default=2.0, gt=1.0, description="Factor between rates while bracketing.")
+    precision: float = Field(default=0.1, gt=0.0, lt=1.0, description="Bisect until the lowest failing rate is "
+                             "within this fraction above the highest holding one.")
+    repeats: int = Field(default=3, ge=1, description="Searches per model with different seeded arrival "
+                         "sequences and start points; at least 2 give an interval on max_qps.")
+    samples: int = Field(default=1024, gt=0, description="Examples in LoadGen's query sample library (at most "
+                         "the evaluation set).")
+    keep_trace: bool = Field(default=False, description="Also keep LoadGen's mlperf_log_trace.json per trial.")
+
+    @model_validator(mode="after")
+    def _range(self) -> ServerConfig:
+        if self.max_qps is not None and self.max_qps <= self.min_qps:
+            raise ValueError(f"server.max_qps ({self.max_qps:g}) must be above server.min_qps ({self.min_qps:g})")
+        if self.start_qps is not None and not (self.min_qps <= self.start_qps <= (self.max_qps or float("inf"))):
+            raise ValueError(f"server.start_qps ({self.start_qps:g}) must lie within min_qps–max_qps")
+        return self

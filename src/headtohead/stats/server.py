@@ -1,0 +1,157 @@
+"""Intervals on the Server scenario's capacity (``max_qps``) from repeated seeded searches.
+
+Each search (its own seeded Poisson arrival sequence and random start point) ends with a
+bracket [highest rate held, lowest rate failed]; its estimate is the bracket's geometric
+midpoint. Because the start point is random, where the true capacity falls inside the final
+bracket is random too, so the searches' estimates scatter around it by both the machine's
+run-to-run noise and the search's resolution, and a Student-t interval over them (on the log
+scale: a capacity is positive and lands a factor off) covers both.
+With a few searches their spread can be small by chance (two searches ending in the same
+bracket), so the interval is never narrower than the resolution itself: the estimate times and
+divided by the brackets' half-width factor ``sqrt(failed / held)``.
+
+Pure NumPy/SciPy: no torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+__all__ = ["CapacityEstimate", "CapacityRatio", "capacity_interval", "capacity_ratio", "bracket_estimate",
+           "resolution_factor"]
+
+
+@dataclass(frozen=True)
+class CapacityEstimate:
+    """Geometric-mean capacity over ``n`` searches and its t interval (``None`` bounds with one search)."""
+
+    mean: float
+    low: float | None
+    high: float | None
+    n: int
+    confidence: float
+
+
+@dataclass(frozen=True)
+class CapacityRatio:
+    """Geometric mean of per-search ratios b/a and its t interval on the log scale."""
+
+    ratio: float
+    low: float | None
+    high: float | None
+    n: int
+    confidence: float
+
+    @property
+    def more(self) -> str | None:
+        """``"b"`` when b holds significantly more load, ``"a"`` when a does, else ``None``."""
+        if self.low is not None and self.low > 1.0:
+            return "b"
+        if self.high is not None and self.high < 1.0:
+            return "a"
+        return None
+
+
+def bracket_estimate(held: float | None, failed: float | None) -> float | None:
+    """One search's figure: the geometric midpoint of [held, failed]; ``held`` when nothing failed.
+
+    Examples
+    --------
+    >>> bracket_estimate(100.0, 121.0)
+    110.0
+    >>> bracket_estimate(100.0, None), bracket_estimate(None, 5.0)
+    (100.0, None)
+    """
+    if held is None:
+        return None
+    return float(np.sqrt(held * failed)) if failed is not None else float(held)
+
+
+def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | tuple[None, None]:
+    if len(values) < 2:
+        return None, None
+    sem = float(np.std(values, ddof=1)) / np.sqrt(len(values))
+    if sem == 0.0:
+        return float(values.mean()), float(values.mean())
+    low, high = _st.t.interval(confidence, len(values) - 1, loc=float(values.mean()), scale=sem)
+    return float(low), float(high)
+
+
+def capacity_interval(estimates: Sequence[float], confidence: float = 0.95, *,
+                      resolution: float = 1.0) -> CapacityEstimate:
+    """Geometric mean of the searches' estimates with a Student-t interval on the log scale.
+
+    A capacity is positive and its errors multiplicative (a search lands a factor off, not a
+    fixed number of QPS off), so the interval is ``exp`` of a t interval (``scipy.stats.t``) of
+    the mean log estimate: never below zero, and as wide in ratio above as below.
+
+    Parameters
+    ----------
+    estimates : sequence of float
+        One figure per search (queries per second, > 0), at least one.
+    confidence : float
+        Level of the interval.
+    resolution : float
+        The searches' bracket half-width factor (mean ``sqrt(failed / held)``); the interval
+        is at least ``[mean / resolution, mean * resolution]``.
+
+    Returns
+    -------
+    CapacityEstimate
+
+    Examples
+    --------
+    >>> e = capacity_interval([100.0, 110.0, 105.0])
+    >>> round(e.mean, 1), round(e.low, 1), round(e.high, 1)
+    (104.9, 93.2, 118.1)
+    >>> e = capacity_interval([100.0, 100.0], resolution=1.05)   # equal estimates: the resolution remains
+    >>> round(e.low, 1), round(e.high, 1)
+    (95.2, 105.0)
+    """
+    values = np.asarray(estimates, dtype=float)
+    if values.size == 0:
+        raise ValueError("capacity_interval needs at least one estimate")
+    logs = np.log(values)
+    # equal estimates (one search, a capped rate) stay exactly that rate, not exp(log(x)) ≈ x
+    mean = float(values[0]) if np.all(values == values[0]) else float(np.exp(logs.mean()))
+    low, high = _log_interval(logs, confidence, resolution)
+    return CapacityEstimate(mean, low, high, int(values.size), confidence)
+
+
+def _log_interval(logs: np.ndarray, confidence: float, resolution: float) -> tuple[float | None, float | None]:
+    """``exp`` of the t interval of the mean log, widened to at least ``centre ± log(resolution)``."""
+    low, high = _t_interval(logs, confidence)
+    if low is None or high is None:
+        return None, None
+    centre, half = float(logs.mean()), float(np.log(max(resolution, 1.0)))
+    return float(np.exp(min(low, centre - half))), float(np.exp(max(high, centre + half)))
+
+
+def capacity_ratio(a: Sequence[float], b: Sequence[float], confidence: float = 0.95, *,
+                   resolution: float = 1.0) -> CapacityRatio:
+    """How much more load b holds than a: per-search ratios b/a, paired by search (same seeds).
+
+    The interval is a t interval of the mean log ratio, exponentiated (a ratio's natural scale),
+    at least as wide as ``resolution`` (for two brackets of factors ``r_a``, ``r_b``:
+    ``exp(sqrt(log(r_a)² + log(r_b)²))``).
+
+    Examples
+    --------
+    >>> r = capacity_ratio([100.0, 100.0, 100.0], [140.0, 150.0, 145.0])
+    >>> round(r.ratio, 2), r.more
+    (1.45, 'b')
+    """
+    if len(a) != len(b) or not len(a):
+        raise ValueError(f"capacity_ratio needs paired estimates, got {len(a)} and {len(b)}")
+    logs = np.log(np.asarray(b, dtype=float)) - np.log(np.asarray(a, dtype=float))
+    low, high = _log_interval(logs, confidence, resolution)
+    return CapacityRatio(float(np.exp(logs.mean())), low, high, int(logs.size), confidence)
+
+
+def resolution_factor(held: float | None, failed: float | None) -> float:
+    """A bracket's half-width factor ``sqrt(failed / held)`` (1 when it is open on one side)."""
+    return float(np.sqrt(failed / held)) if held is not None and failed is not None else 1.0
