@@ -11,12 +11,13 @@ Every command writes into one output folder (``--out``, default ``runs/<experime
     models/<model>/seed-<s>/        trained weights (h2h train, h2h demo)
     checkpoints/<model>/seed-<s>/   epoch checkpoints of an unfinished training (resume)
     .h2h-resume/        finished quality passes of an interrupted run (h2h run --resume)
+    .h2h-lock           held while a run writes into the folder (removed when it ends)
 """
 
 from __future__ import annotations
 
 __all__ = ["RESULTS_FILE", "PREDICTIONS_FILE", "REPORT_FILE", "EXPERIMENT_FILE", "TRAINING_FILE", "SWEEP_FILE",
-           "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "TRAINED_MODEL_RECORD"]
+           "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "LOCK_FILE", "TRAINED_MODEL_RECORD"]
 
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.npz"
@@ -27,5 +28,6 @@ SWEEP_FILE = "sweep.json"
 MODELS_DIR = "models"
 CHECKPOINTS_DIR = "checkpoints"
 RESUME_DIR = ".h2h-resume"
+LOCK_FILE = ".h2h-lock"
 #: Written beside a trained model: its TrainingRun and the settings it was trained with.
 TRAINED_MODEL_RECORD = "h2h-training.json"

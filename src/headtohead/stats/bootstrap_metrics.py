@@ -287,7 +287,8 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
     needs : sequence of str
         Names from :data:`STAT_NAMES`.
     y_true, pred : ndarray of shape (n,)
-        True and predicted class indices.
+        True and predicted class indices (``pred`` may name classes from ``n_classes`` on:
+        classes the data does not hold, which only count as errors).
     proba : ndarray of shape (n, n_classes) or None
         Class probabilities; required by the calibration statistics only.
     n_classes, n_bins : int
@@ -309,7 +310,12 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
         if name == "true":
             out[name] = Stat(y_true, n_classes)
         elif name == "pred":
-            out[name] = Stat(pred, n_classes)
+            # A predicted class outside the dataset's (a model that knows more classes) is nobody's
+            # predicted count: precision and F1 run over the dataset's classes, as scikit-learn's
+            # ``labels=`` does; the example still counts against its true class's recall.
+            inside = pred < n_classes
+            out[name] = Stat(pred, n_classes) if inside.all() else \
+                Stat(np.where(inside, pred, 0), n_classes, inside.astype(np.float64))
         elif name == "tp":
             out[name] = Stat(y_true, n_classes, correct)
         elif name == "bin_count":

@@ -176,8 +176,11 @@ class Executor(ABC):
             first = done[0]
             return ModelFailure(name, TaskFailure(task=first.task, error_type=type(exc).__name__, message=str(exc),
                                                   worker=first.worker))
+        backoff = tuple(event.model_copy(update={"batch": event.batch + r.task.shard.start // plan.batch_size})
+                        for r in done for event in r.backoff)  # batch positions in the whole plan
         evaluation = Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(),
-                                n_batches=sum(r.n_batches for r in done), seconds=self._pass_seconds(done))
+                                n_batches=sum(r.n_batches for r in done), seconds=self._pass_seconds(done),
+                                backoff=backoff)
         model = LoadedModel(name=name, device=",".join(dict.fromkeys(r.device for r in done)),
                             n_parameters=done[0].num_parameters, n_parameter_bytes=done[0].parameter_bytes,
                             warnings=tuple(dict.fromkeys(w for r in done for w in r.warnings)))
