@@ -227,7 +227,18 @@ def claim_output(out: Path, experiment: str, *, command: str = "h2h run", overwr
     check_writable(out)
     with OutputLock(out, f"{command} of experiment '{experiment}'"):
         check_owner(out, experiment, command=command, overwrite=overwrite)
+        _remove_stale_temporaries(out)
         yield
+
+
+def _remove_stale_temporaries(out: Path) -> None:
+    """Temporary files of a run's atomic writes cut short by a kill (``.<name>.<hex>.tmp``): with the lock held,
+    nobody is writing them (files other commands write, such as ``training.json``, are left alone)."""
+    patterns = [(out, f".{name}.*.tmp") for name in (RESULTS_FILE, PREDICTIONS_FILE, REPORT_FILE)]
+    for folder, pattern in [*patterns, (out / RESUME_DIR, ".*.tmp")]:
+        for stale in folder.glob(pattern) if folder.is_dir() else ():
+            with contextlib.suppress(OSError):
+                stale.unlink()
 
 
 class RunState:
