@@ -66,7 +66,8 @@ def test_a_lock_held_elsewhere_refuses_at_once_and_goes_with_its_holder(tmp_path
 
 
 # A model module beside the experiment: keyword classifiers that touch a marker as their pass
-# starts and sleep per batch (settings from the environment, so every run has the same experiment).
+# starts and then wait until the test lets them go (settings from the environment, so every run
+# has the same experiment): the test, not the machine's speed, decides when the first run ends.
 MODELS_PY = textwrap.dedent('''\
     import os
     import time
@@ -80,7 +81,9 @@ MODELS_PY = textwrap.dedent('''\
 
         def predict(examples):
             Path(os.environ["H2H_TEST_MARKERS"], name + ".started").touch()
-            time.sleep(float(os.environ.get("H2H_TEST_DELAY", "0")))
+            release, deadline = Path(os.environ["H2H_TEST_MARKERS"], "release"), time.monotonic() + 300
+            while not release.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
             return inner(examples)
 
         predict.label_names = inner.label_names
@@ -103,7 +106,7 @@ def _experiment(folder: Path, models: list[str], file: str = "exp.yaml") -> Path
 
 
 def _start(experiment: Path, out: Path, markers: Path) -> subprocess.Popen:
-    env = {**os.environ, "H2H_TEST_MARKERS": str(markers), "H2H_TEST_DELAY": "0.05", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "H2H_TEST_MARKERS": str(markers), "HF_HUB_OFFLINE": "1"}
     return subprocess.Popen([sys.executable, "-m", "headtohead.cli.main", "run", str(experiment), "--out", str(out)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -126,9 +129,10 @@ def test_two_runs_at_once_the_second_refuses_and_a_killed_run_leaves_no_lock(tmp
     out = tmp_path / "out"
 
     running = _start(first, out, markers)
-    _wait_for(markers / "a.started", running)
+    _wait_for(markers / "a.started", running)  # the first run is inside its pass, held there …
     intruder = _start(second, out, markers)
     _, err = intruder.communicate(timeout=120)
+    (markers / "release").touch()  # … until the second has come and gone
     assert intruder.returncode == 2, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert f"error: --out {out}: another h2h run of experiment 'locked' (pid {running.pid} on " in err
@@ -141,12 +145,14 @@ def test_two_runs_at_once_the_second_refuses_and_a_killed_run_leaves_no_lock(tmp
     assert list(headtohead.load_predictions(out).models) == ["a", "b"]
     assert not (out / LOCK_FILE).exists()
 
+    (markers / "release").unlink()
+    (markers / "a.started").unlink()
     killed = _start(first, out, markers)  # a run killed outright cannot release anything …
-    (markers / "b.started").unlink()
-    _wait_for(markers / "b.started", killed)
+    _wait_for(markers / "a.started", killed)
     killed.send_signal(signal.SIGKILL)
     killed.communicate(timeout=60)
     assert (out / LOCK_FILE).exists()
+    (markers / "release").touch()
     finish = _start(first, out, markers)  # … and still does not block the next one: the kernel dropped its lock
     _, err = finish.communicate(timeout=120)
     assert finish.returncode == 0, err
