@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from headtohead.errors import ConfigError, did_you_mean
+from headtohead.errors import ConfigError, did_you_mean, listing
 
 __all__ = [
     "Stat",
@@ -226,7 +226,7 @@ def metric_spec(name: str, label_names: Sequence[str]) -> MetricSpec:
         labels = [str(x) for x in label_names]
         if label not in labels:
             raise ConfigError(f"metric '{name}': no class '{label}'{did_you_mean(label, labels)} "
-                              f"(classes: {', '.join(labels)})")
+                              f"(classes: {listing(labels)})")
         return MetricSpec(name, PER_CLASS_METRICS[family], _per_class(family, labels.index(label)))
     choices = list(METRICS) + [f"{f}:<class>" for f in PER_CLASS_METRICS]
     raise ConfigError(f"unknown metric '{name}'{did_you_mean(name, METRICS)} (choose one of: {', '.join(choices)})")

@@ -23,7 +23,7 @@ import numpy as np
 from headtohead.adapters.labels import LabelAlignment
 from headtohead.config.execution import ExecutionConfig
 from headtohead.engines.evaluate import Evaluation
-from headtohead.errors import H2HError
+from headtohead.errors import H2HError, listing
 from headtohead.pipeline.executors.fairness import shared_devices
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult
 from headtohead.pipeline.executors.sharding import ShardMismatch, merge_shards, plan_shards
@@ -220,4 +220,4 @@ def failure_summary(outcomes: Sequence[ModelOutcome | ModelFailure]) -> str | No
         return None
     kept = [o.name for o in outcomes if isinstance(o, ModelOutcome)]
     parts = [str(o.error()) for o in failed]
-    return "; ".join(parts) + (f"; kept: {', '.join(kept)}" if kept else "; no model finished")
+    return "; ".join(parts) + (f"; kept: {listing(kept)}" if kept else "; no model finished")
