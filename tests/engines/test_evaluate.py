@@ -165,3 +165,25 @@ def test_nan_and_infinite_scores_leave_those_examples_without_a_prediction():
     assert q.n_examples == 37 and q.n_nonfinite == 3 and q.nonfinite_examples == bad
     assert q.accuracy == pytest.approx(skm.accuracy_score(data.labels[keep], ev.pred[keep]))
     assert sum(map(sum, q.confusion_matrix)) == 37
+
+
+def test_a_training_epoch_that_diverged_is_an_error_and_wide_models_get_their_loss():
+    import torch
+
+    from headtohead.engines.train_loop import epoch_metrics
+
+    data = _dataset(n=40, k=3)
+    logits = np.random.default_rng(8).normal(size=(40, 3))
+    logits[5] = np.nan
+    diverged = LookupAdapter("d", logits, data.label_names)
+    diverged.module = torch.nn.Identity()
+    with pytest.raises(ModelError, match=r"model 'd' returned NaN or infinite scores for 1 of 40 evaluation examples"):
+        epoch_metrics(diverged, data, batch_size=8)
+
+    wide_logits = np.random.default_rng(9).normal(size=(40, 5))  # two classes the data does not hold
+    wide = LookupAdapter("w", wide_logits, ["c0", "c1", "c2", "x", "y"])
+    wide.module = torch.nn.Identity()
+    metrics = epoch_metrics(wide, data, batch_size=8)
+    proba = np.exp(wide_logits) / np.exp(wide_logits).sum(axis=1, keepdims=True)
+    assert metrics["loss"] == pytest.approx(-np.log(proba[np.arange(40), data.labels]).mean(), rel=1e-5)
+    assert metrics["accuracy"] == pytest.approx((wide_logits.argmax(axis=1) == data.labels).mean())
