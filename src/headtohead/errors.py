@@ -27,7 +27,11 @@ __all__ = [
     "DeviceError",
     "ResultsError",
     "did_you_mean",
+    "listing",
 ]
+
+#: How many names a one-line message shows before it counts the rest.
+LISTING_LIMIT = 10
 
 
 class H2HError(Exception):
@@ -78,3 +82,35 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """
     close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
     return f" — did you mean {close[0]}?" if close else ""
+
+
+def listing(items: Iterable[object], limit: int = LISTING_LIMIT, *, quote: bool = False) -> str:
+    """Names for a one-line message: the first ``limit`` of ``items``, the rest counted.
+
+    Every message that names things (classes, columns, models, keys) lists them through
+    this, so a model with 1,000 classes still gives a line a person can read.
+
+    Parameters
+    ----------
+    items : iterable
+        What to name, in the order to show it (each shown with ``str``).
+    limit : int
+        How many to show; the rest become `` … and N more``.
+    quote : bool
+        Show each in quotes (``'a', 'b'``), for names that may hold spaces or commas.
+
+    Returns
+    -------
+    str
+        ``"a, b, c … and 67 more"``; ``""`` when there is nothing to name.
+
+    Examples
+    --------
+    >>> listing(["a", "b", "c", "d"], limit=3)
+    'a, b, c … and 1 more'
+    >>> listing(["x y", "z"], quote=True)
+    "'x y', 'z'"
+    """
+    names = [repr(str(item)) if quote else str(item) for item in items]
+    shown = ", ".join(names[:limit])
+    return shown + (f" … and {len(names) - limit} more" if len(names) > limit else "")

@@ -39,10 +39,12 @@ def assets(tmp_path_factory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("assets")
     previous = root / "previous"
-    main(["run", str(_write_exp(root, {"name": "prev", "data": {"path": "sklearn:iris"}, "models": [MLP],
+    # The earlier run is of the experiment the cases run ("bad"), so the folder is theirs to write into.
+    main(["run", str(_write_exp(root, {"name": "bad", "data": {"path": "sklearn:iris"}, "models": [MLP],
                                        "speed": {"enabled": False}})), "--out", str(previous)])
     return {
         "table": make_text_table(root / "dev.csv", n_per_class=6),
+        "table3": make_text_table(root / "dev3.csv", n_per_class=4, classes=("negative", "neutral", "positive")),
         "bert": make_tiny_bert(root / "bert", ["negative", "positive"], max_position_embeddings=64),
         "bert3": make_tiny_bert(root / "bert3", ["negative", "neutral", "positive"], seed=3),
         "images": make_image_folder(root / "images", classes=("ants", "bees"), n_per_class=3, size=12),
@@ -140,7 +142,7 @@ def _pickled_torch_checkpoint(tmp: Path, assets: dict[str, Path]) -> dict[str, A
     import torch
 
     torch.save(timm.create_model("test_resnet", num_classes=2), tmp / "whole.pt")  # a full pickle, not weights
-    return {"data": {"path": str(assets["images"])}, "speed": {"enabled": False},
+    return {"name": "bad", "data": {"path": str(assets["images"])}, "speed": {"enabled": False},
             "models": [{"name": "net", "kind": "timm", "source": "test_resnet", "checkpoint": str(tmp / "whole.pt"),
                         "image_size": 32}]}
 
@@ -153,7 +155,7 @@ def _pickled_sklearn(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
 
     x, y = load_iris(return_X_y=True)
     (tmp / "lr.pkl").write_bytes(pickle.dumps(LogisticRegression(max_iter=200).fit(x, y)))
-    return {"data": {"path": "sklearn:iris"}, "speed": {"enabled": False},
+    return {"name": "bad", "data": {"path": "sklearn:iris"}, "speed": {"enabled": False},
             "models": [{"name": "lr", "kind": "sklearn", "source": str(tmp / "lr.pkl")}]}
 
 
@@ -171,6 +173,42 @@ def _not_writable(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(tempfile, "TemporaryFile", refused)
 
+
+def _changed_data_since(tmp: Path, assets: dict[str, Path]) -> list[str]:
+    """A resume entry in {out} evaluated on other data (its run.json names another fingerprint)."""
+    store = tmp / "out" / ".h2h-resume"
+    store.mkdir(parents=True, exist_ok=True)
+    (store / "run.json").write_text('{"format": 1, "fingerprint": "0123456789abcdef", "source": "dev.csv"}')
+    (store / "kw-0123456789abcdef.json").write_text("{}")
+    return ["run", str(_write_exp(tmp, _text_exp({"path": str(assets["table"])}))), "--out", "{out}", "--resume"]
+
+
+NAN_MODEL = """\
+import numpy as np
+
+
+def everywhere_nan(n_classes=2):
+    def predict(examples):
+        return np.full((len(examples), n_classes), np.nan)
+    predict.label_names = ["negative", "positive"]
+    return predict
+"""
+
+
+def _nan_everywhere(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
+    (tmp / "h2h_bad_nan_model.py").write_text(NAN_MODEL)
+    return _text_exp({"path": str(assets["table"])},
+                     {"name": "nan", "kind": "python", "source": "h2h_bad_nan_model:everywhere_nan"})
+
+
+def _hold_the_lock(out: Path) -> contextlib.AbstractContextManager[Any]:
+    """Another run writing into ``out`` (its lock held through another open file, as a second process would)."""
+    from headtohead.pipeline.outputs import OutputLock
+
+    return OutputLock(out, "h2h run of experiment 'bad'")
+
+
+MANY = {f"intent_{i:02d}": [f"word{i}"] for i in range(77)}  # 77 classes, none of them the data's
 
 BERT = {"name": "bert", "kind": "transformers"}
 
@@ -240,10 +278,17 @@ CASES = [
     Case("model-labels-do-not-match",
          with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": str(a["bert"]),
                                                                        "label_names": ["cat", "dog"]})),
-         "model 'bert' labels ['cat', 'dog'] do not match the dataset labels ['negative', 'positive']"),
-    Case("num-labels-mismatch",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": str(a["bert3"])})),
-         "model 'bert' has 3 outputs ['negative', 'neutral', 'positive'] but the dataset has 2 classes"),
+         "model 'bert' labels 'cat', 'dog' do not match the dataset labels 'negative', 'positive'"),
+    Case("model-lacks-a-data-class",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table3"])}, {**BERT, "source": str(a["bert"])})),
+         "model 'bert' cannot predict the dataset's class(es) 'neutral': its 2 outputs are 'negative', 'positive'"),
+    Case("long-label-list-is-cut",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**KEYWORDS, "model_args": {"keywords": MANY}})),
+         "labels 'intent_00', 'intent_01', 'intent_02', 'intent_03', 'intent_04', 'intent_05', 'intent_06', "
+         "'intent_07', 'intent_08', 'intent_09' … and 67 more do not match the dataset labels 'negative', "
+         "'positive'"),
+    Case("nan-scores-for-every-example", with_assets(_nan_everywhere),
+         "model 'nan' returned NaN or infinite scores for every example (12)"),
     Case("truncated-checkpoint", with_assets(_truncated_bert), "corrupt or truncated"),
     Case("pickle-checkpoint-without-opt-in", with_assets(_pickled_torch_checkpoint),
          "holds pickled Python objects"),
@@ -269,6 +314,18 @@ CASES = [
          "cannot write results there (Permission denied)", patch=_not_writable),
     Case("disk-full-while-writing", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
          "No space left on device", patch=_disk_full),
+    Case("another-experiment-in-out", with_assets(lambda t, a: {**_text_exp({"path": str(a["table"])}),
+                                                                "name": "other"}),
+         "holds the h2h run results of experiment 'bad'; refusing to replace them with h2h run of experiment "
+         "'other'; pass --overwrite to replace them, or choose another --out"),
+    Case("bench-into-a-run-folder",
+         lambda t, a: ["bench", str(_write_exp(t, _text_exp({"path": str(a["table"])}))), "--out", "{out}"],
+         "holds the h2h run results of experiment 'bad'; refusing to replace them with h2h bench of experiment "
+         "'bad'"),
+    Case("another-run-writing-there", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+         "another h2h run of experiment 'bad' (pid", extra={"locked": True}),
+    Case("resume-after-the-data-changed", _changed_data_since,
+         "the data changed since the run being resumed in"),
     Case("show-corrupt-results", lambda t, a: ["show", str(_write_exp(t, "{not json", "results.json"))],
          "not a readable results JSON file"),
     Case("gate-ambiguous-margin",
@@ -297,7 +354,8 @@ def test_bad_input_gives_one_line_and_exit_2(case: Case, assets, tmp_path, monke
     capsys.readouterr()
     if case.patch is not None:
         case.patch(monkeypatch)
-    with pytest.raises(SystemExit) as info, use_backend(case.backend) if case.backend else contextlib.nullcontext():
+    with pytest.raises(SystemExit) as info, use_backend(case.backend) if case.backend else contextlib.nullcontext(), \
+            _hold_the_lock(out) if case.extra.get("locked") else contextlib.nullcontext():
         main(argv)
     monkeypatch.undo()
     err = capsys.readouterr().err.strip()
@@ -305,6 +363,7 @@ def test_bad_input_gives_one_line_and_exit_2(case: Case, assets, tmp_path, monke
     assert len(err.splitlines()) == 1, err
     assert err.startswith("error: ") and "Traceback" not in err
     assert case.expect in err, err
+    assert len(err) < 500, err  # long lists are cut with a count (errors.listing)
     after = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir() if p.is_file()}
     assert after == before  # the earlier run's files are untouched
     assert not list((tmp_path / "out").rglob("*.tmp"))  # and no half-written temporary file is left

@@ -44,7 +44,7 @@ def test_label_names_fix_the_order(tmp_path):
 
 def test_label_names_must_match_the_folders(tmp_path):
     root = make_image_folder(tmp_path, classes=("a", "b"), n_per_class=1)
-    with pytest.raises(DataError, match=r"folders not in label_names: \['b'\]; names without a folder: \['c'\]"):
+    with pytest.raises(DataError, match=r"folders not in label_names: 'b'; names without a folder: 'c'"):
         _load(root, label_names=["a", "c"])
 
 

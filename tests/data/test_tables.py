@@ -101,7 +101,7 @@ def test_name_labels_follow_config_label_names_order(tmp_path):
 
 def test_labels_outside_config_label_names_are_an_error(tmp_path):
     path = write_text_table(tmp_path / "t.csv", ROWS)
-    with pytest.raises(DataError, match=r"\['positive'\] are not in data.label_names"):
+    with pytest.raises(DataError, match=r"labels 'positive' are not in data.label_names"):
         _load(path, label_names=["negative", "neutral"])
 
 

@@ -85,10 +85,10 @@ def test_label_alignment_rules():
     generic = align_labels(["LABEL_0", "LABEL_1"], ["neg", "pos"], model="m")
     assert generic.how == "generic" and "LABEL_0" in generic.warning
     assert align_labels(None, ["neg", "pos"], model="m").how == "unnamed"
-    with pytest.raises(ModelError, match=r"labels \['cat', 'dog'\] do not match the dataset labels \['neg', 'pos'\]"):
+    with pytest.raises(ModelError, match=r"labels 'cat', 'dog' do not match the dataset labels 'neg', 'pos'"):
         align_labels(["cat", "dog"], ["neg", "pos"], model="m")
-    with pytest.raises(ModelError, match="has 3 outputs"):
-        align_labels(["a", "b", "c"], ["neg", "pos"], model="m")
+    with pytest.raises(ModelError, match=r"cannot predict the dataset's class\(es\) 'pos': its 2 outputs are 'a', 'neg'"):
+        align_labels(["a", "neg"], ["neg", "pos"], model="m")
 
 
 def test_probability_outputs_are_checked():
@@ -118,3 +118,72 @@ def test_quality_metrics_equal_scikit_learn():
     assert [c.accuracy for c in q.per_class] == pytest.approx(recalls)
     assert [c.support for c in q.per_class] == np.bincount(y, minlength=4).tolist()
     assert q.confidence_mean == pytest.approx(proba.max(axis=1).mean())
+
+
+# -- a test set holding some of the model's classes; NaN and infinite scores ---------------
+def test_a_model_with_more_classes_than_the_data_predicts_over_all_of_them():
+    data = _dataset(n=120, k=3)
+    names = ["x", "c2", "y", "c0", "z", "c1"]  # three classes the data never holds, in between
+    logits = np.random.default_rng(5).normal(size=(120, 6)) * 2
+    ev = evaluate_model(LookupAdapter("wide", logits, names), data, plan_batches(120, 16))
+    assert ev.alignment.how == "subset" and ev.alignment.outside == ("x", "y", "z")
+    aligned = ["c0", "c1", "c2", "x", "y", "z"]
+    # the prediction is the argmax over all six outputs, named in aligned order
+    assert [aligned[p] for p in ev.pred] == [names[j] for j in logits.argmax(axis=1)]
+    expected = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(ev.proba, expected[:, [3, 5, 1, 0, 2, 4]], rtol=1e-5)
+    assert (ev.pred >= 3).sum() > 10  # the random model often names a class the data lacks
+
+    q = compute_quality(data.labels, ev.pred, ev.proba, data.label_names, ev.alignment.outside)
+    present = [0, 1, 2]
+    assert q.accuracy == pytest.approx(skm.accuracy_score(data.labels, ev.pred))
+    assert q.f1_macro == pytest.approx(skm.f1_score(data.labels, ev.pred, labels=present, average="macro"))
+    assert q.precision_weighted == pytest.approx(skm.precision_score(data.labels, ev.pred, labels=present,
+                                                                     average="weighted", zero_division=0))
+    assert q.balanced_accuracy == pytest.approx(np.mean(skm.recall_score(data.labels, ev.pred, labels=present,
+                                                                         average=None)))
+    assert [c.label for c in q.per_class] == ["c0", "c1", "c2"]
+    union = sorted(set(present) | set(ev.pred.tolist()))
+    assert q.confusion_labels == [aligned[i] for i in union]
+    assert q.confusion_matrix == skm.confusion_matrix(data.labels, ev.pred, labels=union).tolist()
+    assert q.predicted_outside == int((ev.pred >= 3).sum())
+
+
+def test_nan_and_infinite_scores_leave_those_examples_without_a_prediction():
+    data = _dataset(n=40, k=3)
+    logits = np.random.default_rng(6).normal(size=(40, 3))
+    logits[[3, 17]] = np.nan
+    logits[25, 1] = np.inf
+    plan = plan_batches(40, 8)
+    ev = evaluate_model(LookupAdapter("n", logits, data.label_names), data, plan)
+    bad = [3, 17, 25]
+    assert ev.n_nonfinite == 3 and np.flatnonzero(ev.pred == -1).tolist() == bad
+    assert np.isnan(ev.proba[bad]).all() and np.isfinite(np.delete(ev.proba, bad, axis=0)).all()
+    np.testing.assert_array_equal(np.delete(ev.pred, bad), np.delete(logits.argmax(axis=1), bad))
+    q = compute_quality(data.labels, ev.pred, ev.proba, data.label_names, example_index=plan.order)
+    keep = np.setdiff1d(np.arange(40), bad)
+    assert q.n_examples == 37 and q.n_nonfinite == 3 and q.nonfinite_examples == bad
+    assert q.accuracy == pytest.approx(skm.accuracy_score(data.labels[keep], ev.pred[keep]))
+    assert sum(map(sum, q.confusion_matrix)) == 37
+
+
+def test_a_training_epoch_that_diverged_is_an_error_and_wide_models_get_their_loss():
+    import torch
+
+    from headtohead.engines.train_loop import epoch_metrics
+
+    data = _dataset(n=40, k=3)
+    logits = np.random.default_rng(8).normal(size=(40, 3))
+    logits[5] = np.nan
+    diverged = LookupAdapter("d", logits, data.label_names)
+    diverged.module = torch.nn.Identity()
+    with pytest.raises(ModelError, match=r"model 'd' returned NaN or infinite scores for 1 of 40 evaluation examples"):
+        epoch_metrics(diverged, data, batch_size=8)
+
+    wide_logits = np.random.default_rng(9).normal(size=(40, 5))  # two classes the data does not hold
+    wide = LookupAdapter("w", wide_logits, ["c0", "c1", "c2", "x", "y"])
+    wide.module = torch.nn.Identity()
+    metrics = epoch_metrics(wide, data, batch_size=8)
+    proba = np.exp(wide_logits) / np.exp(wide_logits).sum(axis=1, keepdims=True)
+    assert metrics["loss"] == pytest.approx(-np.log(proba[np.arange(40), data.labels]).mean(), rel=1e-5)
+    assert metrics["accuracy"] == pytest.approx((wide_logits.argmax(axis=1) == data.labels).mean())

@@ -18,6 +18,7 @@ import yaml
 
 import headtohead
 from headtohead.cli.main import main
+from headtohead.errors import DataError
 from headtohead.pipeline.resume import RESUME_DIR
 from headtohead.testing.data import make_text_table
 
@@ -172,7 +173,7 @@ def test_out_of_memory_and_a_crash_keep_finished_models(experiment, tmp_path, ca
     outcome = headtohead.run(experiment, out_dir=out, resume=True)
     assert outcome.resumed == ["a", "b"]
     assert [m.name for m in headtohead.load_result(out / "results.json").models] == ["a", "b", "c"]
-    kept = sorted(p.name.split("-")[0] for p in (out / RESUME_DIR).glob("*.json"))
+    kept = sorted(p.name.split("-")[0] for p in (out / RESUME_DIR).glob("*-*.json"))  # not run.json
     assert kept == ["a", "b", "c"]  # the entries of the out-of-memory and crashing variants were pruned
 
 
@@ -186,8 +187,15 @@ def test_resume_keys_rerun_exactly_what_changed(experiment, tmp_path):
     edited = headtohead.run(experiment, out_dir=out, resume=True, overrides=["models.b.model_args.slow=false"])
     assert edited.resumed == ["a", "c"]
     data = tmp_path / "dev.csv"
-    data.write_text(data.read_text().replace("good", "fine"))  # other data: nothing may be re-used
-    assert headtohead.run(experiment, out_dir=out, resume=True).resumed == []
+    data.write_text(data.read_text().replace("good", "fine"))  # other data: resuming is refused, naming both
+    before = headtohead.load_result(out / "results.json").dataset.fingerprint
+    with pytest.raises(DataError, match=rf"dev.csv: the data changed since the run being resumed in {out} "
+                                        rf"\(fingerprint {before[:12]} then, [0-9a-f]{{12}} now\).*run without "
+                                        rf"--resume"):
+        headtohead.run(experiment, out_dir=out, resume=True)
+    assert headtohead.run(experiment, out_dir=out, resume="reuse").resumed == []  # h2h train: nothing re-used
+    assert headtohead.run(experiment, out_dir=out).resumed == []  # a fresh run on the new data …
+    assert headtohead.run(experiment, out_dir=out, resume=True).resumed == ["a", "b", "c"]  # … resumes again
     entry = next((out / RESUME_DIR).glob("a-*.npz"))
     entry.write_bytes(b"damaged")
     messages: list[str] = []

@@ -116,7 +116,7 @@ def test_failure_keeps_finished_models(text_setup, tmp_path, capsys):
         main(["run", str(path), "--out", str(out)])
     err = capsys.readouterr().err
     assert info.value.code == 2
-    assert "labels ['cat', 'dog'] do not match the dataset labels ['negative', 'positive']" in err
+    assert "labels 'cat', 'dog' do not match the dataset labels 'negative', 'positive'" in err
     assert "results of bert are kept" in err
     kept = headtohead.load_result(out / "results.json")
     assert [m.name for m in kept.models] == ["bert"]

@@ -175,3 +175,55 @@ def test_statistics_never_import_torch() -> None:
             + "".join(f"import headtohead.stats.{m}\n" for m in modules)
             + "assert 'torch' not in sys.modules, 'torch was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- examples a model could not score; classes only a model knows --------------------------
+def test_each_pair_is_compared_on_the_examples_both_models_scored() -> None:
+    full = _predictions(n=600, accuracies={"a": 0.9, "b": 0.8, "c": 0.85}, seed=3)
+    broken = np.random.default_rng(4).random(600) < 0.05  # model b: NaN scores on about 30 examples
+    preds = Predictions(full.order, full.y_true, LABELS)
+    for name in full:
+        pred, proba = full[name].pred.copy(), full[name].proba.copy()
+        if name == "b":
+            pred[broken], proba[broken] = -1, np.nan
+        preds.add(name, pred, proba)
+    summary = analyse_numbers(preds, n_resamples=300)
+    left_out = int(broken.sum())
+    assert summary.model("b").n_excluded == left_out and summary.model("b").n_examples == 600 - left_out
+    assert summary.model("a").n_excluded == 0 and summary.model("a") == analyse_numbers(full, n_resamples=300).model("a")
+    # Known answer: a pair with b is exactly the pair analysed on the rows both scored (same seeds) …
+    kept = preds.restricted(~broken)
+    alone = {(c.model_a, c.model_b): c for c in analyse_numbers(kept, n_resamples=300).comparisons}
+    for comparison in summary.comparisons:
+        if "b" not in (comparison.model_a, comparison.model_b):
+            assert comparison.n_excluded == 0 and comparison.n_examples == 600
+            continue
+        twin = alone[(comparison.model_a, comparison.model_b)]
+        assert comparison.n_excluded == left_out and comparison.n_examples == 600 - left_out
+        same = ("table", "p_value", "statistic", "effect", "minimum_detectable_effect")
+        assert all(getattr(comparison, f) == getattr(twin, f) for f in same)
+        assert comparison.p_adjusted >= comparison.p_value  # Holm over all three pairs, as before
+        assert comparison.difference("accuracy") == twin.difference("accuracy")
+    worded = with_quality_sentences(summary).comparisons
+    assert all(("were left out" in c.verdict) == ("b" in (c.model_a, c.model_b)) for c in worded)
+
+
+@pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true")  # scikit-learn's own, below
+def test_a_predicted_class_the_data_lacks_is_an_error_and_no_class_of_its_own() -> None:
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 400)
+    preds = Predictions(np.arange(400), y, LABELS)
+    pred = np.where(rng.random(400) < 0.8, y, rng.integers(0, 4, 400))  # classes 2, 3: only the model has them
+    proba = np.full((400, 4), 0.1)
+    proba[np.arange(400), pred] = 0.7
+    preds.add("wide", pred, proba, outside=["neutral", "mixed"])
+    preds.add("narrow", np.where(rng.random(400) < 0.75, y, 1 - y), np.full((400, 2), 0.5))
+    summary = analyse_numbers(preds, n_resamples=300)
+    wide = summary.model("wide")
+    assert wide.f1_macro.value == pytest.approx(skm.f1_score(y, pred, labels=[0, 1], average="macro"))
+    assert wide.balanced_accuracy.value == pytest.approx(skm.balanced_accuracy_score(y, pred))
+    assert wide.accuracy.value == pytest.approx((pred == y).mean())
+    assert set(wide.recall_per_class) == set(LABELS)
+    assert summary.model("narrow").brier is not None  # its probabilities spread over the four columns: zeros

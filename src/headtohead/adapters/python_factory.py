@@ -34,7 +34,7 @@ import numpy as np
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import error_summary
 from headtohead.config.schema import ModelConfig
-from headtohead.errors import ModelError
+from headtohead.errors import ModelError, listing
 from headtohead.runtime.faults import is_out_of_memory
 
 __all__ = ["PythonAdapter", "import_factory"]
@@ -170,9 +170,9 @@ def import_factory(source: str, *, model: str, search_dir: str | None = None) ->
     obj: Any = module
     for part in attribute.split("."):
         if not hasattr(obj, part):
-            public = [n for n in dir(module) if not n.startswith("_")][:8]
+            public = [n for n in dir(module) if not n.startswith("_")]
             raise ModelError(f"model '{model}': module '{module_name}' has no attribute '{attribute}' "
-                             f"(it has: {', '.join(public) or 'nothing public'}); check the name after ':'")
+                             f"(it has: {listing(public) or 'nothing public'}); check the name after ':'")
         obj = getattr(obj, part)
     if not callable(obj):
         raise ModelError(f"model '{model}': '{source}' is a {type(obj).__name__}, not a callable factory")

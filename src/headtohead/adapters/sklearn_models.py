@@ -27,7 +27,7 @@ import numpy as np
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import error_summary
 from headtohead.config.schema import ModelConfig
-from headtohead.errors import ModelError
+from headtohead.errors import ModelError, listing
 
 __all__ = ["SklearnAdapter", "load_estimator", "PICKLE_SUFFIXES"]
 
@@ -179,8 +179,7 @@ def _load_skops(path: Path, model: str, allow_pickle: bool) -> Any:
         raise ModelError(f"model '{model}': {path} is not a readable .skops file ({error_summary(exc)}); "
                          f"re-save it with skops.io.dump") from exc
     if untrusted and not allow_pickle:
-        shown = ", ".join(untrusted[:4]) + (f" … {len(untrusted) - 4} more" if len(untrusted) > 4 else "")
-        raise ModelError(f"model '{model}': {path} contains types skops does not trust by default ({shown}); "
+        raise ModelError(f"model '{model}': {path} contains types skops does not trust by default ({listing(untrusted)}); "
                          f"loading them can run their code, so set allow_pickle: true only if you trust the file")
     try:
         return sio.load(path, trusted=untrusted or None)

@@ -15,12 +15,14 @@ from headtohead.cli.console import console, print_result
 from headtohead.cli.reliability import (
     DeterministicOption,
     OfflineOption,
+    OverwriteOption,
     ResumeOption,
     determinism_line,
     offline_scope,
     offline_wanted,
     run_context,
 )
+from headtohead.errors import listing
 
 __all__ = ["run", "bench", "SetOption"]
 
@@ -32,6 +34,7 @@ def run(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>)."),
     set_: Optional[list[str]] = SetOption,
     resume: bool = ResumeOption,
+    overwrite: bool = OverwriteOption,
     deterministic: bool = DeterministicOption,
     offline: bool = OfflineOption,
 ) -> None:
@@ -48,10 +51,10 @@ def run(
             exp, base_dir = resolve_experiment(experiment, set_ or [])
             out_dir = out or default_out_dir(exp.name)
             outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, resume=resume,
-                                     deterministic=deterministic, offline=offline, report=True)
+                                     deterministic=deterministic, offline=offline, report=True, overwrite=overwrite)
     print_result(outcome.result)
     if outcome.resumed:
-        console.print(f"Resumed: the finished results of {', '.join(outcome.resumed)} were re-used.",
+        console.print(f"Resumed: the finished results of {listing(outcome.resumed)} were re-used.",
                       highlight=False)
     if deterministic:
         console.print(determinism_line(outcome.result), highlight=False, markup=False)
@@ -64,6 +67,7 @@ def bench(
     experiment: Path = typer.Argument(..., help="The experiment YAML file (its speed: section)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>-bench)."),
     set_: Optional[list[str]] = SetOption,
+    overwrite: bool = OverwriteOption,
     deterministic: bool = DeterministicOption,
     offline: bool = OfflineOption,
 ) -> None:
@@ -79,7 +83,7 @@ def bench(
         exp, base_dir = resolve_experiment(experiment, set_ or [])
         out_dir = out or default_out_dir(exp.name, "bench")
         outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, quality=False,
-                                 speed=True, deterministic=deterministic, offline=offline)
+                                 speed=True, deterministic=deterministic, offline=offline, overwrite=overwrite)
     print_result(outcome.result)
     console.print(f"Results: {out_dir / RESULTS_FILE}", highlight=False)
     console.print(timings_line(outcome.result), highlight=False, markup=False)

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from headtohead.config.schema import Experiment
-from headtohead.errors import ConfigError, did_you_mean
+from headtohead.errors import ConfigError, did_you_mean, listing
 
 __all__ = ["load_experiment", "experiment_from_dict", "apply_overrides", "parse_override"]
 
@@ -160,7 +160,7 @@ def _list_index(items: list, part: str | int, text: str) -> int:
     if part in names:
         return names.index(part)
     raise ConfigError(f"--set {text}: no entry named '{part}'{did_you_mean(str(part), [n for n in names if n])} "
-                      f"(names: {', '.join(map(str, names))})")
+                      f"(names: {listing(names)})")
 
 
 def _read_text(path: Path) -> str:
@@ -189,7 +189,7 @@ def _format_validation_error(exc: ValidationError, source: str, yaml_text: str |
         allowed = _fields_at(loc[:-1])
         message = f"unknown key{did_you_mean(str(loc[-1]), allowed)}"
         if allowed:
-            message += f" (valid keys: {', '.join(allowed)})"
+            message += f" (valid keys: {listing(allowed)})"
     elif kind == "missing":
         message = f"missing required field; add '{loc[-1]}' here (examples/ has complete experiments)"
     else:

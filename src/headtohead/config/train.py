@@ -34,7 +34,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from headtohead.config.base import Section as _Section
-from headtohead.errors import ConfigError, did_you_mean
+from headtohead.errors import ConfigError, did_you_mean, listing
 
 if TYPE_CHECKING:
     from headtohead.config.schema import Experiment
@@ -172,7 +172,7 @@ def _one_line(exc: ValidationError, source: str) -> str:
     if first["type"] == "extra_forbidden":
         valid = list(TrainConfig.model_fields) if len(first["loc"]) == 1 else list(TargetConfig.model_fields)
         return (f"{source}: {loc}: unknown key{did_you_mean(str(first['loc'][-1]), valid)} "
-                f"(valid keys: {', '.join(valid)}){more}")
+                f"(valid keys: {listing(valid)}){more}")
     message = first["msg"].removeprefix("Value error, ")
     got = first.get("input")
     if first["type"] not in ("value_error", "missing") and not isinstance(got, (dict, list)):

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from headtohead.errors import DataError
+from headtohead.errors import DataError, listing
 
 __all__ = ["Dataset", "DataSplits", "Modality", "encode_labels"]
 
@@ -111,8 +111,8 @@ class Dataset:
         names = tuple(str(n) for n in names)
         missing = [n for n in self.label_names if n not in names]
         if missing:
-            raise DataError(f"{self.source}: labels {missing} do not occur in the evaluation data "
-                            f"(eval labels: {list(names)}); every class needs eval examples")
+            raise DataError(f"{self.source}: labels {listing(missing, quote=True)} do not occur in the evaluation data "
+                            f"(eval labels: {listing(names, quote=True)}); every class needs eval examples")
         position = {n: i for i, n in enumerate(names)}
         mapping = np.array([position[n] for n in self.label_names], dtype=np.int64)
         return Dataset(self.source, self.modality, self.examples, mapping[self.labels] if len(self) else self.labels,
@@ -203,7 +203,7 @@ def encode_labels(raw: Sequence[Any], *, source: str, column: str = "label",
         present = sorted(set(ints.tolist()))
         if names is not None:
             if present and (present[0] < 0 or present[-1] >= len(names)):
-                raise DataError(f"{source}: label values {present} do not fit data.label_names {list(names)} "
+                raise DataError(f"{source}: label values {listing(present)} do not fit data.label_names ({listing(names, quote=True)}) "
                                 f"(label i is named label_names[i])")
             return ints, tuple(str(n) for n in names)
         if present and present[0] >= 0 and present == list(range(present[-1] + 1)):
@@ -214,7 +214,7 @@ def encode_labels(raw: Sequence[Any], *, source: str, column: str = "label",
     if names is not None:
         unknown = sorted(set(strings) - set(names))
         if unknown:
-            raise DataError(f"{source}: labels {unknown} are not in data.label_names {list(names)}")
+            raise DataError(f"{source}: labels {listing(unknown, quote=True)} are not in data.label_names ({listing(names, quote=True)})")
         ordered = tuple(str(n) for n in names)
     else:
         ordered = tuple(sorted(set(strings)))

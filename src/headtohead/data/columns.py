@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from headtohead.config.schema import DataConfig
-from headtohead.errors import DataError, did_you_mean
+from headtohead.errors import DataError, did_you_mean, listing
 
 __all__ = ["name_some", "is_missing", "normalise_id", "normalise_value", "require_extra_columns", "check_ids",
            "refuse_extra_columns"]
@@ -24,7 +24,8 @@ _INTEGRAL_FLOAT = re.compile(r"^-?\d+\.0+$")
 
 
 def name_some(values: Iterable[Any], limit: int = 5, *, quote: bool = True) -> str:
-    """Name the first ``limit`` values and count the rest, for one-line messages.
+    """Name the first ``limit`` values and count the rest, for one-line messages (:func:`headtohead.errors.listing`,
+    quoted by default).
 
     Examples
     --------
@@ -33,9 +34,7 @@ def name_some(values: Iterable[Any], limit: int = 5, *, quote: bool = True) -> s
     >>> name_some([3, 4], quote=False)
     '3, 4'
     """
-    items = list(values)
-    shown = ", ".join(repr(str(v)) if quote else str(v) for v in items[:limit])
-    return shown + (f" … and {len(items) - limit} more" if len(items) > limit else "")
+    return listing(values, limit, quote=quote)
 
 
 def is_missing(value: Any) -> bool:

@@ -35,7 +35,7 @@ from headtohead.data.base import Dataset, encode_labels
 from headtohead.data.columns import check_ids, normalise_value, require_extra_columns
 from headtohead.data.images import HF_SAVED_MARKERS, check_image
 from headtohead.data.tables import DEFAULT_TEXT_COLUMN, is_missing, rows_to_dataset, warn_skipped
-from headtohead.errors import DataError, did_you_mean
+from headtohead.errors import DataError, did_you_mean, listing
 
 __all__ = ["load_hf", "parse_hf_spec", "choose_split"]
 
@@ -134,14 +134,14 @@ def choose_split(spec: str, available: list[str], requested: str | None) -> str:
     if requested is not None:
         if requested not in available:
             raise DataError(f"{spec}: no split '{requested}'{did_you_mean(requested, available)} "
-                            f"(splits: {', '.join(available)}); set data.hf_split or the ':<split>' suffix")
+                            f"(splits: {listing(available)}); set data.hf_split or the ':<split>' suffix")
         return requested
     for name in _DEFAULT_SPLITS:
         if name in available:
             return name
     if len(available) == 1:
         return available[0]
-    raise DataError(f"{spec}: several splits ({', '.join(available)}) and none is 'validation' or 'test'; "
+    raise DataError(f"{spec}: several splits ({listing(available)}) and none is 'validation' or 'test'; "
                     f"choose one with data.hf_split")
 
 
@@ -241,7 +241,7 @@ def _to_dataset(spec: str, part: Any, config: DataConfig, datasets: Any) -> Data
 def _require_column(spec: str, key: str, column: str, columns: list[str]) -> None:
     if column not in columns:
         raise DataError(f"{spec}: no column '{column}' ({key}){did_you_mean(column, columns)}; the dataset has "
-                        f"columns: {', '.join(columns)}; set {key} to one of them")
+                        f"columns: {listing(columns)}; set {key} to one of them")
 
 
 def _class_names(spec: str, feature: Any, config: DataConfig, datasets: Any) -> list[str] | None:
@@ -249,7 +249,7 @@ def _class_names(spec: str, feature: Any, config: DataConfig, datasets: Any) -> 
         return config.label_names
     if config.label_names is not None and len(config.label_names) != feature.num_classes:
         raise DataError(f"{spec}: data.label_names has {len(config.label_names)} names but the label feature has "
-                        f"{feature.num_classes} classes ({', '.join(feature.names)}); fix or drop data.label_names")
+                        f"{feature.num_classes} classes ({listing(feature.names)}); fix or drop data.label_names")
     return config.label_names if config.label_names is not None else list(feature.names)
 
 

@@ -31,7 +31,7 @@ from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset
 from headtohead.data.columns import refuse_extra_columns
 from headtohead.data.tables import warn_skipped
-from headtohead.errors import DataError
+from headtohead.errors import DataError, listing
 
 __all__ = ["load_image_folder", "check_image", "HF_SAVED_MARKERS"]
 
@@ -91,7 +91,7 @@ def load_image_folder(spec: str, config: DataConfig) -> Dataset:
             else:
                 files.append((os.path.abspath(path), names.index(class_dir.name)))
     if not files:
-        raise DataError(f"{spec}: the class folders ({', '.join(d.name for d in class_dirs)}) hold no files; "
+        raise DataError(f"{spec}: the class folders ({listing(d.name for d in class_dirs)}) hold no files; "
                         f"put the images in {spec}/<class>/")
     with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 1) + 2)) as pool:
         problems = list(pool.map(lambda item: check_image(item[0]), files))
@@ -147,7 +147,7 @@ def _class_dirs(spec: str, root: Path) -> list[Path]:
     split_like = [d.name for d in class_dirs if d.name.lower() in _SPLIT_NAMES]
     if split_like and len(split_like) == len(class_dirs) and all(any(c.is_dir() for c in d.iterdir())
                                                                  for d in class_dirs):
-        raise DataError(f"{spec}: the subfolders ({', '.join(split_like)}) look like splits, not classes; "
+        raise DataError(f"{spec}: the subfolders ({listing(split_like)}) look like splits, not classes; "
                         f"point data.path at one split (e.g. {spec}/{split_like[-1]}) and data.train at another")
     return class_dirs
 
@@ -158,8 +158,9 @@ def _label_order(spec: str, folders: list[str], label_names: list[str] | None) -
     missing = sorted(set(folders) - set(label_names))
     extra = sorted(set(label_names) - set(folders))
     if missing or extra or len(set(label_names)) != len(label_names):
-        raise DataError(f"{spec}: data.label_names {list(label_names)} must name exactly the class folders "
-                        f"{folders} (folders not in label_names: {missing}; names without a folder: {extra})")
+        raise DataError(f"{spec}: data.label_names ({listing(label_names, quote=True)}) must name exactly the class folders "
+                        f"({listing(folders, quote=True)}; folders not in label_names: {listing(missing, quote=True) or 'none'}; "
+                        f"names without a folder: {listing(extra, quote=True) or 'none'})")
     return list(label_names)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, encode_labels
 from headtohead.data.columns import refuse_extra_columns
-from headtohead.errors import DataError, did_you_mean
+from headtohead.errors import DataError, did_you_mean, listing
 
 __all__ = ["load_sklearn", "SKLEARN_DATASETS"]
 
@@ -88,6 +88,6 @@ def load_sklearn(spec: str, config: DataConfig) -> Dataset:
     names = config.label_names if config.label_names is not None else target_names
     if len(names) != len(target_names):
         raise DataError(f"{spec}: data.label_names has {len(names)} names but {name} has {len(target_names)} "
-                        f"classes ({', '.join(target_names)}); give {len(target_names)} names or leave it out")
+                        f"classes ({listing(target_names)}); give {len(target_names)} names or leave it out")
     labels, label_names = encode_labels(np.asarray(bunch.target).tolist(), source=spec, column="target", names=names)
     return Dataset(spec, modality, examples, labels, label_names, {})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from headtohead.data.base import Dataset
-from headtohead.errors import DataError
+from headtohead.errors import DataError, listing
 
 __all__ = ["stratified_split"]
 
@@ -52,7 +52,7 @@ def stratified_split(dataset: Dataset, eval_fraction: float, *, seed: int) -> tu
     counts = dataset.class_counts()
     too_few = [f"{name} ({count})" for name, count in zip(dataset.label_names, counts, strict=True) if 0 < count < 2]
     if too_few:
-        raise DataError(f"{dataset.source}: cannot split stratified: class(es) {', '.join(too_few)} have fewer than "
+        raise DataError(f"{dataset.source}: cannot split stratified: class(es) {listing(too_few)} have fewer than "
                         f"2 examples; add examples, or give a separate data.train file instead of data.split")
     try:
         train_idx, eval_idx = train_test_split(np.arange(len(dataset)), test_size=eval_fraction,

@@ -24,7 +24,7 @@ from typing import Any
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, encode_labels
 from headtohead.data.columns import check_ids, is_missing, normalise_value, require_extra_columns
-from headtohead.errors import DataError, did_you_mean
+from headtohead.errors import DataError, did_you_mean, listing
 
 __all__ = ["load_table", "read_table", "rows_to_dataset", "warn_skipped", "is_missing"]
 
@@ -110,7 +110,7 @@ def read_table(spec: str):  # noqa: ANN201 - pandas.DataFrame; pandas imported l
     if len(frame.columns) == 0:
         raise DataError(f"{spec}: the file has no columns; it needs a header line with the column names")
     if len(frame) == 0:
-        raise DataError(f"{spec}: the file has a header ({', '.join(map(str, frame.columns))}) but no rows")
+        raise DataError(f"{spec}: the file has a header ({listing(frame.columns)}) but no rows")
     return frame
 
 
@@ -196,7 +196,7 @@ def _unknown_column_message(spec: str, key: str, column: str, columns: list[str]
             if sep in columns[0]:
                 hint += f" (the header is one column containing {name}: check the separator and the file suffix)"
                 break
-    return (f"{spec}: no column '{column}' ({key}){hint}; the file has columns: {', '.join(columns)}; "
+    return (f"{spec}: no column '{column}' ({key}){hint}; the file has columns: {listing(columns)}; "
             f"set {key} to one of them")
 
 

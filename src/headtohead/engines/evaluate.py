@@ -10,6 +10,13 @@ under ``torch.inference_mode``, and scores are gathered without a host synchroni
 batch (:mod:`~headtohead.engines.transfer`; on CUDA, page-locked memory, ``non_blocking``
 copies and a side stream). None of that changes what is computed: predictions are in plan
 order, batch by batch, exactly as a plain loop over the plan would give them.
+
+Two faults are survived here. An example whose scores are NaN or infinite gets no
+prediction (:data:`~headtohead.results.predictions.NO_PREDICTION`, a NaN probability row):
+it is counted on the model's record and left out of its metrics and of its pairs' tests,
+and the pass goes on (only a model with no finite scores at all is refused). A batch that
+runs the device out of memory is run again in halves, in order
+(:class:`~headtohead.engines.backoff.BatchRunner`); the back-off is recorded.
 """
 
 from __future__ import annotations
@@ -25,10 +32,13 @@ from scipy.special import softmax
 from headtohead.adapters.base import ModelAdapter
 from headtohead.adapters.labels import LabelAlignment, align_labels
 from headtohead.data.base import Dataset
+from headtohead.engines.backoff import BatchRunner
 from headtohead.engines.batching import BatchPlan
 from headtohead.engines.prefetch import Prefetcher, batch_examples
 from headtohead.engines.transfer import DeviceFeeder, ScoreCollector, is_tensor, no_autograd, transfer_streams
 from headtohead.errors import ModelError
+from headtohead.results.predictions import NO_PREDICTION
+from headtohead.results.records import BatchBackoff
 
 __all__ = ["Evaluation", "evaluate_model", "batch_examples", "scores_to_numpy", "ProgressCallback"]
 
@@ -47,13 +57,18 @@ class Evaluation:
     Attributes
     ----------
     pred : ndarray (n,)
-        Predicted class index in dataset label order, aligned with ``plan.order``.
-    proba : ndarray (n, n_classes), float32
-        Probabilities, columns in dataset label order, rows aligned with ``plan.order``.
+        Predicted class index in dataset label order (then the model's classes outside the
+        data, ``alignment.outside``), aligned with ``plan.order``; :data:`NO_PREDICTION` where
+        the scores were NaN or infinite.
+    proba : ndarray (n, n_outputs), float32
+        Probabilities, columns in dataset label order then ``alignment.outside``, rows aligned
+        with ``plan.order``; NaN rows where there is no prediction.
     alignment : LabelAlignment
     plan_hash : str
     seconds : float
         Wall time of the pass (preprocessing included; speed is measured properly elsewhere).
+    backoff : tuple of BatchBackoff
+        Out-of-memory back-offs (empty: every batch ran whole).
     """
 
     pred: np.ndarray
@@ -62,6 +77,12 @@ class Evaluation:
     plan_hash: str
     n_batches: int
     seconds: float
+    backoff: tuple[BatchBackoff, ...] = ()
+
+    @property
+    def n_nonfinite(self) -> int:
+        """Examples whose scores were NaN or infinite."""
+        return int((self.pred == NO_PREDICTION).sum())
 
 
 def scores_to_numpy(scores: Any) -> np.ndarray:
@@ -102,21 +123,24 @@ def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
     Raises
     ------
     ModelError
-        The model's labels do not match the dataset's, or its outputs are malformed.
+        The model's labels do not match the dataset's, its outputs are malformed or not
+        finite for any example, or one example does not fit in the device's memory.
     """
     alignment = align_labels(adapter.label_names, dataset.label_names, model=adapter.name)
     if alignment.warning:
         adapter.warn(alignment.warning)
     start = time.perf_counter()
-    scores = _run_batches(adapter, dataset, plan, alignment, progress, prefetch, workers)
-    proba = _probabilities(adapter, scores, alignment, dataset.num_classes)
+    runner = BatchRunner(adapter)
+    scores = _run_batches(adapter, dataset, plan, alignment, progress, prefetch, workers, runner)
+    proba, pred = _probabilities(adapter, scores, alignment)
     seconds = time.perf_counter() - start
-    return Evaluation(pred=proba.argmax(axis=1).astype(np.int64), proba=proba, alignment=alignment,
-                      plan_hash=plan.hash(), n_batches=len(plan), seconds=seconds)
+    return Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(), n_batches=len(plan),
+                      seconds=seconds, backoff=tuple(runner.events))
 
 
 def _run_batches(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,
-                 progress: ProgressCallback | None, prefetch: int | None, workers: int | None) -> np.ndarray:
+                 progress: ProgressCallback | None, prefetch: int | None, workers: int | None,
+                 runner: BatchRunner) -> np.ndarray:
     """Every batch through the model; the raw scores in plan order."""
     streams = transfer_streams(adapter)
     feeder = DeviceFeeder(adapter, streams)
@@ -131,11 +155,17 @@ def _run_batches(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, align
             indices, sent = upcoming
             # With asynchronous copies the next batch starts moving while this one computes.
             upcoming = _next_sent(ready, feeder) if feeder.ahead else None
-            scores = adapter.forward(feeder.receive(sent))
-            if not is_tensor(scores) and not isinstance(scores, np.ndarray):
-                scores = np.asarray(scores, dtype=np.float64)
-            _check_shape(adapter, scores, len(indices), alignment)
-            collector.add(scores)
+            pieces = runner(feeder.receive(sent), len(indices), done)  # one piece unless memory ran out
+            rows = 0
+            for scores in pieces:
+                if not is_tensor(scores) and not isinstance(scores, np.ndarray):
+                    scores = np.asarray(scores, dtype=np.float64)
+                _check_shape(adapter, scores, int(scores.shape[0]) if len(pieces) > 1 else len(indices), alignment)
+                rows += int(scores.shape[0])
+                collector.add(scores)
+            if rows != len(indices):
+                raise ModelError(f"model '{adapter.name}' returned {rows} rows of scores for a batch of "
+                                 f"{len(indices)}; expected one row per example")
             done += 1
             if progress is not None:
                 progress(adapter.name, done, total)
@@ -155,9 +185,9 @@ def _next_sent(ready: Any, feeder: DeviceFeeder) -> tuple[np.ndarray, Any] | Non
 def _check_shape(adapter: ModelAdapter, scores: Any, n_rows: int, alignment: LabelAlignment) -> None:
     """Shape checks that need no values (so no wait for the device)."""
     shape = tuple(scores.shape)
-    if len(shape) == 2 and shape[1] != len(alignment.columns):
-        expected = (f"names {len(alignment.columns)} labels" if adapter.label_names is not None
-                    else f"the dataset has {len(alignment.columns)} classes")
+    if len(shape) == 2 and shape[1] != alignment.n_outputs:
+        expected = (f"names {alignment.n_outputs} labels" if adapter.label_names is not None
+                    else f"the dataset has {alignment.n_outputs} classes")
         raise ModelError(f"model '{adapter.name}' produced {shape[1]} scores per example but {expected}; "
                          f"set its label_names to match its outputs")
     if len(shape) != 2 or shape[0] != n_rows:
@@ -165,18 +195,31 @@ def _check_shape(adapter: ModelAdapter, scores: Any, n_rows: int, alignment: Lab
                          f"{n_rows}; expected ({n_rows}, n_classes)")
 
 
-def _probabilities(adapter: ModelAdapter, scores: np.ndarray, alignment: LabelAlignment,
-                   n_classes: int) -> np.ndarray:
-    """Scores → float32 probabilities in dataset label order, a chunk of rows at a time."""
-    proba = np.empty((len(scores), n_classes), dtype=np.float32)
-    if not len(scores):
-        return proba
-    if not np.isfinite(scores).all():
-        raise ModelError(f"model '{adapter.name}' returned NaN or infinite scores; check its weights and inputs")
-    for start in range(0, len(scores), _PROBA_CHUNK):
-        block = scores[start:start + _PROBA_CHUNK].astype(np.float64)
-        proba[start:start + len(block)] = alignment.apply(_rows_to_probabilities(adapter, block))
-    return proba
+def _probabilities(adapter: ModelAdapter, scores: np.ndarray, alignment: LabelAlignment
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Scores → float32 probabilities in aligned order and predictions, a chunk of rows at a time.
+
+    A row with a NaN or infinite score gets NaN probabilities and :data:`NO_PREDICTION`; the
+    prediction of the others is the argmax over all the model's outputs.
+    """
+    n = len(scores)
+    proba = np.full((n, alignment.n_outputs), np.nan, dtype=np.float32)
+    pred = np.full(n, NO_PREDICTION, dtype=np.int64)
+    if not n:
+        return proba, pred
+    finite = np.isfinite(scores).all(axis=1)
+    if not finite.any():
+        raise ModelError(f"model '{adapter.name}' returned NaN or infinite scores for every example ({n}); check "
+                         f"its weights, its inputs and its precision (fp16 overflows)")
+    for start in range(0, n, _PROBA_CHUNK):
+        ok = finite[start:start + _PROBA_CHUNK]
+        block = scores[start:start + _PROBA_CHUNK][ok].astype(np.float64)
+        if len(block):
+            rows = np.flatnonzero(ok) + start
+            aligned = alignment.apply(_rows_to_probabilities(adapter, block))
+            proba[rows] = aligned
+            pred[rows] = proba[rows].argmax(axis=1)  # of the stored float32 values, so a reader can check it
+    return proba, pred
 
 
 def _rows_to_probabilities(adapter: ModelAdapter, scores: np.ndarray) -> np.ndarray:

@@ -288,13 +288,21 @@ def epoch_metrics(adapter: ModelAdapter, data: Dataset, batch_size: int) -> dict
         evaluation = evaluate_model(adapter, data, plan_batches(len(data), batch_size))
     finally:
         module.train(was_training)
+    if evaluation.n_nonfinite:  # a comparison leaves such examples out; a training epoch has diverged
+        raise ModelError(f"model '{adapter.name}' returned NaN or infinite scores for {evaluation.n_nonfinite} of "
+                         f"{len(data)} evaluation examples after an epoch; lower the learning rate or use a more "
+                         f"stable precision (fp16 overflows)")
     y_true = data.labels
     proba = evaluation.proba.astype(np.float64)
     proba /= proba.sum(axis=1, keepdims=True)  # float32 softmax rows can miss 1 by more than log_loss allows
     labels = list(range(data.num_classes))
+    with warnings.catch_warnings():  # a model with classes the data lacks: "y_pred contains classes not in y_true"
+        warnings.simplefilter("ignore", UserWarning)
+        balanced = float(skm.balanced_accuracy_score(y_true, evaluation.pred))
     return {
         "accuracy": float(skm.accuracy_score(y_true, evaluation.pred)),
-        "balanced_accuracy": float(skm.balanced_accuracy_score(y_true, evaluation.pred)),
+        "balanced_accuracy": balanced,
         "f1_macro": float(skm.f1_score(y_true, evaluation.pred, average="macro", labels=labels, zero_division=0)),
-        "loss": float(skm.log_loss(y_true, proba, labels=labels)),
+        # over all the model's outputs (the data's classes, then any it lacks): -log p(true class)
+        "loss": float(skm.log_loss(y_true, proba, labels=list(range(proba.shape[1])))),
     }

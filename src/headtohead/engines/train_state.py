@@ -236,9 +236,12 @@ def resume_settings(model: Any, train_data: Dataset, config: TrainConfig, *, see
 
 
 def output_names(adapter: ModelAdapter, label_names: tuple[str, ...]) -> list[str]:
-    """The class of each of the model's output columns (dataset names, in output order)."""
+    """The class of each of the model's output columns (dataset names, in output order; a model's classes
+    the data does not hold keep their own names)."""
     alignment = align_labels(adapter.label_names, label_names, model=adapter.name)
-    names = [""] * len(label_names)
+    names = [""] * alignment.n_outputs
     for cls, column in enumerate(alignment.columns):
         names[int(column)] = label_names[cls]
+    for name, column in zip(alignment.outside, alignment.outside_columns):
+        names[int(column)] = name
     return names

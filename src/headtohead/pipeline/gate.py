@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from headtohead.errors import ConfigError, ResultsError, did_you_mean
+from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.report.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.runtime.files import write_text_atomic
@@ -125,7 +125,7 @@ def _check_name(option: str, name: str, result: RunResult, path: Path) -> None:
     names = [m.name for m in result.models]
     if name not in names:
         raise ConfigError(f"{option} {name}: no model of that name in {path}{did_you_mean(name, names)} "
-                          f"(models: {', '.join(names)})")
+                          f"(models: {listing(names)})")
 
 
 def gate(results: str | Path, *, baseline: str, candidate: str, max_accuracy_drop: str | float | None = None,

@@ -145,7 +145,8 @@ def model_record(model_cfg: ModelConfig, model: LoadedModelFacts, load_time: flo
     plan, dataset = setup.plan, setup.dataset
     if evaluation is not None:
         y_true = dataset.labels[plan.order]
-        quality = compute_quality(y_true, evaluation.pred, evaluation.proba, dataset.label_names)
+        quality = compute_quality(y_true, evaluation.pred, evaluation.proba, dataset.label_names,
+                                  evaluation.alignment.outside, example_index=plan.order)
     return ModelRecord(
         name=model_cfg.name,
         kind=model_cfg.kind,
@@ -154,6 +155,8 @@ def model_record(model_cfg: ModelConfig, model: LoadedModelFacts, load_time: flo
         parameter_bytes=model.parameter_bytes(),
         label_alignment=evaluation.alignment.how if evaluation else None,
         label_columns=[int(c) for c in evaluation.alignment.columns] if evaluation else None,
+        labels_outside_data=list(evaluation.alignment.outside) if evaluation else [],
+        batch_backoff=list(evaluation.backoff) if evaluation else [],
         index_order_hash=plan.hash(),
         batch_size=plan.batch_size,
         device=model.device,

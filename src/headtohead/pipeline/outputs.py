@@ -1,4 +1,21 @@
-"""A run's output folder: checked before any work starts, written after every finished model.
+"""A run's output folder: claimed before any work starts, written after every finished model.
+
+**Whose folder it is.** A folder holding a ``results.json`` belongs to the experiment named
+in it, and to the command that wrote it (``h2h run``: quality and statistics, or ``h2h
+bench``: speed only). The rule, checked by :func:`claim_output` before any work:
+
+* the same experiment, by the same command, runs into its own folder again: its results are
+  replaced as the new run's models finish (``--resume`` re-uses the finished passes that still
+  match, and refuses when the data changed, see :mod:`headtohead.pipeline.resume`);
+* another experiment (another ``name:``), or the other command, is refused with one line
+  naming what the folder holds and the ways out: ``--overwrite`` (its report and its resume
+  entries are removed at once, ``results.json`` and ``predictions.npz`` replaced as the new
+  models finish) or another ``--out``.
+
+**One run at a time.** While a run writes, it holds an exclusive ``flock`` on
+``<out>/.h2h-lock`` (:class:`OutputLock`); a second run into the same folder refuses at once,
+naming the one at work. The kernel drops the lock when the process ends, however it ends (a
+crash or ``kill -9`` included), so a stale lock file never blocks the next run.
 
 :class:`RunState` holds the result so far (the records of the models that finished and
 their predictions) and saves both atomically each time a model is added, so an error or an
@@ -8,18 +25,30 @@ to finish the rest. File names come from :mod:`headtohead.results.files`.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import json
+import os
+import shutil
+import socket
 import tempfile
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
 from headtohead.engines.environment import capture_environment
-from headtohead.errors import ResultsError
+from headtohead.errors import ResultsError, listing
 from headtohead.pipeline.model_pass import ModelOutcome
 from headtohead.pipeline.setup import RunSetup, dataset_record
 from headtohead.results import Predictions, RunResult, save_result
-from headtohead.results.files import PREDICTIONS_FILE, RESULTS_FILE
+from headtohead.results.files import LOCK_FILE, PREDICTIONS_FILE, REPORT_FILE, RESULTS_FILE, RESUME_DIR
 
-__all__ = ["RunState", "check_writable", "default_out_dir"]
+try:  # POSIX; on Windows runs are not locked against each other
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["RunState", "OutputLock", "check_writable", "claim_output", "folder_owner", "default_out_dir"]
 
 
 def default_out_dir(name: str, command: str | None = None) -> Path:
@@ -47,6 +76,171 @@ def check_writable(out: Path) -> None:
                            f"--out, or fix its permissions") from exc
 
 
+def folder_owner(out: Path) -> tuple[str, str] | None:
+    """``(experiment name, command)`` of the results in ``out`` (``None``: no ``results.json``).
+
+    The command is ``h2h run`` when some model has quality numbers, else ``h2h bench``. A
+    ``results.json`` that cannot be read is owned by ``("?", "unreadable")``.
+    """
+    path = out / RESULTS_FILE
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ("?", "unreadable")
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        return ("?", "unreadable")
+    models = raw.get("models") if isinstance(raw.get("models"), list) else []
+    rated = raw.get("stats") is not None or any(isinstance(m, dict) and m.get("quality") for m in models)
+    return raw["name"], "h2h run" if rated else "h2h bench"
+
+
+def check_owner(out: Path, experiment: str, *, command: str, overwrite: bool) -> None:
+    """Refuse to replace another experiment's (or command's) results in ``out`` unless ``overwrite``.
+
+    With ``overwrite``, the other experiment's report and resume entries are removed at once
+    (they would describe results that are being replaced); its ``results.json`` and
+    ``predictions.npz`` stay until the new run's first model replaces them.
+
+    Raises
+    ------
+    ResultsError
+        ``out`` holds the results of another experiment or command (the message names it
+        and the ways out).
+    """
+    owner = folder_owner(out)
+    if owner is None or owner == (experiment, command):
+        return
+    if not overwrite:
+        found = ("a results.json that cannot be read" if owner[1] == "unreadable"
+                 else f"the {owner[1]} results of experiment '{owner[0]}'")
+        raise ResultsError(f"--out {out}: holds {found}; refusing to replace them with {command} of experiment "
+                           f"'{experiment}'; pass --overwrite to replace them, or choose another --out")
+    with contextlib.suppress(FileNotFoundError):
+        (out / REPORT_FILE).unlink()
+    shutil.rmtree(out / RESUME_DIR, ignore_errors=True)
+
+
+class OutputLock:
+    """An exclusive lock on an output folder while a run writes into it (``<out>/.h2h-lock``, ``flock``).
+
+    Parameters
+    ----------
+    out : Path
+        The output folder (it must exist).
+    what : str
+        Who holds it, for the message another run shows (``h2h run of experiment 'x'``).
+    """
+
+    def __init__(self, out: Path, what: str) -> None:
+        self.path, self.what = out / LOCK_FILE, what
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock, or refuse at once.
+
+        Raises
+        ------
+        ResultsError
+            Another process holds it (the message names that run), or it cannot be taken.
+        """
+        if fcntl is None:  # pragma: no cover - Windows
+            return
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                holder = _holder(fd)
+                os.close(fd)
+                if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise ResultsError(f"--out {self.path.parent}: {holder} is writing there now; wait for it to "
+                                       f"finish, or choose another --out") from None
+                raise ResultsError(f"--out {self.path.parent}: cannot lock the folder ({exc.strerror or exc}); "
+                                   f"choose another --out") from exc
+            # The holder removes the file as it lets go: a lock on a removed file locks nothing.
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"what": self.what, "pid": os.getpid(), "host": socket.gethostname(),
+                                 "started": started}).encode("utf-8"))
+        self._fd = fd
+
+    def release(self) -> None:
+        """Let go: remove the file while still holding it, then close (which drops the lock)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> OutputLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        mine, now = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, from what it wrote into the file (``another run`` when it has not yet)."""
+    try:
+        info = json.loads(os.pread(fd, 4096, 0).decode("utf-8"))
+        return f"another {info['what']} (pid {info['pid']} on {info['host']}, since {info['started']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another h2h run"
+
+
+@contextlib.contextmanager
+def claim_output(out: Path, experiment: str, *, command: str = "h2h run", overwrite: bool = False
+                 ) -> Iterator[None]:
+    """Check ``out`` can be written, lock it, and check whose results it holds; hold the lock while the block runs.
+
+    Parameters
+    ----------
+    out : Path
+    experiment : str
+        The name of the experiment about to run.
+    command : {"h2h run", "h2h bench"}
+        What is about to write (quality, or speed only).
+    overwrite : bool
+        Replace the results of another experiment or command (``--overwrite``).
+
+    Raises
+    ------
+    ResultsError
+        ``out`` cannot be written, another run is writing there, or it holds another
+        experiment's results and ``overwrite`` is off (see the module docstring).
+    """
+    check_writable(out)
+    with OutputLock(out, f"{command} of experiment '{experiment}'"):
+        check_owner(out, experiment, command=command, overwrite=overwrite)
+        _remove_stale_temporaries(out)
+        yield
+
+
+def _remove_stale_temporaries(out: Path) -> None:
+    """Temporary files of a run's atomic writes cut short by a kill (``.<name>.<hex>.tmp``): with the lock held,
+    nobody is writing them (files other commands write, such as ``training.json``, are left alone)."""
+    patterns = [(out, f".{name}.*.tmp") for name in (RESULTS_FILE, PREDICTIONS_FILE, REPORT_FILE)]
+    for folder, pattern in [*patterns, (out / RESUME_DIR, ".*.tmp")]:
+        for stale in folder.glob(pattern) if folder.is_dir() else ():
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
 class RunState:
     """The run's result as models finish: records, predictions, what is saved; the messages about it."""
 
@@ -66,7 +260,8 @@ class RunState:
         """Add a finished model and save the results so far."""
         record = outcome.record
         if outcome.predictions is not None:
-            self.predictions.add(record.name, outcome.predictions.pred, outcome.predictions.proba)
+            self.predictions.add(record.name, outcome.predictions.pred, outcome.predictions.proba,
+                                 record.labels_outside_data)
         self.result = self.result.model_copy(update={"models": [*self.result.models, record]})
         if self.out is not None:
             if self.setup.quality:
@@ -87,8 +282,8 @@ class RunState:
         if not self.saved:
             return "no model had finished, so nothing was written"
         if not self.setup.quality:  # h2h bench: speed is measured on all models at once, nothing to resume
-            return f"records of {', '.join(self.saved)} are in {self.out}; measuring speed needs every model, run again"
+            return f"records of {listing(self.saved)} are in {self.out}; measuring speed needs every model, run again"
         todo = [m.name for m in self.setup.experiment.models if m.name not in self.saved]
-        rest = f"; run again with --resume to evaluate {', '.join(todo)}" if todo else \
+        rest = f"; run again with --resume to evaluate {listing(todo)}" if todo else \
             "; run again with --resume to finish (finished models are not evaluated again)"
-        return f"results of {', '.join(self.saved)} are kept in {self.out}{rest}"
+        return f"results of {listing(self.saved)} are kept in {self.out}{rest}"

@@ -12,7 +12,13 @@ the seed, the ``eval:`` section and the device it resolved to, the batch plan's 
 the size and modification time of its local files, and the headtohead version. The
 other sections (``stats:``, ``speed:``, the run's name, the *other* models) do not enter
 it: changing the number of bootstrap resamples, or adding a model, re-uses the finished
-passes, while editing a model, its files or the data re-runs exactly what changed.
+passes, while editing a model or its files re-runs exactly what changed.
+
+The data is different: the folder's ``run.json`` keeps the fingerprint of the data its
+entries were evaluated on, and ``--resume`` on data that changed since is refused
+(:meth:`ResumeStore.check_data`, naming both fingerprints), because "resume" promises
+to finish *that* run; running without ``--resume`` evaluates every model on the data as
+it is now (and the entries of the old data are pruned when that run finishes).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from headtohead.config.schema import ModelConfig
+from headtohead.errors import DataError
 from headtohead.results import ModelPredictions, ModelRecord
 from headtohead.results.files import RESUME_DIR
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
@@ -37,6 +44,7 @@ __all__ = ["RESUME_DIR", "ResumeStore", "model_key", "file_stamp"]
 
 log = logging.getLogger("headtohead")
 _FORMAT = 1
+_MANIFEST = "run.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -96,8 +104,42 @@ class ResumeStore:
         Usually ``<out>/.h2h-resume``; created on the first save.
     """
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, *, fingerprint: str | None = None, source: str | None = None) -> None:
         self.folder = Path(folder)
+        self.fingerprint, self.source = fingerprint, source
+
+    def check_data(self) -> None:
+        """Refuse to resume work that was evaluated on other data than this run's.
+
+        Raises
+        ------
+        DataError
+            The entries here were evaluated on data with another fingerprint (both named).
+        """
+        found = self._manifest()
+        if found is None or self.fingerprint is None or found.get("fingerprint") == self.fingerprint:
+            return
+        if not any(path.name != _MANIFEST for path in self.folder.glob("*.json")):
+            return  # nothing finished there: nothing to resume, nothing to refuse
+        old, new = str(found.get("fingerprint"))[:12], self.fingerprint[:12]
+        where = f"{found.get('source')}: " if found.get("source") else ""
+        raise DataError(f"{where}the data changed since the run being resumed in {self.folder.parent} (fingerprint "
+                        f"{old} then, {new} now), so its finished models do not fit; run without --resume to "
+                        f"evaluate every model on the data as it is now, or restore the data")
+
+    def _manifest(self) -> dict[str, Any] | None:
+        try:
+            found = json.loads((self.folder / _MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    def _write_manifest(self) -> None:
+        if self.fingerprint is None:
+            return
+        wanted = {"format": _FORMAT, "fingerprint": self.fingerprint, "source": self.source}
+        if self._manifest() != wanted:
+            write_text_atomic(self.folder / _MANIFEST, json.dumps(wanted) + "\n")
 
     def _stem(self, name: str, key: str) -> Path:
         safe = _UNSAFE.sub("_", name).strip("._")[:48] or "model"
@@ -106,6 +148,7 @@ class ResumeStore:
     def save(self, key: str, record: ModelRecord, predictions: ModelPredictions) -> None:
         """Keep one finished model: predictions first, then the record that marks it finished."""
         stem = self._stem(record.name, key)
+        self._write_manifest()  # first: an entry is never there without the data it belongs to
         buffer = io.BytesIO()
         np.savez_compressed(buffer, pred=predictions.pred, proba=predictions.proba)
         write_bytes_atomic(stem.with_suffix(".npz"), buffer.getvalue())
@@ -135,7 +178,8 @@ class ResumeStore:
             log.warning("resume: the saved work of model '%s' in %s is damaged (%s: %s); evaluating it again",
                         name, self.folder, type(exc).__name__, exc)
             return None
-        if record.name != name or pred.shape != (n_examples,) or proba.shape != (n_examples, n_classes):
+        width = n_classes + len(record.labels_outside_data)  # the dataset's classes, then the model's others
+        if record.name != name or pred.shape != (n_examples,) or proba.shape != (n_examples, width):
             log.warning("resume: the saved work of model '%s' in %s does not fit this run; evaluating it again",
                         name, self.folder)
             return None
@@ -147,6 +191,8 @@ class ResumeStore:
             return
         wanted = {key[:16] for key in keep}
         for path in self.folder.iterdir():
+            if path.name == _MANIFEST:
+                continue
             stem = path.name.rsplit(".", 1)[0]
             if path.suffix in (".json", ".npz") and stem.rsplit("-", 1)[-1] not in wanted:
                 try:

@@ -32,10 +32,11 @@ from headtohead.errors import H2HError
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
 from headtohead.pipeline.executors.speed_merge import merge_worker_speed
 from headtohead.pipeline.model_pass import ModelOutcome, load_model, model_record
-from headtohead.pipeline.outputs import RunState, check_writable
+from headtohead.pipeline.outputs import RunState, claim_output
 from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.setup import RunSetup, prepare_run, resolve_experiment
 from headtohead.report.sentences import with_quality_sentences, with_speed_sentences
+from headtohead.report.warnings import model_warnings
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
@@ -65,8 +66,8 @@ class Run:
 
 def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
         overrides: Sequence[str] = (), base_dir: str | Path | None = None, progress: ProgressCallback | None = None,
-        quality: bool = True, speed: bool | None = None, resume: bool = False, deterministic: bool = False,
-        offline: bool = False, force: bool = False, report: bool = False) -> Run:
+        quality: bool = True, speed: bool | None = None, resume: bool | str = False, deterministic: bool = False,
+        offline: bool = False, force: bool = False, report: bool = False, overwrite: bool = False) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -86,9 +87,11 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         Run the quality pass and the statistics (``h2h bench`` turns this off).
     speed : bool, optional
         Measure speed and memory; ``None`` follows ``speed.enabled`` of the experiment.
-    resume : bool
+    resume : bool or "reuse"
         Re-use the quality passes of models that finished in an earlier, interrupted run
-        into the same ``out_dir`` (matched by key, see :mod:`headtohead.pipeline.resume`).
+        into the same ``out_dir`` (matched by key, see :mod:`headtohead.pipeline.resume`);
+        refused when the data changed since. ``"reuse"``: re-use what still matches and
+        evaluate the rest, whatever changed (``h2h train``'s comparison).
     deterministic : bool
         Use torch's deterministic algorithms; ops that have none are named in the
         model's warnings (see :mod:`headtohead.runtime.determinism`).
@@ -99,6 +102,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         workers``); such timings are marked ``concurrent`` (see :mod:`headtohead.pipeline.executors`).
     report : bool
         Also write ``report.html`` into ``out_dir`` (as ``h2h run`` does).
+    overwrite : bool
+        Replace the results of another experiment (or command) found in ``out_dir``; without
+        it they are refused (see :mod:`headtohead.pipeline.outputs`, which also locks the
+        folder against a second run while this one writes).
 
     Returns
     -------
@@ -108,8 +115,9 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     Raises
     ------
     H2HError
-        Invalid experiment, data or model, or an output folder that cannot be written.
-        Models that finished before the error are already saved in ``out_dir``.
+        Invalid experiment, data or model, an output folder that cannot be written, holds
+        another experiment's results or is in use by another run, or ``resume`` on changed
+        data. Models that finished before the error are already saved in ``out_dir``.
     RunInterrupted
         SIGINT/SIGTERM arrived; the message says what was kept.
 
@@ -125,9 +133,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     began = time.perf_counter()
     exp, base = resolve_experiment(experiment, overrides, base_dir)
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        check_writable(out)
     with contextlib.ExitStack() as stack:
+        if out is not None:  # writable, not another run's now, not another experiment's: before any work
+            stack.enter_context(claim_output(out, exp.name, command="h2h run" if quality else "h2h bench",
+                                             overwrite=overwrite))
         if offline:
             stack.enter_context(offline_mode())
         if deterministic:
@@ -144,14 +153,14 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         clock = _StageClock(began)
         outcome = _execute(setup, out, progress=progress, measure_speed=measure, resume=resume, offline=offline,
                            fairness_warnings=fairness, clock=clock)
-    if report and out is not None:
-        with clock.stage("report"):
-            from headtohead.report.write import write_reports
+        if report and out is not None:
+            with clock.stage("report"):
+                from headtohead.report.write import write_reports
 
-            write_reports(outcome.result, out, predictions=outcome.predictions)
-    outcome.result = clock.stamp(outcome.result)
-    if out is not None:
-        save_result(outcome.result, out / RESULTS_FILE)
+                write_reports(outcome.result, out, predictions=outcome.predictions)
+        outcome.result = clock.stamp(outcome.result)
+        if out is not None:
+            save_result(outcome.result, out / RESULTS_FILE)
     return outcome
 
 
@@ -180,11 +189,14 @@ class _StageClock:
 
 
 def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None, measure_speed: bool,
-             resume: bool, offline: bool, fairness_warnings: list[str], clock: _StageClock) -> Run:
+             resume: bool | str, offline: bool, fairness_warnings: list[str], clock: _StageClock) -> Run:
     """Every model's pass (or its finished work), saved as it finishes; then statistics and speed."""
     exp = setup.experiment
     state = RunState(setup, out)
-    store = ResumeStore(out / RESUME_DIR) if out is not None and setup.quality else None
+    store = ResumeStore(out / RESUME_DIR, fingerprint=setup.fingerprint, source=setup.dataset.source) \
+        if out is not None and setup.quality else None
+    if resume is True and store is not None:
+        store.check_data()  # finishing a run on other data would mix two datasets: refused
     facts = setup.key_facts() if store is not None else {}
     keys = {m.name: model_key(m, facts, setup.base_dir) for m in exp.models} if store is not None else {}
     speed_in_workers = measure_speed and exp.execution.mode != "local" and exp.execution.speed == "workers"
@@ -210,7 +222,7 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
                     resumed.append(model_cfg.name)
                     log.info("resume: model '%s' finished in an earlier run; its results are re-used", model_cfg.name)
                 else:
-                    for warning in outcome.record.warnings:
+                    for warning in model_warnings(outcome.record):
                         log.warning("%s", warning)
                     if store is not None and outcome.predictions is not None:
                         store.save(keys[model_cfg.name], outcome.record, outcome.predictions)

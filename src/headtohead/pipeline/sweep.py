@@ -28,7 +28,7 @@ from headtohead.data.base import Dataset
 from headtohead.engines.batching import BatchPlan
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, batch_examples, evaluate_model
 from headtohead.engines.seeding import seed_everything
-from headtohead.errors import ConfigError, did_you_mean
+from headtohead.errors import ConfigError, did_you_mean, listing
 from headtohead.engines.environment import capture_environment
 from headtohead.pipeline.outputs import check_writable
 from headtohead.pipeline.setup import dataset_record, prepare_run, resolve_experiment
@@ -220,7 +220,7 @@ def _selected_models(exp: Experiment, sweep: SweepConfig) -> list[ModelConfig]:
     for name in sweep.models or []:
         if name not in names:
             raise ConfigError(f"sweep.models names '{name}', which is not a model of the experiment"
-                              f"{did_you_mean(name, names)} (models: {', '.join(names)})")
+                              f"{did_you_mean(name, names)} (models: {listing(names)})")
     return [exp.model(n) for n in sweep.models] if sweep.models else list(exp.models)
 
 

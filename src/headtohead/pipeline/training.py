@@ -181,8 +181,9 @@ def _summary(config: TrainConfig, splits: Any, seeds: list[int], runs: list[Trai
 
 def _compare(final: dict[str, Any], out: Path, summary: TrainingSummary, progress: Any) -> Any:
     """Run the ordinary comparison on the trained weights; keep the training record in results.json."""
-    # resume=True: a comparison interrupted earlier re-uses its finished models (keys include the weights' stamps).
-    outcome = run(final, out_dir=out, progress=progress, resume=True)
+    # resume="reuse": a comparison interrupted earlier re-uses its finished models (keys include the weights'
+    # stamps); on changed data it evaluates them again rather than refusing as h2h run --resume does.
+    outcome = run(final, out_dir=out, progress=progress, resume="reuse")
     outcome.result = outcome.result.model_copy(update={"training": summary})
     save_result(outcome.result, out / RESULTS_FILE)
     return outcome

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from headtohead.report import plots, plots_quality, plots_server, plots_training
 from headtohead.report.merge import MergedRuns, RunEntry
-from headtohead.report.rows import latency_for_tradeoff
+from headtohead.report.rows import latency_for_tradeoff, union_confusions
 from headtohead.results.comparison import Calibration
 
 __all__ = ["FigureSpec", "overview_figures", "run_figures", "report_styles"]
@@ -102,8 +102,9 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
     from headtohead.stats.calibration import calibration
 
     preds = run.predictions
-    return {name: calibration(preds.y_true, preds[name].pred, preds[name].proba)
-            for name in preds if name in {m.name for m in result.models}}
+    shown = [name for name in preds if name in {m.name for m in result.models} and preds[name].valid.any()]
+    return {name: calibration(preds.y_true[ok], preds[name].pred[ok], preds[name].proba[ok])
+            for name in shown for ok in [preds[name].valid]}  # examples with NaN scores have no confidence
 
 
 def _interval_data(run: RunEntry) -> dict[str, dict[str, tuple[float, float, float]]]:
@@ -180,8 +181,7 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
                                     lambda: plots_server.server_figure(loadgen, styles)))
     rated = [m for m in result.models if m.quality is not None]
     if rated:
-        matrices = {m.name: m.quality.confusion_matrix for m in rated}
-        labels = result.dataset.label_names
+        labels, matrices = union_confusions(rated, result.dataset.label_names)
         specs.append(FigureSpec(f"{prefix}-confusion", "Confusion matrices",
                                 "Rows are the true class, columns the prediction; each row sums to 100 %. A "
                                 "bright diagonal is good.",

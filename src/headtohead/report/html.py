@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from headtohead.report.warnings import speed_warnings
+from headtohead.report.warnings import model_warnings, speed_warnings
 from headtohead.version import __version__
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
@@ -152,7 +152,8 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
     confusions = []
     if k >= _CONFUSION_MIN_CLASSES:
         confusions = [{"model": m.name, "colour": styles[m.name].colour,
-                       "pairs": top_confusions(m.quality.confusion_matrix, result.dataset.label_names)}
+                       "pairs": top_confusions(m.quality.confusion_matrix,
+                                               m.quality.confusion_labels or result.dataset.label_names)}
                       for m in rated]
     measured_warnings = speed_warnings(result.speed) if result.speed is not None else []
     confidence = result.stats.settings.confidence if result.stats is not None else 0.95
@@ -190,7 +191,7 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
                     "batch_size": m.batch_size, "device": m.device, "load": f"{m.load_time_s:.3g}",
                     "eval": f"{m.eval_time_s:.3g}" if m.eval_time_s is not None else "—"}
                    for m in result.models],
-        "model_warnings": [f"{m.name}: {w}" for m in result.models for w in m.warnings],
+        "model_warnings": [f"{m.name}: {w}" for m in result.models for w in model_warnings(m)],
         "experiment": json.dumps(result.experiment, indent=2, ensure_ascii=False),
     }
 

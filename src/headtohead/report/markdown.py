@@ -129,8 +129,8 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
     if len(result.dataset.label_names) >= 3:
         lines += ["#### Most confused classes", ""]
         rows = [[md_escape(m.name), md_escape(c.true), md_escape(c.predicted), str(c.count), f"{c.share:.0%}"]
-                for m in result.models if m.quality is not None for c in top_confusions(m.quality.confusion_matrix,
-                                                                result.dataset.label_names, limit=5)]
+                for m in result.models if m.quality is not None for c in top_confusions(
+                    m.quality.confusion_matrix, m.quality.confusion_labels or result.dataset.label_names, limit=5)]
         lines += _table(["model", "true", "predicted as", "examples", "of the class"], rows)
     return lines
 

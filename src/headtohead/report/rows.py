@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from headtohead.report.table import format_count
-from headtohead.results.records import Environment, RunResult
+from headtohead.results.records import Environment, ModelRecord, RunResult
 from headtohead.results.training import TrainingSummary
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "format_cell",
     "best_models",
     "top_confusions",
+    "union_confusions",
     "Confusion",
     "environment_rows",
     "comparison_rows",
@@ -222,6 +223,34 @@ def top_confusions(matrix: Sequence[Sequence[int]], label_names: Sequence[str], 
             break
         pairs.append(Confusion(label_names[i], label_names[j], int(off[i, j]), float(off[i, j] / totals[i])))
     return pairs
+
+
+def union_confusions(models: Sequence[ModelRecord], label_names: Sequence[str]
+                     ) -> tuple[list[str], dict[str, list[list[int]]]]:
+    """Every rated model's confusion matrix over the same classes: the dataset's, then every outside class predicted.
+
+    A model that predicted a class the data does not hold has a larger matrix
+    (``QualityMetrics.confusion_labels``); here all are spread over the union, so they can be
+    drawn side by side (rows of the outside classes stay empty: no example is of them).
+
+    Examples
+    --------
+    ``(["neg", "pos", "other"], {"a": [[1, 0, 0], [0, 1, 0], [0, 0, 0]], "b": [[0, 0, 1], ...]})``
+    """
+    union = list(label_names)
+    for model in models:
+        if model.quality is not None:
+            union += [c for c in (model.quality.confusion_labels or []) if c not in union]
+    position = {name: i for i, name in enumerate(union)}
+    matrices = {}
+    for model in models:
+        if model.quality is None:
+            continue
+        own = [position[c] for c in (model.quality.confusion_labels or label_names)]
+        matrix = np.zeros((len(union), len(union)), dtype=np.int64)
+        matrix[np.ix_(own, own)] = np.asarray(model.quality.confusion_matrix, dtype=np.int64)
+        matrices[model.name] = matrix.tolist()
+    return union, matrices
 
 
 def environment_rows(environment: Environment) -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ from headtohead.stats.power import SamplePlan
 
 __all__ = ["format_pp", "format_p", "TEST_NAMES", "pair_verdict", "quality_sentence", "speed_sentence",
            "verdict_lines", "speed_verdict_lines", "with_quality_sentences", "with_speed_sentences",
-           "plan_sentence"]
+           "plan_sentence", "excluded_sentence"]
 
 _MINUS = "\u2212"
 #: How each McNemar variant is named in a sentence.
@@ -137,11 +137,27 @@ def quality_sentence(comparison: Comparison, *, holm: bool) -> str:
     """
     c = comparison
     accuracy = c.difference("accuracy")
-    return pair_verdict(model_a=c.model_a, model_b=c.model_b, n_examples=c.n_examples, effect=accuracy.difference,
-                        ci_low=accuracy.ci_low, ci_high=accuracy.ci_high, confidence=accuracy.confidence,
-                        test=c.test, p_value=c.p_value, p_adjusted=c.p_adjusted if holm else None,
-                        significant=c.significant, discordant=c.table.discordant,
-                        minimum_detectable_effect=c.minimum_detectable_effect, power=c.mde_power)
+    sentence = pair_verdict(model_a=c.model_a, model_b=c.model_b, n_examples=c.n_examples,
+                            effect=accuracy.difference, ci_low=accuracy.ci_low, ci_high=accuracy.ci_high,
+                            confidence=accuracy.confidence, test=c.test, p_value=c.p_value,
+                            p_adjusted=c.p_adjusted if holm else None, significant=c.significant,
+                            discordant=c.table.discordant, minimum_detectable_effect=c.minimum_detectable_effect,
+                            power=c.mde_power)
+    return sentence + excluded_sentence(c.n_excluded, c.n_examples)
+
+
+def excluded_sentence(n_excluded: int, n_examples: int) -> str:
+    """What a pair's statistics left out (examples one model scored NaN or infinite), or ``""``.
+
+    Examples
+    --------
+    >>> excluded_sentence(3, 869)  # doctest: +ELLIPSIS
+    ' Compared on the 869 examples both models scored: 3 were left out, where one of them returned NaN ...'
+    """
+    if not n_excluded:
+        return ""
+    return (f" Compared on the {n_examples} examples both models scored: {n_excluded} were left out, where one of "
+            f"them returned NaN or infinite scores.")
 
 
 def with_quality_sentences(summary: StatsSummary) -> StatsSummary:

@@ -10,12 +10,14 @@ the record and shown as they are.
 
 from __future__ import annotations
 
+from headtohead.errors import listing
 from headtohead.results.latency import INSTABILITY_THRESHOLD
+from headtohead.results.records import ModelRecord
 from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.results.training import TrainingRun
 
 __all__ = ["isolation_warning", "instability_warnings", "speed_warnings", "stall_warning_text", "training_warnings",
-           "BUSY_CPU_PERCENT"]
+           "model_warnings", "BUSY_CPU_PERCENT"]
 
 #: Other processes' CPU use (percent of one core) above which the machine counts as busy.
 BUSY_CPU_PERCENT = 50.0
@@ -96,3 +98,38 @@ def training_warnings(run: TrainingRun, stall_threshold: float) -> list[str]:
     if fraction is not None and fraction > stall_threshold:
         derived.append(stall_warning_text(run.model, fraction))
     return list(dict.fromkeys(list(run.warnings) + derived))
+
+
+def model_warnings(record: ModelRecord) -> list[str]:
+    """Every warning about one model's quality pass: those stored while it ran, and those its numbers call for.
+
+    Worded here from the record: examples with NaN or infinite scores (left out), classes
+    the model knows that the data does not hold (and its predictions of them), and batches
+    run in pieces after the device ran out of memory. Each appears once.
+    """
+    derived = []
+    quality = record.quality
+    if quality is not None and quality.n_nonfinite:
+        total = quality.n_examples + quality.n_nonfinite
+        rows = listing(quality.nonfinite_examples) + (" …" if quality.n_nonfinite > len(quality.nonfinite_examples)
+                                                      else "")
+        derived.append(f"model '{record.name}' returned NaN or infinite scores for {quality.n_nonfinite} of {total} "
+                       f"examples ({quality.n_nonfinite / total:.1%}; dataset rows {rows}): "
+                       f"they have no prediction, its metrics leave them out, and each comparison with it uses the "
+                       f"examples both models scored; check its weights and precision (fp16 overflows)")
+    if record.labels_outside_data:
+        present = len(record.label_columns or [])
+        predicted = quality.predicted_outside if quality is not None else 0
+        errors = (f"; its {predicted} prediction(s) of them count as errors" if predicted
+                  else "; it never predicted one of them")
+        derived.append(f"model '{record.name}' knows {present + len(record.labels_outside_data)} classes, "
+                       f"{len(record.labels_outside_data)} of which never occur in this data "
+                       f"({listing(record.labels_outside_data, quote=True)}): precision and F1 average over the "
+                       f"data's {present} classes{errors}")
+    if record.batch_backoff:
+        first, last = record.batch_backoff[0], record.batch_backoff[-1]
+        derived.append(f"model '{record.name}' ran out of device memory on batch {first.batch + 1} "
+                       f"({first.batch_size} examples, {first.error}): from there on, batches ran in consecutive "
+                       f"pieces of at most {last.sub_batch_size} examples (same examples, same order, the same plan "
+                       f"as the other models; scores may differ from a whole batch by floating-point rounding)")
+    return list(dict.fromkeys(list(record.warnings) + derived))

@@ -72,6 +72,8 @@ class ModelStats(Record):
 
     name: str
     n_examples: int
+    n_excluded: int = Field(default=0, description="examples left out: the model's scores were NaN or infinite "
+                            "(n_examples counts the others)")
     accuracy: Estimate = Field(description="Wilson interval")
     balanced_accuracy: Estimate
     f1_macro: Estimate
@@ -130,6 +132,8 @@ class Comparison(Record):
     model_a: str
     model_b: str
     n_examples: int
+    n_excluded: int = Field(default=0, description="examples left out of this pair's tests and intervals: one of "
+                            "the two models had NaN or infinite scores there (n_examples counts the others)")
     table: ContingencyTable
     test: Literal["mcnemar-exact", "mcnemar-chi2", "mcnemar-midp"]
     statistic: float

@@ -13,12 +13,13 @@ Every command writes into one output folder (``--out``, default ``runs/<experime
     .h2h-resume/        finished quality passes of an interrupted run (h2h run --resume)
     loadgen/<model>/<trial>/        MLPerf LoadGen's mlperf_log_summary.txt and mlperf_log_detail.txt of every
                                     Server trial and cross-check (speed.scenarios: [server])
+    .h2h-lock           held while a run writes into the folder (removed when it ends)
 """
 
 from __future__ import annotations
 
 __all__ = ["RESULTS_FILE", "PREDICTIONS_FILE", "REPORT_FILE", "EXPERIMENT_FILE", "TRAINING_FILE", "SWEEP_FILE",
-           "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "TRAINED_MODEL_RECORD", "LOADGEN_DIR"]
+           "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "LOCK_FILE", "TRAINED_MODEL_RECORD", "LOADGEN_DIR"]
 
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.npz"
@@ -31,5 +32,6 @@ CHECKPOINTS_DIR = "checkpoints"
 RESUME_DIR = ".h2h-resume"
 #: MLPerf LoadGen's own logs, a folder per model (engines.server).
 LOADGEN_DIR = "loadgen"
+LOCK_FILE = ".h2h-lock"
 #: Written beside a trained model: its TrainingRun and the settings it was trained with.
 TRAINED_MODEL_RECORD = "h2h-training.json"

@@ -2,21 +2,34 @@
 
 The statistics (McNemar, bootstrap), calibration and report code read these; they are
 the raw data every quality number is derived from.
+
+Classes: the true labels are the dataset's classes (:attr:`Predictions.label_names`); a
+model may know more (a 77-class model on a test set holding 5 of them), so the probability
+columns are the run's classes (:attr:`Predictions.all_labels`): the dataset's, then every
+class some model of the run knows and the data does not hold (:attr:`Predictions.outside_labels`,
+in the order models name them). A model gives probability 0 to a class it does not know;
+its prediction is the argmax over its own outputs, so it may name an outside class (an error).
+
+An example whose scores were NaN or infinite has no prediction: ``pred`` is
+:data:`NO_PREDICTION` and its probability row is NaN (:attr:`ModelPredictions.valid`).
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from headtohead.errors import ResultsError
+from headtohead.errors import ResultsError, listing
 from headtohead.runtime.files import write_bytes_atomic
 
-__all__ = ["Predictions", "ModelPredictions"]
+__all__ = ["Predictions", "ModelPredictions", "NO_PREDICTION"]
+
+#: ``pred`` of an example whose scores were NaN or infinite (its probability row is NaN).
+NO_PREDICTION = -1
 
 
 @dataclass(frozen=True)
@@ -26,17 +39,24 @@ class ModelPredictions:
     Attributes
     ----------
     pred : ndarray of shape (n,), int64
-        Predicted class index (into the dataset's label names).
+        Predicted class index (into the dataset's label names, then the classes outside the
+        data); :data:`NO_PREDICTION` where the model's scores were NaN or infinite.
     proba : ndarray of shape (n, n_classes), float32
-        Class probabilities (columns in dataset label order).
+        Class probabilities (columns in dataset label order, then the outside classes); NaN
+        rows where there is no prediction.
     """
 
     pred: np.ndarray
     proba: np.ndarray
 
     def correct(self, y_true: np.ndarray) -> np.ndarray:
-        """Boolean array: was each example predicted correctly."""
+        """Boolean array: was each example predicted correctly (``False`` without a prediction)."""
         return self.pred == y_true
+
+    @property
+    def valid(self) -> np.ndarray:
+        """Boolean array: did the model give this example finite scores (and so a prediction)."""
+        return self.pred != NO_PREDICTION
 
 
 @dataclass
@@ -53,19 +73,29 @@ class Predictions:
     y_true : ndarray of int64
         True label of each example, aligned with ``order``.
     label_names : tuple of str
+        The dataset's classes (``y_true`` indexes them).
     models : dict of str to ModelPredictions
+    outside_labels : tuple of str
+        Classes some model knows that the data does not hold; probability columns
+        ``len(label_names):`` (see the module docstring).
     """
 
     order: np.ndarray
     y_true: np.ndarray
     label_names: tuple[str, ...]
     models: dict[str, ModelPredictions] = field(default_factory=dict)
+    outside_labels: tuple[str, ...] = ()
+
+    @property
+    def all_labels(self) -> tuple[str, ...]:
+        """Every probability column's class: the dataset's classes, then :attr:`outside_labels`."""
+        return tuple(self.label_names) + tuple(self.outside_labels)
 
     def __getitem__(self, name: str) -> ModelPredictions:
         try:
             return self.models[name]
         except KeyError:
-            raise KeyError(f"no predictions for model '{name}' (have: {', '.join(self.models)})") from None
+            raise KeyError(f"no predictions for model '{name}' (have: {listing(self.models)})") from None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.models)
@@ -77,14 +107,54 @@ class Predictions:
         model = self[name]
         return ModelPredictions(model.pred[rows], model.proba[rows])
 
-    def add(self, name: str, pred: np.ndarray, proba: np.ndarray) -> None:
-        """Add a model's predictions (checked against the evaluation set's size)."""
+    def add(self, name: str, pred: np.ndarray, proba: np.ndarray, outside: Sequence[str] = ()) -> None:
+        """Add a model's predictions (checked against the evaluation set's size).
+
+        Parameters
+        ----------
+        name : str
+        pred, proba : ndarray
+            In the model's own aligned order: the dataset's classes, then ``outside``.
+        outside : sequence of str
+            The model's classes the data does not hold (``ModelRecord.labels_outside_data``);
+            new ones join :attr:`outside_labels`, with probability 0 for the other models.
+        """
         pred = np.asarray(pred, dtype=np.int64)
         proba = np.asarray(proba, dtype=np.float32)
-        if pred.shape != self.y_true.shape or proba.shape != (len(self.y_true), len(self.label_names)):
+        n, k = len(self.y_true), len(self.label_names)
+        outside = [str(label) for label in outside]
+        if pred.shape != self.y_true.shape or proba.shape != (n, k + len(outside)):
             raise ValueError(f"predictions of '{name}' have shapes {pred.shape}/{proba.shape}, expected "
-                             f"{self.y_true.shape}/{(len(self.y_true), len(self.label_names))}")
-        self.models[name] = ModelPredictions(pred, proba)
+                             f"{self.y_true.shape}/{(n, k + len(outside))}")
+        self._widen([label for label in outside if label not in self.outside_labels])
+        position = {label: i for i, label in enumerate(self.all_labels)}
+        columns = np.array(list(range(k)) + [position[label] for label in outside], dtype=np.int64)
+        if len(columns) == len(self.all_labels) and np.array_equal(columns, np.arange(len(columns))):
+            self.models[name] = ModelPredictions(pred, proba)
+            return
+        placed = np.zeros((n, len(self.all_labels)), dtype=np.float32)
+        placed[:, columns] = proba
+        placed[pred == NO_PREDICTION] = np.nan
+        self.models[name] = ModelPredictions(np.where(pred == NO_PREDICTION, pred, columns[np.maximum(pred, 0)]),
+                                             placed)
+
+    def _widen(self, new: Sequence[str]) -> None:
+        """Add classes outside the data: a zero column each for every model already held (NaN rows stay NaN)."""
+        if not new:
+            return
+        self.outside_labels = tuple(self.outside_labels) + tuple(new)
+        for model_name, model in self.models.items():
+            extra = np.zeros((len(model.pred), len(new)), dtype=np.float32)
+            extra[~model.valid] = np.nan
+            self.models[model_name] = ModelPredictions(model.pred, np.concatenate([model.proba, extra], axis=1))
+
+    def restricted(self, rows: np.ndarray | None = None, models: Sequence[str] | None = None) -> Predictions:
+        """The same predictions on some rows (a boolean mask or indices) and some models only."""
+        take = slice(None) if rows is None else rows
+        names = list(self.models) if models is None else list(models)
+        return Predictions(self.order[take], self.y_true[take], self.label_names,
+                           {m: ModelPredictions(self[m].pred[take], self[m].proba[take]) for m in names},
+                           self.outside_labels)
 
     def save(self, path: str | Path) -> None:
         """Write to ``path`` (``.npz``) atomically."""
@@ -93,6 +163,7 @@ class Predictions:
             "y_true": self.y_true,
             "label_names": np.array(self.label_names, dtype=str),
             "model_names": np.array(list(self.models), dtype=str),
+            "outside_labels": np.array(self.outside_labels, dtype=str),
         }
         for i, preds in enumerate(self.models.values()):
             arrays[f"pred_{i}"] = preds.pred
@@ -112,8 +183,9 @@ class Predictions:
             raise ResultsError(f"{path}: predictions file not found (it is written beside results.json)") from None
         except (OSError, ValueError) as exc:
             raise ResultsError(f"{path}: not a readable predictions file ({exc})") from exc
+        outside = arrays.get("outside_labels", np.zeros(0, dtype=str))  # absent from files of schema version 2
         predictions = cls(arrays["order"].astype(np.int64), arrays["y_true"].astype(np.int64),
-                          tuple(str(n) for n in arrays["label_names"]))
+                          tuple(str(n) for n in arrays["label_names"]), outside_labels=tuple(str(n) for n in outside))
         for i, name in enumerate(arrays["model_names"]):
             predictions.models[str(name)] = ModelPredictions(arrays[f"pred_{i}"].astype(np.int64),
                                                              arrays[f"proba_{i}"].astype(np.float32))

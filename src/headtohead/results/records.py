@@ -14,6 +14,14 @@ Changelog of :data:`SCHEMA_VERSION`:
   ``inference_rss_mb`` derived); ``cold_start`` per model; ``timed_indices``/``timed_sizes``;
   ``device_warmup_s``; telemetry per scenario (``ScenarioTiming.telemetry``; version 1's
   model-level average is dropped on read); ``ScenarioTiming.inputs`` and ``repeat_noise``.
+* 3 — test sets holding some of a model's classes, NaN outputs, out-of-memory back-off:
+  ``ModelRecord.labels_outside_data`` (the model's classes the data does not hold; alignment
+  ``subset``), ``QualityMetrics.confusion_labels`` / ``predicted_outside`` (the confusion matrix
+  over the dataset's classes and the outside classes predicted), ``QualityMetrics.n_nonfinite`` /
+  ``nonfinite_examples`` (examples with NaN or infinite scores, left out of the metrics),
+  ``ModelRecord.batch_backoff`` (:class:`BatchBackoff`); ``ModelStats.n_excluded`` and
+  ``Comparison.n_excluded`` in the statistics. Version-2 files read unchanged (every new field
+  has the value a version-2 run had: empty, zero or ``None``).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ __all__ = [
     "GPURecord",
     "Environment",
     "ClassQuality",
+    "BatchBackoff",
     "QualityMetrics",
     "DatasetRecord",
     "ModelRecord",
@@ -41,7 +50,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class GPURecord(Record):
@@ -103,6 +112,35 @@ class QualityMetrics(Record):
     confusion_matrix: list[list[int]] = Field(description="rows: true label, columns: predicted label")
     confidence_mean: float = Field(description="mean of the max class probability")
     confidence_std: float
+    confusion_labels: list[str] | None = Field(
+        default=None, description="classes of confusion_matrix's rows and columns when they are not the dataset's "
+                                  "label_names: the dataset's classes, then the classes outside the data the model "
+                                  "predicted (their rows are zero); None: the dataset's label_names")
+    predicted_outside: int = Field(default=0, description="predictions of a class the data does not hold (each one "
+                                   "an error: accuracy and recall count it, precision and F1 average over the "
+                                   "dataset's classes only)")
+    n_nonfinite: int = Field(default=0, description="examples whose scores were NaN or infinite: left out of these "
+                             "metrics (n_examples counts the others)")
+    nonfinite_examples: list[int] = Field(default_factory=list, description="dataset indices of the first "
+                                          "NONFINITE_NAMED of those examples")
+
+
+#: How many of a model's NaN/infinite examples its record names (all are in predictions.npz).
+NONFINITE_NAMED = 10
+
+
+class BatchBackoff(Record):
+    """The quality pass ran out of device memory on a batch and ran it, and larger later ones, in pieces.
+
+    The batch plan (which examples, in which order, cut where) is the run's and stays as it is;
+    from batch ``batch`` on, every batch larger than ``sub_batch_size`` is run as consecutive
+    halves (recursively), in order, so each example's prediction is the model's own.
+    """
+
+    batch: int = Field(description="position of the batch in the plan (0-based)")
+    batch_size: int = Field(description="examples in the batch (or piece) that ran out of memory")
+    sub_batch_size: int = Field(description="the largest piece run from then on")
+    error: str = Field(description="the error's class name (OutOfMemoryError …)")
 
 
 class DatasetRecord(Record):
@@ -140,9 +178,12 @@ class ModelRecord(Record):
     source: str
     num_parameters: int
     parameter_bytes: int
-    label_alignment: str | None = Field(description="identical | remapped | generic | unnamed (None: no "
-                                        "quality pass)")
+    label_alignment: str | None = Field(description="identical | remapped | subset | generic | unnamed (None: "
+                                        "no quality pass)")
     label_columns: list[int] | None = Field(description="model output column of each dataset class")
+    labels_outside_data: list[str] = Field(
+        default_factory=list, description="the model's classes the dataset does not hold, in output order; its "
+                                          "probabilities of them follow the dataset's classes in predictions.npz")
     index_order_hash: str = Field(description="SHA-256 of the example order and batch boundaries")
     batch_size: int
     device: str
@@ -151,6 +192,8 @@ class ModelRecord(Record):
     eval_time_s: float | None = Field(description="quality pass wall time; None when only speed was measured")
     quality: QualityMetrics | None = Field(description="None when only speed was measured (h2h bench)")
     warnings: list[str] = Field(default_factory=list)
+    batch_backoff: list[BatchBackoff] = Field(default_factory=list, description="out-of-memory back-offs of the "
+                                              "quality pass (empty: every batch ran whole)")
     execution_mode: str = Field(default="local", description="local | processes | ray")
     workers: list[WorkerRecord] = Field(default_factory=list, description="where each shard ran (processes/ray)")
     speed_concurrent: bool = Field(default=False, description="speed measured while other workers shared the "

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from headtohead.errors import listing
 from headtohead.results.base import Record
 from headtohead.results.comparison import ContingencyTable
 from headtohead.results.io import read_versioned_json
@@ -167,7 +168,7 @@ class ModelSweep(Record):
         for cell in self.cells:
             if cell.name == name:
                 return cell
-        raise KeyError(f"no sweep cell '{name}' (have: {', '.join(c.name for c in self.cells)})")
+        raise KeyError(f"no sweep cell '{name}' (have: {listing(c.name for c in self.cells)})")
 
     def best_batch_size(self, name: str) -> int | None:
         """The batch size at which cell ``name`` reached its highest throughput."""

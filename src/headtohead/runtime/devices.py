@@ -100,6 +100,8 @@ class DeviceBackend(Protocol):
     def max_memory_allocated(self, device: str) -> int | None: ...
     def max_memory_reserved(self, device: str) -> int | None: ...
     def transfer_streams(self, device: str) -> TransferStreams: ...
+    def empty_cache(self, device: str) -> None:
+        """Hand the caching allocator's free blocks back (after running out of memory, before a smaller try)."""
 
 
 class TorchBackend:
@@ -140,6 +142,16 @@ class TorchBackend:
             import torch
 
             torch.mps.synchronize()
+
+    def empty_cache(self, device: str) -> None:
+        if is_cuda(device):
+            import torch
+
+            torch.cuda.empty_cache()
+        elif device == "mps":
+            import torch
+
+            torch.mps.empty_cache()
 
     def warm_up(self, device: str) -> None:
         """Create the device's context and its cuBLAS handle now, so no model's load or first call pays for them.

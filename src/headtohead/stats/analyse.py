@@ -32,6 +32,7 @@ from headtohead.results.comparison import (
 from headtohead.results.predictions import Predictions
 from headtohead.stats.bootstrap import Interval, paired_bootstrap
 from headtohead.stats.calibration import calibration
+from headtohead.stats.exclusions import scored_rows
 from headtohead.stats.intervals import accuracy_estimate, bootstrap_estimates, estimate_from_interval
 from headtohead.stats.joint import joint_bootstrap
 from headtohead.stats.mcnemar import EXACT_BELOW, McNemarResult, mcnemar_test
@@ -66,6 +67,7 @@ def _check_settings(alpha: float, n_resamples: int, ci_method: str, ece_bins: in
 
 def _check_predictions(predictions: Predictions) -> None:
     y, k = np.asarray(predictions.y_true), len(predictions.label_names)
+    width = len(predictions.all_labels)  # the dataset's classes, then those only models know
     n = len(y)
     if n == 0:
         raise ResultsError("the predictions hold no evaluated examples: nothing to analyse; check the dataset")
@@ -73,12 +75,16 @@ def _check_predictions(predictions: Predictions) -> None:
         raise ResultsError(f"true labels must be class indices 0..{k - 1}; the predictions file is inconsistent")
     for name, model in predictions.models.items():
         pred, proba = np.asarray(model.pred), np.asarray(model.proba)
-        if pred.shape != (n,) or proba.shape != (n, k):
+        if pred.shape != (n,) or proba.shape != (n, width):
             raise ResultsError(f"model '{name}': predictions have shapes {pred.shape}/{proba.shape}, expected "
-                               f"{(n,)}/{(n, k)}; re-run the evaluation")
-        if n and (pred.min() < 0 or pred.max() >= k):
-            raise ResultsError(f"model '{name}': predicted classes outside 0..{k - 1}; re-run the evaluation")
-        if not np.all(np.isfinite(proba)) or np.any(proba < 0):
+                               f"{(n,)}/{(n, width)}; re-run the evaluation")
+        scored = model.valid
+        if not scored.any():
+            raise ResultsError(f"model '{name}' has no prediction for any example (NaN or infinite scores "
+                               f"everywhere); check the model's outputs")
+        if pred[scored].min() < 0 or pred[scored].max() >= width:
+            raise ResultsError(f"model '{name}': predicted classes outside 0..{width - 1}; re-run the evaluation")
+        if not np.all(np.isfinite(proba[scored])) or np.any(proba[scored] < 0):
             raise ResultsError(f"model '{name}': probabilities contain NaN, infinite or negative values; "
                                f"check the model's outputs")
 
@@ -139,6 +145,31 @@ def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibra
                              higher_is_better=METRICS.get(name, METRICS["accuracy"]).higher_is_better,
                              note=intervals[name].note)
             for name in names]
+
+
+def _scored_model_stats(name: str, predictions: Predictions, calibrated: dict[str, dict[str, Interval]], *,
+                        seed: np.random.SeedSequence, options: dict, joint_seed: int) -> ModelStats:
+    """One model's statistics on the examples it scored (all of them, unless some outputs were NaN or infinite)."""
+    sub, left_out = scored_rows(predictions, [name])
+    if not left_out:
+        return _model_stats(name, predictions, calibrated[name], seed=seed, **options)
+    own = _calibration_intervals(sub, seed=joint_seed, **options)[0][name]
+    return _model_stats(name, sub, own, seed=seed, **options).model_copy(update={"n_excluded": left_out})
+
+
+def _scored_pair(name_a: str, name_b: str, predictions: Predictions, models: dict[str, ModelStats],
+                 calibrated_pairs: dict[tuple[str, str], dict[str, Interval]], *, seed: int,
+                 model_seeds: tuple[np.random.SeedSequence, np.random.SeedSequence], options: dict
+                 ) -> tuple[Predictions, ModelStats, ModelStats, dict[str, Interval], int]:
+    """A pair on the rows both models scored: those predictions, both models' statistics there, the pair's
+    calibration intervals, and how many rows were left out."""
+    sub, left_out = scored_rows(predictions, [name_a, name_b])
+    if not left_out:
+        return predictions, models[name_a], models[name_b], calibrated_pairs[(name_a, name_b)], 0
+    own, own_pairs = _calibration_intervals(sub, seed=seed, **options)
+    a, b = (_model_stats(name, sub, own[name], seed=s, **options).model_copy(update={"n_excluded": left_out})
+            for name, s in zip((name_a, name_b), model_seeds))
+    return sub, a, b, own_pairs[(name_a, name_b)], left_out
 
 
 def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: float, n_pairs: int,
@@ -210,20 +241,25 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     confidence = 1.0 - alpha
     names = list(predictions.models)
     options = dict(confidence=confidence, n_resamples=n_resamples, ci_method=ci_method, ece_bins=ece_bins)
-    calibrated, calibrated_pairs = _calibration_intervals(predictions, seed=seed, **options)
-    models = {name: _model_stats(name, predictions, calibrated[name], seed=np.random.SeedSequence([seed, 0, i]),
-                                 **options)
+    # Each statistic on the rows its models scored (stats.exclusions); all rows when every output was finite.
+    clean = [name for name in names if predictions[name].valid.all()]
+    calibrated, calibrated_pairs = _calibration_intervals(predictions.restricted(models=clean), seed=seed,
+                                                          **options) if clean else ({}, {})
+    models = {name: _scored_model_stats(name, predictions, calibrated, seed=np.random.SeedSequence([seed, 0, i]),
+                                        options=options, joint_seed=seed)
               for i, name in enumerate(names)}
     pairs = list(itertools.combinations(range(len(names)), 2))
-    y = predictions.y_true
-    tests = [mcnemar_test(predictions[names[i]].correct(y), predictions[names[j]].correct(y)) for i, j in pairs]
+    scored = [_scored_pair(names[i], names[j], predictions, models, calibrated_pairs, seed=seed,
+                           model_seeds=(np.random.SeedSequence([seed, 0, i]), np.random.SeedSequence([seed, 0, j])),
+                           options=options) for i, j in pairs]
+    tests = [mcnemar_test(sub[a.name].correct(sub.y_true), sub[b.name].correct(sub.y_true))
+             for sub, a, b, _, _ in scored]
     adjusted = holm_adjust([t.p_value for t in tests])
     comparisons = []
-    for (i, j), test, p_adj in zip(pairs, tests, adjusted):
-        a, b = models[names[i]], models[names[j]]
-        diffs = _differences(a, b, predictions, calibrated_pairs[(names[i], names[j])],
-                             seed=np.random.SeedSequence([seed, 1, i, j]), **options)
-        comparisons.append(_comparison(a, b, test, float(p_adj), len(pairs), diffs, alpha))
+    for (i, j), (sub, a, b, pair_calibrated, left_out), test, p_adj in zip(pairs, scored, tests, adjusted):
+        diffs = _differences(a, b, sub, pair_calibrated, seed=np.random.SeedSequence([seed, 1, i, j]), **options)
+        comparison = _comparison(a, b, test, float(p_adj), len(pairs), diffs, alpha)
+        comparisons.append(comparison.model_copy(update={"n_excluded": left_out}) if left_out else comparison)
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)
     settings = StatsSettings(alpha=alpha, confidence=confidence, n_resamples=n_resamples,

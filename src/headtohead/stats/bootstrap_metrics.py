@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from headtohead.errors import ConfigError, did_you_mean
+from headtohead.errors import ConfigError, did_you_mean, listing
 
 __all__ = [
     "Stat",
@@ -226,7 +226,7 @@ def metric_spec(name: str, label_names: Sequence[str]) -> MetricSpec:
         labels = [str(x) for x in label_names]
         if label not in labels:
             raise ConfigError(f"metric '{name}': no class '{label}'{did_you_mean(label, labels)} "
-                              f"(classes: {', '.join(labels)})")
+                              f"(classes: {listing(labels)})")
         return MetricSpec(name, PER_CLASS_METRICS[family], _per_class(family, labels.index(label)))
     choices = list(METRICS) + [f"{f}:<class>" for f in PER_CLASS_METRICS]
     raise ConfigError(f"unknown metric '{name}'{did_you_mean(name, METRICS)} (choose one of: {', '.join(choices)})")
@@ -287,7 +287,8 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
     needs : sequence of str
         Names from :data:`STAT_NAMES`.
     y_true, pred : ndarray of shape (n,)
-        True and predicted class indices.
+        True and predicted class indices (``pred`` may name classes from ``n_classes`` on:
+        classes the data does not hold, which only count as errors).
     proba : ndarray of shape (n, n_classes) or None
         Class probabilities; required by the calibration statistics only.
     n_classes, n_bins : int
@@ -309,7 +310,12 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
         if name == "true":
             out[name] = Stat(y_true, n_classes)
         elif name == "pred":
-            out[name] = Stat(pred, n_classes)
+            # A predicted class outside the dataset's (a model that knows more classes) is nobody's
+            # predicted count: precision and F1 run over the dataset's classes, as scikit-learn's
+            # ``labels=`` does; the example still counts against its true class's recall.
+            inside = pred < n_classes
+            out[name] = Stat(pred, n_classes) if inside.all() else \
+                Stat(np.where(inside, pred, 0), n_classes, inside.astype(np.float64))
         elif name == "tp":
             out[name] = Stat(y_true, n_classes, correct)
         elif name == "bin_count":

@@ -207,6 +207,11 @@ class FakeCudaBackend:
     warm_ups: list[str] = field(default_factory=list)
     #: Bytes the first use of a device allocates (as the CUDA context and cuBLAS workspace do).
     context_bytes: int = 0
+    #: Device memory in bytes: an allocation beyond it raises ``torch.cuda.OutOfMemoryError``
+    #: (``None``: unlimited), as a real GPU's allocator does.
+    memory_limit: int | None = None
+    #: Every device whose cached blocks were handed back (:meth:`empty_cache`), in order.
+    cache_empties: list[str] = field(default_factory=list)
     pending: list[FakeTimingEvent] = field(default_factory=list)
     _gpus: dict[int, _FakeGPU] = field(default_factory=dict)
 
@@ -265,6 +270,10 @@ class FakeCudaBackend:
     def max_memory_reserved(self, device: str) -> int | None:
         return self._gpu(device).reserved_peak
 
+    def empty_cache(self, device: str) -> None:
+        self._gpu(device)
+        self.cache_empties.append(device)
+
     def transfer_streams(self, device: str) -> FakeTransferStreams:
         self._gpu(device)
         streams = FakeTransferStreams(device)
@@ -281,8 +290,13 @@ class FakeCudaBackend:
         return self._gpu(device).clock_ns
 
     def allocate(self, device: str, nbytes: int) -> None:
-        """Simulate allocating ``nbytes`` on ``device`` (raises the peak if it is exceeded)."""
+        """Simulate allocating ``nbytes`` on ``device`` (raises the peak; out of memory beyond ``memory_limit``)."""
         gpu = self._gpu(device)
+        if self.memory_limit is not None and gpu.allocated + int(nbytes) > self.memory_limit:
+            import torch
+
+            raise torch.cuda.OutOfMemoryError(f"CUDA out of memory. Tried to allocate {int(nbytes)} bytes on {device} "
+                                              f"({gpu.allocated} of {self.memory_limit} bytes in use; fake GPU)")
         gpu.allocated += int(nbytes)
         gpu.peak = max(gpu.peak, gpu.allocated)
         gpu.reserved_peak = max(gpu.reserved_peak, self._reserved(gpu.allocated))

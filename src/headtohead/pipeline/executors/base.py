@@ -23,7 +23,7 @@ import numpy as np
 from headtohead.adapters.labels import LabelAlignment
 from headtohead.config.execution import ExecutionConfig
 from headtohead.engines.evaluate import Evaluation
-from headtohead.errors import H2HError
+from headtohead.errors import H2HError, listing
 from headtohead.pipeline.executors.fairness import shared_devices
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult
 from headtohead.pipeline.executors.sharding import ShardMismatch, merge_shards, plan_shards
@@ -176,8 +176,11 @@ class Executor(ABC):
             first = done[0]
             return ModelFailure(name, TaskFailure(task=first.task, error_type=type(exc).__name__, message=str(exc),
                                                   worker=first.worker))
+        backoff = tuple(event.model_copy(update={"batch": event.batch + r.task.shard.start // plan.batch_size})
+                        for r in done for event in r.backoff)  # batch positions in the whole plan
         evaluation = Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(),
-                                n_batches=sum(r.n_batches for r in done), seconds=self._pass_seconds(done))
+                                n_batches=sum(r.n_batches for r in done), seconds=self._pass_seconds(done),
+                                backoff=backoff)
         model = LoadedModel(name=name, device=",".join(dict.fromkeys(r.device for r in done)),
                             n_parameters=done[0].num_parameters, n_parameter_bytes=done[0].parameter_bytes,
                             warnings=tuple(dict.fromkeys(w for r in done for w in r.warnings)))
@@ -217,4 +220,4 @@ def failure_summary(outcomes: Sequence[ModelOutcome | ModelFailure]) -> str | No
         return None
     kept = [o.name for o in outcomes if isinstance(o, ModelOutcome)]
     parts = [str(o.error()) for o in failed]
-    return "; ".join(parts) + (f"; kept: {', '.join(kept)}" if kept else "; no model finished")
+    return "; ".join(parts) + (f"; kept: {listing(kept)}" if kept else "; no model finished")

@@ -199,6 +199,8 @@ class TaskResult:
     worker: str
     environment: Environment | None
     warnings: tuple[str, ...] = ()
+    #: Out-of-memory back-offs of the pass (batch positions within the shard's plan).
+    backoff: tuple[Any, ...] = ()
     speed: dict[str, Any] | None = field(default=None, repr=False)
     #: The loaded model itself, only when the task ran in this process (``local``): kept for the speed pass.
     adapter: Any = field(default=None, repr=False)

@@ -132,7 +132,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         started_at=started_at + done.load_time_s, load_time_s=done.load_time_s,
         num_parameters=done.adapter.num_parameters(), parameter_bytes=done.adapter.parameter_bytes(),
         device=setup.context.device, worker=worker_name(), environment=None, warnings=tuple(done.adapter.warnings),
-        speed=speed, adapter=done.adapter)
+        backoff=evaluation.backoff, speed=speed, adapter=done.adapter)
 
 
 def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
