@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from headtohead.runtime.devices import use_backend
-from headtohead.engines.memory import MemoryWindow, RssSampler, measure_memory, read_peak_rss, reset_peak_rss
+from headtohead.engines.memory import RssSampler, measure_memory
 from headtohead.engines.telemetry import TelemetrySampler, host_load, open_nvml
 from headtohead.report.warnings import isolation_warning
 from headtohead.results.speed import HostLoad
@@ -59,16 +59,30 @@ def test_measure_memory_on_cpu_sees_what_the_calls_allocate():
     assert got["idle"] < 4  # tolerance: interpreter and sampler noise
 
 
+_SPIKE = """
+import json, numpy as np
+from headtohead.engines.memory import MemoryWindow, read_peak_rss, reset_peak_rss
+if not reset_peak_rss():
+    print(json.dumps(None)); raise SystemExit
+window = MemoryWindow("cpu", interval_s=10.0).open()  # the sampler will not read in time
+spike = np.ones(48 * 2**20, dtype=np.uint8)
+del spike
+peaks = window.close()
+print(json.dumps({"exact": peaks.exact, "kernel": peaks.rss_peak - peaks.rss_start,
+                  "sampled": peaks.rss.peak - peaks.rss_start, "reread": read_peak_rss() - peaks.rss_peak}))
+"""
+
+
 def test_the_kernel_peak_catches_a_spike_no_sample_sees():
-    if not reset_peak_rss():
+    # In a process of its own, like the test above: in this long-lived one, memory other tests'
+    # threads allocate or glibc keeps after the spike would land in the sampled figure.
+    out = subprocess.run([sys.executable, "-c", _SPIKE], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if got is None:
         pytest.skip("no resettable peak RSS here (Linux only)")
-    window = MemoryWindow("cpu", interval_s=10.0).open()  # the sampler will not read in time
-    spike = np.ones(48 * 2**20, dtype=np.uint8)
-    del spike
-    peaks = window.close()
-    assert peaks.exact and peaks.rss_peak - peaks.rss_start >= 44 * 2**20  # a 48 MiB spike (page rounding, reuse)
-    assert peaks.rss.peak - peaks.rss_start < 8 * 2**20  # the samples missed it
-    assert read_peak_rss() >= peaks.rss_peak - 2**20
+    assert got["exact"] and got["kernel"] >= 44 * 2**20  # a 48 MiB spike (page rounding, reuse)
+    assert got["sampled"] < 8 * 2**20  # the samples missed it
+    assert got["reread"] >= -2**20
 
 
 def test_cuda_growth_is_per_model_and_the_process_figure_holds_everything():
