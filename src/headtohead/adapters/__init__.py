@@ -26,6 +26,7 @@ ADAPTERS: dict[str, str] = {
     "sklearn": "headtohead.adapters.sklearn_models:SklearnAdapter",
     "python": "headtohead.adapters.python_factory:PythonAdapter",
     "onnx": "headtohead.adapters.onnx_runtime:OnnxRuntimeAdapter",
+    "predictions": "headtohead.adapters.predictions:PredictionsAdapter",
 }
 
 

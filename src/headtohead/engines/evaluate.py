@@ -10,6 +10,11 @@ under ``torch.inference_mode``, and scores are gathered without a host synchroni
 batch (:mod:`~headtohead.engines.transfer`; on CUDA, page-locked memory, ``non_blocking``
 copies and a side stream). None of that changes what is computed: predictions are in plan
 order, batch by batch, exactly as a plain loop over the plan would give them.
+
+A model whose outputs are stored per example (``feeds = "ids"``: prediction files) has no
+forward pass: the same loop over the plan hands it each batch's example positions
+(:meth:`~headtohead.adapters.base.ModelAdapter.stored_outputs`) and keeps what it stored —
+its own predicted classes, and its probabilities only when it has them.
 """
 
 from __future__ import annotations
@@ -48,8 +53,9 @@ class Evaluation:
     ----------
     pred : ndarray (n,)
         Predicted class index in dataset label order, aligned with ``plan.order``.
-    proba : ndarray (n, n_classes), float32
-        Probabilities, columns in dataset label order, rows aligned with ``plan.order``.
+    proba : ndarray (n, n_classes), float32, or None
+        Probabilities, columns in dataset label order, rows aligned with ``plan.order``;
+        ``None`` for a model that stored predictions without probabilities.
     alignment : LabelAlignment
     plan_hash : str
     seconds : float
@@ -57,7 +63,7 @@ class Evaluation:
     """
 
     pred: np.ndarray
-    proba: np.ndarray
+    proba: np.ndarray | None
     alignment: LabelAlignment
     plan_hash: str
     n_batches: int
@@ -107,12 +113,41 @@ def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
     alignment = align_labels(adapter.label_names, dataset.label_names, model=adapter.name)
     if alignment.warning:
         adapter.warn(alignment.warning)
+    if adapter.feeds == "ids":
+        return _stored_evaluation(adapter, dataset, plan, alignment, progress)
     start = time.perf_counter()
     scores = _run_batches(adapter, dataset, plan, alignment, progress, prefetch, workers)
     proba = _probabilities(adapter, scores, alignment, dataset.num_classes)
     seconds = time.perf_counter() - start
     return Evaluation(pred=proba.argmax(axis=1).astype(np.int64), proba=proba, alignment=alignment,
                       plan_hash=plan.hash(), n_batches=len(plan), seconds=seconds)
+
+
+def _stored_evaluation(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,
+                       progress: ProgressCallback | None) -> Evaluation:
+    """The stored outputs of every example, batch by batch in plan order (no preprocessing, nothing to time)."""
+    start = time.perf_counter()
+    n, k = len(plan.order), dataset.num_classes
+    pred = np.empty(n, dtype=np.int64)
+    proba: np.ndarray | None = None
+    row = 0
+    for done, indices in enumerate(plan, start=1):
+        stored = adapter.stored_outputs(dataset, indices)
+        if stored.proba is not None:
+            if proba is None and row:
+                raise ModelError(f"model '{adapter.name}' stored probabilities for some examples only; give them "
+                                 f"for every example or for none")
+            proba = np.empty((n, k), dtype=np.float32) if proba is None else proba
+            proba[row:row + len(indices)] = stored.proba
+        elif proba is not None:
+            raise ModelError(f"model '{adapter.name}' stored probabilities for some examples only; give them for "
+                             f"every example or for none")
+        pred[row:row + len(indices)] = stored.pred
+        row += len(indices)
+        if progress is not None:
+            progress(adapter.name, done, len(plan))
+    return Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(), n_batches=len(plan),
+                      seconds=time.perf_counter() - start)
 
 
 def _run_batches(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,

@@ -103,7 +103,7 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
 
     preds = run.predictions
     return {name: calibration(preds.y_true, preds[name].pred, preds[name].proba)
-            for name in preds if name in {m.name for m in result.models}}
+            for name in preds if name in {m.name for m in result.models} and preds[name].proba is not None}
 
 
 def _interval_data(run: RunEntry) -> dict[str, dict[str, tuple[float, float, float]]]:

@@ -27,12 +27,13 @@ class ModelPredictions:
     ----------
     pred : ndarray of shape (n,), int64
         Predicted class index (into the dataset's label names).
-    proba : ndarray of shape (n, n_classes), float32
-        Class probabilities (columns in dataset label order).
+    proba : ndarray of shape (n, n_classes), float32, or None
+        Class probabilities (columns in dataset label order); ``None`` for a model whose
+        stored predictions have none (``kind: predictions`` without probability columns).
     """
 
     pred: np.ndarray
-    proba: np.ndarray
+    proba: np.ndarray | None
 
     def correct(self, y_true: np.ndarray) -> np.ndarray:
         """Boolean array: was each example predicted correctly."""
@@ -75,15 +76,16 @@ class Predictions:
         when every example was evaluated)."""
         rows = np.argsort(self.order, kind="stable")
         model = self[name]
-        return ModelPredictions(model.pred[rows], model.proba[rows])
+        return ModelPredictions(model.pred[rows], None if model.proba is None else model.proba[rows])
 
-    def add(self, name: str, pred: np.ndarray, proba: np.ndarray) -> None:
-        """Add a model's predictions (checked against the evaluation set's size)."""
+    def add(self, name: str, pred: np.ndarray, proba: np.ndarray | None) -> None:
+        """Add a model's predictions (checked against the evaluation set's size); ``proba`` may be ``None``."""
         pred = np.asarray(pred, dtype=np.int64)
-        proba = np.asarray(proba, dtype=np.float32)
-        if pred.shape != self.y_true.shape or proba.shape != (len(self.y_true), len(self.label_names)):
-            raise ValueError(f"predictions of '{name}' have shapes {pred.shape}/{proba.shape}, expected "
-                             f"{self.y_true.shape}/{(len(self.y_true), len(self.label_names))}")
+        proba = None if proba is None else np.asarray(proba, dtype=np.float32)
+        expected = (len(self.y_true), len(self.label_names))
+        if pred.shape != self.y_true.shape or (proba is not None and proba.shape != expected):
+            raise ValueError(f"predictions of '{name}' have shapes {pred.shape}/"
+                             f"{None if proba is None else proba.shape}, expected {self.y_true.shape}/{expected}")
         self.models[name] = ModelPredictions(pred, proba)
 
     def save(self, path: str | Path) -> None:
@@ -96,7 +98,8 @@ class Predictions:
         }
         for i, preds in enumerate(self.models.values()):
             arrays[f"pred_{i}"] = preds.pred
-            arrays[f"proba_{i}"] = preds.proba
+            if preds.proba is not None:  # no proba_<i>: the model stored no probabilities
+                arrays[f"proba_{i}"] = preds.proba
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         write_bytes_atomic(Path(path), buffer.getvalue())
@@ -115,6 +118,6 @@ class Predictions:
         predictions = cls(arrays["order"].astype(np.int64), arrays["y_true"].astype(np.int64),
                           tuple(str(n) for n in arrays["label_names"]))
         for i, name in enumerate(arrays["model_names"]):
-            predictions.models[str(name)] = ModelPredictions(arrays[f"pred_{i}"].astype(np.int64),
-                                                             arrays[f"proba_{i}"].astype(np.float32))
+            proba = arrays[f"proba_{i}"].astype(np.float32) if f"proba_{i}" in arrays else None
+            predictions.models[str(name)] = ModelPredictions(arrays[f"pred_{i}"].astype(np.int64), proba)
         return predictions

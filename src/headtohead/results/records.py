@@ -101,8 +101,9 @@ class QualityMetrics(Record):
     f1_weighted: float
     per_class: list[ClassQuality]
     confusion_matrix: list[list[int]] = Field(description="rows: true label, columns: predicted label")
-    confidence_mean: float = Field(description="mean of the max class probability")
-    confidence_std: float
+    confidence_mean: float | None = Field(description="mean of the max class probability; None for predictions "
+                                          "stored without probabilities")
+    confidence_std: float | None
 
 
 class DatasetRecord(Record):

@@ -72,7 +72,8 @@ def _check_predictions(predictions: Predictions) -> None:
     if k == 0 or y.min() < 0 or y.max() >= k:
         raise ResultsError(f"true labels must be class indices 0..{k - 1}; the predictions file is inconsistent")
     for name, model in predictions.models.items():
-        pred, proba = np.asarray(model.pred), np.asarray(model.proba)
+        pred = np.asarray(model.pred)
+        proba = np.asarray(model.proba) if model.proba is not None else np.zeros((n, k))  # None: not available
         if pred.shape != (n,) or proba.shape != (n, k):
             raise ResultsError(f"model '{name}': predictions have shapes {pred.shape}/{proba.shape}, expected "
                                f"{(n,)}/{(n, k)}; re-run the evaluation")
@@ -97,8 +98,14 @@ Calibration = tuple[dict[str, dict[str, Interval]], dict[tuple[str, str], dict[s
 
 def _calibration_intervals(predictions: Predictions, *, confidence: float, n_resamples: int, ci_method: str,
                            ece_bins: int, seed: int) -> Calibration:
-    """ECE, Brier and NLL of every model and every pair from one set of resamples (:mod:`~headtohead.stats.joint`)."""
-    names = list(predictions.models)
+    """ECE, Brier and NLL of every model and every pair from one set of resamples (:mod:`~headtohead.stats.joint`).
+
+    Models without probabilities (stored predictions) and their pairs get none: their
+    calibration is not available, never computed from one-hot vectors.
+    """
+    names = [m for m in predictions.models if predictions[m].proba is not None]
+    if not names:
+        return {}, {}
     return joint_bootstrap(predictions.y_true, {m: (predictions[m].pred, predictions[m].proba) for m in names},
                            metrics=_CALIBRATION_METRICS, pairs=list(itertools.combinations(names, 2)),
                            label_names=predictions.label_names, n_resamples=n_resamples, confidence=confidence,
@@ -117,9 +124,10 @@ def _model_stats(name: str, predictions: Predictions, calibrated: dict[str, Inte
     recalls = {m.split(":", 1)[1]: e for m, e in estimates.items() if m.startswith("recall:")}
     return ModelStats(name=name, n_examples=len(y), accuracy=accuracy_estimate(model.correct(y), confidence),
                       balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
-                      f1_weighted=estimates["f1_weighted"], recall_per_class=recalls, ece=estimates["ece"],
-                      brier=estimates["brier"], nll=estimates["nll"],
-                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins, level=confidence))
+                      f1_weighted=estimates["f1_weighted"], recall_per_class=recalls, ece=estimates.get("ece"),
+                      brier=estimates.get("brier"), nll=estimates.get("nll"),
+                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins, level=confidence)
+                      if model.proba is not None else None)
 
 
 def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibrated: dict[str, Interval], *,
@@ -133,6 +141,7 @@ def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibra
                                  n_resamples=n_resamples, confidence=confidence, method=ci_method, n_bins=ece_bins,
                                  seed=np.random.default_rng(seed))
     intervals.update(calibrated)
+    names = [name for name in names if name in intervals]  # calibration only when both models have probabilities
     return [MetricDifference(metric=name, value_a=a.estimate(name).value, value_b=b.estimate(name).value,
                              difference=intervals[name].estimate, ci_low=intervals[name].low,
                              ci_high=intervals[name].high, method=intervals[name].method, confidence=confidence,
@@ -211,8 +220,8 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     names = list(predictions.models)
     options = dict(confidence=confidence, n_resamples=n_resamples, ci_method=ci_method, ece_bins=ece_bins)
     calibrated, calibrated_pairs = _calibration_intervals(predictions, seed=seed, **options)
-    models = {name: _model_stats(name, predictions, calibrated[name], seed=np.random.SeedSequence([seed, 0, i]),
-                                 **options)
+    models = {name: _model_stats(name, predictions, calibrated.get(name, {}),
+                                 seed=np.random.SeedSequence([seed, 0, i]), **options)
               for i, name in enumerate(names)}
     pairs = list(itertools.combinations(range(len(names)), 2))
     y = predictions.y_true
@@ -221,7 +230,7 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     comparisons = []
     for (i, j), test, p_adj in zip(pairs, tests, adjusted):
         a, b = models[names[i]], models[names[j]]
-        diffs = _differences(a, b, predictions, calibrated_pairs[(names[i], names[j])],
+        diffs = _differences(a, b, predictions, calibrated_pairs.get((names[i], names[j]), {}),
                              seed=np.random.SeedSequence([seed, 1, i, j]), **options)
         comparisons.append(_comparison(a, b, test, float(p_adj), len(pairs), diffs, alpha))
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}

@@ -12,7 +12,7 @@ from headtohead.results.records import ClassQuality, QualityMetrics
 __all__ = ["compute_quality"]
 
 
-def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray,
+def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | None,
                     label_names: Sequence[str]) -> QualityMetrics:
     """Accuracy, P/R/F1 (macro, weighted, per class), confusion matrix and confidence.
 
@@ -20,8 +20,9 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray,
     ----------
     y_true, y_pred : ndarray of shape (n,)
         True and predicted class indices into ``label_names``.
-    proba : ndarray of shape (n, n_classes)
-        Class probabilities (rows sum to 1), columns in ``label_names`` order.
+    proba : ndarray of shape (n, n_classes), or None
+        Class probabilities (rows sum to 1), columns in ``label_names`` order; ``None`` for
+        predictions stored without them (the confidence is then ``None``: not available).
     label_names : sequence of str
 
     Returns
@@ -52,7 +53,7 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray,
                      accuracy=float(confusion[i, i] / s_c[i]) if s_c[i] else 0.0, support=int(s_c[i]))
         for i, name in enumerate(label_names)
     ]
-    confidence = proba.max(axis=1) if len(proba) else np.zeros(0)
+    mean, std = _confidence(proba)
     return QualityMetrics(
         n_examples=int(len(y_true)),
         accuracy=float(skm.accuracy_score(y_true, y_pred)),
@@ -61,9 +62,17 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray,
         precision_weighted=prf["weighted"][0], recall_weighted=prf["weighted"][1], f1_weighted=prf["weighted"][2],
         per_class=per_class,
         confusion_matrix=confusion.astype(int).tolist(),
-        confidence_mean=float(confidence.mean()) if len(confidence) else 0.0,
-        confidence_std=float(confidence.std()) if len(confidence) else 0.0,
+        confidence_mean=mean,
+        confidence_std=std,
     )
+
+
+def _confidence(proba: np.ndarray | None) -> tuple[float | None, float | None]:
+    """Mean and standard deviation of the top-class probability; ``None`` without probabilities."""
+    if proba is None:
+        return None, None
+    confidence = proba.max(axis=1) if len(proba) else np.zeros(0)
+    return (float(confidence.mean()), float(confidence.std())) if len(confidence) else (0.0, 0.0)
 
 
 def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
