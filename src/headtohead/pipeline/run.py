@@ -36,11 +36,11 @@ from headtohead.pipeline.model_pass import ModelOutcome, load_model, model_recor
 from headtohead.pipeline.outputs import RunState, check_writable
 from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_experiment
-from headtohead.report.sentences import with_quality_sentences, with_speed_sentences
+from headtohead.pipeline.statistics import run_statistics
+from headtohead.report.sentences import with_speed_sentences
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.files import RESULTS_FILE
 from headtohead.results.records import StageTimings
-from headtohead.results.comparison import StatsSummary
 from headtohead.results.files import RESUME_DIR
 from headtohead.results.speed import SpeedSummary
 from headtohead.runtime.determinism import deterministic_algorithms
@@ -220,7 +220,7 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
         result = state.result
         if setup.quality:
             with clock.stage("statistics"):
-                result = result.model_copy(update={"stats": _analyse(exp, state.predictions)})
+                result = result.model_copy(update={"stats": run_statistics(setup, state.predictions, out)})
         if measure_speed and timed_models(exp):
             with clock.stage("speed"):
                 result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,
@@ -298,14 +298,6 @@ def _speed(setup: RunSetup, finished: Sequence[ModelOutcome | ModelFailure],
 def timed_models(exp: Experiment) -> list[ModelConfig]:
     """The models the speed pass times: every model that computes (stored predictions have no speed)."""
     return [m for m in exp.models if adapter_class(m.kind).feeds == "examples"]
-
-
-def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
-    from headtohead.stats import analyse
-
-    cfg = exp.stats
-    return with_quality_sentences(analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples,
-                                          ci_method=cfg.ci_method, ece_bins=cfg.ece_bins, seed=exp.seed))
 
 
 def _warm_up(device: str) -> float | None:

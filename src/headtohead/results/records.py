@@ -14,11 +14,17 @@ Changelog of :data:`SCHEMA_VERSION`:
   ``inference_rss_mb`` derived); ``cold_start`` per model; ``timed_indices``/``timed_sizes``;
   ``device_warmup_s``; telemetry per scenario (``ScenarioTiming.telemetry``; version 1's
   model-level average is dropped on read); ``ScenarioTiming.inputs`` and ``repeat_noise``.
+* 3 — where models differ: ``stats.slices`` (quality per class, input-size bin and extra
+  column, paired tests with Holm over slices) and ``stats.disagreements`` (per pair, the first
+  examples exactly one model got right, with their inputs); models of ``kind: predictions``
+  (``ModelRecord.outputs = "stored"``) without probabilities: ``quality.confidence_mean``/``confidence_std``
+  may be ``None``.
+  Version-2 files read with no slices and no disagreements.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -41,7 +47,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class GPURecord(Record):
@@ -139,6 +145,8 @@ class ModelRecord(Record):
     name: str
     kind: str
     source: str
+    outputs: Literal["computed", "stored"] = Field(
+        default="computed", description="stored: outputs read, not computed (kind predictions): speed not measured")
     num_parameters: int
     parameter_bytes: int
     label_alignment: str | None = Field(description="identical | remapped | generic | unnamed (None: no "

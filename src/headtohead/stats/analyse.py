@@ -38,6 +38,7 @@ from headtohead.stats.mcnemar import EXACT_BELOW, McNemarResult, mcnemar_test
 from headtohead.stats.bootstrap_metrics import METRICS
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.power import minimum_detectable_effect
+from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts, run_disagreements, run_slices
 
 __all__ = ["analyse", "PER_CLASS_LIMIT", "MDE_POWER"]
 
@@ -171,8 +172,9 @@ def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: f
 
 
 def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int = 2000, ci_method: str = "bca",
-            ece_bins: int = 15, seed: int = 0) -> StatsSummary:
-    """Every statistic of a run: per-model intervals, every pair compared, a ranking.
+            ece_bins: int = 15, seed: int = 0, examples: ExampleFacts | None = None,
+            disagreements_kept: int | None = DISAGREEMENTS_KEPT) -> StatsSummary:
+    """Every statistic of a run: per-model intervals, every pair compared, a ranking, where models differ.
 
     Parameters
     ----------
@@ -189,11 +191,17 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
         Equal-width confidence bins for ECE/MCE and the reliability diagram.
     seed : int
         Seed of the bootstrap; the same seed gives the same intervals.
+    examples : ExampleFacts, optional
+        Sizes, extra columns and ids of the examples (dataset order): slices by input size and
+        by column, ids on the disagreements. Slices by class are made without them.
+    disagreements_kept : int, optional
+        Rows of each direction of disagreement kept per pair (``None``: all).
 
     Returns
     -------
     StatsSummary
-        With one model: its intervals and calibration, no comparisons.
+        With one model: its intervals and calibration, no comparisons. ``slices`` and
+        ``disagreements``: :mod:`headtohead.stats.where`.
 
     Raises
     ------
@@ -240,4 +248,7 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
                              power=MDE_POWER,
                              mcnemar_rule=f"exact binomial when b + c < {EXACT_BELOW}, "
                                           f"else χ² with continuity correction")
-    return StatsSummary(settings=settings, models=list(models.values()), comparisons=comparisons, ranking=ranking)
+    return StatsSummary(settings=settings, models=list(models.values()), comparisons=comparisons, ranking=ranking,
+                        slices=run_slices(predictions, examples, alpha=alpha),
+                        disagreements=run_disagreements(predictions, examples.ids if examples else None,
+                                                        kept=disagreements_kept))
