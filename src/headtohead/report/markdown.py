@@ -145,7 +145,7 @@ def _where_lines(result: RunResult, index: int, folder: str, files: dict[str, by
     slices = slice_rows(result)
     if slices:
         lines += ["#### Where the models differ: slices", ""]
-        lines += _table(list(slices[0]), [[md_escape(v) for v in row.values()] for row in slices])
+        lines += _table([md_escape(h) for h in slices[0]], [[md_escape(v) for v in row.values()] for row in slices])
         lines += [md_escape(slices_note(result)), ""]
     blocks = disagreement_blocks(result)
     if blocks:

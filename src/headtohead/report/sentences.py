@@ -22,7 +22,7 @@ from headtohead.stats.power import SamplePlan
 
 __all__ = ["format_pp", "format_p", "TEST_NAMES", "pair_verdict", "quality_sentence", "speed_sentence",
            "verdict_lines", "speed_verdict_lines", "with_quality_sentences", "with_speed_sentences",
-           "plan_sentence", "slice_phrase", "slice_sentence", "slice_clause"]
+           "plan_sentence", "slice_phrase", "slice_sentence", "slice_clause", "slices_line", "SLICES_NAMED"]
 
 _MINUS = "\u2212"
 #: How each McNemar variant is named in a sentence.
@@ -197,6 +197,36 @@ def slice_sentence(result: SliceResult, pair: SlicePair, summary: SliceSummary |
     return f"{pair.winner} is {clause}." if clause else ""
 
 
+#: Significant slices named in a pair's line of slices; the rest are counted (all are in the slices table).
+SLICES_NAMED = 3
+
+
+def slices_line(summary: SliceSummary, model_a: str, model_b: str, *, limit: int = SLICES_NAMED) -> str:
+    """One pair's significant slices in one line, smallest Holm p first; ``""`` when there is none.
+
+    Only slices significant after Holm's adjustment over every (slice, pair) test are named.
+
+    Examples
+    --------
+    ``bert vs roberta by slice: roberta is better on inputs of 27 words or more (+4.1 pp, Holm p = 0.002);
+    bert on class negative (+2.0 pp, Holm p = 0.03).``
+    """
+    found = sorted(((r, p) for r in summary.slices for p in r.pairs
+                    if p.significant and p.winner is not None and (p.model_a, p.model_b) == (model_a, model_b)),
+                   key=lambda item: (item[1].p_adjusted, -abs(item[1].difference)))
+    if not found:
+        return ""
+    parts, said = [], set()
+    for r, p in found[:limit]:
+        gap = p.difference if p.winner == p.model_a else -p.difference
+        verb = "" if p.winner in said else " is better"
+        parts.append(f"{p.winner}{verb} {slice_phrase(r, summary)} ({format_pp(gap)} pp, "
+                     f"Holm p {format_p(p.p_adjusted)})")
+        said.add(p.winner)
+    more = f"; {len(found) - limit} more in the slices table" if len(found) > limit else ""
+    return f"{model_a} vs {model_b} by slice: " + "; ".join(parts) + more + "."
+
+
 def slice_clause(result: SliceResult, pair: SlicePair, summary: SliceSummary | None = None) -> str:
     """:func:`slice_sentence` after "<winner> is" (a report's headline puts the winner first itself)."""
     if not pair.significant or pair.winner is None:
@@ -258,7 +288,8 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
     """
     lines = [comparison.verdict for comparison in summary.comparisons]
     if summary.slices is not None:
-        lines.extend(p.verdict for r in summary.slices.slices for p in r.pairs if p.verdict)
+        found = (slices_line(summary.slices, c.model_a, c.model_b) for c in summary.comparisons)
+        lines.extend(line for line in found if line)
     if len(summary.models) > 2 and summary.ranking:
         groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in summary.ranking)
         lines.append(f"Ranking by accuracy ({groups}); models in one group are not significantly different "

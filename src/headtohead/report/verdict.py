@@ -17,8 +17,7 @@ from headtohead.results.records import RunResult
 from headtohead.results.speed import SpeedComparison, SpeedSummary
 from headtohead.results.training import TrainingSummary
 from headtohead.report.warnings import speed_warnings
-from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, slice_clause
-from headtohead.stats.slices import significant_slices
+from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, slices_line
 
 __all__ = ["VerdictLine", "Verdict", "build_verdict", "quality_line", "speed_line", "seed_line", "slice_lines"]
 
@@ -26,8 +25,6 @@ _SCENARIOS = {"offline": "offline", "single_stream": "single stream"}
 # Beyond this many pairs the headline summarises (ranking, fastest model) instead of listing every pair.
 _MAX_PAIRS_LISTED = 3
 _MAX_SPEED_PAIRS_LISTED = 1
-# Significant slices named in the headline; the others are counted (all are in the slices table).
-_MAX_SLICES_LISTED = 3
 
 
 @dataclass(frozen=True)
@@ -163,22 +160,15 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
 
 
 def slice_lines(stats: StatsSummary | None) -> list[VerdictLine]:
-    """The slices where one model is significantly better after Holm's adjustment over all slices, and only those.
+    """Per pair, the slices where one model is significantly better after Holm's adjustment, and only those.
 
-    Examples
-    --------
-    ``minilm: better on class negative: +7.2 pp over tfidf (95 % CI +1.9…+12.5, 428 examples), Holm p = 0.041
-    over 12 slice tests``.
+    One line per pair that has any (up to the pairs a headline lists), e.g. ``minilm vs tfidf
+    by slice: minilm is better on class negative (+7.2 pp, Holm p = 0.041).``
     """
-    if stats is None or stats.slices is None:
+    if stats is None or stats.slices is None or len(stats.comparisons) > _MAX_PAIRS_LISTED:
         return []
-    found = significant_slices(stats.slices)
-    lines = [VerdictLine(pair.winner, slice_clause(result, pair, stats.slices), "quality")
-             for result, pair in found[:_MAX_SLICES_LISTED]]
-    if len(found) > _MAX_SLICES_LISTED:
-        lines.append(VerdictLine(None, f"… and {len(found) - _MAX_SLICES_LISTED} more slice(s) where one model is "
-                                       f"significantly better (see the slices table).", "info"))
-    return lines
+    found = (slices_line(stats.slices, c.model_a, c.model_b) for c in stats.comparisons)
+    return [VerdictLine(None, line, "quality") for line in found if line]
 
 
 def _speed_headline(speed: SpeedSummary) -> list[VerdictLine]:
@@ -254,6 +244,9 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     details: list[str] = []
     if result.stats is not None:
         details.extend(c.verdict for c in result.stats.comparisons)
+        if result.stats.slices is not None:  # one line per pair (every slice's sentence is in the records)
+            found = (slices_line(result.stats.slices, c.model_a, c.model_b) for c in result.stats.comparisons)
+            details.extend(line for line in found if line)
     seeds = training.multi_seed if training is not None else None
     if seeds is not None and len(training.seeds) > 1 and len(seeds.comparisons) <= _MAX_PAIRS_LISTED:
         headline.extend(seed_line(c) for c in seeds.comparisons)
