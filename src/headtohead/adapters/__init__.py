@@ -40,7 +40,7 @@ def adapter_class(kind: str) -> type[ModelAdapter]:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:  # a family whose extra is not installed (torch, transformers, timm …)
-        raise missing_dependency(exc, f"model kind '{kind}'") or exc from None
+        raise missing_dependency(exc, f"model kind '{kind}'", kind) or exc from None
     return getattr(module, class_name)
 
 
@@ -71,4 +71,4 @@ def create_adapter(config: ModelConfig, context: LoadContext) -> ModelAdapter:
     try:
         return cls.load(config, context)
     except ModuleNotFoundError as exc:  # imported on load: torch for a module, skops for a .skops file …
-        raise missing_dependency(exc, f"model '{config.name}' (kind {config.kind})") or exc from None
+        raise missing_dependency(exc, f"model '{config.name}' (kind {config.kind})", config.kind) or exc from None

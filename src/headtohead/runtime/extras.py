@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from headtohead.errors import ModelError
 
-__all__ = ["EXTRAS", "extra_for", "missing_dependency"]
+__all__ = ["EXTRAS", "KIND_EXTRAS", "extra_for", "missing_dependency"]
 
 #: Top-level module → the extra that installs it.
 EXTRAS: dict[str, str] = {
@@ -21,6 +21,10 @@ EXTRAS: dict[str, str] = {
     "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx",
     "skops": "skops", "datasets": "hf", "ray": "ray", "mlflow": "mlflow",
 }
+
+#: Model kind → the extra that installs its whole family (``text`` brings torch too, so a
+#: transformers model without torch is told to install ``text``, not ``torch`` and then ``text``).
+KIND_EXTRAS: dict[str, str] = {"transformers": "text", "timm": "vision", "torchvision": "vision"}
 
 
 def extra_for(module: str | None) -> str | None:
@@ -34,7 +38,7 @@ def extra_for(module: str | None) -> str | None:
     return EXTRAS.get((module or "").split(".")[0])
 
 
-def missing_dependency(exc: ModuleNotFoundError, what: str) -> ModelError | None:
+def missing_dependency(exc: ModuleNotFoundError, what: str, kind: str | None = None) -> ModelError | None:
     """One line naming the extra to install when ``exc`` is an optional dependency missing; ``None`` otherwise.
 
     Parameters
@@ -42,6 +46,9 @@ def missing_dependency(exc: ModuleNotFoundError, what: str) -> ModelError | None
     exc : ModuleNotFoundError
     what : str
         What needed it (``"model 'bert' (kind transformers)"``).
+    kind : str, optional
+        The model kind that needed it: a family whose extra includes torch is named for the
+        whole family (``KIND_EXTRAS``).
 
     Examples
     --------
@@ -51,5 +58,7 @@ def missing_dependency(exc: ModuleNotFoundError, what: str) -> ModelError | None
     extra = extra_for(exc.name)
     if extra is None:
         return None
+    if extra == "torch" and kind in KIND_EXTRAS:
+        extra = KIND_EXTRAS[kind]
     return ModelError(f"{what} needs {exc.name.split('.')[0]}, which is not installed; install it with: "
                       f"pip install \"headtohead[{extra}]\"")
