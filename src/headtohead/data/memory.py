@@ -79,6 +79,8 @@ def _arrays(where: str, features: Any, labels: Any, config: DataConfig) -> Datas
 
 
 def _feature_frame(where: str, frame: Any, config: DataConfig) -> Dataset:
+    from pandas.api.types import is_numeric_dtype  # a DataFrame was given: pandas is there
+
     columns = [str(c) for c in frame.columns]
     frame = frame.copy()
     frame.columns = columns
@@ -88,7 +90,7 @@ def _feature_frame(where: str, frame: Any, config: DataConfig) -> Dataset:
                         f"name it with label_column")
     kept = {config.label_column, config.id_column, *config.slice_columns}
     features = [c for c in columns if c not in kept]
-    numeric = [c for c in features if np.issubdtype(frame[c].dtype, np.number)]
+    numeric = [c for c in features if is_numeric_dtype(frame[c].dtype)]
     if not features or numeric != features:
         other = [c for c in features if c not in numeric]
         raise DataError(f"{where}: no text column '{config.text_column or DEFAULT_TEXT_COLUMN}' and "

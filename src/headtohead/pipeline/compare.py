@@ -164,9 +164,9 @@ def prediction_table(name: str, predictions: Any, dataset: Dataset) -> Any:
     if values.ndim == 1 and len(values):
         return pd.DataFrame({"prediction": values.tolist()})
     if values.ndim == 2 and np.issubdtype(values.dtype, np.number):
-        labels = [dataset.label_names[i] for i in np.asarray(values).argmax(axis=1)] \
-            if values.shape[1] == dataset.num_classes else None
-        return _with_probabilities(pd.DataFrame({"prediction": labels}), values, dataset, name)
+        frame = _with_probabilities(pd.DataFrame(index=range(len(values))), values, dataset, name)
+        frame.insert(0, "prediction", [dataset.label_names[i] for i in values.argmax(axis=1)])
+        return frame
     raise ModelError(f"model '{name}': a {type(predictions).__name__} is not a model compare() can use; give a torch "
                      f"module, (model, tokenizer), a fitted estimator, a callable, or predictions (labels, "
                      f"probabilities, a dict or a DataFrame)")
