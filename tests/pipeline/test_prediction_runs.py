@@ -166,3 +166,29 @@ def test_prediction_files_without_ids_match_by_row_order_with_a_warning(setup, t
     model = outcome.result.model("p")
     assert model.quality.accuracy == pytest.approx(np.mean(pred == y))
     assert any("matched to the data by position" in w for w in model.warnings)
+
+
+def test_image_disagreements_carry_thumbnails_into_the_report(tmp_path):
+    from headtohead.config.schema import DataConfig
+    from headtohead.data import create_dataset
+    from headtohead.testing.data import make_image_folder
+
+    folder = make_image_folder(tmp_path / "images", classes=("ants", "bees"), n_per_class=6, size=(40, 24))
+    dataset = create_dataset(DataConfig(path=str(folder))).eval
+    y = np.asarray(dataset.labels)
+    a, b = y.copy(), y.copy()
+    a[:3], b[-2:] = 1 - a[:3], 1 - b[-2:]  # a misses the first three, b the last two
+    for name, pred in (("a", a), ("b", b)):
+        write_prediction_file(tmp_path / f"{name}.csv", None, pred, np.eye(2)[pred] * 0.8 + 0.1,
+                              label_names=dataset.label_names)
+    outcome = headtohead.run({"name": "images", "data": {"path": str(folder)},
+                              "models": [{"name": n, "kind": "predictions", "source": str(tmp_path / f"{n}.csv")}
+                                         for n in ("a", "b")],
+                              "eval": {"device": "cpu"}, "stats": {"n_resamples": 100}, "speed": {"enabled": False}},
+                             out_dir=tmp_path / "out", report=True)
+    found = outcome.result.stats.disagreements[0]
+    assert [r.index for r in found.only_b_right] == [0, 1, 2] and [r.index for r in found.only_a_right] == [10, 11]
+    rows = found.only_a_right + found.only_b_right
+    assert all(r.thumbnail.startswith("data:image/jpeg;base64,") and r.input.endswith(".png") for r in rows)
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert page.count('src="data:image/jpeg;base64,') >= len(rows)
