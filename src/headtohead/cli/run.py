@@ -26,10 +26,13 @@ from headtohead.cli.reliability import (
 
 __all__ = ["run", "bench", "SetOption"]
 
+# typer >= 0.20 vendors click: its UsageError is found by name, as cli/main.py finds ClickException
+_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 SetOption = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16 (repeatable).")
 
 
 def run(
+    ctx: typer.Context,
     experiment: Optional[Path] = typer.Argument(None, help="The experiment YAML file (or --data and --model)."),
     data: Optional[str] = typer.Option(None, "--data", help="Without a file: the evaluation data (data.path)."),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Without a file: name=source or "
@@ -47,6 +50,8 @@ def run(
     offline: bool = OfflineOption,
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
+    if experiment is None and data is None and not model:  # neither way of naming the models: a usage error
+        raise _USAGE_ERROR("Missing argument 'EXPERIMENT' (or --data with --model name=source).", ctx=ctx)
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.quick import command_experiment
     from headtohead.pipeline.run import run as run_experiment
