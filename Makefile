@@ -1,6 +1,7 @@
 # The two commands of the README. `make` builds .venv/ in the clone when it is missing.
 # torch/torchvision are pinned through constraints.txt (see ../shared/ENVIRONMENT.md).
-# `make demo` installs only what the demo needs; `make test` adds the test extras (and Ray).
+# `make demo` installs every model family (`.[all]`: torch, transformers, timm); `make test` adds the
+# test extras (and Ray). `pip install headtohead` alone is the light install (statistics, prediction files).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -22,11 +23,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(BASE_STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(PIP) -e .
+	$(PIP) -e ".[all]"
 	touch $@
 
 $(DEV_STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(PIP) -e ".[dev,ray]"
+	$(PIP) -e ".[all,dev,ray]"
 	touch $@ $(BASE_STAMP)
 
 clean:

@@ -8,7 +8,10 @@ internal. Everything is imported on first use, so ``import headtohead`` (and ``h
 >>> outcome.result.model("bert").quality.accuracy                  # doctest: +SKIP
 
 Every command of ``h2h`` is one function here: :func:`run` (``h2h run``, ``h2h bench`` with
-``quality=False``), :func:`train`, :func:`sweep`, :func:`gate`, :func:`compare_machines`.
+``quality=False``), :func:`train`, :func:`sweep`, :func:`gate`, :func:`compare_machines`;
+:func:`compare` is :func:`run` for models and data held in memory (a notebook):
+
+>>> outcome = headtohead.compare({"bert": (model, tokenizer), "gpt": gpt_labels}, data=frame)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from headtohead.version import __version__
 __all__ = [
     "__version__",
     "run",
+    "compare",
     "Run",
     "train",
     "sweep",
@@ -42,6 +46,7 @@ __all__ = [
 # name → (module, attribute), imported on first use
 _LAZY = {
     "run": ("headtohead.pipeline.run", "run"),
+    "compare": ("headtohead.pipeline.compare", "compare"),
     "Run": ("headtohead.pipeline.run", "Run"),
     "train": ("headtohead.pipeline.training", "train_experiment"),
     "sweep": ("headtohead.pipeline.sweep", "run_sweep"),

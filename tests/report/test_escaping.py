@@ -25,7 +25,8 @@ IMG = '<img src=x onerror="alert(2)">'
 def evil():
     """A run whose label, model names, run name, data path and config carry markup."""
     result, predictions = sample_run({IMG: 0.9, "=cmd|' /C calc'!A0": 0.8}, label_names=[SCRIPT, "ok & fine", "x"],
-                                     n_examples=300, name='run "</title><b>', n_resamples=200)
+                                     n_examples=300, name='run "</title><b>', n_resamples=200,
+                                     texts=[f"sentence {i} <b>bold</b> {SCRIPT}" for i in range(300)])
     dataset = result.dataset.model_copy(update={"source": "/data/<i>evil</i>.tsv"})
     experiment = dict(result.experiment, note="</pre><script>alert(3)</script>")
     return result.model_copy(update={"dataset": dataset, "experiment": experiment}), predictions
@@ -53,18 +54,20 @@ def test_html_shows_markup_literally_and_contains_no_tag_from_user_input(evil):
     # only the template's own tags and attributes: nothing from user input became markup
     assert parsed.tags <= TEMPLATE_TAGS, parsed.tags - TEMPLATE_TAGS
     assert parsed.attributes <= {"lang", "charset", "http-equiv", "content", "name", "href", "class", "style", "id",
-                                 "src", "alt", "colspan"}
+                                 "src", "alt", "colspan", "open"}
     text = "".join(parsed.text)
     assert SCRIPT in text and IMG in text and "/data/<i>evil</i>.tsv" in text  # shown literally
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # the label, as text
     assert "&lt;img src=x onerror=&#34;alert(2)&#34;&gt;" in html  # the model name, as text
     assert "&lt;i&gt;evil&lt;/i&gt;" in html and "&lt;/pre&gt;&lt;script&gt;alert(3)" in html
     assert re.search(r"<title>run &#34;&lt;/title&gt;&lt;b&gt;</title>", html)
+    assert "sentence 0 &lt;b&gt;bold&lt;/b&gt; &lt;script&gt;" in html or "&lt;b&gt;bold&lt;/b&gt;" in html  # inputs
 
 
 def test_markdown_shows_markup_literally(evil):
     text, _ = render_markdown(evil[0], predictions=evil[1])
-    assert "<script" not in text and "<img" not in text and "<i>" not in text
+    assert "<script" not in text and "<img" not in text and "<i>" not in text and "<b>" not in text
+    assert "&lt;b&gt;bold&lt;/b&gt;" in text  # the disagreeing inputs, shown literally
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert md_escape("a|b *c* [d](e)") == "a\\|b \\*c\\* \\[d\\](e)"
     assert md_escape("# not a heading") == "\\# not a heading" and md_escape("1. x") == "1\\. x"

@@ -48,7 +48,7 @@ def test_html_is_one_self_contained_file_verdict_first(full, full_html):
     # nothing is loaded from anywhere: every image is a data: URI, no link/stylesheet/font URL
     assert not re.search(r'(src|href)="(?!data:|#)', html)
     images = _images(html)
-    assert len(images) == 6 and all(src.startswith("data:image/svg+xml;base64,") for src in images)
+    assert len(images) == 7 and all(src.startswith("data:image/svg+xml;base64,") for src in images)
     assert all(base64.b64decode(src.split(",", 1)[1]).lstrip().startswith(b"<?xml") for src in images)
     # the verdict (worded from the records) comes before the summary, then details, then the environment
     headline = build_verdict(result).headline[0]
@@ -80,7 +80,7 @@ def test_markdown_has_verdict_tables_and_png_files(full):
     assert text.index("## Verdict") < text.index("## Summary") < text.index("## Details") < text.index("## Environment")
     assert "| metric | bert | roberta |" in text
     linked = re.findall(r"!\[[^\]]*\]\(r_files/([^)]+)\)", text)
-    assert sorted(linked) == sorted(images) and len(images) == 6
+    assert sorted(linked) == sorted(images) and len(images) == 7
     assert all(data.startswith(b"\x89PNG") for data in images.values())
 
 
@@ -170,7 +170,7 @@ def test_the_report_command_writes_every_format(full, tmp_path):
         assert (tmp_path / name).is_file(), name
     default = cli.invoke(app, ["report", str(out)])
     assert default.exit_code == 0 and (out / "report.html").is_file()
-    assert Path(str(out / "report.html")).read_text().count("<img ") == 6
+    assert Path(str(out / "report.html")).read_text().count("<img ") == 7
 
 
 def test_training_adds_its_table_curves_seed_chart_and_seed_verdict(full, tmp_path):

@@ -52,7 +52,7 @@ def test_every_chart_of_a_full_run_renders_as_svg_and_png(run):
     specs = overview_figures(merged, styles) + run_figures(merged.runs[0], 1, styles)
     keys = [s.key for s in specs]
     assert keys == ["overview-tradeoff", "run1-intervals", "run1-latency", "run1-confusion", "run1-f1",
-                    "run1-reliability"]
+                    "run1-reliability", "run1-slices-0", "run1-slices-1", "run1-slices-2"]
     for spec in specs:
         svg = spec.svg()
         assert _is_svg(svg)

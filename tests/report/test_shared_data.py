@@ -64,20 +64,20 @@ def test_sst2_dev_report(shared_data, tmp_path):
     result = outcome.result
     html, md, table = _report(out, tmp_path)
     assert result.stats is not None and result.speed is not None
-    # trade-off, intervals, latency, latency against length (text), confusion, F1 per class, reliability
-    assert html.count("<img ") == 7
+    # trade-off, intervals, latency, latency against length (text), confusion, F1 per class, reliability, slices
+    assert html.count("<img ") == 8
     assert result.stats.comparisons[0].verdict.split(":")[0] in html  # "logreg vs naive-bayes"
     assert "872 examples, 2 classes (text)" in html and "872 examples" in md
     assert list(table["model"]) == ["logreg", "naive-bayes"]
     assert table["accuracy"].tolist() == pytest.approx([m.quality.accuracy for m in result.models])
-    assert len(re.findall(r"!\[", md)) == 7
+    assert len(re.findall(r"!\[", md)) == 8
 
 
 @pytest.mark.slow
 def test_ants_bees_val_report(shared_data, tmp_path):
     """Images, quality and statistics (the SST-2 test covers speed)."""
     out = tmp_path / "run"
-    headtohead.run({
+    outcome = headtohead.run({
         "name": "antsbees", "seed": 0,
         "data": {"path": str(shared_data / "hymenoptera" / "val")},
         "models": [
@@ -91,6 +91,10 @@ def test_ants_bees_val_report(shared_data, tmp_path):
     }, out_dir=out)
     html, md, table = _report(out, tmp_path)
     assert "153 examples, 2 classes (image)" in html
-    assert html.count("<img ") == 4 and "Paired comparisons" in html and "Speed and memory" not in html
+    # intervals, confusion, F1 per class, reliability, slices; a thumbnail per disagreeing example shown
+    thumbnails = html.count('<img class="thumb"')
+    assert html.count("<img ") - thumbnails == 5 and "Paired comparisons" in html and "Speed and memory" not in html
+    shown = outcome.result.stats.disagreements[0]
+    assert thumbnails == len(shown.only_a_right) + len(shown.only_b_right) > 0
     assert "| accuracy ↑ |" in md and set(table["model"]) == {"resnet", "mobilenet"}
     assert "single_stream_p50_ms" not in table.columns

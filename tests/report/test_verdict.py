@@ -48,9 +48,11 @@ def test_speed_line_turns_the_ratio_round_so_the_faster_model_leads(clear_win):
 def test_build_verdict_puts_quality_before_speed_and_keeps_the_records_sentences(clear_win):
     verdict = build_verdict(clear_win)
     kinds = [line.kind for line in verdict.headline]
-    assert kinds == ["quality", "speed", "speed"]
+    assert kinds == ["quality", "quality", "speed", "speed"]  # the pair, then where it differs, then speed
+    assert verdict.headline[1].text.startswith("bert vs roberta by slice: roberta is better on class")
     assert verdict.details[0] == clear_win.stats.comparisons[0].verdict
-    assert verdict.details[1:] == [c.verdict for run in clear_win.speed.scenarios for c in run.comparisons]
+    assert verdict.details[1] == verdict.headline[1].text
+    assert verdict.details[2:] == [c.verdict for run in clear_win.speed.scenarios for c in run.comparisons]
 
 
 def test_no_significant_difference_declares_no_winner():
@@ -80,7 +82,9 @@ def test_many_models_get_a_ranking_and_the_fastest_model_instead_of_every_pair()
     speed = [line for line in verdict.headline if line.kind == "speed"]
     assert [line.subject for line in speed] == ["m2", "m2"]  # offline and single stream
     assert "faster than the runner-up, m3" in speed[0].text
-    assert len(verdict.details) == 6 + 2 * 6  # every pair's full sentence is still there
+    by_slice = [d for d in verdict.details if " by slice: " in d]
+    assert len(verdict.details) == 6 + 2 * 6 + len(by_slice)  # every pair's full sentence is still there
+    assert not any(" by slice: " in line.text for line in verdict.headline)  # too many pairs for the headline
 
 
 def test_one_model_gets_its_accuracy_with_interval():

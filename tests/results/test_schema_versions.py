@@ -1,4 +1,5 @@
-"""Files of schema version 2 (before label subsets, NaN rows and out-of-memory back-off) still read."""
+"""Files of schema version 2 (before label subsets, NaN rows, out-of-memory back-off, slices, disagreements
+and stored outputs) still read; a newer version is refused."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import io
 import json
 
 import numpy as np
+import pytest
 
 import headtohead
+from headtohead.errors import ResultsError
 from headtohead.results import SCHEMA_VERSION, Predictions
+from headtohead.testing.sample import sample_run
 
 MLP = {"name": "mlp", "kind": "python", "source": "headtohead.testing.models:tiny_mlp",
        "model_args": {"n_features": 4, "n_classes": 3}}
@@ -28,8 +32,10 @@ def _as_version_2(raw: dict) -> dict:
             del model[key]
         for key in QUALITY_FIELDS:
             del model["quality"][key]
+        del model["outputs"]
     for record in raw["stats"]["models"] + raw["stats"]["comparisons"]:
         del record["n_excluded"]
+    del raw["stats"]["slices"], raw["stats"]["disagreements"]
     return raw
 
 
@@ -47,6 +53,8 @@ def test_a_version_2_run_reads_as_it_was_written(tmp_path):
         assert model.quality.confusion_labels is None and model.quality.n_nonfinite == 0
         assert model.quality == run.result.model(model.name).quality
     assert [c.n_excluded for c in result.stats.comparisons] == [0]
+    assert result.stats.slices is None and result.stats.disagreements == []
+    assert [m.outputs for m in result.models] == ["computed", "computed"]
 
     # predictions.npz of version 2 has no outside_labels array
     with np.load(out / "predictions.npz") as arrays:
@@ -59,3 +67,12 @@ def test_a_version_2_run_reads_as_it_was_written(tmp_path):
     for name in run.predictions:
         np.testing.assert_array_equal(loaded[name].pred, run.predictions[name].pred)
         np.testing.assert_array_equal(loaded[name].proba, run.predictions[name].proba)
+
+
+def test_a_newer_version_is_refused_in_one_line(tmp_path):
+    result, _ = sample_run(n_examples=100, n_resamples=100, speed=False, stats=False)
+    raw = json.loads(result.model_dump_json())
+    raw["schema_version"] = SCHEMA_VERSION + 1
+    (tmp_path / "results.json").write_text(json.dumps(raw))
+    with pytest.raises(ResultsError, match="schema"):
+        headtohead.load_result(tmp_path / "results.json")

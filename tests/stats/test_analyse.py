@@ -48,7 +48,9 @@ def test_two_models_full_record_and_verdict() -> None:
     assert not comp.difference("brier").higher_is_better
     assert comp.verdict.startswith("strong vs weak: strong is better (accuracy strong − weak = +")
     assert "McNemar χ² p < 0.001" in comp.verdict and "Holm" not in comp.verdict
-    assert verdict_lines(summary) == [comp.verdict]
+    first, where = verdict_lines(summary)  # the pair, then the slices where it differs (both classes here)
+    assert first == comp.verdict
+    assert where.startswith("strong vs weak by slice: strong is better on class ")
 
 
 def test_model_intervals_and_calibration() -> None:
@@ -99,7 +101,7 @@ def test_many_models_holm_and_ranking() -> None:
     assert [c.p_adjusted for c in summary.comparisons] == pytest.approx(list(multipletests(raw, method="holm")[1]))
     assert all(c.significant == (c.p_adjusted <= 0.05) for c in summary.comparisons)
     assert [sorted(g.models) for g in summary.ranking] == [["a", "b"], ["c", "d"]]
-    lines = verdict_lines(summary)
+    lines = [line for line in verdict_lines(summary) if " by slice: " not in line]
     assert len(lines) == 7 and lines[-1].startswith("Ranking by accuracy (1. a, b · 2. c, d)")
     assert "Holm p" in lines[0]
 

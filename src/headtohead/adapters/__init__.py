@@ -15,6 +15,7 @@ from headtohead.adapters.base import LoadContext, ModelAdapter, move_to_device
 from headtohead.adapters.labels import LabelAlignment, align_labels
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError, did_you_mean
+from headtohead.runtime.extras import missing_dependency
 
 __all__ = ["ADAPTERS", "create_adapter", "adapter_class", "ModelAdapter", "LoadContext", "LabelAlignment",
            "align_labels", "move_to_device"]
@@ -26,6 +27,7 @@ ADAPTERS: dict[str, str] = {
     "sklearn": "headtohead.adapters.sklearn_models:SklearnAdapter",
     "python": "headtohead.adapters.python_factory:PythonAdapter",
     "onnx": "headtohead.adapters.onnx_runtime:OnnxRuntimeAdapter",
+    "predictions": "headtohead.adapters.predictions:PredictionsAdapter",
 }
 
 
@@ -35,7 +37,11 @@ def adapter_class(kind: str) -> type[ModelAdapter]:
         raise ModelError(f"unknown model kind '{kind}'{did_you_mean(kind, ADAPTERS)} "
                          f"(choose one of: {', '.join(ADAPTERS)})")
     module_name, class_name = ADAPTERS[kind].split(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:  # a family whose extra is not installed (torch, transformers, timm …)
+        raise missing_dependency(exc, f"model kind '{kind}'", kind) or exc from None
+    return getattr(module, class_name)
 
 
 def create_adapter(config: ModelConfig, context: LoadContext) -> ModelAdapter:
@@ -62,4 +68,7 @@ def create_adapter(config: ModelConfig, context: LoadContext) -> ModelAdapter:
     if context.modality not in cls.modalities:
         raise ModelError(f"model '{config.name}' (kind {config.kind}) cannot read {context.modality} data; "
                          f"{config.kind} models read: {', '.join(cls.modalities)}")
-    return cls.load(config, context)
+    try:
+        return cls.load(config, context)
+    except ModuleNotFoundError as exc:  # imported on load: torch for a module, skops for a .skops file …
+        raise missing_dependency(exc, f"model '{config.name}' (kind {config.kind})", config.kind) or exc from None

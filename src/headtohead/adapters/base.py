@@ -16,19 +16,27 @@ similar length into the run's one batch plan) and :meth:`ModelAdapter.preprocess
 
 Torch-based families also expose :attr:`ModelAdapter.module` (the ``nn.Module``) so the
 training and memory engines can use it; scikit-learn and plain callables leave it ``None``.
+
+Families that do not compute but look up outputs stored per example (prediction files, see
+:mod:`~headtohead.adapters.predictions`) set :attr:`ModelAdapter.feeds` to ``"ids"``: the
+quality pass hands them the examples' positions and ids (:meth:`ModelAdapter.stored_outputs`)
+instead of preprocessed inputs, and the speed pass skips them, as there is nothing to time.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from headtohead.config.schema import ModelConfig
+import numpy as np
 
-__all__ = ["ModelAdapter", "LoadContext", "move_to_device"]
+from headtohead.config.schema import ModelConfig
+from headtohead.data.base import Dataset
+
+__all__ = ["ModelAdapter", "LoadContext", "StoredOutputs", "move_to_device"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,14 @@ class LoadContext:
         Seed for anything random at load time (fresh classifier heads).
     base_dir : Path
         Folder relative model paths are read from (the experiment file's folder).
+    id_column : str
+        The column prediction files are matched to the data by (``data.id_column``, ``"id"`` when unset).
+    partial_data : bool
+        The evaluated examples are only part of the data file (``data.limit``): a prediction
+        file may hold rows for examples left out, which are then ignored (and counted).
+    objects : mapping of str to object
+        Models handed over in memory (:func:`headtohead.compare`), by model name; families
+        that accept objects use them instead of reading ``source``.
     """
 
     label_names: tuple[str, ...]
@@ -55,11 +71,32 @@ class LoadContext:
     device: str = "cpu"
     seed: int = 42
     base_dir: Path = Path(".")
+    id_column: str = "id"
+    partial_data: bool = False
+    objects: Mapping[str, Any] = field(default_factory=dict)
 
     def resolve_path(self, path: str) -> Path:
         """``path`` made absolute against :attr:`base_dir` (absolute paths pass unchanged)."""
         p = Path(path).expanduser()
         return p if p.is_absolute() else (self.base_dir / p)
+
+
+@dataclass(frozen=True)
+class StoredOutputs:
+    """Outputs a model stored for some examples (:meth:`ModelAdapter.stored_outputs`).
+
+    Attributes
+    ----------
+    pred : ndarray of shape (n,), int64
+        Predicted class, an index into the dataset's label names. Taken as it is (not
+        recomputed from ``proba``: a system may predict with a threshold of its own).
+    proba : ndarray of shape (n, K), or None
+        Probabilities in the dataset's label order, or ``None`` when the model stored none
+        (its calibration is then *not available*: never computed from one-hot vectors).
+    """
+
+    pred: np.ndarray
+    proba: np.ndarray | None = None
 
 
 class ModelAdapter(ABC):
@@ -71,6 +108,10 @@ class ModelAdapter(ABC):
     modalities: ClassVar[tuple[str, ...]]
     #: Whether :meth:`forward` returns logits (softmax applied by the engine) or probabilities.
     output_kind: Literal["logits", "probabilities"] = "logits"
+    #: What the quality pass hands the model: raw examples to :meth:`preprocess` and
+    #: :meth:`forward` (``"examples"``), or the examples' positions and ids to
+    #: :meth:`stored_outputs` (``"ids"``: outputs looked up, not computed; no speed to measure).
+    feeds: ClassVar[Literal["examples", "ids"]] = "examples"
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         self.config = config
@@ -120,6 +161,24 @@ class ModelAdapter(ABC):
     @abstractmethod
     def forward(self, inputs: Any) -> Any:
         """Scores of shape ``(batch, n_outputs)`` — a torch tensor or a NumPy array — without grad."""
+
+    def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
+        """The stored outputs of ``dataset``'s examples at ``indices`` (families with ``feeds = "ids"`` only).
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The whole evaluation data: its ids (``dataset.ids``), length and labels, which the
+            stored outputs are matched and checked against.
+        indices : ndarray of int64
+            Positions of the examples wanted, in the order wanted (a batch of the plan).
+
+        Raises
+        ------
+        ModelError
+            The stored outputs do not fit the data (missing or unknown ids, labels …).
+        """
+        raise NotImplementedError(f"{type(self).__name__} computes its outputs (feeds = 'examples')")
 
     def training_logits(self, inputs: Any) -> Any:
         """Logits with autograd on, for training (torch families only).

@@ -56,8 +56,15 @@ class PythonAdapter(ModelAdapter):
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> PythonAdapter:
-        """Import the factory, call it with ``model_args`` and check what it returned."""
+        """Import the factory, call it with ``model_args`` and check what it returned.
+
+        A model given in memory (``context.objects``, :func:`headtohead.compare`) is taken as the
+        factory's result.
+        """
         adapter = cls(config, context)
+        if config.name in context.objects:
+            adapter._adopt(context.objects[config.name])
+            return adapter
         factory = import_factory(config.source, model=config.name, search_dir=str(context.base_dir))
         try:
             made = factory(**config.model_args)
@@ -72,12 +79,10 @@ class PythonAdapter(ModelAdapter):
         return adapter
 
     def _adopt(self, made: Any) -> None:
-        import torch
-
         config = self.config
         self.output_kind = config.outputs
         self.label_names = _output_names(made, config.label_names)
-        if isinstance(made, torch.nn.Module):
+        if _is_torch_module(made):
             if self.context.modality in ("text", "text_pair"):
                 raise ModelError(f"model '{self.name}': {config.source} returned an nn.Module, which cannot read "
                                  f"raw text; return a callable that takes a list of str (and tokenises) instead")
@@ -134,6 +139,12 @@ class PythonAdapter(ModelAdapter):
             raise ModelError(f"model '{self.name}': {self.config.source} returned scores of shape {scores.shape} "
                              f"for {len(inputs)} examples; return one row per example, one column per class")
         return scores
+
+
+def _is_torch_module(made: Any) -> bool:
+    """Whether ``made`` is a torch module, without importing torch for a plain callable."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(made, torch.nn.Module)
 
 
 def import_factory(source: str, *, model: str, search_dir: str | None = None) -> Any:

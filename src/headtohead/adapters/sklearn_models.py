@@ -47,10 +47,10 @@ class SklearnAdapter(ModelAdapter):
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> SklearnAdapter:
-        """Read the estimator file and decide how its scores are obtained."""
+        """Read the estimator file, or take the fitted one given in memory; decide how its scores are obtained."""
         adapter = cls(config, context)
-        estimator = load_estimator(context.resolve_path(config.source), model=config.name,
-                                   allow_pickle=config.allow_pickle)
+        estimator = context.objects[config.name] if config.name in context.objects else \
+            load_estimator(context.resolve_path(config.source), model=config.name, allow_pickle=config.allow_pickle)
         adapter.estimator = estimator
         classes = _fitted_classes(estimator, config.name)
         if config.label_names is not None and len(config.label_names) != len(classes):

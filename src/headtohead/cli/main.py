@@ -24,6 +24,7 @@ from headtohead.cli.show import show, validate
 from headtohead.cli.sweep import sweep
 from headtohead.cli.train import train
 from headtohead.errors import H2HError
+from headtohead.runtime.extras import extra_for
 from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code
 
 __all__ = ["app", "main"]
@@ -76,6 +77,12 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
+    except ModuleNotFoundError as exc:  # an optional dependency (torch, timm …) not installed: name the extra
+        extra = extra_for(exc.name)
+        if debug or extra is None:
+            raise
+        raise _one_line(f"error: {exc.name} is not installed; install it with: pip install \"headtohead[{extra}]\"",
+                        2) from None
     except Exception as exc:  # a bug, not a user mistake: still one line unless --debug
         if debug:
             raise

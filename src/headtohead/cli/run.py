@@ -1,7 +1,9 @@
 """``h2h run`` and ``h2h bench``: compare the experiment's models; measure speed and memory only.
 
 Both validate the experiment once, call :func:`headtohead.run` and print the table and the
-verdict; ``h2h run`` also writes ``report.html`` beside the results.
+verdict; ``h2h run`` also writes ``report.html`` beside the results. Without a file,
+``h2h run --data dev.tsv --model a=preds.csv --model b=path/to/model`` builds the experiment
+(:mod:`headtohead.pipeline.quick`).
 """
 
 from __future__ import annotations
@@ -26,11 +28,23 @@ from headtohead.errors import listing
 
 __all__ = ["run", "bench", "SetOption"]
 
+# typer >= 0.20 vendors click: its UsageError is found by name, as cli/main.py finds ClickException
+_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 SetOption = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16 (repeatable).")
 
 
 def run(
-    experiment: Path = typer.Argument(..., help="The experiment YAML file."),
+    ctx: typer.Context,
+    experiment: Optional[Path] = typer.Argument(None, help="The experiment YAML file (or --data and --model)."),
+    data: Optional[str] = typer.Option(None, "--data", help="Without a file: the evaluation data (data.path)."),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Without a file: name=source or "
+                                              "name=kind:source, e.g. a=preds.csv, b=transformers:org/model "
+                                              "(repeatable; the kind is inferred from the source)."),
+    text_column: Optional[str] = typer.Option(None, "--text-column", help="With --data: data.text_column."),
+    label_column: Optional[str] = typer.Option(None, "--label-column", help="With --data: data.label_column."),
+    id_column: Optional[str] = typer.Option(None, "--id-column", help="With --data: data.id_column."),
+    slice_column: Optional[list[str]] = typer.Option(None, "--slice-column", help="With --data: a column to "
+                                                     "slice by (repeatable)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>)."),
     set_: Optional[list[str]] = SetOption,
     resume: bool = ResumeOption,
@@ -39,16 +53,20 @@ def run(
     offline: bool = OfflineOption,
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
+    if experiment is None and data is None and not model:  # neither way of naming the models: a usage error
+        raise _USAGE_ERROR("Missing argument 'EXPERIMENT' (or --data with --model name=source).", ctx=ctx)
     from headtohead.pipeline.outputs import default_out_dir
+    from headtohead.pipeline.quick import command_experiment
     from headtohead.pipeline.run import run as run_experiment
-    from headtohead.pipeline.setup import resolve_experiment
     from headtohead.report.table import timings_line
     from headtohead.results.files import PREDICTIONS_FILE, REPORT_FILE, RESULTS_FILE
 
     offline = offline_wanted(offline)
     with offline_scope(offline):  # the whole command, reports included
         with run_context() as progress:
-            exp, base_dir = resolve_experiment(experiment, set_ or [])
+            exp, base_dir = command_experiment(experiment, data=data, models=model or [], overrides=set_ or [],
+                                               text_column=text_column, label_column=label_column,
+                                               id_column=id_column, slice_columns=slice_column or None)
             out_dir = out or default_out_dir(exp.name)
             outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, resume=resume,
                                      deterministic=deterministic, offline=offline, report=True, overwrite=overwrite)

@@ -39,7 +39,7 @@ __all__ = [
 
 #: Model families with an adapter. Kept here (not read from the adapter registry) so the
 #: config validates without importing torch; a test pins it to the registry.
-MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python", "onnx")
+MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python", "onnx", "predictions")
 
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 
@@ -93,7 +93,8 @@ class ModelConfig(_Section):
     name: str = Field(min_length=1, description="Unique name used in tables and results.")
     kind: str = Field(description="Adapter family: " + " | ".join(MODEL_KINDS))
     source: str = Field(min_length=1, description="Hub id, local folder, checkpoint file, architecture "
-                        "name (timm/torchvision) or 'package.module:factory' (python).")
+                        "name (timm/torchvision), 'package.module:factory' (python) or a prediction file "
+                        "(predictions: .csv/.tsv/.jsonl/.parquet).")
     checkpoint: str | None = Field(default=None, description="Weights file for an architecture "
                                    "(.safetensors, or a torch file loaded with weights_only=True).")
     pretrained: bool = Field(default=False, description="timm/torchvision: download pretrained weights (online).")

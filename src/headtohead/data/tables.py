@@ -26,7 +26,7 @@ from headtohead.data.base import Dataset, encode_labels
 from headtohead.data.columns import check_ids, is_missing, normalise_value, require_extra_columns
 from headtohead.errors import DataError, did_you_mean, listing
 
-__all__ = ["load_table", "read_table", "rows_to_dataset", "warn_skipped", "is_missing"]
+__all__ = ["load_table", "frame_to_dataset", "read_table", "rows_to_dataset", "warn_skipped", "is_missing"]
 
 DEFAULT_TEXT_COLUMN = "text"
 
@@ -72,7 +72,15 @@ def load_table(spec: str, config: DataConfig) -> Dataset:
     >>> ds.examples, ds.labels.tolist(), ds.label_names
     (['fine', 'poor'], [1, 0], ('neg', 'pos'))
     """
-    frame = read_table(spec)
+    return frame_to_dataset(read_table(spec), spec, config)
+
+
+def frame_to_dataset(frame: Any, spec: str, config: DataConfig) -> Dataset:
+    """A labelled text table already in memory (a ``pandas.DataFrame``) as a :class:`Dataset`.
+
+    The columns are read as :func:`load_table` reads a file's (``spec`` names the table in
+    messages and becomes ``Dataset.source``).
+    """
     text_column = config.text_column or DEFAULT_TEXT_COLUMN
     wanted = {"data.text_column": text_column, "data.label_column": config.label_column}
     if config.text_pair_column is not None:

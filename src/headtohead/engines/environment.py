@@ -58,9 +58,12 @@ def capture_environment(cwd: Path | None = None) -> Environment:
     torch_version = _version("torch")
     threads = None
     if torch_version is not None:
-        import torch
-
-        threads = torch.get_num_threads()
+        try:
+            import torch
+        except ImportError:  # installed metadata but no usable torch: recorded as absent
+            torch_version = None
+        else:
+            threads = torch.get_num_threads()
     gpus = [GPURecord(index=g.index, name=g.name, driver=g.driver, cuda=g.cuda, memory_total_mb=g.memory_total_mb)
             for g in gpu_info()]
     return Environment(

@@ -17,6 +17,11 @@ it is counted on the model's record and left out of its metrics and of its pairs
 and the pass goes on (only a model with no finite scores at all is refused). A batch that
 runs the device out of memory is run again in halves, in order
 (:class:`~headtohead.engines.backoff.BatchRunner`); the back-off is recorded.
+
+A model whose outputs are stored per example (``feeds = "ids"``: prediction files) has no
+forward pass: the same loop over the plan hands it each batch's example positions
+(:meth:`~headtohead.adapters.base.ModelAdapter.stored_outputs`) and keeps what it stored —
+its own predicted classes, and its probabilities only when it has them.
 """
 
 from __future__ import annotations
@@ -60,9 +65,10 @@ class Evaluation:
         Predicted class index in dataset label order (then the model's classes outside the
         data, ``alignment.outside``), aligned with ``plan.order``; :data:`NO_PREDICTION` where
         the scores were NaN or infinite.
-    proba : ndarray (n, n_outputs), float32
+    proba : ndarray (n, n_outputs), float32, or None
         Probabilities, columns in dataset label order then ``alignment.outside``, rows aligned
-        with ``plan.order``; NaN rows where there is no prediction.
+        with ``plan.order``; NaN rows where there is no prediction; ``None`` for a model that
+        stored predictions without probabilities.
     alignment : LabelAlignment
     plan_hash : str
     seconds : float
@@ -72,7 +78,7 @@ class Evaluation:
     """
 
     pred: np.ndarray
-    proba: np.ndarray
+    proba: np.ndarray | None
     alignment: LabelAlignment
     plan_hash: str
     n_batches: int
@@ -129,6 +135,8 @@ def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
     alignment = align_labels(adapter.label_names, dataset.label_names, model=adapter.name)
     if alignment.warning:
         adapter.warn(alignment.warning)
+    if adapter.feeds == "ids":
+        return _stored_evaluation(adapter, dataset, plan, alignment, progress)
     start = time.perf_counter()
     runner = BatchRunner(adapter)
     scores = _run_batches(adapter, dataset, plan, alignment, progress, prefetch, workers, runner)
@@ -136,6 +144,33 @@ def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
     seconds = time.perf_counter() - start
     return Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(), n_batches=len(plan),
                       seconds=seconds, backoff=tuple(runner.events))
+
+
+def _stored_evaluation(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,
+                       progress: ProgressCallback | None) -> Evaluation:
+    """The stored outputs of every example, batch by batch in plan order (no preprocessing, nothing to time)."""
+    start = time.perf_counter()
+    n, k = len(plan.order), dataset.num_classes
+    pred = np.empty(n, dtype=np.int64)
+    proba: np.ndarray | None = None
+    row = 0
+    for done, indices in enumerate(plan, start=1):
+        stored = adapter.stored_outputs(dataset, indices)
+        if stored.proba is not None:
+            if proba is None and row:
+                raise ModelError(f"model '{adapter.name}' stored probabilities for some examples only; give them "
+                                 f"for every example or for none")
+            proba = np.empty((n, k), dtype=np.float32) if proba is None else proba
+            proba[row:row + len(indices)] = stored.proba
+        elif proba is not None:
+            raise ModelError(f"model '{adapter.name}' stored probabilities for some examples only; give them for "
+                             f"every example or for none")
+        pred[row:row + len(indices)] = stored.pred
+        row += len(indices)
+        if progress is not None:
+            progress(adapter.name, done, len(plan))
+    return Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(), n_batches=len(plan),
+                      seconds=time.perf_counter() - start)
 
 
 def _run_batches(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,

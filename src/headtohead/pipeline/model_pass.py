@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
+from headtohead.adapters import LoadContext, ModelAdapter, adapter_class, create_adapter
 from headtohead.config.schema import ModelConfig
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
 from headtohead.engines.seeding import seed_everything
@@ -151,6 +151,7 @@ def model_record(model_cfg: ModelConfig, model: LoadedModelFacts, load_time: flo
         name=model_cfg.name,
         kind=model_cfg.kind,
         source=model_cfg.source,
+        outputs="stored" if adapter_class(model_cfg.kind).feeds == "ids" else "computed",
         num_parameters=model.num_parameters(),
         parameter_bytes=model.parameter_bytes(),
         label_alignment=evaluation.alignment.how if evaluation else None,

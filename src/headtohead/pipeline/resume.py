@@ -150,7 +150,9 @@ class ResumeStore:
         stem = self._stem(record.name, key)
         self._write_manifest()  # first: an entry is never there without the data it belongs to
         buffer = io.BytesIO()
-        np.savez_compressed(buffer, pred=predictions.pred, proba=predictions.proba)
+        arrays = {"pred": predictions.pred} if predictions.proba is None else \
+            {"pred": predictions.pred, "proba": predictions.proba}
+        np.savez_compressed(buffer, **arrays)
         write_bytes_atomic(stem.with_suffix(".npz"), buffer.getvalue())
         entry = {"format": _FORMAT, "key": key, "record": record.model_dump(mode="json")}
         write_text_atomic(stem.with_suffix(".json"), json.dumps(entry) + "\n")
@@ -173,13 +175,14 @@ class ResumeStore:
             record = ModelRecord.model_validate(entry["record"])
             with np.load(stem.with_suffix(".npz"), allow_pickle=False) as data:
                 pred = data["pred"].astype(np.int64)
-                proba = data["proba"].astype(np.float32)
+                proba = data["proba"].astype(np.float32) if "proba" in data.files else None
         except Exception as exc:  # any damage means "not finished": evaluate it again
             log.warning("resume: the saved work of model '%s' in %s is damaged (%s: %s); evaluating it again",
                         name, self.folder, type(exc).__name__, exc)
             return None
         width = n_classes + len(record.labels_outside_data)  # the dataset's classes, then the model's others
-        if record.name != name or pred.shape != (n_examples,) or proba.shape != (n_examples, width):
+        if record.name != name or pred.shape != (n_examples,) or \
+                (proba is not None and proba.shape != (n_examples, width)):
             log.warning("resume: the saved work of model '%s' in %s does not fit this run; evaluating it again",
                         name, self.folder)
             return None

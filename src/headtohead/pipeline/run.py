@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from headtohead.adapters import ModelAdapter
+from headtohead.adapters import ModelAdapter, adapter_class
 from headtohead.config import Experiment
+from headtohead.config.schema import ModelConfig
 from headtohead.engines.evaluate import ProgressCallback
 from headtohead.errors import H2HError
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
@@ -34,11 +35,11 @@ from headtohead.pipeline.executors.speed_merge import merge_worker_speed
 from headtohead.pipeline.model_pass import ModelOutcome, load_model, model_record
 from headtohead.pipeline.outputs import RunState, claim_output
 from headtohead.pipeline.resume import ResumeStore, model_key
-from headtohead.pipeline.setup import RunSetup, prepare_run, resolve_experiment
-from headtohead.report.sentences import with_quality_sentences, with_speed_sentences
+from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_experiment
+from headtohead.pipeline.statistics import run_statistics
+from headtohead.report.sentences import with_speed_sentences
 from headtohead.report.warnings import model_warnings
 from headtohead.results import Predictions, RunResult, save_result
-from headtohead.results.comparison import StatsSummary
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
 from headtohead.results.records import StageTimings
 from headtohead.results.speed import SpeedSummary
@@ -67,7 +68,8 @@ class Run:
 def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
         overrides: Sequence[str] = (), base_dir: str | Path | None = None, progress: ProgressCallback | None = None,
         quality: bool = True, speed: bool | None = None, resume: bool | str = False, deterministic: bool = False,
-        offline: bool = False, force: bool = False, report: bool = False, overwrite: bool = False) -> Run:
+        offline: bool = False, force: bool = False, report: bool = False, overwrite: bool = False,
+        in_memory: InMemory | None = None) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -106,6 +108,8 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         Replace the results of another experiment (or command) found in ``out_dir``; without
         it they are refused (see :mod:`headtohead.pipeline.outputs`, which also locks the
         folder against a second run while this one writes).
+    in_memory : InMemory, optional
+        Data and models given as Python objects instead of files (:func:`headtohead.compare`).
 
     Returns
     -------
@@ -149,7 +153,7 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         fairness = check_fairness(exp.execution, measure, force, eval_device=exp.eval.device,
                                   n_tasks=len(exp.models) * exp.execution.shards) \
             if quality and exp.execution.mode != "local" else []
-        setup = prepare_run(exp, base, quality=quality, deterministic=deterministic)
+        setup = prepare_run(exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory)
         clock = _StageClock(began)
         outcome = _execute(setup, out, progress=progress, measure_speed=measure, resume=resume, offline=offline,
                            fairness_warnings=fairness, clock=clock)
@@ -232,8 +236,8 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
         result = state.result
         if setup.quality:
             with clock.stage("statistics"):
-                result = result.model_copy(update={"stats": _analyse(exp, state.predictions)})
-        if measure_speed:
+                result = result.model_copy(update={"stats": run_statistics(setup, state.predictions, out)})
+        if measure_speed and timed_models(exp):
             with clock.stage("speed"):
                 result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,
                                                                    speed_in_workers, fairness_warnings, warmup_s,
@@ -309,12 +313,9 @@ def _speed(setup: RunSetup, finished: Sequence[ModelOutcome | ModelFailure],
     return _measure_speed(setup, loaded, progress, warmup_s, out)
 
 
-def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
-    from headtohead.stats import analyse
-
-    cfg = exp.stats
-    return with_quality_sentences(analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples,
-                                          ci_method=cfg.ci_method, ece_bins=cfg.ece_bins, seed=exp.seed))
+def timed_models(exp: Experiment) -> list[ModelConfig]:
+    """The models the speed pass times: every model that computes (stored predictions have no speed)."""
+    return [m for m in exp.models if adapter_class(m.kind).feeds == "examples"]
 
 
 def _warm_up(device: str) -> float | None:
@@ -341,11 +342,13 @@ def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, flo
     if warmup_s is None:  # models evaluated in workers are loaded here: the context first
         warmup_s = _warm_up(setup.context.device)
     adapters, load_times = [], {}
-    for model_cfg in exp.models:
+    timed = timed_models(exp)
+    for model_cfg in timed:
         adapter, load_time = loaded.get(model_cfg.name) or load_model(model_cfg, setup.context)
         adapters.append(adapter)
         load_times[model_cfg.name] = load_time
-    recipes = {m.name: ModelRecipe(m, setup.context) for m in exp.models}
+    # a model handed over in memory cannot be loaded again in a fresh process
+    recipes = {m.name: ModelRecipe(m, setup.context) for m in timed if m.name not in setup.context.objects}
     return with_speed_sentences(measure_speed(adapters, setup.dataset, exp.speed, batch_size=exp.eval.batch_size,
                                               seed=exp.seed, load_times=load_times, recipes=recipes,
                                               device_warmup_s=warmup_s, progress=progress,

@@ -10,6 +10,7 @@ one batch plan. An executor that evaluates models in other processes needs exact
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import warnings
@@ -30,7 +31,8 @@ from headtohead.results import DatasetRecord
 from headtohead.runtime.devices import resolve_device
 from headtohead.version import __version__
 
-__all__ = ["RunSetup", "prepare_run", "resolve_experiment", "absolute_data_paths", "dataset_record"]
+__all__ = ["RunSetup", "InMemory", "prepare_run", "resolve_experiment", "absolute_data_paths", "dataset_record",
+           "load_context"]
 
 log = logging.getLogger("headtohead")
 
@@ -77,6 +79,31 @@ class RunSetup:
     def version(self) -> str:
         """The headtohead version (recorded in results and in resume keys)."""
         return __version__
+
+
+@dataclass(frozen=True)
+class InMemory:
+    """Data and models handed over as Python objects (:func:`headtohead.compare`) instead of files.
+
+    Attributes
+    ----------
+    splits : DataSplits, optional
+        The data, used instead of reading ``data.path``.
+    objects : mapping of str to object
+        Models by name (a torch module, a callable, a fitted estimator, a table of predictions),
+        used instead of reading their ``source`` (see :class:`~headtohead.adapters.base.LoadContext`).
+    """
+
+    splits: DataSplits | None = None
+    objects: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def load_context(dataset: Dataset, data: DataConfig, *, device: str, seed: int, base_dir: Path,
+                 objects: Mapping[str, Any] | None = None) -> LoadContext:
+    """What every model of a run may know when it loads (in this process or in a worker)."""
+    return LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device, seed=seed,
+                       base_dir=base_dir, id_column=data.id_column or "id",
+                       partial_data=data.limit is not None or data.split is not None, objects=dict(objects or {}))
 
 
 def resolve_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
@@ -126,8 +153,12 @@ def absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
     return data.model_copy(update={"path": absolute(data.path), "train": absolute(data.train)})
 
 
-def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, deterministic: bool = False) -> RunSetup:
-    """Resolve the device, seed everything, load the data and make the batch plan every model shares."""
+def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, deterministic: bool = False,
+                in_memory: InMemory | None = None) -> RunSetup:
+    """Resolve the device, seed everything, load the data and make the batch plan every model shares.
+
+    ``in_memory`` gives the data and models as objects (:func:`headtohead.compare`).
+    """
     device = resolve_device(exp.eval.device)
     if exp.eval.num_threads:
         import torch
@@ -135,13 +166,16 @@ def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, determ
         torch.set_num_threads(exp.eval.num_threads)
     seed_everything(exp.seed)
     data = absolute_data_paths(exp.data, base_dir)
-    with _warnings_only_on_success():
-        splits = create_dataset(data, seed=exp.seed)
+    if in_memory is not None and in_memory.splits is not None:
+        splits = in_memory.splits
+    else:
+        with _warnings_only_on_success():
+            splits = create_dataset(data, seed=exp.seed)
     for reason, count in splits.eval.skipped.items():
         log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
     dataset = splits.eval
-    context = LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device,
-                          seed=exp.seed, base_dir=base_dir)
+    context = load_context(dataset, exp.data, device=device, seed=exp.seed, base_dir=base_dir,
+                           objects=in_memory.objects if in_memory is not None else None)
     plan = plan_evaluation(dataset, exp.eval.batch_size, seed=exp.seed, models=exp.models, context=context)
     return RunSetup(exp, base_dir, data, splits, plan, context,
                     quality=quality, deterministic=deterministic)

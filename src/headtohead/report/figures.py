@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from headtohead.report import plots, plots_quality, plots_server, plots_training
+from headtohead.report import plots, plots_quality, plots_server, plots_slices, plots_training
 from headtohead.report.merge import MergedRuns, RunEntry
 from headtohead.report.rows import latency_for_tradeoff, union_confusions
 from headtohead.results.comparison import Calibration
@@ -102,7 +102,8 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
     from headtohead.stats.calibration import calibration
 
     preds = run.predictions
-    shown = [name for name in preds if name in {m.name for m in result.models} and preds[name].valid.any()]
+    shown = [name for name in preds if name in {m.name for m in result.models} and preds[name].proba is not None
+             and preds[name].valid.any()]
     return {name: calibration(preds.y_true[ok], preds[name].pred[ok], preds[name].proba[ok])
             for name in shown for ok in [preds[name].valid]}  # examples with NaN scores have no confidence
 
@@ -197,5 +198,26 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
                                 "under-confident; below: over-confident. A larger dot holds more examples; the lower "
                                 "panel shows the share of examples in each confidence bin.",
                                 lambda: plots_quality.reliability_figure(calibrations, styles)))
+    specs.extend(_slice_figures(run, prefix, styles))
     specs.extend(_training_figures(run, prefix, styles))
+    return specs
+
+
+# Pairs drawn on the slices chart (every pair is in the slices table).
+_MAX_SLICE_CHARTS = 3
+
+
+def _slice_figures(run: RunEntry, prefix: str, styles: Mapping[str, plots.ModelStyle]) -> list[FigureSpec]:
+    stats = run.result.stats
+    if stats is None or stats.slices is None or not stats.comparisons:
+        return []
+    summary = stats.slices
+    specs = []
+    for c in stats.comparisons[:_MAX_SLICE_CHARTS]:
+        a, b = c.model_a, c.model_b
+        specs.append(FigureSpec(
+            f"{prefix}-slices-{len(specs)}", f"Where {a} and {b} differ",
+            f"Accuracy {a} − {b} on every slice (bar: paired interval). Filled, coloured points are significant "
+            f"after Holm's adjustment over all {summary.n_tests} slice tests; the verdict names only those.",
+            lambda a=a, b=b: plots_slices.slice_differences_figure(summary, a, b, styles)))
     return specs

@@ -34,6 +34,8 @@ from headtohead.report.rows import (
 )
 from headtohead.report.table import format_count
 from headtohead.report.verdict import build_verdict
+from headtohead.report.where import disagreement_blocks, slice_rows, slices_note
+from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.runtime.files import write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
@@ -174,6 +176,11 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "comparisons": comparisons,
         "comparison_headers": list(comparisons[0]) if comparisons else [],
         "stats_note": _stats_note(result),
+        "slices": (slices := slice_rows(result)),
+        "slice_headers": list(slices[0]) if slices else [],
+        "slices_note": slices_note(result),
+        "disagreements": disagreement_blocks(result),
+        "disagreements_file": DISAGREEMENTS_FILE,
         "speed": speed,
         "speed_headers": list(speed[0]) if speed else [],
         "speed_note": _speed_note(result),

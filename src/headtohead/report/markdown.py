@@ -6,6 +6,7 @@ such as ``<script>`` or ``*bold*`` shows literally.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,8 @@ from headtohead.report.rows import (
     training_rows,
 )
 from headtohead.report.verdict import build_verdict
+from headtohead.report.where import disagreement_blocks, slice_rows, slices_note
+from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
@@ -113,6 +116,7 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
     if comparisons:
         lines += ["#### Paired comparisons", ""]
         lines += _table(list(comparisons[0]), [[md_escape(v) for v in row.values()] for row in comparisons])
+    lines += _where_lines(result, index, folder, files)
     speed = speed_rows(result)
     if speed:
         lines += ["#### Speed and memory", ""]
@@ -132,6 +136,37 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
                 for m in result.models if m.quality is not None for c in top_confusions(
                     m.quality.confusion_matrix, m.quality.confusion_labels or result.dataset.label_names, limit=5)]
         lines += _table(["model", "true", "predicted as", "examples", "of the class"], rows)
+    return lines
+
+
+def _where_lines(result: RunResult, index: int, folder: str, files: dict[str, bytes]) -> list[str]:
+    """The slices table and the disagreeing examples (image thumbnails written beside the Markdown)."""
+    lines: list[str] = []
+    slices = slice_rows(result)
+    if slices:
+        lines += ["#### Where the models differ: slices", ""]
+        lines += _table([md_escape(h) for h in slices[0]], [[md_escape(v) for v in row.values()] for row in slices])
+        lines += [md_escape(slices_note(result)), ""]
+    blocks = disagreement_blocks(result)
+    if blocks:
+        lines += ["#### Where the models differ: examples", "",
+                  md_escape(f"Examples exactly one of two models got right; every one of them is in "
+                            f"{DISAGREEMENTS_FILE} beside the results."), ""]
+    for b, block in enumerate(blocks):
+        lines += [f"**{md_escape(block.title)}**", ""]
+        if not block.rows:
+            continue
+        body = []
+        for row in block.rows:
+            shown = md_escape(row.input) if row.input else "—"
+            if row.thumbnail:
+                name = f"run{index}-disagree-{b}-{row.rank}.jpg"
+                files[name] = base64.b64decode(row.thumbnail.split(",", 1)[1])
+                shown = f"![{md_escape(row.example)}]({folder}/{name})"
+            body.append([str(row.rank), shown, md_escape(row.true_label), md_escape(row.prediction_a),
+                         md_escape(row.prediction_b), md_escape(row.gap), md_escape(row.example)])
+        lines += _table(["#", "input", "true", md_escape(block.model_a), md_escape(block.model_b), "gap", "example"],
+                        body)
     return lines
 
 

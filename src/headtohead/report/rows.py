@@ -21,6 +21,8 @@ from headtohead.results.training import TrainingSummary
 __all__ = [
     "Cell",
     "Column",
+    "NOT_MEASURED",
+    "NOT_AVAILABLE",
     "summary_columns",
     "summary_rows",
     "format_cell",
@@ -40,11 +42,17 @@ Kind = Literal["percent", "score", "ms", "rate", "count", "mb", "seconds"]
 
 @dataclass(frozen=True)
 class Cell:
-    """A value with its confidence interval when one exists."""
+    """A value with its confidence interval when one exists; ``note`` says why a value is absent."""
 
     value: float | None
     low: float | None = None
     high: float | None = None
+    note: str | None = None
+
+
+#: Why a model has no value: stored predictions are not timed; without probabilities there is no calibration.
+NOT_MEASURED = "not measured"
+NOT_AVAILABLE = "not available"
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,8 @@ def _stats_cells(result: RunResult, name: str) -> dict[str, Cell]:
         est = getattr(stats, key)
         if est is not None:
             cells[key] = Cell(est.value, est.low, est.high)
+        elif key in ("ece", "brier", "nll"):  # predictions stored without probabilities
+            cells[key] = Cell(None, note=NOT_AVAILABLE)
     return cells
 
 
@@ -119,8 +129,8 @@ def _speed_cells(result: RunResult, name: str) -> dict[str, Cell]:
         return {}
     try:
         speed = result.speed.model(name)
-    except KeyError:
-        return {}
+    except KeyError:  # stored predictions (kind predictions) have no speed to measure
+        return {c.key: Cell(None, note=NOT_MEASURED) for c in _SPEED}
     cells: dict[str, Cell] = {}
     if speed.single_stream is not None:
         cells["single_stream_p50_ms"] = Cell(speed.single_stream.per_sample.p50_s * 1e3)
@@ -144,7 +154,7 @@ def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
         cells = {c.key: Cell(getattr(q, c.key)) for c in _QUALITY} if q is not None else {}
         cells.update(_stats_cells(result, model.name))
         cells.update(_speed_cells(result, model.name))
-        cells["parameters"] = Cell(float(model.num_parameters))
+        cells["parameters"] = Cell(float(model.num_parameters)) if model.outputs == "computed" else Cell(None)
         cells["eval_time_s"] = Cell(model.eval_time_s)
         rows[model.name] = cells
     return rows
@@ -173,7 +183,7 @@ def format_cell(cell: Cell | None, column: Column, *, with_ci: bool = True) -> s
     '91.2 % (90.1–92.3)'
     """
     if cell is None or cell.value is None or not np.isfinite(cell.value):
-        return "—"
+        return cell.note if cell is not None and cell.note else "—"
     text = _number(cell.value, column.kind) + (" %" if column.kind == "percent" else "")
     if with_ci and cell.low is not None and cell.high is not None:
         text += f" ({_number(cell.low, column.kind)}–{_number(cell.high, column.kind)})"

@@ -5,8 +5,8 @@ Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.fo
 
 from __future__ import annotations
 
-from headtohead.report.rows import _number
-from headtohead.results.records import RunResult
+from headtohead.report.rows import NOT_MEASURED, _number
+from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
 
 __all__ = ["speed_rows", "speed_note"]
@@ -72,7 +72,16 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                 "first prediction (s)": _number(cold.first_prediction_s, "seconds") if cold else "—",
             })
             rows.append(row)
+    timed = {m.name for m in result.speed.models}
+    for model in result.models:  # stored predictions: nothing to time
+        if model.name not in timed:
+            rows.append({key: ("—" if key != "model" else model.name) for key in (rows[0] if rows else {"model": ""})}
+                        | {"scenario": f"{NOT_MEASURED} ({_why(model)})"})
     return rows
+
+
+def _why(model: ModelRecord) -> str:
+    return "stored predictions" if model.outputs == "stored" else "not timed in this run"
 
 
 def speed_note(speed: SpeedSummary) -> str:

@@ -73,7 +73,7 @@ def _row(model: ModelRecord, ms, *, best: float | None) -> list[str]:  # noqa: A
         _with_ci(q.f1_weighted, ms.f1_weighted if ms else None, percent=False),
         _with_ci(q.balanced_accuracy, ms.balanced_accuracy if ms else None, percent=True),
         ece,
-        format_count(model.num_parameters),
+        format_count(model.num_parameters) if model.outputs == "computed" else "–",
         f"{model.eval_time_s:.2f}" if model.eval_time_s is not None else "–",
     ]
 
@@ -130,6 +130,10 @@ def speed_table(result: RunResult) -> Table | None:
             _mib(memory.model_peak_mb if memory else None),
         ]
         table.add_row(*cells, *([_mib(memory.cuda_model_peak_mb if memory else None)] if cuda else []))
+    timed = {m.name for m in speed.models}
+    for record in result.models:  # stored predictions have no speed
+        if record.name not in timed:
+            table.add_row(escape(record.name), "not measured", *["–"] * (len(columns) - 1))
     return table
 
 

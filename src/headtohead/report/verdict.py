@@ -17,9 +17,9 @@ from headtohead.results.records import RunResult
 from headtohead.results.speed import SpeedComparison, SpeedSummary
 from headtohead.results.training import TrainingSummary
 from headtohead.report.warnings import speed_warnings
-from headtohead.report.sentences import TEST_NAMES, format_p, format_pp
+from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, slices_line
 
-__all__ = ["VerdictLine", "Verdict", "build_verdict", "quality_line", "speed_line", "seed_line"]
+__all__ = ["VerdictLine", "Verdict", "build_verdict", "quality_line", "speed_line", "seed_line", "slice_lines"]
 
 _SCENARIOS = {"offline": "offline", "single_stream": "single stream"}
 # Beyond this many pairs the headline summarises (ranking, fastest model) instead of listing every pair.
@@ -159,6 +159,18 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
     return lines
 
 
+def slice_lines(stats: StatsSummary | None) -> list[VerdictLine]:
+    """Per pair, the slices where one model is significantly better after Holm's adjustment, and only those.
+
+    One line per pair that has any (up to the pairs a headline lists), e.g. ``minilm vs tfidf
+    by slice: minilm is better on class negative (+7.2 pp, Holm p = 0.041).``
+    """
+    if stats is None or stats.slices is None or len(stats.comparisons) > _MAX_PAIRS_LISTED:
+        return []
+    found = (slices_line(stats.slices, c.model_a, c.model_b) for c in stats.comparisons)
+    return [VerdictLine(None, line, "quality") for line in found if line]
+
+
 def _speed_headline(speed: SpeedSummary) -> list[VerdictLine]:
     """Two models: each scenario's pair. More: per scenario, the model faster than every other, if any."""
     lines: list[VerdictLine] = []
@@ -228,10 +240,13 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     ['roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0, McNemar χ² p = 0.003)',
      'bert: 1.31× faster than roberta (offline, batch 32; 95 % CI 1.27–1.35)']
     """
-    headline = _quality_headline(result, result.stats)
+    headline = _quality_headline(result, result.stats) + slice_lines(result.stats)
     details: list[str] = []
     if result.stats is not None:
         details.extend(c.verdict for c in result.stats.comparisons)
+        if result.stats.slices is not None:  # one line per pair (every slice's sentence is in the records)
+            found = (slices_line(result.stats.slices, c.model_a, c.model_b) for c in result.stats.comparisons)
+            details.extend(line for line in found if line)
     seeds = training.multi_seed if training is not None else None
     if seeds is not None and len(training.seeds) > 1 and len(seeds.comparisons) <= _MAX_PAIRS_LISTED:
         headline.extend(seed_line(c) for c in seeds.comparisons)

@@ -12,6 +12,9 @@ from typing import Literal
 from pydantic import Field
 
 from headtohead.results.base import Record
+from headtohead.results.disagreements import Disagreements
+from headtohead.results.estimates import ContingencyTable, Estimate
+from headtohead.results.slices import SliceSummary
 
 __all__ = [
     "Estimate",
@@ -30,17 +33,6 @@ __all__ = [
     "SeedComparison",
     "MultiSeedSummary",
 ]
-
-
-class Estimate(Record):
-    """A number with its confidence interval."""
-
-    value: float
-    low: float
-    high: float
-    method: str = Field(description="wilson | bca | percentile")
-    confidence: float = 0.95
-    note: str | None = Field(default=None, description="why the method differs from the one asked for, if it does")
 
 
 class ReliabilityBin(Record):
@@ -92,23 +84,6 @@ class ModelStats(Record):
         if not isinstance(value, Estimate):
             raise KeyError(f"no estimate '{metric}' for model '{self.name}'")
         return value
-
-
-class ContingencyTable(Record):
-    """The paired 2×2 table of correctness; ``only_a_correct`` and ``only_b_correct`` are McNemar's b and c."""
-
-    both_correct: int
-    only_a_correct: int
-    only_b_correct: int
-    both_wrong: int
-
-    @property
-    def discordant(self) -> int:
-        return self.only_a_correct + self.only_b_correct
-
-    @property
-    def n(self) -> int:
-        return self.both_correct + self.only_a_correct + self.only_b_correct + self.both_wrong
 
 
 class MetricDifference(Record):
@@ -183,12 +158,17 @@ class StatsSettings(Record):
 
 
 class StatsSummary(Record):
-    """All statistics of one run: per-model intervals, every pair, and the ranking."""
+    """All statistics of one run: per-model intervals, every pair, the ranking, and where models differ."""
 
     settings: StatsSettings
     models: list[ModelStats]
     comparisons: list[Comparison] = Field(default_factory=list)
     ranking: list[RankGroup] = Field(default_factory=list)
+    slices: SliceSummary | None = Field(default=None, description="quality per slice (class, input size, extra "
+                                        "columns) with paired tests, Holm over all slices; None before version 3")
+    disagreements: list[Disagreements] = Field(
+        default_factory=list, description="per pair, the examples exactly one model got right, most striking first "
+                                          "(the first of each direction; all of them: disagreements.csv)")
 
     def model(self, name: str) -> ModelStats:
         """The statistics of model ``name``."""

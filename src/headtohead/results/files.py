@@ -4,6 +4,7 @@ Every command writes into one output folder (``--out``, default ``runs/<experime
 
     results.json        RunResult: the experiment, environment, per-model records, statistics, speed
     predictions.npz     every model's per-example predictions and probabilities
+    disagreements.csv   every example exactly one of two models got right, per pair (h2h run)
     report.html         the self-contained report (h2h run, h2h report)
     experiment.yaml     the experiment to re-run (h2h train, h2h demo: models point at the saved weights)
     training.json       TrainingResult of h2h train (what h2h compare reads across machines)
@@ -18,11 +19,13 @@ Every command writes into one output folder (``--out``, default ``runs/<experime
 
 from __future__ import annotations
 
-__all__ = ["RESULTS_FILE", "PREDICTIONS_FILE", "REPORT_FILE", "EXPERIMENT_FILE", "TRAINING_FILE", "SWEEP_FILE",
-           "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "LOCK_FILE", "TRAINED_MODEL_RECORD", "LOADGEN_DIR"]
+__all__ = ["RESULTS_FILE", "PREDICTIONS_FILE", "DISAGREEMENTS_FILE", "REPORT_FILE", "EXPERIMENT_FILE",
+           "TRAINING_FILE", "SWEEP_FILE", "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "LOCK_FILE",
+           "TRAINED_MODEL_RECORD", "LOADGEN_DIR"]
 
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.npz"
+DISAGREEMENTS_FILE = "disagreements.csv"
 REPORT_FILE = "report.html"
 EXPERIMENT_FILE = "experiment.yaml"
 TRAINING_FILE = "training.json"

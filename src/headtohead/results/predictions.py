@@ -41,13 +41,14 @@ class ModelPredictions:
     pred : ndarray of shape (n,), int64
         Predicted class index (into the dataset's label names, then the classes outside the
         data); :data:`NO_PREDICTION` where the model's scores were NaN or infinite.
-    proba : ndarray of shape (n, n_classes), float32
+    proba : ndarray of shape (n, n_classes), float32, or None
         Class probabilities (columns in dataset label order, then the outside classes); NaN
-        rows where there is no prediction.
+        rows where there is no prediction; ``None`` for a model whose stored predictions have
+        none (``kind: predictions`` without probability columns).
     """
 
     pred: np.ndarray
-    proba: np.ndarray
+    proba: np.ndarray | None
 
     def correct(self, y_true: np.ndarray) -> np.ndarray:
         """Boolean array: was each example predicted correctly (``False`` without a prediction)."""
@@ -105,9 +106,9 @@ class Predictions:
         when every example was evaluated)."""
         rows = np.argsort(self.order, kind="stable")
         model = self[name]
-        return ModelPredictions(model.pred[rows], model.proba[rows])
+        return ModelPredictions(model.pred[rows], None if model.proba is None else model.proba[rows])
 
-    def add(self, name: str, pred: np.ndarray, proba: np.ndarray, outside: Sequence[str] = ()) -> None:
+    def add(self, name: str, pred: np.ndarray, proba: np.ndarray | None, outside: Sequence[str] = ()) -> None:
         """Add a model's predictions (checked against the evaluation set's size).
 
         Parameters
@@ -115,16 +116,18 @@ class Predictions:
         name : str
         pred, proba : ndarray
             In the model's own aligned order: the dataset's classes, then ``outside``.
+            ``proba`` may be ``None`` (stored predictions without probabilities).
         outside : sequence of str
             The model's classes the data does not hold (``ModelRecord.labels_outside_data``);
             new ones join :attr:`outside_labels`, with probability 0 for the other models.
         """
         pred = np.asarray(pred, dtype=np.int64)
-        proba = np.asarray(proba, dtype=np.float32)
+        proba = None if proba is None else np.asarray(proba, dtype=np.float32)
         n, k = len(self.y_true), len(self.label_names)
         outside = [str(label) for label in outside]
-        if pred.shape != self.y_true.shape or proba.shape != (n, k + len(outside)):
-            raise ValueError(f"predictions of '{name}' have shapes {pred.shape}/{proba.shape}, expected "
+        if pred.shape != self.y_true.shape or (proba is not None and proba.shape != (n, k + len(outside))):
+            raise ValueError(f"predictions of '{name}' have shapes {pred.shape}/"
+                             f"{None if proba is None else proba.shape}, expected "
                              f"{self.y_true.shape}/{(n, k + len(outside))}")
         self._widen([label for label in outside if label not in self.outside_labels])
         position = {label: i for i, label in enumerate(self.all_labels)}
@@ -132,11 +135,14 @@ class Predictions:
         if len(columns) == len(self.all_labels) and np.array_equal(columns, np.arange(len(columns))):
             self.models[name] = ModelPredictions(pred, proba)
             return
+        placed_pred = np.where(pred == NO_PREDICTION, pred, columns[np.maximum(pred, 0)])
+        if proba is None:
+            self.models[name] = ModelPredictions(placed_pred, None)
+            return
         placed = np.zeros((n, len(self.all_labels)), dtype=np.float32)
         placed[:, columns] = proba
         placed[pred == NO_PREDICTION] = np.nan
-        self.models[name] = ModelPredictions(np.where(pred == NO_PREDICTION, pred, columns[np.maximum(pred, 0)]),
-                                             placed)
+        self.models[name] = ModelPredictions(placed_pred, placed)
 
     def _widen(self, new: Sequence[str]) -> None:
         """Add classes outside the data: a zero column each for every model already held (NaN rows stay NaN)."""
@@ -144,6 +150,8 @@ class Predictions:
             return
         self.outside_labels = tuple(self.outside_labels) + tuple(new)
         for model_name, model in self.models.items():
+            if model.proba is None:
+                continue
             extra = np.zeros((len(model.pred), len(new)), dtype=np.float32)
             extra[~model.valid] = np.nan
             self.models[model_name] = ModelPredictions(model.pred, np.concatenate([model.proba, extra], axis=1))
@@ -153,7 +161,8 @@ class Predictions:
         take = slice(None) if rows is None else rows
         names = list(self.models) if models is None else list(models)
         return Predictions(self.order[take], self.y_true[take], self.label_names,
-                           {m: ModelPredictions(self[m].pred[take], self[m].proba[take]) for m in names},
+                           {m: ModelPredictions(self[m].pred[take], None if self[m].proba is None
+                                                else self[m].proba[take]) for m in names},
                            self.outside_labels)
 
     def save(self, path: str | Path) -> None:
@@ -167,7 +176,8 @@ class Predictions:
         }
         for i, preds in enumerate(self.models.values()):
             arrays[f"pred_{i}"] = preds.pred
-            arrays[f"proba_{i}"] = preds.proba
+            if preds.proba is not None:  # no proba_<i>: the model stored no probabilities
+                arrays[f"proba_{i}"] = preds.proba
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         write_bytes_atomic(Path(path), buffer.getvalue())
@@ -187,6 +197,6 @@ class Predictions:
         predictions = cls(arrays["order"].astype(np.int64), arrays["y_true"].astype(np.int64),
                           tuple(str(n) for n in arrays["label_names"]), outside_labels=tuple(str(n) for n in outside))
         for i, name in enumerate(arrays["model_names"]):
-            predictions.models[str(name)] = ModelPredictions(arrays[f"pred_{i}"].astype(np.int64),
-                                                             arrays[f"proba_{i}"].astype(np.float32))
+            proba = arrays[f"proba_{i}"].astype(np.float32) if f"proba_{i}" in arrays else None
+            predictions.models[str(name)] = ModelPredictions(arrays[f"pred_{i}"].astype(np.int64), proba)
         return predictions

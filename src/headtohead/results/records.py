@@ -22,11 +22,17 @@ Changelog of :data:`SCHEMA_VERSION`:
   ``ModelRecord.batch_backoff`` (:class:`BatchBackoff`); ``ModelStats.n_excluded`` and
   ``Comparison.n_excluded`` in the statistics. Version-2 files read unchanged (every new field
   has the value a version-2 run had: empty, zero or ``None``).
+  Also where models differ: ``stats.slices`` (quality per class, input-size bin and extra
+  column, paired tests with Holm over slices) and ``stats.disagreements`` (per pair, the first
+  examples exactly one model got right, with their inputs); models of ``kind: predictions``
+  (``ModelRecord.outputs = "stored"``) without probabilities: ``quality.confidence_mean``/``confidence_std``
+  may be ``None``.
+  Version-2 files read with no slices and no disagreements.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -110,8 +116,9 @@ class QualityMetrics(Record):
     f1_weighted: float
     per_class: list[ClassQuality]
     confusion_matrix: list[list[int]] = Field(description="rows: true label, columns: predicted label")
-    confidence_mean: float = Field(description="mean of the max class probability")
-    confidence_std: float
+    confidence_mean: float | None = Field(description="mean of the max class probability; None for predictions "
+                                          "stored without probabilities")
+    confidence_std: float | None
     confusion_labels: list[str] | None = Field(
         default=None, description="classes of confusion_matrix's rows and columns when they are not the dataset's "
                                   "label_names: the dataset's classes, then the classes outside the data the model "
@@ -176,6 +183,8 @@ class ModelRecord(Record):
     name: str
     kind: str
     source: str
+    outputs: Literal["computed", "stored"] = Field(
+        default="computed", description="stored: outputs read, not computed (kind predictions): speed not measured")
     num_parameters: int
     parameter_bytes: int
     label_alignment: str | None = Field(description="identical | remapped | subset | generic | unnamed (None: "

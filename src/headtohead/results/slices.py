@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from headtohead.results.base import Record
-from headtohead.results.comparison import ContingencyTable, Estimate
+from headtohead.results.estimates import ContingencyTable, Estimate
 
 __all__ = ["SliceAccuracy", "SlicePair", "SliceResult", "SliceSummary"]
 
@@ -46,6 +46,7 @@ class SlicePair(Record):
     p_adjusted: float = Field(description="Holm–Bonferroni over every (slice, pair) test of the summary")
     significant: bool = Field(description="p_adjusted ≤ alpha")
     winner: str | None = Field(default=None, description="the more accurate model when significant")
+    verdict: str = Field(default="", description="the slice in one sentence when significant (report.sentences)")
 
 
 class SliceResult(Record):

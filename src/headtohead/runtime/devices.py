@@ -104,18 +104,24 @@ class DeviceBackend(Protocol):
         """Hand the caching allocator's free blocks back (after running out of memory, before a smaller try)."""
 
 
+def _torch_or_none() -> Any:
+    """torch, or ``None`` in the light install (no torch: no CUDA, no MPS, only the CPU)."""
+    try:
+        import torch
+    except ModuleNotFoundError:
+        return None
+    return torch
+
+
 class TorchBackend:
     """The backend that asks torch (imported lazily, so config-only code stays light)."""
 
     def cuda_available(self) -> bool:
-        import torch
-
-        return bool(torch.cuda.is_available())
+        torch = _torch_or_none()
+        return torch is not None and bool(torch.cuda.is_available())
 
     def cuda_device_count(self) -> int:
-        import torch
-
-        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+        return int(_torch_or_none().cuda.device_count()) if self.cuda_available() else 0
 
     def cuda_device_name(self, index: int) -> str:
         import torch
@@ -128,8 +134,9 @@ class TorchBackend:
         return torch.version.cuda
 
     def mps_available(self) -> bool:
-        import torch
-
+        torch = _torch_or_none()
+        if torch is None:
+            return False
         backend = getattr(torch.backends, "mps", None)
         return bool(backend is not None and backend.is_available())
 

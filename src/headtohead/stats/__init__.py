@@ -14,6 +14,8 @@ per-example predictions; the pieces are usable on their own:
 * :mod:`~headtohead.stats.quality` — quality metrics of one model (scikit-learn);
 * :mod:`~headtohead.stats.speed` — speed ratios over interleaved rounds;
 * :mod:`~headtohead.stats.noninferiority` — the gate's decisions;
+* :mod:`~headtohead.stats.slices`, :mod:`~headtohead.stats.disagreements`, :mod:`~headtohead.stats.where` —
+  where models differ: quality per slice with paired tests, the examples exactly one model got right;
 * :mod:`~headtohead.stats.variant_quality`, :mod:`~headtohead.stats.recommend` — sweeps against their parent.
 
 The words for all of it are in :mod:`headtohead.report`.
@@ -28,9 +30,11 @@ from headtohead.stats.bootstrap_metrics import METRICS, register_metric
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.power import default_discordance, mcnemar_sample_size, minimum_detectable_effect
 from headtohead.stats.seeds import compare_across_seeds, summarise_seeds
+from headtohead.stats.where import ExampleFacts
 
 __all__ = [
     "analyse",
+    "ExampleFacts",
     "mcnemar_test",
     "McNemarResult",
     "bootstrap_metrics",

@@ -39,6 +39,7 @@ from headtohead.stats.mcnemar import EXACT_BELOW, McNemarResult, mcnemar_test
 from headtohead.stats.bootstrap_metrics import METRICS
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.power import minimum_detectable_effect
+from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts, run_disagreements, run_slices
 
 __all__ = ["analyse", "PER_CLASS_LIMIT", "MDE_POWER"]
 
@@ -74,7 +75,8 @@ def _check_predictions(predictions: Predictions) -> None:
     if k == 0 or y.min() < 0 or y.max() >= k:
         raise ResultsError(f"true labels must be class indices 0..{k - 1}; the predictions file is inconsistent")
     for name, model in predictions.models.items():
-        pred, proba = np.asarray(model.pred), np.asarray(model.proba)
+        pred = np.asarray(model.pred)
+        proba = np.asarray(model.proba) if model.proba is not None else np.zeros((n, width))  # None: not available
         if pred.shape != (n,) or proba.shape != (n, width):
             raise ResultsError(f"model '{name}': predictions have shapes {pred.shape}/{proba.shape}, expected "
                                f"{(n,)}/{(n, width)}; re-run the evaluation")
@@ -103,8 +105,14 @@ Calibration = tuple[dict[str, dict[str, Interval]], dict[tuple[str, str], dict[s
 
 def _calibration_intervals(predictions: Predictions, *, confidence: float, n_resamples: int, ci_method: str,
                            ece_bins: int, seed: int) -> Calibration:
-    """ECE, Brier and NLL of every model and every pair from one set of resamples (:mod:`~headtohead.stats.joint`)."""
-    names = list(predictions.models)
+    """ECE, Brier and NLL of every model and every pair from one set of resamples (:mod:`~headtohead.stats.joint`).
+
+    Models without probabilities (stored predictions) and their pairs get none: their
+    calibration is not available, never computed from one-hot vectors.
+    """
+    names = [m for m in predictions.models if predictions[m].proba is not None]
+    if not names:
+        return {}, {}
     return joint_bootstrap(predictions.y_true, {m: (predictions[m].pred, predictions[m].proba) for m in names},
                            metrics=_CALIBRATION_METRICS, pairs=list(itertools.combinations(names, 2)),
                            label_names=predictions.label_names, n_resamples=n_resamples, confidence=confidence,
@@ -123,9 +131,10 @@ def _model_stats(name: str, predictions: Predictions, calibrated: dict[str, Inte
     recalls = {m.split(":", 1)[1]: e for m, e in estimates.items() if m.startswith("recall:")}
     return ModelStats(name=name, n_examples=len(y), accuracy=accuracy_estimate(model.correct(y), confidence),
                       balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
-                      f1_weighted=estimates["f1_weighted"], recall_per_class=recalls, ece=estimates["ece"],
-                      brier=estimates["brier"], nll=estimates["nll"],
-                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins, level=confidence))
+                      f1_weighted=estimates["f1_weighted"], recall_per_class=recalls, ece=estimates.get("ece"),
+                      brier=estimates.get("brier"), nll=estimates.get("nll"),
+                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins, level=confidence)
+                      if model.proba is not None else None)
 
 
 def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibrated: dict[str, Interval], *,
@@ -139,6 +148,7 @@ def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibra
                                  n_resamples=n_resamples, confidence=confidence, method=ci_method, n_bins=ece_bins,
                                  seed=np.random.default_rng(seed))
     intervals.update(calibrated)
+    names = [name for name in names if name in intervals]  # calibration only when both models have probabilities
     return [MetricDifference(metric=name, value_a=a.estimate(name).value, value_b=b.estimate(name).value,
                              difference=intervals[name].estimate, ci_low=intervals[name].low,
                              ci_high=intervals[name].high, method=intervals[name].method, confidence=confidence,
@@ -152,8 +162,8 @@ def _scored_model_stats(name: str, predictions: Predictions, calibrated: dict[st
     """One model's statistics on the examples it scored (all of them, unless some outputs were NaN or infinite)."""
     sub, left_out = scored_rows(predictions, [name])
     if not left_out:
-        return _model_stats(name, predictions, calibrated[name], seed=seed, **options)
-    own = _calibration_intervals(sub, seed=joint_seed, **options)[0][name]
+        return _model_stats(name, predictions, calibrated.get(name, {}), seed=seed, **options)
+    own = _calibration_intervals(sub, seed=joint_seed, **options)[0].get(name, {})
     return _model_stats(name, sub, own, seed=seed, **options).model_copy(update={"n_excluded": left_out})
 
 
@@ -165,11 +175,11 @@ def _scored_pair(name_a: str, name_b: str, predictions: Predictions, models: dic
     calibration intervals, and how many rows were left out."""
     sub, left_out = scored_rows(predictions, [name_a, name_b])
     if not left_out:
-        return predictions, models[name_a], models[name_b], calibrated_pairs[(name_a, name_b)], 0
+        return predictions, models[name_a], models[name_b], calibrated_pairs.get((name_a, name_b), {}), 0
     own, own_pairs = _calibration_intervals(sub, seed=seed, **options)
-    a, b = (_model_stats(name, sub, own[name], seed=s, **options).model_copy(update={"n_excluded": left_out})
+    a, b = (_model_stats(name, sub, own.get(name, {}), seed=s, **options).model_copy(update={"n_excluded": left_out})
             for name, s in zip((name_a, name_b), model_seeds))
-    return sub, a, b, own_pairs[(name_a, name_b)], left_out
+    return sub, a, b, own_pairs.get((name_a, name_b), {}), left_out
 
 
 def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: float, n_pairs: int,
@@ -193,8 +203,9 @@ def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: f
 
 
 def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int = 2000, ci_method: str = "bca",
-            ece_bins: int = 15, seed: int = 0) -> StatsSummary:
-    """Every statistic of a run: per-model intervals, every pair compared, a ranking.
+            ece_bins: int = 15, seed: int = 0, examples: ExampleFacts | None = None,
+            disagreements_kept: int | None = DISAGREEMENTS_KEPT) -> StatsSummary:
+    """Every statistic of a run: per-model intervals, every pair compared, a ranking, where models differ.
 
     Parameters
     ----------
@@ -211,11 +222,17 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
         Equal-width confidence bins for ECE/MCE and the reliability diagram.
     seed : int
         Seed of the bootstrap; the same seed gives the same intervals.
+    examples : ExampleFacts, optional
+        Sizes, extra columns and ids of the examples (dataset order): slices by input size and
+        by column, ids on the disagreements. Slices by class are made without them.
+    disagreements_kept : int, optional
+        Rows of each direction of disagreement kept per pair (``None``: all).
 
     Returns
     -------
     StatsSummary
-        With one model: its intervals and calibration, no comparisons.
+        With one model: its intervals and calibration, no comparisons. ``slices`` and
+        ``disagreements``: :mod:`headtohead.stats.where`.
 
     Raises
     ------
@@ -267,4 +284,7 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
                              power=MDE_POWER,
                              mcnemar_rule=f"exact binomial when b + c < {EXACT_BELOW}, "
                                           f"else χ² with continuity correction")
-    return StatsSummary(settings=settings, models=list(models.values()), comparisons=comparisons, ranking=ranking)
+    return StatsSummary(settings=settings, models=list(models.values()), comparisons=comparisons, ranking=ranking,
+                        slices=run_slices(predictions, examples, alpha=alpha),
+                        disagreements=run_disagreements(predictions, examples.ids if examples else None,
+                                                        kept=disagreements_kept))

@@ -23,7 +23,7 @@ __all__ = ["disagreements"]
 
 def disagreements(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, proba_a: np.ndarray | None = None,
                   proba_b: np.ndarray | None = None, *, label_names: Sequence[str], model_a: str = "a",
-                  model_b: str = "b", ids: Sequence[str] | None = None) -> Disagreements:
+                  model_b: str = "b", ids: Sequence[str] | None = None, limit: int | None = None) -> Disagreements:
     """Every example exactly one model got right, both directions, sorted by confidence gap.
 
     Parameters
@@ -38,6 +38,9 @@ def disagreements(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, pr
         Names recorded on the result.
     ids : sequence of str, optional
         Example ids (``Dataset.ids``), recorded with each row.
+    limit : int, optional
+        Keep only the first ``limit`` rows of each direction (the counts
+        ``n_only_a_right``/``n_only_b_right`` stay complete).
 
     Returns
     -------
@@ -72,17 +75,19 @@ def disagreements(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, pr
         index = np.flatnonzero(where)
         if gap is not None:
             index = index[np.lexsort((index, -sign * gap[index]))]
+        counts.append(len(index))
         return [Disagreement(
             index=int(i), example_id=None if ids is None else str(ids[i]), true_label=str(label_names[y[i]]),
             prediction_a=str(label_names[pa[i]]), prediction_b=str(label_names[pb[i]]),
             p_true_a=_value(p_true_a, i), p_true_b=_value(p_true_b, i),
             p_pred_a=None if qa is None else float(qa[i, pa[i]]), p_pred_b=None if qb is None else float(qb[i, pb[i]]),
-            confidence_gap=None if gap is None else float(sign * gap[i])) for i in index]
+            confidence_gap=None if gap is None else float(sign * gap[i])) for i in index[:limit]]
 
-    return Disagreements(model_a=model_a, model_b=model_b, n_examples=len(y),
-                         only_a_right=direction(right_a & ~right_b, 1.0),
-                         only_b_right=direction(right_b & ~right_a, -1.0),
-                         sorted_by="confidence_gap" if gap is not None else "index")
+    counts: list[int] = []
+    only_a, only_b = direction(right_a & ~right_b, 1.0), direction(right_b & ~right_a, -1.0)
+    return Disagreements(model_a=model_a, model_b=model_b, n_examples=len(y), only_a_right=only_a,
+                         only_b_right=only_b, sorted_by="confidence_gap" if gap is not None else "index",
+                         n_only_a_right=counts[0], n_only_b_right=counts[1])
 
 
 def _checked(proba: np.ndarray | None, n: int, k: int, name: str) -> np.ndarray | None:

@@ -25,7 +25,7 @@ from headtohead.results.records import NONFINITE_NAMED, ClassQuality, QualityMet
 __all__ = ["compute_quality"]
 
 
-def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray, label_names: Sequence[str],
+def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | None, label_names: Sequence[str],
                     outside_labels: Sequence[str] = (), *, example_index: np.ndarray | None = None
                     ) -> QualityMetrics:
     """Accuracy, P/R/F1 (macro, weighted, per class), confusion matrix and confidence.
@@ -35,8 +35,10 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray, l
     y_true, y_pred : ndarray of shape (n,)
         True and predicted class indices; ``y_true`` into ``label_names``, ``y_pred`` into
         ``label_names`` followed by ``outside_labels`` (or :data:`NO_PREDICTION`).
-    proba : ndarray of shape (n, n_classes)
-        Class probabilities (rows sum to 1), columns in ``label_names`` + ``outside_labels`` order.
+    proba : ndarray of shape (n, n_classes), or None
+        Class probabilities (rows sum to 1), columns in ``label_names`` + ``outside_labels``
+        order; ``None`` for predictions stored without them (the confidence is then ``None``:
+        not available).
     label_names : sequence of str
         The dataset's classes.
     outside_labels : sequence of str
@@ -62,11 +64,12 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray, l
     >>> q.accuracy, q.f1_macro, q.predicted_outside, q.confusion_labels, q.confusion_matrix
     (0.5, 0.5, 1, ['neg', 'pos', 'other'], [[1, 0, 0], [0, 0, 1], [0, 0, 0]])
     """
-    y_true, y_pred, proba = np.asarray(y_true), np.asarray(y_pred), np.asarray(proba)
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     valid = y_pred != NO_PREDICTION
     rows = np.arange(len(y_true)) if example_index is None else np.asarray(example_index)
     missing = rows[~valid]
-    y_true, y_pred, proba = y_true[valid], y_pred[valid], proba[valid]
+    y_true, y_pred = y_true[valid], y_pred[valid]
+    proba = None if proba is None else np.asarray(proba)[valid]
     k = len(label_names)
     labels = np.arange(k)
     prf = {}
@@ -85,7 +88,7 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray, l
         for i, name in enumerate(label_names)
     ]
     all_labels = [str(n) for n in label_names] + [str(n) for n in outside_labels]
-    confidence = proba.max(axis=1) if len(proba) else np.zeros(0)
+    mean, std = _confidence(proba)
     return QualityMetrics(
         n_examples=int(len(y_true)),
         accuracy=float(skm.accuracy_score(y_true, y_pred)) if len(y_true) else 0.0,
@@ -94,13 +97,21 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray, l
         precision_weighted=prf["weighted"][0], recall_weighted=prf["weighted"][1], f1_weighted=prf["weighted"][2],
         per_class=per_class,
         confusion_matrix=confusion.astype(int).tolist(),
-        confidence_mean=float(confidence.mean()) if len(confidence) else 0.0,
-        confidence_std=float(confidence.std()) if len(confidence) else 0.0,
+        confidence_mean=mean,
+        confidence_std=std,
         confusion_labels=[all_labels[i] for i in union] if len(predicted_outside) else None,
         predicted_outside=int((y_pred >= k).sum()),
         n_nonfinite=int(len(missing)),
         nonfinite_examples=[int(i) for i in missing[:NONFINITE_NAMED]],
     )
+
+
+def _confidence(proba: np.ndarray | None) -> tuple[float | None, float | None]:
+    """Mean and standard deviation of the top-class probability; ``None`` without probabilities."""
+    if proba is None:
+        return None, None
+    confidence = proba.max(axis=1) if len(proba) else np.zeros(0)
+    return (float(confidence.mean()), float(confidence.std())) if len(confidence) else (0.0, 0.0)
 
 
 def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:

@@ -82,7 +82,8 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
 def sample_run(models: Mapping[str, float] | None = None, *, label_names: Sequence[str] = ("negative", "positive"),
                n_examples: int = 1000, name: str = "sample-comparison", seed: int = 0,
                latency_us: Mapping[str, float] | None = None, stats: bool = True, speed: bool = True,
-               n_resamples: int = 400, environment: Environment | None = None) -> tuple[RunResult, Predictions]:
+               n_resamples: int = 400, environment: Environment | None = None,
+               texts: Sequence[str] | None = None) -> tuple[RunResult, Predictions]:
     """Simulate a comparison and compute its results with the real code.
 
     Parameters
@@ -103,6 +104,9 @@ def sample_run(models: Mapping[str, float] | None = None, *, label_names: Sequen
         Bootstrap resamples of the statistics.
     environment : Environment, optional
         Default: :func:`sample_environment`.
+    texts : sequence of str, optional
+        The examples' texts (default: generated sentences of 3 to 40 words): slices by their
+        length, and the inputs shown beside the disagreements.
 
     Returns
     -------
@@ -148,12 +152,36 @@ def sample_run(models: Mapping[str, float] | None = None, *, label_names: Sequen
         from headtohead.report.sentences import with_quality_sentences
         from headtohead.stats import analyse
 
-        update["stats"] = with_quality_sentences(analyse(predictions, n_resamples=n_resamples, seed=seed))
+        update["stats"] = with_quality_sentences(_with_texts(
+            analyse(predictions, n_resamples=n_resamples, seed=seed, examples=_facts(texts, n_examples, rng)),
+            texts if texts is not None else _sentences(n_examples, rng)))
     if speed:
         names = list(models)
         costs = [1e3 * (latency_us or {}).get(m, 100.0 + 40.0 * i) for i, m in enumerate(names)]
         update["speed"] = _speed(names, costs, seed)
     return result.model_copy(update=update), predictions
+
+
+def _sentences(n: int, rng: np.random.Generator) -> list[str]:
+    words = ("the", "film", "is", "a", "quietly", "moving", "dull", "story", "of", "two", "friends", "and")
+    return [" ".join(words[(i + j) % len(words)] for j in range(3 + (i * 7919) % 38)) for i in range(n)]
+
+
+def _facts(texts: Sequence[str] | None, n: int, rng: np.random.Generator):  # noqa: ANN202 - ExampleFacts
+    from headtohead.stats.where import ExampleFacts
+
+    shown = list(texts) if texts is not None else _sentences(n, rng)
+    return ExampleFacts(sizes=np.array([len(t.split()) for t in shown]), size_unit="words")
+
+
+def _with_texts(summary, texts: Sequence[str]):  # noqa: ANN001, ANN202 - StatsSummary
+    """The disagreements with their inputs attached, as a run attaches them."""
+    def attach(rows: list) -> list:  # noqa: ANN001
+        return [r.model_copy(update={"input": texts[r.index]}) for r in rows]
+
+    kept = [d.model_copy(update={"only_a_right": attach(d.only_a_right), "only_b_right": attach(d.only_b_right)})
+            for d in summary.disagreements]
+    return summary.model_copy(update={"disagreements": kept})
 
 
 def sample_training(models: Mapping[str, float] | None = None, *, seeds: Sequence[int] = (0, 1, 2), epochs: int = 4,

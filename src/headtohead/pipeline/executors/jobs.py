@@ -187,7 +187,7 @@ class TaskResult:
     task: Task
     order: np.ndarray
     pred: np.ndarray
-    proba: np.ndarray
+    proba: np.ndarray | None  # None: the model stored no probabilities (kind predictions)
     alignment: LabelAlignment
     n_batches: int
     seconds: float

@@ -99,8 +99,8 @@ def shard_plan(plan: BatchPlan, shard: Shard) -> BatchPlan:
     return BatchPlan(np.asarray(plan.order[shard.start:shard.stop], dtype=np.int64), plan.batch_size)
 
 
-def merge_shards(plan: BatchPlan, parts: Sequence[tuple[Shard, np.ndarray, np.ndarray, np.ndarray]],
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def merge_shards(plan: BatchPlan, parts: Sequence[tuple[Shard, np.ndarray, np.ndarray, np.ndarray | None]],
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Reassemble one model's predictions from its shards, in the plan's order.
 
     Parameters
@@ -114,7 +114,8 @@ def merge_shards(plan: BatchPlan, parts: Sequence[tuple[Shard, np.ndarray, np.nd
     Returns
     -------
     pred : ndarray (n,), int64
-    proba : ndarray (n, n_classes), float32
+    proba : ndarray (n, n_classes), float32, or None
+        ``None`` when the model stored no probabilities (``kind: predictions``).
 
     Raises
     ------
@@ -128,7 +129,7 @@ def merge_shards(plan: BatchPlan, parts: Sequence[tuple[Shard, np.ndarray, np.nd
         if shard.start != position:
             raise ShardMismatch(f"shards leave a gap or overlap at position {position} (next shard starts at "
                                 f"{shard.start})")
-        if len(order) != len(shard) or len(pred) != len(shard) or len(proba) != len(shard):
+        if len(order) != len(shard) or len(pred) != len(shard) or (proba is not None and len(proba) != len(shard)):
             raise ShardMismatch(f"shard {shard.index} covers {len(shard)} examples but returned {len(order)} "
                                 f"indices, {len(pred)} predictions")
         position = shard.stop
@@ -138,5 +139,9 @@ def merge_shards(plan: BatchPlan, parts: Sequence[tuple[Shard, np.ndarray, np.nd
     if BatchPlan(order, plan.batch_size).hash() != plan.hash():
         raise ShardMismatch("the merged example order does not match the run's index-order hash")
     pred = np.concatenate([np.asarray(p[2], dtype=np.int64) for p in ordered])
+    if any(p[3] is None for p in ordered):
+        if not all(p[3] is None for p in ordered):
+            raise ShardMismatch("some shards returned probabilities and others none")
+        return pred, None
     proba = np.concatenate([np.asarray(p[3], dtype=np.float32) for p in ordered])
     return pred, proba

@@ -124,7 +124,8 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
     report = None if progress is None else (lambda _name, done, total: progress(task.label, done, total))
     started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)
     done = run_model_pass(setup, model_cfg, progress=report)  # seeds, loads, evaluates, as the runner does
-    speed = _speed(done.adapter, setup.dataset, setup.experiment, done.load_time_s) if measure_speed else None
+    timed = measure_speed and done.adapter.feeds == "examples"  # stored predictions have no speed
+    speed = _speed(done.adapter, setup.dataset, setup.experiment, done.load_time_s) if timed else None
     evaluation = done.evaluation
     return TaskResult(
         task=task, order=setup.plan.order, pred=evaluation.pred, proba=evaluation.proba,
@@ -137,10 +138,9 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
 
 def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
     """The run's setup re-created in this worker from the job: its data, its shard of the plan, its device."""
-    from headtohead.adapters import LoadContext
     from headtohead.config.schema import Experiment
     from headtohead.pipeline.executors.sharding import shard_plan
-    from headtohead.pipeline.setup import RunSetup
+    from headtohead.pipeline.setup import RunSetup, load_context
     from headtohead.runtime.devices import resolve_device
 
     experiment = Experiment.model_validate(job.experiment)
@@ -151,8 +151,7 @@ def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
         import torch
 
         torch.cuda.set_device(device)  # kernels and allocations of this worker default to its GPU
-    context = LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device,
-                          seed=experiment.seed, base_dir=Path(job.base_dir))
+    context = load_context(dataset, experiment.data, device=device, seed=experiment.seed, base_dir=Path(job.base_dir))
     return RunSetup(experiment, Path(job.base_dir), experiment.data, splits, shard_plan(job.plan, task.shard),
                     context, quality=True, deterministic=job.deterministic)
 

@@ -1,0 +1,397 @@
+"""Prediction files: another system's outputs, read and checked against the dataset.
+
+A prediction file has one row per example (``.csv``, ``.tsv``, ``.jsonl``/``.json`` or
+``.parquet``/``.pq``)::
+
+    id,prediction,proba_negative,proba_positive
+    s1,positive,0.08,0.92
+    s2,negative,0.71,0.29
+
+* ``prediction`` (required): the predicted label, as a label name of the dataset or as its
+  index ``0..K-1`` in the dataset's label order. A column where every value is a label name
+  is read as names (so labels ``"1"``/``"2"`` are names even though they look like indices).
+* probabilities (optional): either one column ``proba_<label>`` for every label, or one
+  list-valued column ``proba`` in the dataset's label order (a JSON list in csv/tsv cells).
+  Each row must be non-negative and sum to 1 within :data:`SUM_TOLERANCE`; rows are then
+  renormalised exactly. Without them calibration (ECE, MCE, Brier, NLL, the reliability
+  diagram) and the confidence gap of disagreements are *not available*; they are never
+  computed from one-hot vectors, which would report a model that is always 100 % sure.
+* rows are matched to the dataset by the id column (``data.id_column``, ``"id"`` by default)
+  when the file has one, else by position when the lengths agree (with a warning).
+
+:func:`read_prediction_file` returns the predictions in the dataset's example and label
+order (:func:`read_prediction_frame` the same from a table already in memory);
+:func:`write_prediction_file` writes such a file. The ``predictions`` model kind that uses them
+is :mod:`headtohead.adapters.predictions`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from headtohead.data.base import Dataset
+from headtohead.data.columns import name_some, normalise_id
+from headtohead.data.tables import read_table
+from headtohead.errors import ModelError, did_you_mean
+
+__all__ = ["PredictionFile", "read_prediction_file", "read_prediction_frame", "write_prediction_file",
+           "PREDICTION_SUFFIXES",
+           "PREDICTION_COLUMN", "PROBA_PREFIX", "PROBA_LIST_COLUMN", "SUM_TOLERANCE"]
+
+PREDICTION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".pq")
+PREDICTION_COLUMN = "prediction"
+PROBA_PREFIX = "proba_"
+PROBA_LIST_COLUMN = "proba"
+#: How far a row of probabilities may sum from 1 (float32 softmax outputs written as text are
+#: off by ~1e-7; a row off by more than this is a bug, not rounding).
+SUM_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class PredictionFile:
+    """A prediction file's contents in the dataset's example order and label order.
+
+    Attributes
+    ----------
+    source : str
+        The file.
+    pred : ndarray of shape (n,), int64
+        Predicted class index into the dataset's label names.
+    proba : ndarray of shape (n, K), float64, or None
+        Class probabilities (rows sum to 1), or ``None`` when the file has none.
+    matched_by : {"id", "row order"}
+        How rows were matched to examples.
+    warnings : tuple of str
+        Things the user should know (matched by row order, ignored extra ids, names read
+        although they look like indices, predictions that are not the most probable class).
+    """
+
+    source: str
+    pred: np.ndarray
+    proba: np.ndarray | None
+    matched_by: Literal["id", "row order"]
+    warnings: tuple[str, ...] = ()
+
+
+def read_prediction_file(path: str | Path, dataset: Dataset, *, id_column: str = "id",
+                         tolerance: float = SUM_TOLERANCE, extra_ids: Literal["error", "ignore"] = "error",
+                         name: str | None = None) -> PredictionFile:
+    """Read a prediction file and align it with ``dataset``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (see the module docstring for its columns).
+    dataset : Dataset
+        The evaluation data: its label names, its length and its ids (``dataset.ids``).
+    id_column : str
+        The file's id column: the experiment's ``data.id_column`` (``"id"`` when unset).
+    tolerance : float
+        How far a row of probabilities may sum from 1.
+    extra_ids : {"error", "ignore"}
+        What to do with ids the dataset does not have (``"ignore"`` suits a file covering
+        more rows than ``data.limit`` keeps); they are counted in a warning when ignored.
+    name : str, optional
+        The model's name, for messages.
+
+    Returns
+    -------
+    PredictionFile
+
+    Raises
+    ------
+    ModelError
+        One line naming the file, the column or row, and the fix: file missing or of an
+        unknown format; no ``prediction`` column; empty, duplicate, missing or unknown ids;
+        a file with ids for data without (or the reverse, with different lengths); labels
+        the dataset does not have; probability columns for unknown or missing labels;
+        probabilities that are not numbers, negative, NaN, or do not sum to 1.
+    DataError
+        The file cannot be parsed (from :func:`headtohead.data.tables.read_table`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> ds = Dataset("dev.tsv", "text", ["good", "bad"], np.array([1, 0]), ("negative", "positive"))
+    >>> path = write_prediction_file(pathlib.Path(tempfile.mkdtemp()) / "p.csv", None, ["positive", "positive"],
+    ...                              [[0.2, 0.8], [0.4, 0.6]], label_names=ds.label_names)
+    >>> read = read_prediction_file(path, ds)
+    >>> read.pred.tolist(), read.proba[:, 1].tolist(), read.matched_by
+    ([1, 1], [0.8, 0.6], 'row order')
+    """
+    where = f"{path}" if name is None else f"model '{name}' ({path})"
+    return read_prediction_frame(_read(where, Path(path)), dataset, where=where, source=str(path),
+                                 id_column=id_column, tolerance=tolerance, extra_ids=extra_ids)
+
+
+def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: str, id_column: str = "id",
+                          tolerance: float = SUM_TOLERANCE,
+                          extra_ids: Literal["error", "ignore"] = "error") -> PredictionFile:
+    """:func:`read_prediction_file` for a table already in memory (a ``pandas.DataFrame``).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The columns of a prediction file.
+    dataset : Dataset
+    where : str
+        How messages name the table (``"model 'gpt' (in memory)"``).
+    source : str
+        Recorded as :attr:`PredictionFile.source`.
+    id_column, tolerance, extra_ids
+        As for :func:`read_prediction_file`.
+
+    Returns
+    -------
+    PredictionFile
+    """
+    frame = frame.copy()
+    columns = [str(c) for c in frame.columns]
+    frame.columns = columns
+    if PREDICTION_COLUMN not in columns:
+        raise ModelError(f"{where}: no '{PREDICTION_COLUMN}' column{did_you_mean(PREDICTION_COLUMN, columns)}; the "
+                         f"file has columns: {name_some(columns, 20, quote=False)}; add a column 'prediction' "
+                         f"with each row's predicted label (name or index)")
+    notes: list[str] = []
+    rows, matched_by = _match_rows(where, frame, dataset, id_column, extra_ids, notes)
+    frame = frame.iloc[rows].reset_index(drop=True)
+    file_rows = [r + 1 for r in rows]  # 1-based data rows of the file, for messages
+    pred = _labels(where, frame[PREDICTION_COLUMN].tolist(), dataset.label_names, file_rows, notes)
+    proba = _probabilities(where, frame, dataset.label_names, file_rows, tolerance)
+    if proba is not None:
+        off = int(np.count_nonzero(proba[np.arange(len(pred)), pred] < proba.max(axis=1) - 1e-12))
+        if off:
+            notes.append(f"{where}: {off} row(s) predict a class that is not their most probable one; "
+                         f"calibration uses the probability of the predicted class")
+    return PredictionFile(source, pred, proba, matched_by, tuple(notes))
+
+
+def write_prediction_file(path: str | Path, ids: Sequence[Any] | None, labels: Sequence[Any],
+                          proba: Any = None, *, label_names: Sequence[str] | None = None,
+                          id_column: str = "id") -> Path:
+    """Write predictions in the format :func:`read_prediction_file` reads (chosen by the suffix).
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv``, ``.tsv``, ``.jsonl``/``.json`` or ``.parquet``/``.pq``.
+    ids : sequence or None
+        One id per row (written as the ``id_column``), or ``None`` to match by row order.
+    labels : sequence
+        Predicted labels: names, or indices (written as names when ``label_names`` is given).
+    proba : array_like of shape (n, K), optional
+        Probabilities in ``label_names`` order, written as ``proba_<label>`` columns.
+    label_names : sequence of str, optional
+        Required with ``proba``.
+    id_column : str
+
+    Returns
+    -------
+    Path
+        ``path``. Floats are written at full precision (they read back bit for bit).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in PREDICTION_SUFFIXES:
+        raise ValueError(f"{path}: write .csv, .tsv, .jsonl, .json, .parquet or .pq, not '{suffix}'")
+    values = [label_names[int(v)] if label_names is not None and _is_int(v) else v for v in labels]
+    columns: dict[str, list[Any]] = {}
+    if ids is not None:
+        if len(ids) != len(values):
+            raise ValueError(f"{len(ids)} ids for {len(values)} predictions")
+        columns[id_column] = list(ids)
+    columns[PREDICTION_COLUMN] = values
+    if proba is not None:
+        matrix = np.asarray(proba, dtype=np.float64)
+        if label_names is None or matrix.shape != (len(values), len(label_names)):
+            raise ValueError(f"proba must have shape (n, K) = ({len(values)}, "
+                             f"{len(label_names) if label_names else '?'}) with label_names given")
+        for k, label in enumerate(label_names):
+            columns[f"{PROBA_PREFIX}{label}"] = matrix[:, k].tolist()
+    frame = pd.DataFrame(columns)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix in (".parquet", ".pq"):
+        frame.to_parquet(path, index=False)
+    elif suffix in (".jsonl", ".json"):  # json.dumps writes shortest round-trip floats; to_json rounds them
+        with path.open("w", encoding="utf-8") as handle:
+            for record in frame.to_dict(orient="records"):
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    else:
+        text = frame.astype(str) if suffix == ".tsv" else frame
+        if suffix == ".tsv" and any("\t" in v or "\n" in v for column in text for v in text[column]):
+            raise ValueError(f"{path}: a value contains a tab or a newline; write .csv or .jsonl instead")
+        text.to_csv(path, index=False, sep="\t" if suffix == ".tsv" else ",", float_format=None)
+    return path
+
+
+def _read(where: str, path: Path):  # noqa: ANN202 - pandas.DataFrame
+    if not path.is_file():
+        hint = " (it is a folder)" if path.is_dir() else ""
+        raise ModelError(f"{where}: prediction file not found{hint}; check the model's source path (relative "
+                         f"paths are read from the experiment file's folder)")
+    if path.suffix.lower() not in PREDICTION_SUFFIXES:
+        raise ModelError(f"{where}: cannot read '{path.suffix or path.name}' prediction files; "
+                         f"use {', '.join(PREDICTION_SUFFIXES)}")
+    return read_table(str(path))
+
+
+def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_ids: str,
+                notes: list[str]) -> tuple[list[int], Literal["id", "row order"]]:
+    """File row (0-based) of every dataset example, in dataset order."""
+    n = len(dataset)
+    if id_column not in frame.columns:
+        if len(frame) != n:
+            skipped = sum(dataset.skipped.values())
+            why = f" (loading the data skipped {skipped} row(s): {dict(dataset.skipped)})" if skipped else ""
+            raise ModelError(f"{where}: {len(frame)} rows but the data has {n} examples{why}, and there is no "
+                             f"'{id_column}' column to match them by; give one row per example in data order, or "
+                             f"add an id column (data.id_column names it)")
+        notes.append(f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
+                     f"example i); add ids to match by id")
+        return list(range(n)), "row order"
+    if dataset.ids is None:
+        raise ModelError(f"{where}: the file has an id column '{id_column}' but the data has no ids; set "
+                         f"data.id_column to the data's id column, or remove the column from the file to match "
+                         f"rows by position")
+    ids = [normalise_id(v) for v in frame[id_column].tolist()]
+    empty = [i + 1 for i, v in enumerate(ids) if v is None]
+    if empty:
+        raise ModelError(f"{where}: column '{id_column}' is empty in row(s) {name_some(empty, quote=False)}; "
+                         f"every row needs the id of its example")
+    position: dict[str, int] = {}
+    repeated: list[str] = []
+    for row, value in enumerate(ids):
+        if value in position and value not in repeated:
+            repeated.append(value)  # type: ignore[arg-type]
+        position.setdefault(value, row)  # type: ignore[arg-type]
+    if repeated:
+        raise ModelError(f"{where}: column '{id_column}' has {len(repeated)} duplicate id(s): "
+                         f"{name_some(repeated)}; give each example one row")
+    missing = [i for i in dataset.ids if i not in position]
+    if missing:
+        raise ModelError(f"{where}: {len(missing)} of the data's {n} ids have no row: {name_some(missing)}; "
+                         f"predict every example (ids are matched to data.id_column)")
+    known = set(dataset.ids)
+    extra = [v for v in ids if v not in known]
+    if extra and extra_ids != "ignore":
+        raise ModelError(f"{where}: {len(extra)} id(s) are not in the data: {name_some(extra)}; remove those rows "
+                         f"(or check that data.id_column and the file's '{id_column}' hold the same ids)")
+    if extra:
+        notes.append(f"{where}: ignored {len(extra)} row(s) whose ids are not in the evaluated data")
+    return [position[i] for i in dataset.ids], "id"
+
+
+def _labels(where: str, raw: list[Any], names: tuple[str, ...], rows: list[int], notes: list[str]) -> np.ndarray:
+    """Predicted labels (names or indices) as indices into ``names``."""
+    values = [normalise_id(v) for v in raw]
+    empty = [row for row, v in zip(rows, values, strict=True) if v is None]
+    if empty:
+        raise ModelError(f"{where}: column '{PREDICTION_COLUMN}' is empty in row(s) {name_some(empty, quote=False)}; "
+                         f"every row needs a predicted label")
+    lookup = {n: i for i, n in enumerate(names)}
+    indices = {v: int(v) for v in set(values) if _is_index(v) and 0 <= int(v) < len(names)}  # type: ignore[arg-type]
+    if all(v in lookup for v in values):
+        if len(indices) == len(set(values)) and any(lookup[v] != i for v, i in indices.items()):
+            notes.append(f"{where}: predictions such as {name_some(sorted(indices)[:3])} are read as label names, "
+                         f"not as indices (the data's labels are {', '.join(names)})")
+        return np.array([lookup[v] for v in values], dtype=np.int64)  # type: ignore[index]
+    if all(v in indices for v in values):
+        return np.array([indices[v] for v in values], dtype=np.int64)  # type: ignore[index]
+    unknown = sorted({v for v in values if v not in lookup}, key=str)  # type: ignore[arg-type]
+    first = next(row for row, v in zip(rows, values, strict=True) if v not in lookup)
+    raise ModelError(f"{where}: column '{PREDICTION_COLUMN}' has labels the data does not have: "
+                     f"{name_some(unknown)} (first in row {first}); the data's labels are: {', '.join(names)} "
+                     f"(write these names, or their indices 0..{len(names) - 1}, not a mix)")
+
+
+def _probabilities(where: str, frame: Any, names: tuple[str, ...], rows: list[int],
+                   tolerance: float) -> np.ndarray | None:
+    """The ``(n, K)`` probabilities in label order, checked and renormalised; ``None`` if the file has none."""
+    prefixed = [c for c in frame.columns if c.startswith(PROBA_PREFIX)]
+    has_list = PROBA_LIST_COLUMN in frame.columns
+    if not prefixed and not has_list:
+        return None
+    if prefixed and has_list:
+        raise ModelError(f"{where}: both a '{PROBA_LIST_COLUMN}' column and {PROBA_PREFIX}<label> columns; keep one "
+                         f"of the two forms")
+    if has_list:
+        matrix = _list_column(where, frame[PROBA_LIST_COLUMN].tolist(), names, rows)
+        columns = [PROBA_LIST_COLUMN] * len(names)
+    else:
+        columns = [f"{PROBA_PREFIX}{n}" for n in names]
+        unknown = [c for c in prefixed if c not in columns]
+        if unknown:
+            raise ModelError(f"{where}: probability columns for labels the data does not have: {name_some(unknown)}; "
+                             f"the data's labels are {', '.join(names)} (columns {', '.join(columns)})")
+        absent = [c for c in columns if c not in prefixed]
+        if absent:
+            raise ModelError(f"{where}: probability columns missing for {len(absent)} label(s): {name_some(absent)}; "
+                             f"give one {PROBA_PREFIX}<label> column per label, or none")
+        matrix = np.column_stack([_numbers(where, frame[c].tolist(), c, rows) for c in columns])
+    _check_rows(where, matrix, columns, rows, tolerance)
+    return matrix / matrix.sum(axis=1, keepdims=True)
+
+
+def _numbers(where: str, cells: list[Any], column: str, rows: list[int]) -> np.ndarray:
+    out = np.empty(len(cells), dtype=np.float64)
+    for i, cell in enumerate(cells):
+        try:
+            out[i] = math.nan if cell is None or (isinstance(cell, str) and not cell.strip()) else float(cell)
+        except (TypeError, ValueError):
+            raise ModelError(f"{where}: row {rows[i]}, column '{column}': {cell!r} is not a number; write "
+                             f"probabilities as numbers between 0 and 1") from None
+    return out
+
+
+def _list_column(where: str, cells: list[Any], names: tuple[str, ...], rows: list[int]) -> np.ndarray:
+    out = np.empty((len(cells), len(names)), dtype=np.float64)
+    for i, cell in enumerate(cells):
+        value = cell
+        if isinstance(cell, str):
+            try:
+                value = json.loads(cell)
+            except json.JSONDecodeError:
+                value = None
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        if not isinstance(value, list):
+            raise ModelError(f"{where}: row {rows[i]}, column '{PROBA_LIST_COLUMN}': {cell!r} is not a list of "
+                             f"numbers; write e.g. [0.1, 0.9] in label order ({', '.join(names)})")
+        if len(value) != len(names):
+            raise ModelError(f"{where}: row {rows[i]}, column '{PROBA_LIST_COLUMN}' has {len(value)} values but the "
+                             f"data has {len(names)} labels; give one probability per label in the order "
+                             f"{', '.join(names)}")
+        out[i] = _numbers(where, value, PROBA_LIST_COLUMN, [rows[i]] * len(value))
+    return out
+
+
+def _check_rows(where: str, matrix: np.ndarray, columns: list[str], rows: list[int], tolerance: float) -> None:
+    for problem, bad in (("is empty, NaN or infinite", ~np.isfinite(matrix)), ("is negative", matrix < 0)):
+        if bad.any():
+            i, k = (int(x) for x in np.argwhere(bad)[0])
+            raise ModelError(f"{where}: row {rows[i]}, column '{columns[k]}': the probability {problem} "
+                             f"({int(bad.any(axis=1).sum())} row(s) like this); write probabilities in [0, 1]")
+    sums = matrix.sum(axis=1)
+    off = np.abs(sums - 1.0) > tolerance
+    if off.any():
+        i = int(np.argmax(off))
+        raise ModelError(f"{where}: row {rows[i]}: the probabilities sum to {sums[i]:.6g}, not 1 (tolerance "
+                         f"{tolerance:g}; {int(off.sum())} row(s) like this); write normalised probabilities "
+                         f"(e.g. a softmax) or leave the probability columns out")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_index(value: Any) -> bool:
+    return _is_int(value) or (isinstance(value, str) and value.strip().isdigit())

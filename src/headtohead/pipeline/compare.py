@@ -1,0 +1,207 @@
+"""``headtohead.compare``: a comparison of models and data held in memory, for a notebook.
+
+No YAML and no saved model: ``models`` maps names to objects and ``data`` is a DataFrame,
+arrays or a Dataset. The result is the same :class:`~headtohead.pipeline.run.Run` as
+:func:`headtohead.run` gives — the same statistics, slices, disagreements and report —
+because it *is* a run: the objects go to the adapters through
+:class:`~headtohead.pipeline.setup.InMemory` instead of being read from files.
+
+What a model may be:
+
+* a ``torch.nn.Module`` (feature rows or images; a module cannot read raw text);
+* ``(model, tokenizer)`` from Hugging Face transformers (text, text pairs);
+* a fitted scikit-learn estimator or pipeline;
+* any callable taking a list of examples and returning scores ``(batch, n_classes)`` —
+  logits unless ``outputs={name: "probabilities"}``;
+* stored predictions: a 1-D array or list of labels (names or indices), a 2-D array of
+  probabilities in the data's label order, a dict ``{"prediction": …, "proba": …}`` or a
+  DataFrame in the prediction-file format (:mod:`headtohead.adapters.prediction_files`);
+* a path or hub id, as ``h2h run --model`` takes it (kind inferred, :mod:`headtohead.pipeline.quick`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from headtohead.config.schema import DataConfig
+from headtohead.data.base import Dataset, DataSplits
+from headtohead.data.memory import dataset_from_memory, describe_data
+from headtohead.engines.evaluate import ProgressCallback
+from headtohead.errors import ConfigError, ModelError
+from headtohead.pipeline.quick import infer_kind
+from headtohead.pipeline.run import Run, run
+from headtohead.pipeline.setup import InMemory
+
+__all__ = ["compare"]
+
+
+def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = None,
+            text_pair_column: str | None = None, label_column: str = "label", label_names: Sequence[str] | None = None,
+            id_column: str | None = None, slice_columns: Sequence[str] = (),
+            outputs: Mapping[str, Literal["logits", "probabilities"]] | None = None, name: str = "compare",
+            out_dir: str | Path | None = None, report: bool = False, speed: bool = False, batch_size: int = 32,
+            device: str = "auto", seed: int = 42, stats: Mapping[str, Any] | None = None,
+            progress: ProgressCallback | None = None) -> Run:
+    """Compare models held in memory on data held in memory.
+
+    Parameters
+    ----------
+    models : mapping of str to object
+        Name → model (see the module docstring for what a model may be), at least one.
+    data : pandas.DataFrame, (X, y) or Dataset
+        A DataFrame with a text column (``text``) and a label column (``label``), or with
+        numeric feature columns and a label column; arrays ``(X, y)``; or a headtohead Dataset.
+    text_column, text_pair_column, label_column, label_names, id_column, slice_columns
+        As in the ``data:`` section of an experiment file.
+    outputs : mapping of str to {"logits", "probabilities"}, optional
+        What a callable or module returns (default: logits).
+    name : str
+        The run's name.
+    out_dir : str or Path, optional
+        Where to save ``results.json``, ``predictions.npz`` and ``disagreements.csv``.
+    report : bool
+        Also write ``report.html`` into ``out_dir``.
+    speed : bool
+        Measure speed too (the models that compute; memory and cold start are not measured, as
+        a model in memory cannot be loaded again in a fresh process).
+    batch_size, device, seed
+        As in the ``eval:`` section and ``seed`` of an experiment.
+    stats : mapping, optional
+        The ``stats:`` section (``alpha``, ``n_resamples`` …).
+    progress : callable, optional
+        ``progress(task, done, total)``.
+
+    Returns
+    -------
+    Run
+        The same record :func:`headtohead.run` returns.
+
+    Raises
+    ------
+    ConfigError, DataError, ModelError
+        One line: no models, a model of no known kind, data of no known shape, predictions
+        that do not fit the data …
+
+    Examples
+    --------
+    >>> import pandas as pd, headtohead
+    >>> frame = pd.DataFrame({"text": ["good", "bad", "fine", "awful"], "label": ["pos", "neg", "pos", "neg"]})
+    >>> outcome = headtohead.compare({"rule": lambda texts: [[t in ("bad", "awful"), t in ("good", "fine")]
+    ...                                                       for t in texts],
+    ...                               "guess": ["pos", "pos", "pos", "neg"]}, frame,
+    ...                              outputs={"rule": "probabilities"}, stats={"n_resamples": 200})
+    >>> [m.quality.accuracy for m in outcome.result.models]
+    [1.0, 0.75]
+    """
+    if not isinstance(models, Mapping) or not models:
+        raise ConfigError("compare: models must be a non-empty mapping of names to models, e.g. "
+                          "{'bert': model, 'baseline': predictions}")
+    section = DataConfig(path=describe_data(data), text_column=text_column, text_pair_column=text_pair_column,
+                         label_column=label_column, label_names=list(label_names) if label_names else None,
+                         id_column=id_column, slice_columns=list(slice_columns))
+    dataset = dataset_from_memory(data, section)
+    entries, objects = [], {}
+    for model_name, model in models.items():
+        entry, held = _model_entry(str(model_name), model, dataset, (outputs or {}).get(str(model_name)))
+        entries.append(entry)
+        if held is not None:
+            objects[str(model_name)] = held
+    experiment = {"name": name, "seed": seed, "data": section.model_dump(exclude_none=True), "models": entries,
+                  "eval": {"batch_size": batch_size, "device": device}, "stats": dict(stats or {}),
+                  "speed": {"enabled": speed, "memory": False}}
+    return run(experiment, out_dir=out_dir, base_dir=Path.cwd(), progress=progress, speed=speed, report=report,
+               in_memory=InMemory(splits=DataSplits(eval=dataset), objects=objects))
+
+
+def _model_entry(name: str, model: Any, dataset: Dataset, outputs: str | None) -> tuple[dict[str, Any], Any]:
+    """The model's section of the experiment, and the object its adapter takes (``None`` for a path)."""
+    entry: dict[str, Any] = {"name": name}
+    if outputs is not None:
+        entry["outputs"] = outputs
+    if isinstance(model, (str, Path)):
+        return {**entry, "kind": infer_kind(str(model)), "source": str(model)}, None
+    held = f"<in memory: {type(model).__name__}>"
+    if _is_torch_module(model):
+        return {**entry, "kind": "python", "source": held}, model
+    if isinstance(model, tuple) and len(model) == 2 and _is_torch_module(model[0]) and callable(model[1]):
+        return {**entry, "kind": "python", "source": f"<in memory: {type(model[0]).__name__} + tokenizer>"}, \
+            TokenizedModel(*model)
+    if hasattr(model, "predict") and (hasattr(model, "classes_") or hasattr(model, "predict_proba")):
+        return {**entry, "kind": "sklearn", "source": held}, model
+    if callable(model):
+        return {**entry, "kind": "python", "source": held}, model
+    return {**entry, "kind": "predictions", "source": held}, prediction_table(name, model, dataset)
+
+
+def _is_torch_module(model: Any) -> bool:
+    torch = sys.modules.get("torch")  # a module exists only if torch was imported: no import for the others
+    return torch is not None and isinstance(model, torch.nn.Module)
+
+
+def prediction_table(name: str, predictions: Any, dataset: Dataset) -> Any:
+    """Stored predictions in memory as a table in the prediction-file format (columns ``prediction``, ``proba_<label>``).
+
+    Raises
+    ------
+    ModelError
+        An object that is no kind of prediction (one line naming what is accepted).
+    """
+    import pandas as pd
+
+    if isinstance(predictions, pd.DataFrame):
+        return predictions
+    if isinstance(predictions, Mapping):
+        columns = dict(predictions)
+        proba = columns.pop("proba", None)
+        frame = pd.DataFrame(columns)
+        return _with_probabilities(frame, proba, dataset, name) if proba is not None else frame
+    values = np.asarray(predictions.to_numpy() if hasattr(predictions, "to_numpy") else predictions)
+    if values.ndim == 1 and len(values):
+        return pd.DataFrame({"prediction": values.tolist()})
+    if values.ndim == 2 and np.issubdtype(values.dtype, np.number):
+        frame = _with_probabilities(pd.DataFrame(index=range(len(values))), values, dataset, name)
+        frame.insert(0, "prediction", [dataset.label_names[i] for i in values.argmax(axis=1)])
+        return frame
+    raise ModelError(f"model '{name}': a {type(predictions).__name__} is not a model compare() can use; give a torch "
+                     f"module, (model, tokenizer), a fitted estimator, a callable, or predictions (labels, "
+                     f"probabilities, a dict or a DataFrame)")
+
+
+def _with_probabilities(frame: Any, proba: Any, dataset: Dataset, name: str) -> Any:
+    matrix = np.asarray(proba, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[1] != dataset.num_classes:
+        raise ModelError(f"model '{name}': probabilities of shape {matrix.shape}; give one column per class in the "
+                         f"data's label order ({', '.join(dataset.label_names)})")
+    for k, label in enumerate(dataset.label_names):
+        frame[f"proba_{label}"] = matrix[:, k]
+    return frame
+
+
+class TokenizedModel:
+    """A Hugging Face ``(model, tokenizer)`` pair as a callable of raw texts (or text pairs) → logits.
+
+    Its ``label_names`` come from ``model.config.id2label`` when they are real names.
+    """
+
+    def __init__(self, model: Any, tokenizer: Callable[..., Any], max_length: int | None = None) -> None:
+        self.model, self.tokenizer, self.max_length = model.eval(), tokenizer, max_length
+        id2label = getattr(getattr(model, "config", None), "id2label", None) or {}
+        names = [str(id2label[i]) for i in sorted(id2label)]
+        self.label_names = names if names and not all(n.startswith("LABEL_") for n in names) else None
+
+    def __call__(self, examples: Sequence[Any]) -> np.ndarray:
+        import torch
+
+        pairs = bool(examples) and isinstance(examples[0], (tuple, list))
+        texts = [e[0] for e in examples] if pairs else list(examples)
+        batch = self.tokenizer(texts, [e[1] for e in examples] if pairs else None, padding=True, truncation=True,
+                               max_length=self.max_length, return_tensors="pt")
+        device = next(self.model.parameters()).device
+        with torch.inference_mode():
+            output = self.model(**{k: v.to(device) for k, v in batch.items()})
+        return getattr(output, "logits", output).float().cpu().numpy()

@@ -1,0 +1,182 @@
+"""A comparison without an experiment file: ``h2h run --data dev.tsv --model a=preds.csv --model b=path/to/model``.
+
+:func:`quick_experiment` builds the :class:`~headtohead.config.Experiment` a file would hold;
+each model's kind is inferred from its source (:func:`infer_kind`) unless written first
+(``b=transformers:path``):
+
+==============================================  ==============
+source                                          kind
+==============================================  ==============
+``.csv`` ``.tsv`` ``.jsonl`` ``.json`` ``.parquet``  ``predictions``
+a folder with ``config.json``                    ``transformers``
+``.onnx`` (or a folder with ``model.onnx``)      ``onnx``
+``.skops`` ``.pkl`` ``.pickle`` ``.joblib``      ``sklearn``
+``package.module:factory``                       ``python``
+``owner/name`` that is not a local path          ``transformers`` (a hub id)
+==============================================  ==============
+
+A timm or torchvision architecture needs its kind (``timm:resnet18``): a bare name is
+ambiguous, and the error says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from headtohead.adapters.prediction_files import PREDICTION_SUFFIXES
+from headtohead.adapters.sklearn_models import PICKLE_SUFFIXES
+from headtohead.config import Experiment, experiment_from_dict
+from headtohead.config.schema import MODEL_KINDS
+from headtohead.errors import ConfigError
+
+__all__ = ["quick_experiment", "infer_kind", "parse_model_option"]
+
+_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
+
+
+def infer_kind(source: str, base_dir: Path | None = None) -> str:
+    """The model kind a source stands for (see the module docstring).
+
+    Parameters
+    ----------
+    source : str
+        A file, a folder, ``package.module:factory`` or a hub id.
+    base_dir : Path, optional
+        Folder relative paths are read from (default: the current directory).
+
+    Raises
+    ------
+    ConfigError
+        The source fits no kind (one line naming the kinds and how to write one).
+
+    Examples
+    --------
+    >>> infer_kind("preds.parquet"), infer_kind("headtohead.testing.models:tiny_mlp")
+    ('predictions', 'python')
+    """
+    path = Path(source).expanduser()
+    path = path if path.is_absolute() else (base_dir or Path.cwd()) / path
+    suffix = path.suffix.lower()
+    if suffix in PREDICTION_SUFFIXES:
+        return "predictions"
+    if suffix == ".onnx" or (path.is_dir() and (path / "model.onnx").is_file() and not (path / "config.json").is_file()):
+        return "onnx"
+    if suffix == ".skops" or suffix in PICKLE_SUFFIXES:
+        return "sklearn"
+    if path.is_dir() and (path / "config.json").is_file():
+        return "transformers"
+    if _FACTORY.match(source) and not path.exists():
+        return "python"
+    if _HUB_ID.match(source) and not path.exists():
+        return "transformers"
+    what = "a folder without config.json" if path.is_dir() else "not found" if not path.exists() else \
+        f"a '{suffix or path.name}' file"
+    raise ConfigError(f"--model {source}: cannot tell its kind ({what}); write it first, e.g. "
+                      f"--model name=timm:{source} (kinds: {', '.join(MODEL_KINDS)})")
+
+
+def parse_model_option(spec: str, base_dir: Path | None = None) -> tuple[str, str, str]:
+    """``name=kind:source``, ``name=source`` or ``source`` → ``(name, kind, source)``.
+
+    The name defaults to the file's stem (``preds_a.csv`` → ``preds_a``); the kind is
+    inferred when not written (a ``python`` source ``package.module:factory`` keeps its colon).
+
+    Examples
+    --------
+    >>> parse_model_option("b=transformers:textattack/bert-base-uncased-SST-2")
+    ('b', 'transformers', 'textattack/bert-base-uncased-SST-2')
+    >>> parse_model_option("a=preds_a.csv")
+    ('a', 'predictions', 'preds_a.csv')
+    """
+    name, sep, rest = spec.partition("=")
+    if not sep:
+        name, rest = "", spec
+    if not rest.strip():
+        raise ConfigError(f"--model {spec}: no source; write --model name=path (e.g. --model a=preds.csv)")
+    kind, colon, source = rest.partition(":")
+    if not colon or kind not in MODEL_KINDS:
+        kind, source = infer_kind(rest, base_dir), rest
+    name = name.strip() or Path(source.rstrip("/")).stem or source
+    if not _NAME.match(name):
+        raise ConfigError(f"--model {spec}: the name '{name}' may hold only letters, digits and . _ + -; write "
+                          f"--model name=source")
+    return name, kind, source
+
+
+def quick_experiment(data: str, models: Sequence[str], *, name: str | None = None, overrides: Sequence[str] = (),
+                     base_dir: Path | None = None, **data_options: Any) -> Experiment:
+    """The experiment of ``h2h run --data … --model …``.
+
+    Parameters
+    ----------
+    data : str
+        ``data.path``: a table, an image folder, ``sklearn:<name>`` or ``hf:<…>``.
+    models : sequence of str
+        ``--model`` values (:func:`parse_model_option`).
+    name : str, optional
+        The experiment's name (default: the data file's stem and the model names).
+    overrides : sequence of str
+        ``--set key=value``.
+    base_dir : Path, optional
+        Folder relative paths are read from (default: the current directory).
+    **data_options
+        More ``data:`` keys (``text_column``, ``label_column``, ``id_column``, ``slice_columns`` …);
+        ``None`` values are left out.
+
+    Returns
+    -------
+    Experiment
+
+    Raises
+    ------
+    ConfigError
+        No model, a model name given twice, a source of no known kind, an invalid data key.
+    """
+    if not models:
+        raise ConfigError("--data needs at least one --model name=source (e.g. --model a=preds_a.csv)")
+    parsed = [parse_model_option(spec, base_dir) for spec in models]
+    names = [n for n, _, _ in parsed]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"--model: the name(s) {', '.join(repeated)} are used twice; give each model its own "
+                          f"name (--model a=… --model b=…)")
+    stem = Path(data.split(":")[-1]).stem or "data"
+    section = {"path": data, **{k: v for k, v in data_options.items() if v is not None and v != []}}
+    return experiment_from_dict({
+        "name": name or f"{stem}-{'-vs-'.join(names)}",
+        "data": section,
+        "models": [{"name": n, "kind": k, "source": s} for n, k, s in parsed],
+    }, overrides=overrides)
+
+
+def command_experiment(experiment: str | Path | None, *, data: str | None = None, models: Sequence[str] = (),
+                       overrides: Sequence[str] = (), **data_options: Any) -> tuple[Experiment, Path]:
+    """What ``h2h run`` compares: the experiment file, or one built from ``--data`` and ``--model``.
+
+    Returns
+    -------
+    (Experiment, Path)
+        The experiment and the folder its relative paths are read from.
+
+    Raises
+    ------
+    ConfigError
+        Both a file and ``--data``/``--model``, or neither; ``--model`` without ``--data``.
+    """
+    from headtohead.pipeline.setup import resolve_experiment
+
+    quick = data is not None or bool(models)
+    if experiment is not None and quick:
+        raise ConfigError(f"{experiment}: give an experiment file or --data with --model, not both (models of a "
+                          f"file are listed in it)")
+    if experiment is not None:
+        return resolve_experiment(experiment, overrides)
+    if data is None:
+        raise ConfigError("give an experiment file (h2h run exp.yaml), or --data and --model for a quick comparison "
+                          "(h2h run --data dev.tsv --model a=preds_a.csv --model b=path/to/model)")
+    return quick_experiment(data, models, overrides=overrides, **data_options), Path.cwd()

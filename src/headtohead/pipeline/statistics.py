@@ -1,0 +1,77 @@
+"""A run's statistics: the paired tests, the slices and the disagreements, from its predictions and data.
+
+:func:`run_statistics` hands :func:`headtohead.stats.analyse` what it needs to know about the
+examples (sizes, extra columns, ids: :class:`~headtohead.stats.where.ExampleFacts`), writes
+every disagreement to ``disagreements.csv`` beside the results, keeps the first of each
+direction in the record with their inputs attached (text, or a thumbnail of the image, so a
+report shows them without the data), and stores the verdict sentences beside the numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from headtohead.data.base import Dataset
+from headtohead.data.display import input_texts, thumbnail_uri
+from headtohead.data.sizes import input_sizes
+from headtohead.pipeline.setup import RunSetup
+from headtohead.report.sentences import with_quality_sentences
+from headtohead.report.where import write_disagreements_csv
+from headtohead.results.comparison import StatsSummary
+from headtohead.results.disagreements import Disagreements
+from headtohead.results.files import DISAGREEMENTS_FILE
+from headtohead.results.predictions import Predictions
+from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
+
+__all__ = ["run_statistics", "example_facts", "with_inputs"]
+
+
+def example_facts(dataset: Dataset) -> ExampleFacts:
+    """The sizes (words, pixels), extra columns and ids of ``dataset``'s examples, for slices and disagreements."""
+    measured = input_sizes(dataset)
+    sizes, unit = measured if measured is not None else (None, None)
+    return ExampleFacts(sizes=sizes, size_unit=unit, columns=dict(dataset.columns), ids=dataset.ids)
+
+
+def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None = None) -> StatsSummary:
+    """Every statistic of a run, with its sentences; ``disagreements.csv`` written into ``out`` when given.
+
+    Parameters
+    ----------
+    setup : RunSetup
+        The run's experiment (``stats:`` settings, seed) and data.
+    predictions : Predictions
+        Every finished model's predictions.
+    out : Path, optional
+        The run's output folder.
+
+    Returns
+    -------
+    StatsSummary
+        With ``slices``, and ``disagreements`` cut to the first :data:`~headtohead.stats.where.DISAGREEMENTS_KEPT`
+        of each direction with their inputs.
+    """
+    from headtohead.stats import analyse
+
+    cfg, dataset = setup.experiment.stats, setup.dataset
+    summary = analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples, ci_method=cfg.ci_method,
+                      ece_bins=cfg.ece_bins, seed=setup.experiment.seed, examples=example_facts(dataset),
+                      disagreements_kept=None)
+    texts = input_texts(dataset)
+    if out is not None and summary.disagreements:
+        write_disagreements_csv(summary.disagreements, out / DISAGREEMENTS_FILE, texts)
+    kept = [with_inputs(d.top(DISAGREEMENTS_KEPT), dataset, texts) for d in summary.disagreements]
+    return with_quality_sentences(summary.model_copy(update={"disagreements": kept}))
+
+
+def with_inputs(found: Disagreements, dataset: Dataset, texts: Sequence[str | None] | None = None) -> Disagreements:
+    """``found`` with each row's input attached: its text or path, and a thumbnail for an image."""
+    texts = input_texts(dataset) if texts is None else texts
+
+    def attach(rows: list) -> list:  # noqa: ANN001 - list of Disagreement
+        return [r.model_copy(update={"input": texts[r.index], "thumbnail": thumbnail_uri(dataset, r.index)})
+                for r in rows]
+
+    return found.model_copy(update={"only_a_right": attach(found.only_a_right),
+                                    "only_b_right": attach(found.only_b_right)})

@@ -1,0 +1,155 @@
+"""Where the models of a run differ: quality per slice, and the examples exactly one model got right.
+
+:func:`~headtohead.stats.analyse.analyse` calls both for every run. The slices are every true
+class, quantile bins of input size and the values of the extra columns
+(:mod:`~headtohead.stats.slices`: paired tests, Holm over every slice and pair); the
+disagreements are every pair's examples that exactly one of the two got right
+(:mod:`~headtohead.stats.disagreements`). What the statistics know about each example besides
+its label — its size, its extra columns, its id — comes in :class:`ExampleFacts`, in dataset
+order; predictions are in plan order (row ``i`` is example ``order[i]``), and both are lined
+up here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from headtohead.results.disagreements import Disagreements
+from headtohead.results.predictions import Predictions
+from headtohead.results.slices import SliceSummary
+from headtohead.stats.disagreements import disagreements
+from headtohead.stats.slices import SliceSpec, class_slices, column_slices, compare_slices, size_slices
+
+__all__ = ["ExampleFacts", "run_slices", "run_disagreements", "SIZE_BINS", "CLASS_SLICE_LIMIT",
+           "DISAGREEMENTS_KEPT"]
+
+#: Quantile bins of input size (quartiles).
+SIZE_BINS = 4
+#: With more classes than this, the most frequent ones are the class slices (a thousand
+#: ImageNet classes would be a thousand tests, each on a few dozen examples).
+CLASS_SLICE_LIMIT = 50
+#: Rows of each direction of disagreement a run keeps in ``results.json`` (all of them go to the CSV).
+DISAGREEMENTS_KEPT = 20
+
+
+@dataclass(frozen=True)
+class ExampleFacts:
+    """What is known about every example of the evaluation data besides its label, in dataset order.
+
+    Attributes
+    ----------
+    sizes : ndarray of shape (n,), optional
+        Input size of each example (:func:`headtohead.data.sizes.input_sizes`).
+    size_unit : str, optional
+        ``words``, ``characters`` or ``pixels``.
+    columns : mapping of str to sequence
+        Extra columns to slice by (``data.slice_columns``), one value per example.
+    ids : sequence of str, optional
+        Example ids (``data.id_column``), recorded with the disagreements.
+    """
+
+    sizes: np.ndarray | None = None
+    size_unit: str | None = None
+    columns: Mapping[str, Sequence[object]] = field(default_factory=dict)
+    ids: Sequence[str] | None = None
+
+
+def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, alpha: float = 0.05,
+               size_bins: int = SIZE_BINS) -> SliceSummary:
+    """Every model's accuracy per slice and every pair compared on it (Holm over all slices and pairs).
+
+    Examples a model could not score (NaN or infinite outputs) are left out of every slice, so
+    that each slice compares all models on the same examples.
+
+    Parameters
+    ----------
+    predictions : Predictions
+    facts : ExampleFacts, optional
+        Sizes and extra columns in dataset order; without them only the class slices are made.
+    alpha : float
+    size_bins : int
+
+    Returns
+    -------
+    SliceSummary
+
+    Examples
+    --------
+    >>> y = np.array([0, 1] * 50)
+    >>> p = Predictions(np.arange(100), y, ("neg", "pos"))
+    >>> p.add("a", y, None); p.add("b", np.where(y == 0, 1, y), None)    # b wrong on every negative
+    >>> [(s.label, s.pairs[0].significant) for s in run_slices(p).slices]
+    [('neg', True), ('pos', False)]
+    """
+    scored = np.logical_and.reduce([predictions[m].valid for m in predictions] or [np.ones(0, bool)])
+    if len(predictions.models) and not scored.all():  # NaN/infinite scores: slices use the rows every model scored
+        predictions = predictions.restricted(scored)
+    order = np.asarray(predictions.order, dtype=np.int64)
+    specs = _class_specs(predictions)
+    if facts is not None and facts.sizes is not None:
+        specs += size_slices(np.asarray(facts.sizes)[order], facts.size_unit or "", size_bins)
+    for name, values in (facts.columns.items() if facts is not None else ()):
+        cells = np.empty(len(values), dtype=object)
+        cells[:] = list(values)
+        specs += column_slices(name, cells[order].tolist(), n_bins=size_bins)
+    return compare_slices(predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha)
+
+
+def _class_specs(predictions: Predictions) -> list[SliceSpec]:
+    specs = class_slices(predictions.y_true, predictions.label_names)
+    if len(specs) <= CLASS_SLICE_LIMIT:
+        return specs
+    return sorted(specs, key=lambda spec: -int(spec.mask.sum()))[:CLASS_SLICE_LIMIT]
+
+
+def run_disagreements(predictions: Predictions, ids: Sequence[str] | None = None, *,
+                      kept: int | None = DISAGREEMENTS_KEPT) -> list[Disagreements]:
+    """Every pair's examples that exactly one of the two models got right, most striking first.
+
+    Parameters
+    ----------
+    predictions : Predictions
+    ids : sequence of str, optional
+        Example ids in dataset order.
+    kept : int, optional
+        Rows kept per direction (``None``: all); the counts stay complete.
+
+    Returns
+    -------
+    list of Disagreements
+        One per pair, in the order of the comparisons; ``index`` is the example's position in
+        the dataset (not in the plan).
+    """
+    order = np.asarray(predictions.order, dtype=np.int64)
+    rows = np.argsort(order, kind="stable")  # dataset order, so ties fall back on the dataset position
+    positions = order[rows]
+    y = np.asarray(predictions.y_true)[rows]
+    row_ids = [str(ids[i]) for i in positions] if ids is not None else None
+    out = []
+    for a, b in itertools.combinations(list(predictions), 2):
+        ma, mb = predictions[a], predictions[b]
+        both = ma.valid[rows] & mb.valid[rows]  # an example a model could not score is no disagreement
+        pair_rows = rows[both]
+        found = disagreements(y[both], ma.pred[pair_rows], mb.pred[pair_rows],
+                              None if ma.proba is None else ma.proba[pair_rows],
+                              None if mb.proba is None else mb.proba[pair_rows], label_names=predictions.all_labels,
+                              model_a=a, model_b=b, ids=None if row_ids is None else [i for i, k in zip(row_ids, both) if k],
+                              limit=kept)
+        out.append(_at_dataset_positions(found, positions[both]))
+    return out
+
+
+def _at_dataset_positions(found: Disagreements, positions: np.ndarray) -> Disagreements:
+    """Rows indexed by dataset position (the same unless only part of the data was evaluated)."""
+    if np.array_equal(positions, np.arange(len(positions))):
+        return found
+
+    def moved(rows: list) -> list:  # noqa: ANN001 - list of Disagreement
+        return [r.model_copy(update={"index": int(positions[r.index])}) for r in rows]
+
+    return found.model_copy(update={"only_a_right": moved(found.only_a_right),
+                                    "only_b_right": moved(found.only_b_right)})
