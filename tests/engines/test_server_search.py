@@ -135,6 +135,29 @@ def test_a_bound_no_model_meets_is_one_clear_error():
     assert len({c[1].seeds[2] for c in fake.calls}) == 1  # stopped after the first search
 
 
+class _TooFewQueries(FakeLoadGen):
+    """p99 well within the bound, but LoadGen refuses every trial: too few queries for its early stopping."""
+
+    def __call__(self, model, test, *, batcher, log_dir):  # noqa: ANN001, ANN204
+        self.calls.append((model.name, test, batcher, list(model.examples)))
+        run = LoadGenRun(scenario="Server", valid=False, perf_constraints_met=True, min_duration_met=True,
+                         min_queries_met=True, early_stopping_met=False, query_count=64,
+                         invalid_reason="Early stopping not met: too few queries for the 99th percentile.",
+                         percentiles_ns={"50.00": 0.005e9, "99.00": 0.01e9})
+        return run, _Queue(busy_s=1.0)
+
+
+def test_a_trial_refused_for_another_reason_than_latency_says_that_reason():
+    fake = _TooFewQueries({"a": 0.0, "b": 0.0})
+    with pytest.raises(ConfigError) as info:
+        run_server([_Named("a"), _Named("b")], _data(), _config(min_qps=20), runner=fake)
+    message = str(info.value)
+    assert "\n" not in message and "cannot be met" not in message  # the bound was met: not the latency's fault
+    assert "p99 was 10.0 ms, within speed.latency_bound_ms = 50" in message
+    assert "Early stopping not met: too few queries for the 99th percentile" in message
+    assert "speed.server.min_queries" in message
+
+
 def test_one_model_that_holds_nothing_is_reported_not_fatal():
     fake = FakeLoadGen({"a": 0.0, "b": 300.0})
     summary = run_server([_Named("a"), _Named("b")], _data(), _config(min_qps=20, repeats=2), runner=fake)

@@ -146,6 +146,13 @@ def _unreachable(searcher: _Searcher, bound_ms: float) -> ConfigError:
     lowest = min((t for trials in searcher.trials.values() for t in trials), key=lambda t: t.target_qps)
     name = next(n for n, trials in searcher.trials.items() if lowest in trials)
     p99 = f"{lowest.p99_s * 1e3:.1f} ms" if lowest.p99_s is not None else "not reported"
+    if lowest.p99_s is not None and lowest.p99_s * 1e3 <= bound_ms:
+        # p99 was within the bound: LoadGen refused the trial for another reason (too few queries
+        # for its early-stopping estimate of the percentile, a run too short): say that reason
+        reason = (lowest.loadgen.invalid_reason or "no reason given").strip().rstrip(".")
+        return ConfigError(f"speed.server: at the lowest rate tried, {lowest.target_qps:.3g} QPS, {name}'s p99 was "
+                           f"{p99}, within speed.latency_bound_ms = {bound_ms:g}, but LoadGen judged the trial "
+                           f"INVALID ({reason}); raise speed.server.min_queries or speed.server.trial_seconds")
     return ConfigError(f"speed.latency_bound_ms = {bound_ms:g} cannot be met by any model: at the lowest rate tried, "
                        f"{lowest.target_qps:.3g} QPS, {name}'s p99 was {p99} (LoadGen: INVALID); raise "
                        f"speed.latency_bound_ms, or lower speed.server.max_wait_ms / max_batch")
