@@ -34,6 +34,9 @@ def run(
     resume: bool = ResumeOption,
     deterministic: bool = DeterministicOption,
     offline: bool = OfflineOption,
+    until_decided: bool = typer.Option(False, "--until-decided", help="Evaluate in a seeded random order, chunk "
+                                       "by chunk (eval.chunk_size), and stop once every pair of models is decided "
+                                       "by an anytime-valid test (same as eval.until_decided: true)."),
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
     from headtohead.pipeline.outputs import default_out_dir
@@ -45,7 +48,8 @@ def run(
     offline = offline_wanted(offline)
     with offline_scope(offline):  # the whole command, reports included
         with run_context() as progress:
-            exp, base_dir = resolve_experiment(experiment, set_ or [])
+            overrides = [*(set_ or []), *(["eval.until_decided=true"] if until_decided else [])]
+            exp, base_dir = resolve_experiment(experiment, overrides)
             out_dir = out or default_out_dir(exp.name)
             outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, resume=resume,
                                      deterministic=deterministic, offline=offline, report=True)

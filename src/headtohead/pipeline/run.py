@@ -34,8 +34,10 @@ from headtohead.pipeline.executors.speed_merge import merge_worker_speed
 from headtohead.pipeline.model_pass import ModelOutcome, load_model, model_record
 from headtohead.pipeline.outputs import RunState, check_writable
 from headtohead.pipeline.resume import ResumeStore, model_key
+from headtohead.pipeline.sequential import SequentialRun, evaluate_until_decided
 from headtohead.pipeline.setup import RunSetup, prepare_run, resolve_experiment
 from headtohead.report.sentences import with_quality_sentences, with_speed_sentences
+from headtohead.report.sequential import with_sequential
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
@@ -142,8 +144,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
             if quality and exp.execution.mode != "local" else []
         setup = prepare_run(exp, base, quality=quality, deterministic=deterministic)
         clock = _StageClock(began)
-        outcome = _execute(setup, out, progress=progress, measure_speed=measure, resume=resume, offline=offline,
-                           fairness_warnings=fairness, clock=clock)
+        decided = evaluate_until_decided(setup, out, progress=progress, resume=resume) \
+            if quality and exp.eval.until_decided else None
+        outcome = _execute(decided.setup if decided else setup, out, progress=progress, measure_speed=measure,
+                           resume=resume, offline=offline, fairness_warnings=fairness, clock=clock, decided=decided)
     if report and out is not None:
         with clock.stage("report"):
             from headtohead.report.write import write_reports
@@ -180,8 +184,12 @@ class _StageClock:
 
 
 def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None, measure_speed: bool,
-             resume: bool, offline: bool, fairness_warnings: list[str], clock: _StageClock) -> Run:
-    """Every model's pass (or its finished work), saved as it finishes; then statistics and speed."""
+             resume: bool, offline: bool, fairness_warnings: list[str], clock: _StageClock,
+             decided: SequentialRun | None = None) -> Run:
+    """Every model's pass (or its finished work), saved as it finishes; then statistics and speed.
+
+    ``decided``: the models were already evaluated chunk by chunk (``--until-decided``); ``setup``
+    holds the examples used."""
     exp = setup.experiment
     state = RunState(setup, out)
     store = ResumeStore(out / RESUME_DIR) if out is not None and setup.quality else None
@@ -197,10 +205,10 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
     try:
         with contextlib.ExitStack() as stack:
             restored = {m.name: _restore(store, keys[m.name], m.name, setup) for m in exp.models} \
-                if resume and store is not None else {}
+                if resume and store is not None and decided is None else {}
             todo = [m.name for m in exp.models if restored.get(m.name) is None]
-            fresh = _passes(setup, todo, stack, progress=progress, speed_in_workers=speed_in_workers,
-                            offline=offline)
+            fresh = iter(decided.outcomes) if decided is not None else \
+                _passes(setup, todo, stack, progress=progress, speed_in_workers=speed_in_workers, offline=offline)
             for model_cfg in exp.models:
                 outcome = restored.get(model_cfg.name) or next(fresh)
                 finished.append(outcome)
@@ -220,7 +228,7 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
         result = state.result
         if setup.quality:
             with clock.stage("statistics"):
-                result = result.model_copy(update={"stats": _analyse(exp, state.predictions)})
+                result = result.model_copy(update={"stats": _analyse(exp, state.predictions, decided)})
         if measure_speed:
             with clock.stage("speed"):
                 result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,
@@ -297,12 +305,13 @@ def _speed(setup: RunSetup, finished: Sequence[ModelOutcome | ModelFailure],
     return _measure_speed(setup, loaded, progress, warmup_s, out)
 
 
-def _analyse(exp: Experiment, predictions: Predictions) -> StatsSummary:
+def _analyse(exp: Experiment, predictions: Predictions, decided: SequentialRun | None = None) -> StatsSummary:
     from headtohead.stats import analyse
 
     cfg = exp.stats
-    return with_quality_sentences(analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples,
-                                          ci_method=cfg.ci_method, ece_bins=cfg.ece_bins, seed=exp.seed))
+    stats = with_quality_sentences(analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples,
+                                           ci_method=cfg.ci_method, ece_bins=cfg.ece_bins, seed=exp.seed))
+    return with_sequential(stats, decided.records) if decided is not None else stats
 
 
 def _warm_up(device: str) -> float | None:

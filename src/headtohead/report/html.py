@@ -21,6 +21,7 @@ from headtohead.report.figures import FigureSpec, overview_figures, report_style
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
 from headtohead.report.rows_speed import speed_note, speed_rows
+from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
     best_models,
     comparison_rows,
@@ -173,6 +174,8 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "comparisons": comparisons,
         "comparison_headers": list(comparisons[0]) if comparisons else [],
         "stats_note": _stats_note(result),
+        "sequential": {"lines": sequential_lines(result),
+                       "figures": _figures(sequential_figures(result, f"run{index}", styles))},
         "speed": speed,
         "speed_headers": list(speed[0]) if speed else [],
         "speed_note": _speed_note(result),

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from headtohead.results.base import Record
+from headtohead.results.sequential import SequentialRecord
 
 __all__ = [
     "Estimate",
@@ -185,6 +186,9 @@ class StatsSummary(Record):
     models: list[ModelStats]
     comparisons: list[Comparison] = Field(default_factory=list)
     ranking: list[RankGroup] = Field(default_factory=list)
+    sequential: list[SequentialRecord] | None = Field(
+        default=None, description="one per pair when the run stopped once decided (--until-decided); the "
+        "statistics above are then computed on the examples used. None: every example was evaluated")
 
     def model(self, name: str) -> ModelStats:
         """The statistics of model ``name``."""
