@@ -49,7 +49,13 @@ from headtohead.results import ModelPredictions
 from headtohead.results.files import RESUME_DIR
 from headtohead.results.sequential import SequentialRecord
 from headtohead.runtime.determinism import recording_refusals, refusal_warning
-from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name, is_out_of_memory
+from headtohead.runtime.faults import (
+    RunInterrupted,
+    Terminated,
+    interrupt_exit_code,
+    interrupt_name,
+    is_out_of_memory,
+)
 from headtohead.stats.sequential import SequentialTest, to_record
 
 __all__ = ["SequentialRun", "sequential_order", "chunk_plans", "pair_alpha", "evaluate_until_decided"]
@@ -271,8 +277,9 @@ def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: Progr
             chunks.append(chunk)
             _update(tests, _chunk_correct(setup, plan, chunk))
     except (KeyboardInterrupt, Terminated) as exc:
-        kept = (f"{len(chunks)} of {len(plans)} chunks are kept in {store.folder}; run again with --until-decided "
-                f"--resume to go on from chunk {len(chunks) + 1}") if store is not None else \
+        done = store.kept() if store is not None else 0  # the signal may have come just after a chunk was written
+        kept = (f"{done} of {len(plans)} chunks are kept in {store.folder}; run again with --until-decided "
+                f"--resume to go on from chunk {done + 1}") if store is not None else \
             "nothing was saved (no output folder was given)"
         raise RunInterrupted(f"{interrupt_name(exc)}: {kept}", interrupt_exit_code(exc)) from None
     if store is not None:

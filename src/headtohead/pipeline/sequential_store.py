@@ -119,6 +119,13 @@ class ChunkStore:
             return None
         return predictions, seconds
 
+    def kept(self) -> int:
+        """How many chunks, from the first on, are on disk (what a ``--resume`` would find, if they fit)."""
+        index = 0
+        while self._path(index).is_file():
+            index += 1
+        return index
+
     def clear(self) -> None:
         """Forget this run's chunks (a run without ``--resume`` starts from the first chunk)."""
         shutil.rmtree(self.folder, ignore_errors=True)

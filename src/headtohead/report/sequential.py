@@ -119,10 +119,13 @@ def sequential_lines(result: RunResult) -> list[str]:
     lines = [f"Evaluated with --until-decided: examples in a seeded random order (seed {first.order_seed}), "
              f"a look every {first.chunk_size:,}; each pair stops once an anytime-valid betting test calls "
              f"one model better{margin}. The run used {used:,} of {available:,} examples ({stop})."]
-    lines += [f"{r.model_a} vs {r.model_b}: {decision_phrase(r)}"
-              + (f" after {r.final.decided_at:,} examples." if r.final and r.final.decided_at else ".")
-              for r in records]
+    lines += [f"{r.model_a} vs {r.model_b}: {decision_phrase(r)}" + _decided_after(r) for r in records]
     return lines
+
+
+def _decided_after(record: SequentialRecord) -> str:
+    decided = _decision_at(record)
+    return f" after {decided:,} examples." if decided is not None else "."
 
 
 def _decision_at(record: SequentialRecord) -> int | None:

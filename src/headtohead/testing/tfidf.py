@@ -13,7 +13,7 @@ from pathlib import Path
 __all__ = ["save_tfidf_logreg"]
 
 
-def save_tfidf_logreg(train_table: str | Path, rows: int, path: str | Path, *, C: float = 4.0) -> Path:  # noqa: N803
+def save_tfidf_logreg(train_table: str | Path, rows: int, path: str | Path, *, C: float = 4.0) -> Path:
     """Fit TF-IDF (word 1–2-grams) + logistic regression on the first ``rows`` rows and save it as ``.skops``.
 
     Parameters
