@@ -90,7 +90,8 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         Measure speed and memory; ``None`` follows ``speed.enabled`` of the experiment.
     resume : bool
         Re-use the quality passes of models that finished in an earlier, interrupted run
-        into the same ``out_dir`` (matched by key, see :mod:`headtohead.pipeline.resume`).
+        into the same ``out_dir`` (matched by key, see :mod:`headtohead.pipeline.resume`); with
+        ``eval.until_decided``, go on from the last chunk it finished (:mod:`headtohead.pipeline.sequential`).
     deterministic : bool
         Use torch's deterministic algorithms; ops that have none are named in the
         model's warnings (see :mod:`headtohead.runtime.determinism`).
