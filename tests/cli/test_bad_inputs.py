@@ -307,6 +307,35 @@ CASES = [
          with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {"name": "net", "kind": "timm",
                                                                        "source": "test_resnet"})),
          "model 'net' (kind timm) cannot read text data"),
+    # -- --until-decided (eval.until_decided)
+    Case("until-decided-one-model", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+         "--until-decided (eval.until_decided) stops when a comparison is decided, but the experiment has 1 model",
+         extra={"more": ["--until-decided"]}),
+    Case("until-decided-with-processes",
+         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"},
+                            execution={"mode": "processes"}), "--until-decided"),
+         "cannot be combined with execution.mode: processes"),
+    Case("until-decided-with-shards",
+         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}, execution={"shards": 2}),
+                  "--until-decided"),
+         "cannot be combined with execution.shards: 2"),
+    Case("until-decided-chunk-size-zero",
+         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}), "--until-decided", "--set",
+                  "eval.chunk_size=0"),
+         "eval.chunk_size: Input should be greater than 0"),
+    Case("until-decided-chunk-not-whole-batches",
+         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}, eval={"batch_size": 4,
+                                                                                           "chunk_size": 10}),
+                  "--until-decided"),
+         "eval.chunk_size=10 is not a multiple of eval.batch_size=4"),
+    Case("until-decided-chunk-covers-the-data",
+         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, KEYWORDS, {**KEYWORDS, "name": "kw2"},
+                                            eval={"batch_size": 4, "chunk_size": 12})),
+         "eval.chunk_size=12 is not smaller than the 12 examples to evaluate", extra={"more": ["--until-decided"]}),
+    Case("until-decided-conflicts-with-set",
+         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}), "--until-decided", "--set",
+                  "eval.until_decided=false"),
+         "--set eval.until_decided=false and --set eval.until_decided=true conflict"),
     # -- the output
     Case("output-is-a-file", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
          "is a file, not a folder", extra={"out_is_file": True}),
@@ -349,7 +378,7 @@ def test_bad_input_gives_one_line_and_exit_2(case: Case, assets, tmp_path, monke
     assert {"results.json", "predictions.npz"} <= set(before)
     if case.extra.get("out_is_file"):
         out = tmp_path / "out" / "results.json"  # --out names an existing file
-    argv = [arg.replace("{out}", str(out)) for arg in case.build(tmp_path, assets)]
+    argv = [arg.replace("{out}", str(out)) for arg in [*case.build(tmp_path, assets), *case.extra.get("more", [])]]
     monkeypatch.chdir(tmp_path)
     capsys.readouterr()
     if case.patch is not None:

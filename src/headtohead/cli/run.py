@@ -51,6 +51,9 @@ def run(
     overwrite: bool = OverwriteOption,
     deterministic: bool = DeterministicOption,
     offline: bool = OfflineOption,
+    until_decided: bool = typer.Option(False, "--until-decided", help="Evaluate in a seeded random order, chunk "
+                                       "by chunk (eval.chunk_size), and stop once every pair of models is decided "
+                                       "by an anytime-valid test (same as eval.until_decided: true)."),
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
     if experiment is None and data is None and not model:  # neither way of naming the models: a usage error
@@ -64,7 +67,8 @@ def run(
     offline = offline_wanted(offline)
     with offline_scope(offline):  # the whole command, reports included
         with run_context() as progress:
-            exp, base_dir = command_experiment(experiment, data=data, models=model or [], overrides=set_ or [],
+            overrides = [*(set_ or []), *(["eval.until_decided=true"] if until_decided else [])]
+            exp, base_dir = command_experiment(experiment, data=data, models=model or [], overrides=overrides,
                                                text_column=text_column, label_column=label_column,
                                                id_column=id_column, slice_columns=slice_column or None)
             out_dir = out or default_out_dir(exp.name)

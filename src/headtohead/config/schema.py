@@ -42,6 +42,8 @@ __all__ = [
 MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python", "onnx", "predictions")
 
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
+#: Fewest examples per look of ``eval.until_decided`` by default (rounded up to whole batches).
+_DEFAULT_CHUNK = 64
 
 
 class SplitConfig(_Section):
@@ -133,6 +135,13 @@ class EvalConfig(_Section):
     batch_size: int = Field(default=32, gt=0)
     device: str = Field(default="auto", description="auto | cpu | cuda | cuda:N | mps")
     num_threads: int | None = Field(default=None, gt=0, description="torch intra-op threads (default: torch's).")
+    until_decided: bool = Field(default=False, description="Evaluate in a seeded random order, chunk by chunk, and "
+                                "stop once an anytime-valid test has decided every pair (h2h run --until-decided).")
+    chunk_size: int | None = Field(default=None, gt=0, description="until_decided: examples per look, a multiple "
+                                   "of batch_size (default: the smallest multiple of batch_size from 64).")
+    equivalence_margin: float | None = Field(
+        default=None, gt=0.0, lt=1.0, description="until_decided: also stop when a pair's accuracy gap is shown "
+        "to lie within ± this fraction (0.02 = 2 points); default: never declare equivalence.")
 
     @field_validator("device")
     @classmethod
@@ -140,6 +149,20 @@ class EvalConfig(_Section):
         if not _DEVICE_RE.match(device):
             raise ValueError(f"unknown device '{device}' (use auto, cpu, cuda, cuda:N or mps)")
         return device
+
+    @model_validator(mode="after")
+    def _chunks_of_whole_batches(self) -> EvalConfig:
+        if self.chunk_size is not None and self.chunk_size % self.batch_size:
+            whole = max(self.batch_size, self.chunk_size // self.batch_size * self.batch_size)
+            raise ValueError(f"eval.chunk_size={self.chunk_size} is not a multiple of eval.batch_size="
+                             f"{self.batch_size}: every chunk would end in a part-filled batch; use {whole} or "
+                             f"{whole + self.batch_size}")
+        return self
+
+    @property
+    def sequential_chunk_size(self) -> int:
+        """Examples per look of ``until_decided``: ``chunk_size``, or the smallest multiple of the batch size ≥ 64."""
+        return self.chunk_size or self.batch_size * -(-_DEFAULT_CHUNK // self.batch_size)
 
 
 class StatsConfig(_Section):
@@ -172,6 +195,21 @@ class Experiment(_Section):
             if model.name in seen:
                 raise ValueError(f"model name '{model.name}' is used twice; give each model a unique name")
             seen.add(model.name)
+        return self
+
+    @model_validator(mode="after")
+    def _until_decided_fits(self) -> Experiment:
+        if not self.eval.until_decided:
+            return self
+        if len(self.models) < 2:
+            raise ValueError(f"--until-decided (eval.until_decided) stops when a comparison is decided, but the "
+                             f"experiment has {len(self.models)} model; add a second model or drop --until-decided")
+        if self.execution.mode != "local" or self.execution.shards > 1:
+            what = f"mode: {self.execution.mode}" if self.execution.mode != "local" else \
+                f"shards: {self.execution.shards}"
+            raise ValueError(f"--until-decided (eval.until_decided) cannot be combined with execution.{what}: every "
+                             f"model evaluates each chunk in turn in this process; use execution.mode: local "
+                             f"with one shard, or drop --until-decided")
         return self
 
     def model(self, name: str) -> ModelConfig:

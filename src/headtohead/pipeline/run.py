@@ -35,9 +35,11 @@ from headtohead.pipeline.executors.speed_merge import merge_worker_speed
 from headtohead.pipeline.model_pass import ModelOutcome, load_model, model_record
 from headtohead.pipeline.outputs import RunState, claim_output
 from headtohead.pipeline.resume import ResumeStore, model_key
+from headtohead.pipeline.sequential import SequentialRun, evaluate_until_decided
 from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_experiment
 from headtohead.pipeline.statistics import run_statistics
 from headtohead.report.sentences import with_speed_sentences
+from headtohead.report.sequential import with_sequential
 from headtohead.report.warnings import model_warnings
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
@@ -93,7 +95,8 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         Re-use the quality passes of models that finished in an earlier, interrupted run
         into the same ``out_dir`` (matched by key, see :mod:`headtohead.pipeline.resume`);
         refused when the data changed since. ``"reuse"``: re-use what still matches and
-        evaluate the rest, whatever changed (``h2h train``'s comparison).
+        evaluate the rest, whatever changed (``h2h train``'s comparison). With
+        ``eval.until_decided``, go on from the last chunk it finished (:mod:`headtohead.pipeline.sequential`).
     deterministic : bool
         Use torch's deterministic algorithms; ops that have none are named in the
         model's warnings (see :mod:`headtohead.runtime.determinism`).
@@ -155,8 +158,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
             if quality and exp.execution.mode != "local" else []
         setup = prepare_run(exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory)
         clock = _StageClock(began)
-        outcome = _execute(setup, out, progress=progress, measure_speed=measure, resume=resume, offline=offline,
-                           fairness_warnings=fairness, clock=clock)
+        decided = evaluate_until_decided(setup, out, progress=progress, resume=bool(resume)) \
+            if quality and exp.eval.until_decided else None
+        outcome = _execute(decided.setup if decided else setup, out, progress=progress, measure_speed=measure,
+                           resume=resume, offline=offline, fairness_warnings=fairness, clock=clock, decided=decided)
         if report and out is not None:
             with clock.stage("report"):
                 from headtohead.report.write import write_reports
@@ -193,8 +198,12 @@ class _StageClock:
 
 
 def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None, measure_speed: bool,
-             resume: bool | str, offline: bool, fairness_warnings: list[str], clock: _StageClock) -> Run:
-    """Every model's pass (or its finished work), saved as it finishes; then statistics and speed."""
+             resume: bool | str, offline: bool, fairness_warnings: list[str], clock: _StageClock,
+             decided: SequentialRun | None = None) -> Run:
+    """Every model's pass (or its finished work), saved as it finishes; then statistics and speed.
+
+    ``decided``: the models were already evaluated chunk by chunk (``--until-decided``); ``setup``
+    holds the examples used."""
     exp = setup.experiment
     state = RunState(setup, out)
     store = ResumeStore(out / RESUME_DIR, fingerprint=setup.fingerprint, source=setup.dataset.source) \
@@ -213,10 +222,10 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
     try:
         with contextlib.ExitStack() as stack:
             restored = {m.name: _restore(store, keys[m.name], m.name, setup) for m in exp.models} \
-                if resume and store is not None else {}
+                if resume and store is not None and decided is None else {}
             todo = [m.name for m in exp.models if restored.get(m.name) is None]
-            fresh = _passes(setup, todo, stack, progress=progress, speed_in_workers=speed_in_workers,
-                            offline=offline)
+            fresh = iter(decided.outcomes) if decided is not None else \
+                _passes(setup, todo, stack, progress=progress, speed_in_workers=speed_in_workers, offline=offline)
             for model_cfg in exp.models:
                 outcome = restored.get(model_cfg.name) or next(fresh)
                 finished.append(outcome)
@@ -236,7 +245,9 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
         result = state.result
         if setup.quality:
             with clock.stage("statistics"):
-                result = result.model_copy(update={"stats": run_statistics(setup, state.predictions, out)})
+                stats = run_statistics(setup, state.predictions, out)
+                result = result.model_copy(update={"stats": with_sequential(stats, decided.records)
+                                                   if decided is not None else stats})
         if measure_speed and timed_models(exp):
             with clock.stage("speed"):
                 result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,

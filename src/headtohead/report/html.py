@@ -21,6 +21,7 @@ from headtohead.report.figures import FigureSpec, overview_figures, report_style
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
 from headtohead.report.rows_speed import speed_note, speed_rows
+from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
     best_models,
     comparison_rows,
@@ -181,6 +182,8 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "slices_note": slices_note(result),
         "disagreements": disagreement_blocks(result),
         "disagreements_file": DISAGREEMENTS_FILE,
+        "sequential": {"lines": sequential_lines(result),
+                       "figures": _figures(sequential_figures(result, f"run{index}", styles))},
         "speed": speed,
         "speed_headers": list(speed[0]) if speed else [],
         "speed_note": _speed_note(result),

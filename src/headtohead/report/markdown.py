@@ -16,6 +16,7 @@ from headtohead.report.figures import FigureSpec, overview_figures, report_style
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.rows_speed import speed_note, speed_rows
+from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
     across_runs_rows,
     best_models,
@@ -117,6 +118,9 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
         lines += ["#### Paired comparisons", ""]
         lines += _table(list(comparisons[0]), [[md_escape(v) for v in row.values()] for row in comparisons])
     lines += _where_lines(result, index, folder, files)
+    if sequential_lines(result):
+        lines += ["#### Sequential evaluation", ""] + [f"{md_escape(line)}\n" for line in sequential_lines(result)]
+        lines += _figure_lines(sequential_figures(result, f"run{index}", styles), folder, files)
     speed = speed_rows(result)
     if speed:
         lines += ["#### Speed and memory", ""]

@@ -15,6 +15,7 @@ from headtohead.results.base import Record
 from headtohead.results.disagreements import Disagreements
 from headtohead.results.estimates import ContingencyTable, Estimate
 from headtohead.results.slices import SliceSummary
+from headtohead.results.sequential import SequentialRecord
 
 __all__ = [
     "Estimate",
@@ -169,6 +170,9 @@ class StatsSummary(Record):
     disagreements: list[Disagreements] = Field(
         default_factory=list, description="per pair, the examples exactly one model got right, most striking first "
                                           "(the first of each direction; all of them: disagreements.csv)")
+    sequential: list[SequentialRecord] | None = Field(
+        default=None, description="one per pair when the run stopped once decided (--until-decided); the "
+        "statistics above are then computed on the examples used. None: every example was evaluated")
 
     def model(self, name: str) -> ModelStats:
         """The statistics of model ``name``."""

@@ -28,6 +28,8 @@ Changelog of :data:`SCHEMA_VERSION`:
   (``ModelRecord.outputs = "stored"``) without probabilities: ``quality.confidence_mean``/``confidence_std``
   may be ``None``.
   Version-2 files read with no slices and no disagreements.
+  And ``stats.sequential`` (one record per pair when ``--until-decided`` stopped the run: examples
+  used, decision, path of the statistic); ``None`` when every example was evaluated.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 After each chunk of paired outcomes the test says **A better**, **B better**, **equivalent**
 (no gap beyond a margin) or **continue**, and looking after every chunk does not inflate the
 error rates: every decision is read off a *confidence sequence*, intervals that contain the
-true gap at all times at once with probability ≥ 1 − α. docs/statistics-sequential.md has
+true gap at all times at once with probability ≥ 1 − α. docs/statistics.md (section 5) has
 the reasoning and the simulations.
 
 Per example ``D = 1[A right] − 1[B right] ∈ {−1, 0, 1}``; the gap is ``Δ = E[D]`` =

@@ -1,0 +1,187 @@
+"""The words and the chart of a sequential run (``h2h run --until-decided``).
+
+Every pair's verdict sentence gets a second sentence saying how many of the examples were used
+and what the anytime-valid test decided (:func:`with_sequential`, stored in ``results.json``);
+the reports add a short section (:func:`sequential_lines`) and a chart of each pair's
+confidence sequence and e-values narrowing to the decision (:func:`sequential_figures`).
+Records are :class:`~headtohead.results.sequential.SequentialRecord`; the test is
+:mod:`headtohead.stats.sequential`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from matplotlib.figure import Figure
+
+from headtohead.report.figures import FigureSpec
+from headtohead.report.plots import ModelStyle, label, new_figure, styled
+from headtohead.report.sentences import format_pp
+from headtohead.results.comparison import StatsSummary
+from headtohead.results.records import RunResult
+from headtohead.results.sequential import SequentialRecord
+
+__all__ = ["decision_phrase", "sequential_sentence", "with_sequential", "sequential_lines", "sequential_figures",
+           "sequential_figure"]
+
+#: Pairs drawn in the chart (a row each); more would make it unreadable.
+MAX_PAIRS_DRAWN = 6
+
+
+def decision_phrase(record: SequentialRecord) -> str:
+    """What the test decided, in words.
+
+    Examples
+    --------
+    ``logreg-20k is better than logreg-300``; ``a and b are equivalent within ±2.0 pp``.
+    """
+    a, b = record.model_a, record.model_b
+    if record.decision == "a_better":
+        return f"{a} is better than {b}"
+    if record.decision == "b_better":
+        return f"{b} is better than {a}"
+    if record.decision == "equivalent":
+        return f"{a} and {b} are equivalent within ±{format_pp(record.margin or 0.0, signed=False)} pp"
+    if record.decision == "undecided":
+        return f"no decision between {a} and {b}"
+    return f"no decision yet between {a} and {b}"
+
+
+def _level(alpha: float) -> str:
+    return f"{100 * (1 - alpha):.3g} %"
+
+
+def sequential_sentence(record: SequentialRecord, *, family_alpha: float, n_pairs: int) -> str:
+    """The sentence a sequential pair adds to its verdict.
+
+    Parameters
+    ----------
+    record : SequentialRecord
+    family_alpha : float
+        ``stats.alpha`` of the run (split over the pairs).
+    n_pairs : int
+        Pairs tested at once (Bonferroni).
+
+    Examples
+    --------
+    ``Stopped early after 100 of 872 examples (seeded random order, a look every 50): logreg-20k is
+    better than logreg-300, decided at 100 (anytime-valid test, α = 0.05; 95 % confidence sequence of
+    logreg-20k − logreg-300: +2.1…+31.9 pp). McNemar and the intervals use these 100 examples; after an
+    early stop they are descriptive, and the sequential decision carries the error guarantee.``
+    """
+    used, available = record.examples_used, record.examples_available
+    split = f" = {family_alpha:g} over {n_pairs} pairs, Bonferroni" if n_pairs > 1 else ""
+    final = record.final
+    interval = ""
+    if final is not None:
+        interval = (f"; {_level(record.alpha)} confidence sequence of {record.model_a} − {record.model_b}: "
+                    f"{format_pp(final.low)}…{format_pp(final.high)} pp")
+    decided = f", decided at {final.decided_at:,}" if final is not None and final.decided_at is not None else ""
+    tested = f"(anytime-valid test, α = {record.alpha:.3g}{split}{interval})"
+    if used < available:
+        head = f"Stopped early after {used:,} of {available:,} examples (seeded random order, a look every " \
+               f"{record.chunk_size:,})"
+        tail = (f" McNemar and the intervals use these {used:,} examples; after an early stop they are "
+                f"descriptive, and the sequential decision carries the error guarantee.")
+    else:
+        head = f"Sequential evaluation used all {available:,} examples (a look every {record.chunk_size:,})"
+        tail = ""
+    return f"{head}: {decision_phrase(record)}{decided} {tested}.{tail}"
+
+
+def with_sequential(summary: StatsSummary, records: Sequence[SequentialRecord]) -> StatsSummary:
+    """``summary`` holding the sequential ``records``, each pair's verdict followed by its sequential sentence."""
+    by_pair = {frozenset((r.model_a, r.model_b)): r for r in records}
+    comparisons = []
+    for comparison in summary.comparisons:
+        record = by_pair.get(frozenset((comparison.model_a, comparison.model_b)))
+        if record is not None:
+            text = comparison.verdict.rstrip()
+            text = (text if not text or text.endswith(".") else text + ".") + " " + sequential_sentence(
+                record, family_alpha=summary.settings.alpha, n_pairs=len(records))
+            comparison = comparison.model_copy(update={"verdict": text.strip()})
+        comparisons.append(comparison)
+    return summary.model_copy(update={"comparisons": comparisons, "sequential": list(records)})
+
+
+def sequential_lines(result: RunResult) -> list[str]:
+    """The paragraph of a report's sequential section; empty when every example was evaluated as usual."""
+    records = result.stats.sequential if result.stats is not None else None
+    if not records:
+        return []
+    first = records[0]
+    used, available = first.examples_used, first.examples_available
+    stop = "every pair was decided" if all(r.decision in ("a_better", "b_better", "equivalent") for r in records) \
+        else "the data ran out" if used == available else "the run stopped"
+    margin = (f", or shown equivalent within ±{format_pp(first.margin, signed=False)} pp" if first.margin
+              else "")
+    lines = [f"Evaluated with --until-decided: examples in a seeded random order (seed {first.order_seed}), "
+             f"a look every {first.chunk_size:,}; each pair stops once an anytime-valid betting test calls "
+             f"one model better{margin}. The run used {used:,} of {available:,} examples ({stop})."]
+    lines += [f"{r.model_a} vs {r.model_b}: {decision_phrase(r)}" + _decided_after(r) for r in records]
+    return lines
+
+
+def _decided_after(record: SequentialRecord) -> str:
+    decided = _decision_at(record)
+    return f" after {decided:,} examples." if decided is not None else "."
+
+
+def _decision_at(record: SequentialRecord) -> int | None:
+    return record.final.decided_at if record.final is not None else None
+
+
+@styled
+def sequential_figure(records: Sequence[SequentialRecord], styles: Mapping[str, ModelStyle]) -> Figure | None:
+    """Per pair: the running confidence sequence of the accuracy gap (left) and the two e-values (right)
+    against the examples used; the vertical line marks the decision. ``None`` without steps."""
+    drawn = [r for r in records if r.steps][:MAX_PAIRS_DRAWN]
+    if not drawn:
+        return None
+    fig = new_figure(8.4, 2.6 * len(drawn))
+    axes = fig.subplots(len(drawn), 2, squeeze=False)
+    for (gap_ax, e_ax), record in zip(axes, drawn, strict=True):
+        n = [s.n for s in record.steps]
+        colour = styles[record.model_a].colour if record.model_a in styles else "#0072B2"
+        gap_ax.fill_between(n, [100 * s.low for s in record.steps], [100 * s.high for s in record.steps],
+                            color=colour, alpha=0.18, linewidth=0, step="post",
+                            label=f"{_level(record.alpha)} confidence sequence")
+        gap_ax.plot(n, [100 * (s.only_a_correct - s.only_b_correct) / s.n for s in record.steps], color=colour,
+                    marker=".", label="observed gap")
+        gap_ax.axhline(0.0, color="0.3", linewidth=0.8)
+        if record.margin is not None:
+            for sign in (1, -1):
+                gap_ax.axhline(100 * sign * record.margin, color="0.5", linestyle="--", linewidth=0.8)
+        gap_ax.set_ylim(max(-100.0, min(100 * s.low for s in record.steps) - 5),
+                        min(100.0, max(100 * s.high for s in record.steps) + 5))
+        gap_ax.set_ylabel(f"{label(record.model_a)} − {label(record.model_b)} (pp)", fontsize=8)
+        short = record.model_copy(update={"model_a": label(record.model_a), "model_b": label(record.model_b)})
+        gap_ax.set_title(decision_phrase(short), fontsize=9)
+        for name, key in ((record.model_a, "log_e_a_better"), (record.model_b, "log_e_b_better")):
+            e_ax.plot(n, [getattr(s, key) / math.log(10) for s in record.steps], marker=".",
+                      color=styles[name].colour if name in styles else None, label=f"{label(name)} better")
+        e_ax.axhline(math.log10(2 / record.alpha), color="0.3", linestyle="--", linewidth=0.9,
+                     label=f"decides at 2/α = {2 / record.alpha:.3g}")
+        e_ax.set_ylabel("log10 e-value", fontsize=8)
+        decided = _decision_at(record)
+        for ax in (gap_ax, e_ax):
+            if decided is not None:
+                ax.axvline(decided, color="0.2", linestyle=":", linewidth=1.0)
+            ax.set_xlabel("examples used")
+            ax.legend(loc="best", fontsize=7)
+    return fig
+
+
+def sequential_figures(result: RunResult, prefix: str, styles: Mapping[str, ModelStyle]) -> list[FigureSpec]:
+    """The report's sequential chart of one run (``prefix`` as in ``run1``); empty for an ordinary run."""
+    records = result.stats.sequential if result.stats is not None else None
+    if not records:
+        return []
+    more = f" The first {MAX_PAIRS_DRAWN} of {len(records)} pairs are drawn." if len(records) > MAX_PAIRS_DRAWN else ""
+    caption = ("Left: the gap between each pair's accuracies as the examples came in, with the running "
+               "confidence sequence, which holds at every look at once; a pair is decided when it leaves 0 "
+               "(dashed lines: the equivalence margin, when one is set). Right: the e-value of each direction; "
+               "crossing the dashed line is the same decision. Dotted: where the pair was decided." + more)
+    return [FigureSpec(f"{prefix}-sequential", "Sequential evaluation", caption,
+                       lambda: sequential_figure(records, styles))]

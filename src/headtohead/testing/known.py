@@ -1,0 +1,81 @@
+"""Fake text classifiers of known accuracy, for testing decisions that depend on a gap between models.
+
+:func:`known_accuracy_rows` writes examples whose text names their label (``"example 17 is
+positive"``); a :class:`KnownAccuracy` model reads the label back and is right on an example
+exactly when a seeded hash of the example falls below its ``accuracy``. So each model is right
+on a fixed, reproducible share of any set of examples, two models with different seeds err
+independently, and two with the same seed err on the same examples. Usable as a ``python`` kind::
+
+    - {name: strong, kind: python, source: "headtohead.testing.known:known_accuracy",
+       model_args: {accuracy: 0.9, seed: 1, label_names: [negative, positive]}, outputs: probabilities}
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["KnownAccuracy", "known_accuracy", "known_accuracy_rows", "hash_uniform"]
+
+
+def hash_uniform(text: str, seed: int) -> float:
+    """A number in [0, 1) fixed by ``text`` and ``seed`` (BLAKE2b), the same in every process.
+
+    Examples
+    --------
+    >>> hash_uniform("a", 0) == hash_uniform("a", 0), hash_uniform("a", 0) == hash_uniform("a", 1)
+    (True, False)
+    """
+    digest = hashlib.blake2b(f"{seed}\x00{text}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2.0**64
+
+
+def known_accuracy_rows(n: int, *, classes: Sequence[str] = ("negative", "positive"), seed: int = 0
+                        ) -> list[dict[str, Any]]:
+    """``n`` rows whose text names their label, labels drawn uniformly with ``seed``.
+
+    Examples
+    --------
+    >>> known_accuracy_rows(2, seed=1)[0]["text"].split()[-1] in ("negative", "positive")
+    True
+    """
+    labels = np.random.default_rng(seed).integers(0, len(classes), size=n)
+    return [{"text": f"example {i} is {classes[k]}", "label": classes[k]} for i, k in enumerate(labels)]
+
+
+class KnownAccuracy:
+    """Right on an example when ``hash_uniform(text, seed) < accuracy``; otherwise picks the next class.
+
+    Parameters
+    ----------
+    accuracy : float
+        Share of examples it gets right (in expectation over examples; exactly reproducible).
+    seed : int
+        Which examples those are.
+    label_names : sequence of str
+        The classes, in output order; the last word of each text must be one of them.
+    """
+
+    def __init__(self, accuracy: float, seed: int, label_names: Sequence[str]) -> None:
+        self.accuracy, self.seed = float(accuracy), int(seed)
+        self.label_names = [str(n) for n in label_names]
+        self.seen: list[str] = []
+
+    def __call__(self, examples: Sequence[Any]) -> np.ndarray:
+        k = len(self.label_names)
+        proba = np.full((len(examples), k), 0.1 / max(k - 1, 1))
+        for row, text in enumerate(map(str, examples)):
+            self.seen.append(text)
+            truth = self.label_names.index(text.split()[-1])
+            guess = truth if hash_uniform(text, self.seed) < self.accuracy else (truth + 1) % k
+            proba[row, guess] = 0.9
+        return proba / proba.sum(axis=1, keepdims=True)
+
+
+def known_accuracy(accuracy: float = 0.8, seed: int = 0,
+                   label_names: Sequence[str] = ("negative", "positive")) -> KnownAccuracy:
+    """A :class:`KnownAccuracy` model (the ``python`` kind's factory)."""
+    return KnownAccuracy(accuracy, seed, label_names)
