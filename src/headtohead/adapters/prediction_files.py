@@ -42,7 +42,7 @@ from headtohead.data.tables import read_table
 from headtohead.errors import ModelError, did_you_mean
 
 __all__ = ["PredictionFile", "read_prediction_file", "read_prediction_frame", "write_prediction_file",
-           "PREDICTION_SUFFIXES",
+           "check_prediction_path", "PREDICTION_SUFFIXES",
            "PREDICTION_COLUMN", "PROBA_PREFIX", "PROBA_LIST_COLUMN", "SUM_TOLERANCE"]
 
 PREDICTION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".pq")
@@ -233,7 +233,11 @@ def write_prediction_file(path: str | Path, ids: Sequence[Any] | None, labels: S
     return path
 
 
-def _read(where: str, path: Path):  # noqa: ANN202 - pandas.DataFrame
+def check_prediction_path(where: str, path: Path) -> None:
+    """Raise a one-line :class:`ModelError` unless ``path`` is a prediction file of a readable kind.
+
+    ``where`` names it in the message (the file, or the model and the file).
+    """
     if not path.is_file():
         hint = " (it is a folder)" if path.is_dir() else ""
         raise ModelError(f"{where}: prediction file not found{hint}; check the model's source path (relative "
@@ -241,6 +245,10 @@ def _read(where: str, path: Path):  # noqa: ANN202 - pandas.DataFrame
     if path.suffix.lower() not in PREDICTION_SUFFIXES:
         raise ModelError(f"{where}: cannot read '{path.suffix or path.name}' prediction files; "
                          f"use {', '.join(PREDICTION_SUFFIXES)}")
+
+
+def _read(where: str, path: Path):  # noqa: ANN202 - pandas.DataFrame
+    check_prediction_path(where, path)
     return read_table(str(path))
 
 

@@ -34,6 +34,7 @@ from headtohead.adapters.prediction_files import (
     PROBA_PREFIX,
     SUM_TOLERANCE,
     PredictionFile,
+    check_prediction_path,
     read_prediction_file,
     read_prediction_frame,
     write_prediction_file,
@@ -70,13 +71,7 @@ class PredictionsAdapter(ModelAdapter):
             adapter.frame = context.objects[config.name]
             return adapter
         path = context.resolve_path(config.source)
-        if not path.is_file():
-            hint = " (it is a folder)" if path.is_dir() else ""
-            raise ModelError(f"model '{config.name}': prediction file {path} not found{hint}; check source (relative "
-                             f"paths are read from the experiment file's folder)")
-        if path.suffix.lower() not in PREDICTION_SUFFIXES:
-            raise ModelError(f"model '{config.name}': cannot read '{path.suffix or path.name}' prediction files; "
-                             f"use {', '.join(PREDICTION_SUFFIXES)}")
+        check_prediction_path(f"model '{config.name}' ({path})", path)
         adapter.path = path
         return adapter
 
