@@ -1,7 +1,8 @@
 # The two commands of the README. `make` builds .venv/ in the clone when it is missing.
 # torch/torchvision are pinned through constraints.txt (see ../shared/ENVIRONMENT.md).
 # `make demo` installs every model family (`.[all]`: torch, transformers, timm); `make test` adds the
-# test extras (and Ray) and runs the suite on up to 4 workers (pytest-xdist). `pip install headtohead`
+# test extras (and Ray) and runs the suite on up to 4 workers (pytest-xdist), then the tests timed
+# against the wall clock (marker `serial`) alone. `pip install headtohead`
 # alone is the light install (statistics, prediction files).
 PYTHON ?= python3
 VENV := .venv
@@ -16,7 +17,8 @@ demo: $(BASE_STAMP)
 	$(BIN)/h2h demo
 
 test: $(DEV_STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n auto --maxprocesses 4
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n auto --maxprocesses 4 -m "not serial"
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m serial
 
 install: $(DEV_STAMP)
 

@@ -141,6 +141,7 @@ FACTORIES = '''
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 def test_fresh_processes_measure_known_weights_and_a_known_cold_start(tmp_path, quiet_host):
     """Two spawned processes: a 64 MiB model with a 200 ms lazy init, and a weightless callable."""
     torch = pytest.importorskip("torch")

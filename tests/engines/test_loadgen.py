@@ -36,6 +36,7 @@ def test_collate_pads_token_ids_like_the_tokenizer_would():
         collate([object(), object()])
 
 
+@pytest.mark.serial
 def test_batcher_fills_batches_and_serves_a_lone_request_after_max_wait():
     served: list[tuple[float, list[int]]] = []
     done = threading.Event()
@@ -78,6 +79,7 @@ class _Echo:
         return inputs
 
 
+@pytest.mark.serial
 def test_a_real_loadgen_server_run_is_read_back_and_its_logs_kept(tmp_path):
     pytest.importorskip("mlperf_loadgen")
     model = ServedModel(_Echo(), [[float(i)] for i in range(64)])

@@ -17,6 +17,8 @@ from headtohead.testing.queueing import expected_max_qps
 pytest.importorskip("mlperf_loadgen")
 
 
+pytestmark = pytest.mark.serial  # timed against the wall clock: run alone (see the Makefile)
+
 class Sleeper(ModelAdapter):
     """10 ms per call, whatever the batch: a full batch of 8 every 10 ms is 800 requests/s at most."""
 

@@ -17,6 +17,8 @@ torch = pytest.importorskip("torch")
 from headtohead.engines.speed import measure_speed  # noqa: E402
 
 
+pytestmark = pytest.mark.serial  # timed against the wall clock: run alone (see the Makefile)
+
 class _Adapter(ModelAdapter):
     kind = "python"
     modalities = ("features",)

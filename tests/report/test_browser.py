@@ -68,7 +68,7 @@ def test_report_renders_offline_with_verdict_and_every_image(sample, tmp_path):
     for line in build_verdict(result).headline:
         assert html.escape(line.text, quote=False) in dom
     images = re.findall(r"<img [^>]*src=\"([^\"]+)\"", dom)
-    assert len(images) == 6 and all(src.startswith("data:image/svg+xml;base64,") for src in images)
+    assert len(images) == 7 and all(src.startswith("data:image/svg+xml;base64,") for src in images)  # 6 + slices
     assert page_requests(netlog) == []
 
 

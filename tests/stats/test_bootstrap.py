@@ -191,6 +191,7 @@ def test_same_seed_same_interval_and_identical_models_degenerate() -> None:
         assert interval.note and "same value" in interval.note
 
 
+@pytest.mark.serial
 def test_ten_thousand_resamples_of_100k_examples_take_seconds() -> None:
     y, pa, pb, _, _ = _data(n=100_000, seed=10, k=3)
     start = time.perf_counter()
