@@ -33,7 +33,9 @@ def test_the_group_comes_from_torchrun_variables(monkeypatch):
 
 
 @pytest.mark.slow
-def test_two_processes_train_like_one_with_the_global_batch(tmp_path):
+def test_two_processes_train_like_one_with_the_global_batch(tmp_path, one_torch_thread):
+    # one_torch_thread: the workers run one thread each (OMP_NUM_THREADS=1, as torchrun sets), so the
+    # reference trained in this process must too, or float sums split differently and drift apart
     """2 × batch 4 with DDP (gloo) = batch 8 in one process: same order hash, same weights (no dropout)."""
     from headtohead.adapters import LoadContext, create_adapter
     from headtohead.config.schema import DataConfig, ModelConfig
