@@ -127,7 +127,8 @@ def read_prediction_file(path: str | Path, dataset: Dataset, *, id_column: str =
     ([1, 1], [0.8, 0.6], 'row order')
     """
     where = f"{path}" if name is None else f"model '{name}' ({path})"
-    return read_prediction_frame(_read(where, Path(path)), dataset, where=where, source=str(path),
+    check_prediction_path(where, Path(path))
+    return read_prediction_frame(read_table(str(path)), dataset, where=where, source=str(path),
                                  id_column=id_column, tolerance=tolerance, extra_ids=extra_ids)
 
 
@@ -234,10 +235,7 @@ def write_prediction_file(path: str | Path, ids: Sequence[Any] | None, labels: S
 
 
 def check_prediction_path(where: str, path: Path) -> None:
-    """Raise a one-line :class:`ModelError` unless ``path`` is a prediction file of a readable kind.
-
-    ``where`` names it in the message (the file, or the model and the file).
-    """
+    """Raise a one-line :class:`ModelError` naming ``where`` unless ``path`` is a readable prediction file."""
     if not path.is_file():
         hint = " (it is a folder)" if path.is_dir() else ""
         raise ModelError(f"{where}: prediction file not found{hint}; check the model's source path (relative "
@@ -245,11 +243,6 @@ def check_prediction_path(where: str, path: Path) -> None:
     if path.suffix.lower() not in PREDICTION_SUFFIXES:
         raise ModelError(f"{where}: cannot read '{path.suffix or path.name}' prediction files; "
                          f"use {', '.join(PREDICTION_SUFFIXES)}")
-
-
-def _read(where: str, path: Path):  # noqa: ANN202 - pandas.DataFrame
-    check_prediction_path(where, path)
-    return read_table(str(path))
 
 
 def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_ids: str,
