@@ -46,6 +46,7 @@ from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
 from headtohead.results.records import StageTimings
 from headtohead.results.speed import SpeedSummary
 from headtohead.runtime.determinism import deterministic_algorithms
+from headtohead.runtime.heap import libraries_set_aside
 from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
 from headtohead.runtime.offline import offline_mode
 
@@ -141,6 +142,7 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     exp, base = resolve_experiment(experiment, overrides, base_dir)
     out = Path(out_dir) if out_dir is not None else None
     with contextlib.ExitStack() as stack:
+        heap = stack.enter_context(libraries_set_aside())
         if out is not None:  # writable, not another run's now, not another experiment's: before any work
             stack.enter_context(claim_output(out, exp.name, command="h2h run" if quality else "h2h bench",
                                              overwrite=overwrite))
@@ -157,6 +159,7 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
                                   n_tasks=len(exp.models) * exp.execution.shards) \
             if quality and exp.execution.mode != "local" else []
         setup = prepare_run(exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory)
+        heap.mark()  # torch and the tokenizers are imported now, no model is loaded yet
         clock = _StageClock(began)
         decided = evaluate_until_decided(setup, out, progress=progress, resume=bool(resume)) \
             if quality and exp.eval.until_decided else None
