@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -26,9 +28,24 @@ def test_block_resampling_draws_n_examples_each_time_across_blocks():
     y, models = _models(5000)
     stats = example_stats(["bin_count", "brier"], y, *models["m1"], n_classes=3, n_bins=10)
     design = _Design([stats], len(y), compress=False)
-    sums = _sums_by_example_blocks(design, 4000, np.random.default_rng(1))  # 1,048 examples per block: 5 blocks
+    sums = _sums_by_example_blocks(design, 4000, np.random.default_rng(1))  # 19 blocks of 256, one of 136
     assert sums.shape == (4000, design.width)
     np.testing.assert_array_equal(sums[:, design.blocks[0]["bin_count"]].sum(axis=1), 5000)
+
+
+def test_every_example_is_drawn_as_often_as_resampling_rows_draws_it():
+    # Identity features: the sums are each example's count. Resampling n rows with replacement
+    # gives every example a Binomial(n, 1/n) count (mean 1, variance 1 - 1/n), in the full blocks
+    # (one random byte per draw) and in the short last one (rng.integers) alike.
+    n, resamples = 600, 6000  # blocks: 256, 256, 88
+    design = SimpleNamespace(n=n, width=n, features_t=np.eye(n))
+    counts = _sums_by_example_blocks(design, resamples, np.random.default_rng(5))
+    np.testing.assert_array_equal(counts.sum(axis=1), n)
+    mean, variance = counts.mean(axis=0), counts.var(axis=0)
+    assert np.abs(mean - 1).max() < 5 * np.sqrt(1 / resamples)  # no position of a block favoured or missed
+    for block in (slice(0, 256), slice(256, 512), slice(512, n)):
+        assert mean[block].mean() == pytest.approx(1, abs=0.01)
+        assert variance[block].mean() == pytest.approx(1 - 1 / n, rel=0.03)
 
 
 def test_bootstrap_standard_error_of_a_mean_is_the_textbook_one():
