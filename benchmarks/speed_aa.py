@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import math
 
-import numpy as np
-
 from headtohead.stats.speed import speed_ratio
 from headtohead.testing.latency import simulate_round_medians
 

@@ -78,10 +78,15 @@ def test_two_processes_train_like_one_with_the_global_batch(tmp_path, one_torch_
     # so AdamW turns rounding noise, which differs with the batch split, into full-size steps.
     compared = {k: v for k, v in single.module.state_dict().items() if not k.endswith("attention.self.key.bias")}
     assert len(compared) > 20 and set(compared) <= set(ddp_weights)
-    # Rows whose true gradient is ~0 (e.g. embeddings of tokens seen once) can be pushed by AdamW's
-    # normalisation of rounding noise, which depends on the all-reduce order; a real data-parallel bug
-    # (wrong averaging, different order) moves nearly every element instead.
+    # Rows and columns whose true gradient is ~0 (embeddings of tokens seen once; a hidden unit the
+    # activation keeps at ~0, whose column in the next layer then gets only rounding noise: 1/128 of
+    # a layer here) can be pushed by AdamW's normalisation of that noise, which depends on the
+    # all-reduce order; a real data-parallel bug (wrong averaging, different order) moves nearly every
+    # element of every tensor instead.
+    close_count = 0
     for name, tensor in compared.items():
         close = torch.isclose(ddp_weights[name], tensor, atol=1e-5, rtol=0)
-        assert close.float().mean() >= 0.999, (name, float(close.float().mean()))
+        close_count += int(close.sum())
+        assert close.float().mean() >= 0.98, (name, float(close.float().mean()))
         assert (ddp_weights[name] - tensor).abs().mean() < 1e-5, name
+    assert close_count / sum(t.numel() for t in compared.values()) >= 0.999

@@ -185,9 +185,9 @@ def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, 
     speed = sweep_speed_config(exp.speed)
     points: dict[str, dict[int, SpeedPoint]] = {parent.name: {}, **{b.name: {} for b in ok}}
     for size in batch_sizes:
-        def stage(task: str, done: int, total: int, size: int = size) -> None:
-            if progress is not None:
-                progress(f"{parent.name} speed @ batch {size}", done, total)
+        def stage(task: str, done: int, total: int, label: str = f"{parent.name} speed @ batch {size}") -> None:
+            if progress is not None:  # the label bound now: ``parent`` is deleted before this module returns
+                progress(label, done, total)
 
         measured = measure_batch_size(parent, [b.adapter for b in ok if b.adapter is not None], dataset,
                                       same_examples(speed, size, batch_sizes), size, seed=exp.seed, progress=stage)
