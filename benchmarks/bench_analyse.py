@@ -44,7 +44,8 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--also", type=Path, metavar="SRC", help="another checkout's src/ folder to time beside this one")
+    parser.add_argument("--also", type=Path, metavar="SRC",
+                        help="another checkout's src/ folder to time beside this one")
     return parser.parse_args()
 
 

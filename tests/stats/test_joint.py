@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
-from headtohead.stats.bootstrap import _Design, _sums_by_example_blocks, bootstrap_metrics, paired_bootstrap
+from headtohead.stats.bootstrap import _Design, bootstrap_metrics, paired_bootstrap
+from headtohead.stats.example_blocks import resampled_sums
 from headtohead.stats.joint import joint_bootstrap
 from headtohead.stats.bootstrap_metrics import example_stats, per_example_brier, per_example_nll
 
@@ -28,7 +27,7 @@ def test_block_resampling_draws_n_examples_each_time_across_blocks():
     y, models = _models(5000)
     stats = example_stats(["bin_count", "brier"], y, *models["m1"], n_classes=3, n_bins=10)
     design = _Design([stats], len(y), compress=False)
-    sums = _sums_by_example_blocks(design, 4000, np.random.default_rng(1))  # 19 blocks of 256, one of 136
+    sums = resampled_sums(design.features_t, 4000, np.random.default_rng(1))  # 19 blocks of 256, one of 136
     assert sums.shape == (4000, design.width)
     np.testing.assert_array_equal(sums[:, design.blocks[0]["bin_count"]].sum(axis=1), 5000)
 
@@ -38,8 +37,7 @@ def test_every_example_is_drawn_as_often_as_resampling_rows_draws_it():
     # gives every example a Binomial(n, 1/n) count (mean 1, variance 1 - 1/n), in the full blocks
     # (one random byte per draw) and in the short last one (rng.integers) alike.
     n, resamples = 600, 6000  # blocks: 256, 256, 88
-    design = SimpleNamespace(n=n, width=n, features_t=np.eye(n))
-    counts = _sums_by_example_blocks(design, resamples, np.random.default_rng(5))
+    counts = resampled_sums(np.eye(n), resamples, np.random.default_rng(5))
     np.testing.assert_array_equal(counts.sum(axis=1), n)
     mean, variance = counts.mean(axis=0), counts.var(axis=0)
     assert np.abs(mean - 1).max() < 5 * np.sqrt(1 / resamples)  # no position of a block favoured or missed
@@ -47,6 +45,23 @@ def test_every_example_is_drawn_as_often_as_resampling_rows_draws_it():
         assert mean[block].mean() == pytest.approx(1, abs=0.01)
         assert variance[block].mean() == pytest.approx(1 - 1 / n, rel=0.03)
 
+
+
+def test_draws_reach_every_group_of_blocks_as_often_as_resampling_rows(monkeypatch):
+    # Past 65,536 examples the draws are split twice (groups of 256 blocks, then blocks): the
+    # examples of the first group are drawn Binomial(n, 65,536 / n) times in all, exactly as
+    # resampling rows draws them; resamples taken a few at a time still draw n each.
+    import headtohead.stats.example_blocks as example_blocks
+
+    monkeypatch.setattr(example_blocks, "_RESAMPLES_AT_ONCE", 300)
+    n, resamples, first = 70_000, 1_000, 65_536
+    features = np.vstack([np.ones(n), np.arange(n) < first])
+    sums = resampled_sums(features, resamples, np.random.default_rng(6))
+    np.testing.assert_array_equal(sums[:, 0], n)
+    p = first / n
+    assert sums[:, 1].mean() == pytest.approx(n * p, abs=4 * np.sqrt(n * p * (1 - p) / resamples))
+    assert sums[:, 1].var() == pytest.approx(n * p * (1 - p), rel=0.15)
+    assert len(np.unique(sums[:, 1])) > 100  # every chunk of 300 resamples drew afresh
 
 def test_bootstrap_standard_error_of_a_mean_is_the_textbook_one():
     # Brier is a mean of per-example values: its bootstrap SE is their population sd / sqrt(n).

@@ -186,7 +186,7 @@ def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, 
     points: dict[str, dict[int, SpeedPoint]] = {parent.name: {}, **{b.name: {} for b in ok}}
     for size in batch_sizes:
         def stage(task: str, done: int, total: int, label: str = f"{parent.name} speed @ batch {size}") -> None:
-            if progress is not None:  # the label bound now: ``parent`` is deleted before this module returns
+            if progress is not None:  # the label bound now: ``parent`` is deleted before this function returns
                 progress(label, done, total)
 
         measured = measure_batch_size(parent, [b.adapter for b in ok if b.adapter is not None], dataset,

@@ -31,6 +31,7 @@ from scipy import sparse
 from scipy.special import ndtr, ndtri
 
 from headtohead.stats.bootstrap_metrics import MetricSpec, Stat, example_stats, metric_spec
+from headtohead.stats.example_blocks import resampled_sums
 
 __all__ = ["Interval", "bootstrap_metrics", "paired_bootstrap", "interval_from_distribution"]
 
@@ -172,7 +173,7 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
     """Bootstrap distribution ``(M, n_resamples)`` of every metric."""
     sampler = _choose_sampler(design, sampler)
     if sampler == "index" and design.cell_of_example is None:
-        return _evaluate(design, specs, _sums_by_example_blocks(design, n_resamples, rng), design.n)
+        return _evaluate(design, specs, resampled_sums(design.features_t, n_resamples, rng), design.n)
     per_resample = design.n if sampler == "index" else design.m
     chunk = max(1, _BLOCK // max(per_resample, design.width, 1))
     theta = np.empty((len(specs), n_resamples))
@@ -181,32 +182,6 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
         counts = _resample_counts(design, rng, size, sampler)
         theta[:, start:start + size] = _evaluate(design, specs, design.sums(counts), design.n)
     return theta
-
-
-def _sums_by_example_blocks(design: _Design, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Resample sums when every example is its own cell (continuous features), by blocks of examples.
-
-    Drawing ``n`` of ``n`` examples with replacement = drawing how many draws fall in each block
-    (one multinomial), then that many within each block: all resamples advance a block at a time,
-    a block's counts ``(n_resamples, block)`` meeting its features in one product. In a block of
-    256 a draw is one random byte (no rejection step: 4x cheaper than ``rng.integers``), and the
-    counts stay in cache while they are histogrammed (1.6x faster overall at 1 M, measured).
-    """
-    starts = np.arange(0, design.n, 256)  # 2**8 examples: one random byte picks one
-    sizes = np.minimum(256, design.n - starts)
-    per_block = rng.multinomial(design.n, sizes / design.n, size=n_resamples)  # (R, blocks): draws landing in each block
-    features = design.features_t.tocsc() if sparse.issparse(design.features_t) else design.features_t
-    resample = np.arange(n_resamples, dtype=np.int64)
-    sums = np.zeros((n_resamples, design.width))
-    for b, (start, size) in enumerate(zip(starts, sizes)):
-        draws = per_block[:, b]
-        total = int(draws.sum())
-        picks = np.repeat(resample * size, draws)  # each draw's resample, as the offset of its row
-        picks += np.frombuffer(rng.bytes(total), np.uint8) if size == 256 else rng.integers(0, size, total)
-        counts = np.bincount(picks, minlength=n_resamples * size).reshape(n_resamples, size)
-        rows = features[:, start:start + size]
-        sums += counts.astype(np.float64) @ (rows.toarray() if sparse.issparse(rows) else rows).T
-    return sums
 
 
 def _jackknife(design: _Design, specs: Sequence[MetricSpec]) -> np.ndarray:

@@ -24,11 +24,11 @@ from headtohead.stats.bootstrap import (
     _acceleration,
     _Design,
     _prepare,
-    _sums_by_example_blocks,
     _BLOCK,
     interval_from_distribution,
 )
 from headtohead.stats.bootstrap_metrics import MetricSpec, example_stats
+from headtohead.stats.example_blocks import resampled_sums
 
 __all__ = ["joint_bootstrap"]
 
@@ -82,7 +82,7 @@ def joint_bootstrap(y_true: np.ndarray, models: Mapping[str, tuple[np.ndarray, n
     design = _Design(per_model, n, compress=False)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     estimates = _each(design, specs, design.sums(design.cell_counts[None, :]), n)[:, :, 0]
-    theta = _each(design, specs, _sums_by_example_blocks(design, n_resamples, rng), n)
+    theta = _each(design, specs, resampled_sums(design.features_t, n_resamples, rng), n)
     jack = _jackknife_each(design, specs) if method == "bca" and n > 1 else None
 
     def intervals(estimate: np.ndarray, distribution: np.ndarray, jackknife: np.ndarray | None) -> dict:
