@@ -46,7 +46,6 @@ def test_every_example_is_drawn_as_often_as_resampling_rows_draws_it():
         assert variance[block].mean() == pytest.approx(1 - 1 / n, rel=0.03)
 
 
-
 def test_draws_reach_every_group_of_blocks_as_often_as_resampling_rows(monkeypatch):
     # Past 65,536 examples the draws are split twice (groups of 256 blocks, then blocks): the
     # examples of the first group are drawn Binomial(n, 65,536 / n) times in all, exactly as
@@ -62,6 +61,7 @@ def test_draws_reach_every_group_of_blocks_as_often_as_resampling_rows(monkeypat
     assert sums[:, 1].mean() == pytest.approx(n * p, abs=4 * np.sqrt(n * p * (1 - p) / resamples))
     assert sums[:, 1].var() == pytest.approx(n * p * (1 - p), rel=0.15)
     assert len(np.unique(sums[:, 1])) > 100  # every chunk of 300 resamples drew afresh
+
 
 def test_bootstrap_standard_error_of_a_mean_is_the_textbook_one():
     # Brier is a mean of per-example values: its bootstrap SE is their population sd / sqrt(n).

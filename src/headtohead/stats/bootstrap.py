@@ -13,7 +13,8 @@ the counts of a resample are drawn in one of two equivalent ways:
 * ``multinomial`` — the cell counts of ``n`` draws with replacement are exactly
   Multinomial(n, cell sizes / n); used when there are few cells (cost independent of ``n``);
 * ``index`` — draw ``n`` example indices per resample and histogram their cells (chunked);
-  used when features are continuous (ECE, Brier, NLL), where nearly every example is a cell.
+  used when features are continuous (ECE, Brier, NLL), where nearly every example is a cell
+  (then a block of examples at a time, :mod:`headtohead.stats.example_blocks`).
 
 Both give the same bootstrap distribution as resampling rows. Intervals are percentile or
 BCa (Efron & Tibshirani 1993, §14.3; the same estimator as :func:`scipy.stats.bootstrap`,
