@@ -57,7 +57,7 @@ def _two_prediction_files(folder: Path) -> None:
 
 def _check_outputs(out: Path) -> dict:
     result = json.loads((out / "results.json").read_text())
-    assert result["schema_version"] == 3
+    assert result["schema_version"] == 4
     assert [m["outputs"] for m in result["models"]] == ["stored", "stored"]
     assert result["stats"]["comparisons"][0]["winner"] == "good"
     assert {s["kind"] for s in result["stats"]["slices"]["slices"]} == {"class", "size", "column"}

@@ -40,6 +40,7 @@ from headtohead.sweeps.capabilities import release_memory
 from headtohead.sweeps.grid import Grid, VariantSpec, expand_grid, variant_name
 from headtohead.sweeps.measure import describe_failure, measure_batch_size, same_examples, sweep_speed_config
 from headtohead.stats.recommend import recommend
+from headtohead.stats.where import ExampleFacts
 from headtohead.stats.variant_quality import quality_vs_parent
 from headtohead.sweeps.variants import BuildOptions, VariantAdapter, VariantError, build_variant
 
@@ -179,7 +180,9 @@ def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, 
         y, (parent.name, parent_eval.pred, parent_eval.proba), {b.name: (b.evaluation.pred, b.evaluation.proba)
                                                                 for b in ok if b.evaluation is not None},
         label_names=dataset.label_names, alpha=exp.stats.alpha, margin=sweep.max_accuracy_drop,
-        n_resamples=exp.stats.n_resamples, ci_method=exp.stats.ci_method, seed=exp.seed)
+        confidence=1.0 - exp.stats.alpha,
+        groups=ExampleFacts(groups=dataset.columns[exp.data.group_column].tolist()).groups_of(plan.order)
+        if exp.data.group_column else None)
     qualities = {name: q.model_copy(update={"verdict": variant_verdict(name, parent.name, q)})
                  for name, q in qualities.items()}
     speed = sweep_speed_config(exp.speed)
