@@ -64,7 +64,6 @@ from headtohead.runtime.faults import (
 )
 from headtohead.stats.sequential import SequentialTest, to_record
 from headtohead.stats.sequential_groups import GroupedSequentialTest
-from headtohead.stats.where import ExampleFacts
 
 __all__ = ["SequentialRun", "sequential_order", "grouped_order", "chunk_plans", "pair_alpha", "evaluate_until_decided"]
 
@@ -346,10 +345,7 @@ def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: Progr
 def _groups(setup: RunSetup) -> np.ndarray | None:
     """Each dataset example's group (``data.group_column``), or ``None``."""
     column = setup.experiment.data.group_column
-    if column is None:
-        return None
-    facts = ExampleFacts(groups=setup.dataset.columns[column].tolist())
-    return facts.groups_of(np.arange(len(setup.dataset)))
+    return None if column is None else setup.dataset.group_labels(column)
 
 
 def _update(tests: dict[tuple[str, str], SequentialTest], correct: dict[str, np.ndarray], groups: np.ndarray | None,

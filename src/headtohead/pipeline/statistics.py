@@ -27,19 +27,16 @@ from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
 __all__ = ["run_statistics", "example_facts", "with_inputs"]
 
 
-def example_facts(dataset: Dataset, group_column: str | None = None, slice_columns: Sequence[str] | None = None
-                  ) -> ExampleFacts:
-    """The sizes (words, pixels), slice columns, ids and groups of ``dataset``'s examples, for the statistics.
+def example_facts(dataset: Dataset, slice_columns: Sequence[str] | None = None) -> ExampleFacts:
+    """The sizes (words, pixels), slice columns and ids of ``dataset``'s examples, for slices and disagreements.
 
-    ``group_column`` (``data.group_column``) names the column of groups; it is a slice column
-    only when ``slice_columns`` names it too (default: every column but the group column).
+    ``slice_columns`` (default: every column kept with the data) leaves out a column kept only
+    as ``data.group_column``.
     """
     measured = input_sizes(dataset)
     sizes, unit = measured if measured is not None else (None, None)
-    kept = [c for c in dataset.columns if c != group_column] if slice_columns is None else list(slice_columns)
-    groups = dataset.columns[group_column].tolist() if group_column is not None else None
-    return ExampleFacts(sizes=sizes, size_unit=unit, columns={c: dataset.columns[c] for c in kept}, ids=dataset.ids,
-                        groups=groups, group_column=group_column)
+    kept = list(dataset.columns) if slice_columns is None else list(slice_columns)
+    return ExampleFacts(sizes=sizes, size_unit=unit, columns={c: dataset.columns[c] for c in kept}, ids=dataset.ids)
 
 
 def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None = None) -> StatsSummary:
@@ -63,7 +60,7 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
     from headtohead.stats import analyse
 
     cfg, dataset, data = setup.experiment.stats, setup.dataset, setup.experiment.data
-    facts = example_facts(dataset, data.group_column, data.slice_columns)
+    facts = example_facts(dataset, data.slice_columns)
     summary = analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples, ci_method=cfg.ci_method,
                       ece_bins=cfg.ece_bins, seed=setup.experiment.seed, examples=facts, disagreements_kept=None)
     texts = input_texts(dataset)

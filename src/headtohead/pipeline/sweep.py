@@ -40,7 +40,6 @@ from headtohead.sweeps.capabilities import release_memory
 from headtohead.sweeps.grid import Grid, VariantSpec, expand_grid, variant_name
 from headtohead.sweeps.measure import describe_failure, measure_batch_size, same_examples, sweep_speed_config
 from headtohead.stats.recommend import recommend
-from headtohead.stats.where import ExampleFacts
 from headtohead.stats.variant_quality import quality_vs_parent
 from headtohead.sweeps.variants import BuildOptions, VariantAdapter, VariantError, build_variant
 
@@ -181,8 +180,7 @@ def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, 
                                                                 for b in ok if b.evaluation is not None},
         label_names=dataset.label_names, alpha=exp.stats.alpha, margin=sweep.max_accuracy_drop,
         confidence=1.0 - exp.stats.alpha,
-        groups=ExampleFacts(groups=dataset.columns[exp.data.group_column].tolist()).groups_of(plan.order)
-        if exp.data.group_column else None)
+        groups=dataset.group_labels(exp.data.group_column)[plan.order] if exp.data.group_column else None)
     qualities = {name: q.model_copy(update={"verdict": variant_verdict(name, parent.name, q)})
                  for name, q in qualities.items()}
     speed = sweep_speed_config(exp.speed)

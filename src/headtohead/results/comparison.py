@@ -55,7 +55,7 @@ class Calibration(Record):
         default=None, description="ℓ2 (root-mean-square) calibration error over n_bins equal-mass bins, debiased "
                                   "(Kumar, Liang & Ma 2019) with its interval; None below 4 examples")
     mce: float = Field(description="maximum calibration error over non-empty bins")
-    brier: float = Field(description="Brier score (scikit-learn's; halved for two classes)")
+    brier: float = Field(description="Brier score, halved when the data has two classes (scikit-learn's binary scale)")
     nll: float = Field(description="negative log-likelihood of the true class (log loss)")
     bins: list[ReliabilityBin]
 

@@ -15,7 +15,7 @@ examples. Accuracy on the answered rows is kept as a secondary, labelled figure
 answered rows (``ModelStats.calibration_examples``; a pair's Brier/NLL differences on the rows
 both answered, ``MetricDifference.on_answered_rows``).
 
-**Groups.** With ``examples.groups`` (``data.group_column``: several examples per user,
+**Groups.** With ``predictions.groups`` (``data.group_column``: several examples per user,
 document or conversation) every interval and test accounts for the correlation within a
 group: the clustered score statistics of :mod:`~headtohead.stats.paired` and the cluster
 bootstrap (:mod:`~headtohead.stats.bootstrap`).
@@ -312,9 +312,10 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     seed : int
         Seed of the bootstrap; the same seed gives the same intervals.
     examples : ExampleFacts, optional
-        Sizes, extra columns, ids and groups of the examples (dataset order): slices by input
-        size and by column, ids on the disagreements, and with ``groups`` every test and
-        interval accounts for related examples. Slices by class are made without them.
+        Sizes, extra columns and ids of the examples (dataset order): slices by input size and
+        by column, ids on the disagreements. Slices by class are made without them. Groups of
+        related examples come with the predictions (``predictions.groups``): every test and
+        interval then accounts for them.
     disagreements_kept : int, optional
         Rows of each direction of disagreement kept per pair (``None``: all).
 
@@ -345,7 +346,7 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     """
     _check_settings(alpha, n_resamples, ci_method, ece_bins)
     _check_predictions(predictions)
-    groups = examples.groups_of(predictions.order) if examples is not None else None
+    groups = predictions.groups
     _check_groups(groups)
     confidence = 1.0 - alpha
     names = list(predictions.models)
@@ -370,7 +371,7 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     settings = StatsSettings(alpha=alpha, confidence=confidence, n_resamples=n_resamples,
                              ci_method=ci_method, ece_bins=ece_bins, seed=seed,  # type: ignore[arg-type]
                              power=MDE_POWER, mcnemar_rule=rule, failures="counted as wrong",
-                             group_column=examples.group_column if groups is not None else None,
+                             group_column=predictions.group_column if groups is not None else None,
                              n_groups=int(len(np.unique(groups))) if groups is not None else None)
     return StatsSummary(settings=settings, models=list(models.values()), comparisons=comparisons, ranking=ranking,
                         slices=run_slices(predictions, examples, alpha=alpha),

@@ -50,30 +50,14 @@ class ExampleFacts:
         Extra columns to slice by (``data.slice_columns``), one value per example.
     ids : sequence of str, optional
         Example ids (``data.id_column``), recorded with the disagreements.
-    groups : sequence, optional
-        The group of each example (``data.group_column``: examples of one user, document or
-        conversation belong together); every test and interval then accounts for it.
-    group_column : str, optional
-        The column's name, recorded with the statistics.
+
+    Groups of related examples travel with the predictions (``Predictions.groups``).
     """
 
     sizes: np.ndarray | None = None
     size_unit: str | None = None
     columns: Mapping[str, Sequence[object]] = field(default_factory=dict)
     ids: Sequence[str] | None = None
-    groups: Sequence[object] | None = None
-    group_column: str | None = None
-
-    def groups_of(self, order: np.ndarray) -> np.ndarray | None:
-        """The groups of the rows ``order`` (dataset indices), as strings; ``None`` without groups.
-
-        An example without a group value is a group of its own.
-        """
-        if self.groups is None:
-            return None
-        cells = np.array([f"\x00{i}" if g is None or (isinstance(g, float) and np.isnan(g)) else f"={g}"
-                          for i, g in enumerate(self.groups)], dtype=object)
-        return cells[np.asarray(order, dtype=np.int64)]
 
 
 def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, alpha: float = 0.05,
@@ -81,8 +65,8 @@ def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, a
     """Every model's accuracy per slice and every pair compared on it (Holm over all slices and pairs).
 
     Every example is in its slices; one a model could not answer (no prediction) counts as
-    that model's wrong answer, as in the whole run's statistics. With ``facts.groups`` each
-    slice's tests and intervals account for the groups.
+    that model's wrong answer, as in the whole run's statistics. With ``predictions.groups``
+    each slice's tests and intervals account for the groups.
 
     Parameters
     ----------
@@ -113,7 +97,7 @@ def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, a
         cells[:] = list(values)
         specs += column_slices(name, cells[order].tolist(), n_bins=size_bins)
     return compare_slices(predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha,
-                          groups=facts.groups_of(order) if facts is not None else None)
+                          groups=predictions.groups)
 
 
 def _class_specs(predictions: Predictions) -> list[SliceSpec]:
