@@ -84,13 +84,26 @@ def test_every_interval_contains_its_estimate(case: str) -> None:
             assert low - 1e-12 <= value <= high + 1e-12, (case, value, low, high)
 
 
-def test_a_perfect_model_on_few_examples_shows_no_zero_width_interval() -> None:
-    y = np.array([0, 1, 0, 1, 1, 0, 1, 0, 1, 1])
-    preds = Predictions(np.arange(10), y, ("negative", "positive"))
+def test_a_perfect_model_shows_no_zero_width_interval() -> None:
+    y = np.array([0, 1, 0, 1, 1, 0, 1, 0, 1, 1] * 4)
+    preds = Predictions(np.arange(40), y, ("negative", "positive"))
     preds.add("perfect", y, np.eye(2)[y] * 0.9 + 0.05)
     stats = analyse(preds, n_resamples=200).model("perfect")
     assert stats.f1_macro.value == 1.0 and stats.f1_macro.low is None and "every resample" in stats.f1_macro.note
     assert stats.recall_per_class["positive"].low < 1.0 == stats.recall_per_class["positive"].high  # Wilson
+
+
+def test_class_averaged_metrics_get_no_interval_with_few_examples_per_class() -> None:
+    """At 5 examples per class a bootstrap interval of balanced accuracy covers ~89 %: none is shown."""
+    y = np.array([0, 1, 2, 3] * 5)
+    preds = Predictions(np.arange(20), y, ("a", "b", "c", "d"))
+    preds.add("m", np.where(np.arange(20) % 3 == 0, (y + 1) % 4, y), None)
+    preds.add("n", np.where(np.arange(20) % 4 == 0, (y + 1) % 4, y), None)
+    summary = analyse(preds, n_resamples=200)
+    for estimate in (summary.model("m").f1_macro, summary.model("m").balanced_accuracy):
+        assert estimate.low is None and "examples per class" in estimate.note
+    assert summary.model("m").accuracy.low is not None  # a proportion: Wilson's interval holds at any n
+    assert summary.comparisons[0].difference("f1_macro").ci_low is None
 
 
 def test_the_binary_brier_score_does_not_double_when_a_model_knows_a_third_class() -> None:

@@ -42,6 +42,7 @@ from headtohead.results import Predictions, RunResult
 from headtohead.stats.paired import (
     clustered_counts,
     clustered_difference_interval,
+    design_effect,
     difference_interval,
     examples_to_decide,
 )
@@ -181,27 +182,19 @@ def accuracy_noninferiority(y_true: np.ndarray, pred_baseline: np.ndarray, pred_
     if n == 0:
         raise ValueError("no examples to compare")
     b, c = int(np.count_nonzero(cand & ~base)), int(np.count_nonzero(~cand & base))
-    design_effect, n_groups = 1.0, None
+    deff, n_groups = 1.0, None
     if groups is None:
         low, high = (float(x) for x in difference_interval(b, c, n, confidence))
     else:
         counts = clustered_counts(cand.astype(np.int64) - base.astype(np.int64), groups)
         low, high = clustered_difference_interval(counts, b, c, n, confidence)
-        n_groups, design_effect = counts.groups, _design_effect(counts, b, c, n)
+        n_groups, deff = counts.groups, design_effect(counts, b, c, n)
     bound, estimate = -max_drop, (b - c) / n
     outcome = decide(low, high, bound, higher_is_better=True)
-    needed = (examples_to_decide(b, c, n, max_drop, confidence=confidence, power=POWER, design_effect=design_effect)
+    needed = (examples_to_decide(b, c, n, max_drop, confidence=confidence, power=POWER, design_effect=deff)
               if outcome == "inconclusive" else None)
     return Decision("accuracy", outcome, estimate, low, high, bound, confidence, n, needed, max_drop, names,
                     method="tango-score" if groups is None else "tango-score+clusters", groups=n_groups)
-
-
-def _design_effect(counts, b: int, c: int, n: int) -> float:  # noqa: ANN001 - ClusteredCounts
-    """How much grouping widens the interval: the cluster-robust variance of the gap over the independent one."""
-    gap = (b - c) / n
-    independent = n * ((b + c) / n - gap * gap)
-    robust = float(np.sum((counts.sums - gap * counts.sizes) ** 2))
-    return max(1.0, robust / independent) if independent > 0 else 1.0
 
 
 def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_candidate: Sequence[float] | np.ndarray,

@@ -44,7 +44,7 @@ import numpy as np
 from scipy import stats
 
 __all__ = ["score_z", "difference_interval", "difference_pvalue", "ClusteredCounts", "clustered_counts",
-           "clustered_difference_interval", "clustered_difference_pvalue", "proportion_interval",
+           "clustered_difference_interval", "clustered_difference_pvalue", "proportion_interval", "design_effect",
            "examples_to_decide"]
 
 _BISECTIONS = 64
@@ -270,6 +270,20 @@ def proportion_interval(correct: int, n: int, confidence: float = 0.95,
         return float(low), float(high)
     low_r, high_r = _robust_interval(counts, confidence)
     return max(0.0, min(float(low), low_r)), min(1.0, max(float(high), high_r))
+
+
+def design_effect(counts: ClusteredCounts, b: int, c: int, n: int) -> float:
+    """How much grouping widens the gap's interval: its cluster-robust variance over the independent one (≥ 1).
+
+    Examples
+    --------
+    >>> design_effect(clustered_counts(np.array([1, 1, -1, -1]), np.array([0, 0, 1, 1])), 2, 2, 4)
+    2.0
+    """
+    gap = (b - c) / n
+    independent = n * ((b + c) / n - gap * gap)
+    robust = float(np.sum((counts.sums - gap * counts.sizes) ** 2))
+    return max(1.0, robust / independent) if independent > 0 else 1.0
 
 
 def examples_to_decide(b: int, c: int, n: int, margin: float, *, confidence: float = 0.95, power: float = 0.8,
