@@ -38,7 +38,7 @@ def _calibration_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     rows = []
     sizes = [872] if quick else [200, 872, 5000]
     models = ["calibrated", "overconfident, T = 1.6"] if quick else list(MODELS)
-    runs, plug_in_runs, loss_runs = (200, 20, 20) if quick else (2000, 200, 200)
+    runs, plug_in_runs, loss_runs = (200, 20, 40) if quick else (2000, 200, 600)
     quantile = CONFIDENCE[_SHAPE]
     for name in models:
         g = MODELS[name]
@@ -48,23 +48,26 @@ def _calibration_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
             setting = f"{name}, n = {n:,} (true ℓ1 ECE {l1:.3f}, ℓ2 {l2:.3f})"
             covered, contains = 0, 0
             plug_covered, plug_excludes, loss_hits = 0, 0, {"brier": 0, "nll": 0}
-            for i in range(runs):
+            for i in range(max(runs, loss_runs)):
                 s = quantile(rng.random(n))
                 correct = rng.random(n) < g(s)
-                e = ece_l2_debiased(s, correct, 15)
-                covered += e.low <= l2 <= e.high
-                contains += e.low <= e.value <= e.high
-                if i < max(plug_in_runs, loss_runs):
-                    y = np.ones(n, dtype=int)
-                    pred = np.where(correct, 1, 0)
-                    proba = np.where(pred[:, None] == 1, np.c_[1 - s, s], np.c_[s, 1 - s])
-                    ci = bootstrap_metrics(y, pred, proba, metrics=["ece", "brier", "nll"], n_resamples=1000,
-                                           seed=rng)
+                if i < runs:
+                    e = ece_l2_debiased(s, correct, 15)
+                    covered += e.low <= l2 <= e.high
+                    contains += e.low <= e.value <= e.high
+                if i >= loss_runs:
+                    continue
+                y = np.ones(n, dtype=int)
+                pred = np.where(correct, 1, 0)
+                proba = np.where(pred[:, None] == 1, np.c_[1 - s, s], np.c_[s, 1 - s])
+                ci = bootstrap_metrics(y, pred, proba, metrics=["ece", "brier", "nll"] if i < plug_in_runs
+                                       else ["brier", "nll"], n_resamples=1000, seed=rng)
+                if i < plug_in_runs:
                     plug = ci["ece"]
                     plug_covered += plug.low is not None and plug.low <= l1 <= plug.high
                     plug_excludes += plug.low is None or not plug.low <= plug.estimate <= plug.high
-                    loss_hits["brier"] += ci["brier"].low <= brier <= ci["brier"].high
-                    loss_hits["nll"] += ci["nll"].low <= nll <= ci["nll"].high
+                loss_hits["brier"] += ci["brier"].low <= brier <= ci["brier"].high
+                loss_hits["nll"] += ci["nll"].low <= nll <= ci["nll"].high
             rows.append(row("calibration", "headline calibration error: 95 % interval covers (debiased ℓ2; before: "
                                            "plug-in ECE, BCa)", setting, "coverage", 0.95, covered / runs, runs,
                             before=plug_covered / plug_in_runs, n=n))
@@ -82,7 +85,7 @@ def _classes_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     """Class-averaged metrics (bootstrap, shown from MIN_EXAMPLES_PER_CLASS per class on) and a class's recall."""
     rows = []
     grid = [(5, 200)] if quick else [(k, n) for k in (2, 5, 20) for n in (50, 200, 1000)]
-    runs = 40 if quick else 300
+    runs = 40 if quick else 600
     truth = 0.8
     names = ("f1_macro", "balanced_accuracy", "f1_gap")
     for k, n in grid:
