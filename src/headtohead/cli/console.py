@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -65,14 +65,16 @@ def progress_bars() -> Iterator:
     When the block fails the bars are removed (in a terminal) or their last state is not
     printed (in a log), so what follows a failure is its one error line.
     """
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[rates]}"))
     with Progress(*columns, console=err_console, transient=False) as bars:
         tasks: dict[str, int] = {}
 
-        def update(task: str, done: int, total: int) -> None:
+        def update(task: str, done: int, total: int, rates: Mapping[str, float] | None = None) -> None:
             if task not in tasks:
-                tasks[task] = bars.add_task(escape(task), total=total)
-            bars.update(tasks[task], completed=done)
+                tasks[task] = bars.add_task(escape(task), total=total, rates="")
+            shown = " · ".join(f"{value:,.1f} {unit}" for unit, value in rates.items()) if rates else None
+            bars.update(tasks[task], completed=done, **({"rates": shown} if shown is not None else {}))
 
         try:
             yield update

@@ -73,7 +73,7 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         overrides: Sequence[str] = (), base_dir: str | Path | None = None, progress: ProgressCallback | None = None,
         quality: bool = True, speed: bool | None = None, resume: bool | str = False, deterministic: bool = False,
         offline: bool = False, force: bool = False, report: bool = False, overwrite: bool = False,
-        in_memory: InMemory | None = None) -> Run:
+        in_memory: InMemory | None = None, response_cache: bool = True) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -115,6 +115,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         folder against a second run while this one writes).
     in_memory : InMemory, optional
         Data and models given as Python objects instead of files (:func:`headtohead.compare`).
+    response_cache : bool
+        Models behind an endpoint (``kind: openai``) answer from the on-disk response cache
+        where they can; ``False`` (``--no-cache``) asks every example again (the fresh answers
+        replace the cached ones).
 
     Returns
     -------
@@ -159,7 +163,8 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         fairness = check_fairness(exp.execution, measure, force, eval_device=exp.eval.device,
                                   n_tasks=len(exp.models) * exp.execution.shards) \
             if quality and exp.execution.mode != "local" else []
-        setup = prepare_run(exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory)
+        setup = prepare_run(exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory,
+                            response_cache=response_cache)
         heap.mark()  # torch and the tokenizers are imported now, no model is loaded yet
         clock = _StageClock(began)
         decided = evaluate_until_decided(setup, out, progress=progress, resume=bool(resume)) \

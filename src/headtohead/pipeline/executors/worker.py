@@ -151,7 +151,8 @@ def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
         import torch
 
         torch.cuda.set_device(device)  # kernels and allocations of this worker default to its GPU
-    context = load_context(dataset, experiment.data, device=device, seed=experiment.seed, base_dir=Path(job.base_dir))
+    context = load_context(dataset, experiment.data, device=device, seed=experiment.seed, base_dir=Path(job.base_dir),
+                           train=splits.train)
     return RunSetup(experiment, Path(job.base_dir), experiment.data, splits, shard_plan(job.plan, task.shard),
                     context, quality=True, deterministic=job.deterministic)
 
