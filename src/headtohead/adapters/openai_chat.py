@@ -87,6 +87,7 @@ class OpenAIChatAdapter(ModelAdapter):
         """Read the key, draw the few-shot examples and check that the server answers."""
         adapter = cls(config, context)
         adapter.label_names = context.label_names
+        adapter.device = "endpoint"  # nothing runs on this machine's devices
         settings = adapter.settings
         if settings.api_key_env is not None:
             key = os.environ.get(settings.api_key_env, "")

@@ -28,6 +28,7 @@ from typing import Any
 from headtohead.adapters import ModelAdapter, adapter_class
 from headtohead.config import Experiment
 from headtohead.config.schema import ModelConfig
+from headtohead.engines.endpoint import with_endpoints
 from headtohead.engines.evaluate import ProgressCallback
 from headtohead.errors import H2HError
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
@@ -258,11 +259,13 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
                 if decided is not None:  # an early stop: the sequential tests decide, and say so
                     stats = with_sequential(decided_by_sequential_tests(stats, decided.records), decided.records)
                 result = result.model_copy(update={"stats": stats})
-        if measure_speed and timed_models(exp):
+        if measure_speed and (timed_models(exp) or any(m.endpoint is not None for m in result.models)):
             with clock.stage("speed"):
-                result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,
-                                                                   speed_in_workers, fairness_warnings, warmup_s,
-                                                                   out)})
+                summary = _speed(setup, finished, loaded, progress, speed_in_workers, fairness_warnings, warmup_s,
+                                 out) if timed_models(exp) else None
+                summary = with_endpoints(summary, result.models, exp.speed, batch_size=exp.eval.batch_size,
+                                         seed=exp.seed)  # endpoints: timed by their own requests
+                result = result.model_copy(update={"speed": summary})
         state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None

@@ -42,6 +42,8 @@ Changelog of :data:`SCHEMA_VERSION`:
   (``Estimate.low``/``high`` and ``MetricDifference.ci_low``/``ci_high`` ``None``, with a
   ``note``); the plug-in ECE has no interval. ``StatsSettings.group_column`` / ``n_groups``
   (grouped examples). Version-3 statistics read with ``settings.failures = "left out"``.
+  ``ModelRecord.endpoint`` (:mod:`headtohead.results.endpoint`): a ``kind: openai`` model's requests,
+  cache hits, unparseable answers, tokens and cost (``None`` for every other kind).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from pydantic import Field, model_validator
 
 from headtohead.results.base import Record
 from headtohead.results.comparison import StatsSummary
+from headtohead.results.endpoint import EndpointRecord
 from headtohead.results.speed import SpeedSummary
 from headtohead.results.training import TrainingSummary
 
@@ -258,6 +261,8 @@ class ModelRecord(Record):
     workers: list[WorkerRecord] = Field(default_factory=list, description="where each shard ran (processes/ray)")
     speed_concurrent: bool = Field(default=False, description="speed measured while other workers shared the "
                                    "device (--force): marked 'concurrent'")
+    endpoint: EndpointRecord | None = Field(default=None, description="kind openai: the requests, cache hits, "
+                                            "unparseable answers, tokens and cost (results.endpoint)")
 
 
 class StageTimings(Record):

@@ -118,6 +118,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         With the loaded adapter attached (``adapter``) and no environment; a worker drops the
         first and adds the second before sending it back.
     """
+    from headtohead.engines.endpoint import endpoint_record
     from headtohead.pipeline.model_pass import run_model_pass
 
     model_cfg = setup.experiment.model(task.model)
@@ -133,7 +134,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         started_at=started_at + done.load_time_s, load_time_s=done.load_time_s,
         num_parameters=done.adapter.num_parameters(), parameter_bytes=done.adapter.parameter_bytes(),
         device=setup.context.device, worker=worker_name(), environment=None, warnings=tuple(done.adapter.warnings),
-        backoff=evaluation.backoff, speed=speed, adapter=done.adapter)
+        backoff=evaluation.backoff, speed=speed, adapter=done.adapter, endpoint=endpoint_record(done.adapter))
 
 
 def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
