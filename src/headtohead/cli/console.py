@@ -92,6 +92,14 @@ def print_result(result) -> None:  # noqa: ANN001 - RunResult
     speed = speed_table(result)
     if speed is not None:
         console.print(speed)
+    from headtohead.report.endpoint import endpoint_lines
+
+    for model in result.models:  # kind openai: requests, cache, answers, tokens, cost
+        lines = endpoint_lines(model)
+        if lines:
+            console.print(escape(lines[0]), style="bold")
+            for line in lines[1:]:
+                console.print("  " + escape(line))
     if result.speed is not None:
         from headtohead.report.server import cost_table, server_table
 

@@ -5,6 +5,7 @@ Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.fo
 
 from __future__ import annotations
 
+from headtohead.report.endpoint import ENDPOINT_SPEED_KEYS, endpoint_speed_row
 from headtohead.report.rows import NOT_MEASURED, _number
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
@@ -71,6 +72,10 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                 "cold first call (s)": _number(cold.first_call_s, "seconds") if cold else "—",
                 "first prediction (s)": _number(cold.first_prediction_s, "seconds") if cold else "—",
             })
+            rows.append(row)
+    for model in result.speed.models:  # kind openai: its requests in the quality pass
+        row = endpoint_speed_row(model, list(rows[0]) if rows else ENDPOINT_SPEED_KEYS)
+        if row is not None:
             rows.append(row)
     timed = {m.name for m in result.speed.models}
     for model in result.models:  # stored predictions: nothing to time
