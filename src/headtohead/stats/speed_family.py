@@ -37,11 +37,10 @@ import numpy as np
 
 from headtohead.results.server import LoadGenSummary
 from headtohead.results.speed import ScenarioRun, SpeedSummary
-from headtohead.stats.multiple import holm_adjust
 from headtohead.stats.speed import round_medians, trend_test
 
 __all__ = ["adjust_speed_family", "noise_checks", "NoiseChecks", "RatioCheck", "LevelCheck", "drift_flags",
-           "rounds_for_halfwidth", "UNDECIDED_HALFWIDTH", "RATIO_DRIFT", "LEVEL_DRIFT"]
+           "holm_rows", "rounds_for_halfwidth", "UNDECIDED_HALFWIDTH", "RATIO_DRIFT", "LEVEL_DRIFT"]
 
 #: An undecided ratio whose interval is wider than ±this (unless ``speed.target_ci_halfwidth`` says
 #: otherwise) cannot say whether the models are within 10 % of each other: a warning.
@@ -50,6 +49,34 @@ UNDECIDED_HALFWIDTH = 0.10
 RATIO_DRIFT = 0.05
 #: A significant trend of the machine's level (all models together) of at least this much: a warning.
 LEVEL_DRIFT = 0.10
+
+
+def holm_rows(p_values: np.ndarray) -> np.ndarray:
+    """Holm-adjusted p-values of each row (one family per row); NaN entries are not tested and stay NaN.
+
+    The numbers of :func:`headtohead.stats.multiple.holm_adjust` (statsmodels' ``multipletests``,
+    checked in ``tests/stats/test_speed_family.py``), for many families at once and without
+    its cost per call (it collects garbage every time: ~60 ms in a process holding a run),
+    since every display of a speed record runs the warning checks again.
+
+    Examples
+    --------
+    >>> holm_rows(np.array([[0.01, 0.04, 0.03], [0.2, np.nan, 0.01]])).round(3).tolist()
+    [[0.03, 0.06, 0.06], [0.2, nan, 0.02]]
+    """
+    p = np.atleast_2d(np.asarray(p_values, dtype=np.float64))
+    tested = np.isfinite(p)
+    m = tested.sum(axis=1, keepdims=True)
+    filled = np.where(tested, p, np.inf)
+    order = np.argsort(filled, axis=1, kind="stable")
+    ranked = np.take_along_axis(filled, order, axis=1)
+    # untested entries sort last and do not raise the running maximum
+    finite = np.isfinite(ranked)
+    stepped = np.where(finite, np.where(finite, ranked, 0.0) * (m - np.arange(p.shape[1])), -np.inf)
+    adjusted = np.minimum(np.maximum.accumulate(stepped, axis=1), 1.0)
+    out = np.empty_like(adjusted)
+    np.put_along_axis(out, order, adjusted, axis=1)
+    return np.where(tested, out, np.nan)
 
 
 def adjust_speed_family(scenarios: Sequence[ScenarioRun], loadgen: LoadGenSummary | None = None
@@ -84,7 +111,7 @@ def adjust_speed_family(scenarios: Sequence[ScenarioRun], loadgen: LoadGenSummar
     speed = [c for run in scenarios for c in run.comparisons if c.p_value is not None]
     server = [c for c in loadgen.comparisons if c.p_value is not None] if loadgen is not None else []
     p_values = [c.p_value for c in speed] + [c.p_value for c in server]
-    adjusted = dict(zip(map(id, speed + server), holm_adjust(p_values).tolist())) if p_values else {}
+    adjusted = dict(zip(map(id, speed + server), holm_rows(np.array([p_values]))[0].tolist())) if p_values else {}
     n = len(p_values)
 
     def decided(c, p_adj: float) -> str | None:  # noqa: ANN001 - SpeedComparison or ServerComparison
@@ -205,10 +232,7 @@ def drift_flags(ratio_changes: np.ndarray, ratio_p: np.ndarray, level_changes: n
         Holm-adjusted p-values (NaN where the test could not run) and the rules' verdicts.
     """
     p = np.concatenate([np.asarray(ratio_p, float), np.asarray(level_p, float)])
-    adjusted = np.full(p.shape, np.nan)
-    tested = np.isfinite(p)
-    if tested.any():
-        adjusted[tested] = holm_adjust(p[tested])
+    adjusted = holm_rows(p[None, :])[0] if p.size else p
     k = len(ratio_p)
     ratio_adjusted, level_adjusted = adjusted[:k], adjusted[k:]
     with np.errstate(invalid="ignore"):
