@@ -91,10 +91,10 @@ def instability_warnings(summary: SpeedSummary) -> list[str]:
     for lv in checks.levels:
         if lv.drifted:
             rose = "rose" if lv.change > 0 else "fell"
-            out.append(f"{lv.scenario}: the machine drifted — the models' latency {rose} {format_percent(abs(lv.change))} "
-                       f"together from the first to the last of {lv.n_rounds} rounds "
-                       f"({tested(lv.p_value, lv.p_adjusted)}; throttling, another job): the ratios cancel a drift "
-                       f"the models share, but the latencies and throughputs shown are averages over it")
+            out.append(f"{lv.scenario}: the latency drifted — the models' mean latency {rose} "
+                       f"{format_percent(abs(lv.change))} from the first to the last of {lv.n_rounds} rounds "
+                       f"({tested(lv.p_value, lv.p_adjusted)}): throttling, or another job; a drift the models share "
+                       f"cancels in the ratios, but the latencies and throughputs shown are averages over it")
     return out
 
 
