@@ -227,12 +227,14 @@ def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
             timing = model.timing(run.scenario)
             if timing is not None:
                 lines.append(f"  {model.name}: median {format_duration(timing.per_batch.p50_s)}/{call}, "
-                             f"{_rate(timing.throughput_per_s)} samples/s, repeat noise {format_percent(timing.repeat_noise)}")
+                             f"{_rate(timing.throughput_per_s)} samples/s, "
+                             f"repeat noise {format_percent(timing.repeat_noise)}")
         lines.extend(f"  {c.verdict}" for c in run.comparisons)
     for model in summary.models:
         if model.time_window is not None:
             tw = model.time_window
-            lines.append(f"time window: {model.name} processed {tw.samples:,} samples in {format_duration(tw.elapsed_s)} "
+            lines.append(f"time window: {model.name} processed {tw.samples:,} samples in "
+                         f"{format_duration(tw.elapsed_s)} "
                          f"({_rate(tw.samples_per_s)}/s end to end)")
     lines.extend(server_lines(summary))
     lines.extend(f"warning: {w}" for w in speed_warnings(summary))

@@ -71,30 +71,30 @@ def instability_warnings(summary: SpeedSummary) -> list[str]:
 
     noise = {(m.name, t.scenario): t.repeat_noise for m in summary.models for t in (m.offline, m.single_stream)
              if t is not None}
-    out = []
+    out, pct, limit = [], format_percent, format_percent(checks.limit)
     for r in checks.ratios:
         a, b, level = r.model_a, r.model_b, f"{100 * r.confidence:g} %"
         if r.too_wide:
-            repeats = ", ".join(f"{name} {format_percent(noise[(name, r.scenario)])}" for name in (a, b)
+            repeats = ", ".join(f"{name} {pct(noise[(name, r.scenario)])}" for name in (a, b)
                                 if (name, r.scenario) in noise)
             out.append(f"{r.scenario}: {a} vs {b} is undecided — time ratio {a}/{b} {r.ratio:.2f}, {level} CI "
-                       f"{r.low:.2f}–{r.high:.2f} (±{format_percent(r.halfwidth)}, wider than ±{format_percent(checks.limit)}) over "
-                       f"{r.n_rounds} rounds: too noisy to tell whether they differ by {format_percent(checks.limit)} (repeat "
-                       f"noise {repeats}); about {r.rounds_needed} rounds would narrow it to ±{format_percent(checks.limit)} "
-                       f"(speed.rounds), or quiet the machine (close other programs, set num_threads)")
+                       f"{r.low:.2f}–{r.high:.2f} (±{pct(r.halfwidth)}, wider than ±{limit}) over {r.n_rounds} "
+                       f"rounds: too noisy to tell whether they differ by {limit} (repeat noise {repeats}); about "
+                       f"{r.rounds_needed} rounds would narrow it to ±{limit} (speed.rounds), or quiet the machine "
+                       f"(close other programs, set num_threads)")
         if r.drifted:
             sign = "+" if r.drift > 0 else "\u2212"
-            out.append(f"{r.scenario}: the time ratio {a}/{b} drifted {sign}{format_percent(abs(r.drift))} from the first to the last of "
-                       f"{r.n_rounds} rounds ({tested(r.drift_p, r.drift_p_adjusted)}): the ratio depends on when "
-                       f"the measurement stopped — a warm-up that had not finished (raise warmup_seconds), throttling "
-                       f"or a job that started part-way; re-run on a quiet machine")
+            out.append(f"{r.scenario}: the time ratio {a}/{b} drifted {sign}{pct(abs(r.drift))} from the first to "
+                       f"the last of {r.n_rounds} rounds ({tested(r.drift_p, r.drift_p_adjusted)}): the ratio "
+                       f"depends on when the measurement stopped — a warm-up that had not finished (raise "
+                       f"warmup_seconds), throttling or a job that started part-way; re-run on a quiet machine")
     for lv in checks.levels:
         if lv.drifted:
             rose = "rose" if lv.change > 0 else "fell"
-            out.append(f"{lv.scenario}: the latency drifted — the models' mean latency {rose} "
-                       f"{format_percent(abs(lv.change))} from the first to the last of {lv.n_rounds} rounds "
-                       f"({tested(lv.p_value, lv.p_adjusted)}): throttling, or another job; a drift the models share "
-                       f"cancels in the ratios, but the latencies and throughputs shown are averages over it")
+            out.append(f"{lv.scenario}: the latency drifted — the models' mean latency {rose} {pct(abs(lv.change))} "
+                       f"from the first to the last of {lv.n_rounds} rounds ({tested(lv.p_value, lv.p_adjusted)}): "
+                       f"throttling, or another job; a drift the models share cancels in the ratios, but the "
+                       f"latencies and throughputs shown are averages over it")
     return out
 
 

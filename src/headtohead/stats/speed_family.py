@@ -118,13 +118,16 @@ def adjust_speed_family(scenarios: Sequence[ScenarioRun], loadgen: LoadGenSummar
         # ratio > 1: b is faster (time a / time b) or holds more (max_qps b / max_qps a)
         return (c.model_b if c.ratio > 1.0 else c.model_a) if p_adj <= 1.0 - c.confidence and c.ratio != 1.0 else None
 
-    runs = [run.model_copy(update={"comparisons": [
-        c.model_copy(update={"p_adjusted": adjusted[id(c)], "n_speed_tests": n, "faster": decided(c, adjusted[id(c)])})
-        if id(c) in adjusted else c for c in run.comparisons]}) for run in scenarios]
+    def updated(c, field: str):  # noqa: ANN001, ANN202 - SpeedComparison or ServerComparison
+        if id(c) not in adjusted:
+            return c
+        return c.model_copy(update={"p_adjusted": adjusted[id(c)], "n_speed_tests": n,
+                                    field: decided(c, adjusted[id(c)])})
+
+    runs = [run.model_copy(update={"comparisons": [updated(c, "faster") for c in run.comparisons]})
+            for run in scenarios]
     if loadgen is not None and server:
-        loadgen = loadgen.model_copy(update={"comparisons": [
-            c.model_copy(update={"p_adjusted": adjusted[id(c)], "n_speed_tests": n, "more": decided(c, adjusted[id(c)])})
-            if id(c) in adjusted else c for c in loadgen.comparisons]})
+        loadgen = loadgen.model_copy(update={"comparisons": [updated(c, "more") for c in loadgen.comparisons]})
     return runs, loadgen
 
 

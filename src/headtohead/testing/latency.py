@@ -111,8 +111,8 @@ class SimulatedRounds:
 def simulate_model_rounds(n_models: int, n_rounds: int, *, n_sims: int = 1, calls_per_block: int = 20,
                           factors: Sequence[float] | None = None, call_sigma: float = 0.10, spike_rate: float = 0.01,
                           round_drift: float = 0.05, round_sigma: float = 0.0, within_round_drift: float = 0.02,
-                          block_sigma: float = 0.01, trend: float = 0.0, model_trends: Sequence[float] | None = None, base_ms: float = 5.0,
-                          seed: int | np.random.Generator = 0) -> SimulatedRounds:
+                          block_sigma: float = 0.01, trend: float = 0.0, model_trends: Sequence[float] | None = None,
+                          base_ms: float = 5.0, seed: int | np.random.Generator = 0) -> SimulatedRounds:
     """Round medians of ``n_models`` models run in balanced orders on a simulated machine.
 
     The noise is :func:`simulate_round_medians`'s: log-normal calls with spikes, a random walk of
@@ -208,7 +208,14 @@ def speed_summary_from_rounds(scenarios: dict[str, np.ndarray], orders: list[lis
     -------
     SpeedSummary
     """
-    from headtohead.results.speed import HostLoad, ModelSpeed, ScenarioRun, ScenarioTiming, SpeedComparison, SpeedSummary
+    from headtohead.results.speed import (
+        HostLoad,
+        ModelSpeed,
+        ScenarioRun,
+        ScenarioTiming,
+        SpeedComparison,
+        SpeedSummary,
+    )
     from headtohead.stats.speed import speed_ratio
     from headtohead.stats.speed_family import adjust_speed_family
 
@@ -224,10 +231,10 @@ def speed_summary_from_rounds(scenarios: dict[str, np.ndarray], orders: list[lis
                 warmup_iterations=0, warmup_s=0.0, rounds_ns=[[int(round(m * 1e6))] for m in medians[i]])
             for j in range(i + 1, k):
                 r = speed_ratio(medians[i], medians[j], confidence=confidence)
+                faster = {"a": names[i], "b": names[j], None: None}[r.faster]
                 comparisons.append(SpeedComparison(
                     scenario=scenario, model_a=names[i], model_b=names[j], ratio=r.ratio, ci_low=r.low, ci_high=r.high,
-                    confidence=confidence, n_rounds=n_rounds, faster={"a": names[i], "b": names[j], None: None}[r.faster],
-                    p_value=r.p_value))
+                    confidence=confidence, n_rounds=n_rounds, faster=faster, p_value=r.p_value))
         runs.append(ScenarioRun(scenario=scenario, batch_size=8 if scenario == "offline" else 1, rounds=n_rounds,
                                 iterations_per_block=1, stop_reason="minimums_met", elapsed_s=1.0,
                                 round_orders=[[names[m] for m in order] for order in orders[:n_rounds]],
