@@ -116,7 +116,7 @@ def test_latency_against_length_has_a_point_per_input_and_grows_with_length(text
 def test_inputs_of_different_lengths_are_no_instability(text_run):
     result, _ = text_run
     single = result.speed.model("large").single_stream
-    assert single.iqr_over_median > 0.3 and not single.unstable  # lengths 1-60 words: a real spread
+    assert single.iqr_over_median > 0.3 and single.repeat_noise < 0.05  # lengths 1-60 words: a real spread
     assert instability_warnings(result.speed) == []
 
 

@@ -198,7 +198,8 @@ def _comparisons(results: Sequence[ServerModelResult], confidence: float) -> lis
                                    confidence, resolution=float(np.exp(np.mean(logs))))
             more = {"a": a.name, "b": b.name, None: None}[ratio.more]
             out.append(ServerComparison(model_a=a.name, model_b=b.name, ratio=ratio.ratio, ci_low=ratio.low,
-                                        ci_high=ratio.high, confidence=confidence, n_searches=ratio.n, more=more))
+                                        ci_high=ratio.high, confidence=confidence, n_searches=ratio.n, more=more,
+                                        p_value=ratio.p_value))
     return out
 
 

@@ -44,10 +44,12 @@ def _compare(models: list[StagedModel], rounds: Mapping[str, list[list[int]]], s
     for i, a in enumerate(models):
         for b in models[i + 1:]:
             ratio = speed_ratio(medians[a.name], medians[b.name], confidence=config.confidence)
+            # unadjusted here; measure_speed adjusts every comparison of the run together (Holm)
             faster = {"a": a.name, "b": b.name, None: None}[ratio.faster]
             out.append((ratio, SpeedComparison(
                 scenario=scenario, model_a=a.name, model_b=b.name, ratio=ratio.ratio, ci_low=ratio.low,
-                ci_high=ratio.high, confidence=ratio.confidence, n_rounds=ratio.n_rounds, faster=faster)))
+                ci_high=ratio.high, confidence=ratio.confidence, n_rounds=ratio.n_rounds, faster=faster,
+                p_value=ratio.p_value)))
     return out
 
 

@@ -6,6 +6,7 @@ Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.fo
 from __future__ import annotations
 
 from headtohead.report.rows import NOT_MEASURED, _number
+from headtohead.report.speed_words import format_percent
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
 
@@ -60,7 +61,8 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                                                             for v in (b.p50_s, b.p90_s, b.p99_s)),
                 "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
                 "calls": str(b.n),
-                "repeat noise (IQR/median)": f"{t.repeat_noise:.0%}" + (" unstable" if t.unstable else ""),
+                # a number, not a verdict: the warnings say when noise threatens a ratio (report.warnings)
+                "repeat noise (IQR/median)": format_percent(t.repeat_noise),
                 "weights (MiB)": _mib(model.memory.weights_mb if model.memory else None),
                 "model peak (MiB)": rss,
             }

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from headtohead.report.speed_words import holm_clause, speed_tests_phrase
 from headtohead.results.cost import ModelCost
 from headtohead.results.server import LoadGenCrosscheck, LoadGenSummary, ServerComparison, ServerModelResult
 from headtohead.results.speed import SpeedSummary
@@ -35,7 +36,10 @@ def _bound(ms: float) -> str:
 
 
 def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
-    """One pair's capacity in one sentence; a model is said to hold more only when the interval excludes 1.
+    """One pair's capacity in one sentence; a model is said to hold more only when the record names it.
+
+    It names one when the capacity ratio's test survives Holm's adjustment over every speed
+    comparison of the run (results of version ≤ 3: when the interval excludes 1).
 
     Examples
     --------
@@ -46,6 +50,8 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
     """
     level = f"{c.confidence * 100:g} %"
     searches = f"{c.n_searches} seeded search{'es' if c.n_searches != 1 else ''}"
+    tested = holm_clause(c.p_value, c.p_adjusted, c.n_speed_tests)
+    searches += f", {tested}" if tested else ""
     if c.ci_low is None or c.ci_high is None:
         return (f"{c.model_b} held {c.ratio:.2f}× the load of {c.model_a} at {_bound(latency_bound_ms)} "
                 f"(one search: no interval; set speed.server.repeats ≥ 2)")
@@ -55,8 +61,11 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
     if c.more == c.model_a:
         return (f"{c.model_a} holds {1 / c.ratio:.2f}× the load of {c.model_b} at {_bound(latency_bound_ms)} "
                 f"({level} CI {1 / c.ci_high:.2f}–{1 / c.ci_low:.2f}, {searches})")
-    return (f"no significant difference in the load {c.model_a} and {c.model_b} hold at {_bound(latency_bound_ms)} "
-            f"(ratio {c.model_b}/{c.model_a} {c.ratio:.2f}, {level} CI {c.ci_low:.2f}–{c.ci_high:.2f}, {searches})")
+    after = (f" after {speed_tests_phrase(c.n_speed_tests)}"
+             if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0) else "")
+    return (f"no significant difference in the load {c.model_a} and {c.model_b} hold at {_bound(latency_bound_ms)}"
+            f"{after} (ratio {c.model_b}/{c.model_a} {c.ratio:.2f}, {level} CI {c.ci_low:.2f}–{c.ci_high:.2f}, "
+            f"{searches})")
 
 
 def with_server_sentences(summary: SpeedSummary) -> SpeedSummary:

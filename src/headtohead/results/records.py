@@ -42,6 +42,11 @@ Changelog of :data:`SCHEMA_VERSION`:
   (``Estimate.low``/``high`` and ``MetricDifference.ci_low``/``ci_high`` ``None``, with a
   ``note``); the plug-in ECE has no interval. ``StatsSettings.group_column`` / ``n_groups``
   (grouped examples). Version-3 statistics read with ``settings.failures = "left out"``.
+  Speed: ``SpeedComparison.p_value`` / ``p_adjusted`` / ``n_speed_tests`` and the same on
+  ``ServerComparison`` ("faster" and "holds more" after Holm over every speed comparison of the
+  run; ``None`` in version-3 files, whose ``faster`` came from the interval alone and is read as
+  it was); ``ScenarioTiming.unstable`` is no longer written (dropped on read; repeat noise is a
+  number, warnings come from what noise does to the ratios).
 """
 
 from __future__ import annotations
