@@ -36,7 +36,7 @@ import numpy as np
 
 from headtohead.stats.speed import log_ratio_t_test, trend_test
 from headtohead.stats.speed_family import LEVEL_DRIFT, RATIO_DRIFT, UNDECIDED_HALFWIDTH
-from headtohead.stats.speed_family import holm_rows as holm
+from headtohead.stats.multiple import holm_rows as holm
 from headtohead.testing.latency import SimulatedRounds, simulate_model_rounds
 
 __all__ = ["speed_rows", "MACHINES", "simulate", "faster_p_values", "warning_rules", "gate_outcomes",

@@ -22,7 +22,8 @@ from headtohead.results.server import LoadGenSummary, ServerComparison
 from headtohead.results.speed import SpeedComparison
 from headtohead.stats.noninferiority import gate_decisions, slowdown_noninferiority
 from headtohead.stats.speed import log_ratio_t_test
-from headtohead.stats.speed_family import adjust_speed_family, holm_rows, noise_checks
+from headtohead.stats.multiple import holm_rows
+from headtohead.stats.speed_family import adjust_speed_family, noise_checks
 from headtohead.testing.latency import simulate_model_rounds, speed_summary_from_rounds
 
 STEADY = {"round_drift": 0.0, "round_sigma": 0.02}
