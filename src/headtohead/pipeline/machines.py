@@ -1,4 +1,4 @@
-"""``h2h compare``: training speed of the same models measured on different machines.
+"""``h2h machines``: training speed of the same models measured on different machines.
 
 Each input is what ``h2h train`` wrote on one machine — a ``results.json`` (its training
 record is in it, or in the ``training.json`` beside it), a ``training.json``, or the run
@@ -201,7 +201,7 @@ def compare_machines(paths: Sequence[str | Path], *, baseline: str | None = None
         Fewer than two files, unreadable files, or an unknown baseline.
     """
     if len(paths) < 2:
-        raise ConfigError(f"h2h compare needs results from at least two machines, got {len(paths)} file(s)")
+        raise ConfigError(f"h2h machines needs results from at least two machines, got {len(paths)} file(s)")
     loaded = [load_training(p) for p in paths]
     names = _unique_labels([env for env, _, _ in loaded], [f for _, _, f in loaded], labels)
     base = _pick_baseline(baseline, names, [str(p) for p in paths])

@@ -7,7 +7,7 @@ weights under ``<out>/models/<model>/seed-<s>/`` in the form its adapter reloads
 (:mod:`headtohead.pipeline.training_model`). Then:
 
 * ``training.json`` — every run's measurements and the multi-seed statistics, with the
-  environment fingerprint (what ``h2h compare`` reads across machines);
+  environment fingerprint (what ``h2h machines`` reads across machines);
 * ``experiment.yaml`` — the evaluation experiment, its models pointing at the first seed's
   trained weights, run through :func:`headtohead.run` (quality, statistics, speed) into
   ``results.json`` / ``predictions.npz``.
