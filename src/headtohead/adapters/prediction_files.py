@@ -133,8 +133,8 @@ def read_prediction_file(path: str | Path, dataset: Dataset, *, id_column: str =
 
 
 def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: str, id_column: str = "id",
-                          tolerance: float = SUM_TOLERANCE,
-                          extra_ids: Literal["error", "ignore"] = "error") -> PredictionFile:
+                          tolerance: float = SUM_TOLERANCE, extra_ids: Literal["error", "ignore"] = "error",
+                          note_position: bool = True) -> PredictionFile:
     """:func:`read_prediction_file` for a table already in memory (a ``pandas.DataFrame``).
 
     Parameters
@@ -148,6 +148,10 @@ def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: s
         Recorded as :attr:`PredictionFile.source`.
     id_column, tolerance, extra_ids
         As for :func:`read_prediction_file`.
+    note_position : bool
+        Warn when rows without ids are matched to the data by position. A file should carry
+        ids; a list or array held in memory has nothing but its order, so
+        :func:`headtohead.compare` turns the warning off.
 
     Returns
     -------
@@ -161,7 +165,7 @@ def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: s
                          f"file has columns: {name_some(columns, 20, quote=False)}; add a column 'prediction' "
                          f"with each row's predicted label (name or index)")
     notes: list[str] = []
-    rows, matched_by = _match_rows(where, frame, dataset, id_column, extra_ids, notes)
+    rows, matched_by = _match_rows(where, frame, dataset, id_column, extra_ids, notes, note_position=note_position)
     frame = frame.iloc[rows].reset_index(drop=True)
     file_rows = [r + 1 for r in rows]  # 1-based data rows of the file, for messages
     pred = _labels(where, frame[PREDICTION_COLUMN].tolist(), dataset.label_names, file_rows, notes)
@@ -245,8 +249,8 @@ def check_prediction_path(where: str, path: Path) -> None:
                          f"use {', '.join(PREDICTION_SUFFIXES)}")
 
 
-def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_ids: str,
-                notes: list[str]) -> tuple[list[int], Literal["id", "row order"]]:
+def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_ids: str, notes: list[str], *,
+                note_position: bool = True) -> tuple[list[int], Literal["id", "row order"]]:
     """File row (0-based) of every dataset example, in dataset order."""
     n = len(dataset)
     if id_column not in frame.columns:
@@ -256,8 +260,9 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
             raise ModelError(f"{where}: {len(frame)} rows but the data has {n} examples{why}, and there is no "
                              f"'{id_column}' column to match them by; give one row per example in data order, or "
                              f"add an id column (data.id_column names it)")
-        notes.append(f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
-                     f"example i); add ids to match by id")
+        if note_position:
+            notes.append(f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
+                         f"example i); add ids to match by id")
         return list(range(n)), "row order"
     if dataset.ids is None:
         raise ModelError(f"{where}: the file has an id column '{id_column}' but the data has no ids; set "

@@ -85,7 +85,7 @@ class PredictionsAdapter(ModelAdapter):
             else:
                 read = read_prediction_frame(self.frame, dataset, where=f"model '{self.name}' (in memory)",
                                              source=self.config.source, id_column=self.context.id_column,
-                                             extra_ids=extra)
+                                             extra_ids=extra, note_position=False)  # in memory: order is all there is
             for note in read.warnings:
                 if note not in self.warnings:
                     self.warn(note)
