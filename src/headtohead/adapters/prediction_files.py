@@ -18,6 +18,9 @@ A prediction file has one row per example (``.csv``, ``.tsv``, ``.jsonl``/``.jso
   computed from one-hot vectors, which would report a model that is always 100 % sure.
 * rows are matched to the dataset by the id column (``data.id_column``, ``"id"`` by default)
   when the file has one, else by position when the lengths agree (with a warning).
+* a row of an example that loading the data skipped (a missing label, an unreadable image)
+  is ignored — by its id, or by its position in a file without ids that has one row per row
+  of the data file; the warning that reports the skip says so.
 
 :func:`read_prediction_file` returns the predictions in the dataset's example and label
 order (:func:`read_prediction_frame` the same from a table already in memory);
@@ -254,6 +257,14 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
     """File row (0-based) of every dataset example, in dataset order."""
     n = len(dataset)
     if id_column not in frame.columns:
+        skipped_rows = dataset.skipped_rows
+        if skipped_rows and len(frame) == n + len(skipped_rows):  # one row per source row: drop the skipped ones
+            if note_position:
+                notes.append(f"{where}: no '{id_column}' column, so rows are matched to the data by position "
+                             f"(one row per row of the data file, without the {len(skipped_rows)} row(s) skipped "
+                             f"while loading it); add ids to match by id")
+            skipped = set(skipped_rows)
+            return [row for row in range(len(frame)) if row not in skipped], "row order"
         if len(frame) != n:
             skipped = sum(dataset.skipped.values())
             why = f" (loading the data skipped {skipped} row(s): {dict(dataset.skipped)})" if skipped else ""
@@ -286,7 +297,7 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
     if missing:
         raise ModelError(f"{where}: {len(missing)} of the data's {n} ids have no row: {name_some(missing)}; "
                          f"predict every example (ids are matched to data.id_column)")
-    known = set(dataset.ids)
+    known = set(dataset.ids) | set(dataset.skipped_ids)  # a skipped row's prediction is ignored: its warning says so
     extra = [v for v in ids if v not in known]
     if extra and extra_ids != "ignore":
         raise ModelError(f"{where}: {len(extra)} id(s) are not in the data: {name_some(extra)}; remove those rows "

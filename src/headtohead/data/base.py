@@ -52,6 +52,13 @@ class Dataset:
     columns : mapping of str to ndarray
         Extra per-example columns kept for slicing (``data.slice_columns``), each an object
         array of length ``n`` holding the values as read (missing values as ``None``).
+    skipped_ids : tuple of str
+        The ids of the rows or files in ``skipped`` (when the data has ids): predictions
+        stored for them are ignored, as the user could not have known the row would be skipped.
+    skipped_rows : tuple of int
+        The 0-based positions in the source of the skipped rows (a table read whole): a
+        prediction file without ids but with one row per source row is matched without
+        them. Empty after :meth:`take`, whose positions no longer follow the source.
     """
 
     source: str
@@ -62,6 +69,8 @@ class Dataset:
     skipped: Mapping[str, int] = field(default_factory=dict)
     ids: tuple[str, ...] | None = None
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+    skipped_ids: tuple[str, ...] = ()
+    skipped_rows: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         labels = np.asarray(self.labels, dtype=np.int64)
@@ -97,7 +106,7 @@ class Dataset:
             examples = [self.examples[i] for i in idx]
         ids = tuple(self.ids[i] for i in idx) if self.ids is not None else None
         return Dataset(self.source, self.modality, examples, self.labels[idx], self.label_names, dict(self.skipped),
-                       ids, {name: values[idx] for name, values in self.columns.items()})
+                       ids, {name: values[idx] for name, values in self.columns.items()}, self.skipped_ids)
 
     def class_counts(self) -> np.ndarray:
         """Number of examples per class, in ``label_names`` order."""
@@ -116,7 +125,7 @@ class Dataset:
         position = {n: i for i, n in enumerate(names)}
         mapping = np.array([position[n] for n in self.label_names], dtype=np.int64)
         return Dataset(self.source, self.modality, self.examples, mapping[self.labels] if len(self) else self.labels,
-                       names, dict(self.skipped), self.ids, self.columns)
+                       names, dict(self.skipped), self.ids, self.columns, self.skipped_ids, self.skipped_rows)
 
     def fingerprint(self) -> str:
         """A SHA-256 of the examples, labels and label names: equal data gives an equal hash.
