@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 
 from headtohead.adapters.predictions import write_prediction_file
+from headtohead.results.records import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 LABELS = ("negative", "positive")
@@ -57,7 +58,7 @@ def _two_prediction_files(folder: Path) -> None:
 
 def _check_outputs(out: Path) -> dict:
     result = json.loads((out / "results.json").read_text())
-    assert result["schema_version"] == 3
+    assert result["schema_version"] == SCHEMA_VERSION
     assert [m["outputs"] for m in result["models"]] == ["stored", "stored"]
     assert result["stats"]["comparisons"][0]["winner"] == "good"
     assert {s["kind"] for s in result["stats"]["slices"]["slices"]} == {"class", "size", "column"}

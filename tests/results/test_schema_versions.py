@@ -40,7 +40,7 @@ def _as_version_2(raw: dict) -> dict:
 
 
 def test_a_version_2_run_reads_as_it_was_written(tmp_path):
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
     out = tmp_path / "out"
     run = headtohead.run(IRIS, out_dir=out)
     raw = json.loads((out / "results.json").read_text())

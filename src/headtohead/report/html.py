@@ -197,7 +197,7 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "training_headers": list(training[0]) if training else [],
         "training_note": _training_note(run),
         "models": [{"name": m.name, "colour": styles[m.name].colour, "kind": m.kind, "source": m.source,
-                    "parameters": format_count(m.num_parameters), "alignment": m.label_alignment or "—",
+                    "parameters": format_count(m.num_parameters) if m.outputs == "computed" else "—", "alignment": m.label_alignment or "—",
                     "batch_size": m.batch_size, "device": m.device, "load": f"{m.load_time_s:.3g}",
                     "eval": f"{m.eval_time_s:.3g}" if m.eval_time_s is not None else "—"}
                    for m in result.models],

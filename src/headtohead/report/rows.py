@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from headtohead.report.table import format_count
+from headtohead.report.table import UNKNOWN, format_count
 from headtohead.results.records import Environment, ModelRecord, RunResult
 from headtohead.results.training import TrainingSummary
 
@@ -23,6 +23,7 @@ __all__ = [
     "Column",
     "NOT_MEASURED",
     "NOT_AVAILABLE",
+    "UNKNOWN",
     "summary_columns",
     "summary_rows",
     "format_cell",
@@ -154,10 +155,16 @@ def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
         cells = {c.key: Cell(getattr(q, c.key)) for c in _QUALITY} if q is not None else {}
         cells.update(_stats_cells(result, model.name))
         cells.update(_speed_cells(result, model.name))
-        cells["parameters"] = Cell(float(model.num_parameters)) if model.outputs == "computed" else Cell(None)
+        cells["parameters"] = _parameters_cell(model)
         cells["eval_time_s"] = Cell(model.eval_time_s)
         rows[model.name] = cells
     return rows
+
+
+def _parameters_cell(model: ModelRecord) -> Cell:
+    if model.outputs == "stored":
+        return Cell(None)
+    return Cell(None, note=UNKNOWN) if model.num_parameters is None else Cell(float(model.num_parameters))
 
 
 def _number(value: float, kind: Kind) -> str:

@@ -6,6 +6,7 @@ Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.fo
 from __future__ import annotations
 
 from headtohead.report.rows import NOT_MEASURED, _number
+from headtohead.report.table import weights_text
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
 
@@ -61,7 +62,7 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                 "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
                 "calls": str(b.n),
                 "repeat noise (IQR/median)": f"{t.repeat_noise:.0%}" + (" unstable" if t.unstable else ""),
-                "weights (MiB)": _mib(model.memory.weights_mb if model.memory else None),
+                "weights (MiB)": weights_text(model.memory, _mib, missing="—"),
                 "model peak (MiB)": rss,
             }
             if cuda:

@@ -3,17 +3,31 @@ run has statistics. Returns rich renderables; only the CLI prints."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.markup import escape
 from rich.table import Table
 
 from headtohead.report.sentences import speed_verdict_lines, verdict_lines
+from headtohead.results.memory import MemoryStats
 from headtohead.results.records import ModelRecord, RunResult
 
-__all__ = ["quality_table", "speed_table", "verdict_block", "format_count", "timings_line"]
+__all__ = ["quality_table", "speed_table", "verdict_block", "format_count", "weights_text", "timings_line", "UNKNOWN"]
+
+#: A size headtohead cannot read (a plain callable, an estimator without coefficients): never shown as 0.
+UNKNOWN = "unknown"
 
 
-def format_count(n: int) -> str:
-    """``22713856`` → ``22.7M``."""
+def format_count(n: int | None) -> str:
+    """``22713856`` → ``22.7M``; ``None`` (not known) → ``unknown``.
+
+    Examples
+    --------
+    >>> format_count(22713856), format_count(950), format_count(None)
+    ('22.7M', '950', 'unknown')
+    """
+    if n is None:
+        return UNKNOWN
     for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
         if n >= size:
             return f"{n / size:.1f}{unit}"
@@ -89,6 +103,14 @@ def _mib(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
 
 
+def weights_text(memory: MemoryStats | None, mib: Callable[[float], str], *, missing: str = "–") -> str:
+    """The weights cell: ``mib(value)``; "unknown" when memory was measured but the size cannot be read;
+    ``missing`` when memory was not measured."""
+    if memory is None:
+        return missing
+    return UNKNOWN if memory.weights_mb is None else mib(memory.weights_mb)
+
+
 def _load_s(model) -> str:  # noqa: ANN001 - ModelSpeed
     """The fresh process's load (every model pays the same one-time costs), else the run's own."""
     seconds = model.cold_start.load_s if model.cold_start is not None else model.load_time_s
@@ -126,7 +148,7 @@ def speed_table(result: RunResult) -> Table | None:
             _ms(single.per_batch.p99_s if single else None),
             _load_s(model),
             _ms(cold.first_call_s if cold else None),
-            _mib(memory.weights_mb if memory else None),
+            weights_text(memory, _mib),
             _mib(memory.model_peak_mb if memory else None),
         ]
         table.add_row(*cells, *([_mib(memory.cuda_model_peak_mb if memory else None)] if cuda else []))

@@ -30,6 +30,9 @@ Changelog of :data:`SCHEMA_VERSION`:
   Version-2 files read with no slices and no disagreements.
   And ``stats.sequential`` (one record per pair when ``--until-decided`` stopped the run: examples
   used, decision, path of the statistic); ``None`` when every example was evaluated.
+* 4 — ``ModelRecord.num_parameters`` / ``parameter_bytes`` and the same fields of the speed
+  records (``ModelSpeed``) may be ``None``: a size headtohead cannot read (a plain callable, an
+  estimator without coefficients) is unknown, where version 3 wrote 0. Version-3 files read unchanged.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class GPURecord(Record):
@@ -187,8 +190,8 @@ class ModelRecord(Record):
     source: str
     outputs: Literal["computed", "stored"] = Field(
         default="computed", description="stored: outputs read, not computed (kind predictions): speed not measured")
-    num_parameters: int
-    parameter_bytes: int
+    num_parameters: int | None = Field(description="None: unknown (a callable, an estimator without coefficients)")
+    parameter_bytes: int | None = Field(description="None: unknown")
     label_alignment: str | None = Field(description="identical | remapped | subset | generic | unnamed (None: "
                                         "no quality pass)")
     label_columns: list[int] | None = Field(description="model output column of each dataset class")

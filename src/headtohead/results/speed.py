@@ -239,8 +239,8 @@ class ModelSpeed(Record):
 
     name: str
     device: str
-    num_parameters: int
-    parameter_bytes: int
+    num_parameters: int | None = Field(description="None: unknown (a callable, an estimator without coefficients)")
+    parameter_bytes: int | None = Field(description="None: unknown")
     load_time_s: float | None = Field(default=None, description="Time to load the model in the measuring "
                                       "process (from the caller; the device context was created before).")
     first_preprocess_s: float = Field(description="The first preprocess call of the speed pass.")

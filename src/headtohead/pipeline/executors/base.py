@@ -45,14 +45,14 @@ class LoadedModel:
 
     name: str
     device: str
-    n_parameters: int
-    n_parameter_bytes: int
+    n_parameters: int | None  # None: unknown (a callable, an estimator without coefficients)
+    n_parameter_bytes: int | None
     warnings: tuple[str, ...] = ()
 
-    def num_parameters(self) -> int:
+    def num_parameters(self) -> int | None:
         return self.n_parameters
 
-    def parameter_bytes(self) -> int:
+    def parameter_bytes(self) -> int | None:
         return self.n_parameter_bytes
 
 
