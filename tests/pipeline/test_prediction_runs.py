@@ -195,7 +195,7 @@ def test_predictions_of_rows_skipped_for_a_missing_label_are_ignored_and_the_ski
         outcome = headtohead.run(experiment)
     model = outcome.result.model("by-row")
     assert model.quality.accuracy == pytest.approx(np.mean(flipped[kept] == y[kept]))
-    assert any("without the 1 row(s) skipped" in w for w in model.warnings)
+    assert any("once the 1 row(s) loading skipped are dropped" in w for w in model.warnings)
 
 def test_image_disagreements_carry_thumbnails_into_the_report(tmp_path):
     from headtohead.config.schema import DataConfig

@@ -16,11 +16,8 @@ A prediction file has one row per example (``.csv``, ``.tsv``, ``.jsonl``/``.jso
   renormalised exactly. Without them calibration (ECE, MCE, Brier, NLL, the reliability
   diagram) and the confidence gap of disagreements are *not available*; they are never
   computed from one-hot vectors, which would report a model that is always 100 % sure.
-* rows are matched to the dataset by the id column (``data.id_column``, ``"id"`` by default)
-  when the file has one, else by position when the lengths agree (with a warning).
-* a row of an example that loading the data skipped (a missing label, an unreadable image)
-  is ignored — by its id, or by its position in a file without ids that has one row per row
-  of the data file; the warning that reports the skip says so.
+* rows are matched by id (``data.id_column``, ``"id"`` by default), else by position (with a warning); rows of
+  examples the loader skipped (a missing label) are ignored, as the skip's warning says.
 
 :func:`read_prediction_file` returns the predictions in the dataset's example and label
 order (:func:`read_prediction_frame` the same from a table already in memory);
@@ -149,12 +146,8 @@ def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: s
         How messages name the table (``"model 'gpt' (in memory)"``).
     source : str
         Recorded as :attr:`PredictionFile.source`.
-    id_column, tolerance, extra_ids
-        As for :func:`read_prediction_file`.
-    note_position : bool
-        Warn when rows without ids are matched to the data by position. A file should carry
-        ids; a list or array held in memory has nothing but its order, so
-        :func:`headtohead.compare` turns the warning off.
+    id_column, tolerance, extra_ids, note_position
+        As for :func:`read_prediction_file`; ``note_position=False``: no warning for rows matched by position.
 
     Returns
     -------
@@ -257,24 +250,17 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
     """File row (0-based) of every dataset example, in dataset order."""
     n = len(dataset)
     if id_column not in frame.columns:
-        skipped_rows = dataset.skipped_rows
-        if skipped_rows and len(frame) == n + len(skipped_rows):  # one row per source row: drop the skipped ones
-            if note_position:
-                notes.append(f"{where}: no '{id_column}' column, so rows are matched to the data by position "
-                             f"(one row per row of the data file, without the {len(skipped_rows)} row(s) skipped "
-                             f"while loading it); add ids to match by id")
-            skipped = set(skipped_rows)
-            return [row for row in range(len(frame)) if row not in skipped], "row order"
-        if len(frame) != n:
+        rows = dataset.source_rows(len(frame))  # a row per example, or per row of the data file
+        if rows is None:
             skipped = sum(dataset.skipped.values())
             why = f" (loading the data skipped {skipped} row(s): {dict(dataset.skipped)})" if skipped else ""
             raise ModelError(f"{where}: {len(frame)} rows but the data has {n} examples{why}, and there is no "
                              f"'{id_column}' column to match them by; give one row per example in data order, or "
                              f"add an id column (data.id_column names it)")
-        if note_position:
-            notes.append(f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
-                         f"example i); add ids to match by id")
-        return list(range(n)), "row order"
+        without = f", once the {len(frame) - n} row(s) loading skipped are dropped" if len(frame) > n else ""
+        notes += [f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
+                  f"example i{without}); add ids to match by id"] if note_position else []
+        return rows, "row order"
     if dataset.ids is None:
         raise ModelError(f"{where}: the file has an id column '{id_column}' but the data has no ids; set "
                          f"data.id_column to the data's id column, or remove the column from the file to match "

@@ -108,6 +108,19 @@ class Dataset:
         return Dataset(self.source, self.modality, examples, self.labels[idx], self.label_names, dict(self.skipped),
                        ids, {name: values[idx] for name, values in self.columns.items()}, self.skipped_ids)
 
+    def source_rows(self, n_rows: int) -> list[int] | None:
+        """The row of each example in a table of ``n_rows`` rows in data order, without ids.
+
+        A table with one row per example, or with one row per row of the source (the
+        :attr:`skipped_rows` among them, dropped); ``None`` when its length fits neither.
+        """
+        if n_rows == len(self):
+            return list(range(n_rows))
+        if self.skipped_rows and n_rows == len(self) + len(self.skipped_rows):
+            dropped = set(self.skipped_rows)
+            return [row for row in range(n_rows) if row not in dropped]
+        return None
+
     def class_counts(self) -> np.ndarray:
         """Number of examples per class, in ``label_names`` order."""
         return np.bincount(self.labels, minlength=self.num_classes)

@@ -23,7 +23,6 @@ __all__ = [
     "Column",
     "NOT_MEASURED",
     "NOT_AVAILABLE",
-    "UNKNOWN",
     "summary_columns",
     "summary_rows",
     "format_cell",
@@ -155,16 +154,12 @@ def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
         cells = {c.key: Cell(getattr(q, c.key)) for c in _QUALITY} if q is not None else {}
         cells.update(_stats_cells(result, model.name))
         cells.update(_speed_cells(result, model.name))
-        cells["parameters"] = _parameters_cell(model)
+        n = model.num_parameters  # None: a size headtohead cannot read
+        cells["parameters"] = Cell(None) if model.outputs == "stored" else Cell(None, note=UNKNOWN) if n is None \
+            else Cell(float(n))
         cells["eval_time_s"] = Cell(model.eval_time_s)
         rows[model.name] = cells
     return rows
-
-
-def _parameters_cell(model: ModelRecord) -> Cell:
-    if model.outputs == "stored":
-        return Cell(None)
-    return Cell(None, note=UNKNOWN) if model.num_parameters is None else Cell(float(model.num_parameters))
 
 
 def _number(value: float, kind: Kind) -> str:
