@@ -61,12 +61,10 @@ from headtohead.engines.train_state import (
     resume_settings,
     save_epoch_checkpoint,
 )
-from headtohead.engines.train_simple import TrainLog, TrainSettings, train_classifier
 from headtohead.errors import ConfigError, ModelError, did_you_mean
 from headtohead.results.training import EpochRecord, StepLog, TrainingRun
 
-__all__ = ["train_model", "TrainHooks", "StepInfo", "resume_settings", "output_names",
-           "TrainSettings", "TrainLog", "train_classifier"]
+__all__ = ["train_model", "TrainHooks", "StepInfo", "resume_settings", "output_names"]
 
 _MIB = 2**20
 

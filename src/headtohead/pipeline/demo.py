@@ -18,7 +18,7 @@ from headtohead.adapters import LoadContext, create_adapter
 from headtohead.config import experiment_from_dict
 from headtohead.data import create_dataset
 from headtohead.engines.evaluate import ProgressCallback
-from headtohead.engines.train import TrainSettings, train_classifier
+from headtohead.engines.train_simple import TrainSettings, train_classifier
 from headtohead.runtime.files import write_text_atomic
 from headtohead.pipeline.run import Run, run
 

@@ -28,7 +28,8 @@ from typing import Any
 import yaml
 
 from headtohead.config import Experiment
-from headtohead.config.train import TrainConfig, load_train_experiment
+from headtohead.config.loading import load_train_experiment
+from headtohead.config.train import TrainConfig
 from headtohead.data import create_dataset
 from headtohead.engines.environment import capture_environment
 from headtohead.engines.train_ddp import dist_context_from_env, init_process_group
@@ -91,7 +92,7 @@ def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *,
         ``--set`` strings (``train.epochs=1``, ``models.bert.max_length=64`` …).
     train : TrainConfig, optional
         The training settings of an already validated ``experiment`` (as
-        :func:`~headtohead.config.train.load_train_experiment` splits them off).
+        :func:`~headtohead.config.loading.load_train_experiment` splits them off).
     base_dir : str or Path, optional
         Folder of relative paths for a dict or record experiment (default: the current directory).
     on_event : callable, optional
