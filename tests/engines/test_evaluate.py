@@ -162,9 +162,10 @@ def test_nan_and_infinite_scores_leave_those_examples_without_a_prediction():
     np.testing.assert_array_equal(np.delete(ev.pred, bad), np.delete(logits.argmax(axis=1), bad))
     q = compute_quality(data.labels, ev.pred, ev.proba, data.label_names, example_index=plan.order)
     keep = np.setdiff1d(np.arange(40), bad)
-    assert q.n_examples == 37 and q.n_nonfinite == 3 and q.nonfinite_examples == bad
-    assert q.accuracy == pytest.approx(skm.accuracy_score(data.labels[keep], ev.pred[keep]))
-    assert sum(map(sum, q.confusion_matrix)) == 37
+    assert q.n_examples == 40 and q.n_failed == 3 and q.failed_examples == bad
+    assert q.accuracy == pytest.approx(skm.accuracy_score(data.labels, ev.pred))  # a failure is a wrong answer
+    assert q.answered.accuracy == pytest.approx(skm.accuracy_score(data.labels[keep], ev.pred[keep]))
+    assert sum(map(sum, q.confusion_matrix)) == 40 and q.confusion_labels[-1] == "(no prediction)"
 
 
 def test_a_training_epoch_that_diverged_is_an_error_and_wide_models_get_their_loss():

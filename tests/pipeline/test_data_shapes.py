@@ -127,7 +127,7 @@ def test_models_with_classes_the_data_does_not_hold_are_evaluated(folder):
     np.testing.assert_array_equal(again.predictions["other"].proba, predictions["other"].proba)
 
 
-def test_nan_and_infinite_scores_are_counted_and_left_out_of_the_statistics(folder):
+def test_nan_and_infinite_scores_are_counted_as_wrong_answers(folder):
     nan = {"name": "nan", "kind": "python", "source": "h2h_shape_models:nan_on",
            "model_args": {"keywords": NARROW, "word": "acting"}}
     run = headtohead.run(_write(folder, [_keywords("narrow", NARROW), nan]), out_dir=folder / "out")
@@ -138,22 +138,24 @@ def test_nan_and_infinite_scores_are_counted_and_left_out_of_the_statistics(fold
     assert (predictions["nan"].pred[bad] == -1).all() and (predictions["nan"].pred[~bad] >= 0).all()
     assert np.isnan(predictions["nan"].proba[bad]).all()
     quality = run.result.model("nan").quality
-    assert quality.n_nonfinite == bad.sum() and quality.n_examples == 60 - bad.sum()
-    assert quality.nonfinite_examples == predictions.order[bad][:10].tolist()  # dataset rows, the first ten
+    assert quality.n_failed == bad.sum() and quality.n_examples == 60
+    assert quality.failed_examples == predictions.order[bad][:10].tolist()  # dataset rows, the first ten
     stats = {m.name: m for m in run.result.stats.models}
-    assert stats["nan"].n_excluded == bad.sum() and stats["nan"].n_examples == 60 - bad.sum()
-    assert stats["narrow"].n_excluded == 0 and stats["narrow"].n_examples == 60
+    assert stats["nan"].n_failed == bad.sum() and stats["nan"].n_examples == 60
+    assert stats["narrow"].n_failed == 0 and stats["narrow"].n_examples == 60
     y = predictions.y_true
-    assert stats["nan"].accuracy.value == pytest.approx((predictions["nan"].pred[~bad] == y[~bad]).mean())
+    assert stats["nan"].accuracy.value == pytest.approx((predictions["nan"].pred == y).mean())  # failures: wrong
+    assert stats["nan"].accuracy_answered.value == pytest.approx((predictions["nan"].pred[~bad] == y[~bad]).mean())
     (pair,) = run.result.stats.comparisons
-    assert pair.n_examples == 60 - bad.sum() and pair.n_excluded == bad.sum()
-    a_right = predictions["narrow"].pred[~bad] == y[~bad]
-    b_right = predictions["nan"].pred[~bad] == y[~bad]
+    assert pair.n_examples == 60 and pair.n_excluded == 0
+    a_right = predictions["narrow"].pred == y
+    b_right = predictions["nan"].pred == y
     assert pair.table.only_a_correct == int((a_right & ~b_right).sum())
     assert pair.table.both_correct == int((a_right & b_right).sum())
-    assert f"Compared on the {60 - bad.sum()} examples both models scored: {bad.sum()} were left out" in pair.verdict
+    assert f"nan gave no prediction for {bad.sum()} of 60 examples" in pair.verdict
     (warning,) = [w for w in model_warnings(run.result.model("nan")) if "NaN" in w]
-    assert warning.startswith(f"model 'nan' returned NaN or infinite scores for {bad.sum()} of 60 examples")
+    assert warning.startswith(f"model 'nan' gave no prediction for {bad.sum()} of 60 examples")
+    assert "each counts as a wrong answer" in warning
 
 
 def _texts(folder: Path) -> list[str]:

@@ -164,8 +164,11 @@ def test_decisions_follow_the_interval_against_the_margin():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 4000)
     base = np.where(rng.random(4000) < 0.9, y, 1 - y)
-    same = accuracy_noninferiority(y, base, base, max_drop=0.0)
-    assert same.outcome == "pass" and same.estimate == 0.0  # identical models are non-inferior at any margin
+    same = accuracy_noninferiority(y, base, base, max_drop=0.005)
+    assert same.outcome == "pass" and same.estimate == 0.0  # 4,000 identical answers: non-inferior at 0.5 pp
+    # … but no number of examples shows non-inferiority at a margin of 0, nor 60 examples at 0.1 pp
+    assert accuracy_noninferiority(y, base, base, max_drop=0.0).outcome == "inconclusive"
+    assert accuracy_noninferiority(y[:60], base[:60], base[:60], max_drop=0.001).outcome == "inconclusive"
     worse = np.where(rng.random(4000) < 0.05, 1 - base, base)  # about 5 % of answers flipped
     assert accuracy_noninferiority(y, base, worse, max_drop=0.005).outcome == "fail"
     assert accuracy_noninferiority(y, base, worse, max_drop=0.10).outcome == "pass"

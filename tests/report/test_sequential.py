@@ -50,7 +50,8 @@ def test_sentence_of_an_early_stop_quotes_the_counts_the_bonferroni_split_and_th
                            f"a look every 50): bert is better than roberta, decided at {step.decided_at}")
     assert "α = 0.0167 = 0.05 over 3 pairs, Bonferroni" in text
     assert f"98.3 % confidence sequence of bert − roberta: +{100 * step.low:.1f}…+{100 * step.high:.1f} pp" in text
-    assert "after an early stop they are descriptive" in text
+    assert f"The gap on these 200 examples, +{100 * step.gap:.1f} pp, is biased away from 0 by the early stop" in text
+    assert "fixed-sample tests and intervals of a stopped sample are not valid" in text
 
 
 def test_sentence_of_a_run_that_used_every_example_says_so():
@@ -64,13 +65,19 @@ def summary() -> StatsSummary:
     return sample_run({"bert": 0.86, "roberta": 0.91}, speed=False)[0].stats
 
 
-def test_with_sequential_stores_the_records_and_extends_each_verdict(summary):
+def test_with_sequential_stores_the_records_and_words_each_verdict(summary):
     record = _record(1, 10, 4, names=("roberta", "bert"))  # stored in the other order: matched either way
     before = summary.comparisons[0].verdict
     updated = with_sequential(summary, [record])
     assert updated.sequential == [record] and summary.sequential is None
     verdict = updated.comparisons[0].verdict
-    assert verdict.startswith(before) and verdict.endswith(sequential_sentence(record, family_alpha=0.05, n_pairs=1))
+    # stopped early: the sequential sentence replaces the fixed-sample verdict (its p-value is not valid)
+    assert verdict == "bert vs roberta: " + sequential_sentence(record, family_alpha=0.05, n_pairs=1)
+    assert "McNemar" not in verdict
+    whole = _record(1, 10, 20, names=("roberta", "bert"))  # every example used: the fixed-sample verdict stands
+    assert whole.examples_used == whole.examples_available
+    kept = with_sequential(summary, [whole]).comparisons[0].verdict
+    assert kept.startswith(before) and kept.endswith(sequential_sentence(whole, family_alpha=0.05, n_pairs=1))
     # round trip through JSON: old files (no field) read as None
     assert StatsSummary.model_validate_json(updated.model_dump_json()) == updated
     old = summary.model_dump(mode="json")

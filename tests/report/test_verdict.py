@@ -26,7 +26,7 @@ def test_significant_quality_line_names_the_winner_with_interval_and_p(clear_win
     assert line.subject == "roberta" and line.kind == "quality"
     # the numbers are the record's, turned round so the winner's gap is positive
     assert line.text == (f"{format_pp(-comparison.effect)} pp accuracy over bert (95 % CI "
-                         f"{format_pp(-diff.ci_high)}…{format_pp(-diff.ci_low)}, McNemar χ² p "
+                         f"{format_pp(-diff.ci_high)}…{format_pp(-diff.ci_low)}, McNemar p "
                          f"{format_p(comparison.p_value)})")
     assert line.plain().startswith("roberta: +")
 

@@ -1,5 +1,5 @@
-"""Files of schema version 2 (before label subsets, NaN rows, out-of-memory back-off, slices, disagreements
-and stored outputs) still read; a newer version is refused."""
+"""Files of schema versions 2 (before label subsets, NaN rows, out-of-memory back-off, slices, disagreements
+and stored outputs) and 3 (before failures counted as wrong answers) still read; a newer version is refused."""
 
 from __future__ import annotations
 
@@ -24,8 +24,27 @@ MODEL_FIELDS = ("labels_outside_data", "batch_backoff")
 QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfinite_examples")
 
 
-def _as_version_2(raw: dict) -> dict:
+def _as_version_3(raw: dict) -> dict:
+    """A version-4 file as version 3 wrote it: failures named n_nonfinite, no fields of version 4."""
     raw = json.loads(json.dumps(raw))
+    raw["schema_version"] = 3
+    for model in raw["models"]:
+        quality = model["quality"]
+        quality["n_nonfinite"], quality["nonfinite_examples"] = quality.pop("n_failed"), quality.pop("failed_examples")
+        del quality["answered"], quality["failures_counted"]
+    for record in raw["stats"]["models"]:
+        del record["n_failed"], record["accuracy_answered"], record["calibration_examples"]
+    for record in raw["stats"]["comparisons"]:
+        del record["stopped_early"]
+        for diff in record["differences"]:
+            del diff["on_answered_rows"]
+    for key in ("failures", "group_column", "n_groups"):
+        del raw["stats"]["settings"][key]
+    return raw
+
+
+def _as_version_2(raw: dict) -> dict:
+    raw = _as_version_3(raw)
     raw["schema_version"] = 2
     for model in raw["models"]:
         for key in MODEL_FIELDS:
@@ -39,6 +58,19 @@ def _as_version_2(raw: dict) -> dict:
     return raw
 
 
+def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):
+    out = tmp_path / "out"
+    headtohead.run(IRIS, out_dir=out)
+    raw = _as_version_3(json.loads((out / "results.json").read_text()))
+    raw["models"][0]["quality"].update(n_nonfinite=4, nonfinite_examples=[1, 5, 9, 12])
+    (tmp_path / "v3.json").write_text(json.dumps(raw))
+    result = headtohead.load_result(tmp_path / "v3.json")
+    quality = result.models[0].quality
+    assert quality.n_failed == 4 and quality.failed_examples == [1, 5, 9, 12]
+    assert not quality.failures_counted and result.models[1].quality.failures_counted  # no failure: same either way
+    assert result.stats.settings.failures == "left out"
+
+
 def test_a_version_2_run_reads_as_it_was_written(tmp_path):
     assert SCHEMA_VERSION == 4
     out = tmp_path / "out"
@@ -50,7 +82,7 @@ def test_a_version_2_run_reads_as_it_was_written(tmp_path):
     assert result.schema_version == 2
     for model in result.models:  # the new fields hold what a version-2 run had
         assert model.labels_outside_data == [] and model.batch_backoff == []
-        assert model.quality.confusion_labels is None and model.quality.n_nonfinite == 0
+        assert model.quality.confusion_labels is None and model.quality.n_failed == 0
         assert model.quality == run.result.model(model.name).quality
     assert [c.n_excluded for c in result.stats.comparisons] == [0]
     assert result.stats.slices is None and result.stats.disagreements == []

@@ -10,7 +10,8 @@ import pytest
 from headtohead.errors import ConfigError, ResultsError
 from headtohead.results import Predictions
 from headtohead.results.comparison import StatsSummary
-from headtohead.report.sentences import format_pp, pair_verdict, verdict_lines, with_quality_sentences
+from headtohead.report.quality_sentences import pair_verdict, verdict_lines, with_quality_sentences
+from headtohead.report.sentences import format_pp
 from headtohead.stats import analyse as analyse_numbers
 
 
@@ -38,16 +39,17 @@ def test_two_models_full_record_and_verdict() -> None:
     assert (comp.model_a, comp.model_b, comp.n_examples) == ("strong", "weak", 872)
     assert comp.table.n == 872 and comp.effect == pytest.approx(
         (comp.table.only_a_correct - comp.table.only_b_correct) / 872)
-    assert comp.test == "mcnemar-chi2" and comp.p_value < 1e-4 and comp.p_adjusted == comp.p_value
+    assert comp.test == "mcnemar-score" and comp.p_value < 1e-4 and comp.p_adjusted == comp.p_value
     assert comp.significant and comp.winner == "strong"
     acc = comp.difference("accuracy")
-    assert acc.difference == pytest.approx(comp.effect) and acc.ci_low > 0
+    assert acc.difference == pytest.approx(comp.effect) and acc.ci_low > 0 and acc.method == "tango-score"
     assert acc.value_a - acc.value_b == pytest.approx(acc.difference)
-    assert {d.metric for d in comp.differences} >= {"accuracy", "f1_macro", "f1_weighted", "recall:negative",
-                                                    "recall:positive", "ece", "brier", "nll"}
+    assert {d.metric for d in comp.differences} == {"accuracy", "balanced_accuracy", "f1_macro", "f1_weighted",
+                                                    "recall:negative", "recall:positive", "brier", "nll"}
+    assert comp.difference("recall:negative").method == "tango-score"  # a proportion on the class's examples
     assert not comp.difference("brier").higher_is_better
     assert comp.verdict.startswith("strong vs weak: strong is better (accuracy strong − weak = +")
-    assert "McNemar χ² p < 0.001" in comp.verdict and "Holm" not in comp.verdict
+    assert "McNemar p < 0.001" in comp.verdict and "Holm" not in comp.verdict
     first, where = verdict_lines(summary)  # the pair, then the slices where it differs (both classes here)
     assert first == comp.verdict
     assert where.startswith("strong vs weak by slice: strong is better on class ")
@@ -56,12 +58,14 @@ def test_two_models_full_record_and_verdict() -> None:
 def test_model_intervals_and_calibration() -> None:
     summary = analyse(_predictions(), n_resamples=300, ece_bins=10)
     strong = summary.model("strong")
-    assert strong.accuracy.method == "wilson"
+    assert strong.accuracy.method == "wilson" and strong.recall_per_class["positive"].method == "wilson"
     for est in (strong.accuracy, strong.f1_macro, strong.f1_weighted, strong.balanced_accuracy,
-                strong.recall_per_class["positive"], strong.ece, strong.brier, strong.nll):
+                strong.recall_per_class["positive"], strong.brier, strong.nll, strong.calibration.ece_l2_debiased):
         assert est is not None and est.low <= est.value <= est.high and est.confidence == 0.95
     assert strong.f1_macro.method == "bca" and len(strong.calibration.bins) == 10
-    assert strong.ece.value == pytest.approx(strong.calibration.ece)
+    # the plug-in ECE is biased upwards: shown without an interval, the debiased ℓ2 error carries one
+    assert strong.ece.value == pytest.approx(strong.calibration.ece) and strong.ece.low is None
+    assert "biased" in strong.ece.note and strong.calibration_examples == 872
     assert strong.estimate("recall:negative") == strong.recall_per_class["negative"]
     with pytest.raises(KeyError):
         strong.estimate("speed")
@@ -86,7 +90,10 @@ def test_a_model_against_itself_in_a_real_run(tmp_path: Path) -> None:
     assert same.p_value == 1.0 and same.p_adjusted == 1.0 and not same.significant and same.winner is None
     assert "logreg vs logreg-again: no significant difference" in same.verdict
     assert "right and wrong on exactly the same examples" in same.verdict
-    assert all(d.difference == 0.0 and d.ci_low == d.ci_high == 0.0 for d in same.differences)
+    # identical predictions: the accuracy gap's interval is not a point, and no bootstrap claims zero width
+    for d in same.differences:
+        assert d.difference == 0.0
+        assert (d.ci_low < 0 < d.ci_high) if d.method == "tango-score" else (d.ci_low is None and "every resample" in d.note)
     assert summary.comparison("logreg", "bayes").significant
     assert [g.models for g in summary.ranking] == [["logreg", "logreg-again"], ["bayes"]]
 
@@ -112,8 +119,8 @@ def test_not_significant_verdict_gives_the_minimum_detectable_effect() -> None:
     assert not comp.significant and comp.winner is None
     assert comp.minimum_detectable_effect is not None and 0.01 < comp.minimum_detectable_effect < 0.06
     assert comp.verdict.startswith("x vs y: no significant difference (accuracy x − y = ")
-    assert comp.verdict.endswith(f"872 examples cannot show a gap below "
-                                 f"{format_pp(comp.minimum_detectable_effect, signed=False)} pp at 80 % power.")
+    assert comp.verdict.endswith(f"872 examples find a gap of {format_pp(comp.minimum_detectable_effect, signed=False)}"
+                                 f" pp with 80 % probability (smaller gaps less often).")
 
 
 def test_sign_convention_when_the_second_model_wins() -> None:
@@ -180,9 +187,9 @@ def test_statistics_never_import_torch() -> None:
 
 
 # -- examples a model could not score; classes only a model knows --------------------------
-def test_each_pair_is_compared_on_the_examples_both_models_scored() -> None:
+def test_a_failure_counts_as_a_wrong_answer_everywhere() -> None:
     full = _predictions(n=600, accuracies={"a": 0.9, "b": 0.8, "c": 0.85}, seed=3)
-    broken = np.random.default_rng(4).random(600) < 0.05  # model b: NaN scores on about 30 examples
+    broken = np.random.default_rng(4).random(600) < 0.05  # model b: no prediction on about 30 examples
     preds = Predictions(full.order, full.y_true, LABELS)
     for name in full:
         pred, proba = full[name].pred.copy(), full[name].proba.copy()
@@ -190,24 +197,51 @@ def test_each_pair_is_compared_on_the_examples_both_models_scored() -> None:
             pred[broken], proba[broken] = -1, np.nan
         preds.add(name, pred, proba)
     summary = analyse_numbers(preds, n_resamples=300)
-    left_out = int(broken.sum())
-    assert summary.model("b").n_excluded == left_out and summary.model("b").n_examples == 600 - left_out
-    assert summary.model("a").n_excluded == 0 and summary.model("a") == analyse_numbers(full, n_resamples=300).model("a")
-    # Known answer: a pair with b is exactly the pair analysed on the rows both scored (same seeds) …
-    kept = preds.restricted(~broken)
-    alone = {(c.model_a, c.model_b): c for c in analyse_numbers(kept, n_resamples=300).comparisons}
+    failed, y = int(broken.sum()), preds.y_true
+    b = summary.model("b")
+    assert b.n_failed == failed and b.n_examples == 600 and b.n_excluded == 0
+    assert b.accuracy.value == pytest.approx(np.mean(preds["b"].pred == y))  # failures are wrong answers
+    assert b.accuracy_answered.value == pytest.approx(np.mean(full["b"].pred[~broken] == y[~broken]))
+    assert b.calibration_examples == 600 - failed  # calibration needs a probability: answered rows only
+    alone = analyse_numbers(full, n_resamples=300).model("a")  # the other models' statistics are unchanged
+    for field in ("accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "recall_per_class", "calibration"):
+        assert getattr(summary.model("a"), field) == getattr(alone, field)
+    for field in ("brier", "nll"):  # one draw of fewer models: the same resamples, summed in another order
+        ours, theirs = getattr(summary.model("a"), field), getattr(alone, field)
+        assert (ours.value, ours.low, ours.high) == pytest.approx((theirs.value, theirs.low, theirs.high), rel=1e-12)
     for comparison in summary.comparisons:
-        if "b" not in (comparison.model_a, comparison.model_b):
-            assert comparison.n_excluded == 0 and comparison.n_examples == 600
-            continue
-        twin = alone[(comparison.model_a, comparison.model_b)]
-        assert comparison.n_excluded == left_out and comparison.n_examples == 600 - left_out
-        same = ("table", "p_value", "statistic", "effect", "minimum_detectable_effect")
-        assert all(getattr(comparison, f) == getattr(twin, f) for f in same)
-        assert comparison.p_adjusted >= comparison.p_value  # Holm over all three pairs, as before
-        assert comparison.difference("accuracy") == twin.difference("accuracy")
+        assert comparison.n_examples == 600 and comparison.n_excluded == 0
+        if "b" in (comparison.model_a, comparison.model_b):
+            other = comparison.model_a if comparison.model_b == "b" else comparison.model_b
+            right = preds[other].pred == y
+            # every failed row where the other model was right is a discordant pair against b
+            assert comparison.table.discordant >= int((broken & right).sum())
+            assert comparison.difference("brier").on_answered_rows
+            assert not comparison.difference("accuracy").on_answered_rows
     worded = with_quality_sentences(summary).comparisons
-    assert all(("were left out" in c.verdict) == ("b" in (c.model_a, c.model_b)) for c in worded)
+    assert all((f"b gave no prediction for {failed} of 600" in c.verdict) == ("b" in (c.model_a, c.model_b))
+               for c in worded)
+
+
+def test_a_model_that_fails_on_the_hardest_examples_never_looks_better() -> None:
+    """The issue's case: NaN on the 200 hardest of 1,000 examples must not beat answering them all with the same skill."""
+    rng = np.random.default_rng(12)
+    n = 1000
+    y = rng.integers(0, 2, n)
+    difficulty = rng.random(n)
+    skill = 0.95 - 0.3 * difficulty  # harder examples are more often wrong, for both models alike
+    answered_all = np.where(rng.random(n) < skill, y, 1 - y)
+    same_skill = np.where(rng.random(n) < skill, y, 1 - y)
+    hardest = np.argsort(difficulty)[-200:]
+    same_skill[hardest] = -1
+    preds = Predictions(np.arange(n), y, LABELS)
+    preds.add("answers-all", answered_all, None)
+    preds.add("fails-hard", same_skill, None)
+    summary = analyse_numbers(preds, n_resamples=200)
+    fails = summary.model("fails-hard")
+    assert fails.accuracy.value < summary.model("answers-all").accuracy.value
+    assert fails.accuracy_answered.value > summary.model("answers-all").accuracy.value  # the figure that misled
+    assert summary.ranking[0].models[0] == "answers-all"
 
 
 @pytest.mark.filterwarnings("ignore:y_pred contains classes not in y_true")  # scikit-learn's own, below

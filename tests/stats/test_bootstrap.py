@@ -11,7 +11,6 @@ from sklearn import metrics as skm
 
 from headtohead.errors import ConfigError
 from headtohead.stats.bootstrap import (
-    _acceleration,
     _Design,
     _evaluate,
     _jackknife,
@@ -20,6 +19,7 @@ from headtohead.stats.bootstrap import (
     interval_from_distribution,
     paired_bootstrap,
 )
+from headtohead.stats.bootstrap_intervals import acceleration as _acceleration
 from headtohead.stats.bootstrap_metrics import METRICS, example_stats, metric_spec
 
 K = 4
@@ -52,7 +52,8 @@ def _sklearn(name: str, y: np.ndarray, p: np.ndarray) -> float:
         fn = {"recall": skm.recall_score, "precision": skm.precision_score, "f1": skm.f1_score}[family]
         return fn(y, p, average=None, **kw)[LABELS.index(label)]
     fn = {"f1": skm.f1_score, "precision": skm.precision_score, "recall": skm.recall_score}[name.split("_")[0]]
-    return fn(y, p, average=name.split("_")[1], **kw)
+    # averages over the classes present among the examples (a class without examples has no recall to average)
+    return fn(y, p, average=name.split("_")[1], **{**kw, "labels": np.unique(y)})
 
 
 CLASS_METRICS = ["accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "precision_macro", "recall_macro",
@@ -60,6 +61,7 @@ CLASS_METRICS = ["accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "pr
 
 
 def test_point_estimates_equal_sklearn_even_with_a_missing_class() -> None:
+    """A class without examples (still predicted sometimes) is left out of the macro averages."""
     y, pa, _, qa, _ = _data()
     y, pa = y[y != 2], pa[y != 2]  # class "cat" has no examples, still predicted sometimes
     qa = qa[: len(y)]
@@ -186,9 +188,9 @@ def test_same_seed_same_interval_and_identical_models_degenerate() -> None:
     assert first == paired_bootstrap(y, pa, pb, metrics=["f1_macro"], n_resamples=300, seed=11)
     assert first != paired_bootstrap(y, pa, pb, metrics=["f1_macro"], n_resamples=300, seed=12)
     same = paired_bootstrap(y, pa, pa, metrics=["accuracy", "f1_macro"], n_resamples=300)
-    for interval in same.values():
-        assert (interval.estimate, interval.low, interval.high) == (0.0, 0.0, 0.0)
-        assert interval.note and "same value" in interval.note
+    for interval in same.values():  # a zero-width interval would read as perfect precision: none is shown
+        assert (interval.estimate, interval.low, interval.high, interval.method) == (0.0, None, None, "none")
+        assert interval.note and "every resample gives 0" in interval.note
 
 
 @pytest.mark.serial
@@ -221,3 +223,38 @@ def test_resample_counts_sum_to_n() -> None:
     for sampler in ("multinomial", "index"):
         counts = _resample_counts(design, np.random.default_rng(0), 50, sampler)
         assert counts.shape == (50, design.m) and np.all(counts.sum(axis=1) == 100)
+
+
+def test_an_interval_shown_always_contains_its_estimate() -> None:
+    """BCa falls back to percentile, then to no interval, rather than exclude the estimate."""
+    rng = np.random.default_rng(3)
+    # a kinked statistic: its replicates sit above the estimate (as the plug-in ECE's do)
+    theta = np.abs(rng.normal(0.0, 1.0, 2000)) + 0.5
+    none = interval_from_distribution("ece", 0.1, theta, confidence=0.95, method="bca", acceleration=0.0)
+    assert none.low is None and none.high is None and "above the estimate" in none.note
+    # replicates mostly above the estimate, the percentile interval still reaching it: BCa would move below
+    skewed = np.r_[np.full(60, 0.99), rng.uniform(1.0, 2.0, 1940)]
+    interval = interval_from_distribution("m", 1.0, skewed, confidence=0.95, method="bca", acceleration=0.3)
+    assert interval.low is not None and interval.low <= 1.0 <= interval.high
+    assert interval.method == "percentile" and interval.note
+    for seed in range(50):  # and whatever the data, a shown interval contains the estimate
+        y, pa, pb, _, _ = _data(n=40, seed=seed, k=3)
+        for ci in list(bootstrap_metrics(y, pa, metrics=["f1_macro", "balanced_accuracy"], n_resamples=200,
+                                         seed=seed).values()) + list(paired_bootstrap(
+                y, pa, pb, metrics=["f1_macro"], n_resamples=200, seed=seed).values()):
+            assert ci.low is None or ci.low <= ci.estimate <= ci.high
+
+
+def test_cluster_bootstrap_resamples_whole_groups() -> None:
+    """With groups, resamples draw whole groups: a metric that is constant within groups varies only by group."""
+    y, pa, _, _, _ = _data(n=600, seed=4, k=2)
+    groups = np.repeat(np.arange(20), 30)
+    # one group is wrong everywhere, the others right everywhere: 95 % accuracy
+    pred = np.where(groups == 0, 1 - y, y)
+    grouped = bootstrap_metrics(y, pred, metrics=["accuracy"], n_resamples=2000, groups=groups, seed=0)["accuracy"]
+    plain = bootstrap_metrics(y, pred, metrics=["accuracy"], n_resamples=2000, seed=0)["accuracy"]
+    assert grouped.method.startswith("cluster-") and grouped.estimate == pytest.approx(0.95)
+    # a resampled accuracy is (groups drawn that are not group 0) / 20: its spread is that of a
+    # Binomial(20, 1/20) share, far wider than 600 independent examples would give
+    assert grouped.std_error == pytest.approx(np.sqrt(0.05 * 0.95 / 20), rel=0.15)
+    assert plain.std_error < grouped.std_error / 2

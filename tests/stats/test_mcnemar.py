@@ -28,25 +28,32 @@ def test_equals_statsmodels_to_1e12(exact: bool) -> None:
 
 def test_auto_rule_switches_at_25_discordant_pairs() -> None:
     below = mcnemar_test(np.array([True] * 20 + [False] * 4 + [True] * 10),
-                         np.array([False] * 20 + [True] * 4 + [True] * 10))
+                         np.array([False] * 20 + [True] * 4 + [True] * 10), "auto")
     assert below.discordant == EXACT_BELOW - 1 and below.test == "mcnemar-exact"
-    at = mcnemar_test(np.array([True] * 20 + [False] * 5), np.array([False] * 20 + [True] * 5))
+    at = mcnemar_test(np.array([True] * 20 + [False] * 5), np.array([False] * 20 + [True] * 5), "auto")
     assert at.discordant == EXACT_BELOW and at.test == "mcnemar-chi2"
     ref = sm_mcnemar([[0, 20], [5, 0]], exact=False, correction=True)
     assert at.p_value == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_the_default_is_the_score_test_without_continuity_correction() -> None:
+    result = mcnemar_test(np.array([True] * 20 + [False] * 5), np.array([False] * 20 + [True] * 5))
+    ref = sm_mcnemar([[0, 20], [5, 0]], exact=False, correction=False)
+    assert result.test == "mcnemar-score" and result.p_value == pytest.approx(ref.pvalue, abs=1e-12)
+    assert result.statistic == pytest.approx(ref.statistic, abs=1e-12)
 
 
 def test_no_discordant_pairs_gives_p_one_without_warnings() -> None:
     same = np.array([True, False, True, True])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for method in ("auto", "exact", "chi2", "midp"):
+        for method in ("score", "auto", "exact", "chi2", "midp"):
             result = mcnemar_test(same, same, method)  # type: ignore[arg-type]
             assert result.p_value == 1.0 and result.statistic == 0.0
             assert result.p_value_midp == 1.0
 
 
-@pytest.mark.parametrize("method", ["auto", "exact", "chi2", "midp"])
+@pytest.mark.parametrize("method", ["score", "auto", "exact", "chi2", "midp"])
 def test_balanced_discordance_gives_p_one(method: str) -> None:
     _, p, _ = mcnemar_pvalues(np.array([1, 7, 30]), np.array([1, 7, 30]), method)  # type: ignore[arg-type]
     assert np.all(p == 1.0)

@@ -23,7 +23,7 @@ def test_plan_prints_one_sentence_with_the_number() -> None:
     assert result.exit_code == 0, result.output
     assert result.output.strip() == (
         "To detect a 0.5 pp accuracy difference at 90 % accuracy with 80 % power (α = 0.05, two-sided McNemar; "
-        "assumed discordance 6 %) you need 19,207 examples; at 19,207 the McNemar test headtohead runs has "
+        "assumed discordance 6 %) you need 18,815 examples; at 18,815 the McNemar test headtohead runs has "
         "80.0 % power (exact).")
 
 

@@ -33,8 +33,8 @@ def _brute_force_power(n: int, delta: float, psi: float, alpha: float) -> float:
 
 
 @pytest.mark.parametrize("n, delta, psi, comparisons", [
-    (30, 0.2, 0.4, 1),     # ~12 discordant pairs: exact binomial branch
-    (80, 0.1, 0.35, 1),    # ~28 discordant pairs: both branches of the rule
+    (30, 0.2, 0.4, 1),     # ~12 discordant pairs
+    (80, 0.1, 0.35, 1),    # ~28 discordant pairs
     (120, 0.15, 0.3, 3),   # Holm's first step with three pairs
     (40, 0.5, 1.0, 1),     # every example discordant
 ])
@@ -43,23 +43,24 @@ def test_exact_power_equals_the_sum_over_every_table(n: int, delta: float, psi: 
     assert mcnemar_power(n, delta, psi, n_comparisons=comparisons) == pytest.approx(expected, abs=1e-10)
 
 
-def test_planned_size_of_the_issue_reaches_80_percent_simulated_power() -> None:
-    # h2h plan --accuracy 0.9 --delta 0.05 --discordance 0.1 used to say 312 (power 0.76)
+def test_planned_size_reaches_80_percent_simulated_power() -> None:
+    # h2h plan --accuracy 0.9 --delta 0.05 --discordance 0.1: 291 for the score test run (the large-sample
+    # formula says 312, where the rule has 83 % power; version 3's exact/corrected rule needed 337)
     plan = plan_sample_size(0.9, 0.05, 0.1)
-    assert plan.n == 337 and plan.normal_approx_n == 312
+    assert plan.n == 291 and plan.normal_approx_n == 312
     assert plan.power >= 0.8 > mcnemar_power(plan.n - 1, 0.05, 0.1)
     n_sims = 40_000
     standard_error = math.sqrt(0.8 * 0.2 / n_sims)
     simulated = simulated_power(plan.n, 0.05, 0.1, n_sims=n_sims, seed=13)
     assert simulated >= 0.8 - 3 * standard_error
     assert abs(simulated - plan.power) <= 4 * standard_error
-    assert simulated_power(312, 0.05, 0.1, n_sims=n_sims, seed=14) < 0.8 - 10 * standard_error
+    assert simulated_power(250, 0.05, 0.1, n_sims=n_sims, seed=14) < 0.8 - 10 * standard_error
 
 
 @pytest.mark.parametrize("accuracy, delta, discordance, models", [
-    (0.90, 0.02, 0.06, 2),     # ~60 discordant pairs: χ² with continuity correction
+    (0.90, 0.02, 0.06, 2),     # ~60 discordant pairs
     (0.85, 0.03, None, 2),     # independent errors
-    (0.95, 0.02, 0.03, 2),     # ~18 discordant pairs: exact binomial test
+    (0.95, 0.02, 0.03, 2),     # ~18 discordant pairs
     (0.90, 0.05, 0.10, 4),     # six pairs: power at α/6
 ])
 def test_simulated_power_at_the_planned_size_reaches_the_target(accuracy: float, delta: float,
@@ -80,7 +81,7 @@ def test_more_pairs_need_more_examples_at_holms_first_step() -> None:
 
 def test_sample_size_moves_the_right_way() -> None:
     base = mcnemar_sample_size(0.90, 0.005, 0.06)
-    assert base > normal_approx_sample_size(0.90, 0.005, 0.06) == 18835  # the formula understates
+    assert abs(base - normal_approx_sample_size(0.90, 0.005, 0.06)) < 100  # many discordant pairs: the formula holds
     assert mcnemar_sample_size(0.90, 0.005, 0.06, power=0.9) > base
     assert mcnemar_sample_size(0.90, 0.005, 0.06, alpha=0.01) > base
     assert mcnemar_sample_size(0.90, 0.0025, 0.06) > base
@@ -88,11 +89,11 @@ def test_sample_size_moves_the_right_way() -> None:
 
 
 def test_sawtooth_power_the_plan_waits_until_it_stays_above_target() -> None:
-    # every example discordant: power jumps up and down with n (0.80 at 30, 0.74 at 32)
+    # every example discordant: power jumps up and down with n (0.82 at 26, 0.75 at 28)
     powers = {n: mcnemar_power(n, 0.5, 1.0) for n in range(20, 200)}
-    assert powers[30] >= 0.8 > powers[32]
+    assert powers[26] >= 0.8 > powers[28]
     n = mcnemar_sample_size(None, 0.5, 1.0)
-    assert n == 35 and powers[n - 1] < 0.8
+    assert n == 29 and powers[n - 1] < 0.8
     assert all(powers[m] >= 0.8 for m in range(n, 200))
 
 
@@ -103,9 +104,10 @@ def test_default_discordance_assumes_independent_errors() -> None:
     assert plan_sample_size(0.9, 0.01).discordance_assumed and not plan_sample_size(0.9, 0.01, 0.1).discordance_assumed
 
 
-def test_normal_approximation_overstates_the_power_of_the_rule_run() -> None:
-    n = normal_approx_sample_size(None, 0.05, 0.1)
-    assert normal_approx_power(n, 0.05, 0.1) >= 0.8 > mcnemar_power(n, 0.05, 0.1)
+def test_normal_approximation_misjudges_the_power_of_the_rule_run_with_few_discordant_pairs() -> None:
+    n = normal_approx_sample_size(None, 0.05, 0.1)  # ~31 discordant pairs
+    assert normal_approx_power(n, 0.05, 0.1) == pytest.approx(0.8, abs=0.005)
+    assert mcnemar_power(n, 0.05, 0.1) > 0.82  # the exact power of the test run
 
 
 def test_minimum_detectable_effect_inverts_the_exact_power() -> None:

@@ -9,12 +9,12 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from headtohead.stats.disagreements import disagreements
+from headtohead.stats.paired import difference_interval
 from headtohead.stats.slices import (
     MISSING,
     class_slices,
     column_slices,
     compare_slices,
-    paired_difference_interval,
     significant_slices,
     size_slices,
 )
@@ -32,24 +32,12 @@ def _planted(seed=0, n=400):
     return y, a, b, sizes
 
 
-def test_newcombe_interval_matches_the_published_example():
-    # Fagerland, Lydersen & Laake, Statistical Analysis of Contingency Tables, ch. 8 (Cavo et al. 2012):
-    # estimate -0.0621, 95 % CI -0.1186 to -0.0046
-    low, high = paired_difference_interval((59, 6, 16, 80))
-    assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
-
-
-def test_newcombe_interval_is_not_a_point_without_disagreements():
-    low, high = paired_difference_interval((30, 0, 0, 10))
-    assert low < -0.05 and high > 0.05 and low == pytest.approx(-high)
-
-
-def test_newcombe_interval_keeps_nominal_coverage_on_small_slices():
+def test_slice_interval_keeps_nominal_coverage_on_small_slices():
     rng = np.random.default_rng(1)
     cells, n, truth = np.array([0.6, 0.15, 0.05, 0.2]), 40, 0.10
     tables = rng.multinomial(n, cells, size=2000)
-    covered = [low <= truth <= high for low, high in (paired_difference_interval(tuple(t)) for t in tables)]
-    assert 0.93 <= np.mean(covered) <= 0.975
+    low, high = difference_interval(tables[:, 1], tables[:, 2], n)
+    assert 0.93 <= np.mean((low <= truth) & (truth <= high)) <= 0.975
 
 
 def test_each_slice_agrees_with_statsmodels_and_holm_covers_all_tests():
@@ -69,11 +57,14 @@ def test_each_slice_agrees_with_statsmodels_and_holm_covers_all_tests():
         for pair in result.pairs:
             t = pair.table
             discordant = t.only_a_correct + t.only_b_correct
-            if t.only_a_correct != t.only_b_correct:  # statsmodels gives p < 1 for b == c with the correction
+            if discordant:
                 reference = sm_mcnemar([[t.both_correct, t.only_a_correct], [t.only_b_correct, t.both_wrong]],
-                                       exact=discordant < 25, correction=True).pvalue
+                                       exact=False, correction=False).pvalue
                 assert pair.p_value == pytest.approx(reference, rel=1e-10)
-            assert pair.test == ("mcnemar-exact" if discordant < 25 else "mcnemar-chi2")
+            assert pair.test == "mcnemar-score" and pair.ci_method == "tango-score"
+            low, high = difference_interval(t.only_a_correct, t.only_b_correct, result.n_examples)
+            assert (pair.ci_low, pair.ci_high) == pytest.approx((float(low), float(high)), abs=1e-12)
+            assert (pair.ci_low > 0 or pair.ci_high < 0) == (pair.p_value <= 0.05)  # one statistic, one reading
             assert pair.difference == pytest.approx((t.only_a_correct - t.only_b_correct) / result.n_examples)
             raw.append(pair.p_value)
     expected = multipletests(raw, method="holm")[1]

@@ -45,6 +45,8 @@ def run(
     id_column: Optional[str] = typer.Option(None, "--id-column", help="With --data: data.id_column."),
     slice_column: Optional[list[str]] = typer.Option(None, "--slice-column", help="With --data: a column to "
                                                      "slice by (repeatable)."),
+    group_column: Optional[str] = typer.Option(None, "--group-column", help="With --data: data.group_column, the "
+                                               "column of users/documents/conversations (related examples)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>)."),
     set_: Optional[list[str]] = SetOption,
     resume: bool = ResumeOption,
@@ -70,7 +72,8 @@ def run(
             overrides = [*(set_ or []), *(["eval.until_decided=true"] if until_decided else [])]
             exp, base_dir = command_experiment(experiment, data=data, models=model or [], overrides=overrides,
                                                text_column=text_column, label_column=label_column,
-                                               id_column=id_column, slice_columns=slice_column or None)
+                                               id_column=id_column, slice_columns=slice_column or None,
+                                               group_column=group_column)
             out_dir = out or default_out_dir(exp.name)
             outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, resume=resume,
                                      deterministic=deterministic, offline=offline, report=True, overwrite=overwrite)

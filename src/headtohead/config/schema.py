@@ -70,6 +70,10 @@ class DataConfig(_Section):
         "matched to the data by the same column (image folders: ids are the file paths inside the folder).")
     slice_columns: list[str] = Field(
         default_factory=list, description="Extra columns kept for quality per slice (e.g. [source, language]).")
+    group_column: str | None = Field(
+        default=None, min_length=1, description="Column naming groups of related examples (a user, a document, a "
+        "conversation): every paired test, interval, slice, the gate and --until-decided then treat a group, not "
+        "an example, as the independent unit. An example without a value is a group of its own.")
 
     @model_validator(mode="after")
     def _train_or_split(self) -> DataConfig:
@@ -85,7 +89,17 @@ class DataConfig(_Section):
         if self.id_column is not None and self.id_column in self.slice_columns:
             raise ValueError(f"'{self.id_column}' is the id_column: every id is its own slice of one example; "
                              f"remove it from slice_columns")
+        if self.group_column is not None and self.group_column == self.id_column:
+            raise ValueError(f"group_column '{self.group_column}' is the id_column: every example would be a group of "
+                             f"its own, which is what no group_column means; name the column of users, documents "
+                             f"or conversations")
         return self
+
+    @property
+    def kept_columns(self) -> list[str]:
+        """Extra columns a loader keeps beside the examples: the slice columns, then the group column."""
+        extra = [self.group_column] if self.group_column and self.group_column not in self.slice_columns else []
+        return list(self.slice_columns) + extra
 
 
 class ModelConfig(_Section):

@@ -64,10 +64,11 @@ class SweepConfig(_Section):
                                          "p95 latency at the variant's batch size, in ms.")
     max_memory_mb: float | None = Field(default=None, gt=0.0, description="Recommendation budget: weights plus "
                                         "peak memory growth while running, in MiB.")
-    max_accuracy_drop: float | None = Field(
-        default=None, ge=0.0, lt=1.0, description="Non-inferiority margin as a fraction (0.01 = 1 pp): a variant "
-        "qualifies when the lower 95 % bound of its accuracy minus the parent's is above -margin. Without it, "
-        "a variant qualifies unless it is significantly worse (McNemar, Holm-adjusted).")
+    max_accuracy_drop: float = Field(
+        default=0.01, ge=0.0, lt=1.0, description="Non-inferiority margin as a fraction (default 0.01 = 1 pp): a "
+        "variant's quality holds, and it may be recommended, only when the lower bound of the score interval of "
+        "its accuracy minus the parent's (at 1 - stats.alpha) is at or above -margin — the gate's rule. 'Not "
+        "significantly worse' is never enough.")
     onnx_atol: float = Field(default=1e-3, gt=0.0, description="Largest |ONNX − PyTorch| logit difference "
                              "accepted (plus onnx_rtol × |PyTorch|) before an export is measured.")
     onnx_rtol: float = Field(default=1e-3, ge=0.0, description="Relative part of the ONNX output check.")

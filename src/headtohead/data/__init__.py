@@ -88,7 +88,7 @@ def create_dataset(config: DataConfig, *, seed: int = 42) -> DataSplits:
         evaluation = full
         if config.train is not None:
             # ids and slice columns serve the evaluation; a training file need not have them
-            train = _load(config.train, config.model_copy(update={"id_column": None, "slice_columns": []}))
+            train = _load(config.train, config.model_copy(update={"id_column": None, "slice_columns": [], "group_column": None}))
             names = list(evaluation.label_names)
             names += [n for n in train.label_names if n not in names]
             if len(names) > evaluation.num_classes:

@@ -121,6 +121,21 @@ class Dataset:
             return [row for row in range(n_rows) if row not in dropped]
         return None
 
+    def group_labels(self, column: str) -> np.ndarray:
+        """Each example's group (``data.group_column``) as a string; an example without a value is a group of its own.
+
+        Examples
+        --------
+        >>> d = Dataset("x", "text", ["a", "b", "c"], np.array([0, 1, 0]), ("n", "p"),
+        ...             columns={"user": ["u1", None, "u1"]})
+        >>> d.group_labels("user").tolist()
+        ['=u1', '\\x00#1', '=u1']
+        """
+        if column not in self.columns:
+            raise DataError(f"{self.source}: no column '{column}' (data.group_column) was kept with the examples")
+        return np.array([f"\x00#{i}" if value is None else f"={value}" for i, value in enumerate(self.columns[column])],
+                        dtype=object)
+
     def class_counts(self) -> np.ndarray:
         """Number of examples per class, in ``label_names`` order."""
         return np.bincount(self.labels, minlength=self.num_classes)

@@ -89,20 +89,24 @@ def require_extra_columns(source: str, config: DataConfig, available: Sequence[s
     """
     wanted = ([("data.id_column", config.id_column)] if config.id_column is not None else [])
     wanted += [("data.slice_columns", column) for column in config.slice_columns]
+    wanted += [("data.group_column", config.group_column)] if config.group_column is not None else []
     columns = [str(c) for c in available]
     for key, column in wanted:
         if column not in columns:
-            fix = "set data.id_column to one of them or remove it" if key == "data.id_column" else \
+            fix = f"set {key} to one of them or remove it" if key != "data.slice_columns" else \
                 f"correct or remove '{column}' in data.slice_columns"
             raise DataError(f"{source}: no column '{column}' ({key}){did_you_mean(column, columns)}; the data has "
                             f"columns: {name_some(columns, 20, quote=False)}; {fix}")
 
 
 def refuse_extra_columns(source: str, config: DataConfig, what: str) -> None:
-    """For sources without columns (scikit-learn arrays, image folders): slice columns cannot exist."""
+    """For sources without columns (scikit-learn arrays, image folders): slice and group columns cannot exist."""
     if config.slice_columns:
         raise DataError(f"{source}: {what} has no columns, so data.slice_columns {config.slice_columns} cannot be "
                         f"read; remove data.slice_columns (slices by class and by input size need no columns)")
+    if config.group_column is not None:
+        raise DataError(f"{source}: {what} has no columns, so data.group_column '{config.group_column}' cannot be "
+                        f"read; remove it, or give the data as a table with a column of groups")
 
 
 def check_ids(source: str, column: str, raw: Sequence[Any], rows: Sequence[int]) -> tuple[str, ...]:

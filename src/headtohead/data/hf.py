@@ -224,7 +224,7 @@ def _to_dataset(spec: str, part: Any, config: DataConfig, datasets: Any) -> Data
     labels = [None if _is_no_label(v, label_feature, datasets) else v for v in part[label_column][:]]
     require_extra_columns(spec, config, columns)
     ids = part[config.id_column][:] if config.id_column is not None else None
-    extra = {name: part[name][:] for name in config.slice_columns}
+    extra = {name: part[name][:] for name in config.kept_columns}
     image_column = _image_column(part, datasets)
     if config.text_column is None and DEFAULT_TEXT_COLUMN not in columns and image_column is not None:
         return _image_dataset(spec, part, image_column, labels, names, config, datasets, ids=ids, extra=extra)

@@ -88,7 +88,7 @@ def _feature_frame(where: str, frame: Any, config: DataConfig) -> Dataset:
     if config.label_column not in columns:
         raise DataError(f"{where}: no label column '{config.label_column}' (the frame has {name_some(columns, 20)}); "
                         f"name it with label_column")
-    kept = {config.label_column, config.id_column, *config.slice_columns}
+    kept = {config.label_column, config.id_column, *config.kept_columns}
     features = [c for c in columns if c not in kept]
     numeric = [c for c in features if is_numeric_dtype(frame[c].dtype)]
     if not features or numeric != features:
@@ -100,6 +100,6 @@ def _feature_frame(where: str, frame: Any, config: DataConfig) -> Dataset:
                                    names=config.label_names)
     ids = check_ids(where, config.id_column, frame[config.id_column].tolist(), list(range(1, len(frame) + 1))) \
         if config.id_column is not None else None
-    extra = {name: [normalise_value(v) for v in frame[name].tolist()] for name in config.slice_columns}
+    extra = {name: [normalise_value(v) for v in frame[name].tolist()] for name in config.kept_columns}
     return Dataset(where, "features", frame[features].to_numpy(dtype=np.float32), encoded, names, ids=ids,
                    columns=extra)

@@ -93,7 +93,7 @@ def frame_to_dataset(frame: Any, spec: str, config: DataConfig) -> Dataset:
     require_extra_columns(spec, config, columns)
     pairs = frame[config.text_pair_column].tolist() if config.text_pair_column is not None else None
     ids = frame[config.id_column].tolist() if config.id_column is not None else None
-    extra = {name: frame[name].tolist() for name in config.slice_columns}
+    extra = {name: frame[name].tolist() for name in config.kept_columns}
     return rows_to_dataset(spec, frame[text_column].tolist(), frame[config.label_column].tolist(),
                            pairs=pairs, label_column=config.label_column, label_names=config.label_names,
                            ids=ids, id_column=config.id_column or "id", columns=extra)

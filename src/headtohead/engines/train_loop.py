@@ -288,7 +288,7 @@ def epoch_metrics(adapter: ModelAdapter, data: Dataset, batch_size: int) -> dict
         evaluation = evaluate_model(adapter, data, plan_batches(len(data), batch_size))
     finally:
         module.train(was_training)
-    if evaluation.n_nonfinite:  # a comparison leaves such examples out; a training epoch has diverged
+    if evaluation.n_nonfinite:  # a comparison counts such examples as wrong; a training epoch has diverged
         raise ModelError(f"model '{adapter.name}' returned NaN or infinite scores for {evaluation.n_nonfinite} of "
                          f"{len(data)} evaluation examples after an epoch; lower the learning rate or use a more "
                          f"stable precision (fp16 overflows)")

@@ -42,7 +42,7 @@ __all__ = ["compare"]
 
 def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = None,
             text_pair_column: str | None = None, label_column: str = "label", label_names: Sequence[str] | None = None,
-            id_column: str | None = None, slice_columns: Sequence[str] = (),
+            id_column: str | None = None, slice_columns: Sequence[str] = (), group_column: str | None = None,
             outputs: Mapping[str, Literal["logits", "probabilities"]] | None = None, name: str = "compare",
             out_dir: str | Path | None = None, report: bool = False, speed: bool = False, batch_size: int = 32,
             device: str = "auto", seed: int = 42, stats: Mapping[str, Any] | None = None,
@@ -56,8 +56,9 @@ def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = N
     data : pandas.DataFrame, (X, y) or Dataset
         A DataFrame with a text column (``text``) and a label column (``label``), or with
         numeric feature columns and a label column; arrays ``(X, y)``; or a headtohead Dataset.
-    text_column, text_pair_column, label_column, label_names, id_column, slice_columns
-        As in the ``data:`` section of an experiment file.
+    text_column, text_pair_column, label_column, label_names, id_column, slice_columns, group_column
+        As in the ``data:`` section of an experiment file (``group_column``: the column of users,
+        documents or conversations whose examples belong together).
     outputs : mapping of str to {"logits", "probabilities"}, optional
         What a callable or module returns (default: logits).
     name : str
@@ -103,7 +104,7 @@ def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = N
                           "{'bert': model, 'baseline': predictions}")
     section = DataConfig(path=describe_data(data), text_column=text_column, text_pair_column=text_pair_column,
                          label_column=label_column, label_names=list(label_names) if label_names else None,
-                         id_column=id_column, slice_columns=list(slice_columns))
+                         id_column=id_column, slice_columns=list(slice_columns), group_column=group_column)
     dataset = dataset_from_memory(data, section)
     entries, objects = [], {}
     for model_name, model in models.items():

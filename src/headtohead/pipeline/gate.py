@@ -186,7 +186,8 @@ def gate(results: str | Path, *, baseline: str, candidate: str, max_accuracy_dro
         raise ConfigError(f"--baseline and --candidate are both '{baseline}'; name two different models")
     predictions = _predictions(path, result, (baseline, candidate)) if drop is not None else None
     decisions = gate_decisions(result, predictions, baseline=baseline, candidate=candidate, max_accuracy_drop=drop,
-                               max_slowdown=slowdown, confidence=confidence, n_resamples=n_resamples)
+                               max_slowdown=slowdown, confidence=confidence, n_resamples=n_resamples,
+                               groups=predictions.groups if predictions is not None else None)
     paragraph = gate_paragraph(decisions, baseline, candidate)
     if junit is not None:
         write_text_atomic(Path(junit), junit_xml(decisions, paragraph, baseline=baseline, candidate=candidate))

@@ -40,6 +40,7 @@ from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_e
 from headtohead.pipeline.statistics import run_statistics
 from headtohead.report.sentences import with_speed_sentences
 from headtohead.report.sequential import with_sequential
+from headtohead.stats.stopped import decided_by_sequential_tests
 from headtohead.report.warnings import model_warnings
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
@@ -249,8 +250,9 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
         if setup.quality:
             with clock.stage("statistics"):
                 stats = run_statistics(setup, state.predictions, out)
-                result = result.model_copy(update={"stats": with_sequential(stats, decided.records)
-                                                   if decided is not None else stats})
+                if decided is not None:  # an early stop: the sequential tests decide, and say so
+                    stats = with_sequential(decided_by_sequential_tests(stats, decided.records), decided.records)
+                result = result.model_copy(update={"stats": stats})
         if measure_speed and timed_models(exp):
             with clock.stage("speed"):
                 result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,

@@ -9,6 +9,12 @@ chunk's :class:`~headtohead.engines.batching.BatchPlan`), then one
 every pair has decided (A better, B better, or equivalent within ``eval.equivalence_margin``)
 or the data runs out.
 
+**Grouped examples** (``data.group_column``): the seeded random order is one of the *groups*,
+each evaluated whole (its examples together), chunks end at a group boundary (each holds at
+least ``eval.chunk_size`` examples, the last one fewer), and each pair's test bets on whole
+groups (:class:`~headtohead.stats.sequential_groups.GroupedSequentialTest`), so the
+correlation inside a group cannot end the run early.
+
 **Several models.** Each pair's test runs at ``stats.alpha / m`` for ``m`` pairs (Bonferroni):
 the probability that *any* pair is ever wrongly decided is at most the sum of the pairs'
 probabilities, whatever their dependence, and each is at most ``α/m`` at every stopping time
@@ -57,8 +63,9 @@ from headtohead.runtime.faults import (
     is_out_of_memory,
 )
 from headtohead.stats.sequential import SequentialTest, to_record
+from headtohead.stats.sequential_groups import GroupedSequentialTest
 
-__all__ = ["SequentialRun", "sequential_order", "chunk_plans", "pair_alpha", "evaluate_until_decided"]
+__all__ = ["SequentialRun", "sequential_order", "grouped_order", "chunk_plans", "pair_alpha", "evaluate_until_decided"]
 
 # Spawn key of the order's random stream: the order depends on the seed alone, not on other draws.
 _ORDER_STREAM = 17
@@ -98,8 +105,33 @@ def sequential_order(n_examples: int, seed: int) -> np.ndarray:
     return rng.permutation(n_examples).astype(np.int64)
 
 
+def grouped_order(groups: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The seeded random order of a grouped sequential run: groups in random order, each group's examples together.
+
+    Returns
+    -------
+    order : ndarray of int
+        Dataset indices.
+    starts : ndarray of int
+        Position in ``order`` where each group begins (chunks may end only there).
+
+    Examples
+    --------
+    >>> order, starts = grouped_order(np.array(["u", "v", "u", "w"]), 0)
+    >>> sorted(order.tolist()), len(starts)
+    ([0, 1, 2, 3], 3)
+    """
+    rng = np.random.default_rng(np.random.SeedSequence([seed, _ORDER_STREAM]))
+    names, codes = np.unique(np.asarray(groups), return_inverse=True)
+    codes = codes.reshape(-1)
+    rank = rng.permutation(len(names))[codes]           # each group's place in the order
+    order = np.lexsort((rng.random(len(codes)), rank))  # by group, and at random inside one
+    starts = np.flatnonzero(np.r_[True, np.diff(rank[order]) != 0])
+    return order.astype(np.int64), starts
+
+
 def chunk_plans(order: np.ndarray, chunk_size: int, batch_size: int, *, lengths: np.ndarray | None = None,
-                seed: int = 0) -> list[BatchPlan]:
+                seed: int = 0, starts: np.ndarray | None = None) -> list[BatchPlan]:
     """Cut ``order`` into chunks of ``chunk_size`` examples, each a batch plan of its own.
 
     Parameters
@@ -113,6 +145,9 @@ def chunk_plans(order: np.ndarray, chunk_size: int, batch_size: int, *, lengths:
         (which examples a chunk holds never changes, only the order they are fed in).
     seed : int
         Orders a chunk's batches (see :func:`~headtohead.engines.batching.plan_batches`).
+    starts : ndarray of int, optional
+        Positions where a chunk may end (the groups' starts, :func:`grouped_order`): each chunk
+        then runs to the first such position at or after ``chunk_size`` examples.
 
     Returns
     -------
@@ -125,12 +160,22 @@ def chunk_plans(order: np.ndarray, chunk_size: int, batch_size: int, *, lengths:
     [[4, 0], [3, 1], [2]]
     """
     plans = []
-    for start in range(0, len(order), chunk_size):
-        chunk = np.asarray(order[start:start + chunk_size], dtype=np.int64)
+    cuts = list(range(0, len(order), chunk_size)) if starts is None else _group_cuts(starts, len(order), chunk_size)
+    for start, stop in zip(cuts, cuts[1:] + [len(order)]):
+        chunk = np.asarray(order[start:stop], dtype=np.int64)
         if lengths is not None:
             chunk = chunk[plan_batches(len(chunk), batch_size, seed=seed, lengths=lengths[chunk]).order]
         plans.append(BatchPlan(chunk, batch_size))
     return plans
+
+
+def _group_cuts(starts: np.ndarray, n: int, chunk_size: int) -> list[int]:
+    """Chunk starts at group boundaries, each chunk at least ``chunk_size`` examples (the last one fewer)."""
+    cuts, boundaries = [0], set(starts.tolist()) | {n}
+    for position in sorted(boundaries):
+        if position - cuts[-1] >= chunk_size and position < n:
+            cuts.append(position)
+    return cuts
 
 
 def pair_alpha(alpha: float, n_models: int) -> float:
@@ -249,11 +294,17 @@ def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: Progr
     size, names = exp.eval.sequential_chunk_size, setup.experiment_model_names()
     _check_chunk(size, len(dataset))
     lengths, _ = example_lengths(dataset, exp.models, setup.context)
-    plans = chunk_plans(sequential_order(len(dataset), exp.seed), size, exp.eval.batch_size, lengths=lengths,
-                        seed=exp.seed)
+    groups = _groups(setup)
+    if groups is None:
+        order, starts = sequential_order(len(dataset), exp.seed), None
+    else:
+        order, starts = grouped_order(groups, exp.seed)
+    plans = chunk_plans(order, size, exp.eval.batch_size, lengths=lengths, seed=exp.seed, starts=starts)
     pairs = list(itertools.combinations(names, 2))
-    tests = {pair: SequentialTest(pair_alpha(exp.stats.alpha, len(names)), exp.eval.equivalence_margin)
-             for pair in pairs}
+    level, margin = pair_alpha(exp.stats.alpha, len(names)), exp.eval.equivalence_margin
+    largest = int(np.unique(groups, return_counts=True)[1].max()) if groups is not None else 1
+    tests = {pair: SequentialTest(level, margin) if groups is None
+             else GroupedSequentialTest(level, margin, max_group_size=largest) for pair in pairs}
     store = _store(setup, out)
     chunks: list[ChunkResult] = []
     if store is not None and resume:
@@ -264,7 +315,7 @@ def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: Progr
         if _all_decided(tests):  # kept beyond the decision (it cannot be, but never use more than it needs)
             del chunks[index:]
             break
-        _update(tests, _chunk_correct(setup, plan, chunk))
+        _update(tests, _chunk_correct(setup, plan, chunk), groups, plan)
     models = _Models(setup, sum(len(p) for p in plans), progress)
     resumed = len(chunks)
     try:
@@ -275,7 +326,7 @@ def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: Progr
             if store is not None:
                 store.save(len(chunks), plan.order, chunk)
             chunks.append(chunk)
-            _update(tests, _chunk_correct(setup, plan, chunk))
+            _update(tests, _chunk_correct(setup, plan, chunk), groups, plan)
     except (KeyboardInterrupt, Terminated) as exc:
         done = store.kept() if store is not None else 0  # the signal may have come just after a chunk was written
         kept = (f"{done} of {len(plans)} chunks are kept in {store.folder}; run again with --until-decided "
@@ -291,9 +342,19 @@ def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: Progr
     return SequentialRun(used, outcomes, records, resumed)
 
 
-def _update(tests: dict[tuple[str, str], SequentialTest], correct: dict[str, np.ndarray]) -> None:
+def _groups(setup: RunSetup) -> np.ndarray | None:
+    """Each dataset example's group (``data.group_column``), or ``None``."""
+    column = setup.experiment.data.group_column
+    return None if column is None else setup.dataset.group_labels(column)
+
+
+def _update(tests: dict[tuple[str, str], SequentialTest], correct: dict[str, np.ndarray], groups: np.ndarray | None,
+            plan: BatchPlan) -> None:
     for (a, b), test in tests.items():
-        test.update(correct[a], correct[b])
+        if groups is None:
+            test.update(correct[a], correct[b])
+        else:
+            test.update(correct[a], correct[b], groups[plan.order])  # type: ignore[call-arg]
 
 
 def _all_decided(tests: dict[tuple[str, str], SequentialTest]) -> bool:

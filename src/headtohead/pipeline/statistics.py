@@ -16,7 +16,7 @@ from headtohead.data.base import Dataset
 from headtohead.data.display import input_texts, thumbnail_uri
 from headtohead.data.sizes import input_sizes
 from headtohead.pipeline.setup import RunSetup
-from headtohead.report.sentences import with_quality_sentences
+from headtohead.report.quality_sentences import with_quality_sentences
 from headtohead.report.where import write_disagreements_csv
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreements
@@ -27,11 +27,16 @@ from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
 __all__ = ["run_statistics", "example_facts", "with_inputs"]
 
 
-def example_facts(dataset: Dataset) -> ExampleFacts:
-    """The sizes (words, pixels), extra columns and ids of ``dataset``'s examples, for slices and disagreements."""
+def example_facts(dataset: Dataset, slice_columns: Sequence[str] | None = None) -> ExampleFacts:
+    """The sizes (words, pixels), slice columns and ids of ``dataset``'s examples, for slices and disagreements.
+
+    ``slice_columns`` (default: every column kept with the data) leaves out a column kept only
+    as ``data.group_column``.
+    """
     measured = input_sizes(dataset)
     sizes, unit = measured if measured is not None else (None, None)
-    return ExampleFacts(sizes=sizes, size_unit=unit, columns=dict(dataset.columns), ids=dataset.ids)
+    kept = list(dataset.columns) if slice_columns is None else list(slice_columns)
+    return ExampleFacts(sizes=sizes, size_unit=unit, columns={c: dataset.columns[c] for c in kept}, ids=dataset.ids)
 
 
 def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None = None) -> StatsSummary:
@@ -54,10 +59,10 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
     """
     from headtohead.stats import analyse
 
-    cfg, dataset = setup.experiment.stats, setup.dataset
+    cfg, dataset, data = setup.experiment.stats, setup.dataset, setup.experiment.data
+    facts = example_facts(dataset, data.slice_columns)
     summary = analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples, ci_method=cfg.ci_method,
-                      ece_bins=cfg.ece_bins, seed=setup.experiment.seed, examples=example_facts(dataset),
-                      disagreements_kept=None)
+                      ece_bins=cfg.ece_bins, seed=setup.experiment.seed, examples=facts, disagreements_kept=None)
     texts = input_texts(dataset)
     if out is not None and summary.disagreements:
         write_disagreements_csv(summary.disagreements, out / DISAGREEMENTS_FILE, texts)

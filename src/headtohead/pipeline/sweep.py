@@ -179,7 +179,8 @@ def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, 
         y, (parent.name, parent_eval.pred, parent_eval.proba), {b.name: (b.evaluation.pred, b.evaluation.proba)
                                                                 for b in ok if b.evaluation is not None},
         label_names=dataset.label_names, alpha=exp.stats.alpha, margin=sweep.max_accuracy_drop,
-        n_resamples=exp.stats.n_resamples, ci_method=exp.stats.ci_method, seed=exp.seed)
+        confidence=1.0 - exp.stats.alpha,
+        groups=dataset.group_labels(exp.data.group_column)[plan.order] if exp.data.group_column else None)
     qualities = {name: q.model_copy(update={"verdict": variant_verdict(name, parent.name, q)})
                  for name, q in qualities.items()}
     speed = sweep_speed_config(exp.speed)

@@ -104,8 +104,9 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
     preds = run.predictions
     shown = [name for name in preds if name in {m.name for m in result.models} and preds[name].proba is not None
              and preds[name].valid.any()]
-    return {name: calibration(preds.y_true[ok], preds[name].pred[ok], preds[name].proba[ok])
-            for name in shown for ok in [preds[name].valid]}  # examples with NaN scores have no confidence
+    return {name: calibration(preds.y_true[ok], preds[name].pred[ok], preds[name].proba[ok],
+                              n_classes=len(preds.label_names))
+            for name in shown for ok in [preds[name].valid]}  # examples without a prediction have no confidence
 
 
 def _interval_data(run: RunEntry) -> dict[str, dict[str, tuple[float, float, float]]]:

@@ -27,7 +27,7 @@ def decision_explanation(decision: Decision) -> str:
 
     Examples
     --------
-    ``Accuracy: int8 − fp32 = −0.35 pp (95% CI −0.80 pp to +0.10 pp, paired bootstrap over 872 examples);
+    ``Accuracy: int8 − fp32 = −0.35 pp (95% CI −0.80 pp to +0.10 pp, Tango's score interval over 872 examples);
     the lower bound is within the allowed drop of 1.00 pp, so int8 is not worse beyond the margin.``
     """
     d = decision
@@ -37,8 +37,10 @@ def decision_explanation(decision: Decision) -> str:
     base_name, cand_name = d.names
     level = f"{d.confidence:.0%}"
     if d.check == "accuracy":
+        over = f"{d.n:,} examples" + (f" in {d.groups:,} groups" if d.groups else "")
+        method = "Tango's score interval" if d.method.startswith("tango") else "paired interval"
         measured = (f"{cand_name} − {base_name} = {_pp(d.estimate)} ({level} CI {_pp(d.low)} to "
-                    f"{_pp(d.high)}, paired bootstrap over {d.n:,} examples)")
+                    f"{_pp(d.high)}, {method} over {over}; a failed answer counts as wrong)")
         drop = f"{100 * d.margin:.2f} pp"
         if d.outcome == "fail":
             why = (f"the whole interval lies below −{drop}, so {cand_name} is worse than {base_name} by more than the "
@@ -46,7 +48,7 @@ def decision_explanation(decision: Decision) -> str:
         elif d.outcome == "pass":
             why = f"the lower bound is within the allowed drop of {drop}, so {cand_name} is not worse beyond the margin"
         else:
-            more = (f"about {d.needed:,} examples would settle it ({POWER:.0%} power if the observed difference holds)"
+            more = (f"about {d.needed:,} examples would settle it ({POWER:.0%} power if the observed rates hold)"
                     if d.needed else "the observed difference sits on the margin, so no number of examples settles it")
             why = (f"the interval straddles −{drop}: too few examples to tell whether the drop exceeds "
                    f"the margin; {more}")

@@ -20,11 +20,11 @@ from headtohead.version import __version__
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
+from headtohead.report.rows_pairs import comparison_rows
 from headtohead.report.rows_speed import speed_note, speed_rows
 from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
     best_models,
-    comparison_rows,
     environment_rows,
     format_cell,
     summary_columns,
@@ -116,10 +116,14 @@ def _stats_note(result: RunResult) -> str:
     if stats is None:
         return ""
     s = stats.settings
-    return (f"Δ = first model − second, in percentage points, with a paired bootstrap {s.ci_method} interval "
-            f"({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
-            f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. Detectable gap: the smallest accuracy "
-            f"difference this many examples can show at {s.power:.0%} power.")
+    groups = (f" Examples grouped by '{s.group_column}' ({s.n_groups:,} groups): every test and interval treats a "
+              f"group as the independent unit." if s.group_column else "")
+    return (f"Δ = first model − second, in percentage points. Accuracy: Tango's score interval, the same statistic "
+            f"as the test (significant exactly when it excludes 0); macro-F1: a paired bootstrap {s.ci_method} "
+            f"interval ({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
+            f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. A failure (no prediction) counts as a wrong "
+            f"answer. Detectable gap: the accuracy difference this many examples find with {s.power:.0%} probability "
+            f"(smaller ones less often).{groups}")
 
 
 def _speed_note(result: RunResult) -> str:

@@ -15,12 +15,12 @@ from headtohead.report.warnings import speed_warnings
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
+from headtohead.report.rows_pairs import comparison_rows
 from headtohead.report.rows_speed import speed_note, speed_rows
 from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
     across_runs_rows,
     best_models,
-    comparison_rows,
     environment_rows,
     format_cell,
     summary_columns,

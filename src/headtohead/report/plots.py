@@ -232,7 +232,7 @@ def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, flo
     Parameters
     ----------
     estimates : mapping
-        ``{metric label: {model: (value, low, high)}}``.
+        ``{metric label: {model: (value, low, high)}}``; ``low``/``high`` ``None`` when there is no interval.
     styles : mapping of str to ModelStyle
     percent : bool
         Show the values as percentages.
@@ -248,7 +248,9 @@ def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, flo
         rows = [(i, estimates[m][model]) for i, m in enumerate(metrics) if model in estimates[m]]
         y = [i + offset for i, _ in rows]
         x = [v * scale for _, (v, _, _) in rows]
-        err = [[(v - lo) * scale for _, (v, lo, _) in rows], [(hi - v) * scale for _, (v, _, hi) in rows]]
+        # a value without an interval (none could be given honestly) is drawn without a bar
+        err = [[0.0 if lo is None else (v - lo) * scale for _, (v, lo, _) in rows],
+               [0.0 if hi is None else (hi - v) * scale for _, (v, _, hi) in rows]]
         ax.errorbar(x, y, xerr=err, fmt=style.marker, color=style.colour, capsize=3, markersize=7,
                     label=label(model))
     ax.set_yticks(range(len(metrics)), metrics)

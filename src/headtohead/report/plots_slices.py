@@ -18,7 +18,7 @@ _GREY = "#8a93a5"
 @styled
 def slice_differences_figure(summary: SliceSummary, model_a: str, model_b: str,
                              styles: Mapping[str, ModelStyle]) -> Figure | None:
-    """``accuracy(a) − accuracy(b)`` per slice (percentage points) with Newcombe's paired interval.
+    """``accuracy(a) − accuracy(b)`` per slice (percentage points) with Tango's score interval.
 
     A slice where the difference is significant after Holm's adjustment over all slices is
     drawn in the winner's colour and filled; the others are grey and hollow. ``None`` when the

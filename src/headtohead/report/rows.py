@@ -31,7 +31,6 @@ __all__ = [
     "union_confusions",
     "Confusion",
     "environment_rows",
-    "comparison_rows",
     "latency_for_tradeoff",
     "training_rows",
     "across_runs_rows",
@@ -73,8 +72,13 @@ _QUALITY = (
     Column("precision_macro", "macro precision", "percent", True),
     Column("recall_macro", "macro recall", "percent", True),
 )
+_FAILURES = (
+    Column("n_failed", "no prediction (counted wrong)", "count", False),
+    Column("accuracy_answered", "accuracy on answered rows", "percent", True),
+)
 _CALIBRATION = (
-    Column("ece", "ECE", "score", False),
+    Column("calibration_error", "calibration error (ℓ2, debiased)", "score", False),
+    Column("ece", "ECE (plug-in, biased up)", "score", False),
     Column("brier", "Brier", "score", False),
     Column("nll", "NLL", "score", False),
 )
@@ -98,6 +102,8 @@ def summary_columns(result: RunResult) -> list[Column]:
     if not result.models:
         return []
     columns = list(_QUALITY) if any(m.quality is not None for m in result.models) else []
+    if any(m.quality is not None and m.quality.n_failed for m in result.models):
+        columns.extend(_FAILURES)  # failures are wrong answers above; how many, and the answered-only figure
     if result.stats is not None and any(m.ece is not None for m in result.stats.models):
         columns.extend(_CALIBRATION)
     if result.speed is not None:
@@ -115,12 +121,15 @@ def _stats_cells(result: RunResult, name: str) -> dict[str, Cell]:
     except KeyError:
         return {}
     cells = {}
-    for key in ("accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "ece", "brier", "nll"):
-        est = getattr(stats, key)
+    debiased = stats.calibration.ece_l2_debiased if stats.calibration is not None else None
+    for key, est in (("accuracy", stats.accuracy), ("balanced_accuracy", stats.balanced_accuracy),
+                     ("f1_macro", stats.f1_macro), ("f1_weighted", stats.f1_weighted),
+                     ("accuracy_answered", stats.accuracy_answered), ("calibration_error", debiased),
+                     ("ece", stats.ece), ("brier", stats.brier), ("nll", stats.nll)):
         if est is not None:
-            cells[key] = Cell(est.value, est.low, est.high)
-        elif key in ("ece", "brier", "nll"):  # predictions stored without probabilities
-            cells[key] = Cell(None, note=NOT_AVAILABLE)
+            cells[key] = Cell(est.value, est.low, est.high, note=None if est.has_interval else est.note)
+        elif key in ("calibration_error", "ece", "brier", "nll") and stats.calibration is None:
+            cells[key] = Cell(None, note=NOT_AVAILABLE)  # predictions stored without probabilities
     return cells
 
 
@@ -152,6 +161,9 @@ def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
     for model in result.models:
         q = model.quality
         cells = {c.key: Cell(getattr(q, c.key)) for c in _QUALITY} if q is not None else {}
+        if q is not None:
+            cells["n_failed"] = Cell(float(q.n_failed))
+            cells["accuracy_answered"] = Cell(q.answered.accuracy if q.answered else q.accuracy)
         cells.update(_stats_cells(result, model.name))
         cells.update(_speed_cells(result, model.name))
         n = model.num_parameters  # None: a size headtohead cannot read
@@ -179,16 +191,24 @@ def _number(value: float, kind: Kind) -> str:
 def format_cell(cell: Cell | None, column: Column, *, with_ci: bool = True) -> str:
     """A cell for reading: ``91.2 % (90.1–92.3)``, ``0.041``, ``12.5``; ``—`` when missing.
 
+    A value whose interval could not be given honestly (a bootstrap whose resamples were all
+    equal, the plug-in ECE) reads ``(no interval)``: a zero-width interval would read as perfect
+    precision.
+
     Examples
     --------
     >>> format_cell(Cell(0.912, 0.901, 0.923), Column("accuracy", "accuracy", "percent"))
     '91.2 % (90.1–92.3)'
+    >>> format_cell(Cell(1.0, note="every resample gives 1"), Column("f1_macro", "macro-F1", "percent"))
+    '100.0 % (no interval)'
     """
     if cell is None or cell.value is None or not np.isfinite(cell.value):
         return cell.note if cell is not None and cell.note else "—"
     text = _number(cell.value, column.kind) + (" %" if column.kind == "percent" else "")
     if with_ci and cell.low is not None and cell.high is not None:
         text += f" ({_number(cell.low, column.kind)}–{_number(cell.high, column.kind)})"
+    elif with_ci and cell.note:
+        text += " (no interval)"
     return text
 
 
@@ -282,34 +302,6 @@ def environment_rows(environment: Environment) -> list[tuple[str, str]]:
                          ("numpy", env.numpy), ("headtohead", env.headtohead), ("git revision", env.git_revision)):
         if value is not None:
             rows.append((label, str(value)))
-    return rows
-
-
-def comparison_rows(result: RunResult) -> list[dict[str, str]]:
-    """One row per pair of models: accuracy difference with its interval, the test and its p-values."""
-    if result.stats is None:
-        return []
-    from headtohead.report.sentences import format_p, format_pp
-
-    rows = []
-    for c in result.stats.comparisons:
-        diffs = {d.metric: d for d in c.differences}
-        acc = diffs.get("accuracy")
-        f1 = diffs.get("f1_macro")
-        rows.append({
-            "pair": f"{c.model_a} − {c.model_b}",
-            "accuracy Δ (pp)": format_pp(c.effect) + (f" ({format_pp(acc.ci_low)}…{format_pp(acc.ci_high)})"
-                                                      if acc else ""),
-            "macro-F1 Δ (pp)": (f"{format_pp(f1.difference)} ({format_pp(f1.ci_low)}…{format_pp(f1.ci_high)})"
-                                if f1 else "—"),
-            "test": c.test,
-            "p": format_p(c.p_value).replace("= ", ""),
-            "Holm p": format_p(c.p_adjusted).replace("= ", ""),
-            "discordant": f"{c.table.discordant} of {c.table.n}",
-            "detectable gap": (f"{format_pp(c.minimum_detectable_effect, signed=False)} pp"
-                               if c.minimum_detectable_effect is not None else "—"),
-            "significant": f"yes: {c.winner}" if c.significant and c.winner else "yes" if c.significant else "no",
-        })
     return rows
 
 

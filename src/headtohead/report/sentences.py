@@ -1,14 +1,17 @@
-"""The sentences of a verdict: one per pair of models (quality, speed), the block under the table.
+"""The sentences of a verdict: numbers for reading, speed pairs, slices, the plan (quality pairs: ``quality_sentences``).
 
 Sign convention, stated in every sentence: a difference is written ``X − Y = …`` with the
 model names, so no reader has to guess which way round it is. A pair is called better
-only when McNemar's test is significant after Holm's adjustment; otherwise the sentence
-says "no significant difference" and how large a gap this many examples could have shown.
-A speed ratio names the faster model only when its interval excludes 1.
+only when McNemar's test is significant after Holm's adjustment; its interval (Tango's score
+interval, the same statistic) then excludes 0. Otherwise the sentence says "no significant
+difference", says so when the interval alone excludes 0 but Holm's adjustment over several
+pairs does not, and gives the gap this many examples would detect with 80 % probability.
+Failures are counted as wrong answers, and the sentence says how many there were. A speed
+ratio names the faster model only when its interval excludes 1.
 
 Every sentence is worded from the numbers of a record; the pipeline stores the sentences
 beside the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``) with
-:func:`with_quality_sentences` and :func:`with_speed_sentences`. The headline of a report is
+:func:`headtohead.report.quality_sentences.with_quality_sentences` and :func:`with_speed_sentences`. The headline of a report is
 :mod:`headtohead.report.verdict`; the gate's paragraph :mod:`headtohead.report.gate`.
 """
 
@@ -16,19 +19,17 @@ from __future__ import annotations
 
 from headtohead.report.server import server_lines, with_server_sentences
 from headtohead.report.warnings import speed_warnings
-from headtohead.results.comparison import Comparison, StatsSummary
 from headtohead.results.slices import SlicePair, SliceResult, SliceSummary
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 from headtohead.stats.power import SamplePlan
 
-__all__ = ["format_pp", "format_p", "TEST_NAMES", "pair_verdict", "quality_sentence", "speed_sentence",
-           "verdict_lines", "speed_verdict_lines", "with_quality_sentences", "with_speed_sentences",
-           "plan_sentence", "excluded_sentence", "slice_phrase", "slice_sentence", "slice_clause", "slices_line",
-           "SLICES_NAMED"]
+__all__ = ["format_pp", "format_p", "TEST_NAMES", "speed_sentence", "speed_verdict_lines", "with_speed_sentences",
+           "plan_sentence", "interval_pp", "slice_phrase", "slice_sentence", "slice_clause", "slices_line", "SLICES_NAMED"]
 
 _MINUS = "\u2212"
 #: How each McNemar variant is named in a sentence.
-TEST_NAMES = {"mcnemar-exact": "McNemar exact", "mcnemar-chi2": "McNemar χ²", "mcnemar-midp": "McNemar mid-p"}
+TEST_NAMES = {"mcnemar-score": "McNemar", "mcnemar-clustered": "clustered McNemar", "mcnemar-exact": "McNemar exact",
+              "mcnemar-chi2": "McNemar χ²", "mcnemar-midp": "McNemar mid-p"}
 
 
 def format_pp(fraction: float, *, signed: bool = True) -> str:
@@ -60,119 +61,9 @@ def format_p(p: float) -> str:
     return f"= {p:.3f}" if p < 0.01 else f"= {p:.2f}"
 
 
-def _interval(low: float, high: float) -> str:
-    return f"{format_pp(low)}…{format_pp(high)}"
-
-
-def pair_verdict(*, model_a: str, model_b: str, n_examples: int, effect: float, ci_low: float, ci_high: float,
-                 confidence: float, test: str, p_value: float, p_adjusted: float | None, significant: bool,
-                 discordant: int, minimum_detectable_effect: float | None, power: float = 0.8) -> str:
-    """One pair's verdict sentence.
-
-    Parameters
-    ----------
-    model_a, model_b : str
-    n_examples : int
-    effect : float
-        accuracy(a) − accuracy(b), as a fraction.
-    ci_low, ci_high : float
-        Paired bootstrap interval of ``effect``.
-    confidence : float
-        Level of that interval (0.95).
-    test : str
-        ``mcnemar-exact`` | ``mcnemar-chi2`` | ``mcnemar-midp``.
-    p_value : float
-    p_adjusted : float or None
-        Holm-adjusted p; ``None`` (not shown) when only one pair was tested.
-    significant : bool
-        Decided on the adjusted p-value.
-    discordant : int
-        Examples exactly one model got right.
-    minimum_detectable_effect : float or None
-        Smallest gap detectable with ``power`` at this ``n``.
-    power : float
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> pair_verdict(model_a="a", model_b="b", n_examples=872, effect=-0.003, ci_low=-0.011, ci_high=0.005,
-    ...              confidence=0.95, test="mcnemar-chi2", p_value=0.51, p_adjusted=None, significant=False,
-    ...              discordant=70, minimum_detectable_effect=0.024)  # doctest: +NORMALIZE_WHITESPACE
-    'a vs b: no significant difference (accuracy a − b = −0.3 pp, 95 % CI −1.1…+0.5, McNemar χ² p = 0.51);
-     872 examples cannot show a gap below 2.4 pp at 80 % power.'
-    """
-    level = f"{100 * confidence:.0f} %"
-    tested = f"{TEST_NAMES.get(test, test)} p {format_p(p_value)}"
-    if p_adjusted is not None:
-        tested += f", Holm p {format_p(p_adjusted)}"
-    if significant:
-        # orient the sentence winner − loser so the gap reads positive
-        flip = effect < 0
-        winner, loser = (model_b, model_a) if flip else (model_a, model_b)
-        gap, low, high = (-effect, -ci_high, -ci_low) if flip else (effect, ci_low, ci_high)
-        text = (f"{model_a} vs {model_b}: {winner} is better (accuracy {winner} − {loser} = {format_pp(gap)} pp, "
-                f"{level} CI {_interval(low, high)}, {tested}).")
-        if low <= 0.0:
-            text += " The bootstrap interval still reaches 0: a borderline result."
-        return text
-    text = (f"{model_a} vs {model_b}: no significant difference (accuracy {model_a} − {model_b} = "
-            f"{format_pp(effect)} pp, {level} CI {_interval(ci_low, ci_high)}, {tested})")
-    if discordant == 0:
-        text += "; the two models are right and wrong on exactly the same examples"
-    if minimum_detectable_effect is None:
-        return text + f"; {n_examples} examples are too few to show any gap at {100 * power:.0f} % power."
-    return (text + f"; {n_examples} examples cannot show a gap below "
-            f"{format_pp(minimum_detectable_effect, signed=False)} pp at {100 * power:.0f} % power.")
-
-
-def quality_sentence(comparison: Comparison, *, holm: bool) -> str:
-    """The full sentence of one pair's accuracy comparison, from its record.
-
-    Parameters
-    ----------
-    comparison : Comparison
-    holm : bool
-        Quote the Holm-adjusted p-value too (more than one pair was tested).
-    """
-    c = comparison
-    accuracy = c.difference("accuracy")
-    sentence = pair_verdict(model_a=c.model_a, model_b=c.model_b, n_examples=c.n_examples,
-                            effect=accuracy.difference, ci_low=accuracy.ci_low, ci_high=accuracy.ci_high,
-                            confidence=accuracy.confidence, test=c.test, p_value=c.p_value,
-                            p_adjusted=c.p_adjusted if holm else None, significant=c.significant,
-                            discordant=c.table.discordant, minimum_detectable_effect=c.minimum_detectable_effect,
-                            power=c.mde_power)
-    return sentence + excluded_sentence(c.n_excluded, c.n_examples)
-
-
-def excluded_sentence(n_excluded: int, n_examples: int) -> str:
-    """What a pair's statistics left out (examples one model scored NaN or infinite), or ``""``.
-
-    Examples
-    --------
-    >>> excluded_sentence(3, 869)  # doctest: +ELLIPSIS
-    ' Compared on the 869 examples both models scored: 3 were left out, where one of them returned NaN ...'
-    """
-    if not n_excluded:
-        return ""
-    return (f" Compared on the {n_examples} examples both models scored: {n_excluded} were left out, where one of "
-            f"them returned NaN or infinite scores.")
-
-
-def with_quality_sentences(summary: StatsSummary) -> StatsSummary:
-    """``summary`` with every comparison's ``verdict`` sentence written, and every significant slice's."""
-    holm = len(summary.comparisons) > 1
-    comparisons = [c.model_copy(update={"verdict": quality_sentence(c, holm=holm)}) for c in summary.comparisons]
-    update: dict[str, object] = {"comparisons": comparisons}
-    if summary.slices is not None:
-        slices = [r.model_copy(update={"pairs": [p.model_copy(update={"verdict": slice_sentence(r, p, summary.slices)})
-                                                 if p.significant else p for p in r.pairs]})
-                  for r in summary.slices.slices]
-        update["slices"] = summary.slices.model_copy(update={"slices": slices})
-    return summary.model_copy(update=update)
+def interval_pp(low: float | None, high: float | None) -> str:
+    """``+0.4…+2.0``, or ``no interval``."""
+    return f"{format_pp(low)}…{format_pp(high)}" if low is not None and high is not None else "no interval"
 
 
 def slice_phrase(result: SliceResult, summary: SliceSummary | None = None) -> str:
@@ -255,7 +146,7 @@ def slice_clause(result: SliceResult, pair: SlicePair, summary: SliceSummary | N
         (pair.difference, pair.ci_low, pair.ci_high)
     tests = f" over {summary.n_tests} slice tests" if summary is not None else ""
     return (f"better {slice_phrase(result, summary)}: {format_pp(gap)} pp over {loser} "
-            f"({100 * pair.confidence:.0f} % CI {_interval(low, high)}, {result.n_examples} examples), "
+            f"({100 * pair.confidence:.0f} % CI {interval_pp(low, high)}, {result.n_examples} examples), "
             f"Holm p {format_p(pair.p_adjusted)}{tests}")
 
 
@@ -290,29 +181,6 @@ def with_speed_sentences(summary: SpeedSummary) -> SpeedSummary:
 def _scenario_with_sentences(run: ScenarioRun) -> ScenarioRun:
     comparisons = [c.model_copy(update={"verdict": speed_sentence(c)}) for c in run.comparisons]
     return run.model_copy(update={"comparisons": comparisons})
-
-
-def verdict_lines(summary: StatsSummary) -> list[str]:
-    """The plain-text verdict block: one line per pair, then the ranking when there are 3+ models.
-
-    Parameters
-    ----------
-    summary : StatsSummary
-
-    Returns
-    -------
-    list of str
-        Empty for a single-model run.
-    """
-    lines = [comparison.verdict for comparison in summary.comparisons]
-    if summary.slices is not None:
-        found = (slices_line(summary.slices, c.model_a, c.model_b) for c in summary.comparisons)
-        lines.extend(line for line in found if line)
-    if len(summary.models) > 2 and summary.ranking:
-        groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in summary.ranking)
-        lines.append(f"Ranking by accuracy ({groups}); models in one group are not significantly different "
-                     f"(Holm-adjusted McNemar, α = {summary.settings.alpha:g}).")
-    return lines
 
 
 _STOP_TEXT = {
@@ -373,8 +241,8 @@ def plan_sentence(plan: SamplePlan, *, accuracy: float, delta: float) -> str:
     >>> from headtohead.stats.power import plan_sample_size
     >>> plan_sentence(plan_sample_size(0.90, 0.05, 0.10), accuracy=0.90, delta=0.05)  # doctest: +NORMALIZE_WHITESPACE
     'To detect a 5 pp accuracy difference at 90 % accuracy with 80 % power (α = 0.05, two-sided McNemar;
-     assumed discordance 10 %) you need 337 examples; at 337 the McNemar test headtohead runs has
-     80.0 % power (exact).'
+     assumed discordance 10 %) you need 291 examples; at 291 the McNemar test headtohead runs has
+     80.1 % power (exact).'
     """
     p = plan
     if p.discordance_assumed:

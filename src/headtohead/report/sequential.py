@@ -22,8 +22,8 @@ from headtohead.results.comparison import StatsSummary
 from headtohead.results.records import RunResult
 from headtohead.results.sequential import SequentialRecord
 
-__all__ = ["decision_phrase", "sequential_sentence", "with_sequential", "sequential_lines", "sequential_figures",
-           "sequential_figure"]
+__all__ = ["decision_phrase", "sequential_sentence", "sequential_headline", "with_sequential", "sequential_lines",
+           "sequential_figures", "sequential_figure"]
 
 #: Pairs drawn in the chart (a row each); more would make it unreadable.
 MAX_PAIRS_DRAWN = 6
@@ -53,7 +53,7 @@ def _level(alpha: float) -> str:
 
 
 def sequential_sentence(record: SequentialRecord, *, family_alpha: float, n_pairs: int) -> str:
-    """The sentence a sequential pair adds to its verdict.
+    """The sentence of a sequential pair.
 
     Parameters
     ----------
@@ -67,8 +67,9 @@ def sequential_sentence(record: SequentialRecord, *, family_alpha: float, n_pair
     --------
     ``Stopped early after 100 of 872 examples (seeded random order, a look every 50): logreg-20k is
     better than logreg-300, decided at 100 (anytime-valid test, α = 0.05; 95 % confidence sequence of
-    logreg-20k − logreg-300: +2.1…+31.9 pp). McNemar and the intervals use these 100 examples; after an
-    early stop they are descriptive, and the sequential decision carries the error guarantee.``
+    logreg-20k − logreg-300: +2.1…+31.9 pp). The gap on these 100 examples, +14.0 pp, is biased away
+    from 0 by the early stop, and fixed-sample tests and intervals of a stopped sample are not valid:
+    the sequential decision and confidence sequence carry the error guarantee.``
     """
     used, available = record.examples_used, record.examples_available
     split = f" = {family_alpha:g} over {n_pairs} pairs, Bonferroni" if n_pairs > 1 else ""
@@ -82,24 +83,53 @@ def sequential_sentence(record: SequentialRecord, *, family_alpha: float, n_pair
     if used < available:
         head = f"Stopped early after {used:,} of {available:,} examples (seeded random order, a look every " \
                f"{record.chunk_size:,})"
-        tail = (f" McNemar and the intervals use these {used:,} examples; after an early stop they are "
-                f"descriptive, and the sequential decision carries the error guarantee.")
+        gap = f", {format_pp(final.gap)} pp," if final is not None else ""
+        tail = (f" The gap on these {used:,} examples{gap} is biased away from 0 by the early stop, and fixed-sample "
+                f"tests and intervals of a stopped sample are not valid: the sequential decision and confidence "
+                f"sequence carry the error guarantee.")
     else:
         head = f"Sequential evaluation used all {available:,} examples (a look every {record.chunk_size:,})"
         tail = ""
     return f"{head}: {decision_phrase(record)}{decided} {tested}.{tail}"
 
 
+def sequential_headline(record: SequentialRecord, *, family_alpha: float, n_pairs: int) -> tuple[str | None, str]:
+    """A stopped pair's headline: ``(subject, text)`` from the anytime-valid decision and confidence sequence.
+
+    Examples
+    --------
+    ``("logreg-20k", "better than logreg-300, decided after 100 of 872 examples by an anytime-valid test
+    (α = 0.05; 95 % confidence sequence +2.1…+31.9 pp; the stopped estimate, +14.0 pp, is biased away from 0)")``
+    """
+    final = record.final
+    split = f" = {family_alpha:g} over {n_pairs} pairs" if n_pairs > 1 else ""
+    sequence = (f"; {_level(record.alpha)} confidence sequence {format_pp(final.low)}…{format_pp(final.high)} pp; "
+                f"the stopped estimate, {format_pp(final.gap)} pp, is biased away from 0" if final is not None else "")
+    when = (f"after {final.decided_at:,} of {record.examples_available:,} examples"
+            if final is not None and final.decided_at is not None
+            else f"after {record.examples_used:,} of {record.examples_available:,} examples")
+    how = f"by an anytime-valid test (α = {record.alpha:.3g}{split}{sequence})"
+    a, b = record.model_a, record.model_b
+    if record.decision in ("a_better", "b_better"):
+        winner, loser = (a, b) if record.decision == "a_better" else (b, a)
+        return winner, f"better than {loser}, decided {when} {how}"
+    return None, f"{decision_phrase(record)}, {when} {how}"
+
+
 def with_sequential(summary: StatsSummary, records: Sequence[SequentialRecord]) -> StatsSummary:
-    """``summary`` holding the sequential ``records``, each pair's verdict followed by its sequential sentence."""
+    """``summary`` with each sequential pair's sentence: in place of the fixed-sample verdict when the run stopped
+    early (its p-values and intervals are not valid then), after it when every example was used."""
     by_pair = {frozenset((r.model_a, r.model_b)): r for r in records}
     comparisons = []
     for comparison in summary.comparisons:
         record = by_pair.get(frozenset((comparison.model_a, comparison.model_b)))
         if record is not None:
-            text = comparison.verdict.rstrip()
-            text = (text if not text or text.endswith(".") else text + ".") + " " + sequential_sentence(
-                record, family_alpha=summary.settings.alpha, n_pairs=len(records))
+            sentence = sequential_sentence(record, family_alpha=summary.settings.alpha, n_pairs=len(records))
+            if record.examples_used < record.examples_available:
+                text = f"{comparison.model_a} vs {comparison.model_b}: {sentence}"
+            else:
+                text = comparison.verdict.rstrip()
+                text = (text if not text or text.endswith(".") else text + ".") + " " + sentence
             comparison = comparison.model_copy(update={"verdict": text.strip()})
         comparisons.append(comparison)
     return summary.model_copy(update={"comparisons": comparisons, "sequential": list(records)})

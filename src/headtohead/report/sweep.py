@@ -66,7 +66,7 @@ def _budget_text(max_latency_ms: float | None, max_memory_mb: float | None, max_
     if max_memory_mb is not None:
         parts.append(f"memory ≤ {max_memory_mb:g} MiB")
     parts.append(f"non-inferior at a {pp(max_accuracy_drop, sign=False)} pp margin" if max_accuracy_drop is not None
-                 else "not significantly less accurate than the parent")
+                 else "non-inferior to the parent at the sweep's margin")
     return ", ".join(parts)
 
 

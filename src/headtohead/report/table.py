@@ -8,7 +8,8 @@ from collections.abc import Callable
 from rich.markup import escape
 from rich.table import Table
 
-from headtohead.report.sentences import speed_verdict_lines, verdict_lines
+from headtohead.report.quality_sentences import verdict_lines
+from headtohead.report.sentences import speed_verdict_lines
 from headtohead.results.memory import MemoryStats
 from headtohead.results.records import ModelRecord, RunResult
 
@@ -40,6 +41,8 @@ def _with_ci(value: float, estimate, percent: bool) -> str:  # noqa: ANN001 - Es
 
     if estimate is None:
         return fmt(value)
+    if not estimate.has_interval:  # a zero-width interval would read as perfect precision
+        return f"{fmt(value)} [dim](no interval)[/]"
     low, high = (f"{estimate.low * 100:.1f}", f"{estimate.high * 100:.1f}") if percent else (
         f"{estimate.low:.3f}", f"{estimate.high:.3f}")
     return f"{fmt(value)} [dim]({low}–{high})[/]"
@@ -55,8 +58,9 @@ def quality_table(result: RunResult) -> Table:
     Returns
     -------
     rich.table.Table
-        Accuracy, macro-/weighted-F1 and balanced accuracy with their 95 % intervals (when
-        ``result.stats`` is present), calibration error, parameters and evaluation time.
+        Accuracy, macro-/weighted-F1 and balanced accuracy with their intervals (when
+        ``result.stats`` is present; a failure counts as a wrong answer), the examples without a
+        prediction, the debiased calibration error with its interval, parameters and evaluation time.
     """
     data = result.dataset
     stats = result.stats
@@ -64,7 +68,8 @@ def quality_table(result: RunResult) -> Table:
     table = Table(title=f"{escape(result.name)} — {data.n_examples} examples, {len(data.label_names)} classes"
                   + (f"; ({level}) in brackets" if stats else ""), title_justify="left")
     table.add_column("model", style="bold", no_wrap=True)
-    for column in ("accuracy", "macro-F1", "weighted-F1", "bal. acc.", "ECE", "params", "eval s"):
+    for column in ("accuracy", "macro-F1", "weighted-F1", "bal. acc.", "no pred.", "calib. err. (ℓ2)", "params",
+                   "eval s"):
         table.add_column(column, justify="right")
     scored = [m for m in result.models if m.quality is not None]
     best = max((m.quality.accuracy for m in scored), default=None)
@@ -79,14 +84,16 @@ def _row(model: ModelRecord, ms, *, best: float | None) -> list[str]:  # noqa: A
     accuracy = _with_ci(q.accuracy, ms.accuracy if ms else None, percent=True)
     if best is not None and q.accuracy == best:
         accuracy = f"[bold green]{accuracy}[/]"
-    ece = f"{ms.calibration.ece:.3f}" if ms is not None and ms.calibration is not None else "–"
+    debiased = ms.calibration.ece_l2_debiased if ms is not None and ms.calibration is not None else None
+    calibration = _with_ci(debiased.value, debiased, percent=False) if debiased is not None else "–"
     return [
         escape(model.name),
         accuracy,
         _with_ci(q.f1_macro, ms.f1_macro if ms else None, percent=False),
         _with_ci(q.f1_weighted, ms.f1_weighted if ms else None, percent=False),
         _with_ci(q.balanced_accuracy, ms.balanced_accuracy if ms else None, percent=True),
-        ece,
+        str(q.n_failed) if q.n_failed else "0",
+        calibration,
         format_count(model.num_parameters) if model.outputs == "computed" else "–",
         f"{model.eval_time_s:.2f}" if model.eval_time_s is not None else "–",
     ]

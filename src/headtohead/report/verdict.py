@@ -1,10 +1,12 @@
 """The verdict at the top of a report: who wins on what, in words, with the interval and the p-value.
 
 Nothing is re-derived here: each line is worded from what the statistics and speed records
-already hold (winner, effect, the paired bootstrap interval of the accuracy difference,
-McNemar's p, Holm's p; the speed ratio, its interval and the faster model). The full
-sentences those records carry (``Comparison.verdict``, ``SpeedComparison.verdict``) are kept
-as the details under the headline.
+already hold (winner, effect, the score interval of the accuracy difference, McNemar's p,
+Holm's p; the speed ratio, its interval and the faster model). A pair that ``--until-decided``
+stopped early is headlined by its anytime-valid decision and confidence sequence: fixed-sample
+p-values of a stopped sample are not valid, so they are not shown there. The full sentences
+those records carry (``Comparison.verdict``, ``SpeedComparison.verdict``) are kept as the
+details under the headline.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from headtohead.results.speed import SpeedComparison, SpeedSummary
 from headtohead.results.training import TrainingSummary
 from headtohead.report.warnings import speed_warnings
 from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, slices_line
+from headtohead.report.sequential import sequential_headline
+from headtohead.results.sequential import SequentialRecord
 
 __all__ = ["VerdictLine", "Verdict", "build_verdict", "quality_line", "speed_line", "seed_line", "slice_lines"]
 
@@ -62,7 +66,7 @@ def _level(confidence: float) -> str:
     return f"{100 * confidence:.0f} %"
 
 
-def quality_line(comparison: Comparison, *, holm: bool) -> VerdictLine:
+def quality_line(comparison: Comparison, *, holm: bool, groups: int | None = None) -> VerdictLine:
     """The headline of one pair's accuracy comparison.
 
     Parameters
@@ -70,16 +74,19 @@ def quality_line(comparison: Comparison, *, holm: bool) -> VerdictLine:
     comparison : Comparison
     holm : bool
         Quote the Holm-adjusted p-value too (more than one pair was tested).
+    groups : int, optional
+        Groups of related examples the test accounts for.
 
     Examples
     --------
     A significant pair reads ``roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0,
-    McNemar χ² p = 0.003)``.
+    McNemar p = 0.003)``.
     """
     diff = comparison.difference("accuracy") if any(d.metric == "accuracy" for d in comparison.differences) else None
     low, high = (diff.ci_low, diff.ci_high) if diff else (None, None)
     confidence = diff.confidence if diff else 1.0 - comparison.alpha
     tested = f"{TEST_NAMES.get(comparison.test, comparison.test)} p {format_p(comparison.p_value)}"
+    tested += f" over {groups} groups" if groups else ""
     if holm:
         tested += f", Holm p {format_p(comparison.p_adjusted)}"
     a, b, effect = comparison.model_a, comparison.model_b, comparison.effect
@@ -93,9 +100,27 @@ def quality_line(comparison: Comparison, *, holm: bool) -> VerdictLine:
             interval = f"{_level(confidence)} CI {format_pp(lo)}…{format_pp(hi)}, "
         return VerdictLine(comparison.winner, f"{format_pp(gap)} pp accuracy over {loser} ({interval}{tested})",
                            "quality")
-    interval = f", {_level(confidence)} CI {format_pp(low)}…{format_pp(high)}" if low is not None else ""
+    interval = (f", {_level(confidence)} CI {format_pp(low)}…{format_pp(high)}" if low is not None and high is not None
+                else "")
     return VerdictLine(None, f"{a} vs {b}: no significant accuracy difference ({a} − {b} = {format_pp(effect)} pp"
                              f"{interval}, {tested})", "quality")
+
+
+def _pair_line(comparison: Comparison, stats: StatsSummary, *, holm: bool) -> VerdictLine:
+    """A pair's headline: the sequential decision when the run stopped early, else the fixed-sample test."""
+    record = _sequential_record(stats, comparison)
+    if comparison.stopped_early and record is not None:
+        subject, text = sequential_headline(record, family_alpha=stats.settings.alpha,
+                                            n_pairs=len(stats.sequential or []))
+        return VerdictLine(subject, text, "quality")
+    return quality_line(comparison, holm=holm, groups=stats.settings.n_groups)
+
+
+def _sequential_record(stats: StatsSummary, comparison: Comparison) -> SequentialRecord | None:
+    for record in stats.sequential or []:
+        if {record.model_a, record.model_b} == {comparison.model_a, comparison.model_b}:
+            return record
+    return None
 
 
 def _faster(comparison: SpeedComparison) -> tuple[str, str, float, float, float] | None:
@@ -148,13 +173,15 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
                                                     f"{est.low:.1%}–{est.high:.1%})", "quality")]
     holm = len(stats.comparisons) > 1
     if len(stats.comparisons) <= _MAX_PAIRS_LISTED:
-        return [quality_line(c, holm=holm) for c in stats.comparisons]
+        return [_pair_line(c, stats, holm=holm) for c in stats.comparisons]
     groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in stats.ranking)
+    how = ("the anytime-valid sequential tests" if any(c.stopped_early for c in stats.comparisons)
+           else "Holm-adjusted McNemar")
     lines = [VerdictLine(None, f"Ranking by accuracy: {groups} (models in one group are not significantly "
-                               f"different, Holm-adjusted McNemar, α = {stats.settings.alpha:g}).", "quality")]
+                               f"different, {how}, α = {stats.settings.alpha:g}).", "quality")]
     if stats.ranking and len(stats.ranking[0].models) == 1:
         best = stats.ranking[0].models[0]
-        lines.extend(quality_line(c, holm=True) for c in stats.comparisons
+        lines.extend(_pair_line(c, stats, holm=True) for c in stats.comparisons
                      if c.winner == best and best in (c.model_a, c.model_b))
     return lines
 
@@ -237,7 +264,7 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     --------
     >>> verdict = build_verdict(result)                     # doctest: +SKIP
     >>> [line.plain() for line in verdict.headline]         # doctest: +SKIP
-    ['roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0, McNemar χ² p = 0.003)',
+    ['roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0, McNemar p = 0.003)',
      'bert: 1.31× faster than roberta (offline, batch 32; 95 % CI 1.27–1.35)']
     """
     headline = _quality_headline(result, result.stats) + slice_lines(result.stats)

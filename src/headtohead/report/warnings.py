@@ -103,20 +103,23 @@ def training_warnings(run: TrainingRun, stall_threshold: float) -> list[str]:
 def model_warnings(record: ModelRecord) -> list[str]:
     """Every warning about one model's quality pass: those stored while it ran, and those its numbers call for.
 
-    Worded here from the record: examples with NaN or infinite scores (left out), classes
+    Worded here from the record: examples without a prediction (counted as wrong), classes
     the model knows that the data does not hold (and its predictions of them), and batches
     run in pieces after the device ran out of memory. Each appears once.
     """
     derived = []
     quality = record.quality
-    if quality is not None and quality.n_nonfinite:
-        total = quality.n_examples + quality.n_nonfinite
-        rows = listing(quality.nonfinite_examples) + (" …" if quality.n_nonfinite > len(quality.nonfinite_examples)
-                                                      else "")
-        derived.append(f"model '{record.name}' returned NaN or infinite scores for {quality.n_nonfinite} of {total} "
-                       f"examples ({quality.n_nonfinite / total:.1%}; dataset rows {rows}): "
-                       f"they have no prediction, its metrics leave them out, and each comparison with it uses the "
-                       f"examples both models scored; check its weights and precision (fp16 overflows)")
+    if quality is not None and quality.n_failed:
+        failed = quality.n_failed
+        total = quality.n_examples if quality.failures_counted else quality.n_examples + failed
+        rows = listing(quality.failed_examples) + (" …" if failed > len(quality.failed_examples) else "")
+        treated = (f"each counts as a wrong answer (accuracy on the answered rows only: "
+                   f"{100 * quality.answered.accuracy:.1f} %)" if quality.failures_counted and quality.answered
+                   else "each counts as a wrong answer" if quality.failures_counted
+                   else "these version-3 results left them out of its metrics")
+        derived.append(f"model '{record.name}' gave no prediction for {failed} of {total} examples "
+                       f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores, or no usable answer): "
+                       f"{treated}; check its weights and precision (fp16 overflows), or its endpoint's answers")
     if record.labels_outside_data:
         present = len(record.label_columns or [])
         predicted = quality.predicted_outside if quality is not None else 0

@@ -48,7 +48,8 @@ def slice_rows(result: RunResult) -> list[dict[str, str]]:
         row = {"slice": slice_name(s), "examples": f"{s.n_examples:,}"}
         for entry in s.accuracies:
             est = entry.accuracy
-            row[f"{entry.model} accuracy"] = f"{100 * est.value:.1f} % ({100 * est.low:.1f}–{100 * est.high:.1f})"
+            row[f"{entry.model} accuracy"] = (f"{100 * est.value:.1f} % ({100 * est.low:.1f}–{100 * est.high:.1f})"
+                                              if est.has_interval else f"{100 * est.value:.1f} %")
         for pair in s.pairs:
             key = f"{pair.model_a} − {pair.model_b}"
             row[f"{key} (pp)"] = (f"{format_pp(pair.difference)} ({format_pp(pair.ci_low)}…"
@@ -64,7 +65,8 @@ def slices_note(result: RunResult) -> str:
     if summary is None:
         return ""
     return (f"Accuracy per slice with {summary.confidence:.0%} Wilson intervals; the difference of each pair with "
-            f"Newcombe's paired interval; McNemar ({summary.mcnemar_rule}) with Holm's adjustment over all "
+            f"Tango's score interval, the same statistic as the test; McNemar ({summary.mcnemar_rule}) with Holm's "
+            f"adjustment over all "
             f"{summary.n_tests} (slice, pair) tests, α = {summary.alpha:g}. ✓: significant after the adjustment — "
             f"only these are named in the verdict. Length bins are quantiles of the data.")
 

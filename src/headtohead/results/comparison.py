@@ -55,27 +55,42 @@ class Calibration(Record):
         default=None, description="ℓ2 (root-mean-square) calibration error over n_bins equal-mass bins, debiased "
                                   "(Kumar, Liang & Ma 2019) with its interval; None below 4 examples")
     mce: float = Field(description="maximum calibration error over non-empty bins")
-    brier: float = Field(description="Brier score (scikit-learn's; halved for two classes)")
+    brier: float = Field(description="Brier score, halved when the data has two classes (scikit-learn's binary scale)")
     nll: float = Field(description="negative log-likelihood of the true class (log loss)")
     bins: list[ReliabilityBin]
 
 
 class ModelStats(Record):
-    """One model's metrics with confidence intervals, and its calibration."""
+    """One model's metrics with confidence intervals, and its calibration.
+
+    Every metric is over all ``n_examples`` evaluated examples, a failure (no prediction: NaN
+    or infinite scores, an endpoint's missing or unparseable answer, a timeout) counting as a
+    wrong answer. ``accuracy_answered`` is the secondary figure over the answered rows only;
+    the calibration figures (``ece``, ``brier``, ``nll``, ``calibration``) can only be computed
+    where there is a probability, so they are over the answered rows (``calibration_examples``).
+    """
 
     name: str
     n_examples: int
-    n_excluded: int = Field(default=0, description="examples left out: the model's scores were NaN or infinite "
-                            "(n_examples counts the others)")
-    accuracy: Estimate = Field(description="Wilson interval")
+    n_failed: int = Field(default=0, description="examples without a prediction, each counted as wrong")
+    n_excluded: int = Field(default=0, description="version 3 only: examples left out because the model's scores "
+                            "were NaN or infinite (from version 4 they count as wrong: n_failed)")
+    accuracy: Estimate = Field(description="Wilson interval (with groups: its union with the cluster-robust one)")
+    accuracy_answered: Estimate | None = Field(default=None, description="accuracy on the answered rows only "
+                                               "(Wilson); None when the model answered every example")
     balanced_accuracy: Estimate
     f1_macro: Estimate
     f1_weighted: Estimate
-    recall_per_class: dict[str, Estimate] = Field(default_factory=dict, description="class name → recall")
-    ece: Estimate | None = None
+    recall_per_class: dict[str, Estimate] = Field(default_factory=dict, description="class name → recall (Wilson "
+                                                  "interval on the class's examples)")
+    ece: Estimate | None = Field(default=None, description="plug-in ECE over equal-width bins: biased upwards, so "
+                                 "shown without an interval (low/high None); the calibration figure with an interval "
+                                 "is calibration.ece_l2_debiased")
     brier: Estimate | None = None
     nll: Estimate | None = None
     calibration: Calibration | None = None
+    calibration_examples: int | None = Field(default=None, description="examples the calibration figures use (the "
+                                             "answered ones); None without probabilities")
 
     def estimate(self, metric: str) -> Estimate:
         """The estimate of ``metric`` (``accuracy``, ``f1_macro`` …, or ``recall:<class>``)."""
@@ -88,33 +103,47 @@ class ModelStats(Record):
 
 
 class MetricDifference(Record):
-    """``metric(model_a) − metric(model_b)`` with a paired bootstrap interval."""
+    """``metric(model_a) − metric(model_b)`` with its interval (or none, and why: ``note``)."""
 
     metric: str
     value_a: float
     value_b: float
     difference: float = Field(description="value_a − value_b")
-    ci_low: float
-    ci_high: float
-    method: str = Field(description="bca | percentile")
+    ci_low: float | None
+    ci_high: float | None
+    method: str = Field(description="tango-score (accuracy, per-class recall; +clusters with groups) | bca | "
+                                    "percentile | cluster-bca | cluster-percentile")
     confidence: float = 0.95
     higher_is_better: bool = True
     note: str | None = None
+    on_answered_rows: bool = Field(default=False, description="computed on the examples both models answered (the "
+                                   "calibration metrics, which need probabilities)")
+
+    @property
+    def has_interval(self) -> bool:
+        return self.ci_low is not None and self.ci_high is not None
 
 
 class Comparison(Record):
-    """One pair of models: McNemar on accuracy, paired bootstrap on every metric, the verdict."""
+    """One pair of models: McNemar's score test and Tango's interval on accuracy, the other metrics, the verdict.
+
+    The accuracy test and interval read one score statistic (:mod:`headtohead.stats.paired`), so
+    ``significant`` before adjustment and "the accuracy interval excludes 0" are the same event;
+    with several pairs, ``significant`` is decided on Holm's adjusted p.
+    """
 
     model_a: str
     model_b: str
     n_examples: int
-    n_excluded: int = Field(default=0, description="examples left out of this pair's tests and intervals: one of "
-                            "the two models had NaN or infinite scores there (n_examples counts the others)")
+    n_excluded: int = Field(default=0, description="version 3 only: examples left out where one model's scores were "
+                            "NaN or infinite (from version 4 a failure counts as a wrong answer)")
     table: ContingencyTable
-    test: Literal["mcnemar-exact", "mcnemar-chi2", "mcnemar-midp"]
+    test: Literal["mcnemar-score", "mcnemar-clustered", "mcnemar-exact", "mcnemar-chi2", "mcnemar-midp"] = Field(
+        description="mcnemar-score: (b − c)²/(b + c) on χ²₁ (Tango's score test at 0); mcnemar-clustered: the larger p "
+                    "of it and Durkalski's clustered statistic; exact/chi2: version 3's rule")
     statistic: float
     p_value: float
-    p_value_midp: float = Field(description="mid-p McNemar, for reference")
+    p_value_midp: float = Field(description="mid-p McNemar (ignores groups), for reference")
     p_adjusted: float = Field(description="Holm–Bonferroni over all pairs of the run")
     alpha: float
     significant: bool = Field(description="p_adjusted ≤ alpha")
@@ -123,9 +152,15 @@ class Comparison(Record):
     discordance: float = Field(description="share of examples exactly one model got right")
     differences: list[MetricDifference]
     minimum_detectable_effect: float | None = Field(
-        description="smallest accuracy gap detectable with 80 % power at this n and discordance; None if none is")
+        description="the accuracy gap this test detects with mde_power probability at this n and discordance (smaller "
+                    "gaps are detected less often); None if no gap is")
     mde_power: float = 0.8
     winner: str | None = None
+    stopped_early: bool = Field(default=False, description="--until-decided stopped before every example was "
+                                "used: significant/winner are the anytime-valid test's decision (stats.sequential); "
+                                "p_value, p_adjusted and the intervals describe the stopped sample and are nominal "
+                                "only (optional stopping invalidates them, and the stopped estimate is biased away "
+                                "from 0)")
     verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")
 
     def difference(self, metric: str) -> MetricDifference:
@@ -156,6 +191,11 @@ class StatsSettings(Record):
     power: float = 0.8
     mcnemar_rule: str = "exact binomial when b + c < 25, else χ² with continuity correction"
     multiple_comparisons: str = "holm"
+    failures: str = Field(default="counted as wrong", description="how examples without a prediction enter the "
+                          "metrics (version 3: 'left out')")
+    group_column: str | None = Field(default=None, description="the data column naming groups of related examples; "
+                                     "None: examples are independent")
+    n_groups: int | None = Field(default=None, description="groups in the evaluated examples (with group_column)")
 
 
 class StatsSummary(Record):

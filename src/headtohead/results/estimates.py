@@ -14,14 +14,28 @@ __all__ = ["Estimate", "ContingencyTable"]
 
 
 class Estimate(Record):
-    """A number with its confidence interval."""
+    """A number with its confidence interval, or with none and the reason why.
+
+    ``low``/``high`` are ``None`` when no interval can be shown honestly: a bootstrap whose
+    every resample gave the same value (a zero-width interval would read as perfect
+    precision), one whose distribution lies wholly on one side of the estimate, or a figure
+    that has no interval by design (the plug-in ECE). ``note`` then says why. An interval
+    that is shown always contains ``value``.
+    """
 
     value: float
-    low: float
-    high: float
-    method: str = Field(description="wilson | bca | percentile")
+    low: float | None
+    high: float | None
+    method: str = Field(description="wilson | wilson+clusters | tango-score | bca | percentile | "
+                                    "cluster-bca | cluster-percentile | debiased-normal | none")
     confidence: float = 0.95
-    note: str | None = Field(default=None, description="why the method differs from the one asked for, if it does")
+    note: str | None = Field(default=None, description="why the method differs from the one asked for, or why "
+                                                       "there is no interval")
+
+    @property
+    def has_interval(self) -> bool:
+        """Whether an interval is shown (both bounds present)."""
+        return self.low is not None and self.high is not None
 
 
 class ContingencyTable(Record):

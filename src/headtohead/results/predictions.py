@@ -79,6 +79,12 @@ class Predictions:
     outside_labels : tuple of str
         Classes some model knows that the data does not hold; probability columns
         ``len(label_names):`` (see the module docstring).
+    groups : ndarray of str, optional
+        The group of each row (``data.group_column``: examples of one user, document or
+        conversation belong together), aligned with ``order``; the statistics then treat a
+        group as the independent unit. ``None``: every example is its own unit.
+    group_column : str, optional
+        The column the groups come from.
     """
 
     order: np.ndarray
@@ -86,6 +92,8 @@ class Predictions:
     label_names: tuple[str, ...]
     models: dict[str, ModelPredictions] = field(default_factory=dict)
     outside_labels: tuple[str, ...] = ()
+    groups: np.ndarray | None = None
+    group_column: str | None = None
 
     @property
     def all_labels(self) -> tuple[str, ...]:
@@ -163,7 +171,7 @@ class Predictions:
         return Predictions(self.order[take], self.y_true[take], self.label_names,
                            {m: ModelPredictions(self[m].pred[take], None if self[m].proba is None
                                                 else self[m].proba[take]) for m in names},
-                           self.outside_labels)
+                           self.outside_labels, None if self.groups is None else self.groups[take], self.group_column)
 
     def save(self, path: str | Path) -> None:
         """Write to ``path`` (``.npz``) atomically."""
@@ -174,6 +182,9 @@ class Predictions:
             "model_names": np.array(list(self.models), dtype=str),
             "outside_labels": np.array(self.outside_labels, dtype=str),
         }
+        if self.groups is not None:
+            arrays["groups"] = np.array([str(g) for g in self.groups], dtype=str)
+            arrays["group_column"] = np.array(self.group_column or "", dtype=str)
         for i, preds in enumerate(self.models.values()):
             arrays[f"pred_{i}"] = preds.pred
             if preds.proba is not None:  # no proba_<i>: the model stored no probabilities
@@ -194,8 +205,10 @@ class Predictions:
         except (OSError, ValueError) as exc:
             raise ResultsError(f"{path}: not a readable predictions file ({exc})") from exc
         outside = arrays.get("outside_labels", np.zeros(0, dtype=str))  # absent from files of schema version 2
+        groups = np.array([str(g) for g in arrays["groups"]], dtype=object) if "groups" in arrays else None
         predictions = cls(arrays["order"].astype(np.int64), arrays["y_true"].astype(np.int64),
-                          tuple(str(n) for n in arrays["label_names"]), outside_labels=tuple(str(n) for n in outside))
+                          tuple(str(n) for n in arrays["label_names"]), outside_labels=tuple(str(n) for n in outside),
+                          groups=groups, group_column=str(arrays["group_column"]) if "groups" in arrays else None)
         for i, name in enumerate(arrays["model_names"]):
             proba = arrays[f"proba_{i}"].astype(np.float32) if f"proba_{i}" in arrays else None
             predictions.models[str(name)] = ModelPredictions(arrays[f"pred_{i}"].astype(np.int64), proba)

@@ -30,16 +30,28 @@ Changelog of :data:`SCHEMA_VERSION`:
   Version-2 files read with no slices and no disagreements.
   And ``stats.sequential`` (one record per pair when ``--until-decided`` stopped the run: examples
   used, decision, path of the statistic); ``None`` when every example was evaluated.
-* 4 — ``ModelRecord.num_parameters`` / ``parameter_bytes`` and the same fields of the speed
-  records (``ModelSpeed``) may be ``None``: a size headtohead cannot read (a plain callable, an
-  estimator without coefficients) is unknown, where version 3 wrote 0. Version-3 files read unchanged.
+* 4 — failures count (intention to treat): an example without a prediction (NaN or infinite
+  scores, an endpoint's missing or unparseable answer, a timeout) is a wrong answer in every
+  quality metric, pair, slice and ranking. ``QualityMetrics.n_failed`` / ``failed_examples``
+  (were ``n_nonfinite`` / ``nonfinite_examples``, read into them), ``QualityMetrics.answered``
+  (the metrics on answered rows, a secondary figure), ``failures_counted`` (``False`` for a
+  version-3 model with failures: its metrics there were over the answered rows);
+  ``ModelStats.n_failed`` / ``accuracy_answered`` / ``calibration_examples``. Accuracy
+  differences get Tango's score interval and McNemar's score test (``Comparison.test`` =
+  ``mcnemar-score`` or ``mcnemar-clustered``; slices alike); an interval may be absent
+  (``Estimate.low``/``high`` and ``MetricDifference.ci_low``/``ci_high`` ``None``, with a
+  ``note``); the plug-in ECE has no interval. ``StatsSettings.group_column`` / ``n_groups``
+  (grouped examples). Version-3 statistics read with ``settings.failures = "left out"``.
+  ``ModelRecord.num_parameters`` / ``parameter_bytes`` and the same fields of the speed records
+  (``ModelSpeed``) may be ``None``: a size headtohead cannot read (a plain callable, an estimator
+  without coefficients) is unknown, where version 3 wrote 0.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from headtohead.results.base import Record
 from headtohead.results.comparison import StatsSummary
@@ -54,6 +66,9 @@ __all__ = [
     "ClassQuality",
     "BatchBackoff",
     "QualityMetrics",
+    "AnsweredQuality",
+    "FAILED_NAMED",
+    "NO_PREDICTION_LABEL",
     "DatasetRecord",
     "ModelRecord",
     "WorkerRecord",
@@ -107,10 +122,25 @@ class ClassQuality(Record):
     support: int
 
 
-class QualityMetrics(Record):
-    """Quality of one model's predictions, computed with scikit-learn."""
+class AnsweredQuality(Record):
+    """A model's quality on the examples it answered only: a secondary figure, always labelled so."""
 
-    n_examples: int
+    n_examples: int = Field(description="examples answered")
+    accuracy: float
+    balanced_accuracy: float
+    f1_macro: float
+    f1_weighted: float
+
+
+class QualityMetrics(Record):
+    """Quality of one model's predictions, computed with scikit-learn.
+
+    Over every evaluated example: an example without a prediction (``n_failed``) is a wrong
+    answer — it counts against its class's recall and is nobody's prediction for precision.
+    ``answered`` holds the same metrics over the answered examples only.
+    """
+
+    n_examples: int = Field(description="examples evaluated, failures included")
     accuracy: float
     balanced_accuracy: float
     precision_macro: float
@@ -120,25 +150,44 @@ class QualityMetrics(Record):
     recall_weighted: float
     f1_weighted: float
     per_class: list[ClassQuality]
-    confusion_matrix: list[list[int]] = Field(description="rows: true label, columns: predicted label")
-    confidence_mean: float | None = Field(description="mean of the max class probability; None for predictions "
-                                          "stored without probabilities")
+    confusion_matrix: list[list[int]] = Field(description="rows: true label, columns: predicted label (the last "
+                                              "column '(no prediction)' when some examples failed)")
+    confidence_mean: float | None = Field(description="mean of the max class probability over answered examples; "
+                                          "None for predictions stored without probabilities")
     confidence_std: float | None
     confusion_labels: list[str] | None = Field(
         default=None, description="classes of confusion_matrix's rows and columns when they are not the dataset's "
                                   "label_names: the dataset's classes, then the classes outside the data the model "
-                                  "predicted (their rows are zero); None: the dataset's label_names")
+                                  "predicted (their rows are zero), then '(no prediction)'; None: the dataset's "
+                                  "label_names")
     predicted_outside: int = Field(default=0, description="predictions of a class the data does not hold (each one "
                                    "an error: accuracy and recall count it, precision and F1 average over the "
                                    "dataset's classes only)")
-    n_nonfinite: int = Field(default=0, description="examples whose scores were NaN or infinite: left out of these "
-                             "metrics (n_examples counts the others)")
-    nonfinite_examples: list[int] = Field(default_factory=list, description="dataset indices of the first "
-                                          "NONFINITE_NAMED of those examples")
+    n_failed: int = Field(default=0, description="examples without a prediction (NaN or infinite scores, an "
+                          "endpoint's missing or unparseable answer, a timeout): each is a wrong answer above")
+    failed_examples: list[int] = Field(default_factory=list, description="dataset indices of the first "
+                                       "FAILED_NAMED of those examples")
+    answered: AnsweredQuality | None = Field(default=None, description="the metrics over the answered examples "
+                                             "only; None when every example was answered")
+    failures_counted: bool = Field(default=True, description="False only in version-3 results with failures: "
+                                   "their metrics were computed over the answered examples")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_3_failures(cls, data: Any) -> Any:
+        """Version 3 named failures ``n_nonfinite`` and left them out of the metrics."""
+        if isinstance(data, dict) and "n_nonfinite" in data:
+            data = dict(data)
+            data["n_failed"] = data.pop("n_nonfinite")
+            data["failed_examples"] = data.pop("nonfinite_examples", [])
+            data.setdefault("failures_counted", not data["n_failed"])
+        return data
 
 
-#: How many of a model's NaN/infinite examples its record names (all are in predictions.npz).
-NONFINITE_NAMED = 10
+#: How many of a model's failed examples its record names (all are in predictions.npz).
+FAILED_NAMED = 10
+#: The confusion matrix's column of examples without a prediction.
+NO_PREDICTION_LABEL = "(no prediction)"
 
 
 class BatchBackoff(Record):
@@ -249,6 +298,19 @@ class RunResult(Record):
     speed: SpeedSummary | None = Field(default=None, description="speed and memory (engines.speed)")
     training: TrainingSummary | None = Field(default=None, description="identical fine-tuning (h2h train)")
     timings: StageTimings | None = Field(default=None, description="where the run's wall time went")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_3_statistics(cls, data: Any) -> Any:
+        """Statistics written before version 4 left failed examples out instead of counting them wrong."""
+        if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) >= 4:
+            return data
+        stats = data.get("stats")
+        if isinstance(stats, dict) and isinstance(stats.get("settings"), dict):
+            settings = {**stats["settings"]}
+            settings.setdefault("failures", "left out")
+            data = {**data, "stats": {**stats, "settings": settings}}
+        return data
 
     def model(self, name: str) -> ModelRecord:
         """The record of the model called ``name``."""

@@ -33,6 +33,11 @@ class SequentialStep(Record):
         description="first decision reached by this chunk")
     decided_at: int | None = Field(description="examples used when the decision was first reached")
 
+    @property
+    def gap(self) -> float:
+        """Observed ``accuracy(model_a) − accuracy(model_b)`` on the examples used so far (0 before any)."""
+        return (self.only_a_correct - self.only_b_correct) / self.n if self.n else 0.0
+
 
 class SequentialRecord(Record):
     """A comparison evaluated chunk by chunk until an anytime-valid test decided."""
@@ -48,6 +53,8 @@ class SequentialRecord(Record):
     decision: Literal["a_better", "b_better", "equivalent", "undecided", "continue"] = Field(
         description="undecided: every example used without a decision; continue: the run stopped before either")
     method: str = Field(default="betting confidence sequence, mixture of constant bets (Waudby-Smith & Ramdas 2024)")
+    groups_used: int | None = Field(default=None, description="with data.group_column: the groups evaluated (whole, "
+                                    "in a seeded random order; the test bets on groups); None: examples are the units")
     steps: list[SequentialStep]
 
     @property

@@ -3,8 +3,9 @@
 :func:`headtohead.stats.slices.compare_slices` fills a :class:`SliceSummary`: for every
 slice of the evaluation data (a class, a bin of input sizes, a value of an extra column)
 its size, each model's accuracy with a Wilson interval, and for every pair of models the
-paired accuracy difference with its interval, McNemar's p and the Holm-adjusted p over
-every (slice, pair) test of the summary. Differences are ``model_a − model_b``.
+paired accuracy difference with Tango's score interval, McNemar's score-test p (the same
+statistic, so they agree) and the Holm-adjusted p over every (slice, pair) test of the
+summary. Differences are ``model_a − model_b``.
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ class SlicePair(Record):
     difference: float = Field(description="accuracy(model_a) − accuracy(model_b) on the slice")
     ci_low: float
     ci_high: float
-    ci_method: Literal["newcombe-paired"] = Field(
-        default="newcombe-paired", description="Newcombe's hybrid score interval for paired proportions")
+    ci_method: Literal["tango-score", "tango-score+clusters", "newcombe-paired"] = Field(
+        default="tango-score", description="Tango's score interval for paired proportions (its union with the "
+        "cluster-robust one with groups); newcombe-paired: Newcombe's hybrid score interval (version 3)")
     confidence: float
-    test: Literal["mcnemar-exact", "mcnemar-chi2"]
+    test: Literal["mcnemar-score", "mcnemar-clustered", "mcnemar-exact", "mcnemar-chi2"]
     p_value: float
     p_adjusted: float = Field(description="Holm–Bonferroni over every (slice, pair) test of the summary")
     significant: bool = Field(description="p_adjusted ≤ alpha")
@@ -77,7 +79,7 @@ class SliceSummary(Record):
     alpha: float
     confidence: float
     n_tests: int = Field(description="(slice, pair) tests in the Holm family")
-    mcnemar_rule: str = "exact binomial when b + c < 25, else χ² with continuity correction"
+    mcnemar_rule: str = "exact binomial when b + c < 25, else χ² with continuity correction"  # version 3's
     multiple_comparisons: str = "holm over every slice and pair"
     slices: list[SliceResult] = Field(default_factory=list)
 

@@ -60,9 +60,10 @@ class VariantParams(Record):
 class QualityVsParent(Record):
     """A variant's quality on the evaluation set, compared with its parent on the same examples.
 
-    ``difference`` is ``accuracy(variant) − accuracy(parent)`` with a paired bootstrap
-    interval; McNemar's test uses the paired correctness (``table``: variant = A, parent = B);
-    ``p_adjusted`` is Holm's over the variants of the same model.
+    ``difference`` is ``accuracy(variant) − accuracy(parent)`` with Tango's score interval;
+    McNemar's score test uses the paired correctness (``table``: variant = A, parent = B);
+    ``p_adjusted`` is Holm's over the variants of the same model. Quality holds when the
+    variant is ``non_inferior`` at the sweep's ``margin`` (the gate's rule).
     """
 
     n_examples: int
@@ -81,8 +82,10 @@ class QualityVsParent(Record):
     significant: bool
     agreement: float = Field(description="share of examples with the same predicted class as the parent")
     max_abs_probability_diff: float = Field(description="largest |p(variant) − p(parent)| over examples and classes")
-    margin: float | None = Field(default=None, description="non-inferiority margin (fraction), if one was set")
-    non_inferior: bool | None = Field(default=None, description="ci_low > −margin; None without a margin")
+    margin: float | None = Field(default=None, description="non-inferiority margin (fraction); None only in sweeps "
+                                 "written before margins were required")
+    non_inferior: bool | None = Field(default=None, description="ci_low ≥ −margin (the score test of "
+                                      "non-inferiority at the margin); None without a margin")
     verdict: str = Field(default="", description="the comparison in one sentence (report.sweep.variant_verdict)")
 
 

@@ -1,16 +1,30 @@
 """``analyse``: every statistic of one run, from the saved per-example predictions.
 
-For each model: accuracy with its Wilson interval, the other metrics with bootstrap
-intervals, and calibration. For every pair: McNemar on paired correctness, paired bootstrap
-intervals on the difference of every metric, Holm's adjustment over all pairs, the
-minimum detectable effect, and the verdict in words. Then a ranking in groups.
+For each model: accuracy with its Wilson interval, per-class recall (Wilson on the class's
+examples), the other metrics with bootstrap intervals, and calibration. For every pair:
+McNemar's score test and Tango's score interval on the accuracy difference (one statistic,
+so "significant" and "the interval excludes 0" agree), per-class recall differences the same
+way, paired bootstrap intervals on the other metrics, Holm's adjustment over all pairs, the
+gap detectable with 80 % power, and a ranking in groups.
+
+**Failures count.** An example a model gave no prediction for (NaN or infinite scores, an
+endpoint's missing or unparseable answer, a timeout) is that model's wrong answer in every
+metric, pair, slice and the ranking, so a model cannot look better by failing on the hard
+examples. Accuracy on the answered rows is kept as a secondary, labelled figure
+(``ModelStats.accuracy_answered``). Calibration needs probabilities, so it is computed on the
+answered rows (``ModelStats.calibration_examples``; a pair's Brier/NLL differences on the rows
+both answered, ``MetricDifference.on_answered_rows``).
+
+**Groups.** With ``predictions.groups`` (``data.group_column``: several examples per user,
+document or conversation) every interval and test accounts for the correlation within a
+group: the clustered score statistics of :mod:`~headtohead.stats.paired` and the cluster
+bootstrap (:mod:`~headtohead.stats.bootstrap`).
 
 Randomness is seeded per model and per pair from ``seed`` and the model positions, so a
 result does not change when an unrelated model is added to the run. The calibration
-metrics (ECE, Brier, NLL) of all models and pairs share one set of resamples
+metrics (Brier, NLL) of all models and pairs share one set of resamples
 (:mod:`headtohead.stats.joint`): they cost work in proportion to the examples, and
-resampling them once instead of once per model and per pair keeps a million examples
-fast; that draw depends only on ``seed`` and the number of examples.
+resampling them once instead of once per model and per pair keeps a million examples fast.
 """
 
 from __future__ import annotations
@@ -24,6 +38,7 @@ from headtohead.errors import ConfigError, ResultsError, did_you_mean
 from headtohead.results.comparison import (
     Comparison,
     ContingencyTable,
+    Estimate,
     MetricDifference,
     ModelStats,
     StatsSettings,
@@ -31,13 +46,20 @@ from headtohead.results.comparison import (
 )
 from headtohead.results.predictions import Predictions
 from headtohead.stats.bootstrap import Interval, paired_bootstrap
-from headtohead.stats.calibration import calibration
-from headtohead.stats.exclusions import scored_rows
-from headtohead.stats.intervals import accuracy_estimate, bootstrap_estimates, estimate_from_interval
-from headtohead.stats.joint import joint_bootstrap
-from headtohead.stats.mcnemar import EXACT_BELOW, McNemarResult, mcnemar_test
 from headtohead.stats.bootstrap_metrics import METRICS
+from headtohead.stats.calibration import calibration
+from headtohead.stats.intervals import bootstrap_estimates, estimate_from_interval, proportion_estimate
+from headtohead.stats.joint import joint_bootstrap
+from headtohead.stats.mcnemar import RULE, mcnemar_pvalues
 from headtohead.stats.multiple import holm_adjust, rank_groups
+from headtohead.stats.paired import (
+    clustered_counts,
+    clustered_difference_interval,
+    clustered_difference_pvalue,
+    design_effect,
+    difference_interval,
+    difference_pvalue,
+)
 from headtohead.stats.power import minimum_detectable_effect
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts, run_disagreements, run_slices
 
@@ -46,11 +68,17 @@ __all__ = ["analyse", "PER_CLASS_LIMIT", "MDE_POWER"]
 #: Per-class recall intervals and differences are reported up to this many classes
 #: (beyond, e.g. 1,000 ImageNet classes, they would swamp results and reports).
 PER_CLASS_LIMIT = 20
-#: Power at which the minimum detectable effect is quoted.
+#: Power at which the detectable gap is quoted.
 MDE_POWER = 0.8
 _BOOTSTRAP_METRICS = ("balanced_accuracy", "f1_macro", "f1_weighted")
-_CALIBRATION_METRICS = ("ece", "brier", "nll")
+#: Fewest examples per class present (on average) for a bootstrap interval of a class-averaged metric:
+#: below it the resampled per-class figures are too coarse and the intervals undercover
+#: (``benchmarks/audit_statistics.py``: 85–92 % at 2.5–5 examples per class, ≥ 94 % from 10 on).
+MIN_EXAMPLES_PER_CLASS = 10
+_CALIBRATION_METRICS = ("brier", "nll")
 _CI_METHODS = ("bca", "percentile")
+_PLUG_IN_ECE_NOTE = ("the plug-in ECE is biased upwards (a calibrated model scores above 0), so no interval is "
+                     "shown; the debiased ℓ2 calibration error carries one")
 
 
 def _check_settings(alpha: float, n_resamples: int, ci_method: str, ece_bins: int) -> None:
@@ -82,8 +110,8 @@ def _check_predictions(predictions: Predictions) -> None:
                                f"{(n,)}/{(n, width)}; re-run the evaluation")
         scored = model.valid
         if not scored.any():
-            raise ResultsError(f"model '{name}' has no prediction for any example (NaN or infinite scores "
-                               f"everywhere); check the model's outputs")
+            raise ResultsError(f"model '{name}' has no prediction for any example (NaN or infinite scores, or no "
+                               f"usable answer, everywhere); check the model's outputs")
         if pred[scored].min() < 0 or pred[scored].max() >= width:
             raise ResultsError(f"model '{name}': predicted classes outside 0..{width - 1}; re-run the evaluation")
         if not np.all(np.isfinite(proba[scored])) or np.any(proba[scored] < 0):
@@ -91,115 +119,189 @@ def _check_predictions(predictions: Predictions) -> None:
                                f"check the model's outputs")
 
 
-def _metric_names(label_names: Sequence[str]) -> list[str]:
-    return _class_metric_names(label_names) + list(_CALIBRATION_METRICS)
+def _check_groups(groups: np.ndarray | None) -> None:
+    if groups is not None and len(np.unique(groups)) < 2:
+        raise ConfigError("data.group_column: every evaluated example is in one group, so nothing can be said "
+                          "beyond it; name a column that tells several users, documents or conversations apart")
 
 
-def _class_metric_names(label_names: Sequence[str]) -> list[str]:
-    per_class = [f"recall:{name}" for name in label_names] if len(label_names) <= PER_CLASS_LIMIT else []
-    return list(_BOOTSTRAP_METRICS) + per_class
+def _too_few_per_class(y: np.ndarray) -> str | None:
+    """Why the class-averaged metrics get no bootstrap interval on these rows, or ``None`` when they do."""
+    present = len(np.unique(y))
+    if len(y) >= MIN_EXAMPLES_PER_CLASS * present:
+        return None
+    return (f"{len(y) / present:.1f} examples per class on average (fewer than {MIN_EXAMPLES_PER_CLASS}): too few for "
+            f"a bootstrap interval of a class-averaged metric to cover, so none is shown")
 
 
-Calibration = tuple[dict[str, dict[str, Interval]], dict[tuple[str, str], dict[str, Interval]]]
+def _without_interval(estimate: Estimate, note: str) -> Estimate:
+    return estimate.model_copy(update={"low": None, "high": None, "method": "none", "note": note})
 
 
-def _calibration_intervals(predictions: Predictions, *, confidence: float, n_resamples: int, ci_method: str,
-                           ece_bins: int, seed: int) -> Calibration:
-    """ECE, Brier and NLL of every model and every pair from one set of resamples (:mod:`~headtohead.stats.joint`).
+def _class_masks(predictions: Predictions) -> dict[str, np.ndarray]:
+    """Each class present among the rows (up to :data:`PER_CLASS_LIMIT` classes): its rows."""
+    if len(predictions.label_names) > PER_CLASS_LIMIT:
+        return {}
+    y = predictions.y_true
+    return {str(name): y == k for k, name in enumerate(predictions.label_names) if np.any(y == k)}
 
-    Models without probabilities (stored predictions) and their pairs get none: their
-    calibration is not available, never computed from one-hot vectors.
-    """
-    names = [m for m in predictions.models if predictions[m].proba is not None]
-    if not names:
-        return {}, {}
-    return joint_bootstrap(predictions.y_true, {m: (predictions[m].pred, predictions[m].proba) for m in names},
+
+Calibrated = tuple[dict[str, dict[str, Interval]], dict[tuple[str, str], dict[str, Interval]]]
+
+
+def _calibration_intervals(predictions: Predictions, names: Sequence[str], rows: np.ndarray | None, *,
+                           confidence: float, n_resamples: int, ci_method: str, ece_bins: int, seed: int,
+                           groups: np.ndarray | None) -> Calibrated:
+    """Brier and NLL of ``names`` and of their pairs from one set of resamples of ``rows`` (:mod:`~headtohead.stats.joint`)."""
+    sub = predictions if rows is None else predictions.restricted(rows, names)
+    return joint_bootstrap(sub.y_true, {m: (sub[m].pred, sub[m].proba) for m in names},
                            metrics=_CALIBRATION_METRICS, pairs=list(itertools.combinations(names, 2)),
                            label_names=predictions.label_names, n_resamples=n_resamples, confidence=confidence,
                            method=ci_method, n_bins=ece_bins,  # type: ignore[arg-type]
-                           seed=np.random.default_rng(np.random.SeedSequence([seed, 2])))
+                           seed=np.random.default_rng(np.random.SeedSequence([seed, 2])),
+                           groups=None if groups is None else groups if rows is None else groups[rows])
+
+
+class _Calibration:
+    """Calibration intervals on the answered rows: one draw for the models that answered everything, own draws
+    for each model with failures and for each pair with one (its rows both answered)."""
+
+    def __init__(self, predictions: Predictions, groups: np.ndarray | None, options: dict, seed: int) -> None:
+        self.predictions, self.groups, self.options, self.seed = predictions, groups, options, seed
+        self.names = [m for m in predictions.models if predictions[m].proba is not None]
+        clean = [m for m in self.names if predictions[m].valid.all()]
+        self.models, self.pairs = (self._draw(clean, None) if clean else ({}, {}))
+
+    def _draw(self, names: Sequence[str], rows: np.ndarray | None) -> Calibrated:
+        return _calibration_intervals(self.predictions, names, rows, seed=self.seed, groups=self.groups, **self.options)
+
+    def of_model(self, name: str) -> dict[str, Interval]:
+        if name not in self.names:
+            return {}
+        if name not in self.models:
+            self.models.update(self._draw([name], self.predictions[name].valid)[0])
+        return self.models[name]
+
+    def of_pair(self, a: str, b: str) -> dict[str, Interval]:
+        if a not in self.names or b not in self.names:
+            return {}
+        if (a, b) not in self.pairs:
+            both = self.predictions[a].valid & self.predictions[b].valid
+            self.pairs.update(self._draw([a, b], both)[1])
+        return self.pairs[(a, b)]
 
 
 def _model_stats(name: str, predictions: Predictions, calibrated: dict[str, Interval], *, confidence: float,
-                 n_resamples: int, ci_method: str, ece_bins: int, seed: np.random.SeedSequence) -> ModelStats:
+                 n_resamples: int, ci_method: str, ece_bins: int, seed: np.random.SeedSequence,
+                 groups: np.ndarray | None) -> ModelStats:
     model, y = predictions[name], predictions.y_true
-    estimates = bootstrap_estimates(y, model.pred, None, _class_metric_names(predictions.label_names),
-                                    label_names=predictions.label_names, n_resamples=n_resamples,
-                                    confidence=confidence, method=ci_method, n_bins=ece_bins,
-                                    seed=np.random.default_rng(seed))
-    estimates.update({metric: estimate_from_interval(interval) for metric, interval in calibrated.items()})
-    recalls = {m.split(":", 1)[1]: e for m, e in estimates.items() if m.startswith("recall:")}
-    return ModelStats(name=name, n_examples=len(y), accuracy=accuracy_estimate(model.correct(y), confidence),
-                      balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
-                      f1_weighted=estimates["f1_weighted"], recall_per_class=recalls, ece=estimates.get("ece"),
-                      brier=estimates.get("brier"), nll=estimates.get("nll"),
-                      calibration=calibration(y, model.pred, model.proba, n_bins=ece_bins, level=confidence)
-                      if model.proba is not None else None)
+    correct, answered = model.correct(y), model.valid
+    estimates = bootstrap_estimates(y, model.pred, None, list(_BOOTSTRAP_METRICS), label_names=predictions.label_names,
+                                    n_resamples=n_resamples, confidence=confidence, method=ci_method, n_bins=ece_bins,
+                                    seed=np.random.default_rng(seed), groups=groups)
+    if (sparse := _too_few_per_class(y)) is not None:
+        estimates = {metric: _without_interval(estimate, sparse) for metric, estimate in estimates.items()}
+    recalls = {label: proportion_estimate(correct[rows], confidence, None if groups is None else groups[rows])
+               for label, rows in _class_masks(predictions).items()}
+    failed = int((~answered).sum())
+    stats = dict(name=name, n_examples=len(y), n_failed=failed,
+                 accuracy=proportion_estimate(correct, confidence, groups),
+                 accuracy_answered=proportion_estimate(correct[answered], confidence,
+                                                       None if groups is None else groups[answered])
+                 if failed else None,
+                 balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
+                 f1_weighted=estimates["f1_weighted"], recall_per_class=recalls)
+    if model.proba is not None:
+        record = calibration(y[answered], model.pred[answered], model.proba[answered], n_bins=ece_bins,
+                             level=confidence, n_classes=len(predictions.label_names))
+        stats.update(calibration=record, calibration_examples=int(answered.sum()),
+                     ece=Estimate(value=record.ece, low=None, high=None, method="none", confidence=confidence,
+                                  note=_PLUG_IN_ECE_NOTE),
+                     **{metric: estimate_from_interval(interval) for metric, interval in calibrated.items()})
+    return ModelStats(**stats)
+
+
+def _accuracy_difference(correct_a: np.ndarray, correct_b: np.ndarray, confidence: float,
+                         groups: np.ndarray | None) -> tuple[float, float, float, str]:
+    """``(estimate, low, high, method)`` of accuracy(a) − accuracy(b): Tango's score interval (+ clusters)."""
+    b, c, n = int(np.sum(correct_a & ~correct_b)), int(np.sum(~correct_a & correct_b)), len(correct_a)
+    if groups is None:
+        low, high = difference_interval(b, c, n, confidence)
+        return (b - c) / n, float(low), float(high), "tango-score"
+    counts = clustered_counts(correct_a.astype(np.int64) - correct_b.astype(np.int64), groups)
+    low, high = clustered_difference_interval(counts, b, c, n, confidence)
+    return (b - c) / n, low, high, "tango-score+clusters"
 
 
 def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibrated: dict[str, Interval], *,
-                 confidence: float, n_resamples: int, ci_method: str, ece_bins: int,
-                 seed: np.random.SeedSequence) -> list[MetricDifference]:
-    """Paired bootstrap intervals on ``metric(a) − metric(b)`` for every reported metric."""
+                 confidence: float, n_resamples: int, ci_method: str, ece_bins: int, seed: np.random.SeedSequence,
+                 groups: np.ndarray | None) -> list[MetricDifference]:
+    """``metric(a) − metric(b)`` for every reported metric, each with its interval."""
     ma, mb, y = predictions[a.name], predictions[b.name], predictions.y_true
-    names = ["accuracy"] + _metric_names(predictions.label_names)
-    intervals = paired_bootstrap(y, ma.pred, mb.pred, metrics=["accuracy"] + _class_metric_names(
-                                 predictions.label_names), label_names=predictions.label_names,
-                                 n_resamples=n_resamples, confidence=confidence, method=ci_method, n_bins=ece_bins,
-                                 seed=np.random.default_rng(seed))
-    intervals.update(calibrated)
-    names = [name for name in names if name in intervals]  # calibration only when both models have probabilities
-    return [MetricDifference(metric=name, value_a=a.estimate(name).value, value_b=b.estimate(name).value,
-                             difference=intervals[name].estimate, ci_low=intervals[name].low,
-                             ci_high=intervals[name].high, method=intervals[name].method, confidence=confidence,
-                             higher_is_better=METRICS.get(name, METRICS["accuracy"]).higher_is_better,
-                             note=intervals[name].note)
-            for name in names]
+    correct_a, correct_b = ma.correct(y), mb.correct(y)
+
+    def record(metric: str, difference: float, low: float | None, high: float | None, method: str,
+               note: str | None = None, answered: bool = False) -> MetricDifference:
+        return MetricDifference(metric=metric, value_a=a.estimate(metric).value, value_b=b.estimate(metric).value,
+                                difference=difference, ci_low=low, ci_high=high, method=method, confidence=confidence,
+                                higher_is_better=METRICS.get(metric, METRICS["accuracy"]).higher_is_better,
+                                note=note, on_answered_rows=answered)
+
+    out = [record("accuracy", *_accuracy_difference(correct_a, correct_b, confidence, groups))]
+    for label, rows in _class_masks(predictions).items():
+        out.append(record(f"recall:{label}", *_accuracy_difference(correct_a[rows], correct_b[rows], confidence,
+                                                                   None if groups is None else groups[rows])))
+    boots = paired_bootstrap(y, ma.pred, mb.pred, metrics=list(_BOOTSTRAP_METRICS), label_names=predictions.label_names,
+                             n_resamples=n_resamples, confidence=confidence, method=ci_method, n_bins=ece_bins,
+                             seed=np.random.default_rng(seed), groups=groups)
+    failures, sparse = not (ma.valid.all() and mb.valid.all()), _too_few_per_class(y)
+    for metric, interval in list(boots.items()) + list(calibrated.items()):
+        if sparse is not None and metric in _BOOTSTRAP_METRICS:
+            out.append(record(metric, interval.estimate, None, None, "none", sparse))
+            continue
+        out.append(record(metric, interval.estimate, interval.low, interval.high, interval.method, interval.note,
+                          answered=metric in _CALIBRATION_METRICS and failures))
+    return out
 
 
-def _scored_model_stats(name: str, predictions: Predictions, calibrated: dict[str, dict[str, Interval]], *,
-                        seed: np.random.SeedSequence, options: dict, joint_seed: int) -> ModelStats:
-    """One model's statistics on the examples it scored (all of them, unless some outputs were NaN or infinite)."""
-    sub, left_out = scored_rows(predictions, [name])
-    if not left_out:
-        return _model_stats(name, predictions, calibrated.get(name, {}), seed=seed, **options)
-    own = _calibration_intervals(sub, seed=joint_seed, **options)[0].get(name, {})
-    return _model_stats(name, sub, own, seed=seed, **options).model_copy(update={"n_excluded": left_out})
+def _pair_test(correct_a: np.ndarray, correct_b: np.ndarray, groups: np.ndarray | None
+               ) -> tuple[str, float, float, float]:
+    """``(test, statistic, p, mid-p)`` of "equal accuracy": McNemar's score test, or its clustered form."""
+    b, c = int(np.sum(correct_a & ~correct_b)), int(np.sum(~correct_a & correct_b))
+    midp = float(mcnemar_pvalues(np.array(b), np.array(c), "midp")[1])
+    if groups is None:
+        return "mcnemar-score", (b - c) ** 2 / (b + c) if b + c else 0.0, float(difference_pvalue(b, c)), midp
+    counts = clustered_counts(correct_a.astype(np.int64) - correct_b.astype(np.int64), groups)
+    squares = float(np.sum(counts.sums**2))
+    statistic = float(counts.sums.sum()) ** 2 / squares if squares > 0 else 0.0  # Durkalski's
+    return "mcnemar-clustered", statistic, clustered_difference_pvalue(counts, b, c), midp
 
 
-def _scored_pair(name_a: str, name_b: str, predictions: Predictions, models: dict[str, ModelStats],
-                 calibrated_pairs: dict[tuple[str, str], dict[str, Interval]], *, seed: int,
-                 model_seeds: tuple[np.random.SeedSequence, np.random.SeedSequence], options: dict
-                 ) -> tuple[Predictions, ModelStats, ModelStats, dict[str, Interval], int]:
-    """A pair on the rows both models scored: those predictions, both models' statistics there, the pair's
-    calibration intervals, and how many rows were left out."""
-    sub, left_out = scored_rows(predictions, [name_a, name_b])
-    if not left_out:
-        return predictions, models[name_a], models[name_b], calibrated_pairs.get((name_a, name_b), {}), 0
-    own, own_pairs = _calibration_intervals(sub, seed=seed, **options)
-    a, b = (_model_stats(name, sub, own.get(name, {}), seed=s, **options).model_copy(update={"n_excluded": left_out})
-            for name, s in zip((name_a, name_b), model_seeds))
-    return sub, a, b, own_pairs.get((name_a, name_b), {}), left_out
-
-
-def _comparison(a: ModelStats, b: ModelStats, test: McNemarResult, p_adjusted: float, n_pairs: int,
-                differences: list[MetricDifference], alpha: float) -> Comparison:
+def _comparison(a: ModelStats, b: ModelStats, predictions: Predictions, test: tuple[str, float, float, float],
+                p_adjusted: float, n_pairs: int, differences: list[MetricDifference], alpha: float,
+                groups: np.ndarray | None) -> Comparison:
     """Assemble one pair's record (significance on the Holm-adjusted p-value)."""
-    n = a.n_examples
-    table = ContingencyTable(both_correct=test.table[0], only_a_correct=test.table[1],
-                             only_b_correct=test.table[2], both_wrong=test.table[3])
-    b_count, c_count = test.table[1], test.table[2]
+    y = predictions.y_true
+    correct_a, correct_b = predictions[a.name].correct(y), predictions[b.name].correct(y)
+    n = len(y)
+    table = ContingencyTable(both_correct=int(np.sum(correct_a & correct_b)),
+                             only_a_correct=int(np.sum(correct_a & ~correct_b)),
+                             only_b_correct=int(np.sum(~correct_a & correct_b)),
+                             both_wrong=int(np.sum(~correct_a & ~correct_b)))
+    b_count, c_count = table.only_a_correct, table.only_b_correct
     significant = bool(p_adjusted <= alpha)
     winner = (a.name if b_count > c_count else b.name) if significant else None
     discordance = table.discordant / n
-    mde = minimum_detectable_effect(n, discordance, power=MDE_POWER, alpha=alpha, n_comparisons=n_pairs)
-    return Comparison(model_a=a.name, model_b=b.name, n_examples=n, table=table,
-                      test=test.test,  # type: ignore[arg-type]
-                      statistic=test.statistic, p_value=test.p_value, p_value_midp=test.p_value_midp,
-                      p_adjusted=float(p_adjusted), alpha=alpha, significant=significant,
-                      effect=(b_count - c_count) / n, odds_ratio=b_count / c_count if c_count else None,
-                      discordance=discordance, differences=differences, minimum_detectable_effect=mde,
-                      mde_power=MDE_POWER, winner=winner)
+    # with groups, power as for the examples' effective number (n over the design effect of the gap)
+    effective = n if groups is None else max(1, int(n / design_effect(clustered_counts(
+        correct_a.astype(np.int64) - correct_b.astype(np.int64), groups), b_count, c_count, n)))
+    mde = minimum_detectable_effect(effective, discordance, power=MDE_POWER, alpha=alpha, n_comparisons=n_pairs)
+    name, statistic, p_value, midp = test
+    return Comparison(model_a=a.name, model_b=b.name, n_examples=n, table=table, test=name,  # type: ignore[arg-type]
+                      statistic=statistic, p_value=p_value, p_value_midp=midp, p_adjusted=float(p_adjusted),
+                      alpha=alpha, significant=significant, effect=(b_count - c_count) / n,
+                      odds_ratio=b_count / c_count if c_count else None, discordance=discordance,
+                      differences=differences, minimum_detectable_effect=mde, mde_power=MDE_POWER, winner=winner)
 
 
 def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int = 2000, ci_method: str = "bca",
@@ -217,14 +319,17 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     n_resamples : int
         Bootstrap resamples per model and per pair.
     ci_method : {"bca", "percentile"}
-        Bootstrap interval method.
+        Bootstrap interval method (the metrics without a closed form: balanced accuracy,
+        F1, Brier, NLL).
     ece_bins : int
-        Equal-width confidence bins for ECE/MCE and the reliability diagram.
+        Confidence bins of the calibration errors and the reliability diagram.
     seed : int
         Seed of the bootstrap; the same seed gives the same intervals.
     examples : ExampleFacts, optional
         Sizes, extra columns and ids of the examples (dataset order): slices by input size and
-        by column, ids on the disagreements. Slices by class are made without them.
+        by column, ids on the disagreements. Slices by class are made without them. Groups of
+        related examples come with the predictions (``predictions.groups``): every test and
+        interval then accounts for them.
     disagreements_kept : int, optional
         Rows of each direction of disagreement kept per pair (``None``: all).
 
@@ -237,7 +342,7 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     Raises
     ------
     ConfigError
-        A setting is out of range.
+        A setting is out of range, or every example is in one group.
     ResultsError
         The predictions are inconsistent (shapes, classes, non-finite probabilities).
 
@@ -255,35 +360,33 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     """
     _check_settings(alpha, n_resamples, ci_method, ece_bins)
     _check_predictions(predictions)
+    groups = predictions.groups
+    _check_groups(groups)
     confidence = 1.0 - alpha
     names = list(predictions.models)
     options = dict(confidence=confidence, n_resamples=n_resamples, ci_method=ci_method, ece_bins=ece_bins)
-    # Each statistic on the rows its models scored (stats.exclusions); all rows when every output was finite.
-    clean = [name for name in names if predictions[name].valid.all()]
-    calibrated, calibrated_pairs = _calibration_intervals(predictions.restricted(models=clean), seed=seed,
-                                                          **options) if clean else ({}, {})
-    models = {name: _scored_model_stats(name, predictions, calibrated, seed=np.random.SeedSequence([seed, 0, i]),
-                                        options=options, joint_seed=seed)
+    calibrated = _Calibration(predictions, groups, options, seed)
+    models = {name: _model_stats(name, predictions, calibrated.of_model(name), seed=np.random.SeedSequence([seed, 0, i]),
+                                 groups=groups, **options)
               for i, name in enumerate(names)}
     pairs = list(itertools.combinations(range(len(names)), 2))
-    scored = [_scored_pair(names[i], names[j], predictions, models, calibrated_pairs, seed=seed,
-                           model_seeds=(np.random.SeedSequence([seed, 0, i]), np.random.SeedSequence([seed, 0, j])),
-                           options=options) for i, j in pairs]
-    tests = [mcnemar_test(sub[a.name].correct(sub.y_true), sub[b.name].correct(sub.y_true))
-             for sub, a, b, _, _ in scored]
-    adjusted = holm_adjust([t.p_value for t in tests])
+    y = predictions.y_true
+    tests = [_pair_test(predictions[names[i]].correct(y), predictions[names[j]].correct(y), groups) for i, j in pairs]
+    adjusted = holm_adjust([t[2] for t in tests])
     comparisons = []
-    for (i, j), (sub, a, b, pair_calibrated, left_out), test, p_adj in zip(pairs, scored, tests, adjusted):
-        diffs = _differences(a, b, sub, pair_calibrated, seed=np.random.SeedSequence([seed, 1, i, j]), **options)
-        comparison = _comparison(a, b, test, float(p_adj), len(pairs), diffs, alpha)
-        comparisons.append(comparison.model_copy(update={"n_excluded": left_out}) if left_out else comparison)
+    for (i, j), test, p_adj in zip(pairs, tests, adjusted):
+        a, b = models[names[i]], models[names[j]]
+        diffs = _differences(a, b, predictions, calibrated.of_pair(a.name, b.name),
+                             seed=np.random.SeedSequence([seed, 1, i, j]), groups=groups, **options)
+        comparisons.append(_comparison(a, b, predictions, test, float(p_adj), len(pairs), diffs, alpha, groups))
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)
+    rule = RULE if groups is None else RULE + "; with groups, the larger p of it and Durkalski's clustered statistic"
     settings = StatsSettings(alpha=alpha, confidence=confidence, n_resamples=n_resamples,
                              ci_method=ci_method, ece_bins=ece_bins, seed=seed,  # type: ignore[arg-type]
-                             power=MDE_POWER,
-                             mcnemar_rule=f"exact binomial when b + c < {EXACT_BELOW}, "
-                                          f"else χ² with continuity correction")
+                             power=MDE_POWER, mcnemar_rule=rule, failures="counted as wrong",
+                             group_column=predictions.group_column if groups is not None else None,
+                             n_groups=int(len(np.unique(groups))) if groups is not None else None)
     return StatsSummary(settings=settings, models=list(models.values()), comparisons=comparisons, ranking=ranking,
                         slices=run_slices(predictions, examples, alpha=alpha),
                         disagreements=run_disagreements(predictions, examples.ids if examples else None,

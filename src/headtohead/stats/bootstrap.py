@@ -19,18 +19,26 @@ the counts of a resample are drawn in one of two equivalent ways:
 Both give the same bootstrap distribution as resampling rows. Intervals are percentile or
 BCa (Efron & Tibshirani 1993, §14.3; the same estimator as :func:`scipy.stats.bootstrap`,
 with the acceleration from the jackknife, computed per cell in closed form).
+
+**An interval shown always contains its estimate**: the rule that turns a distribution into
+an interval, or into none, is :mod:`headtohead.stats.bootstrap_intervals`.
+
+**Grouped examples** (``groups=``): the *cluster bootstrap* draws whole groups with
+replacement (Davison & Hinkley 1997, §3.8), so examples that belong together (one user's,
+one document's) stay together; a cell is then a group, its features summed over its examples,
+and a hidden feature counts each resample's examples (metrics divide by it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
 from scipy import sparse
-from scipy.special import ndtr, ndtri
 
+from headtohead.stats.bootstrap_intervals import Interval, acceleration, interval_from_distribution
 from headtohead.stats.bootstrap_metrics import MetricSpec, Stat, example_stats, metric_spec
 from headtohead.stats.example_blocks import resampled_sums
 
@@ -41,47 +49,15 @@ Sampler = Literal["auto", "multinomial", "index"]
 
 # Elements per work block (counts, sums): ~32 MB of float64 — bounded memory for any n.
 _BLOCK = 2**22
-# Values closer than this (relative) count as ties with the estimate, so that float noise in
-# continuous sums cannot move BCa's bias correction; integer-valued sums are exact anyway.
-_TIE = 1e-12
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A bootstrap confidence interval.
-
-    Attributes
-    ----------
-    metric : str
-    estimate : float
-        The metric (or difference) on the original data.
-    low, high : float
-        Interval bounds.
-    method : {"bca", "percentile"}
-        The method actually used (BCa falls back to percentile when undefined; see ``note``).
-    confidence : float
-        E.g. 0.95.
-    std_error : float
-        Standard deviation of the bootstrap distribution.
-    note : str or None
-        Why the method differs from the one asked for, or that the distribution was degenerate.
-    """
-
-    metric: str
-    estimate: float
-    low: float
-    high: float
-    method: str
-    confidence: float
-    std_error: float
-    note: str | None = None
 
 
 class _Design:
     """Cells of identical examples, their feature rows, and where each (model, statistic) sits."""
 
-    def __init__(self, per_model: Sequence[dict[str, Stat]], n: int, *, compress: bool) -> None:
+    def __init__(self, per_model: Sequence[dict[str, Stat]], n: int, *, compress: bool,
+                 groups: np.ndarray | None = None) -> None:
         self.n = n
+        self.size_column: int | None = None  # with groups: the feature that counts a resample's examples
         self.blocks: list[dict[str, slice]] = []
         keys, offset = [], 0
         for stats in per_model:
@@ -94,6 +70,9 @@ class _Design:
                     keys.append(np.ones(n) if stat.weights is None else stat.weights.astype(np.float64))
             self.blocks.append(blocks)
         self.width = offset
+        if groups is not None:
+            self._clustered(per_model, groups)
+            return
         if compress:
             key = np.column_stack(keys) if keys else np.zeros((n, 0))
             rows = _row_numbers(key)
@@ -115,6 +94,35 @@ class _Design:
         features_t = features_t.tocsr() if compress else features_t
         # dense BLAS while it fits; very many classes keep the sparse form
         self.features_t = features_t.toarray() if self.m * self.width <= _BLOCK * 4 else features_t
+        self.draws = n  # examples drawn per resample
+
+    def _clustered(self, per_model: Sequence[dict[str, Stat]], groups: np.ndarray) -> None:
+        """Cells are groups: each group's features summed over its examples, plus its number of examples."""
+        _, codes = np.unique(np.asarray(groups), return_inverse=True)
+        codes = codes.reshape(-1)
+        k = int(codes.max()) + 1
+        rows, cols, vals = [], [], []
+        for stats, blocks in zip(per_model, self.blocks):
+            for name, stat in stats.items():
+                rows.append(blocks[name].start + stat.codes)
+                cols.append(codes)
+                vals.append(np.ones(self.n) if stat.weights is None else stat.weights.astype(np.float64))
+        rows.append(np.full(self.n, self.width))
+        cols.append(codes)
+        vals.append(np.ones(self.n))
+        self.size_column = self.width
+        self.width += 1
+        self.features_t = sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                                            shape=(self.width, k))
+        if k * self.width <= _BLOCK * 4:
+            self.features_t = self.features_t.toarray()
+        self.cell_of_example = None
+        self.cell_counts = np.ones(k, dtype=np.int64)
+        self.m = self.draws = k
+
+    def examples(self, sums: np.ndarray, n: float) -> np.ndarray | float:
+        """Examples behind each row of ``sums``: ``n`` itself, or per resample with groups."""
+        return n if self.size_column is None else sums[:, self.size_column]
 
     def sums(self, counts: np.ndarray) -> np.ndarray:
         """``(R, m)`` counts per cell → ``(R, width)`` summed features."""
@@ -140,6 +148,7 @@ def _row_numbers(key: np.ndarray) -> np.ndarray:
 def _evaluate(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n: float) -> np.ndarray:
     """Metric values ``(M, R)``: model 0 minus model 1 when there are two models."""
     out = np.empty((len(specs), sums.shape[0]))
+    n = design.examples(sums, n)
     for i, spec in enumerate(specs):
         values = [spec.compute({s: sums[:, blocks[s]] for s in spec.needs}, n) for blocks in design.blocks]
         out[i] = values[0] - values[1] if len(values) == 2 else values[0]
@@ -149,10 +158,10 @@ def _evaluate(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n:
 def _resample_counts(design: _Design, rng: np.random.Generator, size: int, sampler: str) -> np.ndarray:
     """Cell counts of ``size`` bootstrap resamples, shape ``(size, m)``."""
     if sampler == "multinomial":
-        return rng.multinomial(design.n, design.cell_counts / design.n, size=size)
+        return rng.multinomial(design.draws, design.cell_counts / design.draws, size=size)
     # int32 while offsets fit: half the memory traffic of int64 on the hot path
-    dtype = np.int32 if size * max(design.m, design.n) < 2**31 else np.int64
-    cells = rng.integers(0, design.n, size=(size, design.n), dtype=dtype)
+    dtype = np.int32 if size * max(design.m, design.draws) < 2**31 else np.int64
+    cells = rng.integers(0, design.draws, size=(size, design.draws), dtype=dtype)
     if design.cell_of_example is not None:
         cells = design.cell_of_example.astype(dtype, copy=False)[cells]
     cells += (np.arange(size, dtype=dtype) * design.m)[:, None]
@@ -163,7 +172,7 @@ def _choose_sampler(design: _Design, sampler: str) -> str:
     if sampler == "auto":
         # a multinomial draw costs ~8x an index draw per category (measured), so it wins
         # when there are at least 8x fewer cells than examples
-        return "multinomial" if design.m * 8 <= design.n else "index"
+        return "multinomial" if design.m * 8 <= design.draws else "index"
     if sampler not in ("multinomial", "index"):
         raise ValueError(f"sampler must be 'auto', 'multinomial' or 'index', not {sampler!r}")
     return sampler
@@ -175,7 +184,7 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
     sampler = _choose_sampler(design, sampler)
     if sampler == "index" and design.cell_of_example is None:
         return _evaluate(design, specs, resampled_sums(design.features_t, n_resamples, rng), design.n)
-    per_resample = design.n if sampler == "index" else design.m
+    per_resample = design.draws if sampler == "index" else design.m
     chunk = max(1, _BLOCK // max(per_resample, design.width, 1))
     theta = np.empty((len(specs), n_resamples))
     for start in range(0, n_resamples, chunk):
@@ -193,70 +202,13 @@ def _jackknife(design: _Design, specs: Sequence[MetricSpec]) -> np.ndarray:
     for start in range(0, design.m, chunk):
         stop = min(start + chunk, design.m)
         out[:, start:stop] = _evaluate(design, specs, full[None, :] - design.feature_rows(start, stop),
-                                       design.n - 1)
+                                       design.n - 1)  # with groups the size feature gives each group's own
     return out
-
-
-def _acceleration(jack: np.ndarray, weights: np.ndarray) -> float:
-    """BCa acceleration from jackknife values weighted by cell size (Efron & Tibshirani eq. 14.15)."""
-    d = np.average(jack, weights=weights) - jack
-    den = (weights * d**2).sum()
-    return 0.0 if den <= 0 else float((weights * d**3).sum() / (6.0 * den**1.5))
-
-
-def interval_from_distribution(metric: str, estimate: float, theta_b: np.ndarray, *, confidence: float,
-                               method: str, acceleration: float | None = None) -> Interval:
-    """Turn a bootstrap distribution into a percentile or BCa interval.
-
-    Parameters
-    ----------
-    metric : str
-    estimate : float
-        The statistic on the original data.
-    theta_b : ndarray of shape (B,)
-        The statistic on each resample.
-    confidence : float
-        Coverage, e.g. 0.95.
-    method : {"bca", "percentile"}
-    acceleration : float, optional
-        BCa's acceleration (required for ``"bca"``).
-
-    Returns
-    -------
-    Interval
-        Quantiles use linear interpolation, as :func:`scipy.stats.bootstrap` does. A
-        degenerate distribution (all values equal) gives the point interval; BCa with an
-        infinite bias correction (the estimate outside every resample) falls back to the
-        percentile interval and says so in ``note``.
-    """
-    if not np.all(np.isfinite(theta_b)) or not np.isfinite(estimate):
-        raise FloatingPointError(f"bootstrap of '{metric}' produced non-finite values; check the predictions")
-    std = float(theta_b.std(ddof=1)) if len(theta_b) > 1 else 0.0
-    tail = (1.0 - confidence) / 2.0
-    if np.ptp(theta_b) <= _TIE * max(1.0, abs(estimate)):
-        return Interval(metric, estimate, float(theta_b[0]), float(theta_b[0]), method, confidence, std,
-                        "every resample gives the same value")
-    levels, used, note = np.array([tail, 1.0 - tail]), method, None
-    if method == "bca":
-        tol = _TIE * max(1.0, abs(estimate))
-        below = np.count_nonzero(theta_b < estimate - tol)
-        at_or_below = np.count_nonzero(theta_b <= estimate + tol)
-        z0 = ndtri((below + at_or_below) / (2.0 * len(theta_b)))  # scipy's 'mean' percentile of the estimate
-        if not np.isfinite(z0):
-            used, note = "percentile", "BCa undefined (estimate outside all resamples); percentile interval used"
-        else:
-            a = 0.0 if acceleration is None else acceleration
-            z = ndtri(levels)
-            levels = ndtr(z0 + (z0 + z) / (1.0 - a * (z0 + z)))
-    elif method != "percentile":
-        raise ValueError(f"method must be 'bca' or 'percentile', not {method!r}")
-    low, high = np.quantile(theta_b, levels)
-    return Interval(metric, estimate, float(low), float(high), used, confidence, std, note)
 
 
 def _run(models: Sequence[tuple[np.ndarray, np.ndarray | None]], y_true: np.ndarray, specs: Sequence[MetricSpec],
          *, n_classes: int, n_bins: int, n_resamples: int, confidence: float, method: str,
-         seed: int | np.random.Generator, sampler: str) -> dict[str, Interval]:
+         seed: int | np.random.Generator, sampler: str, groups: np.ndarray | None = None) -> dict[str, Interval]:
     """Intervals for ``specs`` on one model, or on the difference of two ((pred, proba) pairs)."""
     n = len(y_true)
     if n < 1:
@@ -278,14 +230,17 @@ def _run(models: Sequence[tuple[np.ndarray, np.ndarray | None]], y_true: np.ndar
         needs = sorted({s for spec in group for s in spec.needs})
         per_model = [example_stats(needs, y_true, pred, proba, n_classes=n_classes, n_bins=n_bins)
                      for pred, proba in models]
-        design = _Design(per_model, n, compress=not continuous)
+        design = _Design(per_model, n, compress=not continuous, groups=groups)
         estimates = _evaluate(design, group, design.sums(design.cell_counts[None, :]), n)[:, 0]
-        theta_b = _distribution(design, group, n_resamples, rng, sampler)
-        jack = _jackknife(design, group) if method == "bca" and n > 1 else None
+        theta_b = _distribution(design, group, n_resamples, rng, "auto" if groups is not None else sampler)
+        jack = _jackknife(design, group) if method == "bca" and design.m > 1 else None
         for i, spec in enumerate(group):
-            accel = None if jack is None else _acceleration(jack[i], design.cell_counts)
-            out[spec.name] = interval_from_distribution(spec.name, float(estimates[i]), theta_b[i],
-                                                        confidence=confidence, method=method, acceleration=accel)
+            accel = None if jack is None else acceleration(jack[i], design.cell_counts)
+            interval = interval_from_distribution(spec.name, float(estimates[i]), theta_b[i],
+                                                  confidence=confidence, method=method, acceleration=accel)
+            if groups is not None and interval.method != "none":
+                interval = replace(interval, method=f"cluster-{interval.method}")
+            out[spec.name] = interval
     return {spec.name: out[spec.name] for spec in specs}
 
 
@@ -302,7 +257,7 @@ def bootstrap_metrics(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | 
                       metrics: Sequence[str | MetricSpec], label_names: Sequence[str] | None = None,
                       n_resamples: int = 2000, confidence: float = 0.95, method: CIMethod = "bca",
                       n_bins: int = 15, seed: int | np.random.Generator = 0,
-                      sampler: Sampler = "auto") -> dict[str, Interval]:
+                      sampler: Sampler = "auto", groups: np.ndarray | None = None) -> dict[str, Interval]:
     """Bootstrap confidence intervals for one model's metrics (all from the same resamples).
 
     Parameters
@@ -323,6 +278,8 @@ def bootstrap_metrics(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | 
     seed : int or numpy Generator
     sampler : {"auto", "multinomial", "index"}
         How resample counts are drawn (same distribution either way; ``auto`` picks the faster).
+    groups : ndarray of shape (n,), optional
+        Group of each example (any labels): resample whole groups (the cluster bootstrap).
 
     Returns
     -------
@@ -338,7 +295,7 @@ def bootstrap_metrics(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | 
     y_true, pred = np.asarray(y_true, np.int64), np.asarray(pred, np.int64)
     specs, k, _ = _prepare(metrics, label_names, y_true, pred)
     return _run([(pred, proba)], y_true, specs, n_classes=k, n_bins=n_bins, n_resamples=n_resamples,
-                confidence=confidence, method=method, seed=seed, sampler=sampler)
+                confidence=confidence, method=method, seed=seed, sampler=sampler, groups=groups)
 
 
 def paired_bootstrap(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray,
@@ -346,8 +303,8 @@ def paired_bootstrap(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray,
                      metrics: Sequence[str | MetricSpec], label_names: Sequence[str] | None = None,
                      n_resamples: int = 2000, confidence: float = 0.95, method: CIMethod = "bca",
                      n_bins: int = 15, seed: int | np.random.Generator = 0,
-                     sampler: Sampler = "auto") -> dict[str, Interval]:
-    """Paired bootstrap intervals on ``metric(a) − metric(b)``, resampling examples jointly.
+                     sampler: Sampler = "auto", groups: np.ndarray | None = None) -> dict[str, Interval]:
+    """Paired bootstrap intervals on ``metric(a) − metric(b)``, resampling examples (or groups) jointly.
 
     Parameters are those of :func:`bootstrap_metrics`, for two models evaluated on the same
     examples in the same order.
@@ -373,4 +330,5 @@ def paired_bootstrap(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray,
         raise ValueError(f"paired bootstrap needs equal lengths, got {len(y_true)}, {len(pred_a)}, {len(pred_b)}")
     specs, k, _ = _prepare(metrics, label_names, y_true, pred_a, pred_b)
     return _run([(pred_a, proba_a), (pred_b, proba_b)], y_true, specs, n_classes=k, n_bins=n_bins,
-                n_resamples=n_resamples, confidence=confidence, method=method, seed=seed, sampler=sampler)
+                n_resamples=n_resamples, confidence=confidence, method=method, seed=seed, sampler=sampler,
+                groups=groups)

@@ -13,8 +13,10 @@ weighted (a :class:`Stat`):
 A bootstrap resample is a vector of counts (how often each example was drawn); the sums
 of a resample are ``counts @ features``, so thousands of resamples become one matrix
 product, and every metric below is evaluated on a whole ``(resamples × size)`` block at
-once. Definitions follow scikit-learn with ``labels=range(K)`` and ``zero_division=0``
-(as :mod:`headtohead.stats.quality` does); the tests pin each one to scikit-learn.
+once. Definitions follow scikit-learn with ``zero_division=0`` and, for macro averages, ``labels=``
+the classes present among the (resampled) examples (as :mod:`headtohead.stats.quality` does);
+the tests pin each one to scikit-learn. ``n`` may be one number or one per resample (the
+cluster bootstrap's resamples differ in size).
 
 A new metric is one decorated function of the sums (``(R, size)`` arrays) and ``n``::
 
@@ -142,9 +144,15 @@ def _balanced_accuracy(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
     return _ratio(s["tp"], s["true"]).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
 
 
+def _present_mean(values: np.ndarray, s: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Mean over the classes present among the (resampled) examples: an absent class has no recall to average."""
+    present = s["true"] > 0
+    return (values * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
+
+
 @register_metric("f1_macro", needs=("tp", "true", "pred"))
 def _f1_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
-    return _f1(s).mean(axis=1)
+    return _present_mean(_f1(s), s)
 
 
 @register_metric("f1_weighted", needs=("tp", "true", "pred"))
@@ -152,14 +160,14 @@ def _f1_weighted(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
     return (_f1(s) * s["true"]).sum(axis=1) / n
 
 
-@register_metric("precision_macro", needs=("tp", "pred"))
+@register_metric("precision_macro", needs=("tp", "pred", "true"))
 def _precision_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
-    return _ratio(s["tp"], s["pred"]).mean(axis=1)
+    return _present_mean(_ratio(s["tp"], s["pred"]), s)
 
 
 @register_metric("recall_macro", needs=("tp", "true"))
 def _recall_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
-    return _ratio(s["tp"], s["true"]).mean(axis=1)
+    return _present_mean(_ratio(s["tp"], s["true"]), s)
 
 
 @register_metric("ece", needs=("bin_confidence", "bin_correct"), higher_is_better=False)
@@ -259,16 +267,19 @@ def as_probabilities(proba: np.ndarray) -> np.ndarray:
     return np.divide(p, total, out=np.zeros_like(p), where=total > 0)
 
 
-def per_example_brier(y_true: np.ndarray, proba: np.ndarray) -> np.ndarray:
-    """Each example's Brier score, ``Σ_k (p_k − 1[y = k])²``, halved for two classes.
+def per_example_brier(y_true: np.ndarray, proba: np.ndarray, *, binary: bool | None = None) -> np.ndarray:
+    """Each example's Brier score, ``Σ_k (p_k − 1[y = k])²``, halved when the data has two classes.
 
-    The halving follows :func:`sklearn.metrics.brier_score_loss` (``scale_by_half="auto"``),
-    so binary scores lie in [0, 1] as usual and multi-class ones in [0, 2].
+    The halving follows :func:`sklearn.metrics.brier_score_loss` for binary data (its
+    ``scale_by_half="auto"``), so binary scores lie in [0, 1] as usual and multi-class ones in
+    [0, 2]. It is decided by the *data's* classes (``binary``; default: two probability
+    columns), not by a model's columns: a model that knows a third class the data lacks keeps
+    the binary scale (its extra column enters the sum, and is 0 where it gives that class nothing).
     """
     p = as_probabilities(proba)
     rows = np.arange(len(p))
     score = (p**2).sum(axis=1) - 2.0 * p[rows, y_true] + 1.0
-    return score * (0.5 if p.shape[1] == 2 else 1.0)
+    return score * (0.5 if (p.shape[1] == 2 if binary is None else binary) else 1.0)
 
 
 def per_example_nll(y_true: np.ndarray, proba: np.ndarray) -> np.ndarray:
@@ -310,10 +321,11 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
         if name == "true":
             out[name] = Stat(y_true, n_classes)
         elif name == "pred":
-            # A predicted class outside the dataset's (a model that knows more classes) is nobody's
-            # predicted count: precision and F1 run over the dataset's classes, as scikit-learn's
-            # ``labels=`` does; the example still counts against its true class's recall.
-            inside = pred < n_classes
+            # A predicted class outside the dataset's (a model that knows more classes), or no
+            # prediction at all (-1, a failure), is nobody's predicted count: precision and F1 run over
+            # the dataset's classes, as scikit-learn's ``labels=`` does; the example still counts
+            # against its true class's recall.
+            inside = (pred >= 0) & (pred < n_classes)
             out[name] = Stat(pred, n_classes) if inside.all() else \
                 Stat(np.where(inside, pred, 0), n_classes, inside.astype(np.float64))
         elif name == "tp":
@@ -325,7 +337,7 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
         elif name == "bin_correct":
             out[name] = Stat(bins, n_bins, correct)
         elif name == "brier":
-            out[name] = Stat(zeros, 1, per_example_brier(y_true, proba))
+            out[name] = Stat(zeros, 1, per_example_brier(y_true, proba, binary=n_classes == 2))
         elif name == "nll":
             out[name] = Stat(zeros, 1, per_example_nll(y_true, proba))
         else:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from headtohead.results.comparison import Calibration, Estimate, ReliabilityBin
-from headtohead.stats.bootstrap_metrics import as_probabilities, bin_index
+from headtohead.stats.bootstrap_metrics import as_probabilities, bin_index, per_example_brier
 
 __all__ = ["calibration", "reliability_bins", "top_label", "SquaredCalibrationError",
            "debiased_squared_calibration_error", "ece_l2_debiased"]
@@ -179,7 +179,7 @@ def ece_l2_debiased(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 1
 
 
 def calibration(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray, n_bins: int = 15,
-                level: float = 0.95) -> Calibration:
+                level: float = 0.95, *, n_classes: int | None = None) -> Calibration:
     """All calibration numbers of one model.
 
     Parameters
@@ -192,6 +192,8 @@ def calibration(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray, n_bins:
         for the debiased ℓ2 error.
     level : float
         Confidence level of the debiased ℓ2 error's interval.
+    n_classes : int, optional
+        The data's classes (the Brier score is halved for two; default: the columns of ``proba``).
 
     Returns
     -------
@@ -204,7 +206,7 @@ def calibration(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray, n_bins:
     >>> round(c.ece, 3), [b.count for b in c.bins]
     (0.25, [0, 0, 1, 2, 1])
     """
-    from sklearn.metrics import brier_score_loss, log_loss
+    from sklearn.metrics import log_loss
 
     y_true = np.asarray(y_true)
     proba = as_probabilities(proba)
@@ -217,5 +219,6 @@ def calibration(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray, n_bins:
     labels = np.arange(proba.shape[1])
     return Calibration(n_bins=n_bins, ece=float(ece), mce=float(max(gaps)),
                        ece_l2_debiased=ece_l2_debiased(confidence, correct, n_bins, level),
-                       brier=float(brier_score_loss(y_true, proba, labels=labels)),
+                       brier=float(np.mean(per_example_brier(y_true, proba, binary=(
+                           proba.shape[1] if n_classes is None else n_classes) == 2))),
                        nll=float(log_loss(y_true, proba, labels=labels)), bins=bins)

@@ -7,7 +7,8 @@ of the answer, the other put little weight on it. The gap is usually positive; i
 negative when the right model won with a low probability (several close classes) while the
 wrong model still gave the true class more. Each direction is sorted by the gap, largest
 first, ties by example position; without probabilities for both models there is no gap and
-the rows keep the data order.
+the rows keep the data order. A model that gave no prediction (a failure, ``-1``) is wrong
+there; its prediction reads ``(no prediction)`` and it put no probability on the true class.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from headtohead.results.disagreements import Disagreement, Disagreements
+from headtohead.results.records import NO_PREDICTION_LABEL
 
 __all__ = ["disagreements"]
 
@@ -69,7 +71,9 @@ def disagreements(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, pr
     rows = np.arange(len(y))
     p_true_a = qa[rows, y] if qa is not None else None
     p_true_b = qb[rows, y] if qb is not None else None
-    gap = p_true_a - p_true_b if p_true_a is not None and p_true_b is not None else None
+    # a failure (NaN row) put nothing on the true class
+    gap = np.nan_to_num(p_true_a) - np.nan_to_num(p_true_b) if p_true_a is not None and p_true_b is not None else None
+    names = list(label_names) + [NO_PREDICTION_LABEL]  # index -1: no prediction
 
     def direction(where: np.ndarray, sign: float) -> list[Disagreement]:
         index = np.flatnonzero(where)
@@ -78,9 +82,10 @@ def disagreements(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, pr
         counts.append(len(index))
         return [Disagreement(
             index=int(i), example_id=None if ids is None else str(ids[i]), true_label=str(label_names[y[i]]),
-            prediction_a=str(label_names[pa[i]]), prediction_b=str(label_names[pb[i]]),
+            prediction_a=str(names[pa[i]]), prediction_b=str(names[pb[i]]),
             p_true_a=_value(p_true_a, i), p_true_b=_value(p_true_b, i),
-            p_pred_a=None if qa is None else float(qa[i, pa[i]]), p_pred_b=None if qb is None else float(qb[i, pb[i]]),
+            p_pred_a=None if qa is None or pa[i] < 0 else float(qa[i, pa[i]]),
+            p_pred_b=None if qb is None or pb[i] < 0 else float(qb[i, pb[i]]),
             confidence_gap=None if gap is None else float(sign * gap[i])) for i in index[:limit]]
 
     counts: list[int] = []
@@ -100,4 +105,4 @@ def _checked(proba: np.ndarray | None, n: int, k: int, name: str) -> np.ndarray 
 
 
 def _value(values: np.ndarray | None, i: int) -> float | None:
-    return None if values is None else float(values[i])
+    return None if values is None or not np.isfinite(values[i]) else float(values[i])

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from headtohead.errors import ConfigError
-from headtohead.stats.mcnemar import EXACT_BELOW, mcnemar_pvalues
+from headtohead.stats.mcnemar import mcnemar_pvalues
 
 __all__ = ["critical_counts", "exact_power", "exact_power_curve", "smallest_sustained_n"]
 
@@ -43,14 +43,10 @@ def critical_counts(d: np.ndarray, alpha: float) -> np.ndarray:
     Examples
     --------
     >>> critical_counts(np.array([5, 6, 24, 25, 100]), 0.05).tolist()
-    [-1, 0, 6, 7, 39]
+    [0, 0, 7, 7, 40]
     """
-    # starting guesses: the binomial quantile (exact branch) and the solution of
-    # (d − 2k − 1)² / d = χ²₁ critical value (continuity-corrected branch) ...
-    guess = np.floor((d - 1 - np.sqrt(stats.chi2.isf(alpha, 1) * d)) / 2)
-    small = d < EXACT_BELOW
-    if np.any(small):
-        guess[small] = stats.binom.ppf(alpha / 2, d[small], 0.5)
+    # starting guess: the solution of (d − 2k)² / d = χ²₁ critical value (the score rule) ...
+    guess = np.floor((d - np.sqrt(stats.chi2.isf(alpha, 1) * d)) / 2)
     # ... settled by the rule itself, so float rounding at the boundary cannot disagree with it
     best = np.full(d.shape, -1, dtype=np.int64)
     for offset in (-2, -1, 0, 1, 2):

@@ -1,4 +1,4 @@
-"""Confidence intervals on one model's own numbers: Wilson for accuracy, bootstrap for the rest."""
+"""Confidence intervals on one model's own numbers: Wilson for accuracy and recall, bootstrap for the rest."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import numpy as np
 
 from headtohead.results.comparison import Estimate
 from headtohead.stats.bootstrap import CIMethod, Interval, bootstrap_metrics
+from headtohead.stats.paired import clustered_counts, proportion_interval
 
-__all__ = ["wilson_interval", "accuracy_estimate", "bootstrap_estimates", "estimate_from_interval"]
+__all__ = ["wilson_interval", "accuracy_estimate", "proportion_estimate", "bootstrap_estimates",
+           "estimate_from_interval"]
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -49,6 +51,27 @@ def accuracy_estimate(correct: np.ndarray, confidence: float = 0.95) -> Estimate
     return Estimate(value=k / n, low=low, high=high, method="wilson", confidence=confidence)
 
 
+def proportion_estimate(correct: np.ndarray, confidence: float = 0.95, groups: np.ndarray | None = None) -> Estimate:
+    """A share of correct answers (accuracy, a class's recall) with Wilson's interval, clustered with ``groups``.
+
+    With groups the interval is the union of Wilson's and the cluster-robust score interval
+    (:func:`headtohead.stats.paired.proportion_interval`): examples of one group are not
+    independent evidence.
+
+    Examples
+    --------
+    >>> e = proportion_estimate(np.array([True] * 90 + [False] * 10))
+    >>> e.value, round(e.low, 4), e.method
+    (0.9, 0.8256, 'wilson')
+    """
+    if groups is None:
+        return accuracy_estimate(correct, confidence)
+    correct = np.asarray(correct, dtype=bool)
+    low, high = proportion_interval(int(correct.sum()), len(correct), confidence,
+                                    clustered_counts(correct.astype(np.float64), groups))
+    return Estimate(value=float(correct.mean()), low=low, high=high, method="wilson+clusters", confidence=confidence)
+
+
 def estimate_from_interval(interval: Interval) -> Estimate:
     """The record form of a bootstrap :class:`~headtohead.stats.bootstrap.Interval`."""
     return Estimate(value=interval.estimate, low=interval.low, high=interval.high, method=interval.method,
@@ -57,7 +80,8 @@ def estimate_from_interval(interval: Interval) -> Estimate:
 
 def bootstrap_estimates(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, metrics: Sequence[str], *,
                         label_names: Sequence[str], n_resamples: int, confidence: float, method: CIMethod,
-                        n_bins: int, seed: int | np.random.Generator) -> dict[str, Estimate]:
+                        n_bins: int, seed: int | np.random.Generator,
+                        groups: np.ndarray | None = None) -> dict[str, Estimate]:
     """Bootstrap estimates (value and interval) of several metrics of one model.
 
     Parameters are those of :func:`headtohead.stats.bootstrap.bootstrap_metrics`.
@@ -68,5 +92,5 @@ def bootstrap_estimates(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray 
     """
     intervals = bootstrap_metrics(y_true, pred, proba, metrics=metrics, label_names=label_names,
                                   n_resamples=n_resamples, confidence=confidence, method=method, n_bins=n_bins,
-                                  seed=seed)
+                                  seed=seed, groups=groups)
     return {name: estimate_from_interval(interval) for name, interval in intervals.items()}

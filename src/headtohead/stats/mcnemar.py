@@ -1,17 +1,24 @@
 """McNemar's test on paired correctness: did two models, scored on the same examples, differ?
 
 Only the *discordant* examples carry evidence: ``b`` = A right and B wrong, ``c`` = A wrong
-and B right. Under "no difference" each discordant example is a fair coin, so
-``b ~ Binomial(b + c, 1/2)``.
+and B right. Under "no difference" each discordant example is a fair coin.
 
-Rule used here (``method="auto"``): the **exact binomial test when b + c < 25**, otherwise
-the **χ² test with continuity correction**, ``(|b − c| − 1)² / (b + c)`` on 1 degree of
-freedom. Below 25 discordant pairs the χ² approximation is poor (the threshold in
-Rosner's *Fundamentals of Biostatistics* and the usual rule of thumb); above it the two
-agree closely and χ² is the familiar figure. Both are conservative: over simulated A/A
-comparisons they reject ~4 % of the time at α = 0.05 (the tests pin this). The mid-p
-variant (Fagerland, Lydersen & Laake 2013), exact p minus half the probability of the
-observed table, is closer to nominal and always reported alongside.
+headtohead's rule (``method="score"``, the default): **McNemar's statistic without continuity
+correction**, ``(b − c)² / (b + c)`` on χ²₁, p = 1 when ``b + c = 0``. It is the score test of
+"no difference" (Tango's statistic at 0, :mod:`headtohead.stats.paired`), so the accuracy
+interval headtohead shows excludes 0 exactly when this test rejects — the test and the
+interval can never contradict each other. Fagerland, Lydersen & Laake (2013, "The McNemar
+test for binary matched-pairs data: mid-p and asymptotic are better than exact conditional",
+*BMC Med Res Methodol* 13:91) show it keeps close to the nominal level even with few pairs,
+where the exact conditional test and the continuity-corrected χ² are very conservative;
+``benchmarks/audit_statistics.py`` measures its false "better" rate over a grid
+(``docs/statistics.md``).
+
+Kept for reference and for reading older results: ``"exact"`` (two-sided binomial,
+conditional on ``b + c``), ``"chi2"`` (with continuity correction, ``(|b − c| − 1)²/(b + c)``),
+``"midp"`` (Fagerland et al.: exact p minus half the probability of the observed table; always
+reported alongside) and ``"auto"`` (exact below 25 discordant pairs, χ² with continuity
+correction above: the rule of results before version 4).
 
 Edge cases: ``b + c = 0`` (the models agree on every example) gives statistic 0 and p = 1.
 ``b == c`` gives p = 1 in every variant — the corrected statistic is ``max(0, |b − c| − 1)²``,
@@ -28,12 +35,14 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-__all__ = ["McNemarResult", "mcnemar_test", "mcnemar_pvalues", "contingency", "EXACT_BELOW"]
+__all__ = ["McNemarResult", "mcnemar_test", "mcnemar_pvalues", "contingency", "EXACT_BELOW", "RULE"]
 
-#: Discordant pairs below which the exact binomial test is used (``method="auto"``).
+#: Discordant pairs below which the exact binomial test is used (``method="auto"``, the rule before version 4).
 EXACT_BELOW = 25
+#: The rule headtohead runs, in words (stored with the statistics).
+RULE = "McNemar's score test: (b − c)²/(b + c) on χ²₁ without continuity correction (Tango's score statistic at 0)"
 
-Method = Literal["auto", "exact", "chi2", "midp"]
+Method = Literal["score", "auto", "exact", "chi2", "midp"]
 
 
 @dataclass(frozen=True)
@@ -45,9 +54,10 @@ class McNemarResult:
     table : tuple of int
         ``(both_correct, only_a_correct, only_b_correct, both_wrong)``.
     test : str
-        ``"mcnemar-exact"``, ``"mcnemar-chi2"`` or ``"mcnemar-midp"``.
+        ``"mcnemar-score"``, ``"mcnemar-exact"``, ``"mcnemar-chi2"`` or ``"mcnemar-midp"``.
     statistic : float
-        ``min(b, c)`` for the exact/mid-p tests, the corrected χ² otherwise.
+        ``(b − c)²/(b + c)`` for the score test, ``min(b, c)`` for the exact/mid-p tests,
+        the corrected χ² for ``chi2``.
     p_value : float
         Two-sided p-value of ``test``.
     p_value_midp : float
@@ -93,22 +103,23 @@ def _midp(b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.where(b == c, 1.0, midp)  # exactly 1 by symmetry; the sum above rounds to 1 − ε
 
 
-def _chi2(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _chi2(b: np.ndarray, c: np.ndarray, correction: int = 1) -> tuple[np.ndarray, np.ndarray]:
     n = b + c
     statistic = np.zeros(np.shape(n))
-    np.divide(np.maximum(np.abs(b - c) - 1, 0).astype(np.float64) ** 2, n, out=statistic, where=n > 0)
+    np.divide(np.maximum(np.abs(b - c) - correction, 0).astype(np.float64) ** 2, n, out=statistic, where=n > 0)
     return statistic, np.array(stats.chi2.sf(statistic, df=1), dtype=np.float64)
 
 
-def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "score") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised McNemar over many tables (what :func:`mcnemar_test` and the simulations use).
 
     Parameters
     ----------
     b, c : array_like of int
         Discordant counts: A right & B wrong, A wrong & B right.
-    method : {"auto", "exact", "chi2", "midp"}
-        ``auto``: exact when ``b + c <`` :data:`EXACT_BELOW`, χ² with continuity correction otherwise.
+    method : {"score", "auto", "exact", "chi2", "midp"}
+        ``score`` (headtohead's rule): ``(b − c)²/(b + c)`` on χ²₁. ``auto``: exact when
+        ``b + c <`` :data:`EXACT_BELOW`, χ² with continuity correction otherwise.
 
     Returns
     -------
@@ -120,7 +131,9 @@ def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "auto") -> tu
     --------
     >>> stat, p, exact = mcnemar_pvalues(np.array([10, 0]), np.array([2, 0]))
     >>> np.round(p, 4).tolist(), exact.tolist()
-    ([0.0386, 1.0], [True, True])
+    ([0.0209, 1.0], [False, False])
+    >>> np.round(mcnemar_pvalues(np.array([10]), np.array([2]), "exact")[1], 4).tolist()
+    [0.0386]
     """
     b = np.asarray(b, dtype=np.int64)
     c = np.asarray(c, dtype=np.int64)
@@ -128,6 +141,9 @@ def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "auto") -> tu
         raise ValueError("discordant counts must be non-negative")
     if method == "midp":
         return np.minimum(b, c).astype(np.float64), _midp(b, c), np.ones(b.shape, dtype=bool)
+    if method == "score":
+        statistic, p = _chi2(b, c, correction=0)
+        return statistic, p, np.zeros(b.shape, dtype=bool)
     if method == "exact":
         use_exact = np.ones(b.shape, dtype=bool)
     elif method == "chi2":
@@ -135,22 +151,22 @@ def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "auto") -> tu
     elif method == "auto":
         use_exact = (b + c) < EXACT_BELOW
     else:
-        raise ValueError(f"method must be 'auto', 'exact', 'chi2' or 'midp', not {method!r}")
+        raise ValueError(f"method must be 'score', 'auto', 'exact', 'chi2' or 'midp', not {method!r}")
     statistic, p = _chi2(b, c)
     if np.any(use_exact):  # the binomial tail only where it is used (power sums call this on huge counts)
         statistic[use_exact], p[use_exact] = _exact(b[use_exact], c[use_exact])
     return statistic, p, use_exact
 
 
-def mcnemar_test(correct_a: np.ndarray, correct_b: np.ndarray, method: Method = "auto") -> McNemarResult:
+def mcnemar_test(correct_a: np.ndarray, correct_b: np.ndarray, method: Method = "score") -> McNemarResult:
     """McNemar's test of "A and B are equally accurate" on the same examples.
 
     Parameters
     ----------
     correct_a, correct_b : ndarray of bool, shape (n,)
         Whether each model got each example right, in the same example order.
-    method : {"auto", "exact", "chi2", "midp"}
-        See the module docstring for the ``auto`` rule.
+    method : {"score", "auto", "exact", "chi2", "midp"}
+        See the module docstring.
 
     Returns
     -------
@@ -162,10 +178,11 @@ def mcnemar_test(correct_a: np.ndarray, correct_b: np.ndarray, method: Method = 
     >>> b = np.array([True] * 80 + [False] * 20)
     >>> r = mcnemar_test(a, b)
     >>> r.table, r.test, round(r.p_value, 4)
-    ((80, 10, 0, 10), 'mcnemar-exact', 0.002)
+    ((80, 10, 0, 10), 'mcnemar-score', 0.0016)
     """
     table = contingency(correct_a, correct_b)
     statistic, p, exact = mcnemar_pvalues(np.array(table[1]), np.array(table[2]), method)
-    name = "mcnemar-midp" if method == "midp" else ("mcnemar-exact" if bool(exact) else "mcnemar-chi2")
+    name = {"midp": "mcnemar-midp", "score": "mcnemar-score"}.get(
+        method, "mcnemar-exact" if bool(exact) else "mcnemar-chi2")
     midp = float(_midp(np.array(table[1]), np.array(table[2])))
     return McNemarResult(table, name, float(statistic), float(p), midp)

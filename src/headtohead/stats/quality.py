@@ -4,11 +4,17 @@ The classes that count are the dataset's (the true labels). A model may know mor
 predict one the data does not hold: that prediction is an error (accuracy and recall count
 it), while precision, F1 and their averages run over the dataset's classes only
 (``labels=`` the dataset's classes, as scikit-learn's averages do when asked), so a class that
-never occurs does not pull a macro average down. The confusion matrix covers the union:
-the dataset's classes, then the outside classes the model predicted.
+never occurs does not pull a macro average down. Macro averages run over the classes present
+among the evaluated examples: a class with no example there has no recall to average (a
+perfect model scores 1, not 2/3, on rows holding two of three classes). The confusion matrix
+covers the union: the dataset's classes, then the outside classes the model predicted.
 
-Examples without a prediction (NaN or infinite scores, :data:`~headtohead.results.predictions.NO_PREDICTION`)
-are left out and counted.
+An example without a prediction (:data:`~headtohead.results.predictions.NO_PREDICTION`: NaN
+or infinite scores, an endpoint's missing or unparseable answer, a timeout) is a **wrong
+answer**: it counts against its class's recall and is nobody's prediction for precision
+(intention to treat, so a model that fails on the hard examples cannot look better than one
+that answered them). The same metrics over the answered examples only are kept apart
+(``QualityMetrics.answered``), labelled as such wherever they are shown.
 """
 
 from __future__ import annotations
@@ -20,9 +26,26 @@ import numpy as np
 from sklearn import metrics as skm
 
 from headtohead.results.predictions import NO_PREDICTION
-from headtohead.results.records import NONFINITE_NAMED, ClassQuality, QualityMetrics
+from headtohead.results.records import (
+    FAILED_NAMED,
+    NO_PREDICTION_LABEL,
+    AnsweredQuality,
+    ClassQuality,
+    QualityMetrics,
+)
 
-__all__ = ["compute_quality"]
+__all__ = ["compute_quality", "present_labels"]
+
+
+def present_labels(y_true: np.ndarray, n_classes: int) -> np.ndarray:
+    """The dataset's classes that occur among ``y_true`` (what macro averages run over).
+
+    Examples
+    --------
+    >>> present_labels(np.array([0, 2, 2]), 3).tolist()
+    [0, 2]
+    """
+    return np.flatnonzero(np.bincount(np.asarray(y_true, dtype=np.int64), minlength=n_classes)[:n_classes])
 
 
 def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | None, label_names: Sequence[str],
@@ -36,9 +59,9 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | 
         True and predicted class indices; ``y_true`` into ``label_names``, ``y_pred`` into
         ``label_names`` followed by ``outside_labels`` (or :data:`NO_PREDICTION`).
     proba : ndarray of shape (n, n_classes), or None
-        Class probabilities (rows sum to 1), columns in ``label_names`` + ``outside_labels``
-        order; ``None`` for predictions stored without them (the confidence is then ``None``:
-        not available).
+        Class probabilities (rows sum to 1; NaN rows where there is no prediction), columns in
+        ``label_names`` + ``outside_labels`` order; ``None`` for predictions stored without
+        them (the confidence is then ``None``: not available).
     label_names : sequence of str
         The dataset's classes.
     outside_labels : sequence of str
@@ -49,8 +72,9 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | 
     Returns
     -------
     QualityMetrics
-        Classes absent from both ``y_true`` and ``y_pred`` score 0 (``zero_division=0``),
-        as scikit-learn does, and still appear in the per-class list.
+        Over every example, failures counted as wrong; per-class figures of a class with no
+        example are 0 (``zero_division=0``), as scikit-learn gives, and the macro averages
+        leave such classes out.
 
     Examples
     --------
@@ -63,47 +87,71 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | 
     ...                     np.array([[.9, .1, 0], [.1, .2, .7]]), ["neg", "pos"], ["other"])
     >>> q.accuracy, q.f1_macro, q.predicted_outside, q.confusion_labels, q.confusion_matrix
     (0.5, 0.5, 1, ['neg', 'pos', 'other'], [[1, 0, 0], [0, 0, 1], [0, 0, 0]])
+    >>> q = compute_quality(np.array([0, 1, 1, 0]), np.array([0, 1, -1, 0]), None, ["neg", "pos"])
+    >>> q.accuracy, q.n_failed, q.answered.accuracy
+    (0.75, 1, 1.0)
     """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     valid = y_pred != NO_PREDICTION
     rows = np.arange(len(y_true)) if example_index is None else np.asarray(example_index)
-    missing = rows[~valid]
-    y_true, y_pred = y_true[valid], y_pred[valid]
-    proba = None if proba is None else np.asarray(proba)[valid]
+    failed = rows[~valid]
     k = len(label_names)
-    labels = np.arange(k)
-    prf = {}
-    for average in ("macro", "weighted"):
-        p, r, f, _ = skm.precision_recall_fscore_support(y_true, y_pred, labels=labels, average=average,
-                                                         zero_division=0)
-        prf[average] = (float(p), float(r), float(f))
-    p_c, r_c, f_c, s_c = skm.precision_recall_fscore_support(y_true, y_pred, labels=labels, average=None,
+    # a failure is nobody's prediction: a label outside every class scikit-learn is asked about
+    scored_pred = np.where(valid, y_pred, -1)
+    prf = _averages(y_true, scored_pred, k)
+    p_c, r_c, f_c, s_c = skm.precision_recall_fscore_support(y_true, scored_pred, labels=np.arange(k), average=None,
                                                              zero_division=0)
-    predicted_outside = np.unique(y_pred[y_pred >= k])
-    union = np.concatenate([labels, predicted_outside])
-    confusion = skm.confusion_matrix(y_true, y_pred, labels=union)
+    predicted_outside = np.unique(y_pred[valid & (y_pred >= k)])
+    union = np.concatenate([np.arange(k), predicted_outside])
+    confusion = skm.confusion_matrix(y_true, scored_pred, labels=np.concatenate([union, [-1]]))
+    if not len(failed):
+        confusion = confusion[:-1, :-1]
+    else:
+        confusion = confusion[:-1]  # no example is of the class "(no prediction)"
     per_class = [
         ClassQuality(label=str(name), precision=float(p_c[i]), recall=float(r_c[i]), f1=float(f_c[i]),
                      accuracy=float(confusion[i, i] / s_c[i]) if s_c[i] else 0.0, support=int(s_c[i]))
         for i, name in enumerate(label_names)
     ]
     all_labels = [str(n) for n in label_names] + [str(n) for n in outside_labels]
-    mean, std = _confidence(proba)
+    names = [all_labels[i] for i in union] + ([NO_PREDICTION_LABEL] if len(failed) else [])
+    mean, std = _confidence(None if proba is None else np.asarray(proba)[valid])
+    answered = None
+    if len(failed) and valid.any():
+        own = _averages(y_true[valid], y_pred[valid], k)
+        answered = AnsweredQuality(n_examples=int(valid.sum()), accuracy=float(np.mean(y_pred[valid] == y_true[valid])),
+                                   balanced_accuracy=own["balanced"], f1_macro=own["macro"][2],
+                                   f1_weighted=own["weighted"][2])
     return QualityMetrics(
         n_examples=int(len(y_true)),
-        accuracy=float(skm.accuracy_score(y_true, y_pred)) if len(y_true) else 0.0,
-        balanced_accuracy=float(_balanced_accuracy(y_true, y_pred)) if len(y_true) else 0.0,
+        accuracy=float(np.mean(y_pred == y_true)) if len(y_true) else 0.0,
+        balanced_accuracy=prf["balanced"],
         precision_macro=prf["macro"][0], recall_macro=prf["macro"][1], f1_macro=prf["macro"][2],
         precision_weighted=prf["weighted"][0], recall_weighted=prf["weighted"][1], f1_weighted=prf["weighted"][2],
         per_class=per_class,
         confusion_matrix=confusion.astype(int).tolist(),
         confidence_mean=mean,
         confidence_std=std,
-        confusion_labels=[all_labels[i] for i in union] if len(predicted_outside) else None,
-        predicted_outside=int((y_pred >= k).sum()),
-        n_nonfinite=int(len(missing)),
-        nonfinite_examples=[int(i) for i in missing[:NONFINITE_NAMED]],
+        confusion_labels=names if len(predicted_outside) or len(failed) else None,
+        predicted_outside=int((valid & (y_pred >= k)).sum()),
+        n_failed=int(len(failed)),
+        failed_examples=[int(i) for i in failed[:FAILED_NAMED]],
+        answered=answered,
     )
+
+
+def _averages(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> dict:
+    """Macro and weighted P/R/F1 over the classes present in ``y_true``, and balanced accuracy."""
+    out: dict = {"balanced": float(_balanced_accuracy(y_true, y_pred)) if len(y_true) else 0.0}
+    labels = present_labels(y_true, k)
+    for average in ("macro", "weighted"):
+        if not len(labels):
+            out[average] = (0.0, 0.0, 0.0)
+            continue
+        p, r, f, _ = skm.precision_recall_fscore_support(y_true, y_pred, labels=labels, average=average,
+                                                         zero_division=0)
+        out[average] = (float(p), float(r), float(f))
+    return out
 
 
 def _confidence(proba: np.ndarray | None) -> tuple[float | None, float | None]:
@@ -116,7 +164,7 @@ def _confidence(proba: np.ndarray | None) -> tuple[float | None, float | None]:
 
 def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     # scikit-learn averages recall over the classes present in y_true, so a predicted outside
-    # class lowers its true class's recall and adds no class of its own
+    # class (or a failure, -1) lowers its true class's recall and adds no class of its own
     with warnings.catch_warnings():  # "y_pred contains classes not in y_true" is expected on small sets
         warnings.simplefilter("ignore")
         return skm.balanced_accuracy_score(y_true, y_pred)

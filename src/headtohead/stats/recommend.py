@@ -2,9 +2,9 @@
 
 A measured point (a variant at one batch size) qualifies when
 
-* its quality holds — with a margin, the variant is non-inferior to its parent (the lower
-  bound of the accuracy difference's interval is above ``-margin``); without one, it is not
-  significantly less accurate (McNemar, Holm-adjusted). The parent always qualifies;
+* its quality holds: the variant is non-inferior to its parent at the sweep's margin (the
+  lower bound of the accuracy difference's score interval at or above ``−margin``: the
+  gate's rule). Not being significantly worse is never enough. The parent always qualifies;
 * its per-batch p95 latency is within ``max_latency_ms``;
 * its memory (weights plus peak growth while running) is within ``max_memory_mb``.
 
@@ -35,10 +35,8 @@ def exclusion_reason(cell: SweepCell, point: SpeedPoint, *, max_latency_ms: floa
     if not cell.parent:
         if quality is None:
             return "quality not measured"
-        if max_accuracy_drop is not None and not quality.non_inferior:
+        if not quality.non_inferior:
             return "not shown non-inferior to the parent"
-        if max_accuracy_drop is None and quality.significant and quality.difference < 0:
-            return "significantly less accurate than the parent"
     if max_latency_ms is not None and (point.p95_ms is None or point.p95_ms > max_latency_ms):
         return "p95 latency over the budget"
     if max_memory_mb is not None:

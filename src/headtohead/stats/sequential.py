@@ -286,6 +286,8 @@ class SequentialTest:
     def path(self) -> tuple[SequentialState, ...]:
         return tuple(self._path)
 
+    groups_used: int | None = None  # groups of examples evaluated (None: examples are the units)
+
     @property
     def state(self) -> SequentialState:
         """The last look (n = 0 and "continue" before the first)."""
@@ -391,6 +393,8 @@ def to_record(test: SequentialTest, *, model_a: str, model_b: str, chunk_size: i
     if decision == "continue" and state.n == examples_available:
         decision = "undecided"
     steps = [SequentialStep(**vars(s)) for s in test.path]
+    grouped = {} if test.groups_used is None else {"groups_used": test.groups_used, "method": "betting confidence "
+                                                   "sequence over whole groups, mixture of constant bets"}
     return SequentialRecord(model_a=model_a, model_b=model_b, alpha=test.alpha, margin=test.margin,
                             chunk_size=chunk_size, order_seed=order_seed, examples_used=state.n,
-                            examples_available=examples_available, decision=decision, steps=steps)
+                            examples_available=examples_available, decision=decision, steps=steps, **grouped)

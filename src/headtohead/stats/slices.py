@@ -6,16 +6,13 @@ images; the caller measures, :func:`headtohead.data.sizes.input_sizes`), or one 
 extra column (``data.slice_columns``). On every slice, for every model, accuracy with a
 Wilson interval; for every pair of models:
 
-* **McNemar's test** (:func:`~headtohead.stats.mcnemar.mcnemar_test`, the tool's rule: exact
-  binomial below 25 discordant pairs, χ² with continuity correction above);
-* **the paired accuracy difference** with **Newcombe's hybrid score interval for paired
-  proportions** (Newcombe 1998, method 10): each accuracy's Wilson interval, combined by
-  "square and add" with a correction for the correlation of the two models' correctness.
-  Chosen over the paired bootstrap used for the whole data because slices are often small:
-  with 30 examples and few disagreements the bootstrap interval undercovers, and with no
-  disagreement at all it collapses to the point [0, 0], while Newcombe's interval keeps
-  close to nominal coverage (Fagerland, Lydersen & Laake 2014 recommend it) and needs no
-  resampling or seed. On large slices the two agree closely;
+* **McNemar's score test** and **the paired accuracy difference with Tango's score
+  interval** — the same statistic as for the whole data (:mod:`~headtohead.stats.paired`), so
+  a slice called different always has an interval excluding 0. Slices are often small: with
+  30 examples and few disagreements a paired bootstrap undercovers, and with no disagreement
+  at all it collapses to the point [0, 0], while the score interval keeps close to nominal
+  coverage and needs no resampling or seed. With groups (``groups=``) both use the clustered
+  forms, restricted to the slice's examples;
 * **Holm's adjustment over every (slice, pair) test** of the summary, so that the chance of
   naming *any* slice falsely stays at α however many slices and models there are. A
   verdict may name a slice only when it is significant after this adjustment
@@ -33,11 +30,19 @@ import numpy as np
 
 from headtohead.results.comparison import ContingencyTable, Estimate
 from headtohead.results.slices import SliceAccuracy, SlicePair, SliceResult, SliceSummary
-from headtohead.stats.mcnemar import EXACT_BELOW, mcnemar_pvalues
+from headtohead.stats.mcnemar import RULE
 from headtohead.stats.multiple import holm_adjust
+from headtohead.stats.paired import (
+    clustered_counts,
+    clustered_difference_interval,
+    clustered_difference_pvalue,
+    difference_interval,
+    difference_pvalue,
+    proportion_interval,
+)
 
 __all__ = ["SliceSpec", "class_slices", "size_slices", "column_slices", "compare_slices", "significant_slices",
-           "paired_difference_interval", "MISSING", "MAX_CATEGORIES"]
+           "MISSING", "MAX_CATEGORIES"]
 
 #: Label of the examples whose slice-column value is missing.
 MISSING = "(missing)"
@@ -131,32 +136,8 @@ def column_slices(name: str, values: Sequence[object], *, max_categories: int = 
     return specs
 
 
-def paired_difference_interval(table: tuple[int, int, int, int], confidence: float = 0.95) -> tuple[float, float]:
-    """Newcombe's hybrid score interval for ``accuracy(a) − accuracy(b)`` on paired examples.
-
-    Parameters
-    ----------
-    table : (both_correct, only_a_correct, only_b_correct, both_wrong)
-    confidence : float
-
-    Returns
-    -------
-    (low, high) : tuple of float
-
-    Examples
-    --------
-    The worked example of Fagerland, Lydersen & Laake (*Statistical Analysis of Contingency
-    Tables*, ch. 8): estimate −0.0621, 95 % interval −0.1186 to −0.0046.
-
-    >>> [round(x, 4) for x in paired_difference_interval((59, 6, 16, 80))]
-    [-0.1186, -0.0046]
-    """
-    low, high = _newcombe(np.asarray([table], dtype=np.int64), confidence)
-    return float(low[0]), float(high[0])
-
-
 def compare_slices(y_true: np.ndarray, predictions: Mapping[str, np.ndarray], slices: Sequence[SliceSpec], *,
-                   alpha: float = 0.05) -> SliceSummary:
+                   alpha: float = 0.05, groups: np.ndarray | None = None) -> SliceSummary:
     """Accuracy of every model on every slice, and every pair of models compared on it.
 
     Parameters
@@ -164,13 +145,16 @@ def compare_slices(y_true: np.ndarray, predictions: Mapping[str, np.ndarray], sl
     y_true : ndarray of shape (n,)
         True class indices.
     predictions : mapping of str to ndarray of shape (n,)
-        Each model's predicted class indices, same examples in the same order.
+        Each model's predicted class indices, same examples in the same order (``-1``: no
+        prediction, a wrong answer).
     slices : sequence of SliceSpec
         From :func:`class_slices`, :func:`size_slices`, :func:`column_slices`; empty slices
         are left out.
     alpha : float
         Family-wise significance level over all (slice, pair) tests; intervals are at
         ``1 − alpha`` confidence.
+    groups : ndarray of shape (n,), optional
+        Group of each example: the clustered test and intervals within each slice.
 
     Returns
     -------
@@ -208,11 +192,15 @@ def compare_slices(y_true: np.ndarray, predictions: Mapping[str, np.ndarray], sl
     only_b = np.stack([correct[:, j] for _, j in pairs], axis=1) - both if pairs else both
     neither = sizes[:, None] - both - only_a - only_b
     tables = np.stack([both, only_a, only_b, neither], axis=-1).astype(np.int64)  # (S, P, 4)
-    _, p_values, exact = mcnemar_pvalues(only_a, only_b)
-    p_adjusted = holm_adjust(p_values.ravel()).reshape(p_values.shape)
-    low, high = _newcombe(tables.reshape(-1, 4), confidence)
-    low, high = low.reshape(p_values.shape), high.reshape(p_values.shape)
-    acc_low, acc_high = _wilson(correct, sizes[:, None], confidence)
+    n_rows = np.broadcast_to(sizes[:, None], only_a.shape)
+    if groups is None:
+        p_values = difference_pvalue(only_a, only_b)
+        low, high = difference_interval(only_a, only_b, n_rows, confidence) if pairs else (only_a * 0.0, only_a * 0.0)
+        acc_low, acc_high = _wilson(correct, sizes[:, None], confidence)
+    else:
+        p_values, low, high, acc_low, acc_high = _clustered(masks.astype(bool), right, pairs, only_a, only_b,
+                                                            np.asarray(groups), confidence)
+    p_adjusted = holm_adjust(np.asarray(p_values, dtype=np.float64).ravel()).reshape(np.shape(p_values))
     results = []
     for s, spec in enumerate(kept):
         accuracies = [SliceAccuracy(model=name, correct=int(correct[s, m]),
@@ -229,15 +217,35 @@ def compare_slices(y_true: np.ndarray, predictions: Mapping[str, np.ndarray], sl
                 table=ContingencyTable(both_correct=int(both[s, p]), only_a_correct=b_count, only_b_correct=c_count,
                                        both_wrong=int(neither[s, p])),
                 difference=(b_count - c_count) / int(sizes[s]), ci_low=float(low[s, p]), ci_high=float(high[s, p]),
-                confidence=confidence, test="mcnemar-exact" if exact[s, p] else "mcnemar-chi2",
+                confidence=confidence, test="mcnemar-score" if groups is None else "mcnemar-clustered",
+                ci_method="tango-score" if groups is None else "tango-score+clusters",
                 p_value=float(p_values[s, p]), p_adjusted=float(p_adjusted[s, p]), significant=significant,
                 winner=(names[i] if b_count > c_count else names[j]) if significant else None))
         results.append(SliceResult(kind=spec.kind, column=spec.column, label=spec.label,  # type: ignore[arg-type]
                                    value=spec.value, lower=spec.lower, upper=spec.upper, unit=spec.unit,
                                    n_examples=int(sizes[s]), accuracies=accuracies, pairs=compared))
     return SliceSummary(alpha=alpha, confidence=confidence, n_tests=len(kept) * len(pairs),
-                        mcnemar_rule=f"exact binomial when b + c < {EXACT_BELOW}, else χ² with continuity correction",
-                        slices=results)
+                        mcnemar_rule=RULE if groups is None else RULE + "; with groups, the larger p of it and "
+                        "Durkalski's clustered statistic", slices=results)
+
+
+def _clustered(masks: np.ndarray, right: np.ndarray, pairs: list[tuple[int, int]], only_a: np.ndarray,
+               only_b: np.ndarray, groups: np.ndarray, confidence: float) -> tuple[np.ndarray, ...]:
+    """Per slice (and pair): the clustered p-values and difference intervals, and each model's accuracy interval."""
+    shape = only_a.shape
+    p_values, low, high = np.ones(shape), np.zeros(shape), np.zeros(shape)
+    acc_low, acc_high = np.zeros((len(masks), len(right))), np.zeros((len(masks), len(right)))
+    for s, mask in enumerate(masks):
+        rows, n = groups[mask], int(mask.sum())
+        for m in range(len(right)):
+            counts = clustered_counts(right[m][mask], rows)
+            acc_low[s, m], acc_high[s, m] = proportion_interval(int(right[m][mask].sum()), n, confidence, counts)
+        for p, (i, j) in enumerate(pairs):
+            counts = clustered_counts(right[i][mask] - right[j][mask], rows)
+            b, c = int(only_a[s, p]), int(only_b[s, p])
+            p_values[s, p] = clustered_difference_pvalue(counts, b, c)
+            low[s, p], high[s, p] = clustered_difference_interval(counts, b, c, n, confidence)
+    return p_values, low, high, acc_low, acc_high
 
 
 def significant_slices(summary: SliceSummary) -> list[tuple[SliceResult, SlicePair]]:
@@ -258,33 +266,6 @@ def _wilson(successes: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np
         return successes.copy(), successes.copy()
     low, high = proportion_confint(successes, n, alpha=1.0 - confidence, method="wilson")
     return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
-
-
-def _newcombe(tables: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Newcombe's method 10 for rows ``(both, only_a, only_b, neither)`` of ``tables`` (shape (T, 4))."""
-    both, only_a, only_b, neither = (tables[:, k].astype(np.float64) for k in range(4))
-    n = both + only_a + only_b + neither
-    if np.any(n < 1):
-        raise ValueError("the paired interval needs at least one example")
-    p_a, p_b = (both + only_a) / n, (both + only_b) / n
-    low_a, high_a = _wilson(both + only_a, n, confidence)
-    low_b, high_b = _wilson(both + only_b, n, confidence)
-    phi = _phi(both, only_a, only_b, neither, n)
-    estimate = p_a - p_b
-    down_a, up_b, down_b, up_a = p_a - low_a, high_b - p_b, p_b - low_b, high_a - p_a
-    low = estimate - np.sqrt(np.maximum(0.0, down_a**2 - 2 * phi * down_a * up_b + up_b**2))
-    high = estimate + np.sqrt(np.maximum(0.0, down_b**2 - 2 * phi * down_b * up_a + up_a**2))
-    return np.maximum(-1.0, low), np.minimum(1.0, high)
-
-
-def _phi(both: np.ndarray, only_a: np.ndarray, only_b: np.ndarray, neither: np.ndarray,
-         n: np.ndarray) -> np.ndarray:
-    """Newcombe's correction for the correlation of the two accuracies (0 when a margin is empty)."""
-    product = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
-    scale = np.sqrt(np.where(product > 0, product, 1.0))
-    cross = both * neither - only_a * only_b
-    phi = np.where(cross > n / 2, (cross - n / 2) / scale, np.where(cross >= 0, 0.0, cross / scale))
-    return np.where(product > 0, phi, 0.0)
 
 
 def _quantile_bins(values: np.ndarray, n_bins: int) -> list[tuple[np.ndarray, float, float]]:

@@ -1,11 +1,16 @@
 """Is a variant still as good as its parent? Paired statistics on the same examples.
 
-For every variant: McNemar's test on paired correctness against the parent
-(:func:`headtohead.stats.mcnemar_test`), a paired bootstrap interval on the accuracy
-difference (:func:`headtohead.stats.paired_bootstrap`), Holm's adjustment over the variants
-of one model, how many predictions changed, and — with a margin — whether the variant is
-non-inferior (the lower bound of the interval above ``-margin``). A shorter ``max_length``
-shows its truncation cost the same way. The sentence about it: :func:`headtohead.report.sweep.variant_verdict`.
+For every variant: McNemar's score test on paired correctness against the parent and Tango's
+score interval on the accuracy difference (:mod:`headtohead.stats.paired`; the same statistic,
+so they never contradict each other), Holm's adjustment over the variants of one model, how
+many predictions changed, and whether the variant is **non-inferior** at the margin: the same
+rule as the gate (:func:`headtohead.stats.noninferiority.decide`, the interval's lower bound at
+or above ``−margin``), which holds its level at the margin however few examples changed.
+
+"Quality holds" always needs a margin. "Not significantly worse" is not evidence that quality
+held: a variant 6 pp worse on a small test set is often not significantly worse, and every
+added variant makes such a pass easier under Holm. A shorter ``max_length`` shows its
+truncation cost the same way. The sentence about it: :func:`headtohead.report.sweep.variant_verdict`.
 """
 
 from __future__ import annotations
@@ -16,17 +21,27 @@ import numpy as np
 
 from headtohead.results.comparison import ContingencyTable
 from headtohead.results.sweep import QualityVsParent
-from headtohead.stats.bootstrap import paired_bootstrap
-from headtohead.stats.mcnemar import mcnemar_test
+from headtohead.stats.mcnemar import contingency
 from headtohead.stats.multiple import holm_adjust
+from headtohead.stats.noninferiority import decide
+from headtohead.stats.paired import (
+    clustered_counts,
+    clustered_difference_interval,
+    clustered_difference_pvalue,
+    difference_interval,
+    difference_pvalue,
+)
 
-__all__ = ["quality_vs_parent"]
+__all__ = ["quality_vs_parent", "DEFAULT_MARGIN"]
+
+#: The non-inferiority margin of a sweep when none is set (1 percentage point).
+DEFAULT_MARGIN = 0.01
 
 
 def quality_vs_parent(y_true: np.ndarray, parent: tuple[str, np.ndarray, np.ndarray],
                       variants: Mapping[str, tuple[np.ndarray, np.ndarray]], *, label_names: Sequence[str],
-                      alpha: float = 0.05, margin: float | None = None, n_resamples: int = 2000,
-                      ci_method: str = "bca", confidence: float = 0.95, seed: int = 0) -> dict[str, QualityVsParent]:
+                      alpha: float = 0.05, margin: float = DEFAULT_MARGIN, confidence: float = 0.95,
+                      groups: np.ndarray | None = None) -> dict[str, QualityVsParent]:
     """Compare every variant's predictions with its parent's on the same examples.
 
     Parameters
@@ -39,11 +54,13 @@ def quality_vs_parent(y_true: np.ndarray, parent: tuple[str, np.ndarray, np.ndar
         Each variant's predicted classes and probabilities, same order.
     label_names : sequence of str
     alpha : float
-        Significance level, after Holm's adjustment over the variants.
-    margin : float, optional
+        Significance level of the difference test, after Holm's adjustment over the variants.
+    margin : float
         Non-inferiority margin as a fraction (0.01 = 1 pp).
-    n_resamples, ci_method, confidence, seed
-        Of the paired bootstrap.
+    confidence : float
+        Level of the score interval (each side a test at ``(1 − confidence)/2``).
+    groups : ndarray of shape (n,), optional
+        Group of each example: the clustered forms of the test and interval.
 
     Returns
     -------
@@ -53,35 +70,42 @@ def quality_vs_parent(y_true: np.ndarray, parent: tuple[str, np.ndarray, np.ndar
     --------
     >>> y = np.array([0, 1] * 50)
     >>> same = (y, np.eye(2)[y])
-    >>> q = quality_vs_parent(y, ("m", *same), {"m[int8]": same}, label_names=["a", "b"], n_resamples=200)
-    >>> q["m[int8]"].difference, q["m[int8]"].significant
-    (0.0, False)
+    >>> q = quality_vs_parent(y, ("m", *same), {"m[int8]": same}, label_names=["a", "b"])
+    >>> q["m[int8]"].difference, q["m[int8]"].significant, q["m[int8]"].non_inferior
+    (0.0, False, False)
     """
+    if not 0.0 <= margin < 1.0:
+        raise ValueError(f"margin must be a fraction in [0, 1), not {margin}")
     _, parent_pred, parent_proba = parent
     y_true = np.asarray(y_true, dtype=np.int64)
     correct_parent = parent_pred == y_true
-    tests, intervals = {}, {}
-    for i, (name, (pred, proba)) in enumerate(variants.items()):
-        tests[name] = mcnemar_test(pred == y_true, correct_parent)
-        intervals[name] = paired_bootstrap(y_true, pred, parent_pred, proba, parent_proba, metrics=["accuracy"],
-                                           label_names=label_names, n_resamples=n_resamples, confidence=confidence,
-                                           method=ci_method, seed=np.random.default_rng([seed, i]))["accuracy"]
-    adjusted = dict(zip(tests, holm_adjust([t.p_value for t in tests.values()]))) if tests else {}
-    out: dict[str, QualityVsParent] = {}
     n = len(y_true)
+    tables, p_values, intervals = {}, {}, {}
+    for name, (pred, _) in variants.items():
+        correct = pred == y_true
+        table = contingency(correct, correct_parent)
+        b, c = table[1], table[2]
+        if groups is None:
+            p_values[name] = float(difference_pvalue(b, c))
+            intervals[name] = tuple(float(x) for x in difference_interval(b, c, n, confidence))
+        else:
+            counts = clustered_counts(correct.astype(np.int64) - correct_parent.astype(np.int64), groups)
+            p_values[name] = clustered_difference_pvalue(counts, b, c)
+            intervals[name] = clustered_difference_interval(counts, b, c, n, confidence)
+        tables[name] = table
+    adjusted = dict(zip(p_values, holm_adjust(list(p_values.values())))) if p_values else {}
+    out: dict[str, QualityVsParent] = {}
     for name, (pred, proba) in variants.items():
-        test, interval, p_adj = tests[name], intervals[name], float(adjusted[name])
-        accuracy, parent_accuracy = float(np.mean(pred == y_true)), float(np.mean(correct_parent))
-        significant = p_adj <= alpha
-        non_inferior = None if margin is None else bool(interval.low > -margin)
+        table, (low, high), p_adj = tables[name], intervals[name], float(adjusted[name])
         changed = int(np.count_nonzero(pred != parent_pred))
         out[name] = QualityVsParent(
-            n_examples=n, accuracy=accuracy, parent_accuracy=parent_accuracy, difference=interval.estimate,
-            ci_low=interval.low, ci_high=interval.high, confidence=confidence, ci_method=interval.method,
-            table=ContingencyTable(both_correct=test.table[0], only_a_correct=test.table[1],
-                                   only_b_correct=test.table[2], both_wrong=test.table[3]),
-            test=test.test, p_value=test.p_value, p_adjusted=p_adj, alpha=alpha, significant=significant,
-            agreement=1.0 - changed / n if n else 1.0,
+            n_examples=n, accuracy=float(np.mean(pred == y_true)), parent_accuracy=float(np.mean(correct_parent)),
+            difference=(table[1] - table[2]) / n, ci_low=low, ci_high=high, confidence=confidence,
+            ci_method="tango-score" if groups is None else "tango-score+clusters",
+            table=ContingencyTable(both_correct=table[0], only_a_correct=table[1], only_b_correct=table[2],
+                                   both_wrong=table[3]),
+            test="mcnemar-score" if groups is None else "mcnemar-clustered", p_value=p_values[name],
+            p_adjusted=p_adj, alpha=alpha, significant=p_adj <= alpha, agreement=1.0 - changed / n if n else 1.0,
             max_abs_probability_diff=float(np.max(np.abs(np.asarray(proba, np.float64) - parent_proba), initial=0.0)),
-            margin=margin, non_inferior=non_inferior)
+            margin=margin, non_inferior=decide(low, high, -margin, higher_is_better=True) == "pass")
     return out

@@ -50,6 +50,8 @@ class ExampleFacts:
         Extra columns to slice by (``data.slice_columns``), one value per example.
     ids : sequence of str, optional
         Example ids (``data.id_column``), recorded with the disagreements.
+
+    Groups of related examples travel with the predictions (``Predictions.groups``).
     """
 
     sizes: np.ndarray | None = None
@@ -62,8 +64,9 @@ def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, a
                size_bins: int = SIZE_BINS) -> SliceSummary:
     """Every model's accuracy per slice and every pair compared on it (Holm over all slices and pairs).
 
-    Examples a model could not score (NaN or infinite outputs) are left out of every slice, so
-    that each slice compares all models on the same examples.
+    Every example is in its slices; one a model could not answer (no prediction) counts as
+    that model's wrong answer, as in the whole run's statistics. With ``predictions.groups``
+    each slice's tests and intervals account for the groups.
 
     Parameters
     ----------
@@ -85,9 +88,6 @@ def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, a
     >>> [(s.label, s.pairs[0].significant) for s in run_slices(p).slices]
     [('neg', True), ('pos', False)]
     """
-    scored = np.logical_and.reduce([predictions[m].valid for m in predictions] or [np.ones(0, bool)])
-    if len(predictions.models) and not scored.all():  # NaN/infinite scores: slices use the rows every model scored
-        predictions = predictions.restricted(scored)
     order = np.asarray(predictions.order, dtype=np.int64)
     specs = _class_specs(predictions)
     if facts is not None and facts.sizes is not None:
@@ -96,7 +96,8 @@ def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, a
         cells = np.empty(len(values), dtype=object)
         cells[:] = list(values)
         specs += column_slices(name, cells[order].tolist(), n_bins=size_bins)
-    return compare_slices(predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha)
+    return compare_slices(predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha,
+                          groups=predictions.groups)
 
 
 def _class_specs(predictions: Predictions) -> list[SliceSpec]:
@@ -131,15 +132,11 @@ def run_disagreements(predictions: Predictions, ids: Sequence[str] | None = None
     row_ids = [str(ids[i]) for i in positions] if ids is not None else None
     out = []
     for a, b in itertools.combinations(list(predictions), 2):
-        ma, mb = predictions[a], predictions[b]
-        both = ma.valid[rows] & mb.valid[rows]  # an example a model could not score is no disagreement
-        pair_rows = rows[both]
-        found = disagreements(y[both], ma.pred[pair_rows], mb.pred[pair_rows],
-                              None if ma.proba is None else ma.proba[pair_rows],
-                              None if mb.proba is None else mb.proba[pair_rows], label_names=predictions.all_labels,
-                              model_a=a, model_b=b, ids=None if row_ids is None else [i for i, k in zip(row_ids, both) if k],
-                              limit=kept)
-        out.append(_at_dataset_positions(found, positions[both]))
+        ma, mb = predictions[a], predictions[b]  # a failure (no prediction) is a wrong answer here too
+        found = disagreements(y, ma.pred[rows], mb.pred[rows], None if ma.proba is None else ma.proba[rows],
+                              None if mb.proba is None else mb.proba[rows], label_names=predictions.all_labels,
+                              model_a=a, model_b=b, ids=row_ids, limit=kept)
+        out.append(_at_dataset_positions(found, positions))
     return out
 
 

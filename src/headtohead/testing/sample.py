@@ -149,7 +149,7 @@ def sample_run(models: Mapping[str, float] | None = None, *, label_names: Sequen
         models=records)
     update = {}
     if stats:
-        from headtohead.report.sentences import with_quality_sentences
+        from headtohead.report.quality_sentences import with_quality_sentences
         from headtohead.stats import analyse
 
         update["stats"] = with_quality_sentences(_with_texts(

@@ -1,0 +1,1 @@
+"""The statistical audit's sections (``benchmarks/audit_statistics.py`` runs them)."""

@@ -1,0 +1,123 @@
+"""Audit of one model's figures: the calibration error, Brier and NLL, and the class-count metrics over 2–20 classes.
+
+Calibration: binary models on ``n`` examples with confidence ``0.5 + 0.5·Beta(6, 1)`` (the issue's
+calibrated model) right with probability ``g(confidence)``; the truths by quadrature over the
+population (``benchmarks/calibration_coverage.py``). "Before": the plug-in ECE with its BCa
+bootstrap interval (version 3's ``ModelStats.ece``); "after": the debiased ℓ2 error with its
+interval (the headline calibration figure now). Classes: ``k`` balanced classes, a model right
+with probability 0.8 and otherwise uniformly wrong, so every class's recall and F1, the
+balanced accuracy and the macro-F1 are 0.8 in the population.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audit.common import Row, row
+from calibration_coverage import CONFIDENCE, MODELS, true_errors
+from headtohead.stats.analyse import MIN_EXAMPLES_PER_CLASS
+from headtohead.stats.bootstrap import bootstrap_metrics, paired_bootstrap
+from headtohead.stats.calibration import ece_l2_debiased
+from headtohead.stats.paired import proportion_interval
+
+__all__ = ["metric_rows"]
+
+_SHAPE = "0.5 + 0.5·Beta(6, 1)"
+
+
+def _population_losses(g) -> tuple[float, float]:  # noqa: ANN001 - P(correct | confidence)
+    """Expected (halved binary) Brier score and NLL per example, by quadrature."""
+    s = CONFIDENCE[_SHAPE]((np.arange(400_000) + 0.5) / 400_000)
+    right = g(s)
+    brier = right * (1 - s) ** 2 + (1 - right) * s**2
+    nll = -(right * np.log(s) + (1 - right) * np.log1p(-s))
+    return float(brier.mean()), float(nll.mean())
+
+
+def _calibration_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
+    rows = []
+    sizes = [872] if quick else [200, 872, 5000]
+    models = ["calibrated", "overconfident, T = 1.6"] if quick else list(MODELS)
+    runs, plug_in_runs, loss_runs = (200, 20, 20) if quick else (2000, 200, 200)
+    quantile = CONFIDENCE[_SHAPE]
+    for name in models:
+        g = MODELS[name]
+        l1, l2 = true_errors(quantile, g)
+        brier, nll = _population_losses(g)
+        for n in sizes:
+            setting = f"{name}, n = {n:,} (true ℓ1 ECE {l1:.3f}, ℓ2 {l2:.3f})"
+            covered, contains = 0, 0
+            plug_covered, plug_excludes, loss_hits = 0, 0, {"brier": 0, "nll": 0}
+            for i in range(runs):
+                s = quantile(rng.random(n))
+                correct = rng.random(n) < g(s)
+                e = ece_l2_debiased(s, correct, 15)
+                covered += e.low <= l2 <= e.high
+                contains += e.low <= e.value <= e.high
+                if i < max(plug_in_runs, loss_runs):
+                    y = np.ones(n, dtype=int)
+                    pred = np.where(correct, 1, 0)
+                    proba = np.where(pred[:, None] == 1, np.c_[1 - s, s], np.c_[s, 1 - s])
+                    ci = bootstrap_metrics(y, pred, proba, metrics=["ece", "brier", "nll"], n_resamples=1000,
+                                           seed=rng)
+                    plug = ci["ece"]
+                    plug_covered += plug.low is not None and plug.low <= l1 <= plug.high
+                    plug_excludes += plug.low is None or not plug.low <= plug.estimate <= plug.high
+                    loss_hits["brier"] += ci["brier"].low <= brier <= ci["brier"].high
+                    loss_hits["nll"] += ci["nll"].low <= nll <= ci["nll"].high
+            rows.append(row("calibration", "headline calibration error: 95 % interval covers (debiased ℓ2; before: "
+                                           "plug-in ECE, BCa)", setting, "coverage", 0.95, covered / runs, runs,
+                            before=plug_covered / plug_in_runs, n=n))
+            rows.append(row("calibration", "that interval excludes its own estimate (before: plug-in ECE, BCa; "
+                                           "its bound, not the estimate, shown since)", setting, "error", 0.0,
+                            1 - contains / runs, runs, before=plug_excludes / plug_in_runs, n=n))
+            for loss, truth in (("brier", brier), ("nll", nll)):
+                rows.append(row("calibration", f"{loss.upper() if loss == 'nll' else 'Brier'}: 95 % bootstrap "
+                                               f"interval covers", f"{name}, n = {n:,}", "coverage", 0.95,
+                                loss_hits[loss] / loss_runs, loss_runs, n=n))
+    return rows
+
+
+def _classes_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
+    """Class-averaged metrics (bootstrap, shown from MIN_EXAMPLES_PER_CLASS per class on) and a class's recall."""
+    rows = []
+    grid = [(5, 200)] if quick else [(k, n) for k in (2, 5, 20) for n in (50, 200, 1000)]
+    runs = 40 if quick else 300
+    truth = 0.8
+    names = ("f1_macro", "balanced_accuracy", "f1_gap")
+    for k, n in grid:
+        hits, shown, recall_hits = dict.fromkeys(names, 0), dict.fromkeys(names, 0), 0
+        labels = [str(i) for i in range(k)]
+        for _ in range(runs):
+            y = rng.integers(0, k, n)
+            a = np.where(rng.random(n) < truth, y, (y + rng.integers(1, k, n)) % k)
+            b = np.where(rng.random(n) < 0.75, y, (y + rng.integers(1, k, n)) % k)
+            first = y == 0
+            low, high = proportion_interval(int(np.sum(a[first] == 0)), int(first.sum())) if first.any() else (0, 1)
+            recall_hits += low <= truth <= high
+            if n < MIN_EXAMPLES_PER_CLASS * len(np.unique(y)):  # the run shows no interval (analyse's rule)
+                continue
+            ci = bootstrap_metrics(y, a, metrics=["f1_macro", "balanced_accuracy"], label_names=labels,
+                                   n_resamples=1000, seed=rng)
+            ci["f1_gap"] = paired_bootstrap(y, a, b, metrics=["f1_macro"], label_names=labels, n_resamples=1000,
+                                            seed=rng)["f1_macro"]
+            for metric, target in (("f1_macro", truth), ("balanced_accuracy", truth), ("f1_gap", 0.05)):
+                interval = ci[metric]
+                shown[metric] += interval.low is not None
+                hits[metric] += interval.low is not None and interval.low <= target <= interval.high
+        setting = f"{k} classes, n = {n:,}"
+        for metric, label in (("f1_macro", "macro-F1"), ("balanced_accuracy", "balanced accuracy"),
+                              ("f1_gap", "macro-F1 gap of two models")):
+            if shown[metric]:
+                rows.append(row("classes", f"{label}: 95 % bootstrap interval covers, where shown (in "
+                                           f"{100 * shown[metric] / runs:.0f} % of runs)", setting, "coverage", 0.95,
+                                hits[metric] / shown[metric], shown[metric], n=n))
+        rows.append(row("classes", "recall of a class: 95 % Wilson interval covers (before: bootstrap)", setting,
+                        "coverage", 0.95, recall_hits / runs, runs, n=n))
+    return rows
+
+
+def metric_rows(quick: bool = False, seed: int = 0) -> list[Row]:
+    """Every row of this section (``quick``: a reduced grid for ``make test``)."""
+    rng = np.random.default_rng(seed)
+    return _calibration_rows(rng, quick) + _classes_rows(rng, quick)

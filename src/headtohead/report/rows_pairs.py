@@ -1,0 +1,41 @@
+"""The table of pairs every report shows: accuracy and macro-F1 differences with their intervals, the test, p-values."""
+
+from __future__ import annotations
+
+from headtohead.report.sentences import format_p, format_pp
+from headtohead.results.comparison import MetricDifference
+from headtohead.results.records import RunResult
+
+__all__ = ["comparison_rows"]
+
+
+def comparison_rows(result: RunResult) -> list[dict[str, str]]:
+    """One row per pair of models: accuracy difference with its interval, the test and its p-values."""
+    if result.stats is None:
+        return []
+    rows = []
+    for c in result.stats.comparisons:
+        diffs = {d.metric: d for d in c.differences}
+        acc = diffs.get("accuracy")
+        f1 = diffs.get("f1_macro")
+        rows.append({
+            "pair": f"{c.model_a} − {c.model_b}",
+            "accuracy Δ (pp)": format_pp(c.effect) + _pp_interval(acc),
+            "macro-F1 Δ (pp)": format_pp(f1.difference) + _pp_interval(f1) if f1 else "—",
+            "test": c.test,
+            "p": format_p(c.p_value).replace("= ", ""),
+            "Holm p": format_p(c.p_adjusted).replace("= ", ""),
+            "discordant": f"{c.table.discordant} of {c.table.n}",
+            "detectable gap": (f"{format_pp(c.minimum_detectable_effect, signed=False)} pp"
+                               if c.minimum_detectable_effect is not None else "—"),
+            "significant": f"yes: {c.winner}" if c.significant and c.winner else "yes" if c.significant else "no",
+        })
+    return rows
+
+
+def _pp_interval(diff: MetricDifference | None) -> str:
+    if diff is None:
+        return ""
+    if not diff.has_interval:
+        return " (no interval)"
+    return f" ({format_pp(diff.ci_low)}…{format_pp(diff.ci_high)})"

@@ -1,0 +1,310 @@
+"""The accuracy gap of two models on the same examples: one score statistic for the interval, the test and the gate.
+
+Per example ``D = 1[A right] − 1[B right]``; of ``n`` examples ``b`` only A got right and ``c``
+only B. The gap ``Δ = P(only A right) − P(only B right)`` (accuracy A − accuracy B) is
+estimated by ``(b − c)/n``.
+
+**The score statistic** (Tango 1998, *Statistics in Medicine* 17:891–908; Nam 1997): for a
+hypothesised gap ``Δ0``,
+
+    Z(Δ0) = (b − c − nΔ0) / √(n · (2 p̃ + Δ0 (1 − Δ0)))
+
+where ``p̃`` is the maximum-likelihood ``P(only B right)`` under ``Δ = Δ0`` (the positive root
+of ``2n p̃² + (−(b + c) + Δ0 (2n − b + c)) p̃ − c Δ0 (1 − Δ0) = 0``). Everything headtohead says
+about a paired accuracy gap reads this one statistic:
+
+* the **interval** is every ``Δ0`` with ``|Z(Δ0)| ≤ z`` (Tango's score interval);
+* the **test** of "no difference" is ``Z(0)² = (b − c)²/(b + c)`` — McNemar's test without
+  continuity correction — so *significant* and *the interval excludes 0* are the same event;
+* the **gate** (non-inferiority at a margin δ) passes when ``Z(−δ) > z``, i.e. when the
+  interval's lower bound lies above ``−δ``, and fails when its upper bound lies below it.
+
+Fagerland, Lydersen & Laake (2013, *BMC Med Res Methodol* 13:91; 2014, *Stat Med* 33:2850)
+recommend this test and interval over the exact conditional test (very conservative) and the
+paired bootstrap (which collapses to ``[0, 0]`` when the models never disagree and undercovers
+when few examples are discordant). ``benchmarks/audit_statistics.py`` shows the coverage and
+error rates over a grid (``docs/statistics.md``).
+
+**Clustered examples** (several examples per user, document or conversation): with groups,
+the per-group sums ``S_g = Σ_{i∈g} D_i`` of ``n_g`` examples give the cluster-robust score
+statistic ``Σ_g (S_g − Δ0 n_g) / √(Σ_g (S_g − Δ0 n_g)²)`` — at ``Δ0 = 0`` the clustered McNemar
+statistic of Durkalski et al. (2003, *Stat Med* 22:1417), on χ²₁ as they use it (the null's
+own residuals in the variance keep it near the nominal level from about ten groups on; with
+fewer it is conservative, ``docs/statistics.md``). Its interval solves a quadratic. headtohead reports the
+union of it and the ordinary score interval (the design effect is never taken below 1), so a
+clustered test rejects only when both statistics do. The same construction gives one
+model's accuracy under clustering (around Wilson's interval).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["score_z", "difference_interval", "difference_pvalue", "ClusteredCounts", "clustered_counts",
+           "clustered_difference_interval", "clustered_difference_pvalue", "proportion_interval", "design_effect",
+           "examples_to_decide"]
+
+_BISECTIONS = 64
+
+
+def _as_float(*values: object) -> list[np.ndarray]:
+    return [np.asarray(v, dtype=np.float64) for v in np.broadcast_arrays(*(np.asarray(v) for v in values))]
+
+
+def _constrained_rate(b: np.ndarray, c: np.ndarray, n: np.ndarray, delta0: np.ndarray) -> np.ndarray:
+    """Maximum-likelihood ``P(only B right)`` under ``Δ = delta0`` (Tango 1998, eq. 4)."""
+    a_coef = 2.0 * n
+    b_coef = -(b + c) + delta0 * (2.0 * n - b + c)
+    c_coef = -c * delta0 * (1.0 - delta0)
+    root = np.sqrt(np.maximum(b_coef * b_coef - 4.0 * a_coef * c_coef, 0.0))
+    return (-b_coef + root) / (2.0 * a_coef)
+
+
+def score_z(b: np.ndarray | int, c: np.ndarray | int, n: np.ndarray | int,
+            delta0: np.ndarray | float = 0.0) -> np.ndarray:
+    """Tango's score statistic ``Z(Δ0)`` (positive when the data favour a gap above ``Δ0``).
+
+    Parameters
+    ----------
+    b, c, n : array_like of int
+        Examples only A got right, only B got right, and all examples.
+    delta0 : array_like of float in [−1, 1]
+        The hypothesised gap ``accuracy(A) − accuracy(B)``.
+
+    Returns
+    -------
+    ndarray of float
+        ``±inf`` where the constrained variance is 0 and the data disagree with ``Δ0``.
+
+    Examples
+    --------
+    At ``Δ0 = 0`` the square is McNemar's statistic without continuity correction:
+
+    >>> round(float(score_z(10, 3, 100) ** 2), 12), round((10 - 3) ** 2 / 13, 12)
+    (3.769230769231, 3.769230769231)
+    """
+    b, c, n, d0 = _as_float(b, c, n, delta0)
+    p01 = _constrained_rate(b, c, n, d0)
+    variance = n * (2.0 * p01 + d0 * (1.0 - d0))
+    numerator = b - c - n * d0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = numerator / np.sqrt(variance)
+    # variance 0: the hypothesis puts all mass on one outcome; the data either agree (0) or refute it
+    return np.where(variance > 1e-300, z, np.where(np.abs(numerator) < 1e-9, 0.0, np.copysign(np.inf, numerator)))
+
+
+def _critical(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), not {confidence}")
+    return float(stats.norm.isf((1.0 - confidence) / 2.0))
+
+
+def _bisect(statistic, low: np.ndarray, high: np.ndarray, rejects_low_side: bool) -> np.ndarray:  # noqa: ANN001
+    """The boundary between rejected and kept hypotheses in ``[low, high]`` (one crossing, vectorised).
+
+    ``statistic(x)`` is True where ``x`` is rejected. With ``rejects_low_side`` the rejected
+    values lie below the boundary (a lower bound), otherwise above it (an upper bound). The
+    result is the kept side of the final bracket, so the estimate stays inside.
+    """
+    low, high = low.copy(), high.copy()
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (low + high)
+        rejected = statistic(mid)
+        if rejects_low_side:
+            low, high = np.where(rejected, mid, low), np.where(rejected, high, mid)
+        else:
+            low, high = np.where(rejected, low, mid), np.where(rejected, mid, high)
+    return high if rejects_low_side else low
+
+
+def difference_interval(b: np.ndarray | int, c: np.ndarray | int, n: np.ndarray | int,
+                        confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Tango's score interval of ``accuracy(A) − accuracy(B)`` on paired examples (vectorised).
+
+    Parameters
+    ----------
+    b, c, n : array_like of int
+        Only-A-right, only-B-right and all examples (``n ≥ 1``).
+    confidence : float
+
+    Returns
+    -------
+    low, high : ndarray of float
+        Always contain the estimate ``(b − c)/n``; never a point (with ``b = c = 0`` it is
+        ``±z²/(n + z²)``). It excludes 0 exactly when :func:`difference_pvalue` ≤ 1 − confidence.
+
+    Examples
+    --------
+    Identical predictions on 60 examples still leave a gap of up to 6 points either way:
+
+    >>> low, high = difference_interval(0, 0, 60)
+    >>> round(float(low), 4), round(float(high), 4)
+    (-0.0602, 0.0602)
+    """
+    b, c, n = _as_float(b, c, n)
+    if np.any(n < 1) or np.any(b < 0) or np.any(c < 0) or np.any(b + c > n):
+        raise ValueError("need 0 ≤ b, c and b + c ≤ n with n ≥ 1")
+    z = _critical(confidence)
+    estimate = (b - c) / n
+    low = _bisect(lambda d0: score_z(b, c, n, d0) > z, np.full(b.shape, -1.0), estimate, rejects_low_side=True)
+    high = _bisect(lambda d0: score_z(b, c, n, d0) < -z, estimate, np.full(b.shape, 1.0), rejects_low_side=False)
+    return low, high
+
+
+def difference_pvalue(b: np.ndarray | int, c: np.ndarray | int) -> np.ndarray:
+    """Two-sided p-value of "equal accuracy": McNemar's statistic ``(b − c)²/(b + c)`` on χ²₁, 1 when ``b + c = 0``.
+
+    Examples
+    --------
+    >>> round(float(difference_pvalue(10, 3)), 4)
+    0.0522
+    """
+    b, c = _as_float(b, c)
+    d = b + c
+    statistic = np.divide((b - c) ** 2, d, out=np.zeros_like(d), where=d > 0)
+    return np.asarray(stats.chi2.sf(statistic, 1), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class ClusteredCounts:
+    """Per-group sums of paired outcomes: what the clustered statistics need.
+
+    Attributes
+    ----------
+    sums : ndarray of shape (groups,)
+        ``S_g``: per group, examples only A got right minus those only B got right (for one
+        model's accuracy: the correct examples).
+    sizes : ndarray of shape (groups,)
+        ``n_g``: examples per group.
+    """
+
+    sums: np.ndarray
+    sizes: np.ndarray
+
+    @property
+    def groups(self) -> int:
+        return int(len(self.sizes))
+
+
+def clustered_counts(values: np.ndarray, groups: np.ndarray) -> ClusteredCounts:
+    """Sum ``values`` (``D`` per example, or correctness) within each group (codes of any kind).
+
+    Examples
+    --------
+    >>> cc = clustered_counts(np.array([1, -1, 1, 0]), np.array(["u1", "u1", "u2", "u3"]))
+    >>> cc.sums.tolist(), cc.sizes.tolist()
+    ([0.0, 1.0, 0.0], [2.0, 1.0, 1.0])
+    """
+    _, codes = np.unique(np.asarray(groups), return_inverse=True)
+    codes = codes.reshape(-1)
+    sizes = np.bincount(codes).astype(np.float64)
+    return ClusteredCounts(np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=len(sizes)),
+                           sizes)
+
+
+def _robust_interval(counts: ClusteredCounts, confidence: float) -> tuple[float, float]:
+    """``{θ : (S − θN)² ≤ q² Σ_g (S_g − θ n_g)²}``: a quadratic in θ, clipped to the scale."""
+    q = _critical(confidence)
+    s, sizes = counts.sums, counts.sizes
+    total, n = float(s.sum()), float(sizes.sum())
+    a = n * n - q * q * float(np.sum(sizes**2))
+    half_b = total * n - q * q * float(np.sum(s * sizes))
+    c = total * total - q * q * float(np.sum(s**2))
+    if a <= 0.0:  # too few effective groups: the data bound nothing on this side
+        return -1.0, 1.0
+    root = np.sqrt(max(half_b * half_b - a * c, 0.0))
+    return (half_b - root) / a, (half_b + root) / a
+
+
+def clustered_difference_interval(counts: ClusteredCounts, b: int, c: int, n: int,
+                                  confidence: float = 0.95) -> tuple[float, float]:
+    """The interval of ``accuracy(A) − accuracy(B)`` with grouped examples: Tango's ∪ the cluster-robust one.
+
+    Parameters
+    ----------
+    counts : ClusteredCounts
+        Per-group sums of ``D`` (:func:`clustered_counts`).
+    b, c, n : int
+        The ordinary paired counts.
+    confidence : float
+
+    Returns
+    -------
+    (low, high) : tuple of float
+    """
+    low_t, high_t = difference_interval(b, c, n, confidence)
+    low_r, high_r = _robust_interval(counts, confidence)
+    return max(-1.0, min(float(low_t), low_r)), min(1.0, max(float(high_t), high_r))
+
+
+def clustered_difference_pvalue(counts: ClusteredCounts, b: int, c: int) -> float:
+    """Two-sided p of "equal accuracy" with grouped examples: the larger of McNemar's and Durkalski's.
+
+    Durkalski's clustered McNemar statistic ``(Σ S_g)² / Σ S_g²`` is referred to χ²₁.
+    The larger p-value belongs to the union interval: it is significant exactly when
+    :func:`clustered_difference_interval` excludes 0.
+    """
+    total, squares = float(counts.sums.sum()), float(np.sum(counts.sums**2))
+    robust = 1.0 if squares <= 0.0 else float(stats.chi2.sf(total * total / squares, 1))
+    return max(float(difference_pvalue(b, c)), robust)
+
+
+def proportion_interval(correct: int, n: int, confidence: float = 0.95,
+                        counts: ClusteredCounts | None = None) -> tuple[float, float]:
+    """One model's accuracy: Wilson's score interval, or with groups its union with the cluster-robust one.
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in proportion_interval(90, 100)]
+    [0.8256, 0.9448]
+    """
+    z = _critical(confidence)
+    p, z2 = correct / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    if counts is None:
+        return float(low), float(high)
+    low_r, high_r = _robust_interval(counts, confidence)
+    return max(0.0, min(float(low), low_r)), min(1.0, max(float(high), high_r))
+
+
+def design_effect(counts: ClusteredCounts, b: int, c: int, n: int) -> float:
+    """How much grouping widens the gap's interval: its cluster-robust variance over the independent one (≥ 1).
+
+    Examples
+    --------
+    >>> design_effect(clustered_counts(np.array([1, 1, -1, -1]), np.array([0, 0, 1, 1])), 2, 2, 4)
+    2.0
+    """
+    gap = (b - c) / n
+    independent = n * ((b + c) / n - gap * gap)
+    robust = float(np.sum((counts.sums - gap * counts.sizes) ** 2))
+    return max(1.0, robust / independent) if independent > 0 else 1.0
+
+
+def examples_to_decide(b: int, c: int, n: int, margin: float, *, confidence: float = 0.95, power: float = 0.8,
+                       design_effect: float = 1.0) -> int | None:
+    """About how many examples would settle "is A worse than B by more than ``margin``?" if the rates hold.
+
+    The gate compares the score interval's bounds with ``−margin``. With the observed rates
+    ``b/n``, ``c/n`` taken as true, the score test at ``−margin`` reaches ``power`` at
+    ``n = ((z σ₀ + z_power σ₁) / |Δ + margin|)²·deff`` (σ₀ from the constrained rate at the margin,
+    σ₁ the per-example spread of ``D``, deff the observed design effect of grouped examples).
+    Models that have not disagreed yet (``b = c = 0``) need ``z²(1 − margin)/margin`` examples
+    without a disagreement. ``None`` when the observed gap sits on the margin.
+    """
+    gap = (b - c) / n
+    distance = abs(gap + margin)
+    if distance < 1e-12:
+        return None
+    z, z_power = _critical(confidence), float(stats.norm.ppf(power))
+    p10, p01 = b / n, c / n
+    sigma1 = np.sqrt(max(p10 + p01 - gap * gap, 0.0))
+    tilde = float(_constrained_rate(np.float64(p10), np.float64(p01), np.float64(1.0), np.float64(-margin)))
+    sigma0 = np.sqrt(max(2.0 * tilde - margin * (1.0 + margin), 0.0))
+    needed = ((z * sigma0 + z_power * sigma1) / distance) ** 2 * max(design_effect, 1.0)
+    return max(int(np.ceil(needed)), n + 1)

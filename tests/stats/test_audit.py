@@ -1,0 +1,65 @@
+"""The statistical audit's reduced grid (``benchmarks/audit_statistics.py --quick``): every target met.
+
+The full grid and its table are in ``docs/statistics.md``; this runs the same code on fewer grid
+points and simulations, so a change that breaks an interval's coverage or a decision's error
+rate fails here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def audit():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import audit_statistics
+
+        yield audit_statistics
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+@pytest.mark.slow
+def test_the_reduced_audit_meets_every_target(audit) -> None:
+    rows = audit.run_audit(quick=True, seed=0)
+    sections = {r.section for r in rows}
+    assert {"pairs", "gate", "sweep", "failures", "calibration", "classes", "groups", "early stops"} <= sections
+    missed = [f"{r.section}: {r.quantity} [{r.setting}] {r.after:.3f} (target {r.target:.3f})"
+              for r in rows if not r.met]
+    assert not missed, "\n".join(missed)
+    # and the audit can tell: what the issue found wrong before is wrong in its "before" column
+    before = {(r.section, r.setting): r.before for r in rows if r.before is not None}
+    assert before[("gate", "n = 100, discordance 2 %, margin 1 pp")] > 0.1
+    assert max(r.before for r in rows if r.section == "groups" and r.before is not None) > 0.2
+
+
+def test_holm_over_rows_equals_statsmodels(audit) -> None:
+    from audit.common import holm_rows
+
+    from headtohead.stats.multiple import holm_adjust
+
+    p = np.random.default_rng(0).random((30, 6)) ** 3
+    np.testing.assert_allclose(holm_rows(p), np.array([holm_adjust(r) for r in p]), rtol=1e-12)
+
+
+def test_the_version_3_bootstrap_interval_is_reproduced(audit) -> None:
+    """The audit's "before" column for accuracy gaps is the paired BCa interval version 3 showed."""
+    from audit.common import bootstrap_accuracy_interval
+
+    from headtohead.stats.bootstrap import paired_bootstrap
+
+    b, c, n = 14, 5, 200
+    y = np.zeros(n, dtype=int)
+    a = np.r_[np.zeros(b), np.ones(c), np.zeros(n - b - c)].astype(int)
+    other = np.r_[np.ones(b), np.zeros(n - b)].astype(int)
+    reference = paired_bootstrap(y, a, other, metrics=["accuracy"], n_resamples=20_000, seed=1)["accuracy"]
+    low, high = bootstrap_accuracy_interval(b, c, n, n_resamples=20_000)
+    assert (low, high) == pytest.approx((reference.low, reference.high), abs=0.006)
