@@ -38,6 +38,18 @@ class GateOutcome:
     exit_code: int
     paragraph: str
 
+    def __repr__(self) -> str:  # a notebook shows the decision and a row per check (report/notebook.py)
+        from headtohead.report.notebook import gate_text
+
+        return gate_text(self.decisions, baseline=self.baseline, candidate=self.candidate, paragraph=self.paragraph,
+                         exit_code=self.exit_code)
+
+    def _repr_html_(self) -> str:
+        from headtohead.report.notebook import gate_html
+
+        return gate_html(self.decisions, baseline=self.baseline, candidate=self.candidate, paragraph=self.paragraph,
+                         exit_code=self.exit_code)
+
 
 _NUMBER = re.compile(r"^\s*(?P<value>[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>pp|%|x|×)?\s*$")
 

@@ -48,13 +48,24 @@ __all__ = ["run_sweep", "sweep_model", "SweepRun"]
 log = logging.getLogger("headtohead")
 
 
-@dataclass
+@dataclass(repr=False)
 class SweepRun:
-    """What :func:`run_sweep` returns: the record and where it was saved."""
+    """What :func:`run_sweep` returns: the record and where it was saved (in a notebook: the
+    recommendation and the table)."""
 
     result: SweepResult
     out_dir: Path | None
     files: list[Path]
+
+    def __repr__(self) -> str:
+        from headtohead.report.notebook import sweep_text
+
+        return sweep_text(self.result, out_dir=self.out_dir)
+
+    def _repr_html_(self) -> str:
+        from headtohead.report.notebook import sweep_html
+
+        return sweep_html(self.result, out_dir=self.out_dir)
 
 
 @dataclass

@@ -55,14 +55,24 @@ __all__ = ["train_experiment", "TrainOutcome"]
 log = logging.getLogger("headtohead")
 
 
-@dataclass
+@dataclass(repr=False)
 class TrainOutcome:
-    """What :func:`train_experiment` returns."""
+    """What :func:`train_experiment` returns (in a notebook: the verdict, the summary and the training table)."""
 
     training: TrainingSummary
     run: Run | None  # None on the non-main processes of a torchrun launch
     out_dir: Path
     experiment: dict[str, Any]
+
+    def __repr__(self) -> str:
+        from headtohead.report.notebook import training_text
+
+        return training_text(self.training, self.run.result if self.run else None, out_dir=self.out_dir)
+
+    def _repr_html_(self) -> str:
+        from headtohead.report.notebook import training_html
+
+        return training_html(self.training, self.run.result if self.run else None, out_dir=self.out_dir)
 
 
 def _seed_summary(runs: Sequence[TrainingRun], seeds: Sequence[int]) -> Any:

@@ -41,12 +41,14 @@ from headtohead.runtime.files import write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 
-__all__ = ["render_html", "write_html", "report_title", "dataset_line"]
+__all__ = ["render_html", "write_html", "report_title", "dataset_line", "summary_context", "summary_notes",
+           "template_environment"]
 
 _CONFUSION_MIN_CLASSES = 3  # with two classes the matrix already says everything
 
 
-def _environment():  # noqa: ANN202 - jinja2.Environment
+def template_environment():  # noqa: ANN201 - jinja2.Environment
+    """The report's templates, autoescaped: every user string is shown as text, never as markup."""
     import jinja2
 
     return jinja2.Environment(loader=jinja2.PackageLoader("headtohead.report", "templates"), autoescape=True,
@@ -82,7 +84,7 @@ def _figures(specs: Sequence[FigureSpec]) -> list[dict[str, str]]:
     return out
 
 
-def _summary(result: RunResult, styles: dict[str, ModelStyle]) -> dict[str, Any]:
+def summary_context(result: RunResult, styles: dict[str, ModelStyle]) -> dict[str, Any]:
     """The summary table, one row per metric and one column per model (head to head)."""
     columns = summary_columns(result)
     rows = summary_rows(result)
@@ -94,6 +96,16 @@ def _summary(result: RunResult, styles: dict[str, ModelStyle]) -> dict[str, Any]
                         "cells": [{"text": format_cell(cells.get(column.key), column), "best": model in best}
                                   for model, cells in rows.items()]})
     return {"models": [{"name": m, "colour": styles[m].colour} for m in rows], "metrics": metrics}
+
+
+def summary_notes(result: RunResult) -> list[str]:
+    """The lines under the summary table: what the brackets and the bold mean."""
+    stats = result.stats
+    level = f"{stats.settings.confidence if stats is not None else 0.95:.0%}"
+    how = (" (Wilson for accuracy, bootstrap for the others; \"no interval\" where none can be given honestly; a "
+           "failure counts as a wrong answer)") if stats is not None else ""
+    return [f"Brackets: {level} confidence intervals{how}.",
+            "Bold: the best value of a row; ↑ higher is better, ↓ lower is better."]
 
 
 def _per_class(result: RunResult) -> list[dict[str, Any]]:
@@ -163,7 +175,6 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
                                                m.quality.confusion_labels or result.dataset.label_names)}
                       for m in rated]
     measured_warnings = speed_warnings(result.speed) if result.speed is not None else []
-    confidence = result.stats.settings.confidence if result.stats is not None else 0.95
     return {
         "label": run.label,
         "anchor": f"run{index}",
@@ -171,13 +182,12 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "source": str(run.source) if run.source is not None else None,
         "created_at": result.created_at,
         "dataset_line": dataset_line(result),
-        "has_stats": result.stats is not None,
-        "ci_level": f"{confidence:.0%}",
         "verdict": {"headline": [{"subject": line.subject, "text": line.text, "kind": line.kind,
                                   "colour": styles[line.subject].colour if line.subject in styles else "inherit"}
                                  for line in verdict.headline],
                     "details": verdict.details},
-        "summary": _summary(result, styles),
+        "summary": summary_context(result, styles),
+        "summary_notes": summary_notes(result),
         "comparisons": comparisons,
         "comparison_headers": list(comparisons[0]) if comparisons else [],
         "stats_note": _stats_note(result),
@@ -261,7 +271,7 @@ def render_html(results: RunResult | Sequence[RunResult] | MergedRuns, *,
         "groups": [{"title": g.title, "runs": [r.label for r in g.runs], "rows": environment_rows(g.environment)}
                    for g in merged.groups],
     }
-    return _environment().get_template("report.html.j2").render(**context)
+    return template_environment().get_template("report.html.j2").render(**context)
 
 
 def write_html(results: RunResult | Sequence[RunResult] | MergedRuns, path: str | Path, *,
