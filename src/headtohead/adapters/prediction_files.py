@@ -258,8 +258,8 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
                              f"'{id_column}' column to match them by; give one row per example in data order, or "
                              f"add an id column (data.id_column names it)")
         without = f", once the {len(frame) - n} row(s) loading skipped are dropped" if len(frame) > n else ""
-        notes += [f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
-                  f"example i{without}); add ids to match by id"] if note_position else []
+        notes += [(f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
+                   f"example i{without}); add ids to match by id")] if note_position else []
         return rows, "row order"
     if dataset.ids is None:
         raise ModelError(f"{where}: the file has an id column '{id_column}' but the data has no ids; set "

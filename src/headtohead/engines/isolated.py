@@ -157,7 +157,7 @@ def _memory_stats(adapter: ModelAdapter, windows: list[WindowPeaks], scenarios: 
     return MemoryStats(
         isolated=True, peak_method="high_water_mark" if all(w.exact for w in windows) else "sampled",
         weights_mb=None if (weights := adapter.parameter_bytes()) is None else weights / MIB,  # None: unknown
-        model_peak_mb=max(_own_rss(w, rss_base, int(p)) for w, p in zip(windows, paged)),
+        model_peak_mb=max(_own_rss(w, rss_base, int(p)) for w, p in zip(windows, paged, strict=True)),
         cuda_model_peak_mb=max(0, max(w.cuda_peak or 0 for w in windows) - (cuda_base or 0)) / MIB if cuda else None,
         scenarios=scenarios,
         inference_rss_mb=max(_own_rss(w, w.rss_start, w.library_growth) for w in runs),

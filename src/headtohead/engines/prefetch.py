@@ -161,7 +161,7 @@ class Prefetcher:
         return self._paired(batches, ready)
 
     def _paired(self, batches: list[np.ndarray], ready: Iterator[Any]) -> Iterator[tuple[np.ndarray, Any]]:
-        for indices, inputs in zip(batches, ready):
+        for indices, inputs in zip(batches, ready, strict=True):
             if isinstance(inputs, _Failure):
                 raise inputs.error
             yield indices, (map_tensors(inputs, self.pin) if self.pin is not None else inputs)

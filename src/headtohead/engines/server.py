@@ -187,7 +187,7 @@ def _comparisons(results: Sequence[ServerModelResult], confidence: float) -> lis
     out = []
     for i, a in enumerate(results):
         for b in results[i + 1:]:
-            both = [(sa, sb) for sa, sb in zip(a.searches, b.searches)
+            both = [(sa, sb) for sa, sb in zip(a.searches, b.searches, strict=True)
                     if sa.estimate_qps is not None and sb.estimate_qps is not None]
             if not both:
                 continue

@@ -66,7 +66,7 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
 
     clock = FakeClock()
     adapters = [SimulatedAdapter(name, cost_ns=cost, overhead_ns=cost * 4, clock=clock, jitter=0.05, seed=seed + i)
-                for i, (name, cost) in enumerate(zip(names, costs_ns))]
+                for i, (name, cost) in enumerate(zip(names, costs_ns, strict=True))]
     data = Dataset("sample", "features", np.zeros((64, 4), dtype=np.float32), np.zeros(64, dtype=np.int64),
                    ("negative", "positive"))
     config = SpeedConfig(warmup_iterations=2, warmup_seconds=0.0, min_iterations=30, min_seconds=0.0, rounds=10,

@@ -146,7 +146,7 @@ class Executor(ABC):
              ) -> Iterable[TaskResult | TaskFailure]:
         """Run every task; give one result or failure per task (any order; lazily, as they finish, if it can)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook, not abstract: most executors hold nothing
         """Release the workers (no-op unless the executor holds some)."""
 
     def __enter__(self) -> Executor:

@@ -43,8 +43,8 @@ def merge_worker_speed(outcomes: Sequence[ModelOutcome]) -> SpeedSummary | None:
     models: list[ModelSpeed] = []
     for outcome, summary in measured:
         for model in summary.models:
-            extra = [f"{CONCURRENT_MARK}: timed while other workers ran on the same device; the timing includes "
-                     f"their interference"] if outcome.concurrent_speed else []
+            extra = [(f"{CONCURRENT_MARK}: timed while other workers ran on the same device; the timing includes "
+                      f"their interference")] if outcome.concurrent_speed else []
             models.append(model.model_copy(update={"warnings": extra + list(model.warnings)}))
     summaries = [s for _, s in measured]
     warnings = [f"{o.record.name}: {w}" for o, s in measured for w in s.warnings]
