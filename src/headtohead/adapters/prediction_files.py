@@ -265,17 +265,18 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
         raise ModelError(f"{where}: the file has an id column '{id_column}' but the data has no ids; set "
                          f"data.id_column to the data's id column, or remove the column from the file to match "
                          f"rows by position")
-    ids = [normalise_id(v) for v in frame[id_column].tolist()]
-    empty = [i + 1 for i, v in enumerate(ids) if v is None]
+    cells = [normalise_id(v) for v in frame[id_column].tolist()]
+    empty = [i + 1 for i, v in enumerate(cells) if v is None]
     if empty:
         raise ModelError(f"{where}: column '{id_column}' is empty in row(s) {name_some(empty, quote=False)}; "
                          f"every row needs the id of its example")
+    ids = [v for v in cells if v is not None]  # all of them, as none is empty
     position: dict[str, int] = {}
     repeated: list[str] = []
     for row, value in enumerate(ids):
         if value in position and value not in repeated:
-            repeated.append(value)  # type: ignore[arg-type]
-        position.setdefault(value, row)  # type: ignore[arg-type]
+            repeated.append(value)
+        position.setdefault(value, row)
     if repeated:
         raise ModelError(f"{where}: column '{id_column}' has {len(repeated)} duplicate id(s): "
                          f"{name_some(repeated)}; give each example one row")
@@ -295,21 +296,22 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
 
 def _labels(where: str, raw: list[Any], names: tuple[str, ...], rows: list[int], notes: list[str]) -> np.ndarray:
     """Predicted labels (names or indices) as indices into ``names``."""
-    values = [normalise_id(v) for v in raw]
-    empty = [row for row, v in zip(rows, values, strict=True) if v is None]
+    cells = [normalise_id(v) for v in raw]
+    empty = [row for row, v in zip(rows, cells, strict=True) if v is None]
     if empty:
         raise ModelError(f"{where}: column '{PREDICTION_COLUMN}' is empty in row(s) {name_some(empty, quote=False)}; "
                          f"every row needs a predicted label")
+    values = [v for v in cells if v is not None]  # all of them, as none is empty
     lookup = {n: i for i, n in enumerate(names)}
-    indices = {v: int(v) for v in set(values) if _is_index(v) and 0 <= int(v) < len(names)}  # type: ignore[arg-type]
+    indices = {v: int(v) for v in set(values) if _is_index(v) and 0 <= int(v) < len(names)}
     if all(v in lookup for v in values):
         if len(indices) == len(set(values)) and any(lookup[v] != i for v, i in indices.items()):
             notes.append(f"{where}: predictions such as {name_some(sorted(indices)[:3])} are read as label names, "
                          f"not as indices (the data's labels are {', '.join(names)})")
-        return np.array([lookup[v] for v in values], dtype=np.int64)  # type: ignore[index]
+        return np.array([lookup[v] for v in values], dtype=np.int64)
     if all(v in indices for v in values):
-        return np.array([indices[v] for v in values], dtype=np.int64)  # type: ignore[index]
-    unknown = sorted({v for v in values if v not in lookup}, key=str)  # type: ignore[arg-type]
+        return np.array([indices[v] for v in values], dtype=np.int64)
+    unknown = sorted({v for v in values if v not in lookup}, key=str)
     first = next(row for row, v in zip(rows, values, strict=True) if v not in lookup)
     raise ModelError(f"{where}: column '{PREDICTION_COLUMN}' has labels the data does not have: "
                      f"{name_some(unknown)} (first in row {first}); the data's labels are: {', '.join(names)} "

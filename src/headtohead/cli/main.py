@@ -10,6 +10,7 @@ traceback of an error.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -61,7 +62,7 @@ app.command("machines")(machines)
 app.command("compare", hidden=True)(compare_deprecated)  # the old name of `machines`
 
 # typer >= 0.20 vendors click (typer._click); older typer uses click itself: find the class by name.
-_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+_CLICK_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
 def _one_line(message: str, code: int) -> SystemExit:

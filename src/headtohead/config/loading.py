@@ -167,7 +167,7 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Sequence[str]) -> dict[st
     are a conflict, not a silent "last one wins".
     """
     data = copy.deepcopy(dict(raw))
-    seen: dict[tuple, tuple[str, Any]] = {}
+    seen: dict[tuple[str | int, ...], tuple[str, Any]] = {}
     for text in overrides:
         path, value = parse_override(text)
         node: Any = data
@@ -197,7 +197,7 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Sequence[str]) -> dict[st
     return data
 
 
-def _list_index(items: list, part: str | int, text: str) -> int:
+def _list_index(items: list[Any], part: str | int, text: str) -> int:
     if isinstance(part, int) or (isinstance(part, str) and part.isdigit()):
         index = int(part)
         if not 0 <= index < len(items):

@@ -63,12 +63,12 @@ class Dataset:
 
     source: str
     modality: Modality
-    examples: Sequence[Any]
-    labels: np.ndarray
+    examples: Sequence[Any] | np.ndarray
+    labels: np.ndarray  # a sequence of ints is accepted and converted
     label_names: tuple[str, ...]
     skipped: Mapping[str, int] = field(default_factory=dict)
     ids: tuple[str, ...] | None = None
-    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+    columns: Mapping[str, Any] = field(default_factory=dict)  # lists are accepted, kept as object arrays
     skipped_ids: tuple[str, ...] = ()
     skipped_rows: tuple[int, ...] = ()
 
@@ -101,7 +101,7 @@ class Dataset:
         """Return the examples at ``indices`` (same label names, same skip counts)."""
         idx = np.asarray(indices, dtype=np.int64)
         if isinstance(self.examples, np.ndarray):
-            examples: Sequence[Any] = self.examples[idx]
+            examples: Sequence[Any] | np.ndarray = self.examples[idx]
         else:
             examples = [self.examples[i] for i in idx]
         ids = tuple(self.ids[i] for i in idx) if self.ids is not None else None

@@ -27,6 +27,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset
 from headtohead.data.columns import refuse_extra_columns
@@ -105,7 +107,7 @@ def load_image_folder(spec: str, config: DataConfig) -> Dataset:
 
     unreadable = tuple(file_id(path) for (path, _), problem in zip(files, problems, strict=True) if problem is not None)
     warn_skipped(spec, counts, unit="files", ids=unreadable)
-    return Dataset(spec, "image", [path for path, _ in kept], [label for _, label in kept], tuple(names), counts,
+    return Dataset(spec, "image", [path for path, _ in kept], np.array([label for _, label in kept]), tuple(names), counts,
                    ids=tuple(file_id(path) for path, _ in kept), skipped_ids=unreadable)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from headtohead.config.schema import DataConfig
-from headtohead.data.base import Dataset, encode_labels
+from headtohead.data.base import Dataset, Modality, encode_labels
 from headtohead.data.columns import check_ids, is_missing, name_some, normalise_id, normalise_value, require_extra_columns
 from headtohead.errors import DataError, did_you_mean, listing
 
@@ -180,7 +180,7 @@ def rows_to_dataset(source: str, texts: list[Any], labels: list[Any], *, pairs: 
         kept_ids = check_ids(source, id_column, [ids[i] for i in kept_rows], [i + 1 for i in kept_rows])
     extra = {name: [normalise_value(values[i]) for i in kept_rows] for name, values in (columns or {}).items()}
     warn_skipped(source, skipped, unit="rows", ids=skipped_ids if ids is not None else None)
-    modality = "text_pair" if pairs is not None else "text"
+    modality: Modality = "text_pair" if pairs is not None else "text"
     return Dataset(source, modality, examples, encoded, names, dict(skipped), kept_ids, extra, skipped_ids,
                    tuple(skipped_rows))
 

@@ -366,7 +366,7 @@ def train_model(adapter: ModelAdapter, train_data: Dataset, config: TrainConfig,
     energy = JobEnergy(trainer.device)
     progress = trainer.run(Path(checkpoint_dir) if checkpoint_dir is not None else None, settings, eval_data,
                            eval_batch_size)
-    steps = StepLog(**{**progress.steps, "tokens": progress.steps["tokens"] if trainer.tokens_of else None})
+    steps = StepLog.model_validate({**progress.steps, "tokens": progress.steps["tokens"] if trainer.tokens_of else None})
     epochs = [EpochRecord.model_validate(e) for e in progress.epochs]
     warnings = list(dict.fromkeys(adapter.warnings[trainer.first_warning:]))
     if steps.compute_ns and not steps.timed_steps:

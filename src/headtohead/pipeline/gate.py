@@ -16,6 +16,7 @@ timings; the words are :mod:`headtohead.report.gate`. Margins are read here, whe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def parse_slowdown_margin(text: str) -> float:
     return round(fraction, 12)
 
 
-def _margin(value: str | float | None, parse) -> float | None:  # noqa: ANN001 - one of the two parsers
+def _margin(value: str | float | None, parse: Callable[[str], float]) -> float | None:
     if value is None:
         return None
     return parse(value if isinstance(value, str) else repr(float(value)))

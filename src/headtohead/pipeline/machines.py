@@ -84,9 +84,9 @@ def _unique_labels(envs: Sequence[Environment], paths: Sequence[str], labels: Se
         return list(labels)
     chosen = [machine_label(env) for env in envs]
     # The same hardware twice: tell the runs apart by host name, then by their folder.
-    for suffix in (lambda i: f" @ {envs[i].hostname}", lambda i: f" ({Path(paths[i]).parent.name})"):
+    for suffixes in ([f" @ {env.hostname}" for env in envs], [f" ({Path(path).parent.name})" for path in paths]):
         twins = {label for label in chosen if chosen.count(label) > 1}
-        chosen = [label + suffix(i) if label in twins else label for i, label in enumerate(chosen)]
+        chosen = [label + suffixes[i] if label in twins else label for i, label in enumerate(chosen)]
     return chosen
 
 

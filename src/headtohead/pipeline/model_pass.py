@@ -29,9 +29,10 @@ __all__ = ["ModelOutcome", "ModelPass", "LoadedModelFacts", "load_model", "run_m
 class LoadedModelFacts(Protocol):
     """What a record needs from a loaded model: an adapter here, or its facts sent back by a worker."""
 
-    device: str
-    warnings: Any
-
+    @property
+    def device(self) -> str: ...
+    @property
+    def warnings(self) -> Any: ...
     def num_parameters(self) -> int | None: ...
     def parameter_bytes(self) -> int | None: ...
 

@@ -143,8 +143,8 @@ def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *,
     world = dist.world_size if dist is not None else config.nproc
     say(training_plan_line(len(exp.models), len(seeds), len(splits.train), len(splits.eval),
                            {**config.model_dump(), "world": world}))
-    common = dict(data=data, splits=splits, config=config, exp_seed=exp.seed, device=device, base_dir=base_dir,
-                  out=out, eval_batch_size=exp.eval.batch_size, say=say)
+    common: dict[str, Any] = dict(data=data, splits=splits, config=config, exp_seed=exp.seed, device=device, base_dir=base_dir,
+                                  out=out, eval_batch_size=exp.eval.batch_size, say=say)
     runs: list[TrainingRun] = []
     for seed in seeds:
         for model in exp.models:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headtohead.report.warnings import model_warnings, speed_warnings
 from headtohead.version import __version__
@@ -41,13 +41,16 @@ from headtohead.runtime.files import write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 
+if TYPE_CHECKING:
+    import jinja2
+
 __all__ = ["render_html", "write_html", "report_title", "dataset_line", "summary_context", "summary_notes",
            "template_environment"]
 
 _CONFUSION_MIN_CLASSES = 3  # with two classes the matrix already says everything
 
 
-def template_environment():  # noqa: ANN201 - jinja2.Environment
+def template_environment() -> jinja2.Environment:
     """The report's templates, autoescaped: every user string is shown as text, never as markup."""
     import jinja2
 
@@ -109,16 +112,16 @@ def summary_notes(result: RunResult) -> list[str]:
 
 
 def _per_class(result: RunResult) -> list[dict[str, Any]]:
-    rated = [m for m in result.models if m.quality is not None]
+    rated = [q for m in result.models if (q := m.quality) is not None]
     if not rated:
         return []
     rows = []
     for i, label in enumerate(result.dataset.label_names):
-        values = []
-        for model in rated:
-            cq = model.quality.per_class[i]
+        values: list[str] = []
+        for quality in rated:
+            cq = quality.per_class[i]
             values.extend(f"{v:.3f}" for v in (cq.precision, cq.recall, cq.f1))
-        support = rated[0].quality.per_class[i].support
+        support = rated[0].per_class[i].support
         rows.append({"label": label, "support": support, "cells": values})
     return rows
 
@@ -171,9 +174,8 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
     confusions = []
     if k >= _CONFUSION_MIN_CLASSES:
         confusions = [{"model": m.name, "colour": styles[m.name].colour,
-                       "pairs": top_confusions(m.quality.confusion_matrix,
-                                               m.quality.confusion_labels or result.dataset.label_names)}
-                      for m in rated]
+                       "pairs": top_confusions(q.confusion_matrix, q.confusion_labels or result.dataset.label_names)}
+                      for m in rated if (q := m.quality) is not None]
     measured_warnings = speed_warnings(result.speed) if result.speed is not None else []
     return {
         "label": run.label,

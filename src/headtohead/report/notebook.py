@@ -37,8 +37,8 @@ _REPR_LINES = 4
 def _render(title: str, subtitle: str, *, lines: Sequence[dict[str, Any]] = (), tables: Sequence[dict[str, Any]] = (),
             notes: Sequence[str] = (), details: Sequence[str] = (), details_title: str = "") -> str:
     template = template_environment().get_template("notebook.html.j2")
-    return template.render(title=title, subtitle=subtitle, lines=list(lines), tables=list(tables), notes=list(notes),
-                           details=list(details), details_title=details_title)
+    return str(template.render(title=title, subtitle=subtitle, lines=list(lines), tables=list(tables), notes=list(notes),
+                           details=list(details), details_title=details_title))
 
 
 def _plain(text: str) -> dict[str, Any]:

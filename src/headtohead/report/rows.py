@@ -216,7 +216,7 @@ def best_models(rows: dict[str, dict[str, Cell]], column: Column) -> set[str]:
     """The models with the best value of ``column`` (ties included); empty when direction is undefined."""
     if column.higher_is_better is None or len(rows) < 2:
         return set()
-    values = {m: r[column.key].value for m, r in rows.items() if column.key in r and r[column.key].value is not None}
+    values = {m: value for m, r in rows.items() if column.key in r and (value := r[column.key].value) is not None}
     if not values:
         return set()
     best = max(values.values()) if column.higher_is_better else min(values.values())

@@ -74,10 +74,10 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
             })
             rows.append(row)
     timed = {m.name for m in result.speed.models}
-    for model in result.models:  # stored predictions: nothing to time
-        if model.name not in timed:
-            rows.append({key: ("—" if key != "model" else model.name) for key in (rows[0] if rows else {"model": ""})}
-                        | {"scenario": f"{NOT_MEASURED} ({_why(model)})"})
+    for record in result.models:  # stored predictions: nothing to time
+        if record.name not in timed:
+            rows.append({key: ("—" if key != "model" else record.name) for key in (rows[0] if rows else {"model": ""})}
+                        | {"scenario": f"{NOT_MEASURED} ({_why(record)})"})
     return rows
 
 

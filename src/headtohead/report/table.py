@@ -72,7 +72,7 @@ def quality_table(result: RunResult) -> Table:
                    "eval s"):
         table.add_column(column, justify="right")
     scored = [m for m in result.models if m.quality is not None]
-    best = max((m.quality.accuracy for m in scored), default=None)
+    best = max((q.accuracy for m in scored if (q := m.quality) is not None), default=None)
     for model in scored:
         table.add_row(*_row(model, stats.model(model.name) if stats else None,
                             best=best if len(scored) > 1 else None))
@@ -81,6 +81,7 @@ def quality_table(result: RunResult) -> Table:
 
 def _row(model: ModelRecord, ms, *, best: float | None) -> list[str]:  # noqa: ANN001 - ModelStats | None
     q = model.quality
+    assert q is not None, "only models with a quality pass have a row"
     accuracy = _with_ci(q.accuracy, ms.accuracy if ms else None, percent=True)
     if best is not None and q.accuracy == best:
         accuracy = f"[bold green]{accuracy}[/]"

@@ -48,6 +48,10 @@ __all__ = [
 
 Scenario = Literal["offline", "single_stream", "time_window"]
 StopReason = Literal["minimums_met", "target_ci_reached", "time_budget"]
+#: The scenarios timed in interleaved rounds (the others have their own records).
+TimedScenario = Literal["offline", "single_stream"]
+#: How the latencies were timed.
+TimerName = Literal["perf_counter_ns", "cuda_event"]
 
 
 class _Derived(Record):

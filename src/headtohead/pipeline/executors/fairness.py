@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from collections.abc import Sequence
 
 from headtohead.config.execution import ExecutionConfig, parse_cpu_set
 from headtohead.runtime.devices import get_backend, is_cuda, resolve_device
@@ -88,8 +89,8 @@ def plan_workers(config: ExecutionConfig, *, eval_device: str = "auto", n_tasks:
     settings: list[WorkerSettings] = []
     for i, device in enumerate(devices):
         if device.startswith("cpu"):
-            cpu_set = explicit.get(i) or blocks[plain.index(i)]
-            settings.append(WorkerSettings("cpu", tuple(cpu_set), config.threads_per_worker or len(cpu_set)))
+            cores_of: Sequence[int] = explicit.get(i) or blocks[plain.index(i)]
+            settings.append(WorkerSettings("cpu", tuple(cores_of), config.threads_per_worker or len(cores_of)))
         else:
             threads = config.threads_per_worker or max(1, len(cores) // len(devices))
             settings.append(WorkerSettings(resolve_device(device), None, threads))
