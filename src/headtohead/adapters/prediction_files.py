@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,12 +272,8 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
         raise ModelError(f"{where}: column '{id_column}' is empty in row(s) {name_some(empty, quote=False)}; "
                          f"every row needs the id of its example")
     ids = [v for v in cells if v is not None]  # all of them, as none is empty
-    position: dict[str, int] = {}
-    repeated: list[str] = []
-    for row, value in enumerate(ids):
-        if value in position and value not in repeated:
-            repeated.append(value)
-        position.setdefault(value, row)
+    position = {value: row for row, value in reversed(list(enumerate(ids)))}  # each id's first row
+    repeated = [value for value, count in Counter(ids).items() if count > 1]
     if repeated:
         raise ModelError(f"{where}: column '{id_column}' has {len(repeated)} duplicate id(s): "
                          f"{name_some(repeated)}; give each example one row")
