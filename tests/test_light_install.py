@@ -93,15 +93,19 @@ def _build_distributions(out: Path) -> tuple[Path, Path]:
     return wheel, sdist
 
 
-def _install_alone(distribution: Path, venv: Path) -> Path:
-    """A fresh virtual environment holding ``distribution`` and the dependencies pip resolves for it, nothing else."""
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+def _pip(bin_dir: Path, *args: str) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                           "--disable-pip-version-check", str(distribution)],
-                          env=env, capture_output=True, text=True, timeout=1500)
+    done = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           *args], env=env, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return venv / "bin"
+
+
+def _requirements(bin_dir: Path) -> list[str]:
+    """What the installed headtohead declares it needs (its ``Requires-Dist``)."""
+    code = "import importlib.metadata as m, json; print(json.dumps(sorted(m.requires('headtohead'))))"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return json.loads(subprocess.run([str(bin_dir / "python"), "-c", code], capture_output=True, text=True,
+                                     env=env, check=True).stdout)
 
 
 def _compare_in(bin_dir: Path, folder: Path) -> None:
@@ -114,6 +118,7 @@ def _compare_in(bin_dir: Path, folder: Path) -> None:
     where = subprocess.run([python, "-c", "import headtohead; print(headtohead.__file__)"], capture_output=True,
                            text=True, env=env, check=True).stdout
     assert str(bin_dir.parent) in where  # the installed copy, not this checkout
+    folder.mkdir(parents=True)
     version = subprocess.run([str(bin_dir / "h2h"), "--version"], capture_output=True, text=True, env=env)
     assert version.returncode == 0 and version.stdout.strip() == f"headtohead {__version__}", version.stderr
     _two_prediction_files(folder)
@@ -140,7 +145,13 @@ def test_the_wheel_and_the_sdist_install_alone_and_compare_prediction_files(tmp_
             "headtohead/report/templates/notebook.html.j2"} <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names)
     assert not any(n.startswith("tests/") for n in names)
-    for distribution in (wheel, sdist):
-        folder = tmp_path / distribution.name.split("-")[0] / ("wheel" if distribution == wheel else "sdist")
-        folder.mkdir(parents=True)
-        _compare_in(_install_alone(distribution, folder / "venv"), folder)
+    # the wheel alone in a fresh venv: pip resolves what it declares (from PyPI), nothing else
+    bin_dir = tmp_path / "venv" / "bin"
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
+    _pip(bin_dir, str(wheel))
+    _compare_in(bin_dir, tmp_path / "from-wheel")
+    declared = _requirements(bin_dir)
+    # the sdist built and installed in its place: the same package, declaring the same dependencies, works alike
+    _pip(bin_dir, "--force-reinstall", "--no-deps", str(sdist))
+    assert _requirements(bin_dir) == declared
+    _compare_in(bin_dir, tmp_path / "from-sdist")
