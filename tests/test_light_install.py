@@ -1,6 +1,7 @@
 """The light install: ``pip install headtohead`` (no torch, transformers or timm) compares prediction files.
 
-The ``dist`` test (``make dist-check``; CI runs it, ``make test`` does not: it needs PyPI) builds
+The ``dist`` test (``make dist-check``; ``make test`` skips it unless ``H2H_DIST_CHECK=1``, which CI
+sets: it needs the package index) builds
 the wheel and the sdist with ``python -m build``, installs each alone into a fresh virtual
 environment (pip resolves the dependencies the distribution declares, nothing else), and there
 runs ``h2h --version``, ``h2h run`` on two prediction files and ``h2h gate``. The fast test runs the
@@ -135,7 +136,8 @@ def _compare_in(bin_dir: Path, folder: Path) -> None:
 
 @pytest.mark.dist
 @pytest.mark.skipif(not os.environ.get("H2H_DIST_CHECK"),
-                    reason="builds the wheel and installs it from PyPI (network): `make dist-check` runs it, CI too")
+                    reason="builds the wheel and installs it from the package index: `make dist-check` runs it, so "
+                           "does CI (H2H_DIST_CHECK=1)")
 def test_the_wheel_and_the_sdist_install_alone_and_compare_prediction_files(tmp_path):
     wheel, sdist = _build_distributions(tmp_path / "dist")
     assert wheel.name.endswith("-py3-none-any.whl") and sdist.name.endswith(".tar.gz")
