@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from audit.common import GRID_NOTE, Row, as_rows, markdown_table  # noqa: E402
+from audit.common import GRID_NOTE, Row, as_rows, markdown_table, summary_table  # noqa: E402
 
 #: section → (module, function) in benchmarks/audit/
 SECTIONS = {
@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="the reduced grid (what make test runs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--section", action="append", choices=list(SECTIONS), help="repeatable; default: all")
-    parser.add_argument("--out", type=Path, help="also write the table (Markdown) here")
+    parser.add_argument("--out", type=Path, help="also write the full table (Markdown) here")
+    parser.add_argument("--summary", type=Path, help="also write the summary table (one line per quantity) here")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     rows = run_audit(args.section, quick=args.quick, seed=args.seed)
@@ -71,9 +72,16 @@ def main(argv: list[str] | None = None) -> int:
                f"{GRID_NOTE}.")
     print(table)
     print()
+    print(summary_table(rows))
+    print()
     print(summary)
+    command = ("PYTHONPATH=src .venv/bin/python benchmarks/audit_statistics.py" + (" --quick" if args.quick else "")
+               + "".join(f" --section {s}" for s in args.section or []) + (f" --seed {args.seed}" if args.seed else ""))
     if args.out is not None:
-        args.out.write_text(table + "\n\n" + summary + "\n", encoding="utf-8")
+        args.out.write_text(f"# The statistical audit, every grid point\n\nMade by `{command}` (see "
+                            f"`docs/statistics.md`, section 12).\n\n{table}\n\n{summary}\n", encoding="utf-8")
+    if args.summary is not None:
+        args.summary.write_text(summary_table(rows) + "\n\n" + summary + "\n", encoding="utf-8")
     return 1 if missed else 0
 
 

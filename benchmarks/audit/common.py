@@ -16,8 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["Row", "row", "meets_target", "markdown_table", "as_rows", "bootstrap_accuracy_interval", "holm_rows",
-           "GRID_NOTE"]
+__all__ = ["Row", "row", "meets_target", "markdown_table", "summary_table", "as_rows", "bootstrap_accuracy_interval",
+           "holm_rows", "GRID_NOTE"]
 
 GRID_NOTE = ("coverage: share of simulated runs whose 95 % interval contains the truth (target ≥ 93 % at n ≥ 50, "
              "≥ 90 % below); error: share of runs where the decision is wrong (target ≤ nominal + 1 pp)")
@@ -89,6 +89,26 @@ def markdown_table(rows: Sequence[Row]) -> str:
         target = f"≥ {100 * r.target:.0f} %" if r.kind == "coverage" else f"≤ {100 * r.target:.1f} %"
         lines.append(f"| {r.section} | {r.quantity} | {r.setting} | {nominal} | {_pct(r.before)} | {_pct(r.after)} | "
                      f"{100 * r.mc_se:.2f} pp | {r.runs:,} | {target} | {'yes' if r.met else '**no**'} |")
+    return "\n".join(lines)
+
+
+def summary_table(rows: Sequence[Row]) -> str:
+    """One line per quantity: its worst value over the grid now and before, and how many grid points meet the target."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.section, r.quantity), []).append(r)
+    lines = ["| section | what | grid points | worst after (where) | worst before | target | met |",
+             "|---|---|---|---|---|---|---|"]
+    for (section, quantity), found in groups.items():
+        coverage = found[0].kind == "coverage"
+        pick = min if coverage else max
+        worst = pick(found, key=lambda r: r.after)
+        befores = [r.before for r in found if r.before is not None]
+        before = _pct(pick(befores)) if befores else "—"
+        target = f"≥ {100 * worst.target:.0f} %" if coverage else f"≤ {100 * worst.target:.1f} %"
+        met = sum(r.met for r in found)
+        lines.append(f"| {section} | {quantity} | {len(found)} | {_pct(worst.after)} ± {100 * worst.mc_se:.1f} "
+                     f"({worst.setting}) | {before} | {target} | {met} of {len(found)} |")
     return "\n".join(lines)
 
 

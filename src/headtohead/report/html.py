@@ -20,7 +20,7 @@ from headtohead.version import __version__
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
-from headtohead.report.rows_pairs import comparison_rows
+from headtohead.report.rows_pairs import comparison_note, comparison_rows
 from headtohead.report.rows_speed import speed_note, speed_rows
 from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
@@ -126,21 +126,6 @@ def _per_class(result: RunResult) -> list[dict[str, Any]]:
     return rows
 
 
-def _stats_note(result: RunResult) -> str:
-    stats = result.stats
-    if stats is None:
-        return ""
-    s = stats.settings
-    groups = (f" Examples grouped by '{s.group_column}' ({s.n_groups:,} groups): every test and interval treats a "
-              f"group as the independent unit." if s.group_column else "")
-    return (f"Δ = first model − second, in percentage points. Accuracy: Tango's score interval, the same statistic "
-            f"as the test (significant exactly when it excludes 0); macro-F1: a paired bootstrap {s.ci_method} "
-            f"interval ({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
-            f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. A failure (no prediction) counts as a wrong "
-            f"answer. Detectable gap: the accuracy difference this many examples find with {s.power:.0%} probability "
-            f"(smaller ones less often).{groups}")
-
-
 def _speed_note(result: RunResult) -> str:
     speed = result.speed
     if speed is None:
@@ -192,7 +177,7 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "summary_notes": summary_notes(result),
         "comparisons": comparisons,
         "comparison_headers": list(comparisons[0]) if comparisons else [],
-        "stats_note": _stats_note(result),
+        "stats_note": comparison_note(result),
         "slices": (slices := slice_rows(result)),
         "slice_headers": list(slices[0]) if slices else [],
         "slices_note": slices_note(result),

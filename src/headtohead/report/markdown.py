@@ -15,7 +15,7 @@ from headtohead.report.warnings import speed_warnings
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
-from headtohead.report.rows_pairs import comparison_rows
+from headtohead.report.rows_pairs import comparison_note, comparison_rows
 from headtohead.report.rows_speed import speed_note, speed_rows
 from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
@@ -117,6 +117,7 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
     if comparisons:
         lines += ["#### Paired comparisons", ""]
         lines += _table(list(comparisons[0]), [[md_escape(v) for v in row.values()] for row in comparisons])
+        lines += [md_escape(comparison_note(result)), ""]
     lines += _where_lines(result, index, folder, files)
     if sequential_lines(result):
         lines += ["#### Sequential evaluation", ""] + [f"{md_escape(line)}\n" for line in sequential_lines(result)]

@@ -185,8 +185,10 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
     """
     lines = [comparison.verdict for comparison in summary.comparisons]
     if summary.slices is not None:
+        nominal = ("Nominal only (the run stopped early: fixed-sample tests of the examples used are not valid): "
+                   if any(c.stopped_early for c in summary.comparisons) else "")
         found = (slices_line(summary.slices, c.model_a, c.model_b) for c in summary.comparisons)
-        lines.extend(line for line in found if line)
+        lines.extend(nominal + line for line in found if line)
     if len(summary.models) > 2 and summary.ranking:
         groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in summary.ranking)
         lines.append(f"Ranking by accuracy ({groups}); models in one group are not significantly different "

@@ -74,7 +74,7 @@ _QUALITY = (
 )
 _FAILURES = (
     Column("n_failed", "no prediction (counted wrong)", "count", False),
-    Column("accuracy_answered", "accuracy on answered rows", "percent", True),
+    Column("accuracy_answered", "accuracy on answered rows", "percent", None),  # secondary: no "best" marked
 )
 _CALIBRATION = (
     Column("calibration_error", "calibration error (ℓ2, debiased)", "score", False),

@@ -6,7 +6,7 @@ from headtohead.report.sentences import format_p, format_pp
 from headtohead.results.comparison import MetricDifference
 from headtohead.results.records import RunResult
 
-__all__ = ["comparison_rows"]
+__all__ = ["comparison_rows", "comparison_note"]
 
 
 def comparison_rows(result: RunResult) -> list[dict[str, str]]:
@@ -39,3 +39,21 @@ def _pp_interval(diff: MetricDifference | None) -> str:
     if not diff.has_interval:
         return " (no interval)"
     return f" ({format_pp(diff.ci_low)}…{format_pp(diff.ci_high)})"
+
+
+def comparison_note(result: RunResult) -> str:
+    """How to read the table of pairs: the interval and test, failures, groups, the detectable gap."""
+    stats = result.stats
+    if stats is None:
+        return ""
+    s = stats.settings
+    groups = (f" Examples grouped by '{s.group_column}' ({s.n_groups:,} groups): every test and interval treats a "
+              f"group as the independent unit." if s.group_column else "")
+    failures = ("A failure (no prediction) counts as a wrong answer." if s.failures == "counted as wrong" else
+                "Examples without a prediction were left out (results of version 3).")
+    accuracy = ("Accuracy: Tango's score interval, the same statistic as the test (significant exactly when it "
+                "excludes 0)" if s.failures == "counted as wrong" else "Accuracy: a paired bootstrap interval")
+    return (f"Δ = first model − second, in percentage points. {accuracy}; macro-F1: a paired bootstrap {s.ci_method} "
+            f"interval ({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
+            f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. {failures} Detectable gap: the accuracy "
+            f"difference this many examples find with {s.power:.0%} probability (smaller ones less often).{groups}")

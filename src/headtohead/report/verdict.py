@@ -190,9 +190,12 @@ def slice_lines(stats: StatsSummary | None) -> list[VerdictLine]:
     """Per pair, the slices where one model is significantly better after Holm's adjustment, and only those.
 
     One line per pair that has any (up to the pairs a headline lists), e.g. ``minilm vs tfidf
-    by slice: minilm is better on class negative (+7.2 pp, Holm p = 0.041).``
+    by slice: minilm is better on class negative (+7.2 pp, Holm p = 0.041).`` None after an
+    early stop: fixed-sample slice tests of a stopped sample are not valid (the details keep
+    them, labelled nominal).
     """
-    if stats is None or stats.slices is None or len(stats.comparisons) > _MAX_PAIRS_LISTED:
+    if stats is None or stats.slices is None or len(stats.comparisons) > _MAX_PAIRS_LISTED or \
+            any(c.stopped_early for c in stats.comparisons):
         return []
     found = (slices_line(stats.slices, c.model_a, c.model_b) for c in stats.comparisons)
     return [VerdictLine(None, line, "quality") for line in found if line]
@@ -272,8 +275,10 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     if result.stats is not None:
         details.extend(c.verdict for c in result.stats.comparisons)
         if result.stats.slices is not None:  # one line per pair (every slice's sentence is in the records)
+            nominal = ("Nominal only (the run stopped early: fixed-sample tests of the examples used are not "
+                       "valid): " if any(c.stopped_early for c in result.stats.comparisons) else "")
             found = (slices_line(result.stats.slices, c.model_a, c.model_b) for c in result.stats.comparisons)
-            details.extend(line for line in found if line)
+            details.extend(nominal + line for line in found if line)
     seeds = training.multi_seed if training is not None else None
     if seeds is not None and len(training.seeds) > 1 and len(seeds.comparisons) <= _MAX_PAIRS_LISTED:
         headline.extend(seed_line(c) for c in seeds.comparisons)

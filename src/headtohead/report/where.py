@@ -65,11 +65,14 @@ def slices_note(result: RunResult) -> str:
     summary = result.stats.slices if result.stats is not None else None
     if summary is None:
         return ""
-    return (f"Accuracy per slice with {summary.confidence:.0%} Wilson intervals; the difference of each pair with "
-            f"Tango's score interval, the same statistic as the test; McNemar ({summary.mcnemar_rule}) with Holm's "
-            f"adjustment over all "
-            f"{summary.n_tests} (slice, pair) tests, α = {summary.alpha:g}. ✓: significant after the adjustment — "
-            f"only these are named in the verdict. Length bins are quantiles of the data.")
+    stopped = any(c.stopped_early for c in result.stats.comparisons) if result.stats is not None else False
+    prefix = ("The run stopped early (--until-decided): these fixed-sample tests of the examples used are nominal "
+              "only. " if stopped else "")
+    return prefix + (f"Accuracy per slice with {summary.confidence:.0%} Wilson intervals; the difference of each "
+                     f"pair with Tango's score interval, the same statistic as the test; McNemar "
+                     f"({summary.mcnemar_rule}) with Holm's adjustment over all {summary.n_tests} (slice, pair) tests, "
+                     f"α = {summary.alpha:g}. ✓: significant after the adjustment — only these are named in the "
+                     f"verdict. Length bins are quantiles of the data.")
 
 
 @dataclass(frozen=True)
