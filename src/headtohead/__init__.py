@@ -16,10 +16,14 @@ Every command of ``h2h`` is one function here: :func:`run` (``h2h run``, ``h2h b
 
 from __future__ import annotations
 
-from typing import Any
+from os import PathLike
+from typing import TYPE_CHECKING, Any
 
 from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
 from headtohead.version import __version__
+
+if TYPE_CHECKING:
+    from headtohead.results.predictions import Predictions
 
 
 __all__ = [
@@ -58,7 +62,7 @@ _LAZY = {
 }
 
 
-def load_predictions(path: Any):  # noqa: ANN201 - Predictions
+def load_predictions(path: str | PathLike[str]) -> Predictions:
     """Read the ``predictions.npz`` written beside a ``results.json`` (a file or its folder)."""
     from pathlib import Path
 

@@ -103,3 +103,18 @@ def test_screenshot_of_the_report_is_not_blank(sample, tmp_path):
     assert image.size == (1280, 2400)
     colours = image.getcolors(maxcolors=1_000_000)
     assert colours is not None and len(colours) > 200  # text, tables and charts, not an empty page
+
+
+def test_the_notebook_view_of_a_run_renders_offline_and_runs_nothing(tmp_path):
+    from headtohead.report.notebook import run_html
+
+    handler = "<img src=x onerror=\"document.body.setAttribute('data-pwned', 1)\">"
+    result, _ = sample_run({handler: 0.9, "b": 0.8}, label_names=["<script>alert(1)</script>", "yes"],
+                           n_examples=200, speed=False, n_resamples=200)
+    page = tmp_path / "cell.html"  # a notebook puts the fragment into its own page, as here
+    page.write_text(f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body>{run_html(result)}</body></html>")
+    dom, netlog = chromium(page, tmp_path, "--dump-dom")
+    for line in build_verdict(result).headline:
+        assert html.escape(line.text, quote=False) in dom
+    assert "accuracy ↑" in dom and "data-pwned=" not in dom and not re.search(r"<script", dom, re.IGNORECASE)
+    assert page_requests(netlog) == []

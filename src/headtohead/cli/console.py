@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 __all__ = ["console", "err_console", "setup_logging", "progress_bars", "print_result"]
 
@@ -67,7 +67,7 @@ def progress_bars() -> Iterator:
     """
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=False) as bars:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(task: str, done: int, total: int) -> None:
             if task not in tasks:

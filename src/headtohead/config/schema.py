@@ -16,11 +16,11 @@ default. Later sections (speed, train, sweep …) are added here as fields of th
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.config.execution import ExecutionConfig
 from headtohead.config.speed import SpeedConfig
@@ -41,7 +41,6 @@ __all__ = [
 #: config validates without importing torch; a test pins it to the registry.
 MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python", "onnx", "predictions")
 
-_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 #: Fewest examples per look of ``eval.until_decided`` by default (rounded up to whole batches).
 _DEFAULT_CHUNK = 64
 

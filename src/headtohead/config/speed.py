@@ -47,7 +47,7 @@ class SpeedConfig(_Section):
 
     enabled: bool = Field(default=True, description="Measure speed during h2h run.")
     scenarios: list[Literal["offline", "single_stream", "time_window", "server"]] = Field(
-        default_factory=lambda: ["offline", "single_stream"],
+        default=["offline", "single_stream"],  # pydantic copies a mutable default for every record
         description="offline: throughput at the batch size; single_stream: latency at batch 1; "
                     "time_window: samples processed end to end in time_window_seconds; server: the highest "
                     "Poisson arrival rate held with p99 under latency_bound_ms (MLPerf LoadGen, extra 'loadgen').")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from headtohead.results.speed import (
     PipelineTiming,
     ScenarioRun,
     SpeedSummary,
+    TimedScenario,
     TimeWindowResult,
 )
 from headtohead.stats.speed_family import adjust_speed_family
@@ -54,7 +56,7 @@ __all__ = ["measure_speed", "SpeedProgress", "ModelRecipe"]
 _TIMED = ("offline", "single_stream")
 
 
-def _inputs(dataset: Dataset, config: SpeedConfig, offline_bs: int, scenarios: list[str],
+def _inputs(dataset: Dataset, config: SpeedConfig, offline_bs: int, scenarios: Sequence[str],
             seed: int) -> dict[str, TimedInputs]:
     """The timed inputs of each scenario (offline always: the pipeline, window and memory passes use them)."""
     wanted = {"offline": (offline_bs, config.num_batches), "single_stream": (1, config.single_stream_inputs)}
@@ -141,7 +143,7 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
     before = host_load()
     offline_bs = config.fixed_shape.batch_size if config.fixed_shape else batch_size
     seq_len = config.fixed_shape.sequence_length if config.fixed_shape else None
-    timed = [s for s in config.scenarios if s in _TIMED]
+    timed = [cast(TimedScenario, s) for s in config.scenarios if s in _TIMED]
     inputs = _inputs(dataset, config, offline_bs, timed, seed)
     raw = {s: [batch_examples(dataset, idx) for idx in drawn.indices] for s, drawn in inputs.items()}
     models = [StagedModel(a, seq_len) for a in adapters]

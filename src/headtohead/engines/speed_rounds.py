@@ -19,7 +19,7 @@ from headtohead.engines.speed_model import StagedModel
 from headtohead.engines.telemetry import TelemetrySampler
 from headtohead.engines.energy import EnergyLedger
 from headtohead.engines.timing import Clock, make_timer, run_timed
-from headtohead.results.speed import ScenarioRun, ScenarioTiming, SpeedComparison, TelemetryStats
+from headtohead.results.speed import ScenarioRun, ScenarioTiming, SpeedComparison, StopReason, TelemetryStats, TimedScenario
 from headtohead.runtime.devices import is_cuda
 from headtohead.stats.design import round_order
 from headtohead.stats.speed import SpeedRatio, round_medians, speed_ratio
@@ -37,7 +37,7 @@ def _order(models: list[StagedModel], index: int, how: str, rng: np.random.Gener
     return [models[i] for i in round_order(len(models), index, seed=seed)]
 
 
-def _compare(models: list[StagedModel], rounds: Mapping[str, list[list[int]]], scenario: str,
+def _compare(models: list[StagedModel], rounds: Mapping[str, list[list[int]]], scenario: TimedScenario,
              config: SpeedConfig) -> list[tuple[SpeedRatio, SpeedComparison]]:
     out = []
     medians = {m.name: round_medians(rounds[m.name]) for m in models}
@@ -65,7 +65,7 @@ def _telemetry(model: StagedModel, config: SpeedConfig, samplers: Mapping[str, T
     return sampler.summarise(intervals) if sampler is not None else TelemetryStats()
 
 
-def run_scenario(models: list[StagedModel], scenario: str, batch_size: int, config: SpeedConfig, *, clock: Clock,
+def run_scenario(models: list[StagedModel], scenario: TimedScenario, batch_size: int, config: SpeedConfig, *, clock: Clock,
                  rng: np.random.Generator, seed: int, progress: SpeedProgress | None,
                  warnings: list[str], ledger: EnergyLedger | None = None) -> ScenarioRun:
     """Warm up, then time interleaved rounds of forward calls; fill ``model.timings[scenario]``."""
@@ -86,6 +86,7 @@ def run_scenario(models: list[StagedModel], scenario: str, batch_size: int, conf
     intervals: dict[str, list[tuple[int, int]]] = {m.name: [] for m in models}
     orders: list[list[str]] = []
     comparisons: list[tuple[SpeedRatio, SpeedComparison]] = []
+    stop_reason: StopReason = "minimums_met"
     samplers = _samplers(models, config, clock)
     for sampler in samplers.values():
         sampler.start()

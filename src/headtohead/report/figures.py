@@ -7,6 +7,7 @@ measurement, no statistics) are simply not listed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -106,11 +107,10 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
     from headtohead.stats.calibration import calibration
 
     preds = run.predictions
-    shown = [name for name in preds if name in {m.name for m in result.models} and preds[name].proba is not None
-             and preds[name].valid.any()]
-    return {name: calibration(preds.y_true[ok], preds[name].pred[ok], preds[name].proba[ok],
-                              n_classes=len(preds.label_names))
-            for name in shown for ok in [preds[name].valid]}  # examples without a prediction have no confidence
+    shown = {name: (preds[name], proba) for name in preds if name in {m.name for m in result.models}
+             and (proba := preds[name].proba) is not None and preds[name].valid.any()}
+    return {name: calibration(preds.y_true[ok], model.pred[ok], proba[ok], n_classes=len(preds.label_names))
+            for name, (model, proba) in shown.items() for ok in [model.valid]}  # no prediction, no confidence
 
 
 _INTERVAL_METRICS = (("accuracy", "accuracy"), ("balanced accuracy", "balanced_accuracy"),
@@ -208,7 +208,7 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
                                 "Rows are the true class, columns the prediction; each row sums to 100 %. A "
                                 "bright diagonal is good.",
                                 lambda: plots_quality.confusion_figure(matrices, labels, styles)))
-        per_class = {m.name: m.quality.per_class for m in rated}
+        per_class = {m.name: q.per_class for m in rated if (q := m.quality) is not None}
         specs.append(FigureSpec(f"{prefix}-f1", "F1 per class",
                                 "Where each model is strong or weak, class by class.",
                                 lambda: plots_quality.per_class_f1_figure(per_class, styles)))
@@ -233,12 +233,12 @@ def _slice_figures(run: RunEntry, prefix: str, styles: Mapping[str, plots.ModelS
     if stats is None or stats.slices is None or not stats.comparisons:
         return []
     summary = stats.slices
-    specs = []
+    specs: list[FigureSpec] = []
     for c in stats.comparisons[:_MAX_SLICE_CHARTS]:
         a, b = c.model_a, c.model_b
         specs.append(FigureSpec(
             f"{prefix}-slices-{len(specs)}", f"Where {a} and {b} differ",
             f"Accuracy {a} − {b} on every slice (bar: paired interval). Filled, coloured points are significant "
             f"after Holm's adjustment over all {summary.n_tests} slice tests; the verdict names only those.",
-            lambda a=a, b=b: plots_slices.slice_differences_figure(summary, a, b, styles)))
+            functools.partial(plots_slices.slice_differences_figure, summary, a, b, styles)))
     return specs

@@ -196,7 +196,7 @@ def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelS
     fig = new_figure(7.0, 4.6)
     ax = fig.add_subplot()
     variants = list(dict.fromkeys(p.variant for p in points))
-    markers = dict(zip(variants, _MARKERS * (len(variants) // len(_MARKERS) + 1)))
+    markers = dict(zip(variants, _MARKERS * (len(variants) // len(_MARKERS) + 1), strict=False))  # cycled
     front = pareto_front(points)
     xs = [points[i].latency_s * 1e3 for i in front]
     ys = [points[i].value * 100 for i in front]
@@ -247,7 +247,7 @@ def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, flo
     ax = fig.add_subplot()
     scale = 100.0 if percent else 1.0
     offsets = np.linspace(-0.25, 0.25, len(models)) if len(models) > 1 else [0.0]
-    for offset, model in zip(offsets, models):
+    for offset, model in zip(offsets, models, strict=True):
         style = styles[model]
         rows = [(i, estimates[m][model]) for i, m in enumerate(metrics) if model in estimates[m]]
         y = [i + offset for i, _ in rows]
@@ -305,7 +305,7 @@ def latency_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]) -> Fig
         return None
     fig = new_figure(4.2 * len(scenarios) + 1.4, 3.8)
     axes = fig.subplots(1, len(scenarios), squeeze=False)[0]
-    for ax, run in zip(axes, scenarios):
+    for ax, run in zip(axes, scenarios, strict=True):
         for model in speed.models:
             timing = model.timing(run.scenario)
             if timing is None:
@@ -343,7 +343,7 @@ def latency_by_size_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]
         return None
     fig = new_figure(4.2 * len(panels) + 1.4, 3.8)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    for ax, (run, sizes) in zip(axes, panels):
+    for ax, (run, sizes) in zip(axes, panels, strict=True):
         order = np.argsort(sizes, kind="stable")
         for model in speed.models:
             timing = model.timing(run.scenario)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from headtohead.report.rows import NOT_MEASURED, _number
 from headtohead.report.speed_words import format_percent
+from headtohead.report.table import weights_text
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
 
@@ -63,7 +64,7 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                 "calls": str(b.n),
                 # a number, not a verdict: the warnings say when noise threatens a ratio (report.warnings)
                 "repeat noise (IQR/median)": format_percent(t.repeat_noise),
-                "weights (MiB)": _mib(model.memory.weights_mb if model.memory else None),
+                "weights (MiB)": weights_text(model.memory, _mib, missing="—"),
                 "model peak (MiB)": rss,
             }
             if cuda:
@@ -75,10 +76,10 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
             })
             rows.append(row)
     timed = {m.name for m in result.speed.models}
-    for model in result.models:  # stored predictions: nothing to time
-        if model.name not in timed:
-            rows.append({key: ("—" if key != "model" else model.name) for key in (rows[0] if rows else {"model": ""})}
-                        | {"scenario": f"{NOT_MEASURED} ({_why(model)})"})
+    for record in result.models:  # stored predictions: nothing to time
+        if record.name not in timed:
+            rows.append({key: ("—" if key != "model" else record.name) for key in (rows[0] if rows else {"model": ""})}
+                        | {"scenario": f"{NOT_MEASURED} ({_why(record)})"})
     return rows
 
 

@@ -97,10 +97,11 @@ def _model_line(model: ServerModelResult, bound_ms: float) -> str:
 def _crosscheck_line(check: LoadGenCrosscheck) -> str:
     parts = []
     single = check.single_stream
-    if single is not None and single.percentile_s("90.00") is not None:
+    p90 = single.percentile_s("90.00") if single is not None else None
+    if single is not None and p90 is not None:
         ours = (f" vs headtohead {check.h2h_single_stream_p90_s * 1e3:.3g} ms"
                 if check.h2h_single_stream_p90_s is not None else "")
-        parts.append(f"SingleStream p90 {single.percentile_s('90.00') * 1e3:.3g} ms{ours} "
+        parts.append(f"SingleStream p90 {p90 * 1e3:.3g} ms{ours} "
                      f"({'VALID' if single.valid else 'INVALID'})")
     offline = check.offline
     if offline is not None and offline.samples_per_s is not None:
@@ -134,11 +135,11 @@ _SCENARIO_NAMES = {"offline": "offline", "single_stream": "batch 1", "time_windo
 def cost_lines(name: str, cost: ModelCost) -> list[str]:
     """One line of cost per million predictions and one of energy per prediction, per model."""
     lines = []
-    priced = [s for s in cost.scenarios if s.cost_per_million is not None]
-    if priced:
-        price = priced[0].price_per_hour
+    priced = [(s, per_million) for s in cost.scenarios if (per_million := s.cost_per_million) is not None]
+    price = priced[0][0].price_per_hour if priced else None
+    if priced and price is not None:
         lines.append(f"cost per million predictions, {name} (at {format_money(price)}/h): " + ", ".join(
-            f"{_SCENARIO_NAMES.get(s.scenario, s.scenario)} {format_money(s.cost_per_million)}" for s in priced))
+            f"{_SCENARIO_NAMES.get(s.scenario, s.scenario)} {format_money(per_million)}" for s, per_million in priced))
     metered = [s for s in cost.scenarios if s.energy_per_prediction_j is not None]
     if metered:
         lines.append(f"energy per prediction, {name}: " + ", ".join(
@@ -179,7 +180,8 @@ def server_table(summary: SpeedSummary) -> Table | None:
         scenario = cost.scenario("server") if cost is not None else None
         table.add_row(
             escape(model.name), format_qps(model.max_qps) if model.max_qps is not None else "none held",
-            f"{format_qps(model.ci_low)}–{format_qps(model.ci_high)}" if model.ci_low is not None else "–",
+            f"{format_qps(model.ci_low)}–{format_qps(model.ci_high)}" if model.ci_low is not None
+            and model.ci_high is not None else "–",
             format_qps(best.target_qps) if best else "–",
             f"{best.p50_s * 1e3:.3g}" if best and best.p50_s is not None else "–",
             f"{best.p99_s * 1e3:.3g}" if best and best.p99_s is not None else "–", str(len(model.trials)),

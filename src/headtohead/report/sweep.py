@@ -149,7 +149,7 @@ def sweep_rows(result: SweepResult) -> list[dict[str, str]]:
             if cell.status != "measured" or not cell.points:
                 status = f"{cell.status} ({cell.stage})"
                 values = (cell.name, "—", status, quality, p_value, "—", "—", "—", "—", cell.reason or "")
-                rows.append(dict(zip(SWEEP_COLUMNS, values)))
+                rows.append(dict(zip(SWEEP_COLUMNS, values, strict=True)))
                 continue
             for i, point in enumerate(cell.points):
                 first = i == 0
@@ -164,7 +164,7 @@ def sweep_rows(result: SweepResult) -> list[dict[str, str]]:
                               p_value if first else "", f"{point.throughput:,.1f}", f"{point.p95_ms:.3g}", speedup,
                               _mib(point.memory_mb),
                               "; ".join(cell.notes) if first and not cell.parent else "")
-                rows.append(dict(zip(SWEEP_COLUMNS, values)))
+                rows.append(dict(zip(SWEEP_COLUMNS, values, strict=True)))
     return rows
 
 
@@ -192,9 +192,9 @@ def _md(text: str) -> str:
 def sweep_markdown(result: SweepResult, *, image: str | None = None) -> str:
     """The sweep as Markdown: recommendation, table, quality verdicts, notes and (optionally) the figure."""
     lines = [f"# Sweep: {_md(result.name)}", "",
-             f"{result.dataset.n_examples} examples of {_md(result.dataset.source)}; "
-             f"{result.environment.cpu_model}, torch threads {result.environment.torch_threads}; "
-             f"headtohead {result.headtohead_version}, {result.created_at}.", "",
+             (f"{result.dataset.n_examples} examples of {_md(result.dataset.source)}; "
+              f"{result.environment.cpu_model}, torch threads {result.environment.torch_threads}; "
+              f"headtohead {result.headtohead_version}, {result.created_at}."), "",
              f"**{_md(result.recommendation.sentence)}**", "",
              f"Intervals (CI) at {_level(result)}.", "",
              "| " + " | ".join(SWEEP_COLUMNS) + " |", "|" + "|".join("---" for _ in SWEEP_COLUMNS) + "|"]

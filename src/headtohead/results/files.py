@@ -7,7 +7,7 @@ Every command writes into one output folder (``--out``, default ``runs/<experime
     disagreements.csv   every example exactly one of two models got right, per pair (h2h run)
     report.html         the self-contained report (h2h run, h2h report)
     experiment.yaml     the experiment to re-run (h2h train, h2h demo: models point at the saved weights)
-    training.json       TrainingResult of h2h train (what h2h compare reads across machines)
+    training.json       TrainingResult of h2h train (what h2h machines reads across machines)
     sweep.json          SweepResult of h2h sweep
     models/<model>/seed-<s>/        trained weights (h2h train, h2h demo)
     checkpoints/<model>/seed-<s>/   epoch checkpoints of an unfinished training (resume)

@@ -47,6 +47,9 @@ Changelog of :data:`SCHEMA_VERSION`:
   run; ``None`` in version-3 files, whose ``faster`` came from the interval alone and is read as
   it was); ``ScenarioTiming.unstable`` is no longer written (dropped on read; repeat noise is a
   number, warnings come from what noise does to the ratios).
+  ``ModelRecord.num_parameters`` / ``parameter_bytes`` and the same fields of the speed records
+  (``ModelSpeed``) may be ``None``: a size headtohead cannot read (a plain callable, an estimator
+  without coefficients) is unknown, where version 3 wrote 0.
 """
 
 from __future__ import annotations
@@ -241,8 +244,8 @@ class ModelRecord(Record):
     source: str
     outputs: Literal["computed", "stored"] = Field(
         default="computed", description="stored: outputs read, not computed (kind predictions): speed not measured")
-    num_parameters: int
-    parameter_bytes: int
+    num_parameters: int | None = Field(description="None: unknown (a callable, an estimator without coefficients)")
+    parameter_bytes: int | None = Field(description="None: unknown")
     label_alignment: str | None = Field(description="identical | remapped | subset | generic | unnamed (None: "
                                         "no quality pass)")
     label_columns: list[int] | None = Field(description="model output column of each dataset class")

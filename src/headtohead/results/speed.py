@@ -51,6 +51,10 @@ __all__ = [
 
 Scenario = Literal["offline", "single_stream", "time_window"]
 StopReason = Literal["minimums_met", "target_ci_reached", "time_budget"]
+#: The scenarios timed in interleaved rounds (the others have their own records).
+TimedScenario = Literal["offline", "single_stream"]
+#: How the latencies were timed.
+TimerName = Literal["perf_counter_ns", "cuda_event"]
 
 
 class _Derived(Record):
@@ -245,8 +249,8 @@ class ModelSpeed(Record):
 
     name: str
     device: str
-    num_parameters: int
-    parameter_bytes: int
+    num_parameters: int | None = Field(description="None: unknown (a callable, an estimator without coefficients)")
+    parameter_bytes: int | None = Field(description="None: unknown")
     load_time_s: float | None = Field(default=None, description="Time to load the model in the measuring "
                                       "process (from the caller; the device context was created before).")
     first_preprocess_s: float = Field(description="The first preprocess call of the speed pass.")
