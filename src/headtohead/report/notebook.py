@@ -19,7 +19,7 @@ from headtohead.report.gate import decision_explanation
 from headtohead.report.html import dataset_line, summary_context, summary_notes, template_environment
 from headtohead.report.merge import as_merged
 from headtohead.report.rows import training_rows
-from headtohead.report.sweep import SWEEP_COLUMNS, sweep_rows
+from headtohead.report.sweep import SWEEP_COLUMNS, sweep_level, sweep_rows
 from headtohead.report.training import seed_lines
 from headtohead.report.verdict import build_verdict
 from headtohead.results.records import RunResult
@@ -154,7 +154,9 @@ def gate_text(decisions: Sequence[Decision], *, baseline: str, candidate: str, p
 def sweep_html(result: SweepResult, *, out_dir: Path | str | None = None) -> str:
     """A sweep as a notebook shows it: the recommendation, then the table of every variant and batch size."""
     rows = sweep_rows(result)
-    table = _table(SWEEP_COLUMNS, [[row[c] for c in SWEEP_COLUMNS] for row in rows])
+    level = sweep_level(result)  # the headers name the level, as sweep.md's note does
+    headers = [c.replace("(CI)", f"({level} CI)") for c in SWEEP_COLUMNS]
+    table = _table(headers, [[row[c] for c in SWEEP_COLUMNS] for row in rows])
     verdicts = [c.quality.verdict for c in result.cells() if c.quality is not None]
     subtitle = (f"{_models([m.model for m in result.models])} · {result.dataset.n_examples:,} examples of "
                 f"{result.dataset.source} · {_saved(out_dir)}")

@@ -18,6 +18,7 @@ beside the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``) with
 
 from __future__ import annotations
 
+from headtohead.report.numbers import format_p
 from headtohead.report.server import server_lines, with_server_sentences
 from headtohead.report.speed_words import (
     format_duration,
@@ -55,19 +56,6 @@ def format_pp(fraction: float, *, signed: bool = True) -> str:
     if not signed or float(text) == 0.0:
         return text
     return ("+" if pp > 0 else _MINUS) + text
-
-
-def format_p(p: float) -> str:
-    """A p-value for reading: ``< 0.001``, three decimals below 0.01, two otherwise.
-
-    Examples
-    --------
-    >>> format_p(0.0004), format_p(0.0031), format_p(0.512)
-    ('< 0.001', '= 0.003', '= 0.51')
-    """
-    if p < 0.001:
-        return "< 0.001"
-    return f"= {p:.3f}" if p < 0.01 else f"= {p:.2f}"
 
 
 def interval_pp(low: float | None, high: float | None) -> str:

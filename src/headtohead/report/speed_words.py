@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from headtohead.report.numbers import format_p
+
 __all__ = ["format_duration", "format_rate", "format_ratios", "format_percent", "holm_clause", "speed_tests_phrase"]
 
 
@@ -96,8 +98,6 @@ def holm_clause(p_value: float | None, p_adjusted: float | None, n_speed_tests: 
     >>> holm_clause(0.004, 0.02, 6), holm_clause(0.0004, 0.0004, 1), holm_clause(None, None, None)
     ('p = 0.004, Holm p = 0.02 over 6 speed comparisons', 'p < 0.001', '')
     """
-    from headtohead.report.sentences import format_p  # here: sentences imports this module's users
-
     if p_value is None:
         return ""
     text = f"p {format_p(p_value)}"

@@ -19,7 +19,7 @@ from typing import Any
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.results.sweep import ModelSweep, QualityVsParent, Recommendation, SpeedPoint, SweepCell, SweepResult
 
-__all__ = ["sweep_rows", "sweep_table", "sweep_markdown", "sweep_figure", "write_sweep_report", "SWEEP_COLUMNS", "pp",
+__all__ = ["sweep_rows", "sweep_table", "sweep_markdown", "sweep_figure", "write_sweep_report", "SWEEP_COLUMNS", "sweep_level", "pp",
            "variant_verdict", "recommendation_sentence"]
 
 def pp(fraction: float, *, sign: bool = True) -> str:
@@ -118,7 +118,7 @@ SWEEP_COLUMNS = ("variant", "batch", "status", "Δ accuracy vs parent (CI)", "Mc
                  "p95 ms/batch", "speed-up vs parent (CI)", "memory MiB", "notes")
 
 
-def _level(result: SweepResult) -> str:
+def sweep_level(result: SweepResult) -> str:
     """The intervals' level, from the records (``1 − stats.alpha``), e.g. ``95 %``."""
     found = [c.quality.confidence for c in result.cells() if c.quality is not None]
     return f"{100 * (found[0] if found else 1 - result.experiment.get('stats', {}).get('alpha', 0.05)):g} %"
@@ -196,7 +196,7 @@ def sweep_markdown(result: SweepResult, *, image: str | None = None) -> str:
               f"{result.environment.cpu_model}, torch threads {result.environment.torch_threads}; "
               f"headtohead {result.headtohead_version}, {result.created_at}."), "",
              f"**{_md(result.recommendation.sentence)}**", "",
-             f"Intervals (CI) at {_level(result)}.", "",
+             f"Intervals (CI) at {sweep_level(result)}.", "",
              "| " + " | ".join(SWEEP_COLUMNS) + " |", "|" + "|".join("---" for _ in SWEEP_COLUMNS) + "|"]
     lines += ["| " + " | ".join(_md(row[c]) for c in SWEEP_COLUMNS) + " |" for row in sweep_rows(result)]
     verdicts = [c.quality.verdict for c in result.cells() if c.quality is not None]
@@ -252,7 +252,7 @@ def sweep_figure(result: SweepResult) -> bytes:
         ax_q.axvline(-margin * 100, color="gray", linestyle="--", linewidth=1, label="non-inferiority margin")
         ax_q.legend(fontsize=7)
     ax_q.set_yticks(range(len(judged)), [c.name for c in judged], fontsize=7)
-    ax_q.set_xlabel(f"accuracy − parent's (pp, {_level(result)} CI)")
+    ax_q.set_xlabel(f"accuracy − parent's (pp, {sweep_level(result)} CI)")
     ax_q.set_title("quality vs parent")
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)

@@ -11,6 +11,7 @@ the record and shown as they are.
 from __future__ import annotations
 
 from headtohead.errors import listing
+from headtohead.report.numbers import format_p
 from headtohead.report.speed_words import format_percent
 from headtohead.results.records import ModelRecord
 from headtohead.results.speed import HostLoad, SpeedSummary
@@ -60,8 +61,6 @@ def instability_warnings(summary: SpeedSummary) -> list[str]:
     run's drift tests at α = 1 − ``speed.confidence``. Repeat noise alone is shown as a number in
     the speed table, never as a warning.
     """
-    from headtohead.report.sentences import format_p  # here: sentences imports this module
-
     checks = noise_checks(summary)
 
     def tested(p: float, adjusted: float) -> str:
