@@ -52,6 +52,11 @@ def _difference(value: float, metric: str) -> str:
     return text if float(text) == 0 else ("+" if value > 0 else _MINUS) + text
 
 
+def _signed(value: float) -> str:
+    """``+0.38`` / ``−0.25`` (a typographic minus, as every other figure)."""
+    return f"{value:+.2f}".replace("-", _MINUS)
+
+
 def rope_text(result: SuiteResult) -> str:
     """The ROPE in the metric's units: ``±1.0 pp`` or ``±0.01``."""
     return f"±{format_pp(result.rope, signed=False)} pp" if result.metric in _SHARES else f"±{result.rope:g}"
@@ -94,7 +99,7 @@ def pair_sentence(pair: PairAcrossDatasets, result: SuiteResult) -> str:
                else f"not significant at α = {result.alpha:g}")
     return (f"{pair.model_a} vs {pair.model_b}: {counts} (mean {_difference(pair.mean_difference, result.metric)}, "
             f"median {_difference(pair.median_difference, result.metric)}); {_wilcoxon(pair, holm)}: {outcome}; "
-            f"sign test p {format_p(pair.sign_test_p)}; rank-biserial r = {pair.rank_biserial:+.2f}. "
+            f"sign test p {format_p(pair.sign_test_p)}; rank-biserial r = {_signed(pair.rank_biserial)}. "
             f"{_bayes(pair, result)}.")
 
 
@@ -291,13 +296,13 @@ def pair_rows(result: SuiteResult) -> list[dict[str, str]]:
     rows = []
     for p in result.pairs:
         rows.append({
-            "pair": f"{p.model_a} vs {p.model_b}", "wins / ties / losses": f"{p.wins_a} / {p.ties} / {p.wins_b}",
+            "pair": f"{p.model_a} vs {p.model_b}", "A wins / ties / B wins": f"{p.wins_a} / {p.ties} / {p.wins_b}",
             "mean diff.": _difference(p.mean_difference, result.metric),
             "median diff.": _difference(p.median_difference, result.metric),
             "W+ / W−": f"{p.w_plus:g} / {p.w_minus:g}", "Wilcoxon p": f"{p.wilcoxon_p:.4g} ({p.wilcoxon_method})",
             "Holm p": f"{p.holm_p:.4g}" + (" ✓" if p.significant else ""), "sign test p": f"{p.sign_test_p:.4g}",
-            "rank-biserial": f"{p.rank_biserial:+.2f}",
-            "Δ rank": f"{p.rank_difference:+.2f}" + (" ✓" if p.nemenyi_significant else ""),
+            "rank-biserial": _signed(p.rank_biserial),
+            "Δ rank": _signed(p.rank_difference) + (" ✓" if p.nemenyi_significant else ""),
             f"P({p.model_a} better)": f"{p.p_a_better:.3f}", "P(equivalent)": f"{p.p_equivalent:.3f}",
             f"P({p.model_b} better)": f"{p.p_b_better:.3f}",
         })
@@ -306,7 +311,7 @@ def pair_rows(result: SuiteResult) -> list[dict[str, str]]:
 
 def pair_headers(result: SuiteResult) -> list[str]:
     """The pairs table's headers (A and B: each row's first and second model)."""
-    return ["pair", "wins / ties / losses", "mean diff.", "median diff.", "W+ / W−", "Wilcoxon p", "Holm p",
+    return ["pair", "A wins / ties / B wins", "mean diff.", "median diff.", "W+ / W−", "Wilcoxon p", "Holm p",
             "sign test p", "rank-biserial", "Δ rank", "P(A better)", "P(equivalent)", "P(B better)"]
 
 
