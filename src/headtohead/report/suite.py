@@ -178,24 +178,25 @@ def suite_warnings(result: SuiteResult) -> list[str]:
 
 
 def aso_meaning(epsilon: float | None, better: str, worse: str) -> str:
-    """What an ε_min says, in words.
+    """What an ε_min of "``better`` is better than ``worse``" says, in words (Dror et al. 2019; τ = 0.2 the stricter
+    threshold deep-significance recommends).
 
     Examples
     --------
     >>> aso_meaning(0.0, "a", "b")
-    'a stochastically dominates b (ε_min = 0.00)'
+    'a stochastically dominates b'
     >>> aso_meaning(0.35, "a", "b")
-    'a is almost stochastically better than b, not confidently (ε_min = 0.35 < 0.5)'
+    'a is almost stochastically better than b, not confidently (ε_min < 0.5 but ≥ 0.2)'
     """
     if epsilon is None:
         return "no ASO"
     if epsilon == 0.0:
-        return f"{better} stochastically dominates {worse} (ε_min = 0.00)"
+        return f"{better} stochastically dominates {worse}"
     if epsilon < ASO_CONFIDENT:
-        return f"{better} is almost stochastically better than {worse} (ε_min = {epsilon:.2f} < {ASO_CONFIDENT})"
+        return f"{better} is almost stochastically better than {worse} (ε_min < {ASO_CONFIDENT})"
     if epsilon < 0.5:
-        return f"{better} is almost stochastically better than {worse}, not confidently (ε_min = {epsilon:.2f} < 0.5)"
-    return f"{better} is not shown to be better than {worse} (ε_min = {epsilon:.2f} ≥ 0.5)"
+        return f"{better} is almost stochastically better than {worse}, not confidently (ε_min < 0.5 but ≥ {ASO_CONFIDENT})"
+    return "neither is shown to be almost stochastically better (ε_min ≥ 0.5 both ways)"
 
 
 def _share(share: float | None) -> str:
@@ -207,14 +208,14 @@ def _share(share: float | None) -> str:
 def _seed_pair_sentence(name: str, pair: SeedPair, metric: str) -> str:
     t = (f"paired t p {format_p(pair.t_p_value)}" if pair.t_p_value is not None
          else f"paired t: {pair.note or 'not defined'}")
-    if pair.aso_a_over_b is not None and pair.aso_b_over_a is not None and pair.aso_b_over_a < pair.aso_a_over_b:
-        aso = aso_meaning(pair.aso_b_over_a, pair.model_b, pair.model_a)
-    else:
-        aso = aso_meaning(pair.aso_a_over_b, pair.model_a, pair.model_b)
+    a_wins = pair.aso_a_over_b is not None and (pair.aso_b_over_a is None or pair.aso_a_over_b <= pair.aso_b_over_a)
+    aso = (aso_meaning(pair.aso_a_over_b, pair.model_a, pair.model_b) if a_wins
+           else aso_meaning(pair.aso_b_over_a, pair.model_b, pair.model_a))
     return (f"{name}, {pair.model_a} vs {pair.model_b} over {pair.n_seeds} seeds: mean "
-            f"{_difference(pair.mean_difference, metric)}, {t}; ASO: {aso} (ε_min {pair.model_a} better "
-            f"{_eps(pair.aso_a_over_b)}, {pair.model_b} better {_eps(pair.aso_b_over_a)}, one-sided "
-            f"{100 * pair.aso_confidence:.1f} % bounds). Spread of the difference: {_share(pair.seed_share)}.")
+            f"{_difference(pair.mean_difference, metric)}, {t}; Almost Stochastic Order: {aso} (ε_min that "
+            f"{pair.model_a} is better {_eps(pair.aso_a_over_b)}, that {pair.model_b} is "
+            f"{_eps(pair.aso_b_over_a)}; one-sided {100 * pair.aso_confidence:.1f} % bounds). Spread of the difference: "
+            f"{_share(pair.seed_share)}.")
 
 
 def _eps(value: float | None) -> str:
@@ -331,7 +332,7 @@ def seed_rows(result: SuiteResult) -> list[dict[str, str]]:
         if d.seeds is None:
             continue
         for s in d.seeds.models:
-            rows.append({"dataset": d.name, "model": s.model, "seeds": str(s.n_seeds),
+            rows.append({"data set": d.name, "model": s.model, "seeds": str(s.n_seeds),
                          "mean": format_score(s.mean, d.seeds.metric),
                          "sd over seeds": _spread(s.seed_sd, d.seeds.metric),
                          "test-set se": _spread(s.test_set_se, d.seeds.metric),

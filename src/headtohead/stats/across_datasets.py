@@ -43,7 +43,7 @@ from scipy import stats
 
 from headtohead.results.suite import AcrossDatasets, FriedmanTest, ImanDavenportTest, PairAcrossDatasets
 from headtohead.stats.bayes_signed_rank import bayesian_signed_rank
-from headtohead.stats.multiple import holm_adjust
+from headtohead.stats.multiple import holm_rows
 
 __all__ = [
     "EXACT_MAX_DATASETS",
@@ -312,7 +312,7 @@ def compare_across_datasets(scores: npt.ArrayLike, *, models: Sequence[str], dat
     pairs = [_pair(models[i], models[j], oriented[:, i], oriented[:, j], table[:, i] - table[:, j], average=average,
                    cd=cd, rope=rope, n_samples=n_samples, seed=seed + index)
              for index, (i, j) in enumerate(itertools.combinations(range(k), 2))]
-    adjusted = holm_adjust([float(p["wilcoxon_p"]) for p in pairs])  # type: ignore[arg-type]
+    adjusted = holm_rows(np.array([float(p["wilcoxon_p"]) for p in pairs]))[0]  # type: ignore[arg-type]
     records = []
     for pair, holm in zip(pairs, adjusted, strict=True):
         significant = bool(holm <= alpha)
