@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import csv
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
