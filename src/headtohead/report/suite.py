@@ -300,7 +300,8 @@ def pair_rows(result: SuiteResult) -> list[dict[str, str]]:
             "pair": f"{p.model_a} vs {p.model_b}", "A wins / ties / B wins": f"{p.wins_a} / {p.ties} / {p.wins_b}",
             "mean diff.": _difference(p.mean_difference, result.metric),
             "median diff.": _difference(p.median_difference, result.metric),
-            "W+ / W−": f"{p.w_plus:g} / {p.w_minus:g}", "Wilcoxon p": f"{p.wilcoxon_p:.4g} ({p.wilcoxon_method})",
+            "W+ / W−": f"{p.w_plus:g} / {p.w_minus:g}", "Wilcoxon p": f"{p.wilcoxon_p:.4g}" + (
+                "" if len({q.wilcoxon_method for q in result.pairs}) == 1 else f" ({p.wilcoxon_method})"),
             "Holm p": f"{p.holm_p:.4g}" + (" ✓" if p.significant else ""), "sign test p": f"{p.sign_test_p:.4g}",
             "rank-biserial": _signed(p.rank_biserial),
             "Δ rank": _signed(p.rank_difference) + (" ✓" if p.nemenyi_significant else ""),
@@ -312,8 +313,10 @@ def pair_rows(result: SuiteResult) -> list[dict[str, str]]:
 
 def pair_headers(result: SuiteResult) -> list[str]:
     """The pairs table's headers (A and B: each row's first and second model)."""
-    return ["pair", "A wins / ties / B wins", "mean diff.", "median diff.", "W+ / W−", "Wilcoxon p", "Holm p",
-            "sign test p", "rank-biserial", "Δ rank", "P(A better)", "P(equivalent)", "P(B better)"]
+    methods = {p.wilcoxon_method for p in result.pairs}
+    wilcoxon = f"Wilcoxon p ({methods.pop()})" if len(methods) == 1 else "Wilcoxon p"
+    return ["pair", "A wins / ties / B wins", "mean diff.", "median diff.", "W+ / W−", wilcoxon, "Holm p",
+            "sign test p", "rank-biserial", "Δ rank", "P(A better)", "P(equiv.)", "P(B better)"]
 
 
 def pair_cells(result: SuiteResult) -> list[list[str]]:
