@@ -93,7 +93,7 @@ def slice_phrase(result: SliceResult, summary: SliceSummary | None = None) -> st
             f"is {r.label.strip('()')}" if r.label.startswith("(") else f"in {r.label}"
         return f"where {r.column} {what}"
     bounds = [s.lower for s in (summary.slices if summary else []) if s.kind == "size" and s.lower is not None]
-    lowest, highest = bounds and min(bounds), bounds and max(bounds)
+    lowest, highest = (min(bounds), max(bounds)) if bounds else (None, None)
     if r.lower == r.upper:
         return f"on inputs of {r.label}"
     if r.lower == highest and len(bounds) > 1:

@@ -172,8 +172,9 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
             return []
         return [VerdictLine(None, "No model finished evaluating in this run.", "info")]
     if stats is None or not stats.models:
-        ranked = sorted(models, key=lambda m: -m.quality.accuracy)
-        listing = ", ".join(f"{m.name} {m.quality.accuracy:.1%}" for m in ranked)
+        accuracy = {m.name: m.quality.accuracy for m in models if m.quality is not None}
+        ranked = sorted(accuracy, key=lambda name: -accuracy[name])
+        listing = ", ".join(f"{name} {accuracy[name]:.1%}" for name in ranked)
         note = "" if len(models) == 1 else " — no significance test in this result, so no winner is declared"
         return [VerdictLine(None, f"Accuracy: {listing}{note}.", "info")]
     if len(stats.models) == 1:
@@ -220,9 +221,10 @@ def _speed_headline(speed: SpeedSummary) -> list[VerdictLine]:
         where = f"{_SCENARIOS.get(run.scenario, run.scenario)}, batch {run.batch_size}"
         names = list(dict.fromkeys(n for c in run.comparisons for n in (c.model_a, c.model_b)))
         for name in names:
-            own = [_faster(c) for c in run.comparisons if name in (c.model_a, c.model_b)]
-            if own and all(f is not None and f[0] == name for f in own):
-                _, runner_up, *numbers = min(own, key=lambda f: f[2])  # type: ignore[arg-type,return-value]
+            own = [f for c in run.comparisons if name in (c.model_a, c.model_b) for f in [_faster(c)]]
+            wins = [f for f in own if f is not None and f[0] == name]
+            if own and len(wins) == len(own):
+                _, runner_up, *numbers = min(wins, key=lambda f: f[2])
                 factor, low, high = format_ratios(*numbers)
                 tests = run.comparisons[0].n_speed_tests
                 holm = f", each significant after {speed_tests_phrase(tests)}" if tests and tests > 1 else ""
@@ -295,7 +297,8 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
             found = (slices_line(result.stats.slices, c.model_a, c.model_b) for c in result.stats.comparisons)
             details.extend(nominal + line for line in found if line)
     seeds = training.multi_seed if training is not None else None
-    if seeds is not None and len(training.seeds) > 1 and len(seeds.comparisons) <= _MAX_PAIRS_LISTED:
+    if training is not None and seeds is not None and len(training.seeds) > 1 and \
+            len(seeds.comparisons) <= _MAX_PAIRS_LISTED:
         headline.extend(seed_line(c) for c in seeds.comparisons)
     if result.speed is not None:
         headline.extend(_speed_headline(result.speed))

@@ -69,8 +69,8 @@ def instability_warnings(summary: SpeedSummary) -> list[str]:
             return f"trend test p {format_p(p)}, Holm p {format_p(adjusted)} over {checks.n_drift_tests} drift tests"
         return f"trend test p {format_p(p)}"
 
-    noise = {(m.name, t.scenario): t.repeat_noise for m in summary.models for t in (m.offline, m.single_stream)
-             if t is not None}
+    noise: dict[tuple[str, str], float] = {(m.name, t.scenario): t.repeat_noise for m in summary.models
+                                           for t in (m.offline, m.single_stream) if t is not None}
     out, pct, limit = [], format_percent, format_percent(checks.limit)
     for r in checks.ratios:
         a, b, level = r.model_a, r.model_b, f"{100 * r.confidence:g} %"

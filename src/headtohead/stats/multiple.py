@@ -17,7 +17,7 @@ from headtohead.results.comparison import RankGroup
 __all__ = ["holm_adjust", "holm_rows", "rank_groups"]
 
 
-def holm_adjust(p_values: Sequence[float]) -> np.ndarray:
+def holm_adjust(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Holm–Bonferroni adjusted p-values (:func:`statsmodels.stats.multitest.multipletests`).
 
     Parameters

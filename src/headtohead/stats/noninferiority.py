@@ -312,6 +312,8 @@ def gate_decisions(result: RunResult, predictions: Predictions | None, *, baseli
     names = (baseline, candidate)
     decisions: list[Decision] = []
     if max_accuracy_drop is not None:
+        if predictions is None:
+            raise ValueError("an accuracy check needs the run's predictions")
         y_true = predictions.y_true
         decisions.append(accuracy_noninferiority(y_true, predictions[baseline].pred, predictions[candidate].pred,
                                                  max_drop=max_accuracy_drop, confidence=confidence, names=names,

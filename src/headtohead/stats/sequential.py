@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -197,9 +197,9 @@ def first_decisions(log_e: np.ndarray, *, alpha: float) -> tuple[np.ndarray, np.
     runs, looks = log_e.shape[:2]
     better = log_e[..., :2] >= math.log(2.0 / alpha)
     # each one-sided equivalence bound may be reached at a different look; both must have been reached
-    equivalent = np.maximum.accumulate(log_e[..., 2:] >= math.log(1.0 / alpha), axis=1).all(axis=-1)
+    equivalent = np.asarray(np.maximum.accumulate(log_e[..., 2:] >= math.log(1.0 / alpha), axis=1).all(axis=-1))
     fired = np.concatenate([better, equivalent[..., None]], axis=-1)          # (runs, looks, 3)
-    any_fired = fired.any(axis=-1)
+    any_fired = np.asarray(fired.any(axis=-1))
     look = np.where(any_fired.any(axis=1), any_fired.argmax(axis=1), looks)
     at = fired[np.arange(runs), np.minimum(look, looks - 1)]
     code = np.where(look < looks, np.argmax(at, axis=1) + 1, 0)              # argmax: better before equivalent
@@ -286,7 +286,9 @@ class SequentialTest:
     def path(self) -> tuple[SequentialState, ...]:
         return tuple(self._path)
 
-    groups_used: int | None = None  # groups of examples evaluated (None: examples are the units)
+    @property
+    def groups_used(self) -> int | None:
+        return None  # examples are the units (a grouped test counts its groups)
 
     @property
     def state(self) -> SequentialState:
@@ -389,12 +391,12 @@ def to_record(test: SequentialTest, *, model_a: str, model_b: str, chunk_size: i
     state = test.state
     if state.n > examples_available:
         raise ValueError(f"{state.n} examples used but only {examples_available} available")
-    decision = state.decision
+    decision: Literal["a_better", "b_better", "equivalent", "undecided", "continue"] = state.decision
     if decision == "continue" and state.n == examples_available:
         decision = "undecided"
     steps = [SequentialStep(**vars(s)) for s in test.path]
-    grouped = {} if test.groups_used is None else {"groups_used": test.groups_used, "method": "betting confidence "
-                                                   "sequence over whole groups, mixture of constant bets"}
+    grouped: dict[str, Any] = {} if test.groups_used is None else {
+        "groups_used": test.groups_used, "method": "betting confidence sequence over whole groups, constant bets"}
     return SequentialRecord(model_a=model_a, model_b=model_b, alpha=test.alpha, margin=test.margin,
                             chunk_size=chunk_size, order_seed=order_seed, examples_used=state.n,
                             examples_available=examples_available, decision=decision, steps=steps, **grouped)

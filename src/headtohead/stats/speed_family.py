@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from headtohead.results.server import LoadGenSummary
-from headtohead.results.speed import ScenarioRun, SpeedSummary
+from headtohead.results.server import LoadGenSummary, ServerComparison
+from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 from headtohead.stats.multiple import holm_rows
 from headtohead.stats.speed import round_medians, trend_test
 
@@ -84,7 +84,8 @@ def adjust_speed_family(scenarios: Sequence[ScenarioRun], loadgen: LoadGenSummar
     speed = [c for run in scenarios for c in run.comparisons if c.p_value is not None]
     server = [c for c in loadgen.comparisons if c.p_value is not None] if loadgen is not None else []
     p_values = [c.p_value for c in speed] + [c.p_value for c in server]
-    adjusted = dict(zip(map(id, speed + server), holm_rows(np.array([p_values]))[0].tolist())) if p_values else {}
+    tested: list[SpeedComparison | ServerComparison] = [*speed, *server]
+    adjusted = dict(zip(map(id, tested), holm_rows(np.array([p_values]))[0].tolist(), strict=True)) if p_values else {}
     n = len(p_values)
 
     def decided(c, p_adj: float) -> str | None:  # noqa: ANN001 - SpeedComparison or ServerComparison
@@ -265,7 +266,7 @@ def noise_checks(summary: SpeedSummary) -> NoiseChecks:
         np.array([t.change for t in ratio_trends]), np.array([t.p_value for t in ratio_trends]),
         np.array([t.change for t in level_trends]), np.array([t.p_value for t in level_trends]), alpha)
     ratios = []
-    for c, trend, p_adj, drifted in zip(pending_ratios, ratio_trends, ratio_adj, ratio_drifted):
+    for c, trend, p_adj, drifted in zip(pending_ratios, ratio_trends, ratio_adj, ratio_drifted, strict=True):
         halfwidth = max(c.ci_high / c.ratio - 1.0, 1.0 - c.ci_low / c.ratio)
         decided = c.faster is not None
         too_wide = not decided and halfwidth > limit
@@ -274,6 +275,7 @@ def noise_checks(summary: SpeedSummary) -> NoiseChecks:
             decided, too_wide, rounds_for_halfwidth(c.n_rounds, halfwidth, limit) if too_wide else None,
             float(trend.change), float(trend.p_value), float(p_adj), bool(drifted)))
     levels = [LevelCheck(scenario, models, n, float(t.change), float(t.p_value), float(p_adj), bool(drifted))
-              for (scenario, models, n), t, p_adj, drifted in zip(level_rows, level_trends, level_adj, level_drifted)]
-    n_tests = int(np.isfinite([t.p_value for t in ratio_trends + level_trends]).sum())
+              for (scenario, models, n), t, p_adj, drifted in zip(level_rows, level_trends, level_adj, level_drifted,
+                                                                   strict=True)]
+    n_tests = int(np.isfinite(np.array([float(t.p_value) for t in ratio_trends + level_trends])).sum())
     return NoiseChecks(alpha, limit, ratios, levels, n_tests)

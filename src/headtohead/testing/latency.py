@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from typing import Any, Literal, cast
+
 import numpy as np
 
 __all__ = ["simulate_round_medians", "simulate_model_rounds", "SimulatedRounds", "speed_summary_from_rounds"]
@@ -157,7 +159,7 @@ def simulate_model_rounds(n_models: int, n_rounds: int, *, n_sims: int = 1, call
 
     rng = np.random.default_rng(seed)
     k = n_models
-    factors = np.ones(k) if factors is None else np.asarray(factors, dtype=np.float64)
+    factor = np.ones(k) if factors is None else np.asarray(factors, dtype=np.float64)
     own_trend = np.zeros(k) if model_trends is None else np.asarray(model_trends, dtype=np.float64)
     orders = [round_order(k, r) for r in range(n_rounds)]
     position = np.empty((k, n_rounds), dtype=np.int64)  # position[m, r]: where model m ran in round r
@@ -171,7 +173,7 @@ def simulate_model_rounds(n_models: int, n_rounds: int, *, n_sims: int = 1, call
     within = np.cumsum(steps, axis=2)                                       # (sims, rounds, position)
     within_seen = np.take_along_axis(within, position.T[None, :, :], axis=2).transpose(0, 2, 1)  # (sims, k, rounds)
     clock = rounds[None, :] + position / k                                   # rounds elapsed when each block ran
-    block_log = (np.log(base_ms * factors)[None, :, None] + level + within_seen + trend * clock[None]
+    block_log = (np.log(base_ms * factor)[None, :, None] + level + within_seen + trend * clock[None]
                  + own_trend[None, :, None] * clock[None] + rng.normal(0.0, block_sigma, (n_sims, k, n_rounds)))
     calls = np.exp(rng.normal(0.0, call_sigma, block_log.shape + (calls_per_block,)))
     spikes = rng.random(calls.shape) < spike_rate
@@ -222,8 +224,10 @@ def speed_summary_from_rounds(scenarios: dict[str, np.ndarray], orders: list[lis
     first = next(iter(scenarios.values()))
     k, n_rounds = first.shape
     names = list(names) if names is not None else [f"m{i}" for i in range(k)]
-    runs, timings = [], {name: {} for name in names}
-    for scenario, medians in scenarios.items():
+    runs: list[ScenarioRun] = []
+    timings: dict[str, dict[str, Any]] = {name: {} for name in names}
+    for name_of_scenario, medians in scenarios.items():
+        scenario = cast(Literal["offline", "single_stream"], name_of_scenario)
         comparisons = []
         for i in range(k):
             timings[names[i]][scenario] = ScenarioTiming(
