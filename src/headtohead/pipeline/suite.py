@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from headtohead.config.suite import SuiteConfig, load_suite, suite_from_dict
 from headtohead.errors import ConfigError, ResultsError, listing
@@ -167,7 +167,7 @@ def suite(source: SuiteConfig | str | Path | Mapping[str, Any] | Sequence[str | 
         return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed)
     if kind == "results":
         paths: list[str | Path] = [source] if isinstance(source, (str, Path)) else \
-            [p for p in source if isinstance(p, (str, Path))]  # type: ignore[union-attr]
+            list(cast(Sequence["str | Path"], source))
         chosen = metric or "accuracy"
         settings = _Settings(name=name or "suite", metric=chosen, higher=metric_direction(chosen, lower_is_better,
                                                                                            table=False),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,12 +134,10 @@ def _seed_values(result: RunResult, models: Sequence[str], metric: str) -> dict[
 
 
 def _shown(path: Path, relative_to: Path | None) -> str:
-    if relative_to is not None:
-        try:
-            return path.resolve().relative_to(relative_to.resolve()).as_posix()
-        except ValueError:
-            pass
-    return str(path)
+    """``path`` relative to the suite's folder (so the folder can move with its links), as given without one."""
+    if relative_to is None:
+        return str(path)
+    return Path(os.path.relpath(path.resolve(), relative_to.resolve())).as_posix()
 
 
 def dataset_from_result(name: str, result: RunResult, *, models: Sequence[str], metric: str, results_path: Path,

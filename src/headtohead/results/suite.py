@@ -212,8 +212,8 @@ class SuiteDataset(Record):
     name: str
     status: Literal["finished", "failed"]
     error: str | None = Field(default=None, description="one line: why the data set failed")
-    results: str | None = Field(default=None, description="its results.json (relative to the suite folder when "
-                                "inside it)")
+    results: str | None = Field(default=None, description="its results.json, relative to the suite's folder (as "
+                                "given when the suite was not saved)")
     report: str | None = Field(default=None, description="its report.html, when there is one")
     source: str | None = None
     n_examples: int | None = None
