@@ -81,3 +81,11 @@ def test_missing_and_empty_files_say_suite(tmp_path):
 def test_side_by_side_through_processes_is_accepted():
     suite = SuiteConfig.model_validate(_with(datasets_at_once=3, execution={"mode": "processes", "num_workers": 2}))
     assert suite.datasets_at_once == 3
+
+
+def test_the_example_suite_is_valid():
+    from pathlib import Path
+
+    suite = load_suite(Path(__file__).resolve().parents[2] / "examples" / "suite-six-datasets.yaml")
+    assert [d.name for d in suite.datasets] == ["sst2", "snips", "digits", "wine", "breast_cancer", "iris"]
+    assert suite.experiment("snips").models[2].source == "models/suite/snips/ridge.skops"
