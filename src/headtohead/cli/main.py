@@ -22,6 +22,7 @@ from headtohead.cli.plan import plan
 from headtohead.cli.report import report
 from headtohead.cli.run import bench, run
 from headtohead.cli.show import show, validate
+from headtohead.cli.suite import suite
 from headtohead.cli.sweep import sweep
 from headtohead.cli.train import train
 from headtohead.errors import H2HError
@@ -59,6 +60,7 @@ app.command("gate")(gate)
 app.command("report")(report)
 app.command("train")(train)
 app.command("machines")(machines)
+app.command("suite")(suite)
 app.command("compare", hidden=True)(compare_deprecated)  # the old name of `machines`
 
 # typer >= 0.20 vendors click (typer._click); older typer uses click itself: find the class by name.

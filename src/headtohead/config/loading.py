@@ -90,12 +90,12 @@ def _split_train(raw: dict[str, Any], overrides: Sequence[str], source: str) -> 
     return experiment_from_dict(data, source=source), train
 
 
-def _read_experiment_file(path: Path) -> tuple[dict[str, Any], str]:
-    """The experiment file as a mapping, and its text (for line numbers in messages)."""
+def _read_experiment_file(path: Path, what: str = "experiment") -> tuple[dict[str, Any], str]:
+    """The experiment (or suite) file as a mapping, and its text (for line numbers in messages)."""
     if not path.is_file():
-        hint = "it is a folder; give the experiment .yaml file inside it" if path.is_dir() else "check the path"
-        raise ConfigError(f"{path}: experiment file not found ({hint})")
-    text = _read_text(path)
+        hint = f"it is a folder; give the {what} .yaml file inside it" if path.is_dir() else "check the path"
+        raise ConfigError(f"{path}: {what} file not found ({hint})")
+    text = _read_text(path, what)
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -104,9 +104,9 @@ def _read_experiment_file(path: Path) -> tuple[dict[str, Any], str]:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{where}: YAML syntax error: {problem} (fix the file's indentation/quoting)") from exc
     if raw is None:
-        raise ConfigError(f"{path}: the experiment file is empty (see examples/ for a starting point)")
+        raise ConfigError(f"{path}: the {what} file is empty (see examples/ for a starting point)")
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the experiment must be a YAML mapping of keys (name, data, models …), "
+        raise ConfigError(f"{path}: the {what} must be a YAML mapping of keys (name, data, models …), "
                           f"not a {type(raw).__name__}")
     return raw, text
 
@@ -210,13 +210,13 @@ def _list_index(items: list[Any], part: str | int, text: str) -> int:
                       f"(names: {listing(names)})")
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, what: str = "experiment") -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not a UTF-8 text file (is it the experiment YAML?)") from exc
+        raise ConfigError(f"{path}: not a UTF-8 text file (is it the {what} YAML?)") from exc
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the experiment file: {exc.strerror}") from exc
+        raise ConfigError(f"{path}: cannot read the {what} file: {exc.strerror}") from exc
 
 
 def _format_loc(loc: Sequence[str | int]) -> str:
@@ -226,14 +226,15 @@ def _format_loc(loc: Sequence[str | int]) -> str:
     return out
 
 
-def _format_validation_error(exc: ValidationError, source: str, yaml_text: str | None) -> str:
+def _format_validation_error(exc: ValidationError, source: str, yaml_text: str | None,
+                             schema: type[BaseModel] = Experiment) -> str:
     errors = exc.errors()
     first = errors[0]
     loc = [p for p in first["loc"]]
     where = _format_loc(loc) or "(top level)"
     kind = first["type"]
     if kind == "extra_forbidden":
-        allowed = _fields_at(loc[:-1])
+        allowed = _fields_at(loc[:-1], schema)
         message = f"unknown key{did_you_mean(str(loc[-1]), allowed)}"
         if allowed:
             message += f" (valid keys: {listing(allowed)})"
@@ -249,9 +250,9 @@ def _format_validation_error(exc: ValidationError, source: str, yaml_text: str |
     return f"{prefix}: {where}: {message}{more}"
 
 
-def _fields_at(loc: Sequence[str | int]) -> list[str]:
-    """The valid keys of the section at ``loc`` in the Experiment schema."""
-    model: Any = Experiment
+def _fields_at(loc: Sequence[str | int], schema: type[BaseModel] = Experiment) -> list[str]:
+    """The valid keys of the section at ``loc`` in ``schema`` (the Experiment's unless a suite's)."""
+    model: Any = schema
     for part in loc:
         if isinstance(part, int):
             continue

@@ -1,6 +1,6 @@
 """What a notebook shows for an outcome: the verdict and the summary table as HTML, and a short text.
 
-``Run``, ``GateOutcome``, ``SweepRun`` and ``TrainOutcome`` (:mod:`headtohead.pipeline`) call
+``Run``, ``GateOutcome``, ``SweepRun``, ``TrainOutcome`` and ``SuiteOutcome`` (:mod:`headtohead.pipeline`) call
 these from ``_repr_html_`` and ``__repr__``, so ``headtohead.compare(...)`` as the last line of a
 cell shows the verdict at once. The words and cells are the report's own
 (:func:`~headtohead.report.verdict.build_verdict`, :func:`~headtohead.report.html.summary_context`,
@@ -19,16 +19,19 @@ from headtohead.report.gate import decision_explanation
 from headtohead.report.html import dataset_line, summary_context, summary_notes, template_environment
 from headtohead.report.merge import as_merged
 from headtohead.report.rows import training_rows
+from headtohead.report.suite import pair_sentence
+from headtohead.report.suite import rank_rows as suite_rank_rows
 from headtohead.report.sweep import SWEEP_COLUMNS, sweep_level, sweep_rows
 from headtohead.report.training import seed_lines
 from headtohead.report.verdict import build_verdict
 from headtohead.results.records import RunResult
+from headtohead.results.suite import SuiteResult
 from headtohead.results.sweep import SweepResult
 from headtohead.results.training import TrainingSummary
 from headtohead.stats.noninferiority import Decision
 
 __all__ = ["run_html", "run_text", "gate_html", "gate_text", "sweep_html", "sweep_text", "training_html",
-           "training_text"]
+           "training_text", "suite_html", "suite_text"]
 
 #: Verdict lines shown in a ``repr`` (the HTML shows them all).
 _REPR_LINES = 4
@@ -192,3 +195,38 @@ def training_text(training: TrainingSummary, result: RunResult | None, *, out_di
     name = f" {result.name!r}" if result is not None else ""
     head = f"TrainOutcome{name} — {_models(training.models)} × {len(training.seeds)} seed(s) · {_saved(out_dir)}"
     return "\n".join([head, *(_headline(result, training) if result is not None else [])])
+
+
+def _suite_subtitle(result: SuiteResult, out_dir: Path | str | None) -> str:
+    failed = f" ({len(result.failed)} failed)" if result.failed else ""
+    return (f"{_models(result.models)} · {len(result.datasets)} data sets{failed} · {result.metric} · "
+            f"{_saved(out_dir)}")
+
+
+def suite_html(result: SuiteResult, *, out_dir: Path | str | None = None) -> str:
+    """A suite as a notebook shows it: the verdict, the rank table, every pair folded.
+
+    Parameters
+    ----------
+    result : SuiteResult
+    out_dir : Path or str, optional
+        Where the suite was saved (named under the title).
+
+    Returns
+    -------
+    str
+        An HTML fragment (a ``<div>``), every user string escaped.
+    """
+    rows = suite_rank_rows(result)
+    tables = [_table(list(rows[0]), [list(r.values()) for r in rows])] if rows else []
+    return _render(f"suite {result.name}", _suite_subtitle(result, out_dir), lines=[_plain(v) for v in result.verdict],
+                   tables=tables, notes=result.warnings, details=[pair_sentence(p, result) for p in result.pairs],
+                   details_title="Every pair across data sets")
+
+
+def suite_text(result: SuiteResult, *, out_dir: Path | str | None = None) -> str:
+    """``SuiteOutcome 'name' — 2 models: a, b · 6 data sets · accuracy · saved in …`` and the verdict's first lines."""
+    lines = [f"  {line}" for line in result.verdict[:_REPR_LINES]]
+    if len(result.verdict) > _REPR_LINES:
+        lines.append(f"  … and {len(result.verdict) - _REPR_LINES} more line(s)")
+    return "\n".join([f"SuiteOutcome {result.name!r} — {_suite_subtitle(result, out_dir)}", *lines])
