@@ -1,11 +1,10 @@
 """``analyse``: every statistic of one run, from the saved per-example predictions.
 
-For each model: accuracy with its Wilson interval, per-class recall (Wilson on the class's
-examples), the other metrics with bootstrap intervals, and calibration. For every pair:
-McNemar's score test and Tango's score interval on the accuracy difference (one statistic,
-so "significant" and "the interval excludes 0" agree), per-class recall differences the same
-way, paired bootstrap intervals on the other metrics, Holm's adjustment over all pairs, the
-gap detectable with 80 % power, and a ranking in groups.
+For each model: accuracy with its Wilson interval, per-class recall (Wilson on the class's examples), the other
+metrics with bootstrap intervals, and calibration. For every pair: McNemar's score test and Tango's score interval
+on the accuracy difference (one statistic, so "significant" and "the interval excludes 0" agree), per-class recall
+differences the same way, paired bootstrap intervals on the other metrics, Holm's adjustment over all pairs, the gap
+detectable with 80 % power, and a ranking in groups.
 
 **Failures count.** An example a model gave no prediction for (NaN or infinite scores, an
 endpoint's missing or unparseable answer, a timeout) is that model's wrong answer in every

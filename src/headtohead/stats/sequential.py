@@ -1,10 +1,9 @@
 """Sequential comparison of two models: stop evaluating once the answer is known.
 
-After each chunk of paired outcomes the test says **A better**, **B better**, **equivalent**
-(no gap beyond a margin) or **continue**, and looking after every chunk does not inflate the
-error rates: every decision is read off a *confidence sequence*, intervals that contain the
-true gap at all times at once with probability ≥ 1 − α. docs/statistics.md (section 5) has
-the reasoning and the simulations.
+After each chunk of paired outcomes the test says **A better**, **B better**, **equivalent** (no gap beyond a
+margin) or **continue**, and looking after every chunk does not inflate the error rates: every decision is read
+off a *confidence sequence*, intervals that contain the true gap at all times at once with probability ≥ 1 − α.
+docs/statistics.md (section 6) has the reasoning and the simulations.
 
 Per example ``D = 1[A right] − 1[B right] ∈ {−1, 0, 1}``; the gap is ``Δ = E[D]`` =
 P(only A right) − P(only B right). The examples must come in random order (i.i.d., or at
@@ -24,9 +23,8 @@ Wealth is monotone in δ, so the rejected δ form half-lines and the bounds come
 
 Decisions (the first one reached is kept; "better" wins a tie), at every stopping time:
 
-* **A better** when the up wealth at δ = 0 reaches ``2/α`` (the running (1 − α) sequence
-  ``[low, high]`` lies above 0); **B better** mirrored. Δ = 0: P(either, ever) ≤ α;
-  Δ ≤ 0: P(A better, ever) ≤ α/2.
+* **A better** when the up wealth at δ = 0 reaches ``2/α`` (the running (1 − α) sequence ``[low, high]`` lies
+  above 0); **B better** mirrored. Δ = 0: P(either, ever) ≤ α; Δ ≤ 0: P(A better, ever) ≤ α/2.
 * **Equivalent** when the down wealth at +margin and the up wealth at −margin have both
   reached ``1/α`` (the (1 − 2α) sequence, TOST's convention, lies inside ±margin).
   ``|Δ| ≥ margin``: P(equivalent, ever) ≤ α.
