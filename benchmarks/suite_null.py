@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from headtohead.stats.across_datasets import friedman_test, iman_davenport_test, signed_rank_test
+from headtohead.stats.across_datasets import friedman_test, iman_davenport_test, omnibus_significant, signed_rank_test
 from headtohead.stats.multiple import holm_rows
 
 ALPHA = 0.05
@@ -41,7 +41,8 @@ def simulate(n: int, k: int, shift: float, n_sims: int, seed: int) -> tuple[floa
     for s in range(n_sims):
         level = rng.uniform(0.6, 0.95, size=(n, 1))
         scores = np.round(level + shifts + rng.normal(0, 0.02, size=(n, k)), 3)
-        iman += iman_davenport_test(friedman_test(scores), n, k).p_value <= ALPHA
+        friedman = friedman_test(scores)
+        iman += bool(omnibus_significant(friedman, iman_davenport_test(friedman, n, k), ALPHA))
         tests = [signed_rank_test(scores[:, i], scores[:, j]) for i, j in pairs]
         p[s] = [t.p_value for t in tests]
         better[s] = tests[last].w_minus > tests[last].w_plus

@@ -13,6 +13,7 @@ from headtohead.stats.across_datasets import (
     friedman_test,
     iman_davenport_test,
     nemenyi_critical_difference,
+    omnibus_significant,
     rank_rows,
     sign_test,
     signed_rank_test,
@@ -78,7 +79,13 @@ def test_friedman_direction_does_not_change_the_statistic_and_identical_rankings
     test = friedman_test(same)
     assert test.kendall_w == pytest.approx(1.0)
     f = iman_davenport_test(test, 6, 3)
-    assert f.statistic is None and f.p_value == 0.0
+    assert f.statistic is None and f.p_value is None  # no F approximation at F = ∞: Friedman's p decides
+    assert omnibus_significant(test, f, 0.05) is True  # χ²_F = 12, p = 0.0025
+    two = friedman_test(np.tile([0.9, 0.8, 0.7], (2, 1)))  # 2 data sets agree by chance 1 time in 3! = 6
+    assert omnibus_significant(two, iman_davenport_test(two, 2, 3), 0.05) is False
+    result = compare_across_datasets(np.tile([0.9, 0.8, 0.7], (2, 1)), models=["a", "b", "c"], datasets=["d1", "d2"],
+                                     metric="accuracy")
+    assert result.omnibus_significant is False and result.iman_davenport.p_value is None
 
 
 def test_wilcoxon_equals_scipy_exact_without_ties():

@@ -107,10 +107,11 @@ def _omnibus(result: SuiteResult) -> list[str]:
     if result.friedman is None or result.iman_davenport is None:
         return []
     f = result.iman_davenport
-    f_text = f"F = {f.statistic:.2f}" if f.statistic is not None else "F infinite (every data set ranks them alike)"
+    f_text = (f"F = {f.statistic:.2f}, p {format_p(f.p_value)}" if f.statistic is not None and f.p_value is not None
+              else "F infinite (every data set ranks them alike, so Friedman's p decides)")
     said = "the models differ" if result.omnibus_significant else "no evidence that the models differ"
     lines = [(f"Friedman's test: {said} (χ²_F = {result.friedman.statistic:.2f}, p {format_p(result.friedman.p_value)}; "
-              f"Iman–Davenport {f_text}, p {format_p(f.p_value)}; Kendall's W = {result.friedman.kendall_w:.2f}).")]
+              f"Iman–Davenport {f_text}; Kendall's W = {result.friedman.kendall_w:.2f}).")]
     apart = [p for p in result.pairs if p.nemenyi_significant]
     if result.nemenyi_cd is not None:
         if apart:

@@ -66,8 +66,9 @@ class ImanDavenportTest(Record):
     """Iman & Davenport's F (1980): Friedman's χ²_F made less conservative (Demšar 2006, eq. 2)."""
 
     statistic: float | None = Field(description="F_F = (N − 1)χ²_F/(N(k − 1) − χ²_F); None when every data set "
-                                                "ranks the models identically (F is infinite, p = 0)")
-    p_value: float
+                                                "ranks the models identically (F is infinite)")
+    p_value: float | None = Field(description="None where F is infinite: the F approximation does not hold there, "
+                                              "and the omnibus decision reads Friedman's p instead")
     df_numerator: int
     df_denominator: int
 

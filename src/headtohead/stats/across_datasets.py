@@ -50,6 +50,7 @@ __all__ = [
     "rank_rows",
     "friedman_test",
     "iman_davenport_test",
+    "omnibus_significant",
     "nemenyi_critical_difference",
     "critical_difference_cliques",
     "SignedRank",
@@ -112,11 +113,20 @@ def iman_davenport_test(friedman: FriedmanTest, n_datasets: int, n_models: int) 
     n, k = n_datasets, n_models
     df1, df2 = k - 1, (k - 1) * (n - 1)
     denominator = n * (k - 1) - friedman.statistic
-    if denominator <= 1e-12 * n * k:  # every data set ranks the models the same way: F → ∞
-        return ImanDavenportTest(statistic=None, p_value=0.0, df_numerator=df1, df_denominator=df2)
+    if denominator <= 1e-12 * n * k:
+        # every data set ranks the models the same way: F → ∞ and its p would read 0, a certainty no
+        # number of data sets gives (2 data sets agree by chance with probability 1/k!); no p here
+        return ImanDavenportTest(statistic=None, p_value=None, df_numerator=df1, df_denominator=df2)
     f = (n - 1) * friedman.statistic / denominator
     return ImanDavenportTest(statistic=float(f), p_value=float(stats.f.sf(f, df1, df2)), df_numerator=df1,
                              df_denominator=df2)
+
+
+def omnibus_significant(friedman: FriedmanTest | None, iman: ImanDavenportTest | None, alpha: float) -> bool | None:
+    """Iman–Davenport's decision, or Friedman's where F is infinite (``None`` below 3 models)."""
+    if friedman is None or iman is None:
+        return None
+    return bool((iman.p_value if iman.p_value is not None else friedman.p_value) <= alpha)
 
 
 def nemenyi_critical_difference(n_models: int, n_datasets: int, alpha: float = 0.05) -> tuple[float, float]:
@@ -322,6 +332,6 @@ def compare_across_datasets(scores: npt.ArrayLike, *, models: Sequence[str], dat
     return AcrossDatasets(metric=metric, higher_is_better=higher_is_better, alpha=alpha, rope=rope, models=list(models),
                           n_datasets=n, average_ranks=average, friedman=friedman, iman_davenport=iman, nemenyi_q=q,
                           nemenyi_cd=cd, cliques=cliques,
-                          omnibus_significant=bool(iman.p_value <= alpha) if iman is not None else None,
+                          omnibus_significant=omnibus_significant(friedman, iman, alpha),
                           pairs=records, min_wilcoxon_p=min(1.0, 2.0 / 2 ** n), datasets=list(datasets),
                           scores=table.tolist(), ranks=ranks.tolist())
