@@ -3,7 +3,10 @@
 # `make demo` installs every model family (`.[all]`: torch, transformers, timm); `make test` adds the
 # test extras (and Ray) and runs the suite on up to 4 workers (pytest-xdist), then the tests timed
 # against the wall clock (marker `serial`) alone. `pip install headtohead`
-# alone is the light install (statistics, prediction files).
+# alone is the light install (statistics, prediction files). `make check`: ruff, mypy, the results.json schema and
+# the documentation site (--strict). `make dist-check`: the wheel and the sdist, installed alone into a fresh venv
+# (dependencies from the package index), compare prediction files there; `make test` skips that test unless
+# H2H_DIST_CHECK=1, which CI (.ci/run) sets, so it runs beside the other tests instead of after them.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,7 +14,7 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c const
 BASE_STAMP := $(VENV)/.installed-base
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test install clean
+.PHONY: demo test check schema dist-check install clean
 
 demo: $(BASE_STAMP)
 	$(BIN)/h2h demo
@@ -19,6 +22,18 @@ demo: $(BASE_STAMP)
 test: $(DEV_STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n auto --maxprocesses 4 -m "not serial"
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m serial
+
+check: $(DEV_STAMP)
+	$(BIN)/ruff check src
+	$(BIN)/mypy
+	$(BIN)/python -m headtohead.results.json_schema --check docs/schema/results.schema.json
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+schema: $(DEV_STAMP)
+	$(BIN)/python -m headtohead.results.json_schema docs/schema/results.schema.json
+
+dist-check: $(DEV_STAMP)
+	H2H_DIST_CHECK=1 $(BIN)/python -m pytest -q -m dist tests/test_light_install.py
 
 install: $(DEV_STAMP)
 
@@ -34,4 +49,4 @@ $(DEV_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	touch $@ $(BASE_STAMP)
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache site dist

@@ -14,7 +14,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# ../shared/data beside the clone; H2H_SHARED_DATA points elsewhere (a git worktree's parent has none).
+SHARED_DATA = Path(os.environ.get("H2H_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")

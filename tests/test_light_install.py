@@ -1,11 +1,11 @@
 """The light install: ``pip install headtohead`` (no torch, transformers or timm) compares prediction files.
 
-The slow test builds a fresh virtual environment, installs the base dependencies of
-``pyproject.toml`` from the package sources pip is configured with *on this machine* (a
-``file://`` index or a wheel folder: nothing is downloaded) and headtohead itself with
-``--no-deps``, then runs ``h2h run`` on two prediction files end to end. It skips, saying why,
-where pip has no local source or cannot install from it. The fast test runs the same
-comparison in this environment with torch, transformers, timm and torchvision made
+The ``dist`` test (``make dist-check``; ``make test`` skips it unless ``H2H_DIST_CHECK=1``, which CI
+sets: it needs the package index) builds
+the wheel and the sdist with ``python -m build``, installs each alone into a fresh virtual
+environment (pip resolves the dependencies the distribution declares, nothing else), and there
+runs ``h2h --version``, ``h2h run`` on two prediction files and ``h2h gate``. The fast test runs the
+same comparison in this environment with torch, transformers, timm and torchvision made
 unimportable, so a module-level ``import torch`` on the path fails it at once.
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 
 from headtohead.adapters.predictions import write_prediction_file
+from headtohead.results.records import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 LABELS = ("negative", "positive")
@@ -57,7 +58,7 @@ def _two_prediction_files(folder: Path) -> None:
 
 def _check_outputs(out: Path) -> dict:
     result = json.loads((out / "results.json").read_text())
-    assert result["schema_version"] == 4
+    assert result["schema_version"] == SCHEMA_VERSION
     assert [m["outputs"] for m in result["models"]] == ["stored", "stored"]
     assert result["stats"]["comparisons"][0]["winner"] == "good"
     assert {s["kind"] for s in result["stats"]["slices"]["slices"]} == {"class", "size", "column"}
@@ -84,56 +85,75 @@ def test_prediction_files_compare_with_torch_and_transformers_unimportable(tmp_p
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def _base_dependencies() -> list[str]:
-    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11+")
-    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+def _build_distributions(out: Path) -> tuple[Path, Path]:
+    """``python -m build``: the wheel and the sdist of this checkout, as a release would make them."""
+    done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--sdist", "--outdir", str(out), str(REPO)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (wheel,), (sdist,) = sorted(out.glob("*.whl")), sorted(out.glob("*.tar.gz"))
+    return wheel, sdist
 
 
-def _local_pip_sources() -> tuple[list[str], list[str]]:
-    """The ``file://`` indexes and the local wheel folders pip is configured with (nothing remote)."""
-    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
-                            check=False).stdout
-    pairs = re.findall(r"\.(index-url|extra-index-url|find-links)='([^']*)'", listed)
-    pairs += [(key, os.environ.get(var, "")) for key, var in (("index-url", "PIP_INDEX_URL"),
-                                                              ("extra-index-url", "PIP_EXTRA_INDEX_URL"),
-                                                              ("find-links", "PIP_FIND_LINKS"))]
-    indexes, folders = [], []
-    for key, value in pairs:
-        for item in value.split():
-            local = Path(item.removeprefix("file://"))
-            if not local.is_dir() or (key != "find-links" and not item.startswith("file://")):
-                continue
-            (folders if key == "find-links" else indexes).append(item)
-    return list(dict.fromkeys(indexes)), list(dict.fromkeys(folders))
+def _pip(bin_dir: Path, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           *args], env=env, capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
-@pytest.mark.slow
-def test_a_fresh_venv_without_torch_compares_two_prediction_files(tmp_path):
-    dependencies = _base_dependencies()
-    assert not any(re.match(r"(torch|transformers|timm|torchvision)\b", d) for d in dependencies)
-    indexes, folders = _local_pip_sources()
-    if not indexes and not folders:
-        pytest.skip("pip has no local package source (a file:// index or a wheel folder): cannot install offline")
-    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
-    python = tmp_path / "venv" / "bin" / "python"
-    sources = ([f"--index-url={indexes[0]}"] + [f"--extra-index-url={i}" for i in indexes[1:]] if indexes
-               else ["--no-index"]) + [f"--find-links={f}" for f in folders]
-    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    env.pop("PYTHONPATH", None)
-    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", *sources, *dependencies,
-                              "setuptools>=68"], env=env, capture_output=True, text=True, timeout=1200)
-    if install.returncode != 0:
-        pytest.skip(f"pip cannot install the base dependencies offline: {install.stderr.strip().splitlines()[-1]}")
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "-e",
-                    str(REPO)], env=env, check=True, capture_output=True, timeout=600)
-    assert subprocess.run([str(python), "-c", "import torch"], capture_output=True).returncode != 0
-    _two_prediction_files(tmp_path)
-    done = subprocess.run([str(tmp_path / "venv" / "bin" / "h2h"), "run", "--data", "dev.csv", "--id-column", "id",
-                           "--slice-column", "source", "--model", "good=good.csv", "--model", "weak=weak.jsonl",
-                           "--out", "out"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+def _requirements(bin_dir: Path) -> list[str]:
+    """What the installed headtohead declares it needs (its ``Requires-Dist``)."""
+    code = "import importlib.metadata as m, json; print(json.dumps(sorted(m.requires('headtohead'))))"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return json.loads(subprocess.run([str(bin_dir / "python"), "-c", code], capture_output=True, text=True,
+                                     env=env, check=True).stdout)
+
+
+def _compare_in(bin_dir: Path, folder: Path) -> None:
+    """``h2h --version``, then a comparison of two prediction files and the gate, with the installed ``h2h``."""
+    from headtohead import __version__
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    python = str(bin_dir / "python")
+    assert subprocess.run([python, "-c", "import torch"], capture_output=True, env=env).returncode != 0
+    where = subprocess.run([python, "-c", "import headtohead; print(headtohead.__file__)"], capture_output=True,
+                           text=True, env=env, check=True).stdout
+    assert str(bin_dir.parent) in where  # the installed copy, not this checkout
+    folder.mkdir(parents=True)
+    version = subprocess.run([str(bin_dir / "h2h"), "--version"], capture_output=True, text=True, env=env)
+    assert version.returncode == 0 and version.stdout.strip() == f"headtohead {__version__}", version.stderr
+    _two_prediction_files(folder)
+    done = subprocess.run([str(bin_dir / "h2h"), "run", "--data", "dev.csv", "--id-column", "id", "--slice-column",
+                           "source", "--model", "good=good.csv", "--model", "weak=weak.jsonl", "--out", "out"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    _check_outputs(tmp_path / "out")
-    gate = subprocess.run([str(tmp_path / "venv" / "bin" / "h2h"), "gate", "out/results.json", "--baseline", "good",
-                           "--candidate", "weak", "--max-accuracy-drop", "1pp"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    _check_outputs(folder / "out")
+    gate = subprocess.run([str(bin_dir / "h2h"), "gate", "out/results.json", "--baseline", "good", "--candidate",
+                           "weak", "--max-accuracy-drop", "1pp"], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=600)
     assert gate.returncode == 1, gate.stdout + gate.stderr  # weak is worse beyond the margin
+
+
+@pytest.mark.dist
+@pytest.mark.skipif(not os.environ.get("H2H_DIST_CHECK"),
+                    reason="builds the wheel and installs it from the package index: `make dist-check` runs it, so "
+                           "does CI (H2H_DIST_CHECK=1)")
+def test_the_wheel_and_the_sdist_install_alone_and_compare_prediction_files(tmp_path):
+    wheel, sdist = _build_distributions(tmp_path / "dist")
+    assert wheel.name.endswith("-py3-none-any.whl") and sdist.name.endswith(".tar.gz")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert {"headtohead/py.typed", "headtohead/report/templates/report.html.j2",
+            "headtohead/report/templates/notebook.html.j2"} <= names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names)
+    assert not any(n.startswith("tests/") for n in names)
+    # the wheel alone in a fresh venv: pip resolves what it declares (from PyPI), nothing else
+    bin_dir = tmp_path / "venv" / "bin"
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
+    _pip(bin_dir, str(wheel))
+    _compare_in(bin_dir, tmp_path / "from-wheel")
+    declared = _requirements(bin_dir)
+    # the sdist built and installed in its place: the same package, declaring the same dependencies, works alike
+    _pip(bin_dir, "--force-reinstall", "--no-deps", str(sdist))
+    assert _requirements(bin_dir) == declared
+    _compare_in(bin_dir, tmp_path / "from-sdist")

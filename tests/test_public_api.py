@@ -5,7 +5,7 @@ import headtohead
 
 def test_public_names_are_pinned():
     assert sorted(headtohead.__all__) == sorted([
-        "__version__", "run", "compare", "Run", "train", "sweep", "gate", "compare_machines", "Experiment", "load_experiment", "load_result", "load_predictions",
+        "__version__", "run", "compare", "Run", "train", "sweep", "gate", "compare_machines", "suite", "Experiment", "load_experiment", "load_result", "load_predictions",
         "H2HError", "ConfigError", "DataError", "ModelError", "DeviceError", "ResultsError",
     ])
     for name in headtohead.__all__:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit.common import Row, bootstrap_accuracy_interval, holm_rows, row
+from audit.common import Row, bootstrap_accuracy_interval, row
+from headtohead.stats.multiple import holm_rows
 from headtohead.stats.mcnemar import mcnemar_pvalues
 from headtohead.stats.paired import difference_interval, difference_pvalue
 

@@ -151,19 +151,3 @@ def bootstrap_accuracy_interval(b: int, c: int, n: int, confidence: float = 0.95
     z = ndtri(np.array([tail, 1 - tail]))
     low, high = np.quantile(theta, ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))))
     return float(low), float(high)
-
-
-def holm_rows(p_values: np.ndarray) -> np.ndarray:
-    """Holm-adjusted p-values of every row of ``p_values`` (runs × tests) at once.
-
-    The same numbers as :func:`headtohead.stats.multiple.holm_adjust` row by row (statsmodels'
-    ``multipletests``, which collects garbage on every call: too slow for thousands of runs).
-    """
-    p = np.asarray(p_values, dtype=np.float64)
-    m = p.shape[1]
-    order = np.argsort(p, axis=1, kind="stable")
-    stepped = np.take_along_axis(p, order, axis=1) * (m - np.arange(m))
-    adjusted = np.minimum(np.maximum.accumulate(stepped, axis=1), 1.0)
-    out = np.empty_like(adjusted)
-    np.put_along_axis(out, order, adjusted, axis=1)
-    return out

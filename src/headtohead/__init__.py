@@ -8,7 +8,8 @@ internal. Everything is imported on first use, so ``import headtohead`` (and ``h
 >>> outcome.result.model("bert").quality.accuracy                  # doctest: +SKIP
 
 Every command of ``h2h`` is one function here: :func:`run` (``h2h run``, ``h2h bench`` with
-``quality=False``), :func:`train`, :func:`sweep`, :func:`gate`, :func:`compare_machines`;
+``quality=False``), :func:`train`, :func:`sweep`, :func:`gate`, :func:`compare_machines`, :func:`suite`
+(``h2h suite``: the same models across several data sets);
 :func:`compare` is :func:`run` for models and data held in memory (a notebook):
 
 >>> outcome = headtohead.compare({"bert": (model, tokenizer), "gpt": gpt_labels}, data=frame)  # doctest: +SKIP
@@ -16,10 +17,14 @@ Every command of ``h2h`` is one function here: :func:`run` (``h2h run``, ``h2h b
 
 from __future__ import annotations
 
-from typing import Any
+from os import PathLike
+from typing import TYPE_CHECKING, Any
 
 from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
 from headtohead.version import __version__
+
+if TYPE_CHECKING:
+    from headtohead.results.predictions import Predictions
 
 
 __all__ = [
@@ -31,6 +36,7 @@ __all__ = [
     "sweep",
     "gate",
     "compare_machines",
+    "suite",
     "Experiment",
     "load_experiment",
     "load_result",
@@ -52,13 +58,14 @@ _LAZY = {
     "sweep": ("headtohead.pipeline.sweep", "run_sweep"),
     "gate": ("headtohead.pipeline.gate", "gate"),
     "compare_machines": ("headtohead.pipeline.machines", "compare_machines"),
+    "suite": ("headtohead.pipeline.suite", "suite"),
     "load_result": ("headtohead.results", "load_result"),
     "Experiment": ("headtohead.config", "Experiment"),
     "load_experiment": ("headtohead.config", "load_experiment"),
 }
 
 
-def load_predictions(path: Any):  # noqa: ANN201 - Predictions
+def load_predictions(path: str | PathLike[str]) -> Predictions:
     """Read the ``predictions.npz`` written beside a ``results.json`` (a file or its folder)."""
     from pathlib import Path
 

@@ -147,3 +147,12 @@ def test_command_line_mistakes_are_usage_errors_not_internal_errors(capsys, argv
     err = capsys.readouterr().err
     assert info.value.code == 2 and expected in err and "Usage: h2h" in err
     assert "internal error" not in err and "report it" not in err
+
+
+def test_version_flag_and_the_help_header_name_the_version(capsys):
+    from headtohead import __version__
+
+    main(["--version"])
+    assert capsys.readouterr().out.strip() == f"headtohead {__version__}"
+    main(["--help"])
+    assert f"headtohead {__version__} — compare classification models" in capsys.readouterr().out

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from headtohead.config.train import TrainConfig, load_train_experiment, train_config_from_dict
+from headtohead.config.loading import load_train_experiment
+from headtohead.config.train import TrainConfig, train_config_from_dict
 from headtohead.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

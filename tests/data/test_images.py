@@ -59,6 +59,7 @@ def test_corrupt_file_is_skipped_counted_and_warned_once(tmp_path):
     messages = [str(w.message) for w in record if "skipped" in str(w.message)]
     assert len(messages) == 1
     assert "skipped 3 files (not an image: 1, unreadable image: 2)" in messages[0]
+    assert "'a/broken.jpg', 'b/notes.txt', 'b/truncated.jpg'; counted" in messages[0]  # their ids
     assert ds.skipped == {"unreadable image": 2, "not an image": 1}
     assert len(ds) == 4 and not any(p.endswith(("broken.jpg", "truncated.jpg", "notes.txt")) for p in ds.examples)
 

@@ -83,6 +83,8 @@ def test_text_dataframe_with_a_callable_and_a_dict_of_predictions():
                                  frame, label_names=["neg", "pos"], stats=FAST_STATS)
     assert [m.quality.accuracy for m in outcome.result.models] == pytest.approx([1.0, 4 / 6])
     assert outcome.result.dataset.modality == "text"
+    # a list (or dict) in memory has nothing but its order: matching it by position is not worth a warning
+    assert not any("by position" in w for m in outcome.result.models for w in m.warnings)
 
 
 def test_bad_objects_say_what_is_accepted(features):

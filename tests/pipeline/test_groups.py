@@ -84,3 +84,20 @@ def test_until_decided_evaluates_whole_groups_in_a_random_order(tmp_path):
     assert used != sorted(used, key=lambda g: int(g.split("user")[1]))  # a random order of groups
     comparison = outcome.result.stats.comparisons[0]
     assert comparison.stopped_early and comparison.winner == "strong" and "McNemar" not in comparison.verdict
+
+
+def test_a_report_of_a_model_with_failures_and_groups_renders(tmp_path):
+    frame, a, _ = _grouped_frame(users=12, per_user=10)
+    truth = dict(zip(frame["text"], frame["label"]))
+
+    def flaky(texts):  # right on most, NaN on every seventh example
+        rows = [[0.9, 0.1] if truth[t] == "negative" else [0.1, 0.9] for t in texts]
+        return np.array([[np.nan, np.nan] if int(t.split()[1]) % 7 == 0 else r for t, r in zip(texts, rows)])
+
+    outcome = headtohead.compare({"a": a, "flaky": flaky}, frame, group_column="user", outputs={"flaky": "probabilities"},
+                                 out_dir=tmp_path / "out", report=True, stats={"n_resamples": 200})
+    quality = outcome.result.model("flaky").quality
+    assert quality.n_failed == len([t for t in frame["text"] if int(t.split()[1]) % 7 == 0])
+    assert quality.confusion_labels[-1] == "(no prediction)" and len(quality.confusion_matrix) == 3
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "no prediction (counted wrong)" in html and "12 groups" in html

@@ -1,4 +1,4 @@
-"""``h2h compare``: results of ``h2h train`` made on this machine, edited to look like other machines."""
+"""``h2h machines``: results of ``h2h train`` made on this machine, edited to look like other machines."""
 
 from __future__ import annotations
 
@@ -136,13 +136,13 @@ def test_same_hardware_twice_is_told_apart_and_bad_inputs_are_refused(here, tmp_
 
 
 def test_the_cli_prints_the_tables_and_writes_json(here, tmp_path):
-    from headtohead.cli.compare import compare
+    from headtohead.cli.machines import machines
 
     gpu = _edited(here, tmp_path / "gpu", torch_version="2.13.0")
     app = typer.Typer()
-    app.command("compare")(compare)
+    app.command("machines")(machines)
     app.command("noop")(lambda: None)
-    result = CliRunner().invoke(app, ["compare", str(here / "results.json"), str(gpu), "--label", "laptop",
+    result = CliRunner().invoke(app, ["machines", str(here / "results.json"), str(gpu), "--label", "laptop",
                                       "--label", "a100", "--json", str(tmp_path / "cmp.json")],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -154,6 +154,22 @@ def test_the_cli_prints_the_tables_and_writes_json(here, tmp_path):
     assert [m.label for m in saved.machines] == ["laptop", "a100"]
     assert TrainingResult.model_validate_json((here / "training.json").read_text()).training.runs
 
+
+
+def test_the_old_name_compare_still_works_and_says_it_is_deprecated(here, tmp_path, capsys):
+    from headtohead.cli.main import main
+
+    gpu = _edited(here, tmp_path / "gpu", torch_version="2.13.0")
+    main(["compare", str(here / "results.json"), str(gpu), "--label", "laptop", "--label", "a100"])
+    captured = capsys.readouterr()
+    assert "'h2h compare' is deprecated" in captured.err and "'h2h machines'" in captured.err
+    assert "Ratios (×) are to the baseline machine: laptop" in captured.out
+    main(["machines", str(here / "results.json"), str(gpu)])
+    assert "deprecated" not in capsys.readouterr().err
+    main(["--help"])
+    listed = capsys.readouterr().out
+    commands = [line.split()[1] for line in listed.splitlines() if line.startswith("│ ") and len(line.split()) > 2]
+    assert "machines" in commands and "compare" not in commands  # hidden from the list of commands
 
 def test_prices_answer_which_machine_is_cheaper_for_the_job(here, tmp_path):
     from headtohead.pipeline.machines import parse_prices

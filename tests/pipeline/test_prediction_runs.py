@@ -168,6 +168,35 @@ def test_prediction_files_without_ids_match_by_row_order_with_a_warning(setup, t
     assert any("matched to the data by position" in w for w in model.warnings)
 
 
+
+def test_predictions_of_rows_skipped_for_a_missing_label_are_ignored_and_the_skip_warning_says_so(setup, tmp_path):
+    """A row the data loader skips (no label) still has a prediction in every file: that is no mistake of the user."""
+    root, pred, flipped, y = setup
+    frame = pd.read_csv(root / "dev.csv")
+    frame.loc[4, "label"] = None  # s004: skipped while loading
+    frame.to_csv(tmp_path / "dev.csv", index=False)
+    kept = np.arange(len(frame)) != 4
+    write_prediction_file(tmp_path / "by-id.csv", frame["id"].tolist()[::-1], pred[::-1], label_names=LABELS)
+    write_prediction_file(tmp_path / "by-row.csv", None, flipped, label_names=LABELS)  # one row per row of the file
+    experiment = {"name": "skip", "data": {"path": str(tmp_path / "dev.csv"), "id_column": "id"},
+                  "models": [{"name": "by-id", "kind": "predictions", "source": str(tmp_path / "by-id.csv")}],
+                  "eval": {"device": "cpu"}, "stats": {"n_resamples": 100}, "speed": {"enabled": False}}
+    with pytest.warns(UserWarning) as caught:
+        outcome = headtohead.run(experiment)
+    skip = [str(w.message) for w in caught if "skipped 1 rows" in str(w.message)]
+    assert skip and "(missing label: 1): 's004'" in skip[0] and "predictions stored for them are ignored" in skip[0]
+    assert outcome.result.dataset.n_examples == len(frame) - 1
+    assert outcome.result.model("by-id").quality.accuracy == pytest.approx(np.mean(pred[kept] == y[kept]))
+    # without ids: a file with one row per row of the data file is matched by position, the skipped row dropped
+    frame.drop(columns=["id"]).to_csv(tmp_path / "dev.csv", index=False)
+    experiment["data"] = {"path": str(tmp_path / "dev.csv")}
+    experiment["models"] = [{"name": "by-row", "kind": "predictions", "source": str(tmp_path / "by-row.csv")}]
+    with pytest.warns(UserWarning, match="predictions stored for them are ignored"):
+        outcome = headtohead.run(experiment)
+    model = outcome.result.model("by-row")
+    assert model.quality.accuracy == pytest.approx(np.mean(flipped[kept] == y[kept]))
+    assert any("once the 1 row(s) loading skipped are dropped" in w for w in model.warnings)
+
 def test_image_disagreements_carry_thumbnails_into_the_report(tmp_path):
     from headtohead.config.schema import DataConfig
     from headtohead.data import create_dataset

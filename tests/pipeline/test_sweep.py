@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+import markupsafe
 import pytest
 import torch
 import yaml
@@ -103,6 +104,12 @@ def test_recommendation_and_files(bert_sweep):
     assert (out / "onnx" / "bert.onnx").is_file() and (out / "onnx" / "bert-int8.onnx").is_file()
     assert outcome.result.settings["precision"] == ["fp32", "bf16", "int8"]
     assert outcome.result.speed_settings["scenarios"] == ["offline"]
+    # in a notebook: the recommendation and the table, as sweep.md words them; a short repr
+    page = outcome._repr_html_()
+    assert str(markupsafe.escape(rec.sentence)) in page and "speed-up vs parent (95 % CI)" in page
+    assert "<td style=\"text-align: left; padding: 2px 8px\">bert[onnxruntime,bf16]</td>" in page
+    assert repr(outcome) == (f"SweepRun 'tiny-sweep' — 1 model: bert · 5 variant(s) · saved in {out}\n"
+                             f"  {rec.sentence}")
 
 
 MODELS_PY = '''

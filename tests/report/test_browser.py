@@ -103,3 +103,52 @@ def test_screenshot_of_the_report_is_not_blank(sample, tmp_path):
     assert image.size == (1280, 2400)
     colours = image.getcolors(maxcolors=1_000_000)
     assert colours is not None and len(colours) > 200  # text, tables and charts, not an empty page
+
+
+def test_the_notebook_view_of_a_run_renders_offline_and_runs_nothing(tmp_path):
+    from headtohead.report.notebook import run_html
+
+    handler = "<img src=x onerror=\"document.body.setAttribute('data-pwned', 1)\">"
+    result, _ = sample_run({handler: 0.9, "b": 0.8}, label_names=["<script>alert(1)</script>", "yes"],
+                           n_examples=200, speed=False, n_resamples=200)
+    page = tmp_path / "cell.html"  # a notebook puts the fragment into its own page, as here
+    page.write_text(f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body>{run_html(result)}</body></html>")
+    dom, netlog = chromium(page, tmp_path, "--dump-dom")
+    for line in build_verdict(result).headline:
+        assert html.escape(line.text, quote=False) in dom
+    assert "accuracy ↑" in dom and "data-pwned=" not in dom and not re.search(r"<script", dom, re.IGNORECASE)
+    assert page_requests(netlog) == []
+
+
+def test_the_suite_report_renders_offline_with_its_diagram_and_links(tmp_path):
+    """suite.html in Chromium: the verdict, the CD diagram inline, each data set linked to its own report,
+    nothing requested, and a model named like markup shown as text."""
+    import headtohead
+    from headtohead.report.write import write_reports
+    from headtohead.results import save_result
+
+    handler = "<img src=x onerror=\"document.body.setAttribute('data-pwned', 1)\">"
+    paths = []
+    for i, name in enumerate(["sst2", "snips", "wine", "iris"]):
+        result, predictions = sample_run({handler: 0.9, "b": 0.8, "c": 0.85}, n_examples=300, seed=i, speed=False,
+                                         n_resamples=100, name=name)
+        (tmp_path / name).mkdir()
+        save_result(result, tmp_path / name / "results.json")
+        write_reports(result, tmp_path / name, predictions=predictions)
+        paths.append(tmp_path / name / "results.json")
+    outcome = headtohead.suite(paths, out_dir=tmp_path)
+    dom, netlog = chromium(tmp_path / "suite.html", tmp_path, "--dump-dom")
+    for line in outcome.result.verdict:
+        assert html.escape(line, quote=False) in dom
+    images = re.findall(r"<img [^>]*src=\"([^\"]+)\"", dom)
+    assert len(images) == 1 and images[0].startswith("data:image/svg+xml;base64,")  # the CD diagram
+    for name in ("sst2", "snips", "wine", "iris"):
+        assert f'<a href="{name}/report.html">{name}</a>' in dom
+    assert "data-pwned=" not in dom and not re.search(r"<script", dom, re.IGNORECASE)
+    assert page_requests(netlog) == []
+    shot = tmp_path / "suite.png"
+    chromium(tmp_path / "suite.html", tmp_path, f"--screenshot={shot}", "--window-size=1280,1800")
+    from PIL import Image
+
+    colours = Image.open(shot).convert("RGB").getcolors(maxcolors=1_000_000)
+    assert colours is not None and len(colours) > 100

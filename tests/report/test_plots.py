@@ -130,3 +130,19 @@ def test_log_axes_label_ticks_as_plain_numbers_not_tex():
     labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     assert labels and not any("$" in text or "mathdefault" in text for text in labels)
     assert "1000" in labels
+
+
+def test_interval_levels_in_captions_and_axes_come_from_the_records(run):
+    """At stats.alpha = 0.1 the charts say 90 %, never a hard-written 95 %."""
+    from headtohead.stats import analyse
+
+    result, predictions = run
+    at_90 = result.model_copy(update={"stats": analyse(predictions, alpha=0.1, n_resamples=200)})
+    merged = as_merged(at_90, predictions=predictions)
+    styles = report_styles(merged)
+    specs = {s.key: s for s in overview_figures(merged, styles) + run_figures(merged.runs[0], 1, styles)}
+    for key in ("overview-tradeoff", "run1-intervals"):
+        assert "90 %" in specs[key].caption and "95" not in specs[key].caption, specs[key].caption
+    assert specs["run1-intervals"].make().axes[0].get_xlabel() == "value (%) with 90 % confidence interval"
+    default = run_figures(as_merged(result, predictions=predictions).runs[0], 1, styles)
+    assert "95 %" in next(s for s in default if s.key == "run1-intervals").caption

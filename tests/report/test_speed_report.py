@@ -75,7 +75,9 @@ def test_table_and_rows_show_each_models_own_memory_and_cold_start(text_run):
     assert "CUDA peak MiB" not in text  # no model ran on CUDA
     rows = {(r["model"], r["scenario"].split(" (")[0]): r for r in speed_rows(result)}
     assert rows["large", "offline"]["weights (MiB)"] == "40.0" and rows["small", "offline"]["weights (MiB)"] == "4.0"
-    assert float(rows["large", "offline"]["model peak (MiB)"]) >= 40
+    # measured in this process (a fresh one in a run): pages the allocator freed earlier may be reused, so the
+    # growth may fall a little short of the 40 MiB of weights; the known-answer test is test_memory_telemetry's
+    assert float(rows["large", "offline"]["model peak (MiB)"]) >= 32
     assert rows["large", "single stream"]["scenario"] == "single stream (batch 1, 16 inputs)"
     assert rows["large", "offline"]["cold first call (s)"] != "—"
     cells = summary_rows(result)["large"]
@@ -116,7 +118,7 @@ def test_latency_against_length_has_a_point_per_input_and_grows_with_length(text
 def test_inputs_of_different_lengths_are_no_instability(text_run):
     result, _ = text_run
     single = result.speed.model("large").single_stream
-    assert single.iqr_over_median > 0.3 and not single.unstable  # lengths 1-60 words: a real spread
+    assert single.iqr_over_median > 0.3 and single.repeat_noise < 0.05  # lengths 1-60 words: a real spread
     assert instability_warnings(result.speed) == []
 
 

@@ -41,15 +41,6 @@ def test_the_reduced_audit_meets_every_target(audit) -> None:
     assert max(r.before for r in rows if r.section == "groups" and r.before is not None) > 0.2
 
 
-def test_holm_over_rows_equals_statsmodels(audit) -> None:
-    from audit.common import holm_rows
-
-    from headtohead.stats.multiple import holm_adjust
-
-    p = np.random.default_rng(0).random((30, 6)) ** 3
-    np.testing.assert_allclose(holm_rows(p), np.array([holm_adjust(r) for r in p]), rtol=1e-12)
-
-
 def test_the_version_3_bootstrap_interval_is_reproduced(audit) -> None:
     """The audit's "before" column for accuracy gaps is the paired BCa interval version 3 showed."""
     from audit.common import bootstrap_accuracy_interval

@@ -88,7 +88,7 @@ def test_bad_inputs_raise(a, b):
 
 
 def test_halfwidth_is_relative():
-    assert SpeedRatio(2.0, 1.9, 2.04, 0.95, 10).halfwidth == pytest.approx(0.05)
+    assert SpeedRatio(2.0, 1.9, 2.04, 0.95, 10, 0.001).halfwidth == pytest.approx(0.05)
 
 
 def test_stats_module_does_not_import_torch():
@@ -110,5 +110,49 @@ def test_t_interval_equals_scipy_t_confidence_interval():
     r = speed_ratio(a, b, confidence=0.9)
     assert (r.low, r.high) == pytest.approx((np.exp(low), np.exp(high)), rel=1e-12)
     assert r.ratio == pytest.approx(np.exp(log_ratio.mean()))
+    assert r.p_value == pytest.approx(stats.ttest_1samp(log_ratio, 0.0).pvalue, rel=1e-10)
     with pytest.raises(ValueError, match="method"):
         speed_ratio(a, b, method="z")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n_rounds", [2, 5, 10, 20])
+def test_the_p_value_rejects_exactly_when_the_interval_excludes_one(n_rounds):
+    """The t test and the t interval are one statistic: p ≤ 1 − confidence ⇔ 1 outside the interval."""
+    from headtohead.stats.speed import log_ratio_t_test
+
+    rng = np.random.default_rng(n_rounds)
+    log_ratios = rng.normal(rng.normal(0.0, 0.05, (4000, 1)), 0.05, (4000, n_rounds))
+    for confidence in (0.9, 0.95, 0.99):
+        centre, half, p = log_ratio_t_test(log_ratios, confidence)
+        excludes = np.abs(centre) > half
+        assert 0.005 < excludes.mean() < 0.95  # both outcomes are exercised
+        assert np.array_equal(p <= 1 - confidence, excludes)
+    one = speed_ratio(np.exp(log_ratios[0]), np.ones(n_rounds))
+    assert one.p_value == pytest.approx(float(log_ratio_t_test(log_ratios[0])[2]))
+    assert (one.faster is not None) == (one.p_value <= 0.05)
+
+
+def test_equal_rounds_have_a_p_value_of_zero_or_one():
+    assert speed_ratio([2.0, 2.0, 2.0], [1.0, 1.0, 1.0]).p_value == 0.0
+    assert speed_ratio([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]).p_value == 1.0
+
+
+def test_trend_test_equals_statsmodels_ols_with_and_without_the_order():
+    import statsmodels.api as sm
+
+    from headtohead.stats.speed import trend_test
+
+    rng = np.random.default_rng(3)
+    for n in (5, 8, 20):
+        y = rng.normal(0.0, 0.05, (3, n)) + 0.004 * np.arange(n)
+        order = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+        both, plain = trend_test(y, order), trend_test(y)
+        for i in range(3):
+            fit = sm.OLS(y[i], sm.add_constant(np.column_stack([np.arange(n), order]))).fit()
+            fit0 = sm.OLS(y[i], sm.add_constant(np.arange(n))).fit()
+            assert both.p_value[i] == pytest.approx(fit.pvalues[1], rel=1e-9)
+            assert plain.p_value[i] == pytest.approx(fit0.pvalues[1], rel=1e-9)
+            assert both.change[i] == pytest.approx(np.expm1(fit.params[1] * (n - 1)), rel=1e-9)
+    constant = trend_test(y[0], np.ones(20))  # a constant covariate is dropped, not a singular fit
+    assert constant.p_value == pytest.approx(trend_test(y[0]).p_value)
+    assert np.isnan(trend_test([0.1, 0.2]).p_value)  # two rounds: no residual degree of freedom

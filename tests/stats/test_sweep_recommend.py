@@ -208,8 +208,8 @@ def test_table_markdown_and_figure(tmp_path):
     oom = next(r for r in rows if r["variant"] == "m[bf16]" and r["batch"] == "32")
     assert oom["status"] == "failed" and "largest batch that fits is 24" in oom["notes"]
     int8 = next(r for r in rows if r["variant"] == "m[int8]" and r["batch"] == "32")
-    assert int8["speed-up vs parent (95 % CI)"] == "2.00× (1.90–2.10)" and int8["samples/s"] == "800.0"
-    assert int8["Δ accuracy vs parent (95 % CI)"] == ""  # quality is shown on the cell's first row only
+    assert int8["speed-up vs parent (CI)"] == "2.00× (1.90–2.10)" and int8["samples/s"] == "800.0"
+    assert int8["Δ accuracy vs parent (CI)"] == ""  # quality is shown on the cell's first row only
     markdown = sweep_markdown(result, image="sweep.png")
     assert "**Recommended: m[int8] at batch 32" in markdown and "| m[int8] | 1 | measured |" in markdown
     assert "![sweep curves](sweep.png)" in markdown

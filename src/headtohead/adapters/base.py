@@ -7,7 +7,7 @@ An adapter wraps one loaded model and answers five questions for the engines:
   (tokenise, decode and transform images); timed apart from the forward pass;
 * :meth:`ModelAdapter.forward` — inputs → scores of shape ``(batch, n_outputs)``, no grad;
 * :attr:`ModelAdapter.label_names` — what each output column means (``None`` if unknown);
-* :meth:`ModelAdapter.num_parameters` / :meth:`ModelAdapter.parameter_bytes`.
+* :meth:`ModelAdapter.num_parameters` / :meth:`ModelAdapter.parameter_bytes` (``None``: unknown).
 
 Two optional hooks let the quality pass go faster without changing what it computes:
 :meth:`ModelAdapter.length_counter` (lengths in the model's own units, to group examples of
@@ -198,6 +198,7 @@ class ModelAdapter(ABC):
         with many requests in flight) fetch the whole plan here; the default does nothing.
         ``progress(done, total)`` (or with ``rates=`` a mapping of name to value per second).
         """
+        return None
 
     def training_logits(self, inputs: Any) -> Any:
         """Logits with autograd on, for training (torch families only).
@@ -213,16 +214,20 @@ class ModelAdapter(ABC):
         output = self.module(**inputs) if isinstance(inputs, dict) else self.module(inputs)
         return getattr(output, "logits", output)
 
-    def num_parameters(self) -> int:
-        """Number of parameters (0 when the family has no notion of them)."""
+    def num_parameters(self) -> int | None:
+        """Number of parameters; ``None`` when headtohead cannot read them (reports say "unknown", never 0).
+
+        The default counts the parameters of :attr:`module`; a model without one (a plain
+        callable that may wrap any network) has a size headtohead cannot see.
+        """
         if self.module is None:
-            return 0
+            return None
         return int(sum(p.numel() for p in self.module.parameters()))
 
-    def parameter_bytes(self) -> int:
-        """Bytes taken by parameters and buffers."""
+    def parameter_bytes(self) -> int | None:
+        """Bytes taken by parameters and buffers; ``None`` when unknown (see :meth:`num_parameters`)."""
         if self.module is None:
-            return 0
+            return None
         tensors = list(self.module.parameters()) + list(self.module.buffers())
         return int(sum(t.numel() * t.element_size() for t in tensors))
 

@@ -125,7 +125,7 @@ class _Asker:
                  progress: Callable[..., None] | None, seed: int) -> None:
         self.client, self.url, self.payloads, self.keys, self.cache = client, url, payloads, keys, cache
         self.max_retries, self.progress = max_retries, progress
-        self.rng = random.Random(seed)
+        self.rng = random.Random(seed)  # noqa: S311 - backoff jitter, not a secret
         self.stats = PassStats()
         self.results: list[Exchange | None] = [None] * len(payloads)
         self.done = self.tokens = 0
@@ -295,7 +295,7 @@ def ask_all(base_url: str, headers: dict[str, str], payloads: Sequence[dict[str,
                          max_concurrency=max_concurrency, timeout_s=timeout_s, max_retries=max_retries,
                          progress=progress, seed=seed)
         asked, stats = _run(coroutine)
-        for position, exchange in zip(todo, asked):
+        for position, exchange in zip(todo, asked, strict=True):
             exchanges[position] = exchange if exchange is not None else Exchange(error="not asked (interrupted)")
     elif progress is not None:
         progress(len(payloads), len(payloads), rates=None)

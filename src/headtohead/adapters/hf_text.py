@@ -60,4 +60,4 @@ def split_pairs(examples: Sequence[Any], model: str) -> tuple[list[str], list[st
 
 def _texts_or_pairs(examples: Sequence[Any], model: str) -> list[Any]:
     first, second = split_pairs(examples, model)
-    return first if second is None else list(zip(first, second))
+    return first if second is None else list(zip(first, second, strict=True))

@@ -178,7 +178,7 @@ class OpenAIChatAdapter(ModelAdapter):
                              f"source (the model name the server expects), base_url and the key") from None
         self.passes.append(stats)
         labels = list(self.context.label_names)
-        for index, exchange in zip(wanted, exchanges):
+        for index, exchange in zip(wanted, exchanges, strict=True):
             self.readings[index] = _read(exchange, labels, self.settings.logprobs)
 
     def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:

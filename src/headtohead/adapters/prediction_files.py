@@ -16,8 +16,8 @@ A prediction file has one row per example (``.csv``, ``.tsv``, ``.jsonl``/``.jso
   renormalised exactly. Without them calibration (ECE, MCE, Brier, NLL, the reliability
   diagram) and the confidence gap of disagreements are *not available*; they are never
   computed from one-hot vectors, which would report a model that is always 100 % sure.
-* rows are matched to the dataset by the id column (``data.id_column``, ``"id"`` by default)
-  when the file has one, else by position when the lengths agree (with a warning).
+* rows are matched by id (``data.id_column``, ``"id"`` by default), else by position (with a warning); rows of
+  examples the loader skipped (a missing label) are ignored, as the skip's warning says.
 
 :func:`read_prediction_file` returns the predictions in the dataset's example and label
 order (:func:`read_prediction_frame` the same from a table already in memory);
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,8 +134,8 @@ def read_prediction_file(path: str | Path, dataset: Dataset, *, id_column: str =
 
 
 def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: str, id_column: str = "id",
-                          tolerance: float = SUM_TOLERANCE,
-                          extra_ids: Literal["error", "ignore"] = "error") -> PredictionFile:
+                          tolerance: float = SUM_TOLERANCE, extra_ids: Literal["error", "ignore"] = "error",
+                          note_position: bool = True) -> PredictionFile:
     """:func:`read_prediction_file` for a table already in memory (a ``pandas.DataFrame``).
 
     Parameters
@@ -146,8 +147,8 @@ def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: s
         How messages name the table (``"model 'gpt' (in memory)"``).
     source : str
         Recorded as :attr:`PredictionFile.source`.
-    id_column, tolerance, extra_ids
-        As for :func:`read_prediction_file`.
+    id_column, tolerance, extra_ids, note_position
+        As for :func:`read_prediction_file`; ``note_position=False``: no warning for rows matched by position.
 
     Returns
     -------
@@ -161,7 +162,7 @@ def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: s
                          f"file has columns: {name_some(columns, 20, quote=False)}; add a column 'prediction' "
                          f"with each row's predicted label (name or index)")
     notes: list[str] = []
-    rows, matched_by = _match_rows(where, frame, dataset, id_column, extra_ids, notes)
+    rows, matched_by = _match_rows(where, frame, dataset, id_column, extra_ids, notes, note_position=note_position)
     frame = frame.iloc[rows].reset_index(drop=True)
     file_rows = [r + 1 for r in rows]  # 1-based data rows of the file, for messages
     pred = _labels(where, frame[PREDICTION_COLUMN].tolist(), dataset.label_names, file_rows, notes)
@@ -245,35 +246,34 @@ def check_prediction_path(where: str, path: Path) -> None:
                          f"use {', '.join(PREDICTION_SUFFIXES)}")
 
 
-def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_ids: str,
-                notes: list[str]) -> tuple[list[int], Literal["id", "row order"]]:
+def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_ids: str, notes: list[str], *,
+                note_position: bool = True) -> tuple[list[int], Literal["id", "row order"]]:
     """File row (0-based) of every dataset example, in dataset order."""
     n = len(dataset)
     if id_column not in frame.columns:
-        if len(frame) != n:
+        rows = dataset.source_rows(len(frame))  # a row per example, or per row of the data file
+        if rows is None:
             skipped = sum(dataset.skipped.values())
             why = f" (loading the data skipped {skipped} row(s): {dict(dataset.skipped)})" if skipped else ""
             raise ModelError(f"{where}: {len(frame)} rows but the data has {n} examples{why}, and there is no "
                              f"'{id_column}' column to match them by; give one row per example in data order, or "
                              f"add an id column (data.id_column names it)")
-        notes.append(f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
-                     f"example i); add ids to match by id")
-        return list(range(n)), "row order"
+        without = f", once the {len(frame) - n} row(s) loading skipped are dropped" if len(frame) > n else ""
+        notes += [(f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
+                   f"example i{without}); add ids to match by id")] if note_position else []
+        return rows, "row order"
     if dataset.ids is None:
         raise ModelError(f"{where}: the file has an id column '{id_column}' but the data has no ids; set "
                          f"data.id_column to the data's id column, or remove the column from the file to match "
                          f"rows by position")
-    ids = [normalise_id(v) for v in frame[id_column].tolist()]
-    empty = [i + 1 for i, v in enumerate(ids) if v is None]
+    cells = [normalise_id(v) for v in frame[id_column].tolist()]
+    empty = [i + 1 for i, v in enumerate(cells) if v is None]
     if empty:
         raise ModelError(f"{where}: column '{id_column}' is empty in row(s) {name_some(empty, quote=False)}; "
                          f"every row needs the id of its example")
-    position: dict[str, int] = {}
-    repeated: list[str] = []
-    for row, value in enumerate(ids):
-        if value in position and value not in repeated:
-            repeated.append(value)  # type: ignore[arg-type]
-        position.setdefault(value, row)  # type: ignore[arg-type]
+    ids = [v for v in cells if v is not None]  # all of them, as none is empty
+    position = {value: row for row, value in reversed(list(enumerate(ids)))}  # each id's first row
+    repeated = [value for value, count in Counter(ids).items() if count > 1]
     if repeated:
         raise ModelError(f"{where}: column '{id_column}' has {len(repeated)} duplicate id(s): "
                          f"{name_some(repeated)}; give each example one row")
@@ -281,7 +281,7 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
     if missing:
         raise ModelError(f"{where}: {len(missing)} of the data's {n} ids have no row: {name_some(missing)}; "
                          f"predict every example (ids are matched to data.id_column)")
-    known = set(dataset.ids)
+    known = set(dataset.ids) | set(dataset.skipped_ids)  # a skipped row's prediction is ignored: its warning says so
     extra = [v for v in ids if v not in known]
     if extra and extra_ids != "ignore":
         raise ModelError(f"{where}: {len(extra)} id(s) are not in the data: {name_some(extra)}; remove those rows "
@@ -293,21 +293,22 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
 
 def _labels(where: str, raw: list[Any], names: tuple[str, ...], rows: list[int], notes: list[str]) -> np.ndarray:
     """Predicted labels (names or indices) as indices into ``names``."""
-    values = [normalise_id(v) for v in raw]
-    empty = [row for row, v in zip(rows, values, strict=True) if v is None]
+    cells = [normalise_id(v) for v in raw]
+    empty = [row for row, v in zip(rows, cells, strict=True) if v is None]
     if empty:
         raise ModelError(f"{where}: column '{PREDICTION_COLUMN}' is empty in row(s) {name_some(empty, quote=False)}; "
                          f"every row needs a predicted label")
+    values = [v for v in cells if v is not None]  # all of them, as none is empty
     lookup = {n: i for i, n in enumerate(names)}
-    indices = {v: int(v) for v in set(values) if _is_index(v) and 0 <= int(v) < len(names)}  # type: ignore[arg-type]
+    indices = {v: int(v) for v in set(values) if _is_index(v) and 0 <= int(v) < len(names)}
     if all(v in lookup for v in values):
         if len(indices) == len(set(values)) and any(lookup[v] != i for v, i in indices.items()):
             notes.append(f"{where}: predictions such as {name_some(sorted(indices)[:3])} are read as label names, "
                          f"not as indices (the data's labels are {', '.join(names)})")
-        return np.array([lookup[v] for v in values], dtype=np.int64)  # type: ignore[index]
+        return np.array([lookup[v] for v in values], dtype=np.int64)
     if all(v in indices for v in values):
-        return np.array([indices[v] for v in values], dtype=np.int64)  # type: ignore[index]
-    unknown = sorted({v for v in values if v not in lookup}, key=str)  # type: ignore[arg-type]
+        return np.array([indices[v] for v in values], dtype=np.int64)
+    unknown = sorted({v for v in values if v not in lookup}, key=str)
     first = next(row for row, v in zip(rows, values, strict=True) if v not in lookup)
     raise ModelError(f"{where}: column '{PREDICTION_COLUMN}' has labels the data does not have: "
                      f"{name_some(unknown)} (first in row {first}); the data's labels are: {', '.join(names)} "

@@ -78,14 +78,14 @@ class PredictionsAdapter(ModelAdapter):
     def predictions_for(self, dataset: Dataset) -> PredictionFile:
         """The stored outputs of every example of ``dataset``, read and checked once."""
         if self._read is None or self._read_for is not dataset:
-            extra = "ignore" if self.context.partial_data else "error"
+            extra: Literal["error", "ignore"] = "ignore" if self.context.partial_data else "error"
             if self.path is not None:
                 read = read_prediction_file(self.path, dataset, id_column=self.context.id_column, extra_ids=extra,
                                             name=self.name)
             else:
                 read = read_prediction_frame(self.frame, dataset, where=f"model '{self.name}' (in memory)",
                                              source=self.config.source, id_column=self.context.id_column,
-                                             extra_ids=extra)
+                                             extra_ids=extra, note_position=False)  # in memory: order is all there is
             for note in read.warnings:
                 if note not in self.warnings:
                     self.warn(note)

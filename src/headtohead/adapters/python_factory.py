@@ -191,9 +191,9 @@ def import_factory(source: str, *, model: str, search_dir: str | None = None) ->
 
 
 def _import_module(module_name: str, model: str, search_dir: str | None) -> Any:
-    added = bool(search_dir) and search_dir not in sys.path
-    if added:
-        sys.path.insert(0, search_dir)
+    added = search_dir if search_dir and search_dir not in sys.path else None
+    if added is not None:
+        sys.path.insert(0, added)
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -206,8 +206,8 @@ def _import_module(module_name: str, model: str, search_dir: str | None) -> Any:
         raise ModelError(f"model '{model}': importing '{module_name}' raised {type(exc).__name__}: "
                          f"{error_summary(exc)}") from exc
     finally:
-        if added:
-            sys.path.remove(search_dir)
+        if added is not None:
+            sys.path.remove(added)
 
 
 def _output_names(made: Any, configured: Sequence[str] | None) -> tuple[str, ...] | None:

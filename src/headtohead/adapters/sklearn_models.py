@@ -110,17 +110,20 @@ class SklearnAdapter(ModelAdapter):
             scores = np.stack([-scores / 2, scores / 2], axis=1)
         return scores
 
-    def num_parameters(self) -> int:
-        """Fitted coefficient entries (``coef_`` + ``intercept_`` of the final estimator); 0 otherwise.
+    def num_parameters(self) -> int | None:
+        """Fitted coefficient entries (``coef_`` + ``intercept_`` of the final estimator); ``None`` otherwise.
 
-        Only linear models have a cheap, meaningful count; trees, ensembles and neighbour
-        models report 0 rather than an invented number.
+        Only linear models have a cheap, meaningful count; for naive Bayes, trees, ensembles
+        and neighbour models the size is unknown (``None``, shown as "unknown") rather than
+        an invented number or 0.
         """
-        return sum(a.size for a in _coefficients(self.estimator))
+        arrays = _coefficients(self.estimator)
+        return sum(int(a.size) for a in arrays) if arrays else None
 
-    def parameter_bytes(self) -> int:
-        """Bytes of the arrays counted by :meth:`num_parameters`."""
-        return sum(a.nbytes for a in _coefficients(self.estimator))
+    def parameter_bytes(self) -> int | None:
+        """Bytes of the arrays counted by :meth:`num_parameters`; ``None`` when unknown."""
+        arrays = _coefficients(self.estimator)
+        return sum(int(a.nbytes) for a in arrays) if arrays else None
 
 
 def load_estimator(path: Path, *, model: str, allow_pickle: bool) -> Any:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 __all__ = ["console", "err_console", "setup_logging", "progress_bars", "print_result"]
 
@@ -68,13 +68,16 @@ def progress_bars() -> Iterator:
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[rates]}"))
     with Progress(*columns, console=err_console, transient=False) as bars:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(task: str, done: int, total: int, rates: Mapping[str, float] | None = None) -> None:
             if task not in tasks:
                 tasks[task] = bars.add_task(escape(task), total=total, rates="")
             shown = " · ".join(f"{value:,.1f} {unit}" for unit, value in rates.items()) if rates else None
-            bars.update(tasks[task], completed=done, **({"rates": shown} if shown is not None else {}))
+            if shown is None:
+                bars.update(tasks[task], completed=done)
+            else:
+                bars.update(tasks[task], completed=done, rates=shown)
 
         try:
             yield update

@@ -10,27 +10,44 @@ traceback of an error.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
-from headtohead.cli.compare import compare
 from headtohead.cli.console import err_console, setup_logging
 from headtohead.cli.demo import demo
 from headtohead.cli.gate import gate
+from headtohead.cli.machines import compare_deprecated, machines
 from headtohead.cli.plan import plan
 from headtohead.cli.report import report
 from headtohead.cli.run import bench, run
 from headtohead.cli.show import show, validate
+from headtohead.cli.suite import suite
 from headtohead.cli.sweep import sweep
 from headtohead.cli.train import train
 from headtohead.errors import H2HError
 from headtohead.runtime.extras import extra_for
 from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code
+from headtohead.version import __version__
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="headtohead — compare classification models fairly, with statistics.")
+                  help=f"headtohead {__version__} — compare classification models fairly, with statistics.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"headtohead {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the version of headtohead and exit."),
+) -> None:
+    """Options before the command (``h2h --version``); ``--debug`` anywhere shows tracebacks."""
 
 app.command("run")(run)
 app.command("bench")(bench)
@@ -42,10 +59,12 @@ app.command("sweep")(sweep)
 app.command("gate")(gate)
 app.command("report")(report)
 app.command("train")(train)
-app.command("compare")(compare)
+app.command("machines")(machines)
+app.command("suite")(suite)
+app.command("compare", hidden=True)(compare_deprecated)  # the old name of `machines`
 
 # typer >= 0.20 vendors click (typer._click); older typer uses click itself: find the class by name.
-_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+_CLICK_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
 def _one_line(message: str, code: int) -> SystemExit:

@@ -23,7 +23,7 @@ def train(
     from headtohead.cli.reliability import run_context
     from headtohead.report import quality_table
     from headtohead.report.training import seed_lines, training_table
-    from headtohead.config.train import load_train_experiment
+    from headtohead.config.loading import load_train_experiment
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.training import train_experiment
     from headtohead.results.files import EXPERIMENT_FILE, MODELS_DIR, RESULTS_FILE, TRAINING_FILE

@@ -1,6 +1,12 @@
 """Experiment configuration: typed records and the loader that validates them."""
 
-from headtohead.config.loading import apply_overrides, experiment_from_dict, load_experiment, parse_override
+from headtohead.config.loading import (
+    apply_overrides,
+    experiment_from_dict,
+    load_experiment,
+    load_train_experiment,
+    parse_override,
+)
 from headtohead.config.schema import (
     MODEL_KINDS,
     DataConfig,
@@ -23,6 +29,7 @@ __all__ = [
     "FixedShape",
     "MODEL_KINDS",
     "load_experiment",
+    "load_train_experiment",
     "experiment_from_dict",
     "apply_overrides",
     "parse_override",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Section"]
+__all__ = ["Section", "DEVICE_RE"]
+
+#: The devices ``eval.device`` and ``train.device`` accept.
+DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 
 
 class Section(BaseModel):

@@ -17,9 +17,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from headtohead.config.schema import Experiment
+from headtohead.config.train import TrainConfig, train_config_from_dict
 from headtohead.errors import ConfigError, did_you_mean, listing
 
-__all__ = ["load_experiment", "experiment_from_dict", "apply_overrides", "parse_override"]
+__all__ = ["load_experiment", "load_train_experiment", "experiment_from_dict", "apply_overrides", "parse_override"]
 
 _INDEX_RE = re.compile(r"^(?P<key>[^\[\]]+)((?:\[\d+\])*)$")
 
@@ -45,10 +46,56 @@ def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> Experime
         The file is missing, is not valid YAML, or does not describe a valid experiment.
     """
     path = Path(path)
+    raw, text = _read_experiment_file(path)
+    return experiment_from_dict(raw, overrides=overrides, source=str(path), yaml_text=text)
+
+
+def load_train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
+                          ) -> tuple[Experiment, TrainConfig, Path]:
+    """Validate an experiment and its ``train:`` section (``h2h train``).
+
+    Parameters
+    ----------
+    experiment : Experiment, path or mapping
+        A YAML file (its folder is the base of relative paths), a dict or a record.
+    overrides : sequence of str
+        ``--set`` strings; ``train.epochs=1`` reaches the train section.
+
+    Returns
+    -------
+    (Experiment, TrainConfig, Path)
+        The experiment (without its train section), the train settings, the base folder.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`load_experiment`, and for an invalid ``train:`` section.
+    """
+    if isinstance(experiment, Experiment):
+        train = getattr(experiment, "train", None) or TrainConfig()
+        if overrides:
+            raw = experiment.model_dump(mode="json")
+            raw["train"] = train.model_dump(mode="json")
+            return (*_split_train(raw, overrides, "experiment"), Path.cwd())
+        return experiment, train, Path.cwd()
+    if isinstance(experiment, (str, Path)):
+        path = Path(experiment)
+        return (*_split_train(_read_experiment_file(path)[0], overrides, str(path)), path.resolve().parent)
+    return (*_split_train(dict(experiment), overrides, "experiment"), Path.cwd())
+
+
+def _split_train(raw: dict[str, Any], overrides: Sequence[str], source: str) -> tuple[Experiment, TrainConfig]:
+    data = apply_overrides(raw, overrides)
+    train = train_config_from_dict(data.pop("train", None), source=source)
+    return experiment_from_dict(data, source=source), train
+
+
+def _read_experiment_file(path: Path, what: str = "experiment") -> tuple[dict[str, Any], str]:
+    """The experiment (or suite) file as a mapping, and its text (for line numbers in messages)."""
     if not path.is_file():
-        hint = "it is a folder; give the experiment .yaml file inside it" if path.is_dir() else "check the path"
-        raise ConfigError(f"{path}: experiment file not found ({hint})")
-    text = _read_text(path)
+        hint = f"it is a folder; give the {what} .yaml file inside it" if path.is_dir() else "check the path"
+        raise ConfigError(f"{path}: {what} file not found ({hint})")
+    text = _read_text(path, what)
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -57,11 +104,11 @@ def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> Experime
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{where}: YAML syntax error: {problem} (fix the file's indentation/quoting)") from exc
     if raw is None:
-        raise ConfigError(f"{path}: the experiment file is empty (see examples/ for a starting point)")
+        raise ConfigError(f"{path}: the {what} file is empty (see examples/ for a starting point)")
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the experiment must be a YAML mapping of keys (name, data, models …), "
+        raise ConfigError(f"{path}: the {what} must be a YAML mapping of keys (name, data, models …), "
                           f"not a {type(raw).__name__}")
-    return experiment_from_dict(raw, overrides=overrides, source=str(path), yaml_text=text)
+    return raw, text
 
 
 def experiment_from_dict(raw: Mapping[str, Any], *, overrides: Sequence[str] = (),
@@ -120,7 +167,7 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Sequence[str]) -> dict[st
     are a conflict, not a silent "last one wins".
     """
     data = copy.deepcopy(dict(raw))
-    seen: dict[tuple, tuple[str, Any]] = {}
+    seen: dict[tuple[str | int, ...], tuple[str, Any]] = {}
     for text in overrides:
         path, value = parse_override(text)
         node: Any = data
@@ -150,7 +197,7 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Sequence[str]) -> dict[st
     return data
 
 
-def _list_index(items: list, part: str | int, text: str) -> int:
+def _list_index(items: list[Any], part: str | int, text: str) -> int:
     if isinstance(part, int) or (isinstance(part, str) and part.isdigit()):
         index = int(part)
         if not 0 <= index < len(items):
@@ -163,13 +210,13 @@ def _list_index(items: list, part: str | int, text: str) -> int:
                       f"(names: {listing(names)})")
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, what: str = "experiment") -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not a UTF-8 text file (is it the experiment YAML?)") from exc
+        raise ConfigError(f"{path}: not a UTF-8 text file (is it the {what} YAML?)") from exc
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the experiment file: {exc.strerror}") from exc
+        raise ConfigError(f"{path}: cannot read the {what} file: {exc.strerror}") from exc
 
 
 def _format_loc(loc: Sequence[str | int]) -> str:
@@ -179,14 +226,15 @@ def _format_loc(loc: Sequence[str | int]) -> str:
     return out
 
 
-def _format_validation_error(exc: ValidationError, source: str, yaml_text: str | None) -> str:
+def _format_validation_error(exc: ValidationError, source: str, yaml_text: str | None,
+                             schema: type[BaseModel] = Experiment) -> str:
     errors = exc.errors()
     first = errors[0]
     loc = [p for p in first["loc"]]
     where = _format_loc(loc) or "(top level)"
     kind = first["type"]
     if kind == "extra_forbidden":
-        allowed = _fields_at(loc[:-1])
+        allowed = _fields_at(loc[:-1], schema)
         message = f"unknown key{did_you_mean(str(loc[-1]), allowed)}"
         if allowed:
             message += f" (valid keys: {listing(allowed)})"
@@ -202,9 +250,9 @@ def _format_validation_error(exc: ValidationError, source: str, yaml_text: str |
     return f"{prefix}: {where}: {message}{more}"
 
 
-def _fields_at(loc: Sequence[str | int]) -> list[str]:
-    """The valid keys of the section at ``loc`` in the Experiment schema."""
-    model: Any = Experiment
+def _fields_at(loc: Sequence[str | int], schema: type[BaseModel] = Experiment) -> list[str]:
+    """The valid keys of the section at ``loc`` in ``schema`` (the Experiment's unless a suite's)."""
+    model: Any = schema
     for part in loc:
         if isinstance(part, int):
             continue

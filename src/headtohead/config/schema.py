@@ -16,11 +16,11 @@ default. Later sections (speed, train, sweep …) are added here as fields of th
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.config.endpoint import EndpointSettings, Price, check_endpoint_keys, endpoint_settings
 from headtohead.config.execution import ExecutionConfig
@@ -43,7 +43,6 @@ __all__ = [
 MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python", "onnx", "predictions",
                                 "openai")
 
-_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 #: Fewest examples per look of ``eval.until_decided`` by default (rounded up to whole batches).
 _DEFAULT_CHUNK = 64
 

@@ -47,7 +47,7 @@ class SpeedConfig(_Section):
 
     enabled: bool = Field(default=True, description="Measure speed during h2h run.")
     scenarios: list[Literal["offline", "single_stream", "time_window", "server"]] = Field(
-        default_factory=lambda: ["offline", "single_stream"],
+        default=["offline", "single_stream"],  # pydantic copies a mutable default for every record
         description="offline: throughput at the batch size; single_stream: latency at batch 1; "
                     "time_window: samples processed end to end in time_window_seconds; server: the highest "
                     "Poisson arrival rate held with p99 under latency_bound_ms (MLPerf LoadGen, extra 'loadgen').")
@@ -84,7 +84,9 @@ class SpeedConfig(_Section):
     memory_iterations: int = Field(default=5, gt=0, description="End-to-end steps per scenario of the memory pass "
                                    "(at least one per timed input).")
     telemetry: bool = Field(default=True, description="Sample GPU utilisation/power/clocks via NVML (GPU only).")
-    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="Level of the speed-ratio intervals.")
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="Level of the speed-ratio intervals; "
+                              "α = 1 − confidence decides 'faster' after Holm over every speed comparison of the "
+                              "run, and the drift tests of the speed warnings.")
     n_resamples: int = Field(default=2000, ge=100, description="Unused by the speed ratios, whose intervals are "
                              "Student t intervals over rounds; kept for stats.speed.speed_ratio(method='bootstrap').")
     latency_bound_ms: float = Field(default=50.0, gt=0.0, description="server: p99 latency (arrival to answer) "

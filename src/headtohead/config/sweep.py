@@ -50,11 +50,11 @@ class SweepConfig(_Section):
     max_length: list[int] | None = Field(default=None, description="Tokeniser truncation lengths (text models; "
                                          "default: the model's own).")
     precision: list[Literal["fp32", "fp16", "bf16", "int8"]] = Field(
-        default_factory=lambda: ["fp32"], description="fp32 | bf16 (autocast) | fp16 (autocast, CUDA) | "
+        default=["fp32"], description="fp32 | bf16 (autocast) | fp16 (autocast, CUDA) | "
         "int8 (dynamic quantisation of Linear layers, CPU; ONNX Runtime's own with backend onnxruntime).")
     compile: list[bool] = Field(default_factory=lambda: [False], description="torch.compile the module.")
     backend: list[Literal["pytorch", "onnxruntime"]] = Field(
-        default_factory=lambda: ["pytorch"], description="pytorch (eager or compiled) | onnxruntime (an ONNX "
+        default=["pytorch"], description="pytorch (eager or compiled) | onnxruntime (an ONNX "
         "export of the model, checked against PyTorch before it is measured).")
     channels_last: list[bool] = Field(default_factory=lambda: [False], description="NHWC memory format "
                                       "(image models).")

@@ -24,33 +24,21 @@ shuffled example order (see :mod:`headtohead.engines.train`).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-import yaml
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.errors import ConfigError, did_you_mean, listing
 
-if TYPE_CHECKING:
-    from headtohead.config.schema import Experiment
-
-__all__ = ["TrainConfig", "TargetConfig", "TARGET_METRICS", "PRECISIONS", "train_config_from_dict",
-           "load_train_experiment"]
+__all__ = ["TrainConfig", "TargetConfig", "TARGET_METRICS", "PRECISIONS", "train_config_from_dict"]
 
 #: Metrics the per-epoch evaluation reports (and a target may name). ``loss`` is lower-is-better.
 TARGET_METRICS: tuple[str, ...] = ("accuracy", "balanced_accuracy", "f1_macro", "loss")
 #: Training precisions: full float32, or autocast to bfloat16 / float16.
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "fp16")
-
-
-# The same rule as eval.device; not imported from schema.py, so that schema.py can import this
-# module (``Experiment.train``) without a circular import.
-_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d+|mps)$")
 
 
 class TargetConfig(_Section):
@@ -178,56 +166,3 @@ def _one_line(exc: ValidationError, source: str) -> str:
     if first["type"] not in ("value_error", "missing") and not isinstance(got, (dict, list)):
         message += f" (got {got!r})"
     return f"{source}: {loc}: {message}{more}"
-
-
-def load_train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
-                          ) -> tuple[Experiment, TrainConfig, Path]:
-    """Validate an experiment and its ``train:`` section.
-
-    Parameters
-    ----------
-    experiment : Experiment, path or mapping
-        A YAML file (its folder is the base of relative paths), a dict or a record.
-    overrides : sequence of str
-        ``--set`` strings; ``train.epochs=1`` reaches the train section.
-
-    Returns
-    -------
-    (Experiment, TrainConfig, Path)
-        The experiment (without its train section), the train settings, the base folder.
-    """
-    from headtohead.config.schema import Experiment
-
-    if isinstance(experiment, Experiment):
-        train = getattr(experiment, "train", None) or TrainConfig()
-        if overrides:
-            raw = experiment.model_dump(mode="json")
-            raw["train"] = train.model_dump(mode="json")
-            return (*_split(raw, overrides, "experiment"), Path.cwd())
-        return experiment, train, Path.cwd()
-    if isinstance(experiment, (str, Path)):
-        path = Path(experiment)
-        return (*_split(_read_yaml(path), overrides, str(path)), path.resolve().parent)
-    return (*_split(dict(experiment), overrides, "experiment"), Path.cwd())
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ConfigError(f"{path}: experiment file not found (check the path)")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the experiment file ({exc}); give a UTF-8 YAML file") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: YAML syntax error ({str(exc).splitlines()[0]}); fix the file") from exc
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the experiment must be a YAML mapping (name, data, models, train …)")
-    return raw
-
-
-def _split(raw: dict[str, Any], overrides: Sequence[str], source: str) -> tuple[Experiment, TrainConfig]:
-    from headtohead.config.loading import apply_overrides, experiment_from_dict
-
-    data = apply_overrides(raw, overrides)
-    train = train_config_from_dict(data.pop("train", None), source=source)
-    return experiment_from_dict(data, source=source), train

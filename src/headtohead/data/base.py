@@ -52,16 +52,25 @@ class Dataset:
     columns : mapping of str to ndarray
         Extra per-example columns kept for slicing (``data.slice_columns``), each an object
         array of length ``n`` holding the values as read (missing values as ``None``).
+    skipped_ids : tuple of str
+        The ids of the rows or files in ``skipped`` (when the data has ids): predictions
+        stored for them are ignored, as the user could not have known the row would be skipped.
+    skipped_rows : tuple of int
+        The 0-based positions in the source of the skipped rows (a table read whole): a
+        prediction file without ids but with one row per source row is matched without
+        them. Empty after :meth:`take`, whose positions no longer follow the source.
     """
 
     source: str
     modality: Modality
-    examples: Sequence[Any]
-    labels: np.ndarray
+    examples: Sequence[Any] | np.ndarray
+    labels: np.ndarray  # a sequence of ints is accepted and converted
     label_names: tuple[str, ...]
     skipped: Mapping[str, int] = field(default_factory=dict)
     ids: tuple[str, ...] | None = None
-    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+    columns: Mapping[str, Any] = field(default_factory=dict)  # lists are accepted, kept as object arrays
+    skipped_ids: tuple[str, ...] = ()
+    skipped_rows: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         labels = np.asarray(self.labels, dtype=np.int64)
@@ -92,12 +101,25 @@ class Dataset:
         """Return the examples at ``indices`` (same label names, same skip counts)."""
         idx = np.asarray(indices, dtype=np.int64)
         if isinstance(self.examples, np.ndarray):
-            examples: Sequence[Any] = self.examples[idx]
+            examples: Sequence[Any] | np.ndarray = self.examples[idx]
         else:
             examples = [self.examples[i] for i in idx]
         ids = tuple(self.ids[i] for i in idx) if self.ids is not None else None
         return Dataset(self.source, self.modality, examples, self.labels[idx], self.label_names, dict(self.skipped),
-                       ids, {name: values[idx] for name, values in self.columns.items()})
+                       ids, {name: values[idx] for name, values in self.columns.items()}, self.skipped_ids)
+
+    def source_rows(self, n_rows: int) -> list[int] | None:
+        """The row of each example in a table of ``n_rows`` rows in data order, without ids.
+
+        A table with one row per example, or with one row per row of the source (the
+        :attr:`skipped_rows` among them, dropped); ``None`` when its length fits neither.
+        """
+        if n_rows == len(self):
+            return list(range(n_rows))
+        if self.skipped_rows and n_rows == len(self) + len(self.skipped_rows):
+            dropped = set(self.skipped_rows)
+            return [row for row in range(n_rows) if row not in dropped]
+        return None
 
     def group_labels(self, column: str) -> np.ndarray:
         """Each example's group (``data.group_column``) as a string; an example without a value is a group of its own.
@@ -131,7 +153,7 @@ class Dataset:
         position = {n: i for i, n in enumerate(names)}
         mapping = np.array([position[n] for n in self.label_names], dtype=np.int64)
         return Dataset(self.source, self.modality, self.examples, mapping[self.labels] if len(self) else self.labels,
-                       names, dict(self.skipped), self.ids, self.columns)
+                       names, dict(self.skipped), self.ids, self.columns, self.skipped_ids, self.skipped_rows)
 
     def fingerprint(self) -> str:
         """A SHA-256 of the examples, labels and label names: equal data gives an equal hash.

@@ -34,7 +34,7 @@ from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, encode_labels
 from headtohead.data.columns import check_ids, normalise_value, require_extra_columns
 from headtohead.data.images import HF_SAVED_MARKERS, check_image
-from headtohead.data.tables import DEFAULT_TEXT_COLUMN, is_missing, rows_to_dataset, warn_skipped
+from headtohead.data.tables import DEFAULT_TEXT_COLUMN, is_missing, rows_to_dataset, skipped_ids_of, warn_skipped
 from headtohead.errors import DataError, did_you_mean, listing
 
 __all__ = ["load_hf", "parse_hf_spec", "choose_split"]
@@ -284,11 +284,14 @@ def _image_dataset(spec: str, part: Any, column: str, labels: list[Any], names: 
         rows.append(i)
     encoded, label_names = encode_labels(kept, source=spec, column=config.label_column, names=names)
     kept_ids = None
+    skipped_rows = sorted(set(range(len(raw))) - set(rows))
+    skipped_ids = skipped_ids_of(ids, skipped_rows)
     if ids is not None:
         kept_ids = check_ids(spec, config.id_column or "id", [ids[i] for i in rows], [i + 1 for i in rows])
     columns = {name: [normalise_value(values[i]) for i in rows] for name, values in extra.items()}
-    warn_skipped(spec, skipped, unit="rows")
-    return Dataset(spec, "image", examples, encoded, label_names, dict(skipped), kept_ids, columns)
+    warn_skipped(spec, skipped, unit="rows", ids=skipped_ids if ids is not None else None)
+    return Dataset(spec, "image", examples, encoded, label_names, dict(skipped), kept_ids, columns, skipped_ids,
+                   tuple(skipped_rows))
 
 
 def _image_example(item: Any) -> Any:

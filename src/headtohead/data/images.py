@@ -27,6 +27,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset
 from headtohead.data.columns import refuse_extra_columns
@@ -99,10 +101,14 @@ def load_image_folder(spec: str, config: DataConfig) -> Dataset:
     skipped.update(problem for problem in problems if problem is not None)
     _require_every_class(spec, names, kept)
     counts = {reason: n for reason, n in skipped.items() if n}
-    warn_skipped(spec, counts, unit="files")
-    ids = [Path(os.path.relpath(path, os.path.abspath(root))).as_posix() for path, _ in kept]
-    return Dataset(spec, "image", [path for path, _ in kept], [label for _, label in kept], tuple(names), counts,
-                   ids=tuple(ids))
+
+    def file_id(path: str) -> str:
+        return Path(os.path.relpath(path, os.path.abspath(root))).as_posix()
+
+    unreadable = tuple(file_id(path) for (path, _), problem in zip(files, problems, strict=True) if problem is not None)
+    warn_skipped(spec, counts, unit="files", ids=unreadable)
+    return Dataset(spec, "image", [path for path, _ in kept], np.array([label for _, label in kept]), tuple(names), counts,
+                   ids=tuple(file_id(path) for path, _ in kept), skipped_ids=unreadable)
 
 
 def check_image(path: str | Path) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from headtohead.config.schema import DataConfig
-from headtohead.data.base import Dataset, encode_labels
+from headtohead.data.base import Dataset, Modality, encode_labels
 from headtohead.data.columns import refuse_extra_columns
 from headtohead.errors import DataError, did_you_mean, listing
 
@@ -24,18 +24,18 @@ __all__ = ["load_sklearn", "SKLEARN_DATASETS"]
 PREFIX = "sklearn:"
 
 
-def _digits(bunch: Any) -> tuple[str, np.ndarray]:
+def _digits(bunch: Any) -> tuple[Modality, np.ndarray]:
     # 0..16 → 0..255, rounded, so the images are ordinary 8-bit greyscale.
     images = np.rint(np.asarray(bunch.images, dtype=np.float64) * (255.0 / 16.0)).astype(np.uint8)
     return "image", images
 
 
-def _features(bunch: Any) -> tuple[str, np.ndarray]:
+def _features(bunch: Any) -> tuple[Modality, np.ndarray]:
     return "features", np.asarray(bunch.data, dtype=np.float32)
 
 
 #: name -> (scikit-learn loader function name, how to turn its bunch into (modality, examples)).
-SKLEARN_DATASETS: dict[str, tuple[str, Callable[[Any], tuple[str, np.ndarray]]]] = {
+SKLEARN_DATASETS: dict[str, tuple[str, Callable[[Any], tuple[Modality, np.ndarray]]]] = {
     "digits": ("load_digits", _digits),
     "iris": ("load_iris", _features),
     "wine": ("load_wine", _features),

@@ -17,16 +17,17 @@ import json
 import re
 import warnings
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from headtohead.config.schema import DataConfig
-from headtohead.data.base import Dataset, encode_labels
-from headtohead.data.columns import check_ids, is_missing, normalise_value, require_extra_columns
+from headtohead.data.base import Dataset, Modality, encode_labels
+from headtohead.data.columns import check_ids, is_missing, name_some, normalise_id, normalise_value, require_extra_columns
 from headtohead.errors import DataError, did_you_mean, listing
 
-__all__ = ["load_table", "frame_to_dataset", "read_table", "rows_to_dataset", "warn_skipped", "is_missing"]
+__all__ = ["load_table", "frame_to_dataset", "read_table", "rows_to_dataset", "warn_skipped", "skipped_ids_of",
+           "is_missing"]
 
 DEFAULT_TEXT_COLUMN = "text"
 
@@ -173,21 +174,38 @@ def rows_to_dataset(source: str, texts: list[Any], labels: list[Any], *, pairs: 
             kept_rows.append(i)
     encoded, names = encode_labels(kept_labels, source=source, column=label_column, names=label_names)
     kept_ids = None
+    skipped_rows = sorted(set(range(len(texts))) - set(kept_rows))
+    skipped_ids = skipped_ids_of(ids, skipped_rows)
     if ids is not None:
         kept_ids = check_ids(source, id_column, [ids[i] for i in kept_rows], [i + 1 for i in kept_rows])
     extra = {name: [normalise_value(values[i]) for i in kept_rows] for name, values in (columns or {}).items()}
-    warn_skipped(source, skipped, unit="rows")
-    modality = "text_pair" if pairs is not None else "text"
-    return Dataset(source, modality, examples, encoded, names, dict(skipped), kept_ids, extra)
+    warn_skipped(source, skipped, unit="rows", ids=skipped_ids if ids is not None else None)
+    modality: Modality = "text_pair" if pairs is not None else "text"
+    return Dataset(source, modality, examples, encoded, names, dict(skipped), kept_ids, extra, skipped_ids,
+                   tuple(skipped_rows))
 
 
-def warn_skipped(source: str, skipped: Mapping[str, int], *, unit: str) -> None:
-    """Emit one warning naming what was skipped and why (nothing when nothing was skipped)."""
+def skipped_ids_of(ids: Sequence[Any] | None, rows: Sequence[int]) -> tuple[str, ...]:
+    """The ids (as strings) of the skipped ``rows``, those that have one; empty without ids."""
+    if ids is None:
+        return ()
+    return tuple(i for i in (normalise_id(ids[row]) for row in rows) if i is not None)
+
+
+def warn_skipped(source: str, skipped: Mapping[str, int], *, unit: str, ids: Sequence[str] | None = None) -> None:
+    """Emit one warning naming what was skipped and why (nothing when nothing was skipped).
+
+    ``ids``: the skipped rows' ids when the data has an id column (named in the warning). Either
+    way the warning says that predictions stored for the skipped rows are ignored (by id, or by
+    position in a prediction file with one row per source row; see
+    :mod:`headtohead.adapters.prediction_files`): the user did nothing wrong in such a file.
+    """
     total = sum(skipped.values())
     if total:
         reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(skipped.items()))
-        warnings.warn(f"{source}: skipped {total} {unit} ({reasons}); counted in the dataset's skipped totals",
-                      UserWarning, stacklevel=3)
+        named = f": {name_some(list(ids))}" if ids else ""
+        warnings.warn(f"{source}: skipped {total} {unit} ({reasons}){named}; counted in the dataset's skipped "
+                      f"totals, and predictions stored for them are ignored", UserWarning, stacklevel=3)
 
 
 def _normalise_label(label: Any) -> Any:

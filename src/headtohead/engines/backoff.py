@@ -67,8 +67,8 @@ def split_inputs(inputs: Any, n: int, at: int) -> tuple[Any, Any]:
         return {k: p[0] for k, p in parts.items()}, {k: p[1] for k, p in parts.items()}
     if isinstance(inputs, (list, tuple)):
         if inputs and all(_splittable(v, n) for v in inputs) and any(_batched(v, n) for v in inputs):
-            parts = [split_inputs(v, n, at) for v in inputs]
-            return type(inputs)(p[0] for p in parts), type(inputs)(p[1] for p in parts)
+            halves = [split_inputs(v, n, at) for v in inputs]
+            return type(inputs)(p[0] for p in halves), type(inputs)(p[1] for p in halves)
         if len(inputs) == n:
             return inputs[:at], inputs[at:]
     raise _Unsplittable

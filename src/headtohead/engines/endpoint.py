@@ -135,7 +135,7 @@ def endpoint_speed(record: ModelRecord) -> ModelSpeed | None:
     cost = ModelCost(scenarios=[ScenarioCost(
         scenario="endpoint", throughput_per_s=timing.requests_per_s if timing is not None else None,
         price_per_prediction=per_prediction)]) if endpoint.price is not None else None
-    return ModelSpeed(name=record.name, device=record.device, num_parameters=0, parameter_bytes=0,
+    return ModelSpeed(name=record.name, device=record.device, num_parameters=None, parameter_bytes=None,
                       load_time_s=record.load_time_s, endpoint=timing, cost=cost)
 
 

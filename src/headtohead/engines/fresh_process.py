@@ -68,7 +68,7 @@ def _import_quietly(names: Sequence[str]) -> None:
                 continue
             try:
                 importlib.import_module(name)
-            except (Exception, SystemExit):  # importable only where it was (a test file, a script)
+            except (Exception, SystemExit):  # noqa: S112 - importable only where it was (a test file, a script)
                 continue
 
 

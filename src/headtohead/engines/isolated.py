@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from headtohead.engines.seeding import seed_everything
 from headtohead.engines.speed_inputs import prepare
 from headtohead.engines.timing import Clock
 from headtohead.results.memory import ColdStart, MemoryStats, ScenarioMemory
+from headtohead.results.speed import TimedScenario
 from headtohead.runtime.devices import get_backend
 
 __all__ = ["ModelRecipe", "FreshProcessError", "measure_fresh", "measure_isolated", "imported_modules"]
@@ -76,7 +77,7 @@ def _own_rss(peaks: WindowPeaks, rss_base: int, library_paged: int) -> float:
 def _scenario_memory(scenario: str, batch_size: int, iterations: int, peaks: WindowPeaks, rss_base: int,
                      library_paged: int, cuda_base: int | None) -> ScenarioMemory:
     cuda = None if peaks.cuda_peak is None else max(0, peaks.cuda_peak - (cuda_base or 0)) / MIB
-    return ScenarioMemory(scenario=scenario, batch_size=batch_size, iterations=iterations,
+    return ScenarioMemory(scenario=cast(TimedScenario, scenario), batch_size=batch_size, iterations=iterations,
                           model_peak_mb=_own_rss(peaks, rss_base, library_paged), cuda_model_peak_mb=cuda)
 
 
@@ -131,7 +132,7 @@ def measure_fresh(load: Callable[[], ModelAdapter], batches: Mapping[str, Sequen
     _sync(device)
     answered = clock()
     load_peaks = window.close()
-    cold = ColdStart(scenario=first_scenario, batch_size=len(first_batches[0]), device_warmup_s=warmup_s,
+    cold = ColdStart(scenario=cast(TimedScenario, first_scenario), batch_size=len(first_batches[0]), device_warmup_s=warmup_s,
                      load_s=(loaded - began) / 1e9, first_preprocess_s=(prepared - loaded) / 1e9,
                      first_transfer_s=(moved - prepared) / 1e9, first_call_s=(answered - moved) / 1e9)
     rss_base, cuda_base = load_peaks.rss_start, load_peaks.cuda_start
@@ -156,8 +157,8 @@ def _memory_stats(adapter: ModelAdapter, windows: list[WindowPeaks], scenarios: 
     paged = np.cumsum([w.library_growth for w in windows])  # library code paged in by the end of each window
     return MemoryStats(
         isolated=True, peak_method="high_water_mark" if all(w.exact for w in windows) else "sampled",
-        weights_mb=adapter.parameter_bytes() / MIB,
-        model_peak_mb=max(_own_rss(w, rss_base, int(p)) for w, p in zip(windows, paged)),
+        weights_mb=None if (weights := adapter.parameter_bytes()) is None else weights / MIB,  # None: unknown
+        model_peak_mb=max(_own_rss(w, rss_base, int(p)) for w, p in zip(windows, paged, strict=True)),
         cuda_model_peak_mb=max(0, max(w.cuda_peak or 0 for w in windows) - (cuda_base or 0)) / MIB if cuda else None,
         scenarios=scenarios,
         inference_rss_mb=max(_own_rss(w, w.rss_start, w.library_growth) for w in runs),

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -248,6 +248,8 @@ def _settings(lg: Any, test: LoadGenTest, n_samples: int) -> Any:
     settings.qsl_rng_seed, settings.sample_index_rng_seed, settings.schedule_rng_seed = test.seeds
     settings.performance_sample_count_override = n_samples
     if test.target_qps is not None:
+        if test.latency_bound_ms is None:
+            raise ValueError("a Server test needs latency_bound_ms beside target_qps")
         settings.server_target_qps = float(test.target_qps)
         settings.server_target_latency_ns = int(round(test.latency_bound_ms * 1e6))
         settings.server_target_latency_percentile = 0.99
@@ -332,7 +334,8 @@ def read_detail_log(path: Path) -> LoadGenRun:
 
     scenario = str(entries.get("effective_scenario", entries.get("requested_scenario", "Server")))
     return LoadGenRun(
-        scenario=scenario.replace(" ", ""), valid=entries.get("result_validity") == "VALID",
+        scenario=cast(Any, scenario.replace(" ", "")),  # one of LoadGen's three; the record checks
+        valid=entries.get("result_validity") == "VALID",
         perf_constraints_met=entries.get("result_perf_constraints_met"),
         min_duration_met=bool(entries.get("result_min_duration_met")),
         min_queries_met=bool(entries.get("result_min_queries_met")),

@@ -16,6 +16,7 @@ lock and would slow the very calls being timed.
 from __future__ import annotations
 
 import gc
+import typing
 import sys
 import threading
 from collections.abc import Callable
@@ -78,7 +79,7 @@ def release_free_heap() -> None:
         _LIBC.malloc_trim(0)
 
 
-_LIBC = None
+_LIBC: typing.Any = None  # libc, once loaded; False where it cannot be
 
 
 def reset_peak_rss() -> bool:

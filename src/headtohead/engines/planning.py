@@ -85,7 +85,7 @@ def example_lengths(dataset: Dataset, models: Sequence[ModelConfig] = (), contex
     return text_lengths(dataset.examples), "characters"
 
 
-def text_lengths(examples: Sequence[Any]) -> np.ndarray:
+def text_lengths(examples: Sequence[Any] | np.ndarray) -> np.ndarray:
     """Characters of each text (of both texts of a ``(text, pair)`` example).
 
     Examples

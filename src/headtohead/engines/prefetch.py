@@ -30,9 +30,9 @@ __all__ = ["Prefetcher", "batch_examples", "available_cores", "spare_cores", "ma
 _END = object()
 
 
-def batch_examples(dataset_or_examples: Dataset | Sequence[Any], indices: np.ndarray) -> Any:
+def batch_examples(dataset_or_examples: Dataset | Sequence[Any] | np.ndarray, indices: np.ndarray | Sequence[int]) -> Any:
     """The raw examples at ``indices`` (a slice of the array, or a list)."""
-    examples = getattr(dataset_or_examples, "examples", dataset_or_examples)
+    examples: Any = getattr(dataset_or_examples, "examples", dataset_or_examples)
     if isinstance(examples, np.ndarray):
         return examples[indices]
     return [examples[i] for i in indices]
@@ -161,7 +161,7 @@ class Prefetcher:
         return self._paired(batches, ready)
 
     def _paired(self, batches: list[np.ndarray], ready: Iterator[Any]) -> Iterator[tuple[np.ndarray, Any]]:
-        for indices, inputs in zip(batches, ready):
+        for indices, inputs in zip(batches, ready, strict=True):
             if isinstance(inputs, _Failure):
                 raise inputs.error
             yield indices, (map_tensors(inputs, self.pin) if self.pin is not None else inputs)
@@ -197,7 +197,7 @@ class _Failure:
 class _PlanBatches:
     """Map-style dataset for DataLoader workers: item ``i`` is plan batch ``i``, preprocessed."""
 
-    def __init__(self, function: Callable[[Sequence[Any]], Any], examples: Sequence[Any],
+    def __init__(self, function: Callable[[Sequence[Any]], Any], examples: Sequence[Any] | np.ndarray,
                  batches: list[np.ndarray]) -> None:
         self.function, self.examples, self.batches = function, examples, batches
 
@@ -215,7 +215,7 @@ def _as_is(item: Any) -> Any:
     return item
 
 
-def _worker_batches(function: Any, examples: Sequence[Any], batches: list[np.ndarray], workers: int) -> Iterator[Any]:
+def _worker_batches(function: Any, examples: Sequence[Any] | np.ndarray, batches: list[np.ndarray], workers: int) -> Iterator[Any]:
     from torch.utils.data import DataLoader
 
     loader = DataLoader(_PlanBatches(function, examples, batches), batch_size=None, shuffle=False,

@@ -18,7 +18,7 @@ def seed_everything(seed: int) -> None:
     seed : int
     """
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 - the legacy global RNG that user code and libraries may draw from
     os.environ.setdefault("PYTHONHASHSEED", str(seed))
     try:
         import torch

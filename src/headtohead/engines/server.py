@@ -99,6 +99,7 @@ class _Searcher:
         self.order: list[list[str]] = []
 
     def trial(self, model: ServedModel, search: RateSearch, k: int, step: int) -> ServerTrial:
+        assert search.next_qps is not None, "a finished search runs no more trials"
         rate = float(search.next_qps)
         cfg, bound = self.server, self.config.latency_bound_ms
         test = LoadGenTest("Server", cfg.trial_seconds, cfg.min_queries, _seeds(self.seed, k), target_qps=rate,
@@ -165,21 +166,21 @@ def _model_result(model: ServedModel, capacity: float, searcher: _Searcher,
     estimates = [s.estimate for s in states if s.estimate is not None]
     resolution = float(np.mean([resolution_factor(s.held, s.failed) for s in states]))
     interval = capacity_interval(estimates, confidence, resolution=resolution) if estimates else None
-    held = [s.held for s in states]
-    energies = [t.energy_j for t in trials]
+    held = [h for s in states if (h := s.held) is not None]
+    energies = [e for t in trials if (e := t.energy_j) is not None]
+    counter = searcher.ledger.probe(model.device).counter if searcher.ledger is not None else None
     return ServerModelResult(
         name=model.name, device=model.device, capacity_estimate_qps=capacity,
         max_qps=interval.mean if interval else None, ci_low=interval.low if interval else None,
         ci_high=interval.high if interval else None, confidence=confidence,
-        held_qps=min(held) if held and all(h is not None for h in held) else None,
+        held_qps=min(held) if held and len(held) == len(states) else None,
         at_cap=any(s.at_cap for s in states),
         lowest_tried=None if estimates else min(trials, key=lambda t: t.target_qps),
         searches=[ServerSearch(search=k, held_qps=s.held, failed_qps=s.failed, estimate_qps=s.estimate)
                   for k, s in enumerate(states)],
         trials=trials, preprocessed_ahead=model.preprocessed_ahead,
-        energy_j=sum(energies) if energies and all(e is not None for e in energies) else None,
-        energy_source=searcher.ledger.probe(model.device).counter.source
-        if searcher.ledger is not None and searcher.ledger.probe(model.device).counter is not None else None,
+        energy_j=sum(energies) if energies and len(energies) == len(trials) else None,
+        energy_source=counter.source if counter is not None else None,
         predictions=sum(t.loadgen.query_count for t in trials))
 
 
@@ -187,18 +188,19 @@ def _comparisons(results: Sequence[ServerModelResult], confidence: float) -> lis
     out = []
     for i, a in enumerate(results):
         for b in results[i + 1:]:
-            both = [(sa, sb) for sa, sb in zip(a.searches, b.searches)
-                    if sa.estimate_qps is not None and sb.estimate_qps is not None]
+            both = [(sa, sb, qa, qb) for sa, sb in zip(a.searches, b.searches, strict=True)
+                    if (qa := sa.estimate_qps) is not None and (qb := sb.estimate_qps) is not None]
             if not both:
                 continue
             # the two brackets' resolutions combine like independent errors on the log scale
             logs = [np.hypot(np.log(resolution_factor(sa.held_qps, sa.failed_qps)),
-                             np.log(resolution_factor(sb.held_qps, sb.failed_qps))) for sa, sb in both]
-            ratio = capacity_ratio([sa.estimate_qps for sa, _ in both], [sb.estimate_qps for _, sb in both],
+                             np.log(resolution_factor(sb.held_qps, sb.failed_qps))) for sa, sb, _, _ in both]
+            ratio = capacity_ratio([qa for _, _, qa, _ in both], [qb for _, _, _, qb in both],
                                    confidence, resolution=float(np.exp(np.mean(logs))))
             more = {"a": a.name, "b": b.name, None: None}[ratio.more]
             out.append(ServerComparison(model_a=a.name, model_b=b.name, ratio=ratio.ratio, ci_low=ratio.low,
-                                        ci_high=ratio.high, confidence=confidence, n_searches=ratio.n, more=more))
+                                        ci_high=ratio.high, confidence=confidence, n_searches=ratio.n, more=more,
+                                        p_value=ratio.p_value))
     return out
 
 

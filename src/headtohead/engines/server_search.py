@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from headtohead.stats.server import bracket_estimate
 
@@ -71,7 +72,7 @@ class RateSearch:
         return self.next_qps is None
 
     @property
-    def phase(self) -> str:
+    def phase(self) -> Literal["bracket", "bisect"]:
         return "bisect" if self.held is not None and self.failed is not None else "bracket"
 
     @property

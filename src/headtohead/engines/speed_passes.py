@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -84,7 +85,11 @@ def memory_pass(models: Sequence[StagedModel], raw: Mapping[str, list[Any]], sce
             except FreshProcessError as exc:
                 m.warnings.append(f"model '{m.name}': memory and cold start could not be measured in a fresh "
                                   f"process ({exc}); the memory shown was measured beside the other models")
-        batches = raw["offline"]
-        out[m.name] = (measure_memory(lambda i, m=m, b=batches: m.step(b[i % len(b)]), m.device,
+        out[m.name] = (measure_memory(functools.partial(_cycled_step, m, raw["offline"]), m.device,
                                       iterations=iterations, weights_bytes=m.adapter.parameter_bytes()), None)
     return out
+
+
+def _cycled_step(model: StagedModel, batches: Sequence[Any], i: int) -> None:
+    """Step ``i`` of a memory pass: the batches in turn."""
+    model.step(batches[i % len(batches)])

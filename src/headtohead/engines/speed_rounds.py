@@ -19,7 +19,7 @@ from headtohead.engines.speed_model import StagedModel
 from headtohead.engines.telemetry import TelemetrySampler
 from headtohead.engines.energy import EnergyLedger
 from headtohead.engines.timing import Clock, make_timer, run_timed
-from headtohead.results.speed import ScenarioRun, ScenarioTiming, SpeedComparison, TelemetryStats
+from headtohead.results.speed import ScenarioRun, ScenarioTiming, SpeedComparison, StopReason, TelemetryStats, TimedScenario
 from headtohead.runtime.devices import is_cuda
 from headtohead.stats.design import round_order
 from headtohead.stats.speed import SpeedRatio, round_medians, speed_ratio
@@ -37,17 +37,19 @@ def _order(models: list[StagedModel], index: int, how: str, rng: np.random.Gener
     return [models[i] for i in round_order(len(models), index, seed=seed)]
 
 
-def _compare(models: list[StagedModel], rounds: Mapping[str, list[list[int]]], scenario: str,
+def _compare(models: list[StagedModel], rounds: Mapping[str, list[list[int]]], scenario: TimedScenario,
              config: SpeedConfig) -> list[tuple[SpeedRatio, SpeedComparison]]:
     out = []
     medians = {m.name: round_medians(rounds[m.name]) for m in models}
     for i, a in enumerate(models):
         for b in models[i + 1:]:
             ratio = speed_ratio(medians[a.name], medians[b.name], confidence=config.confidence)
+            # unadjusted here; measure_speed adjusts every comparison of the run together (Holm)
             faster = {"a": a.name, "b": b.name, None: None}[ratio.faster]
             out.append((ratio, SpeedComparison(
                 scenario=scenario, model_a=a.name, model_b=b.name, ratio=ratio.ratio, ci_low=ratio.low,
-                ci_high=ratio.high, confidence=ratio.confidence, n_rounds=ratio.n_rounds, faster=faster)))
+                ci_high=ratio.high, confidence=ratio.confidence, n_rounds=ratio.n_rounds, faster=faster,
+                p_value=ratio.p_value)))
     return out
 
 
@@ -63,7 +65,7 @@ def _telemetry(model: StagedModel, config: SpeedConfig, samplers: Mapping[str, T
     return sampler.summarise(intervals) if sampler is not None else TelemetryStats()
 
 
-def run_scenario(models: list[StagedModel], scenario: str, batch_size: int, config: SpeedConfig, *, clock: Clock,
+def run_scenario(models: list[StagedModel], scenario: TimedScenario, batch_size: int, config: SpeedConfig, *, clock: Clock,
                  rng: np.random.Generator, seed: int, progress: SpeedProgress | None,
                  warnings: list[str], ledger: EnergyLedger | None = None) -> ScenarioRun:
     """Warm up, then time interleaved rounds of forward calls; fill ``model.timings[scenario]``."""
@@ -84,6 +86,7 @@ def run_scenario(models: list[StagedModel], scenario: str, batch_size: int, conf
     intervals: dict[str, list[tuple[int, int]]] = {m.name: [] for m in models}
     orders: list[list[str]] = []
     comparisons: list[tuple[SpeedRatio, SpeedComparison]] = []
+    stop_reason: StopReason = "minimums_met"
     samplers = _samplers(models, config, clock)
     for sampler in samplers.values():
         sampler.start()

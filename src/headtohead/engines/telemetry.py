@@ -128,7 +128,7 @@ class TelemetrySampler:
         if self._owns_nvml and self._nvml is not None:
             try:
                 self._nvml.nvmlShutdown()
-            except Exception:
+            except Exception:  # noqa: S110 - a driver that fails to shut down leaves nothing to report
                 pass
             self._nvml = None
 
@@ -138,6 +138,8 @@ class TelemetrySampler:
 
     def _sample(self) -> None:
         nvml, handle = self._nvml, self._handle
+        if nvml is None:  # closed while the thread was waking up
+            return
         values = {
             "utilization_pct": _read_or_none(lambda: nvml.nvmlDeviceGetUtilizationRates(handle).gpu),
             "memory_used_mb": _read_or_none(lambda: nvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20),
@@ -166,9 +168,8 @@ class TelemetrySampler:
                   if intervals is None or any(start <= t <= end for start, end in intervals)]
         summary: dict[str, MeanMax | None] = {}
         for name in _FIELDS:
-            readings = [v[name] for v in chosen if v[name] is not None]
-            summary[name] = (MeanMax(mean=sum(readings) / len(readings), max=max(readings))  # type: ignore[arg-type]
-                             if readings else None)
+            readings = [value for v in chosen if (value := v[name]) is not None]
+            summary[name] = MeanMax(mean=sum(readings) / len(readings), max=max(readings)) if readings else None
         return TelemetryStats(available=True, samples=len(chosen), **summary)
 
 

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from headtohead.results.speed import TimerName
 from headtohead.runtime.devices import TimingEvent, get_backend, is_cuda
 
 __all__ = ["Clock", "Timer", "HostTimer", "CudaEventTimer", "make_timer", "run_timed", "gc_paused",
@@ -40,7 +41,7 @@ class Timer(Protocol):
     """Times calls: ``mark = stop(start())`` around each, ``collect(marks)`` → nanoseconds."""
 
     #: Name recorded with the latencies (``perf_counter_ns`` or ``cuda_event``).
-    name: str
+    name: TimerName
 
     def begin_block(self) -> None: ...
     def start(self) -> Any: ...
@@ -67,7 +68,7 @@ class HostTimer:
     True
     """
 
-    name = "perf_counter_ns"
+    name: TimerName = "perf_counter_ns"
 
     def __init__(self, device: str = "cpu", *, clock: Clock | None = None) -> None:
         self.device = device
@@ -104,7 +105,7 @@ class CudaEventTimer:
         answer) instead of only in :meth:`collect`.
     """
 
-    name = "cuda_event"
+    name: TimerName = "cuda_event"
 
     def __init__(self, device: str, *, sync_each: bool = False) -> None:
         if not is_cuda(device):

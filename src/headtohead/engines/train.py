@@ -61,12 +61,10 @@ from headtohead.engines.train_state import (
     resume_settings,
     save_epoch_checkpoint,
 )
-from headtohead.engines.train_simple import TrainLog, TrainSettings, train_classifier
 from headtohead.errors import ConfigError, ModelError, did_you_mean
 from headtohead.results.training import EpochRecord, StepLog, TrainingRun
 
-__all__ = ["train_model", "TrainHooks", "StepInfo", "resume_settings", "output_names",
-           "TrainSettings", "TrainLog", "train_classifier"]
+__all__ = ["train_model", "TrainHooks", "StepInfo", "resume_settings", "output_names"]
 
 _MIB = 2**20
 
@@ -368,7 +366,7 @@ def train_model(adapter: ModelAdapter, train_data: Dataset, config: TrainConfig,
     energy = JobEnergy(trainer.device)
     progress = trainer.run(Path(checkpoint_dir) if checkpoint_dir is not None else None, settings, eval_data,
                            eval_batch_size)
-    steps = StepLog(**{**progress.steps, "tokens": progress.steps["tokens"] if trainer.tokens_of else None})
+    steps = StepLog.model_validate({**progress.steps, "tokens": progress.steps["tokens"] if trainer.tokens_of else None})
     epochs = [EpochRecord.model_validate(e) for e in progress.epochs]
     warnings = list(dict.fromkeys(adapter.warnings[trainer.first_warning:]))
     if steps.compute_ns and not steps.timed_steps:
@@ -376,12 +374,14 @@ def train_model(adapter: ModelAdapter, train_data: Dataset, config: TrainConfig,
                         f"samples/s were not measured; train longer or lower train.timing_warmup_steps")
     digest = hashlib.sha256("".join(e.order_hash for e in epochs).encode()).hexdigest()
     final = next((e.eval for e in reversed(epochs) if e.eval is not None), None) or {}
+    n_parameters = adapter.num_parameters()
+    assert n_parameters is not None, "only a torch module trains, and its parameters are counted"
     return TrainingRun(
         model=adapter.name, kind=adapter.kind, source=adapter.config.source, seed=seed, device=trainer.device,
         world_size=trainer.world, precision=config.precision, compile=config.compile,
         gradient_checkpointing=config.gradient_checkpointing, num_workers=config.num_workers,
         batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation_steps,
-        n_train=len(train_data), num_parameters=adapter.num_parameters(), order_hash=digest, epochs=epochs,
+        n_train=len(train_data), num_parameters=n_parameters, order_hash=digest, epochs=epochs,
         steps=steps, optimizer_steps=progress.optimizer_steps, samples_seen=int(sum(steps.samples)),
         load_time_s=load_time_s, end_to_end_s=progress.end_to_end_s, time_to_target_s=progress.time_to_target_s,
         target_epoch=progress.target_epoch, final_eval=final, rss_peak_mb=progress.rss_peak_mb,

@@ -119,7 +119,8 @@ def resolve_precision(precision: str, device: str, *,
             warnings.simplefilter("always")
             probe = torch.autocast(device_type, dtype=dtype)
         if caught or not getattr(probe, "_enabled", True):
-            why = error_summary(caught[0].message) if caught else "autocast disabled itself"
+            message = caught[0].message if caught else "autocast disabled itself"
+            why = error_summary(message) if isinstance(message, BaseException) else str(message)
             raise DeviceError(f"train.precision is {precision} but '{device_type}' autocast does not support it in "
                               f"torch {torch.__version__} ({why}); use bf16 or fp32 on this device")
     return Precision(precision, device_type, dtype, scaler=precision == "fp16")
@@ -293,6 +294,7 @@ def epoch_metrics(adapter: ModelAdapter, data: Dataset, batch_size: int) -> dict
                          f"{len(data)} evaluation examples after an epoch; lower the learning rate or use a more "
                          f"stable precision (fp16 overflows)")
     y_true = data.labels
+    assert evaluation.proba is not None, "a module being trained always gives scores"
     proba = evaluation.proba.astype(np.float64)
     proba /= proba.sum(axis=1, keepdims=True)  # float32 softmax rows can miss 1 by more than log_loss allows
     labels = list(range(data.num_classes))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from headtohead.adapters.base import ModelAdapter
 from headtohead.config.train import TrainConfig
 from headtohead.data.base import Dataset
+from headtohead.engines.train import TrainHooks, train_model
 
 __all__ = ["TrainSettings", "TrainLog", "train_classifier"]
 
@@ -55,8 +56,6 @@ def train_classifier(adapter: ModelAdapter, dataset: Dataset, settings: TrainSet
     -------
     TrainLog
     """
-    from headtohead.engines.train import TrainHooks, train_model  # train imports this module
-
     config = TrainConfig(epochs=settings.epochs, batch_size=settings.batch_size,
                          learning_rate=settings.learning_rate, weight_decay=settings.weight_decay,
                          lr_schedule="constant", max_grad_norm=None, timing_warmup_steps=0, resume=False)

@@ -242,6 +242,6 @@ def output_names(adapter: ModelAdapter, label_names: tuple[str, ...]) -> list[st
     names = [""] * alignment.n_outputs
     for cls, column in enumerate(alignment.columns):
         names[int(column)] = label_names[cls]
-    for name, column in zip(alignment.outside, alignment.outside_columns):
+    for name, column in zip(alignment.outside, alignment.outside_columns, strict=True):
         names[int(column)] = name
     return names

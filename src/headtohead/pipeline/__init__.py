@@ -8,7 +8,7 @@
 * :mod:`~headtohead.pipeline.outputs` / :mod:`~headtohead.pipeline.resume` — the output folder, ``--resume``;
 * :mod:`~headtohead.pipeline.training` (+ ``training_model``, ``training_ddp``) — ``h2h train``;
 * :mod:`~headtohead.pipeline.sweep` — ``h2h sweep``; :mod:`~headtohead.pipeline.gate` — ``h2h gate``;
-* :mod:`~headtohead.pipeline.machines` — ``h2h compare``; :mod:`~headtohead.pipeline.demo` — ``h2h demo``.
+* :mod:`~headtohead.pipeline.machines` — ``h2h machines``; :mod:`~headtohead.pipeline.demo` — ``h2h demo``.
 
 Only the CLI and :mod:`headtohead` import this package; it imports every stage below it.
 """

@@ -205,4 +205,4 @@ class TokenizedModel:
         device = next(self.model.parameters()).device
         with torch.inference_mode():
             output = self.model(**{k: v.to(device) for k, v in batch.items()})
-        return getattr(output, "logits", output).float().cpu().numpy()
+        return np.asarray(getattr(output, "logits", output).float().cpu().numpy())

@@ -8,6 +8,7 @@ through the ordinary ``h2h run`` path on a held-out stratified split.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from headtohead.adapters import LoadContext, create_adapter
 from headtohead.config import experiment_from_dict
 from headtohead.data import create_dataset
 from headtohead.engines.evaluate import ProgressCallback
-from headtohead.engines.train import TrainSettings, train_classifier
+from headtohead.engines.train_simple import TrainSettings, train_classifier
 from headtohead.runtime.files import write_text_atomic
 from headtohead.pipeline.run import Run, run
 
@@ -100,8 +101,7 @@ def run_demo(out_dir: str | Path = "runs/demo", *, epochs: int = 3,
     for model_cfg in experiment.models:
         adapter = create_adapter(model_cfg, context)
         log = train_classifier(adapter, splits.train, settings,
-                               on_epoch=lambda e, loss, n=model_cfg.name: say(f"  {n}: epoch {e}/{epochs} "
-                                                                              f"loss {loss:.3f}"))
+                               on_epoch=functools.partial(_say_epoch, say, model_cfg.name, epochs))
         say(f"  {model_cfg.name}: trained in {log.seconds:.1f} s ({log.samples_per_second:.0f} samples/s)")
         path = out / "models" / f"{model_cfg.name}.safetensors"
         save_checkpoint(adapter.module, path, label_names=splits.eval.label_names)
@@ -109,3 +109,7 @@ def run_demo(out_dir: str | Path = "runs/demo", *, epochs: int = 3,
     final = demo_experiment(checkpoints)
     write_text_atomic(out / "experiment.yaml", yaml.safe_dump(final, sort_keys=False))
     return run(final, out_dir=out, progress=progress)
+
+
+def _say_epoch(say: Callable[[str], None], name: str, epochs: int, epoch: int, loss: float) -> None:
+    say(f"  {name}: epoch {epoch}/{epochs} loss {loss:.3f}")

@@ -16,6 +16,7 @@ timings; the words are :mod:`headtohead.report.gate`. Margins are read here, whe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +38,18 @@ class GateOutcome:
     decisions: list[Decision]
     exit_code: int
     paragraph: str
+
+    def __repr__(self) -> str:  # a notebook shows the decision and a row per check (report/notebook.py)
+        from headtohead.report.notebook import gate_text
+
+        return gate_text(self.decisions, baseline=self.baseline, candidate=self.candidate, paragraph=self.paragraph,
+                         exit_code=self.exit_code)
+
+    def _repr_html_(self) -> str:
+        from headtohead.report.notebook import gate_html
+
+        return gate_html(self.decisions, baseline=self.baseline, candidate=self.candidate, paragraph=self.paragraph,
+                         exit_code=self.exit_code)
 
 
 _NUMBER = re.compile(r"^\s*(?P<value>[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>pp|%|x|×)?\s*$")
@@ -115,7 +128,7 @@ def parse_slowdown_margin(text: str) -> float:
     return round(fraction, 12)
 
 
-def _margin(value: str | float | None, parse) -> float | None:  # noqa: ANN001 - one of the two parsers
+def _margin(value: str | float | None, parse: Callable[[str], float]) -> float | None:
     if value is None:
         return None
     return parse(value if isinstance(value, str) else repr(float(value)))

@@ -1,4 +1,4 @@
-"""``h2h compare``: training speed of the same models measured on different machines.
+"""``h2h machines``: training speed of the same models measured on different machines.
 
 Each input is what ``h2h train`` wrote on one machine — a ``results.json`` (its training
 record is in it, or in the ``training.json`` beside it), a ``training.json``, or the run
@@ -84,9 +84,9 @@ def _unique_labels(envs: Sequence[Environment], paths: Sequence[str], labels: Se
         return list(labels)
     chosen = [machine_label(env) for env in envs]
     # The same hardware twice: tell the runs apart by host name, then by their folder.
-    for suffix in (lambda i: f" @ {envs[i].hostname}", lambda i: f" ({Path(paths[i]).parent.name})"):
+    for suffixes in ([f" @ {env.hostname}" for env in envs], [f" ({Path(path).parent.name})" for path in paths]):
         twins = {label for label in chosen if chosen.count(label) > 1}
-        chosen = [label + suffix(i) if label in twins else label for i, label in enumerate(chosen)]
+        chosen = [label + suffixes[i] if label in twins else label for i, label in enumerate(chosen)]
     return chosen
 
 
@@ -201,19 +201,19 @@ def compare_machines(paths: Sequence[str | Path], *, baseline: str | None = None
         Fewer than two files, unreadable files, or an unknown baseline.
     """
     if len(paths) < 2:
-        raise ConfigError(f"h2h compare needs results from at least two machines, got {len(paths)} file(s)")
+        raise ConfigError(f"h2h machines needs results from at least two machines, got {len(paths)} file(s)")
     loaded = [load_training(p) for p in paths]
     names = _unique_labels([env for env, _, _ in loaded], [f for _, _, f in loaded], labels)
     base = _pick_baseline(baseline, names, [str(p) for p in paths])
     priced = _machine_prices(prices or {}, names)
     machines = [MachineInfo(label=name, path=file, hostname=env.hostname, hardware=machine_label(env),
-                            software=software_versions(env)) for name, (env, _, file) in zip(names, loaded)]
+                            software=software_versions(env)) for name, (env, _, file) in zip(names, loaded, strict=True)]
     models = list(dict.fromkeys(m for _, summary, _ in loaded for m in summary.models))
     raw_cells = {(model, name): _cell(model, name, [r for r in summary.runs if r.model == model])
-                 for name, (_, summary, _) in zip(names, loaded) for model in summary.models}
+                 for name, (_, summary, _) in zip(names, loaded, strict=True) for model in summary.models}
     raw_cells = {key: cell.model_copy(update=_priced(cell, priced.get(key[1]))) for key, cell in raw_cells.items()}
     cells = []
-    for (model, name), cell in raw_cells.items():
+    for (model, _), cell in raw_cells.items():
         ref = raw_cells.get((model, base))
         cells.append(cell.model_copy(update={
             "speedup_vs_baseline": _ratio(cell.samples_per_s, ref.samples_per_s if ref else None),
@@ -230,7 +230,7 @@ def _pick_baseline(baseline: str | None, names: list[str], paths: list[str]) -> 
         return baseline
     if baseline.isdigit() and 1 <= int(baseline) <= len(names):
         return names[int(baseline) - 1]
-    for name, path in zip(names, paths):
+    for name, path in zip(names, paths, strict=True):
         if Path(baseline).resolve() == Path(path).resolve():
             return name
     raise ConfigError(f"--baseline '{baseline}' is not one of the machines{did_you_mean(baseline, names)} "
@@ -240,12 +240,12 @@ def _pick_baseline(baseline: str | None, names: list[str], paths: list[str]) -> 
 def _warnings(names: list[str], loaded: list[tuple[Environment, TrainingSummary, str]], models: list[str],
               cells: list[MachineCell]) -> list[str]:
     warnings = []
-    versions = {n: software_versions(env) for n, (env, _, _) in zip(names, loaded)}
+    versions = {n: software_versions(env) for n, (env, _, _) in zip(names, loaded, strict=True)}
     software = _differences(versions, list(next(iter(versions.values()))))
     if software:
         warnings.append("software versions differ between machines: " + "; ".join(software)
                         + " — part of a speed difference may come from the software, not the hardware")
-    settings = _differences({n: s.settings for n, (_, s, _) in zip(names, loaded)}, SETTING_KEYS)
+    settings = _differences({n: s.settings for n, (_, s, _) in zip(names, loaded, strict=True)}, SETTING_KEYS)
     if settings:
         warnings.append("training settings differ between machines: " + "; ".join(settings)
                         + " — samples/s are only comparable with the same settings")
@@ -253,10 +253,10 @@ def _warnings(names: list[str], loaded: list[tuple[Environment, TrainingSummary,
         warnings.append("the training data differ between machines (other fingerprints); times per epoch and to "
                         "target are not comparable")
     for model in models:
-        missing = [n for n, (_, s, _) in zip(names, loaded) if model not in s.models]
+        missing = [n for n, (_, s, _) in zip(names, loaded, strict=True) if model not in s.models]
         if missing:
             warnings.append(f"model '{model}' was not trained on {', '.join(missing)}")
-    threshold = {n: float(s.settings.get("stall_warning", 0.2)) for n, (_, s, _) in zip(names, loaded)}
+    threshold = {n: float(s.settings.get("stall_warning", 0.2)) for n, (_, s, _) in zip(names, loaded, strict=True)}
     for cell in cells:
         if cell.data_wait_fraction is not None and cell.data_wait_fraction > threshold[cell.machine]:
             warnings.append(f"on {cell.machine}, model '{cell.model}' waits for data "

@@ -35,6 +35,7 @@ import tempfile
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from headtohead.engines.environment import capture_environment
 from headtohead.errors import ResultsError, listing
@@ -91,7 +92,7 @@ def folder_owner(out: Path) -> tuple[str, str] | None:
         return ("?", "unreadable")
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         return ("?", "unreadable")
-    models = raw.get("models") if isinstance(raw.get("models"), list) else []
+    models: list[Any] = raw["models"] if isinstance(raw.get("models"), list) else []
     rated = raw.get("stats") is not None or any(isinstance(m, dict) and m.get("quality") for m in models)
     return raw["name"], "h2h run" if rated else "h2h bench"
 

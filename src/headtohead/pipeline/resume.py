@@ -150,8 +150,9 @@ class ResumeStore:
         stem = self._stem(record.name, key)
         self._write_manifest()  # first: an entry is never there without the data it belongs to
         buffer = io.BytesIO()
-        arrays = {"pred": predictions.pred} if predictions.proba is None else \
-            {"pred": predictions.pred, "proba": predictions.proba}
+        arrays: dict[str, Any] = {"pred": predictions.pred}  # Any: numpy's stubs read **arrays as its keywords
+        if predictions.proba is not None:
+            arrays["proba"] = predictions.proba
         np.savez_compressed(buffer, **arrays)
         write_bytes_atomic(stem.with_suffix(".npz"), buffer.getvalue())
         entry = {"format": _FORMAT, "key": key, "record": record.model_dump(mode="json")}

@@ -57,17 +57,29 @@ __all__ = ["run", "Run"]
 log = logging.getLogger("headtohead")
 
 
-@dataclass
+@dataclass(repr=False)
 class Run:
     """What :func:`run` returns: the result record, the predictions, and where they were saved.
 
-    ``resumed`` names the models whose finished work was re-used (``resume=True``).
+    ``resumed`` names the models whose finished work was re-used (``resume=True``). In a
+    notebook a ``Run`` shows its verdict and summary table (``_repr_html_``); its ``repr`` is a
+    few lines: name, models, the verdict's headline.
     """
 
     result: RunResult
     predictions: Predictions
     out_dir: Path | None
     resumed: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        from headtohead.report.notebook import run_text
+
+        return run_text(self.result, out_dir=self.out_dir)
+
+    def _repr_html_(self) -> str:
+        from headtohead.report.notebook import run_html
+
+        return run_html(self.result, out_dir=self.out_dir)
 
 
 def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,

@@ -161,7 +161,7 @@ def chunk_plans(order: np.ndarray, chunk_size: int, batch_size: int, *, lengths:
     """
     plans = []
     cuts = list(range(0, len(order), chunk_size)) if starts is None else _group_cuts(starts, len(order), chunk_size)
-    for start, stop in zip(cuts, cuts[1:] + [len(order)]):
+    for start, stop in zip(cuts, cuts[1:] + [len(order)], strict=True):
         chunk = np.asarray(order[start:stop], dtype=np.int64)
         if lengths is not None:
             chunk = chunk[plan_batches(len(chunk), batch_size, seed=seed, lengths=lengths[chunk]).order]

@@ -22,6 +22,7 @@ import logging
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,8 +66,8 @@ class ChunkStore:
     def save(self, index: int, order: np.ndarray, result: ChunkResult) -> None:
         """Keep chunk ``index`` (all models' predictions for the examples ``order``) atomically."""
         predictions, seconds = result
-        arrays: dict[str, np.ndarray] = {"order": np.asarray(order, dtype=np.int64),
-                                         "names": np.array(list(predictions), dtype=np.str_)}
+        arrays: dict[str, Any] = {"order": np.asarray(order, dtype=np.int64),  # Any: numpy's stubs and **arrays
+                                  "names": np.array(list(predictions), dtype=np.str_)}
         for i, (name, model) in enumerate(predictions.items()):
             arrays[f"pred{i}"], arrays[f"proba{i}"] = model.pred, model.proba
             arrays[f"seconds{i}"] = np.array(seconds[name], dtype=np.float64)

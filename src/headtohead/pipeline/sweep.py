@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from headtohead.version import __version__
 from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
@@ -48,13 +48,24 @@ __all__ = ["run_sweep", "sweep_model", "SweepRun"]
 log = logging.getLogger("headtohead")
 
 
-@dataclass
+@dataclass(repr=False)
 class SweepRun:
-    """What :func:`run_sweep` returns: the record and where it was saved."""
+    """What :func:`run_sweep` returns: the record and where it was saved (in a notebook: the
+    recommendation and the table)."""
 
     result: SweepResult
     out_dir: Path | None
     files: list[Path]
+
+    def __repr__(self) -> str:
+        from headtohead.report.notebook import sweep_text
+
+        return sweep_text(self.result, out_dir=self.out_dir)
+
+    def _repr_html_(self) -> str:
+        from headtohead.report.notebook import sweep_html
+
+        return sweep_html(self.result, out_dir=self.out_dir)
 
 
 @dataclass
@@ -68,6 +79,12 @@ class _Built:
     build_s: float | None = None
     stage: str | None = None
     reason: str | None = None
+
+
+def _scores(evaluation: Evaluation) -> tuple[Any, Any]:
+    """Predictions and probabilities of a model that computes (every swept model does)."""
+    assert evaluation.proba is not None, "a swept model computes its scores"
+    return evaluation.pred, evaluation.proba
 
 
 def _with_sentence(point: SpeedPoint) -> SpeedPoint:
@@ -117,7 +134,8 @@ def _build_and_evaluate(parent: ModelAdapter, grid: Grid, spec: VariantSpec, dat
 
 def _cell(model: str, name: str, spec: VariantSpec, *, parent: bool, adapter: ModelAdapter | None,
           points: Mapping[int, SpeedPoint] | None, **fields: Any) -> SweepCell:
-    status = "measured" if adapter is not None else fields.pop("status", "failed")
+    status: Literal["measured", "failed", "skipped"] = "measured" if adapter is not None else \
+        fields.pop("status", "failed")
     notes = list(getattr(adapter, "notes", []))
     return SweepCell(name=name, model=model, parent=parent, params=VariantParams(**spec.params()), status=status,
                      num_parameters=adapter.num_parameters() if adapter is not None else None,
@@ -176,8 +194,7 @@ def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, 
     ok = [b for b in built if b.adapter is not None and b.evaluation is not None]
     y = dataset.labels[plan.order]
     qualities = quality_vs_parent(
-        y, (parent.name, parent_eval.pred, parent_eval.proba), {b.name: (b.evaluation.pred, b.evaluation.proba)
-                                                                for b in ok if b.evaluation is not None},
+        y, (parent.name, *_scores(parent_eval)), {b.name: _scores(b.evaluation) for b in ok if b.evaluation is not None},
         label_names=dataset.label_names, alpha=exp.stats.alpha, margin=sweep.max_accuracy_drop,
         confidence=1.0 - exp.stats.alpha,
         groups=dataset.group_labels(exp.data.group_column)[plan.order] if exp.data.group_column else None)

@@ -7,7 +7,7 @@ weights under ``<out>/models/<model>/seed-<s>/`` in the form its adapter reloads
 (:mod:`headtohead.pipeline.training_model`). Then:
 
 * ``training.json`` — every run's measurements and the multi-seed statistics, with the
-  environment fingerprint (what ``h2h compare`` reads across machines);
+  environment fingerprint (what ``h2h machines`` reads across machines);
 * ``experiment.yaml`` — the evaluation experiment, its models pointing at the first seed's
   trained weights, run through :func:`headtohead.run` (quality, statistics, speed) into
   ``results.json`` / ``predictions.npz``.
@@ -28,7 +28,8 @@ from typing import Any
 import yaml
 
 from headtohead.config import Experiment
-from headtohead.config.train import TrainConfig, load_train_experiment
+from headtohead.config.loading import load_train_experiment
+from headtohead.config.train import TrainConfig
 from headtohead.data import create_dataset
 from headtohead.engines.environment import capture_environment
 from headtohead.engines.train_ddp import dist_context_from_env, init_process_group
@@ -54,14 +55,24 @@ __all__ = ["train_experiment", "TrainOutcome"]
 log = logging.getLogger("headtohead")
 
 
-@dataclass
+@dataclass(repr=False)
 class TrainOutcome:
-    """What :func:`train_experiment` returns."""
+    """What :func:`train_experiment` returns (in a notebook: the verdict, the summary and the training table)."""
 
     training: TrainingSummary
     run: Run | None  # None on the non-main processes of a torchrun launch
     out_dir: Path
     experiment: dict[str, Any]
+
+    def __repr__(self) -> str:
+        from headtohead.report.notebook import training_text
+
+        return training_text(self.training, self.run.result if self.run else None, out_dir=self.out_dir)
+
+    def _repr_html_(self) -> str:
+        from headtohead.report.notebook import training_html
+
+        return training_html(self.training, self.run.result if self.run else None, out_dir=self.out_dir)
 
 
 def _seed_summary(runs: Sequence[TrainingRun], seeds: Sequence[int]) -> Any:
@@ -91,7 +102,7 @@ def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *,
         ``--set`` strings (``train.epochs=1``, ``models.bert.max_length=64`` …).
     train : TrainConfig, optional
         The training settings of an already validated ``experiment`` (as
-        :func:`~headtohead.config.train.load_train_experiment` splits them off).
+        :func:`~headtohead.config.loading.load_train_experiment` splits them off).
     base_dir : str or Path, optional
         Folder of relative paths for a dict or record experiment (default: the current directory).
     on_event : callable, optional
@@ -132,8 +143,8 @@ def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *,
     world = dist.world_size if dist is not None else config.nproc
     say(training_plan_line(len(exp.models), len(seeds), len(splits.train), len(splits.eval),
                            {**config.model_dump(), "world": world}))
-    common = dict(data=data, splits=splits, config=config, exp_seed=exp.seed, device=device, base_dir=base_dir,
-                  out=out, eval_batch_size=exp.eval.batch_size, say=say)
+    common: dict[str, Any] = dict(data=data, splits=splits, config=config, exp_seed=exp.seed, device=device, base_dir=base_dir,
+                                  out=out, eval_batch_size=exp.eval.batch_size, say=say)
     runs: list[TrainingRun] = []
     for seed in seeds:
         for model in exp.models:

@@ -18,14 +18,15 @@ from headtohead.report.rows import summary_columns, summary_rows
 from headtohead.runtime.files import write_text_atomic
 from headtohead.results.records import RunResult
 
-__all__ = ["csv_rows", "render_csv", "write_csv", "ID_COLUMNS"]
+__all__ = ["csv_rows", "render_csv", "write_csv", "ID_COLUMNS", "safe_cell"]
 
 #: The columns that say which model and run a row is, before the metrics.
 ID_COLUMNS = ("run", "host", "dataset", "n_examples", "model", "kind", "source")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _safe(value: Any) -> Any:
+def safe_cell(value: Any) -> Any:
+    """``value``, with ``'`` before text a spreadsheet would read as a formula (CSV injection)."""
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
@@ -75,7 +76,7 @@ def csv_rows(results: RunResult | Sequence[RunResult] | MergedRuns) -> tuple[lis
                 if key in with_ci:
                     row[f"{key}_ci_low"] = cell.low if cell is not None else None
                     row[f"{key}_ci_high"] = cell.high if cell is not None else None
-            table.append({k: _safe(v) for k, v in row.items()})
+            table.append({k: safe_cell(v) for k, v in row.items()})
     return header, table
 
 

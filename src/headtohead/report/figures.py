@@ -7,6 +7,7 @@ measurement, no statistics) are simply not listed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -57,8 +58,9 @@ def report_styles(merged: MergedRuns) -> dict[str, plots.ModelStyle]:
     return plots.model_styles(merged.model_names)
 
 
-def _tradeoff_points(merged: MergedRuns) -> tuple[list[plots.TradeoffPoint], set[str]]:
-    points, labels = [], set()
+def _tradeoff_points(merged: MergedRuns) -> tuple[list[plots.TradeoffPoint], set[str], set[float]]:
+    """The points of the trade-off chart, the latency labels, and the levels of the accuracy intervals drawn."""
+    points, labels, levels = [], set(), set()
     for run in merged.runs:
         result = run.result
         for model in result.models:
@@ -72,20 +74,23 @@ def _tradeoff_points(merged: MergedRuns) -> tuple[list[plots.TradeoffPoint], set
                 try:
                     est = result.stats.model(model.name).accuracy
                     low, high = est.low, est.high
+                    if est.has_interval:
+                        levels.add(est.confidence)
                 except KeyError:
                     pass
             points.append(plots.TradeoffPoint(model.name, run.label, model.quality.accuracy, latency, low, high))
-    return points, labels
+    return points, labels, levels
 
 
 def overview_figures(merged: MergedRuns, styles: Mapping[str, plots.ModelStyle]) -> list[FigureSpec]:
     """Charts over every run: accuracy against latency with the Pareto front (when speed was measured)."""
-    points, labels = _tradeoff_points(merged)
+    points, labels, levels = _tradeoff_points(merged)
     if not points:
         return []
     latency_label = labels.pop() if len(labels) == 1 else "median latency"
     several = len(merged.runs) > 1
-    caption = ("Each model at its accuracy (bar: 95 % confidence interval) and median latency. Models on the "
+    bar = f" (bar: {plots.level_text(*levels)} confidence interval)" if levels else ""
+    caption = (f"Each model at its accuracy{bar} and median latency. Models on the "
                "dashed Pareto front (black edge) are not beaten on both at once; the others are.")
     if several:
         caption += " Marker shapes tell the runs apart."
@@ -102,11 +107,14 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
     from headtohead.stats.calibration import calibration
 
     preds = run.predictions
-    shown = [name for name in preds if name in {m.name for m in result.models} and preds[name].proba is not None
-             and preds[name].valid.any()]
-    return {name: calibration(preds.y_true[ok], preds[name].pred[ok], preds[name].proba[ok],
-                              n_classes=len(preds.label_names))
-            for name in shown for ok in [preds[name].valid]}  # examples without a prediction have no confidence
+    shown = {name: (preds[name], proba) for name in preds if name in {m.name for m in result.models}
+             and (proba := preds[name].proba) is not None and preds[name].valid.any()}
+    return {name: calibration(preds.y_true[ok], model.pred[ok], proba[ok], n_classes=len(preds.label_names))
+            for name, (model, proba) in shown.items() for ok in [model.valid]}  # no prediction, no confidence
+
+
+_INTERVAL_METRICS = (("accuracy", "accuracy"), ("balanced accuracy", "balanced_accuracy"),
+                     ("macro-F1", "f1_macro"), ("weighted-F1", "f1_weighted"))
 
 
 def _interval_data(run: RunEntry) -> dict[str, dict[str, tuple[float, float, float]]]:
@@ -114,11 +122,19 @@ def _interval_data(run: RunEntry) -> dict[str, dict[str, tuple[float, float, flo
     if stats is None:
         return {}
     data: dict[str, dict[str, tuple[float, float, float]]] = {}
-    for label, key in (("accuracy", "accuracy"), ("balanced accuracy", "balanced_accuracy"),
-                       ("macro-F1", "f1_macro"), ("weighted-F1", "f1_weighted")):
+    for label, key in _INTERVAL_METRICS:
         data[label] = {m.name: (getattr(m, key).value, getattr(m, key).low, getattr(m, key).high)
                        for m in stats.models}
     return data
+
+
+def _interval_levels(run: RunEntry) -> set[float]:
+    """The levels of the intervals the metrics chart draws, as the records hold them (``stats.alpha``)."""
+    stats = run.result.stats
+    if stats is None:
+        return set()
+    return {getattr(m, key).confidence for m in stats.models for _, key in _INTERVAL_METRICS
+            if getattr(m, key).has_interval}
 
 
 def _seed_latencies(run: RunEntry) -> dict[str, float] | None:
@@ -157,11 +173,15 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
     specs: list[FigureSpec] = []
     intervals = _interval_data(run)
     if intervals:
+        levels = _interval_levels(run)
+        level = f"{plots.level_text(*levels)} " if levels else ""
+        single = next(iter(levels)) if len(levels) == 1 else None
         specs.append(FigureSpec(f"{prefix}-intervals", "Metrics with confidence intervals",
-                                "Each model's metrics with 95 % intervals (Wilson for accuracy, bootstrap for the "
+                                f"Each model's metrics with {level}intervals (Wilson for accuracy, bootstrap for the "
                                 "rest). Overlapping single intervals do not mean no difference: the paired "
                                 "comparison below is the test.",
-                                lambda: plots.interval_figure(intervals, styles), section="summary"))
+                                lambda: plots.interval_figure(intervals, styles, confidence=single),
+                                section="summary"))
     if result.speed is not None:
         speed = result.speed
         specs.append(FigureSpec(f"{prefix}-latency", "Latency distribution",
@@ -188,7 +208,7 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
                                 "Rows are the true class, columns the prediction; each row sums to 100 %. A "
                                 "bright diagonal is good.",
                                 lambda: plots_quality.confusion_figure(matrices, labels, styles)))
-        per_class = {m.name: m.quality.per_class for m in rated}
+        per_class = {m.name: q.per_class for m in rated if (q := m.quality) is not None}
         specs.append(FigureSpec(f"{prefix}-f1", "F1 per class",
                                 "Where each model is strong or weak, class by class.",
                                 lambda: plots_quality.per_class_f1_figure(per_class, styles)))
@@ -213,12 +233,12 @@ def _slice_figures(run: RunEntry, prefix: str, styles: Mapping[str, plots.ModelS
     if stats is None or stats.slices is None or not stats.comparisons:
         return []
     summary = stats.slices
-    specs = []
+    specs: list[FigureSpec] = []
     for c in stats.comparisons[:_MAX_SLICE_CHARTS]:
         a, b = c.model_a, c.model_b
         specs.append(FigureSpec(
             f"{prefix}-slices-{len(specs)}", f"Where {a} and {b} differ",
             f"Accuracy {a} − {b} on every slice (bar: paired interval). Filled, coloured points are significant "
             f"after Holm's adjustment over all {summary.n_tests} slice tests; the verdict names only those.",
-            lambda a=a, b=b: plots_slices.slice_differences_figure(summary, a, b, styles)))
+            functools.partial(plots_slices.slice_differences_figure, summary, a, b, styles)))
     return specs

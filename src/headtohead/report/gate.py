@@ -35,7 +35,7 @@ def decision_explanation(decision: Decision) -> str:
         reason = _SKIPPED.get(d.reason or "", d.reason or "no reason given")
         return f"{d.check[0].upper()}{d.check[1:]}: not checked — {reason}."
     base_name, cand_name = d.names
-    level = f"{d.confidence:.0%}"
+    level = f"{100 * d.confidence:.3g}%"  # 97.5% (a speed check's Bonferroni level) is not 98%
     if d.check == "accuracy":
         over = f"{d.n:,} examples" + (f" in {d.groups:,} groups" if d.groups else "")
         method = "Tango's score interval" if d.method.startswith("tango") else "paired interval"
@@ -54,8 +54,9 @@ def decision_explanation(decision: Decision) -> str:
                    f"the margin; {more}")
         return f"Accuracy: {measured}; {why}."
     scenario = d.check.removeprefix("speed (").removesuffix(")")
+    adjusted = f", {d.method.partition(', ')[2]}" if ", " in d.method else ""  # "Bonferroni over 2 scenarios"
     measured = (f"{cand_name} takes {d.estimate:.3f}× the time of {base_name} ({level} CI {d.low:.3f}–"
-                f"{d.high:.3f}, {d.n} interleaved rounds)")
+                f"{d.high:.3f}, {d.n} interleaved rounds{adjusted})")
     allowed = f"{d.bound:.3f}× (+{100 * d.margin:.1f} %)"
     if d.outcome == "fail":
         why = f"the whole interval lies above {allowed}, so it is slower than allowed, with {level} confidence"

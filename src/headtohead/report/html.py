@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headtohead.report.warnings import model_warnings, speed_warnings
 from headtohead.version import __version__
@@ -41,12 +41,17 @@ from headtohead.runtime.files import write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 
-__all__ = ["render_html", "write_html", "report_title", "dataset_line"]
+if TYPE_CHECKING:
+    import jinja2
+
+__all__ = ["render_html", "write_html", "report_title", "dataset_line", "summary_context", "summary_notes",
+           "template_environment"]
 
 _CONFUSION_MIN_CLASSES = 3  # with two classes the matrix already says everything
 
 
-def _environment():  # noqa: ANN202 - jinja2.Environment
+def template_environment() -> jinja2.Environment:
+    """The report's templates, autoescaped: every user string is shown as text, never as markup."""
     import jinja2
 
     return jinja2.Environment(loader=jinja2.PackageLoader("headtohead.report", "templates"), autoescape=True,
@@ -82,7 +87,7 @@ def _figures(specs: Sequence[FigureSpec]) -> list[dict[str, str]]:
     return out
 
 
-def _summary(result: RunResult, styles: dict[str, ModelStyle]) -> dict[str, Any]:
+def summary_context(result: RunResult, styles: dict[str, ModelStyle]) -> dict[str, Any]:
     """The summary table, one row per metric and one column per model (head to head)."""
     columns = summary_columns(result)
     rows = summary_rows(result)
@@ -96,17 +101,27 @@ def _summary(result: RunResult, styles: dict[str, ModelStyle]) -> dict[str, Any]
     return {"models": [{"name": m, "colour": styles[m].colour} for m in rows], "metrics": metrics}
 
 
+def summary_notes(result: RunResult) -> list[str]:
+    """The lines under the summary table: what the brackets and the bold mean."""
+    stats = result.stats
+    level = f"{stats.settings.confidence if stats is not None else 0.95:.0%}"
+    how = (" (Wilson for accuracy, bootstrap for the others; \"no interval\" where none can be given honestly; a "
+           "failure counts as a wrong answer)") if stats is not None else ""
+    return [f"Brackets: {level} confidence intervals{how}.",
+            "Bold: the best value of a row; ↑ higher is better, ↓ lower is better."]
+
+
 def _per_class(result: RunResult) -> list[dict[str, Any]]:
-    rated = [m for m in result.models if m.quality is not None]
+    rated = [q for m in result.models if (q := m.quality) is not None]
     if not rated:
         return []
     rows = []
     for i, label in enumerate(result.dataset.label_names):
-        values = []
-        for model in rated:
-            cq = model.quality.per_class[i]
+        values: list[str] = []
+        for quality in rated:
+            cq = quality.per_class[i]
             values.extend(f"{v:.3f}" for v in (cq.precision, cq.recall, cq.f1))
-        support = rated[0].quality.per_class[i].support
+        support = rated[0].per_class[i].support
         rows.append({"label": label, "support": support, "cells": values})
     return rows
 
@@ -144,11 +159,9 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
     confusions = []
     if k >= _CONFUSION_MIN_CLASSES:
         confusions = [{"model": m.name, "colour": styles[m.name].colour,
-                       "pairs": top_confusions(m.quality.confusion_matrix,
-                                               m.quality.confusion_labels or result.dataset.label_names)}
-                      for m in rated]
+                       "pairs": top_confusions(q.confusion_matrix, q.confusion_labels or result.dataset.label_names)}
+                      for m in rated if (q := m.quality) is not None]
     measured_warnings = speed_warnings(result.speed) if result.speed is not None else []
-    confidence = result.stats.settings.confidence if result.stats is not None else 0.95
     return {
         "label": run.label,
         "anchor": f"run{index}",
@@ -156,13 +169,12 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "source": str(run.source) if run.source is not None else None,
         "created_at": result.created_at,
         "dataset_line": dataset_line(result),
-        "has_stats": result.stats is not None,
-        "ci_level": f"{confidence:.0%}",
         "verdict": {"headline": [{"subject": line.subject, "text": line.text, "kind": line.kind,
                                   "colour": styles[line.subject].colour if line.subject in styles else "inherit"}
                                  for line in verdict.headline],
                     "details": verdict.details},
-        "summary": _summary(result, styles),
+        "summary": summary_context(result, styles),
+        "summary_notes": summary_notes(result),
         "comparisons": comparisons,
         "comparison_headers": list(comparisons[0]) if comparisons else [],
         "stats_note": comparison_note(result),
@@ -186,7 +198,7 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "training_headers": list(training[0]) if training else [],
         "training_note": _training_note(run),
         "models": [{"name": m.name, "colour": styles[m.name].colour, "kind": m.kind, "source": m.source,
-                    "parameters": format_count(m.num_parameters), "alignment": m.label_alignment or "—",
+                    "parameters": format_count(m.num_parameters) if m.outputs == "computed" else "—", "alignment": m.label_alignment or "—",
                     "batch_size": m.batch_size, "device": m.device, "load": f"{m.load_time_s:.3g}",
                     "eval": f"{m.eval_time_s:.3g}" if m.eval_time_s is not None else "—"}
                    for m in result.models],
@@ -246,7 +258,7 @@ def render_html(results: RunResult | Sequence[RunResult] | MergedRuns, *,
         "groups": [{"title": g.title, "runs": [r.label for r in g.runs], "rows": environment_rows(g.environment)}
                    for g in merged.groups],
     }
-    return _environment().get_template("report.html.j2").render(**context)
+    return template_environment().get_template("report.html.j2").render(**context)
 
 
 def write_html(results: RunResult | Sequence[RunResult] | MergedRuns, path: str | Path, *,

@@ -1,4 +1,4 @@
-"""Tables of ``h2h compare``: one models × machines table per measure, ratios to the baseline machine."""
+"""Tables of ``h2h machines``: one models × machines table per measure, ratios to the baseline machine."""
 
 from __future__ import annotations
 

@@ -123,7 +123,7 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
         lines += ["#### Sequential evaluation", ""] + [f"{md_escape(line)}\n" for line in sequential_lines(result)]
         lines += _figure_lines(sequential_figures(result, f"run{index}", styles), folder, files)
     speed = speed_rows(result)
-    if speed:
+    if speed and result.speed is not None:
         lines += ["#### Speed and memory", ""]
         lines += _table(list(speed[0]), [[md_escape(v) for v in row.values()] for row in speed])
         lines += [md_escape(speed_note(result.speed)), ""]

@@ -141,7 +141,7 @@ def load_runs(paths: Sequence[str | Path], *, with_predictions: bool = True) -> 
         loaded.append((result, path, predictions))
     labels = _unique_labels([(r, p) for r, p, _ in loaded])
     return [RunEntry(result=r, label=label, source=p, predictions=pr, training=_training(r, p.parent))
-            for (r, p, pr), label in zip(loaded, labels)]
+            for (r, p, pr), label in zip(loaded, labels, strict=True)]
 
 
 def _unique_labels(runs: Sequence[tuple[RunResult, Path | None]]) -> list[str]:
@@ -183,8 +183,8 @@ def _data_warnings(runs: Sequence[RunEntry]) -> list[str]:
     if len(seen) < 2:
         return []
     listing = "; ".join(f"{fp[:12]} ({', '.join(labels)})" for fp, labels in seen.items())
-    return [f"the runs evaluated different data (dataset fingerprints {listing}): their quality numbers are not "
-            f"comparable across those runs"]
+    return [(f"the runs evaluated different data (dataset fingerprints {listing}): their quality numbers are not "
+             f"comparable across those runs")]
 
 
 def merge_runs(runs: Sequence[RunEntry]) -> MergedRuns:
@@ -235,4 +235,4 @@ def as_merged(results: RunResult | Sequence[RunResult] | MergedRuns, *,
         preds = list(predictions)
     labels = _unique_labels([(r, None) for r in items])
     return merge_runs([RunEntry(result=r, label=label, predictions=p, training=_training(r, None))
-                       for r, label, p in zip(items, labels, preds)])
+                       for r, label, p in zip(items, labels, preds, strict=True)])

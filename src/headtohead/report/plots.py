@@ -34,6 +34,7 @@ __all__ = [
     "pareto_front",
     "tradeoff_figure",
     "interval_figure",
+    "level_text",
     "latency_figure",
     "to_svg",
     "to_png",
@@ -195,7 +196,7 @@ def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelS
     fig = new_figure(7.0, 4.6)
     ax = fig.add_subplot()
     variants = list(dict.fromkeys(p.variant for p in points))
-    markers = dict(zip(variants, _MARKERS * (len(variants) // len(_MARKERS) + 1)))
+    markers = dict(zip(variants, _MARKERS * (len(variants) // len(_MARKERS) + 1), strict=False))  # cycled
     front = pareto_front(points)
     xs = [points[i].latency_s * 1e3 for i in front]
     ys = [points[i].value * 100 for i in front]
@@ -226,7 +227,8 @@ def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelS
 
 @styled
 def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, float]]],
-                    styles: Mapping[str, ModelStyle], *, percent: bool = True) -> Figure:
+                    styles: Mapping[str, ModelStyle], *, percent: bool = True,
+                    confidence: float | None = None) -> Figure:
     """Every metric with its confidence interval, one row per metric and one marker per model.
 
     Parameters
@@ -236,6 +238,8 @@ def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, flo
     styles : mapping of str to ModelStyle
     percent : bool
         Show the values as percentages.
+    confidence : float, optional
+        The intervals' level, from the records (``stats.alpha``); named on the axis when given.
     """
     metrics = list(estimates)
     models = list(dict.fromkeys(m for per_model in estimates.values() for m in per_model))
@@ -243,7 +247,7 @@ def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, flo
     ax = fig.add_subplot()
     scale = 100.0 if percent else 1.0
     offsets = np.linspace(-0.25, 0.25, len(models)) if len(models) > 1 else [0.0]
-    for offset, model in zip(offsets, models):
+    for offset, model in zip(offsets, models, strict=True):
         style = styles[model]
         rows = [(i, estimates[m][model]) for i, m in enumerate(metrics) if model in estimates[m]]
         y = [i + offset for i, _ in rows]
@@ -256,10 +260,22 @@ def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, flo
     ax.set_yticks(range(len(metrics)), metrics)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
-    ax.set_xlabel("value (%) with 95 % confidence interval" if percent else "value with confidence interval")
+    level = f"{level_text(confidence)} " if confidence is not None else ""
+    ax.set_xlabel(f"value (%) with {level}confidence interval" if percent else f"value with {level}confidence interval")
     fig.suptitle("Metrics with confidence intervals", fontweight="bold", fontsize=11)
     fig.legend(loc="outside lower center", ncols=min(len(models), 4))
     return fig
+
+
+def level_text(*confidences: float) -> str:
+    """The level(s) of intervals for a caption or an axis: ``95 %``; ``90 % / 95 %`` when they differ.
+
+    Examples
+    --------
+    >>> level_text(0.95), level_text(0.9, 0.95, 0.9), level_text(0.975)
+    ('95 %', '90 % / 95 %', '97.5 %')
+    """
+    return " / ".join(f"{round(100 * c, 2):g} %" for c in sorted(set(confidences)))
 
 
 def log_x(ax: Any) -> None:
@@ -289,7 +305,7 @@ def latency_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]) -> Fig
         return None
     fig = new_figure(4.2 * len(scenarios) + 1.4, 3.8)
     axes = fig.subplots(1, len(scenarios), squeeze=False)[0]
-    for ax, run in zip(axes, scenarios):
+    for ax, run in zip(axes, scenarios, strict=True):
         for model in speed.models:
             timing = model.timing(run.scenario)
             if timing is None:
@@ -327,7 +343,7 @@ def latency_by_size_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]
         return None
     fig = new_figure(4.2 * len(panels) + 1.4, 3.8)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    for ax, (run, sizes) in zip(axes, panels):
+    for ax, (run, sizes) in zip(axes, panels, strict=True):
         order = np.argsort(sizes, kind="stable")
         for model in speed.models:
             timing = model.timing(run.scenario)

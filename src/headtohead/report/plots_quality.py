@@ -37,7 +37,7 @@ def confusion_figure(matrices: Mapping[str, Sequence[Sequence[int]]], label_name
     # Many classes: a square-root scale, so the few-percent confusions that matter stay visible.
     norm = colors.Normalize(0.0, 1.0) if k <= 12 else colors.PowerNorm(0.5, vmin=0.0, vmax=1.0)
     image = None
-    for ax, (model, matrix) in zip(axes, matrices.items()):
+    for ax, (model, matrix) in zip(axes, matrices.items(), strict=False):  # the grid may have spare axes
         counts = np.asarray(matrix, dtype=float)
         totals = counts.sum(axis=1, keepdims=True)
         share = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)

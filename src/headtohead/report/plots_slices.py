@@ -29,8 +29,8 @@ def slice_differences_figure(summary: SliceSummary, model_a: str, model_b: str,
         return None
     fig = new_figure(7.2, 0.9 + 0.32 * len(rows))
     ax = fig.subplots()
-    for y, (s, p) in enumerate(rows):
-        colour = styles[p.winner].colour if p.significant and p.winner in styles else _GREY
+    for y, (_, p) in enumerate(rows):
+        colour = styles[p.winner].colour if p.significant and p.winner is not None and p.winner in styles else _GREY
         ax.errorbar(100 * p.difference, y, xerr=[[100 * (p.difference - p.ci_low)], [100 * (p.ci_high - p.difference)]],
                     fmt="o", color=colour, ecolor=colour, capsize=3, markersize=6,
                     markerfacecolor=colour if p.significant else "white")

@@ -30,8 +30,8 @@ def seeds_figure(seeds: MultiSeedSummary, styles: Mapping[str, ModelStyle], *, m
     fig = new_figure(max(5.0, 1.3 * len(rows) + 2.5), 4.2)
     ax = fig.add_subplot()
     x = np.arange(len(rows))
-    for i, (model, agg) in enumerate(rows):
-        style = styles[model]
+    for i, (name, agg) in enumerate(rows):
+        style = styles[name]
         ax.bar(i, agg.mean * 100, color=style.colour, alpha=0.85, width=0.6,
                yerr=(agg.std or 0.0) * 100, capsize=5)
         jitter = np.linspace(-0.15, 0.15, len(agg.values)) if len(agg.values) > 1 else [0.0]

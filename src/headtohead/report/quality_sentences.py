@@ -33,7 +33,8 @@ def detectable_sentence(n_examples: int, gap: float | None, power: float, groups
             f"(smaller gaps less often).")
 
 
-def pair_verdict(*, model_a: str, model_b: str, n_examples: int, effect: float, ci_low: float, ci_high: float,
+def pair_verdict(*, model_a: str, model_b: str, n_examples: int, effect: float, ci_low: float | None,
+                 ci_high: float | None,
                  confidence: float, test: str, p_value: float, p_adjusted: float | None, significant: bool,
                  discordant: int, minimum_detectable_effect: float | None, power: float = 0.8,
                  groups: int | None = None) -> str:
@@ -84,12 +85,14 @@ def pair_verdict(*, model_a: str, model_b: str, n_examples: int, effect: float, 
         # orient the sentence winner − loser so the gap reads positive
         flip = effect < 0
         winner, loser = (model_b, model_a) if flip else (model_a, model_b)
-        gap, low, high = (-effect, -ci_high, -ci_low) if flip else (effect, ci_low, ci_high)
+        low, high = (None if ci_high is None else -ci_high, None if ci_low is None else -ci_low) if flip \
+            else (ci_low, ci_high)
+        gap = -effect if flip else effect
         return (f"{model_a} vs {model_b}: {winner} is better (accuracy {winner} − {loser} = {format_pp(gap)} pp, "
                 f"{level} CI {interval_pp(low, high)}, {tested}).")
     text = (f"{model_a} vs {model_b}: no significant difference (accuracy {model_a} − {model_b} = "
             f"{format_pp(effect)} pp, {level} CI {interval_pp(ci_low, ci_high)}, {tested})")
-    if p_adjusted is not None and (ci_low > 0 or ci_high < 0):
+    if p_adjusted is not None and ci_low is not None and ci_high is not None and (ci_low > 0 or ci_high < 0):
         text += (f"; the {level} interval alone excludes 0, but Holm's adjustment over the pairs tested leaves "
                  f"p {format_p(p_adjusted)}")
     if discordant == 0:

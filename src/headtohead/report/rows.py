@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from headtohead.report.table import format_count
+from headtohead.report.table import UNKNOWN, format_count
 from headtohead.results.records import Environment, ModelRecord, RunResult
 from headtohead.results.training import TrainingSummary
 
@@ -74,7 +74,7 @@ _QUALITY = (
 )
 _FAILURES = (
     Column("n_failed", "no prediction (counted wrong)", "count", False),
-    Column("accuracy_answered", "accuracy on answered rows", "percent", True),
+    Column("accuracy_answered", "accuracy on answered rows", "percent", None),  # secondary: no "best" marked
 )
 _CALIBRATION = (
     Column("calibration_error", "calibration error (ℓ2, debiased)", "score", False),
@@ -166,7 +166,9 @@ def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
             cells["accuracy_answered"] = Cell(q.answered.accuracy if q.answered else q.accuracy)
         cells.update(_stats_cells(result, model.name))
         cells.update(_speed_cells(result, model.name))
-        cells["parameters"] = Cell(float(model.num_parameters)) if model.outputs == "computed" else Cell(None)
+        n = model.num_parameters  # None: a size headtohead cannot read
+        cells["parameters"] = Cell(None) if model.outputs == "stored" else Cell(None, note=UNKNOWN) if n is None \
+            else Cell(float(n))
         cells["eval_time_s"] = Cell(model.eval_time_s)
         rows[model.name] = cells
     return rows
@@ -214,7 +216,7 @@ def best_models(rows: dict[str, dict[str, Cell]], column: Column) -> set[str]:
     """The models with the best value of ``column`` (ties included); empty when direction is undefined."""
     if column.higher_is_better is None or len(rows) < 2:
         return set()
-    values = {m: r[column.key].value for m, r in rows.items() if column.key in r and r[column.key].value is not None}
+    values = {m: value for m, r in rows.items() if column.key in r and (value := r[column.key].value) is not None}
     if not values:
         return set()
     best = max(values.values()) if column.higher_is_better else min(values.values())

@@ -36,7 +36,7 @@ def comparison_rows(result: RunResult) -> list[dict[str, str]]:
 def _pp_interval(diff: MetricDifference | None) -> str:
     if diff is None:
         return ""
-    if not diff.has_interval:
+    if diff.ci_low is None or diff.ci_high is None:
         return " (no interval)"
     return f" ({format_pp(diff.ci_low)}…{format_pp(diff.ci_high)})"
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from headtohead.report.endpoint import ENDPOINT_SPEED_KEYS, endpoint_speed_row
 from headtohead.report.rows import NOT_MEASURED, _number
+from headtohead.report.speed_words import format_percent
+from headtohead.report.table import weights_text
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
 
@@ -61,8 +63,9 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                                                             for v in (b.p50_s, b.p90_s, b.p99_s)),
                 "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
                 "calls": str(b.n),
-                "repeat noise (IQR/median)": f"{t.repeat_noise:.0%}" + (" unstable" if t.unstable else ""),
-                "weights (MiB)": _mib(model.memory.weights_mb if model.memory else None),
+                # a number, not a verdict: the warnings say when noise threatens a ratio (report.warnings)
+                "repeat noise (IQR/median)": format_percent(t.repeat_noise),
+                "weights (MiB)": weights_text(model.memory, _mib, missing="—"),
                 "model peak (MiB)": rss,
             }
             if cuda:
@@ -74,14 +77,14 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
             })
             rows.append(row)
     for model in result.speed.models:  # kind openai: its requests in the quality pass
-        row = endpoint_speed_row(model, list(rows[0]) if rows else ENDPOINT_SPEED_KEYS)
-        if row is not None:
-            rows.append(row)
+        endpoint_row = endpoint_speed_row(model, list(rows[0]) if rows else ENDPOINT_SPEED_KEYS)
+        if endpoint_row is not None:
+            rows.append(endpoint_row)
     timed = {m.name for m in result.speed.models}
-    for model in result.models:  # stored predictions: nothing to time
-        if model.name not in timed:
-            rows.append({key: ("—" if key != "model" else model.name) for key in (rows[0] if rows else {"model": ""})}
-                        | {"scenario": f"{NOT_MEASURED} ({_why(model)})"})
+    for record in result.models:  # stored predictions: nothing to time
+        if record.name not in timed:
+            rows.append({key: ("—" if key != "model" else record.name) for key in (rows[0] if rows else {"model": ""})}
+                        | {"scenario": f"{NOT_MEASURED} ({_why(record)})"})
     return rows
 
 

@@ -7,7 +7,8 @@ interval, the same statistic) then excludes 0. Otherwise the sentence says "no s
 difference", says so when the interval alone excludes 0 but Holm's adjustment over several
 pairs does not, and gives the gap this many examples would detect with 80 % probability.
 Failures are counted as wrong answers, and the sentence says how many there were. A speed
-ratio names the faster model only when its interval excludes 1.
+ratio names the faster model only when its t test survives Holm's adjustment over every speed
+comparison of the run (pairs × scenarios), and says so when its interval alone excludes 1.
 
 Every sentence is worded from the numbers of a record; the pipeline stores the sentences
 beside the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``) with
@@ -17,7 +18,16 @@ beside the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``) with
 
 from __future__ import annotations
 
+from headtohead.report.numbers import format_p
 from headtohead.report.server import server_lines, with_server_sentences
+from headtohead.report.speed_words import (
+    format_duration,
+    format_percent,
+    format_rate,
+    format_ratios,
+    holm_clause,
+    speed_tests_phrase,
+)
 from headtohead.report.warnings import speed_warnings
 from headtohead.results.slices import SlicePair, SliceResult, SliceSummary
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
@@ -48,19 +58,6 @@ def format_pp(fraction: float, *, signed: bool = True) -> str:
     return ("+" if pp > 0 else _MINUS) + text
 
 
-def format_p(p: float) -> str:
-    """A p-value for reading: ``< 0.001``, three decimals below 0.01, two otherwise.
-
-    Examples
-    --------
-    >>> format_p(0.0004), format_p(0.0031), format_p(0.512)
-    ('< 0.001', '= 0.003', '= 0.51')
-    """
-    if p < 0.001:
-        return "< 0.001"
-    return f"= {p:.3f}" if p < 0.01 else f"= {p:.2f}"
-
-
 def interval_pp(low: float | None, high: float | None) -> str:
     """``+0.4…+2.0``, or ``no interval``."""
     return f"{format_pp(low)}…{format_pp(high)}" if low is not None and high is not None else "no interval"
@@ -84,7 +81,7 @@ def slice_phrase(result: SliceResult, summary: SliceSummary | None = None) -> st
             f"is {r.label.strip('()')}" if r.label.startswith("(") else f"in {r.label}"
         return f"where {r.column} {what}"
     bounds = [s.lower for s in (summary.slices if summary else []) if s.kind == "size" and s.lower is not None]
-    lowest, highest = bounds and min(bounds), bounds and max(bounds)
+    lowest, highest = (min(bounds), max(bounds)) if bounds else (None, None)
     if r.lower == r.upper:
         return f"on inputs of {r.label}"
     if r.lower == highest and len(bounds) > 1:
@@ -153,23 +150,34 @@ def slice_clause(result: SliceResult, pair: SlicePair, summary: SliceSummary | N
 def speed_sentence(comparison: SpeedComparison) -> str:
     """One sentence for a pair: who is faster and by how much, or that the difference is not significant.
 
-    ``comparison.ratio`` is time(a)/time(b): above 1 model b is faster.
+    ``comparison.ratio`` is time(a)/time(b): above 1 model b is faster. A model is called
+    faster only when the record names it (Holm-adjusted p ≤ α over every speed comparison of
+    the run); a ratio whose interval excludes 1 without surviving the adjustment is "not
+    significant after Holm over N speed comparisons".
 
     Examples
     --------
-    ``distil is 1.43× faster than bert (95 % CI 1.39–1.47)``;
-    ``no significant difference between a and b (time ratio a/b 1.01, 95 % CI 0.98–1.04)``.
+    ``distil is 1.43× faster than bert (95 % CI 1.39–1.47, p < 0.001, Holm p < 0.001 over 6 speed comparisons)``;
+    ``no significant difference between a and b after Holm over 6 speed comparisons (time ratio a/b 1.04,
+    95 % CI 1.01–1.07, p = 0.02, Holm p = 0.12)``;
+    ``no significant difference between a and b (time ratio a/b 1.01, 95 % CI 0.98–1.04, p = 0.45)``.
     """
     c = comparison
     name_a, name_b = c.model_a, c.model_b
     level = f"{c.confidence * 100:g} %"
+    tested = holm_clause(c.p_value, c.p_adjusted, c.n_speed_tests)
+    tested = f", {tested}" if tested else ""
     if c.faster is not None and c.faster == name_b:
-        return f"{name_b} is {c.ratio:.2f}× faster than {name_a} ({level} CI {c.ci_low:.2f}–{c.ci_high:.2f})"
+        ratio, low, high = format_ratios(c.ratio, c.ci_low, c.ci_high)
+        return f"{name_b} is {ratio}× faster than {name_a} ({level} CI {low}–{high}{tested})"
     if c.faster is not None and c.faster == name_a:
-        return (f"{name_a} is {1 / c.ratio:.2f}× faster than {name_b} "
-                f"({level} CI {1 / c.ci_high:.2f}–{1 / c.ci_low:.2f})")
-    return (f"no significant difference between {name_a} and {name_b} (time ratio {name_a}/{name_b} "
-            f"{c.ratio:.2f}, {level} CI {c.ci_low:.2f}–{c.ci_high:.2f})")
+        ratio, low, high = format_ratios(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low)
+        return f"{name_a} is {ratio}× faster than {name_b} ({level} CI {low}–{high}{tested})"
+    after = (f" after {speed_tests_phrase(c.n_speed_tests)}"
+             if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0) else "")
+    ratio, low, high = format_ratios(c.ratio, c.ci_low, c.ci_high)
+    return (f"no significant difference between {name_a} and {name_b}{after} (time ratio {name_a}/{name_b} "
+            f"{ratio}, {level} CI {low}–{high}{tested})")
 
 
 def with_speed_sentences(summary: SpeedSummary) -> SpeedSummary:
@@ -196,21 +204,25 @@ def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
     Examples
     --------
     ``offline (batch 32, 12 rounds; every ratio CI within the target):``
-    ``  roberta is 1.43× faster than bert (95 % CI 1.39–1.47)``
+    ``  bert: median 2.1 s/batch, 15.2 samples/s, repeat noise 4 %``
+    ``  roberta is 1.43× faster than bert (95 % CI 1.39–1.47, p < 0.001)``
     """
     lines: list[str] = []
     for run in summary.scenarios:
         lines.append(f"{run.scenario} (batch {run.batch_size}, {run.rounds} rounds; {_STOP_TEXT[run.stop_reason]}):")
+        call = "batch" if run.batch_size > 1 else "call"
         for model in summary.models:
             timing = model.timing(run.scenario)
             if timing is not None:
-                lines.append(f"  {model.name}: median {timing.per_batch.p50_s * 1e3:.3g} ms/batch, "
-                             f"{_rate(timing.throughput_per_s)} samples/s")
+                lines.append(f"  {model.name}: median {format_duration(timing.per_batch.p50_s)}/{call}, "
+                             f"{_rate(timing.throughput_per_s)} samples/s, "
+                             f"repeat noise {format_percent(timing.repeat_noise)}")
         lines.extend(f"  {c.verdict}" for c in run.comparisons)
     for model in summary.models:
         if model.time_window is not None:
             tw = model.time_window
-            lines.append(f"time window: {model.name} processed {tw.samples:,} samples in {tw.elapsed_s:.3g} s "
+            lines.append(f"time window: {model.name} processed {tw.samples:,} samples in "
+                         f"{format_duration(tw.elapsed_s)} "
                          f"({_rate(tw.samples_per_s)}/s end to end)")
     lines.extend(server_lines(summary))
     lines.extend(f"warning: {w}" for w in speed_warnings(summary))
@@ -218,7 +230,7 @@ def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
 
 
 def _rate(per_s: float) -> str:
-    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"
+    return format_rate(per_s)
 
 
 def _percent(fraction: float) -> str:

@@ -146,9 +146,9 @@ def sequential_lines(result: RunResult) -> list[str]:
         else "the data ran out" if used == available else "the run stopped"
     margin = (f", or shown equivalent within ±{format_pp(first.margin, signed=False)} pp" if first.margin
               else "")
-    lines = [f"Evaluated with --until-decided: examples in a seeded random order (seed {first.order_seed}), "
-             f"a look every {first.chunk_size:,}; each pair stops once an anytime-valid betting test calls "
-             f"one model better{margin}. The run used {used:,} of {available:,} examples ({stop})."]
+    lines = [(f"Evaluated with --until-decided: examples in a seeded random order (seed {first.order_seed}), "
+              f"a look every {first.chunk_size:,}; each pair stops once an anytime-valid betting test calls "
+              f"one model better{margin}. The run used {used:,} of {available:,} examples ({stop}).")]
     lines += [f"{r.model_a} vs {r.model_b}: {decision_phrase(r)}" + _decided_after(r) for r in records]
     return lines
 

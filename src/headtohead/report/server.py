@@ -12,6 +12,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from headtohead.report.speed_words import holm_clause, speed_tests_phrase
 from headtohead.results.cost import ModelCost
 from headtohead.results.server import LoadGenCrosscheck, LoadGenSummary, ServerComparison, ServerModelResult
 from headtohead.results.speed import SpeedSummary
@@ -35,7 +36,10 @@ def _bound(ms: float) -> str:
 
 
 def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
-    """One pair's capacity in one sentence; a model is said to hold more only when the interval excludes 1.
+    """One pair's capacity in one sentence; a model is said to hold more only when the record names it.
+
+    It names one when the capacity ratio's test survives Holm's adjustment over every speed
+    comparison of the run (results of version ≤ 3: when the interval excludes 1).
 
     Examples
     --------
@@ -46,6 +50,8 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
     """
     level = f"{c.confidence * 100:g} %"
     searches = f"{c.n_searches} seeded search{'es' if c.n_searches != 1 else ''}"
+    tested = holm_clause(c.p_value, c.p_adjusted, c.n_speed_tests)
+    searches += f", {tested}" if tested else ""
     if c.ci_low is None or c.ci_high is None:
         return (f"{c.model_b} held {c.ratio:.2f}× the load of {c.model_a} at {_bound(latency_bound_ms)} "
                 f"(one search: no interval; set speed.server.repeats ≥ 2)")
@@ -55,8 +61,11 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
     if c.more == c.model_a:
         return (f"{c.model_a} holds {1 / c.ratio:.2f}× the load of {c.model_b} at {_bound(latency_bound_ms)} "
                 f"({level} CI {1 / c.ci_high:.2f}–{1 / c.ci_low:.2f}, {searches})")
-    return (f"no significant difference in the load {c.model_a} and {c.model_b} hold at {_bound(latency_bound_ms)} "
-            f"(ratio {c.model_b}/{c.model_a} {c.ratio:.2f}, {level} CI {c.ci_low:.2f}–{c.ci_high:.2f}, {searches})")
+    after = (f" after {speed_tests_phrase(c.n_speed_tests)}"
+             if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0) else "")
+    return (f"no significant difference in the load {c.model_a} and {c.model_b} hold at {_bound(latency_bound_ms)}"
+            f"{after} (ratio {c.model_b}/{c.model_a} {c.ratio:.2f}, {level} CI {c.ci_low:.2f}–{c.ci_high:.2f}, "
+            f"{searches})")
 
 
 def with_server_sentences(summary: SpeedSummary) -> SpeedSummary:
@@ -88,10 +97,11 @@ def _model_line(model: ServerModelResult, bound_ms: float) -> str:
 def _crosscheck_line(check: LoadGenCrosscheck) -> str:
     parts = []
     single = check.single_stream
-    if single is not None and single.percentile_s("90.00") is not None:
+    p90 = single.percentile_s("90.00") if single is not None else None
+    if single is not None and p90 is not None:
         ours = (f" vs headtohead {check.h2h_single_stream_p90_s * 1e3:.3g} ms"
                 if check.h2h_single_stream_p90_s is not None else "")
-        parts.append(f"SingleStream p90 {single.percentile_s('90.00') * 1e3:.3g} ms{ours} "
+        parts.append(f"SingleStream p90 {p90 * 1e3:.3g} ms{ours} "
                      f"({'VALID' if single.valid else 'INVALID'})")
     offline = check.offline
     if offline is not None and offline.samples_per_s is not None:
@@ -125,12 +135,12 @@ _SCENARIO_NAMES = {"offline": "offline", "single_stream": "batch 1", "time_windo
 def cost_lines(name: str, cost: ModelCost) -> list[str]:
     """One line of cost per million predictions and one of energy per prediction, per model."""
     lines = []
-    priced = [s for s in cost.scenarios if s.cost_per_million is not None]
+    priced = [(s, per_million) for s in cost.scenarios if (per_million := s.cost_per_million) is not None]
     if priced:
-        price = priced[0].price_per_hour
-        at = f" (at {format_money(price)}/h)" if price is not None else ""
+        price = priced[0][0].price_per_hour
+        at = f" (at {format_money(price)}/h)" if price is not None else ""  # an endpoint is priced per token
         lines.append(f"cost per million predictions, {name}{at}: " + ", ".join(
-            f"{_SCENARIO_NAMES.get(s.scenario, s.scenario)} {format_money(s.cost_per_million)}" for s in priced))
+            f"{_SCENARIO_NAMES.get(s.scenario, s.scenario)} {format_money(per_million)}" for s, per_million in priced))
     metered = [s for s in cost.scenarios if s.energy_per_prediction_j is not None]
     if metered:
         lines.append(f"energy per prediction, {name}: " + ", ".join(
@@ -171,7 +181,8 @@ def server_table(summary: SpeedSummary) -> Table | None:
         scenario = cost.scenario("server") if cost is not None else None
         table.add_row(
             escape(model.name), format_qps(model.max_qps) if model.max_qps is not None else "none held",
-            f"{format_qps(model.ci_low)}–{format_qps(model.ci_high)}" if model.ci_low is not None else "–",
+            f"{format_qps(model.ci_low)}–{format_qps(model.ci_high)}" if model.ci_low is not None
+            and model.ci_high is not None else "–",
             format_qps(best.target_qps) if best else "–",
             f"{best.p50_s * 1e3:.3g}" if best and best.p50_s is not None else "–",
             f"{best.p99_s * 1e3:.3g}" if best and best.p99_s is not None else "–", str(len(model.trials)),

@@ -19,7 +19,7 @@ from typing import Any
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.results.sweep import ModelSweep, QualityVsParent, Recommendation, SpeedPoint, SweepCell, SweepResult
 
-__all__ = ["sweep_rows", "sweep_table", "sweep_markdown", "sweep_figure", "write_sweep_report", "SWEEP_COLUMNS", "pp",
+__all__ = ["sweep_rows", "sweep_table", "sweep_markdown", "sweep_figure", "write_sweep_report", "SWEEP_COLUMNS", "sweep_level", "pp",
            "variant_verdict", "recommendation_sentence"]
 
 def pp(fraction: float, *, sign: bool = True) -> str:
@@ -114,8 +114,14 @@ def _sentence(cell: SweepCell, point: SpeedPoint, budget: str, unconstrained: in
             f"{quality}; throughput-optimal batch size within the budget ({budget}): {point.batch_size}{peak}.")
 
 
-SWEEP_COLUMNS = ("variant", "batch", "status", "Δ accuracy vs parent (95 % CI)", "McNemar p", "samples/s",
-                 "p95 ms/batch", "speed-up vs parent (95 % CI)", "memory MiB", "notes")
+SWEEP_COLUMNS = ("variant", "batch", "status", "Δ accuracy vs parent (CI)", "McNemar p", "samples/s",
+                 "p95 ms/batch", "speed-up vs parent (CI)", "memory MiB", "notes")
+
+
+def sweep_level(result: SweepResult) -> str:
+    """The intervals' level, from the records (``1 − stats.alpha``), e.g. ``95 %``."""
+    found = [c.quality.confidence for c in result.cells() if c.quality is not None]
+    return f"{100 * (found[0] if found else 1 - result.experiment.get('stats', {}).get('alpha', 0.05)):g} %"
 
 
 def _quality_text(cell: SweepCell) -> tuple[str, str]:
@@ -143,7 +149,7 @@ def sweep_rows(result: SweepResult) -> list[dict[str, str]]:
             if cell.status != "measured" or not cell.points:
                 status = f"{cell.status} ({cell.stage})"
                 values = (cell.name, "—", status, quality, p_value, "—", "—", "—", "—", cell.reason or "")
-                rows.append(dict(zip(SWEEP_COLUMNS, values)))
+                rows.append(dict(zip(SWEEP_COLUMNS, values, strict=True)))
                 continue
             for i, point in enumerate(cell.points):
                 first = i == 0
@@ -158,7 +164,7 @@ def sweep_rows(result: SweepResult) -> list[dict[str, str]]:
                               p_value if first else "", f"{point.throughput:,.1f}", f"{point.p95_ms:.3g}", speedup,
                               _mib(point.memory_mb),
                               "; ".join(cell.notes) if first and not cell.parent else "")
-                rows.append(dict(zip(SWEEP_COLUMNS, values)))
+                rows.append(dict(zip(SWEEP_COLUMNS, values, strict=True)))
     return rows
 
 
@@ -186,10 +192,11 @@ def _md(text: str) -> str:
 def sweep_markdown(result: SweepResult, *, image: str | None = None) -> str:
     """The sweep as Markdown: recommendation, table, quality verdicts, notes and (optionally) the figure."""
     lines = [f"# Sweep: {_md(result.name)}", "",
-             f"{result.dataset.n_examples} examples of {_md(result.dataset.source)}; "
-             f"{result.environment.cpu_model}, torch threads {result.environment.torch_threads}; "
-             f"headtohead {result.headtohead_version}, {result.created_at}.", "",
+             (f"{result.dataset.n_examples} examples of {_md(result.dataset.source)}; "
+              f"{result.environment.cpu_model}, torch threads {result.environment.torch_threads}; "
+              f"headtohead {result.headtohead_version}, {result.created_at}."), "",
              f"**{_md(result.recommendation.sentence)}**", "",
+             f"Intervals (CI) at {sweep_level(result)}.", "",
              "| " + " | ".join(SWEEP_COLUMNS) + " |", "|" + "|".join("---" for _ in SWEEP_COLUMNS) + "|"]
     lines += ["| " + " | ".join(_md(row[c]) for c in SWEEP_COLUMNS) + " |" for row in sweep_rows(result)]
     verdicts = [c.quality.verdict for c in result.cells() if c.quality is not None]
@@ -245,7 +252,7 @@ def sweep_figure(result: SweepResult) -> bytes:
         ax_q.axvline(-margin * 100, color="gray", linestyle="--", linewidth=1, label="non-inferiority margin")
         ax_q.legend(fontsize=7)
     ax_q.set_yticks(range(len(judged)), [c.name for c in judged], fontsize=7)
-    ax_q.set_xlabel("accuracy − parent's (pp, 95 % CI)")
+    ax_q.set_xlabel(f"accuracy − parent's (pp, {sweep_level(result)} CI)")
     ax_q.set_title("quality vs parent")
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)

@@ -3,18 +3,32 @@ run has statistics. Returns rich renderables; only the CLI prints."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.markup import escape
 from rich.table import Table
 
 from headtohead.report.quality_sentences import verdict_lines
 from headtohead.report.sentences import speed_verdict_lines
+from headtohead.results.memory import MemoryStats
 from headtohead.results.records import ModelRecord, RunResult
 
-__all__ = ["quality_table", "speed_table", "verdict_block", "format_count", "timings_line"]
+__all__ = ["quality_table", "speed_table", "verdict_block", "format_count", "weights_text", "timings_line", "UNKNOWN"]
+
+#: A size headtohead cannot read (a plain callable, an estimator without coefficients): never shown as 0.
+UNKNOWN = "unknown"
 
 
-def format_count(n: int) -> str:
-    """``22713856`` → ``22.7M``."""
+def format_count(n: int | None) -> str:
+    """``22713856`` → ``22.7M``; ``None`` (not known) → ``unknown``.
+
+    Examples
+    --------
+    >>> format_count(22713856), format_count(950), format_count(None)
+    ('22.7M', '950', 'unknown')
+    """
+    if n is None:
+        return UNKNOWN
     for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
         if n >= size:
             return f"{n / size:.1f}{unit}"
@@ -58,7 +72,7 @@ def quality_table(result: RunResult) -> Table:
                    "eval s"):
         table.add_column(column, justify="right")
     scored = [m for m in result.models if m.quality is not None]
-    best = max((m.quality.accuracy for m in scored), default=None)
+    best = max((q.accuracy for m in scored if (q := m.quality) is not None), default=None)
     for model in scored:
         table.add_row(*_row(model, stats.model(model.name) if stats else None,
                             best=best if len(scored) > 1 else None))
@@ -67,6 +81,7 @@ def quality_table(result: RunResult) -> Table:
 
 def _row(model: ModelRecord, ms, *, best: float | None) -> list[str]:  # noqa: ANN001 - ModelStats | None
     q = model.quality
+    assert q is not None, "only models with a quality pass have a row"
     accuracy = _with_ci(q.accuracy, ms.accuracy if ms else None, percent=True)
     if best is not None and q.accuracy == best:
         accuracy = f"[bold green]{accuracy}[/]"
@@ -94,6 +109,14 @@ def _ms(seconds: float | None) -> str:
 
 def _mib(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
+
+
+def weights_text(memory: MemoryStats | None, mib: Callable[[float], str], *, missing: str = "–") -> str:
+    """The weights cell: ``mib(value)``; "unknown" when memory was measured but the size cannot be read;
+    ``missing`` when memory was not measured."""
+    if memory is None:
+        return missing
+    return UNKNOWN if memory.weights_mb is None else mib(memory.weights_mb)
 
 
 def _load_s(model) -> str:  # noqa: ANN001 - ModelSpeed
@@ -139,7 +162,7 @@ def speed_table(result: RunResult) -> Table | None:
             _ms(single.per_batch.p99_s if single else None),
             _load_s(model),
             _ms(cold.first_call_s if cold else None),
-            _mib(memory.weights_mb if memory else None),
+            weights_text(memory, _mib),
             _mib(memory.model_peak_mb if memory else None),
         ]
         table.add_row(*cells, *([_mib(memory.cuda_model_peak_mb if memory else None)] if cuda else []))

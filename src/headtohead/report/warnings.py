@@ -1,8 +1,8 @@
 """Warnings shown to people about a measurement, worded from its numbers.
 
 A speed or training record keeps what was measured (every latency, the host's load before
-and after, the time spent waiting for data); whether that deserves a warning — an unstable
-latency series, a busy machine, a model starved of data — is decided and worded here, each
+and after, the time spent waiting for data); whether that deserves a warning — noise that
+leaves a speed ratio undecided or drifts, a busy machine, a model starved of data — is decided and worded here, each
 time a record is shown, so old and new results are judged by the same rule. Warnings that
 engines and adapters record while they run (a label remapping, a refused op) are stored with
 the record and shown as they are.
@@ -11,10 +11,12 @@ the record and shown as they are.
 from __future__ import annotations
 
 from headtohead.errors import listing
-from headtohead.results.latency import INSTABILITY_THRESHOLD
+from headtohead.report.numbers import format_p
+from headtohead.report.speed_words import format_percent
 from headtohead.results.records import ModelRecord
 from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.results.training import TrainingRun
+from headtohead.stats.speed_family import noise_checks
 
 __all__ = ["isolation_warning", "instability_warnings", "speed_warnings", "stall_warning_text", "training_warnings",
            "model_warnings", "BUSY_CPU_PERCENT"]
@@ -50,22 +52,53 @@ def isolation_warning(load: HostLoad, *, check_load_average: bool = True) -> str
 
 
 def instability_warnings(summary: SpeedSummary) -> list[str]:
-    """One warning per model and scenario whose repeat noise (IQR / median of repeated calls) is over 10 %.
+    """Warnings where the noise threatens a conclusion; none for noise the verdict survived.
 
-    Judged on repeats of the same input (each call divided by its input's median), never on
-    the spread across inputs of different lengths, which is real and no sign of noise.
+    The rules (:mod:`headtohead.stats.speed_family`, ``docs/speed.md``): a pair left undecided
+    whose ratio interval is wider than ±10 % (or ``speed.target_ci_halfwidth``); a tested trend
+    of a pair's per-round ratio of 5 % or more over the rounds; a tested trend of the machine's
+    level (every model together) of 10 % or more. Both trend tests are Holm-adjusted over the
+    run's drift tests at α = 1 − ``speed.confidence``. Repeat noise alone is shown as a number in
+    the speed table, never as a warning.
     """
-    def where(t) -> str:  # noqa: ANN001 - ScenarioTiming
-        return " of the same input" if t.inputs == 1 else f" of the same input (over {t.inputs} inputs)"
+    checks = noise_checks(summary)
 
-    return [f"model '{m.name}' {t.scenario}: latency spread of repeated calls{where(t)} IQR/median = "
-            f"{t.repeat_noise:.0%} (> {INSTABILITY_THRESHOLD:.0%}), the measurement is unstable; close other "
-            f"programs, set num_threads or raise min_seconds"
-            for m in summary.models for t in (m.offline, m.single_stream) if t is not None and t.unstable]
+    def tested(p: float, adjusted: float) -> str:
+        if checks.n_drift_tests > 1:
+            return f"trend test p {format_p(p)}, Holm p {format_p(adjusted)} over {checks.n_drift_tests} drift tests"
+        return f"trend test p {format_p(p)}"
+
+    noise: dict[tuple[str, str], float] = {(m.name, t.scenario): t.repeat_noise for m in summary.models
+                                           for t in (m.offline, m.single_stream) if t is not None}
+    out, pct, limit = [], format_percent, format_percent(checks.limit)
+    for r in checks.ratios:
+        a, b, level = r.model_a, r.model_b, f"{100 * r.confidence:g} %"
+        if r.too_wide:
+            repeats = ", ".join(f"{name} {pct(noise[(name, r.scenario)])}" for name in (a, b)
+                                if (name, r.scenario) in noise)
+            out.append(f"{r.scenario}: {a} vs {b} is undecided — time ratio {a}/{b} {r.ratio:.2f}, {level} CI "
+                       f"{r.low:.2f}–{r.high:.2f} (±{pct(r.halfwidth)}, wider than ±{limit}) over {r.n_rounds} "
+                       f"rounds: too noisy to tell whether they differ by {limit} (repeat noise {repeats}); about "
+                       f"{r.rounds_needed} rounds would narrow it to ±{limit} (speed.rounds), or quiet the machine "
+                       f"(close other programs, set num_threads)")
+        if r.drifted:
+            sign = "+" if r.drift > 0 else "\u2212"
+            out.append(f"{r.scenario}: the time ratio {a}/{b} drifted {sign}{pct(abs(r.drift))} from the first to "
+                       f"the last of {r.n_rounds} rounds ({tested(r.drift_p, r.drift_p_adjusted)}): the ratio "
+                       f"depends on when the measurement stopped — a warm-up that had not finished (raise "
+                       f"warmup_seconds), throttling or a job that started part-way; re-run on a quiet machine")
+    for lv in checks.levels:
+        if lv.drifted:
+            rose = "rose" if lv.change > 0 else "fell"
+            out.append(f"{lv.scenario}: the latency drifted — the models' mean latency {rose} {pct(abs(lv.change))} "
+                       f"from the first to the last of {lv.n_rounds} rounds ({tested(lv.p_value, lv.p_adjusted)}): "
+                       f"throttling, or another job; a drift the models share cancels in the ratios, but the "
+                       f"latencies and throughputs shown are averages over it")
+    return out
 
 
 def speed_warnings(summary: SpeedSummary) -> list[str]:
-    """Every warning about a speed measurement: the host's load, the stored ones, unstable series.
+    """Every warning about a speed measurement: the host's load, the stored ones, noise that threatens a ratio.
 
     Each appears once (results written by older versions stored some of them).
     """

@@ -48,8 +48,9 @@ def slice_rows(result: RunResult) -> list[dict[str, str]]:
         row = {"slice": slice_name(s), "examples": f"{s.n_examples:,}"}
         for entry in s.accuracies:
             est = entry.accuracy
-            row[f"{entry.model} accuracy"] = (f"{100 * est.value:.1f} % ({100 * est.low:.1f}–{100 * est.high:.1f})"
-                                              if est.has_interval else f"{100 * est.value:.1f} %")
+            low, high = (est.low, est.high) if est.has_interval else (None, None)
+            row[f"{entry.model} accuracy"] = (f"{100 * est.value:.1f} % ({100 * low:.1f}–{100 * high:.1f})"
+                                              if low is not None and high is not None else f"{100 * est.value:.1f} %")
         for pair in s.pairs:
             key = f"{pair.model_a} − {pair.model_b}"
             row[f"{key} (pp)"] = (f"{format_pp(pair.difference)} ({format_pp(pair.ci_low)}…"

@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from headtohead.errors import ResultsError
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 
+if TYPE_CHECKING:  # records import pydantic models of every section; io is read by them all
+    from headtohead.results.records import RunResult
+
 __all__ = ["write_bytes_atomic", "write_text_atomic", "save_result", "load_result", "read_versioned_json"]
 
 
-def save_result(result, path: str | Path) -> None:  # noqa: ANN001 - RunResult, imported lazily below
+def save_result(result: RunResult, path: str | Path) -> None:
     """Write a :class:`~headtohead.results.records.RunResult` as indented JSON, atomically."""
     write_text_atomic(Path(path), result.model_dump_json(indent=2) + "\n")
 
@@ -66,7 +69,7 @@ def read_versioned_json(path: str | Path, record_cls: Any, *, version: int, what
         raise ResultsError(f"{path}: invalid {what} at {loc}: {first['msg']}") from exc
 
 
-def load_result(path: str | Path):  # noqa: ANN201 - RunResult, imported lazily
+def load_result(path: str | Path) -> RunResult:
     """Read a ``results.json``; refuse files of a newer schema version than this headtohead knows.
 
     Raises
@@ -76,4 +79,6 @@ def load_result(path: str | Path):  # noqa: ANN201 - RunResult, imported lazily
     """
     from headtohead.results.records import SCHEMA_VERSION, RunResult
 
-    return read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run")
+    result: RunResult = read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results.json",
+                                            writer="h2h run")
+    return result

@@ -12,11 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["latency_summary", "tukey_fences", "count_outliers", "iqr_over_median", "repeat_noise", "per_input",
-           "INSTABILITY_THRESHOLD"]
-
-#: IQR / median above which a latency series is flagged as unstable.
-INSTABILITY_THRESHOLD = 0.10
+__all__ = ["latency_summary", "tukey_fences", "count_outliers", "iqr_over_median", "repeat_noise", "per_input"]
 
 
 def latency_summary(samples: Sequence[float] | np.ndarray) -> dict[str, float]:

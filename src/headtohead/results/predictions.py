@@ -20,6 +20,7 @@ import io
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,14 +51,18 @@ class ModelPredictions:
     pred: np.ndarray
     proba: np.ndarray | None
 
+    def restricted(self, rows: Any) -> ModelPredictions:
+        """The same model's predictions on some rows (a boolean mask, indices or a slice)."""
+        return ModelPredictions(self.pred[rows], None if self.proba is None else self.proba[rows])
+
     def correct(self, y_true: np.ndarray) -> np.ndarray:
         """Boolean array: was each example predicted correctly (``False`` without a prediction)."""
-        return self.pred == y_true
+        return np.asarray(self.pred == y_true)
 
     @property
     def valid(self) -> np.ndarray:
         """Boolean array: did the model give this example finite scores (and so a prediction)."""
-        return self.pred != NO_PREDICTION
+        return np.asarray(self.pred != NO_PREDICTION)
 
 
 @dataclass
@@ -169,13 +174,12 @@ class Predictions:
         take = slice(None) if rows is None else rows
         names = list(self.models) if models is None else list(models)
         return Predictions(self.order[take], self.y_true[take], self.label_names,
-                           {m: ModelPredictions(self[m].pred[take], None if self[m].proba is None
-                                                else self[m].proba[take]) for m in names},
+                           {m: self[m].restricted(take) for m in names},
                            self.outside_labels, None if self.groups is None else self.groups[take], self.group_column)
 
     def save(self, path: str | Path) -> None:
         """Write to ``path`` (``.npz``) atomically."""
-        arrays: dict[str, np.ndarray] = {
+        arrays: dict[str, Any] = {  # Any: numpy's stubs read **arrays as its keyword arguments
             "order": self.order,
             "y_true": self.y_true,
             "label_names": np.array(self.label_names, dtype=str),

@@ -42,6 +42,14 @@ Changelog of :data:`SCHEMA_VERSION`:
   (``Estimate.low``/``high`` and ``MetricDifference.ci_low``/``ci_high`` ``None``, with a
   ``note``); the plug-in ECE has no interval. ``StatsSettings.group_column`` / ``n_groups``
   (grouped examples). Version-3 statistics read with ``settings.failures = "left out"``.
+  Speed: ``SpeedComparison.p_value`` / ``p_adjusted`` / ``n_speed_tests`` and the same on
+  ``ServerComparison`` ("faster" and "holds more" after Holm over every speed comparison of the
+  run; ``None`` in version-3 files, whose ``faster`` came from the interval alone and is read as
+  it was); ``ScenarioTiming.unstable`` is no longer written (dropped on read; repeat noise is a
+  number, warnings come from what noise does to the ratios).
+  ``ModelRecord.num_parameters`` / ``parameter_bytes`` and the same fields of the speed records
+  (``ModelSpeed``) may be ``None``: a size headtohead cannot read (a plain callable, an estimator
+  without coefficients) is unknown, where version 3 wrote 0.
   ``ModelRecord.endpoint`` (:mod:`headtohead.results.endpoint`): a ``kind: openai`` model's requests,
   cache hits, unparseable answers, tokens and cost (``None`` for every other kind).
 """
@@ -239,8 +247,8 @@ class ModelRecord(Record):
     source: str
     outputs: Literal["computed", "stored"] = Field(
         default="computed", description="stored: outputs read, not computed (kind predictions): speed not measured")
-    num_parameters: int
-    parameter_bytes: int
+    num_parameters: int | None = Field(description="None: unknown (a callable, an estimator without coefficients)")
+    parameter_bytes: int | None = Field(description="None: unknown")
     label_alignment: str | None = Field(description="identical | remapped | subset | generic | unnamed (None: "
                                         "no quality pass)")
     label_columns: list[int] | None = Field(description="model output column of each dataset class")

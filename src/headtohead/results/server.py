@@ -127,7 +127,13 @@ class ServerComparison(Record):
     ci_high: float | None
     confidence: float
     n_searches: int
-    more: str | None = Field(description="the model holding significantly more load, or None")
+    more: str | None = Field(description="the model holding significantly more load after Holm's adjustment "
+                                         "over every speed comparison of the run (version ≤ 3: the interval "
+                                         "alone), or None")
+    p_value: float | None = Field(default=None, description="the test the interval inverts (None: one search, or "
+                                  "a file of version ≤ 3)")
+    p_adjusted: float | None = Field(default=None, description="Holm-adjusted over every speed comparison of the run")
+    n_speed_tests: int | None = Field(default=None, description="comparisons Holm's adjustment ran over")
     verdict: str = Field(default="", description="the comparison in one sentence (report.server)")
 
 

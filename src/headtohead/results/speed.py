@@ -1,16 +1,20 @@
 """Typed records of a speed measurement (the ``speed`` part of ``results.json``).
 
 The raw per-iteration latencies are the data; every statistic (mean, percentiles,
-throughput, outliers, the instability flag) is *derived* from them when a record is
-built or read back, and written to JSON only for readers of the file. A statistic found
-in a file is never trusted: reading recomputes it from the raw values, so the two can
-never disagree.
+throughput, outliers, repeat noise) is *derived* from them when a record is built or read
+back, and written to JSON only for readers of the file. A statistic found in a file is
+never trusted: reading recomputes it from the raw values, so the two can never disagree.
+
+A pair's :class:`SpeedComparison` names a faster model only when its t test survives Holm's
+adjustment over every speed comparison of the run (``p_adjusted``, ``n_speed_tests``;
+:mod:`headtohead.stats.speed_family`). Files of schema version 3 and older have neither:
+their ``faster`` was read off the unadjusted interval, and is read back as it was.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, computed_field, model_validator
 
@@ -18,7 +22,6 @@ from headtohead.results.base import Record
 from headtohead.results.cost import ModelCost
 from headtohead.results.endpoint import RequestTiming
 from headtohead.results.latency import (
-    INSTABILITY_THRESHOLD,
     count_outliers,
     iqr_over_median,
     latency_summary,
@@ -49,16 +52,23 @@ __all__ = [
 
 Scenario = Literal["offline", "single_stream", "time_window"]
 StopReason = Literal["minimums_met", "target_ci_reached", "time_budget"]
+#: The scenarios timed in interleaved rounds (the others have their own records).
+TimedScenario = Literal["offline", "single_stream"]
+#: How the latencies were timed.
+TimerName = Literal["perf_counter_ns", "cuda_event"]
 
 
 class _Derived(Record):
     """A record whose ``computed_field`` values are recomputed on read, never taken from input."""
 
+    #: Derived values older versions wrote that are no longer computed (dropped on read too).
+    retired_fields: ClassVar[frozenset[str]] = frozenset()
+
     @model_validator(mode="before")
     @classmethod
     def _drop_derived(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            derived = set(cls.model_computed_fields)
+            derived = set(cls.model_computed_fields) | cls.retired_fields
             data = {k: v for k, v in data.items() if k not in derived}
         return data
 
@@ -111,7 +121,13 @@ class ScenarioTiming(_Derived):
     inputs were preprocessed and on the device beforehand, so this is the model alone.
     Every round makes whole passes over the ``inputs`` timed inputs in the same order, so
     call ``i`` of a round ran input ``i % inputs`` (``SpeedSummary.timed_indices`` names them).
+    ``repeat_noise`` is shown as a number; whether noise deserves a warning is judged on
+    what it does to the comparisons (an undecided ratio too wide, a drift across rounds:
+    :mod:`headtohead.stats.speed_family`), no longer on the noise alone (the ``unstable`` flag
+    of earlier versions, dropped on read).
     """
+
+    retired_fields: ClassVar[frozenset[str]] = frozenset({"unstable"})
 
     scenario: Literal["offline", "single_stream"]
     batch_size: int
@@ -165,18 +181,12 @@ class ScenarioTiming(_Derived):
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def repeat_noise(self) -> float:
-        """IQR/median of the calls each divided by its input's median: the spread of repeats alone."""
-        return repeat_noise(self.samples_ns, self.inputs)
+        """IQR/median of the calls each divided by its input's median: the spread of repeats alone.
 
-    @computed_field  # type: ignore[prop-decorator]
-    @cached_property
-    def unstable(self) -> bool:
-        """Repeat noise above 10 %: the machine was too noisy for a trustworthy number.
-
-        Judged on repeated calls of the same input, not on the mixture of inputs of
-        different lengths, whose spread is real and says nothing about noise.
+        Judged on repeated calls of the same input, not on the mixture of inputs of different
+        lengths, whose spread is real and says nothing about noise.
         """
-        return self.repeat_noise > INSTABILITY_THRESHOLD
+        return repeat_noise(self.samples_ns, self.inputs)
 
 
 class PipelineTiming(_Derived):
@@ -240,8 +250,8 @@ class ModelSpeed(Record):
 
     name: str
     device: str
-    num_parameters: int
-    parameter_bytes: int
+    num_parameters: int | None = Field(description="None: unknown (a callable, an estimator without coefficients)")
+    parameter_bytes: int | None = Field(description="None: unknown")
     load_time_s: float | None = Field(default=None, description="Time to load the model in the measuring "
                                       "process (from the caller; the device context was created before).")
     first_preprocess_s: float | None = Field(default=None, description="The first preprocess call of the speed pass "
@@ -279,7 +289,10 @@ class ModelSpeed(Record):
 class SpeedComparison(Record):
     """The paired speed ratio of two models in one scenario.
 
-    ``ratio`` is ``time(model_a) / time(model_b)``: above 1 ``model_b`` is faster.
+    ``ratio`` is ``time(model_a) / time(model_b)``: above 1 ``model_b`` is faster. The
+    interval is the unadjusted t interval at ``confidence``; ``faster`` is decided by the
+    Holm-adjusted p-value at ``α = 1 − confidence`` over the run's ``n_speed_tests``
+    comparisons, so a ratio whose interval excludes 1 may still name no faster model.
     """
 
     scenario: Literal["offline", "single_stream"]
@@ -290,8 +303,20 @@ class SpeedComparison(Record):
     ci_high: float
     confidence: float
     n_rounds: int
-    faster: str | None = Field(description="The significantly faster model, or None.")
+    faster: str | None = Field(description="The faster model after Holm's adjustment over every speed comparison "
+                                           "of the run (version ≤ 3 files: the interval alone), or None.")
+    p_value: float | None = Field(default=None, description="two-sided t test of the mean per-round log ratio "
+                                  "(the test the interval inverts); None in files of version ≤ 3")
+    p_adjusted: float | None = Field(default=None, description="Holm-adjusted over every speed comparison of the "
+                                     "run (pairs × scenarios, Server capacity pairs too)")
+    n_speed_tests: int | None = Field(default=None, description="how many speed comparisons Holm's adjustment "
+                                      "ran over; None: not adjusted (files of version ≤ 3)")
     verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")
+
+    @property
+    def alpha(self) -> float:
+        """The level a comparison is decided at: ``1 − confidence``."""
+        return 1.0 - self.confidence
 
 
 class ScenarioRun(Record):

@@ -10,7 +10,7 @@ trusted from a file (the same rule as :mod:`headtohead.results.speed`).
   statistics (:class:`~headtohead.results.comparison.MultiSeedSummary`);
 * :class:`~headtohead.results.training_file.TrainingResult` — ``training.json`` (the summary
   and the machine), in a module of its own so that ``records.py`` can import this one;
-* :class:`MachineComparison` — ``h2h compare``: models × machines, normalised to a baseline.
+* :class:`MachineComparison` — ``h2h machines``: models × machines, normalised to a baseline.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ class MachineCell(Record):
     epoch_time_vs_baseline: float | None = Field(default=None, description="time per epoch ÷ the baseline's")
     end_to_end_s: float | None = Field(default=None, description="training start to saved weights")
     energy_per_epoch_j: float | None = Field(default=None, description="energy counted over the run ÷ its epochs")
-    price_per_hour: float | None = Field(default=None, description="the machine's price (h2h compare --price)")
+    price_per_hour: float | None = Field(default=None, description="the machine's price (h2h machines --price)")
     cost_per_epoch: float | None = Field(default=None, description="price × time per epoch")
     cost_to_target: float | None = Field(default=None, description="price × time to the target metric")
     cost_end_to_end: float | None = Field(default=None, description="price × the whole fine-tune")

@@ -56,7 +56,7 @@ def missing_dependency(exc: ModuleNotFoundError, what: str, kind: str | None = N
     'model \\'r\\' (kind timm) needs timm, which is not installed; install it with: pip install "headtohead[vision]"'
     """
     extra = extra_for(exc.name)
-    if extra is None:
+    if extra is None or exc.name is None:
         return None
     if extra == "torch" and kind in KIND_EXTRAS:
         extra = KIND_EXTRAS[kind]

@@ -1,11 +1,10 @@
 """``analyse``: every statistic of one run, from the saved per-example predictions.
 
-For each model: accuracy with its Wilson interval, per-class recall (Wilson on the class's
-examples), the other metrics with bootstrap intervals, and calibration. For every pair:
-McNemar's score test and Tango's score interval on the accuracy difference (one statistic,
-so "significant" and "the interval excludes 0" agree), per-class recall differences the same
-way, paired bootstrap intervals on the other metrics, Holm's adjustment over all pairs, the
-gap detectable with 80 % power, and a ranking in groups.
+For each model: accuracy with its Wilson interval, per-class recall (Wilson on the class's examples), the other
+metrics with bootstrap intervals, and calibration. For every pair: McNemar's score test and Tango's score interval
+on the accuracy difference (one statistic, so "significant" and "the interval excludes 0" agree), per-class recall
+differences the same way, paired bootstrap intervals on the other metrics, Holm's adjustment over all pairs, the gap
+detectable with 80 % power, and a ranking in groups.
 
 **Failures count.** An example a model gave no prediction for (NaN or infinite scores, an
 endpoint's missing or unparseable answer, a timeout) is that model's wrong answer in every
@@ -31,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from headtohead.results.comparison import (
     StatsSummary,
 )
 from headtohead.results.predictions import Predictions
-from headtohead.stats.bootstrap import Interval, paired_bootstrap
+from headtohead.stats.bootstrap import CIMethod, Interval, paired_bootstrap
 from headtohead.stats.bootstrap_metrics import METRICS
 from headtohead.stats.calibration import calibration
 from headtohead.stats.intervals import bootstrap_estimates, estimate_from_interval, proportion_estimate
@@ -154,7 +154,7 @@ def _calibration_intervals(predictions: Predictions, names: Sequence[str], rows:
                            groups: np.ndarray | None) -> Calibrated:
     """Brier and NLL of ``names`` and of their pairs from one set of resamples of ``rows`` (:mod:`~headtohead.stats.joint`)."""
     sub = predictions if rows is None else predictions.restricted(rows, names)
-    return joint_bootstrap(sub.y_true, {m: (sub[m].pred, sub[m].proba) for m in names},
+    return joint_bootstrap(sub.y_true, {m: (sub[m].pred, _probabilities(sub, m)) for m in names},
                            metrics=_CALIBRATION_METRICS, pairs=list(itertools.combinations(names, 2)),
                            label_names=predictions.label_names, n_resamples=n_resamples, confidence=confidence,
                            method=ci_method, n_bins=ece_bins,  # type: ignore[arg-type]
@@ -162,11 +162,17 @@ def _calibration_intervals(predictions: Predictions, names: Sequence[str], rows:
                            groups=None if groups is None else groups if rows is None else groups[rows])
 
 
+def _probabilities(predictions: Predictions, name: str) -> np.ndarray:
+    proba = predictions[name].proba
+    assert proba is not None  # only models with probabilities are asked for
+    return proba
+
+
 class _Calibration:
     """Calibration intervals on the answered rows: one draw for the models that answered everything, own draws
     for each model with failures and for each pair with one (its rows both answered)."""
 
-    def __init__(self, predictions: Predictions, groups: np.ndarray | None, options: dict, seed: int) -> None:
+    def __init__(self, predictions: Predictions, groups: np.ndarray | None, options: dict[str, Any], seed: int) -> None:
         self.predictions, self.groups, self.options, self.seed = predictions, groups, options, seed
         self.names = [m for m in predictions.models if predictions[m].proba is not None]
         clean = [m for m in self.names if predictions[m].valid.all()]
@@ -192,7 +198,7 @@ class _Calibration:
 
 
 def _model_stats(name: str, predictions: Predictions, calibrated: dict[str, Interval], *, confidence: float,
-                 n_resamples: int, ci_method: str, ece_bins: int, seed: np.random.SeedSequence,
+                 n_resamples: int, ci_method: CIMethod, ece_bins: int, seed: np.random.SeedSequence,
                  groups: np.ndarray | None) -> ModelStats:
     model, y = predictions[name], predictions.y_true
     correct, answered = model.correct(y), model.valid
@@ -204,7 +210,7 @@ def _model_stats(name: str, predictions: Predictions, calibrated: dict[str, Inte
     recalls = {label: proportion_estimate(correct[rows], confidence, None if groups is None else groups[rows])
                for label, rows in _class_masks(predictions).items()}
     failed = int((~answered).sum())
-    stats = dict(name=name, n_examples=len(y), n_failed=failed,
+    stats: dict[str, Any] = dict(name=name, n_examples=len(y), n_failed=failed,
                  accuracy=proportion_estimate(correct, confidence, groups),
                  accuracy_answered=proportion_estimate(correct[answered], confidence,
                                                        None if groups is None else groups[answered])
@@ -226,16 +232,16 @@ def _accuracy_difference(correct_a: np.ndarray, correct_b: np.ndarray, confidenc
     """``(estimate, low, high, method)`` of accuracy(a) − accuracy(b): Tango's score interval (+ clusters)."""
     b, c, n = int(np.sum(correct_a & ~correct_b)), int(np.sum(~correct_a & correct_b)), len(correct_a)
     if groups is None:
-        low, high = difference_interval(b, c, n, confidence)
-        return (b - c) / n, float(low), float(high), "tango-score"
+        low, high = (float(x) for x in difference_interval(b, c, n, confidence))
+        return (b - c) / n, low, high, "tango-score"
     counts = clustered_counts(correct_a.astype(np.int64) - correct_b.astype(np.int64), groups)
     low, high = clustered_difference_interval(counts, b, c, n, confidence)
     return (b - c) / n, low, high, "tango-score+clusters"
 
 
 def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibrated: dict[str, Interval], *,
-                 confidence: float, n_resamples: int, ci_method: str, ece_bins: int, seed: np.random.SeedSequence,
-                 groups: np.ndarray | None) -> list[MetricDifference]:
+                 confidence: float, n_resamples: int, ci_method: CIMethod, ece_bins: int,
+                 seed: np.random.SeedSequence, groups: np.ndarray | None) -> list[MetricDifference]:
     """``metric(a) − metric(b)`` for every reported metric, each with its interval."""
     ma, mb, y = predictions[a.name], predictions[b.name], predictions.y_true
     correct_a, correct_b = ma.correct(y), mb.correct(y)
@@ -364,7 +370,8 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     _check_groups(groups)
     confidence = 1.0 - alpha
     names = list(predictions.models)
-    options = dict(confidence=confidence, n_resamples=n_resamples, ci_method=ci_method, ece_bins=ece_bins)
+    options: dict[str, Any] = dict(confidence=confidence, n_resamples=n_resamples, ci_method=ci_method,
+                                   ece_bins=ece_bins)
     calibrated = _Calibration(predictions, groups, options, seed)
     models = {name: _model_stats(name, predictions, calibrated.of_model(name), seed=np.random.SeedSequence([seed, 0, i]),
                                  groups=groups, **options)
@@ -374,7 +381,7 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     tests = [_pair_test(predictions[names[i]].correct(y), predictions[names[j]].correct(y), groups) for i, j in pairs]
     adjusted = holm_adjust([t[2] for t in tests])
     comparisons = []
-    for (i, j), test, p_adj in zip(pairs, tests, adjusted):
+    for (i, j), test, p_adj in zip(pairs, tests, adjusted, strict=True):
         a, b = models[names[i]], models[names[j]]
         diffs = _differences(a, b, predictions, calibrated.of_pair(a.name, b.name),
                              seed=np.random.SeedSequence([seed, 1, i, j]), groups=groups, **options)

@@ -39,7 +39,7 @@ import numpy as np
 from scipy import sparse
 
 from headtohead.stats.bootstrap_intervals import Interval, acceleration, interval_from_distribution
-from headtohead.stats.bootstrap_metrics import MetricSpec, Stat, example_stats, metric_spec
+from headtohead.stats.bootstrap_metrics import Examples, MetricSpec, Stat, example_stats, metric_spec
 from headtohead.stats.example_blocks import resampled_sums
 
 __all__ = ["Interval", "bootstrap_metrics", "paired_bootstrap", "interval_from_distribution"]
@@ -84,7 +84,7 @@ class _Design:
         self.m = len(first)
         # one entry per statistic for every cell: (m, statistics), columns in increasing order
         cols = np.column_stack([blocks[name].start + stat.codes[first]
-                                for stats, blocks in zip(per_model, self.blocks) for name, stat in stats.items()])
+                                for stats, blocks in zip(per_model, self.blocks, strict=True) for name, stat in stats.items()])
         vals = np.column_stack([np.ones(self.m) if stat.weights is None else stat.weights[first].astype(np.float64)
                                 for stats in per_model for stat in stats.values()])
         # stored transposed, (width, m): OpenBLAS is >10x faster on F.T @ counts.T than on counts @ F
@@ -102,7 +102,7 @@ class _Design:
         codes = codes.reshape(-1)
         k = int(codes.max()) + 1
         rows, cols, vals = [], [], []
-        for stats, blocks in zip(per_model, self.blocks):
+        for stats, blocks in zip(per_model, self.blocks, strict=True):
             for name, stat in stats.items():
                 rows.append(blocks[name].start + stat.codes)
                 cols.append(codes)
@@ -120,7 +120,7 @@ class _Design:
         self.cell_counts = np.ones(k, dtype=np.int64)
         self.m = self.draws = k
 
-    def examples(self, sums: np.ndarray, n: float) -> np.ndarray | float:
+    def examples(self, sums: np.ndarray, n: float) -> Examples:
         """Examples behind each row of ``sums``: ``n`` itself, or per resample with groups."""
         return n if self.size_column is None else sums[:, self.size_column]
 
@@ -140,7 +140,7 @@ def _row_numbers(key: np.ndarray) -> np.ndarray:
     if radices is None or key.min() < 0 or not np.array_equal(key, np.floor(key)) or np.prod(radices * 1.0) >= 2**62:
         return key
     numbers = np.zeros(len(key), dtype=np.int64)
-    for column, radix in zip(key.T.astype(np.int64), radices):
+    for column, radix in zip(key.T.astype(np.int64), radices, strict=True):
         numbers = numbers * radix + column
     return numbers
 
@@ -148,9 +148,9 @@ def _row_numbers(key: np.ndarray) -> np.ndarray:
 def _evaluate(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n: float) -> np.ndarray:
     """Metric values ``(M, R)``: model 0 minus model 1 when there are two models."""
     out = np.empty((len(specs), sums.shape[0]))
-    n = design.examples(sums, n)
+    examples = design.examples(sums, n)
     for i, spec in enumerate(specs):
-        values = [spec.compute({s: sums[:, blocks[s]] for s in spec.needs}, n) for blocks in design.blocks]
+        values = [spec.compute({s: sums[:, blocks[s]] for s in spec.needs}, examples) for blocks in design.blocks]
         out[i] = values[0] - values[1] if len(values) == 2 else values[0]
     return out
 

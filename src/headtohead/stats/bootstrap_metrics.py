@@ -35,6 +35,7 @@ import numpy as np
 from headtohead.errors import ConfigError, did_you_mean, listing
 
 __all__ = [
+    "Examples",
     "Stat",
     "MetricSpec",
     "METRICS",
@@ -52,8 +53,10 @@ __all__ = [
 STAT_NAMES = ("true", "pred", "tp", "bin_count", "bin_confidence", "bin_correct", "brier", "nll")
 _NEEDS_PROBA = {"bin_count", "bin_confidence", "bin_correct", "brier", "nll"}
 
+#: Examples per resample: one number, or one per resample (the cluster bootstrap's resamples differ in size).
+Examples = float | np.ndarray
 #: ``compute(sums, n)``: ``sums[name]`` is ``(R, size)``; ``n`` the examples per resample.
-Compute = Callable[[Mapping[str, np.ndarray], float], np.ndarray]
+Compute = Callable[[Mapping[str, np.ndarray], Examples], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -133,12 +136,12 @@ def _f1(s: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 @register_metric("accuracy", needs=("tp",))
-def _accuracy(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _accuracy(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     return s["tp"].sum(axis=1) / n
 
 
 @register_metric("balanced_accuracy", needs=("tp", "true"))
-def _balanced_accuracy(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _balanced_accuracy(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     # scikit-learn averages recall over the classes present in y_true only
     present = s["true"] > 0
     return _ratio(s["tp"], s["true"]).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
@@ -151,49 +154,49 @@ def _present_mean(values: np.ndarray, s: Mapping[str, np.ndarray]) -> np.ndarray
 
 
 @register_metric("f1_macro", needs=("tp", "true", "pred"))
-def _f1_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _f1_macro(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     return _present_mean(_f1(s), s)
 
 
 @register_metric("f1_weighted", needs=("tp", "true", "pred"))
-def _f1_weighted(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _f1_weighted(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     return (_f1(s) * s["true"]).sum(axis=1) / n
 
 
 @register_metric("precision_macro", needs=("tp", "pred", "true"))
-def _precision_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _precision_macro(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     return _present_mean(_ratio(s["tp"], s["pred"]), s)
 
 
 @register_metric("recall_macro", needs=("tp", "true"))
-def _recall_macro(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _recall_macro(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     return _present_mean(_ratio(s["tp"], s["true"]), s)
 
 
 @register_metric("ece", needs=("bin_confidence", "bin_correct"), higher_is_better=False)
-def _ece(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _ece(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     # Σ_b (n_b / n)·|conf_b − acc_b| == Σ_b |Σconf_b − Σcorrect_b| / n
     return np.abs(s["bin_confidence"] - s["bin_correct"]).sum(axis=1) / n
 
 
 @register_metric("mce", needs=("bin_count", "bin_confidence", "bin_correct"), higher_is_better=False)
-def _mce(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _mce(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     gap = _ratio(np.abs(s["bin_confidence"] - s["bin_correct"]), s["bin_count"])
     return gap.max(axis=1)  # empty bins have gap 0, so they never win the max
 
 
 @register_metric("brier", needs=("brier",), higher_is_better=False)
-def _brier(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _brier(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     return s["brier"][:, 0] / n
 
 
 @register_metric("nll", needs=("nll",), higher_is_better=False)
-def _nll(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+def _nll(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
     return s["nll"][:, 0] / n
 
 
 def _per_class(kind: str, k: int) -> Compute:
-    def compute(s: Mapping[str, np.ndarray], n: float) -> np.ndarray:
+    def compute(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
         if kind == "recall":
             return _ratio(s["tp"][:, k], s["true"][:, k])
         if kind == "precision":
@@ -312,10 +315,11 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
         raise ValueError("calibration metrics need the class probabilities (proba)")
     correct = (pred == y_true).astype(np.float64)
     zeros = np.zeros(len(y_true), dtype=np.int64)
+    scores: np.ndarray = proba if proba is not None else np.zeros((len(y_true), n_classes))  # used only with proba
     out: dict[str, Stat] = {}
     if {"bin_count", "bin_confidence", "bin_correct"}.intersection(needs):
         # top-label calibration: the probability the model gave to the class it predicted
-        confidence = as_probabilities(proba)[np.arange(len(pred)), pred]
+        confidence = as_probabilities(scores)[np.arange(len(pred)), pred]
         bins = bin_index(confidence, n_bins)
     for name in needs:
         if name == "true":
@@ -337,9 +341,9 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
         elif name == "bin_correct":
             out[name] = Stat(bins, n_bins, correct)
         elif name == "brier":
-            out[name] = Stat(zeros, 1, per_example_brier(y_true, proba, binary=n_classes == 2))
+            out[name] = Stat(zeros, 1, per_example_brier(y_true, scores, binary=n_classes == 2))
         elif name == "nll":
-            out[name] = Stat(zeros, 1, per_example_nll(y_true, proba))
+            out[name] = Stat(zeros, 1, per_example_nll(y_true, scores))
         else:
             raise ValueError(f"unknown statistic '{name}'")
     return out

@@ -214,8 +214,10 @@ def calibration(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray, n_bins:
         raise ValueError("calibration needs at least one example")
     confidence, correct = top_label(y_true, pred, proba)
     bins = reliability_bins(confidence, correct, n_bins)
-    gaps = [abs(b.accuracy - b.confidence) for b in bins if b.count]
-    ece = sum(b.count * abs(b.accuracy - b.confidence) for b in bins if b.count) / len(y_true)
+    filled = [(b.count, abs(b.accuracy - b.confidence)) for b in bins
+              if b.count and b.accuracy is not None and b.confidence is not None]
+    gaps = [gap for _, gap in filled]
+    ece = sum(count * gap for count, gap in filled) / len(y_true)
     labels = np.arange(proba.shape[1])
     return Calibration(n_bins=n_bins, ece=float(ece), mce=float(max(gaps)),
                        ece_l2_debiased=ece_l2_debiased(confidence, correct, n_bins, level),

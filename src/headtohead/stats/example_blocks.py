@@ -18,6 +18,8 @@ bounded whatever ``n`` and the number of resamples.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import sparse
 
@@ -51,7 +53,7 @@ def resampled_sums(features_t: np.ndarray | sparse.spmatrix, n_resamples: int,
     >>> sums.ravel().tolist()
     [1000.0, 1000.0, 1000.0, 1000.0, 1000.0]
     """
-    features = features_t.tocsc() if sparse.issparse(features_t) else np.asarray(features_t)
+    features: Any = sparse.csc_matrix(features_t) if sparse.issparse(features_t) else np.asarray(features_t)
     sums = np.zeros((n_resamples, features.shape[0]))
     for first in range(0, n_resamples, _RESAMPLES_AT_ONCE):
         rows = slice(first, min(first + _RESAMPLES_AT_ONCE, n_resamples))
@@ -69,12 +71,12 @@ def _sums(features: np.ndarray | sparse.csc_matrix, n_resamples: int, rng: np.ra
         starts = np.arange(group_start, min(group_start + _GROUP, n), _BLOCK)
         sizes = np.minimum(_BLOCK, n - starts)
         per_block = rng.multinomial(per_group[:, g], sizes / sizes.sum())  # (R, blocks of this group)
-        for b, (start, size) in enumerate(zip(starts, sizes)):
+        for b, (start, size) in enumerate(zip(starts, sizes, strict=True)):
             draws = per_block[:, b]
             picks = np.repeat(resample * size, draws)  # each draw's resample, as the offset of its row
             total = len(picks)
             picks += np.frombuffer(rng.bytes(total), np.uint8) if size == _BLOCK else rng.integers(0, size, total)
             counts = np.bincount(picks, minlength=n_resamples * size).reshape(n_resamples, size)
-            rows = features[:, start:start + size]
+            rows: Any = features[:, start:start + size]
             sums += counts.astype(np.float64) @ (rows.toarray() if sparse.issparse(rows) else rows).T
     return sums

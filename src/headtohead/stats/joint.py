@@ -74,7 +74,7 @@ def joint_bootstrap(y_true: np.ndarray, models: Mapping[str, tuple[np.ndarray, n
     specs, k, _ = _prepare(metrics, label_names, y_true, *preds)
     needs = sorted({s for spec in specs for s in spec.needs})
     per_model = [example_stats(needs, y_true, pred, models[m][1], n_classes=k, n_bins=n_bins)
-                 for m, pred in zip(names, preds)]
+                 for m, pred in zip(names, preds, strict=True)]
     design = _Design(per_model, n, compress=False, groups=groups)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     estimates = _each(design, specs, design.sums(design.cell_counts[None, :]), n)[:, :, 0]
@@ -103,10 +103,10 @@ def joint_bootstrap(y_true: np.ndarray, models: Mapping[str, tuple[np.ndarray, n
 def _each(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n: float) -> np.ndarray:
     """Every model's metric values ``(models, metrics, R)`` from summed features ``(R, width)``."""
     out = np.empty((len(design.blocks), len(specs), sums.shape[0]))
-    n = design.examples(sums, n)
+    examples = design.examples(sums, n)
     for i, blocks in enumerate(design.blocks):
         for s, spec in enumerate(specs):
-            out[i, s] = spec.compute({name: sums[:, blocks[name]] for name in spec.needs}, n)
+            out[i, s] = spec.compute({name: sums[:, blocks[name]] for name in spec.needs}, examples)
     return out
 
 

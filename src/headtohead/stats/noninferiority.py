@@ -199,9 +199,20 @@ def accuracy_noninferiority(y_true: np.ndarray, pred_baseline: np.ndarray, pred_
 
 def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_candidate: Sequence[float] | np.ndarray,
                             *, max_slowdown: float, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
-                            scenario: str = "offline", names: tuple[str, str] = ("baseline", "candidate")
-                            ) -> Decision:
+                            scenario: str = "offline", names: tuple[str, str] = ("baseline", "candidate"),
+                            checks: int = 1) -> Decision:
     """Is the candidate slower than the baseline by more than ``max_slowdown``?
+
+    The gate fails when *any* of its speed checks fails, so with one check per scenario the
+    chance of failing a candidate that is within the margin everywhere grows with the
+    scenarios (two checks at the margin, each failing 2.5 % of the time: 4.9 %). Each check
+    is therefore read off a Bonferroni interval at ``1 − (1 − confidence) / checks``: the
+    intervals of all ``checks`` scenarios hold together with probability ``confidence``, so a
+    false fail over all of them stays ≤ ``(1 − confidence) / 2``. A false pass needs no such
+    correction (the gate passes only when every check passes, so a candidate slower than
+    allowed in one scenario passes only if that one check errs), and with the wider interval
+    it errs less than ``(1 − confidence) / 2``; the price is more inconclusive checks near the
+    margin (``docs/statistics.md`` §3 has the simulated rates).
 
     Parameters
     ----------
@@ -209,25 +220,37 @@ def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_ca
         One latency per interleaved round for each model, paired by round (e.g. round medians).
     max_slowdown : float
         Allowed slowdown as a fraction (0.05 = candidate may take 5 % longer).
-    confidence, n_resamples, seed
-        Of the bootstrap interval of the geometric-mean time ratio.
+    confidence : float
+        Level of the gate's speed intervals taken together (each one is at
+        ``1 − (1 − confidence) / checks``; ``Decision.confidence`` says which).
+    n_resamples, seed
+        Unused by the t interval; kept for callers.
     scenario : str
         The scenario the rounds come from (``offline``, ``single_stream``).
     names : (str, str)
         Baseline and candidate names.
+    checks : int
+        How many speed checks (scenarios) the gate makes in all.
 
     Returns
     -------
     Decision
-        ``estimate``/``low``/``high`` are the time ratio candidate / baseline.
+        ``estimate``/``low``/``high`` are the time ratio candidate / baseline; ``method`` is
+        ``t`` (one check) or ``t, Bonferroni over k scenarios``.
 
     Examples
     --------
     >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], max_slowdown=0.05).outcome
     'fail'
+    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], max_slowdown=0.05,
+    ...                         checks=2).confidence
+    0.975
     """
     _check_common(max_slowdown, confidence, "max_slowdown")
-    ratio = speed_ratio(time_candidate, time_baseline, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if checks < 1:
+        raise ValueError(f"checks must be at least 1, not {checks}")
+    level = 1.0 - (1.0 - confidence) / checks
+    ratio = speed_ratio(time_candidate, time_baseline, confidence=level, n_resamples=n_resamples, seed=seed)
     bound = 1.0 + max_slowdown
     outcome = decide(ratio.low, ratio.high, bound, higher_is_better=False)
     needed = None
@@ -236,8 +259,9 @@ def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_ca
         spread, distance = abs(math.log(side / ratio.ratio)), abs(math.log(bound / ratio.ratio))
         if distance > 1e-12:
             needed = max(ratio.n_rounds + 1, math.ceil(ratio.n_rounds * (spread / distance) ** 2))
-    return Decision(f"speed ({scenario})", outcome, ratio.ratio, ratio.low, ratio.high, bound, confidence,
-                    ratio.n_rounds, needed, max_slowdown, names)
+    method = "t" if checks == 1 else f"t, Bonferroni over {checks} scenarios"
+    return Decision(f"speed ({scenario})", outcome, ratio.ratio, ratio.low, ratio.high, bound, level,
+                    ratio.n_rounds, needed, max_slowdown, names, method=method)
 
 
 def skipped_check(check: str, reason: str) -> Decision:
@@ -288,6 +312,8 @@ def gate_decisions(result: RunResult, predictions: Predictions | None, *, baseli
     names = (baseline, candidate)
     decisions: list[Decision] = []
     if max_accuracy_drop is not None:
+        if predictions is None:
+            raise ValueError("an accuracy check needs the run's predictions")
         y_true = predictions.y_true
         decisions.append(accuracy_noninferiority(y_true, predictions[baseline].pred, predictions[candidate].pred,
                                                  max_drop=max_accuracy_drop, confidence=confidence, names=names,
@@ -305,7 +331,8 @@ def gate_decisions(result: RunResult, predictions: Predictions | None, *, baseli
         for scenario, base, cand in timed:
             decisions.append(slowdown_noninferiority(
                 round_medians(base.rounds_ns), round_medians(cand.rounds_ns), max_slowdown=max_slowdown,
-                confidence=confidence, n_resamples=n_resamples, seed=seed, scenario=scenario, names=names))
+                confidence=confidence, n_resamples=n_resamples, seed=seed, scenario=scenario, names=names,
+                checks=len(timed)))
     return decisions
 
 

@@ -104,10 +104,8 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | 
     predicted_outside = np.unique(y_pred[valid & (y_pred >= k)])
     union = np.concatenate([np.arange(k), predicted_outside])
     confusion = skm.confusion_matrix(y_true, scored_pred, labels=np.concatenate([union, [-1]]))
-    if not len(failed):
+    if not len(failed):  # a "(no prediction)" column (and its row of zeros, as an outside class has) only when needed
         confusion = confusion[:-1, :-1]
-    else:
-        confusion = confusion[:-1]  # no example is of the class "(no prediction)"
     per_class = [
         ClassQuality(label=str(name), precision=float(p_c[i]), recall=float(r_c[i]), f1=float(f_c[i]),
                      accuracy=float(confusion[i, i] / s_c[i]) if s_c[i] else 0.0, support=int(s_c[i]))

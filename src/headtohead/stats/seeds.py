@@ -19,6 +19,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from typing import Any
+
 import numpy as np
 from scipy import stats
 
@@ -85,7 +87,7 @@ def compare_across_seeds(a_values: Sequence[float], b_values: Sequence[float], *
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:
         raise ValueError(f"need equally many values per model (one per seed), got {a.size} and {b.size}")
     diff = a - b
-    base = dict(model_a=model_a, model_b=model_b, metric=metric, n_seeds=int(diff.size),
+    base: dict[str, Any] = dict(model_a=model_a, model_b=model_b, metric=metric, n_seeds=int(diff.size),
                 mean_difference=float(diff.mean()), std_difference=float(diff.std(ddof=1)) if diff.size > 1 else None)
     if diff.size == 1:
         return SeedComparison(**base, test="none", statistic=None, p_value=None,
@@ -99,7 +101,7 @@ def compare_across_seeds(a_values: Sequence[float], b_values: Sequence[float], *
                               note="the difference is the same on every seed (zero variance): the t-test is "
                                    "undefined; check that the seeds really changed the training")
     t = stats.ttest_rel(a, b)
-    out = dict(base, test="paired-t", statistic=float(t.statistic), p_value=float(t.pvalue),
+    out: dict[str, Any] = dict(base, test="paired-t", statistic=float(t.statistic), p_value=float(t.pvalue),
                significant=bool(t.pvalue <= alpha))
     if diff.size >= WILCOXON_MIN_SEEDS:
         w = stats.wilcoxon(a, b)
@@ -172,6 +174,6 @@ def _holm(comparisons: list[SeedComparison], alpha: float) -> list[SeedCompariso
     tested = [i for i, c in enumerate(comparisons) if c.p_value is not None]
     adjusted = holm_adjust([comparisons[i].p_value for i in tested])  # type: ignore[misc]
     out = list(comparisons)
-    for i, p in zip(tested, adjusted):
+    for i, p in zip(tested, adjusted, strict=True):
         out[i] = comparisons[i].model_copy(update={"p_adjusted": float(p), "significant": bool(p <= alpha)})
     return out

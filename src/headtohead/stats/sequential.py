@@ -1,10 +1,9 @@
 """Sequential comparison of two models: stop evaluating once the answer is known.
 
-After each chunk of paired outcomes the test says **A better**, **B better**, **equivalent**
-(no gap beyond a margin) or **continue**, and looking after every chunk does not inflate the
-error rates: every decision is read off a *confidence sequence*, intervals that contain the
-true gap at all times at once with probability ≥ 1 − α. docs/statistics.md (section 5) has
-the reasoning and the simulations.
+After each chunk of paired outcomes the test says **A better**, **B better**, **equivalent** (no gap beyond a
+margin) or **continue**, and looking after every chunk does not inflate the error rates: every decision is read
+off a *confidence sequence*, intervals that contain the true gap at all times at once with probability ≥ 1 − α.
+docs/statistics.md (section 6) has the reasoning and the simulations.
 
 Per example ``D = 1[A right] − 1[B right] ∈ {−1, 0, 1}``; the gap is ``Δ = E[D]`` =
 P(only A right) − P(only B right). The examples must come in random order (i.i.d., or at
@@ -24,9 +23,8 @@ Wealth is monotone in δ, so the rejected δ form half-lines and the bounds come
 
 Decisions (the first one reached is kept; "better" wins a tie), at every stopping time:
 
-* **A better** when the up wealth at δ = 0 reaches ``2/α`` (the running (1 − α) sequence
-  ``[low, high]`` lies above 0); **B better** mirrored. Δ = 0: P(either, ever) ≤ α;
-  Δ ≤ 0: P(A better, ever) ≤ α/2.
+* **A better** when the up wealth at δ = 0 reaches ``2/α`` (the running (1 − α) sequence ``[low, high]`` lies
+  above 0); **B better** mirrored. Δ = 0: P(either, ever) ≤ α; Δ ≤ 0: P(A better, ever) ≤ α/2.
 * **Equivalent** when the down wealth at +margin and the up wealth at −margin have both
   reached ``1/α`` (the (1 − 2α) sequence, TOST's convention, lies inside ±margin).
   ``|Δ| ≥ margin``: P(equivalent, ever) ≤ α.
@@ -40,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -197,9 +195,9 @@ def first_decisions(log_e: np.ndarray, *, alpha: float) -> tuple[np.ndarray, np.
     runs, looks = log_e.shape[:2]
     better = log_e[..., :2] >= math.log(2.0 / alpha)
     # each one-sided equivalence bound may be reached at a different look; both must have been reached
-    equivalent = np.maximum.accumulate(log_e[..., 2:] >= math.log(1.0 / alpha), axis=1).all(axis=-1)
+    equivalent = np.asarray(np.maximum.accumulate(log_e[..., 2:] >= math.log(1.0 / alpha), axis=1).all(axis=-1))
     fired = np.concatenate([better, equivalent[..., None]], axis=-1)          # (runs, looks, 3)
-    any_fired = fired.any(axis=-1)
+    any_fired = np.asarray(fired.any(axis=-1))
     look = np.where(any_fired.any(axis=1), any_fired.argmax(axis=1), looks)
     at = fired[np.arange(runs), np.minimum(look, looks - 1)]
     code = np.where(look < looks, np.argmax(at, axis=1) + 1, 0)              # argmax: better before equivalent
@@ -286,7 +284,9 @@ class SequentialTest:
     def path(self) -> tuple[SequentialState, ...]:
         return tuple(self._path)
 
-    groups_used: int | None = None  # groups of examples evaluated (None: examples are the units)
+    @property
+    def groups_used(self) -> int | None:
+        return None  # examples are the units (a grouped test counts its groups)
 
     @property
     def state(self) -> SequentialState:
@@ -389,12 +389,12 @@ def to_record(test: SequentialTest, *, model_a: str, model_b: str, chunk_size: i
     state = test.state
     if state.n > examples_available:
         raise ValueError(f"{state.n} examples used but only {examples_available} available")
-    decision = state.decision
+    decision: Literal["a_better", "b_better", "equivalent", "undecided", "continue"] = state.decision
     if decision == "continue" and state.n == examples_available:
         decision = "undecided"
     steps = [SequentialStep(**vars(s)) for s in test.path]
-    grouped = {} if test.groups_used is None else {"groups_used": test.groups_used, "method": "betting confidence "
-                                                   "sequence over whole groups, mixture of constant bets"}
+    grouped: dict[str, Any] = {} if test.groups_used is None else {
+        "groups_used": test.groups_used, "method": "betting confidence sequence over whole groups, constant bets"}
     return SequentialRecord(model_a=model_a, model_b=model_b, alpha=test.alpha, margin=test.margin,
                             chunk_size=chunk_size, order_seed=order_seed, examples_used=state.n,
                             examples_available=examples_available, decision=decision, steps=steps, **grouped)

@@ -65,7 +65,7 @@ class GroupedSequentialTest(SequentialTest):
         """Groups evaluated so far."""
         return len(self._seen)
 
-    def update(self, a_correct: np.ndarray, b_correct: np.ndarray,  # type: ignore[override]
+    def update(self, a_correct: np.ndarray, b_correct: np.ndarray,
                groups: np.ndarray | None = None) -> SequentialState:
         """Add one chunk of whole groups (same examples, same order, each example's group) and look.
 
@@ -89,7 +89,7 @@ class GroupedSequentialTest(SequentialTest):
         sizes = np.bincount(codes, minlength=len(names))
         if sizes.max() > self.max_group_size:
             raise ValueError(f"a group of {sizes.max()} examples is larger than max_group_size={self.max_group_size}")
-        self._cells.update(zip(sums.astype(int).tolist(), sizes.tolist()))
+        self._cells.update(zip(sums.astype(int).tolist(), sizes.tolist(), strict=True))
         self._seen.update(names.tolist())
         last = self.state
         n = last.n + a.size

@@ -38,13 +38,20 @@ class CapacityEstimate:
 
 @dataclass(frozen=True)
 class CapacityRatio:
-    """Geometric mean of per-search ratios b/a and its t interval on the log scale."""
+    """Geometric mean of per-search ratios b/a and its t interval on the log scale.
+
+    ``p_value`` is the test that interval inverts (``None`` with one search): 1 when the mean
+    log ratio is within the searches' resolution of 0 (the widened interval always holds 1
+    then), else the two-sided t test's; so ``p_value ≤ 1 − confidence`` exactly when the
+    interval excludes 1, and Holm's adjustment over a run's speed comparisons can use it.
+    """
 
     ratio: float
     low: float | None
     high: float | None
     n: int
     confidence: float
+    p_value: float | None = None
 
     @property
     def more(self) -> str | None:
@@ -149,7 +156,21 @@ def capacity_ratio(a: Sequence[float], b: Sequence[float], confidence: float = 0
         raise ValueError(f"capacity_ratio needs paired estimates, got {len(a)} and {len(b)}")
     logs = np.log(np.asarray(b, dtype=float)) - np.log(np.asarray(a, dtype=float))
     low, high = _log_interval(logs, confidence, resolution)
-    return CapacityRatio(float(np.exp(logs.mean())), low, high, int(logs.size), confidence)
+    return CapacityRatio(float(np.exp(logs.mean())), low, high, int(logs.size), confidence,
+                         _log_p_value(logs, resolution))
+
+
+def _log_p_value(logs: np.ndarray, resolution: float) -> float | None:
+    """The p-value :func:`_log_interval` inverts: 1 inside the resolution, else the t test of mean 0."""
+    if len(logs) < 2:
+        return None
+    centre = abs(float(logs.mean()))
+    if centre <= float(np.log(max(resolution, 1.0))):
+        return 1.0
+    sem = float(np.std(logs, ddof=1)) / np.sqrt(len(logs))
+    if sem == 0.0:
+        return 0.0
+    return float(2.0 * _st.t.sf(centre / sem, len(logs) - 1))
 
 
 def resolution_factor(held: float | None, failed: float | None) -> float:

@@ -191,7 +191,6 @@ def compare_slices(y_true: np.ndarray, predictions: Mapping[str, np.ndarray], sl
     only_a = np.stack([correct[:, i] for i, _ in pairs], axis=1) - both if pairs else both
     only_b = np.stack([correct[:, j] for _, j in pairs], axis=1) - both if pairs else both
     neither = sizes[:, None] - both - only_a - only_b
-    tables = np.stack([both, only_a, only_b, neither], axis=-1).astype(np.int64)  # (S, P, 4)
     n_rows = np.broadcast_to(sizes[:, None], only_a.shape)
     if groups is None:
         p_values = difference_pvalue(only_a, only_b)

@@ -20,6 +20,12 @@ the time at 5 rounds instead of 5 %. An A/A simulation with log-normal calls, sp
 drift keeps t at ≈ 5 % from 5 rounds on and its power against a 1.10× difference close to
 the bootstrap's (``benchmarks/speed_aa.py``, ``docs/statistics.md``). ``method="bootstrap"``
 keeps the old interval for comparison.
+
+Each ratio also carries the p-value of the t test that matches its interval (``p ≤ 1 −
+confidence`` exactly when the interval excludes 1), so a run can adjust its "faster" claims
+for multiplicity (:mod:`headtohead.stats.speed_family`: Holm over every speed comparison of a
+run). :func:`trend_test` tests a trend across rounds (of per-round log ratios, or of a
+machine's level), the drift check behind the instability warning.
 """
 
 from __future__ import annotations
@@ -34,17 +40,18 @@ import numpy as np
 __all__ = [
     "SpeedRatio",
     "speed_ratio",
+    "log_ratio_t_test",
+    "Trend",
+    "trend_test",
     "round_medians",
     "latency_summary",
     "tukey_fences",
     "count_outliers",
     "iqr_over_median",
-    "INSTABILITY_THRESHOLD",
 ]
 
 # A record summarises its own raw latencies (results.latency); re-exported here beside the ratios.
 from headtohead.results.latency import (  # noqa: E402
-    INSTABILITY_THRESHOLD,
     count_outliers,
     iqr_over_median,
     latency_summary,
@@ -66,6 +73,10 @@ class SpeedRatio:
         Its level (``0.95``).
     n_rounds : int
         Number of paired rounds it rests on.
+    p_value : float
+        Two-sided p-value of the one-sample t test of the mean log ratio against 0 (no
+        difference): the test the t interval inverts, so ``p_value ≤ 1 − confidence`` exactly
+        when the t interval excludes 1. Not adjusted for other comparisons.
     """
 
     ratio: float
@@ -73,6 +84,7 @@ class SpeedRatio:
     high: float
     confidence: float
     n_rounds: int
+    p_value: float
 
     @property
     def faster(self) -> Literal["a", "b"] | None:
@@ -124,6 +136,7 @@ def speed_ratio(time_a: Sequence[float] | np.ndarray, time_b: Sequence[float] | 
     Returns
     -------
     SpeedRatio
+        With the p-value of the t test (whichever ``method`` made the interval).
 
     Raises
     ------
@@ -133,8 +146,8 @@ def speed_ratio(time_a: Sequence[float] | np.ndarray, time_b: Sequence[float] | 
     Examples
     --------
     >>> r = speed_ratio([2.0, 2.1, 1.9, 2.0], [1.0, 1.0, 1.0, 1.0])
-    >>> round(r.ratio, 2), r.faster, round(r.low, 2), round(r.high, 2)
-    (2.0, 'b', 1.87, 2.13)
+    >>> round(r.ratio, 2), r.faster, round(r.low, 2), round(r.high, 2), r.p_value < 0.001
+    (2.0, 'b', 1.87, 2.13, True)
     """
     a = np.asarray(time_a, dtype=np.float64)
     b = np.asarray(time_b, dtype=np.float64)
@@ -147,25 +160,134 @@ def speed_ratio(time_a: Sequence[float] | np.ndarray, time_b: Sequence[float] | 
     if method not in ("t", "bootstrap"):
         raise ValueError(f"method must be 't' or 'bootstrap', not {method!r}")
     log_ratio = np.log(a) - np.log(b)
-    centre = float(np.mean(log_ratio))
-    if np.ptp(log_ratio) == 0.0:  # identical rounds: no spread to estimate, a point interval
-        low = high = centre
-    elif method == "t":
-        low, high = _t_mean_ci(log_ratio, confidence)
+    centre, half, p_value = (float(x) for x in log_ratio_t_test(log_ratio, confidence))
+    if method == "t" or half == 0.0:  # identical rounds: no spread to estimate, a point interval
+        low, high = centre - half, centre + half
     else:
         low, high = _bootstrap_mean_ci(log_ratio, confidence, n_resamples, seed)
-    return SpeedRatio(float(np.exp(centre)), float(np.exp(low)), float(np.exp(high)), confidence, len(a))
+    return SpeedRatio(float(np.exp(centre)), float(np.exp(low)), float(np.exp(high)), confidence, len(a), p_value)
 
 
-def _t_mean_ci(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    """Student t interval of the mean: ``mean ± t_{n−1} · s / √n``."""
+def log_ratio_t_test(log_ratios: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The t interval and t test of the mean per-round log ratio, for one benchmark or many at once.
+
+    Parameters
+    ----------
+    log_ratios : ndarray of shape (..., n_rounds)
+        ``log(time_a / time_b)`` per round; the last axis holds the rounds (``n_rounds ≥ 2``).
+    confidence : float
+        Level of the interval.
+
+    Returns
+    -------
+    centre, half, p_value : ndarray of shape (...)
+        The mean log ratio, the half-width of its Student t interval (``t_{n−1} · s / √n``; the
+        interval is ``centre ± half`` on the log scale) and the two-sided p-value of the t test
+        of ``mean = 0``. They agree: ``p_value ≤ 1 − confidence`` exactly when ``|centre| >
+        half``. Rounds that are all equal give ``half = 0`` and ``p_value`` 0 (or 1 when the
+        mean is 0).
+
+    Examples
+    --------
+    >>> centre, half, p = log_ratio_t_test(np.log([[2.0, 2.1, 1.9, 2.0], [1.0, 1.1, 0.9, 1.0]]))
+    >>> (p < 0.05).tolist(), (np.abs(centre) > half).tolist()
+    ([True, False], [True, False])
+    """
     from scipy import special  # here, so reading result records does not import SciPy
 
-    n = len(values)
+    x = np.asarray(log_ratios, dtype=np.float64)
+    n = x.shape[-1]
+    centre = x.mean(axis=-1)
+    sd = x.std(axis=-1, ddof=1)
+    flat = np.ptp(x, axis=-1) == 0.0
+    se = np.where(flat, 0.0, sd) / np.sqrt(n)
     # stdtrit is the t quantile (scipy.stats.t.ppf) without the distribution-object overhead
-    half = float(special.stdtrit(n - 1, 0.5 + confidence / 2) * np.std(values, ddof=1) / np.sqrt(n))
-    centre = float(np.mean(values))
-    return centre - half, centre + half
+    half = special.stdtrit(n - 1, 0.5 + confidence / 2) * se
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(flat, np.where(centre == 0.0, 1.0, 0.0),
+                     2.0 * special.stdtr(n - 1, -np.abs(centre) / np.where(flat, 1.0, se)))
+    return centre, half, p
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A straight-line trend across rounds of a log-scale series (one benchmark, or many at once).
+
+    Attributes
+    ----------
+    change : float or ndarray
+        The fitted line's change from the first round to the last, as a factor minus one
+        (``0.12``: the series ends 12 % above where it started; ``exp(slope · (n − 1)) − 1``).
+    p_value : float or ndarray
+        Two-sided p-value of the t test of ``slope = 0`` (ordinary least squares; NaN when
+        there are too few rounds for a residual degree of freedom).
+    """
+
+    change: float | np.ndarray
+    p_value: float | np.ndarray
+
+
+def trend_test(log_values: Sequence[float] | np.ndarray, covariate: Sequence[float] | np.ndarray | None = None
+               ) -> Trend:
+    """Is there a linear trend across rounds? OLS of the values on the round index, t test of its slope.
+
+    Used for drift: of the per-round log ratio of two models (the ratio a run reports changed
+    while it ran), and of the machine's level (the round medians' logs). The test is exact
+    when the rounds' deviations from the line are independent and normal, which a steady
+    machine gives (the log of a median of many calls is close to normal); a random walk of
+    the machine's level is not steady, and the test then finds a trend in it, as it should.
+
+    Parameters
+    ----------
+    log_values : array-like of shape (..., n_rounds)
+        Log-scale values per round, rounds on the last axis.
+    covariate : array-like of shape (n_rounds,), optional
+        A nuisance regressor fitted beside the trend, e.g. ``+1``/``−1`` for which of the two
+        models ran first in each round, so that a steady order effect is not read as drift.
+        Dropped when it is constant or collinear with the round index.
+
+    Returns
+    -------
+    Trend
+        Floats for one series, arrays of shape ``(...)`` for many.
+
+    Examples
+    --------
+    >>> t = trend_test(np.log([1.00, 1.02, 1.05, 1.06, 1.09, 1.10, 1.13, 1.15]))
+    >>> round(float(t.change), 2), bool(t.p_value < 0.001)
+    (0.15, True)
+    >>> bool(trend_test(np.log([1.0, 1.02, 0.99, 1.01, 1.0, 0.98, 1.01, 1.0])).p_value > 0.5)
+    True
+    """
+    from scipy import special  # here, so reading result records does not import SciPy
+
+    y = np.asarray(log_values, dtype=np.float64)
+    n = y.shape[-1]
+    x = np.arange(n, dtype=np.float64)
+    columns = [np.ones(n), x - x.mean()]
+    if covariate is not None:
+        extra = np.asarray(covariate, dtype=np.float64)
+        if np.linalg.matrix_rank(np.column_stack([*columns, extra])) == 3:
+            columns.append(extra)
+    design = np.column_stack(columns)
+    df = n - design.shape[1]
+    coef = y @ np.linalg.pinv(design).T                       # (..., k)
+    residual = y - coef @ design.T
+    slope = coef[..., 1]
+    unscaled = float(np.linalg.inv(design.T @ design)[1, 1])
+    change = np.expm1(slope * (n - 1))
+    if df < 1:
+        p = np.full(slope.shape, np.nan)
+    else:
+        se = np.sqrt(np.sum(residual**2, axis=-1) / df * unscaled)
+        scale = np.abs(y).max(axis=-1, initial=1.0) * 1e-12  # exact fits (e.g. equal rounds) have se ≈ 0
+        exact = se <= scale
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.where(exact, np.where(np.abs(slope) * n <= scale, 1.0, 0.0),
+                         2.0 * special.stdtr(df, -np.abs(slope) / np.where(exact, 1.0, se)))
+    if np.ndim(p) == 0:
+        return Trend(float(change), float(p))
+    return Trend(change, p)
 
 
 def _bootstrap_mean_ci(values: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:

@@ -93,7 +93,7 @@ def quality_vs_parent(y_true: np.ndarray, parent: tuple[str, np.ndarray, np.ndar
             p_values[name] = clustered_difference_pvalue(counts, b, c)
             intervals[name] = clustered_difference_interval(counts, b, c, n, confidence)
         tables[name] = table
-    adjusted = dict(zip(p_values, holm_adjust(list(p_values.values())))) if p_values else {}
+    adjusted = dict(zip(p_values, holm_adjust(list(p_values.values())), strict=True)) if p_values else {}
     out: dict[str, QualityVsParent] = {}
     for name, (pred, proba) in variants.items():
         table, (low, high), p_adj = tables[name], intervals[name], float(adjusted[name])

@@ -139,15 +139,16 @@ def _resident_mb(device: str) -> float | None:
 
 
 def _memory_mb(adapter: ModelAdapter, record: ModelSpeed, resident_mb: float | None) -> float | None:
-    """Weights plus the peak growth over what was held before this model's memory pass."""
+    """Weights plus the peak growth over what was held before this model's memory pass (``None``: weights unknown)."""
     stats = record.memory
-    if stats is None:
+    weights = adapter.parameter_bytes()
+    if stats is None or weights is None:
         return None
     if stats.process_cuda_max_allocated_mb is not None and resident_mb is not None:
         growth = stats.process_cuda_max_allocated_mb - resident_mb
     else:
         growth = stats.process_rss_peak_mb - stats.process_rss_baseline_mb
-    return adapter.parameter_bytes() / _MIB + max(0.0, growth)
+    return weights / _MIB + max(0.0, growth)
 
 
 def _points(summary: SpeedSummary, adapters: Sequence[ModelAdapter], parent: str,

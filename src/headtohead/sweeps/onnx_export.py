@@ -84,7 +84,7 @@ class _Logits:
                 self.inner = module
 
             def forward(self, *args: Any) -> Any:
-                out = self.inner(**dict(zip(names, args))) if names else self.inner(*args)
+                out = self.inner(**dict(zip(names, args, strict=True))) if names else self.inner(*args)
                 return getattr(out, "logits", out)
 
         return Logits().eval()
@@ -111,7 +111,7 @@ def _quiet() -> Iterator[None]:
             warnings.simplefilter("ignore")  # the exporter's advice is for its developers, not for users
             yield
     finally:
-        for logger, level in zip(loggers, levels):
+        for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
 
 

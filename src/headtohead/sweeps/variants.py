@@ -146,12 +146,12 @@ class VariantAdapter(ModelAdapter):
         with torch.autocast(device_type=device_type, dtype=getattr(torch, self._autocast)):
             yield
 
-    def num_parameters(self) -> int:
+    def num_parameters(self) -> int | None:
         if self._weights is not None:
             return self._weights[0]
         return state_numbers(self.module)[0] if self.module is not None else self.parent.num_parameters()
 
-    def parameter_bytes(self) -> int:
+    def parameter_bytes(self) -> int | None:
         if self._weights is not None:
             return self._weights[1]
         return state_numbers(self.module)[1] if self.module is not None else self.parent.parameter_bytes()

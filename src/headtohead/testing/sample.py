@@ -66,7 +66,7 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
 
     clock = FakeClock()
     adapters = [SimulatedAdapter(name, cost_ns=cost, overhead_ns=cost * 4, clock=clock, jitter=0.05, seed=seed + i)
-                for i, (name, cost) in enumerate(zip(names, costs_ns))]
+                for i, (name, cost) in enumerate(zip(names, costs_ns, strict=True))]
     data = Dataset("sample", "features", np.zeros((64, 4), dtype=np.float32), np.zeros(64, dtype=np.int64),
                    ("negative", "positive"))
     config = SpeedConfig(warmup_iterations=2, warmup_seconds=0.0, min_iterations=30, min_seconds=0.0, rounds=10,
@@ -228,9 +228,9 @@ def sample_training(models: Mapping[str, float] | None = None, *, seeds: Sequenc
                 model=model, kind="python", source=f"sample:{model}", seed=s, device="cpu", precision="fp32",
                 batch_size=batch, n_train=n_train, num_parameters=int(11e6 * (i + 1)), order_hash=f"order-{s}",
                 epochs=records, steps=steps, optimizer_steps=n_steps, samples_seen=n_train * epochs,
-                load_time_s=1.0, end_to_end_s=10.0 * (i + 1) * epochs + 5, final_eval=dict(records[-1].eval),
+                load_time_s=1.0, end_to_end_s=10.0 * (i + 1) * epochs + 5, final_eval=dict(records[-1].eval or {}),
                 rss_peak_mb=900.0 * (i + 1)))
-            results.append(SeedResult(model=model, seed=s, metrics=dict(records[-1].eval)))
+            results.append(SeedResult(model=model, seed=s, metrics=dict(records[-1].eval or {})))
     multi = summarise_seeds(results) if len(seeds) > 1 else None
     return TrainingSummary(settings={"epochs": epochs}, train_source="sample-train.tsv", n_train=n_train,
                            train_fingerprint="sample-train", eval_fingerprint="sample-eval", seeds=list(seeds),

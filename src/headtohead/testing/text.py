@@ -110,7 +110,7 @@ def train_wordpiece_tokenizer(texts: Iterable[str] | None = None, *, vocab_size:
     from transformers import BertTokenizer
 
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))  # noqa: S106 - a token, not a password
     backend.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False)

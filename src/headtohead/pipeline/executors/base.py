@@ -46,14 +46,14 @@ class LoadedModel:
 
     name: str
     device: str
-    n_parameters: int
-    n_parameter_bytes: int
+    n_parameters: int | None  # None: unknown (a callable, an estimator without coefficients)
+    n_parameter_bytes: int | None
     warnings: tuple[str, ...] = ()
 
-    def num_parameters(self) -> int:
+    def num_parameters(self) -> int | None:
         return self.n_parameters
 
-    def parameter_bytes(self) -> int:
+    def parameter_bytes(self) -> int | None:
         return self.n_parameter_bytes
 
 
@@ -147,7 +147,7 @@ class Executor(ABC):
              ) -> Iterable[TaskResult | TaskFailure]:
         """Run every task; give one result or failure per task (any order; lazily, as they finish, if it can)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook, not abstract: most executors hold nothing
         """Release the workers (no-op unless the executor holds some)."""
 
     def __enter__(self) -> Executor:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from collections.abc import Sequence
 
 from headtohead.config.execution import ExecutionConfig, parse_cpu_set
 from headtohead.runtime.devices import get_backend, is_cuda, resolve_device
@@ -88,8 +89,8 @@ def plan_workers(config: ExecutionConfig, *, eval_device: str = "auto", n_tasks:
     settings: list[WorkerSettings] = []
     for i, device in enumerate(devices):
         if device.startswith("cpu"):
-            cpu_set = explicit.get(i) or blocks[plain.index(i)]
-            settings.append(WorkerSettings("cpu", tuple(cpu_set), config.threads_per_worker or len(cpu_set)))
+            cores_of: Sequence[int] = explicit.get(i) or blocks[plain.index(i)]
+            settings.append(WorkerSettings("cpu", tuple(cores_of), config.threads_per_worker or len(cores_of)))
         else:
             threads = config.threads_per_worker or max(1, len(cores) // len(devices))
             settings.append(WorkerSettings(resolve_device(device), None, threads))
@@ -128,8 +129,8 @@ def shared_devices(config: ExecutionConfig, *, eval_device: str = "auto", n_task
         if config.num_gpus == 0:
             return ["the CPUs of each Ray node (tasks with num_gpus: 0 share them)"]
         if config.num_gpus < 1:
-            return [f"a GPU shared by up to {math.floor(1 / config.num_gpus)} Ray tasks (num_gpus: "
-                    f"{config.num_gpus:g})"]
+            return [(f"a GPU shared by up to {math.floor(1 / config.num_gpus)} Ray tasks (num_gpus: "
+                     f"{config.num_gpus:g})")]
         return []
     workers = plan_workers(config, eval_device=eval_device, n_tasks=n_tasks)
     counts = Counter(w.device for w in workers)
@@ -186,8 +187,8 @@ def check_fairness(execution: ExecutionConfig, speed_enabled: bool, force: bool 
         return []
     shared = shared_devices(execution, eval_device=eval_device, n_tasks=n_tasks)
     mixed = _different_gpus(execution, eval_device, n_tasks)
-    notes = ["with Ray, workers may land on different kinds of node: compare timings only between models with "
-             "the same environment fingerprint"] if execution.mode == "ray" else []
+    notes = [("with Ray, workers may land on different kinds of node: compare timings only between models with "
+              "the same environment fingerprint")] if execution.mode == "ray" else []
     if not shared and not mixed:
         return notes
     where = ", ".join(shared) if shared else f"different GPU models ({', '.join(mixed)})"
@@ -196,5 +197,5 @@ def check_fairness(execution: ExecutionConfig, speed_enabled: bool, force: bool 
                           f"which slows each down and distorts both timings; set execution.speed: main (models "
                           f"timed one after another afterwards), give each worker its own identical device, or "
                           f"pass --force to keep timings marked 'concurrent'")
-    return notes + [f"speed measured concurrently on {where} (forced): the timings are marked 'concurrent' and "
-                    f"each includes slowdown from the other workers; do not read them as isolated speeds"]
+    return notes + [(f"speed measured concurrently on {where} (forced): the timings are marked 'concurrent' and "
+                     f"each includes slowdown from the other workers; do not read them as isolated speeds")]

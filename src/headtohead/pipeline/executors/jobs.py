@@ -193,8 +193,8 @@ class TaskResult:
     seconds: float
     started_at: float
     load_time_s: float
-    num_parameters: int
-    parameter_bytes: int
+    num_parameters: int | None
+    parameter_bytes: int | None
     device: str
     worker: str
     environment: Environment | None

@@ -107,10 +107,10 @@ class ProcessExecutor(Executor):
             pool.shutdown(wait=wait, cancel_futures=True)
         self._workers = []
 
-    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         # After an error or Ctrl-C do not wait for a long model to finish; the workers get the
         # interrupt too, or exit when their task ends.
-        self.close(wait=exc_type is None)
+        self.close(wait=not exc_info or exc_info[0] is None)
 
 
 def _spawn(settings: WorkerSettings) -> ProcessPoolExecutor:

@@ -126,7 +126,7 @@ class RayExecutor(Executor):
         nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
         if any(r.get("CPU", 0) >= cfg.num_cpus and r.get("GPU", 0) >= cfg.num_gpus for r in nodes):
             return
-        largest = max(nodes, key=lambda r: (r.get("GPU", 0), r.get("CPU", 0)), default={})
+        largest: dict[str, float] = max(nodes, key=lambda r: (r.get("GPU", 0), r.get("CPU", 0)), default={})
         problem = (f"execution asks for num_cpus {cfg.num_cpus:g} and num_gpus {cfg.num_gpus:g} per task but no Ray "
                    f"node has that much (the largest: {largest.get('CPU', 0):g} CPUs, {largest.get('GPU', 0):g} GPUs)")
         if self._started_here:

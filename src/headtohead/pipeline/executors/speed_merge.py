@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from headtohead.pipeline.model_pass import ModelOutcome
 from headtohead.results.environment import describe_environment, environment_fingerprint
-from headtohead.results.speed import ModelSpeed, ScenarioRun, SpeedSummary
+from headtohead.results.speed import ModelSpeed, ScenarioRun, SpeedSummary, StopReason
 
 __all__ = ["merge_worker_speed", "CONCURRENT_MARK"]
 
@@ -43,8 +43,8 @@ def merge_worker_speed(outcomes: Sequence[ModelOutcome]) -> SpeedSummary | None:
     models: list[ModelSpeed] = []
     for outcome, summary in measured:
         for model in summary.models:
-            extra = [f"{CONCURRENT_MARK}: timed while other workers ran on the same device; the timing includes "
-                     f"their interference"] if outcome.concurrent_speed else []
+            extra = [(f"{CONCURRENT_MARK}: timed while other workers ran on the same device; the timing includes "
+                      f"their interference")] if outcome.concurrent_speed else []
             models.append(model.model_copy(update={"warnings": extra + list(model.warnings)}))
     summaries = [s for _, s in measured]
     warnings = [f"{o.record.name}: {w}" for o, s in measured for w in s.warnings]
@@ -72,7 +72,7 @@ def _scenarios(summaries: list[SpeedSummary]) -> list[ScenarioRun]:
     for run in summaries[0].scenarios:
         runs = [r for s in summaries for r in s.scenarios if r.scenario == run.scenario]
         stops = {r.stop_reason for r in runs}
-        stop = "time_budget" if "time_budget" in stops else ("target_ci_reached" if stops == {"target_ci_reached"}
+        stop: StopReason = "time_budget" if "time_budget" in stops else ("target_ci_reached" if stops == {"target_ci_reached"}
                                                              else "minimums_met")
         merged.append(ScenarioRun(scenario=run.scenario, batch_size=run.batch_size,
                                   rounds=min(r.rounds for r in runs),

@@ -128,6 +128,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
     timed = measure_speed and done.adapter.feeds == "examples"  # stored predictions have no speed
     speed = _speed(done.adapter, setup.dataset, setup.experiment, done.load_time_s) if timed else None
     evaluation = done.evaluation
+    assert evaluation is not None, "a worker's task is a quality pass"
     return TaskResult(
         task=task, order=setup.plan.order, pred=evaluation.pred, proba=evaluation.proba,
         alignment=evaluation.alignment, n_batches=evaluation.n_batches, seconds=float(evaluation.seconds),

@@ -1,16 +1,23 @@
-"""``h2h compare``: training speed across machines (registered in :mod:`headtohead.cli.main`)."""
+"""``h2h machines``: training speed across machines (registered in :mod:`headtohead.cli.main`).
+
+Its first name, ``h2h compare``, stays as a hidden alias that says it is deprecated: in Python,
+:func:`headtohead.compare` compares models held in memory, so one name meant two things.
+"""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
-__all__ = ["compare"]
+__all__ = ["machines", "compare_deprecated", "DEPRECATED_COMPARE"]
+
+DEPRECATED_COMPARE = "'h2h compare' is deprecated and will be removed: it is now 'h2h machines' (same arguments)"
 
 
-def compare(
+def machines(
     results: list[Path] = typer.Argument(..., help="results.json / training.json files (or run folders) written "
                                          "by h2h train, one per machine."),
     baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Machine to normalise to: its label, "
@@ -42,3 +49,13 @@ def compare(
     if json_out is not None:
         write_text_atomic(json_out, comparison.model_dump_json(indent=2) + "\n")
         console.print(f"Comparison: {json_out}", highlight=False)
+
+
+@functools.wraps(machines)  # the same parameters: typer reads them from the wrapped function
+def compare_deprecated(*args: Any, **kwargs: Any) -> None:
+    """The old name of ``h2h machines``: says it is deprecated, then does the same."""
+    from headtohead.cli.console import err_console
+
+    err_console.print(f"warning: {DEPRECATED_COMPARE}", style="yellow", highlight=False, markup=False,
+                      soft_wrap=True)
+    machines(*args, **kwargs)

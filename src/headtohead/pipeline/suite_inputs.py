@@ -1,0 +1,290 @@
+"""What a suite compares, from whichever input: a finished run per data set, or a table of scores made elsewhere.
+
+Every input becomes one :class:`DatasetScores` per data set — the metric of each model (the
+mean over seeds where the models were trained with several), the run's own pairwise verdicts,
+and what the seed analysis needs — which :mod:`headtohead.pipeline.suite` ranks and compares.
+
+* A ``results.json`` (``h2h run``, ``h2h train``, a data set of ``h2h suite``): the metric from
+  the model's quality record (``accuracy``, ``f1_macro`` …) or its statistics (``brier``,
+  ``nll``, ``ece``); each pair's verdict from ``stats.comparisons``; with ``training.multi_seed``
+  (``h2h train`` with several seeds) the metric over seeds, and the test set's sampling error
+  from the run's intervals.
+* A table (``.csv``/``.tsv``): a ``dataset`` column and one column per model; an optional
+  ``seed`` column gives several rows per data set (one per training seed).
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from headtohead.config.suite import RUN_METRICS
+from headtohead.errors import ConfigError, DataError, ResultsError, did_you_mean, listing
+from headtohead.results import RunResult
+from headtohead.results.files import REPORT_FILE, RESULTS_FILE
+from headtohead.results.suite import DatasetPairVerdict, SuiteDataset
+from headtohead.stats.across_seeds import standard_error
+
+__all__ = ["DatasetScores", "metric_direction", "dataset_from_result", "results_paths", "read_score_table",
+           "DATASET_COLUMN", "SEED_COLUMN"]
+
+#: The columns of a table of scores that are not models.
+DATASET_COLUMN, SEED_COLUMN = "dataset", "seed"
+_QUALITY = ("accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "precision_macro", "recall_macro",
+            "precision_weighted", "recall_weighted")
+
+
+@dataclass
+class DatasetScores:
+    """One data set's scores and what else the suite reads from it."""
+
+    entry: SuiteDataset
+    seed_values: dict[str, dict[int, float]] | None = None
+    test_se: dict[str, float | None] = field(default_factory=dict)
+    test_se_difference: dict[tuple[str, str], float | None] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+
+def metric_direction(metric: str, lower_is_better: bool | None, *, table: bool) -> bool:
+    """Whether higher is better for ``metric``: known for a run's metrics, given (``--lower-is-better``) for a table.
+
+    Raises
+    ------
+    ConfigError
+        A run's metric that does not exist, or ``--lower-is-better`` that contradicts a known metric.
+    """
+    if table:
+        return not lower_is_better
+    if metric not in RUN_METRICS:
+        raise ConfigError(f"--metric {metric}: not a metric of a run{did_you_mean(metric, RUN_METRICS)} (choose one "
+                          f"of: {', '.join(RUN_METRICS)}; any name goes with --scores)")
+    if lower_is_better is not None and lower_is_better == RUN_METRICS[metric]:
+        direction = "higher" if RUN_METRICS[metric] else "lower"
+        raise ConfigError(f"--lower-is-better: {direction} is better for {metric}, and a run's metrics carry their "
+                          f"direction; drop the flag (it is for --scores tables)")
+    return RUN_METRICS[metric]
+
+
+def _score(result: RunResult, model: str, metric: str, where: str) -> float:
+    if metric in _QUALITY:
+        quality = result.model(model).quality
+        if quality is None:
+            raise ResultsError(f"{where}: model '{model}' has no quality figures (speed only, h2h bench); give runs "
+                               f"of h2h run")
+        return float(getattr(quality, metric))
+    stats = result.stats
+    if stats is None:
+        raise ResultsError(f"{where}: no statistics, so no {metric}; give runs of h2h run")
+    estimate = getattr(stats.model(model), metric, None)
+    if estimate is None:
+        raise ResultsError(f"{where}: model '{model}' has no {metric} (it needs probabilities); choose another "
+                           f"--metric")
+    return float(estimate.value)
+
+
+def _test_se(result: RunResult, model: str, metric: str) -> float | None:
+    if result.stats is None:
+        return None
+    try:
+        estimate = result.stats.model(model).estimate(metric)
+    except KeyError:
+        return None
+    return standard_error(estimate.low, estimate.high, estimate.confidence)
+
+
+def _test_se_difference(result: RunResult, a: str, b: str, metric: str) -> float | None:
+    if result.stats is None:
+        return None
+    try:
+        difference = result.stats.comparison(a, b).difference(metric)
+    except KeyError:
+        return None
+    return standard_error(difference.ci_low, difference.ci_high, difference.confidence)
+
+
+def _verdicts(result: RunResult) -> list[DatasetPairVerdict]:
+    comparisons = result.stats.comparisons if result.stats is not None else []
+    return [DatasetPairVerdict(model_a=c.model_a, model_b=c.model_b, significant=c.significant, winner=c.winner,
+                               p_adjusted=c.p_adjusted, test=c.test) for c in comparisons]
+
+
+def _seed_values(result: RunResult, models: Sequence[str], metric: str) -> dict[str, dict[int, float]] | None:
+    multi = result.training.multi_seed if result.training is not None else None
+    if multi is None:
+        return None
+    values: dict[str, dict[int, float]] = {}
+    for stats in multi.models:
+        if stats.model in models:
+            try:
+                aggregate = stats.metric(metric)
+            except KeyError:
+                return None
+            values[stats.model] = {int(s): float(v) for s, v in zip(aggregate.seeds, aggregate.values, strict=True)}
+    return values if set(values) == set(models) and any(len(v) > 1 for v in values.values()) else None
+
+
+def _shown(path: Path, relative_to: Path | None) -> str:
+    """``path`` relative to the suite's folder (so the folder can move with its links), as given without one."""
+    if relative_to is None:
+        return str(path)
+    return Path(os.path.relpath(path.resolve(), relative_to.resolve())).as_posix()
+
+
+def dataset_from_result(name: str, result: RunResult, *, models: Sequence[str], metric: str, results_path: Path,
+                        relative_to: Path | None = None, reused: bool = False) -> DatasetScores:
+    """One data set's scores from its run.
+
+    Parameters
+    ----------
+    name : str
+    result : RunResult
+    models : sequence of str
+        The suite's models (each must be in the run).
+    metric : str
+    results_path : Path
+        Where the run's ``results.json`` is (its ``report.html`` is looked for beside it).
+    relative_to : Path, optional
+        The suite's folder: paths inside it are stored relative to it.
+    reused : bool
+        The run finished in an earlier, interrupted suite.
+
+    Raises
+    ------
+    ResultsError
+        A model missing from the run, or the metric unavailable.
+    """
+    where = str(results_path)
+    missing = [m for m in models if m not in {r.name for r in result.models}]
+    if missing:
+        raise ResultsError(f"{where}: no model {listing(missing)} (it has {listing([r.name for r in result.models])}); "
+                           f"a suite compares the same models on every data set")
+    seeds = _seed_values(result, models, metric)
+    scores = {m: (float(np.mean(list(seeds[m].values()))) if seeds else _score(result, m, metric, where)) for m in models}
+    report = results_path.parent / REPORT_FILE
+    entry = SuiteDataset(name=name, status="finished", results=_shown(results_path, relative_to),
+                         report=_shown(report, relative_to) if report.is_file() else None,
+                         source=result.dataset.source, n_examples=result.dataset.n_examples,
+                         n_classes=len(result.dataset.label_names), scores=scores, verdicts=_verdicts(result),
+                         reused=reused)
+    pairs = list(itertools.combinations(models, 2))
+    return DatasetScores(entry=entry, seed_values=seeds,
+                         test_se={m: _test_se(result, m, metric) for m in models} if seeds else {},
+                         test_se_difference={(a, b): _test_se_difference(result, a, b, metric) for a, b in pairs}
+                         if seeds else {})
+
+
+def results_paths(sources: Sequence[str | Path]) -> list[tuple[str, Path]]:
+    """``(data set name, results.json path)`` of each source: a ``results.json`` or the folder holding one.
+
+    The name is the folder's; when two folders share a name, their parents' names are added.
+
+    Raises
+    ------
+    ResultsError
+        A source that is neither, or the same run given twice.
+    """
+    paths = []
+    for source in sources:
+        path = Path(source)
+        path = path / RESULTS_FILE if path.is_dir() else path
+        if not path.is_file():
+            raise ResultsError(f"{source}: no such results.json (give the results.json of each finished run, or its "
+                               f"folder, e.g. h2h suite runs/*/results.json)")
+        paths.append(path)
+    resolved = [p.resolve() for p in paths]
+    if len(set(resolved)) != len(resolved):
+        twice = next(p for p in paths if resolved.count(p.resolve()) > 1)
+        raise ResultsError(f"{twice}: given twice; give each run once")
+    depth = 1
+    while True:
+        names = ["/".join(p.resolve().parent.parts[-depth:]) for p in paths]
+        if len(set(names)) == len(names) or depth > 8:
+            return list(zip(names, paths, strict=True))
+        depth += 1
+
+
+def _read_table(path: Path) -> list[dict[str, str]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DataError(f"--scores {path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"--scores {path}: cannot read it as UTF-8 text ({exc})") from exc
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    rows = list(csv.DictReader(text.splitlines(), delimiter=delimiter))
+    if not rows:
+        raise DataError(f"--scores {path}: no rows; give a header line (dataset, then one column per model) and one "
+                        f"row per data set")
+    return rows
+
+
+def _number(text: Any, where: str) -> float:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise DataError(f"{where}: '{text}' is not a number; every model column holds one score per row") from None
+    if not np.isfinite(value):
+        raise DataError(f"{where}: '{text}' is not a finite number; leave no data set without a score")
+    return value
+
+
+def read_score_table(table: str | Path | Any) -> tuple[list[str], list[DatasetScores]]:
+    """The models and one :class:`DatasetScores` per data set of a table of scores.
+
+    Parameters
+    ----------
+    table : path or DataFrame
+        A ``.csv``/``.tsv`` file, or a pandas DataFrame: a ``dataset`` column, an optional
+        ``seed`` column, one numeric column per model.
+
+    Raises
+    ------
+    DataError
+        No ``dataset`` column, fewer than two model columns, a cell that is not a finite
+        number, a data set listed twice without a ``seed`` column (or twice with one seed).
+    """
+    if isinstance(table, (str, Path)):
+        path = Path(table)
+        rows, source = _read_table(path), f"--scores {path}"
+    else:
+        rows, source = [{str(k): v for k, v in row.items()} for row in table.to_dict("records")], "the scores table"
+    columns = list(rows[0])
+    if DATASET_COLUMN not in columns:
+        raise DataError(f"{source}: no '{DATASET_COLUMN}' column (columns: {listing(columns)}); name the column of "
+                        f"data set names '{DATASET_COLUMN}'")
+    models = [c for c in columns if c not in (DATASET_COLUMN, SEED_COLUMN)]
+    if len(models) < 2:
+        raise DataError(f"{source}: {len(models)} model column(s) ({listing(models)}); a suite compares at least two "
+                        f"models, one column each")
+    seeded = SEED_COLUMN in columns
+    values: dict[str, dict[str, dict[int, float]]] = {}
+    for line, row in enumerate(rows, start=2):
+        name = str(row[DATASET_COLUMN] or "").strip()
+        if not name:
+            raise DataError(f"{source}, line {line}: empty data set name")
+        seed = int(_number(row[SEED_COLUMN], f"{source}, line {line}, column seed")) if seeded else 0
+        by_model = values.setdefault(name, {m: {} for m in models})
+        if seed in by_model[models[0]]:
+            again = f"seed {seed} of data set '{name}'" if seeded else f"data set '{name}'"
+            raise DataError(f"{source}, line {line}: {again} appears twice; give one row per data set"
+                            f"{' and seed' if seeded else ' (or add a seed column for several seeds)'}")
+        for model in models:
+            by_model[model][seed] = _number(row[model], f"{source}, line {line}, column {model}")
+    datasets = []
+    for name, by_model in values.items():
+        seeds = by_model if seeded and any(len(v) > 1 for v in by_model.values()) else None
+        scores = {m: float(np.mean(list(v.values()))) for m, v in by_model.items()}
+        datasets.append(DatasetScores(entry=SuiteDataset(name=name, status="finished", scores=scores),
+                                      seed_values=seeds))
+    return models, datasets
+

@@ -1,0 +1,66 @@
+"""The Bayesian signed-rank test against baycomp's SignedRankTest, within Monte-Carlo error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from headtohead.stats.bayes_signed_rank import bayesian_signed_rank
+
+# Demšar (2006) Table 6 columns: C4.5, C4.5+m, C4.5+cf.
+C45 = np.array([.763, .599, .954, .628, .882, .936, .661, .583, .775, 1, .940, .619, .972, .957])
+C45M = np.array([.768, .591, .971, .661, .888, .931, .668, .583, .838, 1, .962, .666, .981, .978])
+C45CF = np.array([.771, .590, .968, .654, .886, .916, .609, .563, .866, 1, .965, .614, .9751, .946])
+
+# baycomp 1.0.3, SignedRankTest.probs(x, y, rope, random_state=1), 50,000 draws: (P(x better), P(rope), P(y better)).
+BAYCOMP_1_0_3 = [
+    (C45M, C45, 0.01, (0.66916, 0.33084, 0.0)),
+    (C45M, C45, 0.005, (0.96136, 0.03856, 0.00008)),
+    (C45M, C45CF, 0.01, (0.48366, 0.50956, 0.00678)),
+    (C45, C45CF, 0.01, (0.11574, 0.69666, 0.1876)),
+]
+
+
+def _close(ours, reference, n=50_000):
+    for p, q in zip(ours, reference, strict=True):
+        se = np.sqrt(max(p * (1 - p), q * (1 - q), 1e-6) / n) * np.sqrt(2)  # two independent Monte-Carlo runs
+        assert abs(p - q) <= 4.5 * se + 1e-4, (ours, reference)
+
+
+@pytest.mark.parametrize(("a", "b", "rope", "reference"), BAYCOMP_1_0_3)
+def test_matches_recorded_baycomp_numbers(a, b, rope, reference):
+    result = bayesian_signed_rank(a, b, rope=rope, n_samples=50_000, seed=7)
+    _close((result.p_a_better, result.p_equivalent, result.p_b_better), reference)
+    assert result.mc_se < 0.003
+
+
+def test_matches_baycomp_run_now_in_both_orders_and_without_a_rope():
+    baycomp = pytest.importorskip("baycomp")
+    rng = np.random.default_rng(5)
+    for n, rope in [(6, 0.01), (10, 0.02), (25, 0.005)]:
+        a = rng.uniform(0.7, 0.95, n)
+        b = a - 0.01 + rng.normal(0, 0.015, n)
+        reference = baycomp.SignedRankTest.probs(a, b, rope=rope, random_state=3)
+        ours = bayesian_signed_rank(a, b, rope=rope, seed=11)
+        _close((ours.p_a_better, ours.p_equivalent, ours.p_b_better), reference)
+        swapped = bayesian_signed_rank(b, a, rope=rope, seed=12)
+        _close((swapped.p_b_better, swapped.p_equivalent, swapped.p_a_better), reference)
+    left, right = baycomp.SignedRankTest.probs(C45M, C45, rope=0, random_state=3)
+    ours = bayesian_signed_rank(C45M, C45, rope=0.0, seed=4)
+    assert ours.p_equivalent == 0.0
+    _close((ours.p_a_better, ours.p_b_better), (left, right))
+
+
+def test_identical_models_are_equivalent_and_the_seed_reproduces():
+    a = np.array([0.8, 0.7, 0.9, 0.85])
+    result = bayesian_signed_rank(a, a, rope=0.01, n_samples=5000)
+    assert result.p_equivalent == 1.0
+    again = bayesian_signed_rank(C45M, C45, rope=0.01, n_samples=5000, seed=3)
+    assert again == bayesian_signed_rank(C45M, C45, rope=0.01, n_samples=5000, seed=3)
+
+
+def test_refuses_mismatched_input():
+    with pytest.raises(ValueError, match="equally long"):
+        bayesian_signed_rank(np.ones(3), np.ones(4), rope=0.01)
+    with pytest.raises(ValueError, match="rope"):
+        bayesian_signed_rank(np.ones(3), np.ones(3), rope=-0.1)
