@@ -9,17 +9,21 @@ through ``md_escape``, the terminal through rich's ``escape``), and a speed-tabl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from headtohead.report.rows import NOT_AVAILABLE, _number
 from headtohead.report.server import format_money
 from headtohead.results.endpoint import EndpointRecord
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed
 
-__all__ = ["endpoint_lines", "unparseable_rows", "endpoint_speed_row", "ENDPOINT_SPEED_KEYS",
-           "ANSWER_SHOWN_CHARS"]
+__all__ = ["endpoint_lines", "endpoint_blocks", "EndpointBlock", "unparseable_rows", "endpoint_speed_row", "ENDPOINT_SPEED_KEYS",
+           "ANSWER_SHOWN_CHARS", "ANSWERS_SHOWN", "cost_per_million_for_tradeoff"]
 
 #: Characters of a raw answer shown in a table row (the record keeps up to 2000).
 ANSWER_SHOWN_CHARS = 300
+#: Unparseable answers listed per model in a report (the others are counted; results.json keeps 1000).
+ANSWERS_SHOWN = 20
 
 
 def _ms(seconds: float) -> str:
@@ -91,16 +95,66 @@ def endpoint_lines(model: ModelRecord) -> list[str]:
             _timing_line(e), _probability_line(e)]
 
 
-def unparseable_rows(result: RunResult) -> list[dict[str, str]]:
-    """One row per unparseable answer kept: model, example (its id when the data has ids), raw answer."""
+def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dict[str, str]]:
+    """The first ``limit`` unparseable answers of an endpoint model: dataset row and raw answer (unescaped).
+
+    Every format escapes the answer itself (HTML through autoescape, Markdown through ``md_escape``).
+    """
+    if model.endpoint is None:
+        return []
     rows = []
-    for model in result.models:
-        if model.endpoint is None:
-            continue
-        for item in model.endpoint.unparseable:
-            text = item.answer if len(item.answer) <= ANSWER_SHOWN_CHARS else item.answer[:ANSWER_SHOWN_CHARS] + "…"
-            rows.append({"model": model.name, "example": str(item.index), "answer": text})
+    for item in model.endpoint.unparseable[:limit]:
+        text = item.answer if len(item.answer) <= ANSWER_SHOWN_CHARS else item.answer[:ANSWER_SHOWN_CHARS] + "…"
+        rows.append({"dataset row": str(item.index), "raw answer": text})
     return rows
+
+
+def _more_line(e: EndpointRecord, shown: int) -> str:
+    """What the list of unparseable answers leaves out (empty when it shows them all)."""
+    rest = e.n_unparseable - shown
+    if rest <= 0:
+        return ""
+    kept = len(e.unparseable)
+    where = f"; results.json keeps the first {kept:,}" if kept > shown else ""
+    return f"… and {rest:,} more unparseable answer{'s' if rest != 1 else ''} not listed here{where}."
+
+
+@dataclass(frozen=True)
+class EndpointBlock:
+    """What a report shows about one endpoint model."""
+
+    model: str
+    title: str
+    lines: list[str]
+    unparseable: list[dict[str, str]]
+    more: str
+
+
+def endpoint_blocks(result: RunResult) -> list[EndpointBlock]:
+    """Per endpoint model: its title, its lines, its first unparseable answers and what the list leaves out."""
+    blocks: list[EndpointBlock] = []
+    for model in result.models:
+        e = model.endpoint
+        if e is None:
+            continue
+        lines = endpoint_lines(model)
+        rows = unparseable_rows(model)
+        blocks.append(EndpointBlock(model.name, lines[0], lines[1:], rows, _more_line(e, len(rows))))
+    return blocks
+
+
+def cost_per_million_for_tradeoff(speed: ModelSpeed) -> float | None:
+    """A model's cost per million predictions on the cost chart: per token for an endpoint, else offline's.
+
+    A local model's cost comes from its price per hour at its offline throughput (the machine fully used).
+    """
+    if speed.cost is None:
+        return None
+    for scenario in ("endpoint", "offline"):
+        found = next((s.cost_per_million for s in speed.cost.scenarios if s.scenario == scenario), None)
+        if found is not None:
+            return found
+    return None
 
 
 #: The speed-table columns an endpoint fills when no model was timed here.
