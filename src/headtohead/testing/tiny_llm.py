@@ -49,15 +49,15 @@ def build_tiny_llama(folder: str | Path, *, cue_words: tuple[str, ...] = CUE_WOR
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))  # noqa: S106 - a vocabulary token, not a password
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     specials = ["<unk>", "<s>", "</s>", "<|user|>", "<|assistant|>", "<|system|>"]
     corpus = [*_SENTENCES, "".join(f" {w}" for w in cue_words), f" {answer}", _GIBBERISH * 4]
     tokenizer.train_from_iterator(corpus * 20, trainers.BpeTrainer(
         vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                   pad_token="</s>")
+    tokens = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "</s>"}
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, **tokens)
     fast.chat_template = _CHAT_TEMPLATE
     fast.save_pretrained(out)
     config = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
