@@ -41,7 +41,7 @@ def build_tiny_llama(folder: str | Path, *, cue_words: tuple[str, ...] = CUE_WOR
     token embeds as the same vector except the cue words, which carry one more feature;
     attention is uniform (zero queries and keys), so the last position sees the share of cue
     tokens in the conversation; the output layer reads that feature as ``answer`` and the
-    constant as ``~``, the threshold set at one cue token in 300. Returns ``folder``.
+    constant as ``~``, the threshold set at one cue token in 4096 (the longest conversation). Returns ``folder``.
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -61,7 +61,7 @@ def build_tiny_llama(folder: str | Path, *, cue_words: tuple[str, ...] = CUE_WOR
     fast.chat_template = _CHAT_TEMPLATE
     fast.save_pretrained(out)
     config = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
                          bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
                          pad_token_id=fast.pad_token_id)
     torch.manual_seed(0)
@@ -86,7 +86,7 @@ def build_tiny_llama(folder: str | Path, *, cue_words: tuple[str, ...] = CUE_WOR
         attention.v_proj.weight[1, 1] = 1.0                   # values: the cue feature (head 0)
         attention.o_proj.weight[1, 1] = 1.0                   # back into the residual stream
         head = model.lm_head.weight
-        head[single(f" {answer}"), 1] = 300.0 / 4.0           # 4: a cue token's feature after the input norm
+        head[single(f" {answer}"), 1] = 4096 / 4.0            # 4: a cue token's feature after the input norm
         head[single(_GIBBERISH), 0] = 1.0
     model.save_pretrained(out)
     return out
