@@ -163,3 +163,14 @@ def test_a_refused_key_stops_the_pass_with_the_servers_reason():
     with ScriptedChatServer(lambda n, p: Reply("status", status=401)) as server, \
             pytest.raises(EndpointRefused, match="HTTP 401: scripted 401"):
         _ask(server, ["a", "b"])
+
+
+def test_the_example_comparing_minilm_with_an_endpoint_validates():
+    from pathlib import Path
+
+    from headtohead.config import load_experiment
+
+    exp = load_experiment(Path(__file__).resolve().parents[2] / "examples" / "sst2-minilm-vs-llm.yaml")
+    llm = exp.model("llm")
+    assert llm.kind == "openai" and llm.endpoint.few_shot == 2 and llm.endpoint.price is not None
+    assert exp.speed.price_per_hour is not None  # the encoder's cost per million beside the LLM's

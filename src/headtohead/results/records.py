@@ -51,7 +51,9 @@ Changelog of :data:`SCHEMA_VERSION`:
   (``ModelSpeed``) may be ``None``: a size headtohead cannot read (a plain callable, an estimator
   without coefficients) is unknown, where version 3 wrote 0.
   ``ModelRecord.endpoint`` (:mod:`headtohead.results.endpoint`): a ``kind: openai`` model's requests,
-  cache hits, unparseable answers, tokens and cost (``None`` for every other kind).
+  cache hits, unparseable answers, tokens and cost (``None`` for every other kind);
+  ``ModelSpeed.endpoint`` (its latency per request), ``ScenarioCost.price_per_prediction``
+  (scenario ``endpoint``); ``ModelSpeed.first_preprocess_s`` / ``first_call_s`` may be ``None``.
 """
 
 from __future__ import annotations
