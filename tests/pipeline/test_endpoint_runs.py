@@ -107,6 +107,7 @@ def test_prose_answers_are_wrong_over_every_row_listed_escaped_and_priced_from_u
     assert _files_holding(out, KEY) == [] and _files_holding(root / "cache", KEY) == []
     assert KEY not in printed.out + printed.err
     assert "requests" in printed.out and "unparseable" in printed.out  # the terminal's endpoint lines
+    assert "req/s" in printed.err and "tok/s" in printed.err  # the progress bar's rates
 
 
 def test_the_cache_answers_a_second_run_and_no_cache_asks_again(data):

@@ -177,16 +177,20 @@ def _stored_evaluation(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan,
                       seconds=time.perf_counter() - start)
 
 
+def accepts_rates(progress: Callable[..., Any]) -> bool:
+    """Whether a progress callback takes ``rates=`` (requests/s, tokens/s of an endpoint), by its signature."""
+    try:
+        return any(p.name == "rates" or p.kind is inspect.Parameter.VAR_KEYWORD
+                   for p in inspect.signature(progress).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
 def _example_progress(name: str, progress: ProgressCallback | None) -> Callable[..., None] | None:
     """``progress(done, total, rates=…)`` of a fetch, passed on to the run's callback (rates if it takes them)."""
     if progress is None:
         return None
-    try:
-        takes_rates = any(p.name == "rates" or p.kind is inspect.Parameter.VAR_KEYWORD
-                          for p in inspect.signature(progress).parameters.values())
-    except (TypeError, ValueError):
-        takes_rates = False
-    if takes_rates:
+    if accepts_rates(progress):
         return lambda done, total, rates=None: progress(name, done, total, rates=rates)  # type: ignore[call-arg]
     return lambda done, total, rates=None: progress(name, done, total)
 

@@ -122,7 +122,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
     from headtohead.pipeline.model_pass import run_model_pass
 
     model_cfg = setup.experiment.model(task.model)
-    report = None if progress is None else (lambda _name, done, total: progress(task.label, done, total))
+    report = None if progress is None else _relabelled(progress, task.label)
     started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)
     done = run_model_pass(setup, model_cfg, progress=report)  # seeds, loads, evaluates, as the runner does
     timed = measure_speed and done.adapter.feeds == "examples"  # stored predictions have no speed
@@ -136,6 +136,15 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         num_parameters=done.adapter.num_parameters(), parameter_bytes=done.adapter.parameter_bytes(),
         device=setup.context.device, worker=worker_name(), environment=None, warnings=tuple(done.adapter.warnings),
         backoff=evaluation.backoff, speed=speed, adapter=done.adapter, endpoint=endpoint_record(done.adapter))
+
+
+def _relabelled(progress: Any, label: str) -> Any:
+    """``progress`` reporting under the task's label; an endpoint's rates passed on where it takes them."""
+    from headtohead.engines.evaluate import accepts_rates
+
+    if accepts_rates(progress):
+        return lambda _name, done, total, rates=None: progress(label, done, total, rates=rates)
+    return lambda _name, done, total: progress(label, done, total)
 
 
 def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
