@@ -174,3 +174,17 @@ def test_the_example_comparing_minilm_with_an_endpoint_validates():
     llm = exp.model("llm")
     assert llm.kind == "openai" and llm.endpoint.few_shot == 2 and llm.endpoint.price is not None
     assert exp.speed.price_per_hour is not None  # the encoder's cost per million beside the LLM's
+
+
+def test_a_missing_httpx_names_the_extra_to_install(monkeypatch):
+    import sys
+
+    from headtohead.adapters import adapter_class
+    from headtohead.errors import ModelError
+
+    for name in ("headtohead.adapters.openai_chat", "headtohead.adapters.chat_client"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setitem(sys.modules, "httpx", None)  # import httpx fails as if it were not installed
+    with pytest.raises(ModelError, match=r"""model kind 'openai' needs httpx, which is not installed; install it """
+                                         r"""with: pip install "headtohead\[llm\]\""""):
+        adapter_class("openai")
