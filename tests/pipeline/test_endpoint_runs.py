@@ -212,8 +212,8 @@ def test_ctrl_c_keeps_every_answer_received_and_resume_asks_only_the_rest(data):
 @pytest.mark.slow
 def test_a_real_server_counts_no_request_on_a_second_run_and_all_with_no_cache(tmp_path, monkeypatch):
     """``transformers serve`` with a Llama that answers 'positive' on cue words, gibberish otherwise."""
-    pytest.importorskip("fastapi")
-    pytest.importorskip("uvicorn")
+    for module in ("fastapi", "uvicorn", "accelerate", "openai"):  # transformers serve's own needs (dev extra)
+        pytest.importorskip(module)
     from headtohead.testing.tiny_llm import CUE_WORDS, TransformersServe, build_tiny_llama
 
     monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))

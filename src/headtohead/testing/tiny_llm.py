@@ -10,7 +10,7 @@ can count the requests it *received* (``POST /v1/chat/completions`` lines).
 The model's behaviour is built in, not trained: it answers its label when the text holds a
 cue word and gibberish otherwise (unparseable, a wrong answer), so a test knows every answer
 in advance. The server returns ``usage`` and no log-probabilities.
-Needs torch, transformers, fastapi, uvicorn and accelerate (the ``dev`` extra).
+Needs torch, transformers, fastapi, uvicorn, accelerate and openai (the ``dev`` extra).
 """
 
 from __future__ import annotations
