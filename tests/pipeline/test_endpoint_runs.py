@@ -116,10 +116,15 @@ def test_the_cache_answers_a_second_run_and_no_cache_asks_again(data):
         exp = _experiment(root, server.base_url)
         first = headtohead.run(exp, out_dir=root / "a", report=False).result.model("llm")
         assert server.counts.requests == 40
-        second = headtohead.run(exp, out_dir=root / "b", report=False).result.model("llm")
+        second = headtohead.run(exp, out_dir=root / "b", report=True).result.model("llm")
         assert server.counts.requests == 40  # nothing sent
         assert second.endpoint.from_cache == sorted(second.endpoint.from_cache) and len(second.endpoint.from_cache) == 40
-        assert second.endpoint.requests == 0 and second.endpoint.timing is None
+        assert second.endpoint.requests == 0 and second.endpoint.timing.latency is None  # nothing timed
+        assert second.endpoint.cost_per_million == pytest.approx(first.endpoint.cost_per_million)
+        html = (root / "b" / "report.html").read_text()
+        assert "40 answered from the response cache, 0 asked" in html
+        assert "latency: not measured (every answer came from the response cache)" in html
+        assert "not measured (no request answered in this run)" in html  # its speed row, with its cost
         assert second.endpoint.cost == pytest.approx(first.endpoint.cost) and second.endpoint.cost_sent == 0.0
         assert second.quality.accuracy == first.quality.accuracy
         fresh = headtohead.run(exp, out_dir=root / "c", report=False, response_cache=False).result.model("llm")

@@ -56,10 +56,9 @@ def endpoint_record(model: Any) -> EndpointRecord | None:
     for p in stats:
         for what, count in p.statuses.items():
             statuses[what] = statuses.get(what, 0) + count
-    timing = RequestTiming(concurrency=settings.max_concurrency,
+    timing = RequestTiming(concurrency=settings.max_concurrency,  # no latency when nothing was answered now
                            latencies_s=[float(e.latency_s) for e in sent if e.latency_s is not None],
-                           wall_s=sum(p.wall_s for p in stats), tokens=sent_prompt + sent_completion) \
-        if sent else None
+                           wall_s=sum(p.wall_s for p in stats), tokens=sent_prompt + sent_completion)
     return EndpointRecord(
         base_url=_public_url(settings.base_url), model=model.config.source, examples=len(ordered),
         from_cache=[i for i, r in ordered if r.exchange.from_cache],

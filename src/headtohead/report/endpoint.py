@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from headtohead.report.rows import NOT_AVAILABLE, _number
+from headtohead.report.rows import NOT_AVAILABLE, NOT_MEASURED, _number
 from headtohead.report.server import format_money
 from headtohead.results.endpoint import EndpointRecord
 from headtohead.results.records import ModelRecord, RunResult
@@ -67,7 +67,9 @@ def _tokens_line(e: EndpointRecord) -> str:
 def _timing_line(e: EndpointRecord) -> str:
     t = e.timing
     if t is None or t.latency is None:
-        return "latency: not measured in this run (every answer came from the response cache)"
+        why = "every answer came from the response cache" if len(e.from_cache) == e.examples else \
+            "no request was answered in this run"
+        return f"latency: not measured ({why})"
     lat = t.latency
     line = (f"latency per request at concurrency {t.concurrency}: p50 {_ms(lat['p50'])} / p90 {_ms(lat['p90'])} / "
             f"p99 {_ms(lat['p99'])} ms over {len(t.latencies_s):,} requests")
@@ -164,12 +166,15 @@ ENDPOINT_SPEED_KEYS = ["model", "scenario", "p50 / p90 / p99 (ms per call)", "th
 def endpoint_speed_row(speed: ModelSpeed, keys: list[str]) -> dict[str, str] | None:
     """A speed-table row of an endpoint model, in the columns ``keys`` of the other rows (``—`` where none fits)."""
     t = speed.endpoint
-    if t is None or t.latency is None:
+    if t is None:
         return None
+    timed = t.latency is not None
     values = {
         "model": speed.name,
-        "scenario": f"endpoint ({t.concurrency} requests in flight)",
-        "p50 / p90 / p99 (ms per call)": " / ".join(_ms(t.latency[p]) for p in ("p50", "p90", "p99")),
+        "scenario": f"endpoint ({t.concurrency} requests in flight)" if timed else
+        f"endpoint: {NOT_MEASURED} (no request answered in this run)",
+        "p50 / p90 / p99 (ms per call)": " / ".join(_ms(t.latency[p]) for p in ("p50", "p90", "p99"))
+        if t.latency is not None else "—",
         "throughput (examples/s)": _number(t.requests_per_s, "rate") if t.requests_per_s is not None else "—",
         "calls": str(len(t.latencies_s)),
     }

@@ -103,8 +103,8 @@ class EndpointRecord(DerivedRecord):
     probabilities: Literal["logprobs", "label only"] = "label only"
     outside_mass_mean: float | None = Field(default=None, description="mean probability the answers' first tokens "
                                             "gave to no label (logprobs only)")
-    timing: RequestTiming | None = Field(default=None, description="the requests sent in this run (None: every "
-                                         "answer came from the cache)")
+    timing: RequestTiming | None = Field(default=None, description="the requests sent in this run (no latencies: "
+                                         "none was answered now, e.g. every answer came from the cache)")
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
