@@ -5,15 +5,14 @@ margin) or **continue**, and looking after every chunk does not inflate the erro
 off a *confidence sequence*, intervals that contain the true gap at all times at once with probability ≥ 1 − α.
 docs/statistics.md (section 6) has the reasoning and the simulations.
 
-Per example ``D = 1[A right] − 1[B right] ∈ {−1, 0, 1}``; the gap is ``Δ = E[D]`` =
-P(only A right) − P(only B right). The examples must come in random order (i.i.d., or at
-least ``E[D_i | past] = Δ``). Testing Δ = 0 uses only the discordant pairs, but equivalence
-bounds Δ on the all-examples scale, ``Δ = ψ(2θ − 1)`` with unknown discordance ψ, so the
-bets are placed on D itself, not on ``θ = P(A right | discordant)``.
+Per example ``D = 1[A right] − 1[B right] ∈ {−1, 0, 1}``; the gap is ``Δ = E[D]`` = P(only A right) −
+P(only B right). The examples must come in random order (i.i.d., or at least ``E[D_i | past] = Δ``). Testing
+Δ = 0 uses only the discordant pairs, but equivalence bounds Δ on the all-examples scale, ``Δ = ψ(2θ − 1)`` with
+unknown discordance ψ, so the bets are placed on D itself, not on ``θ = P(A right | discordant)``.
 
-Construction: testing by betting (Shafer & Vovk), the betting confidence sequence of
-Waudby-Smith & Ramdas, "Estimating means of bounded random variables by betting",
-J. R. Stat. Soc. B 86(1), 2024 (§4–5, the "diversified Kelly" mixture). For each candidate
+Construction: testing by betting (Shafer & Vovk), the betting confidence sequence of Waudby-Smith & Ramdas,
+"Estimating means of bounded random variables by betting", J. R. Stat. Soc. B 86(1), 2024 (§4–5, the
+"diversified Kelly" mixture). For each candidate
 gap δ an *up* gambler holds the average over ``f_j = (j − ½)/N_BETS`` of the constant bets
 ``∏ (1 + f_j (D_i − δ)/(1 + δ))`` and a *down* gambler the mirror ``f_j (δ − D_i)/(1 − δ)``:
 positive, and a test martingale (a supermartingale on the far side) when Δ = δ. The wealth
@@ -311,6 +310,10 @@ class SequentialTest:
                              f"{a.shape} and {b.shape}")
         if a.dtype != np.bool_ or b.dtype != np.bool_:
             raise ValueError(f"correctness must be boolean arrays, got {a.dtype} and {b.dtype}")
+        return self._count_and_look(a, b)
+
+    def _count_and_look(self, a: np.ndarray, b: np.ndarray) -> SequentialState:
+        """Add a chunk's discordant counts and take the look (shared with the grouped test)."""
         last = self.state
         n = last.n + a.size
         only_a = last.only_a_correct + int(np.count_nonzero(a & ~b))
