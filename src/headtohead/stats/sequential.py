@@ -12,13 +12,12 @@ unknown discordance ψ, so the bets are placed on D itself, not on ``θ = P(A ri
 
 Construction: testing by betting (Shafer & Vovk), the betting confidence sequence of Waudby-Smith & Ramdas,
 "Estimating means of bounded random variables by betting", J. R. Stat. Soc. B 86(1), 2024 (§4–5, the
-"diversified Kelly" mixture). For each candidate
-gap δ an *up* gambler holds the average over ``f_j = (j − ½)/N_BETS`` of the constant bets
-``∏ (1 + f_j (D_i − δ)/(1 + δ))`` and a *down* gambler the mirror ``f_j (δ − D_i)/(1 − δ)``:
-positive, and a test martingale (a supermartingale on the far side) when Δ = δ. The wealth
-depends on the counts (n, b, c) only, not on the order. At δ = 0 the up wealth is Robbins'
-mixture SPRT with a uniform prior on θ ∈ (½, 1). Ville: P(a wealth ever reaches 1/a) ≤ a.
-Wealth is monotone in δ, so the rejected δ form half-lines and the bounds come by bisection.
+"diversified Kelly" mixture). For each candidate gap δ an *up* gambler holds the average over
+``f_j = (j − ½)/N_BETS`` of the constant bets ``∏ (1 + f_j (D_i − δ)/(1 + δ))`` and a *down* gambler the mirror
+``f_j (δ − D_i)/(1 − δ)``: positive, and a test martingale (a supermartingale on the far side) when Δ = δ. The
+wealth depends on the counts (n, b, c) only, not on the order. At δ = 0 the up wealth is Robbins' mixture SPRT
+with a uniform prior on θ ∈ (½, 1). Ville: P(a wealth ever reaches 1/a) ≤ a. Wealth is monotone in δ, so the
+rejected δ form half-lines and the bounds come by bisection.
 
 Decisions (the first one reached is kept; "better" wins a tie), at every stopping time:
 
