@@ -23,12 +23,11 @@ Decisions (the first one reached is kept; "better" wins a tie), at every stoppin
 
 * **A better** when the up wealth at δ = 0 reaches ``2/α`` (the running (1 − α) sequence ``[low, high]`` lies
   above 0); **B better** mirrored. Δ = 0: P(either, ever) ≤ α; Δ ≤ 0: P(A better, ever) ≤ α/2.
-* **Equivalent** when the down wealth at +margin and the up wealth at −margin have both
-  reached ``1/α`` (the (1 − 2α) sequence, TOST's convention, lies inside ±margin).
-  ``|Δ| ≥ margin``: P(equivalent, ever) ≤ α.
+* **Equivalent** when the down wealth at +margin and the up wealth at −margin have both reached ``1/α`` (the
+  (1 − 2α) sequence, TOST's convention, lies inside ±margin). ``|Δ| ≥ margin``: P(equivalent, ever) ≤ α.
 
-One look is never more liberal than the fixed-n exact McNemar test (the rejection region is
-an upper set in b whose null mass Markov caps at α/2). Pure NumPy, deterministic, no torch.
+One look is never more liberal than the fixed-n exact McNemar test (the rejection region is an upper set in b
+whose null mass Markov caps at α/2). Pure NumPy, deterministic, no torch.
 """
 
 from __future__ import annotations
