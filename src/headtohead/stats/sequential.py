@@ -42,8 +42,8 @@ import numpy as np
 from headtohead.errors import ConfigError
 from headtohead.results.sequential import SequentialRecord, SequentialStep
 
-__all__ = ["SequentialState", "SequentialTest", "replay", "log_e_values", "confidence_bounds",
-           "path_e_values", "first_decisions", "to_record", "DECISIONS", "N_BETS"]
+__all__ = ["SequentialState", "SequentialTest", "replay", "log_e_values", "confidence_bounds", "path_e_values",
+           "first_decisions", "to_record", "DECISIONS", "N_BETS"]
 
 #: Constant-fraction bets averaged by every gambler.
 N_BETS = 1000
@@ -51,7 +51,6 @@ N_BETS = 1000
 DECISIONS: tuple[str, ...] = ("continue", "a_better", "b_better", "equivalent")
 
 Decision = Literal["continue", "a_better", "b_better", "equivalent"]
-
 _FRACTIONS = (np.arange(N_BETS) + 0.5) / N_BETS
 _LOG_N_BETS = math.log(N_BETS)
 _BLOCK = 4096          # rows per block of the (rows × N_BETS) work array: bounds the memory to ~32 MB
