@@ -26,11 +26,11 @@ test: $(DEV_STAMP)
 check: $(DEV_STAMP)
 	$(BIN)/ruff check src
 	$(BIN)/mypy
-	$(BIN)/python -m headtohead.results.json_schema --check docs/schema/results.schema.json
+	$(BIN)/python -m headtohead.results.json_schema --check docs/schema
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 schema: $(DEV_STAMP)
-	$(BIN)/python -m headtohead.results.json_schema docs/schema/results.schema.json
+	$(BIN)/python -m headtohead.results.json_schema docs/schema
 
 dist-check: $(DEV_STAMP)
 	H2H_DIST_CHECK=1 $(BIN)/python -m pytest -q -m dist tests/test_light_install.py

@@ -1,4 +1,4 @@
-"""The published JSON Schema of results.json is the one the records generate, and real files follow it."""
+"""The published JSON Schemas (results.json, sweep.json, suite.json) are the ones the records generate; real files follow them."""
 
 from __future__ import annotations
 
@@ -9,18 +9,40 @@ import numpy as np
 import pytest
 
 import headtohead
-from headtohead.results.json_schema import results_json_schema, schema_text
+from headtohead.results.json_schema import SCHEMA_FILES, main, results_json_schema, schema_text
 from headtohead.results.records import SCHEMA_VERSION
 from headtohead.testing.sample import sample_run
 
-PUBLISHED = Path(__file__).resolve().parents[2] / "docs" / "schema" / "results.schema.json"
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schema"
+PUBLISHED = SCHEMAS / "results.schema.json"
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (the dev extra) checks files against the schema")
 
 
-def test_the_published_schema_is_the_generated_one():
-    assert PUBLISHED.read_text(encoding="utf-8") == schema_text(), (
-        "docs/schema/results.schema.json is stale: regenerate it with `make schema` after changing a record")
+@pytest.mark.parametrize("name", sorted(SCHEMA_FILES))
+def test_the_published_schemas_are_the_generated_ones(name):
+    assert (SCHEMAS / name).read_text(encoding="utf-8") == schema_text(name), (
+        f"docs/schema/{name} is stale: regenerate it with `make schema` after changing a record")
+    jsonschema.Draft202012Validator.check_schema(json.loads(schema_text(name)))
     assert results_json_schema()["title"].endswith(f"schema version {SCHEMA_VERSION}")
+
+
+def test_make_schema_writes_every_file_and_check_finds_a_stale_one(tmp_path, capsys):
+    assert main([str(tmp_path)]) == 0 and sorted(p.name for p in tmp_path.iterdir()) == sorted(SCHEMA_FILES)
+    assert main(["--check", str(tmp_path)]) == 0
+    (tmp_path / "suite.schema.json").write_text("{}")
+    assert main(["--check", str(tmp_path)]) == 1 and "suite.schema.json: not the schema" in capsys.readouterr().err
+
+
+def test_a_suite_json_follows_its_schema(tmp_path):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"dataset": [f"d{i}" for i in range(8)], **{m: rng.uniform(0.6, 0.9, 8) for m in "abc"}})
+    headtohead.suite(scores=table, metric="accuracy", out_dir=tmp_path)
+    validator = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "suite.schema.json").read_text()))
+    raw = json.loads((tmp_path / "suite.json").read_text())
+    assert list(validator.iter_errors(raw)) == []
+    raw["pairs"][0]["surprise"] = 1
+    assert any("'surprise' was unexpected" in e.message for e in validator.iter_errors(raw))
 
 
 @pytest.fixture(scope="module")

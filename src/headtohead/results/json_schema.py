@@ -1,11 +1,14 @@
-"""The JSON Schema of ``results.json``, generated from its records (:class:`~headtohead.results.records.RunResult`).
+"""The JSON Schemas of the files headtohead writes, generated from their records.
 
-The schema describes the file as ``h2h run`` writes it (pydantic's serialization schema: the
-figures a record derives, such as a latency record's percentiles, are in the file too). Its
-published copy is ``docs/schema/results.schema.json``, served with the documentation; a test
-keeps it equal to what :func:`results_json_schema` gives. After changing a record, regenerate it::
+``results.json`` (:class:`~headtohead.results.records.RunResult`), ``sweep.json``
+(:class:`~headtohead.results.sweep.SweepResult`) and ``suite.json``
+(:class:`~headtohead.results.suite.SuiteResult`). Each schema describes the file as it is
+written (pydantic's serialization schema: the figures a record derives, such as a latency
+record's percentiles, are in the file too). The published copies are in ``docs/schema/``,
+served with the documentation; a test keeps them equal to what :func:`json_schema` gives.
+After changing a record, regenerate them::
 
-    python -m headtohead.results.json_schema docs/schema/results.schema.json     # or: make schema
+    python -m headtohead.results.json_schema docs/schema     # or: make schema
 """
 
 from __future__ import annotations
@@ -16,15 +19,24 @@ from pathlib import Path
 from typing import Any
 
 from headtohead.results.records import SCHEMA_VERSION, RunResult
+from headtohead.results.suite import SUITE_SCHEMA_VERSION, SuiteResult
+from headtohead.results.sweep import SWEEP_SCHEMA_VERSION, SweepResult
 
-__all__ = ["results_json_schema", "schema_text", "JSON_SCHEMA_DIALECT"]
+__all__ = ["json_schema", "results_json_schema", "schema_text", "SCHEMA_FILES", "JSON_SCHEMA_DIALECT"]
 
 #: The JSON Schema dialect pydantic writes.
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
+#: Each published schema file: the file it describes, its record and the record's schema version.
+SCHEMA_FILES: dict[str, tuple[str, type[Any], int]] = {
+    "results.schema.json": ("results.json", RunResult, SCHEMA_VERSION),
+    "sweep.schema.json": ("sweep.json", SweepResult, SWEEP_SCHEMA_VERSION),
+    "suite.schema.json": ("suite.json", SuiteResult, SUITE_SCHEMA_VERSION),
+}
 
-def results_json_schema() -> dict[str, Any]:
-    """The JSON Schema of a ``results.json`` of the current :data:`~headtohead.results.records.SCHEMA_VERSION`.
+
+def json_schema(schema_file: str = "results.schema.json") -> dict[str, Any]:
+    """The JSON Schema published as ``schema_file`` (a key of :data:`SCHEMA_FILES`).
 
     Returns
     -------
@@ -34,37 +46,63 @@ def results_json_schema() -> dict[str, Any]:
 
     Examples
     --------
+    >>> json_schema("suite.schema.json")["title"]
+    'headtohead suite.json, schema version 1'
+    """
+    written, record, version = SCHEMA_FILES[schema_file]
+    generated = record.model_json_schema(mode="serialization")
+    head = {"$schema": JSON_SCHEMA_DIALECT, "$id": f"{written.removesuffix('.json')}-v{version}.schema.json",
+            "title": f"headtohead {written}, schema version {version}"}
+    return {**head, **{key: value for key, value in generated.items() if key != "title"}}
+
+
+def results_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a ``results.json`` of the current :data:`~headtohead.results.records.SCHEMA_VERSION`.
+
+    Examples
+    --------
     >>> schema = results_json_schema()
     >>> schema["title"], "models" in schema["required"]
     ('headtohead results.json, schema version 4', True)
     """
-    generated = RunResult.model_json_schema(mode="serialization")
-    head = {"$schema": JSON_SCHEMA_DIALECT, "$id": f"results-v{SCHEMA_VERSION}.schema.json",
-            "title": f"headtohead results.json, schema version {SCHEMA_VERSION}"}
-    return {**head, **{key: value for key, value in generated.items() if key != "title"}}
+    return json_schema("results.schema.json")
 
 
-def schema_text() -> str:
-    """:func:`results_json_schema` as the published file holds it (indented, sorted, one trailing newline)."""
-    return json.dumps(results_json_schema(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+def schema_text(schema_file: str = "results.schema.json") -> str:
+    """:func:`json_schema` as the published file holds it (indented, sorted, one trailing newline)."""
+    return json.dumps(json_schema(schema_file), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def _targets(path: Path) -> list[tuple[Path, str]]:
+    """The files a path names: every schema in a folder, or the one schema a file is named after."""
+    if path.is_dir() or path.suffix == "":
+        return [(path / name, name) for name in SCHEMA_FILES]
+    if path.name not in SCHEMA_FILES:
+        raise SystemExit(f"{path}: a schema file is named one of {', '.join(SCHEMA_FILES)}; or give their folder")
+    return [(path, path.name)]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m headtohead.results.json_schema [--check] [PATH]``: write the schema to PATH (default: standard
-    output); with ``--check``, only say whether PATH holds it (exit 1 when it does not)."""
+    """``python -m headtohead.results.json_schema [--check] [PATH]``: write the schemas to PATH, a folder (every
+    schema) or one of the file names of :data:`SCHEMA_FILES`; without PATH, print ``results.json``'s. With
+    ``--check``, only say whether PATH holds them (exit 1 when it does not)."""
     args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
     args = [a for a in args if a != "--check"]
-    if check:
-        path = Path(args[0])
-        if path.is_file() and path.read_text(encoding="utf-8") == schema_text():
-            return 0
-        print(f"{path} is not the schema the records generate: run `make schema` to regenerate it", file=sys.stderr)
-        return 1
-    if args:
-        Path(args[0]).write_text(schema_text(), encoding="utf-8")
-    else:
+    if not args:
         sys.stdout.write(schema_text())
+        return 0
+    targets = _targets(Path(args[0]))
+    if check:
+        stale = [str(p) for p, name in targets if not p.is_file() or p.read_text(encoding="utf-8") != schema_text(name)]
+        if stale:
+            print(f"{', '.join(stale)}: not the schema the records generate; run `make schema` to regenerate",
+                  file=sys.stderr)
+            return 1
+        return 0
+    for path, name in targets:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(schema_text(name), encoding="utf-8")
     return 0
 
 

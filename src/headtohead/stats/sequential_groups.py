@@ -91,12 +91,7 @@ class GroupedSequentialTest(SequentialTest):
             raise ValueError(f"a group of {sizes.max()} examples is larger than max_group_size={self.max_group_size}")
         self._cells.update(zip(sums.astype(int).tolist(), sizes.tolist(), strict=True))
         self._seen.update(names.tolist())
-        last = self.state
-        n = last.n + a.size
-        only_a = last.only_a_correct + int(np.count_nonzero(a & ~b))
-        only_b = last.only_b_correct + int(np.count_nonzero(~a & b))
-        self._path.append(self._look(last, n, only_a, only_b))
-        return self._path[-1]
+        return self._count_and_look(a, b)
 
     def _look(self, last: SequentialState, n: int, only_a: int, only_b: int) -> SequentialState:
         sums = np.array([k[0] for k in self._cells], dtype=np.float64)
