@@ -28,6 +28,7 @@ ADAPTERS: dict[str, str] = {
     "python": "headtohead.adapters.python_factory:PythonAdapter",
     "onnx": "headtohead.adapters.onnx_runtime:OnnxRuntimeAdapter",
     "predictions": "headtohead.adapters.predictions:PredictionsAdapter",
+    "openai": "headtohead.adapters.openai_chat:OpenAIChatAdapter",
 }
 
 

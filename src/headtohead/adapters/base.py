@@ -21,6 +21,8 @@ Families that do not compute but look up outputs stored per example (prediction 
 :mod:`~headtohead.adapters.predictions`) set :attr:`ModelAdapter.feeds` to ``"ids"``: the
 quality pass hands them the examples' positions and ids (:meth:`ModelAdapter.stored_outputs`)
 instead of preprocessed inputs, and the speed pass skips them, as there is nothing to time.
+Those whose outputs are fetched from elsewhere (an endpoint, :mod:`~headtohead.adapters.openai_chat`)
+get the whole plan first (:meth:`ModelAdapter.fetch_outputs`), so many requests can be in flight.
 """
 
 from __future__ import annotations
@@ -64,6 +66,12 @@ class LoadContext:
     objects : mapping of str to object
         Models handed over in memory (:func:`headtohead.compare`), by model name; families
         that accept objects use them instead of reading ``source``.
+    train : Dataset, optional
+        The training split (``data.train`` / ``data.split``), for families that show examples
+        in their prompt (``kind: openai``'s ``few_shot``).
+    response_cache : bool
+        Families that ask a server may answer from their on-disk cache (``False``: ``--no-cache``,
+        every answer asked again).
     """
 
     label_names: tuple[str, ...]
@@ -74,6 +82,8 @@ class LoadContext:
     id_column: str = "id"
     partial_data: bool = False
     objects: Mapping[str, Any] = field(default_factory=dict)
+    train: Dataset | None = None
+    response_cache: bool = True
 
     def resolve_path(self, path: str) -> Path:
         """``path`` made absolute against :attr:`base_dir` (absolute paths pass unchanged)."""
@@ -179,6 +189,16 @@ class ModelAdapter(ABC):
             The stored outputs do not fit the data (missing or unknown ids, labels …).
         """
         raise NotImplementedError(f"{type(self).__name__} computes its outputs (feeds = 'examples')")
+
+    def fetch_outputs(self, dataset: Dataset, indices: np.ndarray, progress: Callable[..., None] | None = None
+                      ) -> None:
+        """Fetch the outputs of every example at ``indices`` at once, before :meth:`stored_outputs` reads them.
+
+        Families with ``feeds = "ids"`` whose outputs come from elsewhere (an endpoint asked
+        with many requests in flight) fetch the whole plan here; the default does nothing.
+        ``progress(done, total)`` (or with ``rates=`` a mapping of name to value per second).
+        """
+        return None
 
     def training_logits(self, inputs: Any) -> Any:
         """Logits with autograd on, for training (torch families only).

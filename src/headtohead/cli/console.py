@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -65,14 +65,19 @@ def progress_bars() -> Iterator:
     When the block fails the bars are removed (in a terminal) or their last state is not
     printed (in a log), so what follows a failure is its one error line.
     """
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[rates]}"))
     with Progress(*columns, console=err_console, transient=False) as bars:
         tasks: dict[str, TaskID] = {}
 
-        def update(task: str, done: int, total: int) -> None:
+        def update(task: str, done: int, total: int, rates: Mapping[str, float] | None = None) -> None:
             if task not in tasks:
-                tasks[task] = bars.add_task(escape(task), total=total)
-            bars.update(tasks[task], completed=done)
+                tasks[task] = bars.add_task(escape(task), total=total, rates="")
+            shown = " · ".join(f"{value:,.1f} {unit}" for unit, value in rates.items()) if rates else None
+            if shown is None:
+                bars.update(tasks[task], completed=done)
+            else:
+                bars.update(tasks[task], completed=done, rates=shown)
 
         try:
             yield update
@@ -90,6 +95,14 @@ def print_result(result) -> None:  # noqa: ANN001 - RunResult
     speed = speed_table(result)
     if speed is not None:
         console.print(speed)
+    from headtohead.report.endpoint import endpoint_lines
+
+    for model in result.models:  # kind openai: requests, cache, answers, tokens, cost
+        lines = endpoint_lines(model)
+        if lines:
+            console.print(escape(lines[0]), style="bold")
+            for line in lines[1:]:
+                console.print("  " + escape(line))
     if result.speed is not None:
         from headtohead.report.server import cost_table, server_table
 

@@ -56,6 +56,8 @@ def run(
     until_decided: bool = typer.Option(False, "--until-decided", help="Evaluate in a seeded random order, chunk "
                                        "by chunk (eval.chunk_size), and stop once every pair of models is decided "
                                        "by an anytime-valid test (same as eval.until_decided: true)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask endpoint models (kind: openai) every example again "
+                                  "instead of answering from the on-disk response cache."),
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
     if experiment is None and data is None and not model:  # neither way of naming the models: a usage error
@@ -76,7 +78,8 @@ def run(
                                                group_column=group_column)
             out_dir = out or default_out_dir(exp.name)
             outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, resume=resume,
-                                     deterministic=deterministic, offline=offline, report=True, overwrite=overwrite)
+                                     deterministic=deterministic, offline=offline, report=True, overwrite=overwrite,
+                                     response_cache=not no_cache)
     print_result(outcome.result)
     if outcome.resumed:
         console.print(f"Resumed: the finished results of {listing(outcome.resumed)} were re-used.",

@@ -1,4 +1,4 @@
-"""The base of every config section: frozen, unknown keys refused, defaults validated."""
+"""The base of every config section: frozen, unknown keys refused, defaults validated, values kept out of errors' text."""
 
 from __future__ import annotations
 
@@ -16,4 +16,6 @@ class Section(BaseModel):
     """A section of the experiment file. Unknown keys are errors, so a typo never silently
     falls back to a default."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # hide_input_in_errors: an error's text never repeats a value (a base_url refused for carrying
+    # credentials); ``errors()`` still holds it for the loader's one line
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, hide_input_in_errors=True)

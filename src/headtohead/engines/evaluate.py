@@ -26,6 +26,7 @@ its own predicted classes, and its probabilities only when it has them.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -154,6 +155,9 @@ def _stored_evaluation(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan,
     pred = np.empty(n, dtype=np.int64)
     proba: np.ndarray | None = None
     row = 0
+    fetches = type(adapter).fetch_outputs is not ModelAdapter.fetch_outputs
+    if fetches:  # an endpoint: every request of the plan at once, with its own progress (examples, not batches)
+        adapter.fetch_outputs(dataset, plan.order, progress=_example_progress(adapter.name, progress))
     for done, indices in enumerate(plan, start=1):
         stored = adapter.stored_outputs(dataset, indices)
         if stored.proba is not None:
@@ -167,10 +171,28 @@ def _stored_evaluation(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan,
                              f"every example or for none")
         pred[row:row + len(indices)] = stored.pred
         row += len(indices)
-        if progress is not None:
+        if progress is not None and not fetches:
             progress(adapter.name, done, len(plan))
     return Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(), n_batches=len(plan),
                       seconds=time.perf_counter() - start)
+
+
+def accepts_rates(progress: Callable[..., Any]) -> bool:
+    """Whether a progress callback takes ``rates=`` (requests/s, tokens/s of an endpoint), by its signature."""
+    try:
+        return any(p.name == "rates" or p.kind is inspect.Parameter.VAR_KEYWORD
+                   for p in inspect.signature(progress).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
+def _example_progress(name: str, progress: ProgressCallback | None) -> Callable[..., None] | None:
+    """``progress(done, total, rates=…)`` of a fetch, passed on to the run's callback (rates if it takes them)."""
+    if progress is None:
+        return None
+    if accepts_rates(progress):
+        return lambda done, total, rates=None: progress(name, done, total, rates=rates)  # type: ignore[call-arg]
+    return lambda done, total, rates=None: progress(name, done, total)
 
 
 def _run_batches(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,

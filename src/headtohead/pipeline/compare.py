@@ -16,7 +16,9 @@ What a model may be:
 * stored predictions: a 1-D array or list of labels (names or indices), a 2-D array of
   probabilities in the data's label order, a dict ``{"prediction": …, "proba": …}`` or a
   DataFrame in the prediction-file format (:mod:`headtohead.adapters.prediction_files`);
-* a path or hub id, as ``h2h run --model`` takes it (kind inferred, :mod:`headtohead.pipeline.quick`).
+* a path or hub id, as ``h2h run --model`` takes it (kind inferred, :mod:`headtohead.pipeline.quick`);
+* a model entry as an experiment file writes it, a mapping with ``kind`` — e.g. an endpoint,
+  ``{"kind": "openai", "source": "qwen2.5-7b-instruct", "base_url": "http://127.0.0.1:8000/v1"}``.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = N
             outputs: Mapping[str, Literal["logits", "probabilities"]] | None = None, name: str = "compare",
             out_dir: str | Path | None = None, report: bool = False, speed: bool = False, batch_size: int = 32,
             device: str = "auto", seed: int = 42, stats: Mapping[str, Any] | None = None,
-            progress: ProgressCallback | None = None) -> Run:
+            progress: ProgressCallback | None = None, response_cache: bool = True) -> Run:
     """Compare models held in memory on data held in memory.
 
     Parameters
@@ -76,6 +78,9 @@ def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = N
         The ``stats:`` section (``alpha``, ``n_resamples`` …).
     progress : callable, optional
         ``progress(task, done, total)``.
+    response_cache : bool
+        Endpoint models (a mapping ``{"kind": "openai", …}``) answer from the on-disk response
+        cache where they can; ``False`` asks every example again (``--no-cache``).
 
     Returns
     -------
@@ -116,7 +121,7 @@ def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = N
                   "eval": {"batch_size": batch_size, "device": device}, "stats": dict(stats or {}),
                   "speed": {"enabled": speed, "memory": False}}
     return run(experiment, out_dir=out_dir, base_dir=Path.cwd(), progress=progress, speed=speed, report=report,
-               in_memory=InMemory(splits=DataSplits(eval=dataset), objects=objects))
+               in_memory=InMemory(splits=DataSplits(eval=dataset), objects=objects), response_cache=response_cache)
 
 
 def _model_entry(name: str, model: Any, dataset: Dataset, outputs: str | None) -> tuple[dict[str, Any], Any]:
@@ -126,6 +131,8 @@ def _model_entry(name: str, model: Any, dataset: Dataset, outputs: str | None) -
         entry["outputs"] = outputs
     if isinstance(model, (str, Path)):
         return {**entry, "kind": infer_kind(str(model)), "source": str(model)}, None
+    if isinstance(model, Mapping) and "kind" in model:  # a model entry as in an experiment file (kind: openai …)
+        return {**entry, **{str(k): v for k, v in model.items() if k != "name"}}, None
     held = f"<in memory: {type(model).__name__}>"
     if _is_torch_module(model):
         return {**entry, "kind": "python", "source": held}, model

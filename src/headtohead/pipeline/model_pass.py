@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from headtohead.adapters import LoadContext, ModelAdapter, adapter_class, create_adapter
 from headtohead.config.schema import ModelConfig
+from headtohead.engines.endpoint import endpoint_record
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
 from headtohead.engines.seeding import seed_everything
 from headtohead.errors import ModelError
@@ -167,7 +168,7 @@ def model_record(model_cfg: ModelConfig, model: LoadedModelFacts, load_time: flo
         eval_time_s=evaluation.seconds if evaluation else None,
         quality=quality,
         warnings=list(model.warnings),
-        **extra,
+        **({"endpoint": endpoint_record(model)} | extra),  # a worker's shards bring theirs merged
     )
 
 

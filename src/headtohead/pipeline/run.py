@@ -28,6 +28,7 @@ from typing import Any
 from headtohead.adapters import ModelAdapter, adapter_class
 from headtohead.config import Experiment
 from headtohead.config.schema import ModelConfig
+from headtohead.engines.endpoint import with_endpoints
 from headtohead.engines.evaluate import ProgressCallback
 from headtohead.errors import H2HError
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
@@ -85,7 +86,7 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         overrides: Sequence[str] = (), base_dir: str | Path | None = None, progress: ProgressCallback | None = None,
         quality: bool = True, speed: bool | None = None, resume: bool | str = False, deterministic: bool = False,
         offline: bool = False, force: bool = False, report: bool = False, overwrite: bool = False,
-        in_memory: InMemory | None = None) -> Run:
+        in_memory: InMemory | None = None, response_cache: bool = True) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -127,6 +128,10 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         folder against a second run while this one writes).
     in_memory : InMemory, optional
         Data and models given as Python objects instead of files (:func:`headtohead.compare`).
+    response_cache : bool
+        Models behind an endpoint (``kind: openai``) answer from the on-disk response cache
+        where they can; ``False`` (``--no-cache``) asks every example again (the fresh answers
+        replace the cached ones).
 
     Returns
     -------
@@ -171,7 +176,8 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
         fairness = check_fairness(exp.execution, measure, force, eval_device=exp.eval.device,
                                   n_tasks=len(exp.models) * exp.execution.shards) \
             if quality and exp.execution.mode != "local" else []
-        setup = prepare_run(exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory)
+        setup = prepare_run(exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory,
+                            response_cache=response_cache)
         heap.mark()  # torch and the tokenizers are imported now, no model is loaded yet
         clock = _StageClock(began)
         decided = evaluate_until_decided(setup, out, progress=progress, resume=bool(resume)) \
@@ -265,11 +271,13 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
                 if decided is not None:  # an early stop: the sequential tests decide, and say so
                     stats = with_sequential(decided_by_sequential_tests(stats, decided.records), decided.records)
                 result = result.model_copy(update={"stats": stats})
-        if measure_speed and timed_models(exp):
+        if measure_speed and (timed_models(exp) or any(m.endpoint is not None for m in result.models)):
             with clock.stage("speed"):
-                result = result.model_copy(update={"speed": _speed(setup, finished, loaded, progress,
-                                                                   speed_in_workers, fairness_warnings, warmup_s,
-                                                                   out)})
+                summary = _speed(setup, finished, loaded, progress, speed_in_workers, fairness_warnings, warmup_s,
+                                 out) if timed_models(exp) else None
+                summary = with_endpoints(summary, result.models, exp.speed, batch_size=exp.eval.batch_size,
+                                         seed=exp.seed)  # endpoints: timed by their own requests
+                result = result.model_copy(update={"speed": summary})
         state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None

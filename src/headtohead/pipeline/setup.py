@@ -99,11 +99,13 @@ class InMemory:
 
 
 def load_context(dataset: Dataset, data: DataConfig, *, device: str, seed: int, base_dir: Path,
-                 objects: Mapping[str, Any] | None = None) -> LoadContext:
+                 objects: Mapping[str, Any] | None = None, train: Dataset | None = None,
+                 response_cache: bool = True) -> LoadContext:
     """What every model of a run may know when it loads (in this process or in a worker)."""
     return LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device, seed=seed,
                        base_dir=base_dir, id_column=data.id_column or "id",
-                       partial_data=data.limit is not None or data.split is not None, objects=dict(objects or {}))
+                       partial_data=data.limit is not None or data.split is not None, objects=dict(objects or {}),
+                       train=train, response_cache=response_cache)
 
 
 def resolve_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
@@ -154,10 +156,11 @@ def absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
 
 
 def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, deterministic: bool = False,
-                in_memory: InMemory | None = None) -> RunSetup:
+                in_memory: InMemory | None = None, response_cache: bool = True) -> RunSetup:
     """Resolve the device, seed everything, load the data and make the batch plan every model shares.
 
-    ``in_memory`` gives the data and models as objects (:func:`headtohead.compare`).
+    ``in_memory`` gives the data and models as objects (:func:`headtohead.compare`);
+    ``response_cache=False`` asks endpoints again instead of reading their cached answers.
     """
     device = resolve_device(exp.eval.device)
     if exp.eval.num_threads:
@@ -175,7 +178,8 @@ def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, determ
         log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
     dataset = splits.eval
     context = load_context(dataset, exp.data, device=device, seed=exp.seed, base_dir=base_dir,
-                           objects=in_memory.objects if in_memory is not None else None)
+                           objects=in_memory.objects if in_memory is not None else None, train=splits.train,
+                           response_cache=response_cache)
     plan = plan_evaluation(dataset, exp.eval.batch_size, seed=exp.seed, models=exp.models, context=context)
     return RunSetup(exp, base_dir, data, splits, plan, context,
                     quality=quality, deterministic=deterministic)

@@ -15,8 +15,10 @@ from matplotlib.figure import Figure
 
 from headtohead.report import plots, plots_quality, plots_server, plots_slices, plots_training
 from headtohead.report.merge import MergedRuns, RunEntry
+from headtohead.report.endpoint import cost_per_million_for_tradeoff
 from headtohead.report.rows import latency_for_tradeoff, union_confusions
 from headtohead.results.comparison import Calibration
+from headtohead.results.records import RunResult
 
 __all__ = ["FigureSpec", "overview_figures", "run_figures", "report_styles"]
 
@@ -58,13 +60,14 @@ def report_styles(merged: MergedRuns) -> dict[str, plots.ModelStyle]:
     return plots.model_styles(merged.model_names)
 
 
-def _tradeoff_points(merged: MergedRuns) -> tuple[list[plots.TradeoffPoint], set[str], set[float]]:
-    """The points of the trade-off chart, the latency labels, and the levels of the accuracy intervals drawn."""
+def _tradeoff_points(merged: MergedRuns, placer: Callable[[RunResult, str], tuple[float, str] | None]
+                     = latency_for_tradeoff) -> tuple[list[plots.TradeoffPoint], set[str], set[float]]:
+    """The points of a trade-off chart (x from ``placer``), the x labels, and the levels of the intervals drawn."""
     points, labels, levels = [], set(), set()
     for run in merged.runs:
         result = run.result
         for model in result.models:
-            placed = latency_for_tradeoff(result, model.name)
+            placed = placer(result, model.name)
             if placed is None or model.quality is None:
                 continue
             latency, label = placed
@@ -94,8 +97,29 @@ def overview_figures(merged: MergedRuns, styles: Mapping[str, plots.ModelStyle])
                "dashed Pareto front (black edge) are not beaten on both at once; the others are.")
     if several:
         caption += " Marker shapes tell the runs apart."
-    return [FigureSpec("overview-tradeoff", f"Accuracy vs {latency_label}", caption,
-                       lambda: plots.tradeoff_figure(points, styles, latency_label=latency_label))]
+    figures = [FigureSpec("overview-tradeoff", f"Accuracy vs {latency_label}", caption,
+                          lambda: plots.tradeoff_figure(points, styles, latency_label=latency_label))]
+    priced, _, _ = _tradeoff_points(merged, _cost_for_tradeoff)
+    if len(priced) >= 2:
+        figures.append(FigureSpec(
+            "overview-cost", "Accuracy vs cost per million predictions",
+            f"Each model at its accuracy{bar} and what a million predictions cost: a local model at the price per "
+            "hour given (speed.price_per_hour) and its offline throughput, an endpoint at its price per token and "
+            "its tokens in this run. Models on the dashed Pareto front are not beaten on both at once.",
+            lambda: plots.tradeoff_figure(priced, styles, latency_label="cost per million predictions", x_scale=1.0,
+                                          x_unit="the prices' currency")))
+    return figures
+
+
+def _cost_for_tradeoff(result: RunResult, name: str) -> tuple[float, str] | None:
+    """A model's cost per million predictions (local: per hour at offline throughput; endpoint: per token)."""
+    if result.speed is None:
+        return None
+    try:
+        cost = cost_per_million_for_tradeoff(result.speed.model(name))
+    except KeyError:
+        return None
+    return (cost, "cost per million predictions") if cost is not None else None
 
 
 def _calibrations(run: RunEntry) -> dict[str, Calibration]:

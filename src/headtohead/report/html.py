@@ -21,6 +21,7 @@ from headtohead.report.figures import FigureSpec, overview_figures, report_style
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
 from headtohead.report.rows_pairs import comparison_note, comparison_rows
+from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.rows_speed import speed_note, speed_rows
 from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
@@ -189,6 +190,7 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "speed_headers": list(speed[0]) if speed else [],
         "speed_note": _speed_note(result),
         "speed_warnings": measured_warnings,
+        "endpoints": endpoint_blocks(result),
         "summary_figures": _figures([f for f in figures if f.section == "summary"]),
         "figures": _figures([f for f in figures if f.section != "summary"]),
         "confusions": confusions,

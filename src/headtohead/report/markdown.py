@@ -16,6 +16,7 @@ from headtohead.report.figures import FigureSpec, overview_figures, report_style
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.rows_pairs import comparison_note, comparison_rows
+from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.rows_speed import speed_note, speed_rows
 from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
@@ -129,6 +130,7 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
         lines += [md_escape(speed_note(result.speed)), ""]
         warnings = speed_warnings(result.speed)
         lines += [f"> ⚠ {md_escape(w)}" for w in warnings] + ([""] if warnings else [])
+    lines += _endpoint_lines(result)
     if run.training is not None:
         training = training_rows(run.training)
         lines += ["#### Training", ""]
@@ -141,6 +143,20 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
                 for m in result.models if m.quality is not None for c in top_confusions(
                     m.quality.confusion_matrix, m.quality.confusion_labels or result.dataset.label_names, limit=5)]
         lines += _table(["model", "true", "predicted as", "examples", "of the class"], rows)
+    return lines
+
+
+def _endpoint_lines(result: RunResult) -> list[str]:
+    """Per endpoint model: its requests, answers, tokens, cost and latency; its first unparseable answers."""
+    lines: list[str] = []
+    for e in endpoint_blocks(result):
+        lines += [f"#### Endpoint: {md_escape(e.title)}", ""] + [f"- {md_escape(line)}" for line in e.lines]
+        lines.append("")
+        if e.unparseable:
+            lines += [f"Unparseable answers of {md_escape(e.model)} (each counts as a wrong answer):", ""]
+            lines += _table(["dataset row", "raw answer"], [[md_escape(r["dataset row"]), md_escape(r["raw answer"])]
+                                                            for r in e.unparseable])
+            lines += [md_escape(e.more), ""] if e.more else []
     return lines
 
 

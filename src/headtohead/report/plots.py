@@ -182,7 +182,8 @@ def pareto_front(points: Sequence[TradeoffPoint]) -> list[int]:
 
 @styled
 def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelStyle], *,
-                    metric_label: str = "accuracy", latency_label: str = "latency") -> Figure:
+                    metric_label: str = "accuracy", latency_label: str = "latency", x_scale: float = 1e3,
+                    x_unit: str = "ms") -> Figure:
     """Quality against latency with the Pareto front; one marker shape per variant when there are several.
 
     Parameters
@@ -192,13 +193,16 @@ def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelS
     styles : mapping of str to ModelStyle
     metric_label, latency_label : str
         Axis names.
+    x_scale, x_unit : float, str
+        ``latency_s`` times ``x_scale`` is drawn, in ``x_unit`` (milliseconds by default; the cost
+        chart passes a cost per million predictions with ``x_scale=1``).
     """
     fig = new_figure(7.0, 4.6)
     ax = fig.add_subplot()
     variants = list(dict.fromkeys(p.variant for p in points))
     markers = dict(zip(variants, _MARKERS * (len(variants) // len(_MARKERS) + 1), strict=False))  # cycled
     front = pareto_front(points)
-    xs = [points[i].latency_s * 1e3 for i in front]
+    xs = [points[i].latency_s * x_scale for i in front]
     ys = [points[i].value * 100 for i in front]
     ax.step(xs, ys, where="post", color="#777777", linewidth=1.2, linestyle="--", zorder=1,
             label="Pareto front")
@@ -208,16 +212,16 @@ def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelS
         yerr = None
         if p.low is not None and p.high is not None:
             yerr = [[(p.value - p.low) * 100], [(p.high - p.value) * 100]]
-        ax.errorbar(p.latency_s * 1e3, p.value * 100, yerr=yerr, fmt=marker, color=style.colour, markersize=9,
+        ax.errorbar(p.latency_s * x_scale, p.value * 100, yerr=yerr, fmt=marker, color=style.colour, markersize=9,
                     markeredgecolor="black" if i in front else style.colour, markeredgewidth=1.2, capsize=4,
                     zorder=3)
         name = p.model if len(variants) == 1 else f"{p.model} · {p.variant}"
-        ax.annotate(label(name), (p.latency_s * 1e3, p.value * 100), textcoords="offset points", xytext=(8, 6),
+        ax.annotate(label(name), (p.latency_s * x_scale, p.value * 100), textcoords="offset points", xytext=(8, 6),
                     color=style.colour, fontsize=9, fontweight="bold")
     latencies = [p.latency_s for p in points]
     if latencies and max(latencies) / max(min(latencies), 1e-12) > 20:
         log_x(ax)
-    ax.set_xlabel(f"{latency_label} (ms, lower is better)")
+    ax.set_xlabel(f"{latency_label} ({x_unit}, lower is better)")
     ax.set_ylabel(f"{metric_label} (%, higher is better)")
     ax.set_title(f"{metric_label.capitalize()} vs {latency_label}")
     ax.margins(x=0.2, y=0.25)

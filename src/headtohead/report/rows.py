@@ -308,7 +308,8 @@ def environment_rows(environment: Environment) -> list[tuple[str, str]]:
 def latency_for_tradeoff(result: RunResult, name: str) -> tuple[float, str] | None:
     """The latency a model is placed at on the quality–latency chart, and its axis label.
 
-    Single-stream latency (one example at a time) when measured, else offline time per example.
+    Single-stream latency (one example at a time) when measured, else offline time per example;
+    an endpoint's median latency per request at its concurrency (each request is one example).
     """
     if result.speed is None:
         return None
@@ -316,6 +317,8 @@ def latency_for_tradeoff(result: RunResult, name: str) -> tuple[float, str] | No
         speed = result.speed.model(name)
     except KeyError:
         return None
+    if speed.endpoint is not None and speed.endpoint.latency is not None:  # kind openai: its own requests
+        return speed.endpoint.latency["p50"], f"median latency per request ({speed.endpoint.concurrency} in flight)"
     if speed.single_stream is not None:
         return speed.single_stream.per_sample.p50_s, "median latency, batch 1"
     if speed.offline is not None:

@@ -5,13 +5,18 @@ Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.fo
 
 from __future__ import annotations
 
+from headtohead.report.endpoint import ENDPOINT_SPEED_KEYS, endpoint_speed_row
 from headtohead.report.rows import NOT_MEASURED, _number
+from headtohead.report.server import format_money
 from headtohead.report.speed_words import format_percent
 from headtohead.report.table import weights_text
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
 
-__all__ = ["speed_rows", "speed_note"]
+__all__ = ["speed_rows", "speed_note", "COST_COLUMN"]
+
+#: The speed table's cost column (when a price is given: ``speed.price_per_hour`` or an endpoint's ``price``).
+COST_COLUMN = "cost / 1M predictions"
 
 
 def _mib(value: float | None) -> str:
@@ -75,12 +80,40 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                 "first prediction (s)": _number(cold.first_prediction_s, "seconds") if cold else "—",
             })
             rows.append(row)
+    for model in result.speed.models:  # kind openai: its requests in the quality pass
+        endpoint_row = endpoint_speed_row(model, list(rows[0]) if rows else ENDPOINT_SPEED_KEYS)
+        if endpoint_row is not None:
+            rows.append(endpoint_row)
+    if any(_cost(m, s) is not None for m in result.speed.models for s in ("offline", "single_stream", "endpoint")):
+        _add_cost_column(rows, result.speed)
     timed = {m.name for m in result.speed.models}
     for record in result.models:  # stored predictions: nothing to time
         if record.name not in timed:
             rows.append({key: ("—" if key != "model" else record.name) for key in (rows[0] if rows else {"model": ""})}
                         | {"scenario": f"{NOT_MEASURED} ({_why(record)})"})
     return rows
+
+
+def _cost(model: ModelSpeed, scenario: str) -> float | None:
+    """Cost per million predictions of a model in a scenario (priced per hour, or per token for an endpoint)."""
+    if model.cost is None:
+        return None
+    return next((s.cost_per_million for s in model.cost.scenarios if s.scenario == scenario), None)
+
+
+def _add_cost_column(rows: list[dict[str, str]], speed: SpeedSummary) -> None:
+    """A ``cost / 1M predictions`` column after the throughput: local models at their price per hour, endpoints
+    at their price per token, so both stand in one table."""
+    by_name = {m.name: m for m in speed.models}
+    for i, row in enumerate(rows):
+        model = by_name.get(row.get("model", ""))
+        scenario = row.get("scenario", "")
+        key = "endpoint" if scenario.startswith("endpoint") else scenario.split(" (")[0].replace(" ", "_")
+        cost = _cost(model, key) if model is not None else None
+        cell = format_money(cost) if cost is not None else "—"
+        items = list(row.items())
+        at = next((k + 1 for k, (name, _) in enumerate(items) if name.startswith("throughput")), len(items))
+        rows[i] = dict([*items[:at], (COST_COLUMN, cell), *items[at:]])
 
 
 def _why(model: ModelRecord) -> str:

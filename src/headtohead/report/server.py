@@ -129,16 +129,17 @@ def _loadgen_lines(loadgen: LoadGenSummary) -> list[str]:
 
 
 _SCENARIO_NAMES = {"offline": "offline", "single_stream": "batch 1", "time_window": "time window",
-                   "server": "server at max_qps"}
+                   "server": "server at max_qps", "endpoint": "endpoint (per token)"}
 
 
 def cost_lines(name: str, cost: ModelCost) -> list[str]:
     """One line of cost per million predictions and one of energy per prediction, per model."""
     lines = []
     priced = [(s, per_million) for s in cost.scenarios if (per_million := s.cost_per_million) is not None]
-    price = priced[0][0].price_per_hour if priced else None
-    if priced and price is not None:
-        lines.append(f"cost per million predictions, {name} (at {format_money(price)}/h): " + ", ".join(
+    if priced:
+        price = priced[0][0].price_per_hour
+        at = f" (at {format_money(price)}/h)" if price is not None else ""  # an endpoint is priced per token
+        lines.append(f"cost per million predictions, {name}{at}: " + ", ".join(
             f"{_SCENARIO_NAMES.get(s.scenario, s.scenario)} {format_money(per_million)}" for s, per_million in priced))
     metered = [s for s in cost.scenarios if s.energy_per_prediction_j is not None]
     if metered:
@@ -198,8 +199,9 @@ def cost_table(summary: SpeedSummary) -> Table | None:
                                    if s.cost_per_million is not None))
     if not scenarios:
         return None
-    price = next(s.price_per_hour for c in costs.values() for s in c.scenarios if s.price_per_hour is not None)
-    table = Table(title=f"cost / 1M predictions at {format_money(price)}/h", title_justify="left")
+    price = next((s.price_per_hour for c in costs.values() for s in c.scenarios if s.price_per_hour is not None), None)
+    at = f" at {format_money(price)}/h" if price is not None else ""
+    table = Table(title=f"cost / 1M predictions{at}", title_justify="left")
     table.add_column("model", style="bold", no_wrap=True)
     for scenario in scenarios:
         table.add_column(_SCENARIO_NAMES.get(scenario, scenario), justify="right")

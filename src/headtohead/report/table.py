@@ -125,6 +125,12 @@ def _load_s(model) -> str:  # noqa: ANN001 - ModelSpeed
     return f"{seconds:.2f}" if seconds is not None else "–"
 
 
+def _endpoint_rate(model) -> str:  # noqa: ANN001 - ModelSpeed
+    """An endpoint's answers per second at its concurrency (kind openai), else ``–``."""
+    rate = model.endpoint.requests_per_s if model.endpoint is not None else None
+    return f"{rate:,.3g} (endpoint)" if rate is not None else "–"
+
+
 def speed_table(result: RunResult) -> Table | None:
     """Latency, throughput, cold start and each model's own memory; ``None`` when speed was not measured.
 
@@ -151,7 +157,7 @@ def speed_table(result: RunResult) -> Table | None:
             escape(model.name),
             _ms(offline.per_batch.p50_s if offline else None),
             _ms(offline.per_batch.p95_s if offline else None),
-            f"{offline.throughput_per_s:,.0f}" if offline else "–",
+            f"{offline.throughput_per_s:,.0f}" if offline else _endpoint_rate(model),
             _ms(single.per_batch.p50_s if single else None),
             _ms(single.per_batch.p99_s if single else None),
             _load_s(model),

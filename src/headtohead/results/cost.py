@@ -32,7 +32,8 @@ def cost_per_million(price_per_hour: float, predictions_per_s: float) -> float:
 
 
 class ScenarioCost(DerivedRecord):
-    """One model in one scenario (``offline``, ``single_stream``, ``time_window``, ``server``)."""
+    """One model in one scenario (``offline``, ``single_stream``, ``time_window``, ``server``; ``endpoint``: a
+    model asked over the network, priced per token)."""
 
     scenario: str
     throughput_per_s: float | None = Field(description="predictions per second the cost is based on: the "
@@ -41,11 +42,15 @@ class ScenarioCost(DerivedRecord):
     predictions: int = Field(default=0, description="predictions made while the energy counter ran")
     seconds: float = Field(default=0.0, description="time the energy counter ran")
     energy_j: float | None = Field(default=None, description="counter difference summed over the timed blocks")
+    price_per_prediction: float | None = Field(default=None, description="an endpoint's (kind openai) mean price "
+                                               "of one prediction, from its tokens and its price per token")
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def cost_per_million(self) -> float | None:
-        """Price of a million predictions at the measured throughput (the machine fully used)."""
+        """Price of a million predictions: at the measured throughput (the machine fully used), or per token."""
+        if self.price_per_prediction is not None:
+            return self.price_per_prediction * 1e6
         if self.price_per_hour is None or not self.throughput_per_s:
             return None
         return cost_per_million(self.price_per_hour, self.throughput_per_s)

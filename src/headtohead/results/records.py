@@ -50,6 +50,10 @@ Changelog of :data:`SCHEMA_VERSION`:
   ``ModelRecord.num_parameters`` / ``parameter_bytes`` and the same fields of the speed records
   (``ModelSpeed``) may be ``None``: a size headtohead cannot read (a plain callable, an estimator
   without coefficients) is unknown, where version 3 wrote 0.
+  ``ModelRecord.endpoint`` (:mod:`headtohead.results.endpoint`): a ``kind: openai`` model's requests,
+  cache hits, unparseable answers, tokens and cost (``None`` for every other kind);
+  ``ModelSpeed.endpoint`` (its latency per request), ``ScenarioCost.price_per_prediction``
+  (scenario ``endpoint``); ``ModelSpeed.first_preprocess_s`` / ``first_call_s`` may be ``None``.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from pydantic import Field, model_validator
 
 from headtohead.results.base import Record
 from headtohead.results.comparison import StatsSummary
+from headtohead.results.endpoint import EndpointRecord
 from headtohead.results.speed import SpeedSummary
 from headtohead.results.training import TrainingSummary
 
@@ -266,6 +271,8 @@ class ModelRecord(Record):
     workers: list[WorkerRecord] = Field(default_factory=list, description="where each shard ran (processes/ray)")
     speed_concurrent: bool = Field(default=False, description="speed measured while other workers shared the "
                                    "device (--force): marked 'concurrent'")
+    endpoint: EndpointRecord | None = Field(default=None, description="kind openai: the requests, cache hits, "
+                                            "unparseable answers, tokens and cost (results.endpoint)")
 
 
 class StageTimings(Record):

@@ -20,6 +20,7 @@ from pydantic import Field, computed_field, model_validator
 
 from headtohead.results.base import Record
 from headtohead.results.cost import ModelCost
+from headtohead.results.endpoint import RequestTiming
 from headtohead.results.latency import (
     count_outliers,
     iqr_over_median,
@@ -253,9 +254,11 @@ class ModelSpeed(Record):
     parameter_bytes: int | None = Field(description="None: unknown")
     load_time_s: float | None = Field(default=None, description="Time to load the model in the measuring "
                                       "process (from the caller; the device context was created before).")
-    first_preprocess_s: float = Field(description="The first preprocess call of the speed pass.")
-    first_call_s: float = Field(description="The first forward call of the speed pass (synchronised); cold only if "
-                                "nothing ran the model before it (not after a quality pass): see cold_start.")
+    first_preprocess_s: float | None = Field(default=None, description="The first preprocess call of the speed pass "
+                                             "(None: not run here, kind openai).")
+    first_call_s: float | None = Field(default=None, description="The first forward call of the speed pass "
+                                       "(synchronised); cold only if nothing ran the model before it (not after a "
+                                       "quality pass): see cold_start. None: not run here (kind openai).")
     cold_start: ColdStart | None = Field(default=None, description="Load and first prediction in a fresh process "
                                          "(None: speed.memory off, or no way to load the model again).")
     offline: ScenarioTiming | None = None
@@ -263,8 +266,11 @@ class ModelSpeed(Record):
     pipeline: PipelineTiming | None = None
     time_window: TimeWindowResult | None = None
     memory: MemoryStats | None = None
+    endpoint: RequestTiming | None = Field(default=None, description="kind openai: its requests in the quality "
+                                           "pass, latency per request at the configured concurrency, throughput")
     cost: ModelCost | None = Field(default=None, description="energy per prediction and cost per million "
-                                   "predictions, per scenario (engines.energy)")
+                                   "predictions, per scenario (engines.energy; kind openai: scenario 'endpoint', "
+                                   "priced per token)")
     warnings: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")

@@ -4,7 +4,7 @@ The base install compares prediction files and scikit-learn models, computes eve
 runs the gate and writes every report, without torch, transformers or timm. Model families
 that need more come as extras: ``torch`` (torch models, GPU telemetry), ``text``
 (transformers), ``vision`` (timm, torchvision), ``onnx``, ``skops``, ``hf`` (datasets),
-``ray``, ``mlflow``; ``all`` is every torch family (what ``make demo`` installs).
+``ray``, ``mlflow``, ``llm`` (httpx, for ``kind: openai``); ``all`` is every torch family (what ``make demo`` installs).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ EXTRAS: dict[str, str] = {
     "transformers": "text", "tokenizers": "text",
     "timm": "vision", "torchvision": "vision",
     "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx",
-    "skops": "skops", "datasets": "hf", "ray": "ray", "mlflow": "mlflow",
+    "skops": "skops", "datasets": "hf", "ray": "ray", "mlflow": "mlflow", "httpx": "llm",
 }
 
 #: Model kind → the extra that installs its whole family (``text`` brings torch too, so a

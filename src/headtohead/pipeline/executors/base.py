@@ -27,6 +27,7 @@ from headtohead.errors import H2HError, listing
 from headtohead.pipeline.executors.fairness import shared_devices
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult
 from headtohead.pipeline.executors.sharding import ShardMismatch, merge_shards, plan_shards
+from headtohead.engines.endpoint import merge_endpoint_records
 from headtohead.pipeline.model_pass import ModelOutcome, model_record
 from headtohead.pipeline.setup import RunSetup
 from headtohead.results import ModelPredictions
@@ -187,7 +188,8 @@ class Executor(ABC):
         speed = next((r.speed for r in done if r.speed is not None), None)
         record = model_record(setup.experiment.model(name), model, done[0].load_time_s, setup, evaluation,
                               execution_mode=self.mode, workers=self._worker_records(done),
-                              speed_concurrent=speed is not None and concurrent)
+                              speed_concurrent=speed is not None and concurrent,
+                              endpoint=merge_endpoint_records([r.endpoint for r in done]))
         return ModelOutcome(record, ModelPredictions(pred, proba), adapter=done[0].adapter if len(done) == 1 else None,
                             speed=speed, concurrent_speed=speed is not None and concurrent)
 

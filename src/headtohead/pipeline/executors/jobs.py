@@ -204,6 +204,8 @@ class TaskResult:
     speed: dict[str, Any] | None = field(default=None, repr=False)
     #: The loaded model itself, only when the task ran in this process (``local``): kept for the speed pass.
     adapter: Any = field(default=None, repr=False)
+    #: kind openai: the shard's requests, answers and tokens (an ``EndpointRecord``).
+    endpoint: Any = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

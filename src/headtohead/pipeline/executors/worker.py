@@ -118,10 +118,11 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         With the loaded adapter attached (``adapter``) and no environment; a worker drops the
         first and adds the second before sending it back.
     """
+    from headtohead.engines.endpoint import endpoint_record
     from headtohead.pipeline.model_pass import run_model_pass
 
     model_cfg = setup.experiment.model(task.model)
-    report = None if progress is None else (lambda _name, done, total: progress(task.label, done, total))
+    report = None if progress is None else _relabelled(progress, task.label)
     started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)
     done = run_model_pass(setup, model_cfg, progress=report)  # seeds, loads, evaluates, as the runner does
     timed = measure_speed and done.adapter.feeds == "examples"  # stored predictions have no speed
@@ -134,7 +135,16 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         started_at=started_at + done.load_time_s, load_time_s=done.load_time_s,
         num_parameters=done.adapter.num_parameters(), parameter_bytes=done.adapter.parameter_bytes(),
         device=setup.context.device, worker=worker_name(), environment=None, warnings=tuple(done.adapter.warnings),
-        backoff=evaluation.backoff, speed=speed, adapter=done.adapter)
+        backoff=evaluation.backoff, speed=speed, adapter=done.adapter, endpoint=endpoint_record(done.adapter))
+
+
+def _relabelled(progress: Any, label: str) -> Any:
+    """``progress`` reporting under the task's label; an endpoint's rates passed on where it takes them."""
+    from headtohead.engines.evaluate import accepts_rates
+
+    if accepts_rates(progress):
+        return lambda _name, done, total, rates=None: progress(label, done, total, rates=rates)
+    return lambda _name, done, total: progress(label, done, total)
 
 
 def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
@@ -152,7 +162,8 @@ def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
         import torch
 
         torch.cuda.set_device(device)  # kernels and allocations of this worker default to its GPU
-    context = load_context(dataset, experiment.data, device=device, seed=experiment.seed, base_dir=Path(job.base_dir))
+    context = load_context(dataset, experiment.data, device=device, seed=experiment.seed, base_dir=Path(job.base_dir),
+                           train=splits.train)
     return RunSetup(experiment, Path(job.base_dir), experiment.data, splits, shard_plan(job.plan, task.shard),
                     context, quality=True, deterministic=job.deterministic)
 

@@ -1,0 +1,152 @@
+"""Records of a model asked over an endpoint (``kind: openai``): what its requests took, said and cost.
+
+The adapter (:mod:`headtohead.adapters.openai_chat`) keeps what became of every example it
+asked (:attr:`~headtohead.adapters.openai_chat.OpenAIChatAdapter.readings`) and of each pass of
+requests; :func:`endpoint_record` turns them into the model's
+:class:`~headtohead.results.endpoint.EndpointRecord`. Its speed and cost join the run's speed
+summary beside the models timed here (:func:`with_endpoints`): a :class:`ModelSpeed` with the
+latency per request at the configured concurrency and a cost per million predictions in the
+``endpoint`` scenario, so the speed and cost tables and the trade-off chart show both kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from headtohead.config.speed import SpeedConfig
+from headtohead.engines.telemetry import host_load
+from headtohead.results.cost import ModelCost, ScenarioCost
+from headtohead.results.endpoint import (
+    KEPT_ANSWERS,
+    RAW_ANSWER_CHARS,
+    EndpointRecord,
+    FailedRequest,
+    RequestTiming,
+    TokenPrice,
+    UnparseableAnswer,
+)
+from headtohead.results.records import ModelRecord
+from headtohead.results.speed import ModelSpeed, SpeedSummary
+
+__all__ = ["endpoint_record", "endpoint_speed", "with_endpoints", "merge_endpoint_records"]
+
+
+def endpoint_record(model: Any) -> EndpointRecord | None:
+    """The record of an endpoint model's pass; ``None`` for any other model (no ``readings``)."""
+    readings = getattr(model, "readings", None)
+    if readings is None:
+        return None
+    settings = model.settings
+    ordered = sorted(readings.items())
+    unparseable = [(i, r) for i, r in ordered if r.unparseable]
+    failed = [(i, r) for i, r in ordered if r.exchange.body is None]
+    usages = [r.exchange.body["usage"] for _, r in ordered if r.exchange.body is not None]
+    known = all(u.get("prompt_tokens") is not None and u.get("completion_tokens") is not None for u in usages)
+    sent = [r.exchange for _, r in ordered if r.exchange.body is not None and not r.exchange.from_cache]
+    sent_prompt = sum(e.body["usage"].get("prompt_tokens") or 0 for e in sent)
+    sent_completion = sum(e.body["usage"].get("completion_tokens") or 0 for e in sent)
+    masses = [r.mass.outside for _, r in ordered if r.pred is not None and r.mass is not None]
+    stats = model.passes
+    requests = sum(p.requests for p in stats)
+    statuses: dict[str, int] = {}
+    for p in stats:
+        for what, count in p.statuses.items():
+            statuses[what] = statuses.get(what, 0) + count
+    timing = RequestTiming(concurrency=settings.max_concurrency,  # no latency when nothing was answered now
+                           latencies_s=[float(e.latency_s) for e in sent if e.latency_s is not None],
+                           wall_s=sum(p.wall_s for p in stats), tokens=sent_prompt + sent_completion)
+    return EndpointRecord(
+        base_url=_public_url(settings.base_url), model=model.config.source, examples=len(ordered),
+        from_cache=[i for i, r in ordered if r.exchange.from_cache],
+        n_unparseable=len(unparseable),
+        unparseable=[UnparseableAnswer(index=i, answer=r.exchange.body["content"][:RAW_ANSWER_CHARS])
+                     for i, r in unparseable[:KEPT_ANSWERS]],
+        n_failed_requests=len(failed),
+        failed_requests=[FailedRequest(index=i, reason=r.exchange.error or "no answer")
+                         for i, r in failed[:KEPT_ANSWERS]],
+        requests=requests, retries=sum(p.retries for p in stats), statuses=statuses,
+        prompt_tokens=sum(u["prompt_tokens"] for u in usages) if known else None,
+        completion_tokens=sum(u["completion_tokens"] for u in usages) if known else None,
+        prompt_tokens_sent=sent_prompt, completion_tokens_sent=sent_completion,
+        price=TokenPrice(**settings.price.model_dump()) if settings.price is not None else None,
+        probabilities="logprobs" if model.has_probabilities() else "label only",
+        outside_mass_mean=float(np.mean(masses)) if masses and model.has_probabilities() else None,
+        timing=timing)
+
+
+def merge_endpoint_records(parts: Sequence[EndpointRecord | None]) -> EndpointRecord | None:
+    """One record of a model's shards (in plan order): counts and tokens added, lists joined, wall times added.
+
+    Shards of one model run one after another in this process or side by side in workers; the
+    wall time is their sum either way, so the throughput of shards run side by side is understated.
+    """
+    records = [p for p in parts if p is not None]
+    if len(records) <= 1:
+        return records[0] if records else None
+    first = records[0]
+
+    def total(field: str) -> int | None:
+        values = [getattr(r, field) for r in records]
+        return None if any(v is None for v in values) else sum(values)
+
+    timings = [r.timing for r in records if r.timing is not None]
+    masses = [(r.outside_mass_mean, r.examples) for r in records if r.outside_mass_mean is not None]
+    statuses: dict[str, int] = {}
+    for r in records:
+        for what, count in r.statuses.items():
+            statuses[what] = statuses.get(what, 0) + count
+    return first.model_copy(update={
+        "examples": total("examples"), "from_cache": [i for r in records for i in r.from_cache],
+        "n_unparseable": total("n_unparseable"),
+        "unparseable": [a for r in records for a in r.unparseable][:KEPT_ANSWERS],
+        "n_failed_requests": total("n_failed_requests"),
+        "failed_requests": [f for r in records for f in r.failed_requests][:KEPT_ANSWERS],
+        "requests": total("requests"), "retries": total("retries"), "statuses": statuses,
+        "prompt_tokens": total("prompt_tokens"), "completion_tokens": total("completion_tokens"),
+        "prompt_tokens_sent": total("prompt_tokens_sent"), "completion_tokens_sent": total("completion_tokens_sent"),
+        "probabilities": "logprobs" if all(r.probabilities == "logprobs" for r in records) else "label only",
+        "outside_mass_mean": sum(m * n for m, n in masses) / sum(n for _, n in masses)
+        if masses and len(masses) == len(records) else None,
+        "timing": RequestTiming(concurrency=timings[0].concurrency, latencies_s=[x for t in timings
+                                                                              for x in t.latencies_s],
+                                wall_s=sum(t.wall_s for t in timings), tokens=sum(t.tokens for t in timings))
+        if timings else None})
+
+
+def _public_url(url: str) -> str:
+    """The base URL as results may show it: scheme, host, port and path (never a user, password or query)."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+
+
+def endpoint_speed(record: ModelRecord) -> ModelSpeed | None:
+    """The speed-summary entry of an endpoint model: latency per request, throughput, cost per prediction."""
+    endpoint = record.endpoint
+    if endpoint is None:
+        return None
+    timing = endpoint.timing
+    per_prediction = endpoint.cost / endpoint.examples if endpoint.cost is not None and endpoint.examples else None
+    cost = ModelCost(scenarios=[ScenarioCost(
+        scenario="endpoint", throughput_per_s=timing.requests_per_s if timing is not None else None,
+        price_per_prediction=per_prediction)]) if endpoint.price is not None else None
+    return ModelSpeed(name=record.name, device=record.device, num_parameters=None, parameter_bytes=None,
+                      load_time_s=record.load_time_s, endpoint=timing, cost=cost)
+
+
+def with_endpoints(summary: SpeedSummary | None, records: Sequence[ModelRecord], config: SpeedConfig, *,
+                   batch_size: int, seed: int) -> SpeedSummary | None:
+    """``summary`` with an entry per endpoint model (a summary of them alone when nothing was timed here)."""
+    entries = [e for e in (endpoint_speed(r) for r in records) if e is not None]
+    if not entries:
+        return summary
+    if summary is None:
+        load = host_load()
+        return SpeedSummary(settings=config.model_dump(mode="json"), batch_size=batch_size, seed=seed,
+                            torch_threads=None, torch_interop_threads=None, host_before=load, host_after=load,
+                            elapsed_s=0.0, scenarios=[], models=entries)
+    return summary.model_copy(update={"models": [*summary.models, *entries]})

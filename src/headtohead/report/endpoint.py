@@ -1,0 +1,181 @@
+"""The words about models asked over an endpoint (``kind: openai``): requests, cache, answers, tokens, cost.
+
+Every format shows the same things from :class:`~headtohead.results.endpoint.EndpointRecord`:
+one block of lines per endpoint model (:func:`endpoint_lines`), and the unparseable answers with
+their raw text (:func:`unparseable_rows`; HTML escapes them through jinja2's autoescape, Markdown
+through ``md_escape``, the terminal through rich's ``escape``), and a speed-table row
+(:func:`endpoint_speed_row`). A figure that cannot be known is said so, never shown as 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from headtohead.report.rows import NOT_AVAILABLE, NOT_MEASURED, _number
+from headtohead.report.server import format_money
+from headtohead.results.endpoint import EndpointRecord
+from headtohead.results.records import ModelRecord, RunResult
+from headtohead.results.speed import ModelSpeed
+
+__all__ = ["endpoint_lines", "endpoint_blocks", "EndpointBlock", "unparseable_rows", "endpoint_speed_row", "ENDPOINT_SPEED_KEYS",
+           "ANSWER_SHOWN_CHARS", "ANSWERS_SHOWN", "cost_per_million_for_tradeoff"]
+
+#: Characters of a raw answer shown in a table row (the record keeps up to 2000).
+ANSWER_SHOWN_CHARS = 300
+#: Unparseable answers listed per model in a report (the others are counted; results.json keeps 1000).
+ANSWERS_SHOWN = 20
+
+
+def _ms(seconds: float) -> str:
+    return _number(seconds * 1e3, "ms")
+
+
+def _requests_line(e: EndpointRecord) -> str:
+    asked = e.examples - len(e.from_cache)
+    parts = [f"{e.examples:,} examples: {len(e.from_cache):,} answered from the response cache, {asked:,} asked"]
+    if e.requests:
+        problems = ", ".join(f"{what} ×{n}" for what, n in sorted(e.statuses.items()) if what != "200")
+        parts.append(f"{e.requests:,} requests ({e.retries:,} retries{': ' + problems if problems else ''})")
+    return "; ".join(parts)
+
+
+def _answers_line(e: EndpointRecord) -> str:
+    unparseable = f"{e.n_unparseable:,} unparseable answer{'s' if e.n_unparseable != 1 else ''}"
+    failed = f"{e.n_failed_requests:,} example{'s' if e.n_failed_requests != 1 else ''} never answered"
+    if e.failed_requests:
+        reasons: dict[str, int] = {}
+        for f in e.failed_requests:
+            reasons[f.reason] = reasons.get(f.reason, 0) + 1
+        failed += " (" + ", ".join(f"{why} ×{n}" for why, n in reasons.items()) + ")"
+    return f"{unparseable}, {failed}: each counts as a wrong answer"
+
+
+def _tokens_line(e: EndpointRecord) -> str:
+    if e.prompt_tokens is None or e.completion_tokens is None:
+        tokens = "tokens: not reported by the server for every answer"
+    else:
+        tokens = f"tokens: {e.prompt_tokens:,} in, {e.completion_tokens:,} out"
+    if e.price is None:
+        return tokens + "; cost: no price given (price: {input_per_1m, output_per_1m})"
+    if e.cost is None:
+        return tokens + f"; cost: {NOT_AVAILABLE} (usage missing)"
+    return (tokens + f"; cost {format_money(e.cost)} at {format_money(e.price.input_per_1m)} / "
+            f"{format_money(e.price.output_per_1m)} per million tokens in / out (this run's requests "
+            f"{format_money(e.cost_sent or 0.0)}), {format_money(e.cost_per_million or 0.0)} per million predictions")
+
+
+def _timing_line(e: EndpointRecord) -> str:
+    t = e.timing
+    if t is None or t.latency is None:
+        why = "every answer came from the response cache" if len(e.from_cache) == e.examples else \
+            "no request was answered in this run"
+        return f"latency: not measured ({why})"
+    lat = t.latency
+    line = (f"latency per request at concurrency {t.concurrency}: p50 {_ms(lat['p50'])} / p90 {_ms(lat['p90'])} / "
+            f"p99 {_ms(lat['p99'])} ms over {len(t.latencies_s):,} requests")
+    if t.requests_per_s is not None:
+        line += f"; {_number(t.requests_per_s, 'rate')} answers/s"
+    if t.tokens_per_s is not None:
+        line += f", {_number(t.tokens_per_s, 'rate')} tokens/s"
+    return line
+
+
+def _probability_line(e: EndpointRecord) -> str:
+    if e.probabilities == "logprobs":
+        outside = f" ({e.outside_mass_mean:.1%} of the first tokens' probability on no label, on average)" \
+            if e.outside_mass_mean is not None else ""
+        return f"class probabilities from the answers' log-probabilities, renormalised over the labels{outside}"
+    return "label only (no log-probabilities for every answer): calibration not available"
+
+
+def endpoint_lines(model: ModelRecord) -> list[str]:
+    """The lines about one endpoint model (empty for any other)."""
+    e = model.endpoint
+    if e is None:
+        return []
+    return [f"{model.name} — {e.model} at {e.base_url}", _requests_line(e), _answers_line(e), _tokens_line(e),
+            _timing_line(e), _probability_line(e)]
+
+
+def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dict[str, str]]:
+    """The first ``limit`` unparseable answers of an endpoint model: dataset row and raw answer (unescaped).
+
+    Every format escapes the answer itself (HTML through autoescape, Markdown through ``md_escape``).
+    """
+    if model.endpoint is None:
+        return []
+    rows = []
+    for item in model.endpoint.unparseable[:limit]:
+        text = item.answer if len(item.answer) <= ANSWER_SHOWN_CHARS else item.answer[:ANSWER_SHOWN_CHARS] + "…"
+        rows.append({"dataset row": str(item.index), "raw answer": text})
+    return rows
+
+
+def _more_line(e: EndpointRecord, shown: int) -> str:
+    """What the list of unparseable answers leaves out (empty when it shows them all)."""
+    rest = e.n_unparseable - shown
+    if rest <= 0:
+        return ""
+    kept = len(e.unparseable)
+    where = f"; results.json keeps the first {kept:,}" if kept > shown else ""
+    return f"… and {rest:,} more unparseable answer{'s' if rest != 1 else ''} not listed here{where}."
+
+
+@dataclass(frozen=True)
+class EndpointBlock:
+    """What a report shows about one endpoint model."""
+
+    model: str
+    title: str
+    lines: list[str]
+    unparseable: list[dict[str, str]]
+    more: str
+
+
+def endpoint_blocks(result: RunResult) -> list[EndpointBlock]:
+    """Per endpoint model: its title, its lines, its first unparseable answers and what the list leaves out."""
+    blocks: list[EndpointBlock] = []
+    for model in result.models:
+        e = model.endpoint
+        if e is None:
+            continue
+        lines = endpoint_lines(model)
+        rows = unparseable_rows(model)
+        blocks.append(EndpointBlock(model.name, lines[0], lines[1:], rows, _more_line(e, len(rows))))
+    return blocks
+
+
+def cost_per_million_for_tradeoff(speed: ModelSpeed) -> float | None:
+    """A model's cost per million predictions on the cost chart: per token for an endpoint, else offline's.
+
+    A local model's cost comes from its price per hour at its offline throughput (the machine fully used).
+    """
+    if speed.cost is None:
+        return None
+    for scenario in ("endpoint", "offline"):
+        found = next((s.cost_per_million for s in speed.cost.scenarios if s.scenario == scenario), None)
+        if found is not None:
+            return found
+    return None
+
+
+#: The speed-table columns an endpoint fills when no model was timed here.
+ENDPOINT_SPEED_KEYS = ["model", "scenario", "p50 / p90 / p99 (ms per call)", "throughput (examples/s)", "calls"]
+
+
+def endpoint_speed_row(speed: ModelSpeed, keys: list[str]) -> dict[str, str] | None:
+    """A speed-table row of an endpoint model, in the columns ``keys`` of the other rows (``—`` where none fits)."""
+    t = speed.endpoint
+    if t is None:
+        return None
+    timed = t.latency is not None
+    values = {
+        "model": speed.name,
+        "scenario": f"endpoint ({t.concurrency} requests in flight)" if timed else
+        f"endpoint: {NOT_MEASURED} (no request answered in this run)",
+        "p50 / p90 / p99 (ms per call)": " / ".join(_ms(t.latency[p]) for p in ("p50", "p90", "p99"))
+        if t.latency is not None else "—",
+        "throughput (examples/s)": _number(t.requests_per_s, "rate") if t.requests_per_s is not None else "—",
+        "calls": str(len(t.latencies_s)),
+    }
+    return {key: values.get(key, "—") for key in keys}

@@ -1,0 +1,190 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for the faults a real one won't make on demand.
+
+:class:`ScriptedChatServer` answers ``POST …/chat/completions`` (and ``GET …/models``) in a
+thread per connection. What it answers is decided per request by a :class:`Script`: the
+answer text for the example's prompt, or a fault — HTTP 429 with ``Retry-After``, a 5xx, a
+slow or hanging response, a malformed body, a reset connection — and it returns
+log-probabilities when asked. It counts what a test wants to check *at the server*: the
+requests received, the most ever in flight at once, the tokens it reported in ``usage``.
+
+Tokens are counted as whitespace-separated words: prompt tokens over every message's
+content, completion tokens over the answer, so a test knows exactly what ``usage`` said.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["ScriptedChatServer", "Script", "Reply", "last_prompt_text"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server does with one request.
+
+    ``kind``: ``answer`` (200 with ``text``), ``status`` (``status`` with ``retry_after``),
+    ``malformed`` (200 with a body that is not JSON), ``reset`` (the connection closed with no
+    answer), ``hang`` (no answer for ``delay_s``, then the connection closed). ``delay_s``
+    delays an answer too. ``logprobs``: ``{label: probability}`` for the first token's alternatives.
+    """
+
+    kind: str = "answer"
+    text: str = ""
+    status: int = 200
+    retry_after: str | None = None
+    delay_s: float = 0.0
+    logprobs: dict[str, float] | None = None
+
+
+#: ``script(request_number, payload) -> Reply``; ``request_number`` counts from 1 over the server's life.
+Script = Callable[[int, dict[str, Any]], Reply]
+
+
+def last_prompt_text(payload: dict[str, Any]) -> str:
+    """The content of the request's last user message."""
+    users = [m for m in payload.get("messages", []) if m.get("role") == "user"]
+    return str(users[-1]["content"]) if users else ""
+
+
+@dataclass
+class _Counts:
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)
+    authorization: list[str] = field(default_factory=list)
+
+
+class ScriptedChatServer:
+    """Start with ``with ScriptedChatServer(script) as server:``; ``server.base_url`` is its ``…/v1``.
+
+    Parameters
+    ----------
+    script : Script
+        Decides each reply.
+    model : str
+        The model name ``/v1/models`` lists.
+    """
+
+    def __init__(self, script: Script, model: str = "scripted") -> None:
+        self.script, self.model = script, model
+        self.counts = _Counts()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-chat", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> ScriptedChatServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.counts = _Counts()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                else:
+                    self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length") or 0)
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.counts.requests += 1
+                    number = server.counts.requests
+                    server.counts.in_flight += 1
+                    server.counts.max_in_flight = max(server.counts.max_in_flight, server.counts.in_flight)
+                    server.counts.authorization.append(self.headers.get("authorization") or "")
+                try:
+                    self._reply(server.script(number, payload), payload)
+                finally:
+                    with server._lock:
+                        server.counts.in_flight -= 1
+
+            def _reply(self, reply: Reply, payload: dict[str, Any]) -> None:
+                if reply.delay_s and reply.kind != "hang":
+                    time.sleep(reply.delay_s)
+                if reply.kind == "hang":
+                    time.sleep(reply.delay_s or 3600)
+                    self._drop()
+                elif reply.kind == "reset":
+                    self._drop()
+                elif reply.kind == "malformed":
+                    self._raw(200, b'{"choices": [ {"message": ', "application/json")
+                elif reply.kind == "status":
+                    headers = {"Retry-After": reply.retry_after} if reply.retry_after is not None else {}
+                    self._json(reply.status, {"error": {"message": f"scripted {reply.status}"}}, headers)
+                else:
+                    self._json(200, server.completion(reply, payload))
+
+            def _drop(self) -> None:
+                # RST instead of FIN: the client sees a reset connection
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
+
+            def _json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                self._raw(status, json.dumps(body).encode(), "application/json", headers)
+
+            def _raw(self, status: int, data: bytes, kind: str, headers: dict[str, str] | None = None) -> None:
+                with server._lock:
+                    server.counts.statuses[status] = server.counts.statuses.get(status, 0) + 1
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+    def completion(self, reply: Reply, payload: dict[str, Any]) -> dict[str, Any]:
+        """A chat.completion body with ``usage`` (words as tokens) and, when asked and scripted, logprobs."""
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in payload.get("messages", []))
+        completion_tokens = len(reply.text.split())
+        with self._lock:
+            self.counts.prompt_tokens += prompt_tokens
+            self.counts.completion_tokens += completion_tokens
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": reply.text}}
+        if payload.get("logprobs") and reply.logprobs:
+            top = [{"token": token, "logprob": math.log(p)} for token, p in reply.logprobs.items()]
+            first = reply.text.split()[0] if reply.text.split() else reply.text
+            generated = next((t for t in top if t["token"] == first), top[0])
+            choice["logprobs"] = {"content": [{**generated, "top_logprobs": top[:payload.get("top_logprobs", 20)]}]}
+        return {"id": f"chatcmpl-{self.counts.requests}", "object": "chat.completion", "created": int(time.time()),
+                "model": payload.get("model", self.model), "choices": [choice],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}}
