@@ -31,6 +31,9 @@ def test_make_schema_writes_every_file_and_check_finds_a_stale_one(tmp_path, cap
     assert main(["--check", str(tmp_path)]) == 0
     (tmp_path / "suite.schema.json").write_text("{}")
     assert main(["--check", str(tmp_path)]) == 1 and "suite.schema.json: not the schema" in capsys.readouterr().err
+    before = sorted(Path.cwd().iterdir())
+    assert main(["--help"]) == 0 and main(["--chek", str(tmp_path)]) == 2  # an option is never taken for a folder
+    assert sorted(Path.cwd().iterdir()) == before
 
 
 def test_a_suite_json_follows_its_schema(tmp_path):

@@ -87,8 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     schema) or one of the file names of :data:`SCHEMA_FILES`; without PATH, print ``results.json``'s. With
     ``--check``, only say whether PATH holds them (exit 1 when it does not)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in args):
+        print((main.__doc__ or "").split(":", 1)[0].strip("`"))
+        return 0
     check = "--check" in args
     args = [a for a in args if a != "--check"]
+    unknown = [a for a in args if a.startswith("-")]
+    if unknown or len(args) > 1:
+        print(f"usage: python -m headtohead.results.json_schema [--check] [PATH]; got {' '.join(unknown or args)}",
+              file=sys.stderr)
+        return 2
     if not args:
         sys.stdout.write(schema_text())
         return 0
