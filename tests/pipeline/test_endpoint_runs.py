@@ -196,17 +196,20 @@ def test_ctrl_c_keeps_every_answer_received_and_resume_asks_only_the_rest(data):
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 120
-        while server.counts.statuses.get(200, 0) < 8:
+        while server.counts.answered < 8:
             assert process.poll() is None and time.monotonic() < deadline, process.communicate()
             time.sleep(0.02)
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=60)
         assert process.returncode == 130, err
         assert "Traceback" not in err and KEY not in err
-        answered = server.counts.statuses[200]
+        time.sleep(0.5)  # the requests in flight at Ctrl-C end at the server (their writes fail or land unread)
+        answered = server.counts.answered
         with sqlite3.connect(root / "cache" / "responses.sqlite") as db:
             kept = db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
-        assert 8 <= kept <= answered < 40  # every answer received is in the cache (at most the in-flight lost)
+        # every answer received is in the cache: only the max_concurrency (2) answers still on their way when
+        # Ctrl-C came (written by the server, not yet read by the client) may be missing
+        assert answered - 2 <= kept <= answered < 40 and kept >= 6
         asked_before = server.counts.requests
         main(["run", experiment, "--out", str(root / "out"), "--resume"])
         assert server.counts.requests - asked_before == 40 - kept

@@ -63,6 +63,8 @@ class _Counts:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     statuses: dict[int, int] = field(default_factory=dict)
+    #: Chat completions answered and written whole to the socket (not the /models check, not a failed write).
+    answered: int = 0
     authorization: list[str] = field(default_factory=list)
 
 
@@ -147,6 +149,8 @@ class ScriptedChatServer:
                     self._json(reply.status, {"error": {"message": f"scripted {reply.status}"}}, headers)
                 else:
                     self._json(200, server.completion(reply, payload))
+                    with server._lock:
+                        server.counts.answered += 1
 
             def _drop(self) -> None:
                 # RST instead of FIN: the client sees a reset connection
