@@ -37,8 +37,9 @@ import numpy as np
 
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
+from headtohead.errors import ModelError
 
-__all__ = ["ModelAdapter", "LoadContext", "StoredOutputs", "move_to_device"]
+__all__ = ["ModelAdapter", "LookedUpAdapter", "LoadContext", "StoredOutputs", "move_to_device"]
 
 
 @dataclass(frozen=True)
@@ -207,8 +208,6 @@ class ModelAdapter(ABC):
         and unwraps a ``.logits`` attribute, which fits timm, torchvision and transformers.
         """
         if self.module is None:
-            from headtohead.errors import ModelError
-
             raise ModelError(f"model '{self.name}' (kind {self.kind}) has no torch module; headtohead cannot "
                              f"train it")
         output = self.module(**inputs) if isinstance(inputs, dict) else self.module(inputs)
@@ -245,3 +244,21 @@ def move_to_device(inputs: Any, device: str) -> Any:
     if isinstance(inputs, (list, tuple)):
         return type(inputs)(move_to_device(v, device) for v in inputs)
     return inputs
+
+
+class LookedUpAdapter(ModelAdapter):
+    """Base of the families whose outputs are looked up by example (``feeds = "ids"``), never computed here.
+
+    Subclasses implement :meth:`stored_outputs` and say in :attr:`no_forward_reason` why there is
+    no forward pass; :meth:`preprocess` and :meth:`forward` refuse with that sentence.
+    """
+
+    feeds: ClassVar[Literal["examples", "ids"]] = "ids"
+    #: The end of the error a forward pass gets, after "model 'x' (kind k) ".
+    no_forward_reason: ClassVar[str]
+
+    def preprocess(self, examples: Sequence[Any]) -> Any:
+        raise ModelError(f"model '{self.name}' (kind {self.kind}) {self.no_forward_reason}")
+
+    def forward(self, inputs: Any) -> Any:
+        raise ModelError(f"model '{self.name}' (kind {self.kind}) {self.no_forward_reason}")

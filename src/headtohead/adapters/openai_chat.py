@@ -29,14 +29,14 @@ loads, kept in memory only, and sent only in the ``Authorization`` header.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import httpx
 import numpy as np
 
 from headtohead.adapters.answers import LabelMass, TokenChoice, label_probabilities, parse_answer
-from headtohead.adapters.base import LoadContext, ModelAdapter, StoredOutputs
+from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
 from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, ask_all
 from headtohead.adapters.response_cache import ResponseCache, cache_key, default_cache_path
 from headtohead.config.endpoint import EndpointSettings
@@ -64,12 +64,12 @@ class Reading:
         return self.exchange.body is not None and self.pred is None
 
 
-class OpenAIChatAdapter(ModelAdapter):
+class OpenAIChatAdapter(LookedUpAdapter):
     """A chat model behind an OpenAI-compatible endpoint, asked one request per example."""
 
     kind: ClassVar[str] = "openai"
     modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair")
-    feeds: ClassVar[Literal["examples", "ids"]] = "ids"
+    no_forward_reason: ClassVar[str] = "is asked over the network, not run here; its answers are looked up by example"
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
@@ -200,13 +200,6 @@ class OpenAIChatAdapter(ModelAdapter):
         answered = [r for r in self.readings.values() if r.pred is not None]
         return bool(answered) and all(r.mass is not None and r.mass.proba is not None for r in answered)
 
-    def preprocess(self, examples: Sequence[Any]) -> Any:
-        raise ModelError(f"model '{self.name}' (kind openai) is asked over the network, not run here; its answers "
-                         f"are looked up by example")
-
-    def forward(self, inputs: Any) -> Any:
-        raise ModelError(f"model '{self.name}' (kind openai) is asked over the network, not run here; its answers "
-                         f"are looked up by example")
 
 
 def _read(exchange: Exchange, labels: list[str], logprobs: bool) -> Reading:

@@ -20,13 +20,12 @@ of a file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from headtohead.adapters.base import LoadContext, ModelAdapter, StoredOutputs
+from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
 from headtohead.adapters.prediction_files import (
     PREDICTION_COLUMN,
     PREDICTION_SUFFIXES,
@@ -41,19 +40,18 @@ from headtohead.adapters.prediction_files import (
 )
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
-from headtohead.errors import ModelError
 
 __all__ = ["PredictionsAdapter", "PredictionFile", "read_prediction_file", "read_prediction_frame",
            "write_prediction_file", "PREDICTION_SUFFIXES", "PREDICTION_COLUMN", "PROBA_PREFIX", "PROBA_LIST_COLUMN",
            "SUM_TOLERANCE"]
 
 
-class PredictionsAdapter(ModelAdapter):
+class PredictionsAdapter(LookedUpAdapter):
     """Outputs read from a prediction file (or a table in memory), looked up by example."""
 
     kind: ClassVar[str] = "predictions"
     modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
-    feeds: ClassVar[Literal["examples", "ids"]] = "ids"
+    no_forward_reason: ClassVar[str] = "has stored outputs, not a forward pass; its outputs are looked up by example"
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
@@ -98,10 +96,3 @@ class PredictionsAdapter(ModelAdapter):
         rows = np.asarray(indices, dtype=np.int64)
         return StoredOutputs(read.pred[rows], None if read.proba is None else read.proba[rows])
 
-    def preprocess(self, examples: Sequence[Any]) -> Any:
-        raise ModelError(f"model '{self.name}' (kind predictions) has stored outputs, not a forward pass; its outputs "
-                         f"are looked up by example")
-
-    def forward(self, inputs: Any) -> Any:
-        raise ModelError(f"model '{self.name}' (kind predictions) has stored outputs, not a forward pass; its outputs "
-                         f"are looked up by example")
