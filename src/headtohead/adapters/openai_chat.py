@@ -81,6 +81,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
         self.readings: dict[int, Reading] = {}
         #: The requests of each pass (its wall time, retries, HTTP statuses).
         self.passes: list[PassStats] = []
+        self._probabilities = False  # see has_probabilities; set by fetch_outputs
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> OpenAIChatAdapter:
@@ -180,6 +181,10 @@ class OpenAIChatAdapter(LookedUpAdapter):
         labels = list(self.context.label_names)
         for index, exchange in zip(wanted, exchanges, strict=True):
             self.readings[index] = _read(exchange, labels, self.settings.logprobs)
+        # decided once per fetch, not per batch read: the readings change only here
+        answered = [r for r in self.readings.values() if r.pred is not None]
+        self._probabilities = bool(answered) and all(r.mass is not None and r.mass.proba is not None
+                                                     for r in answered)
 
     def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
         """The labels read from the answers at ``indices`` (asked now if not yet), and their probabilities."""
@@ -197,8 +202,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
 
     def has_probabilities(self) -> bool:
         """Every answered example of this run came with log-probabilities naming a label."""
-        answered = [r for r in self.readings.values() if r.pred is not None]
-        return bool(answered) and all(r.mass is not None and r.mass.proba is not None for r in answered)
+        return self._probabilities
 
 
 
