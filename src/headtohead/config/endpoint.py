@@ -31,7 +31,7 @@ from pydantic import Field
 from headtohead.config.base import Section as _Section
 
 __all__ = ["EndpointSettings", "Price", "ENDPOINT_KEYS", "DEFAULT_PROMPT", "DEFAULT_SYSTEM", "endpoint_settings",
-           "check_endpoint_keys", "prompt_fields"]
+           "check_endpoint_keys", "prompt_fields", "public_url"]
 
 #: The prompt when none is given: the text, the labels, and the one-word answer wanted.
 DEFAULT_PROMPT = ("Classify the text into exactly one of these labels: {labels}.\n\nText: {text}\n\n"
@@ -100,7 +100,7 @@ def check_endpoint_keys(kind: str, values: dict[str, Any]) -> None:
         raise ValueError("kind: openai needs base_url, the server's API root (e.g. http://127.0.0.1:8000/v1)")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"base_url '{_shown_url(url)}' is not an http:// or https:// address; give the API root, "
+        raise ValueError(f"base_url '{public_url(url)}' is not an http:// or https:// address; give the API root, "
                          f"e.g. http://127.0.0.1:8000/v1")
     if parts.username or parts.password or parts.query:
         raise ValueError("base_url must not carry credentials or a query string (they would be written into the "
@@ -126,8 +126,8 @@ def endpoint_settings(values: dict[str, Any]) -> EndpointSettings:
     return EndpointSettings.model_validate({k: values[k] for k in ENDPOINT_KEYS if values.get(k) is not None})
 
 
-def _shown_url(url: str) -> str:
-    """A URL as an error may show it: without user, password or query (never a secret)."""
+def public_url(url: str) -> str:
+    """A URL as an error or a record may show it: without user, password or query (never a secret)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = f":{parts.port}" if parts.port else ""

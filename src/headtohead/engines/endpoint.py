@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 
+from headtohead.config.endpoint import public_url
 from headtohead.config.speed import SpeedConfig
 from headtohead.engines.telemetry import host_load
 from headtohead.results.cost import ModelCost, ScenarioCost
@@ -60,7 +60,7 @@ def endpoint_record(model: Any) -> EndpointRecord | None:
                            latencies_s=[float(e.latency_s) for e in sent if e.latency_s is not None],
                            wall_s=sum(p.wall_s for p in stats), tokens=sent_prompt + sent_completion)
     return EndpointRecord(
-        base_url=_public_url(settings.base_url), model=model.config.source, examples=len(ordered),
+        base_url=public_url(settings.base_url), model=model.config.source, examples=len(ordered),
         from_cache=[i for i, r in ordered if r.exchange.from_cache],
         n_unparseable=len(unparseable),
         unparseable=[UnparseableAnswer(index=i, answer=r.exchange.body["content"][:RAW_ANSWER_CHARS])
@@ -115,13 +115,6 @@ def merge_endpoint_records(parts: Sequence[EndpointRecord | None]) -> EndpointRe
                                                                               for x in t.latencies_s],
                                 wall_s=sum(t.wall_s for t in timings), tokens=sum(t.tokens for t in timings))
         if timings else None})
-
-
-def _public_url(url: str) -> str:
-    """The base URL as results may show it: scheme, host, port and path (never a user, password or query)."""
-    parts = urlsplit(url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
 
 
 def endpoint_speed(record: ModelRecord) -> ModelSpeed | None:
