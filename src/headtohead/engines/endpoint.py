@@ -11,6 +11,7 @@ latency per request at the configured concurrency and a cost per million predict
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,10 +53,7 @@ def endpoint_record(model: Any) -> EndpointRecord | None:
     masses = [r.mass.outside for _, r in ordered if r.pred is not None and r.mass is not None]
     stats = model.passes
     requests = sum(p.requests for p in stats)
-    statuses: dict[str, int] = {}
-    for p in stats:
-        for what, count in p.statuses.items():
-            statuses[what] = statuses.get(what, 0) + count
+    statuses = _added([p.statuses for p in stats])
     timing = RequestTiming(concurrency=settings.max_concurrency,  # no latency when nothing was answered now
                            latencies_s=[float(e.latency_s) for e in sent if e.latency_s is not None],
                            wall_s=sum(p.wall_s for p in stats), tokens=sent_prompt + sent_completion)
@@ -78,6 +76,11 @@ def endpoint_record(model: Any) -> EndpointRecord | None:
         timing=timing)
 
 
+def _added(counts: Sequence[dict[str, int]]) -> dict[str, int]:
+    """Counts by status, added over passes or shards."""
+    return dict(sum((Counter(c) for c in counts), Counter()))
+
+
 def merge_endpoint_records(parts: Sequence[EndpointRecord | None]) -> EndpointRecord | None:
     """One record of a model's shards (in plan order): counts and tokens added, lists joined, wall times added.
 
@@ -95,10 +98,7 @@ def merge_endpoint_records(parts: Sequence[EndpointRecord | None]) -> EndpointRe
 
     timings = [r.timing for r in records if r.timing is not None]
     masses = [(r.outside_mass_mean, r.examples) for r in records if r.outside_mass_mean is not None]
-    statuses: dict[str, int] = {}
-    for r in records:
-        for what, count in r.statuses.items():
-            statuses[what] = statuses.get(what, 0) + count
+    statuses = _added([r.statuses for r in records])
     return first.model_copy(update={
         "examples": total("examples"), "from_cache": [i for r in records for i in r.from_cache],
         "n_unparseable": total("n_unparseable"),
