@@ -57,7 +57,11 @@ def test_search_finds_the_rate_queueing_predicts_within_its_interval(tmp_path):
     expected = expected_max_qps(service_s=service_s, max_batch=max_batch, max_wait_s=max_wait_ms / 1e3,
                                 bound_s=bound_ms / 1e3, trial_s=1.0, min_queries=500, reps=100)
     assert model.ci_low <= expected <= model.ci_high, (expected, model.max_qps, model.ci_low, model.ci_high)
-    assert (model.ci_high - model.ci_low) / model.max_qps < 0.5  # informative, not just wide
+    # each search lands near the prediction; the median, because a shared machine can slow one
+    # search of three (CI saw 800, 800 and ~350 QPS: an honest interval 4x wide, not a wrong one).
+    # The interval's width for given estimates is checked exactly in tests/stats/test_server.py.
+    median = float(np.median([s.estimate_qps for s in model.searches]))
+    assert abs(np.log(median / expected)) < np.log(1.2), (median, expected)
     held = [t for t in model.trials if t.held]
     assert held and all(t.p99_s <= bound_ms / 1e3 for t in held)  # VALID implies the bound was met
     assert all(t.loadgen.log_dir and (tmp_path / "sleeper").is_dir() for t in model.trials)
