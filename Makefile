@@ -3,7 +3,7 @@
 # `make demo` installs every model family (`.[all]`: torch, transformers, timm); `make test` adds the
 # test extras (and Ray) and runs the suite on up to 4 workers (pytest-xdist), then the tests timed
 # against the wall clock (marker `serial`) alone. `pip install headtohead`
-# alone is the light install (statistics, prediction files). `make check`: ruff, mypy, the results.json schema and
+# alone is the light install (statistics, prediction files). `make check`: ruff (lint and format), mypy, the results.json schema and
 # the documentation site (--strict). `make dist-check`: the wheel and the sdist, installed alone into a fresh venv
 # (dependencies from the package index), compare prediction files there; `make test` skips that test unless
 # H2H_DIST_CHECK=1, which CI (.ci/run) sets, so it runs beside the other tests instead of after them.
@@ -25,6 +25,7 @@ test: $(DEV_STAMP)
 
 check: $(DEV_STAMP)
 	$(BIN)/ruff check src
+	$(BIN)/ruff format --check --quiet .
 	$(BIN)/mypy
 	$(BIN)/python -m headtohead.results.json_schema --check docs/schema
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet

@@ -67,19 +67,28 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_audit(args.section, quick=args.quick, seed=args.seed)
     table = markdown_table(rows)
     missed = [r for r in rows if not r.met]
-    summary = (f"{len(rows)} rows, {len(rows) - len(missed)} meet their target, {len(missed)} miss it "
-               f"({time.perf_counter() - began:.0f} s, seed {args.seed}{', quick grid' if args.quick else ''}). "
-               f"{GRID_NOTE}.")
+    summary = (
+        f"{len(rows)} rows, {len(rows) - len(missed)} meet their target, {len(missed)} miss it "
+        f"({time.perf_counter() - began:.0f} s, seed {args.seed}{', quick grid' if args.quick else ''}). "
+        f"{GRID_NOTE}."
+    )
     print(table)
     print()
     print(summary_table(rows))
     print()
     print(summary)
-    command = ("PYTHONPATH=src .venv/bin/python benchmarks/audit_statistics.py" + (" --quick" if args.quick else "")
-               + "".join(f" --section {s}" for s in args.section or []) + (f" --seed {args.seed}" if args.seed else ""))
+    command = (
+        "PYTHONPATH=src .venv/bin/python benchmarks/audit_statistics.py"
+        + (" --quick" if args.quick else "")
+        + "".join(f" --section {s}" for s in args.section or [])
+        + (f" --seed {args.seed}" if args.seed else "")
+    )
     if args.out is not None:
-        args.out.write_text(f"# The statistical audit, every grid point\n\nMade by `{command}` (see "
-                            f"`docs/statistics.md`, section 12).\n\n{table}\n\n{summary}\n", encoding="utf-8")
+        args.out.write_text(
+            f"# The statistical audit, every grid point\n\nMade by `{command}` (see "
+            f"`docs/statistics.md`, section 12).\n\n{table}\n\n{summary}\n",
+            encoding="utf-8",
+        )
     if args.summary is not None:
         args.summary.write_text(summary_table(rows) + "\n\n" + summary + "\n", encoding="utf-8")
     return 1 if missed else 0

@@ -44,8 +44,9 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--also", type=Path, metavar="SRC",
-                        help="another checkout's src/ folder to time beside this one")
+    parser.add_argument(
+        "--also", type=Path, metavar="SRC", help="another checkout's src/ folder to time beside this one"
+    )
     return parser.parse_args()
 
 
@@ -64,8 +65,10 @@ def main() -> int:
     contenders: dict[str, Path | None] = {"this checkout": None}
     if args.also is not None:
         contenders[f"--also {args.also}"] = args.also
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}; analyse of 2 models on {args.n:,} examples, 2,000 BCa resamples")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; analyse of 2 models on {args.n:,} examples, 2,000 BCa resamples"
+    )
     seconds: dict[str, list[float]] = {name: [] for name in contenders}
     names = list(contenders)
     for r in range(1, args.rounds + 1):
@@ -75,8 +78,10 @@ def main() -> int:
     base = statistics.median(seconds[names[0]])
     for name in names:
         median = statistics.median(seconds[name])
-        print(f"{name:40s} median {median:6.2f} s  ({min(seconds[name]):.2f}–{max(seconds[name]):.2f})  "
-              f"{median / base:.2f}× this checkout's time")
+        print(
+            f"{name:40s} median {median:6.2f} s  ({min(seconds[name]):.2f}–{max(seconds[name]):.2f})  "
+            f"{median / base:.2f}× this checkout's time"
+        )
     return 0
 
 

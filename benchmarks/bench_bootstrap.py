@@ -39,6 +39,7 @@ def accuracy_diff(y: np.ndarray, a: np.ndarray, b: np.ndarray, axis: int = -1) -
 
 def macro_f1_diff(y: np.ndarray, a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
     """Vectorised statistic for SciPy: macro-F1(a) − macro-F1(b) (scikit-learn's definition)."""
+
     def f1(pred: np.ndarray) -> np.ndarray:
         scores = []
         for k in range(K):
@@ -63,46 +64,91 @@ def main() -> None:
     parser.add_argument("--scipy-resamples", type=int, default=200, help="SciPy runs this many, scaled up")
     args = parser.parse_args()
     y, a, b = make_data(args.n)
-    print(f"paired bootstrap, {args.resamples:,} resamples x {args.n:,} examples, {K} classes, "
-          f"difference in accuracy and macro-F1")
+    print(
+        f"paired bootstrap, {args.resamples:,} resamples x {args.n:,} examples, {K} classes, "
+        f"difference in accuracy and macro-F1"
+    )
 
     rows = []
     for method in ("percentile", "bca"):
-        res, t = timed(lambda: paired_bootstrap(y, a, b, metrics=["accuracy", "f1_macro"], n_resamples=args.resamples,
-                                                method=method, seed=0))
+        res, t = timed(
+            lambda: paired_bootstrap(
+                y, a, b, metrics=["accuracy", "f1_macro"], n_resamples=args.resamples, method=method, seed=0
+            )
+        )
         rows.append((f"headtohead {method} (auto sampler)", t, res))
-    res, t = timed(lambda: paired_bootstrap(y, a, b, metrics=["accuracy", "f1_macro"], n_resamples=args.resamples,
-                                            method="percentile", seed=0, sampler="index"))
+    res, t = timed(
+        lambda: paired_bootstrap(
+            y,
+            a,
+            b,
+            metrics=["accuracy", "f1_macro"],
+            n_resamples=args.resamples,
+            method="percentile",
+            seed=0,
+            sampler="index",
+        )
+    )
     rows.append(("headtohead percentile (index sampler, forced)", t, res))
     for label, t, res in rows:
-        print(f"  {label:48s} {t:8.2f} s   accuracy CI [{res['accuracy'].low:+.5f}, {res['accuracy'].high:+.5f}]"
-              f"   macro-F1 CI [{res['f1_macro'].low:+.5f}, {res['f1_macro'].high:+.5f}]")
+        print(
+            f"  {label:48s} {t:8.2f} s   accuracy CI [{res['accuracy'].low:+.5f}, {res['accuracy'].high:+.5f}]"
+            f"   macro-F1 CI [{res['f1_macro'].low:+.5f}, {res['f1_macro'].high:+.5f}]"
+        )
 
     scipy_total = 0.0
     for name, fn in (("accuracy", accuracy_diff), ("macro-F1", macro_f1_diff)):
-        ref, t = timed(lambda: stats.bootstrap((y, a, b), fn, paired=True, vectorized=True,
-                                               n_resamples=args.scipy_resamples, batch=50, method="percentile",
-                                               rng=np.random.default_rng(1)))
+        ref, t = timed(
+            lambda: stats.bootstrap(
+                (y, a, b),
+                fn,
+                paired=True,
+                vectorized=True,
+                n_resamples=args.scipy_resamples,
+                batch=50,
+                method="percentile",
+                rng=np.random.default_rng(1),
+            )
+        )
         scaled = t * args.resamples / args.scipy_resamples
         scipy_total += scaled
         ci = ref.confidence_interval
-        print(f"  scipy percentile, {name:9s} ({args.scipy_resamples} resamples: {t:6.2f} s) "
-              f"scaled to {args.resamples:,}: {scaled:8.1f} s   CI [{ci.low:+.5f}, {ci.high:+.5f}]")
+        print(
+            f"  scipy percentile, {name:9s} ({args.scipy_resamples} resamples: {t:6.2f} s) "
+            f"scaled to {args.resamples:,}: {scaled:8.1f} s   CI [{ci.low:+.5f}, {ci.high:+.5f}]"
+        )
     ours = rows[0][1]
-    print(f"  ratio, percentile, both metrics: scipy {scipy_total:.1f} s (scaled) / headtohead {ours:.2f} s "
-          f"= {scipy_total / ours:,.0f}x faster")
+    print(
+        f"  ratio, percentile, both metrics: scipy {scipy_total:.1f} s (scaled) / headtohead {ours:.2f} s "
+        f"= {scipy_total / ours:,.0f}x faster"
+    )
 
     small_n, small_b = 3_000, 2_000
     ys, as_, bs = make_data(small_n, seed=1)
-    _, t_ours = timed(lambda: paired_bootstrap(ys, as_, bs, metrics=["accuracy", "f1_macro"], n_resamples=small_b,
-                                               method="bca", seed=0))
+    _, t_ours = timed(
+        lambda: paired_bootstrap(
+            ys, as_, bs, metrics=["accuracy", "f1_macro"], n_resamples=small_b, method="bca", seed=0
+        )
+    )
     t_scipy = 0.0
     for fn in (accuracy_diff, macro_f1_diff):
-        _, t = timed(lambda: stats.bootstrap((ys, as_, bs), fn, paired=True, vectorized=True, n_resamples=small_b,
-                                             batch=200, method="BCa", rng=np.random.default_rng(1)))
+        _, t = timed(
+            lambda: stats.bootstrap(
+                (ys, as_, bs),
+                fn,
+                paired=True,
+                vectorized=True,
+                n_resamples=small_b,
+                batch=200,
+                method="BCa",
+                rng=np.random.default_rng(1),
+            )
+        )
         t_scipy += t
-    print(f"BCa on a smaller problem ({small_b:,} resamples x {small_n:,} examples, both metrics, not scaled): "
-          f"scipy {t_scipy:.2f} s, headtohead {t_ours:.3f} s = {t_scipy / t_ours:,.0f}x faster")
+    print(
+        f"BCa on a smaller problem ({small_b:,} resamples x {small_n:,} examples, both metrics, not scaled): "
+        f"scipy {t_scipy:.2f} s, headtohead {t_ours:.3f} s = {t_scipy / t_ours:,.0f}x faster"
+    )
 
 
 if __name__ == "__main__":

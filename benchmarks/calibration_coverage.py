@@ -54,8 +54,9 @@ MODELS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-def true_errors(quantile: Callable[[np.ndarray], np.ndarray], g: Callable[[np.ndarray], np.ndarray],
-                grid: int = 1_000_000) -> tuple[float, float]:
+def true_errors(
+    quantile: Callable[[np.ndarray], np.ndarray], g: Callable[[np.ndarray], np.ndarray], grid: int = 1_000_000
+) -> tuple[float, float]:
     """(binned ℓ1 ECE over equal-width bins, binned ℓ2 error over equal-mass bins) of the population."""
     s = quantile((np.arange(grid) + 0.5) / grid)  # equal-probability quadrature nodes, sorted
     gap = g(s) - s
@@ -65,8 +66,14 @@ def true_errors(quantile: Callable[[np.ndarray], np.ndarray], g: Callable[[np.nd
     return float(l1), float(l2)
 
 
-def simulate(quantile: Callable[[np.ndarray], np.ndarray], g: Callable[[np.ndarray], np.ndarray], *,
-             n_sims: int, n_plugin_sims: int, seed: int) -> dict[str, float]:
+def simulate(
+    quantile: Callable[[np.ndarray], np.ndarray],
+    g: Callable[[np.ndarray], np.ndarray],
+    *,
+    n_sims: int,
+    n_plugin_sims: int,
+    seed: int,
+) -> dict[str, float]:
     """Means and coverages of both estimators over seeded samples."""
     l1, l2 = true_errors(quantile, g)
     rng = np.random.default_rng(seed)
@@ -82,12 +89,19 @@ def simulate(quantile: Callable[[np.ndarray], np.ndarray], g: Callable[[np.ndarr
             y = np.ones(N_EXAMPLES, dtype=np.int64)
             pred = np.where(correct, 1, 0)
             proba = np.where(pred[:, None] == 1, np.column_stack([1 - s, s]), np.column_stack([s, 1 - s]))
-            ci = bootstrap_metrics(y, pred, proba, metrics=["ece"], n_bins=N_BINS, n_resamples=1000,
-                                   method="bca", seed=rng)["ece"]
+            ci = bootstrap_metrics(
+                y, pred, proba, metrics=["ece"], n_bins=N_BINS, n_resamples=1000, method="bca", seed=rng
+            )["ece"]
             plugin.append(ci.estimate)
             plugin_hits += ci.low <= l1 <= ci.high
-    return {"true_l1": l1, "plugin_mean": float(np.mean(plugin)), "plugin_coverage": plugin_hits / n_plugin_sims,
-            "true_l2": l2, "debiased_mean": float(np.mean(debiased)), "debiased_coverage": debiased_hits / n_sims}
+    return {
+        "true_l1": l1,
+        "plugin_mean": float(np.mean(plugin)),
+        "plugin_coverage": plugin_hits / n_plugin_sims,
+        "true_l2": l2,
+        "debiased_mean": float(np.mean(debiased)),
+        "debiased_coverage": debiased_hits / n_sims,
+    }
 
 
 def main() -> None:
@@ -95,17 +109,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer samples (a few seconds)")
     args = parser.parse_args()
     n_sims, n_plugin = (500, 100) if args.quick else (4000, 200)
-    print(f"n = {N_EXAMPLES}, {N_BINS} bins, 95 % intervals; debiased: {n_sims} samples, plug-in bootstrap "
-          f"(BCa, 1000 resamples): {n_plugin} samples\n")
-    print("| confidence | model | true ECE (ℓ1) | plug-in ECE, mean | its CI covers | true ℓ2 error "
-          "| debiased ℓ2, mean | its CI covers |")
+    print(
+        f"n = {N_EXAMPLES}, {N_BINS} bins, 95 % intervals; debiased: {n_sims} samples, plug-in bootstrap "
+        f"(BCa, 1000 resamples): {n_plugin} samples\n"
+    )
+    print(
+        "| confidence | model | true ECE (ℓ1) | plug-in ECE, mean | its CI covers | true ℓ2 error "
+        "| debiased ℓ2, mean | its CI covers |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for c_index, (c_name, quantile) in enumerate(CONFIDENCE.items()):
         for m_index, (m_name, g) in enumerate(MODELS.items()):
             r = simulate(quantile, g, n_sims=n_sims, n_plugin_sims=n_plugin, seed=100 * c_index + m_index)
-            print(f"| {c_name} | {m_name} | {r['true_l1']:.4f} | {r['plugin_mean']:.4f} | "
-                  f"{100 * r['plugin_coverage']:.1f} % | {r['true_l2']:.4f} | {r['debiased_mean']:.4f} | "
-                  f"{100 * r['debiased_coverage']:.1f} % |", flush=True)
+            print(
+                f"| {c_name} | {m_name} | {r['true_l1']:.4f} | {r['plugin_mean']:.4f} | "
+                f"{100 * r['plugin_coverage']:.1f} % | {r['true_l2']:.4f} | {r['debiased_mean']:.4f} | "
+                f"{100 * r['debiased_coverage']:.1f} % |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

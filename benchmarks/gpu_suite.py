@@ -59,8 +59,13 @@ DEVICE = "cuda"
 def build_models(root: Path, tokenizer: Path, tiny: bool = False) -> dict[str, Path]:
     """BERT-base and RoBERTa-base with fresh weights from their standard configs, saved with the tokenizer."""
     import torch
-    from transformers import (AutoTokenizer, BertConfig, BertForSequenceClassification, RobertaConfig,
-                              RobertaForSequenceClassification)
+    from transformers import (
+        AutoTokenizer,
+        BertConfig,
+        BertForSequenceClassification,
+        RobertaConfig,
+        RobertaForSequenceClassification,
+    )
 
     folders = {"bert-base": root / "bert-base", "roberta-base": root / "roberta-base"}
     if all((f / "config.json").is_file() for f in folders.values()):
@@ -71,9 +76,20 @@ def build_models(root: Path, tokenizer: Path, tiny: bool = False) -> dict[str, P
     size = TINY if tiny else {}
     bert = BertForSequenceClassification(BertConfig(num_labels=2, id2label=LABELS, label2id=label2id, **size))
     # RoBERTa-base's architecture on the bert vocabulary (30,522 ids; pad id 0 as the tokenizer pads).
-    roberta = RobertaForSequenceClassification(RobertaConfig(
-        vocab_size=30_522, pad_token_id=0, bos_token_id=101, eos_token_id=102, type_vocab_size=1,
-        max_position_embeddings=514, num_labels=2, id2label=LABELS, label2id=label2id, **size))
+    roberta = RobertaForSequenceClassification(
+        RobertaConfig(
+            vocab_size=30_522,
+            pad_token_id=0,
+            bos_token_id=101,
+            eos_token_id=102,
+            type_vocab_size=1,
+            max_position_embeddings=514,
+            num_labels=2,
+            id2label=LABELS,
+            label2id=label2id,
+            **size,
+        )
+    )
     for model, folder in ((bert, folders["bert-base"]), (roberta, folders["roberta-base"])):
         model.save_pretrained(folder)
         tok.save_pretrained(folder)
@@ -81,12 +97,20 @@ def build_models(root: Path, tokenizer: Path, tiny: bool = False) -> dict[str, P
 
 
 def experiment(models: dict[str, Path], data: Path, **sections: Any) -> dict[str, Any]:
-    exp = {"name": "gpu-bert-vs-roberta", "seed": 42,
-           "data": {"path": str(data / "dev.tsv"), "train": str(data / "train.tsv"),
-                    "label_names": ["negative", "positive"]},
-           "models": [{"name": name.split("-")[0], "kind": "transformers", "source": str(folder), "max_length": 128}
-                      for name, folder in models.items()],
-           "eval": {"batch_size": 64, "device": DEVICE}}
+    exp = {
+        "name": "gpu-bert-vs-roberta",
+        "seed": 42,
+        "data": {
+            "path": str(data / "dev.tsv"),
+            "train": str(data / "train.tsv"),
+            "label_names": ["negative", "positive"],
+        },
+        "models": [
+            {"name": name.split("-")[0], "kind": "transformers", "source": str(folder), "max_length": 128}
+            for name, folder in models.items()
+        ],
+        "eval": {"batch_size": 64, "device": DEVICE},
+    }
     exp.update(sections)
     return exp
 
@@ -95,8 +119,9 @@ def h2h(*args: str, log: Path) -> tuple[int, float]:
     """Run the CLI in a subprocess (a fresh CUDA context each time); its output goes to ``log``."""
     start = time.perf_counter()
     with log.open("w") as handle:
-        code = subprocess.run([sys.executable, "-m", "headtohead.cli.main", *args], stdout=handle,
-                              stderr=subprocess.STDOUT, check=False).returncode
+        code = subprocess.run(
+            [sys.executable, "-m", "headtohead.cli.main", *args], stdout=handle, stderr=subprocess.STDOUT, check=False
+        ).returncode
     return code, time.perf_counter() - start
 
 
@@ -111,22 +136,32 @@ def step_fidelity(models: dict[str, Path], data: Path, out: Path, pairs: int = 6
     import torch.utils.benchmark as torch_benchmark
 
     from headtohead.adapters import LoadContext, create_adapter
-    from headtohead.config.schema import ModelConfig
+    from headtohead.config.schema import DataConfig, ModelConfig
     from headtohead.config.speed import FixedShape, SpeedConfig
     from headtohead.data import create_dataset
-    from headtohead.config.schema import DataConfig
     from headtohead.engines.speed import measure_speed
     from headtohead.engines.speed_inputs import fix_sequence_length
 
     dataset = create_dataset(DataConfig(path=str(data / "dev.tsv"), label_names=["negative", "positive"])).eval
-    context = LoadContext(label_names=dataset.label_names, modality=dataset.modality,
-                          device="cuda:0" if DEVICE == "cuda" else DEVICE)
-    adapter = create_adapter(ModelConfig(name="bert", kind="transformers", source=str(models["bert-base"]),
-                                         max_length=128), context)
+    context = LoadContext(
+        label_names=dataset.label_names, modality=dataset.modality, device="cuda:0" if DEVICE == "cuda" else DEVICE
+    )
+    adapter = create_adapter(
+        ModelConfig(name="bert", kind="transformers", source=str(models["bert-base"]), max_length=128), context
+    )
     shape = FixedShape(batch_size=32, sequence_length=128)
-    config = SpeedConfig(scenarios=["offline"], num_batches=1, warmup_iterations=20, min_iterations=100,
-                         min_seconds=1.0, rounds=5, fixed_shape=shape, pipeline_iterations=0, memory=False,
-                         telemetry=False)
+    config = SpeedConfig(
+        scenarios=["offline"],
+        num_batches=1,
+        warmup_iterations=20,
+        min_iterations=100,
+        min_seconds=1.0,
+        rounds=5,
+        fixed_shape=shape,
+        pipeline_iterations=0,
+        memory=False,
+        telemetry=False,
+    )
     examples = [dataset.examples[i] for i in range(32)]
     batch, _ = fix_sequence_length(adapter.preprocess(examples), 128, pad_id=0)
     batch = adapter.to_device(batch)
@@ -144,8 +179,18 @@ def step_fidelity(models: dict[str, Path], data: Path, out: Path, pairs: int = 6
         rows.append({"h2h_ms": got["h2h"] * 1e3, "torch_ms": got["torch"] * 1e3, "ratio": got["h2h"] / got["torch"]})
     ratio = statistics.median(r["ratio"] for r in rows)
     name = torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE
-    write(out, "fidelity", {"model": "bert-base", "batch": [32, 128], "device": name,
-                            "pairs": rows, "median_ratio": ratio, "within_0.97_1.03": 0.97 <= ratio <= 1.03})
+    write(
+        out,
+        "fidelity",
+        {
+            "model": "bert-base",
+            "batch": [32, 128],
+            "device": name,
+            "pairs": rows,
+            "median_ratio": ratio,
+            "within_0.97_1.03": 0.97 <= ratio <= 1.03,
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------- memory
@@ -172,20 +217,30 @@ print(json.dumps({"weights_mb": weights / 2**20, "max_allocated_mb": (torch.cuda
 def step_memory(models: dict[str, Path], data: Path, out: Path) -> None:
     import yaml
 
-    exp = experiment(models, data, speed={"scenarios": ["offline"], "rounds": 5, "min_seconds": 0.3,
-                                          "pipeline_iterations": 0})
+    exp = experiment(
+        models, data, speed={"scenarios": ["offline"], "rounds": 5, "min_seconds": 0.3, "pipeline_iterations": 0}
+    )
     path = out / "memory-experiment.yaml"
     path.write_text(yaml.safe_dump(exp))
     code, seconds = h2h("bench", str(path), "--out", str(out / "memory-bench"), log=out / "memory-bench.log")
     result = json.loads((out / "memory-bench" / "results.json").read_text()) if code == 0 else {}
     rows = {}
     for name, folder in models.items():
-        alone = subprocess.run([sys.executable, "-c", _ALONE, str(folder), "64", str(data / "dev.tsv")],
-                               capture_output=True, text=True, check=False)
-        reference = json.loads(alone.stdout.strip().splitlines()[-1]) if alone.returncode == 0 else \
-            {"error": alone.stderr[-500:]}
+        alone = subprocess.run(
+            [sys.executable, "-c", _ALONE, str(folder), "64", str(data / "dev.tsv")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        reference = (
+            json.loads(alone.stdout.strip().splitlines()[-1])
+            if alone.returncode == 0
+            else {"error": alone.stderr[-500:]}
+        )
         short = name.split("-")[0]
-        measured = next((m.get("memory") for m in result.get("speed", {}).get("models", []) if m["name"] == short), None)
+        measured = next(
+            (m.get("memory") for m in result.get("speed", {}).get("models", []) if m["name"] == short), None
+        )
         rows[short] = {"h2h": measured, "alone_in_a_process": reference}
     write(out, "memory", {"bench_exit_code": code, "bench_seconds": seconds, "models": rows})
 
@@ -194,79 +249,159 @@ def step_memory(models: dict[str, Path], data: Path, out: Path) -> None:
 def step_run(models: dict[str, Path], data: Path, out: Path) -> None:
     import yaml
 
-    exp = experiment(models, data, speed={"scenarios": ["offline", "single_stream"], "rounds": 10,
-                                          "min_seconds": 1.0, "memory": False, "price_per_hour": PRICE_PER_HOUR})
+    exp = experiment(
+        models,
+        data,
+        speed={
+            "scenarios": ["offline", "single_stream"],
+            "rounds": 10,
+            "min_seconds": 1.0,
+            "memory": False,
+            "price_per_hour": PRICE_PER_HOUR,
+        },
+    )
     path = out / "run-experiment.yaml"
     path.write_text(yaml.safe_dump(exp))
     code, seconds = h2h("run", str(path), "--out", str(out / "run"), log=out / "run.log")
     result = json.loads((out / "run" / "results.json").read_text()) if code == 0 else {}
     speed = result.get("speed") or {}
-    write(out, "run", {
-        "exit_code": code, "wall_s": seconds,
-        "quality": {m["name"]: m.get("quality", {}).get("accuracy") for m in result.get("models", [])},
-        "verdict": [c.get("verdict") for c in (result.get("stats") or {}).get("comparisons", [])],
-        "speed_verdict": [c.get("verdict") for s in speed.get("scenarios", []) for c in s.get("comparisons", [])],
-        "timings": result.get("timings"), "environment_gpus": result.get("environment", {}).get("gpus"),
-        "per_model": {m["name"]: {
-            "offline_p50_ms": 1e3 * ((m.get("offline") or {}).get("per_batch") or {}).get("p50_s", float("nan")),
-            "offline_samples_per_s": (m.get("offline") or {}).get("throughput_per_s"),
-            "batch1_p50_ms": 1e3 * ((m.get("single_stream") or {}).get("per_batch") or {}).get("p50_s", float("nan")),
-            "batch1_p99_ms": 1e3 * ((m.get("single_stream") or {}).get("per_batch") or {}).get("p99_s", float("nan")),
-            "telemetry": {s: (m.get(s) or {}).get("telemetry") for s in ("offline", "single_stream")},
-            "cold_start": m.get("cold_start"), "cost": m.get("cost")} for m in speed.get("models", [])}})
+    write(
+        out,
+        "run",
+        {
+            "exit_code": code,
+            "wall_s": seconds,
+            "quality": {m["name"]: m.get("quality", {}).get("accuracy") for m in result.get("models", [])},
+            "verdict": [c.get("verdict") for c in (result.get("stats") or {}).get("comparisons", [])],
+            "speed_verdict": [c.get("verdict") for s in speed.get("scenarios", []) for c in s.get("comparisons", [])],
+            "timings": result.get("timings"),
+            "environment_gpus": result.get("environment", {}).get("gpus"),
+            "per_model": {
+                m["name"]: {
+                    "offline_p50_ms": 1e3
+                    * ((m.get("offline") or {}).get("per_batch") or {}).get("p50_s", float("nan")),
+                    "offline_samples_per_s": (m.get("offline") or {}).get("throughput_per_s"),
+                    "batch1_p50_ms": 1e3
+                    * ((m.get("single_stream") or {}).get("per_batch") or {}).get("p50_s", float("nan")),
+                    "batch1_p99_ms": 1e3
+                    * ((m.get("single_stream") or {}).get("per_batch") or {}).get("p99_s", float("nan")),
+                    "telemetry": {s: (m.get(s) or {}).get("telemetry") for s in ("offline", "single_stream")},
+                    "cold_start": m.get("cold_start"),
+                    "cost": m.get("cost"),
+                }
+                for m in speed.get("models", [])
+            },
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------- server
 def step_server(models: dict[str, Path], data: Path, out: Path) -> None:
     import yaml
 
-    exp = experiment(models, data, speed={"scenarios": ["server"], "latency_bound_ms": 50.0, "memory": False,
-                                          "price_per_hour": PRICE_PER_HOUR, "loadgen_crosscheck": False})
+    exp = experiment(
+        models,
+        data,
+        speed={
+            "scenarios": ["server"],
+            "latency_bound_ms": 50.0,
+            "memory": False,
+            "price_per_hour": PRICE_PER_HOUR,
+            "loadgen_crosscheck": False,
+        },
+    )
     path = out / "server-experiment.yaml"
     path.write_text(yaml.safe_dump(exp))
     code, seconds = h2h("bench", str(path), "--out", str(out / "server"), log=out / "server.log")
     result = json.loads((out / "server" / "results.json").read_text()) if code == 0 else {}
     speed = result.get("speed") or {}
     loadgen = speed.get("loadgen") or {}
-    write(out, "server", {"exit_code": code, "wall_s": seconds,
-                          "log_tail": (out / "server.log").read_text()[-600:] if code else None,
-                          "models": loadgen.get("models"), "comparisons": loadgen.get("comparisons"),
-                          "cost": {m["name"]: m.get("cost") for m in speed.get("models", [])}})
+    write(
+        out,
+        "server",
+        {
+            "exit_code": code,
+            "wall_s": seconds,
+            "log_tail": (out / "server.log").read_text()[-600:] if code else None,
+            "models": loadgen.get("models"),
+            "comparisons": loadgen.get("comparisons"),
+            "cost": {m["name"]: m.get("cost") for m in speed.get("models", [])},
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------- sweep
 def step_sweep(models: dict[str, Path], data: Path, out: Path, batch_sizes: list[int] | None = None) -> None:
     import yaml
 
-    exp = experiment({"bert-base": models["bert-base"]}, data,
-                     speed={"rounds": 5, "min_seconds": 0.2, "num_batches": 1, "warmup_seconds": 0.1,
-                            "pipeline_iterations": 0},
-                     sweep={"batch_size": batch_sizes or [1, 8, 64, 256], "precision": ["fp32", "fp16", "bf16"],
-                            "compile": [False, True], "max_accuracy_drop": 0.01})
+    exp = experiment(
+        {"bert-base": models["bert-base"]},
+        data,
+        speed={"rounds": 5, "min_seconds": 0.2, "num_batches": 1, "warmup_seconds": 0.1, "pipeline_iterations": 0},
+        sweep={
+            "batch_size": batch_sizes or [1, 8, 64, 256],
+            "precision": ["fp32", "fp16", "bf16"],
+            "compile": [False, True],
+            "max_accuracy_drop": 0.01,
+        },
+    )
     path = out / "sweep-experiment.yaml"
     path.write_text(yaml.safe_dump(exp))
     code, seconds = h2h("sweep", str(path), "--out", str(out / "sweep"), log=out / "sweep.log")
     result = json.loads((out / "sweep" / "sweep.json").read_text()) if code == 0 else {}
-    cells = [{"variant": c["name"], "status": c["status"], "reason": c.get("reason"),
-              "points": [{"batch_size": p["batch_size"], "status": p["status"], "reason": p.get("reason"),
-                          "samples_per_s": (p.get("offline") or {}).get("throughput_per_s"),
-                          "p95_ms": 1e3 * (((p.get("offline") or {}).get("per_batch") or {}).get("p95_s") or 0) or None,
-                          "speedup_vs_parent": (p.get("vs_parent") or {}).get("ratio"), "memory_mb": p.get("memory_mb"),
-                          "largest_fitting_batch": p.get("largest_fitting_batch")}
-                         for p in c.get("points", [])]}
-             for m in result.get("models", []) for c in m.get("cells", [])]
-    write(out, "sweep", {"exit_code": code, "wall_s": seconds, "cells": cells,
-                         "recommendation": (result.get("recommendation") or {}).get("sentence")})
+    cells = [
+        {
+            "variant": c["name"],
+            "status": c["status"],
+            "reason": c.get("reason"),
+            "points": [
+                {
+                    "batch_size": p["batch_size"],
+                    "status": p["status"],
+                    "reason": p.get("reason"),
+                    "samples_per_s": (p.get("offline") or {}).get("throughput_per_s"),
+                    "p95_ms": 1e3 * (((p.get("offline") or {}).get("per_batch") or {}).get("p95_s") or 0) or None,
+                    "speedup_vs_parent": (p.get("vs_parent") or {}).get("ratio"),
+                    "memory_mb": p.get("memory_mb"),
+                    "largest_fitting_batch": p.get("largest_fitting_batch"),
+                }
+                for p in c.get("points", [])
+            ],
+        }
+        for m in result.get("models", [])
+        for c in m.get("cells", [])
+    ]
+    write(
+        out,
+        "sweep",
+        {
+            "exit_code": code,
+            "wall_s": seconds,
+            "cells": cells,
+            "recommendation": (result.get("recommendation") or {}).get("sentence"),
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------- train
 def step_train(models: dict[str, Path], data: Path, out: Path, steps: int = 400) -> None:
     import yaml
 
-    exp = experiment({"bert-base": models["bert-base"]}, data, speed={"enabled": False},
-                     train={"max_steps": steps, "batch_size": 16, "precision": "bf16", "learning_rate": 2e-5,
-                            "warmup_steps": 40, "num_workers": 4, "timing_warmup_steps": 20,
-                            "eval_each_epoch": False})
+    exp = experiment(
+        {"bert-base": models["bert-base"]},
+        data,
+        speed={"enabled": False},
+        train={
+            "max_steps": steps,
+            "batch_size": 16,
+            "precision": "bf16",
+            "learning_rate": 2e-5,
+            "warmup_steps": 40,
+            "num_workers": 4,
+            "timing_warmup_steps": 20,
+            "eval_each_epoch": False,
+        },
+    )
     path = out / "train-experiment.yaml"
     path.write_text(yaml.safe_dump(exp))
     code, seconds = h2h("train", str(path), "--out", str(out / "train"), log=out / "train.log")
@@ -276,17 +411,35 @@ def step_train(models: dict[str, Path], data: Path, out: Path, steps: int = 400)
     for run in runs:
         rate = run.get("samples_per_s")
         figures[run["model"]] = {
-            "samples_per_s": rate, "tokens_per_s": run.get("tokens_per_s"),
-            "peak_cuda_mb": run.get("cuda_max_allocated_mb"), "telemetry": run.get("telemetry"),
+            "samples_per_s": rate,
+            "tokens_per_s": run.get("tokens_per_s"),
+            "peak_cuda_mb": run.get("cuda_max_allocated_mb"),
+            "telemetry": run.get("telemetry"),
             "data_wait_fraction": run.get("data_wait_fraction"),
             "epoch_minutes_projected": SST2_TRAIN / rate / 60 if rate else None,
-            "three_epochs_minutes_projected": 3 * SST2_TRAIN / rate / 60 if rate else None}
-    write(out, "train", {"exit_code": code, "wall_s": seconds, "steps": steps, "models": figures,
-                         "published_three_epochs_minutes": PUBLISHED_3_EPOCH_MINUTES})
+            "three_epochs_minutes_projected": 3 * SST2_TRAIN / rate / 60 if rate else None,
+        }
+    write(
+        out,
+        "train",
+        {
+            "exit_code": code,
+            "wall_s": seconds,
+            "steps": steps,
+            "models": figures,
+            "published_three_epochs_minutes": PUBLISHED_3_EPOCH_MINUTES,
+        },
+    )
 
 
-STEPS = {"fidelity": step_fidelity, "memory": step_memory, "run": step_run, "server": step_server, "sweep": step_sweep,
-         "train": step_train}
+STEPS = {
+    "fidelity": step_fidelity,
+    "memory": step_memory,
+    "run": step_run,
+    "server": step_server,
+    "sweep": step_sweep,
+    "train": step_train,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,23 +24,38 @@ from headtohead.stats.power import (
 
 N_SIMS = 40_000
 #: (baseline accuracy, gap, discordance or None for independent errors, models)
-PLANS = [(0.90, 0.05, 0.10, 2), (0.90, 0.02, 0.06, 2), (0.95, 0.02, 0.03, 2), (0.90, 0.005, 0.06, 2),
-         (0.85, 0.03, None, 2), (0.90, 0.05, 0.10, 3), (0.90, 0.05, 0.10, 5)]
+PLANS = [
+    (0.90, 0.05, 0.10, 2),
+    (0.90, 0.02, 0.06, 2),
+    (0.95, 0.02, 0.03, 2),
+    (0.90, 0.005, 0.06, 2),
+    (0.85, 0.03, None, 2),
+    (0.90, 0.05, 0.10, 3),
+    (0.90, 0.05, 0.10, 5),
+]
 
 
 def main() -> None:
-    print(f"Simulated power: {N_SIMS:,} tables per cell, Monte-Carlo s.e. ≈ "
-          f"{100 * math.sqrt(0.8 * 0.2 / N_SIMS):.2f} pp\n")
-    print("| accuracy | gap | discordance | models | formula n | its exact power | its simulated power "
-          "| plan n | exact power | simulated power |")
+    print(
+        f"Simulated power: {N_SIMS:,} tables per cell, Monte-Carlo s.e. ≈ "
+        f"{100 * math.sqrt(0.8 * 0.2 / N_SIMS):.2f} pp\n"
+    )
+    print(
+        "| accuracy | gap | discordance | models | formula n | its exact power | its simulated power "
+        "| plan n | exact power | simulated power |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for i, (accuracy, delta, discordance, models) in enumerate(PLANS):
         plan = plan_sample_size(accuracy, delta, discordance, n_models=models)
         psi, level, old = plan.discordance, plan.test_alpha, plan.normal_approx_n
-        cells = [f"{old:,}", f"{mcnemar_power(old, delta, psi, level):.3f}",
-                 f"{simulated_power(old, delta, psi, alpha=level, n_sims=N_SIMS, seed=2 * i):.3f}",
-                 f"{plan.n:,}", f"{plan.power:.3f}",
-                 f"{simulated_power(plan.n, delta, psi, alpha=level, n_sims=N_SIMS, seed=2 * i + 1):.3f}"]
+        cells = [
+            f"{old:,}",
+            f"{mcnemar_power(old, delta, psi, level):.3f}",
+            f"{simulated_power(old, delta, psi, alpha=level, n_sims=N_SIMS, seed=2 * i):.3f}",
+            f"{plan.n:,}",
+            f"{plan.power:.3f}",
+            f"{simulated_power(plan.n, delta, psi, alpha=level, n_sims=N_SIMS, seed=2 * i + 1):.3f}",
+        ]
         shown = f"{psi:.3f}" + (" (independent)" if plan.discordance_assumed else "")
         print(f"| {accuracy:g} | {delta:g} | {shown} | {models} | " + " | ".join(cells) + " |")
 

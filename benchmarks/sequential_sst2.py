@@ -23,11 +23,15 @@ SST2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"
 
 
 def experiment(models: dict[str, Path], chunk: int, until_decided: bool) -> dict:
-    return {"name": "sst2-sequential", "seed": 42,
-            "data": {"path": str(SST2 / "dev.tsv"), "label_column": "label"},
-            "models": [{"name": name, "kind": "sklearn", "source": str(path)} for name, path in models.items()],
-            "eval": {"batch_size": 32, "device": "cpu", "until_decided": until_decided, "chunk_size": chunk},
-            "stats": {"n_resamples": 2000}, "speed": {"enabled": False}}
+    return {
+        "name": "sst2-sequential",
+        "seed": 42,
+        "data": {"path": str(SST2 / "dev.tsv"), "label_column": "label"},
+        "models": [{"name": name, "kind": "sklearn", "source": str(path)} for name, path in models.items()],
+        "eval": {"batch_size": 32, "device": "cpu", "until_decided": until_decided, "chunk_size": chunk},
+        "stats": {"n_resamples": 2000},
+        "speed": {"enabled": False},
+    }
 
 
 def main() -> None:
@@ -38,15 +42,18 @@ def main() -> None:
     if not SST2.is_dir():
         raise SystemExit(f"{SST2} not found: this benchmark uses the shared public SST-2 data")
     with tempfile.TemporaryDirectory() as tmp:
-        models = {"logreg-20k": save_tfidf_logreg(SST2 / "train.tsv", 20_000, Path(tmp) / "strong.skops"),
-                  "logreg-300": save_tfidf_logreg(SST2 / "train.tsv", 300, Path(tmp) / "weak.skops")}
+        models = {
+            "logreg-20k": save_tfidf_logreg(SST2 / "train.tsv", 20_000, Path(tmp) / "strong.skops"),
+            "logreg-300": save_tfidf_logreg(SST2 / "train.tsv", 300, Path(tmp) / "weak.skops"),
+        }
         times: dict[bool, list[float]] = {False: [], True: []}
         runs = {}
         for repeat in range(args.repeats):
             for until in (False, True):
                 began = time.perf_counter()
-                runs[until] = headtohead.run(experiment(models, args.chunk, until),
-                                             out_dir=Path(tmp) / f"out-{until}-{repeat}", report=True)
+                runs[until] = headtohead.run(
+                    experiment(models, args.chunk, until), out_dir=Path(tmp) / f"out-{until}-{repeat}", report=True
+                )
                 times[until].append(time.perf_counter() - began)
     full, seq = runs[False].result, runs[True].result
     record = seq.stats.sequential[0]
@@ -54,14 +61,25 @@ def main() -> None:
     print("| run | examples used | decision | accuracy logreg-20k / logreg-300 | model passes | wall time (median) |")
     print("|---|---|---|---|---|---|")
     for name, result, used, decision in (
-            ("every example", full, full.stats.models[0].n_examples,
-             f"{comparison.winner or 'no'} better, McNemar p = {comparison.p_value:.2g}"),
-            (f"--until-decided (chunk {args.chunk})", seq, record.examples_used,
-             f"{record.decision} (decided at {record.final.decided_at})")):
+        (
+            "every example",
+            full,
+            full.stats.models[0].n_examples,
+            f"{comparison.winner or 'no'} better, McNemar p = {comparison.p_value:.2g}",
+        ),
+        (
+            f"--until-decided (chunk {args.chunk})",
+            seq,
+            record.examples_used,
+            f"{record.decision} (decided at {record.final.decided_at})",
+        ),
+    ):
         accuracies = " / ".join(f"{m.accuracy.value:.3f}" for m in result.stats.models)
         passes = sum(m.eval_time_s or 0.0 for m in result.models)
-        print(f"| {name} | {used} of {result.dataset.n_examples} | {decision} | {accuracies} | {passes:.3f} s | "
-              f"{statistics.median(times[name != 'every example']):.2f} s |")
+        print(
+            f"| {name} | {used} of {result.dataset.n_examples} | {decision} | {accuracies} | {passes:.3f} s | "
+            f"{statistics.median(times[name != 'every example']):.2f} s |"
+        )
     print()
     print(seq.stats.comparisons[0].verdict)
 

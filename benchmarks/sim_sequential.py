@@ -35,13 +35,16 @@ MAX_NS = (872, 5000)
 SST2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"
 
 
-def cumulative_counts(rng: np.random.Generator, reps: int, n: int, p_only_a: float, p_only_b: float,
-                      batch: int = 2000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def cumulative_counts(
+    rng: np.random.Generator, reps: int, n: int, p_only_a: float, p_only_b: float, batch: int = 2000
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Batches of cumulative (b, c) after each of ``n`` i.i.d. paired examples, shape (batch, n)."""
     for start in range(0, reps, batch):
         u = rng.random((min(batch, reps - start), n), dtype=np.float32)
-        yield (np.cumsum(u < p_only_a, axis=1, dtype=np.int32),
-               np.cumsum((u >= p_only_a) & (u < p_only_a + p_only_b), axis=1, dtype=np.int32))
+        yield (
+            np.cumsum(u < p_only_a, axis=1, dtype=np.int32),
+            np.cumsum((u >= p_only_a) & (u < p_only_a + p_only_b), axis=1, dtype=np.int32),
+        )
 
 
 def looks(chunk: int, max_n: int) -> np.ndarray:
@@ -62,7 +65,7 @@ def better_boundary(limit: int) -> np.ndarray:
     ``b ≥ boundary[c]``; by symmetry "B better" is ``c ≥ boundary[b]``. Bisection over b for every c.
     """
     c = np.arange(limit + 1)
-    lo, hi = np.full(c.shape, -1), np.full(c.shape, limit + 1)    # lo never decides, hi always (or beyond)
+    lo, hi = np.full(c.shape, -1), np.full(c.shape, limit + 1)  # lo never decides, hi always (or beyond)
     threshold = math.log(2 / ALPHA)
     while np.any(hi - lo > 1):
         mid = (lo + hi) // 2
@@ -76,12 +79,13 @@ def better_boundary(limit: int) -> np.ndarray:
 
 
 def table_null(reps: int, seed: int) -> None:
-    print(f"\n### (a) False \"better\" rate under the null (equal accuracies), α = {ALPHA}, {reps:,} runs each\n")
+    print(f'\n### (a) False "better" rate under the null (equal accuracies), α = {ALPHA}, {reps:,} runs each\n')
     limit = max(MAX_NS)
     boundary = np.r_[better_boundary(limit), limit + 1]
     rules = [(chunk, max_n) for max_n in MAX_NS for chunk in (1, *CHUNKS)]
-    header = " | ".join(f"n ≤ {max_n:,}, {'every example' if chunk == 1 else f'chunk {chunk}'}"
-                        for chunk, max_n in rules)
+    header = " | ".join(
+        f"n ≤ {max_n:,}, {'every example' if chunk == 1 else f'chunk {chunk}'}" for chunk, max_n in rules
+    )
     print(f"| discordance | {header} | MC SE of the largest |")
     print("|---|" + "---|" * (len(rules) + 1))
     worst = 0.0
@@ -105,15 +109,18 @@ def table_null(reps: int, seed: int) -> None:
 
 
 def table_equivalence(reps: int, seed: int) -> None:
-    print(f"\n### (b) False \"equivalent\" rate with the true gap on the margin (Δ = +margin), {reps:,} runs each\n")
-    print("Decisions as run (stop at the first decision); the last column counts a crossing of the equivalence "
-          "bounds at any 25-example look even after a \"better\" decision (the worst case).\n")
+    print(f'\n### (b) False "equivalent" rate with the true gap on the margin (Δ = +margin), {reps:,} runs each\n')
+    print(
+        "Decisions as run (stop at the first decision); the last column counts a crossing of the equivalence "
+        'bounds at any 25-example look even after a "better" decision (the worst case).\n'
+    )
     cols = [f"n ≤ {max_n:,}, chunk {chunk}" for max_n in MAX_NS for chunk in CHUNKS]
     print("| margin | discordance | " + " | ".join(cols) + " | n ≤ 5,000, chunk 25, ignoring stops |")
     print("|---|---|" + "---|" * (len(cols) + 1))
     worst = 0.0
-    for i, (margin, discordance) in enumerate([(0.02, 0.05), (0.02, 0.1), (0.02, 0.2), (0.02, 0.4),
-                                               (0.05, 0.1), (0.05, 0.2), (0.05, 0.4)]):
+    for i, (margin, discordance) in enumerate(
+        [(0.02, 0.05), (0.02, 0.1), (0.02, 0.2), (0.02, 0.4), (0.05, 0.1), (0.05, 0.2), (0.05, 0.4)]
+    ):
         rng = np.random.default_rng([seed, 2, i])
         counts = np.zeros(len(cols) + 1)
         for b, c in cumulative_counts(rng, reps, max(MAX_NS), (discordance + margin) / 2, (discordance - margin) / 2):
@@ -134,8 +141,10 @@ def table_equivalence(reps: int, seed: int) -> None:
 
 def table_power(reps: int, seed: int, chunk: int = 50, margin: float = 0.03) -> None:
     print(f"\n### (c) Decisions and examples used, chunk {chunk}, margin {margin:g}, {reps:,} runs each\n")
-    print("| discordance | true gap | max n | A better | B better | equivalent | undecided | mean n used | "
-          "median n | saved vs max n | McNemar at max n: A better |")
+    print(
+        "| discordance | true gap | max n | A better | B better | equivalent | undecided | mean n used | "
+        "median n | saved vs max n | McNemar at max n: A better |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for i, discordance in enumerate((0.1, 0.2)):
         for j, gap in enumerate((0.0, 0.02, 0.05, 0.10)):
@@ -147,16 +156,19 @@ def table_power(reps: int, seed: int, chunk: int = 50, margin: float = 0.03) -> 
                     rule = looks(chunk, max_n)
                     code, look = first_decisions(log_e[:, np.searchsorted(at, rule)], alpha=ALPHA)
                     per_max[max_n]["code"].append(code)
-                    per_max[max_n]["used"].append(np.where(look < rule.size, rule[np.minimum(look, rule.size - 1)],
-                                                           max_n))
+                    per_max[max_n]["used"].append(
+                        np.where(look < rule.size, rule[np.minimum(look, rule.size - 1)], max_n)
+                    )
                     _, p, _ = mcnemar_pvalues(b[:, max_n - 1], c[:, max_n - 1])
                     per_max[max_n]["mcnemar"].append((p <= ALPHA) & (b[:, max_n - 1] > c[:, max_n - 1]))
             for max_n, got in per_max.items():
                 code, used = np.concatenate(got["code"]), np.concatenate(got["used"])
                 shares = np.bincount(code, minlength=len(DECISIONS)) / reps
-                print(f"| {discordance:g} | {100 * gap:g} pp | {max_n:,} | {shares[1]:.3f} | {shares[2]:.3f} | "
-                      f"{shares[3]:.3f} | {shares[0]:.3f} | {used.mean():.0f} | {np.median(used):.0f} | "
-                      f"{1 - used.mean() / max_n:.0%} | {np.concatenate(got['mcnemar']).mean():.3f} |")
+                print(
+                    f"| {discordance:g} | {100 * gap:g} pp | {max_n:,} | {shares[1]:.3f} | {shares[2]:.3f} | "
+                    f"{shares[3]:.3f} | {shares[0]:.3f} | {used.mean():.0f} | {np.median(used):.0f} | "
+                    f"{1 - used.mean() / max_n:.0%} | {np.concatenate(got['mcnemar']).mean():.3f} |"
+                )
 
 
 def sst2_correctness() -> dict[str, np.ndarray]:
@@ -173,13 +185,16 @@ def sst2_correctness() -> dict[str, np.ndarray]:
 
     train_x, train_y = read("train.tsv")
     dev_x, dev_y = read("dev.tsv")
-    models = {"logreg-20k": (LogisticRegression(max_iter=1000, C=4.0), 20_000),
-              "naive-bayes-20k": (ComplementNB(), 20_000),
-              "logreg-300": (LogisticRegression(max_iter=1000, C=4.0), 300)}
+    models = {
+        "logreg-20k": (LogisticRegression(max_iter=1000, C=4.0), 20_000),
+        "naive-bayes-20k": (ComplementNB(), 20_000),
+        "logreg-300": (LogisticRegression(max_iter=1000, C=4.0), 300),
+    }
     correct = {}
     for name, (classifier, rows) in models.items():
-        pipeline = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2 if rows > 1000 else 1,
-                                                 sublinear_tf=True), classifier)
+        pipeline = make_pipeline(
+            TfidfVectorizer(ngram_range=(1, 2), min_df=2 if rows > 1000 else 1, sublinear_tf=True), classifier
+        )
         pipeline.fit(train_x[:rows], train_y[:rows])
         correct[name] = pipeline.predict(dev_x) == dev_y
     return correct
@@ -191,8 +206,10 @@ def table_real(seed: int, orders: int = 200, chunk: int = 50, margin: float = 0.
         return
     correct = sst2_correctness()
     print(f"\n### (d) SST-2 dev (872 sentences), {orders} seeded random orders, chunk {chunk}, margin {margin:g}\n")
-    print("| A vs B | accuracy A / B | full-data McNemar p | sequential decisions | examples used: median "
-          "(min–max) | seed-0 order |")
+    print(
+        "| A vs B | accuracy A / B | full-data McNemar p | sequential decisions | examples used: median "
+        "(min–max) | seed-0 order |"
+    )
     print("|---|---|---|---|---|---|")
     for a_name, b_name in (("logreg-20k", "logreg-300"), ("logreg-20k", "naive-bayes-20k")):
         a, b = correct[a_name], correct[b_name]
@@ -206,9 +223,11 @@ def table_real(seed: int, orders: int = 200, chunk: int = 50, margin: float = 0.
             used.append(final.n)
         names, counts = np.unique(decisions, return_counts=True)
         first = f"{decisions[0]} after {used[0]}"
-        print(f"| {a_name} vs {b_name} | {a.mean():.3f} / {b.mean():.3f} (b = {n_b}, c = {n_c}) | {float(p):.2g} | "
-              + ", ".join(f"{name} {count}" for name, count in zip(names, counts, strict=True))
-              + f" | {int(np.median(used))} ({min(used)}–{max(used)}) | {first} |")
+        print(
+            f"| {a_name} vs {b_name} | {a.mean():.3f} / {b.mean():.3f} (b = {n_b}, c = {n_c}) | {float(p):.2g} | "
+            + ", ".join(f"{name} {count}" for name, count in zip(names, counts, strict=True))
+            + f" | {int(np.median(used))} ({min(used)}–{max(used)}) | {first} |"
+        )
 
 
 def main() -> None:

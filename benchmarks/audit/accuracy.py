@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from audit.common import Row, bootstrap_accuracy_interval, row
-from headtohead.stats.multiple import holm_rows
 from headtohead.stats.mcnemar import mcnemar_pvalues
+from headtohead.stats.multiple import holm_rows
 from headtohead.stats.paired import difference_interval, difference_pvalue
 
 __all__ = ["accuracy_rows"]
@@ -51,32 +51,71 @@ def _interval_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
                 blow, bhigh = _bootstrap(bb, bc, n)
                 before = float(np.mean((blow <= gap + 1e-12) & (gap - 1e-12 <= bhigh)))
                 setting = f"n = {n:,}, accuracy {accuracy:g}, discordance {psi:g}, gap {100 * gap:g} pp"
-                rows.append(row("pairs", "accuracy gap: 95 % interval covers (Tango; before: paired BCa)", setting,
-                                "coverage", 0.95, hits, runs, before=before, n=n))
+                rows.append(
+                    row(
+                        "pairs",
+                        "accuracy gap: 95 % interval covers (Tango; before: paired BCa)",
+                        setting,
+                        "coverage",
+                        0.95,
+                        hits,
+                        runs,
+                        before=before,
+                        n=n,
+                    )
+                )
                 if share == 0.0:
                     p_after = difference_pvalue(b, c)
                     _, p_before, _ = mcnemar_pvalues(b, c, "auto")
-                    rows.append(row("pairs", "'better' at no gap, α = 0.05 (McNemar score; before: exact/χ² cc)",
-                                    setting, "error", 0.05, p_after <= 0.05, runs,
-                                    before=float(np.mean(p_before <= 0.05)), n=n))
+                    rows.append(
+                        row(
+                            "pairs",
+                            "'better' at no gap, α = 0.05 (McNemar score; before: exact/χ² cc)",
+                            setting,
+                            "error",
+                            0.05,
+                            p_after <= 0.05,
+                            runs,
+                            before=float(np.mean(p_before <= 0.05)),
+                            n=n,
+                        )
+                    )
     return rows
 
 
 def _gate_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     rows = []
     runs, before_runs = (400, 200) if quick else (4000, 1500)
-    grid = [(100, 0.02, 0.01), (500, 0.02, 0.01)] if quick else [
-        (n, psi, margin) for n in (100, 500, 2000) for psi in (0.01, 0.02, 0.03, 0.1, 0.4)
-        for margin in (0.005, 0.01, 0.02) if margin < psi]
+    grid = (
+        [(100, 0.02, 0.01), (500, 0.02, 0.01)]
+        if quick
+        else [
+            (n, psi, margin)
+            for n in (100, 500, 2000)
+            for psi in (0.01, 0.02, 0.03, 0.1, 0.4)
+            for margin in (0.005, 0.01, 0.02)
+            if margin < psi
+        ]
+    )
     grid = [(60, 0.011, 0.001)] + grid  # the issue's case: identical predictions on 60 examples are the rule here
     for n, psi, margin in grid:
         p10, p01 = (psi - margin) / 2, (psi + margin) / 2  # b: candidate right only; the true drop is the margin
         b, c = _tables(rng, n, p10, p01, runs)
         low, _ = difference_interval(b, c, n)
         blow, _ = _bootstrap(b[:before_runs], c[:before_runs], n)
-        rows.append(row("gate", "false pass: true drop = margin (score test; before: bootstrap CI)",
-                        f"n = {n:,}, discordance {100 * psi:g} %, margin {100 * margin:g} pp", "error", 0.025,
-                        low >= -margin, runs, before=float(np.mean(blow >= -margin)), n=n))
+        rows.append(
+            row(
+                "gate",
+                "false pass: true drop = margin (score test; before: bootstrap CI)",
+                f"n = {n:,}, discordance {100 * psi:g} %, margin {100 * margin:g} pp",
+                "error",
+                0.025,
+                low >= -margin,
+                runs,
+                before=float(np.mean(blow >= -margin)),
+                n=n,
+            )
+        )
     return rows
 
 
@@ -84,17 +123,30 @@ def _sweep_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     """Five variants of one model: four harmless, one that lost exactly the margin. Does the lossy one qualify?"""
     rows, margin = [], 0.01
     runs = 300 if quick else 3000
-    for n, psi in ([(150, 0.1)] if quick else [(150, 0.1), (500, 0.05), (2000, 0.05), (2000, 0.2)]):
+    for n, psi in [(150, 0.1)] if quick else [(150, 0.1), (500, 0.05), (2000, 0.05), (2000, 0.2)]:
         p10, p01 = (psi - margin) / 2, (psi + margin) / 2
         b, c = _tables(rng, n, p10, p01, runs)
         low, _ = difference_interval(b, c, n)
         harmless = [_tables(rng, n, 0.005, 0.005, runs) for _ in range(4)]
-        raw = np.column_stack([mcnemar_pvalues(x, y, "auto")[1] for x, y in harmless] + [mcnemar_pvalues(b, c, "auto")[1]])
+        raw = np.column_stack(
+            [mcnemar_pvalues(x, y, "auto")[1] for x, y in harmless] + [mcnemar_pvalues(b, c, "auto")[1]]
+        )
         adjusted = holm_rows(raw)[:, -1]
         worse_found = (adjusted <= 0.05) & (c > b)
-        rows.append(row("sweep", "a variant that lost the margin (1 pp) qualifies (before: not significantly worse "
-                                 "under Holm over 5 variants)", f"n = {n:,}, discordance {100 * psi:g} %", "error",
-                        0.025, low >= -margin, runs, before=float(np.mean(~worse_found)), n=n))
+        rows.append(
+            row(
+                "sweep",
+                "a variant that lost the margin (1 pp) qualifies (before: not significantly worse "
+                "under Holm over 5 variants)",
+                f"n = {n:,}, discordance {100 * psi:g} %",
+                "error",
+                0.025,
+                low >= -margin,
+                runs,
+                before=float(np.mean(~worse_found)),
+                n=n,
+            )
+        )
     return rows
 
 
@@ -109,18 +161,39 @@ def _failure_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
         same_right = rng.random(n) < skill
         answered = difficulty < np.quantile(difficulty, 0.8)
         failing_right = same_right & answered  # a failure is a wrong answer
-        shown_better_before += same_right[answered].mean() > all_right.mean()   # version 3: answered rows only
+        shown_better_before += same_right[answered].mean() > all_right.mean()  # version 3: answered rows only
         shown_better_after += failing_right.mean() > all_right.mean()
         b_after, c_after = int(np.sum(failing_right & ~all_right)), int(np.sum(~failing_right & all_right))
         b_before = int(np.sum(same_right[answered] & ~all_right[answered]))
         c_before = int(np.sum(~same_right[answered] & all_right[answered]))
         declared_after += difference_pvalue(b_after, c_after) <= 0.05 and b_after > c_after
-        declared_before += mcnemar_pvalues(np.array(b_before), np.array(c_before), "auto")[1] <= 0.05 \
-            and b_before > c_before
-    return [row("failures", "a model failing on the 20 % hardest shown more accurate than an equal one answering all",
-                f"n = {n:,}", "error", 0.0, shown_better_after / runs, runs, before=shown_better_before / runs, n=n),
-            row("failures", "… and declared significantly better (α = 0.05)", f"n = {n:,}", "error", 0.025,
-                declared_after / runs, runs, before=declared_before / runs, n=n)]
+        declared_before += (
+            mcnemar_pvalues(np.array(b_before), np.array(c_before), "auto")[1] <= 0.05 and b_before > c_before
+        )
+    return [
+        row(
+            "failures",
+            "a model failing on the 20 % hardest shown more accurate than an equal one answering all",
+            f"n = {n:,}",
+            "error",
+            0.0,
+            shown_better_after / runs,
+            runs,
+            before=shown_better_before / runs,
+            n=n,
+        ),
+        row(
+            "failures",
+            "… and declared significantly better (α = 0.05)",
+            f"n = {n:,}",
+            "error",
+            0.025,
+            declared_after / runs,
+            runs,
+            before=declared_before / runs,
+            n=n,
+        ),
+    ]
 
 
 def accuracy_rows(quick: bool = False, seed: int = 0) -> list[Row]:

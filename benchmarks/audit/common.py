@@ -16,11 +16,22 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["Row", "row", "meets_target", "markdown_table", "summary_table", "as_rows", "bootstrap_accuracy_interval",
-           "holm_rows", "GRID_NOTE"]
+__all__ = [
+    "Row",
+    "row",
+    "meets_target",
+    "markdown_table",
+    "summary_table",
+    "as_rows",
+    "bootstrap_accuracy_interval",
+    "holm_rows",
+    "GRID_NOTE",
+]
 
-GRID_NOTE = ("coverage: share of simulated runs whose 95 % interval contains the truth (target ≥ 93 % at n ≥ 50, "
-             "≥ 90 % below); error: share of runs where the decision is wrong (target ≤ nominal + 1 pp)")
+GRID_NOTE = (
+    "coverage: share of simulated runs whose 95 % interval contains the truth (target ≥ 93 % at n ≥ 50, "
+    "≥ 90 % below); error: share of runs where the decision is wrong (target ≤ nominal + 1 pp)"
+)
 
 
 @dataclass(frozen=True)
@@ -30,7 +41,7 @@ class Row:
     section: str
     quantity: str
     setting: str
-    kind: str            # "coverage" | "error"
+    kind: str  # "coverage" | "error"
     nominal: float
     after: float
     mc_se: float
@@ -49,12 +60,32 @@ class Row:
         return meets_target(self)
 
 
-def row(section: str, quantity: str, setting: str, kind: str, nominal: float, hits: np.ndarray | float,
-        runs: int, *, before: float | None = None, n: int | None = None) -> Row:
+def row(
+    section: str,
+    quantity: str,
+    setting: str,
+    kind: str,
+    nominal: float,
+    hits: np.ndarray | float,
+    runs: int,
+    *,
+    before: float | None = None,
+    n: int | None = None,
+) -> Row:
     """A row from the share ``hits`` over ``runs`` simulations (its binomial standard error attached)."""
     rate = float(np.mean(hits)) if isinstance(hits, np.ndarray) else float(hits)
-    return Row(section, quantity, setting, kind, nominal, rate, math.sqrt(max(rate * (1 - rate), 1e-12) / runs),
-               runs, before, n)
+    return Row(
+        section,
+        quantity,
+        setting,
+        kind,
+        nominal,
+        rate,
+        math.sqrt(max(rate * (1 - rate), 1e-12) / runs),
+        runs,
+        before,
+        n,
+    )
 
 
 def meets_target(r: Row, slack: float = 2.0) -> bool:
@@ -71,8 +102,20 @@ def as_rows(items: Iterable[Row | dict]) -> list[Row]:
         if isinstance(item, Row):
             out.append(item)
         else:
-            out.append(Row(item["section"], item["quantity"], item["setting"], item["kind"], item["nominal"],
-                           item["after"], item["mc_se"], item["runs"], item.get("before"), item.get("n")))
+            out.append(
+                Row(
+                    item["section"],
+                    item["quantity"],
+                    item["setting"],
+                    item["kind"],
+                    item["nominal"],
+                    item["after"],
+                    item["mc_se"],
+                    item["runs"],
+                    item.get("before"),
+                    item.get("n"),
+                )
+            )
     return out
 
 
@@ -82,13 +125,17 @@ def _pct(x: float | None) -> str:
 
 def markdown_table(rows: Sequence[Row]) -> str:
     """The audit table: one line per row, the target and whether it is met."""
-    lines = ["| section | what | setting | nominal | before | after | MC s.e. | runs | target | met |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| section | what | setting | nominal | before | after | MC s.e. | runs | target | met |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         nominal = f"{100 * r.nominal:.1f} %" if r.kind == "coverage" else f"≤ {100 * r.nominal:.1f} %"
         target = f"≥ {100 * r.target:.0f} %" if r.kind == "coverage" else f"≤ {100 * r.target:.1f} %"
-        lines.append(f"| {r.section} | {r.quantity} | {r.setting} | {nominal} | {_pct(r.before)} | {_pct(r.after)} | "
-                     f"{100 * r.mc_se:.2f} pp | {r.runs:,} | {target} | {'yes' if r.met else '**no**'} |")
+        lines.append(
+            f"| {r.section} | {r.quantity} | {r.setting} | {nominal} | {_pct(r.before)} | {_pct(r.after)} | "
+            f"{100 * r.mc_se:.2f} pp | {r.runs:,} | {target} | {'yes' if r.met else '**no**'} |"
+        )
     return "\n".join(lines)
 
 
@@ -97,8 +144,10 @@ def summary_table(rows: Sequence[Row]) -> str:
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
         groups.setdefault((r.section, r.quantity), []).append(r)
-    lines = ["| section | what | grid points | worst after (where) | worst before | target | met |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| section | what | grid points | worst after (where) | worst before | target | met |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for (section, quantity), found in groups.items():
         coverage = found[0].kind == "coverage"
         pick = min if coverage else max
@@ -107,14 +156,17 @@ def summary_table(rows: Sequence[Row]) -> str:
         before = _pct(pick(befores)) if befores else "—"
         target = f"≥ {100 * worst.target:.0f} %" if coverage else f"≤ {100 * worst.target:.1f} %"
         met = sum(r.met for r in found)
-        lines.append(f"| {section} | {quantity} | {len(found)} | {_pct(worst.after)} ± {100 * worst.mc_se:.1f} "
-                     f"({worst.setting}) | {before} | {target} | {met} of {len(found)} |")
+        lines.append(
+            f"| {section} | {quantity} | {len(found)} | {_pct(worst.after)} ± {100 * worst.mc_se:.1f} "
+            f"({worst.setting}) | {before} | {target} | {met} of {len(found)} |"
+        )
     return "\n".join(lines)
 
 
 @lru_cache(maxsize=200_000)
-def bootstrap_accuracy_interval(b: int, c: int, n: int, confidence: float = 0.95, n_resamples: int = 2000,
-                                seed: int = 0) -> tuple[float, float]:
+def bootstrap_accuracy_interval(
+    b: int, c: int, n: int, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
     """The paired BCa bootstrap interval of an accuracy gap: what a run showed before the statistics issue.
 
     The gap is the mean of ``D = 1[A right] − 1[B right]``, so the interval depends on the
@@ -135,8 +187,9 @@ def bootstrap_accuracy_interval(b: int, c: int, n: int, confidence: float = 0.95
     if np.ptp(theta) == 0:
         return float(theta[0]), float(theta[0])
     tol = 1e-12
-    z0 = ndtri((np.count_nonzero(theta < estimate - tol) + np.count_nonzero(theta <= estimate + tol))
-               / (2.0 * n_resamples))
+    z0 = ndtri(
+        (np.count_nonzero(theta < estimate - tol) + np.count_nonzero(theta <= estimate + tol)) / (2.0 * n_resamples)
+    )
     tail = (1 - confidence) / 2
     if not np.isfinite(z0):
         low, high = np.quantile(theta, [tail, 1 - tail])

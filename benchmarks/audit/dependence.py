@@ -43,8 +43,9 @@ def _shift_for(gap: float, tau: float) -> float:
     return 0.0 if gap == 0.0 else float(optimize.brentq(lambda s: _true_gap(s, tau) - gap, -3, 3))
 
 
-def _grouped_sample(rng: np.random.Generator, sizes: np.ndarray, shift: float, tau: float
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def _grouped_sample(
+    rng: np.random.Generator, sizes: np.ndarray, shift: float, tau: float
+) -> tuple[np.ndarray, np.ndarray]:
     groups = np.repeat(np.arange(len(sizes)), sizes)
     u = rng.normal(0.0, tau, len(sizes))[groups]
     a = rng.random(len(groups)) < expit(1.4 + shift + u)
@@ -58,8 +59,13 @@ def _sizes(rng: np.random.Generator, k: int, m: int, uneven: bool) -> np.ndarray
 
 def _cluster_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     rows = []
-    grid = [(60, 15, 1.0, False)] if quick else [
-        (k, m, tau, uneven) for k in (10, 30, 60) for m in (5, 15) for tau in (0.5, 1.0) for uneven in (False, True)]
+    grid = (
+        [(60, 15, 1.0, False)]
+        if quick
+        else [
+            (k, m, tau, uneven) for k in (10, 30, 60) for m in (5, 15) for tau in (0.5, 1.0) for uneven in (False, True)
+        ]
+    )
     runs = 200 if quick else 1000
     for k, m, tau, uneven in grid:
         setting = f"{k} groups of {'1–' + str(2 * m - 1) if uneven else m} examples, τ = {tau:g}"
@@ -78,24 +84,55 @@ def _cluster_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
             low, high = clustered_difference_interval(clustered_counts(d, groups), b, c, n)
             cover_after += low <= gap <= high
         n_mean = k * m
-        rows.append(row("groups", "'better' at no average gap, α = 0.05 (clustered McNemar; before: examples as "
-                                  "independent)", setting, "error", 0.05, false_after / runs, runs,
-                        before=false_before / runs, n=n_mean))
-        rows.append(row("groups", "accuracy gap (3 pp): 95 % interval covers (clustered; before: paired bootstrap)",
-                        setting, "coverage", 0.95, cover_after / runs, runs, before=cover_before / runs, n=n_mean))
+        rows.append(
+            row(
+                "groups",
+                "'better' at no average gap, α = 0.05 (clustered McNemar; before: examples as independent)",
+                setting,
+                "error",
+                0.05,
+                false_after / runs,
+                runs,
+                before=false_before / runs,
+                n=n_mean,
+            )
+        )
+        rows.append(
+            row(
+                "groups",
+                "accuracy gap (3 pp): 95 % interval covers (clustered; before: paired bootstrap)",
+                setting,
+                "coverage",
+                0.95,
+                cover_after / runs,
+                runs,
+                before=cover_before / runs,
+                n=n_mean,
+            )
+        )
     # the gate with groups: a true drop equal to the margin
     margin, tau = 0.01, 1.0
     shift = _shift_for(-margin, tau)
-    for k, m in ([(60, 15)] if quick else [(30, 15), (60, 15), (200, 10)]):
+    for k, m in [(60, 15)] if quick else [(30, 15), (60, 15), (200, 10)]:
         passes_before = passes_after = 0
         for _ in range(runs):
             d, groups = _grouped_sample(rng, np.full(k, m), shift, tau)
             b, c, n = int(np.sum(d == 1)), int(np.sum(d == -1)), len(d)
             passes_before += bootstrap_accuracy_interval(b, c, n)[0] >= -margin
             passes_after += clustered_difference_interval(clustered_counts(d, groups), b, c, n)[0] >= -margin
-        rows.append(row("groups", "gate false pass: true drop = margin 1 pp (clustered; before: examples as "
-                                  "independent)", f"{k} groups of {m}, τ = {tau:g}", "error", 0.025,
-                        passes_after / runs, runs, before=passes_before / runs, n=k * m))
+        rows.append(
+            row(
+                "groups",
+                "gate false pass: true drop = margin 1 pp (clustered; before: examples as independent)",
+                f"{k} groups of {m}, τ = {tau:g}",
+                "error",
+                0.025,
+                passes_after / runs,
+                runs,
+                before=passes_before / runs,
+                n=k * m,
+            )
+        )
     return rows
 
 
@@ -103,7 +140,7 @@ def _stopped_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     rows = []
     runs, n_max, chunk, psi = (300 if quick else 2000), 872, 50, 0.1
     looks = np.r_[np.arange(chunk, n_max, chunk), n_max]
-    for gap in ((0.0, 0.05) if quick else (0.0, 0.02, 0.05, 0.08)):
+    for gap in (0.0, 0.05) if quick else (0.0, 0.02, 0.05, 0.08):
         p10, p01 = (psi + gap) / 2, (psi - gap) / 2
         d = rng.choice([1, -1, 0], size=(runs, n_max), p=[p10, p01, 1 - psi])
         b = np.cumsum(d == 1, axis=1)[:, looks - 1]
@@ -117,17 +154,38 @@ def _stopped_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
         running_high = np.minimum.accumulate(highs, axis=1)[np.arange(runs), stop]
         bs, cs, ns = b[np.arange(runs), stop], c[np.arange(runs), stop], looks[stop]
         fixed = np.array([bootstrap_accuracy_interval(int(x), int(y), int(z)) for x, y, z in zip(bs, cs, ns)])
-        setting = f"gap {100 * gap:g} pp, discordance 10 %, ≤ 872 examples, a look every 50 ({100 * early.mean():.0f} % " \
-                  f"stopped early)"
-        rows.append(row("early stops", "95 % interval shown at the stop covers (confidence sequence; before: "
-                                       "fixed-sample bootstrap of the stopped sample)", setting, "coverage", 0.95,
-                        (running_low <= gap) & (gap <= running_high), runs,
-                        before=float(np.mean((fixed[:, 0] <= gap) & (gap <= fixed[:, 1]))), n=int(ns.mean())))
+        setting = (
+            f"gap {100 * gap:g} pp, discordance 10 %, ≤ 872 examples, a look every 50 ({100 * early.mean():.0f} % "
+            f"stopped early)"
+        )
+        rows.append(
+            row(
+                "early stops",
+                "95 % interval shown at the stop covers (confidence sequence; before: "
+                "fixed-sample bootstrap of the stopped sample)",
+                setting,
+                "coverage",
+                0.95,
+                (running_low <= gap) & (gap <= running_high),
+                runs,
+                before=float(np.mean((fixed[:, 0] <= gap) & (gap <= fixed[:, 1]))),
+                n=int(ns.mean()),
+            )
+        )
         if gap == 0.0:
             _, p_fixed, _ = mcnemar_pvalues(bs, cs, "auto")
-            rows.append(row("early stops", "'better' at no gap (sequential decision; before: McNemar on the stopped "
-                                           "sample)", setting, "error", 0.05, np.isin(code, (1, 2)), runs,
-                            before=float(np.mean(p_fixed <= 0.05))))
+            rows.append(
+                row(
+                    "early stops",
+                    "'better' at no gap (sequential decision; before: McNemar on the stopped sample)",
+                    setting,
+                    "error",
+                    0.05,
+                    np.isin(code, (1, 2)),
+                    runs,
+                    before=float(np.mean(p_fixed <= 0.05)),
+                )
+            )
     return rows
 
 
@@ -138,16 +196,30 @@ def _grouped_stop_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     plain = grouped = 0
     for _ in range(runs):
         d, _ = _grouped_sample(rng, np.full(60, 15), 0.0, 1.0)
-        shuffled = d[rng.permutation(900)]   # the per-example test: examples in a random order
+        shuffled = d[rng.permutation(900)]  # the per-example test: examples in a random order
         looks = np.arange(90, 901, 90)
-        code, _ = first_decisions(path_e_values(np.cumsum(shuffled == 1)[looks - 1][None],
-                                                np.cumsum(shuffled == -1)[looks - 1][None], looks[None]), alpha=0.05)
+        code, _ = first_decisions(
+            path_e_values(
+                np.cumsum(shuffled == 1)[looks - 1][None], np.cumsum(shuffled == -1)[looks - 1][None], looks[None]
+            ),
+            alpha=0.05,
+        )
         plain += int(code[0]) in (1, 2)
         up, down = grouped_path_e_values(np.bincount(groups, weights=d), np.full(60, 15), 15, np.arange(6, 61, 6))
         grouped += bool(np.any(up >= threshold) or np.any(down >= threshold))
-    return [row("early stops", "'better' at no average gap with groups (bets on whole groups; before: per example)",
-                "60 groups of 15, τ = 1, a look every 6 groups", "error", 0.05, grouped / runs, runs,
-                before=plain / runs, n=900)]
+    return [
+        row(
+            "early stops",
+            "'better' at no average gap with groups (bets on whole groups; before: per example)",
+            "60 groups of 15, τ = 1, a look every 6 groups",
+            "error",
+            0.05,
+            grouped / runs,
+            runs,
+            before=plain / runs,
+            n=900,
+        )
+    ]
 
 
 def dependence_rows(quick: bool = False, seed: int = 0) -> list[Row]:

@@ -12,9 +12,9 @@ balanced accuracy and the macro-F1 are 0.8 in the population.
 from __future__ import annotations
 
 import numpy as np
+from calibration_coverage import CONFIDENCE, MODELS, true_errors
 
 from audit.common import Row, row
-from calibration_coverage import CONFIDENCE, MODELS, true_errors
 from headtohead.stats.analyse import MIN_EXAMPLES_PER_CLASS
 from headtohead.stats.bootstrap import bootstrap_metrics, paired_bootstrap
 from headtohead.stats.calibration import ece_l2_debiased
@@ -60,24 +60,60 @@ def _calibration_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
                 y = np.ones(n, dtype=int)
                 pred = np.where(correct, 1, 0)
                 proba = np.where(pred[:, None] == 1, np.c_[1 - s, s], np.c_[s, 1 - s])
-                ci = bootstrap_metrics(y, pred, proba, metrics=["ece", "brier", "nll"] if i < plug_in_runs
-                                       else ["brier", "nll"], n_resamples=1000, seed=rng)
+                ci = bootstrap_metrics(
+                    y,
+                    pred,
+                    proba,
+                    metrics=["ece", "brier", "nll"] if i < plug_in_runs else ["brier", "nll"],
+                    n_resamples=1000,
+                    seed=rng,
+                )
                 if i < plug_in_runs:
                     plug = ci["ece"]
                     plug_covered += plug.low is not None and plug.low <= l1 <= plug.high
                     plug_excludes += plug.low is None or not plug.low <= plug.estimate <= plug.high
                 loss_hits["brier"] += ci["brier"].low <= brier <= ci["brier"].high
                 loss_hits["nll"] += ci["nll"].low <= nll <= ci["nll"].high
-            rows.append(row("calibration", "headline calibration error: 95 % interval covers (debiased ℓ2; before: "
-                                           "plug-in ECE, BCa)", setting, "coverage", 0.95, covered / runs, runs,
-                            before=plug_covered / plug_in_runs, n=n))
-            rows.append(row("calibration", "that interval excludes its own estimate (before: plug-in ECE, BCa; "
-                                           "its bound, not the estimate, shown since)", setting, "error", 0.0,
-                            1 - contains / runs, runs, before=plug_excludes / plug_in_runs, n=n))
+            rows.append(
+                row(
+                    "calibration",
+                    "headline calibration error: 95 % interval covers (debiased ℓ2; before: plug-in ECE, BCa)",
+                    setting,
+                    "coverage",
+                    0.95,
+                    covered / runs,
+                    runs,
+                    before=plug_covered / plug_in_runs,
+                    n=n,
+                )
+            )
+            rows.append(
+                row(
+                    "calibration",
+                    "that interval excludes its own estimate (before: plug-in ECE, BCa; "
+                    "its bound, not the estimate, shown since)",
+                    setting,
+                    "error",
+                    0.0,
+                    1 - contains / runs,
+                    runs,
+                    before=plug_excludes / plug_in_runs,
+                    n=n,
+                )
+            )
             for loss, truth in (("brier", brier), ("nll", nll)):
-                rows.append(row("calibration", f"{loss.upper() if loss == 'nll' else 'Brier'}: 95 % bootstrap "
-                                               f"interval covers", f"{name}, n = {n:,}", "coverage", 0.95,
-                                loss_hits[loss] / loss_runs, loss_runs, n=n))
+                rows.append(
+                    row(
+                        "calibration",
+                        f"{loss.upper() if loss == 'nll' else 'Brier'}: 95 % bootstrap interval covers",
+                        f"{name}, n = {n:,}",
+                        "coverage",
+                        0.95,
+                        loss_hits[loss] / loss_runs,
+                        loss_runs,
+                        n=n,
+                    )
+                )
     return rows
 
 
@@ -98,31 +134,56 @@ def _classes_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
             first = y == 0
             low, high = proportion_interval(int(np.sum(a[first] == 0)), int(first.sum())) if first.any() else (0, 1)
             recall_hits += low <= truth <= high
-            old = bootstrap_metrics(y, a, metrics=["recall:0"], label_names=labels, n_resamples=1000,
-                                    seed=rng)["recall:0"]  # version 3: a bootstrap (a point when degenerate)
+            old = bootstrap_metrics(y, a, metrics=["recall:0"], label_names=labels, n_resamples=1000, seed=rng)[
+                "recall:0"
+            ]  # version 3: a bootstrap (a point when degenerate)
             recall_before += old.low is not None and old.low <= truth <= old.high
             if n < MIN_EXAMPLES_PER_CLASS * len(np.unique(y)):  # the run shows no interval (analyse's rule)
                 continue
-            ci = bootstrap_metrics(y, a, metrics=["f1_macro", "balanced_accuracy"], label_names=labels,
-                                   n_resamples=1000, seed=rng)
-            ci["f1_gap"] = paired_bootstrap(y, a, b, metrics=["f1_macro"], label_names=labels, n_resamples=1000,
-                                            seed=rng)["f1_macro"]
+            ci = bootstrap_metrics(
+                y, a, metrics=["f1_macro", "balanced_accuracy"], label_names=labels, n_resamples=1000, seed=rng
+            )
+            ci["f1_gap"] = paired_bootstrap(
+                y, a, b, metrics=["f1_macro"], label_names=labels, n_resamples=1000, seed=rng
+            )["f1_macro"]
             for metric, target in (("f1_macro", truth), ("balanced_accuracy", truth), ("f1_gap", 0.05)):
                 interval = ci[metric]
                 shown[metric] += interval.low is not None
                 hits[metric] += interval.low is not None and interval.low <= target <= interval.high
         setting = f"{k} classes, n = {n:,}"
-        for metric, label in (("f1_macro", "macro-F1"), ("balanced_accuracy", "balanced accuracy"),
-                              ("f1_gap", "macro-F1 gap of two models")):
+        for metric, label in (
+            ("f1_macro", "macro-F1"),
+            ("balanced_accuracy", "balanced accuracy"),
+            ("f1_gap", "macro-F1 gap of two models"),
+        ):
             if shown[metric]:
-                rows.append(row("classes", f"{label}: 95 % bootstrap interval covers, where shown (none below "
-                                           f"{MIN_EXAMPLES_PER_CLASS} examples per class)",
-                                f"{setting} (shown in {100 * shown[metric] / runs:.0f} % of runs)", "coverage", 0.95,
-                                hits[metric] / shown[metric], shown[metric], n=n))
+                rows.append(
+                    row(
+                        "classes",
+                        f"{label}: 95 % bootstrap interval covers, where shown (none below "
+                        f"{MIN_EXAMPLES_PER_CLASS} examples per class)",
+                        f"{setting} (shown in {100 * shown[metric] / runs:.0f} % of runs)",
+                        "coverage",
+                        0.95,
+                        hits[metric] / shown[metric],
+                        shown[metric],
+                        n=n,
+                    )
+                )
         # the recall interval rests on the class's examples (about n / k): the target follows that size
-        rows.append(row("classes", "recall of a class: 95 % Wilson interval covers (before: bootstrap)",
-                        f"{setting} (about {n // k} examples in the class)", "coverage", 0.95, recall_hits / runs,
-                        runs, before=recall_before / runs, n=n // k))
+        rows.append(
+            row(
+                "classes",
+                "recall of a class: 95 % Wilson interval covers (before: bootstrap)",
+                f"{setting} (about {n // k} examples in the class)",
+                "coverage",
+                0.95,
+                recall_hits / runs,
+                runs,
+                before=recall_before / runs,
+                n=n // k,
+            )
+        )
     return rows
 
 

@@ -34,13 +34,20 @@ from itertools import combinations
 
 import numpy as np
 
+from headtohead.stats.multiple import holm_rows as holm
 from headtohead.stats.speed import log_ratio_t_test, trend_test
 from headtohead.stats.speed_family import LEVEL_DRIFT, RATIO_DRIFT, UNDECIDED_HALFWIDTH
-from headtohead.stats.multiple import holm_rows as holm
 from headtohead.testing.latency import SimulatedRounds, simulate_model_rounds
 
-__all__ = ["speed_rows", "MACHINES", "simulate", "faster_p_values", "warning_rules", "gate_outcomes",
-           "OLD_NOISE_THRESHOLD"]
+__all__ = [
+    "speed_rows",
+    "MACHINES",
+    "simulate",
+    "faster_p_values",
+    "warning_rules",
+    "gate_outcomes",
+    "OLD_NOISE_THRESHOLD",
+]
 
 ALPHA = 0.05
 CALLS = 20
@@ -54,22 +61,38 @@ MACHINES: dict[str, dict[str, float]] = {
 MARGIN = 0.05
 
 
-def simulate(n_models: int, n_rounds: int, n_scenarios: int, n_sims: int, machine: str | dict, seed: int,
-             calls: int = CALLS, **extra: object) -> list[SimulatedRounds]:
+def simulate(
+    n_models: int,
+    n_rounds: int,
+    n_scenarios: int,
+    n_sims: int,
+    machine: str | dict,
+    seed: int,
+    calls: int = CALLS,
+    **extra: object,
+) -> list[SimulatedRounds]:
     """One :class:`SimulatedRounds` per scenario (independent, as a run's scenarios run one after the other)."""
     settings = MACHINES[machine] if isinstance(machine, str) else machine
-    return [simulate_model_rounds(n_models, n_rounds, n_sims=n_sims, calls_per_block=calls,
-                                  seed=np.random.SeedSequence([seed, s]).generate_state(1)[0],
-                                  **{**settings, **extra})  # type: ignore[arg-type]
-            for s in range(n_scenarios)]
+    return [
+        simulate_model_rounds(
+            n_models,
+            n_rounds,
+            n_sims=n_sims,
+            calls_per_block=calls,
+            seed=np.random.SeedSequence([seed, s]).generate_state(1)[0],
+            **{**settings, **extra},
+        )  # type: ignore[arg-type]
+        for s in range(n_scenarios)
+    ]
 
 
 def _pairs(k: int) -> list[tuple[int, int]]:
     return list(combinations(range(k), 2))
 
 
-def faster_p_values(scenarios: list[SimulatedRounds], confidence: float = 1 - ALPHA
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def faster_p_values(
+    scenarios: list[SimulatedRounds], confidence: float = 1 - ALPHA
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every comparison of each benchmark (pairs × scenarios): mean log ratio, t half-width, p-value.
 
     Arrays of shape ``(n_sims, n_pairs · n_scenarios)``, pairs in the engine's order (``i < j``)
@@ -86,8 +109,9 @@ def faster_p_values(scenarios: list[SimulatedRounds], confidence: float = 1 - AL
     return np.stack(centres, 1), np.stack(halves, 1), np.stack(ps, 1)
 
 
-def warning_rules(scenarios: list[SimulatedRounds], *, alpha: float = ALPHA,
-                  limit: float = UNDECIDED_HALFWIDTH) -> dict[str, np.ndarray]:
+def warning_rules(
+    scenarios: list[SimulatedRounds], *, alpha: float = ALPHA, limit: float = UNDECIDED_HALFWIDTH
+) -> dict[str, np.ndarray]:
     """The three warning rules of :mod:`headtohead.stats.speed_family` for every simulated benchmark.
 
     Returns
@@ -117,12 +141,18 @@ def warning_rules(scenarios: list[SimulatedRounds], *, alpha: float = ALPHA,
     level_drift = ((adjusted[:, k:] <= alpha) & (np.abs(np.column_stack(level_change)) >= LEVEL_DRIFT)).any(axis=1)
     too_wide = too_wide.any(axis=1)
     old = np.column_stack([sim.repeat_noise.max(axis=1) for sim in scenarios]).max(axis=1) > OLD_NOISE_THRESHOLD
-    return {"too_wide": too_wide, "ratio_drift": ratio_drift, "level_drift": level_drift,
-            "any": too_wide | ratio_drift | level_drift, "old": old}
+    return {
+        "too_wide": too_wide,
+        "ratio_drift": ratio_drift,
+        "level_drift": level_drift,
+        "any": too_wide | ratio_drift | level_drift,
+        "old": old,
+    }
 
 
-def gate_outcomes(scenarios: list[SimulatedRounds], margin: float = MARGIN, confidence: float = 1 - ALPHA
-                  ) -> dict[str, np.ndarray]:
+def gate_outcomes(
+    scenarios: list[SimulatedRounds], margin: float = MARGIN, confidence: float = 1 - ALPHA
+) -> dict[str, np.ndarray]:
     """The gate's speed decision of every benchmark (model 0 baseline, model 1 candidate), before and after.
 
     ``fail``: any scenario's interval lies wholly above ``1 + margin``; ``pass``: every scenario's
@@ -143,13 +173,22 @@ def gate_outcomes(scenarios: list[SimulatedRounds], margin: float = MARGIN, conf
     return out
 
 
-def _row(quantity: str, setting: str, kind: str, nominal: float, hits: np.ndarray,
-         before: np.ndarray | None = None) -> dict:
+def _row(
+    quantity: str, setting: str, kind: str, nominal: float, hits: np.ndarray, before: np.ndarray | None = None
+) -> dict:
     rate = float(np.mean(hits))
     runs = int(hits.size)
-    return {"section": "speed", "quantity": quantity, "setting": setting, "kind": kind, "nominal": nominal,
-            "before": None if before is None else float(np.mean(before)), "after": rate,
-            "mc_se": math.sqrt(max(rate * (1 - rate), 1e-12) / runs), "runs": runs}
+    return {
+        "section": "speed",
+        "quantity": quantity,
+        "setting": setting,
+        "kind": kind,
+        "nominal": nominal,
+        "before": None if before is None else float(np.mean(before)),
+        "after": rate,
+        "mc_se": math.sqrt(max(rate * (1 - rate), 1e-12) / runs),
+        "runs": runs,
+    }
 
 
 def _seed(*parts: int) -> int:
@@ -189,33 +228,72 @@ def speed_rows(quick: bool = False, seed: int = 0) -> list[dict]:
         for rounds in rounds_grid:
             for k in models_grid:
                 # coverage: a known ratio of 1.1 between consecutive models, the first pair's interval
-                sims = simulate(k, rounds, 1, n_sims, machine, seed=_seed(seed, m_index, rounds, k, 0),
-                                factors=1.1 ** np.arange(k))
+                sims = simulate(
+                    k, rounds, 1, n_sims, machine, seed=_seed(seed, m_index, rounds, k, 0), factors=1.1 ** np.arange(k)
+                )
                 centre, half, _ = faster_p_values(sims)
                 truth = -math.log(1.1)  # log(time 0 / time 1)
                 covered = np.abs(centre[:, 0] - truth) <= half[:, 0]
-                rows.append(_row("speed ratio 95 % t interval", _setting(rounds, k, None, machine), "coverage",
-                                 1 - ALPHA, covered))
+                rows.append(
+                    _row(
+                        "speed ratio 95 % t interval",
+                        _setting(rounds, k, None, machine),
+                        "coverage",
+                        1 - ALPHA,
+                        covered,
+                    )
+                )
                 for s in scenario_grid:
                     sims = simulate(k, rounds, s, n_sims, machine, seed=_seed(seed, m_index, rounds, k, s))
                     _, _, p = faster_p_values(sims)
-                    rows.append(_row("'faster' family-wise, Holm over pairs × scenarios",
-                                     _setting(rounds, k, s, machine), "error", ALPHA,
-                                     (holm(p) <= ALPHA).any(axis=1), before=(p <= ALPHA).any(axis=1)))
+                    rows.append(
+                        _row(
+                            "'faster' family-wise, Holm over pairs × scenarios",
+                            _setting(rounds, k, s, machine),
+                            "error",
+                            ALPHA,
+                            (holm(p) <= ALPHA).any(axis=1),
+                            before=(p <= ALPHA).any(axis=1),
+                        )
+                    )
                     if machine == "steady":
                         rules = warning_rules(sims)
-                        rows.append(_row("drift warning on a steady benchmark (Holm over the run's drift tests)",
-                                         _setting(rounds, k, s, machine), "error", ALPHA,
-                                         rules["ratio_drift"] | rules["level_drift"], before=rules["old"]))
+                        rows.append(
+                            _row(
+                                "drift warning on a steady benchmark (Holm over the run's drift tests)",
+                                _setting(rounds, k, s, machine),
+                                "error",
+                                ALPHA,
+                                rules["ratio_drift"] | rules["level_drift"],
+                                before=rules["old"],
+                            )
+                        )
             for s in scenario_grid if quick else (1, 2):
                 base = _seed(seed, m_index, rounds, 99, s)
-                at_margin = gate_outcomes(simulate(2, rounds, s, n_sims, machine, seed=base,
-                                                   factors=[1.0, 1.0 + MARGIN]))
-                rows.append(_row("gate slowdown false fail at the margin", _setting(rounds, None, s, machine),
-                                 "error", ALPHA / 2, at_margin["fail_after"], before=at_margin["fail_before"]))
+                at_margin = gate_outcomes(
+                    simulate(2, rounds, s, n_sims, machine, seed=base, factors=[1.0, 1.0 + MARGIN])
+                )
+                rows.append(
+                    _row(
+                        "gate slowdown false fail at the margin",
+                        _setting(rounds, None, s, machine),
+                        "error",
+                        ALPHA / 2,
+                        at_margin["fail_after"],
+                        before=at_margin["fail_before"],
+                    )
+                )
                 one_slow = simulate(2, rounds, 1, n_sims, machine, seed=base + 1, factors=[1.0, 1.0 + MARGIN])
                 fine = simulate(2, rounds, s - 1, n_sims, machine, seed=base + 2, factors=[1.0, 1.0]) if s > 1 else []
                 passed = gate_outcomes(one_slow + fine)
-                rows.append(_row("gate slowdown false pass at the margin", _setting(rounds, None, s, machine),
-                                 "error", ALPHA / 2, passed["pass_after"], before=passed["pass_before"]))
+                rows.append(
+                    _row(
+                        "gate slowdown false pass at the margin",
+                        _setting(rounds, None, s, machine),
+                        "error",
+                        ALPHA / 2,
+                        passed["pass_after"],
+                        before=passed["pass_before"],
+                    )
+                )
     return rows

@@ -34,8 +34,9 @@ def bert(tmp_path_factory, text_data):
     root = tmp_path_factory.mktemp("onnx-bert")
     folder = make_tiny_bert(root / "bert", LABELS)
     context = LoadContext(label_names=LABELS, modality="text")
-    torch_adapter = create_adapter(ModelConfig(name="pt", kind="transformers", source=str(folder), max_length=32),
-                                   context)
+    torch_adapter = create_adapter(
+        ModelConfig(name="pt", kind="transformers", source=str(folder), max_length=32), context
+    )
     example = torch_adapter.preprocess(list(text_data.examples[:3]))
     path = export_onnx(torch_adapter.module, example, root / "bert.onnx", label_names=LABELS)
     return folder, path, torch_adapter, context
@@ -68,27 +69,32 @@ def test_text_pairs_and_the_feed_fill_token_types(bert):
     from headtohead.adapters.onnx_runtime import session_feed
 
     folder, path, _, _ = bert
-    pairs = create_adapter(onnx_config(path, tokenizer=str(folder)), LoadContext(label_names=LABELS,
-                                                                                 modality="text_pair"))
+    pairs = create_adapter(
+        onnx_config(path, tokenizer=str(folder)), LoadContext(label_names=LABELS, modality="text_pair")
+    )
     scores = pairs.forward(pairs.to_device(pairs.preprocess([("a film", "it was good"), ("dull", "bad")])))
     assert scores.shape == (2, 2)
-    feed = session_feed(pairs.session, {"input_ids": np.ones((2, 4), np.int32), "attention_mask": np.ones((2, 4))},
-                        model="ort")
+    feed = session_feed(
+        pairs.session, {"input_ids": np.ones((2, 4), np.int32), "attention_mask": np.ones((2, 4))}, model="ort"
+    )
     assert feed["token_type_ids"].dtype == np.int64 and not feed["token_type_ids"].any()
     assert feed["attention_mask"].dtype == np.int64
     with pytest.raises(ModelError, match="the ONNX graph needs input 'input_ids'"):
         session_feed(pairs.session, {"pixel_values": np.zeros((1, 3))}, model="ort")
 
 
-@pytest.mark.parametrize("change, fragment", [
-    ({"source": "missing.onnx"}, "not found"),
-    ({"source": "weights.bin"}, "is not an .onnx file"),
-    ({"tokenizer": None}, "needs its tokenizer"),
-    ({"tokenizer": "no-such-folder"}, "tokenizer folder"),
-    ({"checkpoint": "w.safetensors"}, "checkpoint is not used by onnx models"),
-    ({"source": "garbage.onnx"}, "ONNX Runtime cannot load"),
-    ({"max_length": 100000}, "beyond its tokenizer's limit"),
-])
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"source": "missing.onnx"}, "not found"),
+        ({"source": "weights.bin"}, "is not an .onnx file"),
+        ({"tokenizer": None}, "needs its tokenizer"),
+        ({"tokenizer": "no-such-folder"}, "tokenizer folder"),
+        ({"checkpoint": "w.safetensors"}, "checkpoint is not used by onnx models"),
+        ({"source": "garbage.onnx"}, "ONNX Runtime cannot load"),
+        ({"max_length": 100000}, "beyond its tokenizer's limit"),
+    ],
+)
 def test_bad_onnx_configs_are_one_line_model_errors(bert, tmp_path, change, fragment):
     folder, path, _, _ = bert
     (tmp_path / "weights.bin").write_bytes(b"\0")
@@ -106,11 +112,12 @@ def test_mismatch_is_detected_and_int8_quantisation_runs(bert, tmp_path, text_da
 
     _, path, torch_adapter, _ = bert
     session = create_session(path, device="cpu", model="ort", threads=1)
-    batches = [torch_adapter.preprocess(list(text_data.examples[i:i + n])) for i, n in ((0, 4), (4, 1), (5, 9))]
+    batches = [torch_adapter.preprocess(list(text_data.examples[i : i + n])) for i, n in ((0, 4), (4, 1), (5, 9))]
     good = check_against_torch(session, torch_adapter.forward, batches, atol=1e-4, rtol=1e-4, model="ort")
     assert good.passed and good.max_abs_diff < 1e-4 and good.n_batches == 3 and len(set(good.shapes)) == 3
-    bad = check_against_torch(session, lambda b: torch_adapter.forward(b) + 0.5, batches, atol=1e-4, rtol=1e-4,
-                              model="ort")
+    bad = check_against_torch(
+        session, lambda b: torch_adapter.forward(b) + 0.5, batches, atol=1e-4, rtol=1e-4, model="ort"
+    )
     assert not bad.passed and "MISMATCH, not measured" in bad.summary()
     quantized = quantize_onnx_int8(path, tmp_path / "int8.onnx")
     ops = {node.op_type for node in onnx.load(str(quantized)).graph.node}
@@ -129,8 +136,9 @@ def test_exported_image_model_with_its_own_normalisation(tmp_path):
 
     module = tiny_cnn(2).eval()
     path = export_onnx(module, torch.randn(2, 3, 32, 32), tmp_path / "cnn.onnx")
-    data = load_image_folder(str(make_image_folder(tmp_path / "images", n_per_class=3, size=40)),
-                             DataConfig(path=str(tmp_path / "images")))
+    data = load_image_folder(
+        str(make_image_folder(tmp_path / "images", n_per_class=3, size=40)), DataConfig(path=str(tmp_path / "images"))
+    )
     context = LoadContext(label_names=data.label_names, modality="image")
     mean, std = [0.5, 0.5, 0.5], [0.25, 0.25, 0.25]
     adapter = create_adapter(onnx_config(path, mean=mean, std=std), context)

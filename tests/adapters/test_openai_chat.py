@@ -23,13 +23,23 @@ from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_promp
 LABELS = ["negative", "neutral", "positive"]
 
 
-@pytest.mark.parametrize(("answer", "expected"), [
-    ("positive", 2), ("  Positive. ", 2), ('"NEGATIVE"', 0), ("neu", 1), ("pos", 2),
-    ("The sentiment is positive.", 2), ("<think>negative or positive?</think> neutral", 1),
-    ("ne", None),                       # begins two labels
-    ("positive or negative", None),     # names two
-    ("I cannot tell.", None), ("", None), ("<b>hard</b> to say", None),
-])
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("positive", 2),
+        ("  Positive. ", 2),
+        ('"NEGATIVE"', 0),
+        ("neu", 1),
+        ("pos", 2),
+        ("The sentiment is positive.", 2),
+        ("<think>negative or positive?</think> neutral", 1),
+        ("ne", None),  # begins two labels
+        ("positive or negative", None),  # names two
+        ("I cannot tell.", None),
+        ("", None),
+        ("<b>hard</b> to say", None),
+    ],
+)
 def test_answers_are_read_as_labels_or_unparseable(answer, expected):
     assert parse_answer(answer, LABELS) == expected
 
@@ -40,8 +50,7 @@ def test_a_label_inside_a_longer_one_counts_as_the_longer():
 
 
 def test_logprobs_become_class_probabilities_renormalised_with_the_mass_outside():
-    first = TokenChoice("pos", math.log(0.6), (("pos", math.log(0.6)), ("neg", math.log(0.25)),
-                                               ("I", math.log(0.1))))
+    first = TokenChoice("pos", math.log(0.6), (("pos", math.log(0.6)), ("neg", math.log(0.25)), ("I", math.log(0.1))))
     mass = label_probabilities([first], ["negative", "positive"])
     assert mass.proba == pytest.approx([0.25 / 0.85, 0.6 / 0.85])
     assert mass.outside == pytest.approx(0.15)
@@ -66,9 +75,17 @@ def test_the_cache_key_holds_everything_that_decides_an_answer(tmp_path):
     messages = [{"role": "user", "content": "x"}]
     base = cache_key("http://h/v1", "m", messages, {"temperature": 0.0})
     assert base == cache_key("http://h/v1/", "m", messages, {"temperature": 0.0})
-    assert len({base, cache_key("http://h/v1", "m2", messages, {"temperature": 0.0}),
+    assert (
+        len(
+            {
+                base,
+                cache_key("http://h/v1", "m2", messages, {"temperature": 0.0}),
                 cache_key("http://h/v1", "m", [{"role": "user", "content": "y"}], {"temperature": 0.0}),
-                cache_key("http://h/v1", "m", messages, {"temperature": 0.5})}) == 4
+                cache_key("http://h/v1", "m", messages, {"temperature": 0.5}),
+            }
+        )
+        == 4
+    )
     cache = ResponseCache(tmp_path / "r.sqlite")
     cache.put(base, {"content": "positive"}, 0.1)
     assert ResponseCache(tmp_path / "r.sqlite").get_many([base, "other"]) == {base: ({"content": "positive"}, 0.1)}
@@ -77,11 +94,13 @@ def test_the_cache_key_holds_everything_that_decides_an_answer(tmp_path):
 def test_endpoint_keys_are_checked_where_they_are_written():
     entry = {"name": "llm", "kind": "openai", "source": "m", "base_url": "http://127.0.0.1:8000/v1"}
     assert ModelConfig(**entry).endpoint.max_concurrency == 8
-    for bad, message in (({"prompt": "Classify: {labels}"}, "no {text}"),
-                         ({"prompt": "{text} {examples}"}, "may use only"),
-                         ({"base_url": "http://user:secret@127.0.0.1/v1"}, "must not carry credentials"),
-                         ({"base_url": "127.0.0.1:8000"}, "not an http"),
-                         ({"base_url": None}, "needs base_url")):
+    for bad, message in (
+        ({"prompt": "Classify: {labels}"}, "no {text}"),
+        ({"prompt": "{text} {examples}"}, "may use only"),
+        ({"base_url": "http://user:secret@127.0.0.1/v1"}, "must not carry credentials"),
+        ({"base_url": "127.0.0.1:8000"}, "not an http"),
+        ({"base_url": None}, "needs base_url"),
+    ):
         with pytest.raises(ValueError, match=message) as caught:
             ModelConfig(**{**entry, **bad})
         assert "secret" not in str(caught.value)
@@ -107,13 +126,20 @@ class _PerPrompt:
 
 def _ask(server, prompts, **options):
     payloads = [{"model": "m", "messages": [{"role": "user", "content": p}]} for p in prompts]
-    return ask_all(server.base_url, {}, payloads, [f"k{i}" for i in range(len(prompts))], cache=None,
-                   **{"max_concurrency": 4, "timeout_s": 5.0, "max_retries": 3, **options})
+    return ask_all(
+        server.base_url,
+        {},
+        payloads,
+        [f"k{i}" for i in range(len(prompts))],
+        cache=None,
+        **{"max_concurrency": 4, "timeout_s": 5.0, "max_retries": 3, **options},
+    )
 
 
 def test_a_429_storm_with_retry_after_loses_nothing():
-    script = _PerPrompt(lambda p, nth: Reply("status", status=429, retry_after="0.3") if nth <= 2
-                        else Reply(text="positive"))
+    script = _PerPrompt(
+        lambda p, nth: Reply("status", status=429, retry_after="0.3") if nth <= 2 else Reply(text="positive")
+    )
     prompts = [f"example {i}" for i in range(12)]
     with ScriptedChatServer(script) as server:
         exchanges, stats = _ask(server, prompts, max_concurrency=6)
@@ -125,9 +151,15 @@ def test_a_429_storm_with_retry_after_loses_nothing():
 
 
 def test_hanging_requests_time_out_are_retried_then_counted_as_failures():
-    script = _PerPrompt(lambda p, nth: Reply("hang", delay_s=5.0) if p == "stuck" else
-                        Reply("answer", text="negative", delay_s=0.6) if p == "slow" and nth == 1 else
-                        Reply(text="negative"))
+    script = _PerPrompt(
+        lambda p, nth: (
+            Reply("hang", delay_s=5.0)
+            if p == "stuck"
+            else Reply("answer", text="negative", delay_s=0.6)
+            if p == "slow" and nth == 1
+            else Reply(text="negative")
+        )
+    )
     with ScriptedChatServer(script) as server:
         exchanges, stats = _ask(server, ["fine", "stuck", "slow"], timeout_s=0.3, max_retries=1)
     fine, stuck, slow = exchanges
@@ -160,8 +192,10 @@ def test_requests_in_flight_never_exceed_max_concurrency_and_keep_it_full():
 
 
 def test_a_refused_key_stops_the_pass_with_the_servers_reason():
-    with ScriptedChatServer(lambda n, p: Reply("status", status=401)) as server, \
-            pytest.raises(EndpointRefused, match="HTTP 401: scripted 401"):
+    with (
+        ScriptedChatServer(lambda n, p: Reply("status", status=401)) as server,
+        pytest.raises(EndpointRefused, match="HTTP 401: scripted 401"),
+    ):
         _ask(server, ["a", "b"])
 
 
@@ -185,6 +219,9 @@ def test_a_missing_httpx_names_the_extra_to_install(monkeypatch):
     for name in ("headtohead.adapters.openai_chat", "headtohead.adapters.chat_client"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.setitem(sys.modules, "httpx", None)  # import httpx fails as if it were not installed
-    with pytest.raises(ModelError, match=r"""model kind 'openai' needs httpx, which is not installed; install it """
-                                         r"""with: pip install "headtohead\[llm\]\""""):
+    with pytest.raises(
+        ModelError,
+        match=r"""model kind 'openai' needs httpx, which is not installed; install it """
+        r"""with: pip install "headtohead\[llm\]\"""",
+    ):
         adapter_class("openai")

@@ -17,8 +17,15 @@ NAMES = ("negative", "neutral", "positive")
 
 def _dataset(n=6, ids=True, skipped=None):
     labels = np.arange(n) % 3
-    return Dataset("dev.csv", "text", [f"t{i}" for i in range(n)], labels, NAMES, skipped or {},
-                   ids=tuple(f"s{i}" for i in range(n)) if ids else None)
+    return Dataset(
+        "dev.csv",
+        "text",
+        [f"t{i}" for i in range(n)],
+        labels,
+        NAMES,
+        skipped or {},
+        ids=tuple(f"s{i}" for i in range(n)) if ids else None,
+    )
 
 
 def _proba(n=6, seed=0):
@@ -46,8 +53,9 @@ def test_round_trip_every_format(tmp_path, suffix):
 def test_rows_are_realigned_by_id(tmp_path):
     ds, proba = _dataset(), _proba()
     order = [3, 0, 5, 1, 4, 2]
-    path = write_prediction_file(tmp_path / "p.csv", [ds.ids[i] for i in order], [NAMES[i % 3] for i in order],
-                                 proba[order], label_names=NAMES)
+    path = write_prediction_file(
+        tmp_path / "p.csv", [ds.ids[i] for i in order], [NAMES[i % 3] for i in order], proba[order], label_names=NAMES
+    )
     read = read_prediction_file(path, ds)
     assert read.pred.tolist() == [i % 3 for i in range(6)]
     np.testing.assert_allclose(read.proba, proba, rtol=1e-14)
@@ -106,11 +114,13 @@ def test_probabilities_within_tolerance_are_renormalised(tmp_path):
 def test_prediction_that_is_not_the_most_probable_class_is_noted(tmp_path):
     ds = Dataset("d", "text", ["a", "b"], np.array([0, 1]), ("x", "y"))
     path = write_prediction_file(tmp_path / "p.csv", None, ["y", "y"], [[0.9, 0.1], [0.2, 0.8]], label_names=("x", "y"))
-    assert any("1 row(s) predict a class that is not their most probable" in w
-               for w in read_prediction_file(path, ds).warnings)
+    assert any(
+        "1 row(s) predict a class that is not their most probable" in w for w in read_prediction_file(path, ds).warnings
+    )
 
 
 # --- errors: one line each, naming the file, the column or row, and the fix -------------------------------------
+
 
 def test_file_not_found_and_unknown_suffix(tmp_path):
     with pytest.raises(ModelError, match=r"nope.csv: prediction file not found; check the model's source"):
@@ -191,8 +201,11 @@ def test_probability_columns_for_unknown_or_missing_labels(tmp_path):
     ds = _dataset(1, ids=False)
     path = tmp_path / "p.csv"
     path.write_text("prediction,proba_negative,proba_neutral,proba_positive,proba_mixed\nneutral,.2,.2,.3,.3\n")
-    with pytest.raises(ModelError, match=r"probability columns for labels the data does not have: 'proba_mixed'; "
-                                         r"the data's labels are negative, neutral, positive"):
+    with pytest.raises(
+        ModelError,
+        match=r"probability columns for labels the data does not have: 'proba_mixed'; "
+        r"the data's labels are negative, neutral, positive",
+    ):
         read_prediction_file(path, ds)
     path.write_text("prediction,proba_negative,proba_neutral\nneutral,.5,.5\n")
     with pytest.raises(ModelError, match=r"missing for 1 label\(s\): 'proba_positive'; give one proba_<label>"):
@@ -202,12 +215,15 @@ def test_probability_columns_for_unknown_or_missing_labels(tmp_path):
         read_prediction_file(path, ds)
 
 
-@pytest.mark.parametrize(("row", "match"), [
-    ("neutral,0.2,abc,0.3", r"row 1, column 'proba_neutral': 'abc' is not a number"),
-    ("neutral,0.2,,0.8", r"row 1, column 'proba_neutral': the probability is empty, NaN or infinite"),
-    ("neutral,0.2,nan,0.8", r"row 1, column 'proba_neutral': the probability is empty, NaN or infinite"),
-    ("neutral,-0.1,0.3,0.8", r"row 1, column 'proba_negative': the probability is negative"),
-])
+@pytest.mark.parametrize(
+    ("row", "match"),
+    [
+        ("neutral,0.2,abc,0.3", r"row 1, column 'proba_neutral': 'abc' is not a number"),
+        ("neutral,0.2,,0.8", r"row 1, column 'proba_neutral': the probability is empty, NaN or infinite"),
+        ("neutral,0.2,nan,0.8", r"row 1, column 'proba_neutral': the probability is empty, NaN or infinite"),
+        ("neutral,-0.1,0.3,0.8", r"row 1, column 'proba_negative': the probability is negative"),
+    ],
+)
 def test_bad_probability_values(tmp_path, row, match):
     path = tmp_path / "p.csv"
     path.write_text(f"prediction,proba_negative,proba_neutral,proba_positive\n{row}\n")
@@ -217,12 +233,16 @@ def test_bad_probability_values(tmp_path, row, match):
 
 def test_probabilities_that_do_not_sum_to_one_name_the_first_row(tmp_path):
     path = tmp_path / "p.csv"
-    path.write_text("prediction,proba_negative,proba_neutral,proba_positive\n"
-                    "neutral,0.2,0.5,0.3\nneutral,0.2,0.5,0.2\nneutral,0.6,0.6,0.6\n")
+    path.write_text(
+        "prediction,proba_negative,proba_neutral,proba_positive\n"
+        "neutral,0.2,0.5,0.3\nneutral,0.2,0.5,0.2\nneutral,0.6,0.6,0.6\n"
+    )
     with pytest.raises(ModelError) as info:
         read_prediction_file(path, _dataset(3, ids=False))
-    assert ("row 2: the probabilities sum to 0.9, not 1 (tolerance 0.001; 2 row(s) like this); write normalised"
-            in _one_line(info))
+    assert (
+        "row 2: the probabilities sum to 0.9, not 1 (tolerance 0.001; 2 row(s) like this); write normalised"
+        in _one_line(info)
+    )
 
 
 def test_list_column_errors(tmp_path):
@@ -265,8 +285,9 @@ def test_sst2_prediction_files_give_the_models_own_mcnemar_table(tmp_path, share
         model = make_pipeline(TfidfVectorizer(), classifier).fit(train["text"], train["label"].astype(str))
         proba = model.predict_proba(list(dev.examples))[:, [list(model.classes_).index(c) for c in dev.label_names]]
         direct[name] = proba.argmax(axis=1)
-        path = write_prediction_file(tmp_path / f"{name}{suffix}", None, direct[name], proba,
-                                     label_names=dev.label_names)
+        path = write_prediction_file(
+            tmp_path / f"{name}{suffix}", None, direct[name], proba, label_names=dev.label_names
+        )
         result = read_prediction_file(path, dev)
         np.testing.assert_allclose(result.proba, proba, rtol=1e-12)
         read[name] = result.pred

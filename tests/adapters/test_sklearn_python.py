@@ -119,8 +119,9 @@ def test_predict_only_estimator_gives_one_hot(tmp_path):
 
 def test_text_pipeline_and_digit_images(tmp_path, skops_io):
     texts = ["good film", "great fun", "bad plot", "awful day", "good day", "bad film"]
-    text_model = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(texts, ["pos", "pos", "neg", "neg",
-                                                                                     "pos", "neg"])
+    text_model = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(
+        texts, ["pos", "pos", "neg", "neg", "pos", "neg"]
+    )
     skops_io.dump(text_model, tmp_path / "text.skops")
     adapter = _sk(tmp_path, "text.skops", LoadContext(("neg", "pos"), "text"))
     assert adapter.preprocess(("great film", "bad")) == ["great film", "bad"]
@@ -140,9 +141,13 @@ def test_sklearn_bad_inputs_are_model_errors(tmp_path, iris_lr, skops_io):
     (tmp_path / "broken.skops").write_bytes(b"PK\x03\x04 not really a zip")
     (tmp_path / "model.onnx").write_bytes(b"x")
     skops_io.dump(LogisticRegression(), tmp_path / "unfitted.skops")
-    cases = [("missing.skops", {}, "not found"), ("broken.skops", {}, "not a readable .skops file"),
-             ("model.onnx", {}, "cannot read '.onnx'"), ("unfitted.skops", {}, "no classes_"),
-             ("lr.skops", {"label_names": ["a", "b"]}, "label_names has 2 names but the estimator has 3")]
+    cases = [
+        ("missing.skops", {}, "not found"),
+        ("broken.skops", {}, "not a readable .skops file"),
+        ("model.onnx", {}, "cannot read '.onnx'"),
+        ("unfitted.skops", {}, "no classes_"),
+        ("lr.skops", {"label_names": ["a", "b"]}, "label_names has 2 names but the estimator has 3"),
+    ]
     for filename, extra, message in cases:
         with pytest.raises(ModelError, match=message):
             _sk(tmp_path, filename, **extra)
@@ -190,16 +195,23 @@ def test_factory_module_on_images_and_refused_for_text():
 
 
 def test_factory_callable_returning_probabilities():
-    adapter = _py("headtohead.testing.models:linear_probabilities", outputs="probabilities",
-                  model_args={"n_features": 4, "n_classes": 3, "label_names": ["virginica", "setosa", "versicolor"]})
+    adapter = _py(
+        "headtohead.testing.models:linear_probabilities",
+        outputs="probabilities",
+        model_args={"n_features": 4, "n_classes": 3, "label_names": ["virginica", "setosa", "versicolor"]},
+    )
     raw = adapter.preprocess(IRIS_X[:3])
     assert isinstance(raw, list) and np.array_equal(np.stack(raw), IRIS_X[:3])  # raw examples, as a list
     scores = adapter.forward(adapter.preprocess(IRIS_X[:3]))
     assert scores.shape == (3, 3) and adapter.output_kind == "probabilities"
     np.testing.assert_allclose(scores.sum(axis=1), 1.0)
     assert adapter.label_names == ("virginica", "setosa", "versicolor")
-    text = _py("headtohead.testing.models:keyword_classifier", LoadContext(("neg", "pos"), "text"),
-               outputs="probabilities", model_args={"keywords": {"neg": ["bad"], "pos": ["good"]}})
+    text = _py(
+        "headtohead.testing.models:keyword_classifier",
+        LoadContext(("neg", "pos"), "text"),
+        outputs="probabilities",
+        model_args={"keywords": {"neg": ["bad"], "pos": ["good"]}},
+    )
     assert text.forward(["good, good!", "bad"]).argmax(axis=1).tolist() == [1, 0]
     assert text.label_names == ("neg", "pos")
 
@@ -216,7 +228,8 @@ def test_factory_beside_the_experiment_file(tmp_path):
         "def wrong_shape():\n"
         "    return lambda batch: np.zeros(len(batch))\n"
         "def needs_missing():\n"
-        "    import no_such_dependency_h2h\n")
+        "    import no_such_dependency_h2h\n"
+    )
     context = LoadContext(("x", "y"), "text_pair", base_dir=tmp_path)
     adapter = _py("my_models:build", context)
     assert adapter.label_names == ("x", "y")
@@ -231,11 +244,12 @@ def test_factory_beside_the_experiment_file(tmp_path):
 
 
 def test_factory_import_errors_are_model_errors():
-    cases = [("no_such_package_h2h.models:build", "module 'no_such_package_h2h.models' not found; put it on "
-                                                  "PYTHONPATH"),
-             ("headtohead.testing.models:no_factory", "has no attribute 'no_factory'"),
-             ("headtohead.testing.models", "must look like 'package.module:factory'"),
-             ("headtohead.testing.models:np", "not a callable factory")]
+    cases = [
+        ("no_such_package_h2h.models:build", "module 'no_such_package_h2h.models' not found; put it on PYTHONPATH"),
+        ("headtohead.testing.models:no_factory", "has no attribute 'no_factory'"),
+        ("headtohead.testing.models", "must look like 'package.module:factory'"),
+        ("headtohead.testing.models:np", "not a callable factory"),
+    ]
     for source, message in cases:
         with pytest.raises(ModelError, match=message):
             _py(source)

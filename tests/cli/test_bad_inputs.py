@@ -25,11 +25,19 @@ from headtohead.cli.main import main
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.data import make_image_folder, make_text_table, write_text_table
 
-KEYWORDS = {"name": "kw", "kind": "python", "source": "headtohead.testing.models:keyword_classifier",
-            "model_args": {"keywords": {"negative": ["bad", "dull"], "positive": ["good", "great"]}},
-            "outputs": "probabilities"}
-MLP = {"name": "mlp", "kind": "python", "source": "headtohead.testing.models:tiny_mlp",
-       "model_args": {"n_features": 4, "n_classes": 3}}
+KEYWORDS = {
+    "name": "kw",
+    "kind": "python",
+    "source": "headtohead.testing.models:keyword_classifier",
+    "model_args": {"keywords": {"negative": ["bad", "dull"], "positive": ["good", "great"]}},
+    "outputs": "probabilities",
+}
+MLP = {
+    "name": "mlp",
+    "kind": "python",
+    "source": "headtohead.testing.models:tiny_mlp",
+    "model_args": {"n_features": 4, "n_classes": 3},
+}
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +48,19 @@ def assets(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("assets")
     previous = root / "previous"
     # The earlier run is of the experiment the cases run ("bad"), so the folder is theirs to write into.
-    main(["run", str(_write_exp(root, {"name": "bad", "data": {"path": "sklearn:iris"}, "models": [MLP],
-                                       "speed": {"enabled": False}})), "--out", str(previous)])
+    main(
+        [
+            "run",
+            str(
+                _write_exp(
+                    root,
+                    {"name": "bad", "data": {"path": "sklearn:iris"}, "models": [MLP], "speed": {"enabled": False}},
+                )
+            ),
+            "--out",
+            str(previous),
+        ]
+    )
     return {
         "table": make_text_table(root / "dev.csv", n_per_class=6),
         "table3": make_text_table(root / "dev3.csv", n_per_class=4, classes=("negative", "neutral", "positive")),
@@ -84,8 +103,9 @@ def run_args(experiment: dict[str, Any] | str, *more: str) -> Callable[[Path, di
     return build
 
 
-def with_file(name: str, content: bytes | str | Callable[[Path], Any], data: dict[str, Any] | None = None,
-              *models: dict[str, Any]) -> Callable[[Path, dict[str, Path]], list[str]]:
+def with_file(
+    name: str, content: bytes | str | Callable[[Path], Any], data: dict[str, Any] | None = None, *models: dict[str, Any]
+) -> Callable[[Path, dict[str, Path]], list[str]]:
     """A run whose data.path is a file written from ``content`` (bytes, text, or a writer of the path)."""
 
     def experiment(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
@@ -142,9 +162,20 @@ def _pickled_torch_checkpoint(tmp: Path, assets: dict[str, Path]) -> dict[str, A
     import torch
 
     torch.save(timm.create_model("test_resnet", num_classes=2), tmp / "whole.pt")  # a full pickle, not weights
-    return {"name": "bad", "data": {"path": str(assets["images"])}, "speed": {"enabled": False},
-            "models": [{"name": "net", "kind": "timm", "source": "test_resnet", "checkpoint": str(tmp / "whole.pt"),
-                        "image_size": 32}]}
+    return {
+        "name": "bad",
+        "data": {"path": str(assets["images"])},
+        "speed": {"enabled": False},
+        "models": [
+            {
+                "name": "net",
+                "kind": "timm",
+                "source": "test_resnet",
+                "checkpoint": str(tmp / "whole.pt"),
+                "image_size": 32,
+            }
+        ],
+    }
 
 
 def _pickled_sklearn(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
@@ -155,8 +186,12 @@ def _pickled_sklearn(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
 
     x, y = load_iris(return_X_y=True)
     (tmp / "lr.pkl").write_bytes(pickle.dumps(LogisticRegression(max_iter=200).fit(x, y)))
-    return {"name": "bad", "data": {"path": "sklearn:iris"}, "speed": {"enabled": False},
-            "models": [{"name": "lr", "kind": "sklearn", "source": str(tmp / "lr.pkl")}]}
+    return {
+        "name": "bad",
+        "data": {"path": "sklearn:iris"},
+        "speed": {"enabled": False},
+        "models": [{"name": "lr", "kind": "sklearn", "source": str(tmp / "lr.pkl")}],
+    }
 
 
 def _disk_full(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,8 +232,9 @@ def everywhere_nan(n_classes=2):
 
 def _nan_everywhere(tmp: Path, assets: dict[str, Path]) -> dict[str, Any]:
     (tmp / "h2h_bad_nan_model.py").write_text(NAN_MODEL)
-    return _text_exp({"path": str(assets["table"])},
-                     {"name": "nan", "kind": "python", "source": "h2h_bad_nan_model:everywhere_nan"})
+    return _text_exp(
+        {"path": str(assets["table"])}, {"name": "nan", "kind": "python", "source": "h2h_bad_nan_model:everywhere_nan"}
+    )
 
 
 def _hold_the_lock(out: Path) -> contextlib.AbstractContextManager[Any]:
@@ -215,154 +251,334 @@ BERT = {"name": "bert", "kind": "transformers"}
 CASES = [
     # -- the experiment file and --set overrides
     Case("yaml-syntax-error", run_args("name: x\ndata: {path: [\n"), "exp.yaml:3:1: YAML syntax error"),
-    Case("unknown-key", run_args(_text_exp({"path": "d.csv"}, eval={"batch_sise": 4})),
-         "eval.batch_sise: unknown key — did you mean batch_size?"),
-    Case("wrong-type", run_args(_text_exp({"path": "d.csv"}, eval={"batch_size": "many"})),
-         "eval.batch_size: Input should be a valid integer"),
-    Case("missing-required-field", run_args({"name": "x", "data": {"path": "d.csv"}}),
-         "models: missing required field"),
-    Case("duplicate-model-names", run_args(_text_exp({"path": "d.csv"}, KEYWORDS, KEYWORDS)),
-         "model name 'kw' is used twice"),
-    Case("batch-size-zero", run_args(_text_exp({"path": "d.csv"}, eval={"batch_size": 0})),
-         "eval.batch_size: Input should be greater than 0"),
-    Case("batch-size-negative", run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size=-8"),
-         "eval.batch_size: Input should be greater than 0 (got -8)"),
-    Case("unknown-device", run_args(_text_exp({"path": "d.csv"}, eval={"device": "gpu"})),
-         "eval.device: unknown device 'gpu' (use auto, cpu, cuda, cuda:N or mps)"),
-    Case("cuda-without-gpu", with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, eval={"device": "cuda"})),
-         "CUDA is not available on this machine", backend=_NoGPU()),
-    Case("conflicting-overrides",
-         run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size=4", "--set", "eval.batch_size=8"),
-         "--set eval.batch_size=4 and --set eval.batch_size=8 conflict"),
-    Case("override-without-value", run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size"),
-         "expected KEY=VALUE"),
-    Case("override-unknown-model", run_args(_text_exp({"path": "d.csv"}), "--set", "models.kws.max_length=8"),
-         "no entry named 'kws' — did you mean kw?"),
-    Case("experiment-file-missing", lambda t, a: ["run", str(t / "nope.yaml"), "--out", "{out}"],
-         "nope.yaml: experiment file not found"),
+    Case(
+        "unknown-key",
+        run_args(_text_exp({"path": "d.csv"}, eval={"batch_sise": 4})),
+        "eval.batch_sise: unknown key — did you mean batch_size?",
+    ),
+    Case(
+        "wrong-type",
+        run_args(_text_exp({"path": "d.csv"}, eval={"batch_size": "many"})),
+        "eval.batch_size: Input should be a valid integer",
+    ),
+    Case(
+        "missing-required-field", run_args({"name": "x", "data": {"path": "d.csv"}}), "models: missing required field"
+    ),
+    Case(
+        "duplicate-model-names",
+        run_args(_text_exp({"path": "d.csv"}, KEYWORDS, KEYWORDS)),
+        "model name 'kw' is used twice",
+    ),
+    Case(
+        "batch-size-zero",
+        run_args(_text_exp({"path": "d.csv"}, eval={"batch_size": 0})),
+        "eval.batch_size: Input should be greater than 0",
+    ),
+    Case(
+        "batch-size-negative",
+        run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size=-8"),
+        "eval.batch_size: Input should be greater than 0 (got -8)",
+    ),
+    Case(
+        "unknown-device",
+        run_args(_text_exp({"path": "d.csv"}, eval={"device": "gpu"})),
+        "eval.device: unknown device 'gpu' (use auto, cpu, cuda, cuda:N or mps)",
+    ),
+    Case(
+        "cuda-without-gpu",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, eval={"device": "cuda"})),
+        "CUDA is not available on this machine",
+        backend=_NoGPU(),
+    ),
+    Case(
+        "conflicting-overrides",
+        run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size=4", "--set", "eval.batch_size=8"),
+        "--set eval.batch_size=4 and --set eval.batch_size=8 conflict",
+    ),
+    Case(
+        "override-without-value",
+        run_args(_text_exp({"path": "d.csv"}), "--set", "eval.batch_size"),
+        "expected KEY=VALUE",
+    ),
+    Case(
+        "override-unknown-model",
+        run_args(_text_exp({"path": "d.csv"}), "--set", "models.kws.max_length=8"),
+        "no entry named 'kws' — did you mean kw?",
+    ),
+    Case(
+        "experiment-file-missing",
+        lambda t, a: ["run", str(t / "nope.yaml"), "--out", "{out}"],
+        "nope.yaml: experiment file not found",
+    ),
     Case("experiment-file-empty", run_args(""), "the experiment file is empty"),
-    Case("unknown-model-kind", run_args(_text_exp({"path": "d.csv"}, {**KEYWORDS, "kind": "sklarn"})),
-         "unknown model kind 'sklarn' — did you mean sklearn?"),
+    Case(
+        "unknown-model-kind",
+        run_args(_text_exp({"path": "d.csv"}, {**KEYWORDS, "kind": "sklarn"})),
+        "unknown model kind 'sklarn' — did you mean sklearn?",
+    ),
     # -- the data
     Case("data-file-missing", run_args(_text_exp({"path": "nowhere.csv"})), "nowhere.csv: data file not found"),
     Case("binary-file-as-csv", with_file("photo.csv", _png), "not a text table (the file is a PNG image)"),
     Case("empty-file", with_file("empty.csv", ""), "empty.csv: the file is empty"),
     Case("header-only", with_file("head.csv", "text,label\n"), "has a header (text, label) but no rows"),
-    Case("text-column-missing", with_file("t.csv", "sentence,label\ngood,1\nbad,0\n"),
-         "no column 'text' (data.text_column)"),
-    Case("label-column-missing", with_file("t.csv", "text,label\ngood,1\nbad,0\n", {"label_column": "target"}),
-         "no column 'target' (data.label_column)"),
-    Case("all-texts-empty", with_file("t.csv", "text,label\n,1\n  ,0\n"),
-         "no usable examples (skipped: {'empty text': 2})"),
-    Case("nan-texts-jsonl", with_file("t.jsonl", '{"text": NaN, "label": 1}\n{"text": null, "label": 0}\n'),
-         "no usable examples (skipped: {'empty text': 2})"),
-    Case("mixed-label-types", with_file("t.csv", "text,label\ngood,1\nbad,negative\n"),
-         "column 'label' mixes numbers and names"),
-    Case("class-without-eval-examples",
-         with_file("t.csv", "text,label\ngood,1\nbad,0\n", {"label_names": ["negative", "neutral", "positive"]}),
-         "class(es) ['positive'] have no evaluation examples"),
-    Case("train-class-missing-from-eval",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"]), "train": str(write_text_table(
-             t / "train.csv", [{"text": "meh", "label": "neutral"}, {"text": "good", "label": "positive"}]))})),
-         "classes ['neutral'] have training examples but no evaluation examples"),
-    Case("malformed-csv-row", with_file("t.csv", "text,label\ngood,1\nbad,0,extra,fields\n"),
-         "malformed row at line 3: expected 2 fields, saw 4"),
-    Case("malformed-jsonl-line", with_file("t.jsonl", '{"text": "good", "label": 1}\n{"text": "bad", \n'),
-         "line 2 is not valid JSON"),
+    Case(
+        "text-column-missing",
+        with_file("t.csv", "sentence,label\ngood,1\nbad,0\n"),
+        "no column 'text' (data.text_column)",
+    ),
+    Case(
+        "label-column-missing",
+        with_file("t.csv", "text,label\ngood,1\nbad,0\n", {"label_column": "target"}),
+        "no column 'target' (data.label_column)",
+    ),
+    Case(
+        "all-texts-empty",
+        with_file("t.csv", "text,label\n,1\n  ,0\n"),
+        "no usable examples (skipped: {'empty text': 2})",
+    ),
+    Case(
+        "nan-texts-jsonl",
+        with_file("t.jsonl", '{"text": NaN, "label": 1}\n{"text": null, "label": 0}\n'),
+        "no usable examples (skipped: {'empty text': 2})",
+    ),
+    Case(
+        "mixed-label-types",
+        with_file("t.csv", "text,label\ngood,1\nbad,negative\n"),
+        "column 'label' mixes numbers and names",
+    ),
+    Case(
+        "class-without-eval-examples",
+        with_file("t.csv", "text,label\ngood,1\nbad,0\n", {"label_names": ["negative", "neutral", "positive"]}),
+        "class(es) ['positive'] have no evaluation examples",
+    ),
+    Case(
+        "train-class-missing-from-eval",
+        with_assets(
+            lambda t, a: _text_exp(
+                {
+                    "path": str(a["table"]),
+                    "train": str(
+                        write_text_table(
+                            t / "train.csv",
+                            [{"text": "meh", "label": "neutral"}, {"text": "good", "label": "positive"}],
+                        )
+                    ),
+                }
+            )
+        ),
+        "classes ['neutral'] have training examples but no evaluation examples",
+    ),
+    Case(
+        "malformed-csv-row",
+        with_file("t.csv", "text,label\ngood,1\nbad,0,extra,fields\n"),
+        "malformed row at line 3: expected 2 fields, saw 4",
+    ),
+    Case(
+        "malformed-jsonl-line",
+        with_file("t.jsonl", '{"text": "good", "label": 1}\n{"text": "bad", \n'),
+        "line 2 is not valid JSON",
+    ),
     Case("not-utf8", with_file("t.csv", "text,label\ncaf\xe9,1\n".encode("latin-1")), "not UTF-8 text"),
-    Case("image-folder-without-images", run_args(lambda t, a: _text_exp({"path": str(_empty_classes(t))}, MLP)),
-         "class folder(s) ['cat', 'dog'] hold no readable image"),
-    Case("image-folder-without-classes", run_args(lambda t, a: _text_exp({"path": str(_flat_folder(t))}, MLP)),
-         "no class subfolders"),
+    Case(
+        "image-folder-without-images",
+        run_args(lambda t, a: _text_exp({"path": str(_empty_classes(t))}, MLP)),
+        "class folder(s) ['cat', 'dog'] hold no readable image",
+    ),
+    Case(
+        "image-folder-without-classes",
+        run_args(lambda t, a: _text_exp({"path": str(_flat_folder(t))}, MLP)),
+        "no class subfolders",
+    ),
     # -- the models
-    Case("model-labels-do-not-match",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": str(a["bert"]),
-                                                                       "label_names": ["cat", "dog"]})),
-         "model 'bert' labels 'cat', 'dog' do not match the dataset labels 'negative', 'positive'"),
-    Case("model-lacks-a-data-class",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table3"])}, {**BERT, "source": str(a["bert"])})),
-         "model 'bert' cannot predict the dataset's class(es) 'neutral': its 2 outputs are 'negative', 'positive'"),
-    Case("long-label-list-is-cut",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**KEYWORDS, "model_args": {"keywords": MANY}})),
-         "labels 'intent_00', 'intent_01', 'intent_02', 'intent_03', 'intent_04', 'intent_05', 'intent_06', "
-         "'intent_07', 'intent_08', 'intent_09' … and 67 more do not match the dataset labels 'negative', "
-         "'positive'"),
-    Case("nan-scores-for-every-example", with_assets(_nan_everywhere),
-         "model 'nan' returned NaN or infinite scores for every example (12)"),
+    Case(
+        "model-labels-do-not-match",
+        with_assets(
+            lambda t, a: _text_exp(
+                {"path": str(a["table"])}, {**BERT, "source": str(a["bert"]), "label_names": ["cat", "dog"]}
+            )
+        ),
+        "model 'bert' labels 'cat', 'dog' do not match the dataset labels 'negative', 'positive'",
+    ),
+    Case(
+        "model-lacks-a-data-class",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table3"])}, {**BERT, "source": str(a["bert"])})),
+        "model 'bert' cannot predict the dataset's class(es) 'neutral': its 2 outputs are 'negative', 'positive'",
+    ),
+    Case(
+        "long-label-list-is-cut",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**KEYWORDS, "model_args": {"keywords": MANY}})),
+        "labels 'intent_00', 'intent_01', 'intent_02', 'intent_03', 'intent_04', 'intent_05', 'intent_06', "
+        "'intent_07', 'intent_08', 'intent_09' … and 67 more do not match the dataset labels 'negative', "
+        "'positive'",
+    ),
+    Case(
+        "nan-scores-for-every-example",
+        with_assets(_nan_everywhere),
+        "model 'nan' returned NaN or infinite scores for every example (12)",
+    ),
     Case("truncated-checkpoint", with_assets(_truncated_bert), "corrupt or truncated"),
-    Case("pickle-checkpoint-without-opt-in", with_assets(_pickled_torch_checkpoint),
-         "holds pickled Python objects"),
+    Case("pickle-checkpoint-without-opt-in", with_assets(_pickled_torch_checkpoint), "holds pickled Python objects"),
     Case("pickled-sklearn-without-opt-in", with_assets(_pickled_sklearn), "allow_pickle: true"),
-    Case("max-length-beyond-position-limit",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": str(a["bert"]),
-                                                                       "max_length": 512})),
-         "max_length 512 is beyond what the model can read (its position embeddings allow 64 tokens)"),
-    Case("hub-id-while-offline",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": "someone/no-such-model"})),
-         "hub model 'someone/no-such-model' is not available offline"),
-    Case("python-module-missing",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**KEYWORDS, "source": "nomodule:make"})),
-         "module 'nomodule' not found"),
-    Case("model-cannot-read-modality",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {"name": "net", "kind": "timm",
-                                                                       "source": "test_resnet"})),
-         "model 'net' (kind timm) cannot read text data"),
+    Case(
+        "max-length-beyond-position-limit",
+        with_assets(
+            lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": str(a["bert"]), "max_length": 512})
+        ),
+        "max_length 512 is beyond what the model can read (its position embeddings allow 64 tokens)",
+    ),
+    Case(
+        "hub-id-while-offline",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": "someone/no-such-model"})),
+        "hub model 'someone/no-such-model' is not available offline",
+    ),
+    Case(
+        "python-module-missing",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**KEYWORDS, "source": "nomodule:make"})),
+        "module 'nomodule' not found",
+    ),
+    Case(
+        "model-cannot-read-modality",
+        with_assets(
+            lambda t, a: _text_exp({"path": str(a["table"])}, {"name": "net", "kind": "timm", "source": "test_resnet"})
+        ),
+        "model 'net' (kind timm) cannot read text data",
+    ),
     # -- --until-decided (eval.until_decided)
-    Case("until-decided-one-model", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
-         "--until-decided (eval.until_decided) stops when a comparison is decided, but the experiment has 1 model",
-         extra={"more": ["--until-decided"]}),
-    Case("until-decided-with-processes",
-         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"},
-                            execution={"mode": "processes"}), "--until-decided"),
-         "cannot be combined with execution.mode: processes"),
-    Case("until-decided-with-shards",
-         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}, execution={"shards": 2}),
-                  "--until-decided"),
-         "cannot be combined with execution.shards: 2"),
-    Case("until-decided-chunk-size-zero",
-         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}), "--until-decided", "--set",
-                  "eval.chunk_size=0"),
-         "eval.chunk_size: Input should be greater than 0"),
-    Case("until-decided-chunk-not-whole-batches",
-         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}, eval={"batch_size": 4,
-                                                                                           "chunk_size": 10}),
-                  "--until-decided"),
-         "eval.chunk_size=10 is not a multiple of eval.batch_size=4"),
-    Case("until-decided-chunk-covers-the-data",
-         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, KEYWORDS, {**KEYWORDS, "name": "kw2"},
-                                            eval={"batch_size": 4, "chunk_size": 12})),
-         "eval.chunk_size=12 is not smaller than the 12 examples to evaluate", extra={"more": ["--until-decided"]}),
-    Case("until-decided-conflicts-with-set",
-         run_args(_text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}), "--until-decided", "--set",
-                  "eval.until_decided=false"),
-         "--set eval.until_decided=false and --set eval.until_decided=true conflict"),
+    Case(
+        "until-decided-one-model",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+        "--until-decided (eval.until_decided) stops when a comparison is decided, but the experiment has 1 model",
+        extra={"more": ["--until-decided"]},
+    ),
+    Case(
+        "until-decided-with-processes",
+        run_args(
+            _text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}, execution={"mode": "processes"}),
+            "--until-decided",
+        ),
+        "cannot be combined with execution.mode: processes",
+    ),
+    Case(
+        "until-decided-with-shards",
+        run_args(
+            _text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}, execution={"shards": 2}),
+            "--until-decided",
+        ),
+        "cannot be combined with execution.shards: 2",
+    ),
+    Case(
+        "until-decided-chunk-size-zero",
+        run_args(
+            _text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}),
+            "--until-decided",
+            "--set",
+            "eval.chunk_size=0",
+        ),
+        "eval.chunk_size: Input should be greater than 0",
+    ),
+    Case(
+        "until-decided-chunk-not-whole-batches",
+        run_args(
+            _text_exp(
+                {"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}, eval={"batch_size": 4, "chunk_size": 10}
+            ),
+            "--until-decided",
+        ),
+        "eval.chunk_size=10 is not a multiple of eval.batch_size=4",
+    ),
+    Case(
+        "until-decided-chunk-covers-the-data",
+        with_assets(
+            lambda t, a: _text_exp(
+                {"path": str(a["table"])},
+                KEYWORDS,
+                {**KEYWORDS, "name": "kw2"},
+                eval={"batch_size": 4, "chunk_size": 12},
+            )
+        ),
+        "eval.chunk_size=12 is not smaller than the 12 examples to evaluate",
+        extra={"more": ["--until-decided"]},
+    ),
+    Case(
+        "until-decided-conflicts-with-set",
+        run_args(
+            _text_exp({"path": "d.csv"}, KEYWORDS, {**KEYWORDS, "name": "kw2"}),
+            "--until-decided",
+            "--set",
+            "eval.until_decided=false",
+        ),
+        "--set eval.until_decided=false and --set eval.until_decided=true conflict",
+    ),
     # -- the output
-    Case("output-is-a-file", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
-         "is a file, not a folder", extra={"out_is_file": True}),
-    Case("output-not-writable", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
-         "cannot write results there (Permission denied)", patch=_not_writable),
-    Case("disk-full-while-writing", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
-         "No space left on device", patch=_disk_full),
-    Case("another-experiment-in-out", with_assets(lambda t, a: {**_text_exp({"path": str(a["table"])}),
-                                                                "name": "other"}),
-         "holds the h2h run results of experiment 'bad'; refusing to replace them with h2h run of experiment "
-         "'other'; pass --overwrite to replace them, or choose another --out"),
-    Case("bench-into-a-run-folder",
-         lambda t, a: ["bench", str(_write_exp(t, _text_exp({"path": str(a["table"])}))), "--out", "{out}"],
-         "holds the h2h run results of experiment 'bad'; refusing to replace them with h2h bench of experiment "
-         "'bad'"),
-    Case("another-run-writing-there", with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
-         "another h2h run of experiment 'bad' (pid", extra={"locked": True}),
-    Case("resume-after-the-data-changed", _changed_data_since,
-         "the data changed since the run being resumed in"),
-    Case("show-corrupt-results", lambda t, a: ["show", str(_write_exp(t, "{not json", "results.json"))],
-         "not a readable results JSON file"),
-    Case("gate-ambiguous-margin",
-         lambda t, a: ["gate", "{out}/results.json", "--baseline", "mlp", "--candidate", "mlp2",
-                       "--max-accuracy-drop", "0.5%"], "'%' is ambiguous for accuracy"),
-    Case("gate-unknown-model",
-         lambda t, a: ["gate", "{out}/results.json", "--baseline", "mpl", "--candidate", "x",
-                       "--max-accuracy-drop", "0.5pp"], "--baseline mpl: no model of that name"),
+    Case(
+        "output-is-a-file",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+        "is a file, not a folder",
+        extra={"out_is_file": True},
+    ),
+    Case(
+        "output-not-writable",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+        "cannot write results there (Permission denied)",
+        patch=_not_writable,
+    ),
+    Case(
+        "disk-full-while-writing",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+        "No space left on device",
+        patch=_disk_full,
+    ),
+    Case(
+        "another-experiment-in-out",
+        with_assets(lambda t, a: {**_text_exp({"path": str(a["table"])}), "name": "other"}),
+        "holds the h2h run results of experiment 'bad'; refusing to replace them with h2h run of experiment "
+        "'other'; pass --overwrite to replace them, or choose another --out",
+    ),
+    Case(
+        "bench-into-a-run-folder",
+        lambda t, a: ["bench", str(_write_exp(t, _text_exp({"path": str(a["table"])}))), "--out", "{out}"],
+        "holds the h2h run results of experiment 'bad'; refusing to replace them with h2h bench of experiment 'bad'",
+    ),
+    Case(
+        "another-run-writing-there",
+        with_assets(lambda t, a: _text_exp({"path": str(a["table"])})),
+        "another h2h run of experiment 'bad' (pid",
+        extra={"locked": True},
+    ),
+    Case("resume-after-the-data-changed", _changed_data_since, "the data changed since the run being resumed in"),
+    Case(
+        "show-corrupt-results",
+        lambda t, a: ["show", str(_write_exp(t, "{not json", "results.json"))],
+        "not a readable results JSON file",
+    ),
+    Case(
+        "gate-ambiguous-margin",
+        lambda t, a: [
+            "gate",
+            "{out}/results.json",
+            "--baseline",
+            "mlp",
+            "--candidate",
+            "mlp2",
+            "--max-accuracy-drop",
+            "0.5%",
+        ],
+        "'%' is ambiguous for accuracy",
+    ),
+    Case(
+        "gate-unknown-model",
+        lambda t, a: [
+            "gate",
+            "{out}/results.json",
+            "--baseline",
+            "mpl",
+            "--candidate",
+            "x",
+            "--max-accuracy-drop",
+            "0.5pp",
+        ],
+        "--baseline mpl: no model of that name",
+    ),
 ]
 
 
@@ -383,8 +599,11 @@ def test_bad_input_gives_one_line_and_exit_2(case: Case, assets, tmp_path, monke
     capsys.readouterr()
     if case.patch is not None:
         case.patch(monkeypatch)
-    with pytest.raises(SystemExit) as info, use_backend(case.backend) if case.backend else contextlib.nullcontext(), \
-            _hold_the_lock(out) if case.extra.get("locked") else contextlib.nullcontext():
+    with (
+        pytest.raises(SystemExit) as info,
+        use_backend(case.backend) if case.backend else contextlib.nullcontext(),
+        _hold_the_lock(out) if case.extra.get("locked") else contextlib.nullcontext(),
+    ):
         main(argv)
     monkeypatch.undo()
     err = capsys.readouterr().err.strip()
@@ -403,8 +622,13 @@ def test_corrupt_jpeg_and_empty_rows_are_skipped_with_a_count(tmp_path, capsys):
     folder = make_image_folder(tmp_path / "imgs", classes=("ants", "bees"), n_per_class=3, size=12, fmt="jpg")
     good = (folder / "ants" / "ants_0.jpg").read_bytes()
     (folder / "bees" / "broken.jpg").write_bytes(good[: len(good) // 3])  # truncated mid-scan
-    cnn = {"name": "cnn", "kind": "python", "source": "headtohead.testing.models:tiny_cnn",
-           "model_args": {"n_classes": 2}, "label_names": ["ants", "bees"]}
+    cnn = {
+        "name": "cnn",
+        "kind": "python",
+        "source": "headtohead.testing.models:tiny_cnn",
+        "model_args": {"n_classes": 2},
+        "label_names": ["ants", "bees"],
+    }
     main(["run", str(_write_exp(tmp_path, _text_exp({"path": str(folder)}, cnn))), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert "skipped 1 files (unreadable image: 1)" in err
@@ -413,7 +637,9 @@ def test_corrupt_jpeg_and_empty_rows_are_skipped_with_a_count(tmp_path, capsys):
     result = headtohead.load_result(tmp_path / "o" / "results.json")
     assert result.dataset.skipped == {"unreadable image": 1} and result.dataset.n_examples == 6
 
-    table = write_text_table(tmp_path / "t.csv", [{"text": "good", "label": "positive"}, {"text": "", "label": "x"},
-                                                   {"text": "bad", "label": "negative"}])
+    table = write_text_table(
+        tmp_path / "t.csv",
+        [{"text": "good", "label": "positive"}, {"text": "", "label": "x"}, {"text": "bad", "label": "negative"}],
+    )
     outcome = headtohead.run(_text_exp({"path": str(table)}))
     assert outcome.result.dataset.skipped == {"empty text": 1} and outcome.result.dataset.n_examples == 2

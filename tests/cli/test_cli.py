@@ -34,10 +34,13 @@ SKLEARN_EXP = textwrap.dedent("""\
 
 
 def test_missing_data_file(tmp_path, capsys):
-    path = _write(tmp_path, """\
+    path = _write(
+        tmp_path,
+        """\
         data: {path: nowhere.csv}
         models: [{name: a, kind: python, source: "m:f"}]
-        """)
+        """,
+    )
     code, err = _fails(["run", str(path), "--out", str(tmp_path / "out")], capsys)
     assert code == 2
     assert "nowhere.csv: data file not found" in err
@@ -70,10 +73,13 @@ def test_cuda_index_out_of_range(tmp_path, capsys):
 
 
 def test_unknown_model_kind_and_bad_yaml(tmp_path, capsys):
-    path = _write(tmp_path, """\
+    path = _write(
+        tmp_path,
+        """\
         data: {path: sklearn:iris}
         models: [{name: a, kind: sklarn, source: x}]
-        """)
+        """,
+    )
     code, err = _fails(["validate", str(path)], capsys)
     assert code == 2 and "models[0].kind: unknown model kind 'sklarn' — did you mean sklearn?" in err
     path.write_text("data: {path: [\n")
@@ -94,10 +100,13 @@ def test_validate_ok(tmp_path, capsys):
 
 
 def test_subprocess_exit_code_and_debug_traceback(tmp_path):
-    path = _write(tmp_path, """\
+    path = _write(
+        tmp_path,
+        """\
         data: {path: nowhere.csv}
         models: [{name: a, kind: python, source: "m:f"}]
-        """)
+        """,
+    )
     cmd = [sys.executable, "-m", "headtohead.cli.main", "run", str(path), "--out", str(tmp_path / "o")]
     plain = subprocess.run(cmd, capture_output=True, text=True)
     assert plain.returncode == 2
@@ -118,29 +127,37 @@ except SystemExit:
 """
 
 
-@pytest.mark.parametrize("args, allowed", [
-    (["--help"], set()),
-    (["run", "--help"], set()),
-    (["validate", "{experiment}"], set()),
-    (["plan", "--accuracy", "0.9", "--delta", "0.05"], {"scipy.stats"}),
-])
+@pytest.mark.parametrize(
+    "args, allowed",
+    [
+        (["--help"], set()),
+        (["run", "--help"], set()),
+        (["validate", "{experiment}"], set()),
+        (["plan", "--accuracy", "0.9", "--delta", "0.05"], {"scipy.stats"}),
+    ],
+)
 def test_commands_that_load_no_model_import_no_model_library(tmp_path, args, allowed):
     """h2h --help, validate and plan answer at once: no torch, transformers, timm (issue 18)."""
     experiment = tmp_path / "exp.yaml"
-    experiment.write_text("name: v\ndata: {path: 'sklearn:iris'}\n"
-                          "models: [{name: a, kind: python, source: 'headtohead.testing.models:tiny_mlp'}]\n")
+    experiment.write_text(
+        "name: v\ndata: {path: 'sklearn:iris'}\n"
+        "models: [{name: a, kind: python, source: 'headtohead.testing.models:tiny_mlp'}]\n"
+    )
     argv = [a.format(experiment=experiment) for a in args]
     out = subprocess.run([sys.executable, "-c", _IMPORTS_PROBE, *argv], capture_output=True, text=True, check=True)
     heavy = set(filter(None, out.stdout.rsplit("HEAVY:", 1)[1].strip().split(",")))
     assert heavy <= allowed, (args, heavy)
 
 
-@pytest.mark.parametrize("argv, expected", [
-    (["run", "--nope"], "No such option: --nope"),
-    (["rnu", "x.yaml"], "Did you mean 'run'?"),
-    (["run"], "Missing argument"),
-    (["gate", "r.json", "--baseline", "a"], "Missing option '--candidate'"),
-])
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["run", "--nope"], "No such option: --nope"),
+        (["rnu", "x.yaml"], "Did you mean 'run'?"),
+        (["run"], "Missing argument"),
+        (["gate", "r.json", "--baseline", "a"], "Missing option '--candidate'"),
+    ],
+)
 def test_command_line_mistakes_are_usage_errors_not_internal_errors(capsys, argv, expected):
     with pytest.raises(SystemExit) as info:
         main(argv)

@@ -64,7 +64,9 @@ def test_demsar_worked_example_on_scores(tmp_path, capsys):
     assert [round(ranks[m], 3) for m in ("C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf")] == [3.143, 2.000, 2.893, 1.964]
     assert round(result.friedman.statistic, 2) == 9.28 and round(result.iman_davenport.statistic, 2) == 3.69
     assert round(result.nemenyi_cd, 2) == 1.25 and result.input == "scores" and result.metric == "auc"
-    assert "χ²_F = 9.28" in printed and "Iman–Davenport F = 3.69" in printed and "critical difference is 1.25" in printed
+    assert (
+        "χ²_F = 9.28" in printed and "Iman–Davenport F = 3.69" in printed and "critical difference is 1.25" in printed
+    )
     raw = json.loads((tmp_path / "out" / "suite.json").read_text())
     assert raw["schema_version"] == 1 and {"statistic", "p_value"} <= set(raw["friedman"])
     assert {"wilcoxon_p", "holm_p", "p_a_better", "p_equivalent", "p_b_better"} <= set(raw["pairs"][0])
@@ -89,8 +91,10 @@ def _runs(tmp_path: Path) -> list[str]:
     return paths
 
 
-VALID = ("datasets: [{name: a, data: {path: 'sklearn:iris'}}, {name: b, data: {path: 'sklearn:wine'}}]\n"
-         "models: [{name: x, kind: sklearn, source: x.skops}, {name: y, kind: sklearn, source: y.skops}]\n")
+VALID = (
+    "datasets: [{name: a, data: {path: 'sklearn:iris'}}, {name: b, data: {path: 'sklearn:wine'}}]\n"
+    "models: [{name: x, kind: sklearn, source: x.skops}, {name: y, kind: sklearn, source: y.skops}]\n"
+)
 
 
 def _suite_file(tmp_path: Path, text: str) -> str:
@@ -103,16 +107,27 @@ CASES = {
     "scores file missing": (lambda t: ["suite", "--scores", str(t / "none.csv")], "none.csv: file not found"),
     "no dataset column": (lambda t: ["suite", "--scores", _table(t, "name,a,b\nx,1,2\n")], "no 'dataset' column"),
     "one model column": (lambda t: ["suite", "--scores", _table(t, "dataset,a\nx,1\n")], "1 model column(s)"),
-    "a cell that is text": (lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,good\n")],
-                            "line 2, column b: 'good' is not a number"),
-    "suite and scores": (lambda t: ["suite", "x.yaml", "--scores", _table(t, "dataset,a,b\nx,1,2\n")],
-                         "not two of them"),
-    "set on a table": (lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--set", "a=1"],
-                       "--set applies to a suite file"),
-    "unknown key in the suite": (lambda t: ["suite", _suite_file(t, VALID + "across: {metrc: accuracy}\n")],
-                                 "s.yaml:3: across.metrc: unknown key"),
+    "a cell that is text": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,good\n")],
+        "line 2, column b: 'good' is not a number",
+    ),
+    "suite and scores": (
+        lambda t: ["suite", "x.yaml", "--scores", _table(t, "dataset,a,b\nx,1,2\n")],
+        "not two of them",
+    ),
+    "set on a table": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--set", "a=1"],
+        "--set applies to a suite file",
+    ),
+    "unknown key in the suite": (
+        lambda t: ["suite", _suite_file(t, VALID + "across: {metrc: accuracy}\n")],
+        "s.yaml:3: across.metrc: unknown key",
+    ),
     "missing suite file": (lambda t: ["suite", str(t / "nope.yaml")], "suite file not found"),
-    "unknown metric of a run": (lambda t: ["suite", *_runs(t), "--metric", "acc"], "--metric acc: not a metric of a run"),
+    "unknown metric of a run": (
+        lambda t: ["suite", *_runs(t), "--metric", "acc"],
+        "--metric acc: not a metric of a run",
+    ),
     "direction of accuracy": (lambda t: ["suite", *_runs(t), "--lower-is-better"], "higher is better for accuracy"),
     "one run": (lambda t: ["suite", _runs(t)[0]], "a suite compares models across at least two data sets"),
 }
@@ -141,10 +156,13 @@ def _suite(root: Path) -> Path:
     from headtohead.testing.suite_models import RECIPE, fit_recipe
 
     datasets = ("digits", "breast_cancer", "wine", "iris")
-    suite = {"name": "killed", "datasets": [{"name": d, "data": {"path": f"sklearn:{d}", "split": {"eval_fraction": 0.3}}}
-                                            for d in datasets],
-             "models": [{"name": m, "kind": "sklearn", "source": f"models/{{dataset}}/{m}.skops"} for m in RECIPE],
-             "speed": {"enabled": False}, "stats": {"n_resamples": 200}}
+    suite = {
+        "name": "killed",
+        "datasets": [{"name": d, "data": {"path": f"sklearn:{d}", "split": {"eval_fraction": 0.3}}} for d in datasets],
+        "models": [{"name": m, "kind": "sklearn", "source": f"models/{{dataset}}/{m}.skops"} for m in RECIPE],
+        "speed": {"enabled": False},
+        "stats": {"n_resamples": 200},
+    }
     path = root / "suite.yaml"
     path.write_text(yaml.safe_dump(suite, sort_keys=False))
     for d in load_suite(path).datasets:
@@ -165,8 +183,12 @@ def test_a_suite_killed_mid_way_resumes_and_skips_what_finished(tmp_path, capsys
     path = _suite(tmp_path)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    process = subprocess.Popen([sys.executable, "-m", "headtohead.cli.main", "suite", str(path), "--out", str(out)],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "headtohead.cli.main", "suite", str(path), "--out", str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 240
     while not _finished(out / "digits") and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.02)
@@ -185,18 +207,25 @@ def test_a_suite_killed_mid_way_resumes_and_skips_what_finished(tmp_path, capsys
     rerun = [d for d in ("digits", "breast_cancer", "wine", "iris") if d not in done]
     assert all(f"{d}: running" in printed for d in rerun)
     result = load_suite_result(out / "suite.json")
-    assert len(result.finished) == 4 and [d.reused for d in result.datasets] == [d in done for d in
-                                                                                 ("digits", "breast_cancer", "wine",
-                                                                                  "iris")]
+    assert len(result.finished) == 4 and [d.reused for d in result.datasets] == [
+        d in done for d in ("digits", "breast_cancer", "wine", "iris")
+    ]
     assert result.friedman is not None and (out / "suite.html").is_file()
 
 
 def test_a_failed_data_set_exits_2_after_saving_the_others(tmp_path, capsys):
-    suite = {"name": "f", "datasets": [{"name": "iris", "data": {"path": "sklearn:iris"}},
-                                       {"name": "wine", "data": {"path": "sklearn:wine"}}],
-             "models": [{"name": "a", "kind": "sklearn", "source": "models/{dataset}/a.skops"},
-                        {"name": "b", "kind": "sklearn", "source": "models/{dataset}/b.skops"}],
-             "speed": {"enabled": False}}
+    suite = {
+        "name": "f",
+        "datasets": [
+            {"name": "iris", "data": {"path": "sklearn:iris"}},
+            {"name": "wine", "data": {"path": "sklearn:wine"}},
+        ],
+        "models": [
+            {"name": "a", "kind": "sklearn", "source": "models/{dataset}/a.skops"},
+            {"name": "b", "kind": "sklearn", "source": "models/{dataset}/b.skops"},
+        ],
+        "speed": {"enabled": False},
+    }
     path = tmp_path / "f.yaml"
     path.write_text(yaml.safe_dump(suite))
     with pytest.raises(SystemExit) as info:

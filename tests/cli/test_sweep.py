@@ -47,12 +47,15 @@ def test_sweep_command_prints_the_table_verdicts_and_recommendation(experiment, 
     assert (out / "sweep.md").is_file() and (out / "sweep.png").is_file()
 
 
-@pytest.mark.parametrize("argv, fragment", [
-    (["--batch-size", "1,x"], "--batch-size 'x' is not a valid int"),
-    (["--precision", "fp32,fp64"], "--precision: "),
-    (["--sparsity", "0.5,1.5"], "--sparsity: "),
-    (["--model", "mpl"], "sweep.models names 'mpl'"),
-])
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["--batch-size", "1,x"], "--batch-size 'x' is not a valid int"),
+        (["--precision", "fp32,fp64"], "--precision: "),
+        (["--sparsity", "0.5,1.5"], "--sparsity: "),
+        (["--model", "mpl"], "sweep.models names 'mpl'"),
+    ],
+)
 def test_sweep_mistakes_are_one_line(experiment, tmp_path, capsys, argv, fragment):
     with pytest.raises(SystemExit) as info:
         main(["sweep", str(experiment), "--out", str(tmp_path / "o"), *argv])

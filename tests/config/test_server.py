@@ -20,29 +20,38 @@ def test_defaults_keep_a_cpu_run_short():
     assert SpeedConfig.model_validate(config.model_dump()) == config
 
 
-@pytest.mark.parametrize("bad", [
-    {"latency_bound_ms": 0},
-    {"latency_bound_ms": -5},
-    {"price_per_hour": 0},
-    {"price_per_hour": -1.0},
-    {"server": {"max_batch": 0}},
-    {"server": {"precision": 1.5}},
-    {"server": {"min_qps": 10, "max_qps": 5}},
-    {"server": {"start_qps": 1, "min_qps": 5}},
-    {"server": {"max_btach": 8}},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"latency_bound_ms": 0},
+        {"latency_bound_ms": -5},
+        {"price_per_hour": 0},
+        {"price_per_hour": -1.0},
+        {"server": {"max_batch": 0}},
+        {"server": {"precision": 1.5}},
+        {"server": {"min_qps": 10, "max_qps": 5}},
+        {"server": {"start_qps": 1, "min_qps": 5}},
+        {"server": {"max_btach": 8}},
+    ],
+)
 def test_invalid_values_are_rejected(bad):
     with pytest.raises(ValidationError):
         SpeedConfig(**bad)
 
 
-@pytest.mark.parametrize(("speed", "where"), [
-    ({"price_per_hour": 0}, "speed.price_per_hour"),
-    ({"latency_bound_ms": 0}, "speed.latency_bound_ms"),
-])
+@pytest.mark.parametrize(
+    ("speed", "where"),
+    [
+        ({"price_per_hour": 0}, "speed.price_per_hour"),
+        ({"latency_bound_ms": 0}, "speed.latency_bound_ms"),
+    ],
+)
 def test_bad_values_in_an_experiment_are_one_line(speed, where):
-    raw = {"data": {"path": "sklearn:iris"}, "models": [{"name": "a", "kind": "sklearn", "source": "a.skops"}],
-           "speed": {"scenarios": ["server"], **speed}}
+    raw = {
+        "data": {"path": "sklearn:iris"},
+        "models": [{"name": "a", "kind": "sklearn", "source": "a.skops"}],
+        "speed": {"scenarios": ["server"], **speed},
+    }
     with pytest.raises(ConfigError) as info:
         experiment_from_dict(raw)
     assert where in str(info.value) and "greater than 0" in str(info.value) and "\n" not in str(info.value)

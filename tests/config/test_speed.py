@@ -25,18 +25,21 @@ def test_fixed_shape_and_round_trip():
     assert SpeedConfig.model_validate(config.model_dump()) == config
 
 
-@pytest.mark.parametrize("bad", [
-    {"scenarios": ["offline", "batch"]},
-    {"scenarios": []},
-    {"scenarios": ["offline", "offline"]},
-    {"rounds": 2},
-    {"min_iterations": 0},
-    {"confidence": 1.0},
-    {"target_ci_halfwidth": 0.0},
-    {"fixed_shape": {"batch_size": 0}},
-    {"fixed_shape": {"batch_size": 4, "seq_len": 3}},
-    {"warmup_itrations": 3},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"scenarios": ["offline", "batch"]},
+        {"scenarios": []},
+        {"scenarios": ["offline", "offline"]},
+        {"rounds": 2},
+        {"min_iterations": 0},
+        {"confidence": 1.0},
+        {"target_ci_halfwidth": 0.0},
+        {"fixed_shape": {"batch_size": 0}},
+        {"fixed_shape": {"batch_size": 4, "seq_len": 3}},
+        {"warmup_itrations": 3},
+    ],
+)
 def test_invalid_values_are_rejected(bad):
     with pytest.raises(ValidationError):
         SpeedConfig(**bad)

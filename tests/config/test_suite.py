@@ -10,10 +10,14 @@ from headtohead.errors import ConfigError
 
 BASE = {
     "name": "s",
-    "datasets": [{"name": "iris", "data": {"path": "sklearn:iris", "split": {"eval_fraction": 0.3}}},
-                 {"name": "wine", "data": {"path": "sklearn:wine", "split": {"eval_fraction": 0.3}}}],
-    "models": [{"name": "lr", "kind": "sklearn", "source": "models/{dataset}/lr.skops"},
-               {"name": "nb", "kind": "sklearn", "source": "models/{dataset}/nb.skops", "label_names": None}],
+    "datasets": [
+        {"name": "iris", "data": {"path": "sklearn:iris", "split": {"eval_fraction": 0.3}}},
+        {"name": "wine", "data": {"path": "sklearn:wine", "split": {"eval_fraction": 0.3}}},
+    ],
+    "models": [
+        {"name": "lr", "kind": "sklearn", "source": "models/{dataset}/lr.skops"},
+        {"name": "nb", "kind": "sklearn", "source": "models/{dataset}/nb.skops", "label_names": None},
+    ],
     "eval": {"batch_size": 16},
     "speed": {"enabled": False},
 }
@@ -33,9 +37,17 @@ def test_each_data_set_is_an_experiment_with_the_recipe_filled_in():
 
 
 def test_placeholder_is_filled_in_nested_strings_only():
-    raw = _with(models=[{"name": "p", "kind": "python", "source": "pkg.mod:make",
-                         "model_args": {"path": "w/{dataset}.npy", "keep": "{other}", "n": 3}},
-                        {"name": "q", "kind": "predictions", "source": "preds/{dataset}.csv"}])
+    raw = _with(
+        models=[
+            {
+                "name": "p",
+                "kind": "python",
+                "source": "pkg.mod:make",
+                "model_args": {"path": "w/{dataset}.npy", "keep": "{other}", "n": 3},
+            },
+            {"name": "q", "kind": "predictions", "source": "preds/{dataset}.csv"},
+        ]
+    )
     exp = suite_from_dict(raw).experiment("iris")
     assert exp.models[0].model_args == {"path": "w/iris.npy", "keep": "{other}", "n": 3}
     assert exp.models[1].source == "preds/iris.csv"
@@ -48,21 +60,28 @@ def test_load_from_yaml_with_overrides(tmp_path):
     assert suite.across.metric == "f1_macro" and suite.dataset("wine").data.limit == 20
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    (_with(datasets=BASE["datasets"][:1]), "datasets: List should have at least 2 items"),
-    (_with(models=BASE["models"][:1]), "models: List should have at least 2 items"),
-    (_with(datasets=[BASE["datasets"][0], BASE["datasets"][0]]), "data set name 'iris' is used twice"),
-    (_with(datasets=[{"name": "../up", "data": {"path": "x.csv"}}, BASE["datasets"][1]]), "must be a folder name"),
-    (_with(across={"metric": "acuracy"}), "unknown metric 'acuracy' — did you mean accuracy?"),
-    (_with(across={"rope": -0.1}), "across.rope"),
-    (_with(train={"epochs": 1}), "unknown key"),
-    (_with(datasets_at_once=2), "set execution.mode: processes or ray"),
-    (_with(datasets_at_once=2, execution={"mode": "processes"}, speed={"enabled": True}),
-     "timings of data sets running side by side would share the machine"),
-    (_with(models=[BASE["models"][0], {"name": "x", "kind": "sklearn"}]), "models[1].source: missing"),
-    (_with(eval={"until_decided": True, "chunk_size": 16, "batch_size": 16}, execution={"mode": "processes"}),
-     "data set 'iris'"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (_with(datasets=BASE["datasets"][:1]), "datasets: List should have at least 2 items"),
+        (_with(models=BASE["models"][:1]), "models: List should have at least 2 items"),
+        (_with(datasets=[BASE["datasets"][0], BASE["datasets"][0]]), "data set name 'iris' is used twice"),
+        (_with(datasets=[{"name": "../up", "data": {"path": "x.csv"}}, BASE["datasets"][1]]), "must be a folder name"),
+        (_with(across={"metric": "acuracy"}), "unknown metric 'acuracy' — did you mean accuracy?"),
+        (_with(across={"rope": -0.1}), "across.rope"),
+        (_with(train={"epochs": 1}), "unknown key"),
+        (_with(datasets_at_once=2), "set execution.mode: processes or ray"),
+        (
+            _with(datasets_at_once=2, execution={"mode": "processes"}, speed={"enabled": True}),
+            "timings of data sets running side by side would share the machine",
+        ),
+        (_with(models=[BASE["models"][0], {"name": "x", "kind": "sklearn"}]), "models[1].source: missing"),
+        (
+            _with(eval={"until_decided": True, "chunk_size": 16, "batch_size": 16}, execution={"mode": "processes"}),
+            "data set 'iris'",
+        ),
+    ],
+)
 def test_mistakes_are_one_line(raw, expected):
     with pytest.raises(ConfigError) as info:
         suite_from_dict(raw, source="suite.yaml")

@@ -11,9 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from headtohead.cli.sweep import parse_list
-from headtohead.config.sweep import sweep_with_options
 from headtohead.config import experiment_from_dict, load_experiment
-from headtohead.config.sweep import SweepConfig
+from headtohead.config.sweep import SweepConfig, sweep_with_options
 from headtohead.errors import ConfigError
 from headtohead.sweeps.capabilities import backend_unsupported, is_out_of_memory, precision_unsupported
 from headtohead.sweeps.grid import VariantSpec, expand_grid, native_backend, variant_name
@@ -24,23 +23,27 @@ BASE = {"data": {"path": "sklearn:iris"}, "models": [{"name": "m", "kind": "skle
 def test_defaults_scalars_and_the_experiment_section():
     config = SweepConfig()
     assert config.precision == ["fp32"] and config.backend == ["pytorch"] and config.batch_size is None
-    assert SweepConfig(precision="int8", batch_size=8, compile=True).model_dump(include={"precision", "batch_size",
-                                                                                         "compile"}) == \
-        {"precision": ["int8"], "batch_size": [8], "compile": [True]}
-    exp = experiment_from_dict({**BASE, "sweep": {"batch_size": [1, 8], "precision": ["fp32", "bf16", "int8"],
-                                                  "max_accuracy_drop": 0.01}})
+    assert SweepConfig(precision="int8", batch_size=8, compile=True).model_dump(
+        include={"precision", "batch_size", "compile"}
+    ) == {"precision": ["int8"], "batch_size": [8], "compile": [True]}
+    exp = experiment_from_dict(
+        {**BASE, "sweep": {"batch_size": [1, 8], "precision": ["fp32", "bf16", "int8"], "max_accuracy_drop": 0.01}}
+    )
     assert exp.sweep is not None and exp.sweep.batch_size == [1, 8] and exp.sweep.max_accuracy_drop == 0.01
     assert experiment_from_dict(BASE).sweep is None
 
 
-@pytest.mark.parametrize("section, fragment", [
-    ({"precision": ["fp64"]}, "precision"),
-    ({"batch_size": [8, 8]}, "twice"),
-    ({"batch_size": [0]}, "positive"),
-    ({"sparsity": [1.0]}, "up to (not including) 1.0"),
-    ({"backend": []}, "at least one value"),
-    ({"max_lenght": [64]}, "max_lenght"),
-])
+@pytest.mark.parametrize(
+    "section, fragment",
+    [
+        ({"precision": ["fp64"]}, "precision"),
+        ({"batch_size": [8, 8]}, "twice"),
+        ({"batch_size": [0]}, "positive"),
+        ({"sparsity": [1.0]}, "up to (not including) 1.0"),
+        ({"backend": []}, "at least one value"),
+        ({"max_lenght": [64]}, "max_lenght"),
+    ],
+)
 def test_bad_sections_are_one_line_config_errors(section, fragment):
     with pytest.raises(ConfigError) as info:
         experiment_from_dict({**BASE, "sweep": section})
@@ -48,8 +51,13 @@ def test_bad_sections_are_one_line_config_errors(section, fragment):
 
 
 def test_text_grid_collapses_channels_last_and_skips_impossible_combinations():
-    config = SweepConfig(precision=["fp32", "int8"], backend=["pytorch", "onnxruntime"], compile=[False, True],
-                         channels_last=[False, True], max_length=[64, 128])
+    config = SweepConfig(
+        precision=["fp32", "int8"],
+        backend=["pytorch", "onnxruntime"],
+        compile=[False, True],
+        channels_last=[False, True],
+        max_length=[64, 128],
+    )
     grid = expand_grid(config, model="bert", modality="text", parent_max_length=128)
     assert grid.parent == VariantSpec(max_length=128)
     assert grid.parent not in grid.variants and len(set(grid.variants)) == len(grid.variants)
@@ -70,9 +78,11 @@ def test_image_and_onnx_grids():
     assert any("max_length is ignored" in note for note in grid.notes)
     assert {variant_name("cnn", v, grid.parent) for v in grid.variants} == {"cnn[channels_last]", "cnn[onnxruntime]"}
     assert [reason for _, reason in grid.skipped] == [
-        "channels_last is a PyTorch memory format; ONNX Runtime picks its own layouts"]
-    onnx = expand_grid(SweepConfig(precision=["fp32", "int8"], backend=["onnxruntime"]), model="o",
-                       modality="features", kind="onnx")
+        "channels_last is a PyTorch memory format; ONNX Runtime picks its own layouts"
+    ]
+    onnx = expand_grid(
+        SweepConfig(precision=["fp32", "int8"], backend=["onnxruntime"]), model="o", modality="features", kind="onnx"
+    )
     assert native_backend("onnx") == "onnxruntime" and onnx.parent.backend == "onnxruntime"
     assert [variant_name("o", v, onnx.parent) for v in onnx.variants] == ["o[int8]"]
 
@@ -111,8 +121,10 @@ def test_out_of_memory_is_recognised_in_its_forms():
 
 
 def test_the_config_and_the_package_import_without_torch():
-    code = ("import sys, headtohead.config.sweep, headtohead.sweeps, headtohead.results.sweep; "
-            "print(sorted(m for m in ('torch', 'onnxruntime', 'transformers') if m in sys.modules))")
+    code = (
+        "import sys, headtohead.config.sweep, headtohead.sweeps, headtohead.results.sweep; "
+        "print(sorted(m for m in ('torch', 'onnxruntime', 'transformers') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -128,4 +140,9 @@ def test_the_example_experiment_validates():
     assert exp.sweep is not None and exp.sweep.batch_size == [1, 8, 32, 128]
     grid = expand_grid(exp.sweep, model="minilm", modality="text", parent_max_length=64)
     assert [variant_name("minilm", v, grid.parent) for v in grid.variants] == [
-        "minilm[bf16]", "minilm[int8]", "minilm[onnxruntime]", "minilm[onnxruntime,bf16]", "minilm[onnxruntime,int8]"]
+        "minilm[bf16]",
+        "minilm[int8]",
+        "minilm[onnxruntime]",
+        "minilm[onnxruntime,bf16]",
+        "minilm[onnxruntime,int8]",
+    ]

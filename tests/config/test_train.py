@@ -17,8 +17,11 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _experiment(tmp_path: Path, train: dict | None) -> Path:
-    raw = {"name": "t", "data": {"path": "sklearn:iris", "split": {"eval_fraction": 0.3}},
-           "models": [{"name": "a", "kind": "timm", "source": "resnet10t"}]}
+    raw = {
+        "name": "t",
+        "data": {"path": "sklearn:iris", "split": {"eval_fraction": 0.3}},
+        "models": [{"name": "a", "kind": "timm", "source": "resnet10t"}],
+    }
     if train is not None:
         raw["train"] = train
     path = tmp_path / "exp.yaml"
@@ -34,17 +37,20 @@ def test_defaults_and_seeds():
     assert train_config_from_dict({"seeds": [3, 1]}).seeds_for(7) == [3, 1]
 
 
-@pytest.mark.parametrize(("section", "expected"), [
-    ({"epoch": 2}, "train.epoch: unknown key — did you mean epochs?"),
-    ({"epochs": 0}, "train.epochs: Input should be greater than 0 (got 0)"),
-    ({"precision": "fp8"}, "train.precision: Input should be 'fp32', 'bf16' or 'fp16' (got 'fp8')"),
-    ({"seeds": [1, 1]}, "train.seeds: seeds [1, 1] lists a seed twice"),
-    ({"seeds": []}, "train.seeds: seeds is empty"),
-    ({"warmup_steps": 5, "warmup_ratio": 0.1}, "give either warmup_steps or warmup_ratio, not both"),
-    ({"device": "gpu"}, "train.device: unknown device 'gpu'"),
-    ({"target": {"metric": "accuracy", "valeu": 0.9}}, "train.target.valeu: unknown key — did you mean value?"),
-    ([1, 2], "train must be a mapping"),
-])
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [
+        ({"epoch": 2}, "train.epoch: unknown key — did you mean epochs?"),
+        ({"epochs": 0}, "train.epochs: Input should be greater than 0 (got 0)"),
+        ({"precision": "fp8"}, "train.precision: Input should be 'fp32', 'bf16' or 'fp16' (got 'fp8')"),
+        ({"seeds": [1, 1]}, "train.seeds: seeds [1, 1] lists a seed twice"),
+        ({"seeds": []}, "train.seeds: seeds is empty"),
+        ({"warmup_steps": 5, "warmup_ratio": 0.1}, "give either warmup_steps or warmup_ratio, not both"),
+        ({"device": "gpu"}, "train.device: unknown device 'gpu'"),
+        ({"target": {"metric": "accuracy", "valeu": 0.9}}, "train.target.valeu: unknown key — did you mean value?"),
+        ([1, 2], "train must be a mapping"),
+    ],
+)
 def test_bad_values_give_one_line_naming_the_key(section, expected):
     with pytest.raises(ConfigError) as info:
         train_config_from_dict(section, source="exp.yaml")

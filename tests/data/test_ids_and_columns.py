@@ -64,8 +64,11 @@ def test_missing_id_column_is_one_line_with_a_suggestion(tmp_path):
 
 def test_missing_slice_column_names_the_key(tmp_path):
     path = write_text_table(tmp_path / "t.csv", ROWS[:2])
-    with pytest.raises(DataError, match=r"no column 'sources' \(data.slice_columns\) — did you mean source\?.*"
-                                        r"correct or remove 'sources' in data.slice_columns"):
+    with pytest.raises(
+        DataError,
+        match=r"no column 'sources' \(data.slice_columns\) — did you mean source\?.*"
+        r"correct or remove 'sources' in data.slice_columns",
+    ):
         _load(path, slice_columns=["sources"])
 
 
@@ -85,8 +88,11 @@ def test_empty_id_names_the_row(tmp_path):
 
 
 def test_duplicates_only_among_kept_rows(tmp_path):
-    rows = [{"id": "a", "text": "x", "label": 0}, {"id": "a", "text": "", "label": 1}, {"id": "b", "text": "z",
-                                                                                      "label": 1}]
+    rows = [
+        {"id": "a", "text": "x", "label": 0},
+        {"id": "a", "text": "", "label": 1},
+        {"id": "b", "text": "z", "label": 1},
+    ]
     with pytest.warns(UserWarning):
         assert _load(write_text_table(tmp_path / "t.csv", rows), id_column="id").ids == ("a", "b")
 
@@ -108,8 +114,10 @@ def test_split_take_and_limit_keep_ids_aligned(tmp_path):
 
 
 def test_train_file_needs_no_id_or_slice_column(tmp_path):
-    evaluation = write_text_table(tmp_path / "eval.csv", [{"id": "a", "text": "x", "label": 0, "src": "s"},
-                                                          {"id": "b", "text": "y", "label": 1, "src": "t"}])
+    evaluation = write_text_table(
+        tmp_path / "eval.csv",
+        [{"id": "a", "text": "x", "label": 0, "src": "s"}, {"id": "b", "text": "y", "label": 1, "src": "t"}],
+    )
     train = write_text_table(tmp_path / "train.csv", [{"text": "p", "label": 0}, {"text": "q", "label": 1}])
     splits = create_dataset(DataConfig(path=str(evaluation), train=str(train), id_column="id", slice_columns=["src"]))
     assert splits.eval.ids == ("a", "b") and splits.train.ids is None
@@ -124,8 +132,10 @@ def test_fingerprint_covers_ids_and_columns_and_is_unchanged_without_them():
     with_column = Dataset("t", "text", ["a b", "c"], np.array([0, 1]), ("x", "y"), columns={"s": ["p", "q"]})
     hashes = {base.fingerprint(), with_ids.fingerprint(), other_ids.fingerprint(), with_column.fingerprint()}
     assert len(hashes) == 4
-    assert with_ids.fingerprint() == Dataset("t", "text", ["a b", "c"], np.array([0, 1]), ("x", "y"),
-                                             ids=(1, 2)).fingerprint()
+    assert (
+        with_ids.fingerprint()
+        == Dataset("t", "text", ["a b", "c"], np.array([0, 1]), ("x", "y"), ids=(1, 2)).fingerprint()
+    )
 
 
 def test_dataset_refuses_misaligned_ids_and_columns():

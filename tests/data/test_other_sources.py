@@ -28,8 +28,10 @@ def test_sklearn_digits_are_uint8_images():
     assert ds.labels[:3].tolist() == [0, 1, 2]
 
 
-@pytest.mark.parametrize(("name", "shape", "first"), [("iris", (150, 4), "setosa"), ("wine", (178, 13), "class_0"),
-                                                      ("breast_cancer", (569, 30), "malignant")])
+@pytest.mark.parametrize(
+    ("name", "shape", "first"),
+    [("iris", (150, 4), "setosa"), ("wine", (178, 13), "class_0"), ("breast_cancer", (569, 30), "malignant")],
+)
 def test_sklearn_feature_datasets(name, shape, first):
     ds = load_sklearn(f"sklearn:{name}", DataConfig(path=f"sklearn:{name}"))
     assert ds.modality == "features" and ds.examples.shape == shape and ds.examples.dtype == np.float32
@@ -58,8 +60,7 @@ def saved_dict(tmp_path_factory):
     pytest.importorskip("datasets")
     root = tmp_path_factory.mktemp("hf") / "saved"
     val = [*ROWS, {"text": "unlabelled", "label": -1}]
-    return save_hf_dataset(root, {"train": ROWS * 2, "validation": val, "test": ROWS[:2]},
-                           label_names=["neg", "pos"])
+    return save_hf_dataset(root, {"train": ROWS * 2, "validation": val, "test": ROWS[:2]}, label_names=["neg", "pos"])
 
 
 def _hf(spec, **config):
@@ -92,9 +93,11 @@ def test_hf_train_source_defaults_to_train_split(saved_dict, tmp_path):
 
 def test_hf_single_saved_dataset_with_string_labels_and_pairs(tmp_path):
     pytest.importorskip("datasets")
-    rows = [{"premise": "p1", "hypothesis": "h1", "gold": "entail"},
-            {"premise": "p2", "hypothesis": None, "gold": "contradict"},
-            {"premise": "p3", "hypothesis": "h3", "gold": "contradict"}]
+    rows = [
+        {"premise": "p1", "hypothesis": "h1", "gold": "entail"},
+        {"premise": "p2", "hypothesis": None, "gold": "contradict"},
+        {"premise": "p3", "hypothesis": "h3", "gold": "contradict"},
+    ]
     root = save_hf_dataset(tmp_path / "single", {"": rows}, label_column="gold")
     spec = f"hf:{root}"
     with pytest.warns(UserWarning, match="empty text pair: 1"):

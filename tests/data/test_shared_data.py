@@ -31,8 +31,9 @@ def test_sst2_dev_loads_all_872_rows(shared_data):
 
 
 def test_sst2_train_with_dev_as_eval(shared_data):
-    splits = create_dataset(DataConfig(path=str(shared_data / "sst2" / "dev.tsv"),
-                                       train=str(shared_data / "sst2" / "train.tsv")))
+    splits = create_dataset(
+        DataConfig(path=str(shared_data / "sst2" / "dev.tsv"), train=str(shared_data / "sst2" / "train.tsv"))
+    )
     assert len(splits.train) == 67349 and splits.train.label_names == ("0", "1")
 
 
@@ -48,8 +49,9 @@ def test_hymenoptera_train_keeps_the_readable_placeholder_gif(shared_data):
     # placeholder is a valid 300x300 GIF, so it is kept, as torchvision's ImageFolder keeps it.
     gif = shared_data / "hymenoptera" / "train" / "ants" / "imageNotFound.gif"
     assert check_image(gif) is None
-    splits = create_dataset(DataConfig(path=str(shared_data / "hymenoptera" / "val"),
-                                       train=str(shared_data / "hymenoptera" / "train")))
+    splits = create_dataset(
+        DataConfig(path=str(shared_data / "hymenoptera" / "val"), train=str(shared_data / "hymenoptera" / "train"))
+    )
     assert len(splits.train) == 245 and splits.train.skipped == {}
     assert str(gif) in splits.train.examples
     assert any(p.endswith("ant photos.jpg") for p in splits.train.examples)  # a name with a space

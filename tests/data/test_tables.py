@@ -14,7 +14,7 @@ from headtohead.testing.data import make_image_folder, make_text_table, write_te
 
 ROWS = [
     {"text": "a fine, moving film", "label": "positive"},
-    {"text": "dull \"and\" flat", "label": "negative"},
+    {"text": 'dull "and" flat', "label": "negative"},
     {"text": "superb", "label": "positive"},
 ]
 

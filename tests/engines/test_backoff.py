@@ -27,8 +27,9 @@ class HungryLookup(ModelAdapter):
     modalities = ("features",)
 
     def __init__(self, scores, backend, device="cuda:0", fail=None):
-        super().__init__(ModelConfig(name="hungry", kind="python", source="x:y"),
-                         LoadContext(LABELS, "features", device=device))
+        super().__init__(
+            ModelConfig(name="hungry", kind="python", source="x:y"), LoadContext(LABELS, "features", device=device)
+        )
         self.scores, self.backend, self.fail = scores, backend, fail
         self.label_names = LABELS
         self.module = torch.nn.Identity()
@@ -73,7 +74,9 @@ def test_a_batch_that_runs_out_of_memory_runs_again_in_halves_in_order():
     assert sizes == [16, 8] + [4] * 10
     assert sum(model.calls[2:], []) == list(range(40))  # every example once, in plan order
     assert [(e.batch, e.batch_size, e.sub_batch_size, e.error) for e in ev.backoff] == [
-        (0, 16, 8, "OutOfMemoryError"), (0, 8, 4, "OutOfMemoryError")]
+        (0, 16, 8, "OutOfMemoryError"),
+        (0, 8, 4, "OutOfMemoryError"),
+    ]
     assert backend.cache_empties == ["cuda:0", "cuda:0"]  # the allocator's cache handed back before each retry
     np.testing.assert_array_equal(ev.pred, reference.pred)
     np.testing.assert_allclose(ev.proba, reference.proba, rtol=1e-6)
@@ -84,8 +87,14 @@ def test_one_example_that_does_not_fit_is_an_error_and_other_errors_pass_through
     data, plan = _data(12), plan_batches(12, 4)
     scores = np.zeros((12, 3))
     backend = FakeCudaBackend(memory_limit=PER_EXAMPLE // 2)
-    with use_backend(backend), pytest.raises(ModelError, match=r"ran out of memory on cuda:0 even for one example "
-                                                                r"at a time \(batch 1 of the plan; OutOfMemoryError\)"):
+    with (
+        use_backend(backend),
+        pytest.raises(
+            ModelError,
+            match=r"ran out of memory on cuda:0 even for one example "
+            r"at a time \(batch 1 of the plan; OutOfMemoryError\)",
+        ),
+    ):
         evaluate_model(HungryLookup(scores, backend), data, plan, prefetch=0)
     with use_backend(FakeCudaBackend()), pytest.raises(ValueError, match="not memory"):
         evaluate_model(HungryLookup(scores, None, fail=ValueError("not memory")), data, plan, prefetch=0)

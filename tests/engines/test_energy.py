@@ -133,10 +133,10 @@ def test_derived_figures_are_recomputed_on_read():
 
 
 def test_measure_speed_reports_energy_and_cost_through_the_fake_layer():
+    from headtohead.data.base import Dataset
     from headtohead.engines.speed import measure_speed
     from headtohead.testing.fake_device import FakeClock
     from headtohead.testing.simulated import SimulatedAdapter
-    from headtohead.data.base import Dataset
 
     clock = FakeClock()
     counter = StepCounter()
@@ -153,8 +153,18 @@ def test_measure_speed_reports_energy_and_cost_through_the_fake_layer():
         return real_forward(inputs)
 
     adapter.forward = forward
-    config = SpeedConfig(scenarios=["offline"], rounds=5, min_iterations=5, min_seconds=0.0, warmup_iterations=0,
-                         warmup_seconds=0.0, memory=False, telemetry=False, pipeline_iterations=0, price_per_hour=3.6)
+    config = SpeedConfig(
+        scenarios=["offline"],
+        rounds=5,
+        min_iterations=5,
+        min_seconds=0.0,
+        warmup_iterations=0,
+        warmup_seconds=0.0,
+        memory=False,
+        telemetry=False,
+        pipeline_iterations=0,
+        price_per_hour=3.6,
+    )
     with use_energy_counters(opener):
         summary = measure_speed([adapter], data, config, batch_size=8, clock=clock)
     offline = summary.models[0].cost.scenario("offline")
@@ -167,13 +177,28 @@ def test_model_cost_prices_each_scenario_at_its_throughput_and_server_at_max_qps
     from headtohead.results.server import LoadGenSummary, ServerModelResult
     from headtohead.results.speed import ModelSpeed, TimeWindowResult
 
-    speed = ModelSpeed(name="bert", device="cpu", num_parameters=1, parameter_bytes=4, first_preprocess_s=0.0,
-                       first_call_s=0.0, time_window=TimeWindowResult(window_s=1.0, elapsed_s=2.0, batch_size=8,
-                                                                      batches=250, samples=2000))
-    served = ServerModelResult(name="bert", device="cpu", capacity_estimate_qps=900.0, max_qps=720.0,
-                               confidence=0.95, searches=[], trials=[], preprocessed_ahead=True)
-    loadgen = LoadGenSummary(loadgen_version="x", latency_bound_ms=50.0, settings={}, log_dir=None, seed=0,
-                             models=[served])
+    speed = ModelSpeed(
+        name="bert",
+        device="cpu",
+        num_parameters=1,
+        parameter_bytes=4,
+        first_preprocess_s=0.0,
+        first_call_s=0.0,
+        time_window=TimeWindowResult(window_s=1.0, elapsed_s=2.0, batch_size=8, batches=250, samples=2000),
+    )
+    served = ServerModelResult(
+        name="bert",
+        device="cpu",
+        capacity_estimate_qps=900.0,
+        max_qps=720.0,
+        confidence=0.95,
+        searches=[],
+        trials=[],
+        preprocessed_ahead=True,
+    )
+    loadgen = LoadGenSummary(
+        loadgen_version="x", latency_bound_ms=50.0, settings={}, log_dir=None, seed=0, models=[served]
+    )
     ledger = EnergyLedger(open_counter=lambda device: EnergyProbe(None, "no RAPL counters (test)"))
     cost = model_cost(ledger, speed, loadgen, price_per_hour=7.2)
     assert cost.scenario("time_window").cost_per_million == pytest.approx(cost_per_million(7.2, 1000.0)) == 2.0

@@ -23,7 +23,9 @@ class LookupAdapter(ModelAdapter):
     modalities = ("features",)
 
     def __init__(self, name, scores, label_names, output_kind="logits"):
-        super().__init__(ModelConfig(name=name, kind="python", source="x:y"), LoadContext(tuple(label_names), "features"))
+        super().__init__(
+            ModelConfig(name=name, kind="python", source="x:y"), LoadContext(tuple(label_names), "features")
+        )
         self.scores = scores
         self.label_names = tuple(label_names) if label_names is not None else None
         self.output_kind = output_kind
@@ -87,7 +89,9 @@ def test_label_alignment_rules():
     assert align_labels(None, ["neg", "pos"], model="m").how == "unnamed"
     with pytest.raises(ModelError, match=r"labels 'cat', 'dog' do not match the dataset labels 'neg', 'pos'"):
         align_labels(["cat", "dog"], ["neg", "pos"], model="m")
-    with pytest.raises(ModelError, match=r"cannot predict the dataset's class\(es\) 'pos': its 2 outputs are 'a', 'neg'"):
+    with pytest.raises(
+        ModelError, match=r"cannot predict the dataset's class\(es\) 'pos': its 2 outputs are 'a', 'neg'"
+    ):
         align_labels(["a", "neg"], ["neg", "pos"], model="m")
 
 
@@ -138,10 +142,12 @@ def test_a_model_with_more_classes_than_the_data_predicts_over_all_of_them():
     present = [0, 1, 2]
     assert q.accuracy == pytest.approx(skm.accuracy_score(data.labels, ev.pred))
     assert q.f1_macro == pytest.approx(skm.f1_score(data.labels, ev.pred, labels=present, average="macro"))
-    assert q.precision_weighted == pytest.approx(skm.precision_score(data.labels, ev.pred, labels=present,
-                                                                     average="weighted", zero_division=0))
-    assert q.balanced_accuracy == pytest.approx(np.mean(skm.recall_score(data.labels, ev.pred, labels=present,
-                                                                         average=None)))
+    assert q.precision_weighted == pytest.approx(
+        skm.precision_score(data.labels, ev.pred, labels=present, average="weighted", zero_division=0)
+    )
+    assert q.balanced_accuracy == pytest.approx(
+        np.mean(skm.recall_score(data.labels, ev.pred, labels=present, average=None))
+    )
     assert [c.label for c in q.per_class] == ["c0", "c1", "c2"]
     union = sorted(set(present) | set(ev.pred.tolist()))
     assert q.confusion_labels == [aligned[i] for i in union]

@@ -36,10 +36,18 @@ def quiet_host(monkeypatch):
 def test_cuda_peak_holds_the_models_weights_and_excludes_a_resident_model():
     clock, backend = FakeClock(), FakeCudaBackend(context_bytes=4 * MIB)
     with use_backend(backend):
-        other = SimulatedAdapter("other", cost_ns=1, clock=clock, backend=backend, device="cuda:0",
-                                 weight_bytes=256 * MIB)  # loaded before: a process that is not fresh
-        load = lambda: SimulatedAdapter("b", cost_ns=1, clock=clock, backend=backend, device="cuda:0",  # noqa: E731
-                                        weight_bytes=64 * MIB, memory_bytes=MIB)
+        other = SimulatedAdapter(
+            "other", cost_ns=1, clock=clock, backend=backend, device="cuda:0", weight_bytes=256 * MIB
+        )  # loaded before: a process that is not fresh
+        load = lambda: SimulatedAdapter(
+            "b",
+            cost_ns=1,
+            clock=clock,
+            backend=backend,
+            device="cuda:0",  # noqa: E731
+            weight_bytes=64 * MIB,
+            memory_bytes=MIB,
+        )
         cold, memory = measure_fresh(load, BATCHES, device="cuda:0", iterations=2, clock=clock)
     assert backend.warm_ups == ["cuda:0"] and cold.device_warmup_s is not None
     assert memory.isolated and memory.weights_mb == 64
@@ -51,8 +59,9 @@ def test_cuda_peak_holds_the_models_weights_and_excludes_a_resident_model():
     other.release()
 
 
-@pytest.mark.parametrize(("weight_mb", "at_least", "at_most"), [(64, 64, 64 + RSS_TOLERANCE_MB),
-                                                                 (0, 0, RSS_TOLERANCE_MB)])
+@pytest.mark.parametrize(
+    ("weight_mb", "at_least", "at_most"), [(64, 64, 64 + RSS_TOLERANCE_MB), (0, 0, RSS_TOLERANCE_MB)]
+)
 def test_rss_peak_is_the_models_weights_or_about_nothing(weight_mb, at_least, at_most):
     if not reset_peak_rss():
         pytest.skip("sampled RSS may miss the peak; the exact peak is Linux's")
@@ -103,9 +112,21 @@ def _features(n=64):
 
 
 def _quick(**settings):
-    return SpeedConfig(**{"warmup_iterations": 2, "warmup_seconds": 0.0, "min_iterations": 4, "min_seconds": 0.0,
-                          "rounds": 5, "pipeline_iterations": 0, "memory_iterations": 2, "num_batches": 2,
-                          "single_stream_inputs": 8, "telemetry": False, **settings})
+    return SpeedConfig(
+        **{
+            "warmup_iterations": 2,
+            "warmup_seconds": 0.0,
+            "min_iterations": 4,
+            "min_seconds": 0.0,
+            "rounds": 5,
+            "pipeline_iterations": 0,
+            "memory_iterations": 2,
+            "num_batches": 2,
+            "single_stream_inputs": 8,
+            "telemetry": False,
+            **settings,
+        }
+    )
 
 
 FACTORIES = '''
@@ -147,8 +168,10 @@ def test_fresh_processes_measure_known_weights_and_a_known_cold_start(tmp_path, 
     torch = pytest.importorskip("torch")
     (tmp_path / "h2h_known_models.py").write_text(textwrap.dedent(FACTORIES))
     context = LoadContext(("negative", "positive"), "features", base_dir=tmp_path)
-    configs = [ModelConfig(name=name, kind="python", source=f"h2h_known_models:{name}") for name in
-               ("weightless", "heavy_lazy")]
+    configs = [
+        ModelConfig(name=name, kind="python", source=f"h2h_known_models:{name}")
+        for name in ("weightless", "heavy_lazy")
+    ]
     from headtohead.adapters import create_adapter
 
     sys.path.insert(0, str(tmp_path))
@@ -159,8 +182,9 @@ def test_fresh_processes_measure_known_weights_and_a_known_cold_start(tmp_path, 
     adapters[1].forward(adapters[1].to_device(adapters[1].preprocess([np.zeros(8, np.float32)])))  # warm here
     recipes = {c.name: ModelRecipe(c, context) for c in configs}
     with torch.inference_mode():
-        summary = measure_speed(adapters, _features(), _quick(scenarios=["single_stream"]), batch_size=4,
-                                recipes=recipes)
+        summary = measure_speed(
+            adapters, _features(), _quick(scenarios=["single_stream"]), batch_size=4, recipes=recipes
+        )
     heavy, weightless = summary.model("heavy_lazy"), summary.model("weightless")
     assert heavy.memory.isolated and heavy.memory.weights_mb == pytest.approx(64, abs=0.01)
     assert heavy.memory.model_peak_mb >= 64
@@ -184,8 +208,10 @@ def test_on_a_real_gpu_the_cuda_peak_holds_the_weights_and_not_a_resident_model(
         kind, modalities = "python", ("features",)
 
         def __init__(self, name, mib):
-            super().__init__(ModelConfig(name=name, kind="python", source="test"),
-                             LoadContext(("a", "b"), "features", device="cuda:0"))
+            super().__init__(
+                ModelConfig(name=name, kind="python", source="test"),
+                LoadContext(("a", "b"), "features", device="cuda:0"),
+            )
             self.module = torch.nn.Linear(2, 2, bias=False).to("cuda:0")  # 16 bytes, plus ...
             self.module.big = torch.nn.Parameter(torch.ones(mib * 2**18, device="cuda:0"))  # ... mib MiB
 
@@ -207,7 +233,7 @@ def test_on_a_real_gpu_the_cuda_peak_holds_the_weights_and_not_a_resident_model(
     del resident
 
 
-UNGUARDED_SCRIPT = '''
+UNGUARDED_SCRIPT = """
     import pathlib, sys
     from headtohead.adapters.base import LoadContext
     from headtohead.config.schema import ModelConfig
@@ -219,7 +245,7 @@ UNGUARDED_SCRIPT = '''
     recipe = ModelRecipe(ModelConfig(name="w", kind="python", source="h2h_known_models:weightless"), context)
     cold, memory = measure_isolated(recipe, {"offline": [[[0.0] * 8] * 4]}, iterations=2)
     print("measured", memory.isolated, cold.batch_size)
-'''
+"""
 
 
 @pytest.mark.slow
@@ -232,8 +258,13 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path):
     script = tmp_path / "compare.py"
     script.write_text(textwrap.dedent(UNGUARDED_SCRIPT))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    done = subprocess.run([sys.executable, str(script), str(tmp_path / "runs.txt"), str(tmp_path)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "runs.txt"), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "measured True 4" in done.stdout
     assert (tmp_path / "runs.txt").read_text() == "ran\n"

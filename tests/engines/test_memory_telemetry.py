@@ -10,11 +10,11 @@ import types
 import numpy as np
 import pytest
 
-from headtohead.runtime.devices import use_backend
 from headtohead.engines.memory import RssSampler, measure_memory
 from headtohead.engines.telemetry import TelemetrySampler, host_load, open_nvml
 from headtohead.report.warnings import isolation_warning
 from headtohead.results.speed import HostLoad
+from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
 
 
@@ -82,7 +82,7 @@ def test_the_kernel_peak_catches_a_spike_no_sample_sees():
         pytest.skip("no resettable peak RSS here (Linux only)")
     assert got["exact"] and got["kernel"] >= 44 * 2**20  # a 48 MiB spike (page rounding, reuse)
     assert got["sampled"] < 8 * 2**20  # the samples missed it
-    assert got["reread"] >= -2**20
+    assert got["reread"] >= -(2**20)
 
 
 def test_cuda_growth_is_per_model_and_the_process_figure_holds_everything():
@@ -92,6 +92,7 @@ def test_cuda_growth_is_per_model_and_the_process_figure_holds_everything():
         def step(i):
             backend.allocate("cuda:0", nbytes)
             backend.free("cuda:0", nbytes)
+
         return step
 
     with use_backend(backend):
@@ -140,10 +141,10 @@ def test_telemetry_with_a_fake_nvml_summarises_per_interval(monkeypatch):
     sampler = TelemetrySampler("cuda:1", interval_s=0.001, clock=clock, nvml=nvml)
     sampler.start()
     nvml.util = 40
-    sampler._sample()            # t=0: model A's interval
+    sampler._sample()  # t=0: model A's interval
     clock.advance(100)
     nvml.util = 90
-    sampler._sample()            # t=100: model B's interval
+    sampler._sample()  # t=100: model B's interval
     sampler.stop()
     assert sampler.available and nvml.handles == [1]
     first_stats = sampler.summarise([(0, 50)])
@@ -182,8 +183,9 @@ def test_host_load_and_isolation_warning():
     assert load.cpu_count >= 1 and load.other_cpu_percent >= 0
     quiet = HostLoad(cpu_count=4, load_average=[0.5, 0.5, 0.5], other_cpu_percent=5.0)
     assert isolation_warning(quiet) is None
-    busy = HostLoad(cpu_count=2, load_average=[3.5, 2.0, 1.0], other_cpu_percent=150.0,
-                    busy_processes=["python (pid 7) 99 %"])
+    busy = HostLoad(
+        cpu_count=2, load_average=[3.5, 2.0, 1.0], other_cpu_percent=150.0, busy_processes=["python (pid 7) 99 %"]
+    )
     text = isolation_warning(busy)
     assert "150 % CPU" in text and "pid 7" in text and "load average is 3.5 on 2 CPUs" in text
     assert "load average" not in isolation_warning(busy, check_load_average=False)
@@ -198,8 +200,9 @@ def test_telemetry_is_kept_per_scenario(monkeypatch):
     from headtohead.testing.simulated import SimulatedAdapter
 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.setattr("headtohead.engines.speed.host_load", lambda: HostLoad(cpu_count=2, other_cpu_percent=0.0,
-                                                                               load_average=None))
+    monkeypatch.setattr(
+        "headtohead.engines.speed.host_load", lambda: HostLoad(cpu_count=2, other_cpu_percent=0.0, load_average=None)
+    )
     made = []
 
     def sampler(device, *, clock):
@@ -209,8 +212,16 @@ def test_telemetry_is_kept_per_scenario(monkeypatch):
     monkeypatch.setattr(speed_rounds, "TelemetrySampler", sampler)
     clock, backend = FakeClock(), FakeCudaBackend()
     data = Dataset("x", "features", np.zeros((32, 2)), np.zeros(32, dtype=np.int64), ("a", "b"))
-    config = SpeedConfig(warmup_iterations=1, warmup_seconds=0.0, min_iterations=2, min_seconds=0.0, rounds=5,
-                         pipeline_iterations=0, memory=False, single_stream_inputs=4)
+    config = SpeedConfig(
+        warmup_iterations=1,
+        warmup_seconds=0.0,
+        min_iterations=2,
+        min_seconds=0.0,
+        rounds=5,
+        pipeline_iterations=0,
+        memory=False,
+        single_stream_inputs=4,
+    )
     with use_backend(backend):
         model = SimulatedAdapter("m", cost_ns=1_000, clock=clock, backend=backend, device="cuda:0")
         record = measure_speed([model], data, config, batch_size=4, clock=clock).model("m")

@@ -18,12 +18,12 @@ from headtohead.adapters import LoadContext, create_adapter
 from headtohead.adapters.base import ModelAdapter
 from headtohead.config import ModelConfig
 from headtohead.data import Dataset
-from headtohead.runtime.devices import use_backend
 from headtohead.engines.batching import padded_positions, plan_batches
 from headtohead.engines.evaluate import evaluate_model
 from headtohead.engines.planning import example_lengths, plan_evaluation, text_lengths
 from headtohead.engines.transfer import ScoreCollector
 from headtohead.errors import ModelError
+from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeCudaBackend
 
 LABELS = ("neg", "pos")
@@ -38,8 +38,9 @@ class TextLookup(ModelAdapter):
     modalities = ("text", "text_pair")
 
     def __init__(self, name, table, *, delay=0.0, device="cpu", module=None):
-        super().__init__(ModelConfig(name=name, kind="python", source="x:y"),
-                         LoadContext(LABELS, "text", device=device))
+        super().__init__(
+            ModelConfig(name=name, kind="python", source="x:y"), LoadContext(LABELS, "text", device=device)
+        )
         self.table, self.delay, self.module = table, delay, module
         self.label_names = LABELS
         self.seen: list[list[str]] = []
@@ -125,11 +126,21 @@ def test_plan_for_images_and_features_keeps_dataset_order():
 def test_plan_counts_tokens_of_the_first_model_that_can(tmp_path):
     from headtohead.testing.text import make_tiny_bert
 
-    texts = ["a b c d e f g", "abcdefghijklmnopqrstuvwxyz", "the film", "bad", "good film indeed, quite good",
-             "x y", "fine", "a long, long, long sentence with many words in it"] * 3
+    texts = [
+        "a b c d e f g",
+        "abcdefghijklmnopqrstuvwxyz",
+        "the film",
+        "bad",
+        "good film indeed, quite good",
+        "x y",
+        "fine",
+        "a long, long, long sentence with many words in it",
+    ] * 3
     folder = make_tiny_bert(tmp_path / "bert", LABELS, seed=1)
-    models = [ModelConfig(name="skl", kind="sklearn", source="m.joblib"),
-              ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=16)]
+    models = [
+        ModelConfig(name="skl", kind="sklearn", source="m.joblib"),
+        ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=16),
+    ]
     context = LoadContext(LABELS, "text", base_dir=tmp_path)
     lengths, unit = example_lengths(_data(texts), models, context)
     adapter = create_adapter(models[1], context)
@@ -208,8 +219,8 @@ def test_predictions_equal_each_example_evaluated_alone(tmp_path, one_torch_thre
 
 
 def test_image_workers_give_what_the_thread_gives(tmp_path, one_torch_thread):
-    from headtohead.data import create_dataset
     from headtohead.config.schema import DataConfig
+    from headtohead.data import create_dataset
     from headtohead.testing.data import make_image_folder
 
     root = make_image_folder(tmp_path / "img", ("a", "b"), n_per_class=9, size=(20, 14))
@@ -256,7 +267,7 @@ def test_scores_come_back_in_few_large_copies():
     collector = ScoreCollector(100, streams, flush_elements=60)  # a copy every 30 rows of 2 scores
     rows = torch.arange(200, dtype=torch.float32).reshape(100, 2)
     for start in range(0, 100, 10):
-        collector.add(rows[start:start + 10])
+        collector.add(rows[start : start + 10])
     assert collector.host_copies == 3 and streams.count("host waits") == 0  # nothing waited for yet
     np.testing.assert_array_equal(collector.result(), rows.numpy())
     assert collector.host_copies == 4 and streams.count("host waits") == 4

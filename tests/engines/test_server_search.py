@@ -59,8 +59,10 @@ class _Named(ModelAdapter):
     modalities = ("features",)
 
     def __init__(self, name: str) -> None:
-        super().__init__(ModelConfig(name=name, kind="python", source="test"),
-                         LoadContext(label_names=("a", "b"), modality="features"))
+        super().__init__(
+            ModelConfig(name=name, kind="python", source="test"),
+            LoadContext(label_names=("a", "b"), modality="features"),
+        )
 
     @classmethod
     def load(cls, config, context):  # noqa: ANN001, ANN206
@@ -90,9 +92,16 @@ class FakeLoadGen:
         self.calls.append((model.name, test, batcher, list(model.examples)))
         held = test.target_qps <= self.capacity[model.name]
         p99 = 0.02 if held else 0.2
-        run = LoadGenRun(scenario="Server", valid=held, perf_constraints_met=held, min_duration_met=True,
-                         min_queries_met=True, early_stopping_met=held, query_count=500,
-                         percentiles_ns={"50.00": p99 / 2 * 1e9, "99.00": p99 * 1e9})
+        run = LoadGenRun(
+            scenario="Server",
+            valid=held,
+            perf_constraints_met=held,
+            min_duration_met=True,
+            min_queries_met=True,
+            early_stopping_met=held,
+            query_count=500,
+            percentiles_ns={"50.00": p99 / 2 * 1e9, "99.00": p99 * 1e9},
+        )
         return run, _Queue(busy_s=1.0)
 
 
@@ -140,10 +149,17 @@ class _TooFewQueries(FakeLoadGen):
 
     def __call__(self, model, test, *, batcher, log_dir):  # noqa: ANN001, ANN204
         self.calls.append((model.name, test, batcher, list(model.examples)))
-        run = LoadGenRun(scenario="Server", valid=False, perf_constraints_met=True, min_duration_met=True,
-                         min_queries_met=True, early_stopping_met=False, query_count=64,
-                         invalid_reason="Early stopping not met: too few queries for the 99th percentile.",
-                         percentiles_ns={"50.00": 0.005e9, "99.00": 0.01e9})
+        run = LoadGenRun(
+            scenario="Server",
+            valid=False,
+            perf_constraints_met=True,
+            min_duration_met=True,
+            min_queries_met=True,
+            early_stopping_met=False,
+            query_count=64,
+            invalid_reason="Early stopping not met: too few queries for the 99th percentile.",
+            percentiles_ns={"50.00": 0.005e9, "99.00": 0.01e9},
+        )
         return run, _Queue(busy_s=1.0)
 
 

@@ -9,18 +9,26 @@ import pytest
 
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
-from headtohead.runtime.devices import use_backend
 from headtohead.engines.speed import measure_speed
 from headtohead.engines.speed_inputs import draw_batches, fix_sequence_length
-from headtohead.report.sentences import speed_sentence, speed_verdict_lines, with_speed_sentences
 from headtohead.errors import ConfigError
+from headtohead.report.sentences import speed_sentence, speed_verdict_lines, with_speed_sentences
 from headtohead.results.speed import HostLoad, SpeedSummary
+from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
 from headtohead.testing.simulated import SimulatedAdapter
 
 # Fast settings: no real waiting, no memory pass unless a test asks for it.
-FAST = dict(warmup_iterations=2, warmup_seconds=0.0, min_iterations=8, min_seconds=0.0, rounds=8,
-            pipeline_iterations=4, memory=False, num_batches=2)
+FAST = dict(
+    warmup_iterations=2,
+    warmup_seconds=0.0,
+    min_iterations=8,
+    min_seconds=0.0,
+    rounds=8,
+    pipeline_iterations=4,
+    memory=False,
+    num_batches=2,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -31,8 +39,13 @@ def quiet_host(monkeypatch):
 
 
 def features(n=64, dim=4):
-    return Dataset("synthetic", "features", np.arange(n * dim, dtype=np.float32).reshape(n, dim),
-                   np.zeros(n, dtype=np.int64), ("negative", "positive"))
+    return Dataset(
+        "synthetic",
+        "features",
+        np.arange(n * dim, dtype=np.float32).reshape(n, dim),
+        np.zeros(n, dtype=np.int64),
+        ("negative", "positive"),
+    )
 
 
 def run(adapters, clock, batch_size=8, dataset=None, **settings):
@@ -60,8 +73,10 @@ def test_a_a_run_under_drift_and_order_effects_contains_one():
     # other model pays a penalty. Without interleaving and rotation B would look slower.
     clock = FakeClock(start_ns=0)
     drift = lambda now: 1.0 + now / 2e6  # noqa: E731
-    a, b = (SimulatedAdapter(n, cost_ns=1_000, clock=clock, jitter=0.03, drift=drift, switch_penalty_ns=3_000,
-                             seed=s) for n, s in (("a", 1), ("b", 2)))
+    a, b = (
+        SimulatedAdapter(n, cost_ns=1_000, clock=clock, jitter=0.03, drift=drift, switch_penalty_ns=3_000, seed=s)
+        for n, s in (("a", 1), ("b", 2))
+    )
     summary = run([a, b], clock, rounds=12)
     for scenario in summary.scenarios:
         (comparison,) = scenario.comparisons
@@ -86,8 +101,16 @@ def test_three_models_run_in_balanced_orders():
 def test_minimums_blocks_and_warmup():
     clock = FakeClock()
     model = SimulatedAdapter("m", cost_ns=1_000, clock=clock)
-    summary = run([model], clock, min_iterations=20, min_seconds=0.001, rounds=5, num_batches=3,
-                  warmup_iterations=4, warmup_seconds=0.0001)
+    summary = run(
+        [model],
+        clock,
+        min_iterations=20,
+        min_seconds=0.001,
+        rounds=5,
+        num_batches=3,
+        warmup_iterations=4,
+        warmup_seconds=0.0001,
+    )
     timing = summary.model("m").offline
     assert len(timing.rounds_ns) == 5 and all(len(r) % 3 == 0 for r in timing.rounds_ns)  # whole passes
     assert len(timing.samples_ns) >= 20 and sum(timing.samples_ns) >= 1e6
@@ -125,8 +148,10 @@ def test_random_order_is_seeded_and_varies():
     assert {tuple(o) for o in orders} != {tuple(orders[0])} and all(sorted(o) == ["a", "b", "c"] for o in orders)
     clock2 = FakeClock()
     models2 = [SimulatedAdapter(n, cost_ns=1_000, clock=clock2) for n in "abc"]
-    assert run(models2, clock2, order="random", rounds=10, scenarios=["offline"]).scenario("offline").round_orders \
+    assert (
+        run(models2, clock2, order="random", rounds=10, scenarios=["offline"]).scenario("offline").round_orders
         == orders
+    )
 
 
 def test_pipeline_cold_costs_and_time_window():
@@ -160,8 +185,10 @@ def test_draw_batches_gives_full_batches_of_distinct_examples_across_the_data():
     assert [len(b) for b in batches] == [4, 4] and len(set(np.concatenate(batches).tolist())) == 8
     one = np.concatenate(draw_batches(features(n=100), 1, 10)).tolist()
     assert sorted(i // 10 for i in one) == list(range(10))  # one example from each tenth of the data
-    assert draw_batches(features(n=100), 1, 10, seed=3)[0].tolist() == draw_batches(features(n=100), 1, 10,
-                                                                                     seed=3)[0].tolist()
+    assert (
+        draw_batches(features(n=100), 1, 10, seed=3)[0].tolist()
+        == draw_batches(features(n=100), 1, 10, seed=3)[0].tolist()
+    )
 
 
 class _Tokens(dict):
@@ -194,8 +221,13 @@ class TextAdapter(SimulatedAdapter):
 
 
 def texts(n=12):
-    return Dataset("texts", "text", [" ".join(["w"] * (1 + i % 5)) for i in range(n)], np.zeros(n, dtype=np.int64),
-                   ("negative", "positive"))
+    return Dataset(
+        "texts",
+        "text",
+        [" ".join(["w"] * (1 + i % 5)) for i in range(n)],
+        np.zeros(n, dtype=np.int64),
+        ("negative", "positive"),
+    )
 
 
 def test_fixed_sequence_length_pads_every_batch():
@@ -208,28 +240,33 @@ def test_fixed_sequence_length_pads_every_batch():
 
 def test_sequence_length_on_non_token_inputs_is_reported_and_too_long_is_refused():
     clock = FakeClock()
-    summary = run([SimulatedAdapter("f", cost_ns=1, clock=clock)], clock,
-                  fixed_shape={"batch_size": 2, "sequence_length": 9})
+    summary = run(
+        [SimulatedAdapter("f", cost_ns=1, clock=clock)], clock, fixed_shape={"batch_size": 2, "sequence_length": 9}
+    )
     assert "sequence_length is ignored" in summary.model("f").warnings[0]
     assert summary.model("f").offline.sequence_length is None
     with pytest.raises(ConfigError, match="at most 8 tokens"):
-        run([TextAdapter("t", clock, max_length=8)], clock, dataset=texts(),
-            fixed_shape={"batch_size": 4, "sequence_length": 9})
+        run(
+            [TextAdapter("t", clock, max_length=8)],
+            clock,
+            dataset=texts(),
+            fixed_shape={"batch_size": 4, "sequence_length": 9},
+        )
 
 
 def test_fix_sequence_length_pads_truncates_and_keeps_the_type():
     import torch
 
-    inputs = _Tokens(input_ids=np.array([[5, 6, 7]]), attention_mask=np.ones((1, 3), dtype=int),
-                     pixel=np.ones((1, 2)))
+    inputs = _Tokens(input_ids=np.array([[5, 6, 7]]), attention_mask=np.ones((1, 3), dtype=int), pixel=np.ones((1, 2)))
     padded, applied = fix_sequence_length(inputs, 5, pad_id=1)
     assert applied and type(padded) is _Tokens
     assert padded["input_ids"].tolist() == [[5, 6, 7, 1, 1]] and padded["attention_mask"].tolist() == [[1, 1, 1, 0, 0]]
     assert padded["pixel"].shape == (1, 2)  # not a token column: untouched
     cut, _ = fix_sequence_length({"input_ids": torch.tensor([[1, 2, 3, 4]])}, 2)
     assert cut["input_ids"].tolist() == [[1, 2]] and cut["input_ids"].is_contiguous()
-    grown, _ = fix_sequence_length({"input_ids": torch.tensor([[1]]), "attention_mask": torch.tensor([[1]])}, 3,
-                                   pad_id=9)
+    grown, _ = fix_sequence_length(
+        {"input_ids": torch.tensor([[1]]), "attention_mask": torch.tensor([[1]])}, 3, pad_id=9
+    )
     assert grown["input_ids"].tolist() == [[1, 9, 9]] and grown["attention_mask"].tolist() == [[1, 0, 0]]
     assert fix_sequence_length(np.ones((2, 3)), 5) == (pytest.approx(np.ones((2, 3))), False)
 
@@ -237,10 +274,28 @@ def test_fix_sequence_length_pads_truncates_and_keeps_the_type():
 def test_cuda_path_uses_events_and_counts_each_models_calls_apart():
     clock, backend = FakeClock(), FakeCudaBackend()
     with use_backend(backend):
-        a = SimulatedAdapter("a", cost_ns=3_000, clock=clock, backend=backend, device="cuda:0",
-                             memory_bytes=2**20, weight_bytes=64 * 2**20, jitter=0.01, seed=1)
-        b = SimulatedAdapter("b", cost_ns=1_000, clock=clock, backend=backend, device="cuda:0",
-                             memory_bytes=2**18, weight_bytes=16 * 2**20, jitter=0.01, seed=2)
+        a = SimulatedAdapter(
+            "a",
+            cost_ns=3_000,
+            clock=clock,
+            backend=backend,
+            device="cuda:0",
+            memory_bytes=2**20,
+            weight_bytes=64 * 2**20,
+            jitter=0.01,
+            seed=1,
+        )
+        b = SimulatedAdapter(
+            "b",
+            cost_ns=1_000,
+            clock=clock,
+            backend=backend,
+            device="cuda:0",
+            memory_bytes=2**18,
+            weight_bytes=16 * 2**20,
+            jitter=0.01,
+            seed=2,
+        )
         summary = run([a, b], clock, memory=True, memory_iterations=2)
     ra, rb = summary.model("a"), summary.model("b")
     assert ra.offline.timer == "cuda_event" and ra.single_stream.timer == "cuda_event"
@@ -261,8 +316,9 @@ def test_memory_pass_on_cpu_and_loading_costs():
     clock = FakeClock()
     model = SimulatedAdapter("m", cost_ns=1_000, clock=clock, weight_bytes=32 * 2**20)
     config = SpeedConfig(**{**FAST, "memory": True, "memory_iterations": 2, "telemetry": False})
-    summary = measure_speed([model], features(), config, batch_size=8, clock=clock, load_times={"m": 1.25},
-                            device_warmup_s=0.5)
+    summary = measure_speed(
+        [model], features(), config, batch_size=8, clock=clock, load_times={"m": 1.25}, device_warmup_s=0.5
+    )
     record = summary.model("m")
     assert record.load_time_s == 1.25 and summary.device_warmup_s == 0.5
     assert record.memory.weights_mb == 32 and record.memory.inference_rss_mb < 8  # the calls allocate nothing
@@ -271,8 +327,13 @@ def test_memory_pass_on_cpu_and_loading_costs():
 
 def test_summary_round_trips_through_json_and_recomputes_statistics():
     clock = FakeClock()
-    summary = run([SimulatedAdapter("a", cost_ns=1_000, clock=clock, jitter=0.05),
-                   SimulatedAdapter("b", cost_ns=2_000, clock=clock, jitter=0.05, seed=3)], clock)
+    summary = run(
+        [
+            SimulatedAdapter("a", cost_ns=1_000, clock=clock, jitter=0.05),
+            SimulatedAdapter("b", cost_ns=2_000, clock=clock, jitter=0.05, seed=3),
+        ],
+        clock,
+    )
     text = summary.model_dump_json()
     assert SpeedSummary.model_validate_json(text).model_dump_json() == text
     raw = json.loads(text)
@@ -302,8 +363,9 @@ def test_noise_that_leaves_the_ratio_undecided_or_drifts_is_warned_about():
     assert any(line.startswith("warning: offline: a vs b is undecided") for line in lines), lines
     clock = FakeClock()
     began = clock._now
-    warming = SimulatedAdapter("a", cost_ns=1_000, clock=clock, jitter=0.01, seed=1,
-                               drift=lambda now: 1.0 + (now - began) / 400_000)  # a slows down as the run goes on
+    warming = SimulatedAdapter(
+        "a", cost_ns=1_000, clock=clock, jitter=0.01, seed=1, drift=lambda now: 1.0 + (now - began) / 400_000
+    )  # a slows down as the run goes on
     steady = SimulatedAdapter("b", cost_ns=1_000, clock=clock, jitter=0.01, seed=2)
     lines = speed_verdict_lines(with_speed_sentences(run([warming, steady], clock, scenarios=["offline"], rounds=10)))
     assert any(line.startswith("warning: offline: the time ratio a/b drifted +") for line in lines), lines
@@ -313,8 +375,14 @@ def test_progress_and_bad_arguments():
     clock = FakeClock()
     seen = []
     config = SpeedConfig(**{**FAST, "scenarios": ["offline"]})
-    measure_speed([SimulatedAdapter("m", cost_ns=1, clock=clock)], features(), config, batch_size=2, clock=clock,
-                  progress=lambda *args: seen.append(args))
+    measure_speed(
+        [SimulatedAdapter("m", cost_ns=1, clock=clock)],
+        features(),
+        config,
+        batch_size=2,
+        clock=clock,
+        progress=lambda *args: seen.append(args),
+    )
     assert seen[0] == ("speed offline", 1, 8) and seen[-1] == ("speed offline", 8, 8)
     with pytest.raises(ValueError, match="unique names"):
         measure_speed([SimulatedAdapter("m", cost_ns=1, clock=clock)] * 2, features(), config, batch_size=2)

@@ -23,8 +23,13 @@ def quiet_host(monkeypatch):
 def texts(n=400, seed=0):
     """Sentences of 1 to 80 words in a random order: dataset order says nothing about length."""
     lengths = np.random.default_rng(seed).integers(1, 81, size=n)
-    return Dataset("texts", "text", [" ".join(["w"] * int(k)) for k in lengths], np.zeros(n, dtype=np.int64),
-                   ("negative", "positive"))
+    return Dataset(
+        "texts",
+        "text",
+        [" ".join(["w"] * int(k)) for k in lengths],
+        np.zeros(n, dtype=np.int64),
+        ("negative", "positive"),
+    )
 
 
 def test_batch_one_inputs_cover_every_length_stratum():
@@ -76,8 +81,17 @@ def test_results_name_the_timed_examples_and_judge_noise_per_input():
     clock = FakeClock()
     ds = texts()
     model = LengthAdapter("m", cost_ns=0, clock=clock, jitter=0.01, seed=1)
-    config = SpeedConfig(warmup_iterations=1, warmup_seconds=0.0, min_iterations=1, min_seconds=0.0, rounds=5,
-                         pipeline_iterations=0, memory=False, telemetry=False, single_stream_inputs=32)
+    config = SpeedConfig(
+        warmup_iterations=1,
+        warmup_seconds=0.0,
+        min_iterations=1,
+        min_seconds=0.0,
+        rounds=5,
+        pipeline_iterations=0,
+        memory=False,
+        telemetry=False,
+        single_stream_inputs=32,
+    )
     summary = measure_speed([model], ds, config, batch_size=8, seed=3, clock=clock)
     indices = summary.timed_indices["single_stream"]
     assert len(indices) == 32 and all(len(b) == 1 for b in indices) and len(summary.timed_indices["offline"]) == 2

@@ -16,16 +16,18 @@ torch = pytest.importorskip("torch")
 
 from headtohead.engines.speed import measure_speed  # noqa: E402
 
-
 pytestmark = pytest.mark.serial  # timed against the wall clock: run alone (see the Makefile)
+
 
 class _Adapter(ModelAdapter):
     kind = "python"
     modalities = ("features",)
 
     def __init__(self, name: str) -> None:
-        super().__init__(ModelConfig(name=name, kind="python", source="test"),
-                         LoadContext(label_names=("negative", "positive"), modality="features"))
+        super().__init__(
+            ModelConfig(name=name, kind="python", source="test"),
+            LoadContext(label_names=("negative", "positive"), modality="features"),
+        )
 
     @classmethod
     def load(cls, config, context):  # noqa: ANN001, ANN206
@@ -65,8 +67,17 @@ def dataset(n=64, dim=64):
 
 
 def test_a_sleep_twice_as_long_is_measured_twice_as_slow():
-    config = SpeedConfig(scenarios=["offline"], warmup_iterations=1, warmup_seconds=0.0, min_iterations=24,
-                         min_seconds=0.0, rounds=8, num_batches=1, pipeline_iterations=2, memory=False)
+    config = SpeedConfig(
+        scenarios=["offline"],
+        warmup_iterations=1,
+        warmup_seconds=0.0,
+        min_iterations=24,
+        min_seconds=0.0,
+        rounds=8,
+        num_batches=1,
+        pipeline_iterations=2,
+        memory=False,
+    )
     summary = measure_speed([Sleeper("slow", 0.020), Sleeper("fast", 0.010)], dataset(), config, batch_size=8)
     (comparison,) = summary.scenario("offline").comparisons
     # Wake-up delays add the same few hundred microseconds to both, pulling the ratio a bit below 2.
@@ -85,9 +96,19 @@ def test_a_a_run_of_a_real_model_gives_a_ratio_interval_containing_one():
     module = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 2)).eval()
     threads_before = torch.get_num_threads()
     # One thread: with other processes busy, multi-threaded kernels wait on descheduled workers.
-    config = SpeedConfig(scenarios=["offline", "single_stream"], warmup_iterations=5, warmup_seconds=0.05,
-                         min_iterations=100, min_seconds=0.2, rounds=20, num_batches=2, num_threads=1,
-                         confidence=0.99, memory=True, memory_iterations=2)
+    config = SpeedConfig(
+        scenarios=["offline", "single_stream"],
+        warmup_iterations=5,
+        warmup_seconds=0.05,
+        min_iterations=100,
+        min_seconds=0.2,
+        rounds=20,
+        num_batches=2,
+        num_threads=1,
+        confidence=0.99,
+        memory=True,
+        memory_iterations=2,
+    )
     summary = measure_speed([MLP("a", module), MLP("b", module)], dataset(), config, batch_size=16)
     if not _a_a_intervals_contain_one(summary):
         # A 99 % interval misses 1 % of the time by design; a biased engine fails both runs.

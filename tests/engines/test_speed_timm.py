@@ -18,13 +18,24 @@ from headtohead.report.sentences import speed_verdict_lines, with_speed_sentence
 def test_two_tiny_timm_models():
     labels = ("ant", "bee")
     context = LoadContext(label_names=labels, modality="image")
-    small, big = (create_adapter(ModelConfig(name=name, kind="timm", source=name, image_size=32), context)
-                  for name in ("test_efficientnet", "resnet10t"))
+    small, big = (
+        create_adapter(ModelConfig(name=name, kind="timm", source=name, image_size=32), context)
+        for name in ("test_efficientnet", "resnet10t")
+    )
     rng = np.random.default_rng(0)
     images = [rng.integers(0, 256, (40, 48, 3), dtype=np.uint8) for _ in range(16)]
     dataset = Dataset("in-memory", "image", images, np.arange(16) % 2, labels)
-    config = SpeedConfig(warmup_iterations=2, warmup_seconds=0.0, min_iterations=5, min_seconds=0.2, rounds=5,
-                         num_batches=2, num_threads=1, pipeline_iterations=2, memory_iterations=2)
+    config = SpeedConfig(
+        warmup_iterations=2,
+        warmup_seconds=0.0,
+        min_iterations=5,
+        min_seconds=0.2,
+        rounds=5,
+        num_batches=2,
+        num_threads=1,
+        pipeline_iterations=2,
+        memory_iterations=2,
+    )
     summary = measure_speed([small, big], dataset, config, batch_size=8, load_times={"test_efficientnet": 0.1})
     offline = summary.scenario("offline").comparisons[0]
     assert offline.faster == "test_efficientnet" and offline.ci_high < 0.5, offline.verdict  # ratio = time a / time b

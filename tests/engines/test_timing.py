@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from headtohead.runtime.devices import TorchBackend, get_backend, is_cuda, use_backend
 from headtohead.engines.timing import CudaEventTimer, HostTimer, gc_paused, make_timer, run_timed
+from headtohead.runtime.devices import TorchBackend, get_backend, is_cuda, use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
 
 

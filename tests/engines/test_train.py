@@ -9,19 +9,18 @@ import numpy as np
 import pytest
 import torch
 
-from headtohead.report.warnings import training_warnings
 from headtohead.adapters import LoadContext, create_adapter
 from headtohead.config.schema import DataConfig, ModelConfig
 from headtohead.config.train import TargetConfig, TrainConfig
 from headtohead.data import create_dataset
-from headtohead.runtime.devices import use_backend
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.train import TrainHooks, train_model
 from headtohead.engines.train_loop import build_optimizer, build_scheduler, resolve_precision
 from headtohead.errors import ConfigError, DeviceError, ModelError
+from headtohead.report.warnings import training_warnings
 from headtohead.results.training import StepLog, TrainingRun
+from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeCudaBackend
-
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -32,9 +31,13 @@ def iris():
 
 
 def _mlp(iris, hidden: int = 16, seed: int = 0):
-    config = ModelConfig(name=f"mlp{hidden}", kind="python", source="headtohead.testing.models:tiny_mlp",
-                         model_args={"n_features": 4, "n_classes": 3, "hidden": hidden, "seed": seed},
-                         label_names=list(iris.eval.label_names))
+    config = ModelConfig(
+        name=f"mlp{hidden}",
+        kind="python",
+        source="headtohead.testing.models:tiny_mlp",
+        model_args={"n_features": 4, "n_classes": 3, "hidden": hidden, "seed": seed},
+        label_names=list(iris.eval.label_names),
+    )
     return create_adapter(config, LoadContext(label_names=iris.eval.label_names, modality="features", seed=seed))
 
 
@@ -65,7 +68,7 @@ def test_every_model_sees_the_same_examples_in_the_same_order(iris):
     assert [e.order_hash for e in run_small.epochs] == expected == [e.order_hash for e in run_large.epochs]
     assert run_small.order_hash == run_large.order_hash
     first_epoch = plan_batches(len(iris.train), 8, shuffle=True, seed=3).order
-    assert seen_small[:len(iris.train)] == [tuple(np.asarray(iris.train.examples[i]).round(6)) for i in first_epoch]
+    assert seen_small[: len(iris.train)] == [tuple(np.asarray(iris.train.examples[i]).round(6)) for i in first_epoch]
     other = train_model(_mlp(iris, 8), iris.train, config, seed=4)
     assert other.order_hash != run_small.order_hash
 
@@ -73,8 +76,9 @@ def test_every_model_sees_the_same_examples_in_the_same_order(iris):
 def test_gradient_accumulation_equals_the_larger_batch(iris):
     accumulated, whole = _mlp(iris), _mlp(iris)
     base = dict(epochs=2, learning_rate=5e-2, warmup_ratio=0.2, timing_warmup_steps=0)
-    run_a = train_model(accumulated, iris.train, TrainConfig(batch_size=4, gradient_accumulation_steps=2, **base),
-                        seed=1)
+    run_a = train_model(
+        accumulated, iris.train, TrainConfig(batch_size=4, gradient_accumulation_steps=2, **base), seed=1
+    )
     run_b = train_model(whole, iris.train, TrainConfig(batch_size=8, **base), seed=1)
     assert run_a.optimizer_steps == run_b.optimizer_steps == 2 * int(np.ceil(len(iris.train) / 8))
     assert len(run_a.steps.compute_ns) == 2 * len(run_b.steps.compute_ns) - 2  # the last batch of 1 stays single
@@ -84,8 +88,9 @@ def test_gradient_accumulation_equals_the_larger_batch(iris):
 
 
 def test_max_steps_stops_mid_epoch_with_the_schedule_at_zero(iris):
-    run = train_model(_mlp(iris), iris.train, TrainConfig(epochs=5, max_steps=5, batch_size=8), seed=0,
-                      eval_data=iris.eval)
+    run = train_model(
+        _mlp(iris), iris.train, TrainConfig(epochs=5, max_steps=5, batch_size=8), seed=0, eval_data=iris.eval
+    )
     assert run.optimizer_steps == 5 and len(run.epochs) == 1
     epoch = run.epochs[0]
     assert epoch.partial and epoch.steps == 5 and epoch.samples == 40 and epoch.learning_rate == 0.0
@@ -112,8 +117,9 @@ def test_linear_warmup_then_decay_and_no_decay_on_biases():
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_autocast_trains_on_cpu(iris, precision):
-    run = train_model(_mlp(iris), iris.train, TrainConfig(epochs=1, batch_size=8, precision=precision), seed=0,
-                      eval_data=iris.eval)
+    run = train_model(
+        _mlp(iris), iris.train, TrainConfig(epochs=1, batch_size=8, precision=precision), seed=0, eval_data=iris.eval
+    )
     assert run.precision == precision and np.isfinite(run.steps.loss).all() and run.final_eval
     assert resolve_precision("fp16", "cpu").scaler and resolve_precision("bf16", "cpu").dtype == torch.bfloat16
     assert not resolve_precision("bf16", "cpu").scaler and resolve_precision("fp32", "cpu").dtype is None
@@ -121,8 +127,11 @@ def test_autocast_trains_on_cpu(iris, precision):
 
 def test_precision_the_device_lacks_is_refused_clearly(monkeypatch):
     with use_backend(FakeCudaBackend(name="Tesla V100")):
-        with pytest.raises(DeviceError, match=r"bf16 but Tesla V100 0 \(cuda:0\) has no native bfloat16.*use "
-                                              r"precision: fp16"):
+        with pytest.raises(
+            DeviceError,
+            match=r"bf16 but Tesla V100 0 \(cuda:0\) has no native bfloat16.*use "
+            r"precision: fp16",
+        ):
             resolve_precision("bf16", "cuda:0", cuda_bf16_supported=lambda: False)
     monkeypatch.setattr(torch.amp, "is_autocast_available", lambda device_type: False)
     with pytest.raises(DeviceError, match="has no autocast on 'mps'; use precision: fp32"):
@@ -136,15 +145,18 @@ def test_gradient_checkpointing_on_a_transformer_and_refused_elsewhere(iris, tmp
     table = make_text_table(tmp_path / "t.csv", n_per_class=8)
     text = create_dataset(DataConfig(path=str(table), split={"eval_fraction": 0.25}), seed=0)
     folder = make_tiny_bert(tmp_path / "bert", ["negative", "positive"])
-    bert = create_adapter(ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=16),
-                          LoadContext(label_names=text.eval.label_names, modality="text"))
+    bert = create_adapter(
+        ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=16),
+        LoadContext(label_names=text.eval.label_names, modality="text"),
+    )
     config = TrainConfig(epochs=1, batch_size=4, gradient_checkpointing=True, timing_warmup_steps=1)
     run = train_model(bert, text.train, config, seed=0)
     flag = getattr(bert.module, "is_activation_checkpointing", None)
     assert (flag if flag is not None else bert.module.is_gradient_checkpointing) and run.gradient_checkpointing
     assert run.steps.tokens is not None and run.steps.tokens_per_s > 0
-    with pytest.raises(ModelError, match="mlp16.*does not support gradient checkpointing; set "
-                                         "train.gradient_checkpointing: false"):
+    with pytest.raises(
+        ModelError, match="mlp16.*does not support gradient checkpointing; set train.gradient_checkpointing: false"
+    ):
         train_model(_mlp(iris), iris.train, TrainConfig(gradient_checkpointing=True), seed=0)
 
 
@@ -152,15 +164,18 @@ def test_compiled_training_matches_eager_and_bad_backends_are_named(iris):
     config = TrainConfig(epochs=1, batch_size=8, learning_rate=1e-2)
     plain, compiled = _mlp(iris), _mlp(iris)
     train_model(plain, iris.train, config, seed=0)
-    run = train_model(compiled, iris.train, config.model_copy(update={"compile": True, "compile_backend": "eager"}),
-                      seed=0)
+    run = train_model(
+        compiled, iris.train, config.model_copy(update={"compile": True, "compile_backend": "eager"}), seed=0
+    )
     assert run.compile
     a, b = _weights(plain), _weights(compiled)
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
-    with pytest.raises(ConfigError, match="compile_backend 'inductr' is not a torch.compile backend — did you "
-                                          "mean inductor"):
-        train_model(_mlp(iris), iris.train, config.model_copy(update={"compile": True, "compile_backend": "inductr"}),
-                    seed=0)
+    with pytest.raises(
+        ConfigError, match="compile_backend 'inductr' is not a torch.compile backend — did you mean inductor"
+    ):
+        train_model(
+            _mlp(iris), iris.train, config.model_copy(update={"compile": True, "compile_backend": "inductr"}), seed=0
+        )
 
 
 def test_worker_processes_give_the_same_training(iris):
@@ -189,16 +204,22 @@ def test_stall_share_is_measured_and_warned_about(iris):
     assert (waits >= 0.05e9).all() and run.steps.excluded == [0] and run.steps.timed_steps == 5
     assert run.data_wait_fraction > 0.5
     shown = training_warnings(run, config.stall_warning)  # worded where it is shown (report/warnings.py)
-    assert any(f"waits for data {run.data_wait_fraction * 100:.0f} % of the time — raise train.num_workers" in w
-               for w in shown)
+    assert any(
+        f"waits for data {run.data_wait_fraction * 100:.0f} % of the time — raise train.num_workers" in w for w in shown
+    )
     quiet = train_model(_mlp(iris), iris.train, config.model_copy(update={"stall_warning": 0.99}), seed=0)
     assert not any("waits for data" in w for w in training_warnings(quiet, 0.99))
 
 
 def test_step_log_rates_are_derived_from_raw_steps_and_never_trusted():
-    log = StepLog(data_wait_ns=[9_000_000_000, 1_000_000_000, 3_000_000_000],
-                  compute_ns=[1_000_000_000, 3_000_000_000, 1_000_000_000], samples=[8, 8, 4],
-                  tokens=[80, 80, 40], loss=[1.0, 0.5, 0.4], excluded=[0])
+    log = StepLog(
+        data_wait_ns=[9_000_000_000, 1_000_000_000, 3_000_000_000],
+        compute_ns=[1_000_000_000, 3_000_000_000, 1_000_000_000],
+        samples=[8, 8, 4],
+        tokens=[80, 80, 40],
+        loss=[1.0, 0.5, 0.4],
+        excluded=[0],
+    )
     assert log.data_wait_fraction == pytest.approx(4 / 8)
     assert log.samples_per_s == pytest.approx(12 / 8) and log.tokens_per_s == pytest.approx(120 / 8)
     tampered = log.model_dump(mode="json") | {"samples_per_s": 1e9, "data_wait_fraction": 0.0}
@@ -207,13 +228,15 @@ def test_step_log_rates_are_derived_from_raw_steps_and_never_trusted():
 
 
 def test_training_run_round_trips_through_json(iris):
-    run = train_model(_mlp(iris), iris.train, TrainConfig(epochs=2, batch_size=16), seed=0, eval_data=iris.eval,
-                      load_time_s=0.5)
+    run = train_model(
+        _mlp(iris), iris.train, TrainConfig(epochs=2, batch_size=16), seed=0, eval_data=iris.eval, load_time_s=0.5
+    )
     again = TrainingRun.model_validate_json(run.model_dump_json())
     assert again == run and again.samples_per_s == run.samples_per_s
     assert run.samples_seen == 2 * len(iris.train) and run.rss_peak_mb > 0 and run.cuda_max_allocated_mb is None
     assert not run.telemetry.available and run.time_per_epoch_s == pytest.approx(
-        np.mean([e.train_s for e in run.epochs]))
+        np.mean([e.train_s for e in run.epochs])
+    )
     assert [e.epoch for e in run.epochs] == [1, 2] and run.epochs[1].elapsed_train_s > run.epochs[0].elapsed_train_s
 
 
@@ -226,8 +249,13 @@ def test_target_time_is_the_training_time_of_the_first_epoch_reaching_it(iris):
 
 
 def test_models_without_a_torch_module_are_refused(tmp_path):
-    config = ModelConfig(name="words", kind="python", source="headtohead.testing.models:keyword_classifier",
-                         model_args={"keywords": {"negative": ["bad"], "positive": ["good"]}}, outputs="probabilities")
+    config = ModelConfig(
+        name="words",
+        kind="python",
+        source="headtohead.testing.models:keyword_classifier",
+        model_args={"keywords": {"negative": ["bad"], "positive": ["good"]}},
+        outputs="probabilities",
+    )
     adapter = create_adapter(config, LoadContext(label_names=("negative", "positive"), modality="text"))
     data = create_dataset(DataConfig(path="sklearn:iris"), seed=0).eval
     with pytest.raises(ModelError, match="'words' \\(kind python\\) has no torch module"):

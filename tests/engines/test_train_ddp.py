@@ -10,7 +10,6 @@ import yaml
 from headtohead.config.train import TrainConfig
 from headtohead.engines.train_ddp import DistContext, all_reduce_sum, dist_context_from_env, rank_share
 
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
@@ -41,19 +40,36 @@ def test_two_processes_train_like_one_with_the_global_batch(tmp_path, one_torch_
     from headtohead.config.schema import DataConfig, ModelConfig
     from headtohead.data import create_dataset
     from headtohead.engines.train import train_model
+    from headtohead.pipeline.training import train_experiment
     from headtohead.testing.data import make_text_table
     from headtohead.testing.text import make_tiny_bert
-    from headtohead.pipeline.training import train_experiment
 
     make_text_table(tmp_path / "train.csv", n_per_class=16, seed=1)  # 32 rows: 4 global batches of 8
     make_text_table(tmp_path / "dev.csv", n_per_class=6, seed=2)
     make_tiny_bert(tmp_path / "bert", ["negative", "positive"], seed=1)
-    model = {"name": "bert", "kind": "transformers", "source": "bert", "max_length": 24,
-             "model_args": {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}}
-    train = {"epochs": 2, "batch_size": 4, "learning_rate": 2e-3, "nproc": 2, "scaling_steps": 4,
-             "timing_warmup_steps": 1}
-    experiment = {"name": "ddp", "data": {"path": "dev.csv", "train": "train.csv"}, "models": [model],
-                  "eval": {"batch_size": 12, "device": "cpu"}, "train": train, "speed": {"enabled": False}}
+    model = {
+        "name": "bert",
+        "kind": "transformers",
+        "source": "bert",
+        "max_length": 24,
+        "model_args": {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0},
+    }
+    train = {
+        "epochs": 2,
+        "batch_size": 4,
+        "learning_rate": 2e-3,
+        "nproc": 2,
+        "scaling_steps": 4,
+        "timing_warmup_steps": 1,
+    }
+    experiment = {
+        "name": "ddp",
+        "data": {"path": "dev.csv", "train": "train.csv"},
+        "models": [model],
+        "eval": {"batch_size": 12, "device": "cpu"},
+        "train": train,
+        "speed": {"enabled": False},
+    }
     (tmp_path / "exp.yaml").write_text(yaml.safe_dump(experiment))
     lines: list[str] = []
     outcome = train_experiment(tmp_path / "exp.yaml", out_dir=tmp_path / "out", on_event=lines.append)

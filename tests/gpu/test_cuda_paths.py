@@ -13,8 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +25,13 @@ def text_experiment(tmp_path_factory):
     make_text_table(root / "dev.tsv", n_per_class=40, seed=3)
     make_text_table(root / "train.tsv", n_per_class=40, seed=4)
     make_tiny_bert(root / "bert", seed=1, hidden_size=64, layers=2, heads=2)
-    return {"name": "gpu", "data": {"path": str(root / "dev.tsv"), "train": str(root / "train.tsv")},
-            "models": [{"name": "bert", "kind": "transformers", "source": str(root / "bert"), "max_length": 32}],
-            "eval": {"batch_size": 16, "device": "cuda"}, "stats": {"n_resamples": 200}}
+    return {
+        "name": "gpu",
+        "data": {"path": str(root / "dev.tsv"), "train": str(root / "train.tsv")},
+        "models": [{"name": "bert", "kind": "transformers", "source": str(root / "bert"), "max_length": 32}],
+        "eval": {"batch_size": 16, "device": "cuda"},
+        "stats": {"n_resamples": 200},
+    }
 
 
 def test_cuda_event_latency_agrees_with_torch_utils_benchmark():
@@ -47,8 +50,11 @@ def test_cuda_event_latency_agrees_with_torch_utils_benchmark():
     ratios = []
     for _ in range(3):
         ours = statistics.median(run_timed(timer, forward, [x], min_iterations=200, min_ns=int(0.2e9)))
-        theirs = torch_benchmark.Timer("forward(x)", globals={"forward": forward, "x": x}).blocked_autorange(
-            min_run_time=0.2).median
+        theirs = (
+            torch_benchmark.Timer("forward(x)", globals={"forward": forward, "x": x})
+            .blocked_autorange(min_run_time=0.2)
+            .median
+        )
         ratios.append(ours / 1e9 / theirs)
     assert 0.9 < statistics.median(ratios) < 1.1, ratios
 
@@ -56,11 +62,16 @@ def test_cuda_event_latency_agrees_with_torch_utils_benchmark():
 def test_a_run_on_cuda_predicts_what_the_cpu_predicts_and_measures_the_gpu(text_experiment, tmp_path):
     import headtohead
 
-    speed = {"scenarios": ["offline", "single_stream"], "rounds": 5, "min_seconds": 0.1, "warmup_seconds": 0.05,
-             "single_stream_inputs": 8, "price_per_hour": 2.0}
+    speed = {
+        "scenarios": ["offline", "single_stream"],
+        "rounds": 5,
+        "min_seconds": 0.1,
+        "warmup_seconds": 0.05,
+        "single_stream_inputs": 8,
+        "price_per_hour": 2.0,
+    }
     gpu = headtohead.run({**text_experiment, "speed": speed}, out_dir=tmp_path / "gpu")
-    cpu = headtohead.run({**text_experiment, "eval": {"batch_size": 16, "device": "cpu"},
-                          "speed": {"enabled": False}})
+    cpu = headtohead.run({**text_experiment, "eval": {"batch_size": 16, "device": "cpu"}, "speed": {"enabled": False}})
     np.testing.assert_allclose(gpu.predictions["bert"].proba, cpu.predictions["bert"].proba, atol=1e-4)
     assert gpu.result.model("bert").device == "cuda:0"
     model = gpu.result.speed.model("bert")
@@ -86,9 +97,17 @@ def test_deterministic_algorithms_run_on_cuda_and_repeat_exactly(text_experiment
 def test_training_on_cuda_with_autocast(text_experiment, tmp_path, precision):
     import headtohead
 
-    exp = {**text_experiment, "speed": {"enabled": False},
-           "train": {"max_steps": 12, "batch_size": 8, "precision": precision, "timing_warmup_steps": 2,
-                     "eval_each_epoch": False}}
+    exp = {
+        **text_experiment,
+        "speed": {"enabled": False},
+        "train": {
+            "max_steps": 12,
+            "batch_size": 8,
+            "precision": precision,
+            "timing_warmup_steps": 2,
+            "eval_each_epoch": False,
+        },
+    }
     outcome = headtohead.train(exp, out_dir=tmp_path / precision)
     (run,) = outcome.training.runs
     assert run.device.startswith("cuda") and run.precision == precision

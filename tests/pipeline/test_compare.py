@@ -39,8 +39,15 @@ def test_torch_module_and_predictions_on_a_dataframe(features, tmp_path, one_tor
     x = torch.tensor(features[["f0", "f1", "f2", "f3"]].to_numpy(), dtype=torch.float32)
     expected = module(x).argmax(dim=1).numpy()
     guesses = ["cat"] * len(features)
-    outcome = headtohead.compare({"linear": module, "always-cat": guesses}, features, id_column="id",
-                                 slice_columns=["source"], stats=FAST_STATS, out_dir=tmp_path, report=True)
+    outcome = headtohead.compare(
+        {"linear": module, "always-cat": guesses},
+        features,
+        id_column="id",
+        slice_columns=["source"],
+        stats=FAST_STATS,
+        out_dir=tmp_path,
+        report=True,
+    )
     assert isinstance(outcome, Run)
     result = outcome.result
     y = features["label"].map({"cat": 0, "dog": 1, "fox": 2}).to_numpy()
@@ -64,23 +71,35 @@ def test_sklearn_estimator_callable_and_probabilities_on_arrays(features):
     y = features["label"].to_numpy()
     estimator = LogisticRegression(max_iter=500).fit(x[:60], y[:60])
     proba = estimator.predict_proba(x)
-    outcome = headtohead.compare({"sk": estimator, "fn": lambda rows: np.asarray(rows) @ np.eye(4)[:, :3],
-                                  "stored": proba}, (x, y), stats=FAST_STATS)
+    outcome = headtohead.compare(
+        {"sk": estimator, "fn": lambda rows: np.asarray(rows) @ np.eye(4)[:, :3], "stored": proba},
+        (x, y),
+        stats=FAST_STATS,
+    )
     result = outcome.result
     assert result.model("sk").quality.accuracy == pytest.approx(np.mean(estimator.predict(x) == y))
     assert result.model("stored").quality.accuracy == result.model("sk").quality.accuracy
     # stored probabilities keep their calibration, equal to the estimator's own
     assert result.stats.model("stored").ece.value == pytest.approx(result.stats.model("sk").ece.value)
-    assert result.model("fn").quality.accuracy == pytest.approx(np.mean(np.array(["cat", "dog", "fox"])[
-        (x @ np.eye(4)[:, :3]).argmax(axis=1)] == y))
+    assert result.model("fn").quality.accuracy == pytest.approx(
+        np.mean(np.array(["cat", "dog", "fox"])[(x @ np.eye(4)[:, :3]).argmax(axis=1)] == y)
+    )
 
 
 def test_text_dataframe_with_a_callable_and_a_dict_of_predictions():
-    frame = pd.DataFrame({"text": ["good film", "bad film", "fine plot", "awful plot", "good plot", "bad acting"],
-                          "label": ["pos", "neg", "pos", "neg", "pos", "neg"]})
+    frame = pd.DataFrame(
+        {
+            "text": ["good film", "bad film", "fine plot", "awful plot", "good plot", "bad acting"],
+            "label": ["pos", "neg", "pos", "neg", "pos", "neg"],
+        }
+    )
     rule = lambda texts: [[("bad" in t) + ("awful" in t), ("good" in t) + ("fine" in t)] for t in texts]  # noqa: E731
-    outcome = headtohead.compare({"rule": rule, "dict": {"prediction": ["pos", "pos", "pos", "neg", "pos", "pos"]}},
-                                 frame, label_names=["neg", "pos"], stats=FAST_STATS)
+    outcome = headtohead.compare(
+        {"rule": rule, "dict": {"prediction": ["pos", "pos", "pos", "neg", "pos", "pos"]}},
+        frame,
+        label_names=["neg", "pos"],
+        stats=FAST_STATS,
+    )
     assert [m.quality.accuracy for m in outcome.result.models] == pytest.approx([1.0, 4 / 6])
     assert outcome.result.dataset.modality == "text"
     # a list (or dict) in memory has nothing but its order: matching it by position is not worth a warning

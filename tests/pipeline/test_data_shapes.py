@@ -58,14 +58,24 @@ MODELS_PY = textwrap.dedent('''\
 NARROW = {"negative": ["bad", "dull", "awful"], "positive": ["good", "great", "lovely"]}
 # More classes than the data holds, in another order; "music"/"plot" are common words, so it often
 # names a class the test set does not have.
-WIDE = {"neutral": ["music", "ending"], "negative": ["bad", "dull", "awful"], "mixed": ["plot"],
-        "positive": ["good", "great", "lovely"]}
+WIDE = {
+    "neutral": ["music", "ending"],
+    "negative": ["bad", "dull", "awful"],
+    "mixed": ["plot"],
+    "positive": ["good", "great", "lovely"],
+}
 OTHER = {"positive": ["good", "great"], "sarcastic": ["film"], "negative": ["bad", "dull"]}
 
 
 def _keywords(name: str, keywords: dict, **extra) -> dict:
-    return {"name": name, "kind": "python", "source": "headtohead.testing.models:keyword_classifier",
-            "outputs": "probabilities", "model_args": {"keywords": keywords}, **extra}
+    return {
+        "name": name,
+        "kind": "python",
+        "source": "headtohead.testing.models:keyword_classifier",
+        "outputs": "probabilities",
+        "model_args": {"keywords": keywords},
+        **extra,
+    }
 
 
 @pytest.fixture()
@@ -76,8 +86,15 @@ def folder(tmp_path) -> Path:
 
 
 def _write(folder: Path, models: list[dict], **extra) -> Path:
-    exp = {"name": "shapes", "data": {"path": "dev.csv"}, "eval": {"batch_size": 8},
-           "stats": {"n_resamples": 300}, "speed": {"enabled": False}, "models": models, **extra}
+    exp = {
+        "name": "shapes",
+        "data": {"path": "dev.csv"},
+        "eval": {"batch_size": 8},
+        "stats": {"n_resamples": 300},
+        "speed": {"enabled": False},
+        "models": models,
+        **extra,
+    }
     path = folder / "exp.yaml"
     path.write_text(yaml.safe_dump(exp, sort_keys=False))
     return path
@@ -85,8 +102,9 @@ def _write(folder: Path, models: list[dict], **extra) -> Path:
 
 def test_models_with_classes_the_data_does_not_hold_are_evaluated(folder):
     out = folder / "out"
-    run = headtohead.run(_write(folder, [_keywords("narrow", NARROW), _keywords("wide", WIDE),
-                                         _keywords("other", OTHER)]), out_dir=out)
+    run = headtohead.run(
+        _write(folder, [_keywords("narrow", NARROW), _keywords("wide", WIDE), _keywords("other", OTHER)]), out_dir=out
+    )
     wide = run.result.model("wide")
     assert wide.label_alignment == "subset" and wide.labels_outside_data == ["neutral", "mixed"]
     assert wide.label_columns == [1, 3]
@@ -117,8 +135,11 @@ def test_models_with_classes_the_data_does_not_hold_are_evaluated(folder):
     pair = next(c for c in run.result.stats.comparisons if {c.model_a, c.model_b} == {"narrow", "wide"})
     right = (predictions["narrow"].pred == y), (wide_pred == y)
     assert pair.table.only_a_correct == int((right[0] & ~right[1]).sum()) and pair.n_excluded == 0
-    assert any("knows 4 classes, 2 of which never occur in this data ('neutral', 'mixed')" in w and
-               f"its {outside} prediction(s) of them count as errors" in w for w in model_warnings(wide))
+    assert any(
+        "knows 4 classes, 2 of which never occur in this data ('neutral', 'mixed')" in w
+        and f"its {outside} prediction(s) of them count as errors" in w
+        for w in model_warnings(wide)
+    )
 
     html = write_reports(run.result, out, predictions=run.predictions).read_text()
     assert "mixed" in html or "neutral" in html  # the confusion over the union names the outside classes
@@ -128,8 +149,12 @@ def test_models_with_classes_the_data_does_not_hold_are_evaluated(folder):
 
 
 def test_nan_and_infinite_scores_are_counted_as_wrong_answers(folder):
-    nan = {"name": "nan", "kind": "python", "source": "h2h_shape_models:nan_on",
-           "model_args": {"keywords": NARROW, "word": "acting"}}
+    nan = {
+        "name": "nan",
+        "kind": "python",
+        "source": "h2h_shape_models:nan_on",
+        "model_args": {"keywords": NARROW, "word": "acting"},
+    }
     run = headtohead.run(_write(folder, [_keywords("narrow", NARROW), nan]), out_dir=folder / "out")
     predictions = headtohead.load_predictions(folder / "out")
     texts = np.array(_texts(folder))[predictions.order]
@@ -166,18 +191,23 @@ def _texts(folder: Path) -> list[str]:
 
 
 def test_out_of_device_memory_backs_off_and_is_recorded(folder):
-    hungry = {"name": "hungry", "kind": "python", "source": "h2h_shape_models:hungry",
-              "model_args": {"keywords": NARROW}, "outputs": "probabilities"}
+    hungry = {
+        "name": "hungry",
+        "kind": "python",
+        "source": "h2h_shape_models:hungry",
+        "model_args": {"keywords": NARROW},
+        "outputs": "probabilities",
+    }
     reference = headtohead.run(_write(folder, [hungry], eval={"batch_size": 8, "device": "cpu"}))
     with use_backend(FakeCudaBackend(memory_limit=3 * 1000)):  # three examples fit at a time
-        run = headtohead.run(_write(folder, [hungry], eval={"batch_size": 8, "device": "cuda"}),
-                             out_dir=folder / "out")
+        run = headtohead.run(_write(folder, [hungry], eval={"batch_size": 8, "device": "cuda"}), out_dir=folder / "out")
     record = run.result.model("hungry")
     assert [(e.batch, e.batch_size, e.sub_batch_size) for e in record.batch_backoff] == [(0, 8, 4), (0, 4, 2)]
     assert record.batch_size == 8 and record.n_batches == 8  # the plan is the run's, unchanged
     np.testing.assert_array_equal(run.predictions["hungry"].pred, reference.predictions["hungry"].pred)
-    assert headtohead.load_result(folder / "out" / "results.json").model("hungry").batch_backoff == \
-        record.batch_backoff
+    assert headtohead.load_result(folder / "out" / "results.json").model("hungry").batch_backoff == record.batch_backoff
     (warning,) = [w for w in model_warnings(record) if "memory" in w]
-    assert warning.startswith("model 'hungry' ran out of device memory on batch 1 (8 examples, OutOfMemoryError): "
-                              "from there on, batches ran in consecutive pieces of at most 2 examples")
+    assert warning.startswith(
+        "model 'hungry' ran out of device memory on batch 1 (8 examples, OutOfMemoryError): "
+        "from there on, batches ran in consecutive pieces of at most 2 examples"
+    )

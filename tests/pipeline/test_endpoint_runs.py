@@ -46,10 +46,24 @@ def data(tmp_path, monkeypatch):
 
 
 def _experiment(root: Path, url: str, **model) -> dict:
-    entry = {"name": "llm", "kind": "openai", "source": "scripted-7b", "base_url": url,
-             "api_key_env": "H2H_TEST_KEY", "max_concurrency": 4, "timeout_s": 5, "price": PRICE, **model}
-    return {"name": "endpoint", "data": {"path": str(root / "dev.csv"), "id_column": "id"}, "models": [entry],
-            "eval": {"batch_size": 8, "device": "cpu"}, "stats": {"n_resamples": 200}}
+    entry = {
+        "name": "llm",
+        "kind": "openai",
+        "source": "scripted-7b",
+        "base_url": url,
+        "api_key_env": "H2H_TEST_KEY",
+        "max_concurrency": 4,
+        "timeout_s": 5,
+        "price": PRICE,
+        **model,
+    }
+    return {
+        "name": "endpoint",
+        "data": {"path": str(root / "dev.csv"), "id_column": "id"},
+        "models": [entry],
+        "eval": {"batch_size": 8, "device": "cpu"},
+        "stats": {"n_resamples": 200},
+    }
 
 
 class Truthful:
@@ -118,7 +132,9 @@ def test_the_cache_answers_a_second_run_and_no_cache_asks_again(data):
         assert server.counts.requests == 40
         second = headtohead.run(exp, out_dir=root / "b", report=True).result.model("llm")
         assert server.counts.requests == 40  # nothing sent
-        assert second.endpoint.from_cache == sorted(second.endpoint.from_cache) and len(second.endpoint.from_cache) == 40
+        assert (
+            second.endpoint.from_cache == sorted(second.endpoint.from_cache) and len(second.endpoint.from_cache) == 40
+        )
         assert second.endpoint.requests == 0 and second.endpoint.timing.latency is None  # nothing timed
         assert second.endpoint.cost_per_million == pytest.approx(first.endpoint.cost_per_million)
         html = (root / "b" / "report.html").read_text()
@@ -130,8 +146,11 @@ def test_the_cache_answers_a_second_run_and_no_cache_asks_again(data):
         fresh = headtohead.run(exp, out_dir=root / "c", report=False, response_cache=False).result.model("llm")
         assert server.counts.requests == 80 and fresh.endpoint.from_cache == []
         # a changed prompt is another question
-        headtohead.run(_experiment(root, server.base_url, prompt="Label: {text}\nOne of {labels}."),
-                       out_dir=root / "d", report=False)
+        headtohead.run(
+            _experiment(root, server.base_url, prompt="Label: {text}\nOne of {labels}."),
+            out_dir=root / "d",
+            report=False,
+        )
         assert server.counts.requests == 120
 
 
@@ -193,8 +212,14 @@ def test_ctrl_c_keeps_every_answer_received_and_resume_asks_only_the_rest(data):
         experiment = _write(root, _experiment(root, server.base_url, max_concurrency=2))
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         command = [sys.executable, "-m", "headtohead.cli.main", "run", experiment, "--out", str(root / "out")]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        process = subprocess.Popen(
+            command,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         deadline = time.monotonic() + 120
         while server.counts.answered < 8:
             assert process.poll() is None and time.monotonic() < deadline, process.communicate()
@@ -230,10 +255,23 @@ def test_a_real_server_counts_no_request_on_a_second_run_and_all_with_no_cache(t
     model_dir = build_tiny_llama(tmp_path / "tiny")
     cued = [any(f" {w} " in f" {r['text']} " for w in CUE_WORDS) for r in rows]
     with TransformersServe(model_dir, tmp_path / "serve.log") as server:
-        exp = {"name": "real", "data": {"path": str(tmp_path / "dev.csv")}, "eval": {"device": "cpu"},
-               "stats": {"n_resamples": 200},
-               "models": [{"name": "tiny", "kind": "openai", "source": str(model_dir), "base_url": server.base_url,
-                           "max_concurrency": 2, "max_tokens": 4, "price": PRICE}]}
+        exp = {
+            "name": "real",
+            "data": {"path": str(tmp_path / "dev.csv")},
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 200},
+            "models": [
+                {
+                    "name": "tiny",
+                    "kind": "openai",
+                    "source": str(model_dir),
+                    "base_url": server.base_url,
+                    "max_concurrency": 2,
+                    "max_tokens": 4,
+                    "price": PRICE,
+                }
+            ],
+        }
         first = headtohead.run(exp, out_dir=tmp_path / "a", report=True).result.model("tiny")
         assert server.chat_requests() == 16
         headtohead.run(exp, out_dir=tmp_path / "b").result.model("tiny")

@@ -7,11 +7,12 @@ import pytest
 from pydantic import ValidationError
 
 from headtohead.config.execution import ExecutionConfig, parse_cpu_set
-from headtohead.runtime.devices import use_backend
 from headtohead.engines.batching import BatchPlan, plan_batches
+from headtohead.engines.environment import capture_environment
 from headtohead.errors import ConfigError, DataError, DeviceError, ModelError
 from headtohead.pipeline.executors import (
     EXECUTORS,
+    ModelFailure,
     Task,
     TaskFailure,
     check_fairness,
@@ -25,11 +26,10 @@ from headtohead.pipeline.executors import (
 )
 from headtohead.pipeline.executors.fairness import available_cores
 from headtohead.pipeline.executors.sharding import ShardMismatch
-from headtohead.engines.environment import capture_environment
-from headtohead.pipeline.executors import ModelFailure
 from headtohead.pipeline.model_pass import ModelOutcome
 from headtohead.results import ModelRecord
 from headtohead.results.environment import environment_fingerprint, group_by_environment
+from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeCudaBackend
 
 
@@ -42,6 +42,7 @@ class SameNameGPUs(FakeCudaBackend):
 
 # --- the config section -------------------------------------------------------------------------------------------
 
+
 def test_defaults_are_local_and_fair():
     config = ExecutionConfig()
     assert (config.mode, config.shards, config.speed, config.force) == ("local", 1, "main", False)
@@ -49,18 +50,21 @@ def test_defaults_are_local_and_fair():
     assert set(EXECUTORS) == {"local", "processes", "ray"}
 
 
-@pytest.mark.parametrize(("values", "expected"), [
-    ({"mode": "threads"}, "mode"),
-    ({"mode": "processes", "devices": ["gpu:0"]}, "unknown worker device 'gpu:0'"),
-    ({"mode": "processes", "devices": []}, "execution.devices is empty"),
-    ({"mode": "processes", "devices": ["cpu:3-1"]}, "runs backwards"),
-    ({"mode": "processes", "address": "auto"}, "only apply to mode: ray"),
-    ({"mode": "local", "devices": ["cpu"]}, "apply to mode: processes"),
-    ({"mode": "ray", "num_workers": 2}, "let Ray place the tasks"),
-    ({"mode": "ray", "num_gpus": 1.5}, "fraction below 1 or a whole number"),
-    ({"mode": "processes", "shards": 0}, "shards"),
-    ({"mode": "processes", "speeed": "main"}, "speeed"),
-])
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ({"mode": "threads"}, "mode"),
+        ({"mode": "processes", "devices": ["gpu:0"]}, "unknown worker device 'gpu:0'"),
+        ({"mode": "processes", "devices": []}, "execution.devices is empty"),
+        ({"mode": "processes", "devices": ["cpu:3-1"]}, "runs backwards"),
+        ({"mode": "processes", "address": "auto"}, "only apply to mode: ray"),
+        ({"mode": "local", "devices": ["cpu"]}, "apply to mode: processes"),
+        ({"mode": "ray", "num_workers": 2}, "let Ray place the tasks"),
+        ({"mode": "ray", "num_gpus": 1.5}, "fraction below 1 or a whole number"),
+        ({"mode": "processes", "shards": 0}, "shards"),
+        ({"mode": "processes", "speeed": "main"}, "speeed"),
+    ],
+)
 def test_invalid_sections_are_refused_with_the_reason(values, expected):
     with pytest.raises(ValidationError, match=expected):
         ExecutionConfig(**values)
@@ -72,6 +76,7 @@ def test_cpu_sets_parse_to_sorted_cores():
 
 
 # --- which worker gets which device --------------------------------------------------------------------------------
+
 
 def test_cpu_workers_get_disjoint_blocks_of_the_cores():
     cores = available_cores()
@@ -85,8 +90,9 @@ def test_cpu_workers_get_disjoint_blocks_of_the_cores():
 
 def test_explicit_cpu_sets_and_thread_overrides():
     core = available_cores()[0]
-    workers = plan_workers(ExecutionConfig(mode="processes", devices=[f"cpu:{core}", "cpu"], threads_per_worker=3),
-                           eval_device="cpu")
+    workers = plan_workers(
+        ExecutionConfig(mode="processes", devices=[f"cpu:{core}", "cpu"], threads_per_worker=3), eval_device="cpu"
+    )
     assert workers[0].cpu_set == (core,) and workers[0].threads == 3
     assert core not in workers[1].cpu_set or len(available_cores()) == 1
 
@@ -115,6 +121,7 @@ def test_devices_that_do_not_exist_are_refused():
 
 
 # --- the fairness guard --------------------------------------------------------------------------------------------
+
 
 def test_speed_in_the_main_process_or_local_is_always_fair():
     assert check_fairness(ExecutionConfig(mode="processes"), speed_enabled=True, eval_device="cpu") == []
@@ -149,8 +156,9 @@ def test_separate_identical_gpus_are_fair_but_different_gpus_are_not():
         check_fairness(same_gpu, speed_enabled=True)
 
 
-@pytest.mark.parametrize(("num_gpus", "refused"), [(0.0, "CPUs of each Ray node"), (0.5, "shared by up to 2"),
-                                                   (1.0, None)])
+@pytest.mark.parametrize(
+    ("num_gpus", "refused"), [(0.0, "CPUs of each Ray node"), (0.5, "shared by up to 2"), (1.0, None)]
+)
 def test_ray_tasks_share_a_device_unless_each_reserves_a_whole_gpu(num_gpus, refused):
     config = ExecutionConfig(mode="ray", speed="workers", num_gpus=num_gpus)
     if refused:
@@ -162,6 +170,7 @@ def test_ray_tasks_share_a_device_unless_each_reserves_a_whole_gpu(num_gpus, ref
 
 
 # --- shards --------------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(("n", "batch", "shards"), [(10, 3, 2), (10, 3, 4), (10, 3, 9), (7, 7, 3), (100, 8, 3)])
 def test_shards_are_whole_batches_covering_the_plan(n, batch, shards):
@@ -178,8 +187,9 @@ def test_merging_restores_the_plan_order_and_checks_the_hash():
     plan = BatchPlan(np.random.default_rng(0).permutation(11).astype(np.int64), 3)
     parts = plan_shards(11, 3, 3)
     proba = np.random.default_rng(1).random((11, 2)).astype(np.float32)
-    pieces = [(s, plan.order[s.start:s.stop], proba[s.start:s.stop].argmax(1), proba[s.start:s.stop])
-              for s in parts]
+    pieces = [
+        (s, plan.order[s.start : s.stop], proba[s.start : s.stop].argmax(1), proba[s.start : s.stop]) for s in parts
+    ]
     pred, merged = merge_shards(plan, list(reversed(pieces)))  # arrival order does not matter
     np.testing.assert_array_equal(merged, proba)
     np.testing.assert_array_equal(pred, proba.argmax(1))
@@ -191,6 +201,7 @@ def test_merging_restores_the_plan_order_and_checks_the_hash():
 
 
 # --- provenance and failures ---------------------------------------------------------------------------------------
+
 
 def test_environment_fingerprint_ignores_host_and_threads_but_not_versions():
     env = capture_environment()

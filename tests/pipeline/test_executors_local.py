@@ -13,24 +13,50 @@ import headtohead
 from headtohead.config import experiment_from_dict, load_experiment
 from headtohead.config.execution import ExecutionConfig
 from headtohead.errors import DataError, ModelError
-from headtohead.pipeline.executors import CONCURRENT_MARK, EvalJob, Task, WorkerSettings, create_executor, \
-    merge_worker_speed, plan_shards
+from headtohead.pipeline.executors import (
+    CONCURRENT_MARK,
+    EvalJob,
+    Task,
+    WorkerSettings,
+    create_executor,
+    merge_worker_speed,
+    plan_shards,
+)
 from headtohead.pipeline.executors.worker import run_task
 from headtohead.pipeline.setup import prepare_run
 from headtohead.results.speed import SpeedSummary
 
 MLP = "headtohead.testing.models:tiny_mlp"
-FAST_SPEED = {"scenarios": ["offline"], "num_batches": 1, "warmup_iterations": 0, "warmup_seconds": 0.0,
-              "min_iterations": 1, "min_seconds": 0.0, "rounds": 5, "pipeline_iterations": 0, "memory": False,
-              "telemetry": False, "n_resamples": 100}
+FAST_SPEED = {
+    "scenarios": ["offline"],
+    "num_batches": 1,
+    "warmup_iterations": 0,
+    "warmup_seconds": 0.0,
+    "min_iterations": 1,
+    "min_seconds": 0.0,
+    "rounds": 5,
+    "pipeline_iterations": 0,
+    "memory": False,
+    "telemetry": False,
+    "n_resamples": 100,
+}
 
 
 def _experiment(*extra_models):
-    models = [{"name": "mlp1", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "seed": 1}},
-              {"name": "mlp2", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "seed": 2}},
-              *extra_models]
-    return experiment_from_dict({"name": "iris", "data": {"path": "sklearn:iris"}, "models": models,
-                                 "eval": {"batch_size": 16, "device": "cpu"}, "speed": FAST_SPEED})
+    models = [
+        {"name": "mlp1", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "seed": 1}},
+        {"name": "mlp2", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "seed": 2}},
+        *extra_models,
+    ]
+    return experiment_from_dict(
+        {
+            "name": "iris",
+            "data": {"path": "sklearn:iris"},
+            "models": models,
+            "eval": {"batch_size": 16, "device": "cpu"},
+            "speed": FAST_SPEED,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -128,10 +154,16 @@ def test_sharding_a_text_model_keeps_every_padded_batch(tmp_path):
     table = make_text_table(tmp_path / "dev.tsv", n_per_class=9, classes=("negative", "positive"))
     make_tiny_bert(tmp_path / "bert", ["negative", "positive"], seed=1)
     experiment_file = tmp_path / "experiment.yaml"
-    experiment_file.write_text(yaml.safe_dump({
-        "data": {"path": table.name},
-        "models": [{"name": "bert", "kind": "transformers", "source": "bert", "max_length": 32}],  # relative
-        "eval": {"batch_size": 4, "device": "cpu"}, "speed": {"enabled": False}}))
+    experiment_file.write_text(
+        yaml.safe_dump(
+            {
+                "data": {"path": table.name},
+                "models": [{"name": "bert", "kind": "transformers", "source": "bert", "max_length": 32}],  # relative
+                "eval": {"batch_size": 4, "device": "cpu"},
+                "speed": {"enabled": False},
+            }
+        )
+    )
     run = headtohead.run(experiment_file)
     setup = prepare_run(load_experiment(experiment_file), tmp_path)
     with create_executor(ExecutionConfig(shards=3), eval_device="cpu") as executor:

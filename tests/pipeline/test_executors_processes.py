@@ -18,19 +18,25 @@ MLP = "headtohead.testing.models:tiny_mlp"
 def iris_run(tmp_path_factory):
     """Two tiny MLPs on scikit-learn's iris, two failing models, and the setup a run would make."""
     root = tmp_path_factory.mktemp("parallel-iris")
-    exp = experiment_from_dict({
-        "name": "tiny-iris",
-        "data": {"path": "sklearn:iris"},
-        "models": [
-            {"name": "mlp-a", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "n_classes": 3}},
-            {"name": "mlp-b", "kind": "python", "source": MLP,
-             "model_args": {"n_features": 4, "n_classes": 3, "hidden": 32, "seed": 3}},
-            {"name": "missing", "kind": "python", "source": "no_such_module_h2h:factory"},
-            {"name": "dies", "kind": "python", "source": "os:abort"},  # kills its worker process
-        ],
-        "eval": {"batch_size": 16, "device": "cpu"},
-        "speed": {"enabled": False},
-    })
+    exp = experiment_from_dict(
+        {
+            "name": "tiny-iris",
+            "data": {"path": "sklearn:iris"},
+            "models": [
+                {"name": "mlp-a", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "n_classes": 3}},
+                {
+                    "name": "mlp-b",
+                    "kind": "python",
+                    "source": MLP,
+                    "model_args": {"n_features": 4, "n_classes": 3, "hidden": 32, "seed": 3},
+                },
+                {"name": "missing", "kind": "python", "source": "no_such_module_h2h:factory"},
+                {"name": "dies", "kind": "python", "source": "os:abort"},  # kills its worker process
+            ],
+            "eval": {"batch_size": 16, "device": "cpu"},
+            "speed": {"enabled": False},
+        }
+    )
     return exp, prepare_run(exp, root)
 
 
@@ -89,8 +95,10 @@ def test_failing_tasks_are_reported_and_the_other_models_kept(iris_run, referenc
     assert outcomes["mlp-a"].ok and outcomes["mlp-b"].ok
     np.testing.assert_array_equal(outcomes["mlp-b"].predictions.proba, reference.predictions["mlp-b"].proba)
     assert outcomes["missing"].failure.error_type == "ModelError"
-    assert outcomes["dies"].failure.error_type == "WorkerDied" and "died while evaluating dies" in \
-        outcomes["dies"].failure.message
+    assert (
+        outcomes["dies"].failure.error_type == "WorkerDied"
+        and "died while evaluating dies" in outcomes["dies"].failure.message
+    )
     summary = failure_summary(list(outcomes.values()))
     assert "model 'missing': module 'no_such_module_h2h' not found" in summary
     assert "model 'dies' failed in worker process on cpu" in summary

@@ -20,17 +20,19 @@ MLP = "headtohead.testing.models:tiny_mlp"
 @pytest.fixture(scope="module")
 def ray_outcomes(tmp_path_factory):
     """One Ray session: two models sharded in two, a model whose factory is missing; plus the runner's reference."""
-    exp = experiment_from_dict({
-        "name": "ray-iris",
-        "data": {"path": "sklearn:iris"},
-        "models": [
-            {"name": "mlp-a", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "seed": 5}},
-            {"name": "missing", "kind": "python", "source": "no_such_module_h2h:factory"},
-            {"name": "mlp-b", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "hidden": 8}},
-        ],
-        "eval": {"batch_size": 16, "device": "cpu"},
-        "speed": {"enabled": False},
-    })
+    exp = experiment_from_dict(
+        {
+            "name": "ray-iris",
+            "data": {"path": "sklearn:iris"},
+            "models": [
+                {"name": "mlp-a", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "seed": 5}},
+                {"name": "missing", "kind": "python", "source": "no_such_module_h2h:factory"},
+                {"name": "mlp-b", "kind": "python", "source": MLP, "model_args": {"n_features": 4, "hidden": 8}},
+            ],
+            "eval": {"batch_size": 16, "device": "cpu"},
+            "speed": {"enabled": False},
+        }
+    )
     setup = prepare_run(exp, tmp_path_factory.mktemp("ray"))
     config = ExecutionConfig(mode="ray", shards=2, ray_init_cpus=2)
     progress = []

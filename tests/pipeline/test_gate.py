@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 import yaml
 
-from headtohead.pipeline.gate import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.cli.main import main
 from headtohead.errors import ConfigError
+from headtohead.pipeline.gate import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.results import RunResult, load_result, save_result
 from headtohead.stats.noninferiority import accuracy_noninferiority, gate_exit_code, slowdown_noninferiority
 
 # Oracles over texts "item <i>" whose label is neg/pos by parity: each model errs on a chosen
 # set of examples, so the accuracies are known exactly.
-ORACLE_PY = textwrap.dedent('''\
+ORACLE_PY = textwrap.dedent("""\
     def make(wrong_every, fixed_every=0, extra_every=0, extra_offset=0):
         def wrong(i):
             fixed = fixed_every and i % fixed_every == 0
@@ -34,7 +34,7 @@ ORACLE_PY = textwrap.dedent('''\
 
         predict.label_names = ["neg", "pos"]
         return predict
-    ''')
+    """)
 
 N = 1000
 MODELS = {  # accuracy: base 90 %, good +2 pp, slight −0.3 pp, bad −10 pp
@@ -46,9 +46,18 @@ MODELS = {  # accuracy: base 90 %, good +2 pp, slight −0.3 pp, bad −10 pp
 # Milliseconds per call in the speed rounds written into the results: wall-clock timings on a
 # shared CI machine are too noisy to make a test's pass/fail depend on them.
 SPEED_MS = {"base": 2.0, "good": 2.0, "slight": 2.0, "bad": 8.0}
-SPEED = {"scenarios": ["offline"], "num_batches": 1, "warmup_iterations": 0, "warmup_seconds": 0.0,
-         "min_iterations": 6, "min_seconds": 0.0, "rounds": 6, "pipeline_iterations": 0, "memory": False,
-         "telemetry": False}
+SPEED = {
+    "scenarios": ["offline"],
+    "num_batches": 1,
+    "warmup_iterations": 0,
+    "warmup_seconds": 0.0,
+    "min_iterations": 6,
+    "min_seconds": 0.0,
+    "rounds": 6,
+    "pipeline_iterations": 0,
+    "memory": False,
+    "telemetry": False,
+}
 
 
 def _with_known_timings(path):
@@ -56,8 +65,9 @@ def _with_known_timings(path):
     raw = load_result(path).model_dump(mode="json")
     for model in raw["speed"]["models"]:
         base_ns = SPEED_MS[model["name"]] * 1e6
-        model["offline"]["rounds_ns"] = [[int(base_ns * (1 + 0.01 * ((r + k) % 3 - 1))) for k in range(6)]
-                                         for r in range(6)]
+        model["offline"]["rounds_ns"] = [
+            [int(base_ns * (1 + 0.01 * ((r + k) % 3 - 1))) for k in range(6)] for r in range(6)
+        ]
     save_result(RunResult.model_validate(raw), path)
 
 
@@ -65,13 +75,24 @@ def _with_known_timings(path):
 def results(tmp_path_factory):
     root = tmp_path_factory.mktemp("gate")
     (root / "gate_oracles.py").write_text(ORACLE_PY)
-    (root / "dev.csv").write_text("text,label\n" + "".join(f"item {i},{'pos' if i % 2 else 'neg'}\n"
-                                                           for i in range(N)))
-    models = [{"name": name, "kind": "python", "source": "gate_oracles:make", "outputs": "probabilities",
-               "model_args": args} for name, args in MODELS.items()]
+    (root / "dev.csv").write_text("text,label\n" + "".join(f"item {i},{'pos' if i % 2 else 'neg'}\n" for i in range(N)))
+    models = [
+        {"name": name, "kind": "python", "source": "gate_oracles:make", "outputs": "probabilities", "model_args": args}
+        for name, args in MODELS.items()
+    ]
     path = root / "exp.yaml"
-    path.write_text(yaml.safe_dump({"name": "gate", "data": {"path": "dev.csv"}, "models": models,
-                                    "eval": {"batch_size": 250}, "stats": {"n_resamples": 200}, "speed": SPEED}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "gate",
+                "data": {"path": "dev.csv"},
+                "models": models,
+                "eval": {"batch_size": 250},
+                "stats": {"n_resamples": 200},
+                "speed": SPEED,
+            }
+        )
+    )
     main(["run", str(path), "--out", str(root / "out")])
     _with_known_timings(root / "out" / "results.json")
     main(["run", str(path), "--out", str(root / "no-speed"), "--set", "speed.enabled=false"])
@@ -90,8 +111,20 @@ def _gate(capsys, results_json, *args: str) -> tuple[int, str]:
 
 def test_pass_when_not_worse_beyond_the_margin(results, capsys, tmp_path):
     junit = tmp_path / "gate.xml"
-    code, out = _gate(capsys, results / "out" / "results.json", "--baseline", "base", "--candidate", "good",
-                      "--max-accuracy-drop", "0.5pp", "--max-slowdown", "5%", "--junit", str(junit))
+    code, out = _gate(
+        capsys,
+        results / "out" / "results.json",
+        "--baseline",
+        "base",
+        "--candidate",
+        "good",
+        "--max-accuracy-drop",
+        "0.5pp",
+        "--max-slowdown",
+        "5%",
+        "--junit",
+        str(junit),
+    )
     assert code == 0, out
     assert len(out.splitlines()) == 1 and out.startswith("PASS: good is not worse than base")
     assert "good − base = +2.00 pp" in out and "Speed (offline): good takes" in out
@@ -102,8 +135,20 @@ def test_pass_when_not_worse_beyond_the_margin(results, capsys, tmp_path):
 
 def test_fail_when_worse_beyond_the_margin_with_confidence(results, capsys, tmp_path):
     junit = tmp_path / "gate.xml"
-    code, out = _gate(capsys, results / "out" / "results.json", "--baseline", "base", "--candidate", "bad",
-                      "--max-accuracy-drop", "0.005", "--max-slowdown", "1.05x", "--junit", str(junit))
+    code, out = _gate(
+        capsys,
+        results / "out" / "results.json",
+        "--baseline",
+        "base",
+        "--candidate",
+        "bad",
+        "--max-accuracy-drop",
+        "0.005",
+        "--max-slowdown",
+        "1.05x",
+        "--junit",
+        str(junit),
+    )
     assert code == 1, out
     assert out.startswith("FAIL: bad is worse than base beyond the allowed margin (accuracy, speed (offline)).")
     assert "bad − base = −10.00 pp" in out and "the whole interval lies below −0.50 pp" in out
@@ -116,8 +161,18 @@ def test_fail_when_worse_beyond_the_margin_with_confidence(results, capsys, tmp_
 
 def test_inconclusive_with_too_few_examples_is_exit_3(results, capsys, tmp_path):
     junit = tmp_path / "gate.xml"
-    code, out = _gate(capsys, results / "out" / "results.json", "--baseline", "base", "--candidate", "slight",
-                      "--max-accuracy-drop", "0.5pp", "--junit", str(junit))
+    code, out = _gate(
+        capsys,
+        results / "out" / "results.json",
+        "--baseline",
+        "base",
+        "--candidate",
+        "slight",
+        "--max-accuracy-drop",
+        "0.5pp",
+        "--junit",
+        str(junit),
+    )
     assert code == 3, out
     assert out.startswith("INCONCLUSIVE: the data cannot tell whether slight is worse than base")
     assert "slight − base = −0.30 pp" in out and "too few examples" in out
@@ -129,8 +184,20 @@ def test_inconclusive_with_too_few_examples_is_exit_3(results, capsys, tmp_path)
 
 def test_missing_speed_results_are_said_and_do_not_decide(results, capsys, tmp_path):
     junit = tmp_path / "gate.xml"
-    code, out = _gate(capsys, results / "no-speed" / "results.json", "--baseline", "base", "--candidate", "good",
-                      "--max-accuracy-drop", "0.5pp", "--max-slowdown", "5%", "--junit", str(junit))
+    code, out = _gate(
+        capsys,
+        results / "no-speed" / "results.json",
+        "--baseline",
+        "base",
+        "--candidate",
+        "good",
+        "--max-accuracy-drop",
+        "0.5pp",
+        "--max-slowdown",
+        "5%",
+        "--junit",
+        str(junit),
+    )
     assert code == 0 and "Speed: not checked — the results hold no speed measurement" in out
     assert ElementTree.parse(junit).getroot().find("testsuite/testcase/skipped") is not None
 
@@ -145,16 +212,19 @@ def test_slowdown_margins(text, value):
     assert parse_slowdown_margin(text) == pytest.approx(value)
 
 
-@pytest.mark.parametrize("parse, text, message", [
-    (parse_accuracy_margin, "0.5%", "ambiguous"),
-    (parse_accuracy_margin, "half", "not a number"),
-    (parse_accuracy_margin, "-1pp", "cannot be negative"),
-    (parse_accuracy_margin, "5", "did you mean 5pp"),
-    (parse_accuracy_margin, "1x", "not an accuracy unit"),
-    (parse_slowdown_margin, "5pp", "'pp' is for accuracy"),
-    (parse_slowdown_margin, "0.9x", "below 1"),
-    (parse_slowdown_margin, "150%", "2.5×"),
-])
+@pytest.mark.parametrize(
+    "parse, text, message",
+    [
+        (parse_accuracy_margin, "0.5%", "ambiguous"),
+        (parse_accuracy_margin, "half", "not a number"),
+        (parse_accuracy_margin, "-1pp", "cannot be negative"),
+        (parse_accuracy_margin, "5", "did you mean 5pp"),
+        (parse_accuracy_margin, "1x", "not an accuracy unit"),
+        (parse_slowdown_margin, "5pp", "'pp' is for accuracy"),
+        (parse_slowdown_margin, "0.9x", "below 1"),
+        (parse_slowdown_margin, "150%", "2.5×"),
+    ],
+)
 def test_bad_margins_say_how_to_write_them(parse, text, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         parse(text)

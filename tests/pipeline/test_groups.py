@@ -24,15 +24,19 @@ def _grouped_frame(users: int = 30, per_user: int = 12, seed: int = 0) -> tuple[
     a_right = rng.random(n) < np.where(favours_a, 0.95, 0.6)
     b_right = rng.random(n) < np.where(favours_a, 0.6, 0.95)
     frame = pd.DataFrame({"text": [f"example {i}" for i in range(n)], "label": [LABELS[k] for k in y], "user": user})
-    return frame, [LABELS[k if ok else 1 - k] for k, ok in zip(y, a_right)], \
-        [LABELS[k if ok else 1 - k] for k, ok in zip(y, b_right)]
+    return (
+        frame,
+        [LABELS[k if ok else 1 - k] for k, ok in zip(y, a_right)],
+        [LABELS[k if ok else 1 - k] for k, ok in zip(y, b_right)],
+    )
 
 
 def test_compare_with_groups_treats_a_user_as_the_unit(tmp_path):
     frame, a, b = _grouped_frame()
     plain = headtohead.compare({"a": a, "b": b}, frame, stats={"n_resamples": 200})
-    grouped = headtohead.compare({"a": a, "b": b}, frame, group_column="user", out_dir=tmp_path / "out",
-                                 stats={"n_resamples": 200})
+    grouped = headtohead.compare(
+        {"a": a, "b": b}, frame, group_column="user", out_dir=tmp_path / "out", stats={"n_resamples": 200}
+    )
     settings = grouped.result.stats.settings
     assert settings.group_column == "user" and settings.n_groups == 30 and plain.result.stats.settings.n_groups is None
     (pair,), (plain_pair,) = grouped.result.stats.comparisons, plain.result.stats.comparisons
@@ -40,8 +44,10 @@ def test_compare_with_groups_treats_a_user_as_the_unit(tmp_path):
     assert pair.p_value >= plain_pair.p_value and pair.table == plain_pair.table
     accuracy = pair.difference("accuracy")
     assert accuracy.method == "tango-score+clusters"
-    assert accuracy.ci_high - accuracy.ci_low >= plain_pair.difference("accuracy").ci_high \
-        - plain_pair.difference("accuracy").ci_low
+    assert (
+        accuracy.ci_high - accuracy.ci_low
+        >= plain_pair.difference("accuracy").ci_high - plain_pair.difference("accuracy").ci_low
+    )
     assert grouped.result.stats.model("a").accuracy.method == "wilson+clusters"
     assert pair.difference("f1_macro").method.startswith("cluster-")
     assert "over 30 groups" in pair.verdict
@@ -65,13 +71,20 @@ def test_until_decided_evaluates_whole_groups_in_a_random_order(tmp_path):
         row["user"] = f"user{i // 7}"  # groups of 7 (the last one smaller)
     data = write_text_table(tmp_path / "dev.csv", rows)
     model = {"kind": "python", "source": "headtohead.testing.known:known_accuracy", "outputs": "probabilities"}
-    exp = {"name": "grouped-seq", "seed": 3, "data": {"path": str(data), "group_column": "user"},
-           "models": [{**model, "name": "strong", "model_args": {"accuracy": 0.97, "seed": 1}},
-                      {**model, "name": "weak", "model_args": {"accuracy": 0.55, "seed": 2}}],
-           "eval": {"batch_size": 8, "device": "cpu", "until_decided": True, "chunk_size": 32},
-           "stats": {"n_resamples": 200}, "speed": {"enabled": False}}
+    exp = {
+        "name": "grouped-seq",
+        "seed": 3,
+        "data": {"path": str(data), "group_column": "user"},
+        "models": [
+            {**model, "name": "strong", "model_args": {"accuracy": 0.97, "seed": 1}},
+            {**model, "name": "weak", "model_args": {"accuracy": 0.55, "seed": 2}},
+        ],
+        "eval": {"batch_size": 8, "device": "cpu", "until_decided": True, "chunk_size": 32},
+        "stats": {"n_resamples": 200},
+        "speed": {"enabled": False},
+    }
     outcome = headtohead.run(exp, out_dir=tmp_path / "out")
-    record, = outcome.result.stats.sequential
+    (record,) = outcome.result.stats.sequential
     assert record.decision == "a_better" and record.groups_used is not None
     assert "whole groups" in record.method and record.examples_used < 400
     users = outcome.predictions.groups
@@ -94,8 +107,15 @@ def test_a_report_of_a_model_with_failures_and_groups_renders(tmp_path):
         rows = [[0.9, 0.1] if truth[t] == "negative" else [0.1, 0.9] for t in texts]
         return np.array([[np.nan, np.nan] if int(t.split()[1]) % 7 == 0 else r for t, r in zip(texts, rows)])
 
-    outcome = headtohead.compare({"a": a, "flaky": flaky}, frame, group_column="user", outputs={"flaky": "probabilities"},
-                                 out_dir=tmp_path / "out", report=True, stats={"n_resamples": 200})
+    outcome = headtohead.compare(
+        {"a": a, "flaky": flaky},
+        frame,
+        group_column="user",
+        outputs={"flaky": "probabilities"},
+        out_dir=tmp_path / "out",
+        report=True,
+        stats={"n_resamples": 200},
+    )
     quality = outcome.result.model("flaky").quality
     assert quality.n_failed == len([t for t in frame["text"] if int(t.split()[1]) % 7 == 0])
     assert quality.confusion_labels[-1] == "(no prediction)" and len(quality.confusion_matrix) == 3

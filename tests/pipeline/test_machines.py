@@ -10,9 +10,9 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from headtohead.pipeline.machines import compare_machines, load_training, machine_label
 from headtohead.config import Experiment
 from headtohead.errors import ConfigError, ResultsError
+from headtohead.pipeline.machines import compare_machines, load_training, machine_label
 from headtohead.results.training import MachineComparison
 from headtohead.results.training_file import TrainingResult
 from headtohead.testing.data import make_text_table
@@ -23,8 +23,8 @@ A100 = {"index": 0, "name": "NVIDIA A100-SXM4-80GB", "driver": "550.54", "cuda":
 @pytest.fixture(scope="module")
 def here(tmp_path_factory):
     """One real ``h2h train`` output of this machine (two tiny text models, a few steps)."""
-    from headtohead.testing.text import make_tiny_bert, make_tiny_roberta
     from headtohead.pipeline.training import train_experiment
+    from headtohead.testing.text import make_tiny_bert, make_tiny_roberta
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -33,11 +33,16 @@ def here(tmp_path_factory):
     make_text_table(root / "dev.csv", n_per_class=5, seed=2)
     make_tiny_bert(root / "bert", seed=1)
     make_tiny_roberta(root / "roberta", seed=2)
-    raw = {"name": "bench", "data": {"path": "dev.csv", "train": "train.csv"},
-           "models": [{"name": "bert", "kind": "transformers", "source": "bert", "max_length": 16},
-                      {"name": "roberta", "kind": "transformers", "source": "roberta", "max_length": 16}],
-           "eval": {"batch_size": 10, "device": "cpu"},
-           "train": {"epochs": 2, "batch_size": 8, "timing_warmup_steps": 1}}
+    raw = {
+        "name": "bench",
+        "data": {"path": "dev.csv", "train": "train.csv"},
+        "models": [
+            {"name": "bert", "kind": "transformers", "source": "bert", "max_length": 16},
+            {"name": "roberta", "kind": "transformers", "source": "roberta", "max_length": 16},
+        ],
+        "eval": {"batch_size": 10, "device": "cpu"},
+        "train": {"epochs": 2, "batch_size": 8, "timing_warmup_steps": 1},
+    }
     if "speed" in Experiment.model_fields:
         raw["speed"] = {"enabled": False}
     (root / "exp.yaml").write_text(yaml.safe_dump(raw))
@@ -97,9 +102,14 @@ def test_models_by_machines_normalised_to_the_baseline(here, tmp_path):
 
 def test_differing_software_settings_and_baselines_are_named(here, tmp_path):
     gpu = _edited(here, tmp_path / "gpu", torch_version="2.13.0")
-    other = _edited(here, tmp_path / "v100", hostname="old", gpus=[{**A100, "name": "Tesla V100-SXM2-16GB",
-                                                                     "cuda": "11.8"}],
-                    settings={"precision": "fp16"}, faster=2.0)
+    other = _edited(
+        here,
+        tmp_path / "v100",
+        hostname="old",
+        gpus=[{**A100, "name": "Tesla V100-SXM2-16GB", "cuda": "11.8"}],
+        settings={"precision": "fp16"},
+        faster=2.0,
+    )
     comparison = compare_machines([here, gpu, other], baseline="Tesla V100-SXM2-16GB")
     assert comparison.baseline == "Tesla V100-SXM2-16GB"
     assert comparison.cell("bert", "NVIDIA A100-SXM4-80GB").speedup_vs_baseline == pytest.approx(2.0, rel=0.01)
@@ -109,8 +119,9 @@ def test_differing_software_settings_and_baselines_are_named(here, tmp_path):
     settings = next(w for w in comparison.warnings if w.startswith("training settings differ"))
     assert "precision fp32" in settings and "fp16 (Tesla V100-SXM2-16GB)" in settings
     assert compare_machines([here, gpu, other], baseline="2").baseline == "NVIDIA A100-SXM4-80GB"
-    with pytest.raises(ConfigError, match="--baseline 'Tesla V100' is not one of the machines — did you mean "
-                                          "Tesla V100-SXM2-16GB"):
+    with pytest.raises(
+        ConfigError, match="--baseline 'Tesla V100' is not one of the machines — did you mean Tesla V100-SXM2-16GB"
+    ):
         compare_machines([here, gpu, other], baseline="Tesla V100")
 
 
@@ -142,9 +153,21 @@ def test_the_cli_prints_the_tables_and_writes_json(here, tmp_path):
     app = typer.Typer()
     app.command("machines")(machines)
     app.command("noop")(lambda: None)
-    result = CliRunner().invoke(app, ["machines", str(here / "results.json"), str(gpu), "--label", "laptop",
-                                      "--label", "a100", "--json", str(tmp_path / "cmp.json")],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        [
+            "machines",
+            str(here / "results.json"),
+            str(gpu),
+            "--label",
+            "laptop",
+            "--label",
+            "a100",
+            "--json",
+            str(tmp_path / "cmp.json"),
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     assert "Ratios (×) are to the baseline machine: laptop" in result.output
     for title in ("training samples/s (× baseline)", "time per epoch", "peak memory"):
@@ -153,7 +176,6 @@ def test_the_cli_prints_the_tables_and_writes_json(here, tmp_path):
     saved = MachineComparison.model_validate_json((tmp_path / "cmp.json").read_text())
     assert [m.label for m in saved.machines] == ["laptop", "a100"]
     assert TrainingResult.model_validate_json((here / "training.json").read_text()).training.runs
-
 
 
 def test_the_old_name_compare_still_works_and_says_it_is_deprecated(here, tmp_path, capsys):
@@ -170,6 +192,7 @@ def test_the_old_name_compare_still_works_and_says_it_is_deprecated(here, tmp_pa
     listed = capsys.readouterr().out
     commands = [line.split()[1] for line in listed.splitlines() if line.startswith("│ ") and len(line.split()) > 2]
     assert "machines" in commands and "compare" not in commands  # hidden from the list of commands
+
 
 def test_prices_answer_which_machine_is_cheaper_for_the_job(here, tmp_path):
     from headtohead.pipeline.machines import parse_prices
@@ -194,12 +217,15 @@ def test_prices_answer_which_machine_is_cheaper_for_the_job(here, tmp_path):
     assert "a100" in cheapest_lines(comparison)[0] and "(2.00×)" in cheapest_lines(comparison)[0]
 
 
-@pytest.mark.parametrize(("items", "message"), [
-    (["a100"], "give LABEL=PRICE_PER_HOUR"),
-    (["a100=0"], "price above 0"),
-    (["a100=-2"], "price above 0"),
-    (["a100=cheap"], "give LABEL=PRICE_PER_HOUR"),
-])
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        (["a100"], "give LABEL=PRICE_PER_HOUR"),
+        (["a100=0"], "price above 0"),
+        (["a100=-2"], "price above 0"),
+        (["a100=cheap"], "give LABEL=PRICE_PER_HOUR"),
+    ],
+)
 def test_bad_prices_are_one_line(items, message):
     from headtohead.pipeline.machines import parse_prices
 

@@ -18,10 +18,19 @@ from headtohead.errors import ResultsError
 from headtohead.pipeline.outputs import OutputLock
 from headtohead.results.files import LOCK_FILE, REPORT_FILE, RESUME_DIR
 
-MLP = {"name": "mlp", "kind": "python", "source": "headtohead.testing.models:tiny_mlp",
-       "model_args": {"n_features": 4, "n_classes": 3}}
-IRIS = {"name": "first", "data": {"path": "sklearn:iris"}, "models": [MLP], "speed": {"enabled": False},
-        "stats": {"n_resamples": 200}}
+MLP = {
+    "name": "mlp",
+    "kind": "python",
+    "source": "headtohead.testing.models:tiny_mlp",
+    "model_args": {"n_features": 4, "n_classes": 3},
+}
+IRIS = {
+    "name": "first",
+    "data": {"path": "sklearn:iris"},
+    "models": [MLP],
+    "speed": {"enabled": False},
+    "stats": {"n_resamples": 200},
+}
 
 
 def _files(out: Path) -> dict[str, bytes]:
@@ -34,9 +43,12 @@ def test_another_experiment_is_refused_and_overwrite_replaces_it(tmp_path):
     before = _files(out)
     assert {"results.json", "predictions.npz", REPORT_FILE} <= set(before)
     second = {**IRIS, "name": "second", "models": [MLP, {**MLP, "name": "mlp2"}]}
-    with pytest.raises(ResultsError, match=rf"--out {out}: holds the h2h run results of experiment 'first'; "
-                                           rf"refusing to replace them with h2h run of experiment 'second'; pass "
-                                           rf"--overwrite to replace them, or choose another --out"):
+    with pytest.raises(
+        ResultsError,
+        match=rf"--out {out}: holds the h2h run results of experiment 'first'; "
+        rf"refusing to replace them with h2h run of experiment 'second'; pass "
+        rf"--overwrite to replace them, or choose another --out",
+    ):
         headtohead.run(second, out_dir=out)
     assert _files(out) == before  # nothing touched, no lock left behind
     with pytest.raises(ResultsError, match="refusing to replace them with h2h bench of experiment 'first'"):
@@ -57,8 +69,11 @@ def test_a_lock_held_elsewhere_refuses_at_once_and_goes_with_its_holder(tmp_path
     out = tmp_path / "out"
     out.mkdir()
     with OutputLock(out, "h2h run of experiment 'x'"):
-        with pytest.raises(ResultsError, match=r"another h2h run of experiment 'x' \(pid \d+ on .+, since .+\) is "
-                                               r"writing there now; wait for it to finish, or choose another --out"):
+        with pytest.raises(
+            ResultsError,
+            match=r"another h2h run of experiment 'x' \(pid \d+ on .+, since .+\) is "
+            r"writing there now; wait for it to finish, or choose another --out",
+        ):
             headtohead.run(IRIS, out_dir=out)
         assert (out / LOCK_FILE).exists()
     assert not (out / LOCK_FILE).exists()
@@ -68,7 +83,7 @@ def test_a_lock_held_elsewhere_refuses_at_once_and_goes_with_its_holder(tmp_path
 # A model module beside the experiment: keyword classifiers that touch a marker as their pass
 # starts and then wait until the test lets them go (settings from the environment, so every run
 # has the same experiment): the test, not the machine's speed, decides when the first run ends.
-MODELS_PY = textwrap.dedent('''\
+MODELS_PY = textwrap.dedent("""\
     import os
     import time
     from pathlib import Path
@@ -88,7 +103,7 @@ MODELS_PY = textwrap.dedent('''\
 
         predict.label_names = inner.label_names
         return predict
-    ''')
+    """)
 
 
 def _experiment(folder: Path, models: list[str], file: str = "exp.yaml") -> Path:
@@ -96,10 +111,23 @@ def _experiment(folder: Path, models: list[str], file: str = "exp.yaml") -> Path
 
     make_text_table(folder / "dev.csv", n_per_class=10, seed=3)
     keywords = {"negative": ["bad", "dull"], "positive": ["good", "great"]}
-    exp = {"name": "locked", "data": {"path": "dev.csv"}, "eval": {"batch_size": 2, "device": "cpu"},
-           "stats": {"n_resamples": 200}, "speed": {"enabled": False},
-           "models": [{"name": m, "kind": "python", "source": "h2h_lock_models:make", "outputs": "probabilities",
-                       "model_args": {"name": m, "keywords": keywords}} for m in models]}
+    exp = {
+        "name": "locked",
+        "data": {"path": "dev.csv"},
+        "eval": {"batch_size": 2, "device": "cpu"},
+        "stats": {"n_resamples": 200},
+        "speed": {"enabled": False},
+        "models": [
+            {
+                "name": m,
+                "kind": "python",
+                "source": "h2h_lock_models:make",
+                "outputs": "probabilities",
+                "model_args": {"name": m, "keywords": keywords},
+            }
+            for m in models
+        ],
+    }
     path = folder / file
     path.write_text(yaml.safe_dump(exp, sort_keys=False))
     return path
@@ -107,8 +135,13 @@ def _experiment(folder: Path, models: list[str], file: str = "exp.yaml") -> Path
 
 def _start(experiment: Path, out: Path, markers: Path) -> subprocess.Popen:
     env = {**os.environ, "H2H_TEST_MARKERS": str(markers), "HF_HUB_OFFLINE": "1"}
-    return subprocess.Popen([sys.executable, "-m", "headtohead.cli.main", "run", str(experiment), "--out", str(out)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "headtohead.cli.main", "run", str(experiment), "--out", str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for(marker: Path, process: subprocess.Popen) -> None:

@@ -17,9 +17,18 @@ from headtohead.pipeline.quick import infer_kind, parse_model_option, quick_expe
 from headtohead.testing.data import make_text_rows, write_text_table
 
 LABELS = ("negative", "positive")
-FAST_SPEED = {"scenarios": ["offline"], "warmup_iterations": 1, "warmup_seconds": 0.0, "min_iterations": 3,
-              "min_seconds": 0.0, "rounds": 5, "num_batches": 1, "pipeline_iterations": 0, "memory": False,
-              "n_resamples": 100}
+FAST_SPEED = {
+    "scenarios": ["offline"],
+    "warmup_iterations": 1,
+    "warmup_seconds": 0.0,
+    "min_iterations": 3,
+    "min_seconds": 0.0,
+    "rounds": 5,
+    "num_batches": 1,
+    "pipeline_iterations": 0,
+    "memory": False,
+    "n_resamples": 100,
+}
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +46,9 @@ def setup(tmp_path_factory):
         row["text"] = row["text"] + " plot" * (i % 7)  # varied lengths for the size slices
     write_text_table(root / "dev.csv", rows)
     train = make_text_rows(12, classes=LABELS, seed=9)
-    model = make_pipeline(TfidfVectorizer(), LogisticRegression(C=0.3)).fit([r["text"] for r in train],
-                                                                            [r["label"] for r in train])
+    model = make_pipeline(TfidfVectorizer(), LogisticRegression(C=0.3)).fit(
+        [r["text"] for r in train], [r["label"] for r in train]
+    )
     sio.dump(model, root / "lr.skops")
     texts = [r["text"] for r in rows]
     proba = model.predict_proba(texts)[:, [list(model.classes_).index(c) for c in LABELS]]
@@ -53,18 +63,29 @@ def setup(tmp_path_factory):
 
 
 def _experiment(root, *models, speed=False):
-    return {"name": "preds", "data": {"path": str(root / "dev.csv"), "id_column": "id"}, "models": list(models),
-            "eval": {"batch_size": 16, "device": "cpu"}, "stats": {"n_resamples": 300},
-            "speed": FAST_SPEED if speed else {"enabled": False}}
+    return {
+        "name": "preds",
+        "data": {"path": str(root / "dev.csv"), "id_column": "id"},
+        "models": list(models),
+        "eval": {"batch_size": 16, "device": "cpu"},
+        "stats": {"n_resamples": 300},
+        "speed": FAST_SPEED if speed else {"enabled": False},
+    }
 
 
 def test_prediction_file_of_a_model_equals_running_it(setup, tmp_path):
     root, pred, _, y = setup
-    outcome = headtohead.run(_experiment(root, {"name": "model", "kind": "sklearn", "source": str(root / "lr.skops")},
-                                         {"name": "file", "kind": "predictions", "source": str(root / "lr.csv")},
-                                         {"name": "labels", "kind": "predictions",
-                                          "source": str(root / "labels.jsonl")}, speed=True),
-                             out_dir=tmp_path / "out", report=True)
+    outcome = headtohead.run(
+        _experiment(
+            root,
+            {"name": "model", "kind": "sklearn", "source": str(root / "lr.skops")},
+            {"name": "file", "kind": "predictions", "source": str(root / "lr.csv")},
+            {"name": "labels", "kind": "predictions", "source": str(root / "labels.jsonl")},
+            speed=True,
+        ),
+        out_dir=tmp_path / "out",
+        report=True,
+    )
     result = outcome.result
     model, stored, labels = (result.model(n) for n in ("model", "file", "labels"))
     assert model.quality.accuracy == stored.quality.accuracy == pytest.approx(np.mean(pred == y))
@@ -93,9 +114,14 @@ def test_prediction_file_of_a_model_equals_running_it(setup, tmp_path):
 
 def test_disagreements_csv_lists_every_example_exactly_one_model_got_right(setup, tmp_path):
     root, pred, flipped, y = setup
-    headtohead.run(_experiment(root, {"name": "file", "kind": "predictions", "source": str(root / "lr.csv")},
-                               {"name": "labels", "kind": "predictions", "source": str(root / "labels.jsonl")}),
-                   out_dir=tmp_path)
+    headtohead.run(
+        _experiment(
+            root,
+            {"name": "file", "kind": "predictions", "source": str(root / "lr.csv")},
+            {"name": "labels", "kind": "predictions", "source": str(root / "labels.jsonl")},
+        ),
+        out_dir=tmp_path,
+    )
     with open(tmp_path / "disagreements.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     only_file = set(np.flatnonzero((pred == y) & (flipped != y)))
@@ -105,9 +131,18 @@ def test_disagreements_csv_lists_every_example_exactly_one_model_got_right(setup
     assert all(r["id"] == f"s{int(r['index']):03d}" and r["input"] for r in rows)
 
 
-@pytest.mark.parametrize("source, kind", [("preds.csv", "predictions"), ("p.TSV", "predictions"),
-                                          ("p.parquet", "predictions"), ("m.onnx", "onnx"), ("m.skops", "sklearn"),
-                                          ("pkg.mod:factory", "python"), ("org/model", "transformers")])
+@pytest.mark.parametrize(
+    "source, kind",
+    [
+        ("preds.csv", "predictions"),
+        ("p.TSV", "predictions"),
+        ("p.parquet", "predictions"),
+        ("m.onnx", "onnx"),
+        ("m.skops", "sklearn"),
+        ("pkg.mod:factory", "python"),
+        ("org/model", "transformers"),
+    ],
+)
 def test_kinds_are_inferred_from_the_source(source, kind, tmp_path):
     assert infer_kind(source, tmp_path) == kind
 
@@ -131,9 +166,27 @@ def test_quick_run_through_the_cli(setup, tmp_path, capsys, monkeypatch):
     root = setup[0]
     monkeypatch.chdir(root)
     out = tmp_path / "out"
-    main(["run", "--data", "dev.csv", "--id-column", "id", "--model", "a=lr.csv", "--model", "lr.skops",
-          "--model", "c=predictions:labels.jsonl", "--set", "stats.n_resamples=200", "--set", "speed.enabled=false",
-          "--out", str(out)])
+    main(
+        [
+            "run",
+            "--data",
+            "dev.csv",
+            "--id-column",
+            "id",
+            "--model",
+            "a=lr.csv",
+            "--model",
+            "lr.skops",
+            "--model",
+            "c=predictions:labels.jsonl",
+            "--set",
+            "stats.n_resamples=200",
+            "--set",
+            "speed.enabled=false",
+            "--out",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     assert "report.html" in printed
     result = headtohead.load_result(out / "results.json")
@@ -145,9 +198,11 @@ def test_quick_run_through_the_cli(setup, tmp_path, capsys, monkeypatch):
 
 def test_quick_run_errors_are_one_line_with_exit_code_2(setup, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(setup[0])
-    for argv, message in ((["run", "--model", "a=lr.csv"], "give an experiment file"),
-                          (["run", "exp.yaml", "--data", "dev.csv", "--model", "a=lr.csv"], "not both"),
-                          (["run", "--data", "dev.csv", "--model", "a=nowhere.bin"], "cannot tell its kind")):
+    for argv, message in (
+        (["run", "--model", "a=lr.csv"], "give an experiment file"),
+        (["run", "exp.yaml", "--data", "dev.csv", "--model", "a=lr.csv"], "not both"),
+        (["run", "--data", "dev.csv", "--model", "a=nowhere.bin"], "cannot tell its kind"),
+    ):
         with pytest.raises(SystemExit) as exit_:
             main(argv)
         assert exit_.value.code == 2
@@ -160,13 +215,19 @@ def test_prediction_files_without_ids_match_by_row_order_with_a_warning(setup, t
     frame = pd.read_csv(root / "dev.csv")
     frame.drop(columns=["id"]).to_csv(tmp_path / "dev.csv", index=False)
     write_prediction_file(tmp_path / "p.csv", None, pred, label_names=LABELS)
-    outcome = headtohead.run({"name": "rows", "data": {"path": str(tmp_path / "dev.csv")},
-                              "models": [{"name": "p", "kind": "predictions", "source": str(tmp_path / "p.csv")}],
-                              "eval": {"device": "cpu"}, "stats": {"n_resamples": 100}, "speed": {"enabled": False}})
+    outcome = headtohead.run(
+        {
+            "name": "rows",
+            "data": {"path": str(tmp_path / "dev.csv")},
+            "models": [{"name": "p", "kind": "predictions", "source": str(tmp_path / "p.csv")}],
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 100},
+            "speed": {"enabled": False},
+        }
+    )
     model = outcome.result.model("p")
     assert model.quality.accuracy == pytest.approx(np.mean(pred == y))
     assert any("matched to the data by position" in w for w in model.warnings)
-
 
 
 def test_predictions_of_rows_skipped_for_a_missing_label_are_ignored_and_the_skip_warning_says_so(setup, tmp_path):
@@ -178,9 +239,14 @@ def test_predictions_of_rows_skipped_for_a_missing_label_are_ignored_and_the_ski
     kept = np.arange(len(frame)) != 4
     write_prediction_file(tmp_path / "by-id.csv", frame["id"].tolist()[::-1], pred[::-1], label_names=LABELS)
     write_prediction_file(tmp_path / "by-row.csv", None, flipped, label_names=LABELS)  # one row per row of the file
-    experiment = {"name": "skip", "data": {"path": str(tmp_path / "dev.csv"), "id_column": "id"},
-                  "models": [{"name": "by-id", "kind": "predictions", "source": str(tmp_path / "by-id.csv")}],
-                  "eval": {"device": "cpu"}, "stats": {"n_resamples": 100}, "speed": {"enabled": False}}
+    experiment = {
+        "name": "skip",
+        "data": {"path": str(tmp_path / "dev.csv"), "id_column": "id"},
+        "models": [{"name": "by-id", "kind": "predictions", "source": str(tmp_path / "by-id.csv")}],
+        "eval": {"device": "cpu"},
+        "stats": {"n_resamples": 100},
+        "speed": {"enabled": False},
+    }
     with pytest.warns(UserWarning) as caught:
         outcome = headtohead.run(experiment)
     skip = [str(w.message) for w in caught if "skipped 1 rows" in str(w.message)]
@@ -197,6 +263,7 @@ def test_predictions_of_rows_skipped_for_a_missing_label_are_ignored_and_the_ski
     assert model.quality.accuracy == pytest.approx(np.mean(flipped[kept] == y[kept]))
     assert any("once the 1 row(s) loading skipped are dropped" in w for w in model.warnings)
 
+
 def test_image_disagreements_carry_thumbnails_into_the_report(tmp_path):
     from headtohead.config.schema import DataConfig
     from headtohead.data import create_dataset
@@ -208,13 +275,21 @@ def test_image_disagreements_carry_thumbnails_into_the_report(tmp_path):
     a, b = y.copy(), y.copy()
     a[:3], b[-2:] = 1 - a[:3], 1 - b[-2:]  # a misses the first three, b the last two
     for name, pred in (("a", a), ("b", b)):
-        write_prediction_file(tmp_path / f"{name}.csv", None, pred, np.eye(2)[pred] * 0.8 + 0.1,
-                              label_names=dataset.label_names)
-    outcome = headtohead.run({"name": "images", "data": {"path": str(folder)},
-                              "models": [{"name": n, "kind": "predictions", "source": str(tmp_path / f"{n}.csv")}
-                                         for n in ("a", "b")],
-                              "eval": {"device": "cpu"}, "stats": {"n_resamples": 100}, "speed": {"enabled": False}},
-                             out_dir=tmp_path / "out", report=True)
+        write_prediction_file(
+            tmp_path / f"{name}.csv", None, pred, np.eye(2)[pred] * 0.8 + 0.1, label_names=dataset.label_names
+        )
+    outcome = headtohead.run(
+        {
+            "name": "images",
+            "data": {"path": str(folder)},
+            "models": [{"name": n, "kind": "predictions", "source": str(tmp_path / f"{n}.csv")} for n in ("a", "b")],
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 100},
+            "speed": {"enabled": False},
+        },
+        out_dir=tmp_path / "out",
+        report=True,
+    )
     found = outcome.result.stats.disagreements[0]
     assert [r.index for r in found.only_b_right] == [0, 1, 2] and [r.index for r in found.only_a_right] == [10, 11]
     rows = found.only_a_right + found.only_b_right

@@ -25,7 +25,7 @@ from headtohead.testing.data import make_text_table
 # Models built by a module beside the experiment: keyword classifiers that, when asked,
 # touch a marker file as their pass starts and sleep per batch (from the environment, so
 # the experiment file — and with it every resume key — is the same for every run).
-MODELS_PY = textwrap.dedent('''\
+MODELS_PY = textwrap.dedent("""\
     import os
     import time
     from pathlib import Path
@@ -54,24 +54,34 @@ MODELS_PY = textwrap.dedent('''\
             out_of_memory.label_names = list(keywords)
             return out_of_memory
         return Marked(name, keyword_classifier(keywords), slow)
-    ''')
+    """)
 
 KEYWORDS = {"negative": ["bad", "dull", "awful", "boring"], "positive": ["good", "great", "lovely", "superb"]}
 
 
 def _model(name: str, words: int, **args) -> dict:
     keywords = {label: pool[:words] for label, pool in KEYWORDS.items()}
-    return {"name": name, "kind": "python", "source": "h2h_test_models:make", "outputs": "probabilities",
-            "model_args": {"name": name, "keywords": keywords, **args}}
+    return {
+        "name": name,
+        "kind": "python",
+        "source": "h2h_test_models:make",
+        "outputs": "probabilities",
+        "model_args": {"name": name, "keywords": keywords, **args},
+    }
 
 
 @pytest.fixture()
 def experiment(tmp_path) -> Path:
     (tmp_path / "h2h_test_models.py").write_text(MODELS_PY)
     make_text_table(tmp_path / "dev.csv", n_per_class=20, seed=3)
-    exp = {"name": "resume", "data": {"path": "dev.csv"}, "eval": {"batch_size": 2, "device": "cpu"},
-           "stats": {"n_resamples": 500}, "speed": {"enabled": False},
-           "models": [_model("a", 1), _model("b", 2, slow=True), _model("c", 4, slow=True)]}
+    exp = {
+        "name": "resume",
+        "data": {"path": "dev.csv"},
+        "eval": {"batch_size": 2, "device": "cpu"},
+        "stats": {"n_resamples": 500},
+        "speed": {"enabled": False},
+        "models": [_model("a", 1), _model("b", 2, slow=True), _model("c", 4, slow=True)],
+    }
     path = tmp_path / "exp.yaml"
     path.write_text(yaml.safe_dump(exp, sort_keys=False))
     return path
@@ -84,8 +94,9 @@ def _start(experiment: Path, out: Path, markers: Path, *extra: str) -> subproces
     def default_sigint() -> None:  # a job started in the background inherits SIGINT ignored
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
+    return subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    )
 
 
 def _interrupt_when_started(process: subprocess.Popen, marker: Path, sig: int) -> tuple[int, str, str]:
@@ -116,8 +127,9 @@ def test_kill_and_resume_gives_the_uninterrupted_results(experiment, tmp_path):
     assert "Traceback" not in err
     assert [m.name for m in headtohead.load_result(out / "results.json").models] == ["a"]
 
-    code, _, err = _interrupt_when_started(_start(experiment, out, _fresh(markers), "--resume"),
-                                           markers / "c.started", signal.SIGTERM)
+    code, _, err = _interrupt_when_started(
+        _start(experiment, out, _fresh(markers), "--resume"), markers / "c.started", signal.SIGTERM
+    )
     assert code == 143, err
     assert "interrupted by SIGTERM: results of a, b are kept in" in err and "--resume to evaluate c" in err
     assert "model 'a' finished in an earlier run" in err
@@ -189,9 +201,12 @@ def test_resume_keys_rerun_exactly_what_changed(experiment, tmp_path):
     data = tmp_path / "dev.csv"
     data.write_text(data.read_text().replace("good", "fine"))  # other data: resuming is refused, naming both
     before = headtohead.load_result(out / "results.json").dataset.fingerprint
-    with pytest.raises(DataError, match=rf"dev.csv: the data changed since the run being resumed in {out} "
-                                        rf"\(fingerprint {before[:12]} then, [0-9a-f]{{12}} now\).*run without "
-                                        rf"--resume"):
+    with pytest.raises(
+        DataError,
+        match=rf"dev.csv: the data changed since the run being resumed in {out} "
+        rf"\(fingerprint {before[:12]} then, [0-9a-f]{{12}} now\).*run without "
+        rf"--resume",
+    ):
         headtohead.run(experiment, out_dir=out, resume=True)
     assert headtohead.run(experiment, out_dir=out, resume="reuse").resumed == []  # h2h train: nothing re-used
     assert headtohead.run(experiment, out_dir=out).resumed == []  # a fresh run on the new data …

@@ -11,8 +11,8 @@ import yaml
 from sklearn import metrics as skm
 
 import headtohead
-from headtohead.results import SCHEMA_VERSION
 from headtohead.cli.main import main
+from headtohead.results import SCHEMA_VERSION
 from headtohead.testing.data import make_image_folder, make_text_table
 
 
@@ -61,8 +61,10 @@ def test_text_run_through_the_cli(text_setup, tmp_path, capsys):
         saved = predictions[model.name]
         assert model.quality.accuracy == pytest.approx(skm.accuracy_score(predictions.y_true, saved.pred))
         assert model.quality.f1_macro == pytest.approx(skm.f1_score(predictions.y_true, saved.pred, average="macro"))
-        assert model.quality.confusion_matrix == skm.confusion_matrix(predictions.y_true, saved.pred,
-                                                                      labels=[0, 1]).tolist()
+        assert (
+            model.quality.confusion_matrix
+            == skm.confusion_matrix(predictions.y_true, saved.pred, labels=[0, 1]).tolist()
+        )
         np.testing.assert_array_equal(saved.pred, saved.proba.argmax(axis=1))
     raw = json.loads((out / "results.json").read_text())
     assert raw["schema_version"] == SCHEMA_VERSION and raw["environment"]["torch"]
@@ -88,17 +90,25 @@ def test_text_run_is_deterministic(text_setup):
 
 def test_image_run_with_two_timm_models(tmp_path):
     folder = make_image_folder(tmp_path / "images", classes=("ants", "bees"), n_per_class=6, size=24, seed=0)
-    outcome = headtohead.run({
-        "name": "tiny-images",
-        "data": {"path": str(folder)},
-        "models": [
-            {"name": "resnet", "kind": "timm", "source": "resnet10t", "image_size": 32,
-             "model_args": {"channels": [8, 16, 32, 64]}},
-            {"name": "mobilenet", "kind": "timm", "source": "mobilenetv3_small_050", "image_size": 32},
-        ],
-        "eval": {"batch_size": 4, "device": "cpu"},
-        "speed": {"enabled": False},
-    }, out_dir=tmp_path / "out")
+    outcome = headtohead.run(
+        {
+            "name": "tiny-images",
+            "data": {"path": str(folder)},
+            "models": [
+                {
+                    "name": "resnet",
+                    "kind": "timm",
+                    "source": "resnet10t",
+                    "image_size": 32,
+                    "model_args": {"channels": [8, 16, 32, 64]},
+                },
+                {"name": "mobilenet", "kind": "timm", "source": "mobilenetv3_small_050", "image_size": 32},
+            ],
+            "eval": {"batch_size": 4, "device": "cpu"},
+            "speed": {"enabled": False},
+        },
+        out_dir=tmp_path / "out",
+    )
     result = outcome.result
     assert result.dataset.modality == "image" and result.dataset.n_examples == 12
     assert {m.index_order_hash for m in result.models} == {result.models[0].index_order_hash}
@@ -125,10 +135,12 @@ def test_failure_keeps_finished_models(text_setup, tmp_path, capsys):
 def test_unknown_column_lists_the_columns(tmp_path, capsys):
     table = make_text_table(tmp_path / "d.csv", n_per_class=3)
     path = tmp_path / "exp.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         data: {{path: {table}, text_column: sentence}}
         models: [{{name: a, kind: transformers, source: x}}]
-        """))
+        """)
+    )
     with pytest.raises(SystemExit) as info:
         main(["run", str(path), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
@@ -157,8 +169,17 @@ def test_run_statistics_are_saved_and_shown(text_setup, tmp_path, capsys):
     assert len(result.stats.comparisons) == 1
 
 
-QUICK_SPEED = {"scenarios": ["offline"], "warmup_iterations": 1, "warmup_seconds": 0.0, "min_iterations": 2,
-               "min_seconds": 0.1, "rounds": 5, "pipeline_iterations": 2, "memory_iterations": 2, "n_resamples": 200}
+QUICK_SPEED = {
+    "scenarios": ["offline"],
+    "warmup_iterations": 1,
+    "warmup_seconds": 0.0,
+    "min_iterations": 2,
+    "min_seconds": 0.1,
+    "rounds": 5,
+    "pipeline_iterations": 2,
+    "memory_iterations": 2,
+    "n_resamples": 200,
+}
 
 
 def test_run_measures_speed_and_bench_skips_quality(text_setup, tmp_path, capsys):

@@ -23,15 +23,26 @@ N = 600
 
 
 def _model(name: str, accuracy: float, seed: int) -> dict:
-    return {"name": name, "kind": "python", "source": "headtohead.testing.known:known_accuracy",
-            "model_args": {"accuracy": accuracy, "seed": seed}, "outputs": "probabilities"}
+    return {
+        "name": name,
+        "kind": "python",
+        "source": "headtohead.testing.known:known_accuracy",
+        "model_args": {"accuracy": accuracy, "seed": seed},
+        "outputs": "probabilities",
+    }
 
 
 def _experiment(tmp_path, *models: dict, n: int = N, **eval_: object) -> dict:
     data = write_text_table(tmp_path / "dev.csv", known.known_accuracy_rows(n, seed=5))
-    return {"name": "seq", "seed": 7, "data": {"path": str(data)}, "models": list(models),
-            "eval": {"batch_size": 16, "device": "cpu", "until_decided": True, "chunk_size": 32, **eval_},
-            "stats": {"n_resamples": 200}, "speed": {"enabled": False}}
+    return {
+        "name": "seq",
+        "seed": 7,
+        "data": {"path": str(data)},
+        "models": list(models),
+        "eval": {"batch_size": 16, "device": "cpu", "until_decided": True, "chunk_size": 32, **eval_},
+        "stats": {"n_resamples": 200},
+        "speed": {"enabled": False},
+    }
 
 
 @pytest.fixture()
@@ -60,7 +71,7 @@ def clear_gap(tmp_path_factory):
 def test_stops_early_on_a_clear_gap_and_analyses_the_examples_used(clear_gap):
     _, outcome, _ = clear_gap
     result, predictions = outcome.result, outcome.predictions
-    record, = result.stats.sequential
+    (record,) = result.stats.sequential
     assert record.decision == "a_better" and (record.model_a, record.model_b) == ("strong", "weak")
     assert record.examples_used < N and record.examples_used % 32 == 0 and record.examples_available == N
     assert record.final.decided_at == record.examples_used and record.alpha == 0.05 and record.chunk_size == 32
@@ -87,25 +98,26 @@ def test_the_order_is_seeded_random_and_each_chunk_holds_the_next_examples(clear
     expected = seq.sequential_order(N, exp["seed"])
     assert not np.array_equal(np.sort(order[:32]), np.arange(32))  # not the file's order
     for start in range(0, len(order), 32):  # inside a chunk the order may group lengths; the set is the chunk's
-        assert set(order[start:start + 32].tolist()) == set(expected[start:start + 32].tolist())
+        assert set(order[start : start + 32].tolist()) == set(expected[start : start + 32].tolist())
 
 
 def test_runs_to_the_end_when_there_is_no_gap(tmp_path):
     exp = _experiment(tmp_path, _model("a", 0.8, 1), _model("b", 0.8, 2), n=320)
     result = headtohead.run(exp).result
-    record, = result.stats.sequential
+    (record,) = result.stats.sequential
     assert record.decision == "undecided" and record.examples_used == record.examples_available == 320
     assert len(record.steps) == 10 and record.final.low < 0 < record.final.high
-    assert "Sequential evaluation used all 320 examples (a look every 32): no decision between a and b" in \
-        result.stats.comparisons[0].verdict
+    assert (
+        "Sequential evaluation used all 320 examples (a look every 32): no decision between a and b"
+        in result.stats.comparisons[0].verdict
+    )
     # the full-data McNemar test agrees that there is no clear gap
     assert not result.stats.comparisons[0].significant
 
 
 def test_equivalence_margin_can_end_the_run(tmp_path):
-    exp = _experiment(tmp_path, _model("a", 0.9, 1), _model("b", 0.9, 1), n=800, equivalence_margin=0.05,
-                      chunk_size=64)
-    record, = headtohead.run(exp).result.stats.sequential
+    exp = _experiment(tmp_path, _model("a", 0.9, 1), _model("b", 0.9, 1), n=800, equivalence_margin=0.05, chunk_size=64)
+    (record,) = headtohead.run(exp).result.stats.sequential
     # identical models (same seed): never different, shown equivalent within 5 points well before the end
     assert record.decision == "equivalent" and record.examples_used < 800 and record.margin == 0.05
 

@@ -32,9 +32,12 @@ def _example_models(train_tsv):
 
     train = pd.read_csv(train_tsv, sep="\t", quoting=csv.QUOTE_NONE).head(20_000)
     texts, labels = train["text"].astype(str), train["label"].map(dict(enumerate(LABELS)))
-    return {name: make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
-                                classifier).fit(texts, labels)
-            for name, classifier in (("logreg", LogisticRegression(max_iter=1000, C=4.0)), ("nb", ComplementNB()))}
+    return {
+        name: make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True), classifier).fit(
+            texts, labels
+        )
+        for name, classifier in (("logreg", LogisticRegression(max_iter=1000, C=4.0)), ("nb", ComplementNB()))
+    }
 
 
 def test_sst2_prediction_files_give_the_same_comparison_as_the_models(shared_data, tmp_path, capsys, monkeypatch):
@@ -46,18 +49,43 @@ def test_sst2_prediction_files_give_the_same_comparison_as_the_models(shared_dat
     for name, model in models.items():
         sio.dump(model, tmp_path / f"{name}.skops")
         proba = model.predict_proba(texts)[:, [list(model.classes_).index(c) for c in LABELS]]
-        write_prediction_file(tmp_path / f"{name}{'.csv' if name == 'logreg' else '.jsonl'}", None,
-                              proba.argmax(axis=1), proba, label_names=LABELS)
-    running = headtohead.run({
-        "name": "sst2-models", "seed": 42,
-        "data": {"path": str(dev), "label_names": LABELS},
-        "models": [{"name": n, "kind": "sklearn", "source": str(tmp_path / f"{n}.skops")} for n in models],
-        "eval": {"batch_size": 256, "device": "cpu"}, "speed": {"enabled": False},
-    }).result
+        write_prediction_file(
+            tmp_path / f"{name}{'.csv' if name == 'logreg' else '.jsonl'}",
+            None,
+            proba.argmax(axis=1),
+            proba,
+            label_names=LABELS,
+        )
+    running = headtohead.run(
+        {
+            "name": "sst2-models",
+            "seed": 42,
+            "data": {"path": str(dev), "label_names": LABELS},
+            "models": [{"name": n, "kind": "sklearn", "source": str(tmp_path / f"{n}.skops")} for n in models],
+            "eval": {"batch_size": 256, "device": "cpu"},
+            "speed": {"enabled": False},
+        }
+    ).result
     monkeypatch.chdir(tmp_path)
-    main(["run", "--data", str(dev), "--model", "logreg=logreg.csv", "--model", "nb=nb.jsonl",
-          "--set", "data.label_names=[negative, positive]", "--set", "seed=42", "--set", "speed.enabled=false",
-          "--out", "files"])
+    main(
+        [
+            "run",
+            "--data",
+            str(dev),
+            "--model",
+            "logreg=logreg.csv",
+            "--model",
+            "nb=nb.jsonl",
+            "--set",
+            "data.label_names=[negative, positive]",
+            "--set",
+            "seed=42",
+            "--set",
+            "speed.enabled=false",
+            "--out",
+            "files",
+        ]
+    )
     capsys.readouterr()
     stored = headtohead.load_result(tmp_path / "files" / "results.json")
     assert [m.quality.accuracy for m in stored.models] == [m.quality.accuracy for m in running.models]

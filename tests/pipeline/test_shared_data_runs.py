@@ -31,10 +31,18 @@ def test_sst2_dev_with_two_tiny_text_models(shared_data, tmp_path, capsys):
         "name": "sst2-tiny",
         "data": {"path": str(dev), "label_names": ["negative", "positive"]},
         "models": [
-            {"name": "bert", "kind": "transformers", "max_length": 64,
-             "source": str(make_tiny_bert(tmp_path / "bert", ["negative", "positive"], texts=texts, seed=1))},
-            {"name": "roberta", "kind": "transformers", "max_length": 64,
-             "source": str(make_tiny_roberta(tmp_path / "roberta", ["negative", "positive"], texts=texts, seed=2))},
+            {
+                "name": "bert",
+                "kind": "transformers",
+                "max_length": 64,
+                "source": str(make_tiny_bert(tmp_path / "bert", ["negative", "positive"], texts=texts, seed=1)),
+            },
+            {
+                "name": "roberta",
+                "kind": "transformers",
+                "max_length": 64,
+                "source": str(make_tiny_roberta(tmp_path / "roberta", ["negative", "positive"], texts=texts, seed=2)),
+            },
         ],
         "eval": {"batch_size": 64, "device": "cpu"},
         "speed": {"enabled": False},
@@ -66,8 +74,13 @@ def test_hymenoptera_val_with_two_timm_models(shared_data, tmp_path, capsys):
         "name": "antsbees-tiny",
         "data": {"path": str(shared_data / "hymenoptera" / "val")},
         "models": [
-            {"name": "resnet", "kind": "timm", "source": "resnet10t", "image_size": 64,
-             "model_args": {"channels": [16, 32, 64, 128]}},
+            {
+                "name": "resnet",
+                "kind": "timm",
+                "source": "resnet10t",
+                "image_size": 64,
+                "model_args": {"channels": [16, 32, 64, 128]},
+            },
             {"name": "mobilenet", "kind": "timm", "source": "mobilenetv3_small_050", "image_size": 64},
         ],
         "eval": {"batch_size": 32, "device": "cpu"},
@@ -80,5 +93,7 @@ def test_hymenoptera_val_with_two_timm_models(shared_data, tmp_path, capsys):
         saved = predictions[model.name]
         assert saved.proba.shape == (153, 2)
         np.testing.assert_allclose(saved.proba.sum(axis=1), 1.0, rtol=1e-5)
-        assert model.quality.confusion_matrix == skm.confusion_matrix(predictions.y_true, saved.pred,
-                                                                      labels=[0, 1]).tolist()
+        assert (
+            model.quality.confusion_matrix
+            == skm.confusion_matrix(predictions.y_true, saved.pred, labels=[0, 1]).tolist()
+        )

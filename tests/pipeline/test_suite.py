@@ -23,11 +23,15 @@ DATASETS = ("digits", "wine", "breast_cancer", "iris")
 
 def write_suite(folder: Path, datasets=DATASETS, **extra) -> Path:
     """A suite of the recipe on scikit-learn's built-in data sets (each split 70/30 with the suite's seed)."""
-    suite = {"name": "four-sklearn", "seed": 42,
-             "datasets": [{"name": d, "data": {"path": f"sklearn:{d}", "split": {"eval_fraction": 0.3}}}
-                          for d in datasets],
-             "models": [{"name": m, "kind": "sklearn", "source": f"models/{{dataset}}/{m}.skops"} for m in RECIPE],
-             "speed": {"enabled": False}, "stats": {"n_resamples": 200}, **extra}
+    suite = {
+        "name": "four-sklearn",
+        "seed": 42,
+        "datasets": [{"name": d, "data": {"path": f"sklearn:{d}", "split": {"eval_fraction": 0.3}}} for d in datasets],
+        "models": [{"name": m, "kind": "sklearn", "source": f"models/{{dataset}}/{m}.skops"} for m in RECIPE],
+        "speed": {"enabled": False},
+        "stats": {"n_resamples": 200},
+        **extra,
+    }
     path = folder / "suite.yaml"
     path.write_text(yaml.safe_dump(suite, sort_keys=False))
     return path
@@ -76,8 +80,18 @@ def test_suite_json_holds_the_statistics_and_reads_back(suite_run):
     saved = load_suite_result(root / "out" / "suite.json")
     assert saved == outcome.result
     raw = (root / "out" / "suite.json").read_text()
-    for key in ('"schema_version": 1', '"average_ranks"', '"friedman"', '"iman_davenport"', '"nemenyi_cd"',
-                '"wilcoxon_p"', '"holm_p"', '"p_a_better"', '"p_equivalent"', '"p_b_better"'):
+    for key in (
+        '"schema_version": 1',
+        '"average_ranks"',
+        '"friedman"',
+        '"iman_davenport"',
+        '"nemenyi_cd"',
+        '"wilcoxon_p"',
+        '"holm_p"',
+        '"p_a_better"',
+        '"p_equivalent"',
+        '"p_b_better"',
+    ):
         assert key in raw
     result = saved
     scores = np.array([[d.scores[m] for m in RECIPE] for d in result.datasets])
@@ -103,8 +117,10 @@ def test_finished_runs_give_the_same_statistics(suite_run):
     assert result.dataset("iris").report == "../out/iris/report.html"  # relative to the suite's own folder
     assert headtohead.suite([root / "out" / d for d in DATASETS]).result.pairs == result.pairs  # folders work too
     f1 = headtohead.suite(paths, metric="f1_macro").result
-    assert f1.metric == "f1_macro" and f1.dataset("wine").scores["nb"] == \
-        load_result(paths[1]).model("nb").quality.f1_macro
+    assert (
+        f1.metric == "f1_macro"
+        and f1.dataset("wine").scores["nb"] == load_result(paths[1]).model("nb").quality.f1_macro
+    )
     brier = headtohead.suite(paths, metric="brier").result
     assert not brier.higher_is_better
 
@@ -132,8 +148,13 @@ def test_a_changed_experiment_is_not_skipped(suite_run, tmp_path):
     root, _, _, _ = suite_run
     shutil.copytree(root, tmp_path / "copy")
     events = []
-    changed = headtohead.suite(tmp_path / "copy" / "suite.yaml", out_dir=tmp_path / "copy" / "out", resume=True,
-                               overrides=["datasets.iris.data.limit=30"], on_event=events.append)
+    changed = headtohead.suite(
+        tmp_path / "copy" / "suite.yaml",
+        out_dir=tmp_path / "copy" / "out",
+        resume=True,
+        overrides=["datasets.iris.data.limit=30"],
+        on_event=events.append,
+    )
     assert set(changed.runs) == {"iris"} and changed.result.dataset("iris").n_examples == 30
 
 
@@ -158,8 +179,9 @@ def test_too_few_finished_data_sets_give_a_record_without_statistics(tmp_path):
     outcome = headtohead.suite(yaml.safe_load(path.read_text()), base_dir=tmp_path)  # a dict; no models: both fail
     assert len(outcome.failed) == 2 and outcome.result.statistics_note.startswith("0 data sets finished")
     assert outcome.result.average_ranks == {} and outcome.out_dir is None
-    assert outcome.result.verdict == ["No comparison across data sets: 0 data sets finished; comparing across data "
-                                      "sets needs at least two."]
+    assert outcome.result.verdict == [
+        "No comparison across data sets: 0 data sets finished; comparing across data sets needs at least two."
+    ]
 
 
 def test_another_suites_folder_is_refused(suite_run, tmp_path):
@@ -194,8 +216,13 @@ def test_multi_seed_runs_get_aso_and_the_spread_of_seeds(tmp_path):
 
 
 def test_a_table_of_scores_from_python(tmp_path):
-    table = pd.DataFrame({"dataset": ["a", "b", "c", "d", "e", "f"], "x": [0.81, 0.72, 0.93, 0.64, 0.85, 0.79],
-                          "y": [0.80, 0.70, 0.90, 0.60, 0.83, 0.78]})
+    table = pd.DataFrame(
+        {
+            "dataset": ["a", "b", "c", "d", "e", "f"],
+            "x": [0.81, 0.72, 0.93, 0.64, 0.85, 0.79],
+            "y": [0.80, 0.70, 0.90, 0.60, 0.83, 0.78],
+        }
+    )
     outcome = headtohead.suite(scores=table, out_dir=tmp_path / "s", rope=0.005)
     pair = outcome.result.pairs[0]
     assert pair.winner == "x" and pair.wilcoxon_p == pytest.approx(2 / 64) and outcome.result.rope == 0.005

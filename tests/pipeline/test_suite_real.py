@@ -23,17 +23,36 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shuti
 
 
 def test_six_real_data_sets_through_h2h_suite(shared_data, tmp_path, capsys):
-    sklearn = [{"name": d, "data": {"path": f"sklearn:{d}", "split": {"eval_fraction": 0.3}}}
-               for d in ("digits", "wine", "breast_cancer", "iris")]
-    suite = {"name": "six-datasets", "seed": 42,
-             "datasets": [{"name": "sst2", "data": {"path": str(shared_data / "sst2" / "dev.tsv"),
-                                                    "train": str(shared_data / "sst2" / "train.tsv"),
-                                                    "label_names": ["negative", "positive"]}},
-                          {"name": "snips", "data": {"path": str(shared_data / "snips" / "test.tsv"),
-                                                     "train": str(shared_data / "snips" / "train.tsv")}},
-                          *sklearn],
-             "models": [{"name": m, "kind": "sklearn", "source": f"models/{{dataset}}/{m}.skops"} for m in RECIPE],
-             "eval": {"batch_size": 256, "device": "cpu"}, "speed": {"enabled": False}, "stats": {"n_resamples": 300}}
+    sklearn = [
+        {"name": d, "data": {"path": f"sklearn:{d}", "split": {"eval_fraction": 0.3}}}
+        for d in ("digits", "wine", "breast_cancer", "iris")
+    ]
+    suite = {
+        "name": "six-datasets",
+        "seed": 42,
+        "datasets": [
+            {
+                "name": "sst2",
+                "data": {
+                    "path": str(shared_data / "sst2" / "dev.tsv"),
+                    "train": str(shared_data / "sst2" / "train.tsv"),
+                    "label_names": ["negative", "positive"],
+                },
+            },
+            {
+                "name": "snips",
+                "data": {
+                    "path": str(shared_data / "snips" / "test.tsv"),
+                    "train": str(shared_data / "snips" / "train.tsv"),
+                },
+            },
+            *sklearn,
+        ],
+        "models": [{"name": m, "kind": "sklearn", "source": f"models/{{dataset}}/{m}.skops"} for m in RECIPE],
+        "eval": {"batch_size": 256, "device": "cpu"},
+        "speed": {"enabled": False},
+        "stats": {"n_resamples": 300},
+    }
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(suite, sort_keys=False))
     for dataset in load_suite(path).datasets:
@@ -51,9 +70,23 @@ def test_six_real_data_sets_through_h2h_suite(shared_data, tmp_path, capsys):
     page = tmp_path / "out" / "suite.html"
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed (apt-get install chromium)")
-    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           "--disable-background-networking", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-                           page.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     dom = done.stdout
     assert done.returncode == 0 and html.escape(result.verdict[0], quote=False) in dom
     assert len(re.findall(r'<img [^>]*src="data:image/svg\+xml;base64,', dom)) == 1

@@ -14,11 +14,17 @@ pytestmark = pytest.mark.slow  # worker processes / a Ray instance start in each
 
 
 def _suite(folder, execution):
-    suite = {"name": "side", "datasets_at_once": 2, "execution": execution,
-             "datasets": [{"name": d, "data": {"path": f"sklearn:{d}", "split": {"eval_fraction": 0.3}}}
-                          for d in ("wine", "iris")],
-             "models": [{"name": m, "kind": "sklearn", "source": f"models/{{dataset}}/{m}.skops"} for m in RECIPE],
-             "speed": {"enabled": False}, "stats": {"n_resamples": 100}}
+    suite = {
+        "name": "side",
+        "datasets_at_once": 2,
+        "execution": execution,
+        "datasets": [
+            {"name": d, "data": {"path": f"sklearn:{d}", "split": {"eval_fraction": 0.3}}} for d in ("wine", "iris")
+        ],
+        "models": [{"name": m, "kind": "sklearn", "source": f"models/{{dataset}}/{m}.skops"} for m in RECIPE],
+        "speed": {"enabled": False},
+        "stats": {"n_resamples": 100},
+    }
     path = folder / "suite.yaml"
     path.write_text(yaml.safe_dump(suite))
     for d in load_suite(path).datasets:
@@ -32,8 +38,9 @@ def _check(outcome, events, mode):
     for name in ("wine", "iris"):
         run = load_result(outcome.out_dir / name / "results.json")
         assert {m.execution_mode for m in run.models} == {mode}
-        local = headtohead.run({**run.experiment, "execution": {"mode": "local"}}, base_dir=outcome.out_dir.parent,
-                               speed=False)  # the same experiment in this process: the same predictions
+        local = headtohead.run(
+            {**run.experiment, "execution": {"mode": "local"}}, base_dir=outcome.out_dir.parent, speed=False
+        )  # the same experiment in this process: the same predictions
         assert {m.name: m.quality.accuracy for m in local.result.models} == outcome.result.dataset(name).scores
 
 

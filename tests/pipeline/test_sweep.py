@@ -12,14 +12,23 @@ import torch
 import yaml
 
 from headtohead.errors import ConfigError
-from headtohead.results.sweep import load_sweep
 from headtohead.pipeline.sweep import run_sweep
+from headtohead.results.sweep import load_sweep
 from headtohead.testing.data import make_text_table
 from headtohead.testing.text import make_tiny_bert
 
-QUICK_SPEED = {"min_seconds": 0.05, "rounds": 5, "min_iterations": 5, "warmup_iterations": 1, "warmup_seconds": 0.0,
-               "pipeline_iterations": 0, "memory_iterations": 2, "n_resamples": 300, "num_threads": 1,
-               "num_batches": 1}
+QUICK_SPEED = {
+    "min_seconds": 0.05,
+    "rounds": 5,
+    "min_iterations": 5,
+    "warmup_iterations": 1,
+    "warmup_seconds": 0.0,
+    "pipeline_iterations": 0,
+    "memory_iterations": 2,
+    "n_resamples": 300,
+    "num_threads": 1,
+    "num_batches": 1,
+}
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -41,11 +50,21 @@ def bert_sweep(tmp_path_factory):
     make_tiny_bert(root / "bert", ["negative", "positive"])
     make_text_table(root / "data.csv", n_per_class=30)
     experiment = write_experiment(
-        root, name="tiny-sweep", seed=0, data={"path": "data.csv"},
+        root,
+        name="tiny-sweep",
+        seed=0,
+        data={"path": "data.csv"},
         models=[{"name": "bert", "kind": "transformers", "source": "bert", "max_length": 32}],
-        eval={"batch_size": 16, "device": "cpu", "num_threads": 1}, stats={"n_resamples": 300}, speed=QUICK_SPEED,
-        sweep={"batch_size": [4, 16], "precision": ["fp32", "bf16", "int8"], "backend": ["pytorch", "onnxruntime"],
-               "max_accuracy_drop": 0.05})
+        eval={"batch_size": 16, "device": "cpu", "num_threads": 1},
+        stats={"n_resamples": 300},
+        speed=QUICK_SPEED,
+        sweep={
+            "batch_size": [4, 16],
+            "precision": ["fp32", "bf16", "int8"],
+            "backend": ["pytorch", "onnxruntime"],
+            "max_accuracy_drop": 0.05,
+        },
+    )
     return run_sweep(experiment, out_dir=root / "out"), root
 
 
@@ -53,8 +72,14 @@ def test_every_cell_is_measured_or_failed_with_a_reason(bert_sweep):
     outcome, _ = bert_sweep
     model = outcome.result.model("bert")
     names = {c.name: c for c in model.cells}
-    assert set(names) == {"bert", "bert[bf16]", "bert[int8]", "bert[onnxruntime]", "bert[onnxruntime,bf16]",
-                          "bert[onnxruntime,int8]"}
+    assert set(names) == {
+        "bert",
+        "bert[bf16]",
+        "bert[int8]",
+        "bert[onnxruntime]",
+        "bert[onnxruntime,bf16]",
+        "bert[onnxruntime,int8]",
+    }
     assert model.parent.name == "bert" and model.parent.params.max_length == 32
     for cell in model.cells:
         assert cell.status in ("measured", "failed")
@@ -99,17 +124,18 @@ def test_recommendation_and_files(bert_sweep):
     assert {p.name for p in outcome.files} == {"sweep.json", "sweep.md", "sweep.png"}
     assert load_sweep(out / "sweep.json") == outcome.result
     markdown = (out / "sweep.md").read_text()
-    assert rec.sentence in markdown.replace("\\|", "|") and "| bert[onnxruntime,bf16] | — | failed (capability)" \
-        in markdown
+    assert (
+        rec.sentence in markdown.replace("\\|", "|")
+        and "| bert[onnxruntime,bf16] | — | failed (capability)" in markdown
+    )
     assert (out / "onnx" / "bert.onnx").is_file() and (out / "onnx" / "bert-int8.onnx").is_file()
     assert outcome.result.settings["precision"] == ["fp32", "bf16", "int8"]
     assert outcome.result.speed_settings["scenarios"] == ["offline"]
     # in a notebook: the recommendation and the table, as sweep.md words them; a short repr
     page = outcome._repr_html_()
     assert str(markupsafe.escape(rec.sentence)) in page and "speed-up vs parent (95 % CI)" in page
-    assert "<td style=\"text-align: left; padding: 2px 8px\">bert[onnxruntime,bf16]</td>" in page
-    assert repr(outcome) == (f"SweepRun 'tiny-sweep' — 1 model: bert · 5 variant(s) · saved in {out}\n"
-                             f"  {rec.sentence}")
+    assert '<td style="text-align: left; padding: 2px 8px">bert[onnxruntime,bf16]</td>' in page
+    assert repr(outcome) == (f"SweepRun 'tiny-sweep' — 1 model: bert · 5 variant(s) · saved in {out}\n  {rec.sentence}")
 
 
 MODELS_PY = '''
@@ -166,12 +192,20 @@ def feature_sweep(tmp_path_factory):
     (root / "sweep_models.py").write_text(textwrap.dedent(MODELS_PY))
     model = {"kind": "python", "source": "sweep_models:build"}
     experiment = write_experiment(
-        root, name="features", seed=0, data={"path": "sklearn:iris"},
-        models=[{**model, "name": "oom", "model_args": {"name": "oom", "limit": 20}},
-                {**model, "name": "drift", "model_args": {"name": "drift"}},
-                {**model, "name": "branchy", "model_args": {"name": "branchy"}}],
-        eval={"batch_size": 16, "device": "cpu"}, stats={"n_resamples": 300}, speed={**QUICK_SPEED, "memory": False},
-        sweep={"batch_size": [8, 64], "precision": ["fp32", "int8"], "backend": ["pytorch", "onnxruntime"]})
+        root,
+        name="features",
+        seed=0,
+        data={"path": "sklearn:iris"},
+        models=[
+            {**model, "name": "oom", "model_args": {"name": "oom", "limit": 20}},
+            {**model, "name": "drift", "model_args": {"name": "drift"}},
+            {**model, "name": "branchy", "model_args": {"name": "branchy"}},
+        ],
+        eval={"batch_size": 16, "device": "cpu"},
+        stats={"n_resamples": 300},
+        speed={**QUICK_SPEED, "memory": False},
+        sweep={"batch_size": [8, 64], "precision": ["fp32", "int8"], "backend": ["pytorch", "onnxruntime"]},
+    )
     return run_sweep(experiment).result
 
 

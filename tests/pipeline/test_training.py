@@ -14,10 +14,9 @@ from typer.testing import CliRunner
 import headtohead
 from headtohead.config import Experiment
 from headtohead.errors import ConfigError, DataError
+from headtohead.pipeline.training import train_experiment
 from headtohead.results.training_file import TrainingResult
 from headtohead.testing.data import make_image_folder, make_text_table
-from headtohead.pipeline.training import train_experiment
-
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -47,15 +46,25 @@ def text_experiment(tmp_path_factory):
     make_text_table(root / "dev.csv", n_per_class=10, seed=2)
     make_tiny_bert(root / "bert", ["negative", "positive"], seed=1)
     make_tiny_roberta(root / "roberta", ["positive", "negative"], seed=2)  # outputs in the other order
-    raw = _quick({
-        "name": "tiny-train",
-        "data": {"path": "dev.csv", "train": "train.csv"},
-        "models": [{"name": "bert", "kind": "transformers", "source": "bert", "max_length": 24},
-                   {"name": "roberta", "kind": "transformers", "source": "roberta", "max_length": 24}],
-        "eval": {"batch_size": 10, "device": "cpu"},
-        "train": {"epochs": 2, "batch_size": 8, "learning_rate": 3e-3, "seeds": [1, 2], "timing_warmup_steps": 1,
-                  "target": {"metric": "loss", "value": 5.0}},
-    })
+    raw = _quick(
+        {
+            "name": "tiny-train",
+            "data": {"path": "dev.csv", "train": "train.csv"},
+            "models": [
+                {"name": "bert", "kind": "transformers", "source": "bert", "max_length": 24},
+                {"name": "roberta", "kind": "transformers", "source": "roberta", "max_length": 24},
+            ],
+            "eval": {"batch_size": 10, "device": "cpu"},
+            "train": {
+                "epochs": 2,
+                "batch_size": 8,
+                "learning_rate": 3e-3,
+                "seeds": [1, 2],
+                "timing_warmup_steps": 1,
+                "target": {"metric": "loss", "value": 5.0},
+            },
+        }
+    )
     path = root / "exp.yaml"
     path.write_text(yaml.safe_dump(raw))
     out = root / "out"
@@ -115,15 +124,24 @@ def test_two_image_families_train_and_reload(tmp_path):
 
     make_image_folder(tmp_path / "train", classes=("ants", "bees"), n_per_class=10, size=32, seed=0)
     make_image_folder(tmp_path / "val", classes=("ants", "bees"), n_per_class=5, size=32, seed=1)
-    raw = _quick({
-        "name": "tiny-images",
-        "data": {"path": "val", "train": "train"},
-        "models": [{"name": "resnet", "kind": "timm", "source": "resnet10t", "image_size": 32,
-                    "model_args": {"channels": [16, 32, 64, 128]}},
-                   {"name": "mobilenet", "kind": "torchvision", "source": "mobilenet_v3_small", "image_size": 32}],
-        "eval": {"batch_size": 10, "device": "cpu"},
-        "train": {"epochs": 2, "batch_size": 5, "learning_rate": 3e-3, "timing_warmup_steps": 1},
-    })
+    raw = _quick(
+        {
+            "name": "tiny-images",
+            "data": {"path": "val", "train": "train"},
+            "models": [
+                {
+                    "name": "resnet",
+                    "kind": "timm",
+                    "source": "resnet10t",
+                    "image_size": 32,
+                    "model_args": {"channels": [16, 32, 64, 128]},
+                },
+                {"name": "mobilenet", "kind": "torchvision", "source": "mobilenet_v3_small", "image_size": 32},
+            ],
+            "eval": {"batch_size": 10, "device": "cpu"},
+            "train": {"epochs": 2, "batch_size": 5, "learning_rate": 3e-3, "timing_warmup_steps": 1},
+        }
+    )
     (tmp_path / "exp.yaml").write_text(yaml.safe_dump(raw))
     outcome = train_experiment(tmp_path / "exp.yaml", out_dir=tmp_path / "out")
     assert [m.name for m in outcome.run.result.models] == ["resnet", "mobilenet"]
@@ -137,8 +155,7 @@ def test_two_image_families_train_and_reload(tmp_path):
 
 
 def test_h2h_train_refuses_what_it_cannot_do(tmp_path):
-    base = {"name": "x", "models": [{"name": "a", "kind": "timm", "source": "resnet10t"}],
-            "eval": {"device": "cpu"}}
+    base = {"name": "x", "models": [{"name": "a", "kind": "timm", "source": "resnet10t"}], "eval": {"device": "cpu"}}
     with pytest.raises(DataError, match="h2h train needs training data; set data.train .* or data.split"):
         train_experiment({**base, "data": {"path": "sklearn:iris"}}, out_dir=tmp_path)
     sklearn_model = {"name": "lr", "kind": "sklearn", "source": "m.skops"}
@@ -150,8 +167,18 @@ def test_the_offline_example_runs_through_the_cli(tmp_path):
     from pathlib import Path
 
     example = Path(__file__).resolve().parents[2] / "examples" / "train-digits-timm.yaml"
-    cli = _cli("train", str(example), "--out", str(tmp_path / "out"), "--set", "train.max_steps=2",
-               "--set", "train.seeds=[0]", "--set", "speed.enabled=false")
+    cli = _cli(
+        "train",
+        str(example),
+        "--out",
+        str(tmp_path / "out"),
+        "--set",
+        "train.max_steps=2",
+        "--set",
+        "train.seeds=[0]",
+        "--set",
+        "speed.enabled=false",
+    )
     assert cli.exit_code == 0, cli.output
     summary = TrainingResult.model_validate_json((tmp_path / "out" / "training.json").read_text()).training
     assert [r.model for r in summary.runs] == ["resnet-slim", "mobilenetv3"]

@@ -23,8 +23,9 @@ from headtohead.errors import ConfigError
 
 # Dropout on (tiny BERT), accumulation over an uneven last group, warm-up and decay: every piece
 # of state a resume must restore (weights, AdamW moments, schedule, RNG) matters here.
-CONFIG = TrainConfig(epochs=3, batch_size=6, gradient_accumulation_steps=2, learning_rate=2e-3, warmup_ratio=0.2,
-                     timing_warmup_steps=1)
+CONFIG = TrainConfig(
+    epochs=3, batch_size=6, gradient_accumulation_steps=2, learning_rate=2e-3, warmup_ratio=0.2, timing_warmup_steps=1
+)
 
 
 class Interrupted(Exception):
@@ -57,8 +58,7 @@ def uninterrupted(setup):
     splits = _data(table)
     adapter = _adapter(folder, splits)
     with _one_thread():
-        run = train_model(adapter, splits.train, CONFIG, seed=7, eval_data=splits.eval,
-                          checkpoint_dir=root / "ck-full")
+        run = train_model(adapter, splits.train, CONFIG, seed=7, eval_data=splits.eval, checkpoint_dir=root / "ck-full")
     return run, adapter.module.state_dict()
 
 
@@ -94,12 +94,20 @@ def test_an_exception_mid_epoch_then_resume_equals_the_uninterrupted_run(setup, 
 
     with _one_thread():
         with pytest.raises(Interrupted):
-            train_model(_adapter(folder, splits), splits.train, CONFIG, seed=7, eval_data=splits.eval,
-                        checkpoint_dir=root / "ck-hook", hooks=TrainHooks(on_step=fail_in_epoch_two))
+            train_model(
+                _adapter(folder, splits),
+                splits.train,
+                CONFIG,
+                seed=7,
+                eval_data=splits.eval,
+                checkpoint_dir=root / "ck-hook",
+                hooks=TrainHooks(on_step=fail_in_epoch_two),
+            )
         assert latest_checkpoint(root / "ck-hook").name == "epoch-0001"
         adapter = _adapter(folder, splits)
-        resumed = train_model(adapter, splits.train, CONFIG, seed=7, eval_data=splits.eval,
-                              checkpoint_dir=root / "ck-hook")
+        resumed = train_model(
+            adapter, splits.train, CONFIG, seed=7, eval_data=splits.eval, checkpoint_dir=root / "ck-hook"
+        )
     _assert_same_training(resumed, adapter.module.state_dict(), uninterrupted)
     # The first step after the restart is a cold one too: it is left out of the rates.
     assert resumed.steps.excluded == [0, uninterrupted[0].epochs[0].steps]
@@ -131,11 +139,17 @@ def test_a_killed_process_resumes_from_its_epoch_checkpoint(setup, uninterrupted
     root, table, folder = setup
     checkpoints, marker = root / "ck-killed", tmp_path / "marker"
     script = tmp_path / "train_then_get_killed.py"
-    script.write_text(_SCRIPT.format(tests=str(Path(__file__).parent), marker=str(marker), table=str(table),
-                                     folder=str(folder), checkpoints=str(checkpoints)))
+    script.write_text(
+        _SCRIPT.format(
+            tests=str(Path(__file__).parent),
+            marker=str(marker),
+            table=str(table),
+            folder=str(folder),
+            checkpoints=str(checkpoints),
+        )
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    process = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
         while not marker.exists():
@@ -163,12 +177,19 @@ def test_other_settings_refuse_to_resume_unless_told_to_start_over(setup, uninte
     root, table, folder = setup
     splits = _data(table)
     changed = CONFIG.model_copy(update={"learning_rate": 1e-3})
-    with pytest.raises(ConfigError, match=r"ck-full/epoch-0003: this checkpoint was made with other settings "
-                                          r"\(learning_rate: 0.002 → 0.001\); delete .* or set train.resume: false"):
+    with pytest.raises(
+        ConfigError,
+        match=r"ck-full/epoch-0003: this checkpoint was made with other settings "
+        r"\(learning_rate: 0.002 → 0.001\); delete .* or set train.resume: false",
+    ):
         train_model(_adapter(folder, splits), splits.train, changed, seed=7, checkpoint_dir=root / "ck-full")
-    fresh = train_model(_adapter(folder, splits), splits.train,
-                        changed.model_copy(update={"resume": False, "epochs": 1}), seed=7,
-                        checkpoint_dir=root / "ck-full")
+    fresh = train_model(
+        _adapter(folder, splits),
+        splits.train,
+        changed.model_copy(update={"resume": False, "epochs": 1}),
+        seed=7,
+        checkpoint_dir=root / "ck-full",
+    )
     assert fresh.resumed_from_epoch is None and len(fresh.epochs) == 1
 
 
@@ -176,12 +197,23 @@ def test_a_finished_run_is_not_trained_again_and_partial_checkpoints_are_ignored
     root, table, folder = setup
     splits = _data(table)
     checkpoints = tmp_path / "ck"
-    train_model(_adapter(folder, splits), splits.train, CONFIG.model_copy(update={"epochs": 1}), seed=7,
-                checkpoint_dir=checkpoints)
+    train_model(
+        _adapter(folder, splits),
+        splits.train,
+        CONFIG.model_copy(update={"epochs": 1}),
+        seed=7,
+        checkpoint_dir=checkpoints,
+    )
     (checkpoints / "epoch-0002.partial").mkdir()  # what a kill during the next checkpoint leaves
     assert latest_checkpoint(checkpoints).name == "epoch-0001"
     steps: list[int] = []
-    again = train_model(_adapter(folder, splits), splits.train, CONFIG.model_copy(update={"epochs": 1}), seed=7,
-                        checkpoint_dir=checkpoints, hooks=TrainHooks(on_step=lambda info: steps.append(info.step)))
+    again = train_model(
+        _adapter(folder, splits),
+        splits.train,
+        CONFIG.model_copy(update={"epochs": 1}),
+        seed=7,
+        checkpoint_dir=checkpoints,
+        hooks=TrainHooks(on_step=lambda info: steps.append(info.step)),
+    )
     assert steps == [] and again.resumed_from_epoch == 1 and len(again.epochs) == 1
     assert sorted(p.name for p in checkpoints.iterdir() if not p.name.endswith(".partial")) == ["epoch-0001"]

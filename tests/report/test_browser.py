@@ -19,22 +19,35 @@ from pathlib import Path
 import pytest
 
 from headtohead.report.html import write_html
-from headtohead.testing.sample import sample_run
 from headtohead.report.verdict import build_verdict
+from headtohead.testing.sample import sample_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+)
 
 
 def chromium(page: Path, tmp_path: Path, *args: str) -> tuple[str, Path]:
     """Run Chromium on ``page`` with a fresh profile and a net log; returns (stdout, net log path)."""
     netlog = tmp_path / f"netlog-{page.stem}.json"
     profile = tmp_path / f"profile-{page.stem}"
-    done = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--log-net-log={netlog}", *args,
-                           page.resolve().as_uri()], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--log-net-log={netlog}", *args, page.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, netlog
 
@@ -82,8 +95,13 @@ def test_the_network_check_catches_a_page_that_loads_something(tmp_path):
 def test_a_label_that_is_a_script_shows_as_text_and_does_not_run(tmp_path):
     script = "<script>document.title='pwned'</script>"
     handler = "<img src=x onerror=\"document.body.setAttribute('data-pwned', 1)\">"
-    result, predictions = sample_run({handler: 0.9, "b": 0.8}, label_names=["<script>alert(1)</script>", script],
-                                     n_examples=200, speed=False, n_resamples=200)
+    result, predictions = sample_run(
+        {handler: 0.9, "b": 0.8},
+        label_names=["<script>alert(1)</script>", script],
+        n_examples=200,
+        speed=False,
+        n_resamples=200,
+    )
     page = write_html(result, tmp_path / "evil.html", predictions=predictions)
     dom, _ = chromium(page, tmp_path, "--dump-dom")
     assert "pwned" not in dom.split("</title>")[0] and "data-pwned=" not in dom
@@ -109,10 +127,15 @@ def test_the_notebook_view_of_a_run_renders_offline_and_runs_nothing(tmp_path):
     from headtohead.report.notebook import run_html
 
     handler = "<img src=x onerror=\"document.body.setAttribute('data-pwned', 1)\">"
-    result, _ = sample_run({handler: 0.9, "b": 0.8}, label_names=["<script>alert(1)</script>", "yes"],
-                           n_examples=200, speed=False, n_resamples=200)
+    result, _ = sample_run(
+        {handler: 0.9, "b": 0.8},
+        label_names=["<script>alert(1)</script>", "yes"],
+        n_examples=200,
+        speed=False,
+        n_resamples=200,
+    )
     page = tmp_path / "cell.html"  # a notebook puts the fragment into its own page, as here
-    page.write_text(f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body>{run_html(result)}</body></html>")
+    page.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>{run_html(result)}</body></html>')
     dom, netlog = chromium(page, tmp_path, "--dump-dom")
     for line in build_verdict(result).headline:
         assert html.escape(line.text, quote=False) in dom
@@ -130,8 +153,9 @@ def test_the_suite_report_renders_offline_with_its_diagram_and_links(tmp_path):
     handler = "<img src=x onerror=\"document.body.setAttribute('data-pwned', 1)\">"
     paths = []
     for i, name in enumerate(["sst2", "snips", "wine", "iris"]):
-        result, predictions = sample_run({handler: 0.9, "b": 0.8, "c": 0.85}, n_examples=300, seed=i, speed=False,
-                                         n_resamples=100, name=name)
+        result, predictions = sample_run(
+            {handler: 0.9, "b": 0.8, "c": 0.85}, n_examples=300, seed=i, speed=False, n_resamples=100, name=name
+        )
         (tmp_path / name).mkdir()
         save_result(result, tmp_path / name / "results.json")
         write_reports(result, tmp_path / name, predictions=predictions)

@@ -15,18 +15,61 @@ from headtohead.report.markdown import md_escape, render_markdown
 from headtohead.testing.sample import sample_run
 
 SCRIPT = "<script>alert(1)</script>"
-TEMPLATE_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p", "nav", "a", "main",
-                 "section", "ul", "li", "strong", "span", "br", "details", "summary", "div", "table", "thead", "tbody",
-                 "tr", "th", "td", "dl", "dt", "dd", "code", "figure", "img", "figcaption", "caption", "pre", "footer"}
+TEMPLATE_TAGS = {
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "header",
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "nav",
+    "a",
+    "main",
+    "section",
+    "ul",
+    "li",
+    "strong",
+    "span",
+    "br",
+    "details",
+    "summary",
+    "div",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "dl",
+    "dt",
+    "dd",
+    "code",
+    "figure",
+    "img",
+    "figcaption",
+    "caption",
+    "pre",
+    "footer",
+}
 IMG = '<img src=x onerror="alert(2)">'
 
 
 @pytest.fixture(scope="module")
 def evil():
     """A run whose label, model names, run name, data path and config carry markup."""
-    result, predictions = sample_run({IMG: 0.9, "=cmd|' /C calc'!A0": 0.8}, label_names=[SCRIPT, "ok & fine", "x"],
-                                     n_examples=300, name='run "</title><b>', n_resamples=200,
-                                     texts=[f"sentence {i} <b>bold</b> {SCRIPT}" for i in range(300)])
+    result, predictions = sample_run(
+        {IMG: 0.9, "=cmd|' /C calc'!A0": 0.8},
+        label_names=[SCRIPT, "ok & fine", "x"],
+        n_examples=300,
+        name='run "</title><b>',
+        n_resamples=200,
+        texts=[f"sentence {i} <b>bold</b> {SCRIPT}" for i in range(300)],
+    )
     dataset = result.dataset.model_copy(update={"source": "/data/<i>evil</i>.tsv"})
     experiment = dict(result.experiment, note="</pre><script>alert(3)</script>")
     return result.model_copy(update={"dataset": dataset, "experiment": experiment}), predictions
@@ -53,8 +96,21 @@ def test_html_shows_markup_literally_and_contains_no_tag_from_user_input(evil):
     parsed.feed(html)
     # only the template's own tags and attributes: nothing from user input became markup
     assert parsed.tags <= TEMPLATE_TAGS, parsed.tags - TEMPLATE_TAGS
-    assert parsed.attributes <= {"lang", "charset", "http-equiv", "content", "name", "href", "class", "style", "id",
-                                 "src", "alt", "colspan", "open"}
+    assert parsed.attributes <= {
+        "lang",
+        "charset",
+        "http-equiv",
+        "content",
+        "name",
+        "href",
+        "class",
+        "style",
+        "id",
+        "src",
+        "alt",
+        "colspan",
+        "open",
+    }
     text = "".join(parsed.text)
     assert SCRIPT in text and IMG in text and "/data/<i>evil</i>.tsv" in text  # shown literally
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # the label, as text

@@ -7,8 +7,8 @@ import pytest
 from headtohead.errors import ConfigError
 from headtohead.report import mlflow_log
 from headtohead.report.merge import as_merged
-from headtohead.testing.sample import sample_run
 from headtohead.report.write import write_outputs
+from headtohead.testing.sample import sample_run
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # SQLAlchemy 2.1 deprecations inside MLflow's store
@@ -18,8 +18,9 @@ def test_params_metrics_and_report_files_reach_a_sqlite_store(tmp_path):
 
     result, _ = sample_run({"bert": 0.8, "roberta": 0.9}, n_examples=300, speed=False, n_resamples=200)
     merged = as_merged(result)
-    written = write_outputs(merged, html=tmp_path / "report.html", markdown=tmp_path / "report.md",
-                            csv=tmp_path / "table.csv")
+    written = write_outputs(
+        merged, html=tmp_path / "report.html", markdown=tmp_path / "report.md", csv=tmp_path / "table.csv"
+    )
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     (run_id,) = mlflow_log.log_to_mlflow(merged, tracking_uri=uri, artifacts=written.files, experiment="h2h-test")
     client = MlflowClient(tracking_uri=uri)
@@ -60,5 +61,6 @@ def test_missing_mlflow_is_a_one_line_error_naming_the_extra(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_mlflow)
     with pytest.raises(ConfigError, match=r"pip install 'headtohead\[mlflow\]'"):
-        mlflow_log.log_to_mlflow(as_merged(sample_run(n_examples=100, stats=False, speed=False)[0]),
-                                 tracking_uri="sqlite:///x.db")
+        mlflow_log.log_to_mlflow(
+            as_merged(sample_run(n_examples=100, stats=False, speed=False)[0]), tracking_uri="sqlite:///x.db"
+        )

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import markupsafe
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -42,15 +42,24 @@ def escaped(text: str) -> str:
 def outcome(tmp_path_factory):
     """A comparison in memory with a model and a label whose names are markup."""
     out = tmp_path_factory.mktemp("notebook")
-    frame = pd.DataFrame({"text": ["good film", "bad film", "fine plot", "awful plot", "good plot", "bad acting"] * 30,
-                          "label": ["pos", EVIL, "pos", EVIL, "pos", EVIL] * 30})
+    frame = pd.DataFrame(
+        {
+            "text": ["good film", "bad film", "fine plot", "awful plot", "good plot", "bad acting"] * 30,
+            "label": ["pos", EVIL, "pos", EVIL, "pos", EVIL] * 30,
+        }
+    )
 
     def rule(texts):
         return [[("bad" in t) + ("awful" in t), ("good" in t) + ("fine" in t)] for t in texts]
 
     guesses = np.where(np.arange(180) % 4 == 0, EVIL, "pos").tolist()
-    return headtohead.compare({"rule " + EVIL: rule, "guess": guesses}, frame, label_names=[EVIL, "pos"],
-                              stats={"n_resamples": 200}, out_dir=out)
+    return headtohead.compare(
+        {"rule " + EVIL: rule, "guess": guesses},
+        frame,
+        label_names=[EVIL, "pos"],
+        stats={"n_resamples": 200},
+        out_dir=out,
+    )
 
 
 def test_a_run_shows_its_verdict_and_summary_table_in_a_notebook(outcome):
@@ -73,8 +82,9 @@ def test_a_run_shows_its_verdict_and_summary_table_in_a_notebook(outcome):
 
 
 def test_a_gate_shows_its_decision_and_each_check(outcome):
-    gate = headtohead.gate(outcome.out_dir / "results.json", baseline="rule " + EVIL, candidate="guess",
-                           max_accuracy_drop="1pp")
+    gate = headtohead.gate(
+        outcome.out_dir / "results.json", baseline="rule " + EVIL, candidate="guess", max_accuracy_drop="1pp"
+    )
     page = mime_bundle(gate)["text/html"]
     assert gate.exit_code == 1 and "FAIL: guess is worse than" in page
     for decision in gate.decisions:

@@ -16,12 +16,11 @@ from headtohead.errors import ConfigError, ResultsError
 from headtohead.report.csv_export import ID_COLUMNS, render_csv
 from headtohead.report.html import render_html
 from headtohead.report.markdown import render_markdown
-from headtohead.report.merge import load_runs, merge_runs
-from headtohead.report.merge import RunEntry
-from headtohead.testing.sample import sample_environment, sample_run, sample_training
+from headtohead.report.merge import RunEntry, load_runs, merge_runs
 from headtohead.report.verdict import build_verdict
 from headtohead.report.write import write_outputs, write_reports
 from headtohead.results import save_result
+from headtohead.testing.sample import sample_environment, sample_run, sample_training
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +51,10 @@ def test_html_is_one_self_contained_file_verdict_first(full, full_html):
     assert all(base64.b64decode(src.split(",", 1)[1]).lstrip().startswith(b"<?xml") for src in images)
     # the verdict (worded from the records) comes before the summary, then details, then the environment
     headline = build_verdict(result).headline[0]
-    order = [html.index(s) for s in ('id="verdict"', headline.text.replace("…", "…"), 'id="summary"',
-                                     'id="run1"', 'id="environment"')]
+    order = [
+        html.index(s)
+        for s in ('id="verdict"', headline.text.replace("…", "…"), 'id="summary"', 'id="run1"', 'id="environment"')
+    ]
     assert order == sorted(order)
 
 
@@ -86,29 +87,38 @@ def test_markdown_has_verdict_tables_and_png_files(full):
 
 def test_csv_has_one_row_per_model_and_run_and_one_column_per_metric(full):
     result, _ = full
-    other, _ = sample_run({"bert": 0.8, "distil": 0.7}, n_examples=300, speed=False, name="other-run",
-                          n_resamples=200)
+    other, _ = sample_run({"bert": 0.8, "distil": 0.7}, n_examples=300, speed=False, name="other-run", n_resamples=200)
     text = render_csv([result, other])
     table = pd.read_csv(__import__("io").StringIO(text), float_precision="round_trip")  # every digit back
-    assert list(table.columns[:len(ID_COLUMNS)]) == list(ID_COLUMNS)
-    assert list(zip(table["run"], table["model"])) == [("sample-comparison", "bert"), ("sample-comparison", "roberta"),
-                                                       ("other-run", "bert"), ("other-run", "distil")]
+    assert list(table.columns[: len(ID_COLUMNS)]) == list(ID_COLUMNS)
+    assert list(zip(table["run"], table["model"])) == [
+        ("sample-comparison", "bert"),
+        ("sample-comparison", "roberta"),
+        ("other-run", "bert"),
+        ("other-run", "distil"),
+    ]
     roberta = table[table["model"] == "roberta"].iloc[0]
     est = result.stats.model("roberta").accuracy
     assert roberta["accuracy"] == pytest.approx(result.model("roberta").quality.accuracy, abs=0)
     assert (roberta["accuracy_ci_low"], roberta["accuracy_ci_high"]) == pytest.approx((est.low, est.high), abs=0)
-    assert roberta["offline_throughput_per_s"] == pytest.approx(
-        result.speed.model("roberta").offline.throughput_per_s)
+    assert roberta["offline_throughput_per_s"] == pytest.approx(result.speed.model("roberta").offline.throughput_per_s)
     assert table[table["run"] == "other-run"]["offline_throughput_per_s"].isna().all()  # no speed in that run
 
 
 def test_merging_groups_by_machine_and_warns_about_versions_and_data(tmp_path):
-    a, _ = sample_run(n_examples=200, speed=False, n_resamples=200, name="cpu-box",
-                      environment=sample_environment("box-a"))
-    b, _ = sample_run(n_examples=200, speed=False, n_resamples=200, name="gpu-box",
-                      environment=sample_environment("box-b", torch="2.3.0"))
-    c, _ = sample_run(n_examples=300, speed=False, n_resamples=200, name="again-a",
-                      environment=sample_environment("box-a"))
+    a, _ = sample_run(
+        n_examples=200, speed=False, n_resamples=200, name="cpu-box", environment=sample_environment("box-a")
+    )
+    b, _ = sample_run(
+        n_examples=200,
+        speed=False,
+        n_resamples=200,
+        name="gpu-box",
+        environment=sample_environment("box-b", torch="2.3.0"),
+    )
+    c, _ = sample_run(
+        n_examples=300, speed=False, n_resamples=200, name="again-a", environment=sample_environment("box-a")
+    )
     paths = []
     for result in (a, b, c):
         save_result(result, tmp_path / result.name / "results.json")
@@ -120,11 +130,16 @@ def test_merging_groups_by_machine_and_warns_about_versions_and_data(tmp_path):
     assert any("different data" in w for w in merged.warnings)
     html = render_html(merged)
     assert html.count("torch versions differ") == 1 and "box-a — Sample CPU" in html
-    across = html[html.index("<h3>Across runs</h3>"):html.index('id="run1"')]
+    across = html[html.index("<h3>Across runs</h3>") : html.index('id="run1"')]
     # a model's rows sit together, one per run, in group order
     assert [m for m in re.findall(r"<tr><td[^>]*>(\w+)</td><td[^>]*>([\w-]+)</td>", across)] == [
-        ("bert", "cpu-box"), ("bert", "again-a"), ("bert", "gpu-box"),
-        ("roberta", "cpu-box"), ("roberta", "again-a"), ("roberta", "gpu-box")]
+        ("bert", "cpu-box"),
+        ("bert", "again-a"),
+        ("bert", "gpu-box"),
+        ("roberta", "cpu-box"),
+        ("roberta", "again-a"),
+        ("roberta", "gpu-box"),
+    ]
     text, _ = render_markdown(merged)
     assert "### Across runs" in text
 
@@ -163,8 +178,19 @@ def test_the_report_command_writes_every_format(full, tmp_path):
     app.command("report")(report)
     app.command("other")(lambda: None)  # two commands, so "report" is a sub-command as in h2h
     cli = CliRunner()
-    done = cli.invoke(app, ["report", str(out / "results.json"), "--html", str(tmp_path / "r.html"),
-                            "--md", str(tmp_path / "r.md"), "--csv", str(tmp_path / "t.csv")])
+    done = cli.invoke(
+        app,
+        [
+            "report",
+            str(out / "results.json"),
+            "--html",
+            str(tmp_path / "r.html"),
+            "--md",
+            str(tmp_path / "r.md"),
+            "--csv",
+            str(tmp_path / "t.csv"),
+        ],
+    )
     assert done.exit_code == 0, done.output
     for name in ("r.html", "r.md", "t.csv", "r_files/run1-confusion.png"):
         assert (tmp_path / name).is_file(), name
@@ -176,8 +202,9 @@ def test_the_report_command_writes_every_format(full, tmp_path):
 def test_training_adds_its_table_curves_seed_chart_and_seed_verdict(full, tmp_path):
     result, predictions = full
     training = sample_training({"bert": 0.84, "roberta": 0.92}, seeds=(0, 1, 2))
-    html = render_html(merge_runs([RunEntry(result=result, label="trained", predictions=predictions,
-                                            training=training)]))
+    html = render_html(
+        merge_runs([RunEntry(result=result, label="trained", predictions=predictions, training=training)])
+    )
     assert 'id="run1-training"' in html and 'id="run1-seeds"' in html
     assert "<h3>Training</h3>" in html and "every model saw the same examples in the same order" in html
     seed = training.multi_seed.comparisons[0]
@@ -190,8 +217,13 @@ def test_training_json_beside_the_results_is_picked_up(full, tmp_path):
 
     result, _ = full
     save_result(result, tmp_path / "results.json")
-    record = TrainingResult(headtohead_version="0.1.0", name="t", created_at="now", environment=result.environment,
-                            training=sample_training(seeds=(0,)))
+    record = TrainingResult(
+        headtohead_version="0.1.0",
+        name="t",
+        created_at="now",
+        environment=result.environment,
+        training=sample_training(seeds=(0,)),
+    )
     (tmp_path / "training.json").write_text(record.model_dump_json())
     (entry,) = load_runs([tmp_path])
     assert entry.training is not None and entry.training.seeds == [0]
@@ -202,9 +234,16 @@ def test_training_json_beside_the_results_is_picked_up(full, tmp_path):
 
 def test_a_speed_only_run_reports_speed_without_quality():
     result, _ = sample_run(n_examples=200, stats=False)
-    bench = result.model_copy(update={"models": [m.model_copy(update={"quality": None, "label_alignment": None,
-                                                                      "eval_time_s": None, "label_columns": None})
-                                                 for m in result.models]})
+    bench = result.model_copy(
+        update={
+            "models": [
+                m.model_copy(
+                    update={"quality": None, "label_alignment": None, "eval_time_s": None, "label_columns": None}
+                )
+                for m in result.models
+            ]
+        }
+    )
     html = render_html(bench)
     assert "Speed and memory" in html and "Confusion matrices" not in html and "Per-class quality" not in html
     assert [line.kind for line in build_verdict(bench).headline] == ["speed", "speed"]

@@ -11,9 +11,9 @@ import pytest
 from headtohead.report import plots, plots_quality, plots_training
 from headtohead.report.figures import overview_figures, report_styles, run_figures
 from headtohead.report.merge import RunEntry, as_merged
-from headtohead.testing.sample import sample_run
 from headtohead.results.comparison import MultiSeedSummary
 from headtohead.stats.seeds import summarise_seeds
+from headtohead.testing.sample import sample_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -38,8 +38,12 @@ def test_each_model_keeps_one_style_and_the_palette_is_okabe_ito():
 
 
 def test_pareto_front_keeps_only_undominated_points_in_latency_order():
-    pts = [plots.TradeoffPoint("slow-good", "", 0.95, 3.0), plots.TradeoffPoint("fast-ok", "", 0.90, 1.0),
-           plots.TradeoffPoint("dominated", "", 0.85, 2.0), plots.TradeoffPoint("tie", "", 0.90, 1.0)]
+    pts = [
+        plots.TradeoffPoint("slow-good", "", 0.95, 3.0),
+        plots.TradeoffPoint("fast-ok", "", 0.90, 1.0),
+        plots.TradeoffPoint("dominated", "", 0.85, 2.0),
+        plots.TradeoffPoint("tie", "", 0.90, 1.0),
+    ]
     front = plots.pareto_front(pts)
     assert [pts[i].model for i in front] in (["fast-ok", "tie", "slow-good"], ["tie", "fast-ok", "slow-good"])
     assert 2 not in front
@@ -51,8 +55,17 @@ def test_every_chart_of_a_full_run_renders_as_svg_and_png(run):
     styles = report_styles(merged)
     specs = overview_figures(merged, styles) + run_figures(merged.runs[0], 1, styles)
     keys = [s.key for s in specs]
-    assert keys == ["overview-tradeoff", "run1-intervals", "run1-latency", "run1-confusion", "run1-f1",
-                    "run1-reliability", "run1-slices-0", "run1-slices-1", "run1-slices-2"]
+    assert keys == [
+        "overview-tradeoff",
+        "run1-intervals",
+        "run1-latency",
+        "run1-confusion",
+        "run1-f1",
+        "run1-reliability",
+        "run1-slices-0",
+        "run1-slices-1",
+        "run1-slices-2",
+    ]
     for spec in specs:
         svg = spec.svg()
         assert _is_svg(svg)
@@ -88,8 +101,9 @@ def test_confusion_for_77_classes_uses_thinned_ticks_and_a_square_root_scale():
 
 
 def test_per_class_f1_shows_the_classes_where_models_differ_most():
-    result, _ = sample_run({"a": 0.9, "b": 0.6}, label_names=[f"c{i}" for i in range(60)], n_examples=1200,
-                           stats=False, speed=False)
+    result, _ = sample_run(
+        {"a": 0.9, "b": 0.6}, label_names=[f"c{i}" for i in range(60)], n_examples=1200, stats=False, speed=False
+    )
     per_class = {m.name: m.quality.per_class for m in result.models}
     fig = plots_quality.per_class_f1_figure(per_class, plots.model_styles(["a", "b"]), max_classes=40)
     ax = fig.axes[0]
@@ -109,8 +123,11 @@ def test_user_text_is_drawn_literally():
 def test_seeds_chart_has_bars_and_a_latency_line_on_a_second_axis():
     from headtohead.results.comparison import SeedResult
 
-    results = [SeedResult(model=m, seed=s, metrics={"accuracy": acc + step * s})
-               for m, acc, step in (("bert", 0.85, 0.01), ("roberta", 0.9, 0.02)) for s in range(3)]
+    results = [
+        SeedResult(model=m, seed=s, metrics={"accuracy": acc + step * s})
+        for m, acc, step in (("bert", 0.85, 0.01), ("roberta", 0.9, 0.02))
+        for s in range(3)
+    ]
     seeds = summarise_seeds(results)
     assert isinstance(seeds, MultiSeedSummary)
     styles = plots.model_styles(["bert", "roberta"])

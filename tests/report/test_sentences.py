@@ -6,10 +6,21 @@ from headtohead.report.sentences import speed_sentence
 from headtohead.results.speed import SpeedComparison
 
 
-def _pair(ratio: float, low: float, high: float, confidence: float, a: str = "bert", b: str = "distil") -> SpeedComparison:
+def _pair(
+    ratio: float, low: float, high: float, confidence: float, a: str = "bert", b: str = "distil"
+) -> SpeedComparison:
     faster = b if low > 1 else a if high < 1 else None
-    return SpeedComparison(scenario="offline", model_a=a, model_b=b, ratio=ratio, ci_low=low, ci_high=high,
-                           confidence=confidence, n_rounds=20, faster=faster)
+    return SpeedComparison(
+        scenario="offline",
+        model_a=a,
+        model_b=b,
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        confidence=confidence,
+        n_rounds=20,
+        faster=faster,
+    )
 
 
 def test_speed_sentence_names_the_faster_model_with_its_interval():

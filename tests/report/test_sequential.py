@@ -18,18 +18,27 @@ from headtohead.stats.sequential import SequentialTest, to_record
 from headtohead.testing.sample import sample_run
 
 
-def _record(a_right: int, b_right: int, chunks: int, *, n_available: int = 1000, alpha: float = 0.05,
-            margin: float | None = None, names: tuple[str, str] = ("bert", "roberta")):
+def _record(
+    a_right: int,
+    b_right: int,
+    chunks: int,
+    *,
+    n_available: int = 1000,
+    alpha: float = 0.05,
+    margin: float | None = None,
+    names: tuple[str, str] = ("bert", "roberta"),
+):
     """A record after ``chunks`` chunks of 50, each with ``a_right`` only-A and ``b_right`` only-B examples."""
     test = SequentialTest(alpha, margin)
     a = np.zeros(50, bool)
     b = np.zeros(50, bool)
     a[:a_right] = True
-    b[a_right:a_right + b_right] = True
+    b[a_right : a_right + b_right] = True
     for _ in range(chunks):
         test.update(a, b)
-    return to_record(test, model_a=names[0], model_b=names[1], chunk_size=50, examples_available=n_available,
-                     order_seed=42)
+    return to_record(
+        test, model_a=names[0], model_b=names[1], chunk_size=50, examples_available=n_available, order_seed=42
+    )
 
 
 def test_phrases_name_the_winner_the_margin_or_no_decision():
@@ -46,8 +55,10 @@ def test_sentence_of_an_early_stop_quotes_the_counts_the_bonferroni_split_and_th
     record = _record(10, 1, 4, alpha=0.05 / 3)
     step = record.final
     text = sequential_sentence(record, family_alpha=0.05, n_pairs=3)
-    assert text.startswith(f"Stopped early after {record.examples_used} of 1,000 examples (seeded random order, "
-                           f"a look every 50): bert is better than roberta, decided at {step.decided_at}")
+    assert text.startswith(
+        f"Stopped early after {record.examples_used} of 1,000 examples (seeded random order, "
+        f"a look every 50): bert is better than roberta, decided at {step.decided_at}"
+    )
     assert "α = 0.0167 = 0.05 over 3 pairs, Bonferroni" in text
     assert f"98.3 % confidence sequence of bert − roberta: +{100 * step.low:.1f}…+{100 * step.high:.1f} pp" in text
     assert f"The gap on these 200 examples, +{100 * step.gap:.1f} pp, is biased away from 0 by the early stop" in text
@@ -91,8 +102,9 @@ def test_report_lines_only_for_a_sequential_run():
     record = _record(1, 10, 4, names=("bert", "roberta"))
     result = result.model_copy(update={"stats": with_sequential(result.stats, [record])})
     lines = sequential_lines(result)
-    assert lines[0].startswith("Evaluated with --until-decided: examples in a seeded random order (seed 42), a look "
-                               "every 50;")
+    assert lines[0].startswith(
+        "Evaluated with --until-decided: examples in a seeded random order (seed 42), a look every 50;"
+    )
     assert f"The run used {record.examples_used} of 1,000 examples (every pair was decided)." in lines[0]
     assert lines[1] == f"bert vs roberta: roberta is better than bert after {record.final.decided_at} examples."
 

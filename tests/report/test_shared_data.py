@@ -15,20 +15,43 @@ from headtohead.cli.report import report
 
 pytestmark = pytest.mark.shared_data
 
-FAST_SPEED = {"scenarios": ["offline", "single_stream"], "warmup_iterations": 1, "warmup_seconds": 0.0,
-              "min_iterations": 5, "min_seconds": 0.0, "rounds": 5, "num_batches": 2, "pipeline_iterations": 0,
-              "memory": False, "n_resamples": 200}
+FAST_SPEED = {
+    "scenarios": ["offline", "single_stream"],
+    "warmup_iterations": 1,
+    "warmup_seconds": 0.0,
+    "min_iterations": 5,
+    "min_seconds": 0.0,
+    "rounds": 5,
+    "num_batches": 2,
+    "pipeline_iterations": 0,
+    "memory": False,
+    "n_resamples": 200,
+}
 
 
 def _report(results_dir, out_dir):
     app = typer.Typer()
     app.command("report")(report)
     app.command("other")(lambda: None)
-    done = CliRunner().invoke(app, ["report", str(results_dir), "--html", str(out_dir / "report.html"),
-                                    "--md", str(out_dir / "report.md"), "--csv", str(out_dir / "table.csv")])
+    done = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(results_dir),
+            "--html",
+            str(out_dir / "report.html"),
+            "--md",
+            str(out_dir / "report.md"),
+            "--csv",
+            str(out_dir / "table.csv"),
+        ],
+    )
     assert done.exit_code == 0, done.output
-    return (out_dir / "report.html").read_text(), (out_dir / "report.md").read_text(), \
-        pd.read_csv(out_dir / "table.csv")
+    return (
+        (out_dir / "report.html").read_text(),
+        (out_dir / "report.md").read_text(),
+        pd.read_csv(out_dir / "table.csv"),
+    )
 
 
 def _tfidf_model(path, train_tsv, classifier):
@@ -48,19 +71,31 @@ def test_sst2_dev_report(shared_data, tmp_path):
 
     train = shared_data / "sst2" / "train.tsv"
     out = tmp_path / "run"
-    outcome = headtohead.run({
-        "name": "sst2-tfidf", "seed": 0,
-        "data": {"path": str(shared_data / "sst2" / "dev.tsv"), "label_names": ["negative", "positive"]},
-        "models": [
-            {"name": "logreg", "kind": "sklearn", "label_names": ["negative", "positive"],
-             "source": _tfidf_model(tmp_path / "lr.skops", train, LogisticRegression(max_iter=500))},
-            {"name": "naive-bayes", "kind": "sklearn", "label_names": ["negative", "positive"],
-             "source": _tfidf_model(tmp_path / "nb.skops", train, ComplementNB())},
-        ],
-        "eval": {"batch_size": 128, "device": "cpu"},
-        "stats": {"n_resamples": 300},
-        "speed": FAST_SPEED,
-    }, out_dir=out)
+    outcome = headtohead.run(
+        {
+            "name": "sst2-tfidf",
+            "seed": 0,
+            "data": {"path": str(shared_data / "sst2" / "dev.tsv"), "label_names": ["negative", "positive"]},
+            "models": [
+                {
+                    "name": "logreg",
+                    "kind": "sklearn",
+                    "label_names": ["negative", "positive"],
+                    "source": _tfidf_model(tmp_path / "lr.skops", train, LogisticRegression(max_iter=500)),
+                },
+                {
+                    "name": "naive-bayes",
+                    "kind": "sklearn",
+                    "label_names": ["negative", "positive"],
+                    "source": _tfidf_model(tmp_path / "nb.skops", train, ComplementNB()),
+                },
+            ],
+            "eval": {"batch_size": 128, "device": "cpu"},
+            "stats": {"n_resamples": 300},
+            "speed": FAST_SPEED,
+        },
+        out_dir=out,
+    )
     result = outcome.result
     html, md, table = _report(out, tmp_path)
     assert result.stats is not None and result.speed is not None
@@ -77,18 +112,27 @@ def test_sst2_dev_report(shared_data, tmp_path):
 def test_ants_bees_val_report(shared_data, tmp_path):
     """Images, quality and statistics (the SST-2 test covers speed)."""
     out = tmp_path / "run"
-    outcome = headtohead.run({
-        "name": "antsbees", "seed": 0,
-        "data": {"path": str(shared_data / "hymenoptera" / "val")},
-        "models": [
-            {"name": "resnet", "kind": "timm", "source": "resnet10t", "image_size": 48,
-             "model_args": {"channels": [8, 16, 32, 64]}},
-            {"name": "mobilenet", "kind": "timm", "source": "mobilenetv3_small_050", "image_size": 48},
-        ],
-        "eval": {"batch_size": 64, "device": "cpu"},
-        "stats": {"n_resamples": 300},
-        "speed": {"enabled": False},
-    }, out_dir=out)
+    outcome = headtohead.run(
+        {
+            "name": "antsbees",
+            "seed": 0,
+            "data": {"path": str(shared_data / "hymenoptera" / "val")},
+            "models": [
+                {
+                    "name": "resnet",
+                    "kind": "timm",
+                    "source": "resnet10t",
+                    "image_size": 48,
+                    "model_args": {"channels": [8, 16, 32, 64]},
+                },
+                {"name": "mobilenet", "kind": "timm", "source": "mobilenetv3_small_050", "image_size": 48},
+            ],
+            "eval": {"batch_size": 64, "device": "cpu"},
+            "stats": {"n_resamples": 300},
+            "speed": {"enabled": False},
+        },
+        out_dir=out,
+    )
     html, md, table = _report(out, tmp_path)
     assert "153 examples, 2 classes (image)" in html
     # intervals, confusion, F1 per class, reliability, slices; a thumbnail per disagreeing example shown

@@ -21,8 +21,8 @@ from headtohead.report.table import speed_table
 from headtohead.report.warnings import instability_warnings
 from headtohead.results.speed import HostLoad, ModelSpeed
 from headtohead.testing.fake_device import FakeClock
-from headtohead.testing.simulated import SimulatedAdapter
 from headtohead.testing.sample import sample_run
+from headtohead.testing.simulated import SimulatedAdapter
 
 MIB = 2**20
 
@@ -45,22 +45,44 @@ class Words(SimulatedAdapter):
 @pytest.fixture(scope="module")
 def text_run():
     lengths = np.random.default_rng(0).integers(1, 61, size=300)
-    data = Dataset("texts", "text", [" ".join(["w"] * int(k)) for k in lengths], np.zeros(300, dtype=np.int64),
-                   ("negative", "positive"))
+    data = Dataset(
+        "texts",
+        "text",
+        [" ".join(["w"] * int(k)) for k in lengths],
+        np.zeros(300, dtype=np.int64),
+        ("negative", "positive"),
+    )
     clock = FakeClock()
     models = [Words("small", clock, 1_000, seed=1), Words("large", clock, 3_000, seed=2)]
-    config = SpeedConfig(warmup_iterations=1, warmup_seconds=0.0, min_iterations=1, min_seconds=0.0, rounds=5,
-                         pipeline_iterations=0, memory=False, telemetry=False, single_stream_inputs=16)
+    config = SpeedConfig(
+        warmup_iterations=1,
+        warmup_seconds=0.0,
+        min_iterations=1,
+        min_seconds=0.0,
+        rounds=5,
+        pipeline_iterations=0,
+        memory=False,
+        telemetry=False,
+        single_stream_inputs=16,
+    )
     quiet = HostLoad(cpu_count=2, load_average=[0.0, 0.0, 0.0], other_cpu_percent=0.0)
     summary = measure_speed(models, data, config, batch_size=4, clock=clock, device_warmup_s=0.25)
     summary = summary.model_copy(update={"host_before": quiet, "host_after": quiet})
     # Memory and cold start as a fresh process measures them (here in this process, on the fake clock).
     batches = {"single_stream": [[data.examples[0]]], "offline": [[data.examples[1]] * 4]}
-    fresh = {m.name: measure_fresh(lambda m=m: Words(m.name, clock, m.per_word, weight_bytes=w * MIB), batches,
-                                   device="cpu", iterations=1, clock=clock)
-             for m, w in zip(models, (4, 40))}
-    records = [r.model_copy(update={"memory": fresh[r.name][1], "cold_start": fresh[r.name][0]})
-               for r in summary.models]
+    fresh = {
+        m.name: measure_fresh(
+            lambda m=m: Words(m.name, clock, m.per_word, weight_bytes=w * MIB),
+            batches,
+            device="cpu",
+            iterations=1,
+            clock=clock,
+        )
+        for m, w in zip(models, (4, 40))
+    }
+    records = [
+        r.model_copy(update={"memory": fresh[r.name][1], "cold_start": fresh[r.name][0]}) for r in summary.models
+    ]
     summary = summary.model_copy(update={"models": records})
     result, predictions = sample_run({"small": 0.8, "large": 0.85}, n_examples=300, n_resamples=200)
     return result.model_copy(update={"speed": summary}), predictions
@@ -90,9 +112,12 @@ def test_table_and_rows_show_each_models_own_memory_and_cold_start(text_run):
 
 def test_results_of_older_versions_show_no_model_memory_rather_than_the_process(text_run):
     result, _ = text_run
-    old = ModelSpeed.model_validate({**result.speed.models[0].model_dump(exclude={"memory", "cold_start"}),
-                                     "memory": {"rss_baseline_mb": 1000.0, "rss_peak_mb": 1034.0,
-                                                "rss_mean_mb": 1020.0, "rss_samples": 3}})
+    old = ModelSpeed.model_validate(
+        {
+            **result.speed.models[0].model_dump(exclude={"memory", "cold_start"}),
+            "memory": {"rss_baseline_mb": 1000.0, "rss_peak_mb": 1034.0, "rss_mean_mb": 1020.0, "rss_samples": 3},
+        }
+    )
     speed = result.speed.model_copy(update={"models": [old]})
     rows = speed_rows(result.model_copy(update={"speed": speed}))
     assert rows[0]["model peak (MiB)"] == "—" and rows[0]["cold first call (s)"] == "—"

@@ -20,9 +20,14 @@ EVIL = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture(scope="module")
 def hostile():
-    table = pd.DataFrame({"dataset": ["<script>alert(1)</script>", "=cmd|' /C calc'!A0", "c", "d", "e", "f"],
-                          EVIL: [0.9, 0.8, 0.7, 0.95, 0.6, 0.85], "b|*x*": [0.85, 0.79, 0.72, 0.9, 0.55, 0.8],
-                          "c": [0.5, 0.6, 0.5, 0.7, 0.4, 0.6]})
+    table = pd.DataFrame(
+        {
+            "dataset": ["<script>alert(1)</script>", "=cmd|' /C calc'!A0", "c", "d", "e", "f"],
+            EVIL: [0.9, 0.8, 0.7, 0.95, 0.6, 0.85],
+            "b|*x*": [0.85, 0.79, 0.72, 0.9, 0.55, 0.8],
+            "c": [0.5, 0.6, 0.5, 0.7, 0.4, 0.6],
+        }
+    )
     return headtohead.suite(scores=table, metric="accuracy", rope=0.01).result
 
 
@@ -54,8 +59,14 @@ def three_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     paths = []
     for i, name in enumerate(["sst2", "snips", "agnews"]):
-        result, _ = sample_run({"small": 0.70, "base": 0.80, "large": 0.90}, n_examples=600, seed=i, speed=False,
-                               n_resamples=100, name=name)
+        result, _ = sample_run(
+            {"small": 0.70, "base": 0.80, "large": 0.90},
+            n_examples=600,
+            seed=i,
+            speed=False,
+            n_resamples=100,
+            name=name,
+        )
         (root / name).mkdir()
         save_result(result, root / name / "results.json")
         paths.append(root / name / "results.json")

@@ -9,8 +9,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 
 import headtohead
-from headtohead.report.markdown import render_markdown
 from headtohead.report.html import render_html
+from headtohead.report.markdown import render_markdown
 from headtohead.report.rows import format_cell, summary_columns, summary_rows
 from headtohead.report.table import quality_table
 
@@ -21,8 +21,11 @@ X, Y = load_iris(return_X_y=True)
 def outcome():
     bayes = GaussianNB().fit(X[::2], Y[::2])
     linear = LogisticRegression(max_iter=500).fit(X[::2], Y[::2])
-    return headtohead.compare({"bayes": bayes, "linear": linear, "rule": lambda rows: np.asarray(rows)[:, :3]},
-                              (X, Y), stats={"n_resamples": 100})
+    return headtohead.compare(
+        {"bayes": bayes, "linear": linear, "rule": lambda rows: np.asarray(rows)[:, :3]},
+        (X, Y),
+        stats={"n_resamples": 100},
+    )
 
 
 def test_the_records_say_none_where_the_size_is_unknown(outcome):
@@ -37,8 +40,11 @@ def test_every_report_shows_unknown_never_zero(outcome):
     result = outcome.result
     column = next(c for c in summary_columns(result) if c.key == "parameters")
     rows = summary_rows(result)
-    assert [format_cell(rows[m][column.key], column) for m in ("bayes", "linear", "rule")] == \
-        ["unknown", "15", "unknown"]
+    assert [format_cell(rows[m][column.key], column) for m in ("bayes", "linear", "rule")] == [
+        "unknown",
+        "15",
+        "unknown",
+    ]
     from rich.console import Console
 
     console = Console(width=200, record=True)

@@ -6,16 +6,17 @@ import re
 
 import pytest
 
-from headtohead.testing.sample import sample_run
-from headtohead.report.verdict import build_verdict, quality_line, speed_line
 from headtohead.report.sentences import format_p, format_pp
+from headtohead.report.verdict import build_verdict, quality_line, speed_line
+from headtohead.testing.sample import sample_run
 
 
 @pytest.fixture(scope="module")
 def clear_win():
     """roberta clearly more accurate; bert simulated 1.5× faster."""
-    return sample_run({"bert": 0.82, "roberta": 0.93}, n_examples=1200, latency_us={"bert": 100, "roberta": 150},
-                      n_resamples=300)[0]
+    return sample_run(
+        {"bert": 0.82, "roberta": 0.93}, n_examples=1200, latency_us={"bert": 100, "roberta": 150}, n_resamples=300
+    )[0]
 
 
 def test_significant_quality_line_names_the_winner_with_interval_and_p(clear_win):
@@ -25,9 +26,11 @@ def test_significant_quality_line_names_the_winner_with_interval_and_p(clear_win
     diff = comparison.difference("accuracy")
     assert line.subject == "roberta" and line.kind == "quality"
     # the numbers are the record's, turned round so the winner's gap is positive
-    assert line.text == (f"{format_pp(-comparison.effect)} pp accuracy over bert (95 % CI "
-                         f"{format_pp(-diff.ci_high)}…{format_pp(-diff.ci_low)}, McNemar p "
-                         f"{format_p(comparison.p_value)})")
+    assert line.text == (
+        f"{format_pp(-comparison.effect)} pp accuracy over bert (95 % CI "
+        f"{format_pp(-diff.ci_high)}…{format_pp(-diff.ci_low)}, McNemar p "
+        f"{format_p(comparison.p_value)})"
+    )
     assert line.plain().startswith("roberta: +")
 
 
@@ -40,8 +43,9 @@ def test_speed_line_turns_the_ratio_round_so_the_faster_model_leads(clear_win):
     assert line.subject == "bert" and factor == pytest.approx(1 / comparison.ratio, abs=0.006)
     assert factor == pytest.approx(1.5, rel=0.05)
     low, high = map(float, re.search(r"CI ([\d.]+)–([\d.]+)", line.text).groups())
-    assert low == pytest.approx(1 / comparison.ci_high, abs=0.006) and high == pytest.approx(1 / comparison.ci_low,
-                                                                                             abs=0.006)
+    assert low == pytest.approx(1 / comparison.ci_high, abs=0.006) and high == pytest.approx(
+        1 / comparison.ci_low, abs=0.006
+    )
     assert "offline, batch 16" in line.text
 
 
@@ -73,8 +77,9 @@ def test_without_statistics_accuracies_are_listed_but_no_winner_is_declared():
 
 def test_many_models_get_a_ranking_and_the_fastest_model_instead_of_every_pair():
     models = {"m1": 0.95, "m2": 0.8, "m3": 0.79, "m4": 0.6}
-    result, _ = sample_run(models, n_examples=800, latency_us={"m1": 300, "m2": 100, "m3": 200, "m4": 400},
-                           n_resamples=200)
+    result, _ = sample_run(
+        models, n_examples=800, latency_us={"m1": 300, "m2": 100, "m3": 200, "m4": 400}, n_resamples=200
+    )
     verdict = build_verdict(result)
     quality = [line for line in verdict.headline if line.kind == "quality"]
     assert quality[0].text.startswith("Ranking by accuracy: 1. m1")

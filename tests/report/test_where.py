@@ -34,8 +34,9 @@ def test_both_directions_listed_by_confidence_gap_with_the_inputs(run):
 
 def test_slices_table_and_verdict_name_only_slices_significant_after_holm():
     texts = [f"sentence number {i} " + "word " * (i % 40) for i in range(1500)]
-    result, predictions = sample_run({"weak": 0.87, "strong": 0.9}, n_examples=1500, n_resamples=200, speed=False,
-                                     texts=texts)
+    result, predictions = sample_run(
+        {"weak": 0.87, "strong": 0.9}, n_examples=1500, n_resamples=200, speed=False, texts=texts
+    )
     slices = result.stats.slices
     assert len(slice_rows(result)) == len(slices.slices) and {s.kind for s in slices.slices} == {"class", "size"}
     pairs = [(found, pair) for found in slices.slices for pair in found.pairs]

@@ -21,7 +21,8 @@ jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (the dev extra
 @pytest.mark.parametrize("name", sorted(SCHEMA_FILES))
 def test_the_published_schemas_are_the_generated_ones(name):
     assert (SCHEMAS / name).read_text(encoding="utf-8") == schema_text(name), (
-        f"docs/schema/{name} is stale: regenerate it with `make schema` after changing a record")
+        f"docs/schema/{name} is stale: regenerate it with `make schema` after changing a record"
+    )
     jsonschema.Draft202012Validator.check_schema(json.loads(schema_text(name)))
     assert results_json_schema()["title"].endswith(f"schema version {SCHEMA_VERSION}")
 
@@ -70,8 +71,12 @@ def test_a_file_written_by_a_run_follows_it(validator, tmp_path):
     from sklearn.naive_bayes import GaussianNB
 
     x, y = load_iris(return_X_y=True)
-    headtohead.compare({"bayes": GaussianNB().fit(x, y), "rule": lambda rows: np.asarray(rows)[:, :3]}, (x, y),
-                       stats={"n_resamples": 100}, out_dir=tmp_path)
+    headtohead.compare(
+        {"bayes": GaussianNB().fit(x, y), "rule": lambda rows: np.asarray(rows)[:, :3]},
+        (x, y),
+        stats={"n_resamples": 100},
+        out_dir=tmp_path,
+    )
     raw = json.loads((tmp_path / "results.json").read_text())
     assert raw["models"][0]["num_parameters"] is None  # unknown is null, as the schema allows
     assert list(validator.iter_errors(raw)) == []

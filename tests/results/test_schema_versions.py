@@ -14,10 +14,19 @@ from headtohead.errors import ResultsError
 from headtohead.results import SCHEMA_VERSION, Predictions
 from headtohead.testing.sample import sample_run
 
-MLP = {"name": "mlp", "kind": "python", "source": "headtohead.testing.models:tiny_mlp",
-       "model_args": {"n_features": 4, "n_classes": 3}}
-IRIS = {"name": "v2", "data": {"path": "sklearn:iris"}, "models": [MLP, {**MLP, "name": "mlp2"}],
-        "speed": {"enabled": False}, "stats": {"n_resamples": 200}}
+MLP = {
+    "name": "mlp",
+    "kind": "python",
+    "source": "headtohead.testing.models:tiny_mlp",
+    "model_args": {"n_features": 4, "n_classes": 3},
+}
+IRIS = {
+    "name": "v2",
+    "data": {"path": "sklearn:iris"},
+    "models": [MLP, {**MLP, "name": "mlp2"}],
+    "speed": {"enabled": False},
+    "stats": {"n_resamples": 200},
+}
 
 #: The fields version 3 added, where they sit in results.json.
 MODEL_FIELDS = ("labels_outside_data", "batch_backoff")

@@ -11,12 +11,31 @@ from headtohead.results.speed import ColdStart, ModelSpeed, ScenarioTiming
 
 #: One model of a results.json written by schema version 1 (process figures named as if they were the model's).
 V1_MODEL = {
-    "name": "bert", "device": "cpu", "num_parameters": 10, "parameter_bytes": 40, "load_time_s": 0.5,
-    "first_preprocess_s": 0.001, "first_call_s": 0.01,
-    "offline": {"scenario": "offline", "batch_size": 8, "timer": "perf_counter_ns", "warmup_iterations": 3,
-                "warmup_s": 0.1, "rounds_ns": [[100, 110], [105, 100]], "unstable": True, "iqr_over_median": 9.0},
-    "memory": {"rss_baseline_mb": 1000.0, "rss_peak_mb": 1034.0, "rss_mean_mb": 1020.0, "rss_samples": 7,
-               "cuda_max_allocated_mb": None, "cuda_max_reserved_mb": None},
+    "name": "bert",
+    "device": "cpu",
+    "num_parameters": 10,
+    "parameter_bytes": 40,
+    "load_time_s": 0.5,
+    "first_preprocess_s": 0.001,
+    "first_call_s": 0.01,
+    "offline": {
+        "scenario": "offline",
+        "batch_size": 8,
+        "timer": "perf_counter_ns",
+        "warmup_iterations": 3,
+        "warmup_s": 0.1,
+        "rounds_ns": [[100, 110], [105, 100]],
+        "unstable": True,
+        "iqr_over_median": 9.0,
+    },
+    "memory": {
+        "rss_baseline_mb": 1000.0,
+        "rss_peak_mb": 1034.0,
+        "rss_mean_mb": 1020.0,
+        "rss_samples": 7,
+        "cuda_max_allocated_mb": None,
+        "cuda_max_reserved_mb": None,
+    },
     "telemetry": {"available": False, "samples": 0},
     "warnings": [],
 }
@@ -37,8 +56,14 @@ def test_version_one_results_are_read_under_the_names_of_what_they_measured():
 
 
 def test_cold_start_recomputes_time_to_first_prediction():
-    cold = ColdStart(scenario="single_stream", batch_size=1, load_s=1.0, first_preprocess_s=0.01,
-                     first_transfer_s=0.0, first_call_s=0.2)
+    cold = ColdStart(
+        scenario="single_stream",
+        batch_size=1,
+        load_s=1.0,
+        first_preprocess_s=0.01,
+        first_transfer_s=0.0,
+        first_call_s=0.2,
+    )
     raw = cold.model_dump()
     assert raw["first_prediction_s"] == pytest.approx(1.21)
     raw["first_prediction_s"] = 0.0  # a tampered figure is not believed
@@ -50,8 +75,15 @@ def test_repeat_noise_is_judged_on_repeats_of_the_same_input(noise, low):
     rng = np.random.default_rng(0)
     base = np.tile([1e6, 3e6, 9e6, 2e6], 50)  # four inputs of very different cost, cycled
     samples = (base * rng.lognormal(0.0, noise, size=base.size)).astype(int)
-    timing = ScenarioTiming(scenario="single_stream", batch_size=1, timer="perf_counter_ns", warmup_iterations=0,
-                            warmup_s=0.0, rounds_ns=[samples[:100].tolist(), samples[100:].tolist()], inputs=4)
+    timing = ScenarioTiming(
+        scenario="single_stream",
+        batch_size=1,
+        timer="perf_counter_ns",
+        warmup_iterations=0,
+        warmup_s=0.0,
+        rounds_ns=[samples[:100].tolist(), samples[100:].tolist()],
+        inputs=4,
+    )
     assert timing.iqr_over_median > 0.5  # the mixture of inputs, whatever the noise
     assert timing.repeat_noise == pytest.approx(repeat_noise(samples, 4))
     assert (timing.repeat_noise < 0.05) is low

@@ -18,12 +18,17 @@ from headtohead.testing.data import make_image_folder
 # from a factory: both depend on the random state each model starts from.
 MODELS = [
     {"name": "resnet", "kind": "timm", "source": "test_resnet", "image_size": 24},
-    {"name": "cnn", "kind": "python", "source": "headtohead.testing.models:tiny_cnn",
-     "model_args": {"n_classes": 2}, "label_names": ["ants", "bees"]},
+    {
+        "name": "cnn",
+        "kind": "python",
+        "source": "headtohead.testing.models:tiny_cnn",
+        "model_args": {"n_classes": 2},
+        "label_names": ["ants", "bees"],
+    },
 ]
 
 # put_ (accumulate=False) has no deterministic implementation, even on the CPU.
-NONDETERMINISTIC_PY = textwrap.dedent('''\
+NONDETERMINISTIC_PY = textwrap.dedent("""\
     import torch
 
 
@@ -42,18 +47,25 @@ NONDETERMINISTIC_PY = textwrap.dedent('''\
     def make():
         torch.manual_seed(0)
         return Scatter()
-    ''')
+    """)
 
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
-    return make_image_folder(tmp_path_factory.mktemp("det") / "imgs", classes=("ants", "bees"), n_per_class=6,
-                             size=20, fmt="jpg")
+    return make_image_folder(
+        tmp_path_factory.mktemp("det") / "imgs", classes=("ants", "bees"), n_per_class=6, size=20, fmt="jpg"
+    )
 
 
 def _experiment(images, models):
-    return {"name": "det", "data": {"path": str(images)}, "models": models,
-            "eval": {"batch_size": 5, "device": "cpu"}, "stats": {"n_resamples": 200}, "speed": {"enabled": False}}
+    return {
+        "name": "det",
+        "data": {"path": str(images)},
+        "models": models,
+        "eval": {"batch_size": 5, "device": "cpu"},
+        "stats": {"n_resamples": 200},
+        "speed": {"enabled": False},
+    }
 
 
 def test_same_experiment_twice_gives_identical_predictions(images):
@@ -71,13 +83,27 @@ def test_same_experiment_twice_gives_identical_predictions(images):
 
 def test_deterministic_flag_reports_refusing_ops_and_restores_torch(tmp_path, capsys, monkeypatch):
     (tmp_path / "nondet_models.py").write_text(NONDETERMINISTIC_PY)
-    models = [{"name": "scatter", "kind": "python", "source": "nondet_models:make"},
-              {"name": "mlp", "kind": "python", "source": "headtohead.testing.models:tiny_mlp",
-               "model_args": {"n_features": 4, "n_classes": 3}}]
+    models = [
+        {"name": "scatter", "kind": "python", "source": "nondet_models:make"},
+        {
+            "name": "mlp",
+            "kind": "python",
+            "source": "headtohead.testing.models:tiny_mlp",
+            "model_args": {"n_features": 4, "n_classes": 3},
+        },
+    ]
     path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump({"name": "nd", "data": {"path": "sklearn:iris"}, "models": models,
-                                    "eval": {"device": "cpu"},  # the scatter model builds its buffer on the CPU
-                                    "speed": {"enabled": False}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "nd",
+                "data": {"path": "sklearn:iris"},
+                "models": models,
+                "eval": {"device": "cpu"},  # the scatter model builds its buffer on the CPU
+                "speed": {"enabled": False},
+            }
+        )
+    )
     assert not torch.are_deterministic_algorithms_enabled()
     main(["run", str(path), "--out", str(tmp_path / "out"), "--deterministic"])
     captured = capsys.readouterr()

@@ -23,7 +23,7 @@ from headtohead.runtime.files import write_text_atomic
 
 # Writes results.json and predictions.npz over and over, each version a few megabytes and
 # self-checking (a digest of its payload; every prediction equal to the version number).
-WRITER = textwrap.dedent('''\
+WRITER = textwrap.dedent("""\
     import hashlib, json, sys
     from pathlib import Path
     import numpy as np
@@ -40,7 +40,7 @@ WRITER = textwrap.dedent('''\
         p.add("m", np.full(n, version % 2), np.full((n, 2), 0.5, dtype=np.float32))
         p.save(out / "predictions.npz")
         (out / "progress").write_text(str(version))
-    ''')
+    """)
 
 
 def _check_results(path: Path) -> int:
@@ -115,7 +115,9 @@ def test_a_full_disk_names_the_path_and_keeps_the_previous_file(tmp_path, monkey
         write_text_atomic(path, '{"version": 2, "pad": "' + "x" * 10_000 + '"}')
     message = str(info.value)
     assert len(message.splitlines()) == 1
-    assert message.startswith(f"{path}: writing failed (No space left on device); the previous file, if any, is "
-                              f"unchanged; free some disk space or choose another --out folder")
+    assert message.startswith(
+        f"{path}: writing failed (No space left on device); the previous file, if any, is "
+        f"unchanged; free some disk space or choose another --out folder"
+    )
     assert json.loads(path.read_text()) == {"version": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # the partial temporary file is gone

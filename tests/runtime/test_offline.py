@@ -17,7 +17,7 @@ from headtohead.testing.data import make_text_table
 
 # Loaded first by the child process (PYTHONPATH): every lookup or connection to another
 # host is recorded and refused, below anything headtohead or the hub libraries do.
-BLOCK_NETWORK_PY = textwrap.dedent('''\
+BLOCK_NETWORK_PY = textwrap.dedent("""\
     import os
     import socket
 
@@ -53,7 +53,7 @@ BLOCK_NETWORK_PY = textwrap.dedent('''\
 
 
     socket.getaddrinfo, socket.socket.connect, socket.socket.connect_ex = getaddrinfo, connect, connect_ex
-    ''')
+    """)
 
 
 def test_offline_mode_blocks_other_hosts_allows_loopback_and_restores(monkeypatch):
@@ -88,7 +88,8 @@ def test_offline_mode_blocks_other_hosts_allows_loopback_and_restores(monkeypatc
 def test_cli_blocks_a_library_that_ignores_the_offline_switches(tmp_path, capsys, monkeypatch):
     """With HF_HUB_OFFLINE=1 (set for every test) the CLI guards the socket layer too."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    (tmp_path / "phone_home.py").write_text(textwrap.dedent('''\
+    (tmp_path / "phone_home.py").write_text(
+        textwrap.dedent("""\
         import socket
 
         def make():
@@ -97,12 +98,19 @@ def test_cli_blocks_a_library_that_ignores_the_offline_switches(tmp_path, capsys
                 return [[0.5, 0.5] for _ in texts]
             predict.label_names = ["negative", "positive"]
             return predict
-        '''))
+        """)
+    )
     table = make_text_table(tmp_path / "dev.csv", n_per_class=2)
     path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump({"data": {"path": str(table)}, "speed": {"enabled": False},
-                                    "models": [{"name": "m", "kind": "python", "source": "phone_home:make",
-                                                "outputs": "probabilities"}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "data": {"path": str(table)},
+                "speed": {"enabled": False},
+                "models": [{"name": "m", "kind": "python", "source": "phone_home:make", "outputs": "probabilities"}],
+            }
+        )
+    )
     with pytest.raises(SystemExit) as info:
         main(["run", str(path), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
@@ -121,14 +129,26 @@ def test_offline_run_makes_no_network_attempt(tmp_path):
     table = make_text_table(tmp_path / "dev.csv", n_per_class=4)
     local = make_tiny_bert(tmp_path / "bert", ["negative", "positive"])
     path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump({"name": "offline", "data": {"path": str(table)}, "speed": {"enabled": False},
-                                    "models": [{"name": "local", "kind": "transformers", "source": str(local)},
-                                               {"name": "hub", "kind": "transformers",
-                                                "source": "google-bert/bert-base-uncased"}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "offline",
+                "data": {"path": str(table)},
+                "speed": {"enabled": False},
+                "models": [
+                    {"name": "local", "kind": "transformers", "source": str(local)},
+                    {"name": "hub", "kind": "transformers", "source": "google-bert/bert-base-uncased"},
+                ],
+            }
+        )
+    )
     log = tmp_path / "network.log"
     env = {k: v for k, v in os.environ.items() if k not in OFFLINE_ENV and k != "TRANSFORMERS_OFFLINE"}
-    env.update(PYTHONPATH=os.pathsep.join([str(blocker), env.get("PYTHONPATH", "")]), H2H_NETWORK_LOG=str(log),
-               HF_HOME=str(tmp_path / "hf-home"))  # an empty cache: nothing of the hub id is available
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(blocker), env.get("PYTHONPATH", "")]),
+        H2H_NETWORK_LOG=str(log),
+        HF_HOME=str(tmp_path / "hf-home"),
+    )  # an empty cache: nothing of the hub id is available
     cmd = [sys.executable, "-m", "headtohead.cli.main", "run", str(path), "--out", str(tmp_path / "out"), "--offline"]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr

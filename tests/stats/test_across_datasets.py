@@ -23,17 +23,28 @@ from headtohead.stats.across_datasets import (
 # AUCs tie at 0.975; the paper's ranks (2 and 3) break that tie, so the unrounded AUCs differed: a fourth decimal
 # in that direction reproduces the published ranks.
 DEMSAR_MODELS = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
-DEMSAR = np.array([
-    [0.763, 0.768, 0.771, 0.798], [0.599, 0.591, 0.590, 0.569], [0.954, 0.971, 0.968, 0.967],
-    [0.628, 0.661, 0.654, 0.657], [0.882, 0.888, 0.886, 0.898], [0.936, 0.931, 0.916, 0.931],
-    [0.661, 0.668, 0.609, 0.685], [0.583, 0.583, 0.563, 0.625], [0.775, 0.838, 0.866, 0.875],
-    [1.000, 1.000, 1.000, 1.000], [0.940, 0.962, 0.965, 0.962], [0.619, 0.666, 0.614, 0.669],
-    [0.972, 0.981, 0.9751, 0.9749], [0.957, 0.978, 0.946, 0.970]])
+DEMSAR = np.array(
+    [
+        [0.763, 0.768, 0.771, 0.798],
+        [0.599, 0.591, 0.590, 0.569],
+        [0.954, 0.971, 0.968, 0.967],
+        [0.628, 0.661, 0.654, 0.657],
+        [0.882, 0.888, 0.886, 0.898],
+        [0.936, 0.931, 0.916, 0.931],
+        [0.661, 0.668, 0.609, 0.685],
+        [0.583, 0.583, 0.563, 0.625],
+        [0.775, 0.838, 0.866, 0.875],
+        [1.000, 1.000, 1.000, 1.000],
+        [0.940, 0.962, 0.965, 0.962],
+        [0.619, 0.666, 0.614, 0.669],
+        [0.972, 0.981, 0.9751, 0.9749],
+        [0.957, 0.978, 0.946, 0.970],
+    ]
+)
 
 
 def test_demsar_worked_example():
-    result = compare_across_datasets(DEMSAR, models=DEMSAR_MODELS, datasets=[str(i) for i in range(14)],
-                                     n_samples=2000)
+    result = compare_across_datasets(DEMSAR, models=DEMSAR_MODELS, datasets=[str(i) for i in range(14)], n_samples=2000)
     assert [round(result.average_ranks[m], 3) for m in DEMSAR_MODELS] == [3.143, 2.000, 2.893, 1.964]
     assert round(result.friedman.statistic, 2) == 9.28
     assert round(result.iman_davenport.statistic, 2) == 3.69
@@ -51,8 +62,9 @@ def test_demsar_worked_example():
 def test_demsar_ranks_as_published_give_the_same_friedman():
     ranks = rank_rows(DEMSAR)
     np.testing.assert_array_equal(ranks[12], [4, 1, 2, 3])  # voting, as Table 6 ranks it
-    again = compare_across_datasets(ranks, models=DEMSAR_MODELS, datasets=[str(i) for i in range(14)],
-                                    higher_is_better=False, n_samples=1000)
+    again = compare_across_datasets(
+        ranks, models=DEMSAR_MODELS, datasets=[str(i) for i in range(14)], higher_is_better=False, n_samples=1000
+    )
     assert round(again.friedman.statistic, 2) == 9.28 and round(again.nemenyi_cd, 2) == 1.25
 
 
@@ -83,8 +95,9 @@ def test_friedman_direction_does_not_change_the_statistic_and_identical_rankings
     assert omnibus_significant(test, f, 0.05) is True  # χ²_F = 12, p = 0.0025
     two = friedman_test(np.tile([0.9, 0.8, 0.7], (2, 1)))  # 2 data sets agree by chance 1 time in 3! = 6
     assert omnibus_significant(two, iman_davenport_test(two, 2, 3), 0.05) is False
-    result = compare_across_datasets(np.tile([0.9, 0.8, 0.7], (2, 1)), models=["a", "b", "c"], datasets=["d1", "d2"],
-                                     metric="accuracy")
+    result = compare_across_datasets(
+        np.tile([0.9, 0.8, 0.7], (2, 1)), models=["a", "b", "c"], datasets=["d1", "d2"], metric="accuracy"
+    )
     assert result.omnibus_significant is False and result.iman_davenport.p_value is None
 
 
@@ -104,8 +117,9 @@ def test_wilcoxon_with_ties_and_zeros_equals_scipys_permutation_distribution():
         a = np.round(rng.uniform(0.7, 0.9, n), 2)
         b = a + rng.choice([-0.02, -0.01, 0.0, 0.01, 0.02, 0.03], size=n)
         ours = signed_rank_test(a, b)
-        theirs = stats.wilcoxon(np.round(a - b, 12), zero_method="zsplit",
-                                method=stats.PermutationMethod(n_resamples=np.inf))
+        theirs = stats.wilcoxon(
+            np.round(a - b, 12), zero_method="zsplit", method=stats.PermutationMethod(n_resamples=np.inf)
+        )
         assert ours.statistic == theirs.statistic
         assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-9)
 
@@ -146,11 +160,10 @@ def test_cliques_are_maximal_groups_within_the_cd():
 def test_holm_over_pairs_is_statsmodels_and_the_record_is_complete():
     rng = np.random.default_rng(2)
     scores = rng.uniform(0.6, 0.9, size=(10, 4)) + np.array([0.0, 0.02, 0.04, 0.06])
-    result = compare_across_datasets(scores, models=list("abcd"), datasets=[f"d{i}" for i in range(10)],
-                                     n_samples=2000)
+    result = compare_across_datasets(scores, models=list("abcd"), datasets=[f"d{i}" for i in range(10)], n_samples=2000)
     raw = [p.wilcoxon_p for p in result.pairs]
     np.testing.assert_allclose([p.holm_p for p in result.pairs], multipletests(raw, method="holm")[1])
-    assert len(result.pairs) == 6 and result.min_wilcoxon_p == pytest.approx(2 / 2 ** 10)
+    assert len(result.pairs) == 6 and result.min_wilcoxon_p == pytest.approx(2 / 2**10)
     for p in result.pairs:
         assert p.p_a_better + p.p_equivalent + p.p_b_better == pytest.approx(1.0)
         assert p.wins_a + p.wins_b + p.ties == 10
@@ -160,8 +173,9 @@ def test_holm_over_pairs_is_statsmodels_and_the_record_is_complete():
 
 def test_two_models_have_no_friedman_and_lower_is_better_flips_every_direction():
     losses = np.array([[0.30, 0.35], [0.20, 0.26], [0.50, 0.52], [0.41, 0.49], [0.33, 0.40], [0.25, 0.31]])
-    result = compare_across_datasets(losses, models=["a", "b"], datasets=list("uvwxyz"), higher_is_better=False,
-                                     rope=0.0, n_samples=4000)
+    result = compare_across_datasets(
+        losses, models=["a", "b"], datasets=list("uvwxyz"), higher_is_better=False, rope=0.0, n_samples=4000
+    )
     assert result.friedman is None and result.nemenyi_cd is None
     pair = result.pairs[0]
     assert pair.wins_a == 6 and pair.w_plus == 21 and pair.winner == "a"  # lower loss on all six

@@ -23,8 +23,13 @@ def test_variance_share():
 def test_seed_analysis_on_known_values():
     a = {0: 0.90, 1: 0.92, 2: 0.91, 3: 0.93, 4: 0.92}
     b = {0: 0.85, 1: 0.86, 2: 0.84, 3: 0.87, 4: 0.85}
-    result = seed_analysis({"a": a, "b": b}, test_se={"a": 0.01, "b": 0.012},
-                           test_se_difference={("a", "b"): 0.008}, aso_alpha=0.05, seed=1)
+    result = seed_analysis(
+        {"a": a, "b": b},
+        test_se={"a": 0.01, "b": 0.012},
+        test_se_difference={("a", "b"): 0.008},
+        aso_alpha=0.05,
+        seed=1,
+    )
     spread = {s.model: s for s in result.models}
     assert spread["a"].seed_sd == pytest.approx(np.std(list(a.values()), ddof=1))
     assert spread["a"].seed_share == pytest.approx(spread["a"].seed_sd ** 2 / (spread["a"].seed_sd ** 2 + 1e-4))
@@ -32,7 +37,7 @@ def test_seed_analysis_on_known_values():
     x, y = np.array(list(a.values())), np.array(list(b.values()))
     assert pair.t_p_value == pytest.approx(stats.ttest_rel(x, y).pvalue)
     assert pair.aso_a_over_b == 0.0 and pair.aso_b_over_a == 1.0  # a dominates on every seed
-    assert pair.seed_share == pytest.approx(np.var(x - y, ddof=1) / (np.var(x - y, ddof=1) + 0.008 ** 2))
+    assert pair.seed_share == pytest.approx(np.var(x - y, ddof=1) / (np.var(x - y, ddof=1) + 0.008**2))
     assert result.seeds == [0, 1, 2, 3, 4]
 
 

@@ -8,16 +8,17 @@ import numpy as np
 import pytest
 
 from headtohead.errors import ConfigError, ResultsError
-from headtohead.results import Predictions
-from headtohead.results.comparison import StatsSummary
 from headtohead.report.quality_sentences import pair_verdict, verdict_lines, with_quality_sentences
 from headtohead.report.sentences import format_pp
+from headtohead.results import Predictions
+from headtohead.results.comparison import StatsSummary
 from headtohead.stats import analyse as analyse_numbers
 
 
 def analyse(predictions, **options):
     """The statistics with their sentences, as a run stores them."""
     return with_quality_sentences(analyse_numbers(predictions, **options))
+
 
 LABELS = ("negative", "positive")
 
@@ -38,14 +39,23 @@ def test_two_models_full_record_and_verdict() -> None:
     (comp,) = summary.comparisons
     assert (comp.model_a, comp.model_b, comp.n_examples) == ("strong", "weak", 872)
     assert comp.table.n == 872 and comp.effect == pytest.approx(
-        (comp.table.only_a_correct - comp.table.only_b_correct) / 872)
+        (comp.table.only_a_correct - comp.table.only_b_correct) / 872
+    )
     assert comp.test == "mcnemar-score" and comp.p_value < 1e-4 and comp.p_adjusted == comp.p_value
     assert comp.significant and comp.winner == "strong"
     acc = comp.difference("accuracy")
     assert acc.difference == pytest.approx(comp.effect) and acc.ci_low > 0 and acc.method == "tango-score"
     assert acc.value_a - acc.value_b == pytest.approx(acc.difference)
-    assert {d.metric for d in comp.differences} == {"accuracy", "balanced_accuracy", "f1_macro", "f1_weighted",
-                                                    "recall:negative", "recall:positive", "brier", "nll"}
+    assert {d.metric for d in comp.differences} == {
+        "accuracy",
+        "balanced_accuracy",
+        "f1_macro",
+        "f1_weighted",
+        "recall:negative",
+        "recall:positive",
+        "brier",
+        "nll",
+    }
     assert comp.difference("recall:negative").method == "tango-score"  # a proportion on the class's examples
     assert not comp.difference("brier").higher_is_better
     assert comp.verdict.startswith("strong vs weak: strong is better (accuracy strong − weak = +")
@@ -59,8 +69,16 @@ def test_model_intervals_and_calibration() -> None:
     summary = analyse(_predictions(), n_resamples=300, ece_bins=10)
     strong = summary.model("strong")
     assert strong.accuracy.method == "wilson" and strong.recall_per_class["positive"].method == "wilson"
-    for est in (strong.accuracy, strong.f1_macro, strong.f1_weighted, strong.balanced_accuracy,
-                strong.recall_per_class["positive"], strong.brier, strong.nll, strong.calibration.ece_l2_debiased):
+    for est in (
+        strong.accuracy,
+        strong.f1_macro,
+        strong.f1_weighted,
+        strong.balanced_accuracy,
+        strong.recall_per_class["positive"],
+        strong.brier,
+        strong.nll,
+        strong.calibration.ece_l2_debiased,
+    ):
         assert est is not None and est.low <= est.value <= est.high and est.confidence == 0.95
     assert strong.f1_macro.method == "bca" and len(strong.calibration.bins) == 10
     # the plug-in ECE is biased upwards: shown without an interval, the debiased ℓ2 error carries one
@@ -93,7 +111,11 @@ def test_a_model_against_itself_in_a_real_run(tmp_path: Path) -> None:
     # identical predictions: the accuracy gap's interval is not a point, and no bootstrap claims zero width
     for d in same.differences:
         assert d.difference == 0.0
-        assert (d.ci_low < 0 < d.ci_high) if d.method == "tango-score" else (d.ci_low is None and "every resample" in d.note)
+        assert (
+            (d.ci_low < 0 < d.ci_high)
+            if d.method == "tango-score"
+            else (d.ci_low is None and "every resample" in d.note)
+        )
     assert summary.comparison("logreg", "bayes").significant
     assert [g.models for g in summary.ranking] == [["logreg", "logreg-again"], ["bayes"]]
 
@@ -119,16 +141,32 @@ def test_not_significant_verdict_gives_the_minimum_detectable_effect() -> None:
     assert not comp.significant and comp.winner is None
     assert comp.minimum_detectable_effect is not None and 0.01 < comp.minimum_detectable_effect < 0.06
     assert comp.verdict.startswith("x vs y: no significant difference (accuracy x − y = ")
-    assert comp.verdict.endswith(f"872 examples find a gap of {format_pp(comp.minimum_detectable_effect, signed=False)}"
-                                 f" pp with 80 % probability (smaller gaps less often).")
+    assert comp.verdict.endswith(
+        f"872 examples find a gap of {format_pp(comp.minimum_detectable_effect, signed=False)}"
+        f" pp with 80 % probability (smaller gaps less often)."
+    )
 
 
 def test_sign_convention_when_the_second_model_wins() -> None:
-    text = pair_verdict(model_a="bert", model_b="roberta", n_examples=872, effect=-0.012, ci_low=-0.020,
-                        ci_high=-0.004, confidence=0.95, test="mcnemar-exact", p_value=0.003, p_adjusted=0.006,
-                        significant=True, discordant=40, minimum_detectable_effect=0.02)
-    assert text == ("bert vs roberta: roberta is better (accuracy roberta − bert = +1.2 pp, 95 % CI +0.4…+2.0, "
-                    "McNemar exact p = 0.003, Holm p = 0.006).")
+    text = pair_verdict(
+        model_a="bert",
+        model_b="roberta",
+        n_examples=872,
+        effect=-0.012,
+        ci_low=-0.020,
+        ci_high=-0.004,
+        confidence=0.95,
+        test="mcnemar-exact",
+        p_value=0.003,
+        p_adjusted=0.006,
+        significant=True,
+        discordant=40,
+        minimum_detectable_effect=0.02,
+    )
+    assert text == (
+        "bert vs roberta: roberta is better (accuracy roberta − bert = +1.2 pp, 95 % CI +0.4…+2.0, "
+        "McNemar exact p = 0.003, Holm p = 0.006)."
+    )
 
 
 def test_single_model_has_intervals_and_no_comparisons() -> None:
@@ -147,13 +185,16 @@ def test_summary_round_trips_through_json_and_is_deterministic() -> None:
     assert summary.comparisons[0].difference("f1_macro").method == "percentile"
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(alpha=0.0), "alpha=0.0"),
-    (dict(n_resamples=10), "n_resamples=10"),
-    (dict(ci_method="bcа"), "ci_method"),
-    (dict(ci_method="percentil"), "did you mean percentile"),
-    (dict(ece_bins=0), "ece_bins=0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(alpha=0.0), "alpha=0.0"),
+        (dict(n_resamples=10), "n_resamples=10"),
+        (dict(ci_method="bcа"), "ci_method"),
+        (dict(ci_method="percentil"), "did you mean percentile"),
+        (dict(ece_bins=0), "ece_bins=0"),
+    ],
+)
 def test_bad_settings_raise_config_errors(kwargs: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         analyse(_predictions(50), **kwargs)
@@ -171,18 +212,19 @@ def test_inconsistent_predictions_raise_results_errors() -> None:
 
 
 def test_statistics_never_import_torch() -> None:
+    import pkgutil
     import subprocess
     import sys
-
-    import pkgutil
 
     import headtohead.stats
 
     modules = [m.name for m in pkgutil.iter_modules(headtohead.stats.__path__)]  # every module, new ones too
     assert {"analyse", "bootstrap", "mcnemar", "power", "quality"} <= set(modules)
-    code = ("import sys, headtohead.cli.plan, headtohead.results.comparison\n"
-            + "".join(f"import headtohead.stats.{m}\n" for m in modules)
-            + "assert 'torch' not in sys.modules, 'torch was imported'\n")
+    code = (
+        "import sys, headtohead.cli.plan, headtohead.results.comparison\n"
+        + "".join(f"import headtohead.stats.{m}\n" for m in modules)
+        + "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -219,8 +261,9 @@ def test_a_failure_counts_as_a_wrong_answer_everywhere() -> None:
             assert comparison.difference("brier").on_answered_rows
             assert not comparison.difference("accuracy").on_answered_rows
     worded = with_quality_sentences(summary).comparisons
-    assert all((f"b gave no prediction for {failed} of 600" in c.verdict) == ("b" in (c.model_a, c.model_b))
-               for c in worded)
+    assert all(
+        (f"b gave no prediction for {failed} of 600" in c.verdict) == ("b" in (c.model_a, c.model_b)) for c in worded
+    )
 
 
 def test_a_model_that_fails_on_the_hardest_examples_never_looks_better() -> None:

@@ -14,7 +14,7 @@ def _grid_ratio(a: np.ndarray, b: np.ndarray, dt: float = 1e-5) -> float:
     qa = np.sort(a)[np.minimum(np.ceil(t * a.size).astype(int) - 1, a.size - 1)]
     qb = np.sort(b)[np.minimum(np.ceil(t * b.size).astype(int) - 1, b.size - 1)]
     gap = qb - qa
-    return float(np.sum(np.where(gap > 0, gap ** 2, 0)) / np.sum(gap ** 2))
+    return float(np.sum(np.where(gap > 0, gap**2, 0)) / np.sum(gap**2))
 
 
 def test_exact_violation_ratio_equals_a_fine_grid():

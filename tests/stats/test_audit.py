@@ -32,8 +32,9 @@ def test_the_reduced_audit_meets_every_target(audit) -> None:
     rows = audit.run_audit(quick=True, seed=0)
     sections = {r.section for r in rows}
     assert {"pairs", "gate", "sweep", "failures", "calibration", "classes", "groups", "early stops"} <= sections
-    missed = [f"{r.section}: {r.quantity} [{r.setting}] {r.after:.3f} (target {r.target:.3f})"
-              for r in rows if not r.met]
+    missed = [
+        f"{r.section}: {r.quantity} [{r.setting}] {r.after:.3f} (target {r.target:.3f})" for r in rows if not r.met
+    ]
     assert not missed, "\n".join(missed)
     # and the audit can tell: what the issue found wrong before is wrong in its "before" column
     before = {(r.section, r.setting): r.before for r in rows if r.before is not None}

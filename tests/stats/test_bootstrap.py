@@ -56,8 +56,17 @@ def _sklearn(name: str, y: np.ndarray, p: np.ndarray) -> float:
     return fn(y, p, average=name.split("_")[1], **{**kw, "labels": np.unique(y)})
 
 
-CLASS_METRICS = ["accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "precision_macro", "recall_macro",
-                 "recall:bee", "precision:cat", "f1:dog"]
+CLASS_METRICS = [
+    "accuracy",
+    "balanced_accuracy",
+    "f1_macro",
+    "f1_weighted",
+    "precision_macro",
+    "recall_macro",
+    "recall:bee",
+    "precision:cat",
+    "f1:dog",
+]
 
 
 def test_point_estimates_equal_sklearn_even_with_a_missing_class() -> None:
@@ -65,14 +74,15 @@ def test_point_estimates_equal_sklearn_even_with_a_missing_class() -> None:
     y, pa, _, qa, _ = _data()
     y, pa = y[y != 2], pa[y != 2]  # class "cat" has no examples, still predicted sometimes
     qa = qa[: len(y)]
-    got = bootstrap_metrics(y, pa, qa, metrics=CLASS_METRICS + ["brier", "nll"], label_names=LABELS,
-                            n_resamples=100)
+    got = bootstrap_metrics(y, pa, qa, metrics=CLASS_METRICS + ["brier", "nll"], label_names=LABELS, n_resamples=100)
     for name in CLASS_METRICS:
         assert got[name].estimate == pytest.approx(_sklearn(name, y, pa), abs=1e-12), name
-    assert got["brier"].estimate == pytest.approx(skm.brier_score_loss(y, qa / qa.sum(1, keepdims=True),
-                                                                       labels=np.arange(K)), abs=1e-12)
-    assert got["nll"].estimate == pytest.approx(skm.log_loss(y, qa / qa.sum(1, keepdims=True),
-                                                             labels=np.arange(K)), abs=1e-12)
+    assert got["brier"].estimate == pytest.approx(
+        skm.brier_score_loss(y, qa / qa.sum(1, keepdims=True), labels=np.arange(K)), abs=1e-12
+    )
+    assert got["nll"].estimate == pytest.approx(
+        skm.log_loss(y, qa / qa.sum(1, keepdims=True), labels=np.arange(K)), abs=1e-12
+    )
 
 
 @pytest.mark.parametrize("compress", [True, False])
@@ -80,13 +90,17 @@ def test_resampled_sums_give_sklearn_metrics_on_the_resampled_rows(compress: boo
     y, pa, pb, _, _ = _data(n=200, seed=1)
     specs = [metric_spec(m, LABELS) for m in CLASS_METRICS]
     needs = sorted({s for spec in specs for s in spec.needs})
-    design = _Design([example_stats(needs, y, p, None, n_classes=K, n_bins=10) for p in (pa, pb)], len(y),
-                     compress=compress)
+    design = _Design(
+        [example_stats(needs, y, p, None, n_classes=K, n_bins=10) for p in (pa, pb)], len(y), compress=compress
+    )
     rng = np.random.default_rng(7)
     for _ in range(5):
         idx = rng.integers(0, len(y), len(y))
-        counts = np.bincount(idx, minlength=len(y)) if not compress else np.bincount(
-            design.cell_of_example[idx], minlength=design.m)
+        counts = (
+            np.bincount(idx, minlength=len(y))
+            if not compress
+            else np.bincount(design.cell_of_example[idx], minlength=design.m)
+        )
         values = _evaluate(design, specs, design.sums(counts[None, :]), len(y))[:, 0]
         for spec, value in zip(specs, values):
             want = _sklearn(spec.name, y[idx], pa[idx]) - _sklearn(spec.name, y[idx], pb[idx])
@@ -98,16 +112,20 @@ def test_jackknife_equals_leaving_each_example_out() -> None:
     for names, probas, compress in ((["f1_macro", "accuracy"], (None, None), True), (["nll"], (qa, qb), False)):
         specs = [METRICS[m] for m in names]
         needs = sorted({s for spec in specs for s in spec.needs})
-        design = _Design([example_stats(needs, y, p, q, n_classes=K, n_bins=10) for p, q in zip((pa, pb), probas)],
-                         len(y), compress=compress)
+        design = _Design(
+            [example_stats(needs, y, p, q, n_classes=K, n_bins=10) for p, q in zip((pa, pb), probas)],
+            len(y),
+            compress=compress,
+        )
         jack = _jackknife(design, specs)
         cells = design.cell_of_example if compress else np.arange(len(y))
         for i in range(len(y)):
             keep = np.arange(len(y)) != i
             for row, name in enumerate(names):
                 if name == "nll":
-                    want = (skm.log_loss(y[keep], qa[keep] / qa[keep].sum(1, keepdims=True), labels=np.arange(K))
-                            - skm.log_loss(y[keep], qb[keep] / qb[keep].sum(1, keepdims=True), labels=np.arange(K)))
+                    want = skm.log_loss(
+                        y[keep], qa[keep] / qa[keep].sum(1, keepdims=True), labels=np.arange(K)
+                    ) - skm.log_loss(y[keep], qb[keep] / qb[keep].sum(1, keepdims=True), labels=np.arange(K))
                 else:
                     want = _sklearn(name, y[keep], pa[keep]) - _sklearn(name, y[keep], pb[keep])
                 assert jack[row, cells[i]] == pytest.approx(want, abs=1e-12)
@@ -128,12 +146,24 @@ def _f1_diff(y: np.ndarray, a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.
 @pytest.mark.parametrize("method", ["percentile", "BCa"])
 def test_interval_equals_scipy_on_the_same_bootstrap_distribution(method: str) -> None:
     y, pa, pb, _, _ = _data(n=150, seed=5)
-    ref = stats.bootstrap((y, pa, pb), _f1_diff, paired=True, vectorized=True, n_resamples=3000, method=method,
-                          rng=np.random.default_rng(2))
+    ref = stats.bootstrap(
+        (y, pa, pb),
+        _f1_diff,
+        paired=True,
+        vectorized=True,
+        n_resamples=3000,
+        method=method,
+        rng=np.random.default_rng(2),
+    )
     jack = np.array([_f1_diff(np.delete(y, i), np.delete(pa, i), np.delete(pb, i)) for i in range(len(y))])
-    ours = interval_from_distribution("f1_macro", float(_f1_diff(y, pa, pb)), ref.bootstrap_distribution,
-                                      confidence=0.95, method=method.lower(),
-                                      acceleration=_acceleration(jack, np.ones(len(y))))
+    ours = interval_from_distribution(
+        "f1_macro",
+        float(_f1_diff(y, pa, pb)),
+        ref.bootstrap_distribution,
+        confidence=0.95,
+        method=method.lower(),
+        acceleration=_acceleration(jack, np.ones(len(y))),
+    )
     assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
     assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
 
@@ -145,11 +175,19 @@ def test_paired_intervals_match_scipy_within_monte_carlo_error(method: str) -> N
     def acc_diff(y: np.ndarray, a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
         return (a == y).mean(axis) - (b == y).mean(axis)
 
-    ours = paired_bootstrap(y, pa, pb, metrics=["accuracy", "f1_macro"], label_names=LABELS, n_resamples=20000,
-                            method=method, seed=1)  # type: ignore[arg-type]
+    ours = paired_bootstrap(
+        y, pa, pb, metrics=["accuracy", "f1_macro"], label_names=LABELS, n_resamples=20000, method=method, seed=1
+    )  # type: ignore[arg-type]
     for name, fn in (("accuracy", acc_diff), ("f1_macro", _f1_diff)):
-        ref = stats.bootstrap((y, pa, pb), fn, paired=True, vectorized=True, n_resamples=20000,
-                              method="BCa" if method == "bca" else method, rng=np.random.default_rng(4))
+        ref = stats.bootstrap(
+            (y, pa, pb),
+            fn,
+            paired=True,
+            vectorized=True,
+            n_resamples=20000,
+            method="BCa" if method == "bca" else method,
+            rng=np.random.default_rng(4),
+        )
         se = ref.standard_error
         assert ours[name].std_error == pytest.approx(se, rel=0.03)
         # quantile Monte-Carlo error at 20,000 resamples is ~0.03 SE; allow one grid step beyond
@@ -159,10 +197,10 @@ def test_paired_intervals_match_scipy_within_monte_carlo_error(method: str) -> N
 
 def test_both_samplers_give_the_same_distribution() -> None:
     y, pa, pb, _, _ = _data(n=400, seed=6)
-    multi = paired_bootstrap(y, pa, pb, metrics=["accuracy", "f1_weighted"], n_resamples=8000, seed=0,
-                             sampler="multinomial")
-    index = paired_bootstrap(y, pa, pb, metrics=["accuracy", "f1_weighted"], n_resamples=8000, seed=0,
-                             sampler="index")
+    multi = paired_bootstrap(
+        y, pa, pb, metrics=["accuracy", "f1_weighted"], n_resamples=8000, seed=0, sampler="multinomial"
+    )
+    index = paired_bootstrap(y, pa, pb, metrics=["accuracy", "f1_weighted"], n_resamples=8000, seed=0, sampler="index")
     for name in multi:
         assert multi[name].estimate == index[name].estimate
         assert multi[name].std_error == pytest.approx(index[name].std_error, rel=0.05)
@@ -239,9 +277,9 @@ def test_an_interval_shown_always_contains_its_estimate() -> None:
     assert interval.method == "percentile" and interval.note
     for seed in range(50):  # and whatever the data, a shown interval contains the estimate
         y, pa, pb, _, _ = _data(n=40, seed=seed, k=3)
-        for ci in list(bootstrap_metrics(y, pa, metrics=["f1_macro", "balanced_accuracy"], n_resamples=200,
-                                         seed=seed).values()) + list(paired_bootstrap(
-                y, pa, pb, metrics=["f1_macro"], n_resamples=200, seed=seed).values()):
+        for ci in list(
+            bootstrap_metrics(y, pa, metrics=["f1_macro", "balanced_accuracy"], n_resamples=200, seed=seed).values()
+        ) + list(paired_bootstrap(y, pa, pb, metrics=["f1_macro"], n_resamples=200, seed=seed).values()):
             assert ci.low is None or ci.low <= ci.estimate <= ci.high
 
 

@@ -9,6 +9,7 @@ import pytest
 from sklearn import metrics as skm
 
 from headtohead.stats.bootstrap import bootstrap_metrics
+from headtohead.stats.bootstrap_metrics import bin_index
 from headtohead.stats.calibration import (
     calibration,
     debiased_squared_calibration_error,
@@ -16,7 +17,6 @@ from headtohead.stats.calibration import (
     reliability_bins,
     top_label,
 )
-from headtohead.stats.bootstrap_metrics import bin_index
 
 
 def _model(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

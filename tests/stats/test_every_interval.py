@@ -61,8 +61,9 @@ def test_every_interval_contains_its_estimate(case: str) -> None:
     n = {"perfect-10": 10, "tiny-5": 5}.get(case, 872 if case == "calibrated-872" else 120)
     y = rng.integers(0, 2, n) if case != "one-class-present" else np.zeros(n, dtype=int)
     groups = np.repeat(np.arange(n // 8 + 1), 8)[:n].astype(str) if case == "grouped" else None
-    preds = Predictions(np.arange(n), y, ("negative", "positive"), groups=groups,
-                        group_column="user" if case == "grouped" else None)
+    preds = Predictions(
+        np.arange(n), y, ("negative", "positive"), groups=groups, group_column="user" if case == "grouped" else None
+    )
     for name in ("a", "b", "c"):
         confidence, correct = _calibrated(n, rng)
         if case == "perfect-10" or (case == "identical" and name != "a"):
@@ -74,8 +75,9 @@ def test_every_interval_contains_its_estimate(case: str) -> None:
         proba = preds["b"].proba.copy()
         proba[broken == -1] = np.nan
         preds.models["b"] = type(preds["b"])(broken, proba)
-    summary = analyse(preds, n_resamples=300, seed=1,
-                      examples=ExampleFacts(sizes=rng.integers(1, 40, n), size_unit="words"))
+    summary = analyse(
+        preds, n_resamples=300, seed=1, examples=ExampleFacts(sizes=rng.integers(1, 40, n), size_unit="words")
+    )
     found = _intervals(summary)
     assert len(found) > 20
     for value, low, high in found:

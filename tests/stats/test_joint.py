@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from headtohead.stats.bootstrap import _Design, bootstrap_metrics, paired_bootstrap
+from headtohead.stats.bootstrap_metrics import example_stats, per_example_brier, per_example_nll
 from headtohead.stats.example_blocks import resampled_sums
 from headtohead.stats.joint import joint_bootstrap
-from headtohead.stats.bootstrap_metrics import example_stats, per_example_brier, per_example_nll
 
 LABELS = ("a", "b", "c")
 
@@ -76,8 +76,9 @@ def test_bootstrap_standard_error_of_a_mean_is_the_textbook_one():
 def test_one_draw_gives_every_model_and_pair_what_separate_draws_give():
     y, models = _models(3000, seed=4)
     metrics = ["ece", "brier", "nll"]
-    one, two = joint_bootstrap(y, models, metrics=metrics, pairs=[("m1", "m2"), ("m3", "m1")], label_names=LABELS,
-                               n_resamples=3000, seed=5)
+    one, two = joint_bootstrap(
+        y, models, metrics=metrics, pairs=[("m1", "m2"), ("m3", "m1")], label_names=LABELS, n_resamples=3000, seed=5
+    )
     assert set(two) == {("m1", "m2"), ("m3", "m1")}
     for name, (pred, proba) in models.items():
         alone = bootstrap_metrics(y, pred, proba, metrics=metrics, label_names=LABELS, n_resamples=3000, seed=6)
@@ -85,8 +86,17 @@ def test_one_draw_gives_every_model_and_pair_what_separate_draws_give():
             assert one[name][metric].estimate == pytest.approx(alone[metric].estimate, abs=1e-12)
             assert one[name][metric].std_error == pytest.approx(alone[metric].std_error, rel=0.1)
     for a, b in two:
-        paired = paired_bootstrap(y, models[a][0], models[b][0], models[a][1], models[b][1], metrics=metrics,
-                                  label_names=LABELS, n_resamples=3000, seed=7)
+        paired = paired_bootstrap(
+            y,
+            models[a][0],
+            models[b][0],
+            models[a][1],
+            models[b][1],
+            metrics=metrics,
+            label_names=LABELS,
+            n_resamples=3000,
+            seed=7,
+        )
         for metric in metrics:
             ours = two[(a, b)][metric]
             assert ours.estimate == pytest.approx(paired[metric].estimate, abs=1e-12)
@@ -99,8 +109,9 @@ def test_a_pairs_difference_is_paired_not_two_separate_intervals():
     y, models = _models(4000, seed=8)
     pred, proba = models["m1"]
     nearly = 0.9 * proba + 0.1 * models["m2"][1]  # errs on much the same examples
-    one, two = joint_bootstrap(y, {"a": (pred, proba), "b": (pred, nearly)}, metrics=["nll"], pairs=[("a", "b")],
-                               n_resamples=4000, seed=0)
+    one, two = joint_bootstrap(
+        y, {"a": (pred, proba), "b": (pred, nearly)}, metrics=["nll"], pairs=[("a", "b")], n_resamples=4000, seed=0
+    )
     a, b = per_example_nll(y, proba), per_example_nll(y, nearly)
     # NLL is a mean: the paired SE is that of the per-example differences, not of two separate means
     assert two[("a", "b")]["nll"].std_error == pytest.approx((a - b).std() / np.sqrt(len(y)), rel=0.05)

@@ -27,8 +27,9 @@ def test_equals_statsmodels_to_1e12(exact: bool) -> None:
 
 
 def test_auto_rule_switches_at_25_discordant_pairs() -> None:
-    below = mcnemar_test(np.array([True] * 20 + [False] * 4 + [True] * 10),
-                         np.array([False] * 20 + [True] * 4 + [True] * 10), "auto")
+    below = mcnemar_test(
+        np.array([True] * 20 + [False] * 4 + [True] * 10), np.array([False] * 20 + [True] * 4 + [True] * 10), "auto"
+    )
     assert below.discordant == EXACT_BELOW - 1 and below.test == "mcnemar-exact"
     at = mcnemar_test(np.array([True] * 20 + [False] * 5), np.array([False] * 20 + [True] * 5), "auto")
     assert at.discordant == EXACT_BELOW and at.test == "mcnemar-chi2"
@@ -82,8 +83,9 @@ def test_vectorised_equals_scalar() -> None:
     b, c = rng.integers(0, 80, 200), rng.integers(0, 80, 200)
     _, p, exact = mcnemar_pvalues(b, c)
     for i in range(0, 200, 17):
-        single = mcnemar_test(np.r_[np.ones(b[i], bool), np.zeros(c[i], bool)],
-                              np.r_[np.zeros(b[i], bool), np.ones(c[i], bool)])
+        single = mcnemar_test(
+            np.r_[np.ones(b[i], bool), np.zeros(c[i], bool)], np.r_[np.zeros(b[i], bool), np.ones(c[i], bool)]
+        )
         assert single.p_value == p[i]
         assert (single.test == "mcnemar-exact") == exact[i]
 

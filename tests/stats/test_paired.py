@@ -36,8 +36,7 @@ def _brute_z(b: int, c: int, n: int, delta0: float) -> float:
         p10 = p01 + delta0
         return -(b * np.log(p10) + c * np.log(p01) + (n - b - c) * np.log(1.0 - p10 - p01))
 
-    p01 = optimize.minimize_scalar(minus_loglik, bounds=(lo, hi), method="bounded",
-                                   options={"xatol": 1e-13}).x
+    p01 = optimize.minimize_scalar(minus_loglik, bounds=(lo, hi), method="bounded", options={"xatol": 1e-13}).x
     return (b - c - n * delta0) / np.sqrt(n * (2 * p01 + delta0 * (1 - delta0)))
 
 
@@ -47,9 +46,15 @@ def _trinomial(n: int, p10: float, p01: float) -> tuple[np.ndarray, np.ndarray, 
     ok = b + c <= n
     b, c = b[ok], c[ok]
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_p = (gammaln(n + 1) - gammaln(b + 1) - gammaln(c + 1) - gammaln(n - b - c + 1)
-                 + np.where(b > 0, b * np.log(max(p10, 1e-300)), 0.0) + np.where(c > 0, c * np.log(max(p01, 1e-300)), 0.0)
-                 + (n - b - c) * np.log(1 - p10 - p01))
+        log_p = (
+            gammaln(n + 1)
+            - gammaln(b + 1)
+            - gammaln(c + 1)
+            - gammaln(n - b - c + 1)
+            + np.where(b > 0, b * np.log(max(p10, 1e-300)), 0.0)
+            + np.where(c > 0, c * np.log(max(p01, 1e-300)), 0.0)
+            + (n - b - c) * np.log(1 - p10 - p01)
+        )
     p = np.exp(log_p)
     keep = p > 1e-14
     return b[keep], c[keep], p[keep]
@@ -125,8 +130,10 @@ def test_identical_predictions_on_60_examples_are_inconclusive_and_say_what_woul
     decision = accuracy_noninferiority(y, y, y, max_drop=0.001)
     assert decision.outcome == "inconclusive" and decision.low < -0.001 < decision.high
     assert decision.needed == int(np.ceil(Z**2 * (1 - 0.001) / 0.001))  # that many agreeing examples would pass
-    assert accuracy_noninferiority(np.zeros(4000, int), np.zeros(4000, int), np.zeros(4000, int),
-                                   max_drop=0.001).outcome == "pass"
+    assert (
+        accuracy_noninferiority(np.zeros(4000, int), np.zeros(4000, int), np.zeros(4000, int), max_drop=0.001).outcome
+        == "pass"
+    )
 
 
 def test_examples_to_decide_reach_the_promised_power() -> None:

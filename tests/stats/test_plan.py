@@ -24,12 +24,14 @@ def test_plan_prints_one_sentence_with_the_number() -> None:
     assert result.output.strip() == (
         "To detect a 0.5 pp accuracy difference at 90 % accuracy with 80 % power (α = 0.05, two-sided McNemar; "
         "assumed discordance 6 %) you need 18,815 examples; at 18,815 the McNemar test headtohead runs has "
-        "80.0 % power (exact).")
+        "80.0 % power (exact)."
+    )
 
 
 def test_plan_prints_the_power_it_promises_and_holms_level_with_more_models() -> None:
-    result = CliRunner().invoke(_app(), ["plan", "--accuracy", "0.9", "--delta", "0.05", "--discordance", "0.1",
-                                         "--models", "3"])
+    result = CliRunner().invoke(
+        _app(), ["plan", "--accuracy", "0.9", "--delta", "0.05", "--discordance", "0.1", "--models", "3"]
+    )
     assert result.exit_code == 0, result.output
     n = mcnemar_sample_size(0.9, 0.05, 0.1, n_comparisons=3)
     assert f"you need {n:,} examples; at {n:,} the McNemar test headtohead runs has 80.0 % power" in result.output
@@ -45,12 +47,15 @@ def test_plan_without_discordance_says_what_it_assumed() -> None:
     assert "90 % power" in result.output
 
 
-@pytest.mark.parametrize("args, match", [
-    (dict(accuracy=1.5, delta=0.01), "accuracy=1.5"),
-    (dict(accuracy=0.9, delta=0.0), "delta=0.0"),
-    (dict(accuracy=0.9, delta=0.02, discordance=0.01), "smaller than delta"),
-    (dict(accuracy=0.9, delta=0.02, models=1), "n_models=1"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (dict(accuracy=1.5, delta=0.01), "accuracy=1.5"),
+        (dict(accuracy=0.9, delta=0.0), "delta=0.0"),
+        (dict(accuracy=0.9, delta=0.02, discordance=0.01), "smaller than delta"),
+        (dict(accuracy=0.9, delta=0.02, models=1), "n_models=1"),
+    ],
+)
 def test_invalid_inputs_raise_config_error(args: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         plan_sample_size(args["accuracy"], args["delta"], args.get("discordance"), n_models=args.get("models", 2))

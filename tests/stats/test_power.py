@@ -32,12 +32,15 @@ def _brute_force_power(n: int, delta: float, psi: float, alpha: float) -> float:
     return float(np.sum(weight * ((p <= alpha) & (b > c))))
 
 
-@pytest.mark.parametrize("n, delta, psi, comparisons", [
-    (30, 0.2, 0.4, 1),     # ~12 discordant pairs
-    (80, 0.1, 0.35, 1),    # ~28 discordant pairs
-    (120, 0.15, 0.3, 3),   # Holm's first step with three pairs
-    (40, 0.5, 1.0, 1),     # every example discordant
-])
+@pytest.mark.parametrize(
+    "n, delta, psi, comparisons",
+    [
+        (30, 0.2, 0.4, 1),  # ~12 discordant pairs
+        (80, 0.1, 0.35, 1),  # ~28 discordant pairs
+        (120, 0.15, 0.3, 3),  # Holm's first step with three pairs
+        (40, 0.5, 1.0, 1),  # every example discordant
+    ],
+)
 def test_exact_power_equals_the_sum_over_every_table(n: int, delta: float, psi: float, comparisons: int) -> None:
     expected = _brute_force_power(n, delta, psi, 0.05 / comparisons)
     assert mcnemar_power(n, delta, psi, n_comparisons=comparisons) == pytest.approx(expected, abs=1e-10)
@@ -57,14 +60,18 @@ def test_planned_size_reaches_80_percent_simulated_power() -> None:
     assert simulated_power(250, 0.05, 0.1, n_sims=n_sims, seed=14) < 0.8 - 10 * standard_error
 
 
-@pytest.mark.parametrize("accuracy, delta, discordance, models", [
-    (0.90, 0.02, 0.06, 2),     # ~60 discordant pairs
-    (0.85, 0.03, None, 2),     # independent errors
-    (0.95, 0.02, 0.03, 2),     # ~18 discordant pairs
-    (0.90, 0.05, 0.10, 4),     # six pairs: power at α/6
-])
-def test_simulated_power_at_the_planned_size_reaches_the_target(accuracy: float, delta: float,
-                                                                 discordance: float | None, models: int) -> None:
+@pytest.mark.parametrize(
+    "accuracy, delta, discordance, models",
+    [
+        (0.90, 0.02, 0.06, 2),  # ~60 discordant pairs
+        (0.85, 0.03, None, 2),  # independent errors
+        (0.95, 0.02, 0.03, 2),  # ~18 discordant pairs
+        (0.90, 0.05, 0.10, 4),  # six pairs: power at α/6
+    ],
+)
+def test_simulated_power_at_the_planned_size_reaches_the_target(
+    accuracy: float, delta: float, discordance: float | None, models: int
+) -> None:
     plan = plan_sample_size(accuracy, delta, discordance, n_models=models)
     n_sims = 20_000
     simulated = simulated_power(plan.n, delta, plan.discordance, alpha=plan.test_alpha, n_sims=n_sims, seed=1)
@@ -129,19 +136,22 @@ def test_minimum_detectable_effect_edge_cases() -> None:
     assert minimum_detectable_effect(0, 0.5) is None
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(accuracy=1.2, delta=0.01), "accuracy=1.2"),
-    (dict(accuracy=0.0, delta=0.01), "accuracy=0.0"),
-    (dict(accuracy=0.9, delta=0.0), "delta=0.0"),
-    (dict(accuracy=0.9, delta=-0.01), "delta=-0.01"),
-    (dict(accuracy=0.95, delta=0.1), "exceeds 1"),
-    (dict(accuracy=0.9, delta=0.05, discordance=0.01), "smaller than delta"),
-    (dict(accuracy=0.9, delta=0.01, discordance=0.5), "impossible"),
-    (dict(accuracy=0.9, delta=0.01, power=1.0), "power=1.0"),
-    (dict(accuracy=0.9, delta=0.01, alpha=0), "alpha=0"),
-    (dict(accuracy=None, delta=0.01), "baseline accuracy or the expected discordance"),
-    (dict(accuracy=0.9, delta=0.01, n_comparisons=0), "n_comparisons=0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(accuracy=1.2, delta=0.01), "accuracy=1.2"),
+        (dict(accuracy=0.0, delta=0.01), "accuracy=0.0"),
+        (dict(accuracy=0.9, delta=0.0), "delta=0.0"),
+        (dict(accuracy=0.9, delta=-0.01), "delta=-0.01"),
+        (dict(accuracy=0.95, delta=0.1), "exceeds 1"),
+        (dict(accuracy=0.9, delta=0.05, discordance=0.01), "smaller than delta"),
+        (dict(accuracy=0.9, delta=0.01, discordance=0.5), "impossible"),
+        (dict(accuracy=0.9, delta=0.01, power=1.0), "power=1.0"),
+        (dict(accuracy=0.9, delta=0.01, alpha=0), "alpha=0"),
+        (dict(accuracy=None, delta=0.01), "baseline accuracy or the expected discordance"),
+        (dict(accuracy=0.9, delta=0.01, n_comparisons=0), "n_comparisons=0"),
+    ],
+)
 def test_invalid_inputs_raise_one_line_config_errors(kwargs: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match) as info:
         mcnemar_sample_size(**kwargs)

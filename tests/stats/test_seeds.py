@@ -71,8 +71,12 @@ def test_summary_refuses_inconsistent_results() -> None:
     with pytest.raises(ResultsError, match="two results for seed 0"):
         summarise_seeds(results + [results[0]])
     with pytest.raises(ResultsError, match="share no seed"):
-        summarise_seeds([SeedResult(model="a", seed=1, metrics={"accuracy": 0.9}),
-                         SeedResult(model="b", seed=2, metrics={"accuracy": 0.8})])
+        summarise_seeds(
+            [
+                SeedResult(model="a", seed=1, metrics={"accuracy": 0.9}),
+                SeedResult(model="b", seed=2, metrics={"accuracy": 0.8}),
+            ]
+        )
     with pytest.raises(ResultsError, match="missing"):
         summarise_seeds([SeedResult(model="a", seed=1, metrics={"f1_macro": 0.9})], metrics=["f1_macro"])
     with pytest.raises(ResultsError):

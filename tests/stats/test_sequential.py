@@ -38,7 +38,7 @@ def test_at_zero_gap_it_is_the_beta_binomial_mixture_sprt() -> None:
     """Up-bet wealth at Δ = 0 = ∫ 2^(b+c) θ^b (1−θ)^c · 2 dθ over θ ∈ (½, 1) (uniform prior), to the grid's precision."""
     for b, c in [(0, 0), (5, 1), (30, 8), (8, 30), (100, 80), (400, 300), (3, 0)]:
         closed = (b + c + 1) * math.log(2) + betaln(b + 1, c + 1) + math.log1p(-betainc(b + 1, c + 1, 0.5))
-        up, down = log_e_values(b, c, b + c + 50)        # ties do not move the bets at Δ = 0
+        up, down = log_e_values(b, c, b + c + 50)  # ties do not move the bets at Δ = 0
         assert float(up) == pytest.approx(closed, abs=1e-3), (b, c)
         assert float(down) == pytest.approx(float(log_e_values(c, b, b + c)[0]), abs=1e-12)
 
@@ -96,7 +96,7 @@ def test_looking_after_every_discordant_pair_nearly_spends_alpha_but_never_more(
 
 
 def test_a_clear_gap_is_found_before_the_data_runs_out() -> None:
-    b, c, n = _paths(2, 500, 872, 0.15, 0.05, chunk=25)         # Δ = 10 points, discordance 0.2
+    b, c, n = _paths(2, 500, 872, 0.15, 0.05, chunk=25)  # Δ = 10 points, discordance 0.2
     code, look = first_decisions(path_e_values(b, c, n), alpha=ALPHA)
     assert np.mean(code == DECISIONS.index("a_better")) > 0.95
     assert np.median(n[0, np.minimum(look, n.shape[1] - 1)]) < 600
@@ -110,7 +110,7 @@ def test_one_look_is_never_more_liberal_than_the_exact_mcnemar_test() -> None:
     up, down = log_e_values(b, c, b + c)
     decided = np.maximum(up, down) >= math.log(2 / ALPHA)
     exact_p = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(b, c), b + c, 0.5))
-    assert decided.sum() > 10_000                               # the test does reject
+    assert decided.sum() > 10_000  # the test does reject
     assert np.all(exact_p[decided] <= ALPHA)
     # and it pays for peeking: some tables the fixed-n test rejects are not decided yet
     assert np.any(~decided & (exact_p <= ALPHA))
@@ -155,12 +155,13 @@ def test_chunking_and_order_do_not_change_the_statistic() -> None:
     for state in (many, shuffled):
         assert (state.n, state.only_a_correct, state.only_b_correct) == (one.n, one.only_a_correct, one.only_b_correct)
         assert state.log_e_a_better == pytest.approx(one.log_e_a_better, abs=1e-12)
-    assert many.low >= one.low - 1e-12 and many.high <= one.high + 1e-12   # running intersection only narrows
+    assert many.low >= one.low - 1e-12 and many.high <= one.high + 1e-12  # running intersection only narrows
 
 
 def test_replay_agrees_with_the_vectorised_decisions() -> None:
-    for seed, (p_a, p_b, margin) in enumerate([(0.1, 0.1, 0.05), (0.12, 0.08, None), (0.05, 0.15, 0.03),
-                                               (0.1, 0.1, None), (0.2, 0.05, 0.1)]):
+    for seed, (p_a, p_b, margin) in enumerate(
+        [(0.1, 0.1, 0.05), (0.12, 0.08, None), (0.05, 0.15, 0.03), (0.1, 0.1, None), (0.2, 0.05, 0.1)]
+    ):
         rng = np.random.default_rng(10 + seed)
         for _ in range(2):
             u = rng.random(600)
@@ -191,14 +192,16 @@ def test_record_round_trips_and_resumes() -> None:
     whole = replay(a, b, 100, margin=0.05, stop=False)
     test = SequentialTest(margin=0.05)
     for start in range(0, 400, 100):
-        test.update(a[start:start + 100], b[start:start + 100])
+        test.update(a[start : start + 100], b[start : start + 100])
     saved = SequentialRecord.model_validate_json(
-        to_record(test, model_a="a", model_b="b", chunk_size=100, examples_available=872, order_seed=3)
-        .model_dump_json())
+        to_record(
+            test, model_a="a", model_b="b", chunk_size=100, examples_available=872, order_seed=3
+        ).model_dump_json()
+    )
     assert saved.decision == "continue" and saved.examples_used == 400 and saved.order_seed == 3
     resumed = SequentialTest.from_record(saved)
     for start in range(400, 872, 100):
-        resumed.update(a[start:start + 100], b[start:start + 100])
+        resumed.update(a[start : start + 100], b[start : start + 100])
     assert resumed.path == whole
     final = to_record(resumed, model_a="a", model_b="b", chunk_size=100, examples_available=872)
     assert final.examples_used == 872 and final.final is not None and final.final.n == 872

@@ -16,8 +16,8 @@ def test_one_example_per_group_is_the_per_example_test() -> None:
     a, b = rng.random(400) < 0.8, rng.random(400) < 0.7
     plain, grouped = SequentialTest(0.05, 0.05), GroupedSequentialTest(0.05, 0.05, max_group_size=1)
     for start in range(0, 400, 50):
-        x = plain.update(a[start:start + 50], b[start:start + 50])
-        y = grouped.update(a[start:start + 50], b[start:start + 50], np.arange(start, start + 50))
+        x = plain.update(a[start : start + 50], b[start : start + 50])
+        y = grouped.update(a[start : start + 50], b[start : start + 50], np.arange(start, start + 50))
         assert (x.log_e_a_better, x.log_e_b_better) == pytest.approx((y.log_e_a_better, y.log_e_b_better), abs=1e-9)
         assert (x.low, x.high) == pytest.approx((y.low, y.high), abs=1e-9) and x.decision == y.decision
 
@@ -35,7 +35,7 @@ def test_the_simulation_shortcut_is_the_test() -> None:
     groups = np.repeat(np.arange(30), 5)
     a, b = rng.random(150) < 0.75, rng.random(150) < 0.7
     test = GroupedSequentialTest(0.05, max_group_size=5)
-    states = [test.update(a[s:s + 25], b[s:s + 25], groups[s:s + 25]) for s in range(0, 150, 25)]
+    states = [test.update(a[s : s + 25], b[s : s + 25], groups[s : s + 25]) for s in range(0, 150, 25)]
     sums = np.bincount(groups, weights=a.astype(int) - b.astype(int))
     up, down = grouped_path_e_values(sums, np.full(30, 5), 5, np.arange(5, 31, 5))
     assert up == pytest.approx([s.log_e_a_better for s in states], abs=1e-9)
@@ -58,8 +58,9 @@ def _false_better(runs: int, seed: int) -> tuple[float, float]:
         only_a, only_b = np.cumsum(d == 1)[looks - 1], np.cumsum(d == -1)[looks - 1]
         code, _ = first_decisions(path_e_values(only_a[None], only_b[None], looks[None]), alpha=0.05)
         plain_hits += int(code[0]) in (1, 2)
-        up, down = grouped_path_e_values(np.bincount(groups, weights=a.astype(int) - b.astype(int)),
-                                         np.full(60, 15), 15, np.arange(6, 61, 6))
+        up, down = grouped_path_e_values(
+            np.bincount(groups, weights=a.astype(int) - b.astype(int)), np.full(60, 15), 15, np.arange(6, 61, 6)
+        )
         grouped_hits += bool(np.any(up >= threshold) or np.any(down >= threshold))
     return plain_hits / runs, grouped_hits / runs
 

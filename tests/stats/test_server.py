@@ -54,6 +54,8 @@ def test_bracket_estimates_and_resolution():
 def test_t_interval_covers_the_true_capacity_at_its_level():
     """Searches whose estimates scatter around the capacity: the 90 % interval covers it ~90 % of the time."""
     rng = np.random.default_rng(0)
-    covered = [(lambda e: e.low <= 500.0 <= e.high)(capacity_interval(500.0 * rng.lognormal(0, 0.05, 3), 0.9))
-               for _ in range(4000)]
+    covered = [
+        (lambda e: e.low <= 500.0 <= e.high)(capacity_interval(500.0 * rng.lognormal(0, 0.05, 3), 0.9))
+        for _ in range(4000)
+    ]
     assert np.mean(covered) == pytest.approx(0.9, abs=0.02)

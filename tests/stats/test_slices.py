@@ -58,8 +58,11 @@ def test_each_slice_agrees_with_statsmodels_and_holm_covers_all_tests():
             t = pair.table
             discordant = t.only_a_correct + t.only_b_correct
             if discordant:
-                reference = sm_mcnemar([[t.both_correct, t.only_a_correct], [t.only_b_correct, t.both_wrong]],
-                                       exact=False, correction=False).pvalue
+                reference = sm_mcnemar(
+                    [[t.both_correct, t.only_a_correct], [t.only_b_correct, t.both_wrong]],
+                    exact=False,
+                    correction=False,
+                ).pvalue
                 assert pair.p_value == pytest.approx(reference, rel=1e-10)
             assert pair.test == "mcnemar-score" and pair.ci_method == "tango-score"
             low, high = difference_interval(t.only_a_correct, t.only_b_correct, result.n_examples)
@@ -103,8 +106,12 @@ def test_family_wise_error_stays_at_alpha_when_nothing_differs(monkeypatch):
 
 
 def test_size_bins_never_split_ties_and_are_labelled_by_their_range():
-    assert [s.label for s in size_slices(np.arange(1, 9), "words")] == ["1–2 words", "3–4 words", "5–6 words",
-                                                                         "7–8 words"]
+    assert [s.label for s in size_slices(np.arange(1, 9), "words")] == [
+        "1–2 words",
+        "3–4 words",
+        "5–6 words",
+        "7–8 words",
+    ]
     tied = size_slices(np.array([1, 1, 1, 1, 1, 2, 3, 4]), "words")
     assert [(s.label, int(s.mask.sum())) for s in tied] == [("1 words", 5), ("2 words", 1), ("3–4 words", 2)]
     assert len(size_slices(np.full(10, 7), "pixels")) == 1
@@ -148,8 +155,9 @@ def test_disagreements_both_directions_sorted_by_confidence_gap():
     y = rng.integers(0, k, n)
     pa, pb = rng.dirichlet(np.ones(k), n), rng.dirichlet(np.ones(k), n)
     a, b = pa.argmax(axis=1), pb.argmax(axis=1)
-    result = disagreements(y, a, b, pa, pb, label_names=["x", "y", "z"], model_a="lr", model_b="nb",
-                           ids=[f"id{i}" for i in range(n)])
+    result = disagreements(
+        y, a, b, pa, pb, label_names=["x", "y", "z"], model_a="lr", model_b="nb", ids=[f"id{i}" for i in range(n)]
+    )
     expected_a, expected_b = _brute_force(y, a, b, pa, pb)
     assert [r.index for r in result.only_a_right] == expected_a
     assert [r.index for r in result.only_b_right] == expected_b

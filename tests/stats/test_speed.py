@@ -60,8 +60,10 @@ def test_two_times_slower_is_detected_with_a_tight_interval():
 def test_identical_models_give_an_interval_containing_one_most_of_the_time():
     # A/A over many simulated benchmarks: the false "significant" rate stays near 5 %.
     rng = np.random.default_rng(7)
-    false_positives = sum(speed_ratio(rng.lognormal(0, 0.05, 15), rng.lognormal(0, 0.05, 15), seed=i).faster
-                          is not None for i in range(300))
+    false_positives = sum(
+        speed_ratio(rng.lognormal(0, 0.05, 15), rng.lognormal(0, 0.05, 15), seed=i).faster is not None
+        for i in range(300)
+    )
     assert false_positives / 300 < 0.09
 
 
@@ -80,8 +82,9 @@ def test_identical_rounds_give_a_point_interval_and_the_interval_is_seeded():
     assert speed_ratio(x, y, seed=5) == speed_ratio(x, y, seed=5)
 
 
-@pytest.mark.parametrize("a,b", [([1.0], [1.0]), ([1.0, 2.0], [1.0]), ([1.0, -1.0], [1.0, 1.0]),
-                                 ([1.0, np.nan], [1.0, 1.0])])
+@pytest.mark.parametrize(
+    "a,b", [([1.0], [1.0]), ([1.0, 2.0], [1.0]), ([1.0, -1.0], [1.0, 1.0]), ([1.0, np.nan], [1.0, 1.0])]
+)
 def test_bad_inputs_raise(a, b):
     with pytest.raises(ValueError):
         speed_ratio(a, b)

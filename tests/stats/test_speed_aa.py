@@ -40,14 +40,14 @@ def test_aa_false_faster_rate_stays_at_five_percent_for_every_number_of_rounds()
 
 
 @pytest.mark.parametrize("n_rounds, calls, least", [(5, 20, 0.85), (10, 4, 0.8), (20, 4, 0.97)])
-def test_power_against_a_true_ten_percent_difference_does_not_collapse(n_rounds: int, calls: int,
-                                                                         least: float) -> None:
+def test_power_against_a_true_ten_percent_difference_does_not_collapse(n_rounds: int, calls: int, least: float) -> None:
     a_faster, b_faster = _faster_share(n_rounds, 1.10, 1000, seed=100 + n_rounds, calls=calls)
     assert b_faster >= least and a_faster == 0.0
 
 
 def test_old_bootstrap_interval_is_still_there_for_comparison_and_over_rejects_at_five_rounds() -> None:
     a, b = simulate_round_medians(5, n_sims=800, seed=5)
-    rate = np.mean([speed_ratio(a[i], b[i], method="bootstrap", n_resamples=1000, seed=i).faster is not None
-                    for i in range(800)])
+    rate = np.mean(
+        [speed_ratio(a[i], b[i], method="bootstrap", n_resamples=1000, seed=i).faster is not None for i in range(800)]
+    )
     assert rate > 0.06  # ≈ 8 % (benchmarks/speed_aa.py); the t interval above keeps 5 %

@@ -20,9 +20,9 @@ from headtohead.report.server import server_sentence
 from headtohead.report.warnings import instability_warnings, speed_warnings
 from headtohead.results.server import LoadGenSummary, ServerComparison
 from headtohead.results.speed import SpeedComparison
+from headtohead.stats.multiple import holm_rows
 from headtohead.stats.noninferiority import gate_decisions, slowdown_noninferiority
 from headtohead.stats.speed import log_ratio_t_test
-from headtohead.stats.multiple import holm_rows
 from headtohead.stats.speed_family import adjust_speed_family, noise_checks
 from headtohead.testing.latency import simulate_model_rounds, speed_summary_from_rounds
 
@@ -71,8 +71,9 @@ def test_the_records_decide_faster_as_the_simulation_does():
     sims = [simulate_model_rounds(4, 6, n_sims=40, factors=[1.0, 1.03, 1.06, 1.0], seed=s, **STEADY) for s in (3, 4)]
     adjusted = holm_rows(_p_values([s.medians for s in sims]))
     for b in range(40):
-        summary = speed_summary_from_rounds({"offline": sims[0].medians[b], "single_stream": sims[1].medians[b]},
-                                            sims[0].orders)
+        summary = speed_summary_from_rounds(
+            {"offline": sims[0].medians[b], "single_stream": sims[1].medians[b]}, sims[0].orders
+        )
         comparisons = [c for run in summary.scenarios for c in run.comparisons]
         assert [c.n_speed_tests for c in comparisons] == [12] * 12
         np.testing.assert_allclose([c.p_adjusted for c in comparisons], adjusted[b], rtol=1e-9)
@@ -80,21 +81,55 @@ def test_the_records_decide_faster_as_the_simulation_does():
 
 
 def _pair(p: float, ratio: float = 1.05, low: float = 1.01, high: float = 1.09) -> SpeedComparison:
-    return SpeedComparison(scenario="offline", model_a="a", model_b="b", ratio=ratio, ci_low=low, ci_high=high,
-                           confidence=0.95, n_rounds=10, faster="b" if low > 1 else None, p_value=p)
+    return SpeedComparison(
+        scenario="offline",
+        model_a="a",
+        model_b="b",
+        ratio=ratio,
+        ci_low=low,
+        ci_high=high,
+        confidence=0.95,
+        n_rounds=10,
+        faster="b" if low > 1 else None,
+        p_value=p,
+    )
 
 
 def test_the_family_spans_scenarios_and_server_capacities_and_is_worded():
     from headtohead.results.speed import ScenarioRun
 
-    run = ScenarioRun(scenario="offline", batch_size=8, rounds=10, iterations_per_block=2, stop_reason="minimums_met",
-                      elapsed_s=1.0, round_orders=[], comparisons=[_pair(0.001), _pair(0.03)])
-    capacity = ServerComparison(model_a="a", model_b="b", ratio=1.2, ci_low=1.05, ci_high=1.37, confidence=0.95,
-                                n_searches=3, more="b", p_value=0.02)
-    one_search = capacity.model_copy(update={"ci_low": None, "ci_high": None, "n_searches": 1, "more": None,
-                                             "p_value": None})
-    loadgen = LoadGenSummary(loadgen_version="5", latency_bound_ms=50.0, settings={}, log_dir=None, seed=0,
-                             comparisons=[capacity, one_search])
+    run = ScenarioRun(
+        scenario="offline",
+        batch_size=8,
+        rounds=10,
+        iterations_per_block=2,
+        stop_reason="minimums_met",
+        elapsed_s=1.0,
+        round_orders=[],
+        comparisons=[_pair(0.001), _pair(0.03)],
+    )
+    capacity = ServerComparison(
+        model_a="a",
+        model_b="b",
+        ratio=1.2,
+        ci_low=1.05,
+        ci_high=1.37,
+        confidence=0.95,
+        n_searches=3,
+        more="b",
+        p_value=0.02,
+    )
+    one_search = capacity.model_copy(
+        update={"ci_low": None, "ci_high": None, "n_searches": 1, "more": None, "p_value": None}
+    )
+    loadgen = LoadGenSummary(
+        loadgen_version="5",
+        latency_bound_ms=50.0,
+        settings={},
+        log_dir=None,
+        seed=0,
+        comparisons=[capacity, one_search],
+    )
     runs, adjusted = adjust_speed_family([run], loadgen)
     first, second = runs[0].comparisons
     server, untested = adjusted.comparisons
@@ -126,9 +161,12 @@ def _warnings_over(n: int, **simulation) -> list[list[str]]:
     scenarios = simulation.pop("scenarios", 1)
     sims = [simulate_model_rounds(n_sims=n, seed=10 + s, **simulation) for s in range(scenarios)]
     names = ("offline", "single_stream")[:scenarios]
-    return [instability_warnings(speed_summary_from_rounds({name: sim.medians[b] for name, sim in zip(names, sims)},
-                                                           sims[0].orders))
-            for b in range(n)]
+    return [
+        instability_warnings(
+            speed_summary_from_rounds({name: sim.medians[b] for name, sim in zip(names, sims)}, sims[0].orders)
+        )
+        for b in range(n)
+    ]
 
 
 def test_the_warning_is_silent_on_a_steady_benchmark():
@@ -180,8 +218,11 @@ def test_the_audit_judges_the_warnings_as_the_records_do():
     sims = simulate(3, 8, 2, 30, {"round_drift": 0.03, "trend": 0.01}, seed=4, model_trends=[0.01, 0.0, 0.0])
     rules = warning_rules(sims)
     for b in range(30):
-        checks = noise_checks(speed_summary_from_rounds({"offline": sims[0].medians[b],
-                                                         "single_stream": sims[1].medians[b]}, sims[0].orders))
+        checks = noise_checks(
+            speed_summary_from_rounds(
+                {"offline": sims[0].medians[b], "single_stream": sims[1].medians[b]}, sims[0].orders
+            )
+        )
         assert rules["too_wide"][b] == any(r.too_wide for r in checks.ratios)
         assert rules["ratio_drift"][b] == any(r.drifted for r in checks.ratios)
         assert rules["level_drift"][b] == any(lv.drifted for lv in checks.levels)
@@ -192,12 +233,20 @@ def test_the_gate_reads_its_speed_checks_off_bonferroni_intervals_and_holds_its_
     """A candidate exactly 5 % slower, margin 5 %, two scenarios: each 95 % check fails 2.5 % of the time, so
     the gate (which fails if either does) would fail ~5 %; on Bonferroni intervals it stays ≤ 2.5 %."""
     n = 1500
-    sims = [simulate_model_rounds(2, 10, n_sims=n, factors=[1.0, 1.05], seed=20 + s, **STEADY).medians
-            for s in range(2)]
+    sims = [
+        simulate_model_rounds(2, 10, n_sims=n, factors=[1.0, 1.05], seed=20 + s, **STEADY).medians for s in range(2)
+    ]
 
     def fails(checks: int) -> np.ndarray:
-        return np.array([any(slowdown_noninferiority(sim[b, 0], sim[b, 1], max_slowdown=0.05, checks=checks).outcome
-                             == "fail" for sim in sims) for b in range(n)])
+        return np.array(
+            [
+                any(
+                    slowdown_noninferiority(sim[b, 0], sim[b, 1], max_slowdown=0.05, checks=checks).outcome == "fail"
+                    for sim in sims
+                )
+                for b in range(n)
+            ]
+        )
 
     before, after = fails(1).mean(), fails(2).mean()
     assert after <= 0.025 + 2.5 * math.sqrt(0.025 * 0.975 / n), after
@@ -208,18 +257,25 @@ def test_gate_decisions_count_the_scenarios():
     from types import SimpleNamespace
 
     sim = simulate_model_rounds(2, 10, seed=9, **STEADY)
-    speed = speed_summary_from_rounds({"offline": sim.medians[0], "single_stream": sim.medians[0]}, sim.orders,
-                                      names=["a", "b"])
+    speed = speed_summary_from_rounds(
+        {"offline": sim.medians[0], "single_stream": sim.medians[0]}, sim.orders, names=["a", "b"]
+    )
     result = SimpleNamespace(speed=speed)  # all the speed checks read
-    decisions = gate_decisions(result, None, baseline="a", candidate="b",  # type: ignore[arg-type]
-                               max_accuracy_drop=None, max_slowdown=0.5)
+    decisions = gate_decisions(
+        result,
+        None,
+        baseline="a",
+        candidate="b",  # type: ignore[arg-type]
+        max_accuracy_drop=None,
+        max_slowdown=0.5,
+    )
     assert [d.check for d in decisions] == ["speed (offline)", "speed (single_stream)"]
-    assert all(d.confidence == pytest.approx(0.975) and d.method == "t, Bonferroni over 2 scenarios"
-               for d in decisions)
+    assert all(d.confidence == pytest.approx(0.975) and d.method == "t, Bonferroni over 2 scenarios" for d in decisions)
     from headtohead.report.gate import decision_explanation
 
-    assert "97.5% CI" in decision_explanation(decisions[0]) and "Bonferroni over 2 scenarios" in \
-        decision_explanation(decisions[0])
+    assert "97.5% CI" in decision_explanation(decisions[0]) and "Bonferroni over 2 scenarios" in decision_explanation(
+        decisions[0]
+    )
 
 
 @pytest.mark.slow
@@ -231,8 +287,9 @@ def test_the_speed_audit_quick_grid_meets_its_targets_and_shows_what_was_wrong()
     finally:
         sys.path.remove(str(BENCHMARKS))
     raw = speed_rows(quick=True, seed=0)
-    assert all(set(r) == {"section", "quantity", "setting", "kind", "nominal", "before", "after", "mc_se", "runs"}
-               for r in raw)
+    assert all(
+        set(r) == {"section", "quantity", "setting", "kind", "nominal", "before", "after", "mc_se", "runs"} for r in raw
+    )
     rows = as_rows(raw)
     missed = [f"{r.quantity} [{r.setting}] {r.after:.3f}" for r in rows if not r.met]
     assert not missed, missed

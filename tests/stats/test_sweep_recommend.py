@@ -9,6 +9,14 @@ import numpy as np
 import pytest
 
 from headtohead.errors import ResultsError
+from headtohead.report.sweep import (
+    recommendation_sentence,
+    sweep_markdown,
+    sweep_rows,
+    sweep_table,
+    variant_verdict,
+    write_sweep_report,
+)
 from headtohead.results.comparison import ContingencyTable
 from headtohead.results.records import DatasetRecord, Environment
 from headtohead.results.speed import ScenarioTiming, SpeedComparison
@@ -21,14 +29,6 @@ from headtohead.results.sweep import (
     VariantParams,
     load_sweep,
     save_sweep,
-)
-from headtohead.report.sweep import (
-    recommendation_sentence,
-    sweep_markdown,
-    sweep_rows,
-    sweep_table,
-    variant_verdict,
-    write_sweep_report,
 )
 from headtohead.stats import recommend as recommend_module
 from headtohead.stats.variant_quality import quality_vs_parent
@@ -46,9 +46,13 @@ def test_identical_variant_is_unchanged_and_a_broken_one_is_significant():
     parent_pred = np.where(rng.random(400) < 0.9, y, 1 - y)
     proba = np.eye(2)[parent_pred].astype(np.float32)
     broken = np.where(rng.random(400) < 0.3, 1 - parent_pred, parent_pred)  # flips 30 % of predictions
-    out = quality_vs_parent(y, ("bert", parent_pred, proba),
-                            {"bert[bf16]": (parent_pred, proba), "bert[int8]": (broken, np.eye(2)[broken])},
-                            label_names=["neg", "pos"], margin=0.01)
+    out = quality_vs_parent(
+        y,
+        ("bert", parent_pred, proba),
+        {"bert[bf16]": (parent_pred, proba), "bert[int8]": (broken, np.eye(2)[broken])},
+        label_names=["neg", "pos"],
+        margin=0.01,
+    )
     out = {name: q.model_copy(update={"verdict": variant_verdict(name, "bert", q)}) for name, q in out.items()}
     same, bad = out["bert[bf16]"], out["bert[int8]"]
     assert same.difference == 0.0 and same.agreement == 1.0 and not same.significant and same.non_inferior
@@ -56,7 +60,8 @@ def test_identical_variant_is_unchanged_and_a_broken_one_is_significant():
     assert bad.difference < -0.15 and bad.significant and bad.non_inferior is False
     assert bad.p_adjusted >= bad.p_value and bad.ci_high < 0
     assert bad.accuracy == pytest.approx(np.mean(broken == y)) and bad.parent_accuracy == pytest.approx(
-        np.mean(parent_pred == y))
+        np.mean(parent_pred == y)
+    )
     assert bad.verdict.startswith("bert[int8]: −") and "McNemar p = " in bad.verdict
     assert "significant" in bad.verdict and "not shown non-inferior at a 1.0 pp margin" in bad.verdict
     assert "non-inferior at a 1.0 pp margin" in same.verdict and "0 of 400 predictions changed" in same.verdict
@@ -64,54 +69,138 @@ def test_identical_variant_is_unchanged_and_a_broken_one_is_significant():
 
 def _timing(batch_size: int, ms: float) -> ScenarioTiming:
     jitter = [0.98, 1.0, 1.02, 1.0, 1.0]  # mean exactly 1
-    return ScenarioTiming(scenario="offline", batch_size=batch_size, timer="perf_counter_ns", warmup_iterations=1,
-                          warmup_s=0.01, rounds_ns=[[int(ms * 1e6 * j)] * 4 for j in jitter])
+    return ScenarioTiming(
+        scenario="offline",
+        batch_size=batch_size,
+        timer="perf_counter_ns",
+        warmup_iterations=1,
+        warmup_s=0.01,
+        rounds_ns=[[int(ms * 1e6 * j)] * 4 for j in jitter],
+    )
 
 
 def _point(batch_size: int, ms: float, memory: float, parent_ms: float | None, variant: str) -> SpeedPoint:
     ratio = None
     if parent_ms is not None:
         r = parent_ms / ms
-        ratio = SpeedComparison(scenario="offline", model_a="m", model_b=variant, ratio=r, ci_low=r * 0.95,
-                                ci_high=r * 1.05, confidence=0.95, n_rounds=5, faster=variant if r > 1 else None,
-                                verdict=f"{variant} is {r:.2f}× faster than m")
-    return SpeedPoint(batch_size=batch_size, status="measured", offline=_timing(batch_size, ms), vs_parent=ratio,
-                      memory_mb=memory)
+        ratio = SpeedComparison(
+            scenario="offline",
+            model_a="m",
+            model_b=variant,
+            ratio=r,
+            ci_low=r * 0.95,
+            ci_high=r * 1.05,
+            confidence=0.95,
+            n_rounds=5,
+            faster=variant if r > 1 else None,
+            verdict=f"{variant} is {r:.2f}× faster than m",
+        )
+    return SpeedPoint(
+        batch_size=batch_size, status="measured", offline=_timing(batch_size, ms), vs_parent=ratio, memory_mb=memory
+    )
 
 
 def _quality(diff: float, low: float, *, significant: bool = False, margin: float | None = 0.01) -> QualityVsParent:
-    return QualityVsParent(n_examples=500, accuracy=0.9 + diff, parent_accuracy=0.9, difference=diff, ci_low=low,
-                           ci_high=diff + 0.01, confidence=0.95, ci_method="tango-score",
-                           table=ContingencyTable(both_correct=440, only_a_correct=5, only_b_correct=10, both_wrong=45),
-                           test="mcnemar-score", p_value=0.3, p_adjusted=0.3, alpha=0.05, significant=significant,
-                           agreement=0.97, max_abs_probability_diff=0.2, margin=margin,
-                           non_inferior=None if margin is None else low > -margin, verdict=f"diff {diff}")
+    return QualityVsParent(
+        n_examples=500,
+        accuracy=0.9 + diff,
+        parent_accuracy=0.9,
+        difference=diff,
+        ci_low=low,
+        ci_high=diff + 0.01,
+        confidence=0.95,
+        ci_method="tango-score",
+        table=ContingencyTable(both_correct=440, only_a_correct=5, only_b_correct=10, both_wrong=45),
+        test="mcnemar-score",
+        p_value=0.3,
+        p_adjusted=0.3,
+        alpha=0.05,
+        significant=significant,
+        agreement=0.97,
+        max_abs_probability_diff=0.2,
+        margin=margin,
+        non_inferior=None if margin is None else low > -margin,
+        verdict=f"diff {diff}",
+    )
 
 
 def _params(**kw) -> VariantParams:
-    return VariantParams(**{"backend": "pytorch", "precision": "fp32", "compile": False, "channels_last": False,
-                            "sparsity": 0.0, "max_length": 128, **kw})
+    return VariantParams(
+        **{
+            "backend": "pytorch",
+            "precision": "fp32",
+            "compile": False,
+            "channels_last": False,
+            "sparsity": 0.0,
+            "max_length": 128,
+            **kw,
+        }
+    )
 
 
 def _sweep() -> ModelSweep:
     # per-batch latency (ms) at batch 1 and 32: the parent, a fast int8, a faster but worse sparse variant
-    parent = SweepCell(name="m", model="m", parent=True, params=_params(), status="measured", accuracy=0.9,
-                       points=[_point(1, 10, 400, None, "m"), _point(32, 80, 420, None, "m")])
-    int8 = SweepCell(name="m[int8]", model="m", params=_params(precision="int8"), status="measured",
-                     quality=_quality(-0.002, -0.006), accuracy=0.898,
-                     points=[_point(1, 5, 150, 10, "m[int8]"), _point(32, 40, 160, 80, "m[int8]")])
-    sparse = SweepCell(name="m[sparsity=0.5]", model="m", params=_params(sparsity=0.5), status="measured",
-                       quality=_quality(-0.05, -0.08, significant=True), accuracy=0.85,
-                       points=[_point(1, 2, 400, 10, "m[sparsity=0.5]"), _point(32, 20, 400, 80, "m[sparsity=0.5]")])
-    failed = SweepCell(name="m[onnxruntime,bf16]", model="m", params=_params(backend="onnxruntime", precision="bf16"),
-                       status="failed", stage="capability", reason="bf16 is not available with the onnxruntime backend")
-    oom = SweepCell(name="m[bf16]", model="m", params=_params(precision="bf16"), status="measured",
-                    quality=_quality(0.0, -0.004), accuracy=0.9,
-                    points=[_point(1, 9, 400, 10, "m[bf16]"),
-                            SpeedPoint(batch_size=32, status="failed", reason="out of memory; the largest batch that "
-                                       "fits is 24", largest_fitting_batch=24)])
-    return ModelSweep(model="m", kind="transformers", source="x", device="cpu", load_time_s=1.0, batch_sizes=[1, 32],
-                      cells=[parent, int8, sparse, failed, oom])
+    parent = SweepCell(
+        name="m",
+        model="m",
+        parent=True,
+        params=_params(),
+        status="measured",
+        accuracy=0.9,
+        points=[_point(1, 10, 400, None, "m"), _point(32, 80, 420, None, "m")],
+    )
+    int8 = SweepCell(
+        name="m[int8]",
+        model="m",
+        params=_params(precision="int8"),
+        status="measured",
+        quality=_quality(-0.002, -0.006),
+        accuracy=0.898,
+        points=[_point(1, 5, 150, 10, "m[int8]"), _point(32, 40, 160, 80, "m[int8]")],
+    )
+    sparse = SweepCell(
+        name="m[sparsity=0.5]",
+        model="m",
+        params=_params(sparsity=0.5),
+        status="measured",
+        quality=_quality(-0.05, -0.08, significant=True),
+        accuracy=0.85,
+        points=[_point(1, 2, 400, 10, "m[sparsity=0.5]"), _point(32, 20, 400, 80, "m[sparsity=0.5]")],
+    )
+    failed = SweepCell(
+        name="m[onnxruntime,bf16]",
+        model="m",
+        params=_params(backend="onnxruntime", precision="bf16"),
+        status="failed",
+        stage="capability",
+        reason="bf16 is not available with the onnxruntime backend",
+    )
+    oom = SweepCell(
+        name="m[bf16]",
+        model="m",
+        params=_params(precision="bf16"),
+        status="measured",
+        quality=_quality(0.0, -0.004),
+        accuracy=0.9,
+        points=[
+            _point(1, 9, 400, 10, "m[bf16]"),
+            SpeedPoint(
+                batch_size=32,
+                status="failed",
+                reason="out of memory; the largest batch that fits is 24",
+                largest_fitting_batch=24,
+            ),
+        ],
+    )
+    return ModelSweep(
+        model="m",
+        kind="transformers",
+        source="x",
+        device="cpu",
+        load_time_s=1.0,
+        batch_sizes=[1, 32],
+        cells=[parent, int8, sparse, failed, oom],
+    )
 
 
 def test_recommendation_respects_quality_latency_and_memory():
@@ -146,12 +235,16 @@ def test_a_clearly_worse_variant_that_holm_cannot_call_worse_does_not_qualify():
         flip = rng.random(n) < 0.02
         variants[f"m[v{i}]"] = np.where(flip, 1 - parent, parent)
     worse = parent.copy()
-    wrong_now = np.flatnonzero(parent == y)[:11]   # 11 newly wrong, 2 newly right: −6 pp
+    wrong_now = np.flatnonzero(parent == y)[:11]  # 11 newly wrong, 2 newly right: −6 pp
     right_now = np.flatnonzero(parent != y)[:2]
     worse[wrong_now], worse[right_now] = 1 - y[wrong_now], y[right_now]
     variants["m[int4]"] = worse
-    out = quality_vs_parent(y, ("m", parent, np.eye(2)[parent]), {k: (v, np.eye(2)[v]) for k, v in variants.items()},
-                            label_names=["neg", "pos"])
+    out = quality_vs_parent(
+        y,
+        ("m", parent, np.eye(2)[parent]),
+        {k: (v, np.eye(2)[v]) for k, v in variants.items()},
+        label_names=["neg", "pos"],
+    )
     q = out["m[int4]"]
     assert q.difference == pytest.approx(-0.06) and q.p_value < 0.05 and not q.significant  # Holm: not "worse"
     assert q.margin == 0.01 and q.non_inferior is False  # but its quality is not shown to hold either
@@ -167,16 +260,48 @@ def test_parent_can_be_the_recommendation_and_nothing_measured_is_said_plainly()
 
 
 def _result(sweep: ModelSweep) -> SweepResult:
-    env = Environment(python="3.11", os="Linux", hostname="h", cpu_model="cpu", cpu_cores_physical=2,
-                      cpu_cores_logical=2, ram_gb=8.0, torch="2", torch_threads=2, transformers=None, timm=None,
-                      torchvision=None, sklearn=None, numpy="2", headtohead="0.1.0", cuda_available=False, gpus=[],
-                      git_revision=None)
-    data = DatasetRecord(source="d.csv", modality="text", n_examples=500, label_names=["neg", "pos"],
-                         class_counts=[250, 250], fingerprint="f")
-    return SweepResult(headtohead_version="0.1.0", name="s", created_at="2026-01-01T00:00:00+00:00", experiment={},
-                       settings={"max_accuracy_drop": 0.01}, speed_settings={}, environment=env, dataset=data,
-                       eval_batch_size=32, seed=0, models=[sweep], recommendation=recommend([sweep],
-                                                                                             max_accuracy_drop=0.01))
+    env = Environment(
+        python="3.11",
+        os="Linux",
+        hostname="h",
+        cpu_model="cpu",
+        cpu_cores_physical=2,
+        cpu_cores_logical=2,
+        ram_gb=8.0,
+        torch="2",
+        torch_threads=2,
+        transformers=None,
+        timm=None,
+        torchvision=None,
+        sklearn=None,
+        numpy="2",
+        headtohead="0.1.0",
+        cuda_available=False,
+        gpus=[],
+        git_revision=None,
+    )
+    data = DatasetRecord(
+        source="d.csv",
+        modality="text",
+        n_examples=500,
+        label_names=["neg", "pos"],
+        class_counts=[250, 250],
+        fingerprint="f",
+    )
+    return SweepResult(
+        headtohead_version="0.1.0",
+        name="s",
+        created_at="2026-01-01T00:00:00+00:00",
+        experiment={},
+        settings={"max_accuracy_drop": 0.01},
+        speed_settings={},
+        environment=env,
+        dataset=data,
+        eval_batch_size=32,
+        seed=0,
+        models=[sweep],
+        recommendation=recommend([sweep], max_accuracy_drop=0.01),
+    )
 
 
 def test_records_round_trip_and_refuse_newer_or_foreign_files(tmp_path):

@@ -25,8 +25,10 @@ LABELS = ("negative", "positive")
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory):
     folder = make_tiny_bert(tmp_path_factory.mktemp("variants") / "bert", LABELS, max_position_embeddings=64)
-    return create_adapter(ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=32),
-                          LoadContext(label_names=LABELS, modality="text"))
+    return create_adapter(
+        ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=32),
+        LoadContext(label_names=LABELS, modality="text"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +103,15 @@ def test_unavailable_variants_give_their_reason(bert, tmp_path):
     with pytest.raises(ModelError, match="variants are built by h2h sweep"):
         VariantAdapter.load(bert.config, bert.context)
     callable_model = create_adapter(
-        ModelConfig(name="words", kind="python", source="headtohead.testing.models:keyword_classifier",
-                    model_args={"keywords": {"negative": ["bad"], "positive": ["good"]}}, outputs="probabilities"),
-        LoadContext(label_names=LABELS, modality="text"))
+        ModelConfig(
+            name="words",
+            kind="python",
+            source="headtohead.testing.models:keyword_classifier",
+            model_args={"keywords": {"negative": ["bad"], "positive": ["good"]}},
+            outputs="probabilities",
+        ),
+        LoadContext(label_names=LABELS, modality="text"),
+    )
     with pytest.raises(VariantError, match="has no PyTorch module; only batch_size, max_length"):
         build(callable_model, tmp_path, precision="int8")
 
@@ -113,9 +121,12 @@ def test_channels_last_image_variant_matches_its_parent(tmp_path):
 
     folder = make_image_folder(tmp_path / "images", n_per_class=2, size=24)
     images = [str(p) for p in sorted(folder.rglob("*.png"))]
-    cnn = create_adapter(ModelConfig(name="cnn", kind="python", source="headtohead.testing.models:tiny_cnn",
-                                     model_args={"n_classes": 2}), LoadContext(label_names=("a", "b"),
-                                                                               modality="image"))
+    cnn = create_adapter(
+        ModelConfig(
+            name="cnn", kind="python", source="headtohead.testing.models:tiny_cnn", model_args={"n_classes": 2}
+        ),
+        LoadContext(label_names=("a", "b"), modality="image"),
+    )
     nhwc = build(cnn, tmp_path, channels_last=True)
     batch = nhwc.to_device(nhwc.preprocess(images))
     assert batch.is_contiguous(memory_format=torch.channels_last)
@@ -125,30 +136,45 @@ def test_channels_last_image_variant_matches_its_parent(tmp_path):
 
 
 def test_onnx_variant_of_a_feature_model_is_checked_and_quantised(tmp_path):
-    mlp = create_adapter(ModelConfig(name="mlp", kind="python", source="headtohead.testing.models:tiny_mlp",
-                                     model_args={"n_features": 4, "n_classes": 3}),
-                         LoadContext(label_names=("a", "b", "c"), modality="features"))
+    mlp = create_adapter(
+        ModelConfig(
+            name="mlp",
+            kind="python",
+            source="headtohead.testing.models:tiny_mlp",
+            model_args={"n_features": 4, "n_classes": 3},
+        ),
+        LoadContext(label_names=("a", "b", "c"), modality="features"),
+    )
     rows = np.random.default_rng(0).normal(size=(9, 4)).astype(np.float32)
     opts = options(tmp_path, batches=[rows[:4], rows[4:5], rows[5:]])
     spec = VariantSpec()
     ort = build_variant(mlp, VariantSpec(backend="onnxruntime"), spec, name="mlp[onnxruntime]", options=opts)
     assert ort.session is not None and ort.module is None and ort.device == "cpu"
     assert any("ONNX check: max |Δlogit|" in n for n in ort.notes)
-    np.testing.assert_allclose(ort.forward(ort.to_device(ort.preprocess(rows))),
-                               mlp.forward(mlp.preprocess(rows)).numpy(), atol=1e-5)
-    int8 = build_variant(mlp, VariantSpec(backend="onnxruntime", precision="int8"), spec,
-                         name="mlp[onnxruntime,int8]", options=opts)
+    np.testing.assert_allclose(
+        ort.forward(ort.to_device(ort.preprocess(rows))), mlp.forward(mlp.preprocess(rows)).numpy(), atol=1e-5
+    )
+    int8 = build_variant(
+        mlp, VariantSpec(backend="onnxruntime", precision="int8"), spec, name="mlp[onnxruntime,int8]", options=opts
+    )
     assert len(opts.exports) == 1 and len(opts.quantized) == 1  # one export shared, quantised once
     assert int8.forward(int8.to_device(int8.preprocess(rows))).shape == (9, 3)
 
 
 @pytest.mark.slow
 def test_compiled_variant_predicts_like_its_parent(tmp_path):
-    mlp = create_adapter(ModelConfig(name="mlp", kind="python", source="headtohead.testing.models:tiny_mlp",
-                                     model_args={"n_features": 4, "n_classes": 3}),
-                         LoadContext(label_names=("a", "b", "c"), modality="features"))
+    mlp = create_adapter(
+        ModelConfig(
+            name="mlp",
+            kind="python",
+            source="headtohead.testing.models:tiny_mlp",
+            model_args={"n_features": 4, "n_classes": 3},
+        ),
+        LoadContext(label_names=("a", "b", "c"), modality="features"),
+    )
     compiled = build(mlp, tmp_path, compile=True)
     rows = np.random.default_rng(1).normal(size=(6, 4)).astype(np.float32)
-    torch.testing.assert_close(compiled.forward(compiled.preprocess(rows)), mlp.forward(mlp.preprocess(rows)),
-                               atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        compiled.forward(compiled.preprocess(rows)), mlp.forward(mlp.preprocess(rows)), atol=1e-5, rtol=1e-5
+    )
     assert "torch.compile" in compiled.notes[0]

@@ -17,8 +17,16 @@ from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError, did_you_mean
 from headtohead.runtime.extras import missing_dependency
 
-__all__ = ["ADAPTERS", "create_adapter", "adapter_class", "ModelAdapter", "LoadContext", "LabelAlignment",
-           "align_labels", "move_to_device"]
+__all__ = [
+    "ADAPTERS",
+    "create_adapter",
+    "adapter_class",
+    "ModelAdapter",
+    "LoadContext",
+    "LabelAlignment",
+    "align_labels",
+    "move_to_device",
+]
 
 ADAPTERS: dict[str, str] = {
     "transformers": "headtohead.adapters.hf_transformers:TransformersAdapter",
@@ -35,8 +43,9 @@ ADAPTERS: dict[str, str] = {
 def adapter_class(kind: str) -> type[ModelAdapter]:
     """The adapter class registered for ``kind``."""
     if kind not in ADAPTERS:
-        raise ModelError(f"unknown model kind '{kind}'{did_you_mean(kind, ADAPTERS)} "
-                         f"(choose one of: {', '.join(ADAPTERS)})")
+        raise ModelError(
+            f"unknown model kind '{kind}'{did_you_mean(kind, ADAPTERS)} (choose one of: {', '.join(ADAPTERS)})"
+        )
     module_name, class_name = ADAPTERS[kind].split(":")
     try:
         module = importlib.import_module(module_name)
@@ -67,8 +76,10 @@ def create_adapter(config: ModelConfig, context: LoadContext) -> ModelAdapter:
     """
     cls = adapter_class(config.kind)
     if context.modality not in cls.modalities:
-        raise ModelError(f"model '{config.name}' (kind {config.kind}) cannot read {context.modality} data; "
-                         f"{config.kind} models read: {', '.join(cls.modalities)}")
+        raise ModelError(
+            f"model '{config.name}' (kind {config.kind}) cannot read {context.modality} data; "
+            f"{config.kind} models read: {', '.join(cls.modalities)}"
+        )
     try:
         return cls.load(config, context)
     except ModuleNotFoundError as exc:  # imported on load: torch for a module, skops for a .skops file …

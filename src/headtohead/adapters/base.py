@@ -155,8 +155,9 @@ class ModelAdapter(ABC):
         return None
 
     @classmethod
-    def length_counter(cls, config: ModelConfig, context: LoadContext
-                       ) -> Callable[[Sequence[Any]], Sequence[int]] | None:
+    def length_counter(
+        cls, config: ModelConfig, context: LoadContext
+    ) -> Callable[[Sequence[Any]], Sequence[int]] | None:
         """A function giving each example's length in this model's own units, or ``None``.
 
         Called before any model is loaded, to order the run's one batch plan so that batches
@@ -191,8 +192,7 @@ class ModelAdapter(ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} computes its outputs (feeds = 'examples')")
 
-    def fetch_outputs(self, dataset: Dataset, indices: np.ndarray, progress: Callable[..., None] | None = None
-                      ) -> None:
+    def fetch_outputs(self, dataset: Dataset, indices: np.ndarray, progress: Callable[..., None] | None = None) -> None:
         """Fetch the outputs of every example at ``indices`` at once, before :meth:`stored_outputs` reads them.
 
         Families with ``feeds = "ids"`` whose outputs come from elsewhere (an endpoint asked
@@ -208,8 +208,7 @@ class ModelAdapter(ABC):
         and unwraps a ``.logits`` attribute, which fits timm, torchvision and transformers.
         """
         if self.module is None:
-            raise ModelError(f"model '{self.name}' (kind {self.kind}) has no torch module; headtohead cannot "
-                             f"train it")
+            raise ModelError(f"model '{self.name}' (kind {self.kind}) has no torch module; headtohead cannot train it")
         output = self.module(**inputs) if isinstance(inputs, dict) else self.module(inputs)
         return getattr(output, "logits", output)
 

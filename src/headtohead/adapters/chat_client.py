@@ -102,7 +102,7 @@ def retry_delay(attempt: int, retry_after: str | None, rng: random.Random) -> fl
             when = email.utils.parsedate_to_datetime(value) if value else None
             if when is not None:
                 return min(_RETRY_AFTER_CAP_S, max(0.0, when.timestamp() - time.time()))
-    return rng.uniform(0.0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** attempt))
+    return rng.uniform(0.0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt))
 
 
 def _trimmed(payload: Any) -> dict[str, Any]:
@@ -113,16 +113,28 @@ def _trimmed(payload: Any) -> dict[str, Any]:
         raise ValueError("no message content")
     logprobs = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), dict) else None
     usage = payload.get("usage") or {}
-    return {"content": content, "logprobs": logprobs,
-            "usage": {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")}}
+    return {
+        "content": content,
+        "logprobs": logprobs,
+        "usage": {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")},
+    }
 
 
 class _Asker:
     """The state one pass shares between its workers."""
 
-    def __init__(self, client: httpx.AsyncClient, url: str, payloads: Sequence[dict[str, Any]],
-                 keys: Sequence[str], cache: ResponseCache | None, *, max_retries: int,
-                 progress: Callable[..., None] | None, seed: int) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        payloads: Sequence[dict[str, Any]],
+        keys: Sequence[str],
+        cache: ResponseCache | None,
+        *,
+        max_retries: int,
+        progress: Callable[..., None] | None,
+        seed: int,
+    ) -> None:
         self.client, self.url, self.payloads, self.keys, self.cache = client, url, payloads, keys, cache
         self.max_retries, self.progress = max_retries, progress
         self.rng = random.Random(seed)  # noqa: S311 - backoff jitter, not a secret
@@ -220,13 +232,24 @@ def _server_reason(response: httpx.Response) -> str:
     return text[:200] + ("…" if len(text) > 200 else "") if text else response.reason_phrase
 
 
-async def _ask(base_url: str, headers: dict[str, str], payloads: Sequence[dict[str, Any]], keys: Sequence[str],
-               cache: ResponseCache | None, *, max_concurrency: int, timeout_s: float, max_retries: int,
-               progress: Callable[..., None] | None, seed: int) -> tuple[list[Exchange | None], PassStats]:
+async def _ask(
+    base_url: str,
+    headers: dict[str, str],
+    payloads: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    cache: ResponseCache | None,
+    *,
+    max_concurrency: int,
+    timeout_s: float,
+    max_retries: int,
+    progress: Callable[..., None] | None,
+    seed: int,
+) -> tuple[list[Exchange | None], PassStats]:
     limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
     async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout_s), limits=limits) as client:
-        asker = _Asker(client, chat_url(base_url), payloads, keys, cache, max_retries=max_retries, progress=progress,
-                       seed=seed)
+        asker = _Asker(
+            client, chat_url(base_url), payloads, keys, cache, max_retries=max_retries, progress=progress, seed=seed
+        )
         queue: asyncio.Queue[int] = asyncio.Queue()
         for position in range(len(payloads)):
             queue.put_nowait(position)
@@ -244,10 +267,20 @@ async def _ask(base_url: str, headers: dict[str, str], payloads: Sequence[dict[s
         return asker.results, asker.stats
 
 
-def ask_all(base_url: str, headers: dict[str, str], payloads: Sequence[dict[str, Any]], keys: Sequence[str], *,
-            cache: ResponseCache | None, fresh: bool = False, max_concurrency: int = 8, timeout_s: float = 60.0,
-            max_retries: int = 5, progress: Callable[..., None] | None = None,
-            seed: int = 0) -> tuple[list[Exchange], PassStats]:
+def ask_all(
+    base_url: str,
+    headers: dict[str, str],
+    payloads: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    *,
+    cache: ResponseCache | None,
+    fresh: bool = False,
+    max_concurrency: int = 8,
+    timeout_s: float = 60.0,
+    max_retries: int = 5,
+    progress: Callable[..., None] | None = None,
+    seed: int = 0,
+) -> tuple[list[Exchange], PassStats]:
     """Answers to every payload, in order: from the cache, else asked (see the module docstring).
 
     Parameters
@@ -291,9 +324,18 @@ def ask_all(base_url: str, headers: dict[str, str], payloads: Sequence[dict[str,
             todo.append(position)
     stats = PassStats()
     if todo:
-        coroutine = _ask(base_url, headers, [payloads[p] for p in todo], [keys[p] for p in todo], cache,
-                         max_concurrency=max_concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                         progress=progress, seed=seed)
+        coroutine = _ask(
+            base_url,
+            headers,
+            [payloads[p] for p in todo],
+            [keys[p] for p in todo],
+            cache,
+            max_concurrency=max_concurrency,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            progress=progress,
+            seed=seed,
+        )
         asked, stats = _run(coroutine)
         for position, exchange in zip(todo, asked, strict=True):
             exchanges[position] = exchange if exchange is not None else Exchange(error="not asked (interrupted)")

@@ -38,8 +38,9 @@ def hub_cache(config: ModelConfig) -> Any:
     """The cached ``config.json`` of a hub model (a path string), or something else when not cached."""
     from huggingface_hub import try_to_load_from_cache
 
-    return try_to_load_from_cache(config.source, "config.json", cache_dir=config.model_args.get("cache_dir"),
-                                  revision=config.revision)
+    return try_to_load_from_cache(
+        config.source, "config.json", cache_dir=config.model_args.get("cache_dir"), revision=config.revision
+    )
 
 
 @contextlib.contextmanager
@@ -60,5 +61,8 @@ def quiet_transformers() -> Iterator[None]:
 
 def hub_kwargs(config: ModelConfig, offline: bool) -> dict[str, Any]:
     optional = {"revision": config.revision, "cache_dir": config.model_args.get("cache_dir")}
-    return {"trust_remote_code": config.trust_remote_code, "local_files_only": offline,
-            **{k: v for k, v in optional.items() if v is not None}}
+    return {
+        "trust_remote_code": config.trust_remote_code,
+        "local_files_only": offline,
+        **{k: v for k, v in optional.items() if v is not None},
+    }

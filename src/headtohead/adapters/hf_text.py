@@ -33,8 +33,9 @@ def token_counter(tokenizer: Any, max_length: int | None, *, model: str) -> Call
     limit = max_length or (stated if 0 < stated < NO_TOKENIZER_LIMIT else FALLBACK_MAX_LENGTH)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:  # no Rust tokenizer: the ordinary call
-        return lambda examples: [len(ids) for ids in tokenizer(*split_pairs(examples, model), truncation=True,
-                                                                 max_length=limit)["input_ids"]]
+        return lambda examples: [
+            len(ids) for ids in tokenizer(*split_pairs(examples, model), truncation=True, max_length=limit)["input_ids"]
+        ]
     backend.no_padding()
     backend.enable_truncation(limit)
     encode = getattr(backend, "encode_batch_fast", backend.encode_batch)
@@ -51,8 +52,10 @@ def split_pairs(examples: Sequence[Any], model: str) -> tuple[list[str], list[st
             fits = isinstance(example, str)
         if not fits:
             expected = "a (text, pair) tuple of two strings" if pairs else "a string"
-            raise ModelError(f"model '{model}': example {i} of the batch is {type(example).__name__} {example!r:.60}, "
-                             f"expected {expected}; check the dataset's text columns")
+            raise ModelError(
+                f"model '{model}': example {i} of the batch is {type(example).__name__} {example!r:.60}, "
+                f"expected {expected}; check the dataset's text columns"
+            )
     if pairs:
         return [first for first, _ in examples], [second for _, second in examples]
     return list(examples), None

@@ -39,9 +39,15 @@ from headtohead.errors import ModelError
 __all__ = ["TransformersAdapter", "position_limit"]
 
 # Keys of model_args that would bypass a field of the model's config with the same job.
-_RESERVED_ARGS = {"trust_remote_code": "trust_remote_code", "revision": "revision", "weights_only": "allow_pickle",
-                  "use_safetensors": "allow_pickle", "local_files_only": "source", "output_loading_info": None,
-                  "state_dict": None}
+_RESERVED_ARGS = {
+    "trust_remote_code": "trust_remote_code",
+    "revision": "revision",
+    "weights_only": "allow_pickle",
+    "use_safetensors": "allow_pickle",
+    "local_files_only": "source",
+    "output_loading_info": None,
+    "state_dict": None,
+}
 _SAFETENSORS_FILES = ("model.safetensors", "model.safetensors.index.json")
 _BIN_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 _UNSUPPORTED_GLOBAL = re.compile(r"Unsupported global: GLOBAL (\S+)")
@@ -128,8 +134,9 @@ class TransformersAdapter(ModelAdapter):
             each of shape ``(batch, longest_in_batch)`` with ``longest_in_batch <= max_length``.
         """
         first, second = split_pairs(examples, self.name)
-        encoded = self.tokenizer(first, second, truncation=True, max_length=self.max_length, padding="longest",
-                                 return_tensors="pt")
+        encoded = self.tokenizer(
+            first, second, truncation=True, max_length=self.max_length, padding="longest", return_tensors="pt"
+        )
         return {k: encoded[k] for k in self.input_names if k in encoded}
 
     @classmethod
@@ -154,36 +161,47 @@ class TransformersAdapter(ModelAdapter):
         return int(real.sum().item())
 
     def _note_fresh_weights(self, info: dict[str, Any]) -> None:
-        fresh = sorted(set(info.get("missing_keys") or ()) | {str(k[0]) if isinstance(k, tuple) else str(k)
-                                                               for k in info.get("mismatched_keys") or ()})
+        fresh = sorted(
+            set(info.get("missing_keys") or ())
+            | {str(k[0]) if isinstance(k, tuple) else str(k) for k in info.get("mismatched_keys") or ()}
+        )
         if fresh:
             shown = ", ".join(fresh[:4]) + (f", … {len(fresh) - 4} more" if len(fresh) > 4 else "")
-            self.warn(f"model '{self.name}': {len(fresh)} weights are not in the checkpoint and were initialised "
-                      f"at random (seed {self.context.seed}): {shown}; the classification head is untrained, so "
-                      f"expect chance-level predictions until the model is fine-tuned")
+            self.warn(
+                f"model '{self.name}': {len(fresh)} weights are not in the checkpoint and were initialised "
+                f"at random (seed {self.context.seed}): {shown}; the classification head is untrained, so "
+                f"expect chance-level predictions until the model is fine-tuned"
+            )
 
     def _ensure_padding(self) -> None:
         """Dynamic padding needs a pad token; decoder-style tokenizers often lack one."""
         if self.tokenizer.pad_token is not None:
             return
         if self.tokenizer.eos_token is None:
-            raise ModelError(f"model '{self.name}': its tokenizer has neither a pad nor an end-of-sequence token, so "
-                             f"batches cannot be padded; use a tokenizer that defines pad_token")
+            raise ModelError(
+                f"model '{self.name}': its tokenizer has neither a pad nor an end-of-sequence token, so "
+                f"batches cannot be padded; use a tokenizer that defines pad_token"
+            )
         self.tokenizer.pad_token = self.tokenizer.eos_token
         self.module.config.pad_token_id = self.tokenizer.pad_token_id
-        self.warn(f"model '{self.name}': its tokenizer has no pad token; padding with the end-of-sequence token "
-                  f"'{self.tokenizer.eos_token}'")
+        self.warn(
+            f"model '{self.name}': its tokenizer has no pad token; padding with the end-of-sequence token "
+            f"'{self.tokenizer.eos_token}'"
+        )
 
 
 def _check_model_args(config: ModelConfig) -> None:
     if config.checkpoint is not None:
-        raise ModelError(f"model '{config.name}': checkpoint is not used by transformers models; point source at the "
-                         f"folder save_pretrained wrote (config.json, weights and tokenizer files)")
+        raise ModelError(
+            f"model '{config.name}': checkpoint is not used by transformers models; point source at the "
+            f"folder save_pretrained wrote (config.json, weights and tokenizer files)"
+        )
     for key, instead in _RESERVED_ARGS.items():
         if key in config.model_args:
             hint = f"set the model's {instead} field instead" if instead else "headtohead sets it itself"
-            raise ModelError(f"model '{config.name}': model_args.{key} is not allowed for transformers models; "
-                             f"remove it ({hint})")
+            raise ModelError(
+                f"model '{config.name}': model_args.{key} is not allowed for transformers models; remove it ({hint})"
+            )
 
 
 def _locate(config: ModelConfig, context: LoadContext) -> tuple[str, Path | None, bool]:
@@ -192,23 +210,33 @@ def _locate(config: ModelConfig, context: LoadContext) -> tuple[str, Path | None
     offline = hub_offline()
     if path.exists():
         if not path.is_dir():
-            raise ModelError(f"model '{config.name}': source {path} is a file; transformers models are read from "
-                             f"a folder written by save_pretrained (config.json, weights, tokenizer files)")
+            raise ModelError(
+                f"model '{config.name}': source {path} is a file; transformers models are read from "
+                f"a folder written by save_pretrained (config.json, weights, tokenizer files)"
+            )
         if not (path / "config.json").is_file():
-            raise ModelError(f"model '{config.name}': folder {path} has no config.json; point source at the folder "
-                             f"written by save_pretrained")
+            raise ModelError(
+                f"model '{config.name}': folder {path} has no config.json; point source at the folder "
+                f"written by save_pretrained"
+            )
         if not any((path / name).is_file() for name in _SAFETENSORS_FILES + _BIN_FILES):
-            raise ModelError(f"model '{config.name}': folder {path} has no weights file (expected "
-                             f"{' or '.join(_SAFETENSORS_FILES[:1] + _BIN_FILES[:1])}); save the model with "
-                             f"save_pretrained into this folder")
+            raise ModelError(
+                f"model '{config.name}': folder {path} has no weights file (expected "
+                f"{' or '.join(_SAFETENSORS_FILES[:1] + _BIN_FILES[:1])}); save the model with "
+                f"save_pretrained into this folder"
+            )
         return str(path), path, offline
     if looks_like_path(config.source):
-        raise ModelError(f"model '{config.name}': model folder {path} not found; check source (relative paths "
-                         f"are read from the experiment file's folder)")
+        raise ModelError(
+            f"model '{config.name}': model folder {path} not found; check source (relative paths "
+            f"are read from the experiment file's folder)"
+        )
     if offline and not isinstance(hub_cache(config), str):
-        raise ModelError(f"model '{config.name}': '{config.source}' is no folder here ({path.absolute()}) and hub "
-                         f"model '{config.source}' is not available offline: download it first or point source at "
-                         f"a local folder")
+        raise ModelError(
+            f"model '{config.name}': '{config.source}' is no folder here ({path.absolute()}) and hub "
+            f"model '{config.source}' is not available offline: download it first or point source at "
+            f"a local folder"
+        )
     return config.source, None, offline
 
 
@@ -219,27 +247,35 @@ def _load_tokenizer(config: ModelConfig, source: str, offline: bool) -> Any:
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, **hub_kwargs(config, offline))
     except (OSError, ValueError, KeyError, TypeError, ImportError) as exc:
-        raise ModelError(f"model '{config.name}': cannot load its tokenizer from {source} ({_first_line(exc)}); "
-                         f"{fix}{_remote_code_hint(config, exc)}") from exc
+        raise ModelError(
+            f"model '{config.name}': cannot load its tokenizer from {source} ({_first_line(exc)}); "
+            f"{fix}{_remote_code_hint(config, exc)}"
+        ) from exc
     # Without vocabulary files transformers 5 quietly builds a tokenizer that knows only its
     # special tokens, and every word would become [UNK].
     if len(tokenizer) <= len(set(tokenizer.all_special_tokens)):
-        raise ModelError(f"model '{config.name}': the tokenizer in {source} has no vocabulary (only "
-                         f"{len(tokenizer)} special tokens; tokenizer.json / vocab files are missing); {fix}")
+        raise ModelError(
+            f"model '{config.name}': the tokenizer in {source} has no vocabulary (only "
+            f"{len(tokenizer)} special tokens; tokenizer.json / vocab files are missing); {fix}"
+        )
     return tokenizer
 
 
 def _load_model(config: ModelConfig, source: str, folder: Path | None, offline: bool) -> tuple[Any, dict[str, Any]]:
     """``from_pretrained`` with safe weight reading; returns the model and transformers' loading info."""
+    import torch
     from safetensors import SafetensorError
     from transformers import AutoModelForSequenceClassification
 
-    import torch
-
     # float32 unless the user chose a dtype (torch_dtype is transformers' older name for it).
     precision = {} if {"dtype", "torch_dtype"} & set(config.model_args) else {"dtype": torch.float32}
-    kwargs = {**precision, **config.model_args, **hub_kwargs(config, offline),
-              "weights_only": True, "output_loading_info": True}
+    kwargs = {
+        **precision,
+        **config.model_args,
+        **hub_kwargs(config, offline),
+        "weights_only": True,
+        "output_loading_info": True,
+    }
     if folder is not None:
         kwargs["use_safetensors"] = any((folder / name).is_file() for name in _SAFETENSORS_FILES)
     try:
@@ -250,20 +286,25 @@ def _load_model(config: ModelConfig, source: str, folder: Path | None, offline: 
         if not config.allow_pickle:
             raise ModelError(_pickle_refused(config, source, exc)) from None
         if folder is None:
-            raise ModelError(f"model '{config.name}': hub model '{source}' needs a full unpickle; download it "
-                             f"(hf download {source} --local-dir DIR) and point source at DIR") from None
+            raise ModelError(
+                f"model '{config.name}': hub model '{source}' needs a full unpickle; download it "
+                f"(hf download {source} --local-dir DIR) and point source at DIR"
+            ) from None
         return _load_unpickled(config, folder, kwargs)
     except (OSError, SafetensorError, RuntimeError, EOFError) as exc:
         if "ignore_mismatched_sizes" in str(exc):
-            raise ModelError(f"model '{config.name}': the checkpoint in {source} has a classifier of another size "
-                             f"than model_args asks for (num_labels={config.model_args.get('num_labels')}); add "
-                             f"ignore_mismatched_sizes: true to model_args to replace it with a fresh, untrained "
-                             f"head") from exc
+            raise ModelError(
+                f"model '{config.name}': the checkpoint in {source} has a classifier of another size "
+                f"than model_args asks for (num_labels={config.model_args.get('num_labels')}); add "
+                f"ignore_mismatched_sizes: true to model_args to replace it with a fresh, untrained "
+                f"head"
+            ) from exc
         raise ModelError(_corrupt(config, source, exc)) from exc
     except (ValueError, KeyError, TypeError, ImportError) as exc:
-        raise ModelError(f"model '{config.name}': transformers cannot build a sequence classifier from {source} "
-                         f"({_first_line(exc)}); check source and model_args{_remote_code_hint(config, exc)}"
-                         ) from exc
+        raise ModelError(
+            f"model '{config.name}': transformers cannot build a sequence classifier from {source} "
+            f"({_first_line(exc)}); check source and model_args{_remote_code_hint(config, exc)}"
+        ) from exc
 
 
 def _load_unpickled(config: ModelConfig, folder: Path, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -296,16 +337,23 @@ def _load_unpickled(config: ModelConfig, folder: Path, kwargs: dict[str, Any]) -
 
 def _pickle_refused(config: ModelConfig, source: str, exc: BaseException) -> str:
     found, detail = _UNSUPPORTED_GLOBAL.search(str(exc)), _WEIGHTS_UNPICKLER.search(str(exc))
-    what = (f"hold pickled Python objects (it contains {found.group(1)}), not just tensors" if found else
-            f"are not plain tensors ({detail.group(1).strip() if detail else 'refused by weights_only=True'}): the "
-            f"file is corrupt, or holds pickled Python objects")
-    return (f"model '{config.name}': the pytorch_model.bin weights in {source} {what}; unpickling can run arbitrary "
-            f"code, so set allow_pickle: true only if you trust the files, or re-save them as safetensors")
+    what = (
+        f"hold pickled Python objects (it contains {found.group(1)}), not just tensors"
+        if found
+        else f"are not plain tensors ({detail.group(1).strip() if detail else 'refused by weights_only=True'}): the "
+        f"file is corrupt, or holds pickled Python objects"
+    )
+    return (
+        f"model '{config.name}': the pytorch_model.bin weights in {source} {what}; unpickling can run arbitrary "
+        f"code, so set allow_pickle: true only if you trust the files, or re-save them as safetensors"
+    )
 
 
 def _corrupt(config: ModelConfig, source: str, exc: BaseException) -> str:
-    return (f"model '{config.name}': cannot read the weights in {source}, a file is missing, corrupt or truncated "
-            f"({type(exc).__name__}: {_first_line(exc)}); re-save or re-download the model")
+    return (
+        f"model '{config.name}': cannot read the weights in {source}, a file is missing, corrupt or truncated "
+        f"({type(exc).__name__}: {_first_line(exc)}); re-save or re-download the model"
+    )
 
 
 def _remote_code_hint(config: ModelConfig, exc: BaseException) -> str:
@@ -318,9 +366,11 @@ def _label_names(config: ModelConfig, model_config: Any) -> tuple[str, ...]:
     n = int(model_config.num_labels)
     if config.label_names is not None:
         if len(config.label_names) != n:
-            raise ModelError(f"model '{config.name}': label_names has {len(config.label_names)} entries "
-                             f"{list(config.label_names)} but the model has {n} outputs; give one name per output, "
-                             f"in output order")
+            raise ModelError(
+                f"model '{config.name}': label_names has {len(config.label_names)} entries "
+                f"{list(config.label_names)} but the model has {n} outputs; give one name per output, "
+                f"in output order"
+            )
         return tuple(str(name) for name in config.label_names)
     id2label = {int(k): str(v) for k, v in (model_config.id2label or {}).items()}
     return tuple(id2label.get(i, f"LABEL_{i}") for i in range(n))
@@ -357,15 +407,19 @@ def _max_length(config: ModelConfig, tokenizer: Any, model: Any, warn: Any) -> i
     limit = position_limit(model)
     if config.max_length is not None:
         if limit is not None and config.max_length > limit:
-            raise ModelError(f"model '{config.name}': max_length {config.max_length} is beyond what the model can "
-                             f"read (its position embeddings allow {limit} tokens); set max_length to {limit} or less")
+            raise ModelError(
+                f"model '{config.name}': max_length {config.max_length} is beyond what the model can "
+                f"read (its position embeddings allow {limit} tokens); set max_length to {limit} or less"
+            )
         return config.max_length
     stated = getattr(tokenizer, "model_max_length", None)
     known = [n for n in (stated, limit) if isinstance(n, int) and n < NO_TOKENIZER_LIMIT]
     if known:
         return min(known)
-    warn(f"model '{config.name}': neither the tokenizer nor the model states a maximum length; truncating at "
-         f"{FALLBACK_MAX_LENGTH} tokens (set max_length to choose)")
+    warn(
+        f"model '{config.name}': neither the tokenizer nor the model states a maximum length; truncating at "
+        f"{FALLBACK_MAX_LENGTH} tokens (set max_length to choose)"
+    )
     return FALLBACK_MAX_LENGTH
 
 

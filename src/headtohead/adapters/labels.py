@@ -62,8 +62,9 @@ class LabelAlignment:
     @property
     def order(self) -> np.ndarray:
         """Output columns in aligned order: the dataset's classes, then :attr:`outside`."""
-        return np.concatenate([np.asarray(self.columns, dtype=np.int64),
-                               np.asarray(self.outside_columns, dtype=np.int64)])
+        return np.concatenate(
+            [np.asarray(self.columns, dtype=np.int64), np.asarray(self.outside_columns, dtype=np.int64)]
+        )
 
     def apply(self, scores: np.ndarray) -> np.ndarray:
         """Reorder the columns of ``scores`` (``batch × n_outputs``): dataset classes first, then the outside ones."""
@@ -105,9 +106,12 @@ def align_labels(model_labels: Sequence[str] | None, dataset_labels: Sequence[st
     data = [str(n) for n in dataset_labels]
     k = len(data)
     if model_labels is None:
-        return LabelAlignment(np.arange(k), "unnamed",
-                              f"model '{model}' does not name its outputs; assuming they follow the dataset's "
-                              f"label order ({listing(data, quote=True)})")
+        return LabelAlignment(
+            np.arange(k),
+            "unnamed",
+            f"model '{model}' does not name its outputs; assuming they follow the dataset's "
+            f"label order ({listing(data, quote=True)})",
+        )
     names = [str(n) for n in model_labels]
     if names == data:
         return LabelAlignment(np.arange(k), "identical")
@@ -120,12 +124,16 @@ def align_labels(model_labels: Sequence[str] | None, dataset_labels: Sequence[st
         return generic
     missing = [n for n in data if n.strip().lower() not in {m.strip().lower() for m in names}]
     if len(missing) < k:
-        raise ModelError(f"model '{model}' cannot predict the dataset's class(es) {listing(missing, quote=True)}: its "
-                         f"{len(names)} outputs are {listing(names, quote=True)}; evaluate it on data of its classes, "
-                         f"or set its label_names (in output order) if the names differ")
-    raise ModelError(f"model '{model}' labels {listing(names, quote=True)} do not match the dataset labels "
-                     f"{listing(data, quote=True)}; set the model's label_names (in output order) or "
-                     f"data.label_names to reconcile them")
+        raise ModelError(
+            f"model '{model}' cannot predict the dataset's class(es) {listing(missing, quote=True)}: its "
+            f"{len(names)} outputs are {listing(names, quote=True)}; evaluate it on data of its classes, "
+            f"or set its label_names (in output order) if the names differ"
+        )
+    raise ModelError(
+        f"model '{model}' labels {listing(names, quote=True)} do not match the dataset labels "
+        f"{listing(data, quote=True)}; set the model's label_names (in output order) or "
+        f"data.label_names to reconcile them"
+    )
 
 
 def _same(name: str) -> str:
@@ -146,8 +154,9 @@ def _by_name(names: list[str], model_norm: list[str], data_norm: list[str]) -> L
         return LabelAlignment(columns, "remapped")
     wanted = set(data_norm)
     outside = [i for i, n in enumerate(model_norm) if n not in wanted]
-    return LabelAlignment(columns, "subset", outside=tuple(names[i] for i in outside),
-                          outside_columns=np.array(outside, dtype=np.int64))
+    return LabelAlignment(
+        columns, "subset", outside=tuple(names[i] for i in outside), outside_columns=np.array(outside, dtype=np.int64)
+    )
 
 
 def _generic(names: list[str], data: list[str], model: str) -> LabelAlignment | None:
@@ -157,9 +166,12 @@ def _generic(names: list[str], data: list[str], model: str) -> LabelAlignment | 
         return None
     k = len(data)
     if len(names) == k:
-        return LabelAlignment(np.arange(k), "generic",
-                              f"model '{model}' calls its outputs {listing(names)}; assuming output i is dataset "
-                              f"class i ({listing(data, quote=True)}). Set label_names on the model if that is wrong")
+        return LabelAlignment(
+            np.arange(k),
+            "generic",
+            f"model '{model}' calls its outputs {listing(names)}; assuming output i is dataset "
+            f"class i ({listing(data, quote=True)}). Set label_names on the model if that is wrong",
+        )
     # More outputs than classes: only integer class names can say which output is which.
     index: Callable[[str], int] = lambda n: int(_GENERIC.match(n).group(2))  # type: ignore[union-attr]
     by_number = {index(n): i for i, n in enumerate(names)}
@@ -168,8 +180,12 @@ def _generic(names: list[str], data: list[str], model: str) -> LabelAlignment | 
     columns = np.array([by_number[int(d)] for d in data], dtype=np.int64)
     taken = set(columns.tolist())
     outside = [i for i in range(len(names)) if i not in taken]
-    return LabelAlignment(columns, "generic",
-                          f"model '{model}' calls its outputs {listing(names)}; assuming output LABEL_n is the "
-                          f"dataset's class n ({listing(data, quote=True)}). Set label_names on the model if that "
-                          f"is wrong",
-                          outside=tuple(names[i] for i in outside), outside_columns=np.array(outside, dtype=np.int64))
+    return LabelAlignment(
+        columns,
+        "generic",
+        f"model '{model}' calls its outputs {listing(names)}; assuming output LABEL_n is the "
+        f"dataset's class n ({listing(data, quote=True)}). Set label_names on the model if that "
+        f"is wrong",
+        outside=tuple(names[i] for i in outside),
+        outside_columns=np.array(outside, dtype=np.int64),
+    )

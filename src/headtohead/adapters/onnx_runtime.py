@@ -32,15 +32,27 @@ from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
-__all__ = ["OnnxRuntimeAdapter", "create_session", "session_feed", "onnx_weight_stats", "LABELS_METADATA_KEY",
-           "ort_providers"]
+__all__ = [
+    "OnnxRuntimeAdapter",
+    "create_session",
+    "session_feed",
+    "onnx_weight_stats",
+    "LABELS_METADATA_KEY",
+    "ort_providers",
+]
 
 #: Metadata key holding the output names (a JSON list) in files headtohead exports.
 LABELS_METADATA_KEY = "h2h.label_names"
 _DEFAULT_IMAGE_SIZE = 224
 _FALLBACK_MAX_LENGTH = 512
-_NUMPY_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(float)": np.float32,
-                "tensor(double)": np.float64, "tensor(float16)": np.float16, "tensor(bool)": np.bool_}
+_NUMPY_TYPES = {
+    "tensor(int64)": np.int64,
+    "tensor(int32)": np.int32,
+    "tensor(float)": np.float32,
+    "tensor(double)": np.float64,
+    "tensor(float16)": np.float16,
+    "tensor(bool)": np.bool_,
+}
 
 
 def ort_providers(device: str, *, model: str) -> list[Any]:
@@ -57,9 +69,11 @@ def ort_providers(device: str, *, model: str) -> list[Any]:
         return ["CPUExecutionProvider"]
     if device.startswith("cuda"):
         if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
-            raise ModelError(f"model '{model}': this onnxruntime has no CUDA provider (available: "
-                             f"{', '.join(onnxruntime.get_available_providers())}); install onnxruntime-gpu or "
-                             f"set eval.device: cpu")
+            raise ModelError(
+                f"model '{model}': this onnxruntime has no CUDA provider (available: "
+                f"{', '.join(onnxruntime.get_available_providers())}); install onnxruntime-gpu or "
+                f"set eval.device: cpu"
+            )
         index = int(device.split(":", 1)[1]) if ":" in device else 0
         return [("CUDAExecutionProvider", {"device_id": index}), "CPUExecutionProvider"]
     raise ModelError(f"model '{model}': ONNX Runtime cannot run on device '{device}' here; use cpu or cuda")
@@ -108,8 +122,10 @@ def create_session(path: str | Path, *, device: str, model: str, threads: int | 
     except ModelError:
         raise
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/InvalidProtobuf types
-        raise ModelError(f"model '{model}': ONNX Runtime cannot load {path} ({_first_line(exc)}); check that it is "
-                         f"an .onnx model file (export it again if it is truncated)") from exc
+        raise ModelError(
+            f"model '{model}': ONNX Runtime cannot load {path} ({_first_line(exc)}); check that it is "
+            f"an .onnx model file (export it again if it is truncated)"
+        ) from exc
 
 
 def session_feed(session: Any, inputs: Any, *, model: str) -> dict[str, np.ndarray]:
@@ -133,8 +149,10 @@ def session_feed(session: Any, inputs: Any, *, model: str) -> dict[str, np.ndarr
         if value is None and spec.name == "token_type_ids" and "input_ids" in inputs:
             value = np.zeros(np.shape(_as_numpy(inputs["input_ids"])), dtype=np.int64)
         if value is None:
-            raise ModelError(f"model '{model}': the ONNX graph needs input '{spec.name}' but the batch has "
-                             f"{sorted(inputs)}; export the model with the inputs its preprocessing produces")
+            raise ModelError(
+                f"model '{model}': the ONNX graph needs input '{spec.name}' but the batch has "
+                f"{sorted(inputs)}; export the model with the inputs its preprocessing produces"
+            )
         feed[spec.name] = np.ascontiguousarray(_as_numpy(value), dtype=_NUMPY_TYPES.get(spec.type))
     return feed
 
@@ -225,24 +243,32 @@ class OnnxRuntimeAdapter(ModelAdapter):
     def _setup_text(self) -> None:
         config = self.config
         if not config.tokenizer:
-            raise ModelError(f"model '{self.name}': an ONNX text model needs its tokenizer; set tokenizer: to the "
-                             f"local folder of the Hugging Face tokenizer it was exported with")
+            raise ModelError(
+                f"model '{self.name}': an ONNX text model needs its tokenizer; set tokenizer: to the "
+                f"local folder of the Hugging Face tokenizer it was exported with"
+            )
         folder = self.context.resolve_path(config.tokenizer)
         if not folder.is_dir():
-            raise ModelError(f"model '{self.name}': tokenizer folder {folder} not found; point tokenizer: at the "
-                             f"folder tokenizer.save_pretrained wrote")
+            raise ModelError(
+                f"model '{self.name}': tokenizer folder {folder} not found; point tokenizer: at the "
+                f"folder tokenizer.save_pretrained wrote"
+            )
         from transformers import AutoTokenizer
 
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ModelError(f"model '{self.name}': cannot load the tokenizer in {folder} ({_first_line(exc)}); "
-                             f"save it there with tokenizer.save_pretrained") from exc
+            raise ModelError(
+                f"model '{self.name}': cannot load the tokenizer in {folder} ({_first_line(exc)}); "
+                f"save it there with tokenizer.save_pretrained"
+            ) from exc
         stated = getattr(self.tokenizer, "model_max_length", None)
         limit = stated if isinstance(stated, int) and stated < 10**9 else _FALLBACK_MAX_LENGTH
         if config.max_length is not None and config.max_length > limit:
-            raise ModelError(f"model '{self.name}': max_length {config.max_length} is beyond its tokenizer's limit "
-                             f"of {limit} tokens; set max_length to {limit} or less")
+            raise ModelError(
+                f"model '{self.name}': max_length {config.max_length} is beyond its tokenizer's limit "
+                f"of {limit} tokens; set max_length to {limit} or less"
+            )
         self.max_length = config.max_length or limit
 
     def _setup_image(self) -> None:
@@ -253,24 +279,35 @@ class OnnxRuntimeAdapter(ModelAdapter):
         config = self.config
         mean, std = config.mean or list(IMAGENET_MEAN), config.std or list(IMAGENET_STD)
         if len(mean) != len(std) or any(s <= 0 for s in std):
-            raise ModelError(f"model '{self.name}': mean {mean} and std {std} must have one value per channel and "
-                             f"std must be positive; e.g. mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225]")
+            raise ModelError(
+                f"model '{self.name}': mean {mean} and std {std} must have one value per channel and "
+                f"std must be positive; e.g. mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225]"
+            )
         shape = self.session.get_inputs()[0].shape
         fixed = shape[-1] if len(shape) == 4 and isinstance(shape[-1], int) else None
         if config.image_size and fixed and config.image_size != fixed:
-            raise ModelError(f"model '{self.name}': image_size {config.image_size} does not fit the graph's fixed "
-                             f"input of {fixed}×{fixed} pixels; remove image_size or export for that size")
+            raise ModelError(
+                f"model '{self.name}': image_size {config.image_size} does not fit the graph's fixed "
+                f"input of {fixed}×{fixed} pixels; remove image_size or export for that size"
+            )
         size = config.image_size or fixed or _DEFAULT_IMAGE_SIZE
-        self.transform = transforms.Compose([transforms.Resize(round(size / 0.875)), transforms.CenterCrop(size),
-                                             transforms.ToTensor(), transforms.Normalize(mean, std)])
+        self.transform = transforms.Compose(
+            [
+                transforms.Resize(round(size / 0.875)),
+                transforms.CenterCrop(size),
+                transforms.ToTensor(),
+                transforms.Normalize(mean, std),
+            ]
+        )
 
     def preprocess(self, examples: Sequence[Any]) -> Any:
         """Token ids (text), a ``float32`` NCHW array (images) or ``float32`` rows (features)."""
         modality = self.context.modality
         if modality in ("text", "text_pair"):
             first, second = _texts(examples, self.name)
-            encoded = self.tokenizer(first, second, truncation=True, max_length=self.max_length, padding="longest",
-                                     return_tensors="np")
+            encoded = self.tokenizer(
+                first, second, truncation=True, max_length=self.max_length, padding="longest", return_tensors="np"
+            )
             names = {spec.name for spec in self.session.get_inputs()}
             return {k: np.asarray(v, dtype=np.int64) for k, v in encoded.items() if k in names}
         if modality == "image":
@@ -292,8 +329,11 @@ class OnnxRuntimeAdapter(ModelAdapter):
     def forward(self, inputs: Any) -> np.ndarray:
         """Scores ``(batch, n_outputs)``: the graph's first output."""
         names = [spec.name for spec in self.session.get_inputs()]
-        ready = isinstance(inputs, dict) and list(inputs) == names and \
-            all(isinstance(v, np.ndarray) for v in inputs.values())  # already a feed (from to_device)
+        ready = (
+            isinstance(inputs, dict)
+            and list(inputs) == names
+            and all(isinstance(v, np.ndarray) for v in inputs.values())
+        )  # already a feed (from to_device)
         feed = inputs if ready else session_feed(self.session, inputs, model=self.name)
         return self.session.run([self.session.get_outputs()[0].name], feed)[0]
 
@@ -314,15 +354,22 @@ def image_array(examples: Sequence[Any], transform: Any) -> np.ndarray:
 def _check_file(config: ModelConfig, context: LoadContext) -> Path:
     path = context.resolve_path(config.source)
     if config.checkpoint is not None:
-        raise ModelError(f"model '{config.name}': checkpoint is not used by onnx models (the weights are inside "
-                         f"the .onnx file); remove it")
+        raise ModelError(
+            f"model '{config.name}': checkpoint is not used by onnx models (the weights are inside "
+            f"the .onnx file); remove it"
+        )
     if not path.is_file():
-        hint = "it is a folder; name the .onnx file inside it" if path.is_dir() else "check source (relative paths " \
-            "are read from the experiment file's folder)"
+        hint = (
+            "it is a folder; name the .onnx file inside it"
+            if path.is_dir()
+            else "check source (relative paths are read from the experiment file's folder)"
+        )
         raise ModelError(f"model '{config.name}': ONNX file {path} not found ({hint})")
     if path.suffix.lower() != ".onnx":
-        raise ModelError(f"model '{config.name}': source {path} is not an .onnx file; export the model to ONNX "
-                         f"(h2h sweep with backend: onnxruntime writes one) or use another kind")
+        raise ModelError(
+            f"model '{config.name}': source {path} is not an .onnx file; export the model to ONNX "
+            f"(h2h sweep with backend: onnxruntime writes one) or use another kind"
+        )
     return path
 
 

@@ -93,9 +93,11 @@ class OpenAIChatAdapter(LookedUpAdapter):
         if settings.api_key_env is not None:
             key = os.environ.get(settings.api_key_env, "")
             if not key.strip():
-                raise ConfigError(f"model '{config.name}' (kind openai): the environment variable "
-                                  f"{settings.api_key_env} named by api_key_env is not set; export it with the API "
-                                  f"key, or remove api_key_env for a server that needs no key")
+                raise ConfigError(
+                    f"model '{config.name}' (kind openai): the environment variable "
+                    f"{settings.api_key_env} named by api_key_env is not set; export it with the API "
+                    f"key, or remove api_key_env for a server that needs no key"
+                )
             adapter._headers = {"Authorization": f"Bearer {key.strip()}"}
         adapter.few_shot_messages = adapter._few_shot(context)
         adapter._check_reachable()
@@ -108,8 +110,10 @@ class OpenAIChatAdapter(LookedUpAdapter):
             return []
         train = context.train
         if train is None or not len(train):
-            raise ConfigError(f"model '{self.name}' asks for few_shot: {k} examples per class but the experiment has "
-                              f"no training data; set data.train (or data.split), or few_shot: 0")
+            raise ConfigError(
+                f"model '{self.name}' asks for few_shot: {k} examples per class but the experiment has "
+                f"no training data; set data.train (or data.split), or few_shot: 0"
+            )
         rng = np.random.default_rng(context.seed)
         labels = list(context.label_names)
         chosen: list[int] = []
@@ -133,12 +137,16 @@ class OpenAIChatAdapter(LookedUpAdapter):
         try:
             response = httpx.get(url, headers=self._headers, timeout=min(_REACH_TIMEOUT_S, self.settings.timeout_s))
         except httpx.HTTPError as exc:
-            raise ModelError(f"model '{self.name}' (kind openai): cannot reach base_url {self.settings.base_url} "
-                             f"({_network_reason(exc)}); start the server or correct base_url") from None
+            raise ModelError(
+                f"model '{self.name}' (kind openai): cannot reach base_url {self.settings.base_url} "
+                f"({_network_reason(exc)}); start the server or correct base_url"
+            ) from None
         if response.status_code in (401, 403):
-            raise ModelError(f"model '{self.name}' (kind openai): {self.settings.base_url} refused the key "
-                             f"(HTTP {response.status_code}); check the key in "
-                             f"{self.settings.api_key_env or 'api_key_env (none is set)'}")
+            raise ModelError(
+                f"model '{self.name}' (kind openai): {self.settings.base_url} refused the key "
+                f"(HTTP {response.status_code}); check the key in "
+                f"{self.settings.api_key_env or 'api_key_env (none is set)'}"
+            )
 
     def _prompt(self, example: Any) -> str:
         text = "\n".join(str(part) for part in example) if isinstance(example, (tuple, list)) else str(example)
@@ -158,8 +166,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
             params.update(logprobs=True, top_logprobs=s.top_logprobs)
         return params
 
-    def fetch_outputs(self, dataset: Dataset, indices: np.ndarray,
-                      progress: Callable[..., None] | None = None) -> None:
+    def fetch_outputs(self, dataset: Dataset, indices: np.ndarray, progress: Callable[..., None] | None = None) -> None:
         """Ask the endpoint (or the cache) about every example at ``indices`` not asked yet in this run."""
         wanted = [int(i) for i in indices if int(i) not in self.readings]
         if not wanted:
@@ -169,22 +176,31 @@ class OpenAIChatAdapter(LookedUpAdapter):
         payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
         keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
         try:
-            exchanges, stats = ask_all(self.settings.base_url, self._headers, payloads, keys, cache=self.cache,
-                                       fresh=not self.context.response_cache, progress=progress,
-                                       max_concurrency=self.settings.max_concurrency,
-                                       timeout_s=self.settings.timeout_s, max_retries=self.settings.max_retries,
-                                       seed=self.context.seed)
+            exchanges, stats = ask_all(
+                self.settings.base_url,
+                self._headers,
+                payloads,
+                keys,
+                cache=self.cache,
+                fresh=not self.context.response_cache,
+                progress=progress,
+                max_concurrency=self.settings.max_concurrency,
+                timeout_s=self.settings.timeout_s,
+                max_retries=self.settings.max_retries,
+                seed=self.context.seed,
+            )
         except EndpointRefused as exc:
-            raise ModelError(f"model '{self.name}' (kind openai): {self.settings.base_url} answered {exc}; check "
-                             f"source (the model name the server expects), base_url and the key") from None
+            raise ModelError(
+                f"model '{self.name}' (kind openai): {self.settings.base_url} answered {exc}; check "
+                f"source (the model name the server expects), base_url and the key"
+            ) from None
         self.passes.append(stats)
         labels = list(self.context.label_names)
         for index, exchange in zip(wanted, exchanges, strict=True):
             self.readings[index] = _read(exchange, labels, self.settings.logprobs)
         # decided once per fetch, not per batch read: the readings change only here
         answered = [r for r in self.readings.values() if r.pred is not None]
-        self._probabilities = bool(answered) and all(r.mass is not None and r.mass.proba is not None
-                                                     for r in answered)
+        self._probabilities = bool(answered) and all(r.mass is not None and r.mass.proba is not None for r in answered)
 
     def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
         """The labels read from the answers at ``indices`` (asked now if not yet), and their probabilities."""
@@ -205,7 +221,6 @@ class OpenAIChatAdapter(LookedUpAdapter):
         return self._probabilities
 
 
-
 def _read(exchange: Exchange, labels: list[str], logprobs: bool) -> Reading:
     """An exchange as a label (``None``: no answer or an unparseable one) and its label probabilities."""
     if exchange.body is None:
@@ -220,10 +235,15 @@ def _token_choices(content: Any) -> list[TokenChoice] | None:
     if not isinstance(content, list) or not content:
         return None
     try:
-        return [TokenChoice(str(item["token"]), float(item["logprob"]),
-                            tuple((str(alt["token"]), float(alt["logprob"])) for alt in item.get("top_logprobs") or [])
-                            or ((str(item["token"]), float(item["logprob"])),))
-                for item in content[:8]]
+        return [
+            TokenChoice(
+                str(item["token"]),
+                float(item["logprob"]),
+                tuple((str(alt["token"]), float(alt["logprob"])) for alt in item.get("top_logprobs") or [])
+                or ((str(item["token"]), float(item["logprob"])),),
+            )
+            for item in content[:8]
+        ]
     except (KeyError, TypeError, ValueError):
         return None
 

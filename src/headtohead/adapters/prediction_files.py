@@ -42,9 +42,18 @@ from headtohead.data.columns import name_some, normalise_id
 from headtohead.data.tables import read_table
 from headtohead.errors import ModelError, did_you_mean
 
-__all__ = ["PredictionFile", "read_prediction_file", "read_prediction_frame", "write_prediction_file",
-           "check_prediction_path", "PREDICTION_SUFFIXES",
-           "PREDICTION_COLUMN", "PROBA_PREFIX", "PROBA_LIST_COLUMN", "SUM_TOLERANCE"]
+__all__ = [
+    "PredictionFile",
+    "read_prediction_file",
+    "read_prediction_frame",
+    "write_prediction_file",
+    "check_prediction_path",
+    "PREDICTION_SUFFIXES",
+    "PREDICTION_COLUMN",
+    "PROBA_PREFIX",
+    "PROBA_LIST_COLUMN",
+    "SUM_TOLERANCE",
+]
 
 PREDICTION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".pq")
 PREDICTION_COLUMN = "prediction"
@@ -81,9 +90,15 @@ class PredictionFile:
     warnings: tuple[str, ...] = ()
 
 
-def read_prediction_file(path: str | Path, dataset: Dataset, *, id_column: str = "id",
-                         tolerance: float = SUM_TOLERANCE, extra_ids: Literal["error", "ignore"] = "error",
-                         name: str | None = None) -> PredictionFile:
+def read_prediction_file(
+    path: str | Path,
+    dataset: Dataset,
+    *,
+    id_column: str = "id",
+    tolerance: float = SUM_TOLERANCE,
+    extra_ids: Literal["error", "ignore"] = "error",
+    name: str | None = None,
+) -> PredictionFile:
     """Read a prediction file and align it with ``dataset``.
 
     Parameters
@@ -129,13 +144,28 @@ def read_prediction_file(path: str | Path, dataset: Dataset, *, id_column: str =
     """
     where = f"{path}" if name is None else f"model '{name}' ({path})"
     check_prediction_path(where, Path(path))
-    return read_prediction_frame(read_table(str(path)), dataset, where=where, source=str(path),
-                                 id_column=id_column, tolerance=tolerance, extra_ids=extra_ids)
+    return read_prediction_frame(
+        read_table(str(path)),
+        dataset,
+        where=where,
+        source=str(path),
+        id_column=id_column,
+        tolerance=tolerance,
+        extra_ids=extra_ids,
+    )
 
 
-def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: str, id_column: str = "id",
-                          tolerance: float = SUM_TOLERANCE, extra_ids: Literal["error", "ignore"] = "error",
-                          note_position: bool = True) -> PredictionFile:
+def read_prediction_frame(
+    frame: Any,
+    dataset: Dataset,
+    *,
+    where: str,
+    source: str,
+    id_column: str = "id",
+    tolerance: float = SUM_TOLERANCE,
+    extra_ids: Literal["error", "ignore"] = "error",
+    note_position: bool = True,
+) -> PredictionFile:
     """:func:`read_prediction_file` for a table already in memory (a ``pandas.DataFrame``).
 
     Parameters
@@ -158,9 +188,11 @@ def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: s
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     if PREDICTION_COLUMN not in columns:
-        raise ModelError(f"{where}: no '{PREDICTION_COLUMN}' column{did_you_mean(PREDICTION_COLUMN, columns)}; the "
-                         f"file has columns: {name_some(columns, 20, quote=False)}; add a column 'prediction' "
-                         f"with each row's predicted label (name or index)")
+        raise ModelError(
+            f"{where}: no '{PREDICTION_COLUMN}' column{did_you_mean(PREDICTION_COLUMN, columns)}; the "
+            f"file has columns: {name_some(columns, 20, quote=False)}; add a column 'prediction' "
+            f"with each row's predicted label (name or index)"
+        )
     notes: list[str] = []
     rows, matched_by = _match_rows(where, frame, dataset, id_column, extra_ids, notes, note_position=note_position)
     frame = frame.iloc[rows].reset_index(drop=True)
@@ -170,14 +202,22 @@ def read_prediction_frame(frame: Any, dataset: Dataset, *, where: str, source: s
     if proba is not None:
         off = int(np.count_nonzero(proba[np.arange(len(pred)), pred] < proba.max(axis=1) - 1e-12))
         if off:
-            notes.append(f"{where}: {off} row(s) predict a class that is not their most probable one; "
-                         f"calibration uses the probability of the predicted class")
+            notes.append(
+                f"{where}: {off} row(s) predict a class that is not their most probable one; "
+                f"calibration uses the probability of the predicted class"
+            )
     return PredictionFile(source, pred, proba, matched_by, tuple(notes))
 
 
-def write_prediction_file(path: str | Path, ids: Sequence[Any] | None, labels: Sequence[Any],
-                          proba: Any = None, *, label_names: Sequence[str] | None = None,
-                          id_column: str = "id") -> Path:
+def write_prediction_file(
+    path: str | Path,
+    ids: Sequence[Any] | None,
+    labels: Sequence[Any],
+    proba: Any = None,
+    *,
+    label_names: Sequence[str] | None = None,
+    id_column: str = "id",
+) -> Path:
     """Write predictions in the format :func:`read_prediction_file` reads (chosen by the suffix).
 
     Parameters
@@ -215,8 +255,10 @@ def write_prediction_file(path: str | Path, ids: Sequence[Any] | None, labels: S
     if proba is not None:
         matrix = np.asarray(proba, dtype=np.float64)
         if label_names is None or matrix.shape != (len(values), len(label_names)):
-            raise ValueError(f"proba must have shape (n, K) = ({len(values)}, "
-                             f"{len(label_names) if label_names else '?'}) with label_names given")
+            raise ValueError(
+                f"proba must have shape (n, K) = ({len(values)}, "
+                f"{len(label_names) if label_names else '?'}) with label_names given"
+            )
         for k, label in enumerate(label_names):
             columns[f"{PROBA_PREFIX}{label}"] = matrix[:, k].tolist()
     frame = pd.DataFrame(columns)
@@ -239,15 +281,26 @@ def check_prediction_path(where: str, path: Path) -> None:
     """Raise a one-line :class:`ModelError` naming ``where`` unless ``path`` is a readable prediction file."""
     if not path.is_file():
         hint = " (it is a folder)" if path.is_dir() else ""
-        raise ModelError(f"{where}: prediction file not found{hint}; check the model's source path (relative "
-                         f"paths are read from the experiment file's folder)")
+        raise ModelError(
+            f"{where}: prediction file not found{hint}; check the model's source path (relative "
+            f"paths are read from the experiment file's folder)"
+        )
     if path.suffix.lower() not in PREDICTION_SUFFIXES:
-        raise ModelError(f"{where}: cannot read '{path.suffix or path.name}' prediction files; "
-                         f"use {', '.join(PREDICTION_SUFFIXES)}")
+        raise ModelError(
+            f"{where}: cannot read '{path.suffix or path.name}' prediction files; use {', '.join(PREDICTION_SUFFIXES)}"
+        )
 
 
-def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_ids: str, notes: list[str], *,
-                note_position: bool = True) -> tuple[list[int], Literal["id", "row order"]]:
+def _match_rows(
+    where: str,
+    frame: Any,
+    dataset: Dataset,
+    id_column: str,
+    extra_ids: str,
+    notes: list[str],
+    *,
+    note_position: bool = True,
+) -> tuple[list[int], Literal["id", "row order"]]:
     """File row (0-based) of every dataset example, in dataset order."""
     n = len(dataset)
     if id_column not in frame.columns:
@@ -255,37 +308,57 @@ def _match_rows(where: str, frame: Any, dataset: Dataset, id_column: str, extra_
         if rows is None:
             skipped = sum(dataset.skipped.values())
             why = f" (loading the data skipped {skipped} row(s): {dict(dataset.skipped)})" if skipped else ""
-            raise ModelError(f"{where}: {len(frame)} rows but the data has {n} examples{why}, and there is no "
-                             f"'{id_column}' column to match them by; give one row per example in data order, or "
-                             f"add an id column (data.id_column names it)")
+            raise ModelError(
+                f"{where}: {len(frame)} rows but the data has {n} examples{why}, and there is no "
+                f"'{id_column}' column to match them by; give one row per example in data order, or "
+                f"add an id column (data.id_column names it)"
+            )
         without = f", once the {len(frame) - n} row(s) loading skipped are dropped" if len(frame) > n else ""
-        notes += [(f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
-                   f"example i{without}); add ids to match by id")] if note_position else []
+        notes += (
+            [
+                (
+                    f"{where}: no '{id_column}' column, so rows are matched to the data by position (row i is "
+                    f"example i{without}); add ids to match by id"
+                )
+            ]
+            if note_position
+            else []
+        )
         return rows, "row order"
     if dataset.ids is None:
-        raise ModelError(f"{where}: the file has an id column '{id_column}' but the data has no ids; set "
-                         f"data.id_column to the data's id column, or remove the column from the file to match "
-                         f"rows by position")
+        raise ModelError(
+            f"{where}: the file has an id column '{id_column}' but the data has no ids; set "
+            f"data.id_column to the data's id column, or remove the column from the file to match "
+            f"rows by position"
+        )
     cells = [normalise_id(v) for v in frame[id_column].tolist()]
     empty = [i + 1 for i, v in enumerate(cells) if v is None]
     if empty:
-        raise ModelError(f"{where}: column '{id_column}' is empty in row(s) {name_some(empty, quote=False)}; "
-                         f"every row needs the id of its example")
+        raise ModelError(
+            f"{where}: column '{id_column}' is empty in row(s) {name_some(empty, quote=False)}; "
+            f"every row needs the id of its example"
+        )
     ids = [v for v in cells if v is not None]  # all of them, as none is empty
     position = {value: row for row, value in reversed(list(enumerate(ids)))}  # each id's first row
     repeated = [value for value, count in Counter(ids).items() if count > 1]
     if repeated:
-        raise ModelError(f"{where}: column '{id_column}' has {len(repeated)} duplicate id(s): "
-                         f"{name_some(repeated)}; give each example one row")
+        raise ModelError(
+            f"{where}: column '{id_column}' has {len(repeated)} duplicate id(s): "
+            f"{name_some(repeated)}; give each example one row"
+        )
     missing = [i for i in dataset.ids if i not in position]
     if missing:
-        raise ModelError(f"{where}: {len(missing)} of the data's {n} ids have no row: {name_some(missing)}; "
-                         f"predict every example (ids are matched to data.id_column)")
+        raise ModelError(
+            f"{where}: {len(missing)} of the data's {n} ids have no row: {name_some(missing)}; "
+            f"predict every example (ids are matched to data.id_column)"
+        )
     known = set(dataset.ids) | set(dataset.skipped_ids)  # a skipped row's prediction is ignored: its warning says so
     extra = [v for v in ids if v not in known]
     if extra and extra_ids != "ignore":
-        raise ModelError(f"{where}: {len(extra)} id(s) are not in the data: {name_some(extra)}; remove those rows "
-                         f"(or check that data.id_column and the file's '{id_column}' hold the same ids)")
+        raise ModelError(
+            f"{where}: {len(extra)} id(s) are not in the data: {name_some(extra)}; remove those rows "
+            f"(or check that data.id_column and the file's '{id_column}' hold the same ids)"
+        )
     if extra:
         notes.append(f"{where}: ignored {len(extra)} row(s) whose ids are not in the evaluated data")
     return [position[i] for i in dataset.ids], "id"
@@ -296,35 +369,43 @@ def _labels(where: str, raw: list[Any], names: tuple[str, ...], rows: list[int],
     cells = [normalise_id(v) for v in raw]
     empty = [row for row, v in zip(rows, cells, strict=True) if v is None]
     if empty:
-        raise ModelError(f"{where}: column '{PREDICTION_COLUMN}' is empty in row(s) {name_some(empty, quote=False)}; "
-                         f"every row needs a predicted label")
+        raise ModelError(
+            f"{where}: column '{PREDICTION_COLUMN}' is empty in row(s) {name_some(empty, quote=False)}; "
+            f"every row needs a predicted label"
+        )
     values = [v for v in cells if v is not None]  # all of them, as none is empty
     lookup = {n: i for i, n in enumerate(names)}
     indices = {v: int(v) for v in set(values) if _is_index(v) and 0 <= int(v) < len(names)}
     if all(v in lookup for v in values):
         if len(indices) == len(set(values)) and any(lookup[v] != i for v, i in indices.items()):
-            notes.append(f"{where}: predictions such as {name_some(sorted(indices)[:3])} are read as label names, "
-                         f"not as indices (the data's labels are {', '.join(names)})")
+            notes.append(
+                f"{where}: predictions such as {name_some(sorted(indices)[:3])} are read as label names, "
+                f"not as indices (the data's labels are {', '.join(names)})"
+            )
         return np.array([lookup[v] for v in values], dtype=np.int64)
     if all(v in indices for v in values):
         return np.array([indices[v] for v in values], dtype=np.int64)
     unknown = sorted({v for v in values if v not in lookup}, key=str)
     first = next(row for row, v in zip(rows, values, strict=True) if v not in lookup)
-    raise ModelError(f"{where}: column '{PREDICTION_COLUMN}' has labels the data does not have: "
-                     f"{name_some(unknown)} (first in row {first}); the data's labels are: {', '.join(names)} "
-                     f"(write these names, or their indices 0..{len(names) - 1}, not a mix)")
+    raise ModelError(
+        f"{where}: column '{PREDICTION_COLUMN}' has labels the data does not have: "
+        f"{name_some(unknown)} (first in row {first}); the data's labels are: {', '.join(names)} "
+        f"(write these names, or their indices 0..{len(names) - 1}, not a mix)"
+    )
 
 
-def _probabilities(where: str, frame: Any, names: tuple[str, ...], rows: list[int],
-                   tolerance: float) -> np.ndarray | None:
+def _probabilities(
+    where: str, frame: Any, names: tuple[str, ...], rows: list[int], tolerance: float
+) -> np.ndarray | None:
     """The ``(n, K)`` probabilities in label order, checked and renormalised; ``None`` if the file has none."""
     prefixed = [c for c in frame.columns if c.startswith(PROBA_PREFIX)]
     has_list = PROBA_LIST_COLUMN in frame.columns
     if not prefixed and not has_list:
         return None
     if prefixed and has_list:
-        raise ModelError(f"{where}: both a '{PROBA_LIST_COLUMN}' column and {PROBA_PREFIX}<label> columns; keep one "
-                         f"of the two forms")
+        raise ModelError(
+            f"{where}: both a '{PROBA_LIST_COLUMN}' column and {PROBA_PREFIX}<label> columns; keep one of the two forms"
+        )
     if has_list:
         matrix = _list_column(where, frame[PROBA_LIST_COLUMN].tolist(), names, rows)
         columns = [PROBA_LIST_COLUMN] * len(names)
@@ -332,12 +413,16 @@ def _probabilities(where: str, frame: Any, names: tuple[str, ...], rows: list[in
         columns = [f"{PROBA_PREFIX}{n}" for n in names]
         unknown = [c for c in prefixed if c not in columns]
         if unknown:
-            raise ModelError(f"{where}: probability columns for labels the data does not have: {name_some(unknown)}; "
-                             f"the data's labels are {', '.join(names)} (columns {', '.join(columns)})")
+            raise ModelError(
+                f"{where}: probability columns for labels the data does not have: {name_some(unknown)}; "
+                f"the data's labels are {', '.join(names)} (columns {', '.join(columns)})"
+            )
         absent = [c for c in columns if c not in prefixed]
         if absent:
-            raise ModelError(f"{where}: probability columns missing for {len(absent)} label(s): {name_some(absent)}; "
-                             f"give one {PROBA_PREFIX}<label> column per label, or none")
+            raise ModelError(
+                f"{where}: probability columns missing for {len(absent)} label(s): {name_some(absent)}; "
+                f"give one {PROBA_PREFIX}<label> column per label, or none"
+            )
         matrix = np.column_stack([_numbers(where, frame[c].tolist(), c, rows) for c in columns])
     _check_rows(where, matrix, columns, rows, tolerance)
     return matrix / matrix.sum(axis=1, keepdims=True)
@@ -349,8 +434,10 @@ def _numbers(where: str, cells: list[Any], column: str, rows: list[int]) -> np.n
         try:
             out[i] = math.nan if cell is None or (isinstance(cell, str) and not cell.strip()) else float(cell)
         except (TypeError, ValueError):
-            raise ModelError(f"{where}: row {rows[i]}, column '{column}': {cell!r} is not a number; write "
-                             f"probabilities as numbers between 0 and 1") from None
+            raise ModelError(
+                f"{where}: row {rows[i]}, column '{column}': {cell!r} is not a number; write "
+                f"probabilities as numbers between 0 and 1"
+            ) from None
     return out
 
 
@@ -366,12 +453,16 @@ def _list_column(where: str, cells: list[Any], names: tuple[str, ...], rows: lis
         if isinstance(value, np.ndarray):
             value = value.tolist()
         if not isinstance(value, list):
-            raise ModelError(f"{where}: row {rows[i]}, column '{PROBA_LIST_COLUMN}': {cell!r} is not a list of "
-                             f"numbers; write e.g. [0.1, 0.9] in label order ({', '.join(names)})")
+            raise ModelError(
+                f"{where}: row {rows[i]}, column '{PROBA_LIST_COLUMN}': {cell!r} is not a list of "
+                f"numbers; write e.g. [0.1, 0.9] in label order ({', '.join(names)})"
+            )
         if len(value) != len(names):
-            raise ModelError(f"{where}: row {rows[i]}, column '{PROBA_LIST_COLUMN}' has {len(value)} values but the "
-                             f"data has {len(names)} labels; give one probability per label in the order "
-                             f"{', '.join(names)}")
+            raise ModelError(
+                f"{where}: row {rows[i]}, column '{PROBA_LIST_COLUMN}' has {len(value)} values but the "
+                f"data has {len(names)} labels; give one probability per label in the order "
+                f"{', '.join(names)}"
+            )
         out[i] = _numbers(where, value, PROBA_LIST_COLUMN, [rows[i]] * len(value))
     return out
 
@@ -380,15 +471,19 @@ def _check_rows(where: str, matrix: np.ndarray, columns: list[str], rows: list[i
     for problem, bad in (("is empty, NaN or infinite", ~np.isfinite(matrix)), ("is negative", matrix < 0)):
         if bad.any():
             i, k = (int(x) for x in np.argwhere(bad)[0])
-            raise ModelError(f"{where}: row {rows[i]}, column '{columns[k]}': the probability {problem} "
-                             f"({int(bad.any(axis=1).sum())} row(s) like this); write probabilities in [0, 1]")
+            raise ModelError(
+                f"{where}: row {rows[i]}, column '{columns[k]}': the probability {problem} "
+                f"({int(bad.any(axis=1).sum())} row(s) like this); write probabilities in [0, 1]"
+            )
     sums = matrix.sum(axis=1)
     off = np.abs(sums - 1.0) > tolerance
     if off.any():
         i = int(np.argmax(off))
-        raise ModelError(f"{where}: row {rows[i]}: the probabilities sum to {sums[i]:.6g}, not 1 (tolerance "
-                         f"{tolerance:g}; {int(off.sum())} row(s) like this); write normalised probabilities "
-                         f"(e.g. a softmax) or leave the probability columns out")
+        raise ModelError(
+            f"{where}: row {rows[i]}: the probabilities sum to {sums[i]:.6g}, not 1 (tolerance "
+            f"{tolerance:g}; {int(off.sum())} row(s) like this); write normalised probabilities "
+            f"(e.g. a softmax) or leave the probability columns out"
+        )
 
 
 def _is_int(value: Any) -> bool:

@@ -41,9 +41,18 @@ from headtohead.adapters.prediction_files import (
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 
-__all__ = ["PredictionsAdapter", "PredictionFile", "read_prediction_file", "read_prediction_frame",
-           "write_prediction_file", "PREDICTION_SUFFIXES", "PREDICTION_COLUMN", "PROBA_PREFIX", "PROBA_LIST_COLUMN",
-           "SUM_TOLERANCE"]
+__all__ = [
+    "PredictionsAdapter",
+    "PredictionFile",
+    "read_prediction_file",
+    "read_prediction_frame",
+    "write_prediction_file",
+    "PREDICTION_SUFFIXES",
+    "PREDICTION_COLUMN",
+    "PROBA_PREFIX",
+    "PROBA_LIST_COLUMN",
+    "SUM_TOLERANCE",
+]
 
 
 class PredictionsAdapter(LookedUpAdapter):
@@ -78,12 +87,19 @@ class PredictionsAdapter(LookedUpAdapter):
         if self._read is None or self._read_for is not dataset:
             extra: Literal["error", "ignore"] = "ignore" if self.context.partial_data else "error"
             if self.path is not None:
-                read = read_prediction_file(self.path, dataset, id_column=self.context.id_column, extra_ids=extra,
-                                            name=self.name)
+                read = read_prediction_file(
+                    self.path, dataset, id_column=self.context.id_column, extra_ids=extra, name=self.name
+                )
             else:
-                read = read_prediction_frame(self.frame, dataset, where=f"model '{self.name}' (in memory)",
-                                             source=self.config.source, id_column=self.context.id_column,
-                                             extra_ids=extra, note_position=False)  # in memory: order is all there is
+                read = read_prediction_frame(
+                    self.frame,
+                    dataset,
+                    where=f"model '{self.name}' (in memory)",
+                    source=self.config.source,
+                    id_column=self.context.id_column,
+                    extra_ids=extra,
+                    note_position=False,
+                )  # in memory: order is all there is
             for note in read.warnings:
                 if note not in self.warnings:
                     self.warn(note)
@@ -95,4 +111,3 @@ class PredictionsAdapter(LookedUpAdapter):
         read = self.predictions_for(dataset)
         rows = np.asarray(indices, dtype=np.int64)
         return StoredOutputs(read.pred[rows], None if read.proba is None else read.proba[rows])
-

@@ -69,12 +69,16 @@ class PythonAdapter(ModelAdapter):
         try:
             made = factory(**config.model_args)
         except TypeError as exc:
-            raise ModelError(f"model '{config.name}': calling {config.source} with model_args "
-                             f"{sorted(config.model_args)} failed ({error_summary(exc)}); match the factory's "
-                             f"parameters") from exc
+            raise ModelError(
+                f"model '{config.name}': calling {config.source} with model_args "
+                f"{sorted(config.model_args)} failed ({error_summary(exc)}); match the factory's "
+                f"parameters"
+            ) from exc
         except Exception as exc:  # the user's code failed; report it as their model's problem
-            raise ModelError(f"model '{config.name}': {config.source}(**model_args) raised "
-                             f"{type(exc).__name__}: {error_summary(exc)}") from exc
+            raise ModelError(
+                f"model '{config.name}': {config.source}(**model_args) raised "
+                f"{type(exc).__name__}: {error_summary(exc)}"
+            ) from exc
         adapter._adopt(made)
         return adapter
 
@@ -84,8 +88,10 @@ class PythonAdapter(ModelAdapter):
         self.label_names = _output_names(made, config.label_names)
         if _is_torch_module(made):
             if self.context.modality in ("text", "text_pair"):
-                raise ModelError(f"model '{self.name}': {config.source} returned an nn.Module, which cannot read "
-                                 f"raw text; return a callable that takes a list of str (and tokenises) instead")
+                raise ModelError(
+                    f"model '{self.name}': {config.source} returned an nn.Module, which cannot read "
+                    f"raw text; return a callable that takes a list of str (and tokenises) instead"
+                )
             self.is_module = True
             self.module = made.to(self.device).eval()
             if self.context.modality == "image":
@@ -95,8 +101,10 @@ class PythonAdapter(ModelAdapter):
         elif callable(made):
             self.model = made
         else:
-            raise ModelError(f"model '{self.name}': {config.source} returned a {type(made).__name__}, which is "
-                             f"neither an nn.Module nor callable; return a model or a function of a list of examples")
+            raise ModelError(
+                f"model '{self.name}': {config.source} returned a {type(made).__name__}, which is "
+                f"neither an nn.Module nor callable; return a model or a function of a list of examples"
+            )
 
     def preprocess(self, examples: Sequence[Any]) -> Any:
         """A float tensor batch for a module; the raw examples as a list for a callable."""
@@ -132,12 +140,16 @@ class PythonAdapter(ModelAdapter):
         except Exception as exc:  # the user's callable failed on this batch
             if is_out_of_memory(exc):
                 raise  # not the model's fault: the runner says to lower the batch size and resume
-            raise ModelError(f"model '{self.name}': {self.config.source} raised {type(exc).__name__} on a batch "
-                             f"of {len(inputs)} examples: {error_summary(exc)}") from exc
+            raise ModelError(
+                f"model '{self.name}': {self.config.source} raised {type(exc).__name__} on a batch "
+                f"of {len(inputs)} examples: {error_summary(exc)}"
+            ) from exc
         scores = np.asarray(raw.detach().cpu() if hasattr(raw, "detach") else raw, dtype=np.float64)
         if scores.ndim != 2 or scores.shape[0] != len(inputs):
-            raise ModelError(f"model '{self.name}': {self.config.source} returned scores of shape {scores.shape} "
-                             f"for {len(inputs)} examples; return one row per example, one column per class")
+            raise ModelError(
+                f"model '{self.name}': {self.config.source} returned scores of shape {scores.shape} "
+                f"for {len(inputs)} examples; return one row per example, one column per class"
+            )
         return scores
 
 
@@ -182,8 +194,10 @@ def import_factory(source: str, *, model: str, search_dir: str | None = None) ->
     for part in attribute.split("."):
         if not hasattr(obj, part):
             public = [n for n in dir(module) if not n.startswith("_")]
-            raise ModelError(f"model '{model}': module '{module_name}' has no attribute '{attribute}' "
-                             f"(it has: {listing(public) or 'nothing public'}); check the name after ':'")
+            raise ModelError(
+                f"model '{model}': module '{module_name}' has no attribute '{attribute}' "
+                f"(it has: {listing(public) or 'nothing public'}); check the name after ':'"
+            )
         obj = getattr(obj, part)
     if not callable(obj):
         raise ModelError(f"model '{model}': '{source}' is a {type(obj).__name__}, not a callable factory")
@@ -198,13 +212,18 @@ def _import_module(module_name: str, model: str, search_dir: str | None) -> Any:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and module_name != exc.name and not module_name.startswith(exc.name + "."):
-            raise ModelError(f"model '{model}': importing '{module_name}' failed because it needs module "
-                             f"'{exc.name}', which is not installed; install it") from exc
-        raise ModelError(f"model '{model}': module '{module_name}' not found; put it on PYTHONPATH (or beside "
-                         f"the experiment file) and check the spelling") from exc
+            raise ModelError(
+                f"model '{model}': importing '{module_name}' failed because it needs module "
+                f"'{exc.name}', which is not installed; install it"
+            ) from exc
+        raise ModelError(
+            f"model '{model}': module '{module_name}' not found; put it on PYTHONPATH (or beside "
+            f"the experiment file) and check the spelling"
+        ) from exc
     except Exception as exc:  # errors inside the user's module at import time
-        raise ModelError(f"model '{model}': importing '{module_name}' raised {type(exc).__name__}: "
-                         f"{error_summary(exc)}") from exc
+        raise ModelError(
+            f"model '{model}': importing '{module_name}' raised {type(exc).__name__}: {error_summary(exc)}"
+        ) from exc
     finally:
         if added is not None:
             sys.path.remove(added)

@@ -44,8 +44,11 @@ def default_cache_path() -> Path:
 
 def cache_key(base_url: str, model: str, messages: list[dict[str, str]], sampling: dict[str, Any]) -> str:
     """The key of one request: base URL, model, every message and the sampling parameters."""
-    payload = json.dumps({"base_url": base_url.rstrip("/"), "model": model, "messages": messages,
-                          "sampling": sampling}, sort_keys=True, ensure_ascii=False)
+    payload = json.dumps(
+        {"base_url": base_url.rstrip("/"), "model": model, "messages": messages, "sampling": sampling},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -77,7 +80,7 @@ class ResponseCache:
         found: dict[str, tuple[dict[str, Any], float | None]] = {}
         db = self._connection()
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
+            chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
             query = f"SELECT key, body, latency_s FROM answers WHERE key IN ({marks})"  # noqa: S608 - only ? marks
             for key, body, latency in db.execute(query, chunk):
@@ -86,8 +89,10 @@ class ResponseCache:
 
     def put(self, key: str, body: dict[str, Any], latency_s: float) -> None:
         """Store (or replace) one answer, committed at once."""
-        self._connection().execute("INSERT OR REPLACE INTO answers (key, body, latency_s, stored_at) "
-                                   "VALUES (?, ?, ?, ?)", (key, json.dumps(body), latency_s, time.time()))
+        self._connection().execute(
+            "INSERT OR REPLACE INTO answers (key, body, latency_s, stored_at) VALUES (?, ?, ?, ?)",
+            (key, json.dumps(body), latency_s, time.time()),
+        )
 
     def close(self) -> None:
         if self._db is not None:

@@ -49,26 +49,37 @@ class SklearnAdapter(ModelAdapter):
     def load(cls, config: ModelConfig, context: LoadContext) -> SklearnAdapter:
         """Read the estimator file, or take the fitted one given in memory; decide how its scores are obtained."""
         adapter = cls(config, context)
-        estimator = context.objects[config.name] if config.name in context.objects else \
-            load_estimator(context.resolve_path(config.source), model=config.name, allow_pickle=config.allow_pickle)
+        estimator = (
+            context.objects[config.name]
+            if config.name in context.objects
+            else load_estimator(
+                context.resolve_path(config.source), model=config.name, allow_pickle=config.allow_pickle
+            )
+        )
         adapter.estimator = estimator
         classes = _fitted_classes(estimator, config.name)
         if config.label_names is not None and len(config.label_names) != len(classes):
-            raise ModelError(f"model '{config.name}': label_names has {len(config.label_names)} names but the "
-                             f"estimator has {len(classes)} classes {[str(c) for c in classes]}; give one name "
-                             f"per class, in classes_ order")
+            raise ModelError(
+                f"model '{config.name}': label_names has {len(config.label_names)} names but the "
+                f"estimator has {len(classes)} classes {[str(c) for c in classes]}; give one name "
+                f"per class, in classes_ order"
+            )
         adapter.label_names = tuple(str(c) for c in (config.label_names or classes))
         if hasattr(estimator, "predict_proba"):
             adapter._score, adapter.output_kind = "predict_proba", "probabilities"
         elif hasattr(estimator, "decision_function"):
             adapter._score, adapter.output_kind = "decision_function", "logits"
-            adapter.warn(f"model '{config.name}' has no predict_proba; its decision_function margins are used "
-                         f"as logits, so probability-based metrics (log loss, calibration) reflect the margin "
-                         f"scale, not calibrated probabilities")
+            adapter.warn(
+                f"model '{config.name}' has no predict_proba; its decision_function margins are used "
+                f"as logits, so probability-based metrics (log loss, calibration) reflect the margin "
+                f"scale, not calibrated probabilities"
+            )
         else:
             adapter._score, adapter.output_kind = "predict", "probabilities"
-            adapter.warn(f"model '{config.name}' has neither predict_proba nor decision_function; its "
-                         f"predictions are scored as one-hot probabilities")
+            adapter.warn(
+                f"model '{config.name}' has neither predict_proba nor decision_function; its "
+                f"predictions are scored as one-hot probabilities"
+            )
         return adapter
 
     def preprocess(self, examples: Sequence[Any]) -> Any:
@@ -91,8 +102,10 @@ class SklearnAdapter(ModelAdapter):
             rows.append(np.asarray(example, dtype=np.float64).ravel())
         sizes = {row.size for row in rows}
         if len(sizes) > 1:
-            raise ModelError(f"model '{self.name}': images have different sizes ({sorted(sizes)[:4]} pixels); "
-                             f"a scikit-learn model needs one size, resize the images first")
+            raise ModelError(
+                f"model '{self.name}': images have different sizes ({sorted(sizes)[:4]} pixels); "
+                f"a scikit-learn model needs one size, resize the images first"
+            )
         return np.stack(rows) if rows else np.zeros((0, 0))
 
     def forward(self, inputs: Any) -> np.ndarray:
@@ -100,8 +113,10 @@ class SklearnAdapter(ModelAdapter):
         try:
             raw = getattr(self.estimator, self._score)(inputs)
         except ValueError as exc:  # typically the wrong number of features
-            raise ModelError(f"model '{self.name}': the estimator rejected the {self.context.modality} inputs "
-                             f"({error_summary(exc)}); check it was trained on data shaped like this dataset") from exc
+            raise ModelError(
+                f"model '{self.name}': the estimator rejected the {self.context.modality} inputs "
+                f"({error_summary(exc)}); check it was trained on data shaped like this dataset"
+            ) from exc
         if self._score == "predict":
             return _one_hot(np.asarray(raw), self.estimator.classes_)
         scores = np.asarray(raw, dtype=np.float64)
@@ -150,23 +165,31 @@ def load_estimator(path: Path, *, model: str, allow_pickle: bool) -> Any:
         unreadable file, or an object that is not an estimator.
     """
     if not path.is_file():
-        raise ModelError(f"model '{model}': {path} not found (sklearn source is a .skops or pickle file, read "
-                         f"relative to the experiment file's folder)")
+        raise ModelError(
+            f"model '{model}': {path} not found (sklearn source is a .skops or pickle file, read "
+            f"relative to the experiment file's folder)"
+        )
     suffix = path.suffix.lower()
     if suffix == ".skops":
         estimator = _load_skops(path, model, allow_pickle)
     elif suffix in PICKLE_SUFFIXES:
         if not allow_pickle:
-            raise ModelError(f"model '{model}': {path} is a pickle, and loading a pickle can run arbitrary code; "
-                             f"set allow_pickle: true only if you trust the file, or save it with skops.io.dump "
-                             f"as .skops")
+            raise ModelError(
+                f"model '{model}': {path} is a pickle, and loading a pickle can run arbitrary code; "
+                f"set allow_pickle: true only if you trust the file, or save it with skops.io.dump "
+                f"as .skops"
+            )
         estimator = _load_pickle(path, model)
     else:
-        raise ModelError(f"model '{model}': cannot read '{suffix or path.name}' estimator files; save the model "
-                         f"as .skops (skops.io.dump) or, if trusted, {'/'.join(PICKLE_SUFFIXES)}")
+        raise ModelError(
+            f"model '{model}': cannot read '{suffix or path.name}' estimator files; save the model "
+            f"as .skops (skops.io.dump) or, if trusted, {'/'.join(PICKLE_SUFFIXES)}"
+        )
     if not hasattr(estimator, "predict"):
-        raise ModelError(f"model '{model}': {path} holds a {type(estimator).__name__}, not a fitted "
-                         f"scikit-learn estimator (no predict method)")
+        raise ModelError(
+            f"model '{model}': {path} holds a {type(estimator).__name__}, not a fitted "
+            f"scikit-learn estimator (no predict method)"
+        )
     return estimator
 
 
@@ -174,21 +197,29 @@ def _load_skops(path: Path, model: str, allow_pickle: bool) -> Any:
     try:
         import skops.io as sio
     except ImportError:
-        raise ModelError(f"model '{model}': reading {path.name} needs skops; install it with "
-                         f"pip install \"headtohead[skops]\" (or pip install skops)") from None
+        raise ModelError(
+            f"model '{model}': reading {path.name} needs skops; install it with "
+            f'pip install "headtohead[skops]" (or pip install skops)'
+        ) from None
     try:
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # zip or JSON errors: a damaged or foreign file
-        raise ModelError(f"model '{model}': {path} is not a readable .skops file ({error_summary(exc)}); "
-                         f"re-save it with skops.io.dump") from exc
+        raise ModelError(
+            f"model '{model}': {path} is not a readable .skops file ({error_summary(exc)}); "
+            f"re-save it with skops.io.dump"
+        ) from exc
     if untrusted and not allow_pickle:
-        raise ModelError(f"model '{model}': {path} contains types skops does not trust by default ({listing(untrusted)}); "
-                         f"loading them can run their code, so set allow_pickle: true only if you trust the file")
+        raise ModelError(
+            f"model '{model}': {path} contains types skops does not trust by default ({listing(untrusted)}); "
+            f"loading them can run their code, so set allow_pickle: true only if you trust the file"
+        )
     try:
         return sio.load(path, trusted=untrusted or None)
     except Exception as exc:  # skops raises many kinds for damaged or version-incompatible files
-        raise ModelError(f"model '{model}': {path} could not be loaded by skops ({type(exc).__name__}: "
-                         f"{error_summary(exc)}); check the scikit-learn version it was saved with") from exc
+        raise ModelError(
+            f"model '{model}': {path} could not be loaded by skops ({type(exc).__name__}: "
+            f"{error_summary(exc)}); check the scikit-learn version it was saved with"
+        ) from exc
 
 
 def _load_pickle(path: Path, model: str) -> Any:
@@ -197,15 +228,19 @@ def _load_pickle(path: Path, model: str) -> Any:
     try:
         return joblib.load(path)
     except Exception as exc:  # unpickling raises whatever the pickled code raises
-        raise ModelError(f"model '{model}': {path} could not be unpickled ({type(exc).__name__}: "
-                         f"{error_summary(exc)}); check the file and the library versions it needs") from exc
+        raise ModelError(
+            f"model '{model}': {path} could not be unpickled ({type(exc).__name__}: "
+            f"{error_summary(exc)}); check the file and the library versions it needs"
+        ) from exc
 
 
 def _fitted_classes(estimator: Any, model: str) -> np.ndarray:
     classes = getattr(estimator, "classes_", None)
     if classes is None:
-        raise ModelError(f"model '{model}': the estimator has no classes_ (not fitted, or not a classifier); "
-                         f"save a fitted classifier")
+        raise ModelError(
+            f"model '{model}': the estimator has no classes_ (not fitted, or not a classifier); "
+            f"save a fitted classifier"
+        )
     return np.asarray(classes)
 
 

@@ -51,14 +51,19 @@ class TimmAdapter(TorchImageAdapter):
         except RuntimeError as exc:
             if str(exc).startswith("Unknown model"):
                 base = source.split(".", 1)[0]
-                raise ModelError(f"model '{self.name}': timm has no architecture '{source}'"
-                                 f"{did_you_mean(base, timm.list_models())} (list them with "
-                                 f"python -c \"import timm; print(timm.list_models('*{base[:4]}*'))\")") from None
-            raise ModelError(f"model '{self.name}': timm could not build '{source}' ({error_summary(exc)}); "
-                             f"check model_args") from exc
+                raise ModelError(
+                    f"model '{self.name}': timm has no architecture '{source}'"
+                    f"{did_you_mean(base, timm.list_models())} (list them with "
+                    f"python -c \"import timm; print(timm.list_models('*{base[:4]}*'))\")"
+                ) from None
+            raise ModelError(
+                f"model '{self.name}': timm could not build '{source}' ({error_summary(exc)}); check model_args"
+            ) from exc
         except TypeError as exc:
-            raise ModelError(f"model '{self.name}': timm '{source}' does not accept model_args "
-                             f"{sorted(self.config.model_args)} ({error_summary(exc)}); remove or rename them") from exc
+            raise ModelError(
+                f"model '{self.name}': timm '{source}' does not accept model_args "
+                f"{sorted(self.config.model_args)} ({error_summary(exc)}); remove or rename them"
+            ) from exc
         except OSError as exc:  # huggingface_hub and urllib errors: no file, no network
             raise _offline_error(self.name, source, error_summary(exc)) from exc
 
@@ -95,8 +100,10 @@ def _hf_cached(pretrained_cfg: Any) -> bool:
         return False
     from huggingface_hub import try_to_load_from_cache
 
-    return any(isinstance(try_to_load_from_cache(hub_id, name), str)
-               for name in ("model.safetensors", "pytorch_model.bin", "open_clip_pytorch_model.bin"))
+    return any(
+        isinstance(try_to_load_from_cache(hub_id, name), str)
+        for name in ("model.safetensors", "pytorch_model.bin", "open_clip_pytorch_model.bin")
+    )
 
 
 def _hub_endpoint() -> str:
@@ -106,6 +113,7 @@ def _hub_endpoint() -> str:
 
 
 def _offline_error(model: str, source: str, why: str) -> ModelError:
-    return ModelError(f"model '{model}': pretrained weights for timm '{source}' are not available offline ({why}); "
-                      f"set pretrained: false and give a checkpoint, or run once with network access to cache them")
-
+    return ModelError(
+        f"model '{model}': pretrained weights for timm '{source}' are not available offline ({why}); "
+        f"set pretrained: false and give a checkpoint, or run once with network access to cache them"
+    )

@@ -44,11 +44,15 @@ class TorchvisionAdapter(TorchImageAdapter):
         if source in classifiers:
             return source
         if source in torchvision.models.list_models():
-            raise ModelError(f"model '{self.name}': torchvision '{source}' is not an image classifier "
-                             f"(detection/segmentation/video models are not supported); pick a classifier "
-                             f"such as resnet18")
-        raise ModelError(f"model '{self.name}': torchvision has no classification model '{source}'"
-                         f"{did_you_mean(source, classifiers)} (see torchvision.models.list_models())")
+            raise ModelError(
+                f"model '{self.name}': torchvision '{source}' is not an image classifier "
+                f"(detection/segmentation/video models are not supported); pick a classifier "
+                f"such as resnet18"
+            )
+        raise ModelError(
+            f"model '{self.name}': torchvision has no classification model '{source}'"
+            f"{did_you_mean(source, classifiers)} (see torchvision.models.list_models())"
+        )
 
     def _weights(self) -> Any:
         """The ``DEFAULT`` weights entry of the architecture (an enum value of torchvision)."""
@@ -70,8 +74,10 @@ class TorchvisionAdapter(TorchImageAdapter):
             state = self._download(lambda: weights.get_state_dict(progress=False, check_hash=True))
             return self._new_head(name, num_classes, args, state)
         except (TypeError, ValueError) as exc:
-            raise ModelError(f"model '{self.name}': torchvision '{name}' cannot be built with model_args "
-                             f"{sorted(args)} ({error_summary(exc)}); remove or rename them") from exc
+            raise ModelError(
+                f"model '{self.name}': torchvision '{name}' cannot be built with model_args "
+                f"{sorted(args)} ({error_summary(exc)}); remove or rename them"
+            ) from exc
 
     def _download(self, fetch: Callable[[], Any]) -> Any:
         """Run ``fetch`` (which reads the pretrained weights), failing fast and clearly offline."""
@@ -89,8 +95,10 @@ class TorchvisionAdapter(TorchImageAdapter):
         except OSError as exc:  # URLError and friends: no network
             raise self._offline_error(error_summary(exc)) from exc
         except RuntimeError as exc:  # a damaged file in the cache fails its hash check or unzip
-            raise ModelError(f"model '{self.name}': cached pretrained weights {cached} are damaged "
-                             f"({error_summary(exc)}); delete the file and download again") from exc
+            raise ModelError(
+                f"model '{self.name}': cached pretrained weights {cached} are damaged "
+                f"({error_summary(exc)}); delete the file and download again"
+            ) from exc
 
     def _new_head(self, name: str, num_classes: int, args: dict[str, Any], state: dict[str, Any]) -> Any:
         """Pretrained backbone, fresh head: load every weight except the classifier's."""
@@ -100,18 +108,21 @@ class TorchvisionAdapter(TorchImageAdapter):
         head = output_layer_name(module, num_classes) or ""
         own = module.state_dict()
         keep = {k: v for k, v in state.items() if k in own and own[k].shape == v.shape}
-        missing = [k for k in module.load_state_dict(keep, strict=False).missing_keys
-                   if not k.startswith(head + ".")]
+        missing = [k for k in module.load_state_dict(keep, strict=False).missing_keys if not k.startswith(head + ".")]
         if missing:
-            raise ModelError(f"model '{self.name}': pretrained weights of torchvision '{name}' do not fit the "
-                             f"architecture built with model_args {sorted(args)} (e.g. {missing[:3]}); "
-                             f"drop model_args that change the backbone")
+            raise ModelError(
+                f"model '{self.name}': pretrained weights of torchvision '{name}' do not fit the "
+                f"architecture built with model_args {sorted(args)} (e.g. {missing[:3]}); "
+                f"drop model_args that change the backbone"
+            )
         return module
 
     def _offline_error(self, why: str) -> ModelError:
-        return ModelError(f"model '{self.name}': pretrained weights for torchvision '{self.config.source}' are not "
-                          f"available offline ({why}); set pretrained: false and give a checkpoint, or run once "
-                          f"with network access to cache them")
+        return ModelError(
+            f"model '{self.name}': pretrained weights for torchvision '{self.config.source}' are not "
+            f"available offline ({why}); set pretrained: false and give a checkpoint, or run once "
+            f"with network access to cache them"
+        )
 
     def _make_transform(self) -> Callable[[Any], Any]:
         size = self.config.image_size

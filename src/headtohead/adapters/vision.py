@@ -21,8 +21,16 @@ from headtohead.adapters.weights import Checkpoint, apply_state_dict, checkpoint
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
-__all__ = ["TorchImageAdapter", "images_to_batch", "standard_transform", "plain_transform",
-           "reachable", "count_outputs", "IMAGENET_MEAN", "IMAGENET_STD"]
+__all__ = [
+    "TorchImageAdapter",
+    "images_to_batch",
+    "standard_transform",
+    "plain_transform",
+    "reachable",
+    "count_outputs",
+    "IMAGENET_MEAN",
+    "IMAGENET_STD",
+]
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -80,8 +88,14 @@ def standard_transform(image_size: int | None = None):  # noqa: ANN201 - a torch
     from torchvision import transforms
 
     size = image_size or 224
-    return transforms.Compose([transforms.Resize(round(size / _CROP_RATIO)), transforms.CenterCrop(size),
-                               transforms.ToTensor(), transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+    return transforms.Compose(
+        [
+            transforms.Resize(round(size / _CROP_RATIO)),
+            transforms.CenterCrop(size),
+            transforms.ToTensor(),
+            transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+        ]
+    )
 
 
 def plain_transform(image_size: int):  # noqa: ANN201 - a torchvision transform
@@ -144,8 +158,9 @@ class TorchImageAdapter(ModelAdapter):
         config, context = self.config, self.context
         checkpoint = None
         if config.checkpoint:
-            checkpoint = read_checkpoint(context.resolve_path(config.checkpoint), model=config.name,
-                                         allow_pickle=config.allow_pickle)
+            checkpoint = read_checkpoint(
+                context.resolve_path(config.checkpoint), model=config.name, allow_pickle=config.allow_pickle
+            )
         # A checkpoint replaces every weight, so pretrained weights would be downloaded for nothing.
         pretrained = config.pretrained and checkpoint is None
         requested = self._requested_classes(checkpoint)
@@ -159,11 +174,15 @@ class TorchImageAdapter(ModelAdapter):
         head_kept = pretrained and self._pretrained_head_size(module) == self.num_outputs
         self.label_names = self._choose_label_names(checkpoint, head_kept)
         if checkpoint is None and not pretrained:
-            self.warn(f"model '{self.name}' has random weights (no checkpoint, pretrained: false); its scores "
-                      f"are chance-level unless it is trained first")
+            self.warn(
+                f"model '{self.name}' has random weights (no checkpoint, pretrained: false); its scores "
+                f"are chance-level unless it is trained first"
+            )
         elif pretrained and not head_kept:
-            self.warn(f"model '{self.name}': pretrained backbone with a new, randomly initialised "
-                      f"{self.num_outputs}-class head; train it before comparing quality")
+            self.warn(
+                f"model '{self.name}': pretrained backbone with a new, randomly initialised "
+                f"{self.num_outputs}-class head; train it before comparing quality"
+            )
         self.module = module.to(self.device).eval()
         self.transform = self._make_transform()
 
@@ -187,12 +206,16 @@ class TorchImageAdapter(ModelAdapter):
 
     def _choose_label_names(self, checkpoint: Checkpoint | None, head_kept: bool) -> tuple[str, ...] | None:
         n = self.num_outputs
-        for names, where in ((self.config.label_names, "label_names in the experiment"),
-                             (checkpoint.label_names if checkpoint else None, f"checkpoint {self.config.checkpoint}")):
+        for names, where in (
+            (self.config.label_names, "label_names in the experiment"),
+            (checkpoint.label_names if checkpoint else None, f"checkpoint {self.config.checkpoint}"),
+        ):
             if names:
                 if len(names) != n:
-                    raise ModelError(f"model '{self.name}': {where} gives {len(names)} names but the model has "
-                                     f"{n} outputs; give one name per output, in output order")
+                    raise ModelError(
+                        f"model '{self.name}': {where} gives {len(names)} names but the model has "
+                        f"{n} outputs; give one name per output, in output order"
+                    )
                 return tuple(str(x) for x in names)
         if head_kept:
             return self._pretrained_labels()

@@ -98,8 +98,10 @@ def read_checkpoint(path: str | Path, *, model: str, allow_pickle: bool = False)
     """
     path = Path(path)
     if not path.is_file():
-        raise ModelError(f"model '{model}': checkpoint {path} not found (checkpoint paths are read relative "
-                         f"to the experiment file's folder)")
+        raise ModelError(
+            f"model '{model}': checkpoint {path} not found (checkpoint paths are read relative "
+            f"to the experiment file's folder)"
+        )
     if path.suffix.lower() == ".safetensors":
         return _read_safetensors(path, model)
     raw = _torch_load(path, model, allow_pickle)
@@ -114,8 +116,10 @@ def _read_safetensors(path: Path, model: str) -> Checkpoint:
         tensors = load_file(str(path))
         metadata = _safetensors_metadata(path)
     except Exception as exc:  # SafetensorError and OSError: the file cannot be decoded
-        raise ModelError(f"model '{model}': {path} is not a readable safetensors file, it may be corrupt or "
-                         f"truncated ({error_summary(exc)}); re-save or re-download it") from exc
+        raise ModelError(
+            f"model '{model}': {path} is not a readable safetensors file, it may be corrupt or "
+            f"truncated ({error_summary(exc)}); re-save or re-download it"
+        ) from exc
     labels, extra = _decode_metadata(metadata, path, model)
     return Checkpoint(path, _strip_prefixes(dict(tensors)), labels, extra)
 
@@ -129,14 +133,20 @@ def _torch_load(path: Path, model: str, allow_pickle: bool) -> Any:
         if not allow_pickle and "Weights only load failed" in str(exc):
             found = _UNSUPPORTED_GLOBAL.search(str(exc))
             what = f" (it contains {found.group(1)})" if found else ""
-            raise ModelError(f"model '{model}': {path} holds pickled Python objects{what}, not just tensors; "
-                             f"unpickling can run arbitrary code, so set allow_pickle: true only if you trust "
-                             f"the file, or re-save it as a state dict / .safetensors") from None
-        raise ModelError(f"model '{model}': {path} is not a readable torch checkpoint, it may be corrupt "
-                         f"({error_summary(exc)}); re-save or re-download it") from exc
+            raise ModelError(
+                f"model '{model}': {path} holds pickled Python objects{what}, not just tensors; "
+                f"unpickling can run arbitrary code, so set allow_pickle: true only if you trust "
+                f"the file, or re-save it as a state dict / .safetensors"
+            ) from None
+        raise ModelError(
+            f"model '{model}': {path} is not a readable torch checkpoint, it may be corrupt "
+            f"({error_summary(exc)}); re-save or re-download it"
+        ) from exc
     except Exception as exc:  # torch raises RuntimeError, KeyError, EOFError … for damaged files
-        raise ModelError(f"model '{model}': {path} is not a readable torch checkpoint, it may be corrupt or "
-                         f"truncated ({type(exc).__name__}: {error_summary(exc)}); re-save or re-download it") from exc
+        raise ModelError(
+            f"model '{model}': {path} is not a readable torch checkpoint, it may be corrupt or "
+            f"truncated ({type(exc).__name__}: {error_summary(exc)}); re-save or re-download it"
+        ) from exc
 
 
 def unwrap_state_dict(obj: Any, *, source: str = "checkpoint") -> dict[str, Any]:
@@ -178,8 +188,9 @@ def unwrap_state_dict(obj: Any, *, source: str = "checkpoint") -> dict[str, Any]
             break
         if obj and all(isinstance(v, torch.Tensor) for v in obj.values()):
             return _strip_prefixes({str(k): v for k, v in obj.items()})
-        inner = next((obj[k] for k in _WRAPPER_KEYS if k in obj and isinstance(obj[k], (Mapping, torch.nn.Module))),
-                     None)
+        inner = next(
+            (obj[k] for k in _WRAPPER_KEYS if k in obj and isinstance(obj[k], (Mapping, torch.nn.Module))), None
+        )
         if inner is None:
             # A state dict may carry a few non-tensor entries (e.g. "_metadata"); keep the tensors.
             tensors = {str(k): v for k, v in obj.items() if isinstance(v, torch.Tensor)}
@@ -188,14 +199,16 @@ def unwrap_state_dict(obj: Any, *, source: str = "checkpoint") -> dict[str, Any]
             break
         obj = inner
     keys = list(obj)[:5] if isinstance(obj, Mapping) else type(obj).__name__
-    raise ModelError(f"{source}: no tensors found (top-level: {keys}); expected a state dict, "
-                     f"{{'state_dict': ...}} or {{'model': ...}}")
+    raise ModelError(
+        f"{source}: no tensors found (top-level: {keys}); expected a state dict, "
+        f"{{'state_dict': ...}} or {{'model': ...}}"
+    )
 
 
 def _strip_prefixes(state: dict[str, Any]) -> dict[str, Any]:
     for prefix in _PREFIXES:
         if state and all(k.startswith(prefix) for k in state):
-            state = {k[len(prefix):]: v for k, v in state.items()}
+            state = {k[len(prefix) :]: v for k, v in state.items()}
     return state
 
 
@@ -219,8 +232,9 @@ def _decode_metadata(metadata: Mapping[str, str], path: Path, model: str) -> tup
         labels = json.loads(metadata[LABELS_KEY]) if LABELS_KEY in metadata else None
         extra = json.loads(metadata[EXTRA_KEY]) if EXTRA_KEY in metadata else {}
     except json.JSONDecodeError as exc:
-        raise ModelError(f"model '{model}': {path} has damaged headtohead metadata ({exc.msg}); "
-                         f"re-save it with save_checkpoint") from exc
+        raise ModelError(
+            f"model '{model}': {path} has damaged headtohead metadata ({exc.msg}); re-save it with save_checkpoint"
+        ) from exc
     if labels is not None:
         labels = tuple(str(n) for n in labels)
     return labels, extra if isinstance(extra, dict) else {}
@@ -258,13 +272,16 @@ def _read_metadata(path: Path) -> tuple[tuple[str, ...] | None, dict[str, Any]]:
     try:
         metadata = _safetensors_metadata(path)
     except Exception as exc:  # missing, truncated or not safetensors at all
-        raise ModelError(f"{path}: cannot read safetensors metadata ({error_summary(exc)}); check the path "
-                         f"and that the file is complete") from exc
+        raise ModelError(
+            f"{path}: cannot read safetensors metadata ({error_summary(exc)}); check the path "
+            f"and that the file is complete"
+        ) from exc
     return _decode_metadata(metadata, path, path.stem)
 
 
-def save_checkpoint(module: Any, path: str | Path, *, label_names: Sequence[str] | None = None,
-                    extra: Mapping[str, Any] | None = None) -> Path:
+def save_checkpoint(
+    module: Any, path: str | Path, *, label_names: Sequence[str] | None = None, extra: Mapping[str, Any] | None = None
+) -> Path:
     """Write a module's weights as ``.safetensors``, with label names in the metadata.
 
     The write is atomic (temporary file, then rename). Tensors that share memory (tied
@@ -365,15 +382,26 @@ def apply_state_dict(module: Any, state_dict: Mapping[str, Any], *, model: str, 
     own = module.state_dict()
     missing = [k for k in own if k not in state_dict]
     unexpected = [k for k in state_dict if k not in own]
-    mismatched = [f"{k}: checkpoint {tuple(state_dict[k].shape)} vs model {tuple(own[k].shape)}"
-                  for k in own if k in state_dict and tuple(state_dict[k].shape) != tuple(own[k].shape)]
-    problems = [f"{len(found)} {what} ({_few(found)})"
-                for what, found in (("missing keys", missing), ("unexpected keys", unexpected),
-                                    ("shape mismatches", mismatched)) if found]
+    mismatched = [
+        f"{k}: checkpoint {tuple(state_dict[k].shape)} vs model {tuple(own[k].shape)}"
+        for k in own
+        if k in state_dict and tuple(state_dict[k].shape) != tuple(own[k].shape)
+    ]
+    problems = [
+        f"{len(found)} {what} ({_few(found)})"
+        for what, found in (
+            ("missing keys", missing),
+            ("unexpected keys", unexpected),
+            ("shape mismatches", mismatched),
+        )
+        if found
+    ]
     if problems:
-        raise ModelError(f"model '{model}': checkpoint {source} does not fit architecture "
-                         f"'{type(module).__name__}': {'; '.join(problems)}; check that source and model_args "
-                         f"match the model the checkpoint was trained as")
+        raise ModelError(
+            f"model '{model}': checkpoint {source} does not fit architecture "
+            f"'{type(module).__name__}': {'; '.join(problems)}; check that source and model_args "
+            f"match the model the checkpoint was trained as"
+        )
     module.load_state_dict(state_dict, strict=True)
 
 

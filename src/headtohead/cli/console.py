@@ -24,8 +24,7 @@ class _OneLineHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         style = "yellow" if record.levelno >= logging.WARNING else "dim"
         label = "warning" if record.levelno >= logging.WARNING else "info"
-        err_console.print(f"[{style}]{label}:[/] {escape(record.getMessage())}", highlight=False,
-                          soft_wrap=True)
+        err_console.print(f"[{style}]{label}:[/] {escape(record.getMessage())}", highlight=False, soft_wrap=True)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
@@ -65,8 +64,13 @@ def progress_bars() -> Iterator:
     When the block fails the bars are removed (in a terminal) or their last state is not
     printed (in a log), so what follows a failure is its one error line.
     """
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("{task.fields[rates]}"))
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[rates]}"),
+    )
     with Progress(*columns, console=err_console, transient=False) as bars:
         tasks: dict[str, TaskID] = {}
 

@@ -27,5 +27,6 @@ def demo(
         outcome = run_demo(out, epochs=epochs, on_event=on_event, progress=progress)
     print_result(outcome.result)
     html = write_reports(outcome.result, out, predictions=outcome.predictions)
-    console.print(f"Results: {out / RESULTS_FILE}; report: {html}; re-run with: h2h run {out / EXPERIMENT_FILE}",
-                  highlight=False)
+    console.print(
+        f"Results: {out / RESULTS_FILE}; report: {html}; re-run with: h2h run {out / EXPERIMENT_FILE}", highlight=False
+    )

@@ -25,7 +25,8 @@ def gate(
     baseline: str = typer.Option(..., "--baseline", help="The reference model's name."),
     candidate: str = typer.Option(..., "--candidate", help="The model that must not be worse."),
     max_accuracy_drop: Optional[str] = typer.Option(
-        None, "--max-accuracy-drop", help="Allowed accuracy drop: 0.5pp (percentage points) or 0.005."),
+        None, "--max-accuracy-drop", help="Allowed accuracy drop: 0.5pp (percentage points) or 0.005."
+    ),
     max_slowdown: Optional[str] = typer.Option(None, "--max-slowdown", help="Allowed slowdown: 5%, 0.05 or 1.05x."),
     confidence: float = typer.Option(0.95, "--confidence", help="Level of the two-sided intervals."),
     n_resamples: int = typer.Option(2000, "--n-resamples", help="Bootstrap resamples."),
@@ -37,7 +38,15 @@ def gate(
     """
     from headtohead.pipeline.gate import gate as decide
 
-    outcome = decide(results, baseline=baseline, candidate=candidate, max_accuracy_drop=max_accuracy_drop,
-                     max_slowdown=max_slowdown, confidence=confidence, n_resamples=n_resamples, junit=junit)
+    outcome = decide(
+        results,
+        baseline=baseline,
+        candidate=candidate,
+        max_accuracy_drop=max_accuracy_drop,
+        max_slowdown=max_slowdown,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        junit=junit,
+    )
     typer.echo(outcome.paragraph)
     raise typer.Exit(outcome.exit_code)

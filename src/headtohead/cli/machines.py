@@ -18,15 +18,26 @@ DEPRECATED_COMPARE = "'h2h compare' is deprecated and will be removed: it is now
 
 
 def machines(
-    results: list[Path] = typer.Argument(..., help="results.json / training.json files (or run folders) written "
-                                         "by h2h train, one per machine."),
-    baseline: Optional[str] = typer.Option(None, "--baseline", "-b", help="Machine to normalise to: its label, "
-                                           "position (1, 2 …) or file. Default: the first."),
-    label: Optional[list[str]] = typer.Option(None, "--label", "-l", help="Name each machine, in file order "
-                                              "(repeat once per file)."),
-    price: Optional[list[str]] = typer.Option(None, "--price", "-p", help="A machine's price per hour: "
-                                              "LABEL=PRICE or POSITION=PRICE (repeatable); adds cost per epoch and "
-                                              "to target."),
+    results: list[Path] = typer.Argument(
+        ..., help="results.json / training.json files (or run folders) written by h2h train, one per machine."
+    ),
+    baseline: Optional[str] = typer.Option(
+        None,
+        "--baseline",
+        "-b",
+        help="Machine to normalise to: its label, position (1, 2 …) or file. Default: the first.",
+    ),
+    label: Optional[list[str]] = typer.Option(
+        None, "--label", "-l", help="Name each machine, in file order (repeat once per file)."
+    ),
+    price: Optional[list[str]] = typer.Option(
+        None,
+        "--price",
+        "-p",
+        help="A machine's price per hour: "
+        "LABEL=PRICE or POSITION=PRICE (repeatable); adds cost per epoch and "
+        "to target.",
+    ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
 ) -> None:
     """Compare training speed (and, with --price, cost) of the same models across machines."""
@@ -37,8 +48,11 @@ def machines(
 
     comparison = compare_machines(results, baseline=baseline, labels=label or None, prices=parse_prices(price or []))
     for machine in comparison.machines:
-        console.print(f"{machine.label}: {machine.hardware} on {machine.hostname} ({machine.path})", highlight=False,
-                      soft_wrap=True)
+        console.print(
+            f"{machine.label}: {machine.hardware} on {machine.hostname} ({machine.path})",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(f"Ratios (×) are to the baseline machine: {comparison.baseline}", highlight=False, soft_wrap=True)
     for table in machine_tables(comparison):
         console.print(table)
@@ -56,6 +70,5 @@ def compare_deprecated(*args: Any, **kwargs: Any) -> None:
     """The old name of ``h2h machines``: says it is deprecated, then does the same."""
     from headtohead.cli.console import err_console
 
-    err_console.print(f"warning: {DEPRECATED_COMPARE}", style="yellow", highlight=False, markup=False,
-                      soft_wrap=True)
+    err_console.print(f"warning: {DEPRECATED_COMPARE}", style="yellow", highlight=False, markup=False, soft_wrap=True)
     machines(*args, **kwargs)

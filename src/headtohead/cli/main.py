@@ -32,8 +32,12 @@ from headtohead.version import __version__
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help=f"headtohead {__version__} — compare classification models fairly, with statistics.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help=f"headtohead {__version__} — compare classification models fairly, with statistics.",
+)
 
 
 def _print_version(value: bool) -> None:
@@ -44,10 +48,12 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                 help="Print the version of headtohead and exit."),
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="Print the version of headtohead and exit."
+    ),
 ) -> None:
     """Options before the command (``h2h --version``); ``--debug`` anywhere shows tracebacks."""
+
 
 app.command("run")(run)
 app.command("bench")(bench)
@@ -87,8 +93,9 @@ def main(argv: list[str] | None = None) -> None:
     except RunInterrupted as exc:
         raise _one_line(f"interrupted by {exc}", exc.exit_code) from None
     except Terminated as exc:
-        raise _one_line(f"interrupted by {exc}: no model had finished, so nothing was written",
-                        interrupt_exit_code(exc)) from None
+        raise _one_line(
+            f"interrupted by {exc}: no model had finished, so nothing was written", interrupt_exit_code(exc)
+        ) from None
     except typer.Abort:
         raise _one_line("interrupted; results of models that finished are kept", 130) from None
     except _CLICK_ERROR as exc:  # a command-line mistake: click's usage message ("did you mean …"), exit 2
@@ -100,13 +107,15 @@ def main(argv: list[str] | None = None) -> None:
         extra = extra_for(exc.name)
         if debug or extra is None:
             raise
-        raise _one_line(f"error: {exc.name} is not installed; install it with: pip install \"headtohead[{extra}]\"",
-                        2) from None
+        raise _one_line(
+            f'error: {exc.name} is not installed; install it with: pip install "headtohead[{extra}]"', 2
+        ) from None
     except Exception as exc:  # a bug, not a user mistake: still one line unless --debug
         if debug:
             raise
-        raise _one_line(f"internal error: {type(exc).__name__}: {exc} (re-run with --debug for the traceback "
-                        f"and report it)", 1) from None
+        raise _one_line(
+            f"internal error: {type(exc).__name__}: {exc} (re-run with --debug for the traceback and report it)", 1
+        ) from None
     if isinstance(code, int) and not isinstance(code, bool) and code != 0:
         raise SystemExit(code)  # typer.Exit(n) in a command: click returns n when not standalone (h2h gate)
 

@@ -18,8 +18,10 @@ def plan(
     accuracy: float = typer.Option(..., "--accuracy", help="Accuracy of the baseline model, e.g. 0.90."),
     delta: float = typer.Option(..., "--delta", help="Accuracy gap to detect, as a fraction (0.005 = 0.5 pp)."),
     discordance: Optional[float] = typer.Option(
-        None, "--discordance",
-        help="Share of examples exactly one model gets right (default: assume independent errors)."),
+        None,
+        "--discordance",
+        help="Share of examples exactly one model gets right (default: assume independent errors).",
+    ),
     power: float = typer.Option(0.8, "--power", help="Chance of detecting the gap when it is real."),
     alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level (family-wise)."),
     models: int = typer.Option(2, "--models", help="Models compared in one run (Holm over all pairs)."),

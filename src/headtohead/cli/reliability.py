@@ -12,17 +12,36 @@ import typer
 
 from headtohead.cli.console import progress_bars
 
-__all__ = ["ResumeOption", "OfflineOption", "DeterministicOption", "OverwriteOption", "run_context", "offline_wanted",
-           "offline_scope", "determinism_line"]
+__all__ = [
+    "ResumeOption",
+    "OfflineOption",
+    "DeterministicOption",
+    "OverwriteOption",
+    "run_context",
+    "offline_wanted",
+    "offline_scope",
+    "determinism_line",
+]
 
-ResumeOption = typer.Option(False, "--resume", help="Re-use the models that finished in an earlier, interrupted "
-                            "run into the same --out folder; evaluate only the rest.")
-OfflineOption = typer.Option(False, "--offline", help="No network at all (also on with HF_HUB_OFFLINE=1): models "
-                             "and data must be local or cached.")
-OverwriteOption = typer.Option(False, "--overwrite", help="Replace the results of another experiment found in "
-                               "the --out folder (without it they are refused).")
-DeterministicOption = typer.Option(False, "--deterministic", help="Use torch's deterministic algorithms; ops "
-                                   "without one are reported.")
+ResumeOption = typer.Option(
+    False,
+    "--resume",
+    help="Re-use the models that finished in an earlier, interrupted "
+    "run into the same --out folder; evaluate only the rest.",
+)
+OfflineOption = typer.Option(
+    False,
+    "--offline",
+    help="No network at all (also on with HF_HUB_OFFLINE=1): models and data must be local or cached.",
+)
+OverwriteOption = typer.Option(
+    False,
+    "--overwrite",
+    help="Replace the results of another experiment found in the --out folder (without it they are refused).",
+)
+DeterministicOption = typer.Option(
+    False, "--deterministic", help="Use torch's deterministic algorithms; ops without one are reported."
+)
 
 
 @contextlib.contextmanager
@@ -63,8 +82,12 @@ def determinism_line(result: Any) -> str:
     """
     from headtohead.runtime.determinism import REFUSAL_PREFIX
 
-    refused = [w.removeprefix(REFUSAL_PREFIX).strip() for m in result.models for w in m.warnings
-               if w.startswith(REFUSAL_PREFIX)]
+    refused = [
+        w.removeprefix(REFUSAL_PREFIX).strip()
+        for m in result.models
+        for w in m.warnings
+        if w.startswith(REFUSAL_PREFIX)
+    ]
     if not refused:
         return "Deterministic algorithms: on; no op refused."
     return f"Deterministic algorithms: on; {len(refused)} refusal(s): " + " | ".join(refused)

@@ -22,18 +22,32 @@ def _default_html(results: list[Path]) -> Path:
 
 
 def report(
-    results: list[Path] = typer.Argument(..., help="results.json files written by h2h run (or their folders); "
-                                                  "several are merged into one report, grouped by machine."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report here (default, when no "
-                                        "format is given: report.html beside the first results file)."),
-    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here (charts as PNG files "
-                                      "in <name>_files/ beside it)."),
-    csv: Optional[Path] = typer.Option(None, "--csv", help="Write the table here: one row per model and run, "
-                                       "one column per metric."),
-    mlflow: Optional[str] = typer.Option(None, "--mlflow", metavar="URI", help="Also log parameters, metrics "
-                                         "and the report files to MLflow: a server (http://host:5000), a local "
-                                         "store (sqlite:///mlflow.db), or 'default' ($MLFLOW_TRACKING_URI, else "
-                                         "sqlite:///mlflow.db here). Needs the mlflow extra."),
+    results: list[Path] = typer.Argument(
+        ...,
+        help="results.json files written by h2h run (or their folders); "
+        "several are merged into one report, grouped by machine.",
+    ),
+    html: Optional[Path] = typer.Option(
+        None,
+        "--html",
+        help="Write the HTML report here (default, when no "
+        "format is given: report.html beside the first results file).",
+    ),
+    md: Optional[Path] = typer.Option(
+        None, "--md", help="Write a Markdown report here (charts as PNG files in <name>_files/ beside it)."
+    ),
+    csv: Optional[Path] = typer.Option(
+        None, "--csv", help="Write the table here: one row per model and run, one column per metric."
+    ),
+    mlflow: Optional[str] = typer.Option(
+        None,
+        "--mlflow",
+        metavar="URI",
+        help="Also log parameters, metrics "
+        "and the report files to MLflow: a server (http://host:5000), a local "
+        "store (sqlite:///mlflow.db), or 'default' ($MLFLOW_TRACKING_URI, else "
+        "sqlite:///mlflow.db here). Needs the mlflow extra.",
+    ),
     title: Optional[str] = typer.Option(None, "--title", help="Report title (default: the run names)."),
 ) -> None:
     """Build a report (verdict, tables, charts) from saved results."""
@@ -54,5 +68,9 @@ def report(
 
         uri = resolve_tracking_uri(mlflow)
         run_ids = log_to_mlflow(merged, tracking_uri=uri, artifacts=written.files)
-        console.print(f"logged {len(run_ids)} run(s) to MLflow at {uri}: {', '.join(run_ids)}", highlight=False,
-                      markup=False, soft_wrap=True)
+        console.print(
+            f"logged {len(run_ids)} run(s) to MLflow at {uri}: {', '.join(run_ids)}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )

@@ -37,27 +37,44 @@ def run(
     ctx: typer.Context,
     experiment: Optional[Path] = typer.Argument(None, help="The experiment YAML file (or --data and --model)."),
     data: Optional[str] = typer.Option(None, "--data", help="Without a file: the evaluation data (data.path)."),
-    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Without a file: name=source or "
-                                              "name=kind:source, e.g. a=preds.csv, b=transformers:org/model "
-                                              "(repeatable; the kind is inferred from the source)."),
+    model: Optional[list[str]] = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Without a file: name=source or "
+        "name=kind:source, e.g. a=preds.csv, b=transformers:org/model "
+        "(repeatable; the kind is inferred from the source).",
+    ),
     text_column: Optional[str] = typer.Option(None, "--text-column", help="With --data: data.text_column."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="With --data: data.label_column."),
     id_column: Optional[str] = typer.Option(None, "--id-column", help="With --data: data.id_column."),
-    slice_column: Optional[list[str]] = typer.Option(None, "--slice-column", help="With --data: a column to "
-                                                     "slice by (repeatable)."),
-    group_column: Optional[str] = typer.Option(None, "--group-column", help="With --data: data.group_column, the "
-                                               "column of users/documents/conversations (related examples)."),
+    slice_column: Optional[list[str]] = typer.Option(
+        None, "--slice-column", help="With --data: a column to slice by (repeatable)."
+    ),
+    group_column: Optional[str] = typer.Option(
+        None,
+        "--group-column",
+        help="With --data: data.group_column, the column of users/documents/conversations (related examples).",
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>)."),
     set_: Optional[list[str]] = SetOption,
     resume: bool = ResumeOption,
     overwrite: bool = OverwriteOption,
     deterministic: bool = DeterministicOption,
     offline: bool = OfflineOption,
-    until_decided: bool = typer.Option(False, "--until-decided", help="Evaluate in a seeded random order, chunk "
-                                       "by chunk (eval.chunk_size), and stop once every pair of models is decided "
-                                       "by an anytime-valid test (same as eval.until_decided: true)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Ask endpoint models (kind: openai) every example again "
-                                  "instead of answering from the on-disk response cache."),
+    until_decided: bool = typer.Option(
+        False,
+        "--until-decided",
+        help="Evaluate in a seeded random order, chunk "
+        "by chunk (eval.chunk_size), and stop once every pair of models is decided "
+        "by an anytime-valid test (same as eval.until_decided: true).",
+    ),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Ask endpoint models (kind: openai) every example again "
+        "instead of answering from the on-disk response cache.",
+    ),
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
     if experiment is None and data is None and not model:  # neither way of naming the models: a usage error
@@ -72,22 +89,40 @@ def run(
     with offline_scope(offline):  # the whole command, reports included
         with run_context() as progress:
             overrides = [*(set_ or []), *(["eval.until_decided=true"] if until_decided else [])]
-            exp, base_dir = command_experiment(experiment, data=data, models=model or [], overrides=overrides,
-                                               text_column=text_column, label_column=label_column,
-                                               id_column=id_column, slice_columns=slice_column or None,
-                                               group_column=group_column)
+            exp, base_dir = command_experiment(
+                experiment,
+                data=data,
+                models=model or [],
+                overrides=overrides,
+                text_column=text_column,
+                label_column=label_column,
+                id_column=id_column,
+                slice_columns=slice_column or None,
+                group_column=group_column,
+            )
             out_dir = out or default_out_dir(exp.name)
-            outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, resume=resume,
-                                     deterministic=deterministic, offline=offline, report=True, overwrite=overwrite,
-                                     response_cache=not no_cache)
+            outcome = run_experiment(
+                exp,
+                base_dir=base_dir,
+                out_dir=out_dir,
+                progress=progress,
+                resume=resume,
+                deterministic=deterministic,
+                offline=offline,
+                report=True,
+                overwrite=overwrite,
+                response_cache=not no_cache,
+            )
     print_result(outcome.result)
     if outcome.resumed:
-        console.print(f"Resumed: the finished results of {listing(outcome.resumed)} were re-used.",
-                      highlight=False)
+        console.print(f"Resumed: the finished results of {listing(outcome.resumed)} were re-used.", highlight=False)
     if deterministic:
         console.print(determinism_line(outcome.result), highlight=False, markup=False)
-    console.print(f"Results: {out_dir / RESULTS_FILE} (per-example predictions: {out_dir / PREDICTIONS_FILE}); "
-                  f"report: {out_dir / REPORT_FILE}", highlight=False)
+    console.print(
+        f"Results: {out_dir / RESULTS_FILE} (per-example predictions: {out_dir / PREDICTIONS_FILE}); "
+        f"report: {out_dir / REPORT_FILE}",
+        highlight=False,
+    )
     console.print(timings_line(outcome.result), highlight=False, markup=False)
 
 
@@ -110,8 +145,17 @@ def bench(
     with offline_scope(offline), run_context() as progress:
         exp, base_dir = resolve_experiment(experiment, set_ or [])
         out_dir = out or default_out_dir(exp.name, "bench")
-        outcome = run_experiment(exp, base_dir=base_dir, out_dir=out_dir, progress=progress, quality=False,
-                                 speed=True, deterministic=deterministic, offline=offline, overwrite=overwrite)
+        outcome = run_experiment(
+            exp,
+            base_dir=base_dir,
+            out_dir=out_dir,
+            progress=progress,
+            quality=False,
+            speed=True,
+            deterministic=deterministic,
+            offline=offline,
+            overwrite=overwrite,
+        )
     print_result(outcome.result)
     console.print(f"Results: {out_dir / RESULTS_FILE}", highlight=False)
     console.print(timings_line(outcome.result), highlight=False, markup=False)

@@ -21,8 +21,9 @@ def validate(
     from headtohead.config import load_experiment
 
     exp = load_experiment(experiment, set_ or [])
-    console.print(f"{experiment}: valid — {len(exp.models)} model(s): {', '.join(m.name for m in exp.models)}",
-                  highlight=False)
+    console.print(
+        f"{experiment}: valid — {len(exp.models)} model(s): {', '.join(m.name for m in exp.models)}", highlight=False
+    )
 
 
 def show(results: Path = typer.Argument(..., help="A results.json written by h2h run.")) -> None:

@@ -22,22 +22,36 @@ __all__ = ["suite"]
 
 
 def suite(
-    sources: Optional[list[str]] = typer.Argument(None, help="SUITE.yaml, or the results.json (or folder) of each "
-                                                  "finished run, one per data set."),
-    scores: Optional[Path] = typer.Option(None, "--scores", help="A table of scores (.csv/.tsv): a 'dataset' column "
-                                          "and one column per model (optionally a 'seed' column)."),
+    sources: Optional[list[str]] = typer.Argument(
+        None, help="SUITE.yaml, or the results.json (or folder) of each finished run, one per data set."
+    ),
+    scores: Optional[Path] = typer.Option(
+        None,
+        "--scores",
+        help="A table of scores (.csv/.tsv): a 'dataset' column and one column per model (optionally a 'seed' column).",
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<suite name>)."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="The figure compared (runs: accuracy, f1_macro, "
-                                         "brier …; a table: the name of what it holds)."),
+    metric: Optional[str] = typer.Option(
+        None,
+        "--metric",
+        help="The figure compared (runs: accuracy, f1_macro, brier …; a table: the name of what it holds).",
+    ),
     lower_is_better: bool = typer.Option(False, "--lower-is-better", help="A table's scores are better when lower."),
-    rope: Optional[float] = typer.Option(None, "--rope", help="Region of practical equivalence of the Bayesian "
-                                         "signed-rank test, in the metric's units (default 0.01)."),
-    alpha: Optional[float] = typer.Option(None, "--alpha", help="Significance level across data sets (default: "
-                                          "the suite's stats.alpha, else 0.05)."),
+    rope: Optional[float] = typer.Option(
+        None,
+        "--rope",
+        help="Region of practical equivalence of the Bayesian signed-rank test, in the metric's units (default 0.01).",
+    ),
+    alpha: Optional[float] = typer.Option(
+        None, "--alpha", help="Significance level across data sets (default: the suite's stats.alpha, else 0.05)."
+    ),
     name: Optional[str] = typer.Option(None, "--name", help="Name of a suite of finished runs or of a table."),
     set_: Optional[list[str]] = SetOption,
-    resume: bool = typer.Option(False, "--resume", help="Skip the data sets that finished in an earlier run into "
-                                "--out; resume the others model by model."),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        help="Skip the data sets that finished in an earlier run into --out; resume the others model by model.",
+    ),
     overwrite: bool = OverwriteOption,
     offline: bool = OfflineOption,
 ) -> None:
@@ -49,20 +63,40 @@ def suite(
     source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric)
     offline = offline_wanted(offline)
     with run_context() as progress:
-        outcome = run_suite(source, scores=scores, out_dir=out_dir, overrides=set_ or [], metric=metric,
-                            lower_is_better=True if lower_is_better else None, rope=rope, alpha=alpha, name=name,
-                            resume=resume, overwrite=overwrite, offline=offline, progress=progress,
-                            on_event=lambda line: console.print(line, highlight=False, markup=False))
+        outcome = run_suite(
+            source,
+            scores=scores,
+            out_dir=out_dir,
+            overrides=set_ or [],
+            metric=metric,
+            lower_is_better=True if lower_is_better else None,
+            rope=rope,
+            alpha=alpha,
+            name=name,
+            resume=resume,
+            overwrite=overwrite,
+            offline=offline,
+            progress=progress,
+            on_event=lambda line: console.print(line, highlight=False, markup=False),
+        )
     _print(outcome.result)
     console.print(f"Suite: {out_dir / SUITE_FILE}; report: {out_dir / SUITE_REPORT}", highlight=False)
     if outcome.failed:
         names = ", ".join(d.name for d in outcome.failed)
-        raise ResultsError(f"{len(outcome.failed)} data set(s) failed ({names}); the others are compared above; fix "
-                           f"them and run again with --resume (finished data sets are skipped)")
+        raise ResultsError(
+            f"{len(outcome.failed)} data set(s) failed ({names}); the others are compared above; fix "
+            f"them and run again with --resume (finished data sets are skipped)"
+        )
 
 
-def _source_and_out(sources: list[str], scores: Path | None, out: Path | None, name: str | None,
-                    overrides: list[str], metric: str | None) -> tuple[str | list[str] | None, Path]:
+def _source_and_out(
+    sources: list[str],
+    scores: Path | None,
+    out: Path | None,
+    name: str | None,
+    overrides: list[str],
+    metric: str | None,
+) -> tuple[str | list[str] | None, Path]:
     """What to hand to :func:`headtohead.suite`, and the output folder (``runs/<name>`` by default)."""
     from headtohead.pipeline.outputs import default_out_dir
 
@@ -95,8 +129,9 @@ def _print(result) -> None:  # noqa: ANN001 - SuiteResult
         for row in ranks:
             table.add_row(*(Text(v) for v in row.values()))
         console.print(table)
-    grid = Table(title=Text(f"{result.metric} per data set (rank; ▲/▼: its own test significant)"),
-                 title_justify="left")
+    grid = Table(
+        title=Text(f"{result.metric} per data set (rank; ▲/▼: its own test significant)"), title_justify="left"
+    )
     for i, header in enumerate(("data set", *result.models, "its own test")):
         grid.add_column(Text(header), justify="right" if 0 < i <= len(result.models) else "left", overflow="fold")
     for entry in grid_rows(result):

@@ -52,8 +52,9 @@ def parse_list(text: str, kind: str, *, option: str) -> list[Any]:
             out.append(_PARSERS[kind](value))
         except ValueError:
             example = {"int": "1,8,32", "float": "0.0,0.5"}.get(kind, "a,b")
-            raise ConfigError(f"{option} '{value}' is not a valid {kind}; give comma-separated values, "
-                              f"e.g. {option} {example}") from None
+            raise ConfigError(
+                f"{option} '{value}' is not a valid {kind}; give comma-separated values, e.g. {option} {example}"
+            ) from None
     return out
 
 
@@ -70,8 +71,11 @@ def sweep(
     max_latency_ms: Optional[float] = typer.Option(None, "--max-latency-ms", help="Budget: per-batch p95 (ms)."),
     max_memory_mb: Optional[float] = typer.Option(None, "--max-memory-mb", help="Budget: memory (MiB)."),
     max_accuracy_drop: Optional[float] = typer.Option(
-        None, "--max-accuracy-drop", "--min-accuracy-drop",
-        help="Non-inferiority margin as a fraction (0.01 = 1 pp) for the recommendation."),
+        None,
+        "--max-accuracy-drop",
+        "--min-accuracy-drop",
+        help="Non-inferiority margin as a fraction (0.01 = 1 pp) for the recommendation.",
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>-sweep)."),
     set_: Optional[list[str]] = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16."),
 ) -> None:
@@ -84,13 +88,26 @@ def sweep(
     from headtohead.results.files import SWEEP_FILE
 
     exp, base_dir = resolve_experiment(experiment, set_ or [])
-    lists = {"batch_size": (batch_size, "int"), "precision": (precision, "str"), "backend": (backend, "str"),
-             "max_length": (max_length, "int"), "compile": (compile_, "bool"),
-             "channels_last": (channels_last, "bool"), "sparsity": (sparsity, "float")}
-    options: dict[str, Any] = {key: parse_list(text, kind, option=f"--{key.replace('_', '-')}")
-                               for key, (text, kind) in lists.items() if text is not None}
-    options.update(models=list(model) if model else None, max_latency_ms=max_latency_ms, max_memory_mb=max_memory_mb,
-                   max_accuracy_drop=max_accuracy_drop)
+    lists = {
+        "batch_size": (batch_size, "int"),
+        "precision": (precision, "str"),
+        "backend": (backend, "str"),
+        "max_length": (max_length, "int"),
+        "compile": (compile_, "bool"),
+        "channels_last": (channels_last, "bool"),
+        "sparsity": (sparsity, "float"),
+    }
+    options: dict[str, Any] = {
+        key: parse_list(text, kind, option=f"--{key.replace('_', '-')}")
+        for key, (text, kind) in lists.items()
+        if text is not None
+    }
+    options.update(
+        models=list(model) if model else None,
+        max_latency_ms=max_latency_ms,
+        max_memory_mb=max_memory_mb,
+        max_accuracy_drop=max_accuracy_drop,
+    )
     out_dir = out or default_out_dir(exp.name, "sweep")
     with progress_bars() as progress:
         outcome = run_sweep(exp, sweep=options, base_dir=base_dir, out_dir=out_dir, progress=progress)
@@ -98,7 +115,10 @@ def sweep(
     for cell in outcome.result.cells():
         if cell.quality is not None:
             console.print(f"  {cell.quality.verdict}", highlight=False, markup=False, soft_wrap=True)
-    console.print(outcome.result.recommendation.sentence, style="bold", highlight=False, markup=False,
-                  soft_wrap=True)
-    console.print(f"Results: {out_dir / SWEEP_FILE} (report: {out_dir / 'sweep.md'}, curves: "
-                  f"{out_dir / 'sweep.png'})", highlight=False, markup=False, soft_wrap=True)
+    console.print(outcome.result.recommendation.sentence, style="bold", highlight=False, markup=False, soft_wrap=True)
+    console.print(
+        f"Results: {out_dir / SWEEP_FILE} (report: {out_dir / 'sweep.md'}, curves: {out_dir / 'sweep.png'})",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )

@@ -50,8 +50,10 @@ def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> Experime
     return experiment_from_dict(raw, overrides=overrides, source=str(path), yaml_text=text)
 
 
-def load_train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
-                          ) -> tuple[Experiment, TrainConfig, Path]:
+def load_train_experiment(
+    experiment: Experiment | str | Path | Mapping[str, Any],
+    overrides: Sequence[str] = (),
+) -> tuple[Experiment, TrainConfig, Path]:
     """Validate an experiment and its ``train:`` section (``h2h train``).
 
     Parameters
@@ -106,13 +108,15 @@ def _read_experiment_file(path: Path, what: str = "experiment") -> tuple[dict[st
     if raw is None:
         raise ConfigError(f"{path}: the {what} file is empty (see examples/ for a starting point)")
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the {what} must be a YAML mapping of keys (name, data, models …), "
-                          f"not a {type(raw).__name__}")
+        raise ConfigError(
+            f"{path}: the {what} must be a YAML mapping of keys (name, data, models …), not a {type(raw).__name__}"
+        )
     return raw, text
 
 
-def experiment_from_dict(raw: Mapping[str, Any], *, overrides: Sequence[str] = (),
-                         source: str = "experiment", yaml_text: str | None = None) -> Experiment:
+def experiment_from_dict(
+    raw: Mapping[str, Any], *, overrides: Sequence[str] = (), source: str = "experiment", yaml_text: str | None = None
+) -> Experiment:
     """Validate a plain dict as an :class:`Experiment`, after applying ``overrides``.
 
     Parameters
@@ -191,8 +195,7 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Sequence[str]) -> dict[st
                     node = node.setdefault(str(part), {})
         key = tuple(resolved)
         if key in seen and seen[key][1] != value:
-            raise ConfigError(f"--set {seen[key][0]} and --set {text} conflict: both set "
-                              f"{_format_loc(key)}; keep one")
+            raise ConfigError(f"--set {seen[key][0]} and --set {text} conflict: both set {_format_loc(key)}; keep one")
         seen[key] = (text, value)
     return data
 
@@ -206,8 +209,10 @@ def _list_index(items: list[Any], part: str | int, text: str) -> int:
     names = [item.get("name") for item in items if isinstance(item, dict)]
     if part in names:
         return names.index(part)
-    raise ConfigError(f"--set {text}: no entry named '{part}'{did_you_mean(str(part), [n for n in names if n])} "
-                      f"(names: {listing(names)})")
+    raise ConfigError(
+        f"--set {text}: no entry named '{part}'{did_you_mean(str(part), [n for n in names if n])} "
+        f"(names: {listing(names)})"
+    )
 
 
 def _read_text(path: Path, what: str = "experiment") -> str:
@@ -226,8 +231,9 @@ def _format_loc(loc: Sequence[str | int]) -> str:
     return out
 
 
-def _format_validation_error(exc: ValidationError, source: str, yaml_text: str | None,
-                             schema: type[BaseModel] = Experiment) -> str:
+def _format_validation_error(
+    exc: ValidationError, source: str, yaml_text: str | None, schema: type[BaseModel] = Experiment
+) -> str:
     errors = exc.errors()
     first = errors[0]
     loc = [p for p in first["loc"]]

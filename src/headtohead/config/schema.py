@@ -40,8 +40,16 @@ __all__ = [
 
 #: Model families with an adapter. Kept here (not read from the adapter registry) so the
 #: config validates without importing torch; a test pins it to the registry.
-MODEL_KINDS: tuple[str, ...] = ("transformers", "timm", "torchvision", "sklearn", "python", "onnx", "predictions",
-                                "openai")
+MODEL_KINDS: tuple[str, ...] = (
+    "transformers",
+    "timm",
+    "torchvision",
+    "sklearn",
+    "python",
+    "onnx",
+    "predictions",
+    "openai",
+)
 
 #: Fewest examples per look of ``eval.until_decided`` by default (rounded up to whole batches).
 _DEFAULT_CHUNK = 64
@@ -56,26 +64,36 @@ class SplitConfig(_Section):
 class DataConfig(_Section):
     """Where the labelled examples come from and how to read them."""
 
-    path: str = Field(description="A .csv/.tsv/.jsonl/.parquet table, an image folder, "
-                      "'sklearn:<name>' or 'hf:<saved folder or hub name>[:<split>]'.")
+    path: str = Field(
+        description="A .csv/.tsv/.jsonl/.parquet table, an image folder, "
+        "'sklearn:<name>' or 'hf:<saved folder or hub name>[:<split>]'."
+    )
     text_column: str | None = Field(default=None, description="Text column of a table (default: 'text').")
     text_pair_column: str | None = Field(default=None, description="Second text of sentence-pair tasks.")
     label_column: str = "label"
     label_names: list[str] | None = Field(
-        default=None, description="Names for integer labels 0..K-1 (e.g. [negative, positive]).")
+        default=None, description="Names for integer labels 0..K-1 (e.g. [negative, positive])."
+    )
     train: str | None = Field(default=None, description="Optional separate training file (same format).")
     split: SplitConfig | None = None
     hf_split: str | None = Field(default=None, description="Split of a Hugging Face dataset to evaluate on.")
     limit: int | None = Field(default=None, gt=0, description="Use only the first N eval examples (quick runs).")
     id_column: str | None = Field(
-        default=None, min_length=1, description="Column of unique example ids; rows of prediction files are "
-        "matched to the data by the same column (image folders: ids are the file paths inside the folder).")
+        default=None,
+        min_length=1,
+        description="Column of unique example ids; rows of prediction files are "
+        "matched to the data by the same column (image folders: ids are the file paths inside the folder).",
+    )
     slice_columns: list[str] = Field(
-        default_factory=list, description="Extra columns kept for quality per slice (e.g. [source, language]).")
+        default_factory=list, description="Extra columns kept for quality per slice (e.g. [source, language])."
+    )
     group_column: str | None = Field(
-        default=None, min_length=1, description="Column naming groups of related examples (a user, a document, a "
+        default=None,
+        min_length=1,
+        description="Column naming groups of related examples (a user, a document, a "
         "conversation): every paired test, interval, slice, the gate and --until-decided then treat a group, not "
-        "an example, as the independent unit. An example without a value is a group of its own.")
+        "an example, as the independent unit. An example without a value is a group of its own.",
+    )
 
     @model_validator(mode="after")
     def _train_or_split(self) -> DataConfig:
@@ -89,12 +107,16 @@ class DataConfig(_Section):
         if repeated:
             raise ValueError(f"slice_columns names {repeated} more than once; list each column once")
         if self.id_column is not None and self.id_column in self.slice_columns:
-            raise ValueError(f"'{self.id_column}' is the id_column: every id is its own slice of one example; "
-                             f"remove it from slice_columns")
+            raise ValueError(
+                f"'{self.id_column}' is the id_column: every id is its own slice of one example; "
+                f"remove it from slice_columns"
+            )
         if self.group_column is not None and self.group_column == self.id_column:
-            raise ValueError(f"group_column '{self.group_column}' is the id_column: every example would be a group of "
-                             f"its own, which is what no group_column means; name the column of users, documents "
-                             f"or conversations")
+            raise ValueError(
+                f"group_column '{self.group_column}' is the id_column: every example would be a group of "
+                f"its own, which is what no group_column means; name the column of users, documents "
+                f"or conversations"
+            )
         return self
 
     @property
@@ -109,50 +131,72 @@ class ModelConfig(_Section):
 
     name: str = Field(min_length=1, description="Unique name used in tables and results.")
     kind: str = Field(description="Adapter family: " + " | ".join(MODEL_KINDS))
-    source: str = Field(min_length=1, description="Hub id, local folder, checkpoint file, architecture "
-                        "name (timm/torchvision), 'package.module:factory' (python), a prediction file "
-                        "(predictions: .csv/.tsv/.jsonl/.parquet) or the model name the server expects (openai).")
-    checkpoint: str | None = Field(default=None, description="Weights file for an architecture "
-                                   "(.safetensors, or a torch file loaded with weights_only=True).")
+    source: str = Field(
+        min_length=1,
+        description="Hub id, local folder, checkpoint file, architecture "
+        "name (timm/torchvision), 'package.module:factory' (python), a prediction file "
+        "(predictions: .csv/.tsv/.jsonl/.parquet) or the model name the server expects (openai).",
+    )
+    checkpoint: str | None = Field(
+        default=None,
+        description="Weights file for an architecture (.safetensors, or a torch file loaded with weights_only=True).",
+    )
     pretrained: bool = Field(default=False, description="timm/torchvision: download pretrained weights (online).")
     max_length: int | None = Field(default=None, gt=0, description="Tokeniser truncation length (text models).")
     image_size: int | None = Field(default=None, gt=0, description="Override the model's input resolution.")
-    label_names: list[str] | None = Field(default=None, description="Names of the model's outputs, in output "
-                                          "order, when its files do not carry them.")
-    model_args: dict[str, Any] = Field(default_factory=dict, description="Extra keyword arguments for the "
-                                       "model constructor / factory.")
-    outputs: Literal["logits", "probabilities"] = Field(default="logits", description="python kind: what the "
-                                                       "callable returns.")
+    label_names: list[str] | None = Field(
+        default=None, description="Names of the model's outputs, in output order, when its files do not carry them."
+    )
+    model_args: dict[str, Any] = Field(
+        default_factory=dict, description="Extra keyword arguments for the model constructor / factory."
+    )
+    outputs: Literal["logits", "probabilities"] = Field(
+        default="logits", description="python kind: what the callable returns."
+    )
     allow_pickle: bool = Field(default=False, description="Allow loading pickled objects (can run code).")
     trust_remote_code: bool = Field(default=False, description="transformers: run code shipped with the model.")
     revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
-    tokenizer: str | None = Field(default=None, description="onnx kind, text: local folder of the Hugging Face "
-                                  "tokenizer the model was exported with.")
-    mean: list[float] | None = Field(default=None, description="onnx kind, images: per-channel normalisation "
-                                     "mean (default: ImageNet's).")
-    std: list[float] | None = Field(default=None, description="onnx kind, images: per-channel normalisation "
-                                    "std (default: ImageNet's).")
+    tokenizer: str | None = Field(
+        default=None,
+        description="onnx kind, text: local folder of the Hugging Face tokenizer the model was exported with.",
+    )
+    mean: list[float] | None = Field(
+        default=None, description="onnx kind, images: per-channel normalisation mean (default: ImageNet's)."
+    )
+    std: list[float] | None = Field(
+        default=None, description="onnx kind, images: per-channel normalisation std (default: ImageNet's)."
+    )
     # kind: openai (config/endpoint.py holds their defaults and checks; None: not given)
     base_url: str | None = Field(default=None, description="openai kind: the API root, e.g. http://127.0.0.1:8000/v1.")
-    api_key_env: str | None = Field(default=None, min_length=1, description="openai kind: NAME of the environment "
-                                    "variable holding the key (the key is never written anywhere).")
+    api_key_env: str | None = Field(
+        default=None,
+        min_length=1,
+        description="openai kind: NAME of the environment "
+        "variable holding the key (the key is never written anywhere).",
+    )
     prompt: str | None = Field(default=None, description="openai kind: the user message, with {text} and {labels}.")
     system_prompt: str | None = Field(default=None, description="openai kind: the system message.")
-    few_shot: int | None = Field(default=None, ge=0, le=32, description="openai kind: examples per class from "
-                                 "data.train, seeded (default 0).")
-    max_concurrency: int | None = Field(default=None, gt=0, le=1024, description="openai kind: requests in flight "
-                                        "at most (default 8).")
+    few_shot: int | None = Field(
+        default=None, ge=0, le=32, description="openai kind: examples per class from data.train, seeded (default 0)."
+    )
+    max_concurrency: int | None = Field(
+        default=None, gt=0, le=1024, description="openai kind: requests in flight at most (default 8)."
+    )
     timeout_s: float | None = Field(default=None, gt=0.0, description="openai kind: seconds per request (default 60).")
-    max_retries: int | None = Field(default=None, ge=0, le=20, description="openai kind: tries after the first "
-                                    "(default 5).")
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0, description="openai kind: sampling temperature "
-                                      "(default 0).")
+    max_retries: int | None = Field(
+        default=None, ge=0, le=20, description="openai kind: tries after the first (default 5)."
+    )
+    temperature: float | None = Field(
+        default=None, ge=0.0, le=2.0, description="openai kind: sampling temperature (default 0)."
+    )
     max_tokens: int | None = Field(default=None, gt=0, description="openai kind: tokens per answer (default 16).")
     logprobs: bool | None = Field(default=None, description="openai kind: ask for log-probabilities (default true).")
-    top_logprobs: int | None = Field(default=None, ge=1, le=20, description="openai kind: alternatives per token "
-                                     "(default 20).")
-    price: Price | None = Field(default=None, description="openai kind: {input_per_1m, output_per_1m} per million "
-                                "tokens.")
+    top_logprobs: int | None = Field(
+        default=None, ge=1, le=20, description="openai kind: alternatives per token (default 20)."
+    )
+    price: Price | None = Field(
+        default=None, description="openai kind: {input_per_1m, output_per_1m} per million tokens."
+    )
 
     @field_validator("kind")
     @classmethod
@@ -160,8 +204,10 @@ class ModelConfig(_Section):
         if kind not in MODEL_KINDS:
             from headtohead.errors import did_you_mean
 
-            raise ValueError(f"unknown model kind '{kind}'{did_you_mean(kind, MODEL_KINDS)} "
-                             f"(choose one of: {', '.join(MODEL_KINDS)})")
+            raise ValueError(
+                f"unknown model kind '{kind}'{did_you_mean(kind, MODEL_KINDS)} "
+                f"(choose one of: {', '.join(MODEL_KINDS)})"
+            )
         return kind
 
     @model_validator(mode="after")
@@ -181,13 +227,24 @@ class EvalConfig(_Section):
     batch_size: int = Field(default=32, gt=0)
     device: str = Field(default="auto", description="auto | cpu | cuda | cuda:N | mps")
     num_threads: int | None = Field(default=None, gt=0, description="torch intra-op threads (default: torch's).")
-    until_decided: bool = Field(default=False, description="Evaluate in a seeded random order, chunk by chunk, and "
-                                "stop once an anytime-valid test has decided every pair (h2h run --until-decided).")
-    chunk_size: int | None = Field(default=None, gt=0, description="until_decided: examples per look, a multiple "
-                                   "of batch_size (default: the smallest multiple of batch_size from 64).")
+    until_decided: bool = Field(
+        default=False,
+        description="Evaluate in a seeded random order, chunk by chunk, and "
+        "stop once an anytime-valid test has decided every pair (h2h run --until-decided).",
+    )
+    chunk_size: int | None = Field(
+        default=None,
+        gt=0,
+        description="until_decided: examples per look, a multiple "
+        "of batch_size (default: the smallest multiple of batch_size from 64).",
+    )
     equivalence_margin: float | None = Field(
-        default=None, gt=0.0, lt=1.0, description="until_decided: also stop when a pair's accuracy gap is shown "
-        "to lie within ± this fraction (0.02 = 2 points); default: never declare equivalence.")
+        default=None,
+        gt=0.0,
+        lt=1.0,
+        description="until_decided: also stop when a pair's accuracy gap is shown "
+        "to lie within ± this fraction (0.02 = 2 points); default: never declare equivalence.",
+    )
 
     @field_validator("device")
     @classmethod
@@ -200,9 +257,11 @@ class EvalConfig(_Section):
     def _chunks_of_whole_batches(self) -> EvalConfig:
         if self.chunk_size is not None and self.chunk_size % self.batch_size:
             whole = max(self.batch_size, self.chunk_size // self.batch_size * self.batch_size)
-            raise ValueError(f"eval.chunk_size={self.chunk_size} is not a multiple of eval.batch_size="
-                             f"{self.batch_size}: every chunk would end in a part-filled batch; use {whole} or "
-                             f"{whole + self.batch_size}")
+            raise ValueError(
+                f"eval.chunk_size={self.chunk_size} is not a multiple of eval.batch_size="
+                f"{self.batch_size}: every chunk would end in a part-filled batch; use {whole} or "
+                f"{whole + self.batch_size}"
+            )
         return self
 
     @property
@@ -248,14 +307,19 @@ class Experiment(_Section):
         if not self.eval.until_decided:
             return self
         if len(self.models) < 2:
-            raise ValueError(f"--until-decided (eval.until_decided) stops when a comparison is decided, but the "
-                             f"experiment has {len(self.models)} model; add a second model or drop --until-decided")
+            raise ValueError(
+                f"--until-decided (eval.until_decided) stops when a comparison is decided, but the "
+                f"experiment has {len(self.models)} model; add a second model or drop --until-decided"
+            )
         if self.execution.mode != "local" or self.execution.shards > 1:
-            what = f"mode: {self.execution.mode}" if self.execution.mode != "local" else \
-                f"shards: {self.execution.shards}"
-            raise ValueError(f"--until-decided (eval.until_decided) cannot be combined with execution.{what}: every "
-                             f"model evaluates each chunk in turn in this process; use execution.mode: local "
-                             f"with one shard, or drop --until-decided")
+            what = (
+                f"mode: {self.execution.mode}" if self.execution.mode != "local" else f"shards: {self.execution.shards}"
+            )
+            raise ValueError(
+                f"--until-decided (eval.until_decided) cannot be combined with execution.{what}: every "
+                f"model evaluates each chunk in turn in this process; use execution.mode: local "
+                f"with one shard, or drop --until-decided"
+            )
         return self
 
     def model(self, name: str) -> ModelConfig:

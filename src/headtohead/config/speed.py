@@ -49,55 +49,108 @@ class SpeedConfig(_Section):
     scenarios: list[Literal["offline", "single_stream", "time_window", "server"]] = Field(
         default=["offline", "single_stream"],  # pydantic copies a mutable default for every record
         description="offline: throughput at the batch size; single_stream: latency at batch 1; "
-                    "time_window: samples processed end to end in time_window_seconds; server: the highest "
-                    "Poisson arrival rate held with p99 under latency_bound_ms (MLPerf LoadGen, extra 'loadgen').")
-    num_batches: int = Field(default=2, gt=0, description="Distinct batches timed offline, drawn across the data "
-                             "(stratified by input size); every block is whole passes over them, so keep it small "
-                             "for slow models.")
-    single_stream_inputs: int = Field(default=32, gt=0, description="Distinct examples timed at batch 1, one per "
-                                      "size stratum of the data, so p99 is a tail over inputs; every block is whole "
-                                      "passes over them.")
+        "time_window: samples processed end to end in time_window_seconds; server: the highest "
+        "Poisson arrival rate held with p99 under latency_bound_ms (MLPerf LoadGen, extra 'loadgen').",
+    )
+    num_batches: int = Field(
+        default=2,
+        gt=0,
+        description="Distinct batches timed offline, drawn across the data "
+        "(stratified by input size); every block is whole passes over them, so keep it small "
+        "for slow models.",
+    )
+    single_stream_inputs: int = Field(
+        default=32,
+        gt=0,
+        description="Distinct examples timed at batch 1, one per "
+        "size stratum of the data, so p99 is a tail over inputs; every block is whole "
+        "passes over them.",
+    )
     warmup_iterations: int = Field(default=3, ge=0, description="Untimed calls per model and scenario first.")
     warmup_seconds: float = Field(default=0.5, ge=0.0, description="... and at least this long.")
     min_iterations: int = Field(default=20, gt=0, description="Timed calls per model and scenario, at least.")
     min_seconds: float = Field(default=2.0, ge=0.0, description="Timed seconds per model and scenario, at least.")
-    rounds: int = Field(default=10, ge=5, description="Interleaved rounds, at least (each model runs one block "
-                        "per round, in a rotated or shuffled order).")
+    rounds: int = Field(
+        default=10,
+        ge=5,
+        description="Interleaved rounds, at least (each model runs one block "
+        "per round, in a rotated or shuffled order).",
+    )
     order: Literal["balanced", "random"] = Field(
-        default="balanced", description="How the model order changes from round to round: balanced (a Williams "
-                                        "design: every model runs before every other in half the rounds; 'rotate' "
-                                        "is read as balanced) or random (shuffled, seeded).")
+        default="balanced",
+        description="How the model order changes from round to round: balanced (a Williams "
+        "design: every model runs before every other in half the rounds; 'rotate' "
+        "is read as balanced) or random (shuffled, seeded).",
+    )
     target_ci_halfwidth: float | None = Field(
-        default=None, gt=0.0, lt=1.0,
-        description="Adaptive stop: add rounds until every pairwise speed-ratio CI is within ±this (0.02 = 2 %).")
-    max_seconds: float = Field(default=120.0, gt=0.0, description="Time budget per scenario for the adaptive "
-                               "extra rounds (the minimums are always completed).")
+        default=None,
+        gt=0.0,
+        lt=1.0,
+        description="Adaptive stop: add rounds until every pairwise speed-ratio CI is within ±this (0.02 = 2 %).",
+    )
+    max_seconds: float = Field(
+        default=120.0,
+        gt=0.0,
+        description="Time budget per scenario for the adaptive extra rounds (the minimums are always completed).",
+    )
     fixed_shape: FixedShape | None = Field(default=None, description="Fixed batch size (and sequence length).")
-    pipeline_iterations: int = Field(default=10, ge=0, description="End-to-end steps per model timing "
-                                     "preprocess / transfer / forward apart (0: skip).")
+    pipeline_iterations: int = Field(
+        default=10,
+        ge=0,
+        description="End-to-end steps per model timing preprocess / transfer / forward apart (0: skip).",
+    )
     time_window_seconds: float = Field(default=10.0, gt=0.0, description="Length of the time_window scenario.")
-    num_threads: int | None = Field(default=None, gt=0, description="torch intra-op threads while measuring "
-                                    "(default: leave torch's setting; it is recorded either way).")
-    memory: bool = Field(default=True, description="Measure each model's own memory (weights, peak RSS and CUDA "
-                         "peak above a process without it) and its cold start in a fresh process that holds only it "
-                         "(one spawned process per model, after the timing; false: skip both).")
-    memory_iterations: int = Field(default=5, gt=0, description="End-to-end steps per scenario of the memory pass "
-                                   "(at least one per timed input).")
+    num_threads: int | None = Field(
+        default=None,
+        gt=0,
+        description="torch intra-op threads while measuring "
+        "(default: leave torch's setting; it is recorded either way).",
+    )
+    memory: bool = Field(
+        default=True,
+        description="Measure each model's own memory (weights, peak RSS and CUDA "
+        "peak above a process without it) and its cold start in a fresh process that holds only it "
+        "(one spawned process per model, after the timing; false: skip both).",
+    )
+    memory_iterations: int = Field(
+        default=5, gt=0, description="End-to-end steps per scenario of the memory pass (at least one per timed input)."
+    )
     telemetry: bool = Field(default=True, description="Sample GPU utilisation/power/clocks via NVML (GPU only).")
-    confidence: float = Field(default=0.95, gt=0.5, lt=1.0, description="Level of the speed-ratio intervals; "
-                              "α = 1 − confidence decides 'faster' after Holm over every speed comparison of the "
-                              "run, and the drift tests of the speed warnings.")
-    n_resamples: int = Field(default=2000, ge=100, description="Unused by the speed ratios, whose intervals are "
-                             "Student t intervals over rounds; kept for stats.speed.speed_ratio(method='bootstrap').")
-    latency_bound_ms: float = Field(default=50.0, gt=0.0, description="server: p99 latency (arrival to answer) "
-                                    "a rate must stay under to count as held.")
+    confidence: float = Field(
+        default=0.95,
+        gt=0.5,
+        lt=1.0,
+        description="Level of the speed-ratio intervals; "
+        "α = 1 − confidence decides 'faster' after Holm over every speed comparison of the "
+        "run, and the drift tests of the speed warnings.",
+    )
+    n_resamples: int = Field(
+        default=2000,
+        ge=100,
+        description="Unused by the speed ratios, whose intervals are "
+        "Student t intervals over rounds; kept for stats.speed.speed_ratio(method='bootstrap').",
+    )
+    latency_bound_ms: float = Field(
+        default=50.0,
+        gt=0.0,
+        description="server: p99 latency (arrival to answer) a rate must stay under to count as held.",
+    )
     server: ServerConfig = Field(default_factory=ServerConfig, description="server: the batcher and the search.")
-    loadgen_crosscheck: bool = Field(default=False, description="Also run LoadGen's SingleStream and Offline "
-                                     "scenarios and report their figures beside headtohead's (extra 'loadgen').")
-    price_per_hour: float | None = Field(default=None, gt=0.0, description="The machine's price (any currency "
-                                         "per hour): gives cost_per_million predictions per model and scenario.")
-    energy: bool = Field(default=True, description="Read energy counters (NVML on GPUs, RAPL on CPUs) around "
-                         "the timed blocks: joules per prediction.")
+    loadgen_crosscheck: bool = Field(
+        default=False,
+        description="Also run LoadGen's SingleStream and Offline "
+        "scenarios and report their figures beside headtohead's (extra 'loadgen').",
+    )
+    price_per_hour: float | None = Field(
+        default=None,
+        gt=0.0,
+        description="The machine's price (any currency "
+        "per hour): gives cost_per_million predictions per model and scenario.",
+    )
+    energy: bool = Field(
+        default=True,
+        description="Read energy counters (NVML on GPUs, RAPL on CPUs) around the timed blocks: joules per prediction.",
+    )
 
     @field_validator("order", mode="before")
     @classmethod
@@ -109,8 +162,7 @@ class SpeedConfig(_Section):
     @classmethod
     def _unique_scenarios(cls, scenarios: list[str]) -> list[str]:
         if not scenarios:
-            raise ValueError(f"give at least one scenario ({', '.join(SPEED_SCENARIOS)}) "
-                             f"or set enabled: false")
+            raise ValueError(f"give at least one scenario ({', '.join(SPEED_SCENARIOS)}) or set enabled: false")
         if len(set(scenarios)) != len(scenarios):
             raise ValueError(f"scenarios {scenarios} lists one twice; name each once")
         return scenarios

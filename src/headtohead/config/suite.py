@@ -42,17 +42,32 @@ from headtohead.config.schema import DataConfig, EvalConfig, Experiment, ModelCo
 from headtohead.config.speed import SpeedConfig
 from headtohead.errors import ConfigError, did_you_mean
 
-__all__ = ["SuiteConfig", "SuiteDatasetConfig", "AcrossConfig", "RUN_METRICS", "DATASET_PLACEHOLDER", "load_suite",
-           "suite_from_dict"]
+__all__ = [
+    "SuiteConfig",
+    "SuiteDatasetConfig",
+    "AcrossConfig",
+    "RUN_METRICS",
+    "DATASET_PLACEHOLDER",
+    "load_suite",
+    "suite_from_dict",
+]
 
 #: Replaced by a data set's name in every string of the suite's models.
 DATASET_PLACEHOLDER = "{dataset}"
 
 #: The metrics a run's results give per model, and whether higher is better.
 RUN_METRICS: dict[str, bool] = {
-    "accuracy": True, "balanced_accuracy": True, "f1_macro": True, "f1_weighted": True, "precision_macro": True,
-    "recall_macro": True, "precision_weighted": True, "recall_weighted": True,
-    "brier": False, "nll": False, "ece": False,
+    "accuracy": True,
+    "balanced_accuracy": True,
+    "f1_macro": True,
+    "f1_weighted": True,
+    "precision_macro": True,
+    "recall_macro": True,
+    "precision_weighted": True,
+    "recall_weighted": True,
+    "brier": False,
+    "nll": False,
+    "ece": False,
 }
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -68,8 +83,10 @@ class SuiteDatasetConfig(Section):
     @classmethod
     def _folder_name(cls, name: str) -> str:
         if not _NAME_RE.match(name):
-            raise ValueError(f"data set name '{name}' must be a folder name: letters, digits, '.', '_' or '-', not "
-                             f"starting with '.' or '-' (e.g. sst2, snips-test)")
+            raise ValueError(
+                f"data set name '{name}' must be a folder name: letters, digits, '.', '_' or '-', not "
+                f"starting with '.' or '-' (e.g. sst2, snips-test)"
+            )
         return name
 
 
@@ -77,16 +94,22 @@ class AcrossConfig(Section):
     """How the data sets' scores are compared."""
 
     metric: str = Field(default="accuracy", description="The per-data-set figure ranked: " + ", ".join(RUN_METRICS))
-    rope: float = Field(default=0.01, ge=0.0, description="Region of practical equivalence of the Bayesian "
-                        "signed-rank test, in the metric's units (0.01 = one point of accuracy).")
+    rope: float = Field(
+        default=0.01,
+        ge=0.0,
+        description="Region of practical equivalence of the Bayesian "
+        "signed-rank test, in the metric's units (0.01 = one point of accuracy).",
+    )
     bayes_samples: int = Field(default=50_000, ge=1000, description="Posterior draws of the Bayesian test.")
 
     @field_validator("metric")
     @classmethod
     def _known_metric(cls, metric: str) -> str:
         if metric not in RUN_METRICS:
-            raise ValueError(f"unknown metric '{metric}'{did_you_mean(metric, RUN_METRICS)} (choose one of: "
-                             f"{', '.join(RUN_METRICS)})")
+            raise ValueError(
+                f"unknown metric '{metric}'{did_you_mean(metric, RUN_METRICS)} (choose one of: "
+                f"{', '.join(RUN_METRICS)})"
+            )
         return metric
 
     @property
@@ -100,11 +123,13 @@ class SuiteConfig(Section):
     name: str = Field(default="suite", min_length=1)
     seed: int = 42
     datasets: list[SuiteDatasetConfig] = Field(min_length=2, description="At least two data sets.")
-    models: list[ModelConfig] = Field(min_length=2, description="At least two models; '{dataset}' in their strings "
-                                      "becomes each data set's name.")
+    models: list[ModelConfig] = Field(
+        min_length=2, description="At least two models; '{dataset}' in their strings becomes each data set's name."
+    )
     across: AcrossConfig = Field(default_factory=AcrossConfig)
-    datasets_at_once: int = Field(default=1, gt=0, description="Data sets run side by side (execution.mode "
-                                  "processes or ray).")
+    datasets_at_once: int = Field(
+        default=1, gt=0, description="Data sets run side by side (execution.mode processes or ray)."
+    )
     eval: EvalConfig = Field(default_factory=EvalConfig)
     stats: StatsConfig = Field(default_factory=StatsConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
@@ -123,12 +148,16 @@ class SuiteConfig(Section):
         if self.datasets_at_once == 1:
             return self
         if self.execution.mode == "local":
-            raise ValueError(f"datasets_at_once: {self.datasets_at_once} runs data sets side by side through the "
-                             f"executors; set execution.mode: processes or ray, or datasets_at_once: 1")
+            raise ValueError(
+                f"datasets_at_once: {self.datasets_at_once} runs data sets side by side through the "
+                f"executors; set execution.mode: processes or ray, or datasets_at_once: 1"
+            )
         if self.speed.enabled:
-            raise ValueError(f"datasets_at_once: {self.datasets_at_once} with speed.enabled: timings of data sets "
-                             f"running side by side would share the machine; set speed.enabled: false (and time "
-                             f"each data set with h2h bench), or datasets_at_once: 1")
+            raise ValueError(
+                f"datasets_at_once: {self.datasets_at_once} with speed.enabled: timings of data sets "
+                f"running side by side would share the machine; set speed.enabled: false (and time "
+                f"each data set with h2h bench), or datasets_at_once: 1"
+            )
         return self
 
     def dataset(self, name: str) -> SuiteDatasetConfig:
@@ -141,11 +170,16 @@ class SuiteConfig(Section):
     def experiment_dict(self, dataset: str) -> dict[str, Any]:
         """The experiment of data set ``dataset`` as a plain dict (models with ``{dataset}`` filled in)."""
         spec = self.dataset(dataset)
-        shared = self.model_dump(mode="json", include={"seed", "eval", "stats", "speed", "execution"},
-                                 exclude_unset=False)
+        shared = self.model_dump(
+            mode="json", include={"seed", "eval", "stats", "speed", "execution"}, exclude_unset=False
+        )
         models = [_fill(m.model_dump(mode="json", exclude_defaults=True), dataset) for m in self.models]
-        return {"name": f"{self.name}/{dataset}", **shared, "data": spec.data.model_dump(mode="json", exclude_defaults=True),
-                "models": models}
+        return {
+            "name": f"{self.name}/{dataset}",
+            **shared,
+            "data": spec.data.model_dump(mode="json", exclude_defaults=True),
+            "models": models,
+        }
 
     def experiment(self, dataset: str) -> Experiment:
         """The validated experiment of data set ``dataset``."""
@@ -163,8 +197,9 @@ def _fill(value: Any, dataset: str) -> Any:
     return value
 
 
-def suite_from_dict(raw: dict[str, Any], *, overrides: Sequence[str] = (), source: str = "suite",
-                    yaml_text: str | None = None) -> SuiteConfig:
+def suite_from_dict(
+    raw: dict[str, Any], *, overrides: Sequence[str] = (), source: str = "suite", yaml_text: str | None = None
+) -> SuiteConfig:
     """Validate a suite given as a dict (after ``overrides``), and the experiment of each of its data sets.
 
     Raises
@@ -177,8 +212,9 @@ def suite_from_dict(raw: dict[str, Any], *, overrides: Sequence[str] = (), sourc
     try:
         suite = SuiteConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc, source, yaml_text if not overrides else None,
-                                                   schema=SuiteConfig)) from exc
+        raise ConfigError(
+            _format_validation_error(exc, source, yaml_text if not overrides else None, schema=SuiteConfig)
+        ) from exc
     for dataset in suite.datasets:  # every run is valid before the first starts
         experiment_from_dict(suite.experiment_dict(dataset.name), source=f"{source}: data set '{dataset.name}'")
     return suite

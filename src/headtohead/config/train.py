@@ -52,12 +52,14 @@ class TrainConfig(_Section):
     """How every model is trained (see the module docstring for an example)."""
 
     epochs: int = Field(default=3, gt=0, description="Passes over the training data (unless max_steps is set).")
-    max_steps: int | None = Field(default=None, gt=0, description="Stop after this many optimizer steps; wins "
-                                  "over epochs (quick benchmark runs).")
+    max_steps: int | None = Field(
+        default=None, gt=0, description="Stop after this many optimizer steps; wins over epochs (quick benchmark runs)."
+    )
     batch_size: int = Field(default=32, gt=0, description="Examples per forward pass and process.")
     learning_rate: float = Field(default=5e-5, gt=0.0, description="Peak learning rate of AdamW.")
-    lr_schedule: Literal["linear", "constant"] = Field(default="linear", description="After warm-up: linear "
-                                                       "decay to 0 at the last step, or constant.")
+    lr_schedule: Literal["linear", "constant"] = Field(
+        default="linear", description="After warm-up: linear decay to 0 at the last step, or constant."
+    )
     warmup_steps: int | None = Field(default=None, ge=0, description="Linear warm-up steps (default: warmup_ratio).")
     warmup_ratio: float = Field(default=0.0, ge=0.0, lt=1.0, description="Warm-up as a share of all steps.")
     weight_decay: float = Field(default=0.01, ge=0.0, description="AdamW weight decay (not on biases and norms).")
@@ -65,28 +67,45 @@ class TrainConfig(_Section):
     adam_epsilon: float = Field(default=1e-8, gt=0.0)
     max_grad_norm: float | None = Field(default=1.0, gt=0.0, description="Gradient clipping norm (null: none).")
     gradient_accumulation_steps: int = Field(default=1, gt=0, description="Batches per optimizer step.")
-    gradient_checkpointing: bool = Field(default=False, description="Recompute activations in the backward pass "
-                                         "(less memory, slower); transformers and timm models.")
+    gradient_checkpointing: bool = Field(
+        default=False,
+        description="Recompute activations in the backward pass (less memory, slower); transformers and timm models.",
+    )
     compile: bool = Field(default=False, description="Train through torch.compile.")
-    compile_backend: str = Field(default="inductor", min_length=1, description="torch.compile backend (inductor; "
-                                 "eager or aot_eager to debug compilation itself).")
+    compile_backend: str = Field(
+        default="inductor",
+        min_length=1,
+        description="torch.compile backend (inductor; eager or aot_eager to debug compilation itself).",
+    )
     precision: Literal["fp32", "bf16", "fp16"] = Field(default="fp32", description="fp32, or autocast to bf16/fp16.")
     num_workers: int = Field(default=0, ge=0, description="DataLoader worker processes for preprocessing.")
-    seeds: list[int] | None = Field(default=None, description="Train each model once per seed (default: the "
-                                    "experiment's seed).")
+    seeds: list[int] | None = Field(
+        default=None, description="Train each model once per seed (default: the experiment's seed)."
+    )
     device: str | None = Field(default=None, description="auto | cpu | cuda | cuda:N | mps (default: eval.device).")
-    eval_each_epoch: bool = Field(default=True, description="Evaluate after every epoch (training curves); the "
-                                  "last epoch is always evaluated.")
+    eval_each_epoch: bool = Field(
+        default=True, description="Evaluate after every epoch (training curves); the last epoch is always evaluated."
+    )
     target: TargetConfig | None = Field(default=None, description="Record the time to reach this eval metric.")
-    timing_warmup_steps: int = Field(default=3, ge=0, description="First steps left out of samples/s (lazy "
-                                     "initialisation, allocator warm-up, compilation).")
-    stall_warning: float = Field(default=0.2, gt=0.0, lt=1.0, description="Warn when the model waits for data "
-                                 "more than this share of the step time.")
+    timing_warmup_steps: int = Field(
+        default=3,
+        ge=0,
+        description="First steps left out of samples/s (lazy initialisation, allocator warm-up, compilation).",
+    )
+    stall_warning: float = Field(
+        default=0.2,
+        gt=0.0,
+        lt=1.0,
+        description="Warn when the model waits for data more than this share of the step time.",
+    )
     resume: bool = Field(default=True, description="Resume an interrupted training from its last epoch checkpoint.")
     nproc: int = Field(default=1, gt=0, description="Data-parallel processes (DDP, launched like torchrun).")
     ddp_backend: Literal["auto", "gloo", "nccl"] = Field(default="auto", description="auto: nccl on CUDA, else gloo.")
-    scaling_steps: int | None = Field(default=20, gt=0, description="With nproc > 1: steps of a single-process "
-                                      "reference run, for the scaling efficiency (null: skip).")
+    scaling_steps: int | None = Field(
+        default=20,
+        gt=0,
+        description="With nproc > 1: steps of a single-process reference run, for the scaling efficiency (null: skip).",
+    )
 
     @field_validator("device")
     @classmethod
@@ -143,8 +162,9 @@ def train_config_from_dict(raw: Mapping[str, Any] | None, *, source: str = "expe
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{source}: train must be a mapping of settings (epochs, batch_size …), "
-                          f"not {type(raw).__name__}")
+        raise ConfigError(
+            f"{source}: train must be a mapping of settings (epochs, batch_size …), not {type(raw).__name__}"
+        )
     try:
         return TrainConfig.model_validate(dict(raw))
     except ValidationError as exc:
@@ -159,8 +179,10 @@ def _one_line(exc: ValidationError, source: str) -> str:
     more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
     if first["type"] == "extra_forbidden":
         valid = list(TrainConfig.model_fields) if len(first["loc"]) == 1 else list(TargetConfig.model_fields)
-        return (f"{source}: {loc}: unknown key{did_you_mean(str(first['loc'][-1]), valid)} "
-                f"(valid keys: {listing(valid)}){more}")
+        return (
+            f"{source}: {loc}: unknown key{did_you_mean(str(first['loc'][-1]), valid)} "
+            f"(valid keys: {listing(valid)}){more}"
+        )
     message = first["msg"].removeprefix("Value error, ")
     got = first.get("input")
     if first["type"] not in ("value_error", "missing") and not isinstance(got, (dict, list)):

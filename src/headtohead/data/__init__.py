@@ -44,20 +44,26 @@ def loader_for(spec: str) -> str:
     if path.is_dir():
         return "image_folder"
     if not path.exists():
-        raise DataError(f"{spec}: data file not found (check data.path; relative paths are read from the "
-                        f"folder of the experiment file)")
+        raise DataError(
+            f"{spec}: data file not found (check data.path; relative paths are read from the "
+            f"folder of the experiment file)"
+        )
     if path.suffix.lower() in TABLE_SUFFIXES:
         return "table"
-    raise DataError(f"{spec}: cannot read '{path.suffix or path.name}' files (use {', '.join(TABLE_SUFFIXES)}, "
-                    f"an image folder, sklearn:<name> or hf:<dataset>)")
+    raise DataError(
+        f"{spec}: cannot read '{path.suffix or path.name}' files (use {', '.join(TABLE_SUFFIXES)}, "
+        f"an image folder, sklearn:<name> or hf:<dataset>)"
+    )
 
 
 def _load(spec: str, config: DataConfig) -> Dataset:
     module_name, func_name = _LOADERS[loader_for(spec)].split(":")
     dataset = getattr(importlib.import_module(module_name), func_name)(spec, config)
     if len(dataset) == 0:
-        raise DataError(f"{spec}: no usable examples (skipped: {dict(dataset.skipped) or 'none'}); "
-                        f"check the file and the column names")
+        raise DataError(
+            f"{spec}: no usable examples (skipped: {dict(dataset.skipped) or 'none'}); "
+            f"check the file and the column names"
+        )
     return dataset
 
 
@@ -88,13 +94,17 @@ def create_dataset(config: DataConfig, *, seed: int = 42) -> DataSplits:
         evaluation = full
         if config.train is not None:
             # ids and slice columns serve the evaluation; a training file need not have them
-            train = _load(config.train, config.model_copy(update={"id_column": None, "slice_columns": [], "group_column": None}))
+            train = _load(
+                config.train, config.model_copy(update={"id_column": None, "slice_columns": [], "group_column": None})
+            )
             names = list(evaluation.label_names)
             names += [n for n in train.label_names if n not in names]
             if len(names) > evaluation.num_classes:
-                extra = names[evaluation.num_classes:]
-                raise DataError(f"{config.train}: classes {extra} have training examples but no evaluation "
-                                f"examples in {config.path}; add them to the eval data or drop them")
+                extra = names[evaluation.num_classes :]
+                raise DataError(
+                    f"{config.train}: classes {extra} have training examples but no evaluation "
+                    f"examples in {config.path}; add them to the eval data or drop them"
+                )
             train = train.with_label_names(evaluation.label_names)
     _require_eval_examples(config, evaluation)
     if config.limit is not None and config.limit < len(evaluation):
@@ -108,5 +118,7 @@ def _require_eval_examples(config: DataConfig, evaluation: Dataset) -> None:
     empty = [name for name, count in zip(evaluation.label_names, counts, strict=True) if count == 0]
     if empty:
         present = ", ".join(f"{name}: {count}" for name, count in zip(evaluation.label_names, counts, strict=True))
-        raise DataError(f"{config.path}: class(es) {empty} have no evaluation examples (per class: {present}); "
-                        f"add examples of them, or remove them from data.label_names")
+        raise DataError(
+            f"{config.path}: class(es) {empty} have no evaluation examples (per class: {present}); "
+            f"add examples of them, or remove them from data.label_names"
+        )

@@ -105,8 +105,17 @@ class Dataset:
         else:
             examples = [self.examples[i] for i in idx]
         ids = tuple(self.ids[i] for i in idx) if self.ids is not None else None
-        return Dataset(self.source, self.modality, examples, self.labels[idx], self.label_names, dict(self.skipped),
-                       ids, {name: values[idx] for name, values in self.columns.items()}, self.skipped_ids)
+        return Dataset(
+            self.source,
+            self.modality,
+            examples,
+            self.labels[idx],
+            self.label_names,
+            dict(self.skipped),
+            ids,
+            {name: values[idx] for name, values in self.columns.items()},
+            self.skipped_ids,
+        )
 
     def source_rows(self, n_rows: int) -> list[int] | None:
         """The row of each example in a table of ``n_rows`` rows in data order, without ids.
@@ -133,8 +142,10 @@ class Dataset:
         """
         if column not in self.columns:
             raise DataError(f"{self.source}: no column '{column}' (data.group_column) was kept with the examples")
-        return np.array([f"\x00#{i}" if value is None else f"={value}" for i, value in enumerate(self.columns[column])],
-                        dtype=object)
+        return np.array(
+            [f"\x00#{i}" if value is None else f"={value}" for i, value in enumerate(self.columns[column])],
+            dtype=object,
+        )
 
     def class_counts(self) -> np.ndarray:
         """Number of examples per class, in ``label_names`` order."""
@@ -148,12 +159,24 @@ class Dataset:
         names = tuple(str(n) for n in names)
         missing = [n for n in self.label_names if n not in names]
         if missing:
-            raise DataError(f"{self.source}: labels {listing(missing, quote=True)} do not occur in the evaluation data "
-                            f"(eval labels: {listing(names, quote=True)}); every class needs eval examples")
+            raise DataError(
+                f"{self.source}: labels {listing(missing, quote=True)} do not occur in the evaluation data "
+                f"(eval labels: {listing(names, quote=True)}); every class needs eval examples"
+            )
         position = {n: i for i, n in enumerate(names)}
         mapping = np.array([position[n] for n in self.label_names], dtype=np.int64)
-        return Dataset(self.source, self.modality, self.examples, mapping[self.labels] if len(self) else self.labels,
-                       names, dict(self.skipped), self.ids, self.columns, self.skipped_ids, self.skipped_rows)
+        return Dataset(
+            self.source,
+            self.modality,
+            self.examples,
+            mapping[self.labels] if len(self) else self.labels,
+            names,
+            dict(self.skipped),
+            self.ids,
+            self.columns,
+            self.skipped_ids,
+            self.skipped_rows,
+        )
 
     def fingerprint(self) -> str:
         """A SHA-256 of the examples, labels and label names: equal data gives an equal hash.
@@ -201,8 +224,9 @@ def _object_array(values: Any) -> np.ndarray:
     return array
 
 
-def encode_labels(raw: Sequence[Any], *, source: str, column: str = "label",
-                  names: Sequence[str] | None = None) -> tuple[np.ndarray, tuple[str, ...]]:
+def encode_labels(
+    raw: Sequence[Any], *, source: str, column: str = "label", names: Sequence[str] | None = None
+) -> tuple[np.ndarray, tuple[str, ...]]:
     """Turn raw label values (names or integers) into indices and ordered label names.
 
     Integer labels keep their numeric order (``0, 1, 2``) and are named by ``names``
@@ -233,15 +257,19 @@ def encode_labels(raw: Sequence[Any], *, source: str, column: str = "label",
     if len(kinds) > 1:
         example_int = next(v for v in values if _label_kind(v) == "int")
         example_str = next(v for v in values if _label_kind(v) == "str")
-        raise DataError(f"{source}: column '{column}' mixes numbers and names (e.g. {example_int!r} and "
-                        f"{example_str!r}); use one kind of label throughout")
+        raise DataError(
+            f"{source}: column '{column}' mixes numbers and names (e.g. {example_int!r} and "
+            f"{example_str!r}); use one kind of label throughout"
+        )
     if kinds == {"int"}:
         ints = np.array([int(float(v)) for v in values], dtype=np.int64)
         present = sorted(set(ints.tolist()))
         if names is not None:
             if present and (present[0] < 0 or present[-1] >= len(names)):
-                raise DataError(f"{source}: label values {listing(present)} do not fit data.label_names ({listing(names, quote=True)}) "
-                                f"(label i is named label_names[i])")
+                raise DataError(
+                    f"{source}: label values {listing(present)} do not fit data.label_names ({listing(names, quote=True)}) "
+                    f"(label i is named label_names[i])"
+                )
             return ints, tuple(str(n) for n in names)
         if present and present[0] >= 0 and present == list(range(present[-1] + 1)):
             return ints, tuple(str(i) for i in present)
@@ -251,7 +279,9 @@ def encode_labels(raw: Sequence[Any], *, source: str, column: str = "label",
     if names is not None:
         unknown = sorted(set(strings) - set(names))
         if unknown:
-            raise DataError(f"{source}: labels {listing(unknown, quote=True)} are not in data.label_names ({listing(names, quote=True)})")
+            raise DataError(
+                f"{source}: labels {listing(unknown, quote=True)} are not in data.label_names ({listing(names, quote=True)})"
+            )
         ordered = tuple(str(n) for n in names)
     else:
         ordered = tuple(sorted(set(strings)))

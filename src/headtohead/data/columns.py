@@ -17,8 +17,15 @@ from typing import Any
 from headtohead.config.schema import DataConfig
 from headtohead.errors import DataError, did_you_mean, listing
 
-__all__ = ["name_some", "is_missing", "normalise_id", "normalise_value", "require_extra_columns", "check_ids",
-           "refuse_extra_columns"]
+__all__ = [
+    "name_some",
+    "is_missing",
+    "normalise_id",
+    "normalise_value",
+    "require_extra_columns",
+    "check_ids",
+    "refuse_extra_columns",
+]
 
 _INTEGRAL_FLOAT = re.compile(r"^-?\d+\.0+$")
 
@@ -87,26 +94,35 @@ def require_extra_columns(source: str, config: DataConfig, available: Sequence[s
     DataError
         Naming the missing column, the closest existing one and the columns there are.
     """
-    wanted = ([("data.id_column", config.id_column)] if config.id_column is not None else [])
+    wanted = [("data.id_column", config.id_column)] if config.id_column is not None else []
     wanted += [("data.slice_columns", column) for column in config.slice_columns]
     wanted += [("data.group_column", config.group_column)] if config.group_column is not None else []
     columns = [str(c) for c in available]
     for key, column in wanted:
         if column not in columns:
-            fix = f"set {key} to one of them or remove it" if key != "data.slice_columns" else \
-                f"correct or remove '{column}' in data.slice_columns"
-            raise DataError(f"{source}: no column '{column}' ({key}){did_you_mean(column, columns)}; the data has "
-                            f"columns: {name_some(columns, 20, quote=False)}; {fix}")
+            fix = (
+                f"set {key} to one of them or remove it"
+                if key != "data.slice_columns"
+                else f"correct or remove '{column}' in data.slice_columns"
+            )
+            raise DataError(
+                f"{source}: no column '{column}' ({key}){did_you_mean(column, columns)}; the data has "
+                f"columns: {name_some(columns, 20, quote=False)}; {fix}"
+            )
 
 
 def refuse_extra_columns(source: str, config: DataConfig, what: str) -> None:
     """For sources without columns (scikit-learn arrays, image folders): slice and group columns cannot exist."""
     if config.slice_columns:
-        raise DataError(f"{source}: {what} has no columns, so data.slice_columns {config.slice_columns} cannot be "
-                        f"read; remove data.slice_columns (slices by class and by input size need no columns)")
+        raise DataError(
+            f"{source}: {what} has no columns, so data.slice_columns {config.slice_columns} cannot be "
+            f"read; remove data.slice_columns (slices by class and by input size need no columns)"
+        )
     if config.group_column is not None:
-        raise DataError(f"{source}: {what} has no columns, so data.group_column '{config.group_column}' cannot be "
-                        f"read; remove it, or give the data as a table with a column of groups")
+        raise DataError(
+            f"{source}: {what} has no columns, so data.group_column '{config.group_column}' cannot be "
+            f"read; remove it, or give the data as a table with a column of groups"
+        )
 
 
 def check_ids(source: str, column: str, raw: Sequence[Any], rows: Sequence[int]) -> tuple[str, ...]:
@@ -133,16 +149,22 @@ def check_ids(source: str, column: str, raw: Sequence[Any], rows: Sequence[int])
     ids = [normalise_id(value) for value in raw]
     empty = [row for row, value in zip(rows, ids, strict=True) if value is None]
     if empty:
-        raise DataError(f"{source}: column '{column}' (data.id_column) is empty in row(s) "
-                        f"{name_some(empty, quote=False)}; every example needs an id")
+        raise DataError(
+            f"{source}: column '{column}' (data.id_column) is empty in row(s) "
+            f"{name_some(empty, quote=False)}; every example needs an id"
+        )
     where: dict[str, list[int]] = defaultdict(list)
     for row, value in zip(rows, ids, strict=True):
         where[value].append(row)  # type: ignore[index]
     repeated = [(value, found) for value, found in where.items() if len(found) > 1]
     if repeated:
-        named = [f"{value!r} (rows {', '.join(map(str, found[:3]))}{' …' if len(found) > 3 else ''})"
-                 for value, found in repeated]
-        raise DataError(f"{source}: column '{column}' (data.id_column) has {len(repeated)} duplicate id(s): "
-                        f"{name_some(named, quote=False)}; ids must be unique (fix the column, or remove "
-                        f"data.id_column to match prediction files by row order)")
+        named = [
+            f"{value!r} (rows {', '.join(map(str, found[:3]))}{' …' if len(found) > 3 else ''})"
+            for value, found in repeated
+        ]
+        raise DataError(
+            f"{source}: column '{column}' (data.id_column) has {len(repeated)} duplicate id(s): "
+            f"{name_some(named, quote=False)}; ids must be unique (fix the column, or remove "
+            f"data.id_column to match prediction files by row order)"
+        )
     return tuple(ids)  # type: ignore[arg-type]

@@ -79,8 +79,10 @@ def load_hf(spec: str, config: DataConfig) -> Dataset:
     datasets = _import_datasets(spec)
     source, split = parse_hf_spec(spec)
     if spec == config.train == config.path and split is None:
-        raise DataError(f"data.path and data.train are both {spec}, so they would read the same split; name the "
-                        f"splits, e.g. data.path: {spec}:validation and data.train: {spec}:train")
+        raise DataError(
+            f"data.path and data.train are both {spec}, so they would read the same split; name the "
+            f"splits, e.g. data.path: {spec}:validation and data.train: {spec}:train"
+        )
     is_train = spec == config.train and spec != config.path
     loaded = _load_source(spec, source, split, datasets)
     if isinstance(loaded, datasets.DatasetDict):
@@ -89,8 +91,10 @@ def load_hf(spec: str, config: DataConfig) -> Dataset:
     else:
         requested = split or (None if is_train else config.hf_split)
         if requested is not None and not _named_split(loaded, requested):
-            raise DataError(f"{spec}: this dataset has no splits (a single saved Dataset), but split "
-                            f"'{requested}' was asked for; remove data.hf_split / the ':<split>' suffix")
+            raise DataError(
+                f"{spec}: this dataset has no splits (a single saved Dataset), but split "
+                f"'{requested}' was asked for; remove data.hf_split / the ':<split>' suffix"
+            )
         part = loaded
     return _to_dataset(spec, part.with_format(None), config, datasets)
 
@@ -107,7 +111,7 @@ def parse_hf_spec(spec: str) -> tuple[str, str | None]:
     >>> parse_hf_spec("hf:imdb")
     ('imdb', None)
     """
-    rest = spec[len(PREFIX):] if spec.startswith(PREFIX) else spec
+    rest = spec[len(PREFIX) :] if spec.startswith(PREFIX) else spec
     if not rest:
         raise DataError(f"{spec}: give a folder or a Hub dataset name after 'hf:' (e.g. hf:data/sst2_saved)")
     if Path(rest).expanduser().exists() or ":" not in rest:
@@ -133,24 +137,29 @@ def choose_split(spec: str, available: list[str], requested: str | None) -> str:
     """
     if requested is not None:
         if requested not in available:
-            raise DataError(f"{spec}: no split '{requested}'{did_you_mean(requested, available)} "
-                            f"(splits: {listing(available)}); set data.hf_split or the ':<split>' suffix")
+            raise DataError(
+                f"{spec}: no split '{requested}'{did_you_mean(requested, available)} "
+                f"(splits: {listing(available)}); set data.hf_split or the ':<split>' suffix"
+            )
         return requested
     for name in _DEFAULT_SPLITS:
         if name in available:
             return name
     if len(available) == 1:
         return available[0]
-    raise DataError(f"{spec}: several splits ({listing(available)}) and none is 'validation' or 'test'; "
-                    f"choose one with data.hf_split")
+    raise DataError(
+        f"{spec}: several splits ({listing(available)}) and none is 'validation' or 'test'; "
+        f"choose one with data.hf_split"
+    )
 
 
 def _import_datasets(spec: str) -> Any:
     try:
         import datasets
     except ImportError as error:
-        raise DataError(f"{spec}: reading Hugging Face datasets needs the 'datasets' package; "
-                        f"pip install 'headtohead[hf]'") from error
+        raise DataError(
+            f"{spec}: reading Hugging Face datasets needs the 'datasets' package; pip install 'headtohead[hf]'"
+        ) from error
     return datasets
 
 
@@ -161,15 +170,20 @@ def _load_source(spec: str, source: str, split: str | None, datasets: Any) -> An
             try:
                 return datasets.load_from_disk(str(folder))
             except (OSError, ValueError) as error:
-                raise DataError(f"{spec}: cannot read the saved dataset ({_first_line(error)}); "
-                                f"save it again with save_to_disk") from error
+                raise DataError(
+                    f"{spec}: cannot read the saved dataset ({_first_line(error)}); save it again with save_to_disk"
+                ) from error
         return _load_dataset(spec, str(folder), datasets, local=True)
     if folder.exists():
-        raise DataError(f"{spec}: {source} is a file; hf: reads a save_to_disk folder or a Hub name "
-                        f"(use data.path: {source} to read a table file directly)")
+        raise DataError(
+            f"{spec}: {source} is a file; hf: reads a save_to_disk folder or a Hub name "
+            f"(use data.path: {source} to read a table file directly)"
+        )
     if _looks_like_path(source):
-        raise DataError(f"{spec}: folder {source} not found (relative paths are read from the experiment "
-                        f"file's folder); check the path")
+        raise DataError(
+            f"{spec}: folder {source} not found (relative paths are read from the experiment "
+            f"file's folder); check the path"
+        )
     return _load_dataset(spec, source, datasets, local=False)
 
 
@@ -181,8 +195,10 @@ def _load_dataset(spec: str, name: str, datasets: Any, *, local: bool) -> Any:
     except ConnectionError as error:  # also what datasets raises in offline mode
         raise DataError(_offline_message(spec, name)) from error
     except (OSError, ValueError) as error:  # DatasetNotFoundError is a FileNotFoundError
-        raise DataError(f"{spec}: cannot load '{name}' ({_first_line(error)}); for a dataset with several "
-                        f"configs, save the one you want with save_to_disk and use hf:<folder>") from error
+        raise DataError(
+            f"{spec}: cannot load '{name}' ({_first_line(error)}); for a dataset with several "
+            f"configs, save the one you want with save_to_disk and use hf:<folder>"
+        ) from error
 
 
 def _offline() -> bool:
@@ -202,8 +218,10 @@ def _require_hub_reachable(spec: str, name: str) -> None:
 
 
 def _offline_message(spec: str, name: str) -> str:
-    return (f"{spec}: the Hub dataset '{name}' is not available offline; on a machine with network run "
-            f"datasets.load_dataset('{name}').save_to_disk('<folder>') and use data.path: hf:<folder>")
+    return (
+        f"{spec}: the Hub dataset '{name}' is not available offline; on a machine with network run "
+        f"datasets.load_dataset('{name}').save_to_disk('<folder>') and use data.path: hf:<folder>"
+    )
 
 
 def _looks_like_path(source: str) -> bool:
@@ -234,22 +252,35 @@ def _to_dataset(spec: str, part: Any, config: DataConfig, datasets: Any) -> Data
     if config.text_pair_column is not None:
         _require_column(spec, "data.text_pair_column", config.text_pair_column, columns)
         pairs = part[config.text_pair_column][:]
-    return rows_to_dataset(spec, part[text_column][:], labels, pairs=pairs, label_column=label_column,
-                           label_names=names, ids=ids, id_column=config.id_column or "id", columns=extra)
+    return rows_to_dataset(
+        spec,
+        part[text_column][:],
+        labels,
+        pairs=pairs,
+        label_column=label_column,
+        label_names=names,
+        ids=ids,
+        id_column=config.id_column or "id",
+        columns=extra,
+    )
 
 
 def _require_column(spec: str, key: str, column: str, columns: list[str]) -> None:
     if column not in columns:
-        raise DataError(f"{spec}: no column '{column}' ({key}){did_you_mean(column, columns)}; the dataset has "
-                        f"columns: {listing(columns)}; set {key} to one of them")
+        raise DataError(
+            f"{spec}: no column '{column}' ({key}){did_you_mean(column, columns)}; the dataset has "
+            f"columns: {listing(columns)}; set {key} to one of them"
+        )
 
 
 def _class_names(spec: str, feature: Any, config: DataConfig, datasets: Any) -> list[str] | None:
     if not isinstance(feature, datasets.ClassLabel):
         return config.label_names
     if config.label_names is not None and len(config.label_names) != feature.num_classes:
-        raise DataError(f"{spec}: data.label_names has {len(config.label_names)} names but the label feature has "
-                        f"{feature.num_classes} classes ({listing(feature.names)}); fix or drop data.label_names")
+        raise DataError(
+            f"{spec}: data.label_names has {len(config.label_names)} names but the label feature has "
+            f"{feature.num_classes} classes ({listing(feature.names)}); fix or drop data.label_names"
+        )
     return config.label_names if config.label_names is not None else list(feature.names)
 
 
@@ -263,9 +294,18 @@ def _image_column(part: Any, datasets: Any) -> str | None:
     return (preferred or found or [None])[0]
 
 
-def _image_dataset(spec: str, part: Any, column: str, labels: list[Any], names: list[str] | None,
-                   config: DataConfig, datasets: Any, *, ids: list[Any] | None,
-                   extra: dict[str, list[Any]]) -> Dataset:
+def _image_dataset(
+    spec: str,
+    part: Any,
+    column: str,
+    labels: list[Any],
+    names: list[str] | None,
+    config: DataConfig,
+    datasets: Any,
+    *,
+    ids: list[Any] | None,
+    extra: dict[str, list[Any]],
+) -> Dataset:
     raw = part.cast_column(column, datasets.Image(decode=False))[column][:]
     skipped: Counter[str] = Counter()
     examples: list[Any] = []
@@ -290,8 +330,18 @@ def _image_dataset(spec: str, part: Any, column: str, labels: list[Any], names: 
         kept_ids = check_ids(spec, config.id_column or "id", [ids[i] for i in rows], [i + 1 for i in rows])
     columns = {name: [normalise_value(values[i]) for i in rows] for name, values in extra.items()}
     warn_skipped(spec, skipped, unit="rows", ids=skipped_ids if ids is not None else None)
-    return Dataset(spec, "image", examples, encoded, label_names, dict(skipped), kept_ids, columns, skipped_ids,
-                   tuple(skipped_rows))
+    return Dataset(
+        spec,
+        "image",
+        examples,
+        encoded,
+        label_names,
+        dict(skipped),
+        kept_ids,
+        columns,
+        skipped_ids,
+        tuple(skipped_rows),
+    )
 
 
 def _image_example(item: Any) -> Any:

@@ -93,8 +93,10 @@ def load_image_folder(spec: str, config: DataConfig) -> Dataset:
             else:
                 files.append((os.path.abspath(path), names.index(class_dir.name)))
     if not files:
-        raise DataError(f"{spec}: the class folders ({listing(d.name for d in class_dirs)}) hold no files; "
-                        f"put the images in {spec}/<class>/")
+        raise DataError(
+            f"{spec}: the class folders ({listing(d.name for d in class_dirs)}) hold no files; "
+            f"put the images in {spec}/<class>/"
+        )
     with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 1) + 2)) as pool:
         problems = list(pool.map(lambda item: check_image(item[0]), files))
     kept = [item for item, problem in zip(files, problems, strict=True) if problem is None]
@@ -107,8 +109,16 @@ def load_image_folder(spec: str, config: DataConfig) -> Dataset:
 
     unreadable = tuple(file_id(path) for (path, _), problem in zip(files, problems, strict=True) if problem is not None)
     warn_skipped(spec, counts, unit="files", ids=unreadable)
-    return Dataset(spec, "image", [path for path, _ in kept], np.array([label for _, label in kept]), tuple(names), counts,
-                   ids=tuple(file_id(path) for path, _ in kept), skipped_ids=unreadable)
+    return Dataset(
+        spec,
+        "image",
+        [path for path, _ in kept],
+        np.array([label for _, label in kept]),
+        tuple(names),
+        counts,
+        ids=tuple(file_id(path) for path, _ in kept),
+        skipped_ids=unreadable,
+    )
 
 
 def check_image(path: str | Path) -> str | None:
@@ -139,8 +149,10 @@ def check_image(path: str | Path) -> str | None:
 def _refuse_hf_folder(spec: str, root: Path) -> None:
     markers = [name for name in HF_SAVED_MARKERS if (root / name).is_file()]
     if markers:
-        raise DataError(f"{spec}: this is a saved Hugging Face dataset ({markers[0]}), not an image folder; "
-                        f"write data.path: hf:{spec}")
+        raise DataError(
+            f"{spec}: this is a saved Hugging Face dataset ({markers[0]}), not an image folder; "
+            f"write data.path: hf:{spec}"
+        )
 
 
 def _class_dirs(spec: str, root: Path) -> list[Path]:
@@ -148,13 +160,20 @@ def _class_dirs(spec: str, root: Path) -> list[Path]:
     if not class_dirs:
         loose = sum(1 for p in root.iterdir() if p.is_file())
         where = f" ({loose} files lie directly in it)" if loose else " (it is empty)"
-        raise DataError(f"{spec}: no class subfolders{where}; an image folder needs one subfolder per class, "
-                        f"e.g. {spec}/cat/*.jpg and {spec}/dog/*.jpg")
+        raise DataError(
+            f"{spec}: no class subfolders{where}; an image folder needs one subfolder per class, "
+            f"e.g. {spec}/cat/*.jpg and {spec}/dog/*.jpg"
+        )
     split_like = [d.name for d in class_dirs if d.name.lower() in _SPLIT_NAMES]
-    if split_like and len(split_like) == len(class_dirs) and all(any(c.is_dir() for c in d.iterdir())
-                                                                 for d in class_dirs):
-        raise DataError(f"{spec}: the subfolders ({listing(split_like)}) look like splits, not classes; "
-                        f"point data.path at one split (e.g. {spec}/{split_like[-1]}) and data.train at another")
+    if (
+        split_like
+        and len(split_like) == len(class_dirs)
+        and all(any(c.is_dir() for c in d.iterdir()) for d in class_dirs)
+    ):
+        raise DataError(
+            f"{spec}: the subfolders ({listing(split_like)}) look like splits, not classes; "
+            f"point data.path at one split (e.g. {spec}/{split_like[-1]}) and data.train at another"
+        )
     return class_dirs
 
 
@@ -164,9 +183,11 @@ def _label_order(spec: str, folders: list[str], label_names: list[str] | None) -
     missing = sorted(set(folders) - set(label_names))
     extra = sorted(set(label_names) - set(folders))
     if missing or extra or len(set(label_names)) != len(label_names):
-        raise DataError(f"{spec}: data.label_names ({listing(label_names, quote=True)}) must name exactly the class folders "
-                        f"({listing(folders, quote=True)}; folders not in label_names: {listing(missing, quote=True) or 'none'}; "
-                        f"names without a folder: {listing(extra, quote=True) or 'none'})")
+        raise DataError(
+            f"{spec}: data.label_names ({listing(label_names, quote=True)}) must name exactly the class folders "
+            f"({listing(folders, quote=True)}; folders not in label_names: {listing(missing, quote=True) or 'none'}; "
+            f"names without a folder: {listing(extra, quote=True) or 'none'})"
+        )
     return list(label_names)
 
 

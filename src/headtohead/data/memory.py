@@ -57,12 +57,17 @@ def dataset_from_memory(data: Any, config: DataConfig) -> Dataset:
         dataset = _arrays(where, data[0], data[1], config)
     elif hasattr(data, "columns") and hasattr(data, "iloc"):
         text = config.text_column or DEFAULT_TEXT_COLUMN
-        dataset = frame_to_dataset(data, where, config) if text in [str(c) for c in data.columns] else \
-            _feature_frame(where, data, config)
+        dataset = (
+            frame_to_dataset(data, where, config)
+            if text in [str(c) for c in data.columns]
+            else _feature_frame(where, data, config)
+        )
     else:
-        raise DataError(f"{where}: cannot evaluate on a {type(data).__name__}; give a pandas DataFrame (a text and "
-                        f"a label column, or feature columns and a label column), arrays (X, y) or a "
-                        f"headtohead Dataset")
+        raise DataError(
+            f"{where}: cannot evaluate on a {type(data).__name__}; give a pandas DataFrame (a text and "
+            f"a label column, or feature columns and a label column), arrays (X, y) or a "
+            f"headtohead Dataset"
+        )
     if len(dataset) == 0:
         raise DataError(f"{where}: no usable examples (skipped: {dict(dataset.skipped) or 'none'})")
     return dataset
@@ -72,8 +77,7 @@ def _arrays(where: str, features: Any, labels: Any, config: DataConfig) -> Datas
     x = np.asarray(features)
     y = list(np.asarray(labels).tolist())
     if x.ndim != 2 or len(x) != len(y):
-        raise DataError(f"{where}: X must be 2-D with one row per label; got X of shape {x.shape} and {len(y)} "
-                        f"labels")
+        raise DataError(f"{where}: X must be 2-D with one row per label; got X of shape {x.shape} and {len(y)} labels")
     encoded, names = encode_labels(y, source=where, column="y", names=config.label_names)
     return Dataset(where, "features", x.astype(np.float32), encoded, names)
 
@@ -86,20 +90,29 @@ def _feature_frame(where: str, frame: Any, config: DataConfig) -> Dataset:
     frame.columns = columns
     require_extra_columns(where, config, columns)
     if config.label_column not in columns:
-        raise DataError(f"{where}: no label column '{config.label_column}' (the frame has {name_some(columns, 20)}); "
-                        f"name it with label_column")
+        raise DataError(
+            f"{where}: no label column '{config.label_column}' (the frame has {name_some(columns, 20)}); "
+            f"name it with label_column"
+        )
     kept = {config.label_column, config.id_column, *config.kept_columns}
     features = [c for c in columns if c not in kept]
     numeric = [c for c in features if is_numeric_dtype(frame[c].dtype)]
     if not features or numeric != features:
         other = [c for c in features if c not in numeric]
-        raise DataError(f"{where}: no text column '{config.text_column or DEFAULT_TEXT_COLUMN}' and "
-                        f"{'no feature columns' if not features else 'non-numeric columns ' + name_some(other)}; "
-                        f"name the text column with text_column, or give numeric feature columns")
-    encoded, names = encode_labels(frame[config.label_column].tolist(), source=where, column=config.label_column,
-                                   names=config.label_names)
-    ids = check_ids(where, config.id_column, frame[config.id_column].tolist(), list(range(1, len(frame) + 1))) \
-        if config.id_column is not None else None
+        raise DataError(
+            f"{where}: no text column '{config.text_column or DEFAULT_TEXT_COLUMN}' and "
+            f"{'no feature columns' if not features else 'non-numeric columns ' + name_some(other)}; "
+            f"name the text column with text_column, or give numeric feature columns"
+        )
+    encoded, names = encode_labels(
+        frame[config.label_column].tolist(), source=where, column=config.label_column, names=config.label_names
+    )
+    ids = (
+        check_ids(where, config.id_column, frame[config.id_column].tolist(), list(range(1, len(frame) + 1)))
+        if config.id_column is not None
+        else None
+    )
     extra = {name: [normalise_value(v) for v in frame[name].tolist()] for name in config.kept_columns}
-    return Dataset(where, "features", frame[features].to_numpy(dtype=np.float32), encoded, names, ids=ids,
-                   columns=extra)
+    return Dataset(
+        where, "features", frame[features].to_numpy(dtype=np.float32), encoded, names, ids=ids, columns=extra
+    )

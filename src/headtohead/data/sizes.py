@@ -44,11 +44,14 @@ def input_sizes(dataset: Dataset, *, text_unit: TextUnit = "words") -> tuple[np.
     if text_unit not in ("words", "characters"):
         raise ValueError(f"text_unit must be 'words' or 'characters', not {text_unit!r}")
     if dataset.modality in ("text", "text_pair"):
+
         def measure(text: str) -> int:
             return len(text.split()) if text_unit == "words" else len(text)
 
-        sizes = [sum(measure(part) for part in example) if dataset.modality == "text_pair" else measure(example)
-                 for example in dataset.examples]
+        sizes = [
+            sum(measure(part) for part in example) if dataset.modality == "text_pair" else measure(example)
+            for example in dataset.examples
+        ]
         return np.asarray(sizes, dtype=np.int64), text_unit
     if dataset.modality == "image":
         return np.asarray([_pixels(example) for example in dataset.examples], dtype=np.int64), "pixels"

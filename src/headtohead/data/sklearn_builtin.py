@@ -73,21 +73,27 @@ def load_sklearn(spec: str, config: DataConfig) -> Dataset:
     """
     import sklearn.datasets
 
-    name = spec[len(PREFIX):] if spec.startswith(PREFIX) else spec
+    name = spec[len(PREFIX) :] if spec.startswith(PREFIX) else spec
     if name not in SKLEARN_DATASETS:
-        raise DataError(f"{spec}: unknown scikit-learn dataset '{name}'{did_you_mean(name, SKLEARN_DATASETS)} "
-                        f"(choose one of: {', '.join(PREFIX + n for n in SKLEARN_DATASETS)})")
+        raise DataError(
+            f"{spec}: unknown scikit-learn dataset '{name}'{did_you_mean(name, SKLEARN_DATASETS)} "
+            f"(choose one of: {', '.join(PREFIX + n for n in SKLEARN_DATASETS)})"
+        )
     refuse_extra_columns(spec, config, "a scikit-learn dataset")
     if config.id_column is not None:
-        raise DataError(f"{spec}: a scikit-learn dataset has no id column; remove data.id_column (prediction "
-                        f"files for it are matched by row order)")
+        raise DataError(
+            f"{spec}: a scikit-learn dataset has no id column; remove data.id_column (prediction "
+            f"files for it are matched by row order)"
+        )
     loader_name, convert = SKLEARN_DATASETS[name]
     bunch = getattr(sklearn.datasets, loader_name)()
     modality, examples = convert(bunch)
     target_names = [str(n) for n in bunch.target_names]
     names = config.label_names if config.label_names is not None else target_names
     if len(names) != len(target_names):
-        raise DataError(f"{spec}: data.label_names has {len(names)} names but {name} has {len(target_names)} "
-                        f"classes ({listing(target_names)}); give {len(target_names)} names or leave it out")
+        raise DataError(
+            f"{spec}: data.label_names has {len(names)} names but {name} has {len(target_names)} "
+            f"classes ({listing(target_names)}); give {len(target_names)} names or leave it out"
+        )
     labels, label_names = encode_labels(np.asarray(bunch.target).tolist(), source=spec, column="target", names=names)
     return Dataset(spec, modality, examples, labels, label_names, {})

@@ -52,13 +52,18 @@ def stratified_split(dataset: Dataset, eval_fraction: float, *, seed: int) -> tu
     counts = dataset.class_counts()
     too_few = [f"{name} ({count})" for name, count in zip(dataset.label_names, counts, strict=True) if 0 < count < 2]
     if too_few:
-        raise DataError(f"{dataset.source}: cannot split stratified: class(es) {listing(too_few)} have fewer than "
-                        f"2 examples; add examples, or give a separate data.train file instead of data.split")
+        raise DataError(
+            f"{dataset.source}: cannot split stratified: class(es) {listing(too_few)} have fewer than "
+            f"2 examples; add examples, or give a separate data.train file instead of data.split"
+        )
     try:
-        train_idx, eval_idx = train_test_split(np.arange(len(dataset)), test_size=eval_fraction,
-                                               stratify=dataset.labels, random_state=seed, shuffle=True)
+        train_idx, eval_idx = train_test_split(
+            np.arange(len(dataset)), test_size=eval_fraction, stratify=dataset.labels, random_state=seed, shuffle=True
+        )
     except ValueError as error:  # e.g. fewer eval examples than classes
-        raise DataError(f"{dataset.source}: cannot hold out {eval_fraction:g} of {len(dataset)} examples stratified "
-                        f"over {int((counts > 0).sum())} classes ({error}); change data.split.eval_fraction or "
-                        f"add examples") from error
+        raise DataError(
+            f"{dataset.source}: cannot hold out {eval_fraction:g} of {len(dataset)} examples stratified "
+            f"over {int((counts > 0).sum())} classes ({error}); change data.split.eval_fraction or "
+            f"add examples"
+        ) from error
     return dataset.take(np.sort(train_idx)), dataset.take(np.sort(eval_idx))

@@ -23,18 +23,39 @@ from typing import Any
 
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, Modality, encode_labels
-from headtohead.data.columns import check_ids, is_missing, name_some, normalise_id, normalise_value, require_extra_columns
+from headtohead.data.columns import (
+    check_ids,
+    is_missing,
+    name_some,
+    normalise_id,
+    normalise_value,
+    require_extra_columns,
+)
 from headtohead.errors import DataError, did_you_mean, listing
 
-__all__ = ["load_table", "frame_to_dataset", "read_table", "rows_to_dataset", "warn_skipped", "skipped_ids_of",
-           "is_missing"]
+__all__ = [
+    "load_table",
+    "frame_to_dataset",
+    "read_table",
+    "rows_to_dataset",
+    "warn_skipped",
+    "skipped_ids_of",
+    "is_missing",
+]
 
 DEFAULT_TEXT_COLUMN = "text"
 
 # Leading bytes of binary formats someone may rename to .csv by mistake.
-_BINARY_MAGIC = {b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
-                 b"PK\x03\x04": "a zip archive (xlsx?)", b"PAR1": "a parquet file", b"%PDF": "a PDF",
-                 b"\x1f\x8b": "gzip-compressed data", b"\xd0\xcf\x11\xe0": "an old Excel/Office file"}
+_BINARY_MAGIC = {
+    b"\x89PNG": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+    b"PK\x03\x04": "a zip archive (xlsx?)",
+    b"PAR1": "a parquet file",
+    b"%PDF": "a PDF",
+    b"\x1f\x8b": "gzip-compressed data",
+    b"\xd0\xcf\x11\xe0": "an old Excel/Office file",
+}
 _PARSER_LINE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _INTEGRAL_FLOAT = re.compile(r"^\s*-?\d+\.0*\s*$")
 
@@ -94,9 +115,17 @@ def frame_to_dataset(frame: Any, spec: str, config: DataConfig) -> Dataset:
     pairs = frame[config.text_pair_column].tolist() if config.text_pair_column is not None else None
     ids = frame[config.id_column].tolist() if config.id_column is not None else None
     extra = {name: frame[name].tolist() for name in config.kept_columns}
-    return rows_to_dataset(spec, frame[text_column].tolist(), frame[config.label_column].tolist(),
-                           pairs=pairs, label_column=config.label_column, label_names=config.label_names,
-                           ids=ids, id_column=config.id_column or "id", columns=extra)
+    return rows_to_dataset(
+        spec,
+        frame[text_column].tolist(),
+        frame[config.label_column].tolist(),
+        pairs=pairs,
+        label_column=config.label_column,
+        label_names=config.label_names,
+        ids=ids,
+        id_column=config.id_column or "id",
+        columns=extra,
+    )
 
 
 def read_table(spec: str):  # noqa: ANN201 - pandas.DataFrame; pandas imported lazily
@@ -123,10 +152,18 @@ def read_table(spec: str):  # noqa: ANN201 - pandas.DataFrame; pandas imported l
     return frame
 
 
-def rows_to_dataset(source: str, texts: list[Any], labels: list[Any], *, pairs: list[Any] | None = None,
-                    label_column: str = "label", label_names: list[str] | None = None,
-                    ids: list[Any] | None = None, id_column: str = "id",
-                    columns: Mapping[str, list[Any]] | None = None) -> Dataset:
+def rows_to_dataset(
+    source: str,
+    texts: list[Any],
+    labels: list[Any],
+    *,
+    pairs: list[Any] | None = None,
+    label_column: str = "label",
+    label_names: list[str] | None = None,
+    ids: list[Any] | None = None,
+    id_column: str = "id",
+    columns: Mapping[str, list[Any]] | None = None,
+) -> Dataset:
     """Build a text :class:`Dataset` from column values, skipping and counting unusable rows.
 
     A row is skipped (first reason that applies) for an ``"empty text"``, an ``"empty text
@@ -181,8 +218,9 @@ def rows_to_dataset(source: str, texts: list[Any], labels: list[Any], *, pairs: 
     extra = {name: [normalise_value(values[i]) for i in kept_rows] for name, values in (columns or {}).items()}
     warn_skipped(source, skipped, unit="rows", ids=skipped_ids if ids is not None else None)
     modality: Modality = "text_pair" if pairs is not None else "text"
-    return Dataset(source, modality, examples, encoded, names, dict(skipped), kept_ids, extra, skipped_ids,
-                   tuple(skipped_rows))
+    return Dataset(
+        source, modality, examples, encoded, names, dict(skipped), kept_ids, extra, skipped_ids, tuple(skipped_rows)
+    )
 
 
 def skipped_ids_of(ids: Sequence[Any] | None, rows: Sequence[int]) -> tuple[str, ...]:
@@ -204,8 +242,12 @@ def warn_skipped(source: str, skipped: Mapping[str, int], *, unit: str, ids: Seq
     if total:
         reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(skipped.items()))
         named = f": {name_some(list(ids))}" if ids else ""
-        warnings.warn(f"{source}: skipped {total} {unit} ({reasons}){named}; counted in the dataset's skipped "
-                      f"totals, and predictions stored for them are ignored", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"{source}: skipped {total} {unit} ({reasons}){named}; counted in the dataset's skipped "
+            f"totals, and predictions stored for them are ignored",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _normalise_label(label: Any) -> Any:
@@ -222,8 +264,10 @@ def _unknown_column_message(spec: str, key: str, column: str, columns: list[str]
             if sep in columns[0]:
                 hint += f" (the header is one column containing {name}: check the separator and the file suffix)"
                 break
-    return (f"{spec}: no column '{column}' ({key}){hint}; the file has columns: {listing(columns)}; "
-            f"set {key} to one of them")
+    return (
+        f"{spec}: no column '{column}' ({key}){hint}; the file has columns: {listing(columns)}; "
+        f"set {key} to one of them"
+    )
 
 
 def _check_not_empty(spec: str, path: Path) -> None:
@@ -241,8 +285,9 @@ def _check_text_file(spec: str, path: Path) -> None:
         if head.startswith(magic):
             raise DataError(f"{spec}: not a text table (the file is {what}); give a UTF-8 csv/tsv/jsonl file")
     if b"\x00" in head:
-        raise DataError(f"{spec}: not a text table (it contains NUL bytes: binary, or UTF-16 text); "
-                        f"give a UTF-8 csv/tsv/jsonl file")
+        raise DataError(
+            f"{spec}: not a text table (it contains NUL bytes: binary, or UTF-16 text); give a UTF-8 csv/tsv/jsonl file"
+        )
 
 
 def _read_delimited(spec: str, path: Path, suffix: str):  # noqa: ANN202
@@ -258,8 +303,10 @@ def _read_delimited(spec: str, path: Path, suffix: str):  # noqa: ANN202
     except pd.errors.ParserError as error:
         raise DataError(_parser_message(spec, str(error), tab=suffix == ".tsv")) from error
     except UnicodeDecodeError as error:
-        raise DataError(f"{spec}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at position {error.start}); "
-                        f"save the file as UTF-8") from error
+        raise DataError(
+            f"{spec}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at position {error.start}); "
+            f"save the file as UTF-8"
+        ) from error
 
 
 def _parser_message(spec: str, message: str, *, tab: bool) -> str:
@@ -267,8 +314,10 @@ def _parser_message(spec: str, message: str, *, tab: bool) -> str:
     separator = "tabs" if tab else "commas"
     if found:
         expected, line, saw = found.groups()
-        return (f"{spec}: malformed row at line {line}: expected {expected} fields, saw {saw}; "
-                f"quote values that contain {separator} or fix the row")
+        return (
+            f"{spec}: malformed row at line {line}: expected {expected} fields, saw {saw}; "
+            f"quote values that contain {separator} or fix the row"
+        )
     first = message.strip().splitlines()[0] if message.strip() else "parse error"
     return f"{spec}: malformed table ({first}); check the quoting and the separator"
 
@@ -293,8 +342,10 @@ def _read_utf8(spec: str, path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise DataError(f"{spec}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at position {error.start}); "
-                        f"save the file as UTF-8") from error
+        raise DataError(
+            f"{spec}: not UTF-8 text (byte 0x{error.object[error.start]:02x} at position {error.start}); "
+            f"save the file as UTF-8"
+        ) from error
 
 
 def _json_message(spec: str, text: str, error: ValueError) -> str:
@@ -317,5 +368,7 @@ def _read_parquet(spec: str, path: Path):  # noqa: ANN202
     try:
         return pd.read_parquet(path)
     except (ValueError, OSError) as error:  # pyarrow.ArrowInvalid is a ValueError
-        raise DataError(f"{spec}: not a readable parquet file ({str(error).splitlines()[0]}); "
-                        f"re-save it with pandas.DataFrame.to_parquet or use csv/jsonl") from error
+        raise DataError(
+            f"{spec}: not a readable parquet file ({str(error).splitlines()[0]}); "
+            f"re-save it with pandas.DataFrame.to_parquet or use csv/jsonl"
+        ) from error

@@ -62,8 +62,10 @@ def split_inputs(inputs: Any, n: int, at: int) -> tuple[Any, Any]:
     if isinstance(inputs, Mapping):
         if not any(_batched(v, n) or isinstance(v, (Mapping, list, tuple)) for v in inputs.values()):
             raise _Unsplittable
-        parts = {key: split_inputs(value, n, at) if _splittable(value, n) else (value, value)
-                 for key, value in inputs.items()}
+        parts = {
+            key: split_inputs(value, n, at) if _splittable(value, n) else (value, value)
+            for key, value in inputs.items()
+        }
         return {k: p[0] for k, p in parts.items()}, {k: p[1] for k, p in parts.items()}
     if isinstance(inputs, (list, tuple)):
         if inputs and all(_splittable(v, n) for v in inputs) and any(_batched(v, n) for v in inputs):
@@ -134,9 +136,11 @@ class BatchRunner:
             if not is_device_out_of_memory(exc):
                 raise
             if n <= 1:
-                raise ModelError(f"model '{self.adapter.name}' ran out of memory on {self.adapter.device} even for "
-                                 f"one example at a time (batch {batch + 1} of the plan; {type(exc).__name__}); "
-                                 f"free the device, use one with more memory, or evaluate on cpu") from exc
+                raise ModelError(
+                    f"model '{self.adapter.name}' ran out of memory on {self.adapter.device} even for "
+                    f"one example at a time (batch {batch + 1} of the plan; {type(exc).__name__}); "
+                    f"free the device, use one with more memory, or evaluate on cpu"
+                ) from exc
             try:
                 first, rest = split_inputs(inputs, n, (n + 1) // 2)
             except _Unsplittable:

@@ -43,7 +43,7 @@ class BatchPlan:
 
     def __iter__(self) -> Iterator[np.ndarray]:
         for start in range(0, len(self.order), self.batch_size):
-            yield self.order[start:start + self.batch_size]
+            yield self.order[start : start + self.batch_size]
 
     def hash(self) -> str:
         """SHA-256 over the order and the batch size: equal hashes mean identical batches."""
@@ -53,8 +53,9 @@ class BatchPlan:
         return digest.hexdigest()
 
 
-def plan_batches(n_examples: int, batch_size: int, *, shuffle: bool = False, seed: int = 0,
-                 lengths: np.ndarray | None = None) -> BatchPlan:
+def plan_batches(
+    n_examples: int, batch_size: int, *, shuffle: bool = False, seed: int = 0, lengths: np.ndarray | None = None
+) -> BatchPlan:
     """Make the batch plan for ``n_examples``.
 
     Parameters
@@ -102,9 +103,9 @@ def _length_plan(lengths: np.ndarray, batch_size: int, seed: int) -> BatchPlan:
     n_full = len(order) // batch_size
     if n_full <= 2:
         return BatchPlan(order, batch_size)
-    full = order[:n_full * batch_size].reshape(n_full, batch_size)
+    full = order[: n_full * batch_size].reshape(n_full, batch_size)
     rest = np.random.default_rng(seed).permutation(np.arange(1, n_full))
-    shuffled = np.concatenate([full[0], full[rest].ravel(), order[n_full * batch_size:]])
+    shuffled = np.concatenate([full[0], full[rest].ravel(), order[n_full * batch_size :]])
     return BatchPlan(shuffled, batch_size)
 
 

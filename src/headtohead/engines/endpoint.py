@@ -54,26 +54,38 @@ def endpoint_record(model: Any) -> EndpointRecord | None:
     stats = model.passes
     requests = sum(p.requests for p in stats)
     statuses = _added([p.statuses for p in stats])
-    timing = RequestTiming(concurrency=settings.max_concurrency,  # no latency when nothing was answered now
-                           latencies_s=[float(e.latency_s) for e in sent if e.latency_s is not None],
-                           wall_s=sum(p.wall_s for p in stats), tokens=sent_prompt + sent_completion)
+    timing = RequestTiming(
+        concurrency=settings.max_concurrency,  # no latency when nothing was answered now
+        latencies_s=[float(e.latency_s) for e in sent if e.latency_s is not None],
+        wall_s=sum(p.wall_s for p in stats),
+        tokens=sent_prompt + sent_completion,
+    )
     return EndpointRecord(
-        base_url=public_url(settings.base_url), model=model.config.source, examples=len(ordered),
+        base_url=public_url(settings.base_url),
+        model=model.config.source,
+        examples=len(ordered),
         from_cache=[i for i, r in ordered if r.exchange.from_cache],
         n_unparseable=len(unparseable),
-        unparseable=[UnparseableAnswer(index=i, answer=r.exchange.body["content"][:RAW_ANSWER_CHARS])
-                     for i, r in unparseable[:KEPT_ANSWERS]],
+        unparseable=[
+            UnparseableAnswer(index=i, answer=r.exchange.body["content"][:RAW_ANSWER_CHARS])
+            for i, r in unparseable[:KEPT_ANSWERS]
+        ],
         n_failed_requests=len(failed),
-        failed_requests=[FailedRequest(index=i, reason=r.exchange.error or "no answer")
-                         for i, r in failed[:KEPT_ANSWERS]],
-        requests=requests, retries=sum(p.retries for p in stats), statuses=statuses,
+        failed_requests=[
+            FailedRequest(index=i, reason=r.exchange.error or "no answer") for i, r in failed[:KEPT_ANSWERS]
+        ],
+        requests=requests,
+        retries=sum(p.retries for p in stats),
+        statuses=statuses,
         prompt_tokens=sum(u["prompt_tokens"] for u in usages) if known else None,
         completion_tokens=sum(u["completion_tokens"] for u in usages) if known else None,
-        prompt_tokens_sent=sent_prompt, completion_tokens_sent=sent_completion,
+        prompt_tokens_sent=sent_prompt,
+        completion_tokens_sent=sent_completion,
         price=TokenPrice(**settings.price.model_dump()) if settings.price is not None else None,
         probabilities="logprobs" if model.has_probabilities() else "label only",
         outside_mass_mean=float(np.mean(masses)) if masses and model.has_probabilities() else None,
-        timing=timing)
+        timing=timing,
+    )
 
 
 def _added(counts: Sequence[dict[str, int]]) -> dict[str, int]:
@@ -99,22 +111,35 @@ def merge_endpoint_records(parts: Sequence[EndpointRecord | None]) -> EndpointRe
     timings = [r.timing for r in records if r.timing is not None]
     masses = [(r.outside_mass_mean, r.examples) for r in records if r.outside_mass_mean is not None]
     statuses = _added([r.statuses for r in records])
-    return first.model_copy(update={
-        "examples": total("examples"), "from_cache": [i for r in records for i in r.from_cache],
-        "n_unparseable": total("n_unparseable"),
-        "unparseable": [a for r in records for a in r.unparseable][:KEPT_ANSWERS],
-        "n_failed_requests": total("n_failed_requests"),
-        "failed_requests": [f for r in records for f in r.failed_requests][:KEPT_ANSWERS],
-        "requests": total("requests"), "retries": total("retries"), "statuses": statuses,
-        "prompt_tokens": total("prompt_tokens"), "completion_tokens": total("completion_tokens"),
-        "prompt_tokens_sent": total("prompt_tokens_sent"), "completion_tokens_sent": total("completion_tokens_sent"),
-        "probabilities": "logprobs" if all(r.probabilities == "logprobs" for r in records) else "label only",
-        "outside_mass_mean": sum(m * n for m, n in masses) / sum(n for _, n in masses)
-        if masses and len(masses) == len(records) else None,
-        "timing": RequestTiming(concurrency=timings[0].concurrency, latencies_s=[x for t in timings
-                                                                              for x in t.latencies_s],
-                                wall_s=sum(t.wall_s for t in timings), tokens=sum(t.tokens for t in timings))
-        if timings else None})
+    return first.model_copy(
+        update={
+            "examples": total("examples"),
+            "from_cache": [i for r in records for i in r.from_cache],
+            "n_unparseable": total("n_unparseable"),
+            "unparseable": [a for r in records for a in r.unparseable][:KEPT_ANSWERS],
+            "n_failed_requests": total("n_failed_requests"),
+            "failed_requests": [f for r in records for f in r.failed_requests][:KEPT_ANSWERS],
+            "requests": total("requests"),
+            "retries": total("retries"),
+            "statuses": statuses,
+            "prompt_tokens": total("prompt_tokens"),
+            "completion_tokens": total("completion_tokens"),
+            "prompt_tokens_sent": total("prompt_tokens_sent"),
+            "completion_tokens_sent": total("completion_tokens_sent"),
+            "probabilities": "logprobs" if all(r.probabilities == "logprobs" for r in records) else "label only",
+            "outside_mass_mean": sum(m * n for m, n in masses) / sum(n for _, n in masses)
+            if masses and len(masses) == len(records)
+            else None,
+            "timing": RequestTiming(
+                concurrency=timings[0].concurrency,
+                latencies_s=[x for t in timings for x in t.latencies_s],
+                wall_s=sum(t.wall_s for t in timings),
+                tokens=sum(t.tokens for t in timings),
+            )
+            if timings
+            else None,
+        }
+    )
 
 
 def endpoint_speed(record: ModelRecord) -> ModelSpeed | None:
@@ -124,22 +149,49 @@ def endpoint_speed(record: ModelRecord) -> ModelSpeed | None:
         return None
     timing = endpoint.timing
     per_prediction = endpoint.cost / endpoint.examples if endpoint.cost is not None and endpoint.examples else None
-    cost = ModelCost(scenarios=[ScenarioCost(
-        scenario="endpoint", throughput_per_s=timing.requests_per_s if timing is not None else None,
-        price_per_prediction=per_prediction)]) if endpoint.price is not None else None
-    return ModelSpeed(name=record.name, device=record.device, num_parameters=None, parameter_bytes=None,
-                      load_time_s=record.load_time_s, endpoint=timing, cost=cost)
+    cost = (
+        ModelCost(
+            scenarios=[
+                ScenarioCost(
+                    scenario="endpoint",
+                    throughput_per_s=timing.requests_per_s if timing is not None else None,
+                    price_per_prediction=per_prediction,
+                )
+            ]
+        )
+        if endpoint.price is not None
+        else None
+    )
+    return ModelSpeed(
+        name=record.name,
+        device=record.device,
+        num_parameters=None,
+        parameter_bytes=None,
+        load_time_s=record.load_time_s,
+        endpoint=timing,
+        cost=cost,
+    )
 
 
-def with_endpoints(summary: SpeedSummary | None, records: Sequence[ModelRecord], config: SpeedConfig, *,
-                   batch_size: int, seed: int) -> SpeedSummary | None:
+def with_endpoints(
+    summary: SpeedSummary | None, records: Sequence[ModelRecord], config: SpeedConfig, *, batch_size: int, seed: int
+) -> SpeedSummary | None:
     """``summary`` with an entry per endpoint model (a summary of them alone when nothing was timed here)."""
     entries = [e for e in (endpoint_speed(r) for r in records) if e is not None]
     if not entries:
         return summary
     if summary is None:
         load = host_load()
-        return SpeedSummary(settings=config.model_dump(mode="json"), batch_size=batch_size, seed=seed,
-                            torch_threads=None, torch_interop_threads=None, host_before=load, host_after=load,
-                            elapsed_s=0.0, scenarios=[], models=entries)
+        return SpeedSummary(
+            settings=config.model_dump(mode="json"),
+            batch_size=batch_size,
+            seed=seed,
+            torch_threads=None,
+            torch_interop_threads=None,
+            host_before=load,
+            host_after=load,
+            elapsed_s=0.0,
+            scenarios=[],
+            models=entries,
+        )
     return summary.model_copy(update={"models": [*summary.models, *entries]})

@@ -27,8 +27,18 @@ from headtohead.results.cost import ModelCost, RunCost, ScenarioCost
 from headtohead.results.server import LoadGenSummary
 from headtohead.results.speed import ModelSpeed
 
-__all__ = ["EnergyCounter", "EnergyProbe", "NvmlEnergyCounter", "RaplEnergyCounter", "open_energy_counter",
-           "EnergyLedger", "JobEnergy", "model_cost", "use_energy_counters", "RAPL_ROOT"]
+__all__ = [
+    "EnergyCounter",
+    "EnergyProbe",
+    "NvmlEnergyCounter",
+    "RaplEnergyCounter",
+    "open_energy_counter",
+    "EnergyLedger",
+    "JobEnergy",
+    "model_cost",
+    "use_energy_counters",
+    "RAPL_ROOT",
+]
 
 RAPL_ROOT = Path("/sys/class/powercap")
 
@@ -117,8 +127,11 @@ def _rapl_probe(root: Path) -> EnergyProbe:
     try:
         return EnergyProbe(RaplEnergyCounter(domains))
     except PermissionError:
-        return EnergyProbe(None, f"RAPL counters not readable (permission): {domains[0] / 'energy_uj'} is "
-                                 f"root-only; run as root or make it readable (chmod o+r)")
+        return EnergyProbe(
+            None,
+            f"RAPL counters not readable (permission): {domains[0] / 'energy_uj'} is "
+            f"root-only; run as root or make it readable (chmod o+r)",
+        )
     except (OSError, ValueError) as exc:
         return EnergyProbe(None, f"RAPL counters not readable ({exc})")
 
@@ -201,8 +214,9 @@ class EnergyLedger:
         counter = self.probe(device).counter
         return (counter.read_j(), self.clock()) if counter is not None else None
 
-    def end(self, token: tuple[float, float] | None, device: str, model: str, scenario: str,
-            predictions: int) -> float | None:
+    def end(
+        self, token: tuple[float, float] | None, device: str, model: str, scenario: str, predictions: int
+    ) -> float | None:
         """Read it again after the block; add the difference and the predictions; return the joules."""
         if token is None:
             return None
@@ -215,8 +229,9 @@ class EnergyLedger:
         tally.seconds += self.clock() - token[1]
         return joules
 
-    def record(self, model: str, device: str, throughputs: dict[str, float | None],
-               price_per_hour: float | None) -> ModelCost | None:
+    def record(
+        self, model: str, device: str, throughputs: dict[str, float | None], price_per_hour: float | None
+    ) -> ModelCost | None:
         """The :class:`ModelCost` of ``model``: one entry per scenario in ``throughputs``.
 
         ``None`` when there is neither a price nor energy to report.
@@ -227,16 +242,26 @@ class EnergyLedger:
         scenarios = []
         for scenario, throughput in throughputs.items():
             tally = self._tallies.get((model, scenario))
-            scenarios.append(ScenarioCost(
-                scenario=scenario, throughput_per_s=throughput, price_per_hour=price_per_hour,
-                predictions=tally.predictions if tally else 0, seconds=tally.seconds if tally else 0.0,
-                energy_j=tally.joules if tally and probe.counter is not None else None))
-        return ModelCost(energy_source=probe.counter.source if probe.counter is not None else None,
-                         energy_note=probe.note, scenarios=scenarios)
+            scenarios.append(
+                ScenarioCost(
+                    scenario=scenario,
+                    throughput_per_s=throughput,
+                    price_per_hour=price_per_hour,
+                    predictions=tally.predictions if tally else 0,
+                    seconds=tally.seconds if tally else 0.0,
+                    energy_j=tally.joules if tally and probe.counter is not None else None,
+                )
+            )
+        return ModelCost(
+            energy_source=probe.counter.source if probe.counter is not None else None,
+            energy_note=probe.note,
+            scenarios=scenarios,
+        )
 
 
-def model_cost(ledger: EnergyLedger, speed: ModelSpeed, loadgen: LoadGenSummary | None,
-               price_per_hour: float | None) -> ModelCost | None:
+def model_cost(
+    ledger: EnergyLedger, speed: ModelSpeed, loadgen: LoadGenSummary | None, price_per_hour: float | None
+) -> ModelCost | None:
     """Cost and energy of one model in every scenario it was measured in (server: at its max_qps)."""
     throughputs: dict[str, float | None] = {}
     for scenario in ("offline", "single_stream"):
@@ -273,5 +298,6 @@ class JobEnergy:
             note = "energy of this session only (the run resumed from a checkpoint)"
         if joules is not None and world_size > 1:
             note = f"energy of this process's device only ({world_size} processes trained together)"
-        return RunCost(seconds=seconds, energy_j=joules, energy_source=counter.source if counter else None,
-                       energy_note=note)
+        return RunCost(
+            seconds=seconds, energy_j=joules, energy_source=counter.source if counter else None, energy_note=note
+        )

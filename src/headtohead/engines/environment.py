@@ -10,9 +10,9 @@ from pathlib import Path
 
 import psutil
 
-from headtohead.version import __version__
-from headtohead.runtime.devices import gpu_info
 from headtohead.results.records import Environment, GPURecord
+from headtohead.runtime.devices import gpu_info
+from headtohead.version import __version__
 
 __all__ = ["capture_environment", "cpu_model"]
 
@@ -36,8 +36,9 @@ def cpu_model() -> str:
 
 def _git_revision(cwd: Path) -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cwd, capture_output=True, text=True,
-                             timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -64,8 +65,10 @@ def capture_environment(cwd: Path | None = None) -> Environment:
             torch_version = None
         else:
             threads = torch.get_num_threads()
-    gpus = [GPURecord(index=g.index, name=g.name, driver=g.driver, cuda=g.cuda, memory_total_mb=g.memory_total_mb)
-            for g in gpu_info()]
+    gpus = [
+        GPURecord(index=g.index, name=g.name, driver=g.driver, cuda=g.cuda, memory_total_mb=g.memory_total_mb)
+        for g in gpu_info()
+    ]
     return Environment(
         python=platform.python_version(),
         os=f"{platform.system()} {platform.release()}",

@@ -99,9 +99,15 @@ def scores_to_numpy(scores: Any) -> np.ndarray:
     return np.asarray(scores, dtype=np.float64)
 
 
-def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
-                   progress: ProgressCallback | None = None, prefetch: int | None = None,
-                   workers: int | None = None) -> Evaluation:
+def evaluate_model(
+    adapter: ModelAdapter,
+    dataset: Dataset,
+    plan: BatchPlan,
+    *,
+    progress: ProgressCallback | None = None,
+    prefetch: int | None = None,
+    workers: int | None = None,
+) -> Evaluation:
     """Predict every example of ``dataset`` in ``plan`` order.
 
     Parameters
@@ -143,12 +149,24 @@ def evaluate_model(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *,
     scores = _run_batches(adapter, dataset, plan, alignment, progress, prefetch, workers, runner)
     proba, pred = _probabilities(adapter, scores, alignment)
     seconds = time.perf_counter() - start
-    return Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(), n_batches=len(plan),
-                      seconds=seconds, backoff=tuple(runner.events))
+    return Evaluation(
+        pred=pred,
+        proba=proba,
+        alignment=alignment,
+        plan_hash=plan.hash(),
+        n_batches=len(plan),
+        seconds=seconds,
+        backoff=tuple(runner.events),
+    )
 
 
-def _stored_evaluation(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,
-                       progress: ProgressCallback | None) -> Evaluation:
+def _stored_evaluation(
+    adapter: ModelAdapter,
+    dataset: Dataset,
+    plan: BatchPlan,
+    alignment: LabelAlignment,
+    progress: ProgressCallback | None,
+) -> Evaluation:
     """The stored outputs of every example, batch by batch in plan order (no preprocessing, nothing to time)."""
     start = time.perf_counter()
     n, k = len(plan.order), dataset.num_classes
@@ -162,26 +180,38 @@ def _stored_evaluation(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan,
         stored = adapter.stored_outputs(dataset, indices)
         if stored.proba is not None:
             if proba is None and row:
-                raise ModelError(f"model '{adapter.name}' stored probabilities for some examples only; give them "
-                                 f"for every example or for none")
+                raise ModelError(
+                    f"model '{adapter.name}' stored probabilities for some examples only; give them "
+                    f"for every example or for none"
+                )
             proba = np.empty((n, k), dtype=np.float32) if proba is None else proba
-            proba[row:row + len(indices)] = stored.proba
+            proba[row : row + len(indices)] = stored.proba
         elif proba is not None:
-            raise ModelError(f"model '{adapter.name}' stored probabilities for some examples only; give them for "
-                             f"every example or for none")
-        pred[row:row + len(indices)] = stored.pred
+            raise ModelError(
+                f"model '{adapter.name}' stored probabilities for some examples only; give them for "
+                f"every example or for none"
+            )
+        pred[row : row + len(indices)] = stored.pred
         row += len(indices)
         if progress is not None and not fetches:
             progress(adapter.name, done, len(plan))
-    return Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(), n_batches=len(plan),
-                      seconds=time.perf_counter() - start)
+    return Evaluation(
+        pred=pred,
+        proba=proba,
+        alignment=alignment,
+        plan_hash=plan.hash(),
+        n_batches=len(plan),
+        seconds=time.perf_counter() - start,
+    )
 
 
 def accepts_rates(progress: Callable[..., Any]) -> bool:
     """Whether a progress callback takes ``rates=`` (requests/s, tokens/s of an endpoint), by its signature."""
     try:
-        return any(p.name == "rates" or p.kind is inspect.Parameter.VAR_KEYWORD
-                   for p in inspect.signature(progress).parameters.values())
+        return any(
+            p.name == "rates" or p.kind is inspect.Parameter.VAR_KEYWORD
+            for p in inspect.signature(progress).parameters.values()
+        )
     except (TypeError, ValueError):
         return False
 
@@ -195,16 +225,27 @@ def _example_progress(name: str, progress: ProgressCallback | None) -> Callable[
     return lambda done, total, rates=None: progress(name, done, total)
 
 
-def _run_batches(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, alignment: LabelAlignment,
-                 progress: ProgressCallback | None, prefetch: int | None, workers: int | None,
-                 runner: BatchRunner) -> np.ndarray:
+def _run_batches(
+    adapter: ModelAdapter,
+    dataset: Dataset,
+    plan: BatchPlan,
+    alignment: LabelAlignment,
+    progress: ProgressCallback | None,
+    prefetch: int | None,
+    workers: int | None,
+    runner: BatchRunner,
+) -> np.ndarray:
     """Every batch through the model; the raw scores in plan order."""
     streams = transfer_streams(adapter)
     feeder = DeviceFeeder(adapter, streams)
     collector = ScoreCollector(len(plan.order), streams)
     total = len(plan)
-    with no_autograd(adapter), Prefetcher(adapter, dataset, plan, depth=prefetch, workers=workers,
-                                          pin=streams.pin if streams is not None else None) as batches:
+    with (
+        no_autograd(adapter),
+        Prefetcher(
+            adapter, dataset, plan, depth=prefetch, workers=workers, pin=streams.pin if streams is not None else None
+        ) as batches,
+    ):
         ready = iter(batches)
         upcoming = _next_sent(ready, feeder)
         done = 0
@@ -221,8 +262,10 @@ def _run_batches(adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, align
                 rows += int(scores.shape[0])
                 collector.add(scores)
             if rows != len(indices):
-                raise ModelError(f"model '{adapter.name}' returned {rows} rows of scores for a batch of "
-                                 f"{len(indices)}; expected one row per example")
+                raise ModelError(
+                    f"model '{adapter.name}' returned {rows} rows of scores for a batch of "
+                    f"{len(indices)}; expected one row per example"
+                )
             done += 1
             if progress is not None:
                 progress(adapter.name, done, total)
@@ -243,17 +286,25 @@ def _check_shape(adapter: ModelAdapter, scores: Any, n_rows: int, alignment: Lab
     """Shape checks that need no values (so no wait for the device)."""
     shape = tuple(scores.shape)
     if len(shape) == 2 and shape[1] != alignment.n_outputs:
-        expected = (f"names {alignment.n_outputs} labels" if adapter.label_names is not None
-                    else f"the dataset has {alignment.n_outputs} classes")
-        raise ModelError(f"model '{adapter.name}' produced {shape[1]} scores per example but {expected}; "
-                         f"set its label_names to match its outputs")
+        expected = (
+            f"names {alignment.n_outputs} labels"
+            if adapter.label_names is not None
+            else f"the dataset has {alignment.n_outputs} classes"
+        )
+        raise ModelError(
+            f"model '{adapter.name}' produced {shape[1]} scores per example but {expected}; "
+            f"set its label_names to match its outputs"
+        )
     if len(shape) != 2 or shape[0] != n_rows:
-        raise ModelError(f"model '{adapter.name}' returned scores of shape {shape} for a batch of "
-                         f"{n_rows}; expected ({n_rows}, n_classes)")
+        raise ModelError(
+            f"model '{adapter.name}' returned scores of shape {shape} for a batch of "
+            f"{n_rows}; expected ({n_rows}, n_classes)"
+        )
 
 
-def _probabilities(adapter: ModelAdapter, scores: np.ndarray, alignment: LabelAlignment
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def _probabilities(
+    adapter: ModelAdapter, scores: np.ndarray, alignment: LabelAlignment
+) -> tuple[np.ndarray, np.ndarray]:
     """Scores → float32 probabilities in aligned order and predictions, a chunk of rows at a time.
 
     A row with a NaN or infinite score gets NaN probabilities and :data:`NO_PREDICTION`; the
@@ -266,11 +317,13 @@ def _probabilities(adapter: ModelAdapter, scores: np.ndarray, alignment: LabelAl
         return proba, pred
     finite = np.isfinite(scores).all(axis=1)
     if not finite.any():
-        raise ModelError(f"model '{adapter.name}' returned NaN or infinite scores for every example ({n}); check "
-                         f"its weights, its inputs and its precision (fp16 overflows)")
+        raise ModelError(
+            f"model '{adapter.name}' returned NaN or infinite scores for every example ({n}); check "
+            f"its weights, its inputs and its precision (fp16 overflows)"
+        )
     for start in range(0, n, _PROBA_CHUNK):
-        ok = finite[start:start + _PROBA_CHUNK]
-        block = scores[start:start + _PROBA_CHUNK][ok].astype(np.float64)
+        ok = finite[start : start + _PROBA_CHUNK]
+        block = scores[start : start + _PROBA_CHUNK][ok].astype(np.float64)
         if len(block):
             rows = np.flatnonzero(ok) + start
             aligned = alignment.apply(_rows_to_probabilities(adapter, block))
@@ -285,6 +338,8 @@ def _rows_to_probabilities(adapter: ModelAdapter, scores: np.ndarray) -> np.ndar
     sums = scores.sum(axis=1, keepdims=True)
     bad = np.flatnonzero((scores < -1e-6).any(axis=1) | ~np.isclose(sums[:, 0], 1.0, atol=1e-3))
     if len(bad):
-        raise ModelError(f"model '{adapter.name}' is declared to output probabilities but its rows do not sum to 1 "
-                         f"(e.g. {float(sums[bad[0], 0]):.4f}); set outputs: logits if it returns scores")
+        raise ModelError(
+            f"model '{adapter.name}' is declared to output probabilities but its rows do not sum to 1 "
+            f"(e.g. {float(sums[bad[0], 0]):.4f}); set outputs: logits if it returns scores"
+        )
     return scores / sums

@@ -34,12 +34,31 @@ from typing import Any
 __all__ = ["FreshProcessError", "run_in_fresh_process", "imported_modules", "can_fork"]
 
 #: Top-level packages of test and cluster tools: a run's model never needs them.
-_NOT_IMPORTED = frozenset({"__main__", "__mp_main__", "_pytest", "pytest", "pluggy", "py", "_hypothesis_pytestplugin",
-                           "hypothesis", "xdist", "execnet", "coverage", "IPython", "ray"})
+_NOT_IMPORTED = frozenset(
+    {
+        "__main__",
+        "__mp_main__",
+        "_pytest",
+        "pytest",
+        "pluggy",
+        "py",
+        "_hypothesis_pytestplugin",
+        "hypothesis",
+        "xdist",
+        "execnet",
+        "coverage",
+        "IPython",
+        "ray",
+    }
+)
 
 #: The child never reaches for the network (the parent loaded the model, its files are local) nor talks.
-_CHILD_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
-              "TOKENIZERS_PARALLELISM": "false"}
+_CHILD_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 
 class FreshProcessError(RuntimeError):
@@ -48,9 +67,13 @@ class FreshProcessError(RuntimeError):
 
 def imported_modules() -> list[str]:
     """The modules this process imported, in import order, less test and cluster tools."""
-    return [name for name, module in list(sys.modules.items())
-            if module is not None and getattr(module, "__spec__", None) is not None
-            and name.split(".")[0] not in _NOT_IMPORTED]
+    return [
+        name
+        for name, module in list(sys.modules.items())
+        if module is not None
+        and getattr(module, "__spec__", None) is not None
+        and name.split(".")[0] not in _NOT_IMPORTED
+    ]
 
 
 def can_fork(device: str) -> bool:
@@ -182,8 +205,7 @@ class _Template:
     def __init__(self) -> None:
         context = multiprocessing.get_context("spawn")
         self.conn, theirs = context.Pipe()
-        self.process = context.Process(target=_template_main, args=(theirs,), name="h2h-fresh-template",
-                                       daemon=True)
+        self.process = context.Process(target=_template_main, args=(theirs,), name="h2h-fresh-template", daemon=True)
         _start(self.process)
         theirs.close()
 
@@ -239,8 +261,7 @@ def _spawned(body: Callable[..., Any], args: tuple, modules: list[str], timeout_
         return receiver.recv()
     except EOFError:
         process.join(10)
-        raise FreshProcessError(f"the fresh process died (exit code {process.exitcode}; killed for memory?)") \
-            from None
+        raise FreshProcessError(f"the fresh process died (exit code {process.exitcode}; killed for memory?)") from None
     finally:
         receiver.close()
         process.join(10)

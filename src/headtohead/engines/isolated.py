@@ -74,16 +74,34 @@ def _own_rss(peaks: WindowPeaks, rss_base: int, library_paged: int) -> float:
     return max(0, peaks.rss_peak - rss_base - library_paged) / MIB
 
 
-def _scenario_memory(scenario: str, batch_size: int, iterations: int, peaks: WindowPeaks, rss_base: int,
-                     library_paged: int, cuda_base: int | None) -> ScenarioMemory:
+def _scenario_memory(
+    scenario: str,
+    batch_size: int,
+    iterations: int,
+    peaks: WindowPeaks,
+    rss_base: int,
+    library_paged: int,
+    cuda_base: int | None,
+) -> ScenarioMemory:
     cuda = None if peaks.cuda_peak is None else max(0, peaks.cuda_peak - (cuda_base or 0)) / MIB
-    return ScenarioMemory(scenario=cast(TimedScenario, scenario), batch_size=batch_size, iterations=iterations,
-                          model_peak_mb=_own_rss(peaks, rss_base, library_paged), cuda_model_peak_mb=cuda)
+    return ScenarioMemory(
+        scenario=cast(TimedScenario, scenario),
+        batch_size=batch_size,
+        iterations=iterations,
+        model_peak_mb=_own_rss(peaks, rss_base, library_paged),
+        cuda_model_peak_mb=cuda,
+    )
 
 
-def measure_fresh(load: Callable[[], ModelAdapter], batches: Mapping[str, Sequence[Sequence[Any]]], *, device: str,
-                  iterations: int, sequence_length: int | None = None,
-                  clock: Clock | None = None) -> tuple[ColdStart, MemoryStats]:
+def measure_fresh(
+    load: Callable[[], ModelAdapter],
+    batches: Mapping[str, Sequence[Sequence[Any]]],
+    *,
+    device: str,
+    iterations: int,
+    sequence_length: int | None = None,
+    clock: Clock | None = None,
+) -> tuple[ColdStart, MemoryStats]:
     """Load a model, predict its first input cold, run every scenario's inputs; measure all of it.
 
     Meant for a process that holds no model (see the module docstring): the baseline is this
@@ -132,9 +150,15 @@ def measure_fresh(load: Callable[[], ModelAdapter], batches: Mapping[str, Sequen
     _sync(device)
     answered = clock()
     load_peaks = window.close()
-    cold = ColdStart(scenario=cast(TimedScenario, first_scenario), batch_size=len(first_batches[0]), device_warmup_s=warmup_s,
-                     load_s=(loaded - began) / 1e9, first_preprocess_s=(prepared - loaded) / 1e9,
-                     first_transfer_s=(moved - prepared) / 1e9, first_call_s=(answered - moved) / 1e9)
+    cold = ColdStart(
+        scenario=cast(TimedScenario, first_scenario),
+        batch_size=len(first_batches[0]),
+        device_warmup_s=warmup_s,
+        load_s=(loaded - began) / 1e9,
+        first_preprocess_s=(prepared - loaded) / 1e9,
+        first_transfer_s=(moved - prepared) / 1e9,
+        first_call_s=(answered - moved) / 1e9,
+    )
     rss_base, cuda_base = load_peaks.rss_start, load_peaks.cuda_start
     windows, scenarios = [load_peaks], []
     for scenario, raw in batches.items():
@@ -156,34 +180,50 @@ def _memory_stats(adapter: ModelAdapter, windows: list[WindowPeaks], scenarios: 
     samples = sum(w.rss.samples for w in windows)
     paged = np.cumsum([w.library_growth for w in windows])  # library code paged in by the end of each window
     return MemoryStats(
-        isolated=True, peak_method="high_water_mark" if all(w.exact for w in windows) else "sampled",
+        isolated=True,
+        peak_method="high_water_mark" if all(w.exact for w in windows) else "sampled",
         weights_mb=None if (weights := adapter.parameter_bytes()) is None else weights / MIB,  # None: unknown
         model_peak_mb=max(_own_rss(w, rss_base, int(p)) for w, p in zip(windows, paged, strict=True)),
         cuda_model_peak_mb=max(0, max(w.cuda_peak or 0 for w in windows) - (cuda_base or 0)) / MIB if cuda else None,
         scenarios=scenarios,
         inference_rss_mb=max(_own_rss(w, w.rss_start, w.library_growth) for w in runs),
-        cuda_inference_peak_mb=(max(max(0, (w.cuda_peak or 0) - (w.cuda_start or 0)) for w in runs) / MIB
-                                if cuda else None),
-        process_rss_baseline_mb=rss_base / MIB, process_rss_peak_mb=max(w.rss_peak for w in windows) / MIB,
+        cuda_inference_peak_mb=(
+            max(max(0, (w.cuda_peak or 0) - (w.cuda_start or 0)) for w in runs) / MIB if cuda else None
+        ),
+        process_rss_baseline_mb=rss_base / MIB,
+        process_rss_peak_mb=max(w.rss_peak for w in windows) / MIB,
         process_rss_mean_mb=sum(w.rss.mean * w.rss.samples for w in windows) / samples / MIB,
         process_rss_samples=samples,
         process_cuda_max_allocated_mb=max(w.cuda_peak or 0 for w in windows) / MIB if cuda else None,
-        process_cuda_max_reserved_mb=max(w.cuda_reserved_peak or 0 for w in windows) / MIB if cuda else None)
+        process_cuda_max_reserved_mb=max(w.cuda_reserved_peak or 0 for w in windows) / MIB if cuda else None,
+    )
 
 
-def _measure_in_child(recipe: ModelRecipe, batches: dict[str, list[list[Any]]], iterations: int,
-                      sequence_length: int | None, threads: int | None) -> tuple[dict, dict]:
+def _measure_in_child(
+    recipe: ModelRecipe,
+    batches: dict[str, list[list[Any]]],
+    iterations: int,
+    sequence_length: int | None,
+    threads: int | None,
+) -> tuple[dict, dict]:
     """The fresh process's body: the records as plain data (the parent validates them again)."""
     if threads is not None and "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
-    cold, memory = measure_fresh(recipe.load, batches, device=recipe.context.device, iterations=iterations,
-                                 sequence_length=sequence_length)
+    cold, memory = measure_fresh(
+        recipe.load, batches, device=recipe.context.device, iterations=iterations, sequence_length=sequence_length
+    )
     return cold.model_dump(mode="json"), memory.model_dump(mode="json")
 
 
-def measure_isolated(recipe: ModelRecipe, batches: Mapping[str, Sequence[Sequence[Any]]], *, iterations: int,
-                     sequence_length: int | None = None, threads: int | None = None,
-                     timeout_s: float = 900.0) -> tuple[ColdStart, MemoryStats]:
+def measure_isolated(
+    recipe: ModelRecipe,
+    batches: Mapping[str, Sequence[Sequence[Any]]],
+    *,
+    iterations: int,
+    sequence_length: int | None = None,
+    threads: int | None = None,
+    timeout_s: float = 900.0,
+) -> tuple[ColdStart, MemoryStats]:
     """:func:`measure_fresh` of ``recipe``'s model in a fresh process that holds only it.
 
     The process is forked from a template that imported this process's modules (Linux, CPU)
@@ -214,6 +254,10 @@ def measure_isolated(recipe: ModelRecipe, batches: Mapping[str, Sequence[Sequenc
         past ``timeout_s``.
     """
     plain = {scenario: [list(batch) for batch in raw] for scenario, raw in batches.items()}
-    cold, memory = run_in_fresh_process(_measure_in_child, (recipe, plain, iterations, sequence_length, threads),
-                                        fork=can_fork(recipe.context.device), timeout_s=timeout_s)
+    cold, memory = run_in_fresh_process(
+        _measure_in_child,
+        (recipe, plain, iterations, sequence_length, threads),
+        fork=can_fork(recipe.context.device),
+        timeout_s=timeout_s,
+    )
     return ColdStart.model_validate(cold), MemoryStats.model_validate(memory)

@@ -33,8 +33,18 @@ from headtohead.errors import ConfigError
 from headtohead.results.server import LoadGenRun
 from headtohead.runtime.devices import get_backend
 
-__all__ = ["require_loadgen", "loadgen_version", "collate", "ServedModel", "DynamicBatcher", "LoadGenTest",
-           "run_loadgen", "read_detail_log", "SUMMARY_LOG", "DETAIL_LOG"]
+__all__ = [
+    "require_loadgen",
+    "loadgen_version",
+    "collate",
+    "ServedModel",
+    "DynamicBatcher",
+    "LoadGenTest",
+    "run_loadgen",
+    "read_detail_log",
+    "SUMMARY_LOG",
+    "DETAIL_LOG",
+]
 
 SUMMARY_LOG = "mlperf_log_summary.txt"
 DETAIL_LOG = "mlperf_log_detail.txt"
@@ -45,9 +55,11 @@ def require_loadgen() -> Any:
     try:
         import mlperf_loadgen
     except ImportError:
-        raise ConfigError("speed.scenarios has 'server' (or speed.loadgen_crosscheck is on) but MLPerf LoadGen is "
-                          "not installed; install the extra: pip install 'headtohead[loadgen]' "
-                          "(the mlcommons-loadgen package)") from None
+        raise ConfigError(
+            "speed.scenarios has 'server' (or speed.loadgen_crosscheck is on) but MLPerf LoadGen is "
+            "not installed; install the extra: pip install 'headtohead[loadgen]' "
+            "(the mlcommons-loadgen package)"
+        ) from None
     return mlperf_loadgen
 
 
@@ -169,8 +181,13 @@ class DynamicBatcher:
         Seconds (monotonic).
     """
 
-    def __init__(self, serve: Callable[[list[Any]], None], max_batch: int, max_wait_s: float,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        serve: Callable[[list[Any]], None],
+        max_batch: int,
+        max_wait_s: float,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self._serve, self.max_batch, self.max_wait_s, self._clock = serve, max_batch, max_wait_s, clock
         self._queue: deque[tuple[float, Any]] = deque()
         self._ready = threading.Condition()
@@ -260,8 +277,9 @@ def _settings(lg: Any, test: LoadGenTest, n_samples: int) -> Any:
     return settings
 
 
-def run_loadgen(model: ServedModel, test: LoadGenTest, *, batcher: tuple[int, float],
-                log_dir: Path | None) -> tuple[LoadGenRun, DynamicBatcher]:
+def run_loadgen(
+    model: ServedModel, test: LoadGenTest, *, batcher: tuple[int, float], log_dir: Path | None
+) -> tuple[LoadGenRun, DynamicBatcher]:
     """Run one LoadGen test of ``model`` and read back LoadGen's judgement.
 
     Parameters
@@ -317,7 +335,7 @@ def _entries(path: Path) -> dict[str, Any]:
     entries: dict[str, Any] = {}
     for line in path.read_text(errors="replace").splitlines():
         if line.startswith(":::MLLOG "):
-            entry = json.loads(line[len(":::MLLOG "):])
+            entry = json.loads(line[len(":::MLLOG ") :])
             entries[entry["key"]] = entry["value"]
     return entries
 
@@ -325,8 +343,11 @@ def _entries(path: Path) -> dict[str, Any]:
 def read_detail_log(path: Path) -> LoadGenRun:
     """A :class:`LoadGenRun` from LoadGen's ``mlperf_log_detail.txt`` (its ``:::MLLOG`` JSON lines)."""
     entries = _entries(path)
-    percentiles = {key[len("result_"):-len("_percentile_latency_ns")]: float(value) for key, value in entries.items()
-                   if key.startswith("result_") and key.endswith("_percentile_latency_ns")}
+    percentiles = {
+        key[len("result_") : -len("_percentile_latency_ns")]: float(value)
+        for key, value in entries.items()
+        if key.startswith("result_") and key.endswith("_percentile_latency_ns")
+    }
 
     def number(key: str) -> float | None:
         value = entries.get(key)
@@ -339,11 +360,16 @@ def read_detail_log(path: Path) -> LoadGenRun:
         perf_constraints_met=entries.get("result_perf_constraints_met"),
         min_duration_met=bool(entries.get("result_min_duration_met")),
         min_queries_met=bool(entries.get("result_min_queries_met")),
-        early_stopping_met=entries.get("early_stopping_met"), invalid_reason=entries.get("result_invalid_reason") or None,
+        early_stopping_met=entries.get("early_stopping_met"),
+        invalid_reason=entries.get("result_invalid_reason") or None,
         query_count=int(entries.get("result_query_count", 0)),
         overlatency_query_count=entries.get("result_overlatency_query_count"),
         scheduled_samples_per_s=number("result_scheduled_samples_per_sec"),
         completed_samples_per_s=number("result_completed_samples_per_sec"),
-        samples_per_s=number("result_samples_per_second"), mean_latency_ns=number("result_mean_latency_ns"),
-        min_latency_ns=number("result_min_latency_ns"), max_latency_ns=number("result_max_latency_ns"),
-        percentiles_ns=percentiles, log_dir=str(path.parent))
+        samples_per_s=number("result_samples_per_second"),
+        mean_latency_ns=number("result_mean_latency_ns"),
+        min_latency_ns=number("result_min_latency_ns"),
+        max_latency_ns=number("result_max_latency_ns"),
+        percentiles_ns=percentiles,
+        log_dir=str(path.parent),
+    )

@@ -16,9 +16,9 @@ lock and would slow the very calls being timed.
 from __future__ import annotations
 
 import gc
-import typing
 import sys
 import threading
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +28,17 @@ import psutil
 from headtohead.results.memory import MemoryStats
 from headtohead.runtime.devices import get_backend, is_cuda
 
-__all__ = ["RssSampler", "RssStats", "MemoryWindow", "WindowPeaks", "measure_memory", "reset_peak_rss",
-           "read_peak_rss", "shared_library_rss", "MIB"]
+__all__ = [
+    "RssSampler",
+    "RssStats",
+    "MemoryWindow",
+    "WindowPeaks",
+    "measure_memory",
+    "reset_peak_rss",
+    "read_peak_rss",
+    "shared_library_rss",
+    "MIB",
+]
 
 MIB = 2**20
 
@@ -168,8 +177,9 @@ class RssSampler:
         self._thread = None
         self._read()
         readings = self._readings
-        return RssStats(baseline=readings[0], peak=max(readings), mean=sum(readings) / len(readings),
-                        samples=len(readings))
+        return RssStats(
+            baseline=readings[0], peak=max(readings), mean=sum(readings) / len(readings), samples=len(readings)
+        )
 
 
 @dataclass(frozen=True)
@@ -242,19 +252,29 @@ class MemoryWindow:
         peak = max(rss.peak, kernel_peak) if kernel_peak is not None else rss.peak
         library = shared_library_rss() if self._library is not None else None
         return WindowPeaks(
-            rss_start=rss.baseline, rss_peak=peak, rss=rss, exact=kernel_peak is not None,
+            rss_start=rss.baseline,
+            rss_peak=peak,
+            rss=rss,
+            exact=kernel_peak is not None,
             library_growth=max(0, library - self._library) if library is not None and self._library is not None else 0,
             cuda_start=self._cuda_start,
             cuda_peak=backend.max_memory_allocated(self.device) if self._cuda else None,
-            cuda_reserved_peak=backend.max_memory_reserved(self.device) if self._cuda else None)
+            cuda_reserved_peak=backend.max_memory_reserved(self.device) if self._cuda else None,
+        )
 
 
 def _mb(nbytes: int | float | None) -> float | None:
     return None if nbytes is None else nbytes / MIB
 
 
-def measure_memory(step: Callable[[int], object], device: str, *, iterations: int, weights_bytes: int | None = None,
-                   interval_s: float = 0.005) -> MemoryStats:
+def measure_memory(
+    step: Callable[[int], object],
+    device: str,
+    *,
+    iterations: int,
+    weights_bytes: int | None = None,
+    interval_s: float = 0.005,
+) -> MemoryStats:
     """Run ``step(i)`` for ``i in range(iterations)`` in this process and record the memory the calls took.
 
     Everything already resident (every loaded model, staged batches) is in the process
@@ -290,9 +310,15 @@ def measure_memory(step: Callable[[int], object], device: str, *, iterations: in
         peaks = window.close()
     cuda_growth = None if peaks.cuda_peak is None else max(0, peaks.cuda_peak - (peaks.cuda_start or 0))
     return MemoryStats(
-        isolated=False, peak_method="high_water_mark" if peaks.exact else "sampled", weights_mb=_mb(weights_bytes),
+        isolated=False,
+        peak_method="high_water_mark" if peaks.exact else "sampled",
+        weights_mb=_mb(weights_bytes),
         inference_rss_mb=max(0, peaks.rss_peak - peaks.rss_start - peaks.library_growth) / MIB,
         cuda_inference_peak_mb=_mb(cuda_growth),
-        process_rss_baseline_mb=peaks.rss_start / MIB, process_rss_peak_mb=peaks.rss_peak / MIB,
-        process_rss_mean_mb=peaks.rss.mean / MIB, process_rss_samples=peaks.rss.samples,
-        process_cuda_max_allocated_mb=_mb(peaks.cuda_peak), process_cuda_max_reserved_mb=_mb(peaks.cuda_reserved_peak))
+        process_rss_baseline_mb=peaks.rss_start / MIB,
+        process_rss_peak_mb=peaks.rss_peak / MIB,
+        process_rss_mean_mb=peaks.rss.mean / MIB,
+        process_rss_samples=peaks.rss.samples,
+        process_cuda_max_allocated_mb=_mb(peaks.cuda_peak),
+        process_cuda_max_reserved_mb=_mb(peaks.cuda_reserved_peak),
+    )

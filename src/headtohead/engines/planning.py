@@ -38,8 +38,14 @@ log = logging.getLogger("headtohead")
 _COUNT_CHUNK = 16_384
 
 
-def plan_evaluation(dataset: Dataset, batch_size: int, *, seed: int, models: Sequence[ModelConfig] = (),
-                    context: LoadContext | None = None) -> BatchPlan:
+def plan_evaluation(
+    dataset: Dataset,
+    batch_size: int,
+    *,
+    seed: int,
+    models: Sequence[ModelConfig] = (),
+    context: LoadContext | None = None,
+) -> BatchPlan:
     """The batch plan every model of a run evaluates ``dataset`` with.
 
     Parameters
@@ -64,8 +70,11 @@ def plan_evaluation(dataset: Dataset, batch_size: int, *, seed: int, models: Seq
     return plan_batches(len(dataset), batch_size, seed=seed, lengths=lengths)
 
 
-def example_lengths(dataset: Dataset, models: Sequence[ModelConfig] = (), context: LoadContext | None = None,
-                    ) -> tuple[np.ndarray | None, str]:
+def example_lengths(
+    dataset: Dataset,
+    models: Sequence[ModelConfig] = (),
+    context: LoadContext | None = None,
+) -> tuple[np.ndarray | None, str]:
     """One length per example for grouping batches, and what it counts.
 
     Returns
@@ -93,6 +102,7 @@ def text_lengths(examples: Sequence[Any] | np.ndarray) -> np.ndarray:
     >>> text_lengths(["ab", "abcd", ("a", "bc")]).tolist()
     [2, 4, 3]
     """
+
     def size(example: Any) -> int:
         if isinstance(example, (tuple, list)):
             return sum(len(str(part)) for part in example)
@@ -117,8 +127,8 @@ def _token_lengths(dataset: Dataset, config: ModelConfig, context: LoadContext) 
         examples = dataset.examples
         lengths = np.empty(len(examples), dtype=np.int64)
         for start in range(0, len(examples), _COUNT_CHUNK):
-            chunk = examples[start:start + _COUNT_CHUNK]
-            lengths[start:start + len(chunk)] = counter(list(chunk))
+            chunk = examples[start : start + _COUNT_CHUNK]
+            lengths[start : start + len(chunk)] = counter(list(chunk))
         return lengths
     except H2HError as exc:
         log.debug("batch plan: model '%s' cannot count tokens (%s); trying the next way", config.name, exc)

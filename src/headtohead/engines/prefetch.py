@@ -22,15 +22,17 @@ import numpy as np
 
 from headtohead.adapters.base import ModelAdapter
 from headtohead.data.base import Dataset
-from headtohead.runtime.devices import is_cuda
 from headtohead.engines.batching import BatchPlan
+from headtohead.runtime.devices import is_cuda
 
 __all__ = ["Prefetcher", "batch_examples", "available_cores", "spare_cores", "map_tensors"]
 
 _END = object()
 
 
-def batch_examples(dataset_or_examples: Dataset | Sequence[Any] | np.ndarray, indices: np.ndarray | Sequence[int]) -> Any:
+def batch_examples(
+    dataset_or_examples: Dataset | Sequence[Any] | np.ndarray, indices: np.ndarray | Sequence[int]
+) -> Any:
     """The raw examples at ``indices`` (a slice of the array, or a list)."""
     examples: Any = getattr(dataset_or_examples, "examples", dataset_or_examples)
     if isinstance(examples, np.ndarray):
@@ -99,8 +101,16 @@ class Prefetcher:
                 ...
     """
 
-    def __init__(self, adapter: ModelAdapter, dataset: Dataset, plan: BatchPlan, *, depth: int | None = None,
-                 workers: int | None = None, pin: Callable[[Any], Any] | None = None) -> None:
+    def __init__(
+        self,
+        adapter: ModelAdapter,
+        dataset: Dataset,
+        plan: BatchPlan,
+        *,
+        depth: int | None = None,
+        workers: int | None = None,
+        pin: Callable[[Any], Any] | None = None,
+    ) -> None:
         self.adapter, self.dataset, self.plan, self.pin = adapter, dataset, plan, pin
         spare = spare_cores(adapter)
         function = adapter.preprocess_function()
@@ -121,8 +131,9 @@ class Prefetcher:
             self._thread.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._stop.set()
         if self._thread is not None:
             while self._thread.is_alive():  # unblock a producer waiting on a full queue
@@ -197,8 +208,9 @@ class _Failure:
 class _PlanBatches:
     """Map-style dataset for DataLoader workers: item ``i`` is plan batch ``i``, preprocessed."""
 
-    def __init__(self, function: Callable[[Sequence[Any]], Any], examples: Sequence[Any] | np.ndarray,
-                 batches: list[np.ndarray]) -> None:
+    def __init__(
+        self, function: Callable[[Sequence[Any]], Any], examples: Sequence[Any] | np.ndarray, batches: list[np.ndarray]
+    ) -> None:
         self.function, self.examples, self.batches = function, examples, batches
 
     def __len__(self) -> int:
@@ -215,9 +227,17 @@ def _as_is(item: Any) -> Any:
     return item
 
 
-def _worker_batches(function: Any, examples: Sequence[Any] | np.ndarray, batches: list[np.ndarray], workers: int) -> Iterator[Any]:
+def _worker_batches(
+    function: Any, examples: Sequence[Any] | np.ndarray, batches: list[np.ndarray], workers: int
+) -> Iterator[Any]:
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(_PlanBatches(function, examples, batches), batch_size=None, shuffle=False,
-                        num_workers=workers, collate_fn=_as_is, prefetch_factor=2)
+    loader = DataLoader(
+        _PlanBatches(function, examples, batches),
+        batch_size=None,
+        shuffle=False,
+        num_workers=workers,
+        collate_fn=_as_is,
+        prefetch_factor=2,
+    )
     return iter(loader)  # in order: DataLoader returns items in index order whatever worker made them

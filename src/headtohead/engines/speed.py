@@ -56,23 +56,38 @@ __all__ = ["measure_speed", "SpeedProgress", "ModelRecipe"]
 _TIMED = ("offline", "single_stream")
 
 
-def _inputs(dataset: Dataset, config: SpeedConfig, offline_bs: int, scenarios: Sequence[str],
-            seed: int) -> dict[str, TimedInputs]:
+def _inputs(
+    dataset: Dataset, config: SpeedConfig, offline_bs: int, scenarios: Sequence[str], seed: int
+) -> dict[str, TimedInputs]:
     """The timed inputs of each scenario (offline always: the pipeline, window and memory passes use them)."""
     wanted = {"offline": (offline_bs, config.num_batches), "single_stream": (1, config.single_stream_inputs)}
     return {s: timed_inputs(dataset, *wanted[s], seed=seed) for s in _TIMED if s == "offline" or s in scenarios}
 
 
-def _record(m: StagedModel, load_times: Mapping[str, float], pipelines: Mapping[str, PipelineTiming],
-            windows: Mapping[str, TimeWindowResult],
-            memories: Mapping[str, tuple[MemoryStats, ColdStart | None]]) -> ModelSpeed:
+def _record(
+    m: StagedModel,
+    load_times: Mapping[str, float],
+    pipelines: Mapping[str, PipelineTiming],
+    windows: Mapping[str, TimeWindowResult],
+    memories: Mapping[str, tuple[MemoryStats, ColdStart | None]],
+) -> ModelSpeed:
     memory, cold = memories.get(m.name, (None, None))
     return ModelSpeed(
-        name=m.name, device=m.device, num_parameters=m.adapter.num_parameters(),
-        parameter_bytes=m.adapter.parameter_bytes(), load_time_s=load_times.get(m.name),
-        first_preprocess_s=m.first_preprocess_ns / 1e9, first_call_s=m.first_call_ns / 1e9, cold_start=cold,
-        offline=m.timings.get("offline"), single_stream=m.timings.get("single_stream"),
-        pipeline=pipelines.get(m.name), time_window=windows.get(m.name), memory=memory, warnings=m.warnings)
+        name=m.name,
+        device=m.device,
+        num_parameters=m.adapter.num_parameters(),
+        parameter_bytes=m.adapter.parameter_bytes(),
+        load_time_s=load_times.get(m.name),
+        first_preprocess_s=m.first_preprocess_ns / 1e9,
+        first_call_s=m.first_call_ns / 1e9,
+        cold_start=cold,
+        offline=m.timings.get("offline"),
+        single_stream=m.timings.get("single_stream"),
+        pipeline=pipelines.get(m.name),
+        time_window=windows.get(m.name),
+        memory=memory,
+        warnings=m.warnings,
+    )
 
 
 def _reference(m: StagedModel) -> tuple[float | None, float | None]:
@@ -81,11 +96,20 @@ def _reference(m: StagedModel) -> tuple[float | None, float | None]:
     return (single.per_batch.p90_s if single else None, offline.throughput_per_s if offline else None)
 
 
-def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: SpeedConfig, *, batch_size: int,
-                  seed: int = 0, load_times: Mapping[str, float] | None = None,
-                  recipes: Mapping[str, ModelRecipe] | None = None, device_warmup_s: float | None = None,
-                  progress: SpeedProgress | None = None, clock: Clock | None = None,
-                  log_dir: Path | None = None) -> SpeedSummary:
+def measure_speed(
+    adapters: Sequence[ModelAdapter],
+    dataset: Dataset,
+    config: SpeedConfig,
+    *,
+    batch_size: int,
+    seed: int = 0,
+    load_times: Mapping[str, float] | None = None,
+    recipes: Mapping[str, ModelRecipe] | None = None,
+    device_warmup_s: float | None = None,
+    progress: SpeedProgress | None = None,
+    clock: Clock | None = None,
+    log_dir: Path | None = None,
+) -> SpeedSummary:
     """Measure the speed and memory of ``adapters`` on real batches of ``dataset``, fairly.
 
     The caller decides whether to measure at all (``config.enabled``); this always does.
@@ -152,28 +176,79 @@ def measure_speed(adapters: Sequence[ModelAdapter], dataset: Dataset, config: Sp
         for m in models:
             stage(m, raw, timed or ["offline"], clock)
         for scenario in timed:
-            runs.append(run_scenario(models, scenario, inputs[scenario].batch_size, config, clock=clock, rng=rng,
-                                     seed=seed, progress=progress, warnings=warnings, ledger=ledger))
-        pipelines = pipeline_pass(models, raw["offline"], config.pipeline_iterations, clock) \
-            if config.pipeline_iterations else {}
-        windows = {m.name: time_window(m, raw["offline"], config.time_window_seconds, clock)
-                   for m in [models[i] for i in rng.permutation(len(models))]} \
-            if "time_window" in config.scenarios else {}
-        memories = memory_pass(models, raw, sorted(timed or ["offline"], reverse=True),
-                               iterations=config.memory_iterations, recipes=recipes or {}, threads=threads) \
-            if config.memory else {}
-        loadgen = run_server(adapters, dataset, config, seed=seed, log_dir=log_dir, ledger=ledger,
-                             offline_batch=offline_bs, reference={m.name: _reference(m) for m in models},
-                             progress=progress) if server_wanted(config) else None
+            runs.append(
+                run_scenario(
+                    models,
+                    scenario,
+                    inputs[scenario].batch_size,
+                    config,
+                    clock=clock,
+                    rng=rng,
+                    seed=seed,
+                    progress=progress,
+                    warnings=warnings,
+                    ledger=ledger,
+                )
+            )
+        pipelines = (
+            pipeline_pass(models, raw["offline"], config.pipeline_iterations, clock)
+            if config.pipeline_iterations
+            else {}
+        )
+        windows = (
+            {
+                m.name: time_window(m, raw["offline"], config.time_window_seconds, clock)
+                for m in [models[i] for i in rng.permutation(len(models))]
+            }
+            if "time_window" in config.scenarios
+            else {}
+        )
+        memories = (
+            memory_pass(
+                models,
+                raw,
+                sorted(timed or ["offline"], reverse=True),
+                iterations=config.memory_iterations,
+                recipes=recipes or {},
+                threads=threads,
+            )
+            if config.memory
+            else {}
+        )
+        loadgen = (
+            run_server(
+                adapters,
+                dataset,
+                config,
+                seed=seed,
+                log_dir=log_dir,
+                ledger=ledger,
+                offline_batch=offline_bs,
+                reference={m.name: _reference(m) for m in models},
+                progress=progress,
+            )
+            if server_wanted(config)
+            else None
+        )
     after = host_load()
     runs, loadgen = adjust_speed_family(runs, loadgen)  # "faster": Holm over pairs × scenarios (and Server)
     records = [_record(m, load_times, pipelines, windows, memories) for m in models]
     records = [r.model_copy(update={"cost": model_cost(ledger, r, loadgen, config.price_per_hour)}) for r in records]
     return SpeedSummary(
-        settings=config.model_dump(mode="json"), batch_size=offline_bs, seed=seed, torch_threads=threads,
-        torch_interop_threads=interop_threads, host_before=before, host_after=after,
-        elapsed_s=(clock() - began) / 1e9, scenarios=runs, models=records, loadgen=loadgen,
+        settings=config.model_dump(mode="json"),
+        batch_size=offline_bs,
+        seed=seed,
+        torch_threads=threads,
+        torch_interop_threads=interop_threads,
+        host_before=before,
+        host_after=after,
+        elapsed_s=(clock() - began) / 1e9,
+        scenarios=runs,
+        models=records,
+        loadgen=loadgen,
         timed_indices={s: [b.tolist() for b in drawn.indices] for s, drawn in inputs.items()},
         timed_sizes={s: [b.tolist() for b in drawn.sizes] for s, drawn in inputs.items() if drawn.sizes is not None},
-        size_unit=next(iter(inputs.values())).unit, device_warmup_s=device_warmup_s,
-        warnings=warnings + (loadgen.warnings if loadgen else []))
+        size_unit=next(iter(inputs.values())).unit,
+        device_warmup_s=device_warmup_s,
+        warnings=warnings + (loadgen.warnings if loadgen else []),
+    )

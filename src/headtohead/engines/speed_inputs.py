@@ -50,12 +50,12 @@ def stratified_sample(n: int, count: int, rng: np.random.Generator, sizes: np.nd
     if not 0 < count <= n:
         raise ValueError(f"cannot draw {count} of {n} examples")
     order = np.lexsort((np.arange(n), sizes)) if sizes is not None else np.arange(n)
-    return np.array([stratum[rng.integers(len(stratum))] for stratum in np.array_split(order, count)],
-                    dtype=np.int64)
+    return np.array([stratum[rng.integers(len(stratum))] for stratum in np.array_split(order, count)], dtype=np.int64)
 
 
-def draw_batches(dataset: Dataset, batch_size: int, count: int, *, seed: int = 0,
-                 sizes: np.ndarray | None = None) -> list[np.ndarray]:
+def draw_batches(
+    dataset: Dataset, batch_size: int, count: int, *, seed: int = 0, sizes: np.ndarray | None = None
+) -> list[np.ndarray]:
     """Indices of up to ``count`` full batches of real examples drawn across the data, the same for every model.
 
     ``batch_size × count`` examples are drawn by :func:`stratified_sample` (over ``sizes``
@@ -84,7 +84,7 @@ def draw_batches(dataset: Dataset, batch_size: int, count: int, *, seed: int = 0
     full = len(picks) // batch_size
     if full == 0:
         return [np.resize(picks, batch_size)]
-    return [picks[i * batch_size:(i + 1) * batch_size] for i in range(min(full, count))]
+    return [picks[i * batch_size : (i + 1) * batch_size] for i in range(min(full, count))]
 
 
 def timed_inputs(dataset: Dataset, batch_size: int, count: int, *, seed: int = 0) -> TimedInputs:
@@ -147,9 +147,14 @@ def fix_sequence_length(inputs: Any, length: int, *, pad_id: int = 0) -> tuple[A
     if not isinstance(inputs, Mapping) or "input_ids" not in inputs or getattr(inputs["input_ids"], "ndim", 0) != 2:
         return inputs, False
     columns = inputs["input_ids"].shape[1]
-    resized = {key: (_resize_columns(value, length, pad_id if key == "input_ids" else 0)
-                     if getattr(value, "ndim", 0) == 2 and value.shape[1] == columns else value)
-               for key, value in inputs.items()}
+    resized = {
+        key: (
+            _resize_columns(value, length, pad_id if key == "input_ids" else 0)
+            if getattr(value, "ndim", 0) == 2 and value.shape[1] == columns
+            else value
+        )
+        for key, value in inputs.items()
+    }
     if type(inputs) is dict:
         return resized, True
     try:  # keep BatchEncoding and friends, which adapters may rely on

@@ -38,8 +38,10 @@ class StagedModel:
     def __post_init__(self) -> None:
         limit = getattr(self.adapter, "max_length", None)
         if self.seq_len is not None and isinstance(limit, int) and self.seq_len > limit:
-            raise ConfigError(f"speed.fixed_shape.sequence_length is {self.seq_len} but model '{self.name}' reads at "
-                              f"most {limit} tokens (its max_length); lower sequence_length or raise max_length")
+            raise ConfigError(
+                f"speed.fixed_shape.sequence_length is {self.seq_len} but model '{self.name}' reads at "
+                f"most {limit} tokens (its max_length); lower sequence_length or raise max_length"
+            )
 
     @property
     def name(self) -> str:
@@ -81,5 +83,7 @@ def stage(model: StagedModel, raw: Mapping[str, Sequence[Any]], scenarios: Seque
                 first = False
         model.staged[scenario] = staged
     if model.seq_len is not None and not model.seq_len_applied:
-        model.warnings.append(f"fixed_shape.sequence_length is ignored for model '{model.name}': its inputs "
-                              f"are not token ids (only the batch size is fixed)")
+        model.warnings.append(
+            f"fixed_shape.sequence_length is ignored for model '{model.name}': its inputs "
+            f"are not token ids (only the batch size is fixed)"
+        )

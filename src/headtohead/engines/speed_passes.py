@@ -22,17 +22,25 @@ from headtohead.results.speed import ColdStart, MemoryStats, PipelineTiming, Tim
 __all__ = ["pipeline_pass", "time_window", "memory_pass"]
 
 
-def pipeline_pass(models: list[StagedModel], batches: list[Any], iterations: int,
-                  clock: Clock) -> dict[str, PipelineTiming]:
+def pipeline_pass(
+    models: list[StagedModel], batches: list[Any], iterations: int, clock: Clock
+) -> dict[str, PipelineTiming]:
     """Round-robin end-to-end steps, timing preprocess / transfer / forward apart."""
     parts: dict[str, list[list[int]]] = {m.name: [] for m in models}
     for i in range(iterations):
-        for m in models[i % len(models):] + models[:i % len(models)]:
+        for m in models[i % len(models) :] + models[: i % len(models)]:
             stages = (m.prepare, m.adapter.to_device, m.adapter.forward)
             parts[m.name].append(time_stages(stages, batches[i % len(batches)], device=m.device, clock=clock))
-    return {name: PipelineTiming(batch_size=len(batches[0]), preprocess_ns=[p[0] for p in steps],
-                                 transfer_ns=[p[1] for p in steps], forward_ns=[p[2] for p in steps],
-                                 end_to_end_ns=[sum(p) for p in steps]) for name, steps in parts.items()}
+    return {
+        name: PipelineTiming(
+            batch_size=len(batches[0]),
+            preprocess_ns=[p[0] for p in steps],
+            transfer_ns=[p[1] for p in steps],
+            forward_ns=[p[2] for p in steps],
+            end_to_end_ns=[sum(p) for p in steps],
+        )
+        for name, steps in parts.items()
+    }
 
 
 def time_window(model: StagedModel, batches: list[Any], seconds: float, clock: Clock) -> TimeWindowResult:
@@ -45,13 +53,20 @@ def time_window(model: StagedModel, batches: list[Any], seconds: float, clock: C
         model.step(examples)
         done += 1
         samples += len(examples)
-    return TimeWindowResult(window_s=seconds, elapsed_s=(clock() - began) / 1e9, batch_size=len(batches[0]),
-                            batches=done, samples=samples)
+    return TimeWindowResult(
+        window_s=seconds, elapsed_s=(clock() - began) / 1e9, batch_size=len(batches[0]), batches=done, samples=samples
+    )
 
 
-def memory_pass(models: Sequence[StagedModel], raw: Mapping[str, list[Any]], scenarios: Sequence[str], *,
-                iterations: int, recipes: Mapping[str, ModelRecipe], threads: int | None
-                ) -> dict[str, tuple[MemoryStats, ColdStart | None]]:
+def memory_pass(
+    models: Sequence[StagedModel],
+    raw: Mapping[str, list[Any]],
+    scenarios: Sequence[str],
+    *,
+    iterations: int,
+    recipes: Mapping[str, ModelRecipe],
+    threads: int | None,
+) -> dict[str, tuple[MemoryStats, ColdStart | None]]:
     """Every model's memory (and cold start where it can be loaded again), one model at a time.
 
     Parameters
@@ -78,15 +93,29 @@ def memory_pass(models: Sequence[StagedModel], raw: Mapping[str, list[Any]], sce
         recipe = recipes.get(m.name)
         if recipe is not None:
             try:
-                cold, memory = measure_isolated(recipe, {s: raw[s] for s in scenarios}, iterations=iterations,
-                                                sequence_length=m.seq_len, threads=threads)
+                cold, memory = measure_isolated(
+                    recipe,
+                    {s: raw[s] for s in scenarios},
+                    iterations=iterations,
+                    sequence_length=m.seq_len,
+                    threads=threads,
+                )
                 out[m.name] = (memory, cold)
                 continue
             except FreshProcessError as exc:
-                m.warnings.append(f"model '{m.name}': memory and cold start could not be measured in a fresh "
-                                  f"process ({exc}); the memory shown was measured beside the other models")
-        out[m.name] = (measure_memory(functools.partial(_cycled_step, m, raw["offline"]), m.device,
-                                      iterations=iterations, weights_bytes=m.adapter.parameter_bytes()), None)
+                m.warnings.append(
+                    f"model '{m.name}': memory and cold start could not be measured in a fresh "
+                    f"process ({exc}); the memory shown was measured beside the other models"
+                )
+        out[m.name] = (
+            measure_memory(
+                functools.partial(_cycled_step, m, raw["offline"]),
+                m.device,
+                iterations=iterations,
+                weights_bytes=m.adapter.parameter_bytes(),
+            ),
+            None,
+        )
     return out
 
 

@@ -15,11 +15,18 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from headtohead.config.speed import SpeedConfig
+from headtohead.engines.energy import EnergyLedger
 from headtohead.engines.speed_model import StagedModel
 from headtohead.engines.telemetry import TelemetrySampler
-from headtohead.engines.energy import EnergyLedger
 from headtohead.engines.timing import Clock, make_timer, run_timed
-from headtohead.results.speed import ScenarioRun, ScenarioTiming, SpeedComparison, StopReason, TelemetryStats, TimedScenario
+from headtohead.results.speed import (
+    ScenarioRun,
+    ScenarioTiming,
+    SpeedComparison,
+    StopReason,
+    TelemetryStats,
+    TimedScenario,
+)
 from headtohead.runtime.devices import is_cuda
 from headtohead.stats.design import round_order
 from headtohead.stats.speed import SpeedRatio, round_medians, speed_ratio
@@ -30,26 +37,39 @@ __all__ = ["run_scenario", "SpeedProgress"]
 SpeedProgress = Callable[[str, int, int], None]
 
 
-def _order(models: list[StagedModel], index: int, how: str, rng: np.random.Generator,
-           seed: int) -> list[StagedModel]:
+def _order(models: list[StagedModel], index: int, how: str, rng: np.random.Generator, seed: int) -> list[StagedModel]:
     if how == "random":
         return [models[i] for i in rng.permutation(len(models))]
     return [models[i] for i in round_order(len(models), index, seed=seed)]
 
 
-def _compare(models: list[StagedModel], rounds: Mapping[str, list[list[int]]], scenario: TimedScenario,
-             config: SpeedConfig) -> list[tuple[SpeedRatio, SpeedComparison]]:
+def _compare(
+    models: list[StagedModel], rounds: Mapping[str, list[list[int]]], scenario: TimedScenario, config: SpeedConfig
+) -> list[tuple[SpeedRatio, SpeedComparison]]:
     out = []
     medians = {m.name: round_medians(rounds[m.name]) for m in models}
     for i, a in enumerate(models):
-        for b in models[i + 1:]:
+        for b in models[i + 1 :]:
             ratio = speed_ratio(medians[a.name], medians[b.name], confidence=config.confidence)
             # unadjusted here; measure_speed adjusts every comparison of the run together (Holm)
             faster = {"a": a.name, "b": b.name, None: None}[ratio.faster]
-            out.append((ratio, SpeedComparison(
-                scenario=scenario, model_a=a.name, model_b=b.name, ratio=ratio.ratio, ci_low=ratio.low,
-                ci_high=ratio.high, confidence=ratio.confidence, n_rounds=ratio.n_rounds, faster=faster,
-                p_value=ratio.p_value)))
+            out.append(
+                (
+                    ratio,
+                    SpeedComparison(
+                        scenario=scenario,
+                        model_a=a.name,
+                        model_b=b.name,
+                        ratio=ratio.ratio,
+                        ci_low=ratio.low,
+                        ci_high=ratio.high,
+                        confidence=ratio.confidence,
+                        n_rounds=ratio.n_rounds,
+                        faster=faster,
+                        p_value=ratio.p_value,
+                    ),
+                )
+            )
     return out
 
 
@@ -57,17 +77,28 @@ def _samplers(models: list[StagedModel], config: SpeedConfig, clock: Clock) -> d
     return {d: TelemetrySampler(d, clock=clock) for d in {m.device for m in models} if config.telemetry and is_cuda(d)}
 
 
-def _telemetry(model: StagedModel, config: SpeedConfig, samplers: Mapping[str, TelemetrySampler],
-               intervals: list[tuple[int, int]]) -> TelemetryStats | None:
+def _telemetry(
+    model: StagedModel, config: SpeedConfig, samplers: Mapping[str, TelemetrySampler], intervals: list[tuple[int, int]]
+) -> TelemetryStats | None:
     if not config.telemetry:
         return None
     sampler = samplers.get(model.device)  # all-null without a GPU: "not measurable here", unlike None
     return sampler.summarise(intervals) if sampler is not None else TelemetryStats()
 
 
-def run_scenario(models: list[StagedModel], scenario: TimedScenario, batch_size: int, config: SpeedConfig, *, clock: Clock,
-                 rng: np.random.Generator, seed: int, progress: SpeedProgress | None,
-                 warnings: list[str], ledger: EnergyLedger | None = None) -> ScenarioRun:
+def run_scenario(
+    models: list[StagedModel],
+    scenario: TimedScenario,
+    batch_size: int,
+    config: SpeedConfig,
+    *,
+    clock: Clock,
+    rng: np.random.Generator,
+    seed: int,
+    progress: SpeedProgress | None,
+    warnings: list[str],
+    ledger: EnergyLedger | None = None,
+) -> ScenarioRun:
     """Warm up, then time interleaved rounds of forward calls; fill ``model.timings[scenario]``."""
     pool = len(models[0].staged[scenario])
     per_block = max(1, math.ceil(config.min_iterations / config.rounds))
@@ -78,9 +109,16 @@ def run_scenario(models: list[StagedModel], scenario: TimedScenario, batch_size:
         began = clock()
         done = 0
         if config.warmup_iterations or config.warmup_seconds:
-            done = len(run_timed(timers[m.name], m.adapter.forward, m.staged[scenario],
-                                 min_iterations=config.warmup_iterations, min_ns=config.warmup_seconds * 1e9,
-                                 clock=clock))
+            done = len(
+                run_timed(
+                    timers[m.name],
+                    m.adapter.forward,
+                    m.staged[scenario],
+                    min_iterations=config.warmup_iterations,
+                    min_ns=config.warmup_seconds * 1e9,
+                    clock=clock,
+                )
+            )
         warmup[m.name] = (done, (clock() - began) / 1e9)
     rounds: dict[str, list[list[int]]] = {m.name: [] for m in models}
     intervals: dict[str, list[tuple[int, int]]] = {m.name: [] for m in models}
@@ -96,9 +134,17 @@ def run_scenario(models: list[StagedModel], scenario: TimedScenario, batch_size:
             order = _order(models, len(orders), config.order, rng, seed)
             for m in order:
                 began, energy = clock(), ledger.begin(m.device) if ledger is not None else None
-                rounds[m.name].append(run_timed(timers[m.name], m.adapter.forward, m.staged[scenario],
-                                                min_iterations=per_block, min_ns=block_ns, multiple_of=pool,
-                                                clock=clock))
+                rounds[m.name].append(
+                    run_timed(
+                        timers[m.name],
+                        m.adapter.forward,
+                        m.staged[scenario],
+                        min_iterations=per_block,
+                        min_ns=block_ns,
+                        multiple_of=pool,
+                        clock=clock,
+                    )
+                )
                 if ledger is not None:
                     ledger.end(energy, m.device, m.name, scenario, len(rounds[m.name][-1]) * batch_size)
                 intervals[m.name].append((began, clock()))
@@ -117,9 +163,11 @@ def run_scenario(models: list[StagedModel], scenario: TimedScenario, batch_size:
                 break
             if clock() - started >= config.max_seconds * 1e9:
                 widest = max(r.halfwidth for r, _ in comparisons)
-                warnings.append(f"{scenario}: the time budget (max_seconds={config.max_seconds:g}) ran out before "
-                                f"every ratio CI was within ±{config.target_ci_halfwidth:.1%} (widest ±{widest:.1%}); "
-                                f"raise max_seconds or loosen target_ci_halfwidth")
+                warnings.append(
+                    f"{scenario}: the time budget (max_seconds={config.max_seconds:g}) ran out before "
+                    f"every ratio CI was within ±{config.target_ci_halfwidth:.1%} (widest ±{widest:.1%}); "
+                    f"raise max_seconds or loosen target_ci_halfwidth"
+                )
                 stop_reason = "time_budget"
                 break
     finally:
@@ -128,9 +176,23 @@ def run_scenario(models: list[StagedModel], scenario: TimedScenario, batch_size:
     elapsed_s = (clock() - started) / 1e9
     for m in models:
         m.timings[scenario] = ScenarioTiming(
-            scenario=scenario, batch_size=batch_size, sequence_length=m.seq_len if m.seq_len_applied else None,
-            timer=timers[m.name].name, warmup_iterations=warmup[m.name][0], warmup_s=warmup[m.name][1],
-            rounds_ns=rounds[m.name], inputs=pool, telemetry=_telemetry(m, config, samplers, intervals[m.name]))
-    return ScenarioRun(scenario=scenario, batch_size=batch_size, rounds=len(orders),
-                       iterations_per_block=math.ceil(per_block / pool) * pool, stop_reason=stop_reason,
-                       elapsed_s=elapsed_s, round_orders=orders, comparisons=[c for _, c in comparisons])
+            scenario=scenario,
+            batch_size=batch_size,
+            sequence_length=m.seq_len if m.seq_len_applied else None,
+            timer=timers[m.name].name,
+            warmup_iterations=warmup[m.name][0],
+            warmup_s=warmup[m.name][1],
+            rounds_ns=rounds[m.name],
+            inputs=pool,
+            telemetry=_telemetry(m, config, samplers, intervals[m.name]),
+        )
+    return ScenarioRun(
+        scenario=scenario,
+        batch_size=batch_size,
+        rounds=len(orders),
+        iterations_per_block=math.ceil(per_block / pool) * pool,
+        stop_reason=stop_reason,
+        elapsed_s=elapsed_s,
+        round_orders=orders,
+        comparisons=[c for _, c in comparisons],
+    )

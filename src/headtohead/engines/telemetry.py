@@ -20,9 +20,9 @@ from typing import Any
 
 import psutil
 
-from headtohead.runtime.devices import is_cuda
 from headtohead.engines.timing import Clock
 from headtohead.results.speed import HostLoad, MeanMax, TelemetryStats
+from headtohead.runtime.devices import is_cuda
 
 __all__ = ["TelemetrySampler", "open_nvml", "host_load"]
 
@@ -83,8 +83,9 @@ class TelemetrySampler:
         Whether NVML answered for this device.
     """
 
-    def __init__(self, device: str, *, interval_s: float = 0.1, clock: Clock | None = None,
-                 nvml: Any | None = None) -> None:
+    def __init__(
+        self, device: str, *, interval_s: float = 0.1, clock: Clock | None = None, nvml: Any | None = None
+    ) -> None:
         self.device = device
         self.interval_s = interval_s
         self.clock = clock or time.perf_counter_ns
@@ -164,8 +165,11 @@ class TelemetrySampler:
         """
         if not self.available:
             return TelemetryStats()
-        chosen = [values for t, values in self.samples
-                  if intervals is None or any(start <= t <= end for start, end in intervals)]
+        chosen = [
+            values
+            for t, values in self.samples
+            if intervals is None or any(start <= t <= end for start, end in intervals)
+        ]
         summary: dict[str, MeanMax | None] = {}
         for name in _FIELDS:
             readings = [value for v in chosen if (value := v[name]) is not None]
@@ -204,5 +208,9 @@ def host_load(*, window_s: float = 0.2) -> HostLoad:
             continue
     usage.sort(reverse=True)
     busy = [f"{label} {percent:.0f} %" for percent, label in usage if percent > 20.0][:5]
-    return HostLoad(cpu_count=psutil.cpu_count(logical=True), load_average=load,
-                    other_cpu_percent=float(sum(p for p, _ in usage)), busy_processes=busy)
+    return HostLoad(
+        cpu_count=psutil.cpu_count(logical=True),
+        load_average=load,
+        other_cpu_percent=float(sum(p for p, _ in usage)),
+        busy_processes=busy,
+    )

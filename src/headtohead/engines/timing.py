@@ -30,8 +30,17 @@ from typing import Any, Protocol
 from headtohead.results.speed import TimerName
 from headtohead.runtime.devices import TimingEvent, get_backend, is_cuda
 
-__all__ = ["Clock", "Timer", "HostTimer", "CudaEventTimer", "make_timer", "run_timed", "gc_paused",
-           "time_stages", "torch_threads"]
+__all__ = [
+    "Clock",
+    "Timer",
+    "HostTimer",
+    "CudaEventTimer",
+    "make_timer",
+    "run_timed",
+    "gc_paused",
+    "time_stages",
+    "torch_threads",
+]
 
 #: A monotonic clock in integer nanoseconds (``time.perf_counter_ns`` or a test's fake).
 Clock = Callable[[], int]
@@ -190,8 +199,16 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def run_timed(timer: Timer, call: Callable[[Any], Any], inputs: Sequence[Any], *, min_iterations: int,
-              min_ns: float = 0.0, multiple_of: int = 1, clock: Clock | None = None) -> list[int]:
+def run_timed(
+    timer: Timer,
+    call: Callable[[Any], Any],
+    inputs: Sequence[Any],
+    *,
+    min_iterations: int,
+    min_ns: float = 0.0,
+    multiple_of: int = 1,
+    clock: Clock | None = None,
+) -> list[int]:
     """Call ``call(inputs[i % len(inputs)])`` until enough calls and enough time have passed.
 
     Parameters
@@ -235,8 +252,9 @@ def run_timed(timer: Timer, call: Callable[[Any], Any], inputs: Sequence[Any], *
     return timer.collect(marks)
 
 
-def time_stages(stages: Sequence[Callable[[Any], Any]], value: Any, *, device: str = "cpu",
-                clock: Clock | None = None) -> list[int]:
+def time_stages(
+    stages: Sequence[Callable[[Any], Any]], value: Any, *, device: str = "cpu", clock: Clock | None = None
+) -> list[int]:
     """Pass ``value`` through ``stages`` in turn and time each one on the host clock.
 
     The device is synchronised after every stage (and before the first), so each time

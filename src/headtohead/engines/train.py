@@ -33,7 +33,6 @@ from headtohead.adapters.base import ModelAdapter
 from headtohead.adapters.labels import align_labels
 from headtohead.config.train import TrainConfig
 from headtohead.data.base import Dataset
-from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.energy import JobEnergy
 from headtohead.engines.memory import RssSampler
@@ -41,9 +40,9 @@ from headtohead.engines.seeding import seed_everything
 from headtohead.engines.telemetry import TelemetrySampler
 from headtohead.engines.train_ddp import DistContext, all_reduce_sum, barrier, rank_share
 from headtohead.engines.train_loop import (
+    BatchSource,
     StepInfo,
     TrainHooks,
-    BatchSource,
     build_optimizer,
     build_scheduler,
     enable_gradient_checkpointing,
@@ -63,6 +62,7 @@ from headtohead.engines.train_state import (
 )
 from headtohead.errors import ConfigError, ModelError, did_you_mean
 from headtohead.results.training import EpochRecord, StepLog, TrainingRun
+from headtohead.runtime.devices import get_backend, is_cuda
 
 __all__ = ["train_model", "TrainHooks", "StepInfo", "resume_settings", "output_names"]
 
@@ -74,9 +74,9 @@ class _Progress:
     """What the loop has done so far; saved with every checkpoint, restored on resume."""
 
     epochs: list[dict[str, Any]] = field(default_factory=list)
-    steps: dict[str, list] = field(default_factory=lambda: {k: [] for k in ("data_wait_ns", "compute_ns",
-                                                                            "samples", "tokens", "loss",
-                                                                            "excluded")})
+    steps: dict[str, list] = field(
+        default_factory=lambda: {k: [] for k in ("data_wait_ns", "compute_ns", "samples", "tokens", "loss", "excluded")}
+    )
     optimizer_steps: int = 0
     elapsed_train_s: float = 0.0
     end_to_end_s: float = 0.0
@@ -97,13 +97,22 @@ class _Progress:
 class _Trainer:
     """One model, one seed: set up, (resume,) loop over epochs, summarise."""
 
-    def __init__(self, adapter: ModelAdapter, data: Dataset, config: TrainConfig, seed: int,
-                 dist: DistContext | None, hooks: TrainHooks) -> None:
+    def __init__(
+        self,
+        adapter: ModelAdapter,
+        data: Dataset,
+        config: TrainConfig,
+        seed: int,
+        dist: DistContext | None,
+        hooks: TrainHooks,
+    ) -> None:
         import torch
 
         if adapter.module is None:
-            raise ModelError(f"model '{adapter.name}' (kind {adapter.kind}) has no torch module; headtohead can "
-                             f"only train torch models (transformers, timm, torchvision, python modules)")
+            raise ModelError(
+                f"model '{adapter.name}' (kind {adapter.kind}) has no torch module; headtohead can "
+                f"only train torch models (transformers, timm, torchvision, python modules)"
+            )
         self.adapter, self.data, self.config, self.seed = adapter, data, config, seed
         self.dist, self.hooks = dist, hooks
         self.module = adapter.module
@@ -119,8 +128,10 @@ class _Trainer:
         self.global_batch = config.batch_size * self.world
         self.batches_per_epoch = len(self._epoch_plan(0)[1])
         if self.batches_per_epoch == 0:
-            raise ModelError(f"model '{adapter.name}': {len(data)} training examples cannot feed {self.world} "
-                             f"processes; use more training data or fewer processes (train.nproc)")
+            raise ModelError(
+                f"model '{adapter.name}': {len(data)} training examples cannot feed {self.world} "
+                f"processes; use more training data or fewer processes (train.nproc)"
+            )
         per_epoch = math.ceil(self.batches_per_epoch / config.gradient_accumulation_steps)
         self.total_steps = config.max_steps or config.epochs * per_epoch
         self.n_epochs = config.epochs if config.max_steps is None else math.ceil(config.max_steps / per_epoch)
@@ -149,8 +160,10 @@ class _Trainer:
             backend, known = self.config.compile_backend, torch._dynamo.list_backends(exclude_tags=())
             if backend not in known:
                 shown = ", ".join(torch._dynamo.list_backends())
-                raise ConfigError(f"train.compile_backend '{backend}' is not a torch.compile backend"
-                                  f"{did_you_mean(backend, known)} (e.g. {shown}; eager or aot_eager to debug)")
+                raise ConfigError(
+                    f"train.compile_backend '{backend}' is not a torch.compile backend"
+                    f"{did_you_mean(backend, known)} (e.g. {shown}; eager or aot_eager to debug)"
+                )
             wrapped = torch.compile(wrapped, backend=backend)
         return wrapped
 
@@ -160,16 +173,18 @@ class _Trainer:
         return plan.hash(), [b for b in plan if len(b) >= self.world]
 
     # -- the loop --------------------------------------------------------------------
-    def run(self, checkpoint_dir: Path | None, settings: dict[str, Any], eval_data: Dataset | None,
-            eval_batch_size: int) -> _Progress:
+    def run(
+        self, checkpoint_dir: Path | None, settings: dict[str, Any], eval_data: Dataset | None, eval_batch_size: int
+    ) -> _Progress:
         progress, start_epoch = _Progress(), 0
         if checkpoint_dir is not None and self.config.resume:
             found = latest_checkpoint(checkpoint_dir)
             if found is not None:
                 saved = read_progress(found)
                 check_resumable(found, saved.get("settings", {}), settings)
-                restore_checkpoint(found, module=self.module, optimizer=self.optimizer, scheduler=self.scheduler,
-                                   scaler=self.scaler)
+                restore_checkpoint(
+                    found, module=self.module, optimizer=self.optimizer, scheduler=self.scheduler, scaler=self.scaler
+                )
                 progress, start_epoch = _Progress.from_json(saved), len(saved["epochs"])
                 self.resumed_from = start_epoch
         backend, began = get_backend(), time.perf_counter()
@@ -193,15 +208,27 @@ class _Trainer:
             progress.cuda_max_reserved_mb = max(progress.cuda_max_reserved_mb or 0.0, (reserved or 0) / _MIB)
         return progress
 
-    def _epochs(self, progress: _Progress, start_epoch: int, began: float, checkpoint_dir: Path | None,
-                settings: dict[str, Any], eval_data: Dataset | None, eval_batch_size: int) -> None:
+    def _epochs(
+        self,
+        progress: _Progress,
+        start_epoch: int,
+        began: float,
+        checkpoint_dir: Path | None,
+        settings: dict[str, Any],
+        eval_data: Dataset | None,
+        eval_batch_size: int,
+    ) -> None:
         import torch
 
         plans = [self._epoch_plan(e) for e in range(start_epoch, self.n_epochs)]
         local = [rank_share(b, self.dist) for _, batches in plans for b in batches]
         source = BatchSource(self.data, local, self.targets, self.adapter.preprocess, self.tokens_of)
-        loader = make_loader(source, num_workers=self.config.num_workers, pin_memory=is_cuda(self.device),
-                             generator=torch.Generator().manual_seed(self.seed))
+        loader = make_loader(
+            source,
+            num_workers=self.config.num_workers,
+            pin_memory=is_cuda(self.device),
+            generator=torch.Generator().manual_seed(self.seed),
+        )
         first_step = len(progress.steps["compute_ns"])
         progress.steps["excluded"].extend(range(first_step, first_step + self.config.timing_warmup_steps))
         batches = iter(loader)
@@ -215,9 +242,15 @@ class _Trainer:
             progress.epochs.append(record.model_dump(mode="json"))
             progress.end_to_end_s = earlier_wall + time.perf_counter() - began
             if checkpoint_dir is not None and self.main:
-                path = save_epoch_checkpoint(checkpoint_dir, epoch + 1, module=self.module, optimizer=self.optimizer,
-                                             scheduler=self.scheduler, scaler=self.scaler,
-                                             progress=progress.to_json(settings))
+                path = save_epoch_checkpoint(
+                    checkpoint_dir,
+                    epoch + 1,
+                    module=self.module,
+                    optimizer=self.optimizer,
+                    scheduler=self.scheduler,
+                    scaler=self.scaler,
+                    progress=progress.to_json(settings),
+                )
                 if self.hooks.on_checkpoint is not None:
                     self.hooks.on_checkpoint(path)
             barrier(self.dist)
@@ -228,8 +261,9 @@ class _Trainer:
                 break
         del batches  # stops the loader's worker processes
 
-    def _one_epoch(self, epoch: int, order_hash: str, global_batches: list[np.ndarray], batches: Any,
-                   progress: _Progress) -> EpochRecord:
+    def _one_epoch(
+        self, epoch: int, order_hash: str, global_batches: list[np.ndarray], batches: Any, progress: _Progress
+    ) -> EpochRecord:
         self.module.train()
         steps, accum = progress.steps, self.config.gradient_accumulation_steps
         n, first, clock = len(global_batches), len(steps["compute_ns"]), time.perf_counter_ns
@@ -267,12 +301,18 @@ class _Trainer:
         steps["loss"].extend(step_loss)
         steps["tokens"].extend(int(t) for t in summed[1])
         progress.elapsed_train_s += train_s
-        return EpochRecord(epoch=epoch + 1, steps=done, optimizer_steps=progress.optimizer_steps,
-                           samples=int(sum(len(b) for b in global_batches[:done])),
-                           train_loss=float(np.sum(summed[0]) / max(np.sum(summed[2]), 1)), train_s=train_s,
-                           elapsed_train_s=progress.elapsed_train_s,
-                           learning_rate=float(self.scheduler.get_last_lr()[0]), order_hash=order_hash,
-                           partial=done < n)
+        return EpochRecord(
+            epoch=epoch + 1,
+            steps=done,
+            optimizer_steps=progress.optimizer_steps,
+            samples=int(sum(len(b) for b in global_batches[:done])),
+            train_loss=float(np.sum(summed[0]) / max(np.sum(summed[2]), 1)),
+            train_s=train_s,
+            elapsed_train_s=progress.elapsed_train_s,
+            learning_rate=float(self.scheduler.get_last_lr()[0]),
+            order_hash=order_hash,
+            partial=done < n,
+        )
 
     def _forward_backward(self, inputs: Any, targets: Any, group_len: int, *, sync: bool) -> Any:
         import contextlib
@@ -303,8 +343,7 @@ class _Trainer:
             self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
 
-    def _evaluate(self, record: EpochRecord, eval_data: Dataset | None, batch_size: int, *,
-                  last: bool) -> EpochRecord:
+    def _evaluate(self, record: EpochRecord, eval_data: Dataset | None, batch_size: int, *, last: bool) -> EpochRecord:
         if eval_data is None or not self.main or not (self.config.eval_each_epoch or last):
             return record
         start = time.perf_counter()
@@ -320,10 +359,19 @@ class _Trainer:
             progress.time_to_target_s, progress.target_epoch = record.elapsed_train_s, record.epoch
 
 
-def train_model(adapter: ModelAdapter, train_data: Dataset, config: TrainConfig, *, seed: int,
-                eval_data: Dataset | None = None, eval_batch_size: int = 32, checkpoint_dir: str | Path | None = None,
-                hooks: TrainHooks | None = None, dist: DistContext | None = None,
-                load_time_s: float = 0.0) -> TrainingRun:
+def train_model(
+    adapter: ModelAdapter,
+    train_data: Dataset,
+    config: TrainConfig,
+    *,
+    seed: int,
+    eval_data: Dataset | None = None,
+    eval_batch_size: int = 32,
+    checkpoint_dir: str | Path | None = None,
+    hooks: TrainHooks | None = None,
+    dist: DistContext | None = None,
+    load_time_s: float = 0.0,
+) -> TrainingRun:
     """Train ``adapter.module`` on ``train_data`` and measure it.
 
     Parameters
@@ -364,28 +412,53 @@ def train_model(adapter: ModelAdapter, train_data: Dataset, config: TrainConfig,
     trainer = _Trainer(adapter, train_data, config, seed, dist, hooks)
     settings = resume_settings(adapter.config, train_data, config, seed=seed, world_size=trainer.world)
     energy = JobEnergy(trainer.device)
-    progress = trainer.run(Path(checkpoint_dir) if checkpoint_dir is not None else None, settings, eval_data,
-                           eval_batch_size)
-    steps = StepLog.model_validate({**progress.steps, "tokens": progress.steps["tokens"] if trainer.tokens_of else None})
+    progress = trainer.run(
+        Path(checkpoint_dir) if checkpoint_dir is not None else None, settings, eval_data, eval_batch_size
+    )
+    steps = StepLog.model_validate(
+        {**progress.steps, "tokens": progress.steps["tokens"] if trainer.tokens_of else None}
+    )
     epochs = [EpochRecord.model_validate(e) for e in progress.epochs]
-    warnings = list(dict.fromkeys(adapter.warnings[trainer.first_warning:]))
+    warnings = list(dict.fromkeys(adapter.warnings[trainer.first_warning :]))
     if steps.compute_ns and not steps.timed_steps:
-        warnings.append(f"model '{adapter.name}': all {len(steps.compute_ns)} steps were timing warm-up steps, so "
-                        f"samples/s were not measured; train longer or lower train.timing_warmup_steps")
+        warnings.append(
+            f"model '{adapter.name}': all {len(steps.compute_ns)} steps were timing warm-up steps, so "
+            f"samples/s were not measured; train longer or lower train.timing_warmup_steps"
+        )
     digest = hashlib.sha256("".join(e.order_hash for e in epochs).encode()).hexdigest()
     final = next((e.eval for e in reversed(epochs) if e.eval is not None), None) or {}
     n_parameters = adapter.num_parameters()
     assert n_parameters is not None, "only a torch module trains, and its parameters are counted"
     return TrainingRun(
-        model=adapter.name, kind=adapter.kind, source=adapter.config.source, seed=seed, device=trainer.device,
-        world_size=trainer.world, precision=config.precision, compile=config.compile,
-        gradient_checkpointing=config.gradient_checkpointing, num_workers=config.num_workers,
-        batch_size=config.batch_size, gradient_accumulation_steps=config.gradient_accumulation_steps,
-        n_train=len(train_data), num_parameters=n_parameters, order_hash=digest, epochs=epochs,
-        steps=steps, optimizer_steps=progress.optimizer_steps, samples_seen=int(sum(steps.samples)),
-        load_time_s=load_time_s, end_to_end_s=progress.end_to_end_s, time_to_target_s=progress.time_to_target_s,
-        target_epoch=progress.target_epoch, final_eval=final, rss_peak_mb=progress.rss_peak_mb,
-        cuda_max_allocated_mb=progress.cuda_max_allocated_mb, cuda_max_reserved_mb=progress.cuda_max_reserved_mb,
-        telemetry=trainer.telemetry, resumed_from_epoch=trainer.resumed_from, warnings=warnings,
-        cost=energy.finish(progress.end_to_end_s, resumed=trainer.resumed_from is not None,
-                           world_size=trainer.world))
+        model=adapter.name,
+        kind=adapter.kind,
+        source=adapter.config.source,
+        seed=seed,
+        device=trainer.device,
+        world_size=trainer.world,
+        precision=config.precision,
+        compile=config.compile,
+        gradient_checkpointing=config.gradient_checkpointing,
+        num_workers=config.num_workers,
+        batch_size=config.batch_size,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        n_train=len(train_data),
+        num_parameters=n_parameters,
+        order_hash=digest,
+        epochs=epochs,
+        steps=steps,
+        optimizer_steps=progress.optimizer_steps,
+        samples_seen=int(sum(steps.samples)),
+        load_time_s=load_time_s,
+        end_to_end_s=progress.end_to_end_s,
+        time_to_target_s=progress.time_to_target_s,
+        target_epoch=progress.target_epoch,
+        final_eval=final,
+        rss_peak_mb=progress.rss_peak_mb,
+        cuda_max_allocated_mb=progress.cuda_max_allocated_mb,
+        cuda_max_reserved_mb=progress.cuda_max_reserved_mb,
+        telemetry=trainer.telemetry,
+        resumed_from_epoch=trainer.resumed_from,
+        warnings=warnings,
+        cost=energy.finish(progress.end_to_end_s, resumed=trainer.resumed_from is not None, world_size=trainer.world),
+    )

@@ -22,12 +22,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from headtohead.runtime.devices import is_cuda
 from headtohead.errors import DeviceError
+from headtohead.runtime.devices import is_cuda
 
-
-__all__ = ["DistContext", "dist_context_from_env", "init_process_group", "shutdown_process_group", "rank_share",
-           "all_reduce_sum", "barrier"]
+__all__ = [
+    "DistContext",
+    "dist_context_from_env",
+    "init_process_group",
+    "shutdown_process_group",
+    "rank_share",
+    "all_reduce_sum",
+    "barrier",
+]
 
 
 @dataclass(frozen=True)
@@ -58,8 +64,12 @@ def dist_context_from_env(backend: str = "auto", device: str = "cpu") -> DistCon
     if world <= 1:
         return None
     chosen = backend if backend != "auto" else ("nccl" if is_cuda(device) else "gloo")
-    return DistContext(rank=int(os.environ.get("RANK", "0")), world_size=world,
-                       local_rank=int(os.environ.get("LOCAL_RANK", "0")), backend=chosen)
+    return DistContext(
+        rank=int(os.environ.get("RANK", "0")),
+        world_size=world,
+        local_rank=int(os.environ.get("LOCAL_RANK", "0")),
+        backend=chosen,
+    )
 
 
 def init_process_group(ctx: DistContext) -> None:

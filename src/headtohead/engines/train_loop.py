@@ -21,13 +21,25 @@ from headtohead.adapters.base import ModelAdapter
 from headtohead.adapters.weights import error_summary
 from headtohead.config.train import TrainConfig
 from headtohead.data.base import Dataset
-from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.evaluate import batch_examples
 from headtohead.errors import DeviceError, ModelError
 from headtohead.results.training import EpochRecord
+from headtohead.runtime.devices import get_backend, is_cuda
 
-__all__ = ["StepInfo", "TrainHooks", "Precision", "resolve_precision", "enable_gradient_checkpointing",
-           "build_optimizer", "build_scheduler", "warmup_steps", "BatchSource", "make_loader", "swapped_module", "epoch_metrics"]
+__all__ = [
+    "StepInfo",
+    "TrainHooks",
+    "Precision",
+    "resolve_precision",
+    "enable_gradient_checkpointing",
+    "build_optimizer",
+    "build_scheduler",
+    "warmup_steps",
+    "BatchSource",
+    "make_loader",
+    "swapped_module",
+    "epoch_metrics",
+]
 
 
 @dataclass(frozen=True)
@@ -50,7 +62,6 @@ class TrainHooks:
     on_checkpoint: Callable[[Path], None] | None = None
 
 
-
 @dataclass(frozen=True)
 class Precision:
     """How the forward pass runs: ``dtype`` ``None`` is plain float32; ``scaler`` means fp16 loss scaling."""
@@ -69,8 +80,9 @@ class Precision:
         return torch.autocast(self.device_type, dtype=self.dtype)
 
 
-def resolve_precision(precision: str, device: str, *,
-                      cuda_bf16_supported: Callable[[], bool] | None = None) -> Precision:
+def resolve_precision(
+    precision: str, device: str, *, cuda_bf16_supported: Callable[[], bool] | None = None
+) -> Precision:
     """Check that ``device`` can autocast to ``precision`` and describe how to run it.
 
     Parameters
@@ -104,15 +116,19 @@ def resolve_precision(precision: str, device: str, *,
         return Precision("fp32", device_type)
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[precision]
     if not torch.amp.is_autocast_available(device_type):
-        raise DeviceError(f"train.precision is {precision} but torch {torch.__version__} has no autocast on "
-                          f"'{device_type}'; use precision: fp32 on this device")
+        raise DeviceError(
+            f"train.precision is {precision} but torch {torch.__version__} has no autocast on "
+            f"'{device_type}'; use precision: fp32 on this device"
+        )
     if is_cuda(device) and precision == "bf16":
         supported = cuda_bf16_supported or (lambda: torch.cuda.is_bf16_supported(including_emulation=False))
         if not supported():
             index = int(device.split(":", 1)[1]) if ":" in device else 0
             name = get_backend().cuda_device_name(index)
-            raise DeviceError(f"train.precision is bf16 but {name} ({device}) has no native bfloat16 (it needs an "
-                              f"Ampere or newer GPU); use precision: fp16 (with loss scaling) or fp32")
+            raise DeviceError(
+                f"train.precision is bf16 but {name} ({device}) has no native bfloat16 (it needs an "
+                f"Ampere or newer GPU); use precision: fp16 (with loss scaling) or fp32"
+            )
     elif not is_cuda(device):
         # CPU/MPS autocast silently disables itself (with a warning) for a dtype it lacks.
         with warnings.catch_warnings(record=True) as caught:
@@ -121,8 +137,10 @@ def resolve_precision(precision: str, device: str, *,
         if caught or not getattr(probe, "_enabled", True):
             message = caught[0].message if caught else "autocast disabled itself"
             why = error_summary(message) if isinstance(message, BaseException) else str(message)
-            raise DeviceError(f"train.precision is {precision} but '{device_type}' autocast does not support it in "
-                              f"torch {torch.__version__} ({why}); use bf16 or fp32 on this device")
+            raise DeviceError(
+                f"train.precision is {precision} but '{device_type}' autocast does not support it in "
+                f"torch {torch.__version__} ({why}); use bf16 or fp32 on this device"
+            )
     return Precision(precision, device_type, dtype, scaler=precision == "fp16")
 
 
@@ -135,8 +153,10 @@ def enable_gradient_checkpointing(adapter: ModelAdapter) -> None:
         The model has no gradient-checkpointing switch.
     """
     module = adapter.module
-    refusal = (f"model '{adapter.name}' (kind {adapter.kind}, {type(module).__name__}) does not support "
-               f"gradient checkpointing; set train.gradient_checkpointing: false")
+    refusal = (
+        f"model '{adapter.name}' (kind {adapter.kind}, {type(module).__name__}) does not support "
+        f"gradient checkpointing; set train.gradient_checkpointing: false"
+    )
     if hasattr(module, "gradient_checkpointing_enable"):
         if not getattr(module, "supports_gradient_checkpointing", False):
             raise ModelError(refusal)
@@ -167,10 +187,16 @@ def build_optimizer(module: Any, config: TrainConfig) -> Any:
     params = [p for p in module.parameters() if p.requires_grad]
     if not params:
         raise ModelError(f"{type(module).__name__} has no trainable parameters (all frozen); unfreeze some to train")
-    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
-              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
-    return torch.optim.AdamW([g for g in groups if g["params"]], lr=config.learning_rate,
-                             betas=tuple(config.adam_betas), eps=config.adam_epsilon)
+    groups = [
+        {"params": [p for p in params if p.ndim >= 2], "weight_decay": config.weight_decay},
+        {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(
+        [g for g in groups if g["params"]],
+        lr=config.learning_rate,
+        betas=tuple(config.adam_betas),
+        eps=config.adam_epsilon,
+    )
 
 
 def warmup_steps(config: TrainConfig, total_steps: int) -> int:
@@ -210,8 +236,14 @@ class BatchSource:
         ``inputs → real tokens`` (text models).
     """
 
-    def __init__(self, dataset: Dataset, batches: Sequence[np.ndarray], targets: np.ndarray,
-                 preprocess: Callable[[Any], Any], count_tokens: Callable[[Any], int] | None = None) -> None:
+    def __init__(
+        self,
+        dataset: Dataset,
+        batches: Sequence[np.ndarray],
+        targets: np.ndarray,
+        preprocess: Callable[[Any], Any],
+        count_tokens: Callable[[Any], int] | None = None,
+    ) -> None:
         self.dataset = dataset
         self.batches = list(batches)
         self.targets = targets
@@ -254,10 +286,22 @@ def make_loader(source: BatchSource, *, num_workers: int, pin_memory: bool = Fal
     options: dict[str, Any] = {}
     if num_workers > 0:
         methods = multiprocessing.get_all_start_methods()
-        options = {"worker_init_fn": _worker_init, "persistent_workers": False, "prefetch_factor": 2,
-                   "multiprocessing_context": "fork" if "fork" in methods else None}
-    return DataLoader(source, batch_size=None, shuffle=False, num_workers=num_workers, collate_fn=_as_is,
-                      pin_memory=pin_memory, generator=generator, **options)
+        options = {
+            "worker_init_fn": _worker_init,
+            "persistent_workers": False,
+            "prefetch_factor": 2,
+            "multiprocessing_context": "fork" if "fork" in methods else None,
+        }
+    return DataLoader(
+        source,
+        batch_size=None,
+        shuffle=False,
+        num_workers=num_workers,
+        collate_fn=_as_is,
+        pin_memory=pin_memory,
+        generator=generator,
+        **options,
+    )
 
 
 @contextlib.contextmanager
@@ -290,9 +334,11 @@ def epoch_metrics(adapter: ModelAdapter, data: Dataset, batch_size: int) -> dict
     finally:
         module.train(was_training)
     if evaluation.n_nonfinite:  # a comparison counts such examples as wrong; a training epoch has diverged
-        raise ModelError(f"model '{adapter.name}' returned NaN or infinite scores for {evaluation.n_nonfinite} of "
-                         f"{len(data)} evaluation examples after an epoch; lower the learning rate or use a more "
-                         f"stable precision (fp16 overflows)")
+        raise ModelError(
+            f"model '{adapter.name}' returned NaN or infinite scores for {evaluation.n_nonfinite} of "
+            f"{len(data)} evaluation examples after an epoch; lower the learning rate or use a more "
+            f"stable precision (fp16 overflows)"
+        )
     y_true = data.labels
     assert evaluation.proba is not None, "a module being trained always gives scores"
     proba = evaluation.proba.astype(np.float64)

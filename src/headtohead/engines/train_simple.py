@@ -38,8 +38,13 @@ class TrainLog:
     samples_per_second: float = 0.0
 
 
-def train_classifier(adapter: ModelAdapter, dataset: Dataset, settings: TrainSettings, *,
-                     on_epoch: Callable[[int, float], None] | None = None) -> TrainLog:
+def train_classifier(
+    adapter: ModelAdapter,
+    dataset: Dataset,
+    settings: TrainSettings,
+    *,
+    on_epoch: Callable[[int, float], None] | None = None,
+) -> TrainLog:
     """Train with a constant learning rate and no clipping: :func:`train_model` in its simplest form.
 
     Parameters
@@ -56,11 +61,22 @@ def train_classifier(adapter: ModelAdapter, dataset: Dataset, settings: TrainSet
     -------
     TrainLog
     """
-    config = TrainConfig(epochs=settings.epochs, batch_size=settings.batch_size,
-                         learning_rate=settings.learning_rate, weight_decay=settings.weight_decay,
-                         lr_schedule="constant", max_grad_norm=None, timing_warmup_steps=0, resume=False)
+    config = TrainConfig(
+        epochs=settings.epochs,
+        batch_size=settings.batch_size,
+        learning_rate=settings.learning_rate,
+        weight_decay=settings.weight_decay,
+        lr_schedule="constant",
+        max_grad_norm=None,
+        timing_warmup_steps=0,
+        resume=False,
+    )
     hooks = TrainHooks(on_epoch=(lambda e: on_epoch(e.epoch, e.train_loss)) if on_epoch is not None else None)
     run = train_model(adapter, dataset, config, seed=settings.seed, hooks=hooks)
     seconds = sum(e.train_s for e in run.epochs)
-    return TrainLog(order_hashes=[e.order_hash for e in run.epochs], epoch_losses=[e.train_loss for e in run.epochs],
-                    seconds=seconds, samples_per_second=run.samples_seen / seconds if seconds else 0.0)
+    return TrainLog(
+        order_hashes=[e.order_hash for e in run.epochs],
+        epoch_losses=[e.train_loss for e in run.epochs],
+        seconds=seconds,
+        samples_per_second=run.samples_seen / seconds if seconds else 0.0,
+    )

@@ -32,25 +32,55 @@ from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError, ResultsError
 from headtohead.runtime.files import write_text_atomic
 
-__all__ = ["save_epoch_checkpoint", "latest_checkpoint", "read_progress", "restore_checkpoint",
-           "settings_difference", "check_resumable", "save_trained_model", "resume_settings", "output_names",
-           "WEIGHTS_FILE", "STATE_FILE", "TRAINER_FILE"]
+__all__ = [
+    "save_epoch_checkpoint",
+    "latest_checkpoint",
+    "read_progress",
+    "restore_checkpoint",
+    "settings_difference",
+    "check_resumable",
+    "save_trained_model",
+    "resume_settings",
+    "output_names",
+    "WEIGHTS_FILE",
+    "STATE_FILE",
+    "TRAINER_FILE",
+]
 
 WEIGHTS_FILE = "model.safetensors"
 TRAINER_FILE = "trainer.pt"
 STATE_FILE = "state.json"
 _PREFIX = "epoch-"
 # Settings that change neither the weights nor the order; a checkpoint may be resumed across them.
-_NOT_IN_FINGERPRINT = {"resume", "num_workers", "eval_each_epoch", "target", "timing_warmup_steps",
-                       "stall_warning", "scaling_steps", "seeds", "device", "nproc", "ddp_backend"}
+_NOT_IN_FINGERPRINT = {
+    "resume",
+    "num_workers",
+    "eval_each_epoch",
+    "target",
+    "timing_warmup_steps",
+    "stall_warning",
+    "scaling_steps",
+    "seeds",
+    "device",
+    "nproc",
+    "ddp_backend",
+}
 
 
 def _epoch_folder(root: Path, epoch: int) -> Path:
     return root / f"{_PREFIX}{epoch:04d}"
 
 
-def save_epoch_checkpoint(root: str | Path, epoch: int, *, module: Any, optimizer: Any, scheduler: Any,
-                          scaler: Any, progress: Mapping[str, Any]) -> Path:
+def save_epoch_checkpoint(
+    root: str | Path,
+    epoch: int,
+    *,
+    module: Any,
+    optimizer: Any,
+    scheduler: Any,
+    scaler: Any,
+    progress: Mapping[str, Any],
+) -> Path:
     """Write the checkpoint of ``epoch`` (1-based) under ``root`` and drop older ones.
 
     Parameters
@@ -78,16 +108,22 @@ def save_epoch_checkpoint(root: str | Path, epoch: int, *, module: Any, optimize
     try:
         partial.mkdir(parents=True)
         save_checkpoint(module, partial / WEIGHTS_FILE)
-        trainer = {"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                   "scaler": scaler.state_dict(), "rng_cpu": torch.get_rng_state(),
-                   "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}
+        trainer = {
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict(),
+            "rng_cpu": torch.get_rng_state(),
+            "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        }
         torch.save(trainer, partial / TRAINER_FILE)
         write_text_atomic(partial / STATE_FILE, json.dumps(dict(progress)))
         shutil.rmtree(final, ignore_errors=True)
         os.replace(partial, final)
     except OSError as exc:
-        raise ResultsError(f"{partial}: cannot write the epoch checkpoint ({exc.strerror}); free disk space or "
-                           f"choose another --out folder") from exc
+        raise ResultsError(
+            f"{partial}: cannot write the epoch checkpoint ({exc.strerror}); free disk space or "
+            f"choose another --out folder"
+        ) from exc
     for older in root.glob(f"{_PREFIX}*"):
         if older != final and older.is_dir():
             shutil.rmtree(older, ignore_errors=True)
@@ -99,9 +135,15 @@ def latest_checkpoint(root: str | Path) -> Path | None:
     root = Path(root)
     if not root.is_dir():
         return None
-    done = [p for p in root.glob(f"{_PREFIX}*") if p.is_dir() and not p.name.endswith(".partial")
-            and (p / STATE_FILE).is_file() and p.name[len(_PREFIX):].isdigit()]
-    return max(done, key=lambda p: int(p.name[len(_PREFIX):]), default=None)
+    done = [
+        p
+        for p in root.glob(f"{_PREFIX}*")
+        if p.is_dir()
+        and not p.name.endswith(".partial")
+        and (p / STATE_FILE).is_file()
+        and p.name[len(_PREFIX) :].isdigit()
+    ]
+    return max(done, key=lambda p: int(p.name[len(_PREFIX) :]), default=None)
 
 
 def read_progress(checkpoint: Path) -> dict[str, Any]:
@@ -109,8 +151,10 @@ def read_progress(checkpoint: Path) -> dict[str, Any]:
     try:
         return json.loads((checkpoint / STATE_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{checkpoint / STATE_FILE}: unreadable training checkpoint ({error_summary(exc)}); "
-                           f"delete {checkpoint} to start that training over") from exc
+        raise ResultsError(
+            f"{checkpoint / STATE_FILE}: unreadable training checkpoint ({error_summary(exc)}); "
+            f"delete {checkpoint} to start that training over"
+        ) from exc
 
 
 def settings_difference(saved: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
@@ -122,8 +166,9 @@ def settings_difference(saved: Mapping[str, Any], current: Mapping[str, Any]) ->
     ['lr: 1 → 2']
     """
     keys = list(dict.fromkeys([*saved, *current]))
-    return [f"{k}: {saved.get(k)!r} → {current.get(k)!r}".replace("'", "") for k in keys
-            if saved.get(k) != current.get(k)]
+    return [
+        f"{k}: {saved.get(k)!r} → {current.get(k)!r}".replace("'", "") for k in keys if saved.get(k) != current.get(k)
+    ]
 
 
 def restore_checkpoint(checkpoint: Path, *, module: Any, optimizer: Any, scheduler: Any, scaler: Any) -> None:
@@ -135,8 +180,10 @@ def restore_checkpoint(checkpoint: Path, *, module: Any, optimizer: Any, schedul
         state = load_file(str(checkpoint / WEIGHTS_FILE))
         trainer = torch.load(checkpoint / TRAINER_FILE, map_location="cpu", weights_only=True)
     except Exception as exc:  # a damaged checkpoint: say which, and how to get past it
-        raise ResultsError(f"{checkpoint}: cannot read the training checkpoint ({error_summary(exc)}); delete "
-                           f"the folder to resume from an earlier one or start over") from exc
+        raise ResultsError(
+            f"{checkpoint}: cannot read the training checkpoint ({error_summary(exc)}); delete "
+            f"the folder to resume from an earlier one or start over"
+        ) from exc
     device = next(module.parameters()).device
     module.load_state_dict({k: v.to(device) for k, v in state.items()}, strict=True)
     optimizer.load_state_dict(trainer["optimizer"])
@@ -147,8 +194,9 @@ def restore_checkpoint(checkpoint: Path, *, module: Any, optimizer: Any, schedul
         torch.cuda.set_rng_state_all(trainer["rng_cuda"])
 
 
-def save_trained_model(adapter: ModelAdapter, target: str | Path, *, output_names: Sequence[str],
-                       extra: Mapping[str, Any] | None = None) -> Path:
+def save_trained_model(
+    adapter: ModelAdapter, target: str | Path, *, output_names: Sequence[str], extra: Mapping[str, Any] | None = None
+) -> Path:
     """Save a trained model so that its ordinary adapter reloads it.
 
     * ``transformers`` — ``save_pretrained`` of model and tokenizer into the folder
@@ -187,8 +235,10 @@ def save_trained_model(adapter: ModelAdapter, target: str | Path, *, output_name
             module.save_pretrained(folder)
             adapter.tokenizer.save_pretrained(folder)  # type: ignore[attr-defined]
         except OSError as exc:
-            raise ResultsError(f"{folder}: cannot save the trained model ({exc.strerror}); free disk space or "
-                               f"choose another --out folder") from exc
+            raise ResultsError(
+                f"{folder}: cannot save the trained model ({exc.strerror}); free disk space or "
+                f"choose another --out folder"
+            ) from exc
         finally:
             if bars:
                 hf_logging.enable_progress_bar()
@@ -207,12 +257,15 @@ def check_resumable(checkpoint: Path, saved: Mapping[str, Any], current: Mapping
     changed = settings_difference(saved, current)
     if changed:
         shown = "; ".join(changed[:3]) + (f"; … {len(changed) - 3} more" if len(changed) > 3 else "")
-        raise ConfigError(f"{checkpoint}: this checkpoint was made with other settings ({shown}); delete "
-                          f"{checkpoint.parent} or set train.resume: false to start over")
+        raise ConfigError(
+            f"{checkpoint}: this checkpoint was made with other settings ({shown}); delete "
+            f"{checkpoint.parent} or set train.resume: false to start over"
+        )
 
 
-def resume_settings(model: Any, train_data: Dataset, config: TrainConfig, *, seed: int,
-                    world_size: int = 1) -> dict[str, Any]:
+def resume_settings(
+    model: Any, train_data: Dataset, config: TrainConfig, *, seed: int, world_size: int = 1
+) -> dict[str, Any]:
     """Everything that decides the trained weights; a checkpoint resumes only if these are equal.
 
     Parameters
@@ -231,8 +284,13 @@ def resume_settings(model: Any, train_data: Dataset, config: TrainConfig, *, see
         JSON-serialisable; compared key by key (:func:`~headtohead.engines.train_state.settings_difference`).
     """
     kept = config.model_dump(mode="json", exclude=_NOT_IN_FINGERPRINT)
-    return {**kept, "seed": seed, "world_size": world_size, "model": model.model_dump(mode="json"),
-            "train_data": train_data.fingerprint()}
+    return {
+        **kept,
+        "seed": seed,
+        "world_size": world_size,
+        "model": model.model_dump(mode="json"),
+        "train_data": train_data.fingerprint(),
+    }
 
 
 def output_names(adapter: ModelAdapter, label_names: tuple[str, ...]) -> list[str]:

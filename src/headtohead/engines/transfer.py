@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from headtohead.adapters.base import ModelAdapter
-from headtohead.runtime.devices import TransferStreams, get_backend, is_cuda
 from headtohead.engines.prefetch import map_tensors
+from headtohead.runtime.devices import TransferStreams, get_backend, is_cuda
 
 __all__ = ["DeviceFeeder", "ScoreCollector", "transfer_streams", "is_tensor"]
 
@@ -92,8 +92,9 @@ class ScoreCollector:
     flush_elements : int
     """
 
-    def __init__(self, n_rows: int, streams: TransferStreams | None = None, *,
-                 flush_elements: int = FLUSH_ELEMENTS) -> None:
+    def __init__(
+        self, n_rows: int, streams: TransferStreams | None = None, *, flush_elements: int = FLUSH_ELEMENTS
+    ) -> None:
         self.n_rows, self.streams, self.flush_elements = n_rows, streams, flush_elements
         self.scores: np.ndarray | None = None
         self.filled = 0  # rows handed over so far
@@ -111,9 +112,9 @@ class ScoreCollector:
             dtype = np.float32 if is_tensor(scores) else np.float64
             self.scores = np.empty((self.n_rows, int(scores.shape[1])), dtype=dtype)
         if not is_tensor(scores):
-            self.scores[self.filled:self.filled + rows] = np.asarray(scores, dtype=np.float64)
+            self.scores[self.filled : self.filled + rows] = np.asarray(scores, dtype=np.float64)
         elif self.streams is None and scores.device.type == "cpu":
-            self.scores[self.filled:self.filled + rows] = scores.detach().float().numpy()
+            self.scores[self.filled : self.filled + rows] = scores.detach().float().numpy()
         else:
             if not self._pending:
                 self._pending_start = self.filled
@@ -130,7 +131,7 @@ class ScoreCollector:
         for event, host, start in self._copies:
             if self.streams is not None:
                 self.streams.wait(event)
-            self.scores[start:start + host.shape[0]] = host.numpy()  # type: ignore[index]
+            self.scores[start : start + host.shape[0]] = host.numpy()  # type: ignore[index]
         self._copies.clear()
         if self.scores is None:
             return np.zeros((0, 0), dtype=np.float64)
@@ -145,7 +146,7 @@ class ScoreCollector:
         self._pending, self._pending_rows = [], 0
         self.host_copies += 1
         if self.streams is None:  # another accelerator (mps …): a plain blocking copy
-            self.scores[start:start + chunk.shape[0]] = chunk.cpu().numpy()  # type: ignore[index]
+            self.scores[start : start + chunk.shape[0]] = chunk.cpu().numpy()  # type: ignore[index]
             return
         self.streams.side_waits_for_compute()
         with self.streams.on_side():
@@ -160,7 +161,7 @@ class ScoreCollector:
         assert self.streams is not None and self.scores is not None
         while self._copies and self.streams.is_done(self._copies[0][0]):
             _, host, start = self._copies.pop(0)
-            self.scores[start:start + host.shape[0]] = host.numpy()
+            self.scores[start : start + host.shape[0]] = host.numpy()
 
 
 @contextlib.contextmanager

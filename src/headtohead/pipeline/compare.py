@@ -42,13 +42,29 @@ from headtohead.pipeline.setup import InMemory
 __all__ = ["compare"]
 
 
-def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = None,
-            text_pair_column: str | None = None, label_column: str = "label", label_names: Sequence[str] | None = None,
-            id_column: str | None = None, slice_columns: Sequence[str] = (), group_column: str | None = None,
-            outputs: Mapping[str, Literal["logits", "probabilities"]] | None = None, name: str = "compare",
-            out_dir: str | Path | None = None, report: bool = False, speed: bool = False, batch_size: int = 32,
-            device: str = "auto", seed: int = 42, stats: Mapping[str, Any] | None = None,
-            progress: ProgressCallback | None = None, response_cache: bool = True) -> Run:
+def compare(
+    models: Mapping[str, Any],
+    data: Any,
+    *,
+    text_column: str | None = None,
+    text_pair_column: str | None = None,
+    label_column: str = "label",
+    label_names: Sequence[str] | None = None,
+    id_column: str | None = None,
+    slice_columns: Sequence[str] = (),
+    group_column: str | None = None,
+    outputs: Mapping[str, Literal["logits", "probabilities"]] | None = None,
+    name: str = "compare",
+    out_dir: str | Path | None = None,
+    report: bool = False,
+    speed: bool = False,
+    batch_size: int = 32,
+    device: str = "auto",
+    seed: int = 42,
+    stats: Mapping[str, Any] | None = None,
+    progress: ProgressCallback | None = None,
+    response_cache: bool = True,
+) -> Run:
     """Compare models held in memory on data held in memory.
 
     Parameters
@@ -105,11 +121,20 @@ def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = N
     [1.0, 0.75]
     """
     if not isinstance(models, Mapping) or not models:
-        raise ConfigError("compare: models must be a non-empty mapping of names to models, e.g. "
-                          "{'bert': model, 'baseline': predictions}")
-    section = DataConfig(path=describe_data(data), text_column=text_column, text_pair_column=text_pair_column,
-                         label_column=label_column, label_names=list(label_names) if label_names else None,
-                         id_column=id_column, slice_columns=list(slice_columns), group_column=group_column)
+        raise ConfigError(
+            "compare: models must be a non-empty mapping of names to models, e.g. "
+            "{'bert': model, 'baseline': predictions}"
+        )
+    section = DataConfig(
+        path=describe_data(data),
+        text_column=text_column,
+        text_pair_column=text_pair_column,
+        label_column=label_column,
+        label_names=list(label_names) if label_names else None,
+        id_column=id_column,
+        slice_columns=list(slice_columns),
+        group_column=group_column,
+    )
     dataset = dataset_from_memory(data, section)
     entries, objects = [], {}
     for model_name, model in models.items():
@@ -117,11 +142,25 @@ def compare(models: Mapping[str, Any], data: Any, *, text_column: str | None = N
         entries.append(entry)
         if held is not None:
             objects[str(model_name)] = held
-    experiment = {"name": name, "seed": seed, "data": section.model_dump(exclude_none=True), "models": entries,
-                  "eval": {"batch_size": batch_size, "device": device}, "stats": dict(stats or {}),
-                  "speed": {"enabled": speed, "memory": False}}
-    return run(experiment, out_dir=out_dir, base_dir=Path.cwd(), progress=progress, speed=speed, report=report,
-               in_memory=InMemory(splits=DataSplits(eval=dataset), objects=objects), response_cache=response_cache)
+    experiment = {
+        "name": name,
+        "seed": seed,
+        "data": section.model_dump(exclude_none=True),
+        "models": entries,
+        "eval": {"batch_size": batch_size, "device": device},
+        "stats": dict(stats or {}),
+        "speed": {"enabled": speed, "memory": False},
+    }
+    return run(
+        experiment,
+        out_dir=out_dir,
+        base_dir=Path.cwd(),
+        progress=progress,
+        speed=speed,
+        report=report,
+        in_memory=InMemory(splits=DataSplits(eval=dataset), objects=objects),
+        response_cache=response_cache,
+    )
 
 
 def _model_entry(name: str, model: Any, dataset: Dataset, outputs: str | None) -> tuple[dict[str, Any], Any]:
@@ -137,8 +176,11 @@ def _model_entry(name: str, model: Any, dataset: Dataset, outputs: str | None) -
     if _is_torch_module(model):
         return {**entry, "kind": "python", "source": held}, model
     if isinstance(model, tuple) and len(model) == 2 and _is_torch_module(model[0]) and callable(model[1]):
-        return {**entry, "kind": "python", "source": f"<in memory: {type(model[0]).__name__} + tokenizer>"}, \
-            TokenizedModel(*model)
+        return {
+            **entry,
+            "kind": "python",
+            "source": f"<in memory: {type(model[0]).__name__} + tokenizer>",
+        }, TokenizedModel(*model)
     if hasattr(model, "predict") and (hasattr(model, "classes_") or hasattr(model, "predict_proba")):
         return {**entry, "kind": "sklearn", "source": held}, model
     if callable(model):
@@ -175,16 +217,20 @@ def prediction_table(name: str, predictions: Any, dataset: Dataset) -> Any:
         frame = _with_probabilities(pd.DataFrame(index=range(len(values))), values, dataset, name)
         frame.insert(0, "prediction", [dataset.label_names[i] for i in values.argmax(axis=1)])
         return frame
-    raise ModelError(f"model '{name}': a {type(predictions).__name__} is not a model compare() can use; give a torch "
-                     f"module, (model, tokenizer), a fitted estimator, a callable, or predictions (labels, "
-                     f"probabilities, a dict or a DataFrame)")
+    raise ModelError(
+        f"model '{name}': a {type(predictions).__name__} is not a model compare() can use; give a torch "
+        f"module, (model, tokenizer), a fitted estimator, a callable, or predictions (labels, "
+        f"probabilities, a dict or a DataFrame)"
+    )
 
 
 def _with_probabilities(frame: Any, proba: Any, dataset: Dataset, name: str) -> Any:
     matrix = np.asarray(proba, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[1] != dataset.num_classes:
-        raise ModelError(f"model '{name}': probabilities of shape {matrix.shape}; give one column per class in the "
-                         f"data's label order ({', '.join(dataset.label_names)})")
+        raise ModelError(
+            f"model '{name}': probabilities of shape {matrix.shape}; give one column per class in the "
+            f"data's label order ({', '.join(dataset.label_names)})"
+        )
     for k, label in enumerate(dataset.label_names):
         frame[f"proba_{label}"] = matrix[:, k]
     return frame
@@ -207,8 +253,14 @@ class TokenizedModel:
 
         pairs = bool(examples) and isinstance(examples[0], (tuple, list))
         texts = [e[0] for e in examples] if pairs else list(examples)
-        batch = self.tokenizer(texts, [e[1] for e in examples] if pairs else None, padding=True, truncation=True,
-                               max_length=self.max_length, return_tensors="pt")
+        batch = self.tokenizer(
+            texts,
+            [e[1] for e in examples] if pairs else None,
+            padding=True,
+            truncation=True,
+            max_length=self.max_length,
+            return_tensors="pt",
+        )
         device = next(self.model.parameters()).device
         with torch.inference_mode():
             output = self.model(**{k: v.to(device) for k, v in batch.items()})

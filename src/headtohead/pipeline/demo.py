@@ -20,8 +20,8 @@ from headtohead.config import experiment_from_dict
 from headtohead.data import create_dataset
 from headtohead.engines.evaluate import ProgressCallback
 from headtohead.engines.train_simple import TrainSettings, train_classifier
-from headtohead.runtime.files import write_text_atomic
 from headtohead.pipeline.run import Run, run
+from headtohead.runtime.files import write_text_atomic
 
 __all__ = ["run_demo", "demo_experiment"]
 
@@ -59,13 +59,23 @@ def demo_experiment(checkpoints: dict[str, Path] | None = None) -> dict[str, Any
         "models": models,
         "eval": {"batch_size": 64, "device": "cpu"},
         # a short but real speed comparison: interleaved rounds, ratio CI, memory pass
-        "speed": {"scenarios": ["offline", "single_stream"], "min_seconds": 0.5, "rounds": 5,
-                  "warmup_seconds": 0.2, "time_window_seconds": 2.0},
+        "speed": {
+            "scenarios": ["offline", "single_stream"],
+            "min_seconds": 0.5,
+            "rounds": 5,
+            "warmup_seconds": 0.2,
+            "time_window_seconds": 2.0,
+        },
     }
 
 
-def run_demo(out_dir: str | Path = "runs/demo", *, epochs: int = 3,
-             on_event: Callable[[str], None] | None = None, progress: ProgressCallback | None = None) -> Run:
+def run_demo(
+    out_dir: str | Path = "runs/demo",
+    *,
+    epochs: int = 3,
+    on_event: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
+) -> Run:
     """Train the two demo models identically, then compare them with :func:`headtohead.run`.
 
     Parameters
@@ -92,16 +102,20 @@ def run_demo(out_dir: str | Path = "runs/demo", *, epochs: int = 3,
     splits = create_dataset(experiment.data, seed=experiment.seed)
     assert splits.train is not None  # the demo's data section always holds out a split
     settings = TrainSettings(epochs=epochs, seed=DEMO_SEED)
-    context = LoadContext(label_names=splits.eval.label_names, modality=splits.eval.modality, device="cpu",
-                          seed=DEMO_SEED)
-    say(f"Training {len(experiment.models)} models on {len(splits.train)} digits, identical order and settings "
+    context = LoadContext(
+        label_names=splits.eval.label_names, modality=splits.eval.modality, device="cpu", seed=DEMO_SEED
+    )
+    say(
+        f"Training {len(experiment.models)} models on {len(splits.train)} digits, identical order and settings "
         f"({epochs} epochs, batch {settings.batch_size}, AdamW lr {settings.learning_rate}); "
-        f"evaluating on {len(splits.eval)} held-out digits.")
+        f"evaluating on {len(splits.eval)} held-out digits."
+    )
     checkpoints: dict[str, Path] = {}
     for model_cfg in experiment.models:
         adapter = create_adapter(model_cfg, context)
-        log = train_classifier(adapter, splits.train, settings,
-                               on_epoch=functools.partial(_say_epoch, say, model_cfg.name, epochs))
+        log = train_classifier(
+            adapter, splits.train, settings, on_epoch=functools.partial(_say_epoch, say, model_cfg.name, epochs)
+        )
         say(f"  {model_cfg.name}: trained in {log.seconds:.1f} s ({log.samples_per_second:.0f} samples/s)")
         path = out / "models" / f"{model_cfg.name}.safetensors"
         save_checkpoint(adapter.module, path, label_names=splits.eval.label_names)

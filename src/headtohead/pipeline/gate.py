@@ -42,14 +42,24 @@ class GateOutcome:
     def __repr__(self) -> str:  # a notebook shows the decision and a row per check (report/notebook.py)
         from headtohead.report.notebook import gate_text
 
-        return gate_text(self.decisions, baseline=self.baseline, candidate=self.candidate, paragraph=self.paragraph,
-                         exit_code=self.exit_code)
+        return gate_text(
+            self.decisions,
+            baseline=self.baseline,
+            candidate=self.candidate,
+            paragraph=self.paragraph,
+            exit_code=self.exit_code,
+        )
 
     def _repr_html_(self) -> str:
         from headtohead.report.notebook import gate_html
 
-        return gate_html(self.decisions, baseline=self.baseline, candidate=self.candidate, paragraph=self.paragraph,
-                         exit_code=self.exit_code)
+        return gate_html(
+            self.decisions,
+            baseline=self.baseline,
+            candidate=self.candidate,
+            paragraph=self.paragraph,
+            exit_code=self.exit_code,
+        )
 
 
 _NUMBER = re.compile(r"^\s*(?P<value>[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>pp|%|x|×)?\s*$")
@@ -87,13 +97,16 @@ def parse_accuracy_margin(text: str) -> float:
     elif unit is None:
         fraction = value
     elif unit == "%":
-        raise ConfigError(f"{option} {text}: '%' is ambiguous for accuracy (points or relative?); write "
-                          f"{value:g}pp for percentage points, or the fraction {value / 100:g}")
+        raise ConfigError(
+            f"{option} {text}: '%' is ambiguous for accuracy (points or relative?); write "
+            f"{value:g}pp for percentage points, or the fraction {value / 100:g}"
+        )
     else:
         raise ConfigError(f"{option} {text}: '{unit}' is not an accuracy unit; write e.g. {option} {example}")
     if fraction >= 1.0:
-        raise ConfigError(f"{option} {text}: a drop of {fraction:g} (as a fraction) is the whole scale; did you mean "
-                          f"{value:g}pp?")
+        raise ConfigError(
+            f"{option} {text}: a drop of {fraction:g} (as a fraction) is the whole scale; did you mean {value:g}pp?"
+        )
     return round(fraction, 12)
 
 
@@ -123,8 +136,10 @@ def parse_slowdown_margin(text: str) -> float:
     else:
         raise ConfigError(f"{option} {text}: 'pp' is for accuracy; write a slowdown as e.g. {option} {example}")
     if fraction >= 1.0:
-        raise ConfigError(f"{option} {text}: a slowdown of {fraction:g} (as a fraction) means {1 + fraction:g}× the "
-                          f"time; write it as {1 + fraction:g}x if that is meant, or e.g. {example}")
+        raise ConfigError(
+            f"{option} {text}: a slowdown of {fraction:g} (as a fraction) means {1 + fraction:g}× the "
+            f"time; write it as {1 + fraction:g}x if that is meant, or e.g. {example}"
+        )
     return round(fraction, 12)
 
 
@@ -137,13 +152,22 @@ def _margin(value: str | float | None, parse: Callable[[str], float]) -> float |
 def _check_name(option: str, name: str, result: RunResult, path: Path) -> None:
     names = [m.name for m in result.models]
     if name not in names:
-        raise ConfigError(f"{option} {name}: no model of that name in {path}{did_you_mean(name, names)} "
-                          f"(models: {listing(names)})")
+        raise ConfigError(
+            f"{option} {name}: no model of that name in {path}{did_you_mean(name, names)} (models: {listing(names)})"
+        )
 
 
-def gate(results: str | Path, *, baseline: str, candidate: str, max_accuracy_drop: str | float | None = None,
-         max_slowdown: str | float | None = None, confidence: float = 0.95, n_resamples: int = 2000,
-         junit: str | Path | None = None) -> GateOutcome:
+def gate(
+    results: str | Path,
+    *,
+    baseline: str,
+    candidate: str,
+    max_accuracy_drop: str | float | None = None,
+    max_slowdown: str | float | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    junit: str | Path | None = None,
+) -> GateOutcome:
     """Decide whether ``candidate`` is worse than ``baseline`` beyond the margins, with confidence.
 
     Parameters
@@ -198,9 +222,17 @@ def gate(results: str | Path, *, baseline: str, candidate: str, max_accuracy_dro
     if baseline == candidate:
         raise ConfigError(f"--baseline and --candidate are both '{baseline}'; name two different models")
     predictions = _predictions(path, result, (baseline, candidate)) if drop is not None else None
-    decisions = gate_decisions(result, predictions, baseline=baseline, candidate=candidate, max_accuracy_drop=drop,
-                               max_slowdown=slowdown, confidence=confidence, n_resamples=n_resamples,
-                               groups=predictions.groups if predictions is not None else None)
+    decisions = gate_decisions(
+        result,
+        predictions,
+        baseline=baseline,
+        candidate=candidate,
+        max_accuracy_drop=drop,
+        max_slowdown=slowdown,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        groups=predictions.groups if predictions is not None else None,
+    )
     paragraph = gate_paragraph(decisions, baseline, candidate)
     if junit is not None:
         write_text_atomic(Path(junit), junit_xml(decisions, paragraph, baseline=baseline, candidate=candidate))
@@ -209,11 +241,15 @@ def gate(results: str | Path, *, baseline: str, candidate: str, max_accuracy_dro
 
 def _predictions(path: Path, result: RunResult, names: tuple[str, str]) -> Predictions:
     if any(result.model(n).quality is None for n in names):
-        raise ResultsError(f"{path}: holds no quality results (written by h2h bench?); gate accuracy on the "
-                           f"results of h2h run, or drop --max-accuracy-drop")
+        raise ResultsError(
+            f"{path}: holds no quality results (written by h2h bench?); gate accuracy on the "
+            f"results of h2h run, or drop --max-accuracy-drop"
+        )
     predictions = Predictions.load(path.parent / result.predictions_file)
     for name in names:
         if name not in predictions.models:
-            raise ResultsError(f"{path.parent / result.predictions_file}: no predictions of '{name}'; it does "
-                               f"not belong to {path} (re-run h2h run)")
+            raise ResultsError(
+                f"{path.parent / result.predictions_file}: no predictions of '{name}'; it does "
+                f"not belong to {path} (re-run h2h run)"
+            )
     return predictions

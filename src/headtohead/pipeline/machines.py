@@ -16,9 +16,9 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from headtohead.errors import ConfigError, ResultsError, did_you_mean
 from headtohead.results.environment import software_versions
 from headtohead.results.files import TRAINING_FILE
-from headtohead.errors import ConfigError, ResultsError, did_you_mean
 from headtohead.results.records import Environment
 from headtohead.results.training import MachineCell, MachineComparison, MachineInfo, TrainingRun, TrainingSummary
 from headtohead.results.training_file import load_training_result
@@ -26,8 +26,17 @@ from headtohead.results.training_file import load_training_result
 __all__ = ["compare_machines", "load_training", "machine_label", "parse_prices", "SETTING_KEYS"]
 
 #: Training settings that change what a samples/s figure means.
-SETTING_KEYS: tuple[str, ...] = ("batch_size", "precision", "gradient_accumulation_steps", "gradient_checkpointing",
-                                 "compile", "num_workers", "epochs", "max_steps", "nproc")
+SETTING_KEYS: tuple[str, ...] = (
+    "batch_size",
+    "precision",
+    "gradient_accumulation_steps",
+    "gradient_checkpointing",
+    "compile",
+    "num_workers",
+    "epochs",
+    "max_steps",
+    "nproc",
+)
 _GPU_ONLY = ("cuda", "driver")
 
 
@@ -61,8 +70,10 @@ def load_training(path: str | Path) -> tuple[Environment, TrainingSummary, str]:
             return result.environment, training, str(path)
         sibling = path.with_name(TRAINING_FILE)
         if not sibling.is_file():
-            raise ResultsError(f"{path}: no training record (neither in the file nor a training.json beside it); "
-                               f"compare the outputs of h2h train")
+            raise ResultsError(
+                f"{path}: no training record (neither in the file nor a training.json beside it); "
+                f"compare the outputs of h2h train"
+            )
         path = sibling
     record = load_training_result(path)
     return record.environment, record.training, str(path)
@@ -99,16 +110,25 @@ def _cell(model: str, machine: str, runs: Sequence[TrainingRun]) -> MachineCell:
 
     gpu = any(r.cuda_max_allocated_mb is not None for r in runs)
     scaling = [r.scaling.efficiency for r in runs if r.scaling is not None]
-    energy = [r.cost.energy_j / len(r.epochs) if r.cost is not None and r.cost.energy_j is not None and r.epochs
-              else None for r in runs]
-    return MachineCell(model=model, machine=machine, samples_per_s=mean([r.samples_per_s for r in runs]),
-                       tokens_per_s=mean([r.tokens_per_s for r in runs]),
-                       time_per_epoch_s=mean([r.time_per_epoch_s for r in runs]),
-                       time_to_target_s=mean([r.time_to_target_s for r in runs]),
-                       peak_memory_mb=max(r.peak_memory_mb for r in runs), memory_kind="cuda" if gpu else "rss",
-                       data_wait_fraction=mean([r.data_wait_fraction for r in runs]),
-                       world_size=runs[0].world_size, scaling_efficiency=fmean(scaling) if scaling else None,
-                       end_to_end_s=mean([r.end_to_end_s for r in runs]), energy_per_epoch_j=mean(energy))
+    energy = [
+        r.cost.energy_j / len(r.epochs) if r.cost is not None and r.cost.energy_j is not None and r.epochs else None
+        for r in runs
+    ]
+    return MachineCell(
+        model=model,
+        machine=machine,
+        samples_per_s=mean([r.samples_per_s for r in runs]),
+        tokens_per_s=mean([r.tokens_per_s for r in runs]),
+        time_per_epoch_s=mean([r.time_per_epoch_s for r in runs]),
+        time_to_target_s=mean([r.time_to_target_s for r in runs]),
+        peak_memory_mb=max(r.peak_memory_mb for r in runs),
+        memory_kind="cuda" if gpu else "rss",
+        data_wait_fraction=mean([r.data_wait_fraction for r in runs]),
+        world_size=runs[0].world_size,
+        scaling_efficiency=fmean(scaling) if scaling else None,
+        end_to_end_s=mean([r.end_to_end_s for r in runs]),
+        energy_per_epoch_j=mean(energy),
+    )
 
 
 def parse_prices(items: Sequence[str]) -> dict[str, float]:
@@ -127,8 +147,10 @@ def parse_prices(items: Sequence[str]) -> dict[str, float]:
         except ValueError:
             price = float("nan")
         if not sep or not label or not price > 0:
-            raise ConfigError(f"--price '{item}': give LABEL=PRICE_PER_HOUR with a price above 0, e.g. "
-                              f"--price 'NVIDIA A100=3.67' (LABEL: a machine's label or its position 1, 2 …)")
+            raise ConfigError(
+                f"--price '{item}': give LABEL=PRICE_PER_HOUR with a price above 0, e.g. "
+                f"--price 'NVIDIA A100=3.67' (LABEL: a machine's label or its position 1, 2 …)"
+            )
         prices[label] = price
     return prices
 
@@ -137,8 +159,12 @@ def _priced(cell: MachineCell, price: float | None) -> dict[str, Any]:
     def cost(seconds: float | None) -> float | None:
         return price * seconds / 3600.0 if price is not None and seconds is not None else None
 
-    return {"price_per_hour": price, "cost_per_epoch": cost(cell.time_per_epoch_s),
-            "cost_to_target": cost(cell.time_to_target_s), "cost_end_to_end": cost(cell.end_to_end_s)}
+    return {
+        "price_per_hour": price,
+        "cost_per_epoch": cost(cell.time_per_epoch_s),
+        "cost_to_target": cost(cell.time_to_target_s),
+        "cost_end_to_end": cost(cell.end_to_end_s),
+    }
 
 
 def _machine_prices(prices: Mapping[str, float], names: list[str]) -> dict[str, float]:
@@ -149,9 +175,11 @@ def _machine_prices(prices: Mapping[str, float], names: list[str]) -> dict[str, 
         elif key.isdigit() and 1 <= int(key) <= len(names):
             out[names[int(key) - 1]] = price
         else:
-            raise ConfigError(f"--price '{key}={price:g}': '{key}' is not one of the machines"
-                              f"{did_you_mean(key, names)} (machines: {'; '.join(names)}; or a position "
-                              f"1..{len(names)}; name them with --label)")
+            raise ConfigError(
+                f"--price '{key}={price:g}': '{key}' is not one of the machines"
+                f"{did_you_mean(key, names)} (machines: {'; '.join(names)}; or a position "
+                f"1..{len(names)}; name them with --label)"
+            )
     return out
 
 
@@ -171,9 +199,13 @@ def _differences(values: Mapping[str, Mapping[str, Any]], keys: Sequence[str]) -
     return out
 
 
-def compare_machines(paths: Sequence[str | Path], *, baseline: str | None = None,
-                     labels: Sequence[str] | None = None,
-                     prices: Mapping[str, float] | None = None) -> MachineComparison:
+def compare_machines(
+    paths: Sequence[str | Path],
+    *,
+    baseline: str | None = None,
+    labels: Sequence[str] | None = None,
+    prices: Mapping[str, float] | None = None,
+) -> MachineComparison:
     """Build the models × machines table from ``h2h train`` outputs made on different machines.
 
     Parameters
@@ -206,21 +238,34 @@ def compare_machines(paths: Sequence[str | Path], *, baseline: str | None = None
     names = _unique_labels([env for env, _, _ in loaded], [f for _, _, f in loaded], labels)
     base = _pick_baseline(baseline, names, [str(p) for p in paths])
     priced = _machine_prices(prices or {}, names)
-    machines = [MachineInfo(label=name, path=file, hostname=env.hostname, hardware=machine_label(env),
-                            software=software_versions(env)) for name, (env, _, file) in zip(names, loaded, strict=True)]
+    machines = [
+        MachineInfo(
+            label=name, path=file, hostname=env.hostname, hardware=machine_label(env), software=software_versions(env)
+        )
+        for name, (env, _, file) in zip(names, loaded, strict=True)
+    ]
     models = list(dict.fromkeys(m for _, summary, _ in loaded for m in summary.models))
-    raw_cells = {(model, name): _cell(model, name, [r for r in summary.runs if r.model == model])
-                 for name, (_, summary, _) in zip(names, loaded, strict=True) for model in summary.models}
+    raw_cells = {
+        (model, name): _cell(model, name, [r for r in summary.runs if r.model == model])
+        for name, (_, summary, _) in zip(names, loaded, strict=True)
+        for model in summary.models
+    }
     raw_cells = {key: cell.model_copy(update=_priced(cell, priced.get(key[1]))) for key, cell in raw_cells.items()}
     cells = []
     for (model, _), cell in raw_cells.items():
         ref = raw_cells.get((model, base))
-        cells.append(cell.model_copy(update={
-            "speedup_vs_baseline": _ratio(cell.samples_per_s, ref.samples_per_s if ref else None),
-            "epoch_time_vs_baseline": _ratio(cell.time_per_epoch_s, ref.time_per_epoch_s if ref else None),
-            "cost_vs_baseline": _ratio(cell.cost_per_epoch, ref.cost_per_epoch if ref else None)}))
-    return MachineComparison(baseline=base, machines=machines, models=models, cells=cells,
-                             warnings=_warnings(names, loaded, models, cells))
+        cells.append(
+            cell.model_copy(
+                update={
+                    "speedup_vs_baseline": _ratio(cell.samples_per_s, ref.samples_per_s if ref else None),
+                    "epoch_time_vs_baseline": _ratio(cell.time_per_epoch_s, ref.time_per_epoch_s if ref else None),
+                    "cost_vs_baseline": _ratio(cell.cost_per_epoch, ref.cost_per_epoch if ref else None),
+                }
+            )
+        )
+    return MachineComparison(
+        baseline=base, machines=machines, models=models, cells=cells, warnings=_warnings(names, loaded, models, cells)
+    )
 
 
 def _pick_baseline(baseline: str | None, names: list[str], paths: list[str]) -> str:
@@ -233,25 +278,39 @@ def _pick_baseline(baseline: str | None, names: list[str], paths: list[str]) -> 
     for name, path in zip(names, paths, strict=True):
         if Path(baseline).resolve() == Path(path).resolve():
             return name
-    raise ConfigError(f"--baseline '{baseline}' is not one of the machines{did_you_mean(baseline, names)} "
-                      f"(machines: {'; '.join(names)}; or give a position 1..{len(names)})")
+    raise ConfigError(
+        f"--baseline '{baseline}' is not one of the machines{did_you_mean(baseline, names)} "
+        f"(machines: {'; '.join(names)}; or give a position 1..{len(names)})"
+    )
 
 
-def _warnings(names: list[str], loaded: list[tuple[Environment, TrainingSummary, str]], models: list[str],
-              cells: list[MachineCell]) -> list[str]:
+def _warnings(
+    names: list[str],
+    loaded: list[tuple[Environment, TrainingSummary, str]],
+    models: list[str],
+    cells: list[MachineCell],
+) -> list[str]:
     warnings = []
     versions = {n: software_versions(env) for n, (env, _, _) in zip(names, loaded, strict=True)}
     software = _differences(versions, list(next(iter(versions.values()))))
     if software:
-        warnings.append("software versions differ between machines: " + "; ".join(software)
-                        + " — part of a speed difference may come from the software, not the hardware")
+        warnings.append(
+            "software versions differ between machines: "
+            + "; ".join(software)
+            + " — part of a speed difference may come from the software, not the hardware"
+        )
     settings = _differences({n: s.settings for n, (_, s, _) in zip(names, loaded, strict=True)}, SETTING_KEYS)
     if settings:
-        warnings.append("training settings differ between machines: " + "; ".join(settings)
-                        + " — samples/s are only comparable with the same settings")
+        warnings.append(
+            "training settings differ between machines: "
+            + "; ".join(settings)
+            + " — samples/s are only comparable with the same settings"
+        )
     if len({s.train_fingerprint for _, s, _ in loaded}) > 1:
-        warnings.append("the training data differ between machines (other fingerprints); times per epoch and to "
-                        "target are not comparable")
+        warnings.append(
+            "the training data differ between machines (other fingerprints); times per epoch and to "
+            "target are not comparable"
+        )
     for model in models:
         missing = [n for n, (_, s, _) in zip(names, loaded, strict=True) if model not in s.models]
         if missing:
@@ -259,7 +318,9 @@ def _warnings(names: list[str], loaded: list[tuple[Environment, TrainingSummary,
     threshold = {n: float(s.settings.get("stall_warning", 0.2)) for n, (_, s, _) in zip(names, loaded, strict=True)}
     for cell in cells:
         if cell.data_wait_fraction is not None and cell.data_wait_fraction > threshold[cell.machine]:
-            warnings.append(f"on {cell.machine}, model '{cell.model}' waits for data "
-                            f"{cell.data_wait_fraction * 100:.0f} % of the time: its samples/s measure the input "
-                            f"pipeline more than the hardware (raise train.num_workers there)")
+            warnings.append(
+                f"on {cell.machine}, model '{cell.model}' waits for data "
+                f"{cell.data_wait_fraction * 100:.0f} % of the time: its samples/s measure the input "
+                f"pipeline more than the hardware (raise train.num_workers there)"
+            )
     return warnings

@@ -80,8 +80,7 @@ def load_model(model_cfg: ModelConfig, context: LoadContext) -> tuple[ModelAdapt
     return adapter, time.perf_counter() - start
 
 
-def run_model_pass(setup: RunSetup, model_cfg: ModelConfig, *, progress: ProgressCallback | None = None
-                   ) -> ModelPass:
+def run_model_pass(setup: RunSetup, model_cfg: ModelConfig, *, progress: ProgressCallback | None = None) -> ModelPass:
     """Load one model and run its quality pass over ``setup.plan`` (skipped when ``setup.quality`` is off).
 
     Parameters
@@ -121,12 +120,20 @@ def run_model_pass(setup: RunSetup, model_cfg: ModelConfig, *, progress: Progres
 def _out_of_memory(model_cfg: ModelConfig, setup: RunSetup, exc: BaseException) -> ModelError:
     size = setup.plan.batch_size
     smaller = f" (e.g. --set eval.batch_size={max(1, size // 2)})" if size > 1 else ""
-    return ModelError(f"model '{model_cfg.name}' ran out of memory on {setup.context.device} at eval.batch_size="
-                      f"{size} ({type(exc).__name__}); lower the batch size{smaller} and run again with --resume")
+    return ModelError(
+        f"model '{model_cfg.name}' ran out of memory on {setup.context.device} at eval.batch_size="
+        f"{size} ({type(exc).__name__}); lower the batch size{smaller} and run again with --resume"
+    )
 
 
-def model_record(model_cfg: ModelConfig, model: LoadedModelFacts, load_time: float, setup: RunSetup,
-                 evaluation: Evaluation | None, **extra: Any) -> ModelRecord:
+def model_record(
+    model_cfg: ModelConfig,
+    model: LoadedModelFacts,
+    load_time: float,
+    setup: RunSetup,
+    evaluation: Evaluation | None,
+    **extra: Any,
+) -> ModelRecord:
     """The record of one model: what it is, how it was run and (with an evaluation) its quality.
 
     Parameters
@@ -147,8 +154,14 @@ def model_record(model_cfg: ModelConfig, model: LoadedModelFacts, load_time: flo
     plan, dataset = setup.plan, setup.dataset
     if evaluation is not None:
         y_true = dataset.labels[plan.order]
-        quality = compute_quality(y_true, evaluation.pred, evaluation.proba, dataset.label_names,
-                                  evaluation.alignment.outside, example_index=plan.order)
+        quality = compute_quality(
+            y_true,
+            evaluation.pred,
+            evaluation.proba,
+            dataset.label_names,
+            evaluation.alignment.outside,
+            example_index=plan.order,
+        )
     return ModelRecord(
         name=model_cfg.name,
         kind=model_cfg.kind,

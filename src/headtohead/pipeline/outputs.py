@@ -73,8 +73,10 @@ def check_writable(out: Path) -> None:
             pass
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise ResultsError(f"--out {out}: cannot write results there ({reason}); choose another folder with "
-                           f"--out, or fix its permissions") from exc
+        raise ResultsError(
+            f"--out {out}: cannot write results there ({reason}); choose another folder with "
+            f"--out, or fix its permissions"
+        ) from exc
 
 
 def folder_owner(out: Path) -> tuple[str, str] | None:
@@ -114,10 +116,15 @@ def check_owner(out: Path, experiment: str, *, command: str, overwrite: bool) ->
     if owner is None or owner == (experiment, command):
         return
     if not overwrite:
-        found = ("a results.json that cannot be read" if owner[1] == "unreadable"
-                 else f"the {owner[1]} results of experiment '{owner[0]}'")
-        raise ResultsError(f"--out {out}: holds {found}; refusing to replace them with {command} of experiment "
-                           f"'{experiment}'; pass --overwrite to replace them, or choose another --out")
+        found = (
+            "a results.json that cannot be read"
+            if owner[1] == "unreadable"
+            else f"the {owner[1]} results of experiment '{owner[0]}'"
+        )
+        raise ResultsError(
+            f"--out {out}: holds {found}; refusing to replace them with {command} of experiment "
+            f"'{experiment}'; pass --overwrite to replace them, or choose another --out"
+        )
     with contextlib.suppress(FileNotFoundError):
         (out / REPORT_FILE).unlink()
     shutil.rmtree(out / RESUME_DIR, ignore_errors=True)
@@ -156,18 +163,25 @@ class OutputLock:
                 holder = _holder(fd)
                 os.close(fd)
                 if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise ResultsError(f"--out {self.path.parent}: {holder} is writing there now; wait for it to "
-                                       f"finish, or choose another --out") from None
-                raise ResultsError(f"--out {self.path.parent}: cannot lock the folder ({exc.strerror or exc}); "
-                                   f"choose another --out") from exc
+                    raise ResultsError(
+                        f"--out {self.path.parent}: {holder} is writing there now; wait for it to "
+                        f"finish, or choose another --out"
+                    ) from None
+                raise ResultsError(
+                    f"--out {self.path.parent}: cannot lock the folder ({exc.strerror or exc}); choose another --out"
+                ) from exc
             # The holder removes the file as it lets go: a lock on a removed file locks nothing.
             if _same_file(fd, self.path):
                 break
             os.close(fd)
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"what": self.what, "pid": os.getpid(), "host": socket.gethostname(),
-                                 "started": started}).encode("utf-8"))
+        os.write(
+            fd,
+            json.dumps(
+                {"what": self.what, "pid": os.getpid(), "host": socket.gethostname(), "started": started}
+            ).encode("utf-8"),
+        )
         self._fd = fd
 
     def release(self) -> None:
@@ -205,8 +219,7 @@ def _holder(fd: int) -> str:
 
 
 @contextlib.contextmanager
-def claim_output(out: Path, experiment: str, *, command: str = "h2h run", overwrite: bool = False
-                 ) -> Iterator[None]:
+def claim_output(out: Path, experiment: str, *, command: str = "h2h run", overwrite: bool = False) -> Iterator[None]:
     """Check ``out`` can be written, lock it, and check whose results it holds; hold the lock while the block runs.
 
     Parameters
@@ -249,22 +262,31 @@ class RunState:
         dataset, plan = setup.dataset, setup.plan
         self.setup, self.out = setup, out
         column = setup.experiment.data.group_column
-        self.predictions = Predictions(order=plan.order, y_true=dataset.labels[plan.order],
-                                       label_names=dataset.label_names, group_column=column,
-                                       groups=None if column is None else dataset.group_labels(column)[plan.order])
+        self.predictions = Predictions(
+            order=plan.order,
+            y_true=dataset.labels[plan.order],
+            label_names=dataset.label_names,
+            group_column=column,
+            groups=None if column is None else dataset.group_labels(column)[plan.order],
+        )
         self.result = RunResult(
-            headtohead_version=setup.version, name=setup.experiment.name,
+            headtohead_version=setup.version,
+            name=setup.experiment.name,
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            experiment=setup.experiment.model_dump(mode="json"), environment=capture_environment(setup.base_dir),
-            dataset=dataset_record(setup.splits, setup.fingerprint), models=[])
+            experiment=setup.experiment.model_dump(mode="json"),
+            environment=capture_environment(setup.base_dir),
+            dataset=dataset_record(setup.splits, setup.fingerprint),
+            models=[],
+        )
         self.saved: list[str] = []
 
     def add(self, outcome: ModelOutcome) -> None:
         """Add a finished model and save the results so far."""
         record = outcome.record
         if outcome.predictions is not None:
-            self.predictions.add(record.name, outcome.predictions.pred, outcome.predictions.proba,
-                                 record.labels_outside_data)
+            self.predictions.add(
+                record.name, outcome.predictions.pred, outcome.predictions.proba, record.labels_outside_data
+            )
         self.result = self.result.model_copy(update={"models": [*self.result.models, record]})
         if self.out is not None:
             if self.setup.quality:
@@ -287,6 +309,9 @@ class RunState:
         if not self.setup.quality:  # h2h bench: speed is measured on all models at once, nothing to resume
             return f"records of {listing(self.saved)} are in {self.out}; measuring speed needs every model, run again"
         todo = [m.name for m in self.setup.experiment.models if m.name not in self.saved]
-        rest = f"; run again with --resume to evaluate {listing(todo)}" if todo else \
-            "; run again with --resume to finish (finished models are not evaluated again)"
+        rest = (
+            f"; run again with --resume to evaluate {listing(todo)}"
+            if todo
+            else "; run again with --resume to finish (finished models are not evaluated again)"
+        )
         return f"results of {listing(self.saved)} are kept in {self.out}{rest}"

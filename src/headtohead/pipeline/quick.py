@@ -64,7 +64,9 @@ def infer_kind(source: str, base_dir: Path | None = None) -> str:
     suffix = path.suffix.lower()
     if suffix in PREDICTION_SUFFIXES:
         return "predictions"
-    if suffix == ".onnx" or (path.is_dir() and (path / "model.onnx").is_file() and not (path / "config.json").is_file()):
+    if suffix == ".onnx" or (
+        path.is_dir() and (path / "model.onnx").is_file() and not (path / "config.json").is_file()
+    ):
         return "onnx"
     if suffix == ".skops" or suffix in PICKLE_SUFFIXES:
         return "sklearn"
@@ -74,10 +76,17 @@ def infer_kind(source: str, base_dir: Path | None = None) -> str:
         return "python"
     if _HUB_ID.match(source) and not path.exists():
         return "transformers"
-    what = "a folder without config.json" if path.is_dir() else "not found" if not path.exists() else \
-        f"a '{suffix or path.name}' file"
-    raise ConfigError(f"--model {source}: cannot tell its kind ({what}); write it first, e.g. "
-                      f"--model name=timm:{source} (kinds: {', '.join(MODEL_KINDS)})")
+    what = (
+        "a folder without config.json"
+        if path.is_dir()
+        else "not found"
+        if not path.exists()
+        else f"a '{suffix or path.name}' file"
+    )
+    raise ConfigError(
+        f"--model {source}: cannot tell its kind ({what}); write it first, e.g. "
+        f"--model name=timm:{source} (kinds: {', '.join(MODEL_KINDS)})"
+    )
 
 
 def parse_model_option(spec: str, base_dir: Path | None = None) -> tuple[str, str, str]:
@@ -103,13 +112,21 @@ def parse_model_option(spec: str, base_dir: Path | None = None) -> tuple[str, st
         kind, source = infer_kind(rest, base_dir), rest
     name = name.strip() or Path(source.rstrip("/")).stem or source
     if not _NAME.match(name):
-        raise ConfigError(f"--model {spec}: the name '{name}' may hold only letters, digits and . _ + -; write "
-                          f"--model name=source")
+        raise ConfigError(
+            f"--model {spec}: the name '{name}' may hold only letters, digits and . _ + -; write --model name=source"
+        )
     return name, kind, source
 
 
-def quick_experiment(data: str, models: Sequence[str], *, name: str | None = None, overrides: Sequence[str] = (),
-                     base_dir: Path | None = None, **data_options: Any) -> Experiment:
+def quick_experiment(
+    data: str,
+    models: Sequence[str],
+    *,
+    name: str | None = None,
+    overrides: Sequence[str] = (),
+    base_dir: Path | None = None,
+    **data_options: Any,
+) -> Experiment:
     """The experiment of ``h2h run --data … --model …``.
 
     Parameters
@@ -143,19 +160,30 @@ def quick_experiment(data: str, models: Sequence[str], *, name: str | None = Non
     names = [n for n, _, _ in parsed]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise ConfigError(f"--model: the name(s) {', '.join(repeated)} are used twice; give each model its own "
-                          f"name (--model a=… --model b=…)")
+        raise ConfigError(
+            f"--model: the name(s) {', '.join(repeated)} are used twice; give each model its own "
+            f"name (--model a=… --model b=…)"
+        )
     stem = Path(data.split(":")[-1]).stem or "data"
     section = {"path": data, **{k: v for k, v in data_options.items() if v is not None and v != []}}
-    return experiment_from_dict({
-        "name": name or f"{stem}-{'-vs-'.join(names)}",
-        "data": section,
-        "models": [{"name": n, "kind": k, "source": s} for n, k, s in parsed],
-    }, overrides=overrides)
+    return experiment_from_dict(
+        {
+            "name": name or f"{stem}-{'-vs-'.join(names)}",
+            "data": section,
+            "models": [{"name": n, "kind": k, "source": s} for n, k, s in parsed],
+        },
+        overrides=overrides,
+    )
 
 
-def command_experiment(experiment: str | Path | None, *, data: str | None = None, models: Sequence[str] = (),
-                       overrides: Sequence[str] = (), **data_options: Any) -> tuple[Experiment, Path]:
+def command_experiment(
+    experiment: str | Path | None,
+    *,
+    data: str | None = None,
+    models: Sequence[str] = (),
+    overrides: Sequence[str] = (),
+    **data_options: Any,
+) -> tuple[Experiment, Path]:
     """What ``h2h run`` compares: the experiment file, or one built from ``--data`` and ``--model``.
 
     Returns
@@ -172,11 +200,15 @@ def command_experiment(experiment: str | Path | None, *, data: str | None = None
 
     quick = data is not None or bool(models)
     if experiment is not None and quick:
-        raise ConfigError(f"{experiment}: give an experiment file or --data with --model, not both (models of a "
-                          f"file are listed in it)")
+        raise ConfigError(
+            f"{experiment}: give an experiment file or --data with --model, not both (models of a "
+            f"file are listed in it)"
+        )
     if experiment is not None:
         return resolve_experiment(experiment, overrides)
     if data is None:
-        raise ConfigError("give an experiment file (h2h run exp.yaml), or --data and --model for a quick comparison "
-                          "(h2h run --data dev.tsv --model a=preds_a.csv --model b=path/to/model)")
+        raise ConfigError(
+            "give an experiment file (h2h run exp.yaml), or --data and --model for a quick comparison "
+            "(h2h run --data dev.tsv --model a=preds_a.csv --model b=path/to/model)"
+        )
     return quick_experiment(data, models, overrides=overrides, **data_options), Path.cwd()

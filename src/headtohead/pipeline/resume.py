@@ -89,8 +89,13 @@ def model_key(model: ModelConfig, run_facts: Mapping[str, Any], base_dir: Path) 
         if value:
             path = Path(value).expanduser()
             files[field] = file_stamp(path if path.is_absolute() else base_dir / path)
-    payload = {"format": _FORMAT, "run": dict(run_facts), "base_dir": str(base_dir),
-               "model": model.model_dump(mode="json"), "files": files}
+    payload = {
+        "format": _FORMAT,
+        "run": dict(run_facts),
+        "base_dir": str(base_dir),
+        "model": model.model_dump(mode="json"),
+        "files": files,
+    }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -123,9 +128,11 @@ class ResumeStore:
             return  # nothing finished there: nothing to resume, nothing to refuse
         old, new = str(found.get("fingerprint"))[:12], self.fingerprint[:12]
         where = f"{found.get('source')}: " if found.get("source") else ""
-        raise DataError(f"{where}the data changed since the run being resumed in {self.folder.parent} (fingerprint "
-                        f"{old} then, {new} now), so its finished models do not fit; run without --resume to "
-                        f"evaluate every model on the data as it is now, or restore the data")
+        raise DataError(
+            f"{where}the data changed since the run being resumed in {self.folder.parent} (fingerprint "
+            f"{old} then, {new} now), so its finished models do not fit; run without --resume to "
+            f"evaluate every model on the data as it is now, or restore the data"
+        )
 
     def _manifest(self) -> dict[str, Any] | None:
         try:
@@ -158,8 +165,9 @@ class ResumeStore:
         entry = {"format": _FORMAT, "key": key, "record": record.model_dump(mode="json")}
         write_text_atomic(stem.with_suffix(".json"), json.dumps(entry) + "\n")
 
-    def load(self, key: str, name: str, *, n_examples: int, n_classes: int
-             ) -> tuple[ModelRecord, ModelPredictions] | None:
+    def load(
+        self, key: str, name: str, *, n_examples: int, n_classes: int
+    ) -> tuple[ModelRecord, ModelPredictions] | None:
         """The finished work of model ``name`` under ``key``, or ``None`` when there is none.
 
         A damaged or mismatching entry is reported as a warning and ignored: the model is
@@ -178,14 +186,25 @@ class ResumeStore:
                 pred = data["pred"].astype(np.int64)
                 proba = data["proba"].astype(np.float32) if "proba" in data.files else None
         except Exception as exc:  # any damage means "not finished": evaluate it again
-            log.warning("resume: the saved work of model '%s' in %s is damaged (%s: %s); evaluating it again",
-                        name, self.folder, type(exc).__name__, exc)
+            log.warning(
+                "resume: the saved work of model '%s' in %s is damaged (%s: %s); evaluating it again",
+                name,
+                self.folder,
+                type(exc).__name__,
+                exc,
+            )
             return None
         width = n_classes + len(record.labels_outside_data)  # the dataset's classes, then the model's others
-        if record.name != name or pred.shape != (n_examples,) or \
-                (proba is not None and proba.shape != (n_examples, width)):
-            log.warning("resume: the saved work of model '%s' in %s does not fit this run; evaluating it again",
-                        name, self.folder)
+        if (
+            record.name != name
+            or pred.shape != (n_examples,)
+            or (proba is not None and proba.shape != (n_examples, width))
+        ):
+            log.warning(
+                "resume: the saved work of model '%s' in %s does not fit this run; evaluating it again",
+                name,
+                self.folder,
+            )
             return None
         return record, ModelPredictions(pred, proba)
 

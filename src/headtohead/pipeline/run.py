@@ -41,16 +41,16 @@ from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_e
 from headtohead.pipeline.statistics import run_statistics
 from headtohead.report.sentences import with_speed_sentences
 from headtohead.report.sequential import with_sequential
-from headtohead.stats.stopped import decided_by_sequential_tests
 from headtohead.report.warnings import model_warnings
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
 from headtohead.results.records import StageTimings
 from headtohead.results.speed import SpeedSummary
 from headtohead.runtime.determinism import deterministic_algorithms
-from headtohead.runtime.heap import libraries_set_aside
 from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
+from headtohead.runtime.heap import libraries_set_aside
 from headtohead.runtime.offline import offline_mode
+from headtohead.stats.stopped import decided_by_sequential_tests
 
 __all__ = ["run", "Run"]
 
@@ -82,11 +82,24 @@ class Run:
         return run_html(self.result, out_dir=self.out_dir)
 
 
-def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
-        overrides: Sequence[str] = (), base_dir: str | Path | None = None, progress: ProgressCallback | None = None,
-        quality: bool = True, speed: bool | None = None, resume: bool | str = False, deterministic: bool = False,
-        offline: bool = False, force: bool = False, report: bool = False, overwrite: bool = False,
-        in_memory: InMemory | None = None, response_cache: bool = True) -> Run:
+def run(
+    experiment: Experiment | str | Path | Mapping[str, Any],
+    *,
+    out_dir: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    base_dir: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+    quality: bool = True,
+    speed: bool | None = None,
+    resume: bool | str = False,
+    deterministic: bool = False,
+    offline: bool = False,
+    force: bool = False,
+    report: bool = False,
+    overwrite: bool = False,
+    in_memory: InMemory | None = None,
+    response_cache: bool = True,
+) -> Run:
     """Compare the experiment's models on identical data.
 
     Parameters
@@ -162,8 +175,9 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
     with contextlib.ExitStack() as stack:
         heap = stack.enter_context(libraries_set_aside())
         if out is not None:  # writable, not another run's now, not another experiment's: before any work
-            stack.enter_context(claim_output(out, exp.name, command="h2h run" if quality else "h2h bench",
-                                             overwrite=overwrite))
+            stack.enter_context(
+                claim_output(out, exp.name, command="h2h run" if quality else "h2h bench", overwrite=overwrite)
+            )
         if offline:
             stack.enter_context(offline_mode())
         if deterministic:
@@ -173,17 +187,38 @@ def run(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str
             from headtohead.engines.server import server_wanted
 
             server_wanted(exp.speed)
-        fairness = check_fairness(exp.execution, measure, force, eval_device=exp.eval.device,
-                                  n_tasks=len(exp.models) * exp.execution.shards) \
-            if quality and exp.execution.mode != "local" else []
-        setup = prepare_run(exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory,
-                            response_cache=response_cache)
+        fairness = (
+            check_fairness(
+                exp.execution,
+                measure,
+                force,
+                eval_device=exp.eval.device,
+                n_tasks=len(exp.models) * exp.execution.shards,
+            )
+            if quality and exp.execution.mode != "local"
+            else []
+        )
+        setup = prepare_run(
+            exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory, response_cache=response_cache
+        )
         heap.mark()  # torch and the tokenizers are imported now, no model is loaded yet
         clock = _StageClock(began)
-        decided = evaluate_until_decided(setup, out, progress=progress, resume=bool(resume)) \
-            if quality and exp.eval.until_decided else None
-        outcome = _execute(decided.setup if decided else setup, out, progress=progress, measure_speed=measure,
-                           resume=resume, offline=offline, fairness_warnings=fairness, clock=clock, decided=decided)
+        decided = (
+            evaluate_until_decided(setup, out, progress=progress, resume=bool(resume))
+            if quality and exp.eval.until_decided
+            else None
+        )
+        outcome = _execute(
+            decided.setup if decided else setup,
+            out,
+            progress=progress,
+            measure_speed=measure,
+            resume=resume,
+            offline=offline,
+            fairness_warnings=fairness,
+            clock=clock,
+            decided=decided,
+        )
         if report and out is not None:
             with clock.stage("report"):
                 from headtohead.report.write import write_reports
@@ -212,24 +247,40 @@ class _StageClock:
     def stamp(self, result: RunResult) -> RunResult:
         """``result`` with its timings: the stages measured, the models' own load and pass times."""
         timings = StageTimings(
-            setup_s=self.seconds["setup"], load_s=sum(m.load_time_s for m in result.models),
-            evaluate_s=sum(m.eval_time_s or 0.0 for m in result.models), speed_s=self.seconds.get("speed"),
-            statistics_s=self.seconds.get("statistics"), report_s=self.seconds.get("report"),
-            total_s=time.perf_counter() - self.began)
+            setup_s=self.seconds["setup"],
+            load_s=sum(m.load_time_s for m in result.models),
+            evaluate_s=sum(m.eval_time_s or 0.0 for m in result.models),
+            speed_s=self.seconds.get("speed"),
+            statistics_s=self.seconds.get("statistics"),
+            report_s=self.seconds.get("report"),
+            total_s=time.perf_counter() - self.began,
+        )
         return result.model_copy(update={"timings": timings})
 
 
-def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None, measure_speed: bool,
-             resume: bool | str, offline: bool, fairness_warnings: list[str], clock: _StageClock,
-             decided: SequentialRun | None = None) -> Run:
+def _execute(
+    setup: RunSetup,
+    out: Path | None,
+    *,
+    progress: ProgressCallback | None,
+    measure_speed: bool,
+    resume: bool | str,
+    offline: bool,
+    fairness_warnings: list[str],
+    clock: _StageClock,
+    decided: SequentialRun | None = None,
+) -> Run:
     """Every model's pass (or its finished work), saved as it finishes; then statistics and speed.
 
     ``decided``: the models were already evaluated chunk by chunk (``--until-decided``); ``setup``
     holds the examples used."""
     exp = setup.experiment
     state = RunState(setup, out)
-    store = ResumeStore(out / RESUME_DIR, fingerprint=setup.fingerprint, source=setup.dataset.source) \
-        if out is not None and setup.quality else None
+    store = (
+        ResumeStore(out / RESUME_DIR, fingerprint=setup.fingerprint, source=setup.dataset.source)
+        if out is not None and setup.quality
+        else None
+    )
     if resume is True and store is not None:
         store.check_data()  # finishing a run on other data would mix two datasets: refused
     facts = setup.key_facts() if store is not None else {}
@@ -243,11 +294,17 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
     resumed: list[str] = []
     try:
         with contextlib.ExitStack() as stack:
-            restored = {m.name: _restore(store, keys[m.name], m.name, setup) for m in exp.models} \
-                if resume and store is not None and decided is None else {}
+            restored = (
+                {m.name: _restore(store, keys[m.name], m.name, setup) for m in exp.models}
+                if resume and store is not None and decided is None
+                else {}
+            )
             todo = [m.name for m in exp.models if restored.get(m.name) is None]
-            fresh = iter(decided.outcomes) if decided is not None else \
-                _passes(setup, todo, stack, progress=progress, speed_in_workers=speed_in_workers, offline=offline)
+            fresh = (
+                iter(decided.outcomes)
+                if decided is not None
+                else _passes(setup, todo, stack, progress=progress, speed_in_workers=speed_in_workers, offline=offline)
+            )
             for model_cfg in exp.models:
                 outcome = restored.get(model_cfg.name) or next(fresh)
                 finished.append(outcome)
@@ -273,10 +330,14 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
                 result = result.model_copy(update={"stats": stats})
         if measure_speed and (timed_models(exp) or any(m.endpoint is not None for m in result.models)):
             with clock.stage("speed"):
-                summary = _speed(setup, finished, loaded, progress, speed_in_workers, fairness_warnings, warmup_s,
-                                 out) if timed_models(exp) else None
-                summary = with_endpoints(summary, result.models, exp.speed, batch_size=exp.eval.batch_size,
-                                         seed=exp.seed)  # endpoints: timed by their own requests
+                summary = (
+                    _speed(setup, finished, loaded, progress, speed_in_workers, fairness_warnings, warmup_s, out)
+                    if timed_models(exp)
+                    else None
+                )
+                summary = with_endpoints(
+                    summary, result.models, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed
+                )  # endpoints: timed by their own requests
                 result = result.model_copy(update={"speed": summary})
         state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
@@ -294,8 +355,15 @@ def _execute(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | 
     return Run(result=result, predictions=state.predictions, out_dir=out, resumed=resumed)
 
 
-def _passes(setup: RunSetup, names: list[str], stack: contextlib.ExitStack, *, progress: ProgressCallback | None,
-            speed_in_workers: bool, offline: bool) -> Iterator[ModelOutcome | ModelFailure]:
+def _passes(
+    setup: RunSetup,
+    names: list[str],
+    stack: contextlib.ExitStack,
+    *,
+    progress: ProgressCallback | None,
+    speed_in_workers: bool,
+    offline: bool,
+) -> Iterator[ModelOutcome | ModelFailure]:
     """The fresh outcomes of ``names``, in order: through the run's executor, or loaded only (``h2h bench``)."""
     if not setup.quality:
         return (_loaded_only(setup, name) for name in names)
@@ -333,15 +401,24 @@ def _raise_failures(finished: Sequence[ModelOutcome | ModelFailure]) -> None:
 
 
 def _restore(store: ResumeStore | None, key: str, name: str, setup: RunSetup) -> ModelOutcome | None:
-    found = store.load(key, name, n_examples=len(setup.dataset), n_classes=setup.dataset.num_classes) \
-        if store is not None else None
+    found = (
+        store.load(key, name, n_examples=len(setup.dataset), n_classes=setup.dataset.num_classes)
+        if store is not None
+        else None
+    )
     return ModelOutcome(found[0], found[1]) if found is not None else None
 
 
-def _speed(setup: RunSetup, finished: Sequence[ModelOutcome | ModelFailure],
-           loaded: Mapping[str, tuple[ModelAdapter, float]], progress: ProgressCallback | None,
-           speed_in_workers: bool, fairness_warnings: list[str], warmup_s: float | None,
-           out: Path | None) -> SpeedSummary:
+def _speed(
+    setup: RunSetup,
+    finished: Sequence[ModelOutcome | ModelFailure],
+    loaded: Mapping[str, tuple[ModelAdapter, float]],
+    progress: ProgressCallback | None,
+    speed_in_workers: bool,
+    fairness_warnings: list[str],
+    warmup_s: float | None,
+    out: Path | None,
+) -> SpeedSummary:
     """The speed the workers measured (``execution.speed: workers``), or all models timed together here."""
     merged = merge_worker_speed([o for o in finished if isinstance(o, ModelOutcome)]) if speed_in_workers else None
     if merged is not None:
@@ -365,8 +442,13 @@ def _warm_up(device: str) -> float | None:
     return time.perf_counter() - began
 
 
-def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, float]],
-                   progress: ProgressCallback | None, warmup_s: float | None, out: Path | None) -> SpeedSummary:
+def _measure_speed(
+    setup: RunSetup,
+    loaded: Mapping[str, tuple[ModelAdapter, float]],
+    progress: ProgressCallback | None,
+    warmup_s: float | None,
+    out: Path | None,
+) -> SpeedSummary:
     """Time all models together; models re-used by ``resume`` (or evaluated elsewhere) are loaded here.
 
     Each model's memory and cold start are measured in a fresh process that loads it from its
@@ -385,7 +467,17 @@ def _measure_speed(setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, flo
         load_times[model_cfg.name] = load_time
     # a model handed over in memory cannot be loaded again in a fresh process
     recipes = {m.name: ModelRecipe(m, setup.context) for m in timed if m.name not in setup.context.objects}
-    return with_speed_sentences(measure_speed(adapters, setup.dataset, exp.speed, batch_size=exp.eval.batch_size,
-                                              seed=exp.seed, load_times=load_times, recipes=recipes,
-                                              device_warmup_s=warmup_s, progress=progress,
-                                              log_dir=out / LOADGEN_DIR if out is not None else None))
+    return with_speed_sentences(
+        measure_speed(
+            adapters,
+            setup.dataset,
+            exp.speed,
+            batch_size=exp.eval.batch_size,
+            seed=exp.seed,
+            load_times=load_times,
+            recipes=recipes,
+            device_warmup_s=warmup_s,
+            progress=progress,
+            log_dir=out / LOADGEN_DIR if out is not None else None,
+        )
+    )

@@ -124,14 +124,21 @@ def grouped_order(groups: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray
     rng = np.random.default_rng(np.random.SeedSequence([seed, _ORDER_STREAM]))
     names, codes = np.unique(np.asarray(groups), return_inverse=True)
     codes = codes.reshape(-1)
-    rank = rng.permutation(len(names))[codes]           # each group's place in the order
+    rank = rng.permutation(len(names))[codes]  # each group's place in the order
     order = np.lexsort((rng.random(len(codes)), rank))  # by group, and at random inside one
     starts = np.flatnonzero(np.r_[True, np.diff(rank[order]) != 0])
     return order.astype(np.int64), starts
 
 
-def chunk_plans(order: np.ndarray, chunk_size: int, batch_size: int, *, lengths: np.ndarray | None = None,
-                seed: int = 0, starts: np.ndarray | None = None) -> list[BatchPlan]:
+def chunk_plans(
+    order: np.ndarray,
+    chunk_size: int,
+    batch_size: int,
+    *,
+    lengths: np.ndarray | None = None,
+    seed: int = 0,
+    starts: np.ndarray | None = None,
+) -> list[BatchPlan]:
     """Cut ``order`` into chunks of ``chunk_size`` examples, each a batch plan of its own.
 
     Parameters
@@ -221,9 +228,11 @@ class _Models:
                 evaluation = evaluate_model(adapter, self.setup.dataset, plan, progress=report)
         except Exception as exc:
             if is_out_of_memory(exc):
-                raise ModelError(f"model '{name}' ran out of memory on {self.setup.context.device} at "
-                                 f"eval.batch_size={plan.batch_size} ({type(exc).__name__}); lower the batch size "
-                                 f"(with eval.chunk_size a multiple of it) and run again") from exc
+                raise ModelError(
+                    f"model '{name}' ran out of memory on {self.setup.context.device} at "
+                    f"eval.batch_size={plan.batch_size} ({type(exc).__name__}); lower the batch size "
+                    f"(with eval.chunk_size a multiple of it) and run again"
+                ) from exc
             raise
         for op in refused:
             adapter.warn(refusal_warning(name, op))
@@ -236,8 +245,14 @@ class _Models:
         adapter.warnings[:] = list(dict.fromkeys(adapter.warnings))  # each chunk's pass repeats the same warnings
         pred = np.concatenate([c[0][name].pred for c in chunks])
         proba = np.concatenate([c[0][name].proba for c in chunks])
-        evaluation = Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=used.plan.hash(),
-                                n_batches=len(used.plan), seconds=sum(c[1][name] for c in chunks))
+        evaluation = Evaluation(
+            pred=pred,
+            proba=proba,
+            alignment=alignment,
+            plan_hash=used.plan.hash(),
+            n_batches=len(used.plan),
+            seconds=sum(c[1][name] for c in chunks),
+        )
         record = model_record(used.experiment.model(name), adapter, load_time, used, evaluation)
         return ModelOutcome(record, ModelPredictions(pred, proba), adapter)
 
@@ -249,9 +264,11 @@ def _chunk_correct(setup: RunSetup, plan: BatchPlan, chunk: ChunkResult) -> dict
 
 def _check_chunk(chunk_size: int, n_examples: int) -> None:
     if chunk_size >= n_examples:
-        raise ConfigError(f"eval.chunk_size={chunk_size} is not smaller than the {n_examples} examples to evaluate: "
-                          f"the sequential test would look only once, at the end; use a smaller chunk (a multiple "
-                          f"of eval.batch_size) or run without --until-decided")
+        raise ConfigError(
+            f"eval.chunk_size={chunk_size} is not smaller than the {n_examples} examples to evaluate: "
+            f"the sequential test would look only once, at the end; use a smaller chunk (a multiple "
+            f"of eval.batch_size) or run without --until-decided"
+        )
 
 
 def _store(setup: RunSetup, out: Path | None) -> ChunkStore | None:
@@ -262,8 +279,9 @@ def _store(setup: RunSetup, out: Path | None) -> ChunkStore | None:
     return ChunkStore(out / RESUME_DIR, sequential_key(keys, exp.stats.alpha))
 
 
-def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None = None,
-                           resume: bool = False) -> SequentialRun:
+def evaluate_until_decided(
+    setup: RunSetup, out: Path | None, *, progress: ProgressCallback | None = None, resume: bool = False
+) -> SequentialRun:
     """Evaluate every model chunk by chunk until every pair is decided or the data runs out.
 
     Parameters
@@ -303,8 +321,12 @@ def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: Progr
     pairs = list(itertools.combinations(names, 2))
     level, margin = pair_alpha(exp.stats.alpha, len(names)), exp.eval.equivalence_margin
     largest = int(np.unique(groups, return_counts=True)[1].max()) if groups is not None else 1
-    tests = {pair: SequentialTest(level, margin) if groups is None
-             else GroupedSequentialTest(level, margin, max_group_size=largest) for pair in pairs}
+    tests = {
+        pair: SequentialTest(level, margin)
+        if groups is None
+        else GroupedSequentialTest(level, margin, max_group_size=largest)
+        for pair in pairs
+    }
     store = _store(setup, out)
     chunks: list[ChunkResult] = []
     if store is not None and resume:
@@ -329,16 +351,25 @@ def evaluate_until_decided(setup: RunSetup, out: Path | None, *, progress: Progr
             _update(tests, _chunk_correct(setup, plan, chunk), groups, plan)
     except (KeyboardInterrupt, Terminated) as exc:
         done = store.kept() if store is not None else 0  # the signal may have come just after a chunk was written
-        kept = (f"{done} of {len(plans)} chunks are kept in {store.folder}; run again with --until-decided "
-                f"--resume to go on from chunk {done + 1}") if store is not None else \
-            "nothing was saved (no output folder was given)"
+        kept = (
+            (
+                f"{done} of {len(plans)} chunks are kept in {store.folder}; run again with --until-decided "
+                f"--resume to go on from chunk {done + 1}"
+            )
+            if store is not None
+            else "nothing was saved (no output folder was given)"
+        )
         raise RunInterrupted(f"{interrupt_name(exc)}: {kept}", interrupt_exit_code(exc)) from None
     if store is not None:
         store.prune()
-    used = _narrowed(setup, plans[:len(chunks)])
+    used = _narrowed(setup, plans[: len(chunks)])
     outcomes = [models.outcome(name, used, chunks) for name in names]
-    records = [to_record(tests[(a, b)], model_a=a, model_b=b, chunk_size=size, examples_available=len(dataset),
-                         order_seed=exp.seed) for a, b in pairs]
+    records = [
+        to_record(
+            tests[(a, b)], model_a=a, model_b=b, chunk_size=size, examples_available=len(dataset), order_seed=exp.seed
+        )
+        for a, b in pairs
+    ]
     return SequentialRun(used, outcomes, records, resumed)
 
 
@@ -348,8 +379,12 @@ def _groups(setup: RunSetup) -> np.ndarray | None:
     return None if column is None else setup.dataset.group_labels(column)
 
 
-def _update(tests: dict[tuple[str, str], SequentialTest], correct: dict[str, np.ndarray], groups: np.ndarray | None,
-            plan: BatchPlan) -> None:
+def _update(
+    tests: dict[tuple[str, str], SequentialTest],
+    correct: dict[str, np.ndarray],
+    groups: np.ndarray | None,
+    plan: BatchPlan,
+) -> None:
     for (a, b), test in tests.items():
         if groups is None:
             test.update(correct[a], correct[b])

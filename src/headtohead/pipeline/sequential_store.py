@@ -66,8 +66,10 @@ class ChunkStore:
     def save(self, index: int, order: np.ndarray, result: ChunkResult) -> None:
         """Keep chunk ``index`` (all models' predictions for the examples ``order``) atomically."""
         predictions, seconds = result
-        arrays: dict[str, Any] = {"order": np.asarray(order, dtype=np.int64),  # Any: numpy's stubs and **arrays
-                                  "names": np.array(list(predictions), dtype=np.str_)}
+        arrays: dict[str, Any] = {
+            "order": np.asarray(order, dtype=np.int64),  # Any: numpy's stubs and **arrays
+            "names": np.array(list(predictions), dtype=np.str_),
+        }
         for i, (name, model) in enumerate(predictions.items()):
             arrays[f"pred{i}"], arrays[f"proba{i}"] = model.pred, model.proba
             arrays[f"seconds{i}"] = np.array(seconds[name], dtype=np.float64)
@@ -112,8 +114,9 @@ class ChunkStore:
                     fits = fits and pred.shape == (len(order),) and proba.shape == (len(order), n_classes)
                     predictions[name], seconds[name] = ModelPredictions(pred, proba), float(data[f"seconds{i}"])
         except Exception as exc:  # any damage means "not finished": evaluate the chunk again
-            log.warning("resume: %s is damaged (%s: %s); evaluating from that chunk again", path,
-                        type(exc).__name__, exc)
+            log.warning(
+                "resume: %s is damaged (%s: %s); evaluating from that chunk again", path, type(exc).__name__, exc
+            )
             return None
         if not fits:
             log.warning("resume: %s does not fit this run; evaluating from that chunk again", path)
@@ -138,4 +141,3 @@ class ChunkStore:
         for path in self.root.iterdir():
             if path.is_dir() and path.name.startswith(_PREFIX) and path != self.folder:
                 shutil.rmtree(path, ignore_errors=True)  # cleaning up is a courtesy, never a reason to fail
-

@@ -31,8 +31,15 @@ from headtohead.results import DatasetRecord
 from headtohead.runtime.devices import resolve_device
 from headtohead.version import __version__
 
-__all__ = ["RunSetup", "InMemory", "prepare_run", "resolve_experiment", "absolute_data_paths", "dataset_record",
-           "load_context"]
+__all__ = [
+    "RunSetup",
+    "InMemory",
+    "prepare_run",
+    "resolve_experiment",
+    "absolute_data_paths",
+    "dataset_record",
+    "load_context",
+]
 
 log = logging.getLogger("headtohead")
 
@@ -70,10 +77,16 @@ class RunSetup:
 
     def key_facts(self) -> dict[str, Any]:
         """What the run contributes to each model's resume key (see :mod:`headtohead.pipeline.resume`)."""
-        return {"data": self.data.model_dump(mode="json"), "fingerprint": self.fingerprint,
-                "seed": self.experiment.seed, "eval": self.experiment.eval.model_dump(mode="json"),
-                "device": self.context.device, "plan": self.plan.hash(), "deterministic": self.deterministic,
-                "version": self.version}
+        return {
+            "data": self.data.model_dump(mode="json"),
+            "fingerprint": self.fingerprint,
+            "seed": self.experiment.seed,
+            "eval": self.experiment.eval.model_dump(mode="json"),
+            "device": self.context.device,
+            "plan": self.plan.hash(),
+            "deterministic": self.deterministic,
+            "version": self.version,
+        }
 
     @property
     def version(self) -> str:
@@ -98,18 +111,37 @@ class InMemory:
     objects: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
-def load_context(dataset: Dataset, data: DataConfig, *, device: str, seed: int, base_dir: Path,
-                 objects: Mapping[str, Any] | None = None, train: Dataset | None = None,
-                 response_cache: bool = True) -> LoadContext:
+def load_context(
+    dataset: Dataset,
+    data: DataConfig,
+    *,
+    device: str,
+    seed: int,
+    base_dir: Path,
+    objects: Mapping[str, Any] | None = None,
+    train: Dataset | None = None,
+    response_cache: bool = True,
+) -> LoadContext:
     """What every model of a run may know when it loads (in this process or in a worker)."""
-    return LoadContext(label_names=dataset.label_names, modality=dataset.modality, device=device, seed=seed,
-                       base_dir=base_dir, id_column=data.id_column or "id",
-                       partial_data=data.limit is not None or data.split is not None, objects=dict(objects or {}),
-                       train=train, response_cache=response_cache)
+    return LoadContext(
+        label_names=dataset.label_names,
+        modality=dataset.modality,
+        device=device,
+        seed=seed,
+        base_dir=base_dir,
+        id_column=data.id_column or "id",
+        partial_data=data.limit is not None or data.split is not None,
+        objects=dict(objects or {}),
+        train=train,
+        response_cache=response_cache,
+    )
 
 
-def resolve_experiment(experiment: Experiment | str | Path | Mapping[str, Any], overrides: Sequence[str] = (),
-                       base_dir: str | Path | None = None) -> tuple[Experiment, Path]:
+def resolve_experiment(
+    experiment: Experiment | str | Path | Mapping[str, Any],
+    overrides: Sequence[str] = (),
+    base_dir: str | Path | None = None,
+) -> tuple[Experiment, Path]:
     """Validate ``experiment`` and return it with the folder its relative paths are read from.
 
     Parameters
@@ -155,8 +187,15 @@ def absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
     return data.model_copy(update={"path": absolute(data.path), "train": absolute(data.train)})
 
 
-def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, deterministic: bool = False,
-                in_memory: InMemory | None = None, response_cache: bool = True) -> RunSetup:
+def prepare_run(
+    exp: Experiment,
+    base_dir: Path,
+    *,
+    quality: bool = True,
+    deterministic: bool = False,
+    in_memory: InMemory | None = None,
+    response_cache: bool = True,
+) -> RunSetup:
     """Resolve the device, seed everything, load the data and make the batch plan every model shares.
 
     ``in_memory`` gives the data and models as objects (:func:`headtohead.compare`);
@@ -177,12 +216,18 @@ def prepare_run(exp: Experiment, base_dir: Path, *, quality: bool = True, determ
     for reason, count in splits.eval.skipped.items():
         log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
     dataset = splits.eval
-    context = load_context(dataset, exp.data, device=device, seed=exp.seed, base_dir=base_dir,
-                           objects=in_memory.objects if in_memory is not None else None, train=splits.train,
-                           response_cache=response_cache)
+    context = load_context(
+        dataset,
+        exp.data,
+        device=device,
+        seed=exp.seed,
+        base_dir=base_dir,
+        objects=in_memory.objects if in_memory is not None else None,
+        train=splits.train,
+        response_cache=response_cache,
+    )
     plan = plan_evaluation(dataset, exp.eval.batch_size, seed=exp.seed, models=exp.models, context=context)
-    return RunSetup(exp, base_dir, data, splits, plan, context,
-                    quality=quality, deterministic=deterministic)
+    return RunSetup(exp, base_dir, data, splits, plan, context, quality=quality, deterministic=deterministic)
 
 
 @contextlib.contextmanager

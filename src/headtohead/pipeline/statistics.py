@@ -61,8 +61,16 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
 
     cfg, dataset, data = setup.experiment.stats, setup.dataset, setup.experiment.data
     facts = example_facts(dataset, data.slice_columns)
-    summary = analyse(predictions, alpha=cfg.alpha, n_resamples=cfg.n_resamples, ci_method=cfg.ci_method,
-                      ece_bins=cfg.ece_bins, seed=setup.experiment.seed, examples=facts, disagreements_kept=None)
+    summary = analyse(
+        predictions,
+        alpha=cfg.alpha,
+        n_resamples=cfg.n_resamples,
+        ci_method=cfg.ci_method,
+        ece_bins=cfg.ece_bins,
+        seed=setup.experiment.seed,
+        examples=facts,
+        disagreements_kept=None,
+    )
     texts = input_texts(dataset)
     if out is not None and summary.disagreements:
         write_disagreements_csv(summary.disagreements, out / DISAGREEMENTS_FILE, texts)
@@ -75,8 +83,10 @@ def with_inputs(found: Disagreements, dataset: Dataset, texts: Sequence[str | No
     texts = input_texts(dataset) if texts is None else texts
 
     def attach(rows: list) -> list:  # noqa: ANN001 - list of Disagreement
-        return [r.model_copy(update={"input": texts[r.index], "thumbnail": thumbnail_uri(dataset, r.index)})
-                for r in rows]
+        return [
+            r.model_copy(update={"input": texts[r.index], "thumbnail": thumbnail_uri(dataset, r.index)}) for r in rows
+        ]
 
-    return found.model_copy(update={"only_a_right": attach(found.only_a_right),
-                                    "only_b_right": attach(found.only_b_right)})
+    return found.model_copy(
+        update={"only_a_right": attach(found.only_a_right), "only_b_right": attach(found.only_b_right)}
+    )

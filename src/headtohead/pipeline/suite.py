@@ -56,6 +56,7 @@ from headtohead.version import __version__
 
 __all__ = ["suite", "SuiteOutcome"]
 
+
 @dataclass
 class SuiteOutcome:
     """What :func:`suite` returns: the record, where it was saved, and the runs made by this call.
@@ -83,12 +84,25 @@ class SuiteOutcome:
         return suite_html(self.result, out_dir=self.out_dir)
 
 
-def suite(source: SuiteConfig | str | Path | Mapping[str, Any] | Sequence[str | Path] | None = None, *,
-          scores: str | Path | Any | None = None, out_dir: str | Path | None = None, overrides: Sequence[str] = (),
-          metric: str | None = None, lower_is_better: bool | None = None, rope: float | None = None,
-          alpha: float | None = None, name: str | None = None, resume: bool = False, overwrite: bool = False,
-          offline: bool = False, base_dir: str | Path | None = None, progress: Progress | None = None,
-          on_event: Callable[[str], None] | None = None, seed: int = 0) -> SuiteOutcome:
+def suite(
+    source: SuiteConfig | str | Path | Mapping[str, Any] | Sequence[str | Path] | None = None,
+    *,
+    scores: str | Path | Any | None = None,
+    out_dir: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    metric: str | None = None,
+    lower_is_better: bool | None = None,
+    rope: float | None = None,
+    alpha: float | None = None,
+    name: str | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    offline: bool = False,
+    base_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    on_event: Callable[[str], None] | None = None,
+    seed: int = 0,
+) -> SuiteOutcome:
     """Compare the same models across several data sets.
 
     Parameters
@@ -156,40 +170,65 @@ def suite(source: SuiteConfig | str | Path | Mapping[str, Any] | Sequence[str | 
     say = on_event or (lambda line: None)
     kind = _input_kind(source, scores)
     if kind != "suite" and (overrides or resume):
-        raise ConfigError(f"{'--set' if overrides else '--resume'} applies to a suite file; finished runs and "
-                          f"--scores are only read")
+        raise ConfigError(
+            f"{'--set' if overrides else '--resume'} applies to a suite file; finished runs and --scores are only read"
+        )
     if kind == "scores":
         table_name = name or (Path(scores).stem if isinstance(scores, (str, Path)) else "scores")
         models, datasets = read_score_table(scores)
-        settings = _Settings(name=table_name, metric=metric or "score",
-                             higher=metric_direction(metric or "score", lower_is_better, table=True),
-                             alpha=alpha if alpha is not None else 0.05, rope=rope if rope is not None else 0.01)
+        settings = _Settings(
+            name=table_name,
+            metric=metric or "score",
+            higher=metric_direction(metric or "score", lower_is_better, table=True),
+            alpha=alpha if alpha is not None else 0.05,
+            rope=rope if rope is not None else 0.01,
+        )
         return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed)
     if kind == "results":
-        paths: list[str | Path] = [source] if isinstance(source, (str, Path)) else \
-            list(cast(Sequence["str | Path"], source))
+        paths: list[str | Path] = (
+            [source] if isinstance(source, (str, Path)) else list(cast(Sequence["str | Path"], source))
+        )
         chosen = metric or "accuracy"
-        settings = _Settings(name=name or "suite", metric=chosen, higher=metric_direction(chosen, lower_is_better,
-                                                                                           table=False),
-                             alpha=alpha if alpha is not None else 0.05, rope=rope if rope is not None else 0.01)
+        settings = _Settings(
+            name=name or "suite",
+            metric=chosen,
+            higher=metric_direction(chosen, lower_is_better, table=False),
+            alpha=alpha if alpha is not None else 0.05,
+            rope=rope if rope is not None else 0.01,
+        )
         models, datasets = _read_runs(paths, chosen, out_dir)
         return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed)
     config, base = _suite_config(source, overrides, base_dir, metric=metric, rope=rope)  # type: ignore[arg-type]
     if lower_is_better is not None:
         metric_direction(config.across.metric, lower_is_better, table=False)  # refuses a contradiction
-    settings = _Settings(name=config.name, metric=config.across.metric, higher=config.across.higher_is_better,
-                         alpha=alpha if alpha is not None else config.stats.alpha, rope=config.across.rope,
-                         bayes_samples=config.across.bayes_samples)
+    settings = _Settings(
+        name=config.name,
+        metric=config.across.metric,
+        higher=config.across.higher_is_better,
+        alpha=alpha if alpha is not None else config.stats.alpha,
+        rope=config.across.rope,
+        bayes_samples=config.across.bayes_samples,
+    )
     out = Path(out_dir) if out_dir is not None else None
     with contextlib.ExitStack() as stack:
         if out is not None:
             stack.enter_context(_claim(out, config.name, "suite", overwrite=overwrite))
         if offline:
             stack.enter_context(offline_mode())
-        datasets, runs = run_datasets(config, base, out, resume=resume, overwrite=overwrite, offline=offline,
-                                       progress=progress, say=say)
-        outcome = _finish("suite", settings, [m.name for m in config.models], datasets, out, overwrite=overwrite,
-                          seed=seed, claimed=True, suite_record=config.model_dump(mode="json"))
+        datasets, runs = run_datasets(
+            config, base, out, resume=resume, overwrite=overwrite, offline=offline, progress=progress, say=say
+        )
+        outcome = _finish(
+            "suite",
+            settings,
+            [m.name for m in config.models],
+            datasets,
+            out,
+            overwrite=overwrite,
+            seed=seed,
+            claimed=True,
+            suite_record=config.model_dump(mode="json"),
+        )
     outcome.runs = runs
     return outcome
 
@@ -210,23 +249,32 @@ def _input_kind(source: object, scores: object) -> str:
             raise ConfigError("give a suite file, finished runs (results.json), or --scores, not two of them")
         return "scores"
     if source is None:
-        raise ConfigError("nothing to compare: give a suite file (SUITE.yaml), the results.json of finished runs, "
-                          "or --scores table.csv")
+        raise ConfigError(
+            "nothing to compare: give a suite file (SUITE.yaml), the results.json of finished runs, "
+            "or --scores table.csv"
+        )
     if isinstance(source, (SuiteConfig, Mapping)):
         return "suite"
     paths = [source] if isinstance(source, (str, Path)) else list(source)  # type: ignore[call-overload]
     suffixes = {Path(p).suffix.lower() for p in paths}
     if suffixes & {".yaml", ".yml"}:
         if len(paths) > 1:
-            raise ConfigError(f"give one suite file, not {len(paths)} files ({listing([str(p) for p in paths])}); "
-                              f"finished runs are given as their results.json files")
+            raise ConfigError(
+                f"give one suite file, not {len(paths)} files ({listing([str(p) for p in paths])}); "
+                f"finished runs are given as their results.json files"
+            )
         return "suite"
     return "results"
 
 
-def _suite_config(source: SuiteConfig | str | Path | Mapping[str, Any] | Sequence[str | Path],
-                  overrides: Sequence[str], base_dir: str | Path | None, *, metric: str | None,
-                  rope: float | None) -> tuple[SuiteConfig, Path]:
+def _suite_config(
+    source: SuiteConfig | str | Path | Mapping[str, Any] | Sequence[str | Path],
+    overrides: Sequence[str],
+    base_dir: str | Path | None,
+    *,
+    metric: str | None,
+    rope: float | None,
+) -> tuple[SuiteConfig, Path]:
     everything = list(overrides)
     if metric is not None:
         everything.append(f"across.metric={metric}")
@@ -234,8 +282,7 @@ def _suite_config(source: SuiteConfig | str | Path | Mapping[str, Any] | Sequenc
         everything.append(f"across.rope={rope}")
     if isinstance(source, SuiteConfig):
         if everything:
-            return suite_from_dict(source.model_dump(mode="json"), overrides=everything), \
-                Path(base_dir or Path.cwd())
+            return suite_from_dict(source.model_dump(mode="json"), overrides=everything), Path(base_dir or Path.cwd())
         return source, Path(base_dir or Path.cwd())
     if isinstance(source, Mapping):
         return suite_from_dict(dict(source), overrides=everything), Path(base_dir or Path.cwd())
@@ -243,8 +290,11 @@ def _suite_config(source: SuiteConfig | str | Path | Mapping[str, Any] | Sequenc
     return load_suite(path, everything), path.resolve().parent
 
 
-def _read_runs(paths: Sequence[str | Path], metric: str, out_dir: str | Path | None,
-               ) -> tuple[list[str], list[DatasetScores]]:
+def _read_runs(
+    paths: Sequence[str | Path],
+    metric: str,
+    out_dir: str | Path | None,
+) -> tuple[list[str], list[DatasetScores]]:
     named = results_paths(paths)
     if len(named) < 2:
         raise ConfigError(f"one run given ({named[0][1]}); a suite compares models across at least two data sets")
@@ -252,11 +302,15 @@ def _read_runs(paths: Sequence[str | Path], metric: str, out_dir: str | Path | N
     models = [m.name for m in loaded[0][1].models]
     for _, result, path in loaded[1:]:
         if {m.name for m in result.models} != set(models):
-            raise ResultsError(f"{path}: models {listing([m.name for m in result.models])}, but {loaded[0][2]} has "
-                               f"{listing(models)}; a suite compares the same models on every data set")
+            raise ResultsError(
+                f"{path}: models {listing([m.name for m in result.models])}, but {loaded[0][2]} has "
+                f"{listing(models)}; a suite compares the same models on every data set"
+            )
     relative = Path(out_dir) if out_dir is not None else None
-    return models, [dataset_from_result(n, r, models=models, metric=metric, results_path=p, relative_to=relative)
-                    for n, r, p in loaded]
+    return models, [
+        dataset_from_result(n, r, models=models, metric=metric, results_path=p, relative_to=relative)
+        for n, r, p in loaded
+    ]
 
 
 @contextlib.contextmanager
@@ -265,8 +319,10 @@ def _claim(out: Path, name: str, kind: str, *, overwrite: bool) -> Iterator[None
     check_writable(out)
     with OutputLock(out, f"h2h suite '{name}'"):
         if folder_owner(out) is not None:
-            raise ResultsError(f"--out {out}: holds the results of a run ({out / RESULTS_FILE}); a suite writes "
-                               f"suite.json and one folder per data set: choose another --out")
+            raise ResultsError(
+                f"--out {out}: holds the results of a run ({out / RESULTS_FILE}); a suite writes "
+                f"suite.json and one folder per data set: choose another --out"
+            )
         existing = out / SUITE_FILE
         if existing.is_file() and not overwrite:
             try:
@@ -275,14 +331,25 @@ def _claim(out: Path, name: str, kind: str, *, overwrite: bool) -> Iterator[None
                 found = None
             if found is None or found.name != name:
                 what = f"suite '{found.name}'" if found is not None else "a suite.json that cannot be read"
-                raise ResultsError(f"--out {out}: holds the results of {what}; refusing to replace them with suite "
-                                   f"'{name}'; pass --overwrite to replace them, or choose another --out")
+                raise ResultsError(
+                    f"--out {out}: holds the results of {what}; refusing to replace them with suite "
+                    f"'{name}'; pass --overwrite to replace them, or choose another --out"
+                )
         yield
 
 
-def _finish(kind: str, settings: _Settings, models: list[str], datasets: list[DatasetScores],
-            out_dir: str | Path | None, *, overwrite: bool, seed: int, claimed: bool = False,
-            suite_record: dict[str, Any] | None = None) -> SuiteOutcome:
+def _finish(
+    kind: str,
+    settings: _Settings,
+    models: list[str],
+    datasets: list[DatasetScores],
+    out_dir: str | Path | None,
+    *,
+    overwrite: bool,
+    seed: int,
+    claimed: bool = False,
+    suite_record: dict[str, Any] | None = None,
+) -> SuiteOutcome:
     """The statistics across the finished data sets, the words, and the files."""
     result = _result(kind, settings, models, datasets, seed=seed, suite_record=suite_record)
     out = Path(out_dir) if out_dir is not None else None
@@ -293,23 +360,50 @@ def _finish(kind: str, settings: _Settings, models: list[str], datasets: list[Da
     return SuiteOutcome(result=result, out_dir=out)
 
 
-def _result(kind: str, settings: _Settings, models: list[str], datasets: list[DatasetScores], *, seed: int,
-            suite_record: dict[str, Any] | None) -> SuiteResult:
+def _result(
+    kind: str,
+    settings: _Settings,
+    models: list[str],
+    datasets: list[DatasetScores],
+    *,
+    seed: int,
+    suite_record: dict[str, Any] | None,
+) -> SuiteResult:
     finished = [d for d in datasets if d.entry.status == "finished"]
-    meta: dict[str, Any] = dict(headtohead_version=__version__, name=settings.name, input=kind, suite=suite_record,
-                                created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    base: dict[str, Any] = dict(metric=settings.metric, higher_is_better=settings.higher, alpha=settings.alpha, rope=settings.rope,
-                                models=models)
+    meta: dict[str, Any] = dict(
+        headtohead_version=__version__,
+        name=settings.name,
+        input=kind,
+        suite=suite_record,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    base: dict[str, Any] = dict(
+        metric=settings.metric,
+        higher_is_better=settings.higher,
+        alpha=settings.alpha,
+        rope=settings.rope,
+        models=models,
+    )
     if len(finished) < 2:
-        note = (f"{len(finished)} data set{'s' if len(finished) != 1 else ''} finished; comparing across data sets "
-                f"needs at least two")
-        result = SuiteResult(**meta, **base, n_datasets=len(finished), datasets=[d.entry for d in datasets],
-                             statistics_note=note)
+        note = (
+            f"{len(finished)} data set{'s' if len(finished) != 1 else ''} finished; comparing across data sets "
+            f"needs at least two"
+        )
+        result = SuiteResult(
+            **meta, **base, n_datasets=len(finished), datasets=[d.entry for d in datasets], statistics_note=note
+        )
     else:
-        across = compare_across_datasets([[d.entry.scores[m] for m in models] for d in finished], models=models,
-                                         datasets=[d.name for d in finished], metric=settings.metric,
-                                         higher_is_better=settings.higher, alpha=settings.alpha, rope=settings.rope,
-                                         n_samples=settings.bayes_samples, seed=seed)
+        across = compare_across_datasets(
+            [[d.entry.scores[m] for m in models] for d in finished],
+            models=models,
+            datasets=[d.name for d in finished],
+            metric=settings.metric,
+            higher_is_better=settings.higher,
+            alpha=settings.alpha,
+            rope=settings.rope,
+            n_samples=settings.bayes_samples,
+            seed=seed,
+        )
         ranks = {d.name: dict(zip(models, row, strict=True)) for d, row in zip(finished, across.ranks, strict=True)}
         entries = _with_seeds(datasets, models, settings, seed=seed)
         entries = [e.model_copy(update={"ranks": ranks[e.name]}) if e.name in ranks else e for e in entries]
@@ -318,17 +412,28 @@ def _result(kind: str, settings: _Settings, models: list[str], datasets: list[Da
     return result.model_copy(update={"verdict": suite_verdict(result), "warnings": suite_warnings(result)})
 
 
-def _with_seeds(datasets: list[DatasetScores], models: list[str], settings: _Settings, *, seed: int,
-                ) -> list[SuiteDataset]:
+def _with_seeds(
+    datasets: list[DatasetScores],
+    models: list[str],
+    settings: _Settings,
+    *,
+    seed: int,
+) -> list[SuiteDataset]:
     """Each data set's entry, with its seed analysis where its models were trained with several seeds."""
     seeded = [d for d in datasets if d.seed_values and d.entry.status == "finished"]
     comparisons = max(1, len(seeded) * len(list(itertools.combinations(models, 2))))
     entries = []
     for index, data in enumerate(datasets):
         if data in seeded:
-            analysis = seed_analysis(data.seed_values or {}, metric=settings.metric, higher_is_better=settings.higher,
-                                     test_se=data.test_se, test_se_difference=data.test_se_difference,
-                                     aso_alpha=settings.alpha / comparisons, seed=seed + 1000 * index)
+            analysis = seed_analysis(
+                data.seed_values or {},
+                metric=settings.metric,
+                higher_is_better=settings.higher,
+                test_se=data.test_se,
+                test_se_difference=data.test_se_difference,
+                aso_alpha=settings.alpha / comparisons,
+                seed=seed + 1000 * index,
+            )
             entries.append(data.entry.model_copy(update={"seeds": analysis}))
         else:
             entries.append(data.entry)

@@ -32,13 +32,28 @@ from headtohead.results.files import REPORT_FILE, RESULTS_FILE
 from headtohead.results.suite import DatasetPairVerdict, SuiteDataset
 from headtohead.stats.across_seeds import standard_error
 
-__all__ = ["DatasetScores", "metric_direction", "dataset_from_result", "results_paths", "read_score_table",
-           "DATASET_COLUMN", "SEED_COLUMN"]
+__all__ = [
+    "DatasetScores",
+    "metric_direction",
+    "dataset_from_result",
+    "results_paths",
+    "read_score_table",
+    "DATASET_COLUMN",
+    "SEED_COLUMN",
+]
 
 #: The columns of a table of scores that are not models.
 DATASET_COLUMN, SEED_COLUMN = "dataset", "seed"
-_QUALITY = ("accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "precision_macro", "recall_macro",
-            "precision_weighted", "recall_weighted")
+_QUALITY = (
+    "accuracy",
+    "balanced_accuracy",
+    "f1_macro",
+    "f1_weighted",
+    "precision_macro",
+    "recall_macro",
+    "precision_weighted",
+    "recall_weighted",
+)
 
 
 @dataclass
@@ -66,12 +81,16 @@ def metric_direction(metric: str, lower_is_better: bool | None, *, table: bool) 
     if table:
         return not lower_is_better
     if metric not in RUN_METRICS:
-        raise ConfigError(f"--metric {metric}: not a metric of a run{did_you_mean(metric, RUN_METRICS)} (choose one "
-                          f"of: {', '.join(RUN_METRICS)}; any name goes with --scores)")
+        raise ConfigError(
+            f"--metric {metric}: not a metric of a run{did_you_mean(metric, RUN_METRICS)} (choose one "
+            f"of: {', '.join(RUN_METRICS)}; any name goes with --scores)"
+        )
     if lower_is_better is not None and lower_is_better == RUN_METRICS[metric]:
         direction = "higher" if RUN_METRICS[metric] else "lower"
-        raise ConfigError(f"--lower-is-better: {direction} is better for {metric}, and a run's metrics carry their "
-                          f"direction; drop the flag (it is for --scores tables)")
+        raise ConfigError(
+            f"--lower-is-better: {direction} is better for {metric}, and a run's metrics carry their "
+            f"direction; drop the flag (it is for --scores tables)"
+        )
     return RUN_METRICS[metric]
 
 
@@ -79,16 +98,18 @@ def _score(result: RunResult, model: str, metric: str, where: str) -> float:
     if metric in _QUALITY:
         quality = result.model(model).quality
         if quality is None:
-            raise ResultsError(f"{where}: model '{model}' has no quality figures (speed only, h2h bench); give runs "
-                               f"of h2h run")
+            raise ResultsError(
+                f"{where}: model '{model}' has no quality figures (speed only, h2h bench); give runs of h2h run"
+            )
         return float(getattr(quality, metric))
     stats = result.stats
     if stats is None:
         raise ResultsError(f"{where}: no statistics, so no {metric}; give runs of h2h run")
     estimate = getattr(stats.model(model), metric, None)
     if estimate is None:
-        raise ResultsError(f"{where}: model '{model}' has no {metric} (it needs probabilities); choose another "
-                           f"--metric")
+        raise ResultsError(
+            f"{where}: model '{model}' has no {metric} (it needs probabilities); choose another --metric"
+        )
     return float(estimate.value)
 
 
@@ -114,8 +135,17 @@ def _test_se_difference(result: RunResult, a: str, b: str, metric: str) -> float
 
 def _verdicts(result: RunResult) -> list[DatasetPairVerdict]:
     comparisons = result.stats.comparisons if result.stats is not None else []
-    return [DatasetPairVerdict(model_a=c.model_a, model_b=c.model_b, significant=c.significant, winner=c.winner,
-                               p_adjusted=c.p_adjusted, test=c.test) for c in comparisons]
+    return [
+        DatasetPairVerdict(
+            model_a=c.model_a,
+            model_b=c.model_b,
+            significant=c.significant,
+            winner=c.winner,
+            p_adjusted=c.p_adjusted,
+            test=c.test,
+        )
+        for c in comparisons
+    ]
 
 
 def _seed_values(result: RunResult, models: Sequence[str], metric: str) -> dict[str, dict[int, float]] | None:
@@ -140,8 +170,16 @@ def _shown(path: Path, relative_to: Path | None) -> str:
     return Path(os.path.relpath(path.resolve(), relative_to.resolve())).as_posix()
 
 
-def dataset_from_result(name: str, result: RunResult, *, models: Sequence[str], metric: str, results_path: Path,
-                        relative_to: Path | None = None, reused: bool = False) -> DatasetScores:
+def dataset_from_result(
+    name: str,
+    result: RunResult,
+    *,
+    models: Sequence[str],
+    metric: str,
+    results_path: Path,
+    relative_to: Path | None = None,
+    reused: bool = False,
+) -> DatasetScores:
     """One data set's scores from its run.
 
     Parameters
@@ -166,21 +204,34 @@ def dataset_from_result(name: str, result: RunResult, *, models: Sequence[str], 
     where = str(results_path)
     missing = [m for m in models if m not in {r.name for r in result.models}]
     if missing:
-        raise ResultsError(f"{where}: no model {listing(missing)} (it has {listing([r.name for r in result.models])}); "
-                           f"a suite compares the same models on every data set")
+        raise ResultsError(
+            f"{where}: no model {listing(missing)} (it has {listing([r.name for r in result.models])}); "
+            f"a suite compares the same models on every data set"
+        )
     seeds = _seed_values(result, models, metric)
-    scores = {m: (float(np.mean(list(seeds[m].values()))) if seeds else _score(result, m, metric, where)) for m in models}
+    scores = {
+        m: (float(np.mean(list(seeds[m].values()))) if seeds else _score(result, m, metric, where)) for m in models
+    }
     report = results_path.parent / REPORT_FILE
-    entry = SuiteDataset(name=name, status="finished", results=_shown(results_path, relative_to),
-                         report=_shown(report, relative_to) if report.is_file() else None,
-                         source=result.dataset.source, n_examples=result.dataset.n_examples,
-                         n_classes=len(result.dataset.label_names), scores=scores, verdicts=_verdicts(result),
-                         reused=reused)
+    entry = SuiteDataset(
+        name=name,
+        status="finished",
+        results=_shown(results_path, relative_to),
+        report=_shown(report, relative_to) if report.is_file() else None,
+        source=result.dataset.source,
+        n_examples=result.dataset.n_examples,
+        n_classes=len(result.dataset.label_names),
+        scores=scores,
+        verdicts=_verdicts(result),
+        reused=reused,
+    )
     pairs = list(itertools.combinations(models, 2))
-    return DatasetScores(entry=entry, seed_values=seeds,
-                         test_se={m: _test_se(result, m, metric) for m in models} if seeds else {},
-                         test_se_difference={(a, b): _test_se_difference(result, a, b, metric) for a, b in pairs}
-                         if seeds else {})
+    return DatasetScores(
+        entry=entry,
+        seed_values=seeds,
+        test_se={m: _test_se(result, m, metric) for m in models} if seeds else {},
+        test_se_difference={(a, b): _test_se_difference(result, a, b, metric) for a, b in pairs} if seeds else {},
+    )
 
 
 def results_paths(sources: Sequence[str | Path]) -> list[tuple[str, Path]]:
@@ -198,8 +249,10 @@ def results_paths(sources: Sequence[str | Path]) -> list[tuple[str, Path]]:
         path = Path(source)
         path = path / RESULTS_FILE if path.is_dir() else path
         if not path.is_file():
-            raise ResultsError(f"{source}: no such results.json (give the results.json of each finished run, or its "
-                               f"folder, e.g. h2h suite runs/*/results.json)")
+            raise ResultsError(
+                f"{source}: no such results.json (give the results.json of each finished run, or its "
+                f"folder, e.g. h2h suite runs/*/results.json)"
+            )
         paths.append(path)
     resolved = [p.resolve() for p in paths]
     if len(set(resolved)) != len(resolved):
@@ -223,8 +276,10 @@ def _read_table(path: Path) -> list[dict[str, str]]:
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     rows = list(csv.DictReader(text.splitlines(), delimiter=delimiter))
     if not rows:
-        raise DataError(f"--scores {path}: no rows; give a header line (dataset, then one column per model) and one "
-                        f"row per data set")
+        raise DataError(
+            f"--scores {path}: no rows; give a header line (dataset, then one column per model) and one "
+            f"row per data set"
+        )
     return rows
 
 
@@ -260,12 +315,16 @@ def read_score_table(table: str | Path | Any) -> tuple[list[str], list[DatasetSc
         rows, source = [{str(k): v for k, v in row.items()} for row in table.to_dict("records")], "the scores table"
     columns = list(rows[0])
     if DATASET_COLUMN not in columns:
-        raise DataError(f"{source}: no '{DATASET_COLUMN}' column (columns: {listing(columns)}); name the column of "
-                        f"data set names '{DATASET_COLUMN}'")
+        raise DataError(
+            f"{source}: no '{DATASET_COLUMN}' column (columns: {listing(columns)}); name the column of "
+            f"data set names '{DATASET_COLUMN}'"
+        )
     models = [c for c in columns if c not in (DATASET_COLUMN, SEED_COLUMN)]
     if len(models) < 2:
-        raise DataError(f"{source}: {len(models)} model column(s) ({listing(models)}); a suite compares at least two "
-                        f"models, one column each")
+        raise DataError(
+            f"{source}: {len(models)} model column(s) ({listing(models)}); a suite compares at least two "
+            f"models, one column each"
+        )
     seeded = SEED_COLUMN in columns
     values: dict[str, dict[str, dict[int, float]]] = {}
     for line, row in enumerate(rows, start=2):
@@ -276,15 +335,17 @@ def read_score_table(table: str | Path | Any) -> tuple[list[str], list[DatasetSc
         by_model = values.setdefault(name, {m: {} for m in models})
         if seed in by_model[models[0]]:
             again = f"seed {seed} of data set '{name}'" if seeded else f"data set '{name}'"
-            raise DataError(f"{source}, line {line}: {again} appears twice; give one row per data set"
-                            f"{' and seed' if seeded else ' (or add a seed column for several seeds)'}")
+            raise DataError(
+                f"{source}, line {line}: {again} appears twice; give one row per data set"
+                f"{' and seed' if seeded else ' (or add a seed column for several seeds)'}"
+            )
         for model in models:
             by_model[model][seed] = _number(row[model], f"{source}, line {line}, column {model}")
     datasets = []
     for name, by_model in values.items():
         seeds = by_model if seeded and any(len(v) > 1 for v in by_model.values()) else None
         scores = {m: float(np.mean(list(v.values()))) for m, v in by_model.items()}
-        datasets.append(DatasetScores(entry=SuiteDataset(name=name, status="finished", scores=scores),
-                                      seed_values=seeds))
+        datasets.append(
+            DatasetScores(entry=SuiteDataset(name=name, status="finished", scores=scores), seed_values=seeds)
+        )
     return models, datasets
-

@@ -42,9 +42,17 @@ log = logging.getLogger("headtohead")
 Progress = Callable[[str, int, int], None]
 
 
-def run_datasets(config: SuiteConfig, base: Path, out: Path | None, *, resume: bool, overwrite: bool,
-                  offline: bool, progress: Progress | None, say: Callable[[str], None],
-                  ) -> tuple[list[DatasetScores], dict[str, Run]]:
+def run_datasets(
+    config: SuiteConfig,
+    base: Path,
+    out: Path | None,
+    *,
+    resume: bool,
+    overwrite: bool,
+    offline: bool,
+    progress: Progress | None,
+    say: Callable[[str], None],
+) -> tuple[list[DatasetScores], dict[str, Run]]:
     """Every data set's run (or its finished one), in the suite's order; failures recorded, not raised.
 
     Returns
@@ -76,9 +84,16 @@ def run_datasets(config: SuiteConfig, base: Path, out: Path | None, *, resume: b
         folder = out / name if out is not None else None
         labelled = (lambda task, n, of: progress(f"{name}: {task}", n, of)) if progress is not None else None
         try:
-            outcome = run(config.experiment_dict(name), base_dir=base, out_dir=folder, progress=labelled,
-                          resume="reuse" if resume else False, report=folder is not None, overwrite=overwrite,
-                          offline=offline)
+            outcome = run(
+                config.experiment_dict(name),
+                base_dir=base,
+                out_dir=folder,
+                progress=labelled,
+                resume="reuse" if resume else False,
+                report=folder is not None,
+                overwrite=overwrite,
+                offline=offline,
+            )
         except (KeyboardInterrupt, Terminated, RunInterrupted):
             raise
         except Exception as exc:  # one data set fails; the others go on
@@ -86,12 +101,16 @@ def run_datasets(config: SuiteConfig, base: Path, out: Path | None, *, resume: b
             if not isinstance(exc, H2HError):
                 log.debug("data set %s failed", name, exc_info=True)
             say(f"{name}: failed — {message}")
-            return DatasetScores(entry=SuiteDataset(name=name, status="failed", error=message.splitlines()[0]
-                                                    if message else type(exc).__name__))
+            return DatasetScores(
+                entry=SuiteDataset(
+                    name=name, status="failed", error=message.splitlines()[0] if message else type(exc).__name__
+                )
+            )
         runs[name] = outcome
         results = (folder / RESULTS_FILE) if folder is not None else Path(name) / RESULTS_FILE
-        scores = dataset_from_result(name, outcome.result, models=models, metric=config.across.metric,
-                                     results_path=results, relative_to=out)
+        scores = dataset_from_result(
+            name, outcome.result, models=models, metric=config.across.metric, results_path=results, relative_to=out
+        )
         if folder is None:
             scores.entry = scores.entry.model_copy(update={"results": None, "report": None})
         shown = ", ".join(f"{m} {v:.4g}" for m, v in scores.entry.scores.items())
@@ -112,8 +131,11 @@ def run_datasets(config: SuiteConfig, base: Path, out: Path | None, *, resume: b
     return [done[d.name] for d in config.datasets], runs
 
 
-def _each(names: Sequence[str], at_once: int, one: Callable[[str], DatasetScores],
-          ) -> Iterator[tuple[str, DatasetScores]]:
+def _each(
+    names: Sequence[str],
+    at_once: int,
+    one: Callable[[str], DatasetScores],
+) -> Iterator[tuple[str, DatasetScores]]:
     """``(name, one(name))`` for every name, ``at_once`` at a time (daemon threads: an interrupt ends the wait)."""
     if at_once == 1 or len(names) <= 1:
         for name in names:
@@ -136,7 +158,9 @@ def _each(names: Sequence[str], at_once: int, one: Callable[[str], DatasetScores
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
                 finished.put((name, exc))
 
-    threads = [threading.Thread(target=work, name=f"h2h-suite-{i}", daemon=True) for i in range(min(at_once, len(names)))]
+    threads = [
+        threading.Thread(target=work, name=f"h2h-suite-{i}", daemon=True) for i in range(min(at_once, len(names)))
+    ]
     for thread in threads:
         thread.start()
     try:
@@ -170,8 +194,13 @@ def _ray_connection(config: SuiteConfig) -> Iterator[None]:
         executor.close()
 
 
-def _finished(config: SuiteConfig, name: str, base: Path, out: Path, say: Callable[[str], None],
-              ) -> DatasetScores | None:
+def _finished(
+    config: SuiteConfig,
+    name: str,
+    base: Path,
+    out: Path,
+    say: Callable[[str], None],
+) -> DatasetScores | None:
     """The data set's run, when it finished with this experiment on this data; else ``None`` (it runs again)."""
     path = out / name / RESULTS_FILE
     if not path.is_file():
@@ -182,22 +211,30 @@ def _finished(config: SuiteConfig, name: str, base: Path, out: Path, say: Callab
         return None
     experiment = Experiment.model_validate(config.experiment_dict(name))
     models = [m.name for m in config.models]
-    if result.stats is None or [m.name for m in result.models] != models or \
-            result.experiment != experiment.model_dump(mode="json"):
+    if (
+        result.stats is None
+        or [m.name for m in result.models] != models
+        or result.experiment != experiment.model_dump(mode="json")
+    ):
         return None
     from headtohead.data import create_dataset
 
     try:
-        fingerprint = create_dataset(absolute_data_paths(experiment.data, base), seed=experiment.seed).eval.fingerprint()
+        fingerprint = create_dataset(
+            absolute_data_paths(experiment.data, base), seed=experiment.seed
+        ).eval.fingerprint()
     except H2HError:
         return None  # its data cannot be read now: run it, and let the run say why
     if fingerprint != result.dataset.fingerprint:
-        say(f"{name}: its data changed since it finished (fingerprint {result.dataset.fingerprint[:12]} then, "
-            f"{fingerprint[:12]} now); running it again")
+        say(
+            f"{name}: its data changed since it finished (fingerprint {result.dataset.fingerprint[:12]} then, "
+            f"{fingerprint[:12]} now); running it again"
+        )
         return None
     if not (out / name / REPORT_FILE).is_file():  # killed between its results and its report
         from headtohead.report.write import write_reports
 
         write_reports(result, out / name)
-    return dataset_from_result(name, result, models=models, metric=config.across.metric, results_path=path,
-                               relative_to=out, reused=True)
+    return dataset_from_result(
+        name, result, models=models, metric=config.across.metric, results_path=path, relative_to=out, reused=True
+    )

@@ -20,28 +20,28 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from headtohead.version import __version__
 from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
 from headtohead.config.schema import Experiment, ModelConfig
 from headtohead.config.sweep import SweepConfig, sweep_with_options
 from headtohead.data.base import Dataset
 from headtohead.engines.batching import BatchPlan
+from headtohead.engines.environment import capture_environment
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, batch_examples, evaluate_model
 from headtohead.engines.seeding import seed_everything
 from headtohead.errors import ConfigError, did_you_mean, listing
-from headtohead.engines.environment import capture_environment
 from headtohead.pipeline.outputs import check_writable
 from headtohead.pipeline.setup import dataset_record, prepare_run, resolve_experiment
 from headtohead.report.sentences import speed_sentence
 from headtohead.report.sweep import recommendation_sentence, variant_verdict, write_sweep_report
 from headtohead.results.files import SWEEP_FILE
 from headtohead.results.sweep import ModelSweep, SpeedPoint, SweepCell, SweepResult, VariantParams, save_sweep
+from headtohead.stats.recommend import recommend
+from headtohead.stats.variant_quality import quality_vs_parent
 from headtohead.sweeps.capabilities import release_memory
 from headtohead.sweeps.grid import Grid, VariantSpec, expand_grid, variant_name
 from headtohead.sweeps.measure import describe_failure, measure_batch_size, same_examples, sweep_speed_config
-from headtohead.stats.recommend import recommend
-from headtohead.stats.variant_quality import quality_vs_parent
 from headtohead.sweeps.variants import BuildOptions, VariantAdapter, VariantError, build_variant
+from headtohead.version import __version__
 
 __all__ = ["run_sweep", "sweep_model", "SweepRun"]
 
@@ -91,8 +91,9 @@ def _with_sentence(point: SpeedPoint) -> SpeedPoint:
     """The point with its speed ratio against the parent worded (``vs_parent.verdict``)."""
     if point.vs_parent is None:
         return point
-    return point.model_copy(update={"vs_parent": point.vs_parent.model_copy(
-        update={"verdict": speed_sentence(point.vs_parent)})})
+    return point.model_copy(
+        update={"vs_parent": point.vs_parent.model_copy(update={"verdict": speed_sentence(point.vs_parent)})}
+    )
 
 
 def _check_batches(dataset: Dataset, eval_batch_size: int, count: int) -> list[list[Any]]:
@@ -108,8 +109,15 @@ def _check_batches(dataset: Dataset, eval_batch_size: int, count: int) -> list[l
     return out
 
 
-def _build_and_evaluate(parent: ModelAdapter, grid: Grid, spec: VariantSpec, dataset: Dataset, plan: BatchPlan,
-                        options: BuildOptions, progress: ProgressCallback | None) -> _Built:
+def _build_and_evaluate(
+    parent: ModelAdapter,
+    grid: Grid,
+    spec: VariantSpec,
+    dataset: Dataset,
+    plan: BatchPlan,
+    options: BuildOptions,
+    progress: ProgressCallback | None,
+) -> _Built:
     built = _Built(spec=spec, name=variant_name(parent.name, spec, grid.parent))
     began = time.perf_counter()
     try:
@@ -132,21 +140,47 @@ def _build_and_evaluate(parent: ModelAdapter, grid: Grid, spec: VariantSpec, dat
     return built
 
 
-def _cell(model: str, name: str, spec: VariantSpec, *, parent: bool, adapter: ModelAdapter | None,
-          points: Mapping[int, SpeedPoint] | None, **fields: Any) -> SweepCell:
-    status: Literal["measured", "failed", "skipped"] = "measured" if adapter is not None else \
-        fields.pop("status", "failed")
+def _cell(
+    model: str,
+    name: str,
+    spec: VariantSpec,
+    *,
+    parent: bool,
+    adapter: ModelAdapter | None,
+    points: Mapping[int, SpeedPoint] | None,
+    **fields: Any,
+) -> SweepCell:
+    status: Literal["measured", "failed", "skipped"] = (
+        "measured" if adapter is not None else fields.pop("status", "failed")
+    )
     notes = list(getattr(adapter, "notes", []))
-    return SweepCell(name=name, model=model, parent=parent, params=VariantParams(**spec.params()), status=status,
-                     num_parameters=adapter.num_parameters() if adapter is not None else None,
-                     parameter_bytes=adapter.parameter_bytes() if adapter is not None else None,
-                     points=[points[b] for b in sorted(points)] if points else [], notes=notes,
-                     warnings=list(adapter.warnings) if adapter is not None else [], **fields)
+    return SweepCell(
+        name=name,
+        model=model,
+        parent=parent,
+        params=VariantParams(**spec.params()),
+        status=status,
+        num_parameters=adapter.num_parameters() if adapter is not None else None,
+        parameter_bytes=adapter.parameter_bytes() if adapter is not None else None,
+        points=[points[b] for b in sorted(points)] if points else [],
+        notes=notes,
+        warnings=list(adapter.warnings) if adapter is not None else [],
+        **fields,
+    )
 
 
-def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, plan: BatchPlan,
-                sweep: SweepConfig, *, exp: Experiment, batch_sizes: Sequence[int], workdir: Path,
-                progress: ProgressCallback | None = None) -> ModelSweep:
+def sweep_model(
+    model_cfg: ModelConfig,
+    context: LoadContext,
+    dataset: Dataset,
+    plan: BatchPlan,
+    sweep: SweepConfig,
+    *,
+    exp: Experiment,
+    batch_sizes: Sequence[int],
+    workdir: Path,
+    progress: ProgressCallback | None = None,
+) -> ModelSweep:
     """Sweep one model: build, evaluate and time every variant; compare each with the parent.
 
     Parameters
@@ -181,53 +215,127 @@ def sweep_model(model_cfg: ModelConfig, context: LoadContext, dataset: Dataset, 
     parent = create_adapter(model_cfg, context)
     load_s = time.perf_counter() - began
     text = dataset.modality in ("text", "text_pair")
-    grid = expand_grid(sweep, model=parent.name, modality=dataset.modality, kind=model_cfg.kind,
-                       parent_max_length=getattr(parent, "max_length", None) if text else None)
+    grid = expand_grid(
+        sweep,
+        model=parent.name,
+        modality=dataset.modality,
+        kind=model_cfg.kind,
+        parent_max_length=getattr(parent, "max_length", None) if text else None,
+    )
     began = time.perf_counter()
     parent_eval = evaluate_model(parent, dataset, plan, progress=progress)
     parent_eval_s = time.perf_counter() - began
-    options = BuildOptions(workdir=workdir, check_batches=_check_batches(dataset, plan.batch_size,
-                                                                         sweep.onnx_check_batches),
-                           atol=sweep.onnx_atol, rtol=sweep.onnx_rtol, opset=sweep.onnx_opset,
-                           threads=exp.speed.num_threads)
+    options = BuildOptions(
+        workdir=workdir,
+        check_batches=_check_batches(dataset, plan.batch_size, sweep.onnx_check_batches),
+        atol=sweep.onnx_atol,
+        rtol=sweep.onnx_rtol,
+        opset=sweep.onnx_opset,
+        threads=exp.speed.num_threads,
+    )
     built = [_build_and_evaluate(parent, grid, spec, dataset, plan, options, progress) for spec in grid.variants]
     ok = [b for b in built if b.adapter is not None and b.evaluation is not None]
     y = dataset.labels[plan.order]
     qualities = quality_vs_parent(
-        y, (parent.name, *_scores(parent_eval)), {b.name: _scores(b.evaluation) for b in ok if b.evaluation is not None},
-        label_names=dataset.label_names, alpha=exp.stats.alpha, margin=sweep.max_accuracy_drop,
+        y,
+        (parent.name, *_scores(parent_eval)),
+        {b.name: _scores(b.evaluation) for b in ok if b.evaluation is not None},
+        label_names=dataset.label_names,
+        alpha=exp.stats.alpha,
+        margin=sweep.max_accuracy_drop,
         confidence=1.0 - exp.stats.alpha,
-        groups=dataset.group_labels(exp.data.group_column)[plan.order] if exp.data.group_column else None)
-    qualities = {name: q.model_copy(update={"verdict": variant_verdict(name, parent.name, q)})
-                 for name, q in qualities.items()}
+        groups=dataset.group_labels(exp.data.group_column)[plan.order] if exp.data.group_column else None,
+    )
+    qualities = {
+        name: q.model_copy(update={"verdict": variant_verdict(name, parent.name, q)}) for name, q in qualities.items()
+    }
     speed = sweep_speed_config(exp.speed)
     points: dict[str, dict[int, SpeedPoint]] = {parent.name: {}, **{b.name: {} for b in ok}}
     for size in batch_sizes:
+
         def stage(task: str, done: int, total: int, label: str = f"{parent.name} speed @ batch {size}") -> None:
             if progress is not None:  # the label bound now: ``parent`` is deleted before this function returns
                 progress(label, done, total)
 
-        measured = measure_batch_size(parent, [b.adapter for b in ok if b.adapter is not None], dataset,
-                                      same_examples(speed, size, batch_sizes), size, seed=exp.seed, progress=stage)
+        measured = measure_batch_size(
+            parent,
+            [b.adapter for b in ok if b.adapter is not None],
+            dataset,
+            same_examples(speed, size, batch_sizes),
+            size,
+            seed=exp.seed,
+            progress=stage,
+        )
         for name, point in measured.items():
             points[name][size] = _with_sentence(point)
-    cells = [_cell(parent.name, parent.name, grid.parent, parent=True, adapter=parent, points=points[parent.name],
-                   eval_s=parent_eval_s, accuracy=float((parent_eval.pred == y).mean()))]
+    cells = [
+        _cell(
+            parent.name,
+            parent.name,
+            grid.parent,
+            parent=True,
+            adapter=parent,
+            points=points[parent.name],
+            eval_s=parent_eval_s,
+            accuracy=float((parent_eval.pred == y).mean()),
+        )
+    ]
     for b in built:
         if b.adapter is not None and b.evaluation is not None:
-            cells.append(_cell(parent.name, b.name, b.spec, parent=False, adapter=b.adapter, points=points[b.name],
-                               build_s=b.build_s, eval_s=b.evaluation.seconds, quality=qualities[b.name],
-                               accuracy=qualities[b.name].accuracy))
+            cells.append(
+                _cell(
+                    parent.name,
+                    b.name,
+                    b.spec,
+                    parent=False,
+                    adapter=b.adapter,
+                    points=points[b.name],
+                    build_s=b.build_s,
+                    eval_s=b.evaluation.seconds,
+                    quality=qualities[b.name],
+                    accuracy=qualities[b.name].accuracy,
+                )
+            )
         else:
-            cells.append(_cell(parent.name, b.name, b.spec, parent=False, adapter=None, points=None, stage=b.stage,
-                               reason=b.reason, build_s=b.build_s))
+            cells.append(
+                _cell(
+                    parent.name,
+                    b.name,
+                    b.spec,
+                    parent=False,
+                    adapter=None,
+                    points=None,
+                    stage=b.stage,
+                    reason=b.reason,
+                    build_s=b.build_s,
+                )
+            )
     for spec, reason in grid.skipped:
-        cells.append(_cell(parent.name, variant_name(parent.name, spec, grid.parent), spec, parent=False, adapter=None,
-                           points=None, status="skipped", stage="grid", reason=reason))
+        cells.append(
+            _cell(
+                parent.name,
+                variant_name(parent.name, spec, grid.parent),
+                spec,
+                parent=False,
+                adapter=None,
+                points=None,
+                status="skipped",
+                stage="grid",
+                reason=reason,
+            )
+        )
     for warning in parent.warnings:
         log.warning("%s", warning)
-    record = ModelSweep(model=parent.name, kind=model_cfg.kind, source=model_cfg.source, device=str(parent.device),
-                        load_time_s=load_s, batch_sizes=list(batch_sizes), cells=cells, notes=list(grid.notes))
+    record = ModelSweep(
+        model=parent.name,
+        kind=model_cfg.kind,
+        source=model_cfg.source,
+        device=str(parent.device),
+        load_time_s=load_s,
+        batch_sizes=list(batch_sizes),
+        cells=cells,
+        notes=list(grid.notes),
+    )
     del parent, built, ok
     release_memory(context.device)
     return record
@@ -237,15 +345,22 @@ def _selected_models(exp: Experiment, sweep: SweepConfig) -> list[ModelConfig]:
     names = [m.name for m in exp.models]
     for name in sweep.models or []:
         if name not in names:
-            raise ConfigError(f"sweep.models names '{name}', which is not a model of the experiment"
-                              f"{did_you_mean(name, names)} (models: {listing(names)})")
+            raise ConfigError(
+                f"sweep.models names '{name}', which is not a model of the experiment"
+                f"{did_you_mean(name, names)} (models: {listing(names)})"
+            )
     return [exp.model(n) for n in sweep.models] if sweep.models else list(exp.models)
 
 
-def run_sweep(experiment: Experiment | str | Path | Mapping[str, Any], *,
-              sweep: SweepConfig | Mapping[str, Any] | None = None, out_dir: str | Path | None = None,
-              overrides: Sequence[str] = (), base_dir: str | Path | None = None,
-              progress: ProgressCallback | None = None) -> SweepRun:
+def run_sweep(
+    experiment: Experiment | str | Path | Mapping[str, Any],
+    *,
+    sweep: SweepConfig | Mapping[str, Any] | None = None,
+    out_dir: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    base_dir: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+) -> SweepRun:
     """Sweep the experiment's models over their optimisation variants.
 
     Parameters
@@ -281,8 +396,10 @@ def run_sweep(experiment: Experiment | str | Path | Mapping[str, Any], *,
     exp, base_dir = resolve_experiment(experiment, overrides, base_dir)
     config = sweep_with_options(exp.sweep, sweep) if isinstance(sweep, Mapping) else sweep or exp.sweep
     if config is None:
-        raise ConfigError("the experiment has no sweep: section; add one (e.g. sweep: {precision: [fp32, bf16, int8]}) "
-                          "or pass --precision/--batch-size/--backend to h2h sweep")
+        raise ConfigError(
+            "the experiment has no sweep: section; add one (e.g. sweep: {precision: [fp32, bf16, int8]}) "
+            "or pass --precision/--batch-size/--backend to h2h sweep"
+        )
     chosen = _selected_models(exp, config)
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
@@ -292,20 +409,35 @@ def run_sweep(experiment: Experiment | str | Path | Mapping[str, Any], *,
     batch_sizes = list(config.batch_size or [exp.eval.batch_size])
     with tempfile.TemporaryDirectory(prefix="h2h-sweep-") as scratch:
         workdir = out / "onnx" if out is not None else Path(scratch)
-        models = [sweep_model(m, context, dataset, plan, config, exp=exp, batch_sizes=batch_sizes, workdir=workdir,
-                              progress=progress) for m in chosen]
+        models = [
+            sweep_model(
+                m, context, dataset, plan, config, exp=exp, batch_sizes=batch_sizes, workdir=workdir, progress=progress
+            )
+            for m in chosen
+        ]
         gc.collect()
-    recommendation = recommend(models, max_latency_ms=config.max_latency_ms, max_memory_mb=config.max_memory_mb,
-                               max_accuracy_drop=config.max_accuracy_drop)
+    recommendation = recommend(
+        models,
+        max_latency_ms=config.max_latency_ms,
+        max_memory_mb=config.max_memory_mb,
+        max_accuracy_drop=config.max_accuracy_drop,
+    )
     recommendation = recommendation.model_copy(update={"sentence": recommendation_sentence(recommendation, models)})
     result = SweepResult(
-        headtohead_version=__version__, name=exp.name,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), experiment=exp.model_dump(mode="json"),
-        settings=config.model_dump(mode="json"), speed_settings=sweep_speed_config(exp.speed).model_dump(mode="json"),
-        environment=capture_environment(base_dir), dataset=dataset_record(setup.splits, setup.splits.eval.fingerprint()),
+        headtohead_version=__version__,
+        name=exp.name,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        experiment=exp.model_dump(mode="json"),
+        settings=config.model_dump(mode="json"),
+        speed_settings=sweep_speed_config(exp.speed).model_dump(mode="json"),
+        environment=capture_environment(base_dir),
+        dataset=dataset_record(setup.splits, setup.splits.eval.fingerprint()),
         eval_batch_size=plan.batch_size,
-        seed=exp.seed, models=models, recommendation=recommendation,
-        warnings=[note for m in models for note in m.notes])
+        seed=exp.seed,
+        models=models,
+        recommendation=recommendation,
+        warnings=[note for m in models for note in m.notes],
+    )
     files: list[Path] = []
     if out is not None:
         save_sweep(result, out / SWEEP_FILE)

@@ -84,10 +84,16 @@ def _seed_summary(runs: Sequence[TrainingRun], seeds: Sequence[int]) -> Any:
     return summarise_seeds(results, compare_metric="accuracy")
 
 
-def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *, out_dir: str | Path | None = None,
-                     overrides: Sequence[str] = (), train: TrainConfig | None = None,
-                     base_dir: str | Path | None = None, on_event: Callable[[str], None] | None = None,
-                     progress: Any = None) -> TrainOutcome:
+def train_experiment(
+    experiment: Experiment | str | Path | Mapping[str, Any],
+    *,
+    out_dir: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    train: TrainConfig | None = None,
+    base_dir: str | Path | None = None,
+    on_event: Callable[[str], None] | None = None,
+    progress: Any = None,
+) -> TrainOutcome:
     """Train every model of ``experiment`` identically (per seed), save them, then compare them.
 
     Parameters
@@ -137,21 +143,37 @@ def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *,
     data = absolute_data_paths(exp.data, base_dir)
     splits = create_dataset(data, seed=exp.seed)
     if splits.train is None:
-        raise DataError(f"{data.path}: h2h train needs training data; set data.train (a separate file) or "
-                        f"data.split (hold out part of data.path for evaluation)")
+        raise DataError(
+            f"{data.path}: h2h train needs training data; set data.train (a separate file) or "
+            f"data.split (hold out part of data.path for evaluation)"
+        )
     seeds = config.seeds_for(exp.seed)
     world = dist.world_size if dist is not None else config.nproc
-    say(training_plan_line(len(exp.models), len(seeds), len(splits.train), len(splits.eval),
-                           {**config.model_dump(), "world": world}))
-    common: dict[str, Any] = dict(data=data, splits=splits, config=config, exp_seed=exp.seed, device=device, base_dir=base_dir,
-                                  out=out, eval_batch_size=exp.eval.batch_size, say=say)
+    say(
+        training_plan_line(
+            len(exp.models), len(seeds), len(splits.train), len(splits.eval), {**config.model_dump(), "world": world}
+        )
+    )
+    common: dict[str, Any] = dict(
+        data=data,
+        splits=splits,
+        config=config,
+        exp_seed=exp.seed,
+        device=device,
+        base_dir=base_dir,
+        out=out,
+        eval_batch_size=exp.eval.batch_size,
+        say=say,
+    )
     runs: list[TrainingRun] = []
     for seed in seeds:
         for model in exp.models:
             done = finished_run(model, splits, config, seed, world, out)
             if done is not None:
-                say(f"  {model.name} (seed {seed}): already trained with these settings in {done.saved_to}; "
-                    f"reusing it (set train.resume: false to train again)")
+                say(
+                    f"  {model.name} (seed {seed}): already trained with these settings in {done.saved_to}; "
+                    f"reusing it (set train.resume: false to train again)"
+                )
             elif config.nproc > 1 and dist is None:
                 done = launch_parallel(model, seed=seed, **common)
             else:
@@ -168,22 +190,31 @@ def train_experiment(experiment: Experiment | str | Path | Mapping[str, Any], *,
         return TrainOutcome(training=summary, run=None, out_dir=out, experiment={})
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     environment = capture_environment(base_dir)
-    record = TrainingResult(headtohead_version=__version__, name=exp.name, created_at=created,
-                            environment=environment, training=summary)
+    record = TrainingResult(
+        headtohead_version=__version__, name=exp.name, created_at=created, environment=environment, training=summary
+    )
     save_training_result(record, out / TRAINING_FILE)
     saved = {r.model: r.saved_to for r in runs if r.seed == seeds[0]}
     final = eval_experiment(exp, data, saved)  # type: ignore[arg-type]
     write_text_atomic(out / EXPERIMENT_FILE, yaml.safe_dump(final, sort_keys=False))
-    say(f"Comparing the trained models (seed {seeds[0]}) on {len(splits.eval)} examples: h2h run "
-        f"{out / EXPERIMENT_FILE}")
+    say(
+        f"Comparing the trained models (seed {seeds[0]}) on {len(splits.eval)} examples: h2h run "
+        f"{out / EXPERIMENT_FILE}"
+    )
     return TrainOutcome(training=summary, run=_compare(final, out, summary, progress), out_dir=out, experiment=final)
 
 
 def _summary(config: TrainConfig, splits: Any, seeds: list[int], runs: list[TrainingRun]) -> TrainingSummary:
-    summary = TrainingSummary(settings=config.model_dump(mode="json"), train_source=splits.train.source,
-                              n_train=len(splits.train), train_fingerprint=splits.train.fingerprint(),
-                              eval_fingerprint=splits.eval.fingerprint(), seeds=seeds, runs=runs,
-                              multi_seed=_seed_summary(runs, seeds))
+    summary = TrainingSummary(
+        settings=config.model_dump(mode="json"),
+        train_source=splits.train.source,
+        n_train=len(splits.train),
+        train_fingerprint=splits.train.fingerprint(),
+        eval_fingerprint=splits.eval.fingerprint(),
+        seeds=seeds,
+        runs=runs,
+        multi_seed=_seed_summary(runs, seeds),
+    )
     if not summary.identical_order():
         # Cannot happen with one trainer; kept as a guard the results file can prove.
         summary = summary.model_copy(update={"warnings": ["models of the same seed saw different example orders"]})

@@ -31,8 +31,9 @@ from headtohead.results.training import ScalingRecord, TrainingRun
 
 __all__ = ["run_training_job", "launch_parallel", "launch", "main"]
 
-_ERRORS: dict[str, type[H2HError]] = {c.__name__: c for c in (H2HError, ConfigError, DataError, ModelError,
-                                                               DeviceError, ResultsError)}
+_ERRORS: dict[str, type[H2HError]] = {
+    c.__name__: c for c in (H2HError, ConfigError, DataError, ModelError, DeviceError, ResultsError)
+}
 
 
 def run_training_job(job: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,10 +52,20 @@ def run_training_job(job: Mapping[str, Any]) -> dict[str, Any]:
         init_process_group(dist)
     data = DataConfig.model_validate(job["data"])
     splits = create_dataset(data, seed=job["experiment_seed"])
-    run = train_one(ModelConfig.model_validate(job["model"]), data=data, splits=splits, config=config,
-                     seed=job["seed"], exp_seed=job["experiment_seed"], device=device, base_dir=Path(job["base_dir"]),
-                     out=Path(job["out"]), eval_batch_size=job["eval_batch_size"], dist=dist,
-                     say=lambda line: print(line, flush=True))
+    run = train_one(
+        ModelConfig.model_validate(job["model"]),
+        data=data,
+        splits=splits,
+        config=config,
+        seed=job["seed"],
+        exp_seed=job["experiment_seed"],
+        device=device,
+        base_dir=Path(job["base_dir"]),
+        out=Path(job["out"]),
+        eval_batch_size=job["eval_batch_size"],
+        dist=dist,
+        say=lambda line: print(line, flush=True),
+    )
     return run.model_dump(mode="json")
 
 
@@ -75,33 +86,75 @@ def _threads_like_torchrun(device: str) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def launch_parallel(model: ModelConfig, *, data: DataConfig, splits: Any, config: TrainConfig, seed: int,
-                     exp_seed: int, device: str, base_dir: Path, out: Path, eval_batch_size: int,
-                     say: Callable[[str], None]) -> TrainingRun:
+def launch_parallel(
+    model: ModelConfig,
+    *,
+    data: DataConfig,
+    splits: Any,
+    config: TrainConfig,
+    seed: int,
+    exp_seed: int,
+    device: str,
+    base_dir: Path,
+    out: Path,
+    eval_batch_size: int,
+    say: Callable[[str], None],
+) -> TrainingRun:
     """A single-process reference run (for the scaling efficiency), then the DDP run via torchrun."""
     reference = None
     if config.scaling_steps:
         warm = min(config.timing_warmup_steps, config.scaling_steps - 1)
-        ref_config = config.model_copy(update={"max_steps": config.scaling_steps, "nproc": 1, "resume": False,
-                                               "eval_each_epoch": False, "target": None, "timing_warmup_steps": warm})
-        say(f"  {model.name} (seed {seed}): {config.scaling_steps} single-process reference steps for the scaling "
-            f"efficiency")
+        ref_config = config.model_copy(
+            update={
+                "max_steps": config.scaling_steps,
+                "nproc": 1,
+                "resume": False,
+                "eval_each_epoch": False,
+                "target": None,
+                "timing_warmup_steps": warm,
+            }
+        )
+        say(
+            f"  {model.name} (seed {seed}): {config.scaling_steps} single-process reference steps for the scaling "
+            f"efficiency"
+        )
         with _threads_like_torchrun(device):
-            ref = train_one(model, data=data, splits=splits, config=ref_config, seed=seed, exp_seed=exp_seed,
-                             device=device, base_dir=base_dir, out=out, eval_batch_size=eval_batch_size, dist=None,
-                             say=lambda _: None, keep=False)
+            ref = train_one(
+                model,
+                data=data,
+                splits=splits,
+                config=ref_config,
+                seed=seed,
+                exp_seed=exp_seed,
+                device=device,
+                base_dir=base_dir,
+                out=out,
+                eval_batch_size=eval_batch_size,
+                dist=None,
+                say=lambda _: None,
+                keep=False,
+            )
         reference = ref.samples_per_s
-    job = {"model": model.model_dump(mode="json"), "data": data.model_dump(mode="json"),
-           "train": config.model_dump(mode="json"), "seed": seed, "experiment_seed": exp_seed, "device": device,
-           "base_dir": str(base_dir), "out": str(out), "eval_batch_size": eval_batch_size}
+    job = {
+        "model": model.model_dump(mode="json"),
+        "data": data.model_dump(mode="json"),
+        "train": config.model_dump(mode="json"),
+        "seed": seed,
+        "experiment_seed": exp_seed,
+        "device": device,
+        "base_dir": str(base_dir),
+        "out": str(out),
+        "eval_batch_size": eval_batch_size,
+    }
     say(f"  {model.name} (seed {seed}): data-parallel training in {config.nproc} processes (torchrun)")
     output = launch(job, nproc=config.nproc, workdir=out / "ddp" / model.name / f"seed-{seed}")
     run = TrainingRun.model_validate(output["run"])
     for record in run.epochs:
         say(epoch_line(model.name, seed, len(run.epochs), record))
     if reference and run.samples_per_s:
-        scaling = ScalingRecord(world_size=run.world_size, reference_samples_per_s=reference,
-                                samples_per_s=run.samples_per_s)
+        scaling = ScalingRecord(
+            world_size=run.world_size, reference_samples_per_s=reference, samples_per_s=run.samples_per_s
+        )
         run = run.model_copy(update={"scaling": scaling})
     return run
 
@@ -134,8 +187,16 @@ def launch(job: Mapping[str, Any], *, nproc: int, workdir: str | Path) -> dict[s
     out_file = workdir / "ddp-output.json"
     out_file.unlink(missing_ok=True)
     job_file.write_text(json.dumps({**job, "output": str(out_file)}), encoding="utf-8")
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-               "-m", "headtohead.pipeline.training_ddp", str(job_file)]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        "-m",
+        "headtohead.pipeline.training_ddp",
+        str(job_file),
+    ]
     with tempfile.TemporaryFile(mode="w+") as log:
         process = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
         log.seek(0)
@@ -147,8 +208,10 @@ def launch(job: Mapping[str, Any], *, nproc: int, workdir: str | Path) -> dict[s
         if process.returncode == 0:
             return output
     last = [line for line in tail.splitlines() if line.strip()][-3:]
-    raise ModelError(f"data-parallel training ({nproc} processes) failed with exit code {process.returncode}: "
-                     f"{' | '.join(last) or 'no output'}; run with train.nproc: 1 to see the error directly")
+    raise ModelError(
+        f"data-parallel training ({nproc} processes) failed with exit code {process.returncode}: "
+        f"{' | '.join(last) or 'no output'}; run with train.nproc: 1 to see the error directly"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -163,8 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except H2HError as exc:
         if rank == 0:
-            Path(job["output"]).write_text(json.dumps({"error": {"type": type(exc).__name__, "message": str(exc)}}),
-                                           encoding="utf-8")
+            Path(job["output"]).write_text(
+                json.dumps({"error": {"type": type(exc).__name__, "message": str(exc)}}), encoding="utf-8"
+            )
         return 2
     finally:
         shutdown_process_group()

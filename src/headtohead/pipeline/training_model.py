@@ -33,9 +33,11 @@ def check_trainable(exp: Experiment) -> None:
     """Refuse a model of a kind h2h train cannot fine-tune (before any training starts)."""
     for model in exp.models:
         if model.kind not in TRAINABLE_KINDS:
-            raise ConfigError(f"model '{model.name}' (kind {model.kind}) cannot be fine-tuned by h2h train "
-                              f"(trainable kinds: {', '.join(TRAINABLE_KINDS)}); train it elsewhere and compare "
-                              f"it with h2h run")
+            raise ConfigError(
+                f"model '{model.name}' (kind {model.kind}) cannot be fine-tuned by h2h train "
+                f"(trainable kinds: {', '.join(TRAINABLE_KINDS)}); train it elsewhere and compare "
+                f"it with h2h run"
+            )
 
 
 def eval_experiment(exp: Experiment, data: DataConfig, saved: Mapping[str, str]) -> dict[str, Any]:
@@ -70,9 +72,22 @@ def eval_experiment(exp: Experiment, data: DataConfig, saved: Mapping[str, str])
     return raw
 
 
-def train_one(model: ModelConfig, *, data: DataConfig, splits: Any, config: TrainConfig, seed: int,
-               exp_seed: int, device: str, base_dir: Path, out: Path, eval_batch_size: int,
-               dist: Any, say: Callable[[str], None], keep: bool = True) -> TrainingRun:
+def train_one(
+    model: ModelConfig,
+    *,
+    data: DataConfig,
+    splits: Any,
+    config: TrainConfig,
+    seed: int,
+    exp_seed: int,
+    device: str,
+    base_dir: Path,
+    out: Path,
+    eval_batch_size: int,
+    dist: Any,
+    say: Callable[[str], None],
+    keep: bool = True,
+) -> TrainingRun:
     """Train (or resume) one model with one seed in this process, and save it (main process).
 
     ``keep=False`` is a throughput-only run: no evaluation, no checkpoints, nothing saved.
@@ -81,8 +96,9 @@ def train_one(model: ModelConfig, *, data: DataConfig, splits: Any, config: Trai
     from headtohead.engines.train import TrainHooks, output_names, resume_settings, train_model
     from headtohead.engines.train_state import save_trained_model
 
-    context = LoadContext(label_names=splits.eval.label_names, modality=splits.eval.modality, device=device,
-                          seed=seed, base_dir=base_dir)
+    context = LoadContext(
+        label_names=splits.eval.label_names, modality=splits.eval.modality, device=device, seed=seed, base_dir=base_dir
+    )
     start = time.perf_counter()
     adapter = create_adapter(model, context)
     load_time = time.perf_counter() - start
@@ -90,27 +106,47 @@ def train_one(model: ModelConfig, *, data: DataConfig, splits: Any, config: Trai
     main = dist is None or dist.is_main
     show = (lambda r: say(epoch_line(model.name, seed, epochs_total, r))) if main and keep else None
     hooks = TrainHooks(on_epoch=show)
-    run = train_model(adapter, splits.train, config, seed=seed, eval_data=splits.eval if keep else None,
-                      eval_batch_size=eval_batch_size,
-                      checkpoint_dir=out / CHECKPOINTS_DIR / model.name / f"seed-{seed}" if keep else None,
-                      hooks=hooks, dist=dist, load_time_s=load_time)
+    run = train_model(
+        adapter,
+        splits.train,
+        config,
+        seed=seed,
+        eval_data=splits.eval if keep else None,
+        eval_batch_size=eval_batch_size,
+        checkpoint_dir=out / CHECKPOINTS_DIR / model.name / f"seed-{seed}" if keep else None,
+        hooks=hooks,
+        dist=dist,
+        load_time_s=load_time,
+    )
     if not main or not keep:
         return run
     folder = out / MODELS_DIR / model.name / f"seed-{seed}"
-    target = save_trained_model(adapter, folder, output_names=output_names(adapter, splits.eval.label_names),
-                                extra={"seed": seed, "experiment_seed": exp_seed, "epochs": len(run.epochs),
-                                       "optimizer_steps": run.optimizer_steps, "order_hash": run.order_hash})
+    target = save_trained_model(
+        adapter,
+        folder,
+        output_names=output_names(adapter, splits.eval.label_names),
+        extra={
+            "seed": seed,
+            "experiment_seed": exp_seed,
+            "epochs": len(run.epochs),
+            "optimizer_steps": run.optimizer_steps,
+            "order_hash": run.order_hash,
+        },
+    )
     run = run.model_copy(update={"saved_to": str(target.resolve())})
     settings = resume_settings(model, splits.train, config, seed=seed, world_size=run.world_size)
-    write_text_atomic(folder / TRAINED_MODEL_RECORD, json.dumps({"settings": settings, "run": run.model_dump(mode="json")}))
+    write_text_atomic(
+        folder / TRAINED_MODEL_RECORD, json.dumps({"settings": settings, "run": run.model_dump(mode="json")})
+    )
     # The weights are saved and the run recorded: the epoch checkpoints (weights plus optimizer
     # state, three times the model's size) are no longer needed to resume.
     shutil.rmtree(out / CHECKPOINTS_DIR / model.name / f"seed-{seed}", ignore_errors=True)
     return run
 
 
-def finished_run(model: ModelConfig, splits: Any, config: TrainConfig, seed: int, world_size: int,
-                  out: Path) -> TrainingRun | None:
+def finished_run(
+    model: ModelConfig, splits: Any, config: TrainConfig, seed: int, world_size: int, out: Path
+) -> TrainingRun | None:
     """The record of a training of this model and seed that already finished with the same settings."""
     from headtohead.engines.train import resume_settings
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from headtohead.report.merge import MergedRuns, as_merged
 from headtohead.report.rows import summary_columns, summary_rows
-from headtohead.runtime.files import write_text_atomic
 from headtohead.results.records import RunResult
+from headtohead.runtime.files import write_text_atomic
 
 __all__ = ["csv_rows", "render_csv", "write_csv", "ID_COLUMNS", "safe_cell"]
 
@@ -67,9 +67,15 @@ def csv_rows(results: RunResult | Sequence[RunResult] | MergedRuns) -> tuple[lis
         result = run.result
         for model in result.models:
             cells = rows[model.name]
-            row: dict[str, Any] = {"run": run.label, "host": result.environment.hostname,
-                                   "dataset": result.dataset.source, "n_examples": result.dataset.n_examples,
-                                   "model": model.name, "kind": model.kind, "source": model.source}
+            row: dict[str, Any] = {
+                "run": run.label,
+                "host": result.environment.hostname,
+                "dataset": result.dataset.source,
+                "n_examples": result.dataset.n_examples,
+                "model": model.name,
+                "kind": model.kind,
+                "source": model.source,
+            }
             for key in metric_keys:
                 cell = cells.get(key)
                 row[key] = cell.value if cell is not None else None

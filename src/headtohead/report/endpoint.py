@@ -17,8 +17,17 @@ from headtohead.results.endpoint import EndpointRecord
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed
 
-__all__ = ["endpoint_lines", "endpoint_blocks", "EndpointBlock", "unparseable_rows", "endpoint_speed_row", "ENDPOINT_SPEED_KEYS",
-           "ANSWER_SHOWN_CHARS", "ANSWERS_SHOWN", "cost_per_million_for_tradeoff"]
+__all__ = [
+    "endpoint_lines",
+    "endpoint_blocks",
+    "EndpointBlock",
+    "unparseable_rows",
+    "endpoint_speed_row",
+    "ENDPOINT_SPEED_KEYS",
+    "ANSWER_SHOWN_CHARS",
+    "ANSWERS_SHOWN",
+    "cost_per_million_for_tradeoff",
+]
 
 #: Characters of a raw answer shown in a table row (the record keeps up to 2000).
 ANSWER_SHOWN_CHARS = 300
@@ -59,20 +68,27 @@ def _tokens_line(e: EndpointRecord) -> str:
         return tokens + "; cost: no price given (price: {input_per_1m, output_per_1m})"
     if e.cost is None:
         return tokens + f"; cost: {NOT_AVAILABLE} (usage missing)"
-    return (tokens + f"; cost {format_money(e.cost)} at {format_money(e.price.input_per_1m)} / "
-            f"{format_money(e.price.output_per_1m)} per million tokens in / out (this run's requests "
-            f"{format_money(e.cost_sent or 0.0)}), {format_money(e.cost_per_million or 0.0)} per million predictions")
+    return (
+        tokens + f"; cost {format_money(e.cost)} at {format_money(e.price.input_per_1m)} / "
+        f"{format_money(e.price.output_per_1m)} per million tokens in / out (this run's requests "
+        f"{format_money(e.cost_sent or 0.0)}), {format_money(e.cost_per_million or 0.0)} per million predictions"
+    )
 
 
 def _timing_line(e: EndpointRecord) -> str:
     t = e.timing
     if t is None or t.latency is None:
-        why = "every answer came from the response cache" if len(e.from_cache) == e.examples else \
-            "no request was answered in this run"
+        why = (
+            "every answer came from the response cache"
+            if len(e.from_cache) == e.examples
+            else "no request was answered in this run"
+        )
         return f"latency: not measured ({why})"
     lat = t.latency
-    line = (f"latency per request at concurrency {t.concurrency}: p50 {_ms(lat['p50'])} / p90 {_ms(lat['p90'])} / "
-            f"p99 {_ms(lat['p99'])} ms over {len(t.latencies_s):,} requests")
+    line = (
+        f"latency per request at concurrency {t.concurrency}: p50 {_ms(lat['p50'])} / p90 {_ms(lat['p90'])} / "
+        f"p99 {_ms(lat['p99'])} ms over {len(t.latencies_s):,} requests"
+    )
     if t.requests_per_s is not None:
         line += f"; {_number(t.requests_per_s, 'rate')} answers/s"
     if t.tokens_per_s is not None:
@@ -82,8 +98,11 @@ def _timing_line(e: EndpointRecord) -> str:
 
 def _probability_line(e: EndpointRecord) -> str:
     if e.probabilities == "logprobs":
-        outside = f" ({e.outside_mass_mean:.1%} of the first tokens' probability on no label, on average)" \
-            if e.outside_mass_mean is not None else ""
+        outside = (
+            f" ({e.outside_mass_mean:.1%} of the first tokens' probability on no label, on average)"
+            if e.outside_mass_mean is not None
+            else ""
+        )
         return f"class probabilities from the answers' log-probabilities, renormalised over the labels{outside}"
     return "label only (no log-probabilities for every answer): calibration not available"
 
@@ -93,8 +112,14 @@ def endpoint_lines(model: ModelRecord) -> list[str]:
     e = model.endpoint
     if e is None:
         return []
-    return [f"{model.name} — {e.model} at {e.base_url}", _requests_line(e), _answers_line(e), _tokens_line(e),
-            _timing_line(e), _probability_line(e)]
+    return [
+        f"{model.name} — {e.model} at {e.base_url}",
+        _requests_line(e),
+        _answers_line(e),
+        _tokens_line(e),
+        _timing_line(e),
+        _probability_line(e),
+    ]
 
 
 def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dict[str, str]]:
@@ -171,10 +196,12 @@ def endpoint_speed_row(speed: ModelSpeed, keys: list[str]) -> dict[str, str] | N
     timed = t.latency is not None
     values = {
         "model": speed.name,
-        "scenario": f"endpoint ({t.concurrency} requests in flight)" if timed else
-        f"endpoint: {NOT_MEASURED} (no request answered in this run)",
+        "scenario": f"endpoint ({t.concurrency} requests in flight)"
+        if timed
+        else f"endpoint: {NOT_MEASURED} (no request answered in this run)",
         "p50 / p90 / p99 (ms per call)": " / ".join(_ms(t.latency[p]) for p in ("p50", "p90", "p99"))
-        if t.latency is not None else "—",
+        if t.latency is not None
+        else "—",
         "throughput (examples/s)": _number(t.requests_per_s, "rate") if t.requests_per_s is not None else "—",
         "calls": str(len(t.latencies_s)),
     }

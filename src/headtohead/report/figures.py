@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from matplotlib.figure import Figure
 
 from headtohead.report import plots, plots_quality, plots_server, plots_slices, plots_training
-from headtohead.report.merge import MergedRuns, RunEntry
 from headtohead.report.endpoint import cost_per_million_for_tradeoff
+from headtohead.report.merge import MergedRuns, RunEntry
 from headtohead.report.rows import latency_for_tradeoff, union_confusions
 from headtohead.results.comparison import Calibration
 from headtohead.results.records import RunResult
@@ -60,8 +60,9 @@ def report_styles(merged: MergedRuns) -> dict[str, plots.ModelStyle]:
     return plots.model_styles(merged.model_names)
 
 
-def _tradeoff_points(merged: MergedRuns, placer: Callable[[RunResult, str], tuple[float, str] | None]
-                     = latency_for_tradeoff) -> tuple[list[plots.TradeoffPoint], set[str], set[float]]:
+def _tradeoff_points(
+    merged: MergedRuns, placer: Callable[[RunResult, str], tuple[float, str] | None] = latency_for_tradeoff
+) -> tuple[list[plots.TradeoffPoint], set[str], set[float]]:
     """The points of a trade-off chart (x from ``placer``), the x labels, and the levels of the intervals drawn."""
     points, labels, levels = [], set(), set()
     for run in merged.runs:
@@ -93,21 +94,38 @@ def overview_figures(merged: MergedRuns, styles: Mapping[str, plots.ModelStyle])
     latency_label = labels.pop() if len(labels) == 1 else "median latency"
     several = len(merged.runs) > 1
     bar = f" (bar: {plots.level_text(*levels)} confidence interval)" if levels else ""
-    caption = (f"Each model at its accuracy{bar} and median latency. Models on the "
-               "dashed Pareto front (black edge) are not beaten on both at once; the others are.")
+    caption = (
+        f"Each model at its accuracy{bar} and median latency. Models on the "
+        "dashed Pareto front (black edge) are not beaten on both at once; the others are."
+    )
     if several:
         caption += " Marker shapes tell the runs apart."
-    figures = [FigureSpec("overview-tradeoff", f"Accuracy vs {latency_label}", caption,
-                          lambda: plots.tradeoff_figure(points, styles, latency_label=latency_label))]
+    figures = [
+        FigureSpec(
+            "overview-tradeoff",
+            f"Accuracy vs {latency_label}",
+            caption,
+            lambda: plots.tradeoff_figure(points, styles, latency_label=latency_label),
+        )
+    ]
     priced, _, _ = _tradeoff_points(merged, _cost_for_tradeoff)
     if len(priced) >= 2:
-        figures.append(FigureSpec(
-            "overview-cost", "Accuracy vs cost per million predictions",
-            f"Each model at its accuracy{bar} and what a million predictions cost: a local model at the price per "
-            "hour given (speed.price_per_hour) and its offline throughput, an endpoint at its price per token and "
-            "its tokens in this run. Models on the dashed Pareto front are not beaten on both at once.",
-            lambda: plots.tradeoff_figure(priced, styles, latency_label="cost per million predictions", x_scale=1.0,
-                                          x_unit="the prices' currency")))
+        figures.append(
+            FigureSpec(
+                "overview-cost",
+                "Accuracy vs cost per million predictions",
+                f"Each model at its accuracy{bar} and what a million predictions cost: a local model at the price per "
+                "hour given (speed.price_per_hour) and its offline throughput, an endpoint at its price per token and "
+                "its tokens in this run. Models on the dashed Pareto front are not beaten on both at once.",
+                lambda: plots.tradeoff_figure(
+                    priced,
+                    styles,
+                    latency_label="cost per million predictions",
+                    x_scale=1.0,
+                    x_unit="the prices' currency",
+                ),
+            )
+        )
     return figures
 
 
@@ -131,14 +149,26 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
     from headtohead.stats.calibration import calibration
 
     preds = run.predictions
-    shown = {name: (preds[name], proba) for name in preds if name in {m.name for m in result.models}
-             and (proba := preds[name].proba) is not None and preds[name].valid.any()}
-    return {name: calibration(preds.y_true[ok], model.pred[ok], proba[ok], n_classes=len(preds.label_names))
-            for name, (model, proba) in shown.items() for ok in [model.valid]}  # no prediction, no confidence
+    shown = {
+        name: (preds[name], proba)
+        for name in preds
+        if name in {m.name for m in result.models}
+        and (proba := preds[name].proba) is not None
+        and preds[name].valid.any()
+    }
+    return {
+        name: calibration(preds.y_true[ok], model.pred[ok], proba[ok], n_classes=len(preds.label_names))
+        for name, (model, proba) in shown.items()
+        for ok in [model.valid]
+    }  # no prediction, no confidence
 
 
-_INTERVAL_METRICS = (("accuracy", "accuracy"), ("balanced accuracy", "balanced_accuracy"),
-                     ("macro-F1", "f1_macro"), ("weighted-F1", "f1_weighted"))
+_INTERVAL_METRICS = (
+    ("accuracy", "accuracy"),
+    ("balanced accuracy", "balanced_accuracy"),
+    ("macro-F1", "f1_macro"),
+    ("weighted-F1", "f1_weighted"),
+)
 
 
 def _interval_data(run: RunEntry) -> dict[str, dict[str, tuple[float, float, float]]]:
@@ -147,8 +177,7 @@ def _interval_data(run: RunEntry) -> dict[str, dict[str, tuple[float, float, flo
         return {}
     data: dict[str, dict[str, tuple[float, float, float]]] = {}
     for label, key in _INTERVAL_METRICS:
-        data[label] = {m.name: (getattr(m, key).value, getattr(m, key).low, getattr(m, key).high)
-                       for m in stats.models}
+        data[label] = {m.name: (getattr(m, key).value, getattr(m, key).low, getattr(m, key).high) for m in stats.models}
     return data
 
 
@@ -157,8 +186,9 @@ def _interval_levels(run: RunEntry) -> set[float]:
     stats = run.result.stats
     if stats is None:
         return set()
-    return {getattr(m, key).confidence for m in stats.models for _, key in _INTERVAL_METRICS
-            if getattr(m, key).has_interval}
+    return {
+        getattr(m, key).confidence for m in stats.models for _, key in _INTERVAL_METRICS if getattr(m, key).has_interval
+    }
 
 
 def _seed_latencies(run: RunEntry) -> dict[str, float] | None:
@@ -177,17 +207,27 @@ def _training_figures(run: RunEntry, prefix: str, styles: Mapping[str, plots.Mod
     specs = []
     runs = training.runs
     if any(r.epochs for r in runs):
-        specs.append(FigureSpec(f"{prefix}-training", "Training curves",
-                                "Loss per epoch and, when evaluated during training, accuracy after each epoch; "
-                                "one line per model and seed (further seeds thinner).",
-                                lambda: plots_training.training_curves_figure(runs, styles)))
+        specs.append(
+            FigureSpec(
+                f"{prefix}-training",
+                "Training curves",
+                "Loss per epoch and, when evaluated during training, accuracy after each epoch; "
+                "one line per model and seed (further seeds thinner).",
+                lambda: plots_training.training_curves_figure(runs, styles),
+            )
+        )
     seeds = training.multi_seed
     if seeds is not None and len(training.seeds) > 1:
         latencies = _seed_latencies(run)
-        specs.append(FigureSpec(f"{prefix}-seeds", "Over training seeds",
-                                "Bars: mean accuracy over seeds (whisker: standard deviation; dots: single seeds)."
-                                + (" Line: median latency (right axis)." if latencies else ""),
-                                lambda: plots_training.seeds_figure(seeds, styles, latency_ms=latencies)))
+        specs.append(
+            FigureSpec(
+                f"{prefix}-seeds",
+                "Over training seeds",
+                "Bars: mean accuracy over seeds (whisker: standard deviation; dots: single seeds)."
+                + (" Line: median latency (right axis)." if latencies else ""),
+                lambda: plots_training.seeds_figure(seeds, styles, latency_ms=latencies),
+            )
+        )
     return specs
 
 
@@ -200,49 +240,83 @@ def run_figures(run: RunEntry, index: int, styles: Mapping[str, plots.ModelStyle
         levels = _interval_levels(run)
         level = f"{plots.level_text(*levels)} " if levels else ""
         single = next(iter(levels)) if len(levels) == 1 else None
-        specs.append(FigureSpec(f"{prefix}-intervals", "Metrics with confidence intervals",
-                                f"Each model's metrics with {level}intervals (Wilson for accuracy, bootstrap for the "
-                                "rest). Overlapping single intervals do not mean no difference: the paired "
-                                "comparison below is the test.",
-                                lambda: plots.interval_figure(intervals, styles, confidence=single),
-                                section="summary"))
+        specs.append(
+            FigureSpec(
+                f"{prefix}-intervals",
+                "Metrics with confidence intervals",
+                f"Each model's metrics with {level}intervals (Wilson for accuracy, bootstrap for the "
+                "rest). Overlapping single intervals do not mean no difference: the paired "
+                "comparison below is the test.",
+                lambda: plots.interval_figure(intervals, styles, confidence=single),
+                section="summary",
+            )
+        )
     if result.speed is not None:
         speed = result.speed
-        specs.append(FigureSpec(f"{prefix}-latency", "Latency distribution",
-                                "Empirical CDF of every timed call: further left is faster, a steep curve is a "
-                                "steady model; the dot marks the median.",
-                                lambda: plots.latency_figure(speed, styles)))
+        specs.append(
+            FigureSpec(
+                f"{prefix}-latency",
+                "Latency distribution",
+                "Empirical CDF of every timed call: further left is faster, a steep curve is a "
+                "steady model; the dot marks the median.",
+                lambda: plots.latency_figure(speed, styles),
+            )
+        )
         if speed.size_unit in ("words", "characters") and speed.timed_sizes:
-            specs.append(FigureSpec(f"{prefix}-latency-length", "Latency against input length",
-                                    "Each timed input (drawn across the data's lengths) at its median latency over "
-                                    "all rounds: how a model's cost grows with the length of the text.",
-                                    lambda: plots.latency_by_size_figure(speed, styles)))
+            specs.append(
+                FigureSpec(
+                    f"{prefix}-latency-length",
+                    "Latency against input length",
+                    "Each timed input (drawn across the data's lengths) at its median latency over "
+                    "all rounds: how a model's cost grows with the length of the text.",
+                    lambda: plots.latency_by_size_figure(speed, styles),
+                )
+            )
         if speed.loadgen is not None and speed.loadgen.models:
             loadgen = speed.loadgen
-            specs.append(FigureSpec(f"{prefix}-server", "Latency under load (Server scenario)",
-                                    f"Every trial's p99 (large markers) and p50 (dots) from arrival to answer at "
-                                    f"its offered rate; filled markers held (LoadGen VALID), hollow ones did not. "
-                                    f"The dashed line is the bound ({loadgen.latency_bound_ms:g} ms); the vertical "
-                                    f"line is each model's max_qps, the shaded band its interval.",
-                                    lambda: plots_server.server_figure(loadgen, styles)))
+            specs.append(
+                FigureSpec(
+                    f"{prefix}-server",
+                    "Latency under load (Server scenario)",
+                    f"Every trial's p99 (large markers) and p50 (dots) from arrival to answer at "
+                    f"its offered rate; filled markers held (LoadGen VALID), hollow ones did not. "
+                    f"The dashed line is the bound ({loadgen.latency_bound_ms:g} ms); the vertical "
+                    f"line is each model's max_qps, the shaded band its interval.",
+                    lambda: plots_server.server_figure(loadgen, styles),
+                )
+            )
     rated = [m for m in result.models if m.quality is not None]
     if rated:
         labels, matrices = union_confusions(rated, result.dataset.label_names)
-        specs.append(FigureSpec(f"{prefix}-confusion", "Confusion matrices",
-                                "Rows are the true class, columns the prediction; each row sums to 100 %. A "
-                                "bright diagonal is good.",
-                                lambda: plots_quality.confusion_figure(matrices, labels, styles)))
+        specs.append(
+            FigureSpec(
+                f"{prefix}-confusion",
+                "Confusion matrices",
+                "Rows are the true class, columns the prediction; each row sums to 100 %. A bright diagonal is good.",
+                lambda: plots_quality.confusion_figure(matrices, labels, styles),
+            )
+        )
         per_class = {m.name: q.per_class for m in rated if (q := m.quality) is not None}
-        specs.append(FigureSpec(f"{prefix}-f1", "F1 per class",
-                                "Where each model is strong or weak, class by class.",
-                                lambda: plots_quality.per_class_f1_figure(per_class, styles)))
+        specs.append(
+            FigureSpec(
+                f"{prefix}-f1",
+                "F1 per class",
+                "Where each model is strong or weak, class by class.",
+                lambda: plots_quality.per_class_f1_figure(per_class, styles),
+            )
+        )
     calibrations = _calibrations(run)
     if calibrations:
-        specs.append(FigureSpec(f"{prefix}-reliability", "Reliability diagram",
-                                "When a model says 80 %, is it right 80 % of the time? Points above the diagonal: "
-                                "under-confident; below: over-confident. A larger dot holds more examples; the lower "
-                                "panel shows the share of examples in each confidence bin.",
-                                lambda: plots_quality.reliability_figure(calibrations, styles)))
+        specs.append(
+            FigureSpec(
+                f"{prefix}-reliability",
+                "Reliability diagram",
+                "When a model says 80 %, is it right 80 % of the time? Points above the diagonal: "
+                "under-confident; below: over-confident. A larger dot holds more examples; the lower "
+                "panel shows the share of examples in each confidence bin.",
+                lambda: plots_quality.reliability_figure(calibrations, styles),
+            )
+        )
     specs.extend(_slice_figures(run, prefix, styles))
     specs.extend(_training_figures(run, prefix, styles))
     return specs
@@ -260,9 +334,13 @@ def _slice_figures(run: RunEntry, prefix: str, styles: Mapping[str, plots.ModelS
     specs: list[FigureSpec] = []
     for c in stats.comparisons[:_MAX_SLICE_CHARTS]:
         a, b = c.model_a, c.model_b
-        specs.append(FigureSpec(
-            f"{prefix}-slices-{len(specs)}", f"Where {a} and {b} differ",
-            f"Accuracy {a} − {b} on every slice (bar: paired interval). Filled, coloured points are significant "
-            f"after Holm's adjustment over all {summary.n_tests} slice tests; the verdict names only those.",
-            functools.partial(plots_slices.slice_differences_figure, summary, a, b, styles)))
+        specs.append(
+            FigureSpec(
+                f"{prefix}-slices-{len(specs)}",
+                f"Where {a} and {b} differ",
+                f"Accuracy {a} − {b} on every slice (bar: paired interval). Filled, coloured points are significant "
+                f"after Holm's adjustment over all {summary.n_tests} slice tests; the verdict names only those.",
+                functools.partial(plots_slices.slice_differences_figure, summary, a, b, styles),
+            )
+        )
     return specs

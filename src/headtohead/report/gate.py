@@ -14,8 +14,10 @@ from headtohead.stats.noninferiority import EXIT_CODES, POWER, Decision, gate_ex
 __all__ = ["decision_explanation", "gate_paragraph", "junit_xml"]
 
 #: Why a check could not run, by :attr:`Decision.reason`.
-_SKIPPED = {"no_speed": "the results hold no speed measurement of both models (enable speed in h2h run, or gate "
-                        "the results of h2h bench)"}
+_SKIPPED = {
+    "no_speed": "the results hold no speed measurement of both models (enable speed in h2h run, or gate "
+    "the results of h2h bench)"
+}
 
 
 def _pp(fraction: float) -> str:
@@ -39,31 +41,43 @@ def decision_explanation(decision: Decision) -> str:
     if d.check == "accuracy":
         over = f"{d.n:,} examples" + (f" in {d.groups:,} groups" if d.groups else "")
         method = "Tango's score interval" if d.method.startswith("tango") else "paired interval"
-        measured = (f"{cand_name} − {base_name} = {_pp(d.estimate)} ({level} CI {_pp(d.low)} to "
-                    f"{_pp(d.high)}, {method} over {over}; a failed answer counts as wrong)")
+        measured = (
+            f"{cand_name} − {base_name} = {_pp(d.estimate)} ({level} CI {_pp(d.low)} to "
+            f"{_pp(d.high)}, {method} over {over}; a failed answer counts as wrong)"
+        )
         drop = f"{100 * d.margin:.2f} pp"
         if d.outcome == "fail":
-            why = (f"the whole interval lies below −{drop}, so {cand_name} is worse than {base_name} by more than the "
-                   f"allowed {drop}, with {level} confidence")
+            why = (
+                f"the whole interval lies below −{drop}, so {cand_name} is worse than {base_name} by more than the "
+                f"allowed {drop}, with {level} confidence"
+            )
         elif d.outcome == "pass":
             why = f"the lower bound is within the allowed drop of {drop}, so {cand_name} is not worse beyond the margin"
         else:
-            more = (f"about {d.needed:,} examples would settle it ({POWER:.0%} power if the observed rates hold)"
-                    if d.needed else "the observed difference sits on the margin, so no number of examples settles it")
-            why = (f"the interval straddles −{drop}: too few examples to tell whether the drop exceeds "
-                   f"the margin; {more}")
+            more = (
+                f"about {d.needed:,} examples would settle it ({POWER:.0%} power if the observed rates hold)"
+                if d.needed
+                else "the observed difference sits on the margin, so no number of examples settles it"
+            )
+            why = (
+                f"the interval straddles −{drop}: too few examples to tell whether the drop exceeds the margin; {more}"
+            )
         return f"Accuracy: {measured}; {why}."
     scenario = d.check.removeprefix("speed (").removesuffix(")")
     adjusted = f", {d.method.partition(', ')[2]}" if ", " in d.method else ""  # "Bonferroni over 2 scenarios"
-    measured = (f"{cand_name} takes {d.estimate:.3f}× the time of {base_name} ({level} CI {d.low:.3f}–"
-                f"{d.high:.3f}, {d.n} interleaved rounds{adjusted})")
+    measured = (
+        f"{cand_name} takes {d.estimate:.3f}× the time of {base_name} ({level} CI {d.low:.3f}–"
+        f"{d.high:.3f}, {d.n} interleaved rounds{adjusted})"
+    )
     allowed = f"{d.bound:.3f}× (+{100 * d.margin:.1f} %)"
     if d.outcome == "fail":
         why = f"the whole interval lies above {allowed}, so it is slower than allowed, with {level} confidence"
     elif d.outcome == "pass":
         why = f"the upper bound is within {allowed}, so it is not slower beyond the margin"
     else:
-        more = f"about {d.needed} rounds would settle it (set speed.rounds)" if d.needed else "more rounds may settle it"
+        more = (
+            f"about {d.needed} rounds would settle it (set speed.rounds)" if d.needed else "more rounds may settle it"
+        )
         why = f"the interval straddles {allowed}: too few rounds to tell; {more}"
     return f"Speed ({scenario}): {measured}; {why}."
 
@@ -76,8 +90,10 @@ def gate_paragraph(decisions: Sequence[Decision], baseline: str, candidate: str)
     if code == EXIT_CODES["fail"]:
         head = f"FAIL: {candidate} is worse than {baseline} beyond the allowed margin ({', '.join(failed)})."
     elif code == EXIT_CODES["inconclusive"]:
-        head = (f"INCONCLUSIVE: the data cannot tell whether {candidate} is worse than {baseline} beyond the margin "
-                f"({', '.join(unsure)}).")
+        head = (
+            f"INCONCLUSIVE: the data cannot tell whether {candidate} is worse than {baseline} beyond the margin "
+            f"({', '.join(unsure)})."
+        )
     else:
         head = f"PASS: {candidate} is not worse than {baseline} beyond the allowed margins."
     return " ".join([head, *(decision_explanation(d) for d in decisions)])
@@ -87,17 +103,21 @@ def junit_xml(decisions: Sequence[Decision], paragraph: str, *, baseline: str, c
     """JUnit XML with one ``testcase`` per check: a failure for "fail", an error of type
     ``inconclusive`` for "inconclusive", ``skipped`` for a check that could not run."""
     counts = {outcome: sum(d.outcome == outcome for d in decisions) for outcome in ("fail", "inconclusive", "skipped")}
-    attributes = {"tests": str(len(decisions)), "failures": str(counts["fail"]), "errors": str(counts["inconclusive"]),
-                  "skipped": str(counts["skipped"])}
+    attributes = {
+        "tests": str(len(decisions)),
+        "failures": str(counts["fail"]),
+        "errors": str(counts["inconclusive"]),
+        "skipped": str(counts["skipped"]),
+    }
     root = ElementTree.Element("testsuites", {"name": "h2h gate", **attributes})
     suite = ElementTree.SubElement(root, "testsuite", {"name": f"h2h gate: {candidate} vs {baseline}", **attributes})
     for decision in decisions:
         explanation = decision_explanation(decision)
-        case = ElementTree.SubElement(suite, "testcase", {"classname": "h2h.gate", "name": decision.check,
-                                                          "time": "0"})
+        case = ElementTree.SubElement(suite, "testcase", {"classname": "h2h.gate", "name": decision.check, "time": "0"})
         if decision.outcome == "fail":
-            ElementTree.SubElement(case, "failure", {"type": "worse beyond margin",
-                                                     "message": explanation}).text = explanation
+            ElementTree.SubElement(
+                case, "failure", {"type": "worse beyond margin", "message": explanation}
+            ).text = explanation
         elif decision.outcome == "inconclusive":
             ElementTree.SubElement(case, "error", {"type": "inconclusive", "message": explanation}).text = explanation
         elif decision.outcome == "skipped":

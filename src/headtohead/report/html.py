@@ -15,38 +15,45 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from headtohead.report.warnings import model_warnings, speed_warnings
-from headtohead.version import __version__
+from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
-from headtohead.report.rows_pairs import comparison_note, comparison_rows
-from headtohead.report.endpoint import endpoint_blocks
-from headtohead.report.rows_speed import speed_note, speed_rows
-from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
+    across_runs_rows,
     best_models,
     environment_rows,
     format_cell,
     summary_columns,
     summary_rows,
-    across_runs_rows,
     top_confusions,
     training_rows,
 )
+from headtohead.report.rows_pairs import comparison_note, comparison_rows
+from headtohead.report.rows_speed import speed_note, speed_rows
+from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.table import format_count
 from headtohead.report.verdict import build_verdict
+from headtohead.report.warnings import model_warnings, speed_warnings
 from headtohead.report.where import disagreement_blocks, slice_rows, slices_note
 from headtohead.results.files import DISAGREEMENTS_FILE
-from headtohead.runtime.files import write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
+from headtohead.runtime.files import write_text_atomic
+from headtohead.version import __version__
 
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["render_html", "write_html", "report_title", "dataset_line", "summary_context", "summary_notes",
-           "template_environment"]
+__all__ = [
+    "render_html",
+    "write_html",
+    "report_title",
+    "dataset_line",
+    "summary_context",
+    "summary_notes",
+    "template_environment",
+]
 
 _CONFUSION_MIN_CLASSES = 3  # with two classes the matrix already says everything
 
@@ -55,9 +62,14 @@ def template_environment() -> jinja2.Environment:
     """The report's templates, autoescaped: every user string is shown as text, never as markup."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("headtohead.report", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                              keep_trailing_newline=True)
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("headtohead.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
 
 
 def report_title(merged: MergedRuns) -> str:
@@ -96,9 +108,16 @@ def summary_context(result: RunResult, styles: dict[str, ModelStyle]) -> dict[st
     for column in columns:
         best = best_models(rows, column)
         direction = {True: "↑", False: "↓", None: ""}[column.higher_is_better]
-        metrics.append({"label": column.label, "direction": direction,
-                        "cells": [{"text": format_cell(cells.get(column.key), column), "best": model in best}
-                                  for model, cells in rows.items()]})
+        metrics.append(
+            {
+                "label": column.label,
+                "direction": direction,
+                "cells": [
+                    {"text": format_cell(cells.get(column.key), column), "best": model in best}
+                    for model, cells in rows.items()
+                ],
+            }
+        )
     return {"models": [{"name": m, "colour": styles[m].colour} for m in rows], "metrics": metrics}
 
 
@@ -106,10 +125,18 @@ def summary_notes(result: RunResult) -> list[str]:
     """The lines under the summary table: what the brackets and the bold mean."""
     stats = result.stats
     level = f"{stats.settings.confidence if stats is not None else 0.95:.0%}"
-    how = (" (Wilson for accuracy, bootstrap for the others; \"no interval\" where none can be given honestly; a "
-           "failure counts as a wrong answer)") if stats is not None else ""
-    return [f"Brackets: {level} confidence intervals{how}.",
-            "Bold: the best value of a row; ↑ higher is better, ↓ lower is better."]
+    how = (
+        (
+            ' (Wilson for accuracy, bootstrap for the others; "no interval" where none can be given honestly; a '
+            "failure counts as a wrong answer)"
+        )
+        if stats is not None
+        else ""
+    )
+    return [
+        f"Brackets: {level} confidence intervals{how}.",
+        "Bold: the best value of a row; ↑ higher is better, ↓ lower is better.",
+    ]
 
 
 def _per_class(result: RunResult) -> list[dict[str, Any]]:
@@ -132,20 +159,29 @@ def _speed_note(result: RunResult) -> str:
     if speed is None:
         return ""
     threads = f"{speed.torch_threads} torch threads" if speed.torch_threads else "torch threads not recorded"
-    rounds = ", ".join(f"{r.scenario.replace('_', ' ')}: {r.rounds} rounds ({r.stop_reason.replace('_', ' ')})"
-                       for r in speed.scenarios)
-    return (f"Models measured in interleaved rounds so drift hits all alike; {rounds}; {threads}; "
-            f"{speed.elapsed_s:.0f} s in all. {speed_note(speed)}")
+    rounds = ", ".join(
+        f"{r.scenario.replace('_', ' ')}: {r.rounds} rounds ({r.stop_reason.replace('_', ' ')})"
+        for r in speed.scenarios
+    )
+    return (
+        f"Models measured in interleaved rounds so drift hits all alike; {rounds}; {threads}; "
+        f"{speed.elapsed_s:.0f} s in all. {speed_note(speed)}"
+    )
 
 
 def _training_note(run: RunEntry) -> str:
     training = run.training
     if training is None:
         return ""
-    order = ("every model saw the same examples in the same order, seed by seed" if training.identical_order()
-             else "the models did NOT all see the same example order")
-    return (f"Trained on {training.train_source} ({training.n_train:,} examples) with seeds "
-            f"{', '.join(str(s) for s in training.seeds)}; {order}. Speed and cost columns are the first seed's.")
+    order = (
+        "every model saw the same examples in the same order, seed by seed"
+        if training.identical_order()
+        else "the models did NOT all see the same example order"
+    )
+    return (
+        f"Trained on {training.train_source} ({training.n_train:,} examples) with seeds "
+        f"{', '.join(str(s) for s in training.seeds)}; {order}. Speed and cost columns are the first seed's."
+    )
 
 
 def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machine: str) -> dict[str, Any]:
@@ -159,9 +195,15 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
     k = len(result.dataset.label_names)
     confusions = []
     if k >= _CONFUSION_MIN_CLASSES:
-        confusions = [{"model": m.name, "colour": styles[m.name].colour,
-                       "pairs": top_confusions(q.confusion_matrix, q.confusion_labels or result.dataset.label_names)}
-                      for m in rated if (q := m.quality) is not None]
+        confusions = [
+            {
+                "model": m.name,
+                "colour": styles[m.name].colour,
+                "pairs": top_confusions(q.confusion_matrix, q.confusion_labels or result.dataset.label_names),
+            }
+            for m in rated
+            if (q := m.quality) is not None
+        ]
     measured_warnings = speed_warnings(result.speed) if result.speed is not None else []
     return {
         "label": run.label,
@@ -170,10 +212,18 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "source": str(run.source) if run.source is not None else None,
         "created_at": result.created_at,
         "dataset_line": dataset_line(result),
-        "verdict": {"headline": [{"subject": line.subject, "text": line.text, "kind": line.kind,
-                                  "colour": styles[line.subject].colour if line.subject in styles else "inherit"}
-                                 for line in verdict.headline],
-                    "details": verdict.details},
+        "verdict": {
+            "headline": [
+                {
+                    "subject": line.subject,
+                    "text": line.text,
+                    "kind": line.kind,
+                    "colour": styles[line.subject].colour if line.subject in styles else "inherit",
+                }
+                for line in verdict.headline
+            ],
+            "details": verdict.details,
+        },
         "summary": summary_context(result, styles),
         "summary_notes": summary_notes(result),
         "comparisons": comparisons,
@@ -184,8 +234,10 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "slices_note": slices_note(result),
         "disagreements": disagreement_blocks(result),
         "disagreements_file": DISAGREEMENTS_FILE,
-        "sequential": {"lines": sequential_lines(result),
-                       "figures": _figures(sequential_figures(result, f"run{index}", styles))},
+        "sequential": {
+            "lines": sequential_lines(result),
+            "figures": _figures(sequential_figures(result, f"run{index}", styles)),
+        },
         "speed": speed,
         "speed_headers": list(speed[0]) if speed else [],
         "speed_note": _speed_note(result),
@@ -199,11 +251,21 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "training": training,
         "training_headers": list(training[0]) if training else [],
         "training_note": _training_note(run),
-        "models": [{"name": m.name, "colour": styles[m.name].colour, "kind": m.kind, "source": m.source,
-                    "parameters": format_count(m.num_parameters) if m.outputs == "computed" else "—", "alignment": m.label_alignment or "—",
-                    "batch_size": m.batch_size, "device": m.device, "load": f"{m.load_time_s:.3g}",
-                    "eval": f"{m.eval_time_s:.3g}" if m.eval_time_s is not None else "—"}
-                   for m in result.models],
+        "models": [
+            {
+                "name": m.name,
+                "colour": styles[m.name].colour,
+                "kind": m.kind,
+                "source": m.source,
+                "parameters": format_count(m.num_parameters) if m.outputs == "computed" else "—",
+                "alignment": m.label_alignment or "—",
+                "batch_size": m.batch_size,
+                "device": m.device,
+                "load": f"{m.load_time_s:.3g}",
+                "eval": f"{m.eval_time_s:.3g}" if m.eval_time_s is not None else "—",
+            }
+            for m in result.models
+        ],
         "model_warnings": [f"{m.name}: {w}" for m in result.models for w in model_warnings(m)],
         "experiment": json.dumps(result.experiment, indent=2, ensure_ascii=False),
     }
@@ -215,11 +277,15 @@ def _subtitle(merged: MergedRuns) -> str:
         result = runs[0].result
         names = ", ".join(m.name for m in result.models)
         return f"{len(result.models)} model(s): {names} · {dataset_line(result)}"
-    return (f"{len(runs)} runs on {len(merged.groups)} machine(s): " + ", ".join(r.label for r in runs))
+    return f"{len(runs)} runs on {len(merged.groups)} machine(s): " + ", ".join(r.label for r in runs)
 
 
-def render_html(results: RunResult | Sequence[RunResult] | MergedRuns, *,
-                predictions: Predictions | Sequence[Predictions | None] | None = None, title: str | None = None) -> str:
+def render_html(
+    results: RunResult | Sequence[RunResult] | MergedRuns,
+    *,
+    predictions: Predictions | Sequence[Predictions | None] | None = None,
+    title: str | None = None,
+) -> str:
     """The whole report as one HTML page.
 
     Parameters
@@ -256,16 +322,23 @@ def render_html(results: RunResult | Sequence[RunResult] | MergedRuns, *,
         "runs": runs,
         "overview": _figures(overview_figures(merged, styles)),
         "across": across_runs_rows([(r.label, g.title, r.result) for g in merged.groups for r in g.runs])
-        if len(merged.runs) > 1 else [],
-        "groups": [{"title": g.title, "runs": [r.label for r in g.runs], "rows": environment_rows(g.environment)}
-                   for g in merged.groups],
+        if len(merged.runs) > 1
+        else [],
+        "groups": [
+            {"title": g.title, "runs": [r.label for r in g.runs], "rows": environment_rows(g.environment)}
+            for g in merged.groups
+        ],
     }
     return template_environment().get_template("report.html.j2").render(**context)
 
 
-def write_html(results: RunResult | Sequence[RunResult] | MergedRuns, path: str | Path, *,
-               predictions: Predictions | Sequence[Predictions | None] | None = None,
-               title: str | None = None) -> Path:
+def write_html(
+    results: RunResult | Sequence[RunResult] | MergedRuns,
+    path: str | Path,
+    *,
+    predictions: Predictions | Sequence[Predictions | None] | None = None,
+    title: str | None = None,
+) -> Path:
     """Render the report and write it to ``path`` atomically; returns the path."""
     path = Path(path)
     write_text_atomic(path, render_html(results, predictions=predictions, title=title))

@@ -11,14 +11,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from headtohead.report.warnings import speed_warnings
+from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
-from headtohead.report.rows_pairs import comparison_note, comparison_rows
-from headtohead.report.endpoint import endpoint_blocks
-from headtohead.report.rows_speed import speed_note, speed_rows
-from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.rows import (
     across_runs_rows,
     best_models,
@@ -29,12 +25,16 @@ from headtohead.report.rows import (
     top_confusions,
     training_rows,
 )
+from headtohead.report.rows_pairs import comparison_note, comparison_rows
+from headtohead.report.rows_speed import speed_note, speed_rows
+from headtohead.report.sequential import sequential_figures, sequential_lines
 from headtohead.report.verdict import build_verdict
+from headtohead.report.warnings import speed_warnings
 from headtohead.report.where import disagreement_blocks, slice_rows, slices_note
 from headtohead.results.files import DISAGREEMENTS_FILE
-from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
+from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
 
@@ -64,8 +64,10 @@ def md_escape(text: object) -> str:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], align_first_left: bool = True) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |",
-             "|" + "|".join(":---" if i == 0 and align_first_left else "---:" for i in range(len(headers))) + "|"]
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join(":---" if i == 0 and align_first_left else "---:" for i in range(len(headers))) + "|",
+    ]
     lines.extend("| " + " | ".join(row) + " |" for row in rows)
     return lines + [""]
 
@@ -84,8 +86,10 @@ def _figure_lines(specs: Sequence[FigureSpec], folder: str, files: dict[str, byt
 
 def _verdict_lines(run: RunEntry) -> list[str]:
     verdict = build_verdict(run.result, run.training)
-    lines = [f"- **{md_escape(line.subject)}**: {md_escape(line.text)}" if line.subject else f"- {md_escape(line.text)}"
-             for line in verdict.headline]
+    lines = [
+        f"- **{md_escape(line.subject)}**: {md_escape(line.text)}" if line.subject else f"- {md_escape(line.text)}"
+        for line in verdict.headline
+    ]
     if verdict.details:
         lines += ["", "<details><summary>Every comparison in full</summary>", ""]
         lines += [f"- {md_escape(d)}" for d in verdict.details]
@@ -139,9 +143,14 @@ def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: 
     lines += _figure_lines([f for f in figures if f.section != "summary"], folder, files)
     if len(result.dataset.label_names) >= 3:
         lines += ["#### Most confused classes", ""]
-        rows = [[md_escape(m.name), md_escape(c.true), md_escape(c.predicted), str(c.count), f"{c.share:.0%}"]
-                for m in result.models if m.quality is not None for c in top_confusions(
-                    m.quality.confusion_matrix, m.quality.confusion_labels or result.dataset.label_names, limit=5)]
+        rows = [
+            [md_escape(m.name), md_escape(c.true), md_escape(c.predicted), str(c.count), f"{c.share:.0%}"]
+            for m in result.models
+            if m.quality is not None
+            for c in top_confusions(
+                m.quality.confusion_matrix, m.quality.confusion_labels or result.dataset.label_names, limit=5
+            )
+        ]
         lines += _table(["model", "true", "predicted as", "examples", "of the class"], rows)
     return lines
 
@@ -154,8 +163,10 @@ def _endpoint_lines(result: RunResult) -> list[str]:
         lines.append("")
         if e.unparseable:
             lines += [f"Unparseable answers of {md_escape(e.model)} (each counts as a wrong answer):", ""]
-            lines += _table(["dataset row", "raw answer"], [[md_escape(r["dataset row"]), md_escape(r["raw answer"])]
-                                                            for r in e.unparseable])
+            lines += _table(
+                ["dataset row", "raw answer"],
+                [[md_escape(r["dataset row"]), md_escape(r["raw answer"])] for r in e.unparseable],
+            )
             lines += [md_escape(e.more), ""] if e.more else []
     return lines
 
@@ -170,9 +181,15 @@ def _where_lines(result: RunResult, index: int, folder: str, files: dict[str, by
         lines += [md_escape(slices_note(result)), ""]
     blocks = disagreement_blocks(result)
     if blocks:
-        lines += ["#### Where the models differ: examples", "",
-                  md_escape(f"Examples exactly one of two models got right; every one of them is in "
-                            f"{DISAGREEMENTS_FILE} beside the results."), ""]
+        lines += [
+            "#### Where the models differ: examples",
+            "",
+            md_escape(
+                f"Examples exactly one of two models got right; every one of them is in "
+                f"{DISAGREEMENTS_FILE} beside the results."
+            ),
+            "",
+        ]
     for b, block in enumerate(blocks):
         lines += [f"**{md_escape(block.title)}**", ""]
         if not block.rows:
@@ -184,16 +201,30 @@ def _where_lines(result: RunResult, index: int, folder: str, files: dict[str, by
                 name = f"run{index}-disagree-{b}-{row.rank}.jpg"
                 files[name] = base64.b64decode(row.thumbnail.split(",", 1)[1])
                 shown = f"![{md_escape(row.example)}]({folder}/{name})"
-            body.append([str(row.rank), shown, md_escape(row.true_label), md_escape(row.prediction_a),
-                         md_escape(row.prediction_b), md_escape(row.gap), md_escape(row.example)])
-        lines += _table(["#", "input", "true", md_escape(block.model_a), md_escape(block.model_b), "gap", "example"],
-                        body)
+            body.append(
+                [
+                    str(row.rank),
+                    shown,
+                    md_escape(row.true_label),
+                    md_escape(row.prediction_a),
+                    md_escape(row.prediction_b),
+                    md_escape(row.gap),
+                    md_escape(row.example),
+                ]
+            )
+        lines += _table(
+            ["#", "input", "true", md_escape(block.model_a), md_escape(block.model_b), "gap", "example"], body
+        )
     return lines
 
 
-def render_markdown(results: RunResult | Sequence[RunResult] | MergedRuns, *, image_folder: str = "report_files",
-                    predictions: Predictions | Sequence[Predictions | None] | None = None,
-                    title: str | None = None) -> tuple[str, dict[str, bytes]]:
+def render_markdown(
+    results: RunResult | Sequence[RunResult] | MergedRuns,
+    *,
+    image_folder: str = "report_files",
+    predictions: Predictions | Sequence[Predictions | None] | None = None,
+    title: str | None = None,
+) -> tuple[str, dict[str, bytes]]:
     """The Markdown text and the PNG charts it links to.
 
     Parameters
@@ -231,8 +262,9 @@ def render_markdown(results: RunResult | Sequence[RunResult] | MergedRuns, *, im
         if several:
             lines += [f"### {md_escape(run.label)}", ""]
         lines += [md_escape(dataset_line(run.result)), ""] + _summary_lines(run.result)
-        lines += _figure_lines([f for f in run_figures(run, index, styles) if f.section == "summary"],
-                               image_folder, files)
+        lines += _figure_lines(
+            [f for f in run_figures(run, index, styles) if f.section == "summary"], image_folder, files
+        )
     overview = _figure_lines(overview_figures(merged, styles), image_folder, files)
     if overview:
         lines += ["## Trade-off", ""] + overview
@@ -246,9 +278,13 @@ def render_markdown(results: RunResult | Sequence[RunResult] | MergedRuns, *, im
     return "\n".join(lines).rstrip() + "\n", files
 
 
-def write_markdown(results: RunResult | Sequence[RunResult] | MergedRuns, path: str | Path, *,
-                   predictions: Predictions | Sequence[Predictions | None] | None = None,
-                   title: str | None = None) -> Path:
+def write_markdown(
+    results: RunResult | Sequence[RunResult] | MergedRuns,
+    path: str | Path,
+    *,
+    predictions: Predictions | Sequence[Predictions | None] | None = None,
+    title: str | None = None,
+) -> Path:
     """Write ``path`` and its charts into ``<name>_files/`` beside it; returns the path.
 
     Examples

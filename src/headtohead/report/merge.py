@@ -12,15 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from headtohead.errors import ResultsError
 from headtohead.results.environment import SOFTWARE_VERSIONS
 from headtohead.results.files import RESULTS_FILE, TRAINING_FILE
-from headtohead.errors import ResultsError
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import Environment, RunResult
 from headtohead.results.training import TrainingSummary
 
 __all__ = ["RunEntry", "EnvironmentGroup", "MergedRuns", "load_runs", "merge_runs", "as_merged"]
-
 
 
 @dataclass(frozen=True)
@@ -131,8 +130,9 @@ def load_runs(paths: Sequence[str | Path], *, with_predictions: bool = True) -> 
     for raw in paths:
         path = _resolve(Path(raw))
         if not path.is_file():
-            raise ResultsError(f"{path}: no such results file; pass a results.json written by h2h run "
-                               f"(or the folder that holds it)")
+            raise ResultsError(
+                f"{path}: no such results file; pass a results.json written by h2h run (or the folder that holds it)"
+            )
         result = load_result(path)
         predictions = None
         npz = path.parent / result.predictions_file
@@ -140,8 +140,10 @@ def load_runs(paths: Sequence[str | Path], *, with_predictions: bool = True) -> 
             predictions = Predictions.load(npz)
         loaded.append((result, path, predictions))
     labels = _unique_labels([(r, p) for r, p, _ in loaded])
-    return [RunEntry(result=r, label=label, source=p, predictions=pr, training=_training(r, p.parent))
-            for (r, p, pr), label in zip(loaded, labels, strict=True)]
+    return [
+        RunEntry(result=r, label=label, source=p, predictions=pr, training=_training(r, p.parent))
+        for (r, p, pr), label in zip(loaded, labels, strict=True)
+    ]
 
 
 def _unique_labels(runs: Sequence[tuple[RunResult, Path | None]]) -> list[str]:
@@ -171,8 +173,10 @@ def _version_warnings(runs: Sequence[RunEntry]) -> list[str]:
             seen.setdefault(str(getattr(run.result.environment, attr) or "not installed"), []).append(run.label)
         if len(seen) > 1:
             listing = "; ".join(f"{version} ({', '.join(labels)})" for version, labels in seen.items())
-            warnings.append(f"{name} versions differ between runs: {listing} — speed and even predictions can "
-                            f"change with the version; compare like with like")
+            warnings.append(
+                f"{name} versions differ between runs: {listing} — speed and even predictions can "
+                f"change with the version; compare like with like"
+            )
     return warnings
 
 
@@ -183,8 +187,12 @@ def _data_warnings(runs: Sequence[RunEntry]) -> list[str]:
     if len(seen) < 2:
         return []
     listing = "; ".join(f"{fp[:12]} ({', '.join(labels)})" for fp, labels in seen.items())
-    return [(f"the runs evaluated different data (dataset fingerprints {listing}): their quality numbers are not "
-             f"comparable across those runs")]
+    return [
+        (
+            f"the runs evaluated different data (dataset fingerprints {listing}): their quality numbers are not "
+            f"comparable across those runs"
+        )
+    ]
 
 
 def merge_runs(runs: Sequence[RunEntry]) -> MergedRuns:
@@ -220,8 +228,11 @@ def merge_runs(runs: Sequence[RunEntry]) -> MergedRuns:
     return MergedRuns(groups=list(groups.values()), warnings=warnings)
 
 
-def as_merged(results: RunResult | Sequence[RunResult] | MergedRuns, *,
-              predictions: Predictions | Sequence[Predictions | None] | None = None) -> MergedRuns:
+def as_merged(
+    results: RunResult | Sequence[RunResult] | MergedRuns,
+    *,
+    predictions: Predictions | Sequence[Predictions | None] | None = None,
+) -> MergedRuns:
     """Accept one result, several, or an already merged set, and return a :class:`MergedRuns`.
 
     ``predictions`` goes with ``results`` (one, or one per result).
@@ -234,5 +245,9 @@ def as_merged(results: RunResult | Sequence[RunResult] | MergedRuns, *,
     else:
         preds = list(predictions)
     labels = _unique_labels([(r, None) for r in items])
-    return merge_runs([RunEntry(result=r, label=label, predictions=p, training=_training(r, None))
-                       for r, label, p in zip(items, labels, preds, strict=True)])
+    return merge_runs(
+        [
+            RunEntry(result=r, label=label, predictions=p, training=_training(r, None))
+            for r, label, p in zip(items, labels, preds, strict=True)
+        ]
+    )

@@ -68,7 +68,7 @@ def _experiment_id(client: Any, name: str, uri: str) -> str:
     location = None
     if uri.startswith("sqlite:///"):
         # MLflow would put artifacts in ./mlruns of whatever folder this runs from; keep them beside the database.
-        location = (Path(uri[len("sqlite:///"):]).resolve().parent / "mlartifacts").as_uri()
+        location = (Path(uri[len("sqlite:///") :]).resolve().parent / "mlartifacts").as_uri()
     return client.create_experiment(name, artifact_location=location)
 
 
@@ -117,15 +117,18 @@ def _metrics(run: RunEntry) -> dict[str, float]:
 def _log_run(client: Any, experiment_id: str, run: RunEntry, artifacts: Sequence[Path]) -> str:
     from mlflow.entities import Metric, Param, RunTag
 
-    tags = {"headtohead.run": run.result.name, "headtohead.label": run.label,
-            "mlflow.runName": run.label[:250]}
+    tags = {"headtohead.run": run.result.name, "headtohead.label": run.label, "mlflow.runName": run.label[:250]}
     created = client.create_run(experiment_id, tags=tags)
     run_id = created.info.run_id
     params = [Param(k, v) for k, v in _params(run).items()]
     metrics = [Metric(k, v, 0, 0) for k, v in _metrics(run).items()]
     for start in range(0, max(len(params), len(metrics), 1), _BATCH):
-        client.log_batch(run_id, metrics=metrics[start:start + _BATCH], params=params[start:start + _BATCH],
-                         tags=[RunTag("headtohead.version", run.result.headtohead_version)] if start == 0 else [])
+        client.log_batch(
+            run_id,
+            metrics=metrics[start : start + _BATCH],
+            params=params[start : start + _BATCH],
+            tags=[RunTag("headtohead.version", run.result.headtohead_version)] if start == 0 else [],
+        )
     files = list(artifacts) + ([run.source] if run.source is not None else [])
     for path in files:
         if path.is_dir():
@@ -136,8 +139,9 @@ def _log_run(client: Any, experiment_id: str, run: RunEntry, artifacts: Sequence
     return run_id
 
 
-def log_to_mlflow(merged: MergedRuns, *, tracking_uri: str, artifacts: Sequence[str | Path] = (),
-                  experiment: str = DEFAULT_EXPERIMENT) -> list[str]:
+def log_to_mlflow(
+    merged: MergedRuns, *, tracking_uri: str, artifacts: Sequence[str | Path] = (), experiment: str = DEFAULT_EXPERIMENT
+) -> list[str]:
     """Log every run of ``merged`` to MLflow.
 
     Parameters

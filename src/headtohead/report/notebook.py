@@ -30,18 +30,45 @@ from headtohead.results.sweep import SweepResult
 from headtohead.results.training import TrainingSummary
 from headtohead.stats.noninferiority import Decision
 
-__all__ = ["run_html", "run_text", "gate_html", "gate_text", "sweep_html", "sweep_text", "training_html",
-           "training_text", "suite_html", "suite_text"]
+__all__ = [
+    "run_html",
+    "run_text",
+    "gate_html",
+    "gate_text",
+    "sweep_html",
+    "sweep_text",
+    "training_html",
+    "training_text",
+    "suite_html",
+    "suite_text",
+]
 
 #: Verdict lines shown in a ``repr`` (the HTML shows them all).
 _REPR_LINES = 4
 
 
-def _render(title: str, subtitle: str, *, lines: Sequence[dict[str, Any]] = (), tables: Sequence[dict[str, Any]] = (),
-            notes: Sequence[str] = (), details: Sequence[str] = (), details_title: str = "") -> str:
+def _render(
+    title: str,
+    subtitle: str,
+    *,
+    lines: Sequence[dict[str, Any]] = (),
+    tables: Sequence[dict[str, Any]] = (),
+    notes: Sequence[str] = (),
+    details: Sequence[str] = (),
+    details_title: str = "",
+) -> str:
     template = template_environment().get_template("notebook.html.j2")
-    return str(template.render(title=title, subtitle=subtitle, lines=list(lines), tables=list(tables), notes=list(notes),
-                           details=list(details), details_title=details_title))
+    return str(
+        template.render(
+            title=title,
+            subtitle=subtitle,
+            lines=list(lines),
+            tables=list(tables),
+            notes=list(notes),
+            details=list(details),
+            details_title=details_title,
+        )
+    )
 
 
 def _plain(text: str) -> dict[str, Any]:
@@ -49,8 +76,12 @@ def _plain(text: str) -> dict[str, Any]:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "") -> dict[str, Any]:
-    return {"caption": caption, "headers": list(headers), "colours": None,
-            "rows": [[{"text": text, "best": False} for text in row] for row in rows]}
+    return {
+        "caption": caption,
+        "headers": list(headers),
+        "colours": None,
+        "rows": [[{"text": text, "best": False} for text in row] for row in rows],
+    }
 
 
 def _saved(out_dir: Path | str | None) -> str:
@@ -65,16 +96,30 @@ def _run_parts(result: RunResult, training: TrainingSummary | None) -> dict[str,
     """The verdict lines, the summary table and its notes of one run, as the report shows them."""
     styles = report_styles(as_merged(result))
     verdict = build_verdict(result, training)
-    lines = [{"subject": line.subject, "text": line.text,
-              "colour": styles[line.subject].colour if line.subject in styles else "inherit"}
-             for line in verdict.headline]
+    lines = [
+        {
+            "subject": line.subject,
+            "text": line.text,
+            "colour": styles[line.subject].colour if line.subject in styles else "inherit",
+        }
+        for line in verdict.headline
+    ]
     summary = summary_context(result, styles)
-    table = {"caption": "", "headers": ["metric", *(m["name"] for m in summary["models"])],
-             "colours": [m["colour"] for m in summary["models"]],
-             "rows": [[{"text": f"{metric['label']} {metric['direction']}".strip(), "best": False}, *metric["cells"]]
-                      for metric in summary["metrics"]]}
-    return {"lines": lines, "tables": [table] if summary["models"] else [],
-            "notes": summary_notes(result) if summary["models"] else [], "details": verdict.details}
+    table = {
+        "caption": "",
+        "headers": ["metric", *(m["name"] for m in summary["models"])],
+        "colours": [m["colour"] for m in summary["models"]],
+        "rows": [
+            [{"text": f"{metric['label']} {metric['direction']}".strip(), "best": False}, *metric["cells"]]
+            for metric in summary["metrics"]
+        ],
+    }
+    return {
+        "lines": lines,
+        "tables": [table] if summary["models"] else [],
+        "notes": summary_notes(result) if summary["models"] else [],
+        "details": verdict.details,
+    }
 
 
 def run_html(result: RunResult, *, out_dir: Path | str | None = None, training: TrainingSummary | None = None) -> str:
@@ -111,8 +156,10 @@ def run_text(result: RunResult, *, out_dir: Path | str | None = None, kind: str 
     Run 'sst2' — 2 models: bert, roberta · 872 examples · saved in runs/sst2
       roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0, McNemar score test p = 0.003)
     """
-    head = (f"{kind} {result.name!r} — {_models([m.name for m in result.models])} · "
-            f"{result.dataset.n_examples:,} examples · {_saved(out_dir)}")
+    head = (
+        f"{kind} {result.name!r} — {_models([m.name for m in result.models])} · "
+        f"{result.dataset.n_examples:,} examples · {_saved(out_dir)}"
+    )
     return "\n".join([head, *_headline(result, None)])
 
 
@@ -143,15 +190,21 @@ def gate_html(decisions: Sequence[Decision], *, baseline: str, candidate: str, p
     """
     rows = [(d.check, d.outcome, decision_explanation(d)) for d in decisions]
     table = _table(("check", "outcome", "why"), rows)
-    return _render(f"gate: {candidate} vs {baseline}", f"exit code {exit_code}",
-                   lines=[_plain(_gate_head(decisions, paragraph))], tables=[table])
+    return _render(
+        f"gate: {candidate} vs {baseline}",
+        f"exit code {exit_code}",
+        lines=[_plain(_gate_head(decisions, paragraph))],
+        tables=[table],
+    )
 
 
 def gate_text(decisions: Sequence[Decision], *, baseline: str, candidate: str, paragraph: str, exit_code: int) -> str:
     """``GateOutcome bert-int8 vs bert: exit code 1`` and the decision, then ``check: outcome`` per check."""
     checks = " · ".join(f"{d.check}: {d.outcome}" for d in decisions)
-    return (f"GateOutcome {candidate} vs {baseline}: exit code {exit_code}\n  {_gate_head(decisions, paragraph)}\n"
-            f"  {checks}")
+    return (
+        f"GateOutcome {candidate} vs {baseline}: exit code {exit_code}\n  {_gate_head(decisions, paragraph)}\n"
+        f"  {checks}"
+    )
 
 
 def sweep_html(result: SweepResult, *, out_dir: Path | str | None = None) -> str:
@@ -161,27 +214,43 @@ def sweep_html(result: SweepResult, *, out_dir: Path | str | None = None) -> str
     headers = [c.replace("(CI)", f"({level} CI)") for c in SWEEP_COLUMNS]
     table = _table(headers, [[row[c] for c in SWEEP_COLUMNS] for row in rows])
     verdicts = [c.quality.verdict for c in result.cells() if c.quality is not None]
-    subtitle = (f"{_models([m.model for m in result.models])} · {result.dataset.n_examples:,} examples of "
-                f"{result.dataset.source} · {_saved(out_dir)}")
-    return _render(f"sweep {result.name}", subtitle, lines=[_plain(result.recommendation.sentence)], tables=[table],
-                   notes=result.warnings, details=verdicts, details_title="Quality of each variant against its parent")
+    subtitle = (
+        f"{_models([m.model for m in result.models])} · {result.dataset.n_examples:,} examples of "
+        f"{result.dataset.source} · {_saved(out_dir)}"
+    )
+    return _render(
+        f"sweep {result.name}",
+        subtitle,
+        lines=[_plain(result.recommendation.sentence)],
+        tables=[table],
+        notes=result.warnings,
+        details=verdicts,
+        details_title="Quality of each variant against its parent",
+    )
 
 
 def sweep_text(result: SweepResult, *, out_dir: Path | str | None = None) -> str:
     """``SweepRun 'name' — 1 model: minilm · 12 variants · saved in …`` and the recommendation."""
     n_variants = sum(1 for c in result.cells() if not c.parent)
-    return (f"SweepRun {result.name!r} — {_models([m.model for m in result.models])} · {n_variants} variant(s) · "
-            f"{_saved(out_dir)}\n  {result.recommendation.sentence}")
+    return (
+        f"SweepRun {result.name!r} — {_models([m.model for m in result.models])} · {n_variants} variant(s) · "
+        f"{_saved(out_dir)}\n  {result.recommendation.sentence}"
+    )
 
 
 def training_html(training: TrainingSummary, result: RunResult | None, *, out_dir: Path | str | None = None) -> str:
     """A training comparison as a notebook shows it: the verdict (seeds included) and summary of the
     trained models, then the training table and the comparisons across seeds."""
     rows = training_rows(training)
-    table = _table(list(rows[0]), [list(row.values()) for row in rows], caption="Training (identical order and "
-                   "settings)") if rows else None
-    subtitle = (f"{_models(training.models)} × {len(training.seeds)} seed(s) trained on {training.n_train:,} "
-                f"examples of {training.train_source} · {_saved(out_dir)}")
+    table = (
+        _table(list(rows[0]), [list(row.values()) for row in rows], caption="Training (identical order and settings)")
+        if rows
+        else None
+    )
+    subtitle = (
+        f"{_models(training.models)} × {len(training.seeds)} seed(s) trained on {training.n_train:,} "
+        f"examples of {training.train_source} · {_saved(out_dir)}"
+    )
     if result is None:  # a non-main process of a torchrun launch: no evaluation here
         return _render("training", subtitle, tables=[table] if table else [], notes=training.warnings)
     parts = _run_parts(result, training)
@@ -199,8 +268,7 @@ def training_text(training: TrainingSummary, result: RunResult | None, *, out_di
 
 def _suite_subtitle(result: SuiteResult, out_dir: Path | str | None) -> str:
     failed = f" ({len(result.failed)} failed)" if result.failed else ""
-    return (f"{_models(result.models)} · {len(result.datasets)} data sets{failed} · {result.metric} · "
-            f"{_saved(out_dir)}")
+    return f"{_models(result.models)} · {len(result.datasets)} data sets{failed} · {result.metric} · {_saved(out_dir)}"
 
 
 def suite_html(result: SuiteResult, *, out_dir: Path | str | None = None) -> str:
@@ -219,9 +287,15 @@ def suite_html(result: SuiteResult, *, out_dir: Path | str | None = None) -> str
     """
     rows = suite_rank_rows(result)
     tables = [_table(list(rows[0]), [list(r.values()) for r in rows])] if rows else []
-    return _render(f"suite {result.name}", _suite_subtitle(result, out_dir), lines=[_plain(v) for v in result.verdict],
-                   tables=tables, notes=result.warnings, details=[pair_sentence(p, result) for p in result.pairs],
-                   details_title="Every pair across data sets")
+    return _render(
+        f"suite {result.name}",
+        _suite_subtitle(result, out_dir),
+        lines=[_plain(v) for v in result.verdict],
+        tables=tables,
+        notes=result.warnings,
+        details=[pair_sentence(p, result) for p in result.pairs],
+        details_title="Every pair across data sets",
+    )
 
 
 def suite_text(result: SuiteResult, *, out_dir: Path | str | None = None) -> str:

@@ -94,8 +94,11 @@ def model_styles(names: Sequence[str]) -> dict[str, ModelStyle]:
     for name in names:
         if name not in styles:
             i = len(styles)
-            styles[name] = ModelStyle(OKABE_ITO[i % len(OKABE_ITO)], _MARKERS[i % len(_MARKERS)],
-                                      _LINESTYLES[(i // len(OKABE_ITO)) % len(_LINESTYLES)])
+            styles[name] = ModelStyle(
+                OKABE_ITO[i % len(OKABE_ITO)],
+                _MARKERS[i % len(_MARKERS)],
+                _LINESTYLES[(i // len(OKABE_ITO)) % len(_LINESTYLES)],
+            )
     return styles
 
 
@@ -105,7 +108,7 @@ _MAX_LABEL = 36
 def label(text: str) -> str:
     """A user string as drawn: shortened to fit a chart, and never hidden from a legend."""
     if len(text) > _MAX_LABEL:
-        text = text[:_MAX_LABEL - 1] + "…"
+        text = text[: _MAX_LABEL - 1] + "…"
     # matplotlib hides legend entries whose label starts with "_"; keep them visible.
     return "\u200b" + text if text.startswith("_") else text
 
@@ -173,17 +176,25 @@ def pareto_front(points: Sequence[TradeoffPoint]) -> list[int]:
     """
     front = []
     for i, p in enumerate(points):
-        dominated = any(q.latency_s <= p.latency_s and q.value >= p.value
-                        and (q.latency_s < p.latency_s or q.value > p.value) for q in points)
+        dominated = any(
+            q.latency_s <= p.latency_s and q.value >= p.value and (q.latency_s < p.latency_s or q.value > p.value)
+            for q in points
+        )
         if not dominated:
             front.append(i)
     return sorted(front, key=lambda i: (points[i].latency_s, -points[i].value))
 
 
 @styled
-def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelStyle], *,
-                    metric_label: str = "accuracy", latency_label: str = "latency", x_scale: float = 1e3,
-                    x_unit: str = "ms") -> Figure:
+def tradeoff_figure(
+    points: Sequence[TradeoffPoint],
+    styles: Mapping[str, ModelStyle],
+    *,
+    metric_label: str = "accuracy",
+    latency_label: str = "latency",
+    x_scale: float = 1e3,
+    x_unit: str = "ms",
+) -> Figure:
     """Quality against latency with the Pareto front; one marker shape per variant when there are several.
 
     Parameters
@@ -204,20 +215,35 @@ def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelS
     front = pareto_front(points)
     xs = [points[i].latency_s * x_scale for i in front]
     ys = [points[i].value * 100 for i in front]
-    ax.step(xs, ys, where="post", color="#777777", linewidth=1.2, linestyle="--", zorder=1,
-            label="Pareto front")
+    ax.step(xs, ys, where="post", color="#777777", linewidth=1.2, linestyle="--", zorder=1, label="Pareto front")
     for i, p in enumerate(points):
         style = styles[p.model]
         marker = markers[p.variant] if len(variants) > 1 else style.marker
         yerr = None
         if p.low is not None and p.high is not None:
             yerr = [[(p.value - p.low) * 100], [(p.high - p.value) * 100]]
-        ax.errorbar(p.latency_s * x_scale, p.value * 100, yerr=yerr, fmt=marker, color=style.colour, markersize=9,
-                    markeredgecolor="black" if i in front else style.colour, markeredgewidth=1.2, capsize=4,
-                    zorder=3)
+        ax.errorbar(
+            p.latency_s * x_scale,
+            p.value * 100,
+            yerr=yerr,
+            fmt=marker,
+            color=style.colour,
+            markersize=9,
+            markeredgecolor="black" if i in front else style.colour,
+            markeredgewidth=1.2,
+            capsize=4,
+            zorder=3,
+        )
         name = p.model if len(variants) == 1 else f"{p.model} · {p.variant}"
-        ax.annotate(label(name), (p.latency_s * x_scale, p.value * 100), textcoords="offset points", xytext=(8, 6),
-                    color=style.colour, fontsize=9, fontweight="bold")
+        ax.annotate(
+            label(name),
+            (p.latency_s * x_scale, p.value * 100),
+            textcoords="offset points",
+            xytext=(8, 6),
+            color=style.colour,
+            fontsize=9,
+            fontweight="bold",
+        )
     latencies = [p.latency_s for p in points]
     if latencies and max(latencies) / max(min(latencies), 1e-12) > 20:
         log_x(ax)
@@ -230,9 +256,13 @@ def tradeoff_figure(points: Sequence[TradeoffPoint], styles: Mapping[str, ModelS
 
 
 @styled
-def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, float]]],
-                    styles: Mapping[str, ModelStyle], *, percent: bool = True,
-                    confidence: float | None = None) -> Figure:
+def interval_figure(
+    estimates: Mapping[str, Mapping[str, tuple[float, float, float]]],
+    styles: Mapping[str, ModelStyle],
+    *,
+    percent: bool = True,
+    confidence: float | None = None,
+) -> Figure:
     """Every metric with its confidence interval, one row per metric and one marker per model.
 
     Parameters
@@ -257,10 +287,11 @@ def interval_figure(estimates: Mapping[str, Mapping[str, tuple[float, float, flo
         y = [i + offset for i, _ in rows]
         x = [v * scale for _, (v, _, _) in rows]
         # a value without an interval (none could be given honestly) is drawn without a bar
-        err = [[0.0 if lo is None else (v - lo) * scale for _, (v, lo, _) in rows],
-               [0.0 if hi is None else (hi - v) * scale for _, (v, _, hi) in rows]]
-        ax.errorbar(x, y, xerr=err, fmt=style.marker, color=style.colour, capsize=3, markersize=7,
-                    label=label(model))
+        err = [
+            [0.0 if lo is None else (v - lo) * scale for _, (v, lo, _) in rows],
+            [0.0 if hi is None else (hi - v) * scale for _, (v, _, hi) in rows],
+        ]
+        ax.errorbar(x, y, xerr=err, fmt=style.marker, color=style.colour, capsize=3, markersize=7, label=label(model))
     ax.set_yticks(range(len(metrics)), metrics)
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
@@ -316,8 +347,15 @@ def latency_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]) -> Fig
                 continue
             style = styles[model.name]
             x, y = _ecdf(np.asarray(timing.samples_ns, dtype=float) / 1e6)
-            ax.step(x, y, where="post", color=style.colour, linestyle=style.linestyle, linewidth=1.8,
-                    label=f"{label(model.name)} (median {np.median(x):.3g} ms)")
+            ax.step(
+                x,
+                y,
+                where="post",
+                color=style.colour,
+                linestyle=style.linestyle,
+                linewidth=1.8,
+                label=f"{label(model.name)} (median {np.median(x):.3g} ms)",
+            )
             ax.plot([np.median(x)], [0.5], marker=style.marker, color=style.colour, markersize=6)
         if ax.lines and _spread(ax) > 10:  # a long tail: a log axis keeps the bulk readable
             log_x(ax)
@@ -341,8 +379,11 @@ def latency_by_size_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]
     """Median latency of each timed input against its length, per scenario; ``None`` unless the inputs are text."""
     if speed.size_unit not in ("words", "characters"):
         return None
-    panels = [(run, sizes) for run in speed.scenarios if (sizes := _by_size(speed, run.scenario)) is not None
-              and any(m.timing(run.scenario) for m in speed.models)]
+    panels = [
+        (run, sizes)
+        for run in speed.scenarios
+        if (sizes := _by_size(speed, run.scenario)) is not None and any(m.timing(run.scenario) for m in speed.models)
+    ]
     if not panels:
         return None
     fig = new_figure(4.2 * len(panels) + 1.4, 3.8)
@@ -355,8 +396,16 @@ def latency_by_size_figure(speed: SpeedSummary, styles: Mapping[str, ModelStyle]
                 continue
             style = styles[model.name]
             medians = np.array([np.median(x) for x in timing.input_latencies_ns()], dtype=float) / 1e6
-            ax.plot(sizes[order], medians[order], color=style.colour, linestyle=style.linestyle, linewidth=1.2,
-                    marker=style.marker, markersize=4, label=label(model.name))
+            ax.plot(
+                sizes[order],
+                medians[order],
+                color=style.colour,
+                linestyle=style.linestyle,
+                linewidth=1.2,
+                marker=style.marker,
+                markersize=4,
+                label=label(model.name),
+            )
         longest = "longest example's " if run.batch_size > 1 else ""
         ax.set_title(f"{run.scenario.replace('_', ' ')} · batch {run.batch_size}")
         ax.set_xlabel(f"{longest}length ({speed.size_unit})")

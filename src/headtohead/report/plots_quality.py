@@ -16,8 +16,9 @@ __all__ = ["confusion_figure", "per_class_f1_figure", "reliability_figure"]
 
 
 @styled
-def confusion_figure(matrices: Mapping[str, Sequence[Sequence[int]]], label_names: Sequence[str],
-                     styles: Mapping[str, ModelStyle]) -> Figure:
+def confusion_figure(
+    matrices: Mapping[str, Sequence[Sequence[int]]], label_names: Sequence[str], styles: Mapping[str, ModelStyle]
+) -> Figure:
     """Row-normalised confusion matrices side by side, on one colour scale.
 
     Cells carry percentages up to 12 classes; tick labels are thinned beyond 30 classes
@@ -53,21 +54,33 @@ def confusion_figure(matrices: Mapping[str, Sequence[Sequence[int]]], label_name
             for (i, j), value in np.ndenumerate(share):
                 red, green, blue, _ = cmap(norm(value))
                 dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5  # text that contrasts with the cell
-                ax.text(j, i, f"{value:.0%}", ha="center", va="center", fontsize=9 if k <= 6 else 7,
-                        color="white" if dark else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{value:.0%}",
+                    ha="center",
+                    va="center",
+                    fontsize=9 if k <= 6 else 7,
+                    color="white" if dark else "black",
+                )
     for ax in axes[n:]:
         ax.set_visible(False)
     if image is not None:
-        bar = fig.colorbar(image, ax=list(axes[:n]), shrink=0.8, label="share of the true class"
-                           + ("" if k <= 12 else " (square-root scale)"))
+        bar = fig.colorbar(
+            image,
+            ax=list(axes[:n]),
+            shrink=0.8,
+            label="share of the true class" + ("" if k <= 12 else " (square-root scale)"),
+        )
         if k > 12:
             bar.set_ticks([0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0])
     return fig
 
 
 @styled
-def per_class_f1_figure(per_class: Mapping[str, Sequence[ClassQuality]], styles: Mapping[str, ModelStyle], *,
-                        max_classes: int = 40) -> Figure:
+def per_class_f1_figure(
+    per_class: Mapping[str, Sequence[ClassQuality]], styles: Mapping[str, ModelStyle], *, max_classes: int = 40
+) -> Figure:
     """F1 per class and model: grouped bars up to 15 classes, a dot plot beyond.
 
     With more than ``max_classes`` classes only those where the models differ most are shown
@@ -89,12 +102,24 @@ def per_class_f1_figure(per_class: Mapping[str, Sequence[ClassQuality]], styles:
     if k <= 15:
         height = 0.8 / len(models)
         for i, model in enumerate(models):
-            ax.barh(y - 0.4 + height * (i + 0.5), f1[i, shown], height=height, color=styles[model].colour,
-                    label=label(model))
+            ax.barh(
+                y - 0.4 + height * (i + 0.5),
+                f1[i, shown],
+                height=height,
+                color=styles[model].colour,
+                label=label(model),
+            )
     else:
         for i, model in enumerate(models):
-            ax.plot(f1[i, shown], y, linestyle="none", marker=styles[model].marker, color=styles[model].colour,
-                    markersize=6, label=label(model))
+            ax.plot(
+                f1[i, shown],
+                y,
+                linestyle="none",
+                marker=styles[model].marker,
+                color=styles[model].colour,
+                markersize=6,
+                label=label(model),
+            )
     ax.set_yticks(y, [label(labels[i]) for i in shown], fontsize=9 if k <= 30 else 7)
     ax.invert_yaxis()
     low = float(f1[:, shown].min()) if k > 15 else 0.0
@@ -116,16 +141,30 @@ def reliability_figure(calibrations: Mapping[str, Calibration], styles: Mapping[
         style = styles[model]
         full = [b for b in cal.bins if b.count > 0 and b.confidence is not None and b.accuracy is not None]
         total = sum(b.count for b in cal.bins) or 1
-        top.plot([b.confidence for b in full], [b.accuracy for b in full], color=style.colour,
-                 linestyle=style.linestyle, linewidth=1.4, marker=style.marker, markersize=4,
-                 label=f"{label(model)} (ECE {cal.ece:.3f})")
+        top.plot(
+            [b.confidence for b in full],
+            [b.accuracy for b in full],
+            color=style.colour,
+            linestyle=style.linestyle,
+            linewidth=1.4,
+            marker=style.marker,
+            markersize=4,
+            label=f"{label(model)} (ECE {cal.ece:.3f})",
+        )
         # Marker area ∝ examples in the bin: a bin of three examples should not look like a finding.
-        top.scatter([b.confidence for b in full], [b.accuracy for b in full],
-                    s=[12 + 300 * b.count / total for b in full], color=style.colour, marker=style.marker,
-                    alpha=0.45, linewidths=0)
+        top.scatter(
+            [b.confidence for b in full],
+            [b.accuracy for b in full],
+            s=[12 + 300 * b.count / total for b in full],
+            color=style.colour,
+            marker=style.marker,
+            alpha=0.45,
+            linewidths=0,
+        )
         edges = [b.lower for b in cal.bins] + [cal.bins[-1].upper] if cal.bins else [0.0, 1.0]
-        bottom.stairs([b.count / total for b in cal.bins], edges, color=style.colour, linestyle=style.linestyle,
-                      linewidth=1.4)
+        bottom.stairs(
+            [b.count / total for b in cal.bins], edges, color=style.colour, linestyle=style.linestyle, linewidth=1.4
+        )
     top.set_xlim(0, 1)
     top.set_ylim(0, 1.02)
     top.set_ylabel("accuracy in the bin")

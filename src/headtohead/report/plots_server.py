@@ -37,19 +37,38 @@ def server_figure(loadgen: LoadGenSummary, styles: Mapping[str, ModelStyle]) -> 
         curve = [(t, p99) for t in model.curve() if (p99 := t.p99_s) is not None]
         for held in (True, False):
             trials = [(t, p99) for t, p99 in curve if t.held == held]
-            ax.plot([t.target_qps for t, _ in trials], [p99 * 1e3 for _, p99 in trials], linestyle="none",
-                    marker=style.marker, markersize=6, color=style.colour,
-                    markerfacecolor=style.colour if held else "white",
-                    label=f"{label(model.name)} p99 ({'held' if held else 'missed'})" if trials else None)
+            ax.plot(
+                [t.target_qps for t, _ in trials],
+                [p99 * 1e3 for _, p99 in trials],
+                linestyle="none",
+                marker=style.marker,
+                markersize=6,
+                color=style.colour,
+                markerfacecolor=style.colour if held else "white",
+                label=f"{label(model.name)} p99 ({'held' if held else 'missed'})" if trials else None,
+            )
         medians = [(t.target_qps, p50) for t, _ in curve if (p50 := t.p50_s) is not None]
-        ax.plot([qps for qps, _ in medians], [p50 * 1e3 for _, p50 in medians], linestyle="none", marker=".",
-                markersize=4, color=style.colour, alpha=0.7, label=f"{label(model.name)} p50")
+        ax.plot(
+            [qps for qps, _ in medians],
+            [p50 * 1e3 for _, p50 in medians],
+            linestyle="none",
+            marker=".",
+            markersize=4,
+            color=style.colour,
+            alpha=0.7,
+            label=f"{label(model.name)} p50",
+        )
         if model.ci_low is not None and model.ci_high is not None:
             ax.axvspan(model.ci_low, model.ci_high, color=style.colour, alpha=0.10, linewidth=0)
         if model.max_qps is not None:
             ax.axvline(model.max_qps, color=style.colour, linewidth=1.2, alpha=0.9)
-    ax.axhline(loadgen.latency_bound_ms, color="0.3", linestyle="--", linewidth=1.0,
-               label=f"bound {loadgen.latency_bound_ms:g} ms")
+    ax.axhline(
+        loadgen.latency_bound_ms,
+        color="0.3",
+        linestyle="--",
+        linewidth=1.0,
+        label=f"bound {loadgen.latency_bound_ms:g} ms",
+    )
     _log_axes(ax)
     ax.set_xlabel("offered load (queries/s, Poisson arrivals)")
     ax.set_ylabel("latency, arrival to answer (ms)")

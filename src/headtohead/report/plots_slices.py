@@ -16,8 +16,9 @@ _GREY = "#8a93a5"
 
 
 @styled
-def slice_differences_figure(summary: SliceSummary, model_a: str, model_b: str,
-                             styles: Mapping[str, ModelStyle]) -> Figure | None:
+def slice_differences_figure(
+    summary: SliceSummary, model_a: str, model_b: str, styles: Mapping[str, ModelStyle]
+) -> Figure | None:
     """``accuracy(a) − accuracy(b)`` per slice (percentage points) with Tango's score interval.
 
     A slice where the difference is significant after Holm's adjustment over all slices is
@@ -31,9 +32,17 @@ def slice_differences_figure(summary: SliceSummary, model_a: str, model_b: str,
     ax = fig.subplots()
     for y, (_, p) in enumerate(rows):
         colour = styles[p.winner].colour if p.significant and p.winner is not None and p.winner in styles else _GREY
-        ax.errorbar(100 * p.difference, y, xerr=[[100 * (p.difference - p.ci_low)], [100 * (p.ci_high - p.difference)]],
-                    fmt="o", color=colour, ecolor=colour, capsize=3, markersize=6,
-                    markerfacecolor=colour if p.significant else "white")
+        ax.errorbar(
+            100 * p.difference,
+            y,
+            xerr=[[100 * (p.difference - p.ci_low)], [100 * (p.ci_high - p.difference)]],
+            fmt="o",
+            color=colour,
+            ecolor=colour,
+            capsize=3,
+            markersize=6,
+            markerfacecolor=colour if p.significant else "white",
+        )
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(rows)), [label(f"{slice_name(s)} (n={s.n_examples:,})") for s, _ in rows])
     ax.invert_yaxis()

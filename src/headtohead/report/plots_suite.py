@@ -17,13 +17,19 @@ from headtohead.report.plots import ModelStyle, label, styled
 __all__ = ["critical_difference_figure"]
 
 _LEFT, _RIGHT = 0.30, 0.70  # where ranks 1 and k sit, as a fraction of the width
-_ROW = 0.32                 # vertical step between labels
-_BAR = 0.13                 # vertical step between clique bars
+_ROW = 0.32  # vertical step between labels
+_BAR = 0.13  # vertical step between clique bars
 
 
 @styled
-def critical_difference_figure(average_ranks: Mapping[str, float], cd: float | None, cliques: Sequence[Sequence[str]],
-                               styles: Mapping[str, ModelStyle], *, alpha: float = 0.05) -> Figure:
+def critical_difference_figure(
+    average_ranks: Mapping[str, float],
+    cd: float | None,
+    cliques: Sequence[Sequence[str]],
+    styles: Mapping[str, ModelStyle],
+    *,
+    alpha: float = 0.05,
+) -> Figure:
     """Draw the CD diagram.
 
     Parameters
@@ -50,8 +56,8 @@ def critical_difference_figure(average_ranks: Mapping[str, float], cd: float | N
     def x(rank: float) -> float:
         return _LEFT + (rank - 1.0) / span * (_RIGHT - _LEFT)
 
-    left = order[:(k + 1) // 2]
-    right = order[(k + 1) // 2:]
+    left = order[: (k + 1) // 2]
+    right = order[(k + 1) // 2 :]
     first_row = 0.35 + _BAR * len(cliques) + 0.15
     rows = max(len(left), len(right))
     height = 1.2 + 0.26 * rows + 0.12 * len(cliques)
@@ -75,24 +81,39 @@ def critical_difference_figure(average_ranks: Mapping[str, float], cd: float | N
         ax.plot([x(1), x(end)], [y, y], color="black", linewidth=1.4)
         for edge in (x(1), x(end)):
             ax.plot([edge, edge], [y - 0.05, y + 0.05], color="black", linewidth=1.0)
-        ax.text((x(1) + x(end)) / 2, y + 0.07, f"CD = {cd:.2f} (Nemenyi, α = {alpha:g})", ha="center",
-                va="bottom", fontsize=8.5)
+        ax.text(
+            (x(1) + x(end)) / 2,
+            y + 0.07,
+            f"CD = {cd:.2f} (Nemenyi, α = {alpha:g})",
+            ha="center",
+            va="bottom",
+            fontsize=8.5,
+        )
     for index, clique in enumerate(cliques):
         ranks = [average_ranks[m] for m in clique]
         y = -0.28 - _BAR * index
-        ax.plot([x(min(ranks)) - 0.006, x(max(ranks)) + 0.006], [y, y], color="black", linewidth=4.0,
-                solid_capstyle="round")
+        ax.plot(
+            [x(min(ranks)) - 0.006, x(max(ranks)) + 0.006], [y, y], color="black", linewidth=4.0, solid_capstyle="round"
+        )
     for side, names in (("left", left), ("right", right)):
         for row, model in enumerate(names if side == "left" else list(reversed(names))):
             rank = average_ranks[model]
             y = -(first_row + _ROW * row)
             end = 0.04 if side == "left" else 0.96
             colour = styles[model].colour if model in styles else "black"
-            ax.plot([x(rank), x(rank), end + (0.005 if side == "left" else -0.005)], [0, y, y], color=colour,
-                    linewidth=1.2)
-            ax.plot([x(rank)], [0], marker=styles[model].marker if model in styles else "o", color=colour,
-                    markersize=6, zorder=3)
+            ax.plot(
+                [x(rank), x(rank), end + (0.005 if side == "left" else -0.005)], [0, y, y], color=colour, linewidth=1.2
+            )
+            ax.plot(
+                [x(rank)],
+                [0],
+                marker=styles[model].marker if model in styles else "o",
+                color=colour,
+                markersize=6,
+                zorder=3,
+            )
             text = f"{label(model)}  {rank:.2f}" if side == "left" else f"{rank:.2f}  {label(model)}"
-            ax.text(end, y + 0.04, text, ha="left" if side == "left" else "right", va="bottom", fontsize=9,
-                    color="black")
+            ax.text(
+                end, y + 0.04, text, ha="left" if side == "left" else "right", va="bottom", fontsize=9, color="black"
+            )
     return fig

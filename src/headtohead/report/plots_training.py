@@ -15,8 +15,13 @@ __all__ = ["seeds_figure", "training_curves_figure"]
 
 
 @styled
-def seeds_figure(seeds: MultiSeedSummary, styles: Mapping[str, ModelStyle], *, metric: str = "accuracy",
-                 latency_ms: Mapping[str, float] | None = None) -> Figure | None:
+def seeds_figure(
+    seeds: MultiSeedSummary,
+    styles: Mapping[str, ModelStyle],
+    *,
+    metric: str = "accuracy",
+    latency_ms: Mapping[str, float] | None = None,
+) -> Figure | None:
     """Over training seeds: the metric's mean as bars (± standard deviation, every seed a dot),
     and each model's latency as a line on a second axis. ``None`` when no model has ``metric``."""
     rows = []
@@ -32,8 +37,7 @@ def seeds_figure(seeds: MultiSeedSummary, styles: Mapping[str, ModelStyle], *, m
     x = np.arange(len(rows))
     for i, (name, agg) in enumerate(rows):
         style = styles[name]
-        ax.bar(i, agg.mean * 100, color=style.colour, alpha=0.85, width=0.6,
-               yerr=(agg.std or 0.0) * 100, capsize=5)
+        ax.bar(i, agg.mean * 100, color=style.colour, alpha=0.85, width=0.6, yerr=(agg.std or 0.0) * 100, capsize=5)
         jitter = np.linspace(-0.15, 0.15, len(agg.values)) if len(agg.values) > 1 else [0.0]
         ax.plot(i + np.asarray(jitter), np.asarray(agg.values) * 100, "o", color="black", markersize=3.5)
     values = [v for _, agg in rows for v in agg.values]
@@ -41,15 +45,15 @@ def seeds_figure(seeds: MultiSeedSummary, styles: Mapping[str, ModelStyle], *, m
     ax.set_ylim(max(0.0, low - (100 - low) * 0.5 - 1), min(100.0, max(values) * 100 + 3))
     ax.set_xticks(x, [label(m) for m, _ in rows])
     ax.set_ylabel(f"{metric} over seeds (%)")
-    ax.set_title(f"{metric.capitalize()} over {max(a.n_seeds for _, a in rows)} seeds"
-                 + (" and latency" if latency_ms else ""))
+    ax.set_title(
+        f"{metric.capitalize()} over {max(a.n_seeds for _, a in rows)} seeds" + (" and latency" if latency_ms else "")
+    )
     if latency_ms:
         twin = ax.twinx()
         twin.grid(False)
         twin.spines["right"].set_visible(True)
         pts = [(i, latency_ms[m]) for i, (m, _) in enumerate(rows) if m in latency_ms]
-        twin.plot([i for i, _ in pts], [v for _, v in pts], color="#333333", marker="D", linewidth=1.5,
-                  label="latency")
+        twin.plot([i for i, _ in pts], [v for _, v in pts], color="#333333", marker="D", linewidth=1.5, label="latency")
         twin.set_ylabel("latency (ms, line)")
         twin.set_ylim(0, max(v for _, v in pts) * 1.3 if pts else 1)
         twin.legend(loc="upper right")
@@ -75,9 +79,15 @@ def training_curves_figure(runs: Sequence[TrainingRun], styles: Mapping[str, Mod
         first = run.model not in seen
         seen.add(run.model)
         epochs = [e.epoch for e in run.epochs]
-        kwargs = dict(color=style.colour, marker=style.marker, linestyle=style.linestyle,
-                      linewidth=1.8 if first else 0.9, markersize=5 if first else 3, alpha=1.0 if first else 0.6,
-                      label=label(run.model) if first else None)
+        kwargs = dict(
+            color=style.colour,
+            marker=style.marker,
+            linestyle=style.linestyle,
+            linewidth=1.8 if first else 0.9,
+            markersize=5 if first else 3,
+            alpha=1.0 if first else 0.6,
+            label=label(run.model) if first else None,
+        )
         axes[0].plot(epochs, [e.train_loss for e in run.epochs], **kwargs)
         if with_eval:
             points = [(e.epoch, e.eval["accuracy"] * 100) for e in run.epochs if e.eval and "accuracy" in e.eval]

@@ -14,8 +14,15 @@ from __future__ import annotations
 from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, interval_pp, slice_sentence, slices_line
 from headtohead.results.comparison import Comparison, StatsSummary
 
-__all__ = ["pair_verdict", "quality_sentence", "failures_sentence", "excluded_sentence", "detectable_sentence",
-           "with_quality_sentences", "verdict_lines"]
+__all__ = [
+    "pair_verdict",
+    "quality_sentence",
+    "failures_sentence",
+    "excluded_sentence",
+    "detectable_sentence",
+    "with_quality_sentences",
+    "verdict_lines",
+]
 
 
 def detectable_sentence(n_examples: int, gap: float | None, power: float, groups: int | None = None) -> str:
@@ -29,15 +36,30 @@ def detectable_sentence(n_examples: int, gap: float | None, power: float, groups
     where = f"{n_examples} examples" + (f" in {groups} groups" if groups else "")
     if gap is None:
         return f"{where} are too few to find any gap with {100 * power:.0f} % probability."
-    return (f"{where} find a gap of {format_pp(gap, signed=False)} pp with {100 * power:.0f} % probability "
-            f"(smaller gaps less often).")
+    return (
+        f"{where} find a gap of {format_pp(gap, signed=False)} pp with {100 * power:.0f} % probability "
+        f"(smaller gaps less often)."
+    )
 
 
-def pair_verdict(*, model_a: str, model_b: str, n_examples: int, effect: float, ci_low: float | None,
-                 ci_high: float | None,
-                 confidence: float, test: str, p_value: float, p_adjusted: float | None, significant: bool,
-                 discordant: int, minimum_detectable_effect: float | None, power: float = 0.8,
-                 groups: int | None = None) -> str:
+def pair_verdict(
+    *,
+    model_a: str,
+    model_b: str,
+    n_examples: int,
+    effect: float,
+    ci_low: float | None,
+    ci_high: float | None,
+    confidence: float,
+    test: str,
+    p_value: float,
+    p_adjusted: float | None,
+    significant: bool,
+    discordant: int,
+    minimum_detectable_effect: float | None,
+    power: float = 0.8,
+    groups: int | None = None,
+) -> str:
     """One pair's verdict sentence.
 
     Parameters
@@ -85,23 +107,35 @@ def pair_verdict(*, model_a: str, model_b: str, n_examples: int, effect: float, 
         # orient the sentence winner − loser so the gap reads positive
         flip = effect < 0
         winner, loser = (model_b, model_a) if flip else (model_a, model_b)
-        low, high = (None if ci_high is None else -ci_high, None if ci_low is None else -ci_low) if flip \
-            else (ci_low, ci_high)
+        low, high = (
+            (None if ci_high is None else -ci_high, None if ci_low is None else -ci_low) if flip else (ci_low, ci_high)
+        )
         gap = -effect if flip else effect
-        return (f"{model_a} vs {model_b}: {winner} is better (accuracy {winner} − {loser} = {format_pp(gap)} pp, "
-                f"{level} CI {interval_pp(low, high)}, {tested}).")
-    text = (f"{model_a} vs {model_b}: no significant difference (accuracy {model_a} − {model_b} = "
-            f"{format_pp(effect)} pp, {level} CI {interval_pp(ci_low, ci_high)}, {tested})")
+        return (
+            f"{model_a} vs {model_b}: {winner} is better (accuracy {winner} − {loser} = {format_pp(gap)} pp, "
+            f"{level} CI {interval_pp(low, high)}, {tested})."
+        )
+    text = (
+        f"{model_a} vs {model_b}: no significant difference (accuracy {model_a} − {model_b} = "
+        f"{format_pp(effect)} pp, {level} CI {interval_pp(ci_low, ci_high)}, {tested})"
+    )
     if p_adjusted is not None and ci_low is not None and ci_high is not None and (ci_low > 0 or ci_high < 0):
-        text += (f"; the {level} interval alone excludes 0, but Holm's adjustment over the pairs tested leaves "
-                 f"p {format_p(p_adjusted)}")
+        text += (
+            f"; the {level} interval alone excludes 0, but Holm's adjustment over the pairs tested leaves "
+            f"p {format_p(p_adjusted)}"
+        )
     if discordant == 0:
         text += "; the two models are right and wrong on exactly the same examples"
     return text + "; " + detectable_sentence(n_examples, minimum_detectable_effect, power, groups)
 
 
-def quality_sentence(comparison: Comparison, *, holm: bool, failed: dict[str, tuple[int, float | None]] | None = None,
-                     groups: int | None = None) -> str:
+def quality_sentence(
+    comparison: Comparison,
+    *,
+    holm: bool,
+    failed: dict[str, tuple[int, float | None]] | None = None,
+    groups: int | None = None,
+) -> str:
     """The full sentence of one pair's accuracy comparison, from its record.
 
     Parameters
@@ -116,12 +150,23 @@ def quality_sentence(comparison: Comparison, *, holm: bool, failed: dict[str, tu
     """
     c = comparison
     accuracy = c.difference("accuracy")
-    sentence = pair_verdict(model_a=c.model_a, model_b=c.model_b, n_examples=c.n_examples,
-                            effect=accuracy.difference, ci_low=accuracy.ci_low, ci_high=accuracy.ci_high,
-                            confidence=accuracy.confidence, test=c.test, p_value=c.p_value,
-                            p_adjusted=c.p_adjusted if holm else None, significant=c.significant,
-                            discordant=c.table.discordant, minimum_detectable_effect=c.minimum_detectable_effect,
-                            power=c.mde_power, groups=groups)
+    sentence = pair_verdict(
+        model_a=c.model_a,
+        model_b=c.model_b,
+        n_examples=c.n_examples,
+        effect=accuracy.difference,
+        ci_low=accuracy.ci_low,
+        ci_high=accuracy.ci_high,
+        confidence=accuracy.confidence,
+        test=c.test,
+        p_value=c.p_value,
+        p_adjusted=c.p_adjusted if holm else None,
+        significant=c.significant,
+        discordant=c.table.discordant,
+        minimum_detectable_effect=c.minimum_detectable_effect,
+        power=c.mde_power,
+        groups=groups,
+    )
     failures = {m: failed[m] for m in (c.model_a, c.model_b) if failed and failed.get(m, (0, None))[0]}
     return sentence + excluded_sentence(c.n_excluded, c.n_examples) + failures_sentence(failures, c.n_examples)
 
@@ -136,10 +181,15 @@ def failures_sentence(failed: dict[str, tuple[int, float | None]], n_examples: i
     """
     parts = []
     for name, (count, answered) in failed.items():
-        own = f" (its accuracy on the {n_examples - count} answered: {100 * answered:.1f} %)" if answered is not None \
+        own = (
+            f" (its accuracy on the {n_examples - count} answered: {100 * answered:.1f} %)"
+            if answered is not None
             else ""
-        parts.append(f" {name} gave no prediction for {count} of {n_examples} examples (no answer, an unparseable "
-                     f"one, or NaN scores): each counts as a wrong answer{own}.")
+        )
+        parts.append(
+            f" {name} gave no prediction for {count} of {n_examples} examples (no answer, an unparseable "
+            f"one, or NaN scores): each counts as a wrong answer{own}."
+        )
     return "".join(parts)
 
 
@@ -153,23 +203,35 @@ def excluded_sentence(n_excluded: int, n_examples: int) -> str:
     """
     if not n_excluded:
         return ""
-    return (f" Compared on the {n_examples} examples both models scored: {n_excluded} were left out, where one of "
-            f"them returned NaN or infinite scores.")
+    return (
+        f" Compared on the {n_examples} examples both models scored: {n_excluded} were left out, where one of "
+        f"them returned NaN or infinite scores."
+    )
 
 
 def with_quality_sentences(summary: StatsSummary) -> StatsSummary:
     """``summary`` with every comparison's ``verdict`` sentence written, and every significant slice's."""
     holm = len(summary.comparisons) > 1
-    failed = {m.name: (m.n_failed, m.accuracy_answered.value if m.accuracy_answered else None)
-              for m in summary.models}
-    comparisons = [c.model_copy(update={"verdict": quality_sentence(c, holm=holm, failed=failed,
-                                                                    groups=summary.settings.n_groups)})
-                   for c in summary.comparisons]
+    failed = {m.name: (m.n_failed, m.accuracy_answered.value if m.accuracy_answered else None) for m in summary.models}
+    comparisons = [
+        c.model_copy(
+            update={"verdict": quality_sentence(c, holm=holm, failed=failed, groups=summary.settings.n_groups)}
+        )
+        for c in summary.comparisons
+    ]
     update: dict[str, object] = {"comparisons": comparisons}
     if summary.slices is not None:
-        slices = [r.model_copy(update={"pairs": [p.model_copy(update={"verdict": slice_sentence(r, p, summary.slices)})
-                                                 if p.significant else p for p in r.pairs]})
-                  for r in summary.slices.slices]
+        slices = [
+            r.model_copy(
+                update={
+                    "pairs": [
+                        p.model_copy(update={"verdict": slice_sentence(r, p, summary.slices)}) if p.significant else p
+                        for p in r.pairs
+                    ]
+                }
+            )
+            for r in summary.slices.slices
+        ]
         update["slices"] = summary.slices.model_copy(update={"slices": slices})
     return summary.model_copy(update=update)
 
@@ -188,12 +250,17 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
     """
     lines = [comparison.verdict for comparison in summary.comparisons]
     if summary.slices is not None:
-        nominal = ("Nominal only (the run stopped early: fixed-sample tests of the examples used are not valid): "
-                   if any(c.stopped_early for c in summary.comparisons) else "")
+        nominal = (
+            "Nominal only (the run stopped early: fixed-sample tests of the examples used are not valid): "
+            if any(c.stopped_early for c in summary.comparisons)
+            else ""
+        )
         found = (slices_line(summary.slices, c.model_a, c.model_b) for c in summary.comparisons)
         lines.extend(nominal + line for line in found if line)
     if len(summary.models) > 2 and summary.ranking:
         groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in summary.ranking)
-        lines.append(f"Ranking by accuracy ({groups}); models in one group are not significantly different "
-                     f"(Holm-adjusted McNemar, α = {summary.settings.alpha:g}).")
+        lines.append(
+            f"Ranking by accuracy ({groups}); models in one group are not significantly different "
+            f"(Holm-adjusted McNemar, α = {summary.settings.alpha:g})."
+        )
     return lines

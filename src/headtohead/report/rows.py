@@ -122,10 +122,17 @@ def _stats_cells(result: RunResult, name: str) -> dict[str, Cell]:
         return {}
     cells = {}
     debiased = stats.calibration.ece_l2_debiased if stats.calibration is not None else None
-    for key, est in (("accuracy", stats.accuracy), ("balanced_accuracy", stats.balanced_accuracy),
-                     ("f1_macro", stats.f1_macro), ("f1_weighted", stats.f1_weighted),
-                     ("accuracy_answered", stats.accuracy_answered), ("calibration_error", debiased),
-                     ("ece", stats.ece), ("brier", stats.brier), ("nll", stats.nll)):
+    for key, est in (
+        ("accuracy", stats.accuracy),
+        ("balanced_accuracy", stats.balanced_accuracy),
+        ("f1_macro", stats.f1_macro),
+        ("f1_weighted", stats.f1_weighted),
+        ("accuracy_answered", stats.accuracy_answered),
+        ("calibration_error", debiased),
+        ("ece", stats.ece),
+        ("brier", stats.brier),
+        ("nll", stats.nll),
+    ):
         if est is not None:
             cells[key] = Cell(est.value, est.low, est.high, note=None if est.has_interval else est.note)
         elif key in ("calibration_error", "ece", "brier", "nll") and stats.calibration is None:
@@ -167,8 +174,9 @@ def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
         cells.update(_stats_cells(result, model.name))
         cells.update(_speed_cells(result, model.name))
         n = model.num_parameters  # None: a size headtohead cannot read
-        cells["parameters"] = Cell(None) if model.outputs == "stored" else Cell(None, note=UNKNOWN) if n is None \
-            else Cell(float(n))
+        cells["parameters"] = (
+            Cell(None) if model.outputs == "stored" else Cell(None, note=UNKNOWN) if n is None else Cell(float(n))
+        )
         cells["eval_time_s"] = Cell(model.eval_time_s)
         rows[model.name] = cells
     return rows
@@ -257,8 +265,9 @@ def top_confusions(matrix: Sequence[Sequence[int]], label_names: Sequence[str], 
     return pairs
 
 
-def union_confusions(models: Sequence[ModelRecord], label_names: Sequence[str]
-                     ) -> tuple[list[str], dict[str, list[list[int]]]]:
+def union_confusions(
+    models: Sequence[ModelRecord], label_names: Sequence[str]
+) -> tuple[list[str], dict[str, list[list[int]]]]:
     """Every rated model's confusion matrix over the same classes: the dataset's, then every outside class predicted.
 
     A model that predicted a class the data does not hold has a larger matrix
@@ -297,9 +306,17 @@ def environment_rows(environment: Environment) -> list[tuple[str, str]]:
         ("OS", env.os),
         ("Python", env.python),
     ]
-    for label, value in (("torch", env.torch), ("torch threads", env.torch_threads), ("torchvision", env.torchvision),
-                         ("transformers", env.transformers), ("timm", env.timm), ("scikit-learn", env.sklearn),
-                         ("numpy", env.numpy), ("headtohead", env.headtohead), ("git revision", env.git_revision)):
+    for label, value in (
+        ("torch", env.torch),
+        ("torch threads", env.torch_threads),
+        ("torchvision", env.torchvision),
+        ("transformers", env.transformers),
+        ("timm", env.timm),
+        ("scikit-learn", env.sklearn),
+        ("numpy", env.numpy),
+        ("headtohead", env.headtohead),
+        ("git revision", env.git_revision),
+    ):
         if value is not None:
             rows.append((label, str(value)))
     return rows
@@ -347,19 +364,21 @@ def training_rows(training: TrainingSummary) -> list[dict[str, str]]:
         elif "accuracy" in first.final_eval:
             accuracy = f"{100 * first.final_eval['accuracy']:.1f} %"
         per_epoch = first.time_per_epoch_s
-        rows.append({
-            "model": model,
-            "seeds": ", ".join(str(s) for s in seeds),
-            "final accuracy": accuracy,
-            "epochs": str(len(first.epochs)),
-            "samples/s": _number(first.samples_per_s, "rate") if first.samples_per_s else "—",
-            "s per epoch": f"{per_epoch:.3g}" if per_epoch is not None else "—",
-            "time to target (s)": f"{first.time_to_target_s:.3g}" if first.time_to_target_s is not None else "—",
-            "peak memory (MiB)": _number(first.peak_memory_mb, "mb"),
-            "waiting for data": f"{first.data_wait_fraction:.0%}" if first.data_wait_fraction is not None else "—",
-            "precision": first.precision,
-            "device": first.device + (f" × {first.world_size}" if first.world_size > 1 else ""),
-        })
+        rows.append(
+            {
+                "model": model,
+                "seeds": ", ".join(str(s) for s in seeds),
+                "final accuracy": accuracy,
+                "epochs": str(len(first.epochs)),
+                "samples/s": _number(first.samples_per_s, "rate") if first.samples_per_s else "—",
+                "s per epoch": f"{per_epoch:.3g}" if per_epoch is not None else "—",
+                "time to target (s)": f"{first.time_to_target_s:.3g}" if first.time_to_target_s is not None else "—",
+                "peak memory (MiB)": _number(first.peak_memory_mb, "mb"),
+                "waiting for data": f"{first.data_wait_fraction:.0%}" if first.data_wait_fraction is not None else "—",
+                "precision": first.precision,
+                "device": first.device + (f" × {first.world_size}" if first.world_size > 1 else ""),
+            }
+        )
     return rows
 
 

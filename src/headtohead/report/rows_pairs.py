@@ -18,18 +18,23 @@ def comparison_rows(result: RunResult) -> list[dict[str, str]]:
         diffs = {d.metric: d for d in c.differences}
         acc = diffs.get("accuracy")
         f1 = diffs.get("f1_macro")
-        rows.append({
-            "pair": f"{c.model_a} − {c.model_b}",
-            "accuracy Δ (pp)": format_pp(c.effect) + _pp_interval(acc),
-            "macro-F1 Δ (pp)": format_pp(f1.difference) + _pp_interval(f1) if f1 else "—",
-            "test": c.test,
-            "p": format_p(c.p_value).replace("= ", ""),
-            "Holm p": format_p(c.p_adjusted).replace("= ", ""),
-            "discordant": f"{c.table.discordant} of {c.table.n}",
-            "detectable gap": (f"{format_pp(c.minimum_detectable_effect, signed=False)} pp"
-                               if c.minimum_detectable_effect is not None else "—"),
-            "significant": f"yes: {c.winner}" if c.significant and c.winner else "yes" if c.significant else "no",
-        })
+        rows.append(
+            {
+                "pair": f"{c.model_a} − {c.model_b}",
+                "accuracy Δ (pp)": format_pp(c.effect) + _pp_interval(acc),
+                "macro-F1 Δ (pp)": format_pp(f1.difference) + _pp_interval(f1) if f1 else "—",
+                "test": c.test,
+                "p": format_p(c.p_value).replace("= ", ""),
+                "Holm p": format_p(c.p_adjusted).replace("= ", ""),
+                "discordant": f"{c.table.discordant} of {c.table.n}",
+                "detectable gap": (
+                    f"{format_pp(c.minimum_detectable_effect, signed=False)} pp"
+                    if c.minimum_detectable_effect is not None
+                    else "—"
+                ),
+                "significant": f"yes: {c.winner}" if c.significant and c.winner else "yes" if c.significant else "no",
+            }
+        )
     return rows
 
 
@@ -47,13 +52,25 @@ def comparison_note(result: RunResult) -> str:
     if stats is None:
         return ""
     s = stats.settings
-    groups = (f" Examples grouped by '{s.group_column}' ({s.n_groups:,} groups): every test and interval treats a "
-              f"group as the independent unit." if s.group_column else "")
-    failures = ("A failure (no prediction) counts as a wrong answer." if s.failures == "counted as wrong" else
-                "Examples without a prediction were left out (results of version 3).")
-    accuracy = ("Accuracy: Tango's score interval, the same statistic as the test (significant exactly when it "
-                "excludes 0)" if s.failures == "counted as wrong" else "Accuracy: a paired bootstrap interval")
-    return (f"Δ = first model − second, in percentage points. {accuracy}; macro-F1: a paired bootstrap {s.ci_method} "
-            f"interval ({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
-            f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. {failures} Detectable gap: the accuracy "
-            f"difference this many examples find with {s.power:.0%} probability (smaller ones less often).{groups}")
+    groups = (
+        f" Examples grouped by '{s.group_column}' ({s.n_groups:,} groups): every test and interval treats a "
+        f"group as the independent unit."
+        if s.group_column
+        else ""
+    )
+    failures = (
+        "A failure (no prediction) counts as a wrong answer."
+        if s.failures == "counted as wrong"
+        else "Examples without a prediction were left out (results of version 3)."
+    )
+    accuracy = (
+        "Accuracy: Tango's score interval, the same statistic as the test (significant exactly when it excludes 0)"
+        if s.failures == "counted as wrong"
+        else "Accuracy: a paired bootstrap interval"
+    )
+    return (
+        f"Δ = first model − second, in percentage points. {accuracy}; macro-F1: a paired bootstrap {s.ci_method} "
+        f"interval ({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
+        f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. {failures} Detectable gap: the accuracy "
+        f"difference this many examples find with {s.power:.0%} probability (smaller ones less often).{groups}"
+    )

@@ -63,8 +63,9 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
             row = {
                 "model": model.name,
                 "scenario": f"{scenario.replace('_', ' ')} (batch {t.batch_size}, {t.inputs} inputs)",
-                "p50 / p90 / p99 (ms per call)": " / ".join(_number(v * 1e3, "ms")
-                                                            for v in (b.p50_s, b.p90_s, b.p99_s)),
+                "p50 / p90 / p99 (ms per call)": " / ".join(
+                    _number(v * 1e3, "ms") for v in (b.p50_s, b.p90_s, b.p99_s)
+                ),
                 "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
                 "calls": str(b.n),
                 # a number, not a verdict: the warnings say when noise threatens a ratio (report.warnings)
@@ -74,11 +75,13 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
             }
             if cuda:
                 row["CUDA model peak (MiB)"] = gpu
-            row.update({
-                "load (s)": _load(model),
-                "cold first call (s)": _number(cold.first_call_s, "seconds") if cold else "—",
-                "first prediction (s)": _number(cold.first_prediction_s, "seconds") if cold else "—",
-            })
+            row.update(
+                {
+                    "load (s)": _load(model),
+                    "cold first call (s)": _number(cold.first_call_s, "seconds") if cold else "—",
+                    "first prediction (s)": _number(cold.first_prediction_s, "seconds") if cold else "—",
+                }
+            )
             rows.append(row)
     for model in result.speed.models:  # kind openai: its requests in the quality pass
         endpoint_row = endpoint_speed_row(model, list(rows[0]) if rows else ENDPOINT_SPEED_KEYS)
@@ -89,8 +92,10 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
     timed = {m.name for m in result.speed.models}
     for record in result.models:  # stored predictions: nothing to time
         if record.name not in timed:
-            rows.append({key: ("—" if key != "model" else record.name) for key in (rows[0] if rows else {"model": ""})}
-                        | {"scenario": f"{NOT_MEASURED} ({_why(record)})"})
+            rows.append(
+                {key: ("—" if key != "model" else record.name) for key in (rows[0] if rows else {"model": ""})}
+                | {"scenario": f"{NOT_MEASURED} ({_why(record)})"}
+            )
     return rows
 
 
@@ -123,13 +128,28 @@ def _why(model: ModelRecord) -> str:
 def speed_note(speed: SpeedSummary) -> str:
     """How the timed inputs and the memory were chosen, in a sentence or two (under the speed table)."""
     drawn = {s: len(batches) for s, batches in speed.timed_indices.items()}
-    inputs = ("; ".join(f"{s.replace('_', ' ')}: {n} inputs" for s, n in drawn.items()) + " drawn across the data"
-              + (f", stratified by length in {speed.size_unit}" if speed.size_unit in ("words", "characters") else "")
-              + ". ") if drawn else ""
+    inputs = (
+        (
+            "; ".join(f"{s.replace('_', ' ')}: {n} inputs" for s, n in drawn.items())
+            + " drawn across the data"
+            + (f", stratified by length in {speed.size_unit}" if speed.size_unit in ("words", "characters") else "")
+            + ". "
+        )
+        if drawn
+        else ""
+    )
     isolated = [m for m in speed.models if m.memory is not None and m.memory.isolated]
-    memory = ("Memory and cold start: each model in a fresh process that holds only it, above the same process "
-              "without a model." if isolated else "Memory: measured beside the other models (only the growth of "
-              "each model's calls is its own)." if any(m.memory for m in speed.models) else "")
-    warm = f" Device context created once before any model loaded ({speed.device_warmup_s:.2f} s)." \
-        if speed.device_warmup_s is not None else ""
+    memory = (
+        "Memory and cold start: each model in a fresh process that holds only it, above the same process "
+        "without a model."
+        if isolated
+        else "Memory: measured beside the other models (only the growth of each model's calls is its own)."
+        if any(m.memory for m in speed.models)
+        else ""
+    )
+    warm = (
+        f" Device context created once before any model loaded ({speed.device_warmup_s:.2f} s)."
+        if speed.device_warmup_s is not None
+        else ""
+    )
     return inputs + memory + warm

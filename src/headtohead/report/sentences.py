@@ -33,13 +33,31 @@ from headtohead.results.slices import SlicePair, SliceResult, SliceSummary
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 from headtohead.stats.power import SamplePlan
 
-__all__ = ["format_pp", "format_p", "TEST_NAMES", "speed_sentence", "speed_verdict_lines", "with_speed_sentences",
-           "plan_sentence", "interval_pp", "slice_phrase", "slice_sentence", "slice_clause", "slices_line", "SLICES_NAMED"]
+__all__ = [
+    "format_pp",
+    "format_p",
+    "TEST_NAMES",
+    "speed_sentence",
+    "speed_verdict_lines",
+    "with_speed_sentences",
+    "plan_sentence",
+    "interval_pp",
+    "slice_phrase",
+    "slice_sentence",
+    "slice_clause",
+    "slices_line",
+    "SLICES_NAMED",
+]
 
 _MINUS = "\u2212"
 #: How each McNemar variant is named in a sentence.
-TEST_NAMES = {"mcnemar-score": "McNemar", "mcnemar-clustered": "clustered McNemar", "mcnemar-exact": "McNemar exact",
-              "mcnemar-chi2": "McNemar χ²", "mcnemar-midp": "McNemar mid-p"}
+TEST_NAMES = {
+    "mcnemar-score": "McNemar",
+    "mcnemar-clustered": "clustered McNemar",
+    "mcnemar-exact": "McNemar exact",
+    "mcnemar-chi2": "McNemar χ²",
+    "mcnemar-midp": "McNemar mid-p",
+}
 
 
 def format_pp(fraction: float, *, signed: bool = True) -> str:
@@ -77,8 +95,13 @@ def slice_phrase(result: SliceResult, summary: SliceSummary | None = None) -> st
     if r.kind == "class":
         return f"on class {r.label}"
     if r.kind == "column":  # a value, a bin of a numeric column ("3–7"), "(missing)" or "(other: 12 values)"
-        what = f"= {r.value}" if r.value is not None else \
-            f"is {r.label.strip('()')}" if r.label.startswith("(") else f"in {r.label}"
+        what = (
+            f"= {r.value}"
+            if r.value is not None
+            else f"is {r.label.strip('()')}"
+            if r.label.startswith("(")
+            else f"in {r.label}"
+        )
         return f"where {r.column} {what}"
     bounds = [s.lower for s in (summary.slices if summary else []) if s.kind == "size" and s.lower is not None]
     lowest, highest = (min(bounds), max(bounds)) if bounds else (None, None)
@@ -117,17 +140,24 @@ def slices_line(summary: SliceSummary, model_a: str, model_b: str, *, limit: int
     ``bert vs roberta by slice: roberta is better on inputs of 27 words or more (+4.1 pp, Holm p = 0.002);
     bert on class negative (+2.0 pp, Holm p = 0.03).``
     """
-    found = sorted(((r, p) for r in summary.slices for p in r.pairs
-                    if p.significant and p.winner is not None and (p.model_a, p.model_b) == (model_a, model_b)),
-                   key=lambda item: (item[1].p_adjusted, -abs(item[1].difference)))
+    found = sorted(
+        (
+            (r, p)
+            for r in summary.slices
+            for p in r.pairs
+            if p.significant and p.winner is not None and (p.model_a, p.model_b) == (model_a, model_b)
+        ),
+        key=lambda item: (item[1].p_adjusted, -abs(item[1].difference)),
+    )
     if not found:
         return ""
     parts, said = [], set()
     for r, p in found[:limit]:
         gap = p.difference if p.winner == p.model_a else -p.difference
         verb = "" if p.winner in said else " is better"
-        parts.append(f"{p.winner}{verb} {slice_phrase(r, summary)} ({format_pp(gap)} pp, "
-                     f"Holm p {format_p(p.p_adjusted)})")
+        parts.append(
+            f"{p.winner}{verb} {slice_phrase(r, summary)} ({format_pp(gap)} pp, Holm p {format_p(p.p_adjusted)})"
+        )
         said.add(p.winner)
     more = f"; {len(found) - limit} more in the slices table" if len(found) > limit else ""
     return f"{model_a} vs {model_b} by slice: " + "; ".join(parts) + more + "."
@@ -139,12 +169,15 @@ def slice_clause(result: SliceResult, pair: SlicePair, summary: SliceSummary | N
         return ""
     flip = pair.winner == pair.model_b
     loser = pair.model_a if flip else pair.model_b
-    gap, low, high = (-pair.difference, -pair.ci_high, -pair.ci_low) if flip else \
-        (pair.difference, pair.ci_low, pair.ci_high)
+    gap, low, high = (
+        (-pair.difference, -pair.ci_high, -pair.ci_low) if flip else (pair.difference, pair.ci_low, pair.ci_high)
+    )
     tests = f" over {summary.n_tests} slice tests" if summary is not None else ""
-    return (f"better {slice_phrase(result, summary)}: {format_pp(gap)} pp over {loser} "
-            f"({100 * pair.confidence:.0f} % CI {interval_pp(low, high)}, {result.n_examples} examples), "
-            f"Holm p {format_p(pair.p_adjusted)}{tests}")
+    return (
+        f"better {slice_phrase(result, summary)}: {format_pp(gap)} pp over {loser} "
+        f"({100 * pair.confidence:.0f} % CI {interval_pp(low, high)}, {result.n_examples} examples), "
+        f"Holm p {format_p(pair.p_adjusted)}{tests}"
+    )
 
 
 def speed_sentence(comparison: SpeedComparison) -> str:
@@ -173,11 +206,16 @@ def speed_sentence(comparison: SpeedComparison) -> str:
     if c.faster is not None and c.faster == name_a:
         ratio, low, high = format_ratios(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low)
         return f"{name_a} is {ratio}× faster than {name_b} ({level} CI {low}–{high}{tested})"
-    after = (f" after {speed_tests_phrase(c.n_speed_tests)}"
-             if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0) else "")
+    after = (
+        f" after {speed_tests_phrase(c.n_speed_tests)}"
+        if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0)
+        else ""
+    )
     ratio, low, high = format_ratios(c.ratio, c.ci_low, c.ci_high)
-    return (f"no significant difference between {name_a} and {name_b}{after} (time ratio {name_a}/{name_b} "
-            f"{ratio}, {level} CI {low}–{high}{tested})")
+    return (
+        f"no significant difference between {name_a} and {name_b}{after} (time ratio {name_a}/{name_b} "
+        f"{ratio}, {level} CI {low}–{high}{tested})"
+    )
 
 
 def with_speed_sentences(summary: SpeedSummary) -> SpeedSummary:
@@ -214,16 +252,20 @@ def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
         for model in summary.models:
             timing = model.timing(run.scenario)
             if timing is not None:
-                lines.append(f"  {model.name}: median {format_duration(timing.per_batch.p50_s)}/{call}, "
-                             f"{_rate(timing.throughput_per_s)} samples/s, "
-                             f"repeat noise {format_percent(timing.repeat_noise)}")
+                lines.append(
+                    f"  {model.name}: median {format_duration(timing.per_batch.p50_s)}/{call}, "
+                    f"{_rate(timing.throughput_per_s)} samples/s, "
+                    f"repeat noise {format_percent(timing.repeat_noise)}"
+                )
         lines.extend(f"  {c.verdict}" for c in run.comparisons)
     for model in summary.models:
         if model.time_window is not None:
             tw = model.time_window
-            lines.append(f"time window: {model.name} processed {tw.samples:,} samples in "
-                         f"{format_duration(tw.elapsed_s)} "
-                         f"({_rate(tw.samples_per_s)}/s end to end)")
+            lines.append(
+                f"time window: {model.name} processed {tw.samples:,} samples in "
+                f"{format_duration(tw.elapsed_s)} "
+                f"({_rate(tw.samples_per_s)}/s end to end)"
+            )
     lines.extend(server_lines(summary))
     lines.extend(f"warning: {w}" for w in speed_warnings(summary))
     return lines
@@ -258,14 +300,19 @@ def plan_sentence(plan: SamplePlan, *, accuracy: float, delta: float) -> str:
     """
     p = plan
     if p.discordance_assumed:
-        assumed = (f"assumed discordance {_percent(p.discordance)} %, i.e. independent "
-                   f"errors — models that err on the same examples need fewer; set --discordance")
+        assumed = (
+            f"assumed discordance {_percent(p.discordance)} %, i.e. independent "
+            f"errors — models that err on the same examples need fewer; set --discordance"
+        )
     else:
         assumed = f"assumed discordance {_percent(p.discordance)} %"
     test = f"α = {p.alpha:g}, two-sided McNemar"
     if p.n_comparisons > 1:
-        test += (f" with Holm over {p.n_comparisons} pairs, power at its first step "
-                 f"α/{p.n_comparisons} = {p.test_alpha:.3g}")
-    return (f"To detect a {_percent(delta)} pp accuracy difference at {_percent(accuracy)} % accuracy with "
-            f"{_percent(p.target_power)} % power ({test}; {assumed}) you need {p.n:,} examples; "
-            f"at {p.n:,} the McNemar test headtohead runs has {100 * p.power:.1f} % power (exact).")
+        test += (
+            f" with Holm over {p.n_comparisons} pairs, power at its first step α/{p.n_comparisons} = {p.test_alpha:.3g}"
+        )
+    return (
+        f"To detect a {_percent(delta)} pp accuracy difference at {_percent(accuracy)} % accuracy with "
+        f"{_percent(p.target_power)} % power ({test}; {assumed}) you need {p.n:,} examples; "
+        f"at {p.n:,} the McNemar test headtohead runs has {100 * p.power:.1f} % power (exact)."
+    )

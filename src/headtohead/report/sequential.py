@@ -22,8 +22,15 @@ from headtohead.results.comparison import StatsSummary
 from headtohead.results.records import RunResult
 from headtohead.results.sequential import SequentialRecord
 
-__all__ = ["decision_phrase", "sequential_sentence", "sequential_headline", "with_sequential", "sequential_lines",
-           "sequential_figures", "sequential_figure"]
+__all__ = [
+    "decision_phrase",
+    "sequential_sentence",
+    "sequential_headline",
+    "with_sequential",
+    "sequential_lines",
+    "sequential_figures",
+    "sequential_figure",
+]
 
 #: Pairs drawn in the chart (a row each); more would make it unreadable.
 MAX_PAIRS_DRAWN = 6
@@ -76,17 +83,23 @@ def sequential_sentence(record: SequentialRecord, *, family_alpha: float, n_pair
     final = record.final
     interval = ""
     if final is not None:
-        interval = (f"; {_level(record.alpha)} confidence sequence of {record.model_a} − {record.model_b}: "
-                    f"{format_pp(final.low)}…{format_pp(final.high)} pp")
+        interval = (
+            f"; {_level(record.alpha)} confidence sequence of {record.model_a} − {record.model_b}: "
+            f"{format_pp(final.low)}…{format_pp(final.high)} pp"
+        )
     decided = f", decided at {final.decided_at:,}" if final is not None and final.decided_at is not None else ""
     tested = f"(anytime-valid test, α = {record.alpha:.3g}{split}{interval})"
     if used < available:
-        head = f"Stopped early after {used:,} of {available:,} examples (seeded random order, a look every " \
-               f"{record.chunk_size:,})"
+        head = (
+            f"Stopped early after {used:,} of {available:,} examples (seeded random order, a look every "
+            f"{record.chunk_size:,})"
+        )
         gap = f", {format_pp(final.gap)} pp," if final is not None else ""
-        tail = (f" The gap on these {used:,} examples{gap} is biased away from 0 by the early stop, and fixed-sample "
-                f"tests and intervals of a stopped sample are not valid: the sequential decision and confidence "
-                f"sequence carry the error guarantee.")
+        tail = (
+            f" The gap on these {used:,} examples{gap} is biased away from 0 by the early stop, and fixed-sample "
+            f"tests and intervals of a stopped sample are not valid: the sequential decision and confidence "
+            f"sequence carry the error guarantee."
+        )
     else:
         head = f"Sequential evaluation used all {available:,} examples (a look every {record.chunk_size:,})"
         tail = ""
@@ -103,11 +116,17 @@ def sequential_headline(record: SequentialRecord, *, family_alpha: float, n_pair
     """
     final = record.final
     split = f" = {family_alpha:g} over {n_pairs} pairs" if n_pairs > 1 else ""
-    sequence = (f"; {_level(record.alpha)} confidence sequence {format_pp(final.low)}…{format_pp(final.high)} pp; "
-                f"the stopped estimate, {format_pp(final.gap)} pp, is biased away from 0" if final is not None else "")
-    when = (f"after {final.decided_at:,} of {record.examples_available:,} examples"
-            if final is not None and final.decided_at is not None
-            else f"after {record.examples_used:,} of {record.examples_available:,} examples")
+    sequence = (
+        f"; {_level(record.alpha)} confidence sequence {format_pp(final.low)}…{format_pp(final.high)} pp; "
+        f"the stopped estimate, {format_pp(final.gap)} pp, is biased away from 0"
+        if final is not None
+        else ""
+    )
+    when = (
+        f"after {final.decided_at:,} of {record.examples_available:,} examples"
+        if final is not None and final.decided_at is not None
+        else f"after {record.examples_used:,} of {record.examples_available:,} examples"
+    )
     how = f"by an anytime-valid test (α = {record.alpha:.3g}{split}{sequence})"
     a, b = record.model_a, record.model_b
     if record.decision in ("a_better", "b_better"):
@@ -142,13 +161,21 @@ def sequential_lines(result: RunResult) -> list[str]:
         return []
     first = records[0]
     used, available = first.examples_used, first.examples_available
-    stop = "every pair was decided" if all(r.decision in ("a_better", "b_better", "equivalent") for r in records) \
-        else "the data ran out" if used == available else "the run stopped"
-    margin = (f", or shown equivalent within ±{format_pp(first.margin, signed=False)} pp" if first.margin
-              else "")
-    lines = [(f"Evaluated with --until-decided: examples in a seeded random order (seed {first.order_seed}), "
-              f"a look every {first.chunk_size:,}; each pair stops once an anytime-valid betting test calls "
-              f"one model better{margin}. The run used {used:,} of {available:,} examples ({stop}).")]
+    stop = (
+        "every pair was decided"
+        if all(r.decision in ("a_better", "b_better", "equivalent") for r in records)
+        else "the data ran out"
+        if used == available
+        else "the run stopped"
+    )
+    margin = f", or shown equivalent within ±{format_pp(first.margin, signed=False)} pp" if first.margin else ""
+    lines = [
+        (
+            f"Evaluated with --until-decided: examples in a seeded random order (seed {first.order_seed}), "
+            f"a look every {first.chunk_size:,}; each pair stops once an anytime-valid betting test calls "
+            f"one model better{margin}. The run used {used:,} of {available:,} examples ({stop})."
+        )
+    ]
     lines += [f"{r.model_a} vs {r.model_b}: {decision_phrase(r)}" + _decided_after(r) for r in records]
     return lines
 
@@ -174,25 +201,49 @@ def sequential_figure(records: Sequence[SequentialRecord], styles: Mapping[str, 
     for (gap_ax, e_ax), record in zip(axes, drawn, strict=True):
         n = [s.n for s in record.steps]
         colour = styles[record.model_a].colour if record.model_a in styles else "#0072B2"
-        gap_ax.fill_between(n, [100 * s.low for s in record.steps], [100 * s.high for s in record.steps],
-                            color=colour, alpha=0.18, linewidth=0, step="post",
-                            label=f"{_level(record.alpha)} confidence sequence")
-        gap_ax.plot(n, [100 * (s.only_a_correct - s.only_b_correct) / s.n for s in record.steps], color=colour,
-                    marker=".", label="observed gap")
+        gap_ax.fill_between(
+            n,
+            [100 * s.low for s in record.steps],
+            [100 * s.high for s in record.steps],
+            color=colour,
+            alpha=0.18,
+            linewidth=0,
+            step="post",
+            label=f"{_level(record.alpha)} confidence sequence",
+        )
+        gap_ax.plot(
+            n,
+            [100 * (s.only_a_correct - s.only_b_correct) / s.n for s in record.steps],
+            color=colour,
+            marker=".",
+            label="observed gap",
+        )
         gap_ax.axhline(0.0, color="0.3", linewidth=0.8)
         if record.margin is not None:
             for sign in (1, -1):
                 gap_ax.axhline(100 * sign * record.margin, color="0.5", linestyle="--", linewidth=0.8)
-        gap_ax.set_ylim(max(-100.0, min(100 * s.low for s in record.steps) - 5),
-                        min(100.0, max(100 * s.high for s in record.steps) + 5))
+        gap_ax.set_ylim(
+            max(-100.0, min(100 * s.low for s in record.steps) - 5),
+            min(100.0, max(100 * s.high for s in record.steps) + 5),
+        )
         gap_ax.set_ylabel(f"{label(record.model_a)} − {label(record.model_b)} (pp)", fontsize=8)
         short = record.model_copy(update={"model_a": label(record.model_a), "model_b": label(record.model_b)})
         gap_ax.set_title(decision_phrase(short), fontsize=9)
         for name, key in ((record.model_a, "log_e_a_better"), (record.model_b, "log_e_b_better")):
-            e_ax.plot(n, [getattr(s, key) / math.log(10) for s in record.steps], marker=".",
-                      color=styles[name].colour if name in styles else None, label=f"{label(name)} better")
-        e_ax.axhline(math.log10(2 / record.alpha), color="0.3", linestyle="--", linewidth=0.9,
-                     label=f"decides at 2/α = {2 / record.alpha:.3g}")
+            e_ax.plot(
+                n,
+                [getattr(s, key) / math.log(10) for s in record.steps],
+                marker=".",
+                color=styles[name].colour if name in styles else None,
+                label=f"{label(name)} better",
+            )
+        e_ax.axhline(
+            math.log10(2 / record.alpha),
+            color="0.3",
+            linestyle="--",
+            linewidth=0.9,
+            label=f"decides at 2/α = {2 / record.alpha:.3g}",
+        )
         e_ax.set_ylabel("log10 e-value", fontsize=8)
         decided = _decision_at(record)
         for ax in (gap_ax, e_ax):
@@ -209,9 +260,12 @@ def sequential_figures(result: RunResult, prefix: str, styles: Mapping[str, Mode
     if not records:
         return []
     more = f" The first {MAX_PAIRS_DRAWN} of {len(records)} pairs are drawn." if len(records) > MAX_PAIRS_DRAWN else ""
-    caption = ("Left: the gap between each pair's accuracies as the examples came in, with the running "
-               "confidence sequence, which holds at every look at once; a pair is decided when it leaves 0 "
-               "(dashed lines: the equivalence margin, when one is set). Right: the e-value of each direction; "
-               "crossing the dashed line is the same decision. Dotted: where the pair was decided." + more)
-    return [FigureSpec(f"{prefix}-sequential", "Sequential evaluation", caption,
-                       lambda: sequential_figure(records, styles))]
+    caption = (
+        "Left: the gap between each pair's accuracies as the examples came in, with the running "
+        "confidence sequence, which holds at every look at once; a pair is decided when it leaves 0 "
+        "(dashed lines: the equivalence margin, when one is set). Right: the e-value of each direction; "
+        "crossing the dashed line is the same decision. Dotted: where the pair was decided." + more
+    )
+    return [
+        FigureSpec(f"{prefix}-sequential", "Sequential evaluation", caption, lambda: sequential_figure(records, styles))
+    ]

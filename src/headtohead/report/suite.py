@@ -11,13 +11,35 @@ from typing import Any
 from headtohead.report.sentences import format_pp
 from headtohead.results.suite import PairAcrossDatasets, SeedPair, SuiteDataset, SuiteResult
 
-__all__ = ["suite_verdict", "suite_warnings", "pair_sentence", "seed_sentences", "aso_meaning", "format_score",
-           "format_p", "rank_rows", "grid_rows", "pair_rows", "pair_headers", "pair_cells", "seed_rows",
-           "direction", "rope_text"]
+__all__ = [
+    "suite_verdict",
+    "suite_warnings",
+    "pair_sentence",
+    "seed_sentences",
+    "aso_meaning",
+    "format_score",
+    "format_p",
+    "rank_rows",
+    "grid_rows",
+    "pair_rows",
+    "pair_headers",
+    "pair_cells",
+    "seed_rows",
+    "direction",
+    "rope_text",
+]
 
 #: Metrics that are shares (shown in % and differences in percentage points).
-_SHARES = {"accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "precision_macro", "recall_macro",
-           "precision_weighted", "recall_weighted"}
+_SHARES = {
+    "accuracy",
+    "balanced_accuracy",
+    "f1_macro",
+    "f1_weighted",
+    "precision_macro",
+    "recall_macro",
+    "precision_weighted",
+    "recall_weighted",
+}
 _MINUS = "\u2212"
 #: ε_min below this is the authors' stricter threshold for "almost stochastically better".
 ASO_CONFIDENT = 0.2
@@ -79,8 +101,10 @@ def _wilcoxon(pair: PairAcrossDatasets, holm: bool) -> str:
 
 
 def _bayes(pair: PairAcrossDatasets, result: SuiteResult) -> str:
-    return (f"Bayesian signed-rank (ROPE {rope_text(result)}): P({pair.model_a} better) = {pair.p_a_better:.2f}, "
-            f"P(equivalent) = {pair.p_equivalent:.2f}, P({pair.model_b} better) = {pair.p_b_better:.2f}")
+    return (
+        f"Bayesian signed-rank (ROPE {rope_text(result)}): P({pair.model_a} better) = {pair.p_a_better:.2f}, "
+        f"P(equivalent) = {pair.p_equivalent:.2f}, P({pair.model_b} better) = {pair.p_b_better:.2f}"
+    )
 
 
 def pair_sentence(pair: PairAcrossDatasets, result: SuiteResult) -> str:
@@ -95,32 +119,47 @@ def pair_sentence(pair: PairAcrossDatasets, result: SuiteResult) -> str:
     counts = f"{pair.model_a} better on {pair.wins_a} of {pair.n_datasets} data sets, {pair.model_b} on {pair.wins_b}"
     if pair.ties:
         counts += f", {pair.ties} tie{'s' if pair.ties > 1 else ''}"
-    outcome = (f"{pair.winner} is better at α = {result.alpha:g}" if pair.significant
-               else f"not significant at α = {result.alpha:g}")
-    return (f"{pair.model_a} vs {pair.model_b}: {counts} (mean {_difference(pair.mean_difference, result.metric)}, "
-            f"median {_difference(pair.median_difference, result.metric)}); {_wilcoxon(pair, holm)}: {outcome}; "
-            f"sign test p {format_p(pair.sign_test_p)}; rank-biserial r = {_signed(pair.rank_biserial)}. "
-            f"{_bayes(pair, result)}.")
+    outcome = (
+        f"{pair.winner} is better at α = {result.alpha:g}"
+        if pair.significant
+        else f"not significant at α = {result.alpha:g}"
+    )
+    return (
+        f"{pair.model_a} vs {pair.model_b}: {counts} (mean {_difference(pair.mean_difference, result.metric)}, "
+        f"median {_difference(pair.median_difference, result.metric)}); {_wilcoxon(pair, holm)}: {outcome}; "
+        f"sign test p {format_p(pair.sign_test_p)}; rank-biserial r = {_signed(pair.rank_biserial)}. "
+        f"{_bayes(pair, result)}."
+    )
 
 
 def _omnibus(result: SuiteResult) -> list[str]:
     if result.friedman is None or result.iman_davenport is None:
         return []
     f = result.iman_davenport
-    f_text = (f"F = {f.statistic:.2f}, p {format_p(f.p_value)}" if f.statistic is not None and f.p_value is not None
-              else "F infinite (every data set ranks them alike, so Friedman's p decides)")
+    f_text = (
+        f"F = {f.statistic:.2f}, p {format_p(f.p_value)}"
+        if f.statistic is not None and f.p_value is not None
+        else "F infinite (every data set ranks them alike, so Friedman's p decides)"
+    )
     said = "the models differ" if result.omnibus_significant else "no evidence that the models differ"
-    lines = [(f"Friedman's test: {said} (χ²_F = {result.friedman.statistic:.2f}, p {format_p(result.friedman.p_value)}; "
-              f"Iman–Davenport {f_text}; Kendall's W = {result.friedman.kendall_w:.2f}).")]
+    lines = [
+        (
+            f"Friedman's test: {said} (χ²_F = {result.friedman.statistic:.2f}, p {format_p(result.friedman.p_value)}; "
+            f"Iman–Davenport {f_text}; Kendall's W = {result.friedman.kendall_w:.2f})."
+        )
+    ]
     apart = [p for p in result.pairs if p.nemenyi_significant]
     if result.nemenyi_cd is not None:
         if apart:
             named = "; ".join(f"{_better_by_rank(p)} (ranks {abs(p.rank_difference):.2f} apart)" for p in apart)
-            lines.append(f"Nemenyi's critical difference is {result.nemenyi_cd:.2f} ranks at α = {result.alpha:g}: "
-                         f"{named}.")
+            lines.append(
+                f"Nemenyi's critical difference is {result.nemenyi_cd:.2f} ranks at α = {result.alpha:g}: {named}."
+            )
         else:
-            lines.append(f"Nemenyi's critical difference is {result.nemenyi_cd:.2f} ranks at α = {result.alpha:g}: no "
-                         f"two models' average ranks are that far apart.")
+            lines.append(
+                f"Nemenyi's critical difference is {result.nemenyi_cd:.2f} ranks at α = {result.alpha:g}: no "
+                f"two models' average ranks are that far apart."
+            )
     return lines
 
 
@@ -134,8 +173,12 @@ def suite_verdict(result: SuiteResult) -> list[str]:
     if result.statistics_note is not None or not result.average_ranks:
         return [f"No comparison across data sets: {result.statistics_note or 'no statistics'}."]
     k = len(result.models)
-    lines = [(f"{result.n_datasets} data sets, {k} models, {result.metric} ({direction(result)}): average rank "
-              f"{_ranks_phrase(result)} (1 = best).")]
+    lines = [
+        (
+            f"{result.n_datasets} data sets, {k} models, {result.metric} ({direction(result)}): average rank "
+            f"{_ranks_phrase(result)} (1 = best)."
+        )
+    ]
     lines += _omnibus(result)
     significant = [p for p in result.pairs if p.significant]
     if k == 2:
@@ -144,16 +187,25 @@ def suite_verdict(result: SuiteResult) -> list[str]:
         for pair in significant:
             loser = pair.model_b if pair.winner == pair.model_a else pair.model_a
             wins = pair.wins_a if pair.winner == pair.model_a else pair.wins_b
-            lines.append(f"{pair.winner} is better than {loser} across data sets (better on {wins} of "
-                         f"{pair.n_datasets}; {_wilcoxon(pair, True)}).")
+            lines.append(
+                f"{pair.winner} is better than {loser} across data sets (better on {wins} of "
+                f"{pair.n_datasets}; {_wilcoxon(pair, True)})."
+            )
     else:
-        lines.append(f"No pair differs significantly after Holm's adjustment over {len(result.pairs)} pairs "
-                     f"(Wilcoxon signed-rank, α = {result.alpha:g}).")
+        lines.append(
+            f"No pair differs significantly after Holm's adjustment over {len(result.pairs)} pairs "
+            f"(Wilcoxon signed-rank, α = {result.alpha:g})."
+        )
     if k > 2:
         equivalent = [p for p in result.pairs if p.p_equivalent >= 0.95]
         if equivalent:
-            lines.append("Practically equivalent (Bayesian signed-rank, ROPE " + rope_text(result) + ", P ≥ 0.95): "
-                         + "; ".join(f"{p.model_a} and {p.model_b} ({p.p_equivalent:.2f})" for p in equivalent) + ".")
+            lines.append(
+                "Practically equivalent (Bayesian signed-rank, ROPE "
+                + rope_text(result)
+                + ", P ≥ 0.95): "
+                + "; ".join(f"{p.model_a} and {p.model_b} ({p.p_equivalent:.2f})" for p in equivalent)
+                + "."
+            )
     return lines
 
 
@@ -161,20 +213,30 @@ def suite_warnings(result: SuiteResult) -> list[str]:
     """What to read with care: failed data sets, too few data sets for the test, few seeds."""
     warnings = []
     if result.failed:
-        warnings.append(f"{len(result.failed)} data set{'s' if len(result.failed) > 1 else ''} failed and "
-                        f"{'are' if len(result.failed) > 1 else 'is'} left out: "
-                        + "; ".join(f"{d.name} ({d.error})" for d in result.failed))
+        warnings.append(
+            f"{len(result.failed)} data set{'s' if len(result.failed) > 1 else ''} failed and "
+            f"{'are' if len(result.failed) > 1 else 'is'} left out: "
+            + "; ".join(f"{d.name} ({d.error})" for d in result.failed)
+        )
     if result.min_wilcoxon_p is not None and result.min_wilcoxon_p * len(result.pairs) > result.alpha:
-        holm = (f" and Holm over {len(result.pairs)} pairs multiplies the smallest by {len(result.pairs)} "
-                f"({min(1.0, result.min_wilcoxon_p * len(result.pairs)):.3g})" if len(result.pairs) > 1 else "")
-        warnings.append(f"With {result.n_datasets} data sets the smallest two-sided p the Wilcoxon signed-rank test "
-                        f"can reach is 2/2^{result.n_datasets} = {result.min_wilcoxon_p:.3g}{holm}: no pair can be "
-                        f"declared better at α = {result.alpha:g}, whatever the scores. Add data sets, and read the "
-                        f"Bayesian probabilities.")
+        holm = (
+            f" and Holm over {len(result.pairs)} pairs multiplies the smallest by {len(result.pairs)} "
+            f"({min(1.0, result.min_wilcoxon_p * len(result.pairs)):.3g})"
+            if len(result.pairs) > 1
+            else ""
+        )
+        warnings.append(
+            f"With {result.n_datasets} data sets the smallest two-sided p the Wilcoxon signed-rank test "
+            f"can reach is 2/2^{result.n_datasets} = {result.min_wilcoxon_p:.3g}{holm}: no pair can be "
+            f"declared better at α = {result.alpha:g}, whatever the scores. Add data sets, and read the "
+            f"Bayesian probabilities."
+        )
     few = sorted({d.name for d in result.datasets if d.seeds is not None and len(d.seeds.seeds) < 5})
     if few:
-        warnings.append(f"Fewer than five seeds on {', '.join(few)}: Almost Stochastic Order and the paired t over "
-                        f"so few seeds are rough; train with more seeds to sharpen them.")
+        warnings.append(
+            f"Fewer than five seeds on {', '.join(few)}: Almost Stochastic Order and the paired t over "
+            f"so few seeds are rough; train with more seeds to sharpen them."
+        )
     return warnings
 
 
@@ -207,16 +269,24 @@ def _share(share: float | None) -> str:
 
 
 def _seed_pair_sentence(name: str, pair: SeedPair, metric: str) -> str:
-    t = (f"paired t p {format_p(pair.t_p_value)}" if pair.t_p_value is not None
-         else f"paired t: {pair.note or 'not defined'}")
+    t = (
+        f"paired t p {format_p(pair.t_p_value)}"
+        if pair.t_p_value is not None
+        else f"paired t: {pair.note or 'not defined'}"
+    )
     a_wins = pair.aso_a_over_b is not None and (pair.aso_b_over_a is None or pair.aso_a_over_b <= pair.aso_b_over_a)
-    aso = (aso_meaning(pair.aso_a_over_b, pair.model_a, pair.model_b) if a_wins
-           else aso_meaning(pair.aso_b_over_a, pair.model_b, pair.model_a))
-    return (f"{name}, {pair.model_a} vs {pair.model_b} over {pair.n_seeds} seeds: mean "
-            f"{_difference(pair.mean_difference, metric)}, {t}; Almost Stochastic Order: {aso} (ε_min that "
-            f"{pair.model_a} is better {_eps(pair.aso_a_over_b)}, that {pair.model_b} is "
-            f"{_eps(pair.aso_b_over_a)}; one-sided {100 * pair.aso_confidence:.1f} % bounds). Spread of the difference: "
-            f"{_share(pair.seed_share)}.")
+    aso = (
+        aso_meaning(pair.aso_a_over_b, pair.model_a, pair.model_b)
+        if a_wins
+        else aso_meaning(pair.aso_b_over_a, pair.model_b, pair.model_a)
+    )
+    return (
+        f"{name}, {pair.model_a} vs {pair.model_b} over {pair.n_seeds} seeds: mean "
+        f"{_difference(pair.mean_difference, metric)}, {t}; Almost Stochastic Order: {aso} (ε_min that "
+        f"{pair.model_a} is better {_eps(pair.aso_a_over_b)}, that {pair.model_b} is "
+        f"{_eps(pair.aso_b_over_a)}; one-sided {100 * pair.aso_confidence:.1f} % bounds). Spread of the difference: "
+        f"{_share(pair.seed_share)}."
+    )
 
 
 def _eps(value: float | None) -> str:
@@ -225,8 +295,12 @@ def _eps(value: float | None) -> str:
 
 def seed_sentences(result: SuiteResult) -> list[str]:
     """One sentence per data set and pair trained with several seeds."""
-    return [_seed_pair_sentence(d.name, p, d.seeds.metric) for d in result.datasets if d.seeds is not None
-            for p in d.seeds.pairs]
+    return [
+        _seed_pair_sentence(d.name, p, d.seeds.metric)
+        for d in result.datasets
+        if d.seeds is not None
+        for p in d.seeds.pairs
+    ]
 
 
 def rank_rows(result: SuiteResult) -> list[dict[str, str]]:
@@ -237,11 +311,18 @@ def rank_rows(result: SuiteResult) -> list[dict[str, str]]:
         values = [d.scores[model] for d in finished if model in d.scores]
         firsts = sum(1 for d in finished if d.ranks.get(model) == min(d.ranks.values(), default=None))
         wins = sum(1 for d in finished for v in d.verdicts if v.significant and v.winner == model)
-        losses = sum(1 for d in finished for v in d.verdicts if v.significant and v.winner is not None
-                     and v.winner != model and model in (v.model_a, v.model_b))
-        row = {"model": model, "average rank": f"{result.average_ranks[model]:.2f}",
-               f"mean {result.metric}": format_score(sum(values) / len(values), result.metric) if values else "–",
-               "first on (ties too)": f"{firsts} of {len(finished)}"}
+        losses = sum(
+            1
+            for d in finished
+            for v in d.verdicts
+            if v.significant and v.winner is not None and v.winner != model and model in (v.model_a, v.model_b)
+        )
+        row = {
+            "model": model,
+            "average rank": f"{result.average_ranks[model]:.2f}",
+            f"mean {result.metric}": format_score(sum(values) / len(values), result.metric) if values else "–",
+            "first on (ties too)": f"{firsts} of {len(finished)}",
+        }
         if any(d.verdicts for d in finished):
             row["own tests won / lost"] = f"{wins} / {losses}"
         rows.append(row)
@@ -249,10 +330,14 @@ def rank_rows(result: SuiteResult) -> list[dict[str, str]]:
 
 
 def _marks(entry: SuiteDataset, model: str, two: bool) -> str:
-    beats = [v.model_b if v.model_a == model else v.model_a for v in entry.verdicts
-             if v.significant and v.winner == model]
-    beaten = [v.winner for v in entry.verdicts if v.significant and v.winner not in (None, model)
-              and model in (v.model_a, v.model_b)]
+    beats = [
+        v.model_b if v.model_a == model else v.model_a for v in entry.verdicts if v.significant and v.winner == model
+    ]
+    beaten = [
+        v.winner
+        for v in entry.verdicts
+        if v.significant and v.winner not in (None, model) and model in (v.model_a, v.model_b)
+    ]
     if two:
         return " ▲" if beats else (" ▼" if beaten else "")
     return (f" ▲{','.join(beats)}" if beats else "") + (f" ▼{','.join(str(b) for b in beaten)}" if beaten else "")
@@ -287,9 +372,17 @@ def grid_rows(result: SuiteResult) -> list[dict[str, Any]]:
             text = format_score(entry.scores[model], result.metric) + (f" ({rank:g})" if rank is not None else "")
             cells[model] = text + _marks(entry, model, two)
         best = [m for m in result.models if entry.ranks and entry.ranks.get(m) == min(entry.ranks.values())]
-        rows.append({"dataset": entry.name, "report": entry.report, "examples": f"{entry.n_examples:,}"
-                     if entry.n_examples is not None else "–", "cells": cells, "best": best,
-                     "own": _own_tests(entry), "reused": entry.reused})
+        rows.append(
+            {
+                "dataset": entry.name,
+                "report": entry.report,
+                "examples": f"{entry.n_examples:,}" if entry.n_examples is not None else "–",
+                "cells": cells,
+                "best": best,
+                "own": _own_tests(entry),
+                "reused": entry.reused,
+            }
+        )
     return rows
 
 
@@ -297,18 +390,24 @@ def pair_rows(result: SuiteResult) -> list[dict[str, str]]:
     """The pairs table: wins, differences, the tests, the effect size, the Bayesian probabilities."""
     rows = []
     for p in result.pairs:
-        rows.append({
-            "pair": f"{p.model_a} vs {p.model_b}", "A wins / ties / B wins": f"{p.wins_a} / {p.ties} / {p.wins_b}",
-            "mean diff.": _difference(p.mean_difference, result.metric),
-            "median diff.": _difference(p.median_difference, result.metric),
-            "W+ / W−": f"{p.w_plus:g} / {p.w_minus:g}", "Wilcoxon p": f"{p.wilcoxon_p:.4g}" + (
-                "" if len({q.wilcoxon_method for q in result.pairs}) == 1 else f" ({p.wilcoxon_method})"),
-            "Holm p": f"{p.holm_p:.4g}" + (" ✓" if p.significant else ""), "sign test p": f"{p.sign_test_p:.4g}",
-            "rank-biserial": _signed(p.rank_biserial),
-            "Δ rank": _signed(p.rank_difference) + (" ✓" if p.nemenyi_significant else ""),
-            f"P({p.model_a} better)": f"{p.p_a_better:.3f}", "P(equivalent)": f"{p.p_equivalent:.3f}",
-            f"P({p.model_b} better)": f"{p.p_b_better:.3f}",
-        })
+        rows.append(
+            {
+                "pair": f"{p.model_a} vs {p.model_b}",
+                "A wins / ties / B wins": f"{p.wins_a} / {p.ties} / {p.wins_b}",
+                "mean diff.": _difference(p.mean_difference, result.metric),
+                "median diff.": _difference(p.median_difference, result.metric),
+                "W+ / W−": f"{p.w_plus:g} / {p.w_minus:g}",
+                "Wilcoxon p": f"{p.wilcoxon_p:.4g}"
+                + ("" if len({q.wilcoxon_method for q in result.pairs}) == 1 else f" ({p.wilcoxon_method})"),
+                "Holm p": f"{p.holm_p:.4g}" + (" ✓" if p.significant else ""),
+                "sign test p": f"{p.sign_test_p:.4g}",
+                "rank-biserial": _signed(p.rank_biserial),
+                "Δ rank": _signed(p.rank_difference) + (" ✓" if p.nemenyi_significant else ""),
+                f"P({p.model_a} better)": f"{p.p_a_better:.3f}",
+                "P(equivalent)": f"{p.p_equivalent:.3f}",
+                f"P({p.model_b} better)": f"{p.p_b_better:.3f}",
+            }
+        )
     return rows
 
 
@@ -316,8 +415,21 @@ def pair_headers(result: SuiteResult) -> list[str]:
     """The pairs table's headers (A and B: each row's first and second model)."""
     methods = {p.wilcoxon_method for p in result.pairs}
     wilcoxon = f"Wilcoxon p ({methods.pop()})" if len(methods) == 1 else "Wilcoxon p"
-    return ["pair", "A wins / ties / B wins", "mean diff.", "median diff.", "W+ / W−", wilcoxon, "Holm p",
-            "sign test p", "rank-biserial", "Δ rank", "P(A better)", "P(equiv.)", "P(B better)"]
+    return [
+        "pair",
+        "A wins / ties / B wins",
+        "mean diff.",
+        "median diff.",
+        "W+ / W−",
+        wilcoxon,
+        "Holm p",
+        "sign test p",
+        "rank-biserial",
+        "Δ rank",
+        "P(A better)",
+        "P(equiv.)",
+        "P(B better)",
+    ]
 
 
 def pair_cells(result: SuiteResult) -> list[list[str]]:
@@ -336,11 +448,17 @@ def seed_rows(result: SuiteResult) -> list[dict[str, str]]:
         if d.seeds is None:
             continue
         for s in d.seeds.models:
-            rows.append({"data set": d.name, "model": s.model, "seeds": str(s.n_seeds),
-                         "mean": format_score(s.mean, d.seeds.metric),
-                         "sd over seeds": _spread(s.seed_sd, d.seeds.metric),
-                         "test-set se": _spread(s.test_set_se, d.seeds.metric),
-                         "from seeds": f"{100 * s.seed_share:.0f} %" if s.seed_share is not None else "–"})
+            rows.append(
+                {
+                    "data set": d.name,
+                    "model": s.model,
+                    "seeds": str(s.n_seeds),
+                    "mean": format_score(s.mean, d.seeds.metric),
+                    "sd over seeds": _spread(s.seed_sd, d.seeds.metric),
+                    "test-set se": _spread(s.test_set_se, d.seeds.metric),
+                    "from seeds": f"{100 * s.seed_share:.0f} %" if s.seed_share is not None else "–",
+                }
+            )
     return rows
 
 

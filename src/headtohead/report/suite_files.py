@@ -37,8 +37,15 @@ from headtohead.results.suite import SuiteResult
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.version import __version__
 
-__all__ = ["CD_TITLE", "cd_caption", "render_suite_html", "render_suite_markdown", "render_suite_csv",
-           "write_suite_reports", "CSV_COLUMNS"]
+__all__ = [
+    "CD_TITLE",
+    "cd_caption",
+    "render_suite_html",
+    "render_suite_markdown",
+    "render_suite_csv",
+    "write_suite_reports",
+    "CSV_COLUMNS",
+]
 
 CD_TITLE = "Critical-difference diagram"
 
@@ -46,49 +53,73 @@ CD_TITLE = "Critical-difference diagram"
 def cd_caption(result: SuiteResult) -> str:
     """How to read the diagram."""
     if result.nemenyi_cd is None:
-        return (f"Average rank of each model over {result.n_datasets} data sets (1 = best). With two models there is "
-                f"no critical difference: the Wilcoxon signed-rank test of the pair decides.")
-    return (f"Average rank of each model over {result.n_datasets} data sets (1 = best). Models joined by a bar are "
-            f"within Nemenyi's critical difference ({result.nemenyi_cd:.2f} ranks, α = {result.alpha:g}) of each "
-            f"other: the diagram does not show them to differ. Pairwise Wilcoxon tests with Holm (the table below) "
-            f"do not depend on the other models and decide the verdict.")
+        return (
+            f"Average rank of each model over {result.n_datasets} data sets (1 = best). With two models there is "
+            f"no critical difference: the Wilcoxon signed-rank test of the pair decides."
+        )
+    return (
+        f"Average rank of each model over {result.n_datasets} data sets (1 = best). Models joined by a bar are "
+        f"within Nemenyi's critical difference ({result.nemenyi_cd:.2f} ranks, α = {result.alpha:g}) of each "
+        f"other: the diagram does not show them to differ. Pairwise Wilcoxon tests with Holm (the table below) "
+        f"do not depend on the other models and decide the verdict."
+    )
 
 
 def _figure(result: SuiteResult) -> Any:
-    return critical_difference_figure(result.average_ranks, result.nemenyi_cd, result.cliques,
-                                      model_styles(result.models), alpha=result.alpha)
+    return critical_difference_figure(
+        result.average_ranks, result.nemenyi_cd, result.cliques, model_styles(result.models), alpha=result.alpha
+    )
 
 
 def _subtitle(result: SuiteResult) -> str:
     source = {"suite": "runs of this suite", "results": "finished runs", "scores": "a table of scores"}[result.input]
-    return (f"{len(result.models)} models ({', '.join(result.models)}) on {len(result.datasets)} data sets · "
-            f"{result.metric}, {direction(result)} · from {source}")
+    return (
+        f"{len(result.models)} models ({', '.join(result.models)}) on {len(result.datasets)} data sets · "
+        f"{result.metric}, {direction(result)} · from {source}"
+    )
 
 
 def render_suite_html(result: SuiteResult) -> str:
     """The suite's report as one self-contained HTML page (links to each data set's report are relative)."""
     figures = []
     if result.average_ranks:
-        figures.append({"key": "critical-difference", "title": CD_TITLE, "caption": cd_caption(result),
-                        "src": "data:image/svg+xml;base64," + base64.b64encode(to_svg(_figure(result))).decode()})
+        figures.append(
+            {
+                "key": "critical-difference",
+                "title": CD_TITLE,
+                "caption": cd_caption(result),
+                "src": "data:image/svg+xml;base64," + base64.b64encode(to_svg(_figure(result))).decode(),
+            }
+        )
     styles = model_styles(result.models)
     context = {
-        "title": result.name, "subtitle": _subtitle(result), "version": __version__,
-        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "result": result,
-        "verdict": result.verdict, "warnings": result.warnings, "figures": figures,
-        "rank_rows": rank_rows(result), "grid": grid_rows(result),
+        "title": result.name,
+        "subtitle": _subtitle(result),
+        "version": __version__,
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "result": result,
+        "verdict": result.verdict,
+        "warnings": result.warnings,
+        "figures": figures,
+        "rank_rows": rank_rows(result),
+        "grid": grid_rows(result),
         "colours": {m: styles[m].colour for m in result.models},
-        "pair_headers": pair_headers(result), "pair_cells": pair_cells(result),
+        "pair_headers": pair_headers(result),
+        "pair_cells": pair_cells(result),
         "pair_sentences": [pair_sentence(p, result) for p in result.pairs],
-        "seed_rows": seed_rows(result), "seed_sentences": seed_sentences(result),
-        "rope": rope_text(result), "two": len(result.models) == 2,
+        "seed_rows": seed_rows(result),
+        "seed_sentences": seed_sentences(result),
+        "rope": rope_text(result),
+        "two": len(result.models) == 2,
     }
     return str(template_environment().get_template("suite.html.j2").render(**context))
 
 
 def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(md_escape(h) for h in headers) + " |",
-             "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
+    lines = [
+        "| " + " | ".join(md_escape(h) for h in headers) + " |",
+        "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(headers))) + "|",
+    ]
     lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
     return lines + [""]
 
@@ -106,8 +137,10 @@ def render_suite_markdown(result: SuiteResult, *, figure: str | None = None) -> 
         lines += ["## Ranks", ""] + _md_table(list(ranks[0]), [list(r.values()) for r in ranks])
     grid = grid_rows(result)
     lines += ["## Per data set", ""]
-    lines += _md_table(["data set", "examples", *result.models, "its own test"],
-                       [[g["dataset"], g["examples"], *g["cells"].values(), g["own"]] for g in grid])
+    lines += _md_table(
+        ["data set", "examples", *result.models, "its own test"],
+        [[g["dataset"], g["examples"], *g["cells"].values(), g["own"]] for g in grid],
+    )
     if result.pairs:
         lines += ["## Pairs across data sets", ""] + _md_table(pair_headers(result), pair_cells(result))
         lines += [f"- {md_escape(s)}" for s in (pair_sentence(p, result) for p in result.pairs)] + [""]
@@ -119,8 +152,19 @@ def render_suite_markdown(result: SuiteResult, *, figure: str | None = None) -> 
 
 
 #: Columns of suite.csv.
-CSV_COLUMNS = ("dataset", "status", "model", "metric", "score", "rank", "average_rank", "own_test_wins",
-               "own_test_losses", "results", "error")
+CSV_COLUMNS = (
+    "dataset",
+    "status",
+    "model",
+    "metric",
+    "score",
+    "rank",
+    "average_rank",
+    "own_test_wins",
+    "own_test_losses",
+    "results",
+    "error",
+)
 
 
 def render_suite_csv(result: SuiteResult) -> str:
@@ -130,18 +174,37 @@ def render_suite_csv(result: SuiteResult) -> str:
     writer.writeheader()
     for entry in result.datasets:
         if entry.status != "finished":
-            writer.writerow({k: safe_cell(v) for k, v in {"dataset": entry.name, "status": entry.status,
-                                                         "error": entry.error}.items()})
+            writer.writerow(
+                {
+                    k: safe_cell(v)
+                    for k, v in {"dataset": entry.name, "status": entry.status, "error": entry.error}.items()
+                }
+            )
             continue
         for model in result.models:
             wins = [v for v in entry.verdicts if v.significant and v.winner == model]
-            losses = [v for v in entry.verdicts if v.significant and v.winner not in (None, model)
-                      and model in (v.model_a, v.model_b)]
-            writer.writerow({k: safe_cell(v) for k, v in {
-                "dataset": entry.name, "status": entry.status, "model": model, "metric": result.metric,
-                "score": entry.scores.get(model), "rank": entry.ranks.get(model),
-                "average_rank": result.average_ranks.get(model), "own_test_wins": len(wins),
-                "own_test_losses": len(losses), "results": entry.results}.items()})
+            losses = [
+                v
+                for v in entry.verdicts
+                if v.significant and v.winner not in (None, model) and model in (v.model_a, v.model_b)
+            ]
+            writer.writerow(
+                {
+                    k: safe_cell(v)
+                    for k, v in {
+                        "dataset": entry.name,
+                        "status": entry.status,
+                        "model": model,
+                        "metric": result.metric,
+                        "score": entry.scores.get(model),
+                        "rank": entry.ranks.get(model),
+                        "average_rank": result.average_ranks.get(model),
+                        "own_test_wins": len(wins),
+                        "own_test_losses": len(losses),
+                        "results": entry.results,
+                    }.items()
+                }
+            )
     return buffer.getvalue()
 
 

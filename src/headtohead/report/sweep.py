@@ -12,15 +12,26 @@ there too). Nothing here measures or prints.
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.results.sweep import ModelSweep, QualityVsParent, Recommendation, SpeedPoint, SweepCell, SweepResult
+from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 
-__all__ = ["sweep_rows", "sweep_table", "sweep_markdown", "sweep_figure", "write_sweep_report", "SWEEP_COLUMNS", "sweep_level", "pp",
-           "variant_verdict", "recommendation_sentence"]
+__all__ = [
+    "sweep_rows",
+    "sweep_table",
+    "sweep_markdown",
+    "sweep_figure",
+    "write_sweep_report",
+    "SWEEP_COLUMNS",
+    "sweep_level",
+    "pp",
+    "variant_verdict",
+    "recommendation_sentence",
+]
+
 
 def pp(fraction: float, *, sign: bool = True) -> str:
     """An accuracy difference in percentage points with a real minus sign: ``-0.003`` → ``−0.3``.
@@ -47,8 +58,10 @@ def variant_verdict(name: str, parent: str, q: QualityVsParent) -> str:
     changed = round((1.0 - q.agreement) * n)
     level = f"{q.confidence * 100:g} %"
     adjusted = f", Holm {p_adj:.2g}" if p_adj != p else ""
-    text = (f"{name}: {pp(diff)} pp accuracy vs {parent} ({level} CI {pp(low)} to {pp(high)}), McNemar p = {p:.2g}"
-            f"{adjusted}, {'significant' if significant else 'not significant'}; {changed} of {n} predictions changed")
+    text = (
+        f"{name}: {pp(diff)} pp accuracy vs {parent} ({level} CI {pp(low)} to {pp(high)}), McNemar p = {p:.2g}"
+        f"{adjusted}, {'significant' if significant else 'not significant'}; {changed} of {n} predictions changed"
+    )
     if margin is not None:
         if non_inferior:
             text += f"; non-inferior at a {pp(margin, sign=False)} pp margin"
@@ -57,16 +70,17 @@ def variant_verdict(name: str, parent: str, q: QualityVsParent) -> str:
     return text
 
 
-
-
 def _budget_text(max_latency_ms: float | None, max_memory_mb: float | None, max_accuracy_drop: float | None) -> str:
     parts = []
     if max_latency_ms is not None:
         parts.append(f"p95 ≤ {max_latency_ms:g} ms/batch")
     if max_memory_mb is not None:
         parts.append(f"memory ≤ {max_memory_mb:g} MiB")
-    parts.append(f"non-inferior at a {pp(max_accuracy_drop, sign=False)} pp margin" if max_accuracy_drop is not None
-                 else "non-inferior to the parent at the sweep's margin")
+    parts.append(
+        f"non-inferior at a {pp(max_accuracy_drop, sign=False)} pp margin"
+        if max_accuracy_drop is not None
+        else "non-inferior to the parent at the sweep's margin"
+    )
     return ", ".join(parts)
 
 
@@ -98,24 +112,41 @@ def _sentence(cell: SweepCell, point: SpeedPoint, budget: str, unconstrained: in
     else:
         head = f"Recommended: {cell.name} at batch {point.batch_size}"
         ratio = point.vs_parent
-        speed = (f"{ratio.ratio:.2f}× the parent's speed at that batch ({ratio.confidence * 100:g} % CI "
-                 f"{ratio.ci_low:.2f}–{ratio.ci_high:.2f})" if ratio is not None
-                 else "no paired speed-up (the parent did not run at that batch size)")
+        speed = (
+            f"{ratio.ratio:.2f}× the parent's speed at that batch ({ratio.confidence * 100:g} % CI "
+            f"{ratio.ci_low:.2f}–{ratio.ci_high:.2f})"
+            if ratio is not None
+            else "no paired speed-up (the parent did not run at that batch size)"
+        )
     memory = f", {_rate(point.memory_mb)} MiB" if point.memory_mb is not None else ""
     quality = ""
     if cell.quality is not None:
         q = cell.quality
-        quality = (f", accuracy {pp(q.difference)} pp vs the parent ({q.confidence * 100:g} % CI {pp(q.ci_low)} to "
-                   f"{pp(q.ci_high)}, McNemar p = {q.p_value:.2g})")
+        quality = (
+            f", accuracy {pp(q.difference)} pp vs the parent ({q.confidence * 100:g} % CI {pp(q.ci_low)} to "
+            f"{pp(q.ci_high)}, McNemar p = {q.p_value:.2g})"
+        )
     peak = ""
     if unconstrained is not None and unconstrained != point.batch_size:
         peak = f"; without the budget its throughput would peak at batch {unconstrained}"
-    return (f"{head} — {_rate(point.throughput)} samples/s, {speed}, p95 {point.p95_ms:.3g} ms/batch{memory}"
-            f"{quality}; throughput-optimal batch size within the budget ({budget}): {point.batch_size}{peak}.")
+    return (
+        f"{head} — {_rate(point.throughput)} samples/s, {speed}, p95 {point.p95_ms:.3g} ms/batch{memory}"
+        f"{quality}; throughput-optimal batch size within the budget ({budget}): {point.batch_size}{peak}."
+    )
 
 
-SWEEP_COLUMNS = ("variant", "batch", "status", "Δ accuracy vs parent (CI)", "McNemar p", "samples/s",
-                 "p95 ms/batch", "speed-up vs parent (CI)", "memory MiB", "notes")
+SWEEP_COLUMNS = (
+    "variant",
+    "batch",
+    "status",
+    "Δ accuracy vs parent (CI)",
+    "McNemar p",
+    "samples/s",
+    "p95 ms/batch",
+    "speed-up vs parent (CI)",
+    "memory MiB",
+    "notes",
+)
 
 
 def sweep_level(result: SweepResult) -> str:
@@ -154,16 +185,37 @@ def sweep_rows(result: SweepResult) -> list[dict[str, str]]:
             for i, point in enumerate(cell.points):
                 first = i == 0
                 if point.status != "measured":
-                    values = (cell.name, str(point.batch_size), "failed", quality if first else "",
-                              p_value if first else "", "—", "—", "—", "—", point.reason or "")
+                    values = (
+                        cell.name,
+                        str(point.batch_size),
+                        "failed",
+                        quality if first else "",
+                        p_value if first else "",
+                        "—",
+                        "—",
+                        "—",
+                        "—",
+                        point.reason or "",
+                    )
                 else:
                     ratio = point.vs_parent
-                    speedup = "—" if cell.parent or ratio is None else \
-                        f"{ratio.ratio:.2f}× ({ratio.ci_low:.2f}–{ratio.ci_high:.2f})"
-                    values = (cell.name, str(point.batch_size), "measured", quality if first else "",
-                              p_value if first else "", f"{point.throughput:,.1f}", f"{point.p95_ms:.3g}", speedup,
-                              _mib(point.memory_mb),
-                              "; ".join(cell.notes) if first and not cell.parent else "")
+                    speedup = (
+                        "—"
+                        if cell.parent or ratio is None
+                        else f"{ratio.ratio:.2f}× ({ratio.ci_low:.2f}–{ratio.ci_high:.2f})"
+                    )
+                    values = (
+                        cell.name,
+                        str(point.batch_size),
+                        "measured",
+                        quality if first else "",
+                        p_value if first else "",
+                        f"{point.throughput:,.1f}",
+                        f"{point.p95_ms:.3g}",
+                        speedup,
+                        _mib(point.memory_mb),
+                        "; ".join(cell.notes) if first and not cell.parent else "",
+                    )
                 rows.append(dict(zip(SWEEP_COLUMNS, values, strict=True)))
     return rows
 
@@ -174,11 +226,14 @@ def sweep_table(result: SweepResult, *, notes: bool = False) -> Any:
     from rich.table import Table
 
     columns = SWEEP_COLUMNS if notes else SWEEP_COLUMNS[:-1] + ("reason",)
-    table = Table(title=f"Sweep {result.name} — {result.dataset.n_examples} examples, device "
-                        f"{', '.join(sorted({m.device for m in result.models}))}")
+    table = Table(
+        title=f"Sweep {result.name} — {result.dataset.n_examples} examples, device "
+        f"{', '.join(sorted({m.device for m in result.models}))}"
+    )
     for column in columns:
-        table.add_column(column, justify="left" if column in ("variant", "status", "notes", "reason") else "right",
-                         overflow="fold")
+        table.add_column(
+            column, justify="left" if column in ("variant", "status", "notes", "reason") else "right", overflow="fold"
+        )
     for row in sweep_rows(result):
         last = row["notes"] if notes or row["status"] != "measured" else ""
         table.add_row(*[escape(row[c]) for c in SWEEP_COLUMNS[:-1]], escape(last))
@@ -191,19 +246,33 @@ def _md(text: str) -> str:
 
 def sweep_markdown(result: SweepResult, *, image: str | None = None) -> str:
     """The sweep as Markdown: recommendation, table, quality verdicts, notes and (optionally) the figure."""
-    lines = [f"# Sweep: {_md(result.name)}", "",
-             (f"{result.dataset.n_examples} examples of {_md(result.dataset.source)}; "
-              f"{result.environment.cpu_model}, torch threads {result.environment.torch_threads}; "
-              f"headtohead {result.headtohead_version}, {result.created_at}."), "",
-             f"**{_md(result.recommendation.sentence)}**", "",
-             f"Intervals (CI) at {sweep_level(result)}.", "",
-             "| " + " | ".join(SWEEP_COLUMNS) + " |", "|" + "|".join("---" for _ in SWEEP_COLUMNS) + "|"]
+    lines = [
+        f"# Sweep: {_md(result.name)}",
+        "",
+        (
+            f"{result.dataset.n_examples} examples of {_md(result.dataset.source)}; "
+            f"{result.environment.cpu_model}, torch threads {result.environment.torch_threads}; "
+            f"headtohead {result.headtohead_version}, {result.created_at}."
+        ),
+        "",
+        f"**{_md(result.recommendation.sentence)}**",
+        "",
+        f"Intervals (CI) at {sweep_level(result)}.",
+        "",
+        "| " + " | ".join(SWEEP_COLUMNS) + " |",
+        "|" + "|".join("---" for _ in SWEEP_COLUMNS) + "|",
+    ]
     lines += ["| " + " | ".join(_md(row[c]) for c in SWEEP_COLUMNS) + " |" for row in sweep_rows(result)]
     verdicts = [c.quality.verdict for c in result.cells() if c.quality is not None]
     if verdicts:
         lines += ["", "## Quality against the parent", ""] + [f"- {_md(v)}" for v in verdicts]
-    speed = [f"- {_md(p.vs_parent.verdict)} (batch {p.batch_size})" for c in result.cells() if not c.parent
-             for p in c.points if p.vs_parent is not None]
+    speed = [
+        f"- {_md(p.vs_parent.verdict)} (batch {p.batch_size})"
+        for c in result.cells()
+        if not c.parent
+        for p in c.points
+        if p.vs_parent is not None
+    ]
     if speed:
         lines += ["", "## Speed against the parent", ""] + speed
     if result.warnings:
@@ -243,9 +312,14 @@ def sweep_figure(result: SweepResult) -> bytes:
     for i, cell in enumerate(judged):
         q = cell.quality
         assert q is not None
-        ax_q.errorbar([q.difference * 100], [i], xerr=[[(q.difference - q.ci_low) * 100], [(q.ci_high - q.difference)
-                                                                                            * 100]],
-                      fmt="o", color="tab:red" if q.significant and q.difference < 0 else "tab:blue", capsize=3)
+        ax_q.errorbar(
+            [q.difference * 100],
+            [i],
+            xerr=[[(q.difference - q.ci_low) * 100], [(q.ci_high - q.difference) * 100]],
+            fmt="o",
+            color="tab:red" if q.significant and q.difference < 0 else "tab:blue",
+            capsize=3,
+        )
     ax_q.axvline(0.0, color="black", linewidth=1)
     margin = result.settings.get("max_accuracy_drop")
     if margin:

@@ -43,8 +43,11 @@ def _with_ci(value: float, estimate, percent: bool) -> str:  # noqa: ANN001 - Es
         return fmt(value)
     if not estimate.has_interval:  # a zero-width interval would read as perfect precision
         return f"{fmt(value)} [dim](no interval)[/]"
-    low, high = (f"{estimate.low * 100:.1f}", f"{estimate.high * 100:.1f}") if percent else (
-        f"{estimate.low:.3f}", f"{estimate.high:.3f}")
+    low, high = (
+        (f"{estimate.low * 100:.1f}", f"{estimate.high * 100:.1f}")
+        if percent
+        else (f"{estimate.low:.3f}", f"{estimate.high:.3f}")
+    )
     return f"{fmt(value)} [dim]({low}–{high})[/]"
 
 
@@ -65,17 +68,27 @@ def quality_table(result: RunResult) -> Table:
     data = result.dataset
     stats = result.stats
     level = f"{stats.settings.confidence:.0%} CI" if stats else ""
-    table = Table(title=f"{escape(result.name)} — {data.n_examples} examples, {len(data.label_names)} classes"
-                  + (f"; ({level}) in brackets" if stats else ""), title_justify="left")
+    table = Table(
+        title=f"{escape(result.name)} — {data.n_examples} examples, {len(data.label_names)} classes"
+        + (f"; ({level}) in brackets" if stats else ""),
+        title_justify="left",
+    )
     table.add_column("model", style="bold", no_wrap=True)
-    for column in ("accuracy", "macro-F1", "weighted-F1", "bal. acc.", "no pred.", "calib. err. (ℓ2)", "params",
-                   "eval s"):
+    for column in (
+        "accuracy",
+        "macro-F1",
+        "weighted-F1",
+        "bal. acc.",
+        "no pred.",
+        "calib. err. (ℓ2)",
+        "params",
+        "eval s",
+    ):
         table.add_column(column, justify="right")
     scored = [m for m in result.models if m.quality is not None]
     best = max((q.accuracy for m in scored if (q := m.quality) is not None), default=None)
     for model in scored:
-        table.add_row(*_row(model, stats.model(model.name) if stats else None,
-                            best=best if len(scored) > 1 else None))
+        table.add_row(*_row(model, stats.model(model.name) if stats else None, best=best if len(scored) > 1 else None))
     return table
 
 
@@ -143,12 +156,23 @@ def speed_table(result: RunResult) -> Table | None:
     if speed is None:
         return None
     cuda = any(m.memory is not None and m.memory.cuda_model_peak_mb is not None for m in speed.models)
-    table = Table(title=f"speed — {len(speed.scenarios)} scenario(s), real examples across the data, "
-                  f"torch threads {speed.torch_threads}; cold start and memory in a fresh process per model",
-                  title_justify="left")
+    table = Table(
+        title=f"speed — {len(speed.scenarios)} scenario(s), real examples across the data, "
+        f"torch threads {speed.torch_threads}; cold start and memory in a fresh process per model",
+        title_justify="left",
+    )
     table.add_column("model", style="bold", no_wrap=True)
-    columns = [f"batch {speed.batch_size} p50 ms", "p95 ms", "samples/s", "batch 1 p50 ms", "p99 ms", "load s",
-               "cold 1st call ms", "weights MiB", "model peak MiB"] + (["CUDA peak MiB"] if cuda else [])
+    columns = [
+        f"batch {speed.batch_size} p50 ms",
+        "p95 ms",
+        "samples/s",
+        "batch 1 p50 ms",
+        "p99 ms",
+        "load s",
+        "cold 1st call ms",
+        "weights MiB",
+        "model peak MiB",
+    ] + (["CUDA peak MiB"] if cuda else [])
     for column in columns:
         table.add_column(column, justify="right")
     for model in speed.models:
@@ -193,6 +217,13 @@ def timings_line(result: RunResult) -> str | None:
     t = result.timings
     if t is None:
         return None
-    parts = [("setup", t.setup_s), ("load", t.load_s), ("evaluate", t.evaluate_s), ("speed", t.speed_s),
-             ("statistics", t.statistics_s), ("report", t.report_s), ("total", t.total_s)]
+    parts = [
+        ("setup", t.setup_s),
+        ("load", t.load_s),
+        ("evaluate", t.evaluate_s),
+        ("speed", t.speed_s),
+        ("statistics", t.statistics_s),
+        ("report", t.report_s),
+        ("total", t.total_s),
+    ]
     return "Time: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in parts if seconds is not None)

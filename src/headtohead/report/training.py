@@ -13,22 +13,33 @@ def training_plan_line(n_models: int, n_seeds: int, n_train: int, n_eval: int, r
     """``Training 2 models × 1 seed(s) on 67349 examples with identical order and settings (…); evaluating on 872 examples.``"""
     length = f"{recipe['max_steps']} steps" if recipe.get("max_steps") else f"{recipe['epochs']} epochs"
     world = recipe.get("world", 1)
-    parts = [length, f"batch {recipe['batch_size']}" + (f"×{world} processes" if world > 1 else ""),
-             f"AdamW lr {recipe['learning_rate']:g}", recipe["precision"]]
+    parts = [
+        length,
+        f"batch {recipe['batch_size']}" + (f"×{world} processes" if world > 1 else ""),
+        f"AdamW lr {recipe['learning_rate']:g}",
+        recipe["precision"],
+    ]
     if recipe.get("gradient_accumulation_steps", 1) > 1:
         parts.append(f"accumulate {recipe['gradient_accumulation_steps']}")
-    return (f"Training {n_models} models × {n_seeds} seed(s) on {n_train} examples with identical order and settings "
-            f"({', '.join(parts)}); evaluating on {n_eval} examples.")
+    return (
+        f"Training {n_models} models × {n_seeds} seed(s) on {n_train} examples with identical order and settings "
+        f"({', '.join(parts)}); evaluating on {n_eval} examples."
+    )
 
 
 def epoch_line(model: str, seed: int, total: int | None, record: EpochRecord) -> str:
     """One finished epoch: loss, eval metrics, samples/s."""
     rate = record.samples / record.train_s if record.train_s > 0 else 0.0
-    metrics = (" · eval " + ", ".join(f"{k} {v:.3f}" for k, v in record.eval.items() if k != "balanced_accuracy")
-               if record.eval else "")
+    metrics = (
+        " · eval " + ", ".join(f"{k} {v:.3f}" for k, v in record.eval.items() if k != "balanced_accuracy")
+        if record.eval
+        else ""
+    )
     of = f"/{total}" if total else ""
-    return (f"  {model} (seed {seed}): epoch {record.epoch}{of} loss {record.train_loss:.4f}{metrics} · "
-            f"{rate:,.0f} samples/s")
+    return (
+        f"  {model} (seed {seed}): epoch {record.epoch}{of} loss {record.train_loss:.4f}{metrics} · "
+        f"{rate:,.0f} samples/s"
+    )
 
 
 def run_line(run: TrainingRun) -> str:
@@ -52,17 +63,33 @@ def run_line(run: TrainingRun) -> str:
 def training_table(summary: TrainingSummary) -> Table:
     """One row per model and seed: throughput, data stalls, time, memory, final eval accuracy."""
     table = Table(title="Training (identical order and settings)", title_justify="left")
-    for column in ("model", "seed", "samples/s", "tokens/s", "waits for data", "s/epoch", "end to end",
-                   "to target", "peak memory", "eval accuracy"):
+    for column in (
+        "model",
+        "seed",
+        "samples/s",
+        "tokens/s",
+        "waits for data",
+        "s/epoch",
+        "end to end",
+        "to target",
+        "peak memory",
+        "eval accuracy",
+    ):
         table.add_column(column, justify="left" if column == "model" else "right")
     for run in summary.runs:
         memory = f"{run.peak_memory_mb:,.0f} MiB {'CUDA' if run.cuda_max_allocated_mb is not None else 'RSS'}"
         table.add_row(
-            run.model, str(run.seed),
-            _num(run.samples_per_s, "{:,.1f}"), _num(run.tokens_per_s, "{:,.0f}"),
-            _num(run.data_wait_fraction, "{:.0%}"), _num(run.time_per_epoch_s, "{:.1f} s"),
-            f"{run.end_to_end_s:.1f} s", _num(run.time_to_target_s, "{:.1f} s"), memory,
-            _num(run.final_eval.get("accuracy"), "{:.3f}"))
+            run.model,
+            str(run.seed),
+            _num(run.samples_per_s, "{:,.1f}"),
+            _num(run.tokens_per_s, "{:,.0f}"),
+            _num(run.data_wait_fraction, "{:.0%}"),
+            _num(run.time_per_epoch_s, "{:.1f} s"),
+            f"{run.end_to_end_s:.1f} s",
+            _num(run.time_to_target_s, "{:.1f} s"),
+            memory,
+            _num(run.final_eval.get("accuracy"), "{:.3f}"),
+        )
     return table
 
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from headtohead.results.comparison import Comparison, SeedComparison, StatsSummary
-from headtohead.results.records import RunResult
-from headtohead.results.speed import SpeedComparison, SpeedSummary
-from headtohead.results.training import TrainingSummary
-from headtohead.report.speed_words import format_ratios, holm_clause, speed_tests_phrase
-from headtohead.report.warnings import speed_warnings
 from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, slices_line
 from headtohead.report.sequential import sequential_headline
+from headtohead.report.speed_words import format_ratios, holm_clause, speed_tests_phrase
+from headtohead.report.warnings import speed_warnings
+from headtohead.results.comparison import Comparison, SeedComparison, StatsSummary
+from headtohead.results.records import RunResult
 from headtohead.results.sequential import SequentialRecord
+from headtohead.results.speed import SpeedComparison, SpeedSummary
+from headtohead.results.training import TrainingSummary
 
 __all__ = ["VerdictLine", "Verdict", "build_verdict", "quality_line", "speed_line", "seed_line", "slice_lines"]
 
@@ -99,20 +99,26 @@ def quality_line(comparison: Comparison, *, holm: bool, groups: int | None = Non
         if low is not None and high is not None:
             lo, hi = (-high, -low) if flip else (low, high)
             interval = f"{_level(confidence)} CI {format_pp(lo)}…{format_pp(hi)}, "
-        return VerdictLine(comparison.winner, f"{format_pp(gap)} pp accuracy over {loser} ({interval}{tested})",
-                           "quality")
-    interval = (f", {_level(confidence)} CI {format_pp(low)}…{format_pp(high)}" if low is not None and high is not None
-                else "")
-    return VerdictLine(None, f"{a} vs {b}: no significant accuracy difference ({a} − {b} = {format_pp(effect)} pp"
-                             f"{interval}, {tested})", "quality")
+        return VerdictLine(
+            comparison.winner, f"{format_pp(gap)} pp accuracy over {loser} ({interval}{tested})", "quality"
+        )
+    interval = (
+        f", {_level(confidence)} CI {format_pp(low)}…{format_pp(high)}" if low is not None and high is not None else ""
+    )
+    return VerdictLine(
+        None,
+        f"{a} vs {b}: no significant accuracy difference ({a} − {b} = {format_pp(effect)} pp{interval}, {tested})",
+        "quality",
+    )
 
 
 def _pair_line(comparison: Comparison, stats: StatsSummary, *, holm: bool) -> VerdictLine:
     """A pair's headline: the sequential decision when the run stopped early, else the fixed-sample test."""
     record = _sequential_record(stats, comparison)
     if comparison.stopped_early and record is not None:
-        subject, text = sequential_headline(record, family_alpha=stats.settings.alpha,
-                                            n_pairs=len(stats.sequential or []))
+        subject, text = sequential_headline(
+            record, family_alpha=stats.settings.alpha, n_pairs=len(stats.sequential or [])
+        )
         return VerdictLine(subject, text, "quality")
     return quality_line(comparison, holm=holm, groups=stats.settings.n_groups)
 
@@ -158,11 +164,18 @@ def speed_line(comparison: SpeedComparison, batch_size: int) -> VerdictLine:
         factor, low, high = format_ratios(*numbers)
         return VerdictLine(fast, f"{factor}× faster than {slow} ({where}; {level} CI {low}–{high}{tested})", "speed")
     a, b = c.model_a, c.model_b
-    after = (f" after {speed_tests_phrase(c.n_speed_tests)}"
-             if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0) else "")
+    after = (
+        f" after {speed_tests_phrase(c.n_speed_tests)}"
+        if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0)
+        else ""
+    )
     ratio, low, high = format_ratios(c.ratio, c.ci_low, c.ci_high)
-    return VerdictLine(None, f"{a} vs {b}: no significant speed difference{after} ({where}; time ratio {a}/{b} "
-                             f"{ratio}, {level} CI {low}–{high}{tested})", "speed")
+    return VerdictLine(
+        None,
+        f"{a} vs {b}: no significant speed difference{after} ({where}; time ratio {a}/{b} "
+        f"{ratio}, {level} CI {low}–{high}{tested})",
+        "speed",
+    )
 
 
 def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[VerdictLine]:
@@ -179,20 +192,37 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
         return [VerdictLine(None, f"Accuracy: {listing}{note}.", "info")]
     if len(stats.models) == 1:
         est = stats.models[0].accuracy
-        return [VerdictLine(stats.models[0].name, f"accuracy {est.value:.1%} ({_level(est.confidence)} CI "
-                                                    f"{est.low:.1%}–{est.high:.1%})", "quality")]
+        return [
+            VerdictLine(
+                stats.models[0].name,
+                f"accuracy {est.value:.1%} ({_level(est.confidence)} CI {est.low:.1%}–{est.high:.1%})",
+                "quality",
+            )
+        ]
     holm = len(stats.comparisons) > 1
     if len(stats.comparisons) <= _MAX_PAIRS_LISTED:
         return [_pair_line(c, stats, holm=holm) for c in stats.comparisons]
     groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in stats.ranking)
-    how = ("the anytime-valid sequential tests" if any(c.stopped_early for c in stats.comparisons)
-           else "Holm-adjusted McNemar")
-    lines = [VerdictLine(None, f"Ranking by accuracy: {groups} (models in one group are not significantly "
-                               f"different, {how}, α = {stats.settings.alpha:g}).", "quality")]
+    how = (
+        "the anytime-valid sequential tests"
+        if any(c.stopped_early for c in stats.comparisons)
+        else "Holm-adjusted McNemar"
+    )
+    lines = [
+        VerdictLine(
+            None,
+            f"Ranking by accuracy: {groups} (models in one group are not significantly "
+            f"different, {how}, α = {stats.settings.alpha:g}).",
+            "quality",
+        )
+    ]
     if stats.ranking and len(stats.ranking[0].models) == 1:
         best = stats.ranking[0].models[0]
-        lines.extend(_pair_line(c, stats, holm=True) for c in stats.comparisons
-                     if c.winner == best and best in (c.model_a, c.model_b))
+        lines.extend(
+            _pair_line(c, stats, holm=True)
+            for c in stats.comparisons
+            if c.winner == best and best in (c.model_a, c.model_b)
+        )
     return lines
 
 
@@ -204,8 +234,12 @@ def slice_lines(stats: StatsSummary | None) -> list[VerdictLine]:
     early stop: fixed-sample slice tests of a stopped sample are not valid (the details keep
     them, labelled nominal).
     """
-    if stats is None or stats.slices is None or len(stats.comparisons) > _MAX_PAIRS_LISTED or \
-            any(c.stopped_early for c in stats.comparisons):
+    if (
+        stats is None
+        or stats.slices is None
+        or len(stats.comparisons) > _MAX_PAIRS_LISTED
+        or any(c.stopped_early for c in stats.comparisons)
+    ):
         return []
     found = (slices_line(stats.slices, c.model_a, c.model_b) for c in stats.comparisons)
     return [VerdictLine(None, line, "quality") for line in found if line]
@@ -228,15 +262,22 @@ def _speed_headline(speed: SpeedSummary) -> list[VerdictLine]:
                 factor, low, high = format_ratios(*numbers)
                 tests = run.comparisons[0].n_speed_tests
                 holm = f", each significant after {speed_tests_phrase(tests)}" if tests and tests > 1 else ""
-                lines.append(VerdictLine(name, f"fastest ({where}): {factor}× faster than the runner-up, "
-                                               f"{runner_up} ({_level(run.comparisons[0].confidence)} CI "
-                                               f"{low}–{high}{holm})", "speed"))
+                lines.append(
+                    VerdictLine(
+                        name,
+                        f"fastest ({where}): {factor}× faster than the runner-up, "
+                        f"{runner_up} ({_level(run.comparisons[0].confidence)} CI "
+                        f"{low}–{high}{holm})",
+                        "speed",
+                    )
+                )
                 break
         else:
             tests = run.comparisons[0].n_speed_tests
             holm = f" after {speed_tests_phrase(tests)}" if tests and tests > 1 else ""
-            lines.append(VerdictLine(None, f"No model is significantly faster than all the others{holm} ({where}).",
-                                     "speed"))
+            lines.append(
+                VerdictLine(None, f"No model is significantly faster than all the others{holm} ({where}).", "speed")
+            )
     return lines
 
 
@@ -259,11 +300,17 @@ def seed_line(comparison: SeedComparison) -> VerdictLine:
         tested += f", Holm p {format_p(c.p_adjusted)}"
     if c.significant and c.mean_difference != 0:
         winner, loser = (c.model_a, c.model_b) if c.mean_difference > 0 else (c.model_b, c.model_a)
-        return VerdictLine(winner, f"{format_pp(abs(c.mean_difference))} pp mean {c.metric} over {loser} across "
-                                   f"{c.n_seeds} seeds ({tested})", "quality")
-    return VerdictLine(None, f"{c.model_a} vs {c.model_b} across {c.n_seeds} seeds: no significant {c.metric} "
-                             f"difference ({c.model_a} − {c.model_b} = {format_pp(c.mean_difference)} pp, {tested})",
-                       "quality")
+        return VerdictLine(
+            winner,
+            f"{format_pp(abs(c.mean_difference))} pp mean {c.metric} over {loser} across {c.n_seeds} seeds ({tested})",
+            "quality",
+        )
+    return VerdictLine(
+        None,
+        f"{c.model_a} vs {c.model_b} across {c.n_seeds} seeds: no significant {c.metric} "
+        f"difference ({c.model_a} − {c.model_b} = {format_pp(c.mean_difference)} pp, {tested})",
+        "quality",
+    )
 
 
 def build_verdict(result: RunResult, training: TrainingSummary | None = None) -> Verdict:
@@ -292,18 +339,31 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     if result.stats is not None:
         details.extend(c.verdict for c in result.stats.comparisons)
         if result.stats.slices is not None:  # one line per pair (every slice's sentence is in the records)
-            nominal = ("Nominal only (the run stopped early: fixed-sample tests of the examples used are not "
-                       "valid): " if any(c.stopped_early for c in result.stats.comparisons) else "")
+            nominal = (
+                "Nominal only (the run stopped early: fixed-sample tests of the examples used are not valid): "
+                if any(c.stopped_early for c in result.stats.comparisons)
+                else ""
+            )
             found = (slices_line(result.stats.slices, c.model_a, c.model_b) for c in result.stats.comparisons)
             details.extend(nominal + line for line in found if line)
     seeds = training.multi_seed if training is not None else None
-    if training is not None and seeds is not None and len(training.seeds) > 1 and \
-            len(seeds.comparisons) <= _MAX_PAIRS_LISTED:
+    if (
+        training is not None
+        and seeds is not None
+        and len(training.seeds) > 1
+        and len(seeds.comparisons) <= _MAX_PAIRS_LISTED
+    ):
         headline.extend(seed_line(c) for c in seeds.comparisons)
     if result.speed is not None:
         headline.extend(_speed_headline(result.speed))
         if _speed_unsteady(result.speed):
-            headline.append(VerdictLine(None, "Speed was measured on a busy or unsteady machine: read the speed "
-                                              "lines with care (see the warnings under speed and memory).", "info"))
+            headline.append(
+                VerdictLine(
+                    None,
+                    "Speed was measured on a busy or unsteady machine: read the speed "
+                    "lines with care (see the warnings under speed and memory).",
+                    "info",
+                )
+            )
         details.extend(c.verdict for run in result.speed.scenarios for c in run.comparisons)
     return Verdict(headline=headline, details=details)

@@ -18,8 +18,15 @@ from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.results.training import TrainingRun
 from headtohead.stats.speed_family import noise_checks
 
-__all__ = ["isolation_warning", "instability_warnings", "speed_warnings", "stall_warning_text", "training_warnings",
-           "model_warnings", "BUSY_CPU_PERCENT"]
+__all__ = [
+    "isolation_warning",
+    "instability_warnings",
+    "speed_warnings",
+    "stall_warning_text",
+    "training_warnings",
+    "model_warnings",
+    "BUSY_CPU_PERCENT",
+]
 
 #: Other processes' CPU use (percent of one core) above which the machine counts as busy.
 BUSY_CPU_PERCENT = 50.0
@@ -47,8 +54,10 @@ def isolation_warning(load: HostLoad, *, check_load_average: bool = True) -> str
         reasons.append(f"the 1-minute load average is {load.load_average[0]:.1f} on {load.cpu_count} CPUs")
     if not reasons:
         return None
-    return ("; ".join(reasons) + " — speed results are only comparable under the same conditions; close other "
-            "programs or re-run on an idle machine")
+    return (
+        "; ".join(reasons) + " — speed results are only comparable under the same conditions; close other "
+        "programs or re-run on an idle machine"
+    )
 
 
 def instability_warnings(summary: SpeedSummary) -> list[str]:
@@ -68,32 +77,43 @@ def instability_warnings(summary: SpeedSummary) -> list[str]:
             return f"trend test p {format_p(p)}, Holm p {format_p(adjusted)} over {checks.n_drift_tests} drift tests"
         return f"trend test p {format_p(p)}"
 
-    noise: dict[tuple[str, str], float] = {(m.name, t.scenario): t.repeat_noise for m in summary.models
-                                           for t in (m.offline, m.single_stream) if t is not None}
+    noise: dict[tuple[str, str], float] = {
+        (m.name, t.scenario): t.repeat_noise
+        for m in summary.models
+        for t in (m.offline, m.single_stream)
+        if t is not None
+    }
     out, pct, limit = [], format_percent, format_percent(checks.limit)
     for r in checks.ratios:
         a, b, level = r.model_a, r.model_b, f"{100 * r.confidence:g} %"
         if r.too_wide:
-            repeats = ", ".join(f"{name} {pct(noise[(name, r.scenario)])}" for name in (a, b)
-                                if (name, r.scenario) in noise)
-            out.append(f"{r.scenario}: {a} vs {b} is undecided — time ratio {a}/{b} {r.ratio:.2f}, {level} CI "
-                       f"{r.low:.2f}–{r.high:.2f} (±{pct(r.halfwidth)}, wider than ±{limit}) over {r.n_rounds} "
-                       f"rounds: too noisy to tell whether they differ by {limit} (repeat noise {repeats}); about "
-                       f"{r.rounds_needed} rounds would narrow it to ±{limit} (speed.rounds), or quiet the machine "
-                       f"(close other programs, set num_threads)")
+            repeats = ", ".join(
+                f"{name} {pct(noise[(name, r.scenario)])}" for name in (a, b) if (name, r.scenario) in noise
+            )
+            out.append(
+                f"{r.scenario}: {a} vs {b} is undecided — time ratio {a}/{b} {r.ratio:.2f}, {level} CI "
+                f"{r.low:.2f}–{r.high:.2f} (±{pct(r.halfwidth)}, wider than ±{limit}) over {r.n_rounds} "
+                f"rounds: too noisy to tell whether they differ by {limit} (repeat noise {repeats}); about "
+                f"{r.rounds_needed} rounds would narrow it to ±{limit} (speed.rounds), or quiet the machine "
+                f"(close other programs, set num_threads)"
+            )
         if r.drifted:
             sign = "+" if r.drift > 0 else "\u2212"
-            out.append(f"{r.scenario}: the time ratio {a}/{b} drifted {sign}{pct(abs(r.drift))} from the first to "
-                       f"the last of {r.n_rounds} rounds ({tested(r.drift_p, r.drift_p_adjusted)}): the ratio "
-                       f"depends on when the measurement stopped — a warm-up that had not finished (raise "
-                       f"warmup_seconds), throttling or a job that started part-way; re-run on a quiet machine")
+            out.append(
+                f"{r.scenario}: the time ratio {a}/{b} drifted {sign}{pct(abs(r.drift))} from the first to "
+                f"the last of {r.n_rounds} rounds ({tested(r.drift_p, r.drift_p_adjusted)}): the ratio "
+                f"depends on when the measurement stopped — a warm-up that had not finished (raise "
+                f"warmup_seconds), throttling or a job that started part-way; re-run on a quiet machine"
+            )
     for lv in checks.levels:
         if lv.drifted:
             rose = "rose" if lv.change > 0 else "fell"
-            out.append(f"{lv.scenario}: the latency drifted — the models' mean latency {rose} {pct(abs(lv.change))} "
-                       f"from the first to the last of {lv.n_rounds} rounds ({tested(lv.p_value, lv.p_adjusted)}): "
-                       f"throttling, or another job; a drift the models share cancels in the ratios, but the "
-                       f"latencies and throughputs shown are averages over it")
+            out.append(
+                f"{lv.scenario}: the latency drifted — the models' mean latency {rose} {pct(abs(lv.change))} "
+                f"from the first to the last of {lv.n_rounds} rounds ({tested(lv.p_value, lv.p_adjusted)}): "
+                f"throttling, or another job; a drift the models share cancels in the ratios, but the "
+                f"latencies and throughputs shown are averages over it"
+            )
     return out
 
 
@@ -119,9 +139,11 @@ def stall_warning_text(model: str, fraction: float) -> str:
     >>> stall_warning_text("bert", 0.38)  # doctest: +ELLIPSIS
     "model 'bert': the model waits for data 38 % of the time — raise train.num_workers ..."
     """
-    return (f"model '{model}': the model waits for data {fraction * 100:.0f} % of the time — raise "
-            f"train.num_workers / pre-tokenise or shrink the preprocessing, or the samples/s measure the "
-            f"data pipeline rather than the hardware")
+    return (
+        f"model '{model}': the model waits for data {fraction * 100:.0f} % of the time — raise "
+        f"train.num_workers / pre-tokenise or shrink the preprocessing, or the samples/s measure the "
+        f"data pipeline rather than the hardware"
+    )
 
 
 def training_warnings(run: TrainingRun, stall_threshold: float) -> list[str]:
@@ -146,26 +168,39 @@ def model_warnings(record: ModelRecord) -> list[str]:
         failed = quality.n_failed
         total = quality.n_examples if quality.failures_counted else quality.n_examples + failed
         rows = listing(quality.failed_examples) + (" …" if failed > len(quality.failed_examples) else "")
-        treated = (f"each counts as a wrong answer (accuracy on the answered rows only: "
-                   f"{100 * quality.answered.accuracy:.1f} %)" if quality.failures_counted and quality.answered
-                   else "each counts as a wrong answer" if quality.failures_counted
-                   else "these version-3 results left them out of its metrics")
-        derived.append(f"model '{record.name}' gave no prediction for {failed} of {total} examples "
-                       f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores, or no usable answer): "
-                       f"{treated}; check its weights and precision (fp16 overflows), or its endpoint's answers")
+        treated = (
+            f"each counts as a wrong answer (accuracy on the answered rows only: "
+            f"{100 * quality.answered.accuracy:.1f} %)"
+            if quality.failures_counted and quality.answered
+            else "each counts as a wrong answer"
+            if quality.failures_counted
+            else "these version-3 results left them out of its metrics"
+        )
+        derived.append(
+            f"model '{record.name}' gave no prediction for {failed} of {total} examples "
+            f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores, or no usable answer): "
+            f"{treated}; check its weights and precision (fp16 overflows), or its endpoint's answers"
+        )
     if record.labels_outside_data:
         present = len(record.label_columns or [])
         predicted = quality.predicted_outside if quality is not None else 0
-        errors = (f"; its {predicted} prediction(s) of them count as errors" if predicted
-                  else "; it never predicted one of them")
-        derived.append(f"model '{record.name}' knows {present + len(record.labels_outside_data)} classes, "
-                       f"{len(record.labels_outside_data)} of which never occur in this data "
-                       f"({listing(record.labels_outside_data, quote=True)}): precision and F1 average over the "
-                       f"data's {present} classes{errors}")
+        errors = (
+            f"; its {predicted} prediction(s) of them count as errors"
+            if predicted
+            else "; it never predicted one of them"
+        )
+        derived.append(
+            f"model '{record.name}' knows {present + len(record.labels_outside_data)} classes, "
+            f"{len(record.labels_outside_data)} of which never occur in this data "
+            f"({listing(record.labels_outside_data, quote=True)}): precision and F1 average over the "
+            f"data's {present} classes{errors}"
+        )
     if record.batch_backoff:
         first, last = record.batch_backoff[0], record.batch_backoff[-1]
-        derived.append(f"model '{record.name}' ran out of device memory on batch {first.batch + 1} "
-                       f"({first.batch_size} examples, {first.error}): from there on, batches ran in consecutive "
-                       f"pieces of at most {last.sub_batch_size} examples (same examples, same order, the same plan "
-                       f"as the other models; scores may differ from a whole batch by floating-point rounding)")
+        derived.append(
+            f"model '{record.name}' ran out of device memory on batch {first.batch + 1} "
+            f"({first.batch_size} examples, {first.error}): from there on, batches ran in consecutive "
+            f"pieces of at most {last.sub_batch_size} examples (same examples, same order, the same plan "
+            f"as the other models; scores may differ from a whole batch by floating-point rounding)"
+        )
     return list(dict.fromkeys(list(record.warnings) + derived))

@@ -19,14 +19,38 @@ from headtohead.results.records import RunResult
 from headtohead.results.slices import SliceResult
 from headtohead.runtime.files import write_text_atomic
 
-__all__ = ["SHOWN", "slice_name", "slice_rows", "slices_note", "DisagreementRow", "DisagreementBlock",
-           "disagreement_blocks", "write_disagreements_csv", "CSV_COLUMNS"]
+__all__ = [
+    "SHOWN",
+    "slice_name",
+    "slice_rows",
+    "slices_note",
+    "DisagreementRow",
+    "DisagreementBlock",
+    "disagreement_blocks",
+    "write_disagreements_csv",
+    "CSV_COLUMNS",
+]
 
 #: Disagreeing examples shown per direction in a report (all of them are in the CSV).
 SHOWN = 20
 #: The columns of ``disagreements.csv``.
-CSV_COLUMNS = ("model_a", "model_b", "right", "rank", "index", "id", "input", "true_label", "prediction_a",
-               "p_prediction_a", "p_true_a", "prediction_b", "p_prediction_b", "p_true_b", "confidence_gap")
+CSV_COLUMNS = (
+    "model_a",
+    "model_b",
+    "right",
+    "rank",
+    "index",
+    "id",
+    "input",
+    "true_label",
+    "prediction_a",
+    "p_prediction_a",
+    "p_true_a",
+    "prediction_b",
+    "p_prediction_b",
+    "p_true_b",
+    "confidence_gap",
+)
 
 
 def slice_name(result: SliceResult) -> str:
@@ -49,12 +73,14 @@ def slice_rows(result: RunResult) -> list[dict[str, str]]:
         for entry in s.accuracies:
             est = entry.accuracy
             low, high = (est.low, est.high) if est.has_interval else (None, None)
-            row[f"{entry.model} accuracy"] = (f"{100 * est.value:.1f} % ({100 * low:.1f}–{100 * high:.1f})"
-                                              if low is not None and high is not None else f"{100 * est.value:.1f} %")
+            row[f"{entry.model} accuracy"] = (
+                f"{100 * est.value:.1f} % ({100 * low:.1f}–{100 * high:.1f})"
+                if low is not None and high is not None
+                else f"{100 * est.value:.1f} %"
+            )
         for pair in s.pairs:
             key = f"{pair.model_a} − {pair.model_b}"
-            row[f"{key} (pp)"] = (f"{format_pp(pair.difference)} ({format_pp(pair.ci_low)}…"
-                                  f"{format_pp(pair.ci_high)})")
+            row[f"{key} (pp)"] = f"{format_pp(pair.difference)} ({format_pp(pair.ci_low)}…{format_pp(pair.ci_high)})"
             row[f"{key} Holm p"] = format_p(pair.p_adjusted).replace("= ", "") + (" ✓" if pair.significant else "")
         rows.append(row)
     return rows
@@ -66,13 +92,18 @@ def slices_note(result: RunResult) -> str:
     if summary is None:
         return ""
     stopped = any(c.stopped_early for c in result.stats.comparisons) if result.stats is not None else False
-    prefix = ("The run stopped early (--until-decided): these fixed-sample tests of the examples used are nominal "
-              "only. " if stopped else "")
-    return prefix + (f"Accuracy per slice with {summary.confidence:.0%} Wilson intervals; the difference of each "
-                     f"pair with Tango's score interval, the same statistic as the test; McNemar "
-                     f"({summary.mcnemar_rule}) with Holm's adjustment over all {summary.n_tests} (slice, pair) tests, "
-                     f"α = {summary.alpha:g}. ✓: significant after the adjustment — only these are named in the "
-                     f"verdict. Length bins are quantiles of the data.")
+    prefix = (
+        "The run stopped early (--until-decided): these fixed-sample tests of the examples used are nominal only. "
+        if stopped
+        else ""
+    )
+    return prefix + (
+        f"Accuracy per slice with {summary.confidence:.0%} Wilson intervals; the difference of each "
+        f"pair with Tango's score interval, the same statistic as the test; McNemar "
+        f"({summary.mcnemar_rule}) with Holm's adjustment over all {summary.n_tests} (slice, pair) tests, "
+        f"α = {summary.alpha:g}. ✓: significant after the adjustment — only these are named in the "
+        f"verdict. Length bins are quantiles of the data."
+    )
 
 
 @dataclass(frozen=True)
@@ -108,11 +139,23 @@ def _percent(p: float | None) -> str:
 
 def _row(rank: int, d: Disagreement) -> DisagreementRow:
     example = f"#{d.index}" + (f" · {d.example_id}" if d.example_id is not None else "")
-    gap = "—" if d.confidence_gap is None else f"{format_pp(d.confidence_gap, signed=False)} pp" \
-        if d.confidence_gap >= 0 else f"{format_pp(d.confidence_gap)} pp"
-    return DisagreementRow(rank=rank, example=example, input=d.input, thumbnail=d.thumbnail, true_label=d.true_label,
-                           prediction_a=d.prediction_a + _percent(d.p_pred_a),
-                           prediction_b=d.prediction_b + _percent(d.p_pred_b), gap=gap)
+    gap = (
+        "—"
+        if d.confidence_gap is None
+        else f"{format_pp(d.confidence_gap, signed=False)} pp"
+        if d.confidence_gap >= 0
+        else f"{format_pp(d.confidence_gap)} pp"
+    )
+    return DisagreementRow(
+        rank=rank,
+        example=example,
+        input=d.input,
+        thumbnail=d.thumbnail,
+        true_label=d.true_label,
+        prediction_a=d.prediction_a + _percent(d.p_pred_a),
+        prediction_b=d.prediction_b + _percent(d.p_pred_b),
+        gap=gap,
+    )
 
 
 def disagreement_blocks(result: RunResult, limit: int = SHOWN) -> list[DisagreementBlock]:
@@ -121,21 +164,33 @@ def disagreement_blocks(result: RunResult, limit: int = SHOWN) -> list[Disagreem
         return []
     blocks = []
     for d in result.stats.disagreements:
-        for right, wrong, rows, total in ((d.model_a, d.model_b, d.only_a_right, d.n_only_a_right),
-                                          (d.model_b, d.model_a, d.only_b_right, d.n_only_b_right)):
+        for right, wrong, rows, total in (
+            (d.model_a, d.model_b, d.only_a_right, d.n_only_a_right),
+            (d.model_b, d.model_a, d.only_b_right, d.n_only_b_right),
+        ):
             count = len(rows) if total is None else total
             order = "largest confidence gap first" if d.sorted_by == "confidence_gap" else "in data order"
             shown = min(limit, len(rows))
-            title = (f"{right} right, {wrong} wrong: {count:,} example(s)" +
-                     (f"; the first {shown}, {order}" if count > shown else f", {order}" if count else ""))
-            blocks.append(DisagreementBlock(title=title, right=right, wrong=wrong, model_a=d.model_a,
-                                            model_b=d.model_b, total=count,
-                                            rows=[_row(i + 1, r) for i, r in enumerate(rows[:limit])]))
+            title = f"{right} right, {wrong} wrong: {count:,} example(s)" + (
+                f"; the first {shown}, {order}" if count > shown else f", {order}" if count else ""
+            )
+            blocks.append(
+                DisagreementBlock(
+                    title=title,
+                    right=right,
+                    wrong=wrong,
+                    model_a=d.model_a,
+                    model_b=d.model_b,
+                    total=count,
+                    rows=[_row(i + 1, r) for i, r in enumerate(rows[:limit])],
+                )
+            )
     return blocks
 
 
-def write_disagreements_csv(disagreements: Sequence[Disagreements], path: str | Path,
-                            inputs: Sequence[str | None] | None = None) -> Path:
+def write_disagreements_csv(
+    disagreements: Sequence[Disagreements], path: str | Path, inputs: Sequence[str | None] | None = None
+) -> Path:
     """Every disagreement of a run as one CSV (:data:`CSV_COLUMNS`), written atomically.
 
     Parameters
@@ -158,9 +213,25 @@ def write_disagreements_csv(disagreements: Sequence[Disagreements], path: str | 
         for right, rows in ((d.model_a, d.only_a_right), (d.model_b, d.only_b_right)):
             for rank, r in enumerate(rows, start=1):
                 shown = inputs[r.index] if inputs is not None else r.input
-                writer.writerow([d.model_a, d.model_b, right, rank, r.index, r.example_id or "", shown or "",
-                                 r.true_label, r.prediction_a, _number(r.p_pred_a), _number(r.p_true_a),
-                                 r.prediction_b, _number(r.p_pred_b), _number(r.p_true_b), _number(r.confidence_gap)])
+                writer.writerow(
+                    [
+                        d.model_a,
+                        d.model_b,
+                        right,
+                        rank,
+                        r.index,
+                        r.example_id or "",
+                        shown or "",
+                        r.true_label,
+                        r.prediction_a,
+                        _number(r.p_pred_a),
+                        _number(r.p_true_a),
+                        r.prediction_b,
+                        _number(r.p_pred_b),
+                        _number(r.p_true_b),
+                        _number(r.confidence_gap),
+                    ]
+                )
     path = Path(path)
     write_text_atomic(path, buffer.getvalue())
     return path

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from headtohead.results.files import REPORT_FILE
 from headtohead.errors import ConfigError
 from headtohead.report.merge import MergedRuns, as_merged
+from headtohead.results.files import REPORT_FILE
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 
@@ -53,13 +53,19 @@ class Written:
 
 def _check_suffix(path: Path | None, suffixes: tuple[str, ...], option: str) -> None:
     if path is not None and path.suffix.lower() not in suffixes:
-        raise ConfigError(f"{option} {path}: expected a file ending in {' or '.join(suffixes)} "
-                          f"(e.g. {option} report{suffixes[0]})")
+        raise ConfigError(
+            f"{option} {path}: expected a file ending in {' or '.join(suffixes)} (e.g. {option} report{suffixes[0]})"
+        )
 
 
-def write_outputs(results: RunResult | MergedRuns, *, html: str | Path | None = None,
-                  markdown: str | Path | None = None, csv: str | Path | None = None,
-                  title: str | None = None) -> Written:
+def write_outputs(
+    results: RunResult | MergedRuns,
+    *,
+    html: str | Path | None = None,
+    markdown: str | Path | None = None,
+    csv: str | Path | None = None,
+    title: str | None = None,
+) -> Written:
     """Write the requested formats of one report.
 
     Parameters

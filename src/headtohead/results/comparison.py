@@ -14,8 +14,8 @@ from pydantic import Field
 from headtohead.results.base import Record
 from headtohead.results.disagreements import Disagreements
 from headtohead.results.estimates import ContingencyTable, Estimate
-from headtohead.results.slices import SliceSummary
 from headtohead.results.sequential import SequentialRecord
+from headtohead.results.slices import SliceSummary
 
 __all__ = [
     "Estimate",
@@ -52,8 +52,10 @@ class Calibration(Record):
     n_bins: int
     ece: float = Field(description="expected calibration error: Σ_b (n_b/n)·|accuracy_b − confidence_b|")
     ece_l2_debiased: Estimate | None = Field(
-        default=None, description="ℓ2 (root-mean-square) calibration error over n_bins equal-mass bins, debiased "
-                                  "(Kumar, Liang & Ma 2019) with its interval; None below 4 examples")
+        default=None,
+        description="ℓ2 (root-mean-square) calibration error over n_bins equal-mass bins, debiased "
+        "(Kumar, Liang & Ma 2019) with its interval; None below 4 examples",
+    )
     mce: float = Field(description="maximum calibration error over non-empty bins")
     brier: float = Field(description="Brier score, halved when the data has two classes (scikit-learn's binary scale)")
     nll: float = Field(description="negative log-likelihood of the true class (log loss)")
@@ -73,29 +75,39 @@ class ModelStats(Record):
     name: str
     n_examples: int
     n_failed: int = Field(default=0, description="examples without a prediction, each counted as wrong")
-    n_excluded: int = Field(default=0, description="version 3 only: examples left out because the model's scores "
-                            "were NaN or infinite (from version 4 they count as wrong: n_failed)")
+    n_excluded: int = Field(
+        default=0,
+        description="version 3 only: examples left out because the model's scores "
+        "were NaN or infinite (from version 4 they count as wrong: n_failed)",
+    )
     accuracy: Estimate = Field(description="Wilson interval (with groups: its union with the cluster-robust one)")
-    accuracy_answered: Estimate | None = Field(default=None, description="accuracy on the answered rows only "
-                                               "(Wilson); None when the model answered every example")
+    accuracy_answered: Estimate | None = Field(
+        default=None,
+        description="accuracy on the answered rows only (Wilson); None when the model answered every example",
+    )
     balanced_accuracy: Estimate
     f1_macro: Estimate
     f1_weighted: Estimate
-    recall_per_class: dict[str, Estimate] = Field(default_factory=dict, description="class name → recall (Wilson "
-                                                  "interval on the class's examples)")
-    ece: Estimate | None = Field(default=None, description="plug-in ECE over equal-width bins: biased upwards, so "
-                                 "shown without an interval (low/high None); the calibration figure with an interval "
-                                 "is calibration.ece_l2_debiased")
+    recall_per_class: dict[str, Estimate] = Field(
+        default_factory=dict, description="class name → recall (Wilson interval on the class's examples)"
+    )
+    ece: Estimate | None = Field(
+        default=None,
+        description="plug-in ECE over equal-width bins: biased upwards, so "
+        "shown without an interval (low/high None); the calibration figure with an interval "
+        "is calibration.ece_l2_debiased",
+    )
     brier: Estimate | None = None
     nll: Estimate | None = None
     calibration: Calibration | None = None
-    calibration_examples: int | None = Field(default=None, description="examples the calibration figures use (the "
-                                             "answered ones); None without probabilities")
+    calibration_examples: int | None = Field(
+        default=None, description="examples the calibration figures use (the answered ones); None without probabilities"
+    )
 
     def estimate(self, metric: str) -> Estimate:
         """The estimate of ``metric`` (``accuracy``, ``f1_macro`` …, or ``recall:<class>``)."""
-        if metric.startswith("recall:") and metric[len("recall:"):] in self.recall_per_class:
-            return self.recall_per_class[metric[len("recall:"):]]
+        if metric.startswith("recall:") and metric[len("recall:") :] in self.recall_per_class:
+            return self.recall_per_class[metric[len("recall:") :]]
         value = getattr(self, metric, None) if metric in type(self).model_fields else None
         if not isinstance(value, Estimate):
             raise KeyError(f"no estimate '{metric}' for model '{self.name}'")
@@ -111,13 +123,17 @@ class MetricDifference(Record):
     difference: float = Field(description="value_a − value_b")
     ci_low: float | None
     ci_high: float | None
-    method: str = Field(description="tango-score (accuracy, per-class recall; +clusters with groups) | bca | "
-                                    "percentile | cluster-bca | cluster-percentile")
+    method: str = Field(
+        description="tango-score (accuracy, per-class recall; +clusters with groups) | bca | "
+        "percentile | cluster-bca | cluster-percentile"
+    )
     confidence: float = 0.95
     higher_is_better: bool = True
     note: str | None = None
-    on_answered_rows: bool = Field(default=False, description="computed on the examples both models answered (the "
-                                   "calibration metrics, which need probabilities)")
+    on_answered_rows: bool = Field(
+        default=False,
+        description="computed on the examples both models answered (the calibration metrics, which need probabilities)",
+    )
 
     @property
     def has_interval(self) -> bool:
@@ -135,12 +151,16 @@ class Comparison(Record):
     model_a: str
     model_b: str
     n_examples: int
-    n_excluded: int = Field(default=0, description="version 3 only: examples left out where one model's scores were "
-                            "NaN or infinite (from version 4 a failure counts as a wrong answer)")
+    n_excluded: int = Field(
+        default=0,
+        description="version 3 only: examples left out where one model's scores were "
+        "NaN or infinite (from version 4 a failure counts as a wrong answer)",
+    )
     table: ContingencyTable
     test: Literal["mcnemar-score", "mcnemar-clustered", "mcnemar-exact", "mcnemar-chi2", "mcnemar-midp"] = Field(
         description="mcnemar-score: (b − c)²/(b + c) on χ²₁ (Tango's score test at 0); mcnemar-clustered: the larger p "
-                    "of it and Durkalski's clustered statistic; exact/chi2: version 3's rule")
+        "of it and Durkalski's clustered statistic; exact/chi2: version 3's rule"
+    )
     statistic: float
     p_value: float
     p_value_midp: float = Field(description="mid-p McNemar (ignores groups), for reference")
@@ -153,14 +173,18 @@ class Comparison(Record):
     differences: list[MetricDifference]
     minimum_detectable_effect: float | None = Field(
         description="the accuracy gap this test detects with mde_power probability at this n and discordance (smaller "
-                    "gaps are detected less often); None if no gap is")
+        "gaps are detected less often); None if no gap is"
+    )
     mde_power: float = 0.8
     winner: str | None = None
-    stopped_early: bool = Field(default=False, description="--until-decided stopped before every example was "
-                                "used: significant/winner are the anytime-valid test's decision (stats.sequential); "
-                                "p_value, p_adjusted and the intervals describe the stopped sample and are nominal "
-                                "only (optional stopping invalidates them, and the stopped estimate is biased away "
-                                "from 0)")
+    stopped_early: bool = Field(
+        default=False,
+        description="--until-decided stopped before every example was "
+        "used: significant/winner are the anytime-valid test's decision (stats.sequential); "
+        "p_value, p_adjusted and the intervals describe the stopped sample and are nominal "
+        "only (optional stopping invalidates them, and the stopped estimate is biased away "
+        "from 0)",
+    )
     verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")
 
     def difference(self, metric: str) -> MetricDifference:
@@ -191,10 +215,13 @@ class StatsSettings(Record):
     power: float = 0.8
     mcnemar_rule: str = "exact binomial when b + c < 25, else χ² with continuity correction"
     multiple_comparisons: str = "holm"
-    failures: str = Field(default="counted as wrong", description="how examples without a prediction enter the "
-                          "metrics (version 3: 'left out')")
-    group_column: str | None = Field(default=None, description="the data column naming groups of related examples; "
-                                     "None: examples are independent")
+    failures: str = Field(
+        default="counted as wrong",
+        description="how examples without a prediction enter the metrics (version 3: 'left out')",
+    )
+    group_column: str | None = Field(
+        default=None, description="the data column naming groups of related examples; None: examples are independent"
+    )
     n_groups: int | None = Field(default=None, description="groups in the evaluated examples (with group_column)")
 
 
@@ -205,14 +232,21 @@ class StatsSummary(Record):
     models: list[ModelStats]
     comparisons: list[Comparison] = Field(default_factory=list)
     ranking: list[RankGroup] = Field(default_factory=list)
-    slices: SliceSummary | None = Field(default=None, description="quality per slice (class, input size, extra "
-                                        "columns) with paired tests, Holm over all slices; None before version 3")
+    slices: SliceSummary | None = Field(
+        default=None,
+        description="quality per slice (class, input size, extra "
+        "columns) with paired tests, Holm over all slices; None before version 3",
+    )
     disagreements: list[Disagreements] = Field(
-        default_factory=list, description="per pair, the examples exactly one model got right, most striking first "
-                                          "(the first of each direction; all of them: disagreements.csv)")
+        default_factory=list,
+        description="per pair, the examples exactly one model got right, most striking first "
+        "(the first of each direction; all of them: disagreements.csv)",
+    )
     sequential: list[SequentialRecord] | None = Field(
-        default=None, description="one per pair when the run stopped once decided (--until-decided); the "
-        "statistics above are then computed on the examples used. None: every example was evaluated")
+        default=None,
+        description="one per pair when the run stopped once decided (--until-decided); the "
+        "statistics above are then computed on the examples used. None: every example was evaluated",
+    )
 
     def model(self, name: str) -> ModelStats:
         """The statistics of model ``name``."""

@@ -36,14 +36,17 @@ class ScenarioCost(DerivedRecord):
     model asked over the network, priced per token)."""
 
     scenario: str
-    throughput_per_s: float | None = Field(description="predictions per second the cost is based on: the "
-                                           "scenario's throughput (server: max_qps)")
+    throughput_per_s: float | None = Field(
+        description="predictions per second the cost is based on: the scenario's throughput (server: max_qps)"
+    )
     price_per_hour: float | None = None
     predictions: int = Field(default=0, description="predictions made while the energy counter ran")
     seconds: float = Field(default=0.0, description="time the energy counter ran")
     energy_j: float | None = Field(default=None, description="counter difference summed over the timed blocks")
-    price_per_prediction: float | None = Field(default=None, description="an endpoint's (kind openai) mean price "
-                                               "of one prediction, from its tokens and its price per token")
+    price_per_prediction: float | None = Field(
+        default=None,
+        description="an endpoint's (kind openai) mean price of one prediction, from its tokens and its price per token",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -73,8 +76,9 @@ class ModelCost(Record):
     RAPL), idle power included: joules per prediction are what the machine drew per answer.
     """
 
-    energy_source: str | None = Field(default=None, description="the counter read, e.g. 'NVML total energy, "
-                                      "NVIDIA H100 (whole GPU)'")
+    energy_source: str | None = Field(
+        default=None, description="the counter read, e.g. 'NVML total energy, NVIDIA H100 (whole GPU)'"
+    )
     energy_note: str | None = Field(default=None, description="why there is no energy figure")
     scenarios: list[ScenarioCost] = Field(default_factory=list)
 

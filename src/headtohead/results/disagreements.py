@@ -28,10 +28,15 @@ class Disagreement(Record):
     p_pred_a: float | None = Field(default=None, description="model a's probability of its own prediction")
     p_pred_b: float | None = Field(default=None, description="model b's probability of its own prediction")
     confidence_gap: float | None = Field(
-        default=None, description="the right model's probability of the true class minus the wrong model's; "
-                                  "None when either model has no probabilities")
-    input: str | None = Field(default=None, description="the input as shown in reports: the text (a pair joined "
-                              "by ' ‖ '), or the image file's path; None when not attached")
+        default=None,
+        description="the right model's probability of the true class minus the wrong model's; "
+        "None when either model has no probabilities",
+    )
+    input: str | None = Field(
+        default=None,
+        description="the input as shown in reports: the text (a pair joined "
+        "by ' ‖ '), or the image file's path; None when not attached",
+    )
     thumbnail: str | None = Field(default=None, description="images: a small JPEG as a data: URI, for reports")
 
 
@@ -44,8 +49,9 @@ class Disagreements(Record):
     only_a_right: list[Disagreement] = Field(description="model_a right, model_b wrong")
     only_b_right: list[Disagreement] = Field(description="model_b right, model_a wrong")
     sorted_by: str = Field(description="confidence_gap (descending, ties by index) or index (no probabilities)")
-    n_only_a_right: int | None = Field(default=None, description="how many examples only model_a got right (the "
-                                       "list may keep only the first of them)")
+    n_only_a_right: int | None = Field(
+        default=None, description="how many examples only model_a got right (the list may keep only the first of them)"
+    )
     n_only_b_right: int | None = Field(default=None, description="how many examples only model_b got right")
 
     def top(self, limit: int) -> Disagreements:
@@ -58,7 +64,11 @@ class Disagreements(Record):
         >>> d.top(20).n_only_a_right
         0
         """
-        return self.model_copy(update={
-            "only_a_right": self.only_a_right[:limit], "only_b_right": self.only_b_right[:limit],
-            "n_only_a_right": self.n_only_a_right if self.n_only_a_right is not None else len(self.only_a_right),
-            "n_only_b_right": self.n_only_b_right if self.n_only_b_right is not None else len(self.only_b_right)})
+        return self.model_copy(
+            update={
+                "only_a_right": self.only_a_right[:limit],
+                "only_b_right": self.only_b_right[:limit],
+                "n_only_a_right": self.n_only_a_right if self.n_only_a_right is not None else len(self.only_a_right),
+                "n_only_b_right": self.n_only_b_right if self.n_only_b_right is not None else len(self.only_b_right),
+            }
+        )

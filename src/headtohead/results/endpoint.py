@@ -21,8 +21,15 @@ from pydantic import Field, computed_field
 from headtohead.results.base import DerivedRecord, Record
 from headtohead.results.latency import latency_summary
 
-__all__ = ["RequestTiming", "EndpointRecord", "UnparseableAnswer", "FailedRequest", "TokenPrice", "KEPT_ANSWERS",
-           "RAW_ANSWER_CHARS"]
+__all__ = [
+    "RequestTiming",
+    "EndpointRecord",
+    "UnparseableAnswer",
+    "FailedRequest",
+    "TokenPrice",
+    "KEPT_ANSWERS",
+    "RAW_ANSWER_CHARS",
+]
 
 #: How many unparseable answers (and failed requests) a record keeps by example; all are counted.
 KEPT_ANSWERS = 1000
@@ -57,8 +64,9 @@ class RequestTiming(DerivedRecord):
     concurrency: int = Field(description="max_concurrency: requests in flight at most")
     latencies_s: list[float] = Field(description="each successful request's own time, seconds, in completion order")
     wall_s: float = Field(description="from the first request sent to the last answer received")
-    tokens: int = Field(default=0, description="prompt and completion tokens of these requests (as the server "
-                        "reported them)")
+    tokens: int = Field(
+        default=0, description="prompt and completion tokens of these requests (as the server reported them)"
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -84,27 +92,36 @@ class EndpointRecord(DerivedRecord):
     base_url: str
     model: str = Field(description="the model name sent to the server (source)")
     examples: int = Field(description="examples asked (from the cache or the server)")
-    from_cache: list[int] = Field(default_factory=list, description="dataset indices answered from the response "
-                                  "cache (no request sent)")
+    from_cache: list[int] = Field(
+        default_factory=list, description="dataset indices answered from the response cache (no request sent)"
+    )
     n_unparseable: int = 0
     unparseable: list[UnparseableAnswer] = Field(default_factory=list, description="the first 1000, with raw text")
     n_failed_requests: int = 0
     failed_requests: list[FailedRequest] = Field(default_factory=list, description="the first 1000, with why")
     requests: int = Field(default=0, description="HTTP requests sent in this run, retries included")
     retries: int = 0
-    statuses: dict[str, int] = Field(default_factory=dict, description="what the requests got: HTTP status codes, "
-                                     "timeouts, refused or reset connections")
-    prompt_tokens: int | None = Field(default=None, description="over every answer, cached ones included (None: "
-                                      "the server did not report usage for some)")
+    statuses: dict[str, int] = Field(
+        default_factory=dict,
+        description="what the requests got: HTTP status codes, timeouts, refused or reset connections",
+    )
+    prompt_tokens: int | None = Field(
+        default=None,
+        description="over every answer, cached ones included (None: the server did not report usage for some)",
+    )
     completion_tokens: int | None = None
     prompt_tokens_sent: int = Field(default=0, description="over the answers received in this run")
     completion_tokens_sent: int = 0
     price: TokenPrice | None = None
     probabilities: Literal["logprobs", "label only"] = "label only"
-    outside_mass_mean: float | None = Field(default=None, description="mean probability the answers' first tokens "
-                                            "gave to no label (logprobs only)")
-    timing: RequestTiming | None = Field(default=None, description="the requests sent in this run (no latencies: "
-                                         "none was answered now, e.g. every answer came from the cache)")
+    outside_mass_mean: float | None = Field(
+        default=None, description="mean probability the answers' first tokens gave to no label (logprobs only)"
+    )
+    timing: RequestTiming | None = Field(
+        default=None,
+        description="the requests sent in this run (no latencies: "
+        "none was answered now, e.g. every answer came from the cache)",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -120,8 +137,9 @@ class EndpointRecord(DerivedRecord):
         """What the requests of this run cost (the answers that came from the cache cost nothing now)."""
         if self.price is None:
             return None
-        return (self.prompt_tokens_sent * self.price.input_per_1m
-                + self.completion_tokens_sent * self.price.output_per_1m) / 1e6
+        return (
+            self.prompt_tokens_sent * self.price.input_per_1m + self.completion_tokens_sent * self.price.output_per_1m
+        ) / 1e6
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property

@@ -19,8 +19,15 @@ from collections.abc import Iterable, Mapping
 
 from headtohead.results.records import Environment
 
-__all__ = ["SOFTWARE_VERSIONS", "HARDWARE_FIELDS", "FINGERPRINT_FIELDS", "software_versions",
-           "environment_fingerprint", "group_by_environment", "describe_environment"]
+__all__ = [
+    "SOFTWARE_VERSIONS",
+    "HARDWARE_FIELDS",
+    "FINGERPRINT_FIELDS",
+    "software_versions",
+    "environment_fingerprint",
+    "group_by_environment",
+    "describe_environment",
+]
 
 #: The software whose version can change a prediction or a timing: :class:`Environment` field → its name.
 SOFTWARE_VERSIONS: dict[str, str] = {

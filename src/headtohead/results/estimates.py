@@ -26,11 +26,14 @@ class Estimate(Record):
     value: float
     low: float | None
     high: float | None
-    method: str = Field(description="wilson | wilson+clusters | tango-score | bca | percentile | "
-                                    "cluster-bca | cluster-percentile | debiased-normal | none")
+    method: str = Field(
+        description="wilson | wilson+clusters | tango-score | bca | percentile | "
+        "cluster-bca | cluster-percentile | debiased-normal | none"
+    )
     confidence: float = 0.95
-    note: str | None = Field(default=None, description="why the method differs from the one asked for, or why "
-                                                       "there is no interval")
+    note: str | None = Field(
+        default=None, description="why the method differs from the one asked for, or why there is no interval"
+    )
 
     @property
     def has_interval(self) -> bool:

@@ -26,10 +26,26 @@ A suite (h2h suite) writes into its folder::
 
 from __future__ import annotations
 
-__all__ = ["RESULTS_FILE", "PREDICTIONS_FILE", "DISAGREEMENTS_FILE", "REPORT_FILE", "EXPERIMENT_FILE",
-           "TRAINING_FILE", "SWEEP_FILE", "MODELS_DIR", "CHECKPOINTS_DIR", "RESUME_DIR", "LOCK_FILE",
-           "TRAINED_MODEL_RECORD", "LOADGEN_DIR", "SUITE_FILE", "SUITE_REPORT", "SUITE_MARKDOWN", "SUITE_CSV",
-           "SUITE_FIGURES_DIR"]
+__all__ = [
+    "RESULTS_FILE",
+    "PREDICTIONS_FILE",
+    "DISAGREEMENTS_FILE",
+    "REPORT_FILE",
+    "EXPERIMENT_FILE",
+    "TRAINING_FILE",
+    "SWEEP_FILE",
+    "MODELS_DIR",
+    "CHECKPOINTS_DIR",
+    "RESUME_DIR",
+    "LOCK_FILE",
+    "TRAINED_MODEL_RECORD",
+    "LOADGEN_DIR",
+    "SUITE_FILE",
+    "SUITE_REPORT",
+    "SUITE_MARKDOWN",
+    "SUITE_CSV",
+    "SUITE_FIGURES_DIR",
+]
 
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.npz"

@@ -23,8 +23,9 @@ def save_result(result: RunResult, path: str | Path) -> None:
     write_text_atomic(Path(path), result.model_dump_json(indent=2) + "\n")
 
 
-def read_versioned_json(path: str | Path, record_cls: Any, *, version: int, what: str, writer: str,
-                        required: Sequence[str] = ()) -> Any:
+def read_versioned_json(
+    path: str | Path, record_cls: Any, *, version: int, what: str, writer: str, required: Sequence[str] = ()
+) -> Any:
     """Read a versioned JSON record file; refuse newer schema versions and invalid content.
 
     Parameters
@@ -52,15 +53,19 @@ def read_versioned_json(path: str | Path, record_cls: Any, *, version: int, what
     except FileNotFoundError:
         raise ResultsError(f"{path}: file not found; give a {what} written by {writer}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable {what.removesuffix('.json')} JSON file ({exc}); give the {what} "
-                           f"that {writer} wrote (re-run it if the file was damaged)") from exc
+        raise ResultsError(
+            f"{path}: not a readable {what.removesuffix('.json')} JSON file ({exc}); give the {what} "
+            f"that {writer} wrote (re-run it if the file was damaged)"
+        ) from exc
     found = raw.get("schema_version") if isinstance(raw, dict) else None
     missing = [key for key in ("schema_version", *required) if not isinstance(raw, dict) or key not in raw]
     if missing or not isinstance(found, int):
         raise ResultsError(f"{path}: not a {what} written by {writer} (no {', '.join(missing) or 'schema_version'})")
     if found > version:
-        raise ResultsError(f"{path}: schema version {found} of this {what} is newer than this headtohead understands "
-                           f"({version}); upgrade headtohead to read it")
+        raise ResultsError(
+            f"{path}: schema version {found} of this {what} is newer than this headtohead understands "
+            f"({version}); upgrade headtohead to read it"
+        )
     try:
         return record_cls.model_validate(raw)
     except ValidationError as exc:
@@ -79,6 +84,7 @@ def load_result(path: str | Path) -> RunResult:
     """
     from headtohead.results.records import SCHEMA_VERSION, RunResult
 
-    result: RunResult = read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results.json",
-                                            writer="h2h run")
+    result: RunResult = read_versioned_json(
+        path, RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run"
+    )
     return result

@@ -51,8 +51,11 @@ def json_schema(schema_file: str = "results.schema.json") -> dict[str, Any]:
     """
     written, record, version = SCHEMA_FILES[schema_file]
     generated = record.model_json_schema(mode="serialization")
-    head = {"$schema": JSON_SCHEMA_DIALECT, "$id": f"{written.removesuffix('.json')}-v{version}.schema.json",
-            "title": f"headtohead {written}, schema version {version}"}
+    head = {
+        "$schema": JSON_SCHEMA_DIALECT,
+        "$id": f"{written.removesuffix('.json')}-v{version}.schema.json",
+        "title": f"headtohead {written}, schema version {version}",
+    }
     return {**head, **{key: value for key, value in generated.items() if key != "title"}}
 
 
@@ -94,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     args = [a for a in args if a != "--check"]
     unknown = [a for a in args if a.startswith("-")]
     if unknown or len(args) > 1:
-        print(f"usage: python -m headtohead.results.json_schema [--check] [PATH]; got {' '.join(unknown or args)}",
-              file=sys.stderr)
+        print(
+            f"usage: python -m headtohead.results.json_schema [--check] [PATH]; got {' '.join(unknown or args)}",
+            file=sys.stderr,
+        )
         return 2
     if not args:
         sys.stdout.write(schema_text())
@@ -104,8 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     if check:
         stale = [str(p) for p, name in targets if not p.is_file() or p.read_text(encoding="utf-8") != schema_text(name)]
         if stale:
-            print(f"{', '.join(stale)}: not the schema the records generate; run `make schema` to regenerate",
-                  file=sys.stderr)
+            print(
+                f"{', '.join(stale)}: not the schema the records generate; run `make schema` to regenerate",
+                file=sys.stderr,
+            )
             return 1
         return 0
     for path, name in targets:

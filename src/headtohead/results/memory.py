@@ -23,17 +23,23 @@ class ScenarioMemory(Record):
     scenario: Literal["offline", "single_stream"]
     batch_size: int
     iterations: int
-    model_peak_mb: float = Field(description="Peak RSS during this scenario's calls above the process "
-                                 "before the model loaded.")
-    cuda_model_peak_mb: float | None = Field(default=None, description="Peak CUDA allocation during these "
-                                             "calls above the process before the model loaded.")
+    model_peak_mb: float = Field(
+        description="Peak RSS during this scenario's calls above the process before the model loaded."
+    )
+    cuda_model_peak_mb: float | None = Field(
+        default=None, description="Peak CUDA allocation during these calls above the process before the model loaded."
+    )
 
 
 #: Names of results written before schema version 2, and what they measured.
-_OLD_MEMORY_FIELDS = {"rss_baseline_mb": "process_rss_baseline_mb", "rss_peak_mb": "process_rss_peak_mb",
-                      "rss_mean_mb": "process_rss_mean_mb", "rss_samples": "process_rss_samples",
-                      "cuda_max_allocated_mb": "process_cuda_max_allocated_mb",
-                      "cuda_max_reserved_mb": "process_cuda_max_reserved_mb"}
+_OLD_MEMORY_FIELDS = {
+    "rss_baseline_mb": "process_rss_baseline_mb",
+    "rss_peak_mb": "process_rss_peak_mb",
+    "rss_mean_mb": "process_rss_mean_mb",
+    "rss_samples": "process_rss_samples",
+    "cuda_max_allocated_mb": "process_cuda_max_allocated_mb",
+    "cuda_max_reserved_mb": "process_cuda_max_reserved_mb",
+}
 
 
 class MemoryStats(Record):
@@ -52,19 +58,31 @@ class MemoryStats(Record):
 
     isolated: bool = False
     peak_method: Literal["high_water_mark", "sampled"] = Field(
-        default="sampled", description="high_water_mark: the kernel's exact peak RSS (Linux); sampled: a thread "
-                                       "reading RSS every few milliseconds (may miss a short spike).")
+        default="sampled",
+        description="high_water_mark: the kernel's exact peak RSS (Linux); sampled: a thread "
+        "reading RSS every few milliseconds (may miss a short spike).",
+    )
     weights_mb: float | None = Field(default=None, description="Parameter and buffer bytes.")
-    model_peak_mb: float | None = Field(default=None, description="Peak RSS the model needs (loading, first call "
-                                        "and inference) above the same process without a model; isolated only.")
-    cuda_model_peak_mb: float | None = Field(default=None, description="Peak CUDA allocation (torch.cuda."
-                                             "max_memory_allocated) above the process before the model; isolated "
-                                             "and CUDA only.")
+    model_peak_mb: float | None = Field(
+        default=None,
+        description="Peak RSS the model needs (loading, first call "
+        "and inference) above the same process without a model; isolated only.",
+    )
+    cuda_model_peak_mb: float | None = Field(
+        default=None,
+        description="Peak CUDA allocation (torch.cuda."
+        "max_memory_allocated) above the process before the model; isolated "
+        "and CUDA only.",
+    )
     scenarios: list[ScenarioMemory] = Field(default_factory=list, description="The peaks per scenario (isolated).")
-    inference_rss_mb: float | None = Field(default=None, description="Peak RSS of the inference calls above the RSS "
-                                           "just before them (weights already loaded).")
-    cuda_inference_peak_mb: float | None = Field(default=None, description="Peak CUDA allocation of the inference "
-                                                 "calls above what was allocated just before them.")
+    inference_rss_mb: float | None = Field(
+        default=None,
+        description="Peak RSS of the inference calls above the RSS just before them (weights already loaded).",
+    )
+    cuda_inference_peak_mb: float | None = Field(
+        default=None,
+        description="Peak CUDA allocation of the inference calls above what was allocated just before them.",
+    )
     process_rss_baseline_mb: float
     process_rss_peak_mb: float
     process_rss_mean_mb: float
@@ -78,8 +96,9 @@ class MemoryStats(Record):
         """Results of schema version 1 named the process figures as if they were the model's."""
         if isinstance(data, dict) and "rss_peak_mb" in data:
             data = {_OLD_MEMORY_FIELDS.get(k, k): v for k, v in data.items()}
-            data.setdefault("inference_rss_mb", max(0.0, data["process_rss_peak_mb"]
-                                                    - data.get("process_rss_baseline_mb", 0.0)))
+            data.setdefault(
+                "inference_rss_mb", max(0.0, data["process_rss_peak_mb"] - data.get("process_rss_baseline_mb", 0.0))
+            )
         return data
 
     def scenario(self, name: str) -> ScenarioMemory | None:
@@ -96,13 +115,15 @@ class ColdStart(Record):
 
     scenario: Literal["offline", "single_stream"] = Field(description="Whose first timed input was predicted.")
     batch_size: int
-    device_warmup_s: float | None = Field(default=None, description="Creating the CUDA context and cuBLAS handle "
-                                          "before loading (None: no accelerator).")
+    device_warmup_s: float | None = Field(
+        default=None, description="Creating the CUDA context and cuBLAS handle before loading (None: no accelerator)."
+    )
     load_s: float
     first_preprocess_s: float
     first_transfer_s: float
-    first_call_s: float = Field(description="The first forward call, synchronised: lazy initialisation, kernel "
-                                "selection, compilation.")
+    first_call_s: float = Field(
+        description="The first forward call, synchronised: lazy initialisation, kernel selection, compilation."
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -139,9 +139,11 @@ class Predictions:
         n, k = len(self.y_true), len(self.label_names)
         outside = [str(label) for label in outside]
         if pred.shape != self.y_true.shape or (proba is not None and proba.shape != (n, k + len(outside))):
-            raise ValueError(f"predictions of '{name}' have shapes {pred.shape}/"
-                             f"{None if proba is None else proba.shape}, expected "
-                             f"{self.y_true.shape}/{(n, k + len(outside))}")
+            raise ValueError(
+                f"predictions of '{name}' have shapes {pred.shape}/"
+                f"{None if proba is None else proba.shape}, expected "
+                f"{self.y_true.shape}/{(n, k + len(outside))}"
+            )
         self._widen([label for label in outside if label not in self.outside_labels])
         position = {label: i for i, label in enumerate(self.all_labels)}
         columns = np.array(list(range(k)) + [position[label] for label in outside], dtype=np.int64)
@@ -173,9 +175,15 @@ class Predictions:
         """The same predictions on some rows (a boolean mask or indices) and some models only."""
         take = slice(None) if rows is None else rows
         names = list(self.models) if models is None else list(models)
-        return Predictions(self.order[take], self.y_true[take], self.label_names,
-                           {m: self[m].restricted(take) for m in names},
-                           self.outside_labels, None if self.groups is None else self.groups[take], self.group_column)
+        return Predictions(
+            self.order[take],
+            self.y_true[take],
+            self.label_names,
+            {m: self[m].restricted(take) for m in names},
+            self.outside_labels,
+            None if self.groups is None else self.groups[take],
+            self.group_column,
+        )
 
     def save(self, path: str | Path) -> None:
         """Write to ``path`` (``.npz``) atomically."""
@@ -210,9 +218,14 @@ class Predictions:
             raise ResultsError(f"{path}: not a readable predictions file ({exc})") from exc
         outside = arrays.get("outside_labels", np.zeros(0, dtype=str))  # absent from files of schema version 2
         groups = np.array([str(g) for g in arrays["groups"]], dtype=object) if "groups" in arrays else None
-        predictions = cls(arrays["order"].astype(np.int64), arrays["y_true"].astype(np.int64),
-                          tuple(str(n) for n in arrays["label_names"]), outside_labels=tuple(str(n) for n in outside),
-                          groups=groups, group_column=str(arrays["group_column"]) if "groups" in arrays else None)
+        predictions = cls(
+            arrays["order"].astype(np.int64),
+            arrays["y_true"].astype(np.int64),
+            tuple(str(n) for n in arrays["label_names"]),
+            outside_labels=tuple(str(n) for n in outside),
+            groups=groups,
+            group_column=str(arrays["group_column"]) if "groups" in arrays else None,
+        )
         for i, name in enumerate(arrays["model_names"]):
             proba = arrays[f"proba_{i}"].astype(np.float32) if f"proba_{i}" in arrays else None
             predictions.models[str(name)] = ModelPredictions(arrays[f"pred_{i}"].astype(np.int64), proba)

@@ -160,27 +160,44 @@ class QualityMetrics(Record):
     recall_weighted: float
     f1_weighted: float
     per_class: list[ClassQuality]
-    confusion_matrix: list[list[int]] = Field(description="rows: true label, columns: predicted label (the last "
-                                              "column '(no prediction)' when some examples failed)")
-    confidence_mean: float | None = Field(description="mean of the max class probability over answered examples; "
-                                          "None for predictions stored without probabilities")
+    confusion_matrix: list[list[int]] = Field(
+        description="rows: true label, columns: predicted label (the last "
+        "column '(no prediction)' when some examples failed)"
+    )
+    confidence_mean: float | None = Field(
+        description="mean of the max class probability over answered examples; "
+        "None for predictions stored without probabilities"
+    )
     confidence_std: float | None
     confusion_labels: list[str] | None = Field(
-        default=None, description="classes of confusion_matrix's rows and columns when they are not the dataset's "
-                                  "label_names: the dataset's classes, then the classes outside the data the model "
-                                  "predicted (their rows are zero), then '(no prediction)'; None: the dataset's "
-                                  "label_names")
-    predicted_outside: int = Field(default=0, description="predictions of a class the data does not hold (each one "
-                                   "an error: accuracy and recall count it, precision and F1 average over the "
-                                   "dataset's classes only)")
-    n_failed: int = Field(default=0, description="examples without a prediction (NaN or infinite scores, an "
-                          "endpoint's missing or unparseable answer, a timeout): each is a wrong answer above")
-    failed_examples: list[int] = Field(default_factory=list, description="dataset indices of the first "
-                                       "FAILED_NAMED of those examples")
-    answered: AnsweredQuality | None = Field(default=None, description="the metrics over the answered examples "
-                                             "only; None when every example was answered")
-    failures_counted: bool = Field(default=True, description="False only in version-3 results with failures: "
-                                   "their metrics were computed over the answered examples")
+        default=None,
+        description="classes of confusion_matrix's rows and columns when they are not the dataset's "
+        "label_names: the dataset's classes, then the classes outside the data the model "
+        "predicted (their rows are zero), then '(no prediction)'; None: the dataset's "
+        "label_names",
+    )
+    predicted_outside: int = Field(
+        default=0,
+        description="predictions of a class the data does not hold (each one "
+        "an error: accuracy and recall count it, precision and F1 average over the "
+        "dataset's classes only)",
+    )
+    n_failed: int = Field(
+        default=0,
+        description="examples without a prediction (NaN or infinite scores, an "
+        "endpoint's missing or unparseable answer, a timeout): each is a wrong answer above",
+    )
+    failed_examples: list[int] = Field(
+        default_factory=list, description="dataset indices of the first FAILED_NAMED of those examples"
+    )
+    answered: AnsweredQuality | None = Field(
+        default=None, description="the metrics over the answered examples only; None when every example was answered"
+    )
+    failures_counted: bool = Field(
+        default=True,
+        description="False only in version-3 results with failures: "
+        "their metrics were computed over the answered examples",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -236,8 +253,10 @@ class WorkerRecord(Record):
     device: str
     shard: int = 0
     n_shards: int = 1
-    environment_fingerprint: str = Field(description="hash of the hardware and software that matter "
-                                         "(headtohead.results.environment); equal: the same kind of machine")
+    environment_fingerprint: str = Field(
+        description="hash of the hardware and software that matter "
+        "(headtohead.results.environment); equal: the same kind of machine"
+    )
     environment: Environment
 
 
@@ -248,15 +267,19 @@ class ModelRecord(Record):
     kind: str
     source: str
     outputs: Literal["computed", "stored"] = Field(
-        default="computed", description="stored: outputs read, not computed (kind predictions): speed not measured")
+        default="computed", description="stored: outputs read, not computed (kind predictions): speed not measured"
+    )
     num_parameters: int | None = Field(description="None: unknown (a callable, an estimator without coefficients)")
     parameter_bytes: int | None = Field(description="None: unknown")
-    label_alignment: str | None = Field(description="identical | remapped | subset | generic | unnamed (None: "
-                                        "no quality pass)")
+    label_alignment: str | None = Field(
+        description="identical | remapped | subset | generic | unnamed (None: no quality pass)"
+    )
     label_columns: list[int] | None = Field(description="model output column of each dataset class")
     labels_outside_data: list[str] = Field(
-        default_factory=list, description="the model's classes the dataset does not hold, in output order; its "
-                                          "probabilities of them follow the dataset's classes in predictions.npz")
+        default_factory=list,
+        description="the model's classes the dataset does not hold, in output order; its "
+        "probabilities of them follow the dataset's classes in predictions.npz",
+    )
     index_order_hash: str = Field(description="SHA-256 of the example order and batch boundaries")
     batch_size: int
     device: str
@@ -265,14 +288,18 @@ class ModelRecord(Record):
     eval_time_s: float | None = Field(description="quality pass wall time; None when only speed was measured")
     quality: QualityMetrics | None = Field(description="None when only speed was measured (h2h bench)")
     warnings: list[str] = Field(default_factory=list)
-    batch_backoff: list[BatchBackoff] = Field(default_factory=list, description="out-of-memory back-offs of the "
-                                              "quality pass (empty: every batch ran whole)")
+    batch_backoff: list[BatchBackoff] = Field(
+        default_factory=list, description="out-of-memory back-offs of the quality pass (empty: every batch ran whole)"
+    )
     execution_mode: str = Field(default="local", description="local | processes | ray")
     workers: list[WorkerRecord] = Field(default_factory=list, description="where each shard ran (processes/ray)")
-    speed_concurrent: bool = Field(default=False, description="speed measured while other workers shared the "
-                                   "device (--force): marked 'concurrent'")
-    endpoint: EndpointRecord | None = Field(default=None, description="kind openai: the requests, cache hits, "
-                                            "unparseable answers, tokens and cost (results.endpoint)")
+    speed_concurrent: bool = Field(
+        default=False, description="speed measured while other workers shared the device (--force): marked 'concurrent'"
+    )
+    endpoint: EndpointRecord | None = Field(
+        default=None,
+        description="kind openai: the requests, cache hits, unparseable answers, tokens and cost (results.endpoint)",
+    )
 
 
 class StageTimings(Record):

@@ -30,7 +30,8 @@ class SequentialStep(Record):
     equivalence_low: float = Field(description="running (1 − 2α) sequence, for equivalence: lower bound")
     equivalence_high: float = Field(description="running (1 − 2α) sequence, for equivalence: upper bound")
     decision: Literal["continue", "a_better", "b_better", "equivalent"] = Field(
-        description="first decision reached by this chunk")
+        description="first decision reached by this chunk"
+    )
     decided_at: int | None = Field(description="examples used when the decision was first reached")
 
     @property
@@ -51,10 +52,14 @@ class SequentialRecord(Record):
     examples_used: int
     examples_available: int
     decision: Literal["a_better", "b_better", "equivalent", "undecided", "continue"] = Field(
-        description="undecided: every example used without a decision; continue: the run stopped before either")
+        description="undecided: every example used without a decision; continue: the run stopped before either"
+    )
     method: str = Field(default="betting confidence sequence, mixture of constant bets (Waudby-Smith & Ramdas 2024)")
-    groups_used: int | None = Field(default=None, description="with data.group_column: the groups evaluated (whole, "
-                                    "in a seeded random order; the test bets on groups); None: examples are the units")
+    groups_used: int | None = Field(
+        default=None,
+        description="with data.group_column: the groups evaluated (whole, "
+        "in a seeded random order; the test bets on groups); None: examples are the units",
+    )
     steps: list[SequentialStep]
 
     @property

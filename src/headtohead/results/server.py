@@ -21,8 +21,15 @@ from pydantic import Field
 
 from headtohead.results.base import Record
 
-__all__ = ["LoadGenRun", "ServerTrial", "ServerSearch", "ServerModelResult", "ServerComparison",
-           "LoadGenCrosscheck", "LoadGenSummary"]
+__all__ = [
+    "LoadGenRun",
+    "ServerTrial",
+    "ServerSearch",
+    "ServerModelResult",
+    "ServerComparison",
+    "LoadGenCrosscheck",
+    "LoadGenSummary",
+]
 
 
 class LoadGenRun(Record):
@@ -33,8 +40,9 @@ class LoadGenRun(Record):
 
     scenario: Literal["Server", "SingleStream", "Offline"]
     valid: bool = Field(description="LoadGen's own judgement: Result is VALID")
-    perf_constraints_met: bool | None = Field(default=None, description="Server: the latency percentile under "
-                                              "its bound")
+    perf_constraints_met: bool | None = Field(
+        default=None, description="Server: the latency percentile under its bound"
+    )
     min_duration_met: bool
     min_queries_met: bool
     early_stopping_met: bool | None = Field(default=None, description="LoadGen's early-stopping confidence check")
@@ -80,8 +88,9 @@ class ServerSearch(Record):
     search: int
     held_qps: float | None = Field(description="highest rate held (None: none held down to min_qps)")
     failed_qps: float | None = Field(description="lowest rate above it that failed (None: max_qps held)")
-    estimate_qps: float | None = Field(description="the search's figure: geometric midpoint of the bracket, or "
-                                       "the held rate when max_qps held")
+    estimate_qps: float | None = Field(
+        description="the search's figure: geometric midpoint of the bracket, or the held rate when max_qps held"
+    )
 
 
 class ServerModelResult(Record):
@@ -100,14 +109,17 @@ class ServerModelResult(Record):
     ci_low: float | None = None
     ci_high: float | None = None
     confidence: float
-    held_qps: float | None = Field(default=None, description="lowest of the searches' highest held rates: a "
-                                   "rate every search saw held")
+    held_qps: float | None = Field(
+        default=None, description="lowest of the searches' highest held rates: a rate every search saw held"
+    )
     at_cap: bool = Field(default=False, description="held server.max_qps: max_qps is a lower bound")
     lowest_tried: ServerTrial | None = Field(default=None, description="when nothing held: the lowest rate tried")
     searches: list[ServerSearch]
     trials: list[ServerTrial]
-    preprocessed_ahead: bool = Field(description="the query sample library held preprocessed examples (else each "
-                                     "batch was preprocessed inside the latency)")
+    preprocessed_ahead: bool = Field(
+        description="the query sample library held preprocessed examples (else each "
+        "batch was preprocessed inside the latency)"
+    )
     energy_j: float | None = Field(default=None, description="energy over all its trials")
     energy_source: str | None = None
     predictions: int = Field(default=0, description="queries answered over all its trials")
@@ -127,11 +139,14 @@ class ServerComparison(Record):
     ci_high: float | None
     confidence: float
     n_searches: int
-    more: str | None = Field(description="the model holding significantly more load after Holm's adjustment "
-                                         "over every speed comparison of the run (version ≤ 3: the interval "
-                                         "alone), or None")
-    p_value: float | None = Field(default=None, description="the test the interval inverts (None: one search, or "
-                                  "a file of version ≤ 3)")
+    more: str | None = Field(
+        description="the model holding significantly more load after Holm's adjustment "
+        "over every speed comparison of the run (version ≤ 3: the interval "
+        "alone), or None"
+    )
+    p_value: float | None = Field(
+        default=None, description="the test the interval inverts (None: one search, or a file of version ≤ 3)"
+    )
     p_adjusted: float | None = Field(default=None, description="Holm-adjusted over every speed comparison of the run")
     n_speed_tests: int | None = Field(default=None, description="comparisons Holm's adjustment ran over")
     verdict: str = Field(default="", description="the comparison in one sentence (report.server)")

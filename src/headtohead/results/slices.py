@@ -40,8 +40,10 @@ class SlicePair(Record):
     ci_low: float
     ci_high: float
     ci_method: Literal["tango-score", "tango-score+clusters", "newcombe-paired"] = Field(
-        default="tango-score", description="Tango's score interval for paired proportions (its union with the "
-        "cluster-robust one with groups); newcombe-paired: Newcombe's hybrid score interval (version 3)")
+        default="tango-score",
+        description="Tango's score interval for paired proportions (its union with the "
+        "cluster-robust one with groups); newcombe-paired: Newcombe's hybrid score interval (version 3)",
+    )
     confidence: float
     test: Literal["mcnemar-score", "mcnemar-clustered", "mcnemar-exact", "mcnemar-chi2"]
     p_value: float
@@ -82,4 +84,3 @@ class SliceSummary(Record):
     mcnemar_rule: str = "exact binomial when b + c < 25, else χ² with continuity correction"  # version 3's
     multiple_comparisons: str = "holm over every slice and pair"
     slices: list[SliceResult] = Field(default_factory=list)
-

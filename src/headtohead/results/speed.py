@@ -137,8 +137,9 @@ class ScenarioTiming(_Derived):
     warmup_s: float
     rounds_ns: list[list[int]]
     inputs: int = Field(default=1, ge=1, description="Distinct timed inputs (batches) cycled in every round.")
-    telemetry: TelemetryStats | None = Field(default=None, description="GPU telemetry while this model ran "
-                                             "this scenario (None: not asked for).")
+    telemetry: TelemetryStats | None = Field(
+        default=None, description="GPU telemetry while this model ran this scenario (None: not asked for)."
+    )
 
     def input_latencies_ns(self) -> list[list[int]]:
         """The latencies of each timed input (in ``timed_indices`` order), over all rounds."""
@@ -252,25 +253,41 @@ class ModelSpeed(Record):
     device: str
     num_parameters: int | None = Field(description="None: unknown (a callable, an estimator without coefficients)")
     parameter_bytes: int | None = Field(description="None: unknown")
-    load_time_s: float | None = Field(default=None, description="Time to load the model in the measuring "
-                                      "process (from the caller; the device context was created before).")
-    first_preprocess_s: float | None = Field(default=None, description="The first preprocess call of the speed pass "
-                                             "(None: not run here, kind openai).")
-    first_call_s: float | None = Field(default=None, description="The first forward call of the speed pass "
-                                       "(synchronised); cold only if nothing ran the model before it (not after a "
-                                       "quality pass): see cold_start. None: not run here (kind openai).")
-    cold_start: ColdStart | None = Field(default=None, description="Load and first prediction in a fresh process "
-                                         "(None: speed.memory off, or no way to load the model again).")
+    load_time_s: float | None = Field(
+        default=None,
+        description="Time to load the model in the measuring "
+        "process (from the caller; the device context was created before).",
+    )
+    first_preprocess_s: float | None = Field(
+        default=None, description="The first preprocess call of the speed pass (None: not run here, kind openai)."
+    )
+    first_call_s: float | None = Field(
+        default=None,
+        description="The first forward call of the speed pass "
+        "(synchronised); cold only if nothing ran the model before it (not after a "
+        "quality pass): see cold_start. None: not run here (kind openai).",
+    )
+    cold_start: ColdStart | None = Field(
+        default=None,
+        description="Load and first prediction in a fresh process "
+        "(None: speed.memory off, or no way to load the model again).",
+    )
     offline: ScenarioTiming | None = None
     single_stream: ScenarioTiming | None = None
     pipeline: PipelineTiming | None = None
     time_window: TimeWindowResult | None = None
     memory: MemoryStats | None = None
-    endpoint: RequestTiming | None = Field(default=None, description="kind openai: its requests in the quality "
-                                           "pass, latency per request at the configured concurrency, throughput")
-    cost: ModelCost | None = Field(default=None, description="energy per prediction and cost per million "
-                                   "predictions, per scenario (engines.energy; kind openai: scenario 'endpoint', "
-                                   "priced per token)")
+    endpoint: RequestTiming | None = Field(
+        default=None,
+        description="kind openai: its requests in the quality "
+        "pass, latency per request at the configured concurrency, throughput",
+    )
+    cost: ModelCost | None = Field(
+        default=None,
+        description="energy per prediction and cost per million "
+        "predictions, per scenario (engines.energy; kind openai: scenario 'endpoint', "
+        "priced per token)",
+    )
     warnings: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
@@ -303,14 +320,24 @@ class SpeedComparison(Record):
     ci_high: float
     confidence: float
     n_rounds: int
-    faster: str | None = Field(description="The faster model after Holm's adjustment over every speed comparison "
-                                           "of the run (version ≤ 3 files: the interval alone), or None.")
-    p_value: float | None = Field(default=None, description="two-sided t test of the mean per-round log ratio "
-                                  "(the test the interval inverts); None in files of version ≤ 3")
-    p_adjusted: float | None = Field(default=None, description="Holm-adjusted over every speed comparison of the "
-                                     "run (pairs × scenarios, Server capacity pairs too)")
-    n_speed_tests: int | None = Field(default=None, description="how many speed comparisons Holm's adjustment "
-                                      "ran over; None: not adjusted (files of version ≤ 3)")
+    faster: str | None = Field(
+        description="The faster model after Holm's adjustment over every speed comparison "
+        "of the run (version ≤ 3 files: the interval alone), or None."
+    )
+    p_value: float | None = Field(
+        default=None,
+        description="two-sided t test of the mean per-round log ratio "
+        "(the test the interval inverts); None in files of version ≤ 3",
+    )
+    p_adjusted: float | None = Field(
+        default=None,
+        description="Holm-adjusted over every speed comparison of the "
+        "run (pairs × scenarios, Server capacity pairs too)",
+    )
+    n_speed_tests: int | None = Field(
+        default=None,
+        description="how many speed comparisons Holm's adjustment ran over; None: not adjusted (files of version ≤ 3)",
+    )
     verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")
 
     @property
@@ -325,8 +352,10 @@ class ScenarioRun(Record):
     scenario: Literal["offline", "single_stream"]
     batch_size: int
     rounds: int
-    iterations_per_block: int = Field(description="Calls per block at least (whole passes over the batches); "
-                                      "a block also runs for min_seconds / rounds at least.")
+    iterations_per_block: int = Field(
+        description="Calls per block at least (whole passes over the batches); "
+        "a block also runs for min_seconds / rounds at least."
+    )
     stop_reason: StopReason
     elapsed_s: float
     round_orders: list[list[str]] = Field(description="The order the models ran in, per round.")
@@ -356,15 +385,22 @@ class SpeedSummary(Record):
     scenarios: list[ScenarioRun]
     models: list[ModelSpeed]
     timed_indices: dict[str, list[list[int]]] = Field(
-        default_factory=dict, description="Per scenario: the dataset indices of each timed input (batch), in the "
-                                          "order they were cycled; drawn across the data, stratified by size.")
-    timed_sizes: dict[str, list[list[int]]] = Field(default_factory=dict, description="The size of each of those "
-                                                    "examples (size_unit), where the data has sizes.")
+        default_factory=dict,
+        description="Per scenario: the dataset indices of each timed input (batch), in the "
+        "order they were cycled; drawn across the data, stratified by size.",
+    )
+    timed_sizes: dict[str, list[list[int]]] = Field(
+        default_factory=dict, description="The size of each of those examples (size_unit), where the data has sizes."
+    )
     size_unit: str | None = Field(default=None, description="words, characters or pixels (None: feature rows).")
-    device_warmup_s: float | None = Field(default=None, description="Creating the CUDA context and cuBLAS handle "
-                                          "before any model loaded, kept out of every load_time_s.")
-    loadgen: LoadGenSummary | None = Field(default=None, description="the Server scenario's rate search and "
-                                           "LoadGen's cross-checks (engines.server)")
+    device_warmup_s: float | None = Field(
+        default=None,
+        description="Creating the CUDA context and cuBLAS handle "
+        "before any model loaded, kept out of every load_time_s.",
+    )
+    loadgen: LoadGenSummary | None = Field(
+        default=None, description="the Server scenario's rate search and LoadGen's cross-checks (engines.server)"
+    )
     warnings: list[str] = Field(default_factory=list)
 
     def model(self, name: str) -> ModelSpeed:

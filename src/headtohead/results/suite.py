@@ -50,25 +50,34 @@ SUITE_SCHEMA_VERSION = 1
 class FriedmanTest(Record):
     """Friedman's test that all models rank alike across the data sets (Demšar 2006, eq. 1)."""
 
-    statistic: float = Field(description="χ²_F = 12N/(k(k+1))·[Σ_j R_j² − k(k+1)²/4] over average ranks R_j, as "
-                                         "Demšar (2006) writes it (no correction for ties)")
+    statistic: float = Field(
+        description="χ²_F = 12N/(k(k+1))·[Σ_j R_j² − k(k+1)²/4] over average ranks R_j, as "
+        "Demšar (2006) writes it (no correction for ties)"
+    )
     p_value: float = Field(description="χ² with k − 1 degrees of freedom")
     df: int
     tie_corrected_statistic: float | None = Field(
         description="χ²_F divided by 1 − Σ(t³ − t)/(Nk(k² − 1)) over tied groups: scipy.stats.friedmanchisquare; "
-                    "None when every data set ties every model")
+        "None when every data set ties every model"
+    )
     tie_corrected_p_value: float | None
-    kendall_w: float = Field(description="Kendall's coefficient of concordance χ²_F/(N(k − 1)): 0 no agreement "
-                                         "between data sets, 1 every data set ranks the models the same way")
+    kendall_w: float = Field(
+        description="Kendall's coefficient of concordance χ²_F/(N(k − 1)): 0 no agreement "
+        "between data sets, 1 every data set ranks the models the same way"
+    )
 
 
 class ImanDavenportTest(Record):
     """Iman & Davenport's F (1980): Friedman's χ²_F made less conservative (Demšar 2006, eq. 2)."""
 
-    statistic: float | None = Field(description="F_F = (N − 1)χ²_F/(N(k − 1) − χ²_F); None when every data set "
-                                                "ranks the models identically (F is infinite)")
-    p_value: float | None = Field(description="None where F is infinite: the F approximation does not hold there, "
-                                              "and the omnibus decision reads Friedman's p instead")
+    statistic: float | None = Field(
+        description="F_F = (N − 1)χ²_F/(N(k − 1) − χ²_F); None when every data set "
+        "ranks the models identically (F is infinite)"
+    )
+    p_value: float | None = Field(
+        description="None where F is infinite: the F approximation does not hold there, "
+        "and the omnibus decision reads Friedman's p instead"
+    )
     df_numerator: int
     df_denominator: int
 
@@ -84,28 +93,40 @@ class PairAcrossDatasets(Record):
     wins_a: int = Field(description="data sets where a scored better")
     wins_b: int
     ties: int
-    w_plus: float = Field(description="sum of the ranks of |difference| where a is better (zero differences "
-                                      "split half and half: Demšar's rule, scipy's zero_method='zsplit')")
+    w_plus: float = Field(
+        description="sum of the ranks of |difference| where a is better (zero differences "
+        "split half and half: Demšar's rule, scipy's zero_method='zsplit')"
+    )
     w_minus: float
     wilcoxon_statistic: float = Field(description="min(w_plus, w_minus), as scipy.stats.wilcoxon reports it")
     wilcoxon_p: float = Field(description="two-sided p of the Wilcoxon signed-rank test")
     wilcoxon_method: Literal["exact", "normal", "none"] = Field(
         description="exact: the permutation distribution of the signs over the observed ranks (ties and zeros "
-                    "included), up to 50 data sets; normal: the normal approximation with tie correction; none: "
-                    "every difference is zero")
-    holm_p: float = Field(description="wilcoxon_p adjusted by Holm over every pair of the suite (García & Herrera 2008)")
+        "included), up to 50 data sets; normal: the normal approximation with tie correction; none: "
+        "every difference is zero"
+    )
+    holm_p: float = Field(
+        description="wilcoxon_p adjusted by Holm over every pair of the suite (García & Herrera 2008)"
+    )
     significant: bool = Field(description="holm_p ≤ alpha")
     winner: str | None = Field(default=None, description="the better model when significant")
-    sign_test_p: float = Field(description="two-sided binomial test on wins and losses, ties split evenly "
-                                           "(one dropped when odd; Demšar 2006, §3.1.2)")
-    rank_biserial: float = Field(description="matched-pairs rank-biserial correlation (w_plus − w_minus)/(w_plus + "
-                                             "w_minus): +1 a better on every data set, −1 b better on every one")
+    sign_test_p: float = Field(
+        description="two-sided binomial test on wins and losses, ties split evenly "
+        "(one dropped when odd; Demšar 2006, §3.1.2)"
+    )
+    rank_biserial: float = Field(
+        description="matched-pairs rank-biserial correlation (w_plus − w_minus)/(w_plus + "
+        "w_minus): +1 a better on every data set, −1 b better on every one"
+    )
     rank_difference: float = Field(description="average rank of a − average rank of b (negative: a ranks better)")
     nemenyi_significant: bool | None = Field(
-        default=None, description="|rank_difference| ≥ the critical difference; None with two models")
+        default=None, description="|rank_difference| ≥ the critical difference; None with two models"
+    )
     rope: float = Field(description="half-width of the region of practical equivalence, in the metric's units")
-    p_a_better: float = Field(description="Bayesian signed-rank test (Benavoli et al. 2017): posterior probability "
-                                          "that 'a better by more than the rope' is the most probable region")
+    p_a_better: float = Field(
+        description="Bayesian signed-rank test (Benavoli et al. 2017): posterior probability "
+        "that 'a better by more than the rope' is the most probable region"
+    )
     p_equivalent: float = Field(description="… that 'within ± rope' is the most probable region")
     p_b_better: float = Field(description="… that 'b better by more than the rope' is the most probable region")
     bayes_samples: int = Field(description="Monte-Carlo draws of the Dirichlet-process posterior")
@@ -121,22 +142,36 @@ class AcrossStatistics(Record):
     rope: float = 0.01
     models: list[str] = Field(default_factory=list)
     n_datasets: int = Field(default=0, description="data sets the statistics use (finished ones only)")
-    average_ranks: dict[str, float] = Field(default_factory=dict, description="model → mean rank over the data "
-                                            "sets (1 = best; ties share the mean of their ranks)")
-    friedman: FriedmanTest | None = Field(default=None, description="None with two models (the Wilcoxon test of "
-                                          "the pair answers the question)")
+    average_ranks: dict[str, float] = Field(
+        default_factory=dict,
+        description="model → mean rank over the data sets (1 = best; ties share the mean of their ranks)",
+    )
+    friedman: FriedmanTest | None = Field(
+        default=None, description="None with two models (the Wilcoxon test of the pair answers the question)"
+    )
     iman_davenport: ImanDavenportTest | None = None
-    nemenyi_q: float | None = Field(default=None, description="q_α: the studentized range quantile "
-                                    "(scipy.stats.studentized_range, infinite df) / √2")
-    nemenyi_cd: float | None = Field(default=None, description="critical difference q_α·√(k(k+1)/(6N)): two "
-                                     "average ranks at least this far apart differ (Nemenyi; Demšar 2006, eq. 3)")
-    cliques: list[list[str]] = Field(default_factory=list, description="maximal groups of models (by average rank) "
-                                     "whose ranks lie within the critical difference: the bars of the CD diagram")
+    nemenyi_q: float | None = Field(
+        default=None,
+        description="q_α: the studentized range quantile (scipy.stats.studentized_range, infinite df) / √2",
+    )
+    nemenyi_cd: float | None = Field(
+        default=None,
+        description="critical difference q_α·√(k(k+1)/(6N)): two "
+        "average ranks at least this far apart differ (Nemenyi; Demšar 2006, eq. 3)",
+    )
+    cliques: list[list[str]] = Field(
+        default_factory=list,
+        description="maximal groups of models (by average rank) "
+        "whose ranks lie within the critical difference: the bars of the CD diagram",
+    )
     omnibus_significant: bool | None = Field(default=None, description="Iman–Davenport p ≤ alpha (k ≥ 3)")
     pairs: list[PairAcrossDatasets] = Field(default_factory=list)
-    min_wilcoxon_p: float | None = Field(default=None, description="the smallest two-sided p the Wilcoxon test can "
-                                         "reach with this many data sets (2/2^N): above alpha no pair can be "
-                                         "significant")
+    min_wilcoxon_p: float | None = Field(
+        default=None,
+        description="the smallest two-sided p the Wilcoxon test can "
+        "reach with this many data sets (2/2^N): above alpha no pair can be "
+        "significant",
+    )
 
     def pair(self, a: str, b: str) -> PairAcrossDatasets:
         """The pair of ``a`` and ``b`` (in either order, as stored)."""
@@ -172,8 +207,10 @@ class SeedSpread(Record):
     n_seeds: int
     mean: float
     seed_sd: float | None = Field(description="standard deviation over seeds (ddof = 1); None with one seed")
-    test_set_se: float | None = Field(description="the test set's sampling standard error of the metric: half the "
-                                      "width of the run's interval / z; None when unknown")
+    test_set_se: float | None = Field(
+        description="the test set's sampling standard error of the metric: half the "
+        "width of the run's interval / z; None when unknown"
+    )
     seed_share: float | None = Field(description="seed variance / (seed variance + test-set variance)")
 
 
@@ -186,14 +223,18 @@ class SeedPair(Record):
     mean_difference: float
     t_statistic: float | None
     t_p_value: float | None = Field(description="paired t over seeds (stats.seeds.compare_across_seeds)")
-    aso_a_over_b: float | None = Field(description="ASO ε_min that a is better than b: the upper confidence bound "
-                                       "on the share of the quantile distance where b is ahead (0: a dominates)")
+    aso_a_over_b: float | None = Field(
+        description="ASO ε_min that a is better than b: the upper confidence bound "
+        "on the share of the quantile distance where b is ahead (0: a dominates)"
+    )
     aso_b_over_a: float | None
-    aso_confidence: float = Field(description="one-sided level of ε_min's bound (Bonferroni over the suite's "
-                                              "ASO comparisons)")
+    aso_confidence: float = Field(
+        description="one-sided level of ε_min's bound (Bonferroni over the suite's ASO comparisons)"
+    )
     seed_sd_difference: float | None = Field(description="standard deviation over seeds of a − b")
-    test_set_se_difference: float | None = Field(description="the test set's sampling standard error of a − b "
-                                                 "(from the run's paired interval)")
+    test_set_se_difference: float | None = Field(
+        description="the test set's sampling standard error of a − b (from the run's paired interval)"
+    )
     seed_share: float | None = Field(description="share of the variance of a − b that comes from seeds")
     note: str | None = None
 
@@ -213,17 +254,22 @@ class SuiteDataset(Record):
     name: str
     status: Literal["finished", "failed"]
     error: str | None = Field(default=None, description="one line: why the data set failed")
-    results: str | None = Field(default=None, description="its results.json, relative to the suite's folder (as "
-                                "given when the suite was not saved)")
+    results: str | None = Field(
+        default=None,
+        description="its results.json, relative to the suite's folder (as given when the suite was not saved)",
+    )
     report: str | None = Field(default=None, description="its report.html, when there is one")
     source: str | None = None
     n_examples: int | None = None
     n_classes: int | None = None
-    scores: dict[str, float] = Field(default_factory=dict, description="model → metric (the mean over seeds when "
-                                     "the models were trained with several)")
+    scores: dict[str, float] = Field(
+        default_factory=dict,
+        description="model → metric (the mean over seeds when the models were trained with several)",
+    )
     ranks: dict[str, float] = Field(default_factory=dict)
-    verdicts: list[DatasetPairVerdict] = Field(default_factory=list, description="the run's own pairwise tests; "
-                                               "empty for a table of scores")
+    verdicts: list[DatasetPairVerdict] = Field(
+        default_factory=list, description="the run's own pairwise tests; empty for a table of scores"
+    )
     seeds: DatasetSeeds | None = None
     reused: bool = Field(default=False, description="finished in an earlier, interrupted suite (--resume)")
 
@@ -235,8 +281,9 @@ class SuiteResult(AcrossStatistics):
     headtohead_version: str
     name: str
     created_at: str
-    input: Literal["suite", "results", "scores"] = Field(description="suite: runs made by h2h suite; results: "
-                                                         "finished results.json files; scores: a table")
+    input: Literal["suite", "results", "scores"] = Field(
+        description="suite: runs made by h2h suite; results: finished results.json files; scores: a table"
+    )
     datasets: list[SuiteDataset]
     statistics_note: str | None = Field(default=None, description="why there are no statistics across data sets")
     verdict: list[str] = Field(default_factory=list, description="the suite in sentences (report.suite)")
@@ -266,5 +313,11 @@ def save_suite_result(record: SuiteResult, path: str | Path) -> None:
 
 def load_suite_result(path: str | Path) -> SuiteResult:
     """Read a ``suite.json``; refuse newer schema versions (see :func:`~headtohead.results.io.read_versioned_json`)."""
-    return read_versioned_json(path, SuiteResult, version=SUITE_SCHEMA_VERSION, what="suite.json",
-                               writer="h2h suite", required=("datasets", "input"))
+    return read_versioned_json(
+        path,
+        SuiteResult,
+        version=SUITE_SCHEMA_VERSION,
+        what="suite.json",
+        writer="h2h suite",
+        required=("datasets", "input"),
+    )

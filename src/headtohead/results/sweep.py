@@ -24,9 +24,9 @@ from headtohead.errors import listing
 from headtohead.results.base import Record
 from headtohead.results.comparison import ContingencyTable
 from headtohead.results.io import read_versioned_json
-from headtohead.runtime.files import write_text_atomic
 from headtohead.results.records import DatasetRecord, Environment
 from headtohead.results.speed import MemoryStats, ScenarioTiming, SpeedComparison
+from headtohead.runtime.files import write_text_atomic
 
 __all__ = [
     "SWEEP_SCHEMA_VERSION",
@@ -82,10 +82,14 @@ class QualityVsParent(Record):
     significant: bool
     agreement: float = Field(description="share of examples with the same predicted class as the parent")
     max_abs_probability_diff: float = Field(description="largest |p(variant) − p(parent)| over examples and classes")
-    margin: float | None = Field(default=None, description="non-inferiority margin (fraction); None only in sweeps "
-                                 "written before margins were required")
-    non_inferior: bool | None = Field(default=None, description="ci_low ≥ −margin (the score test of "
-                                      "non-inferiority at the margin); None without a margin")
+    margin: float | None = Field(
+        default=None,
+        description="non-inferiority margin (fraction); None only in sweeps written before margins were required",
+    )
+    non_inferior: bool | None = Field(
+        default=None,
+        description="ci_low ≥ −margin (the score test of non-inferiority at the margin); None without a margin",
+    )
     verdict: str = Field(default="", description="the comparison in one sentence (report.sweep.variant_verdict)")
 
 
@@ -95,14 +99,19 @@ class SpeedPoint(Record):
     batch_size: int
     status: Literal["measured", "failed"]
     reason: str | None = None
-    largest_fitting_batch: int | None = Field(default=None, description="after an out-of-memory error: the "
-                                              "largest batch (timm-style decay) that ran")
+    largest_fitting_batch: int | None = Field(
+        default=None, description="after an out-of-memory error: the largest batch (timm-style decay) that ran"
+    )
     offline: ScenarioTiming | None = Field(default=None, description="raw per-round latencies at this batch size")
-    vs_parent: SpeedComparison | None = Field(default=None, description="parent = model_a, variant = model_b: "
-                                              "ratio > 1 means the variant is faster")
+    vs_parent: SpeedComparison | None = Field(
+        default=None, description="parent = model_a, variant = model_b: ratio > 1 means the variant is faster"
+    )
     memory: MemoryStats | None = None
-    memory_mb: float | None = Field(default=None, description="weights plus the peak growth while this variant "
-                                    "ran (process RSS on the CPU, the CUDA allocator on a GPU), MiB")
+    memory_mb: float | None = Field(
+        default=None,
+        description="weights plus the peak growth while this variant "
+        "ran (process RSS on the CPU, the CUDA allocator on a GPU), MiB",
+    )
     first_call_s: float | None = None
 
     @property
@@ -128,11 +137,15 @@ class SweepCell(Record):
     parent: bool = False
     params: VariantParams
     status: CellStatus
-    stage: str | None = Field(default=None, description="where it failed: capability, build, export, onnx-check, "
-                              "quantize, quality; 'grid' for skipped combinations")
+    stage: str | None = Field(
+        default=None,
+        description="where it failed: capability, build, export, onnx-check, "
+        "quantize, quality; 'grid' for skipped combinations",
+    )
     reason: str | None = None
-    build_s: float | None = Field(default=None, description="seconds to build the variant (copy, prune, quantise, "
-                                  "export, check)")
+    build_s: float | None = Field(
+        default=None, description="seconds to build the variant (copy, prune, quantise, export, check)"
+    )
     eval_s: float | None = Field(default=None, description="the quality pass (the first torch.compile call included)")
     num_parameters: int | None = None
     parameter_bytes: int | None = None
@@ -192,13 +205,15 @@ class Recommendation(Record):
     p95_ms: float | None = None
     memory_mb: float | None = None
     accuracy_difference: float | None = None
-    best_batch_size: int | None = Field(default=None, description="throughput-optimal batch size of the "
-                                        "recommended variant (within the budget)")
+    best_batch_size: int | None = Field(
+        default=None, description="throughput-optimal batch size of the recommended variant (within the budget)"
+    )
     constraints: dict[str, float | None] = Field(default_factory=dict)
     candidates: int = Field(default=0, description="measured (variant, batch size) points considered")
     excluded: dict[str, int] = Field(default_factory=dict, description="points left out, counted by reason")
-    sentence: str = Field(default="", description="the recommendation in one sentence "
-                          "(report.sweep.recommendation_sentence)")
+    sentence: str = Field(
+        default="", description="the recommendation in one sentence (report.sweep.recommendation_sentence)"
+    )
 
 
 class SweepResult(Record):
@@ -237,6 +252,11 @@ def save_sweep(result: SweepResult, path: str | Path) -> None:
 
 def load_sweep(path: str | Path) -> SweepResult:
     """Read a ``sweep.json``; refuse files of a newer schema version (see :func:`read_versioned_json`)."""
-    return read_versioned_json(path, SweepResult, version=SWEEP_SCHEMA_VERSION, what="sweep.json", writer="h2h sweep",
-                               required=("recommendation",))
-
+    return read_versioned_json(
+        path,
+        SweepResult,
+        version=SWEEP_SCHEMA_VERSION,
+        what="sweep.json",
+        writer="h2h sweep",
+        required=("recommendation",),
+    )

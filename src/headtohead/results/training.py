@@ -36,6 +36,7 @@ __all__ = [
     "MachineComparison",
 ]
 
+
 class StepLog(_Derived):
     """Per-batch measurements of a training run, in step order (across resumes).
 
@@ -145,8 +146,9 @@ class TrainingRun(Record):
     n_train: int
     num_parameters: int
     saved_to: str | None = Field(default=None, description="folder / file the trained weights were saved to")
-    order_hash: str = Field(description="SHA-256 over every epoch's order hash: equal means identical training data "
-                            "order")
+    order_hash: str = Field(
+        description="SHA-256 over every epoch's order hash: equal means identical training data order"
+    )
     epochs: list[EpochRecord]
     steps: StepLog
     optimizer_steps: int
@@ -162,8 +164,9 @@ class TrainingRun(Record):
     telemetry: TelemetryStats = Field(default_factory=TelemetryStats)
     resumed_from_epoch: int | None = Field(default=None, description="epoch checkpoint the run resumed from")
     scaling: ScalingRecord | None = None
-    cost: RunCost | None = Field(default=None, description="energy of the whole fine-tune and, with a price, its "
-                                 "cost (engines.energy)")
+    cost: RunCost | None = Field(
+        default=None, description="energy of the whole fine-tune and, with a price, its cost (engines.energy)"
+    )
     warnings: list[str] = Field(default_factory=list)
 
     @property

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from headtohead.results.base import Record
 from headtohead.results.io import read_versioned_json
-from headtohead.runtime.files import write_text_atomic
 from headtohead.results.records import Environment
 from headtohead.results.training import TrainingSummary
+from headtohead.runtime.files import write_text_atomic
 
 __all__ = ["TRAINING_SCHEMA_VERSION", "TrainingResult", "save_training_result", "load_training_result"]
 
@@ -43,5 +42,6 @@ def save_training_result(record: TrainingResult, path: str | Path) -> None:
 
 def load_training_result(path: str | Path) -> TrainingResult:
     """Read a ``training.json``; refuse newer schema versions (see :func:`read_versioned_json`)."""
-    return read_versioned_json(path, TrainingResult, version=TRAINING_SCHEMA_VERSION, what="training.json",
-                               writer="h2h train")
+    return read_versioned_json(
+        path, TrainingResult, version=TRAINING_SCHEMA_VERSION, what="training.json", writer="h2h train"
+    )

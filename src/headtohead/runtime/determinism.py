@@ -48,8 +48,10 @@ def refused_op(message: str) -> str | None:
 
 def refusal_warning(model: str, op: str) -> str:
     """The warning stored with a model whose pass used ``op`` under ``--deterministic``."""
-    return (f"{REFUSAL_PREFIX} model '{model}' used {op}, which has no deterministic implementation; its results "
-            f"may differ between runs (replace the op, or run on the CPU)")
+    return (
+        f"{REFUSAL_PREFIX} model '{model}' used {op}, which has no deterministic implementation; its results "
+        f"may differ between runs (replace the op, or run on the CPU)"
+    )
 
 
 @contextlib.contextmanager
@@ -58,8 +60,12 @@ def deterministic_algorithms() -> Iterator[None]:
     import torch
 
     cudnn = torch.backends.cudnn
-    previous = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
-                cudnn.deterministic, cudnn.benchmark)
+    previous = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        cudnn.deterministic,
+        cudnn.benchmark,
+    )
     set_env = _CUBLAS_ENV[0] not in os.environ
     if set_env:
         os.environ[_CUBLAS_ENV[0]] = _CUBLAS_ENV[1]

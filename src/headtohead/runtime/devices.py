@@ -14,8 +14,18 @@ from typing import Any, Protocol
 
 from headtohead.errors import DeviceError
 
-__all__ = ["DeviceBackend", "TimingEvent", "TransferStreams", "TorchBackend", "resolve_device", "get_backend", "use_backend",
-           "GPUInfo", "gpu_info", "is_cuda"]
+__all__ = [
+    "DeviceBackend",
+    "TimingEvent",
+    "TransferStreams",
+    "TorchBackend",
+    "resolve_device",
+    "get_backend",
+    "use_backend",
+    "GPUInfo",
+    "gpu_info",
+    "is_cuda",
+]
 
 
 def is_cuda(device: str) -> bool:
@@ -205,7 +215,6 @@ class TorchBackend:
 
         return int(torch.cuda.max_memory_reserved(device))
 
-
     def transfer_streams(self, device: str) -> TransferStreams:
         return _TorchTransferStreams(device)
 
@@ -330,13 +339,17 @@ def resolve_device(spec: str) -> str:
         return "mps"
     if spec.startswith("cuda"):
         if not backend.cuda_available():
-            raise DeviceError(f"eval.device is '{spec}' but CUDA is not available on this machine "
-                              f"(no GPU, or torch built without CUDA); use device: auto or cpu")
+            raise DeviceError(
+                f"eval.device is '{spec}' but CUDA is not available on this machine "
+                f"(no GPU, or torch built without CUDA); use device: auto or cpu"
+            )
         index = int(spec.split(":", 1)[1]) if ":" in spec else 0
         count = backend.cuda_device_count()
         if index >= count:
-            raise DeviceError(f"eval.device is '{spec}' but this machine has {count} GPU(s) "
-                              f"(cuda:0..cuda:{count - 1}); pick one of those")
+            raise DeviceError(
+                f"eval.device is '{spec}' but this machine has {count} GPU(s) "
+                f"(cuda:0..cuda:{count - 1}); pick one of those"
+            )
         return f"cuda:{index}"
     raise DeviceError(f"unknown device '{spec}' (use auto, cpu, cuda, cuda:N or mps)")
 
@@ -360,8 +373,9 @@ def gpu_info() -> list[GPUInfo]:
             return []
         count = backend.cuda_device_count()
         driver, totals = _nvml_driver_and_memory(count)
-        return [GPUInfo(i, backend.cuda_device_name(i), driver, backend.cuda_version(), totals[i])
-                for i in range(count)]
+        return [
+            GPUInfo(i, backend.cuda_device_name(i), driver, backend.cuda_version(), totals[i]) for i in range(count)
+        ]
     except Exception:  # environment capture must not break a run
         return []
 

@@ -15,11 +15,21 @@ __all__ = ["EXTRAS", "KIND_EXTRAS", "extra_for", "missing_dependency"]
 
 #: Top-level module → the extra that installs it.
 EXTRAS: dict[str, str] = {
-    "torch": "torch", "safetensors": "torch", "pynvml": "torch",
-    "transformers": "text", "tokenizers": "text",
-    "timm": "vision", "torchvision": "vision",
-    "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx",
-    "skops": "skops", "datasets": "hf", "ray": "ray", "mlflow": "mlflow", "httpx": "llm",
+    "torch": "torch",
+    "safetensors": "torch",
+    "pynvml": "torch",
+    "transformers": "text",
+    "tokenizers": "text",
+    "timm": "vision",
+    "torchvision": "vision",
+    "onnxruntime": "onnx",
+    "onnx": "onnx",
+    "onnxscript": "onnx",
+    "skops": "skops",
+    "datasets": "hf",
+    "ray": "ray",
+    "mlflow": "mlflow",
+    "httpx": "llm",
 }
 
 #: Model kind → the extra that installs its whole family (``text`` brings torch too, so a
@@ -60,5 +70,7 @@ def missing_dependency(exc: ModuleNotFoundError, what: str, kind: str | None = N
         return None
     if extra == "torch" and kind in KIND_EXTRAS:
         extra = KIND_EXTRAS[kind]
-    return ModelError(f"{what} needs {exc.name.split('.')[0]}, which is not installed; install it with: "
-                      f"pip install \"headtohead[{extra}]\"")
+    return ModelError(
+        f"{what} needs {exc.name.split('.')[0]}, which is not installed; install it with: "
+        f'pip install "headtohead[{extra}]"'
+    )

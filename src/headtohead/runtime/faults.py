@@ -18,8 +18,14 @@ import signal
 import threading
 from collections.abc import Iterator
 
-__all__ = ["Terminated", "RunInterrupted", "signals_as_exceptions", "interrupt_name", "interrupt_exit_code",
-           "is_out_of_memory"]
+__all__ = [
+    "Terminated",
+    "RunInterrupted",
+    "signals_as_exceptions",
+    "interrupt_name",
+    "interrupt_exit_code",
+    "is_out_of_memory",
+]
 
 
 class Terminated(BaseException):

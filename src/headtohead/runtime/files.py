@@ -34,8 +34,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     except OSError as exc:
-        raise ResultsError(f"{path.parent}: cannot write results there ({exc.strerror or exc}); "
-                           f"{_fix_for(exc)}") from exc
+        raise ResultsError(
+            f"{path.parent}: cannot write results there ({exc.strerror or exc}); {_fix_for(exc)}"
+        ) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -48,8 +49,10 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise ResultsError(f"{path}: writing failed ({exc.strerror or exc}); the previous file, if any, is "
-                               f"unchanged; {_fix_for(exc)}") from exc
+            raise ResultsError(
+                f"{path}: writing failed ({exc.strerror or exc}); the previous file, if any, is "
+                f"unchanged; {_fix_for(exc)}"
+            ) from exc
         raise
     _fsync_folder(path.parent)
 

@@ -135,8 +135,12 @@ class _Guard:
 
 def _patch_constants() -> list[tuple[Any, str, Any]]:
     """Set the offline flags of hub modules imported before the environment was changed."""
-    targets = [("huggingface_hub.constants", "HF_HUB_OFFLINE"), ("datasets.config", "HF_DATASETS_OFFLINE"),
-               ("datasets.config", "HF_HUB_OFFLINE"), ("huggingface_hub.constants", "HF_HUB_DISABLE_TELEMETRY")]
+    targets = [
+        ("huggingface_hub.constants", "HF_HUB_OFFLINE"),
+        ("datasets.config", "HF_DATASETS_OFFLINE"),
+        ("datasets.config", "HF_HUB_OFFLINE"),
+        ("huggingface_hub.constants", "HF_HUB_DISABLE_TELEMETRY"),
+    ]
     changed: list[tuple[Any, str, Any]] = []
     for module_name, attribute in targets:
         module = sys.modules.get(module_name)

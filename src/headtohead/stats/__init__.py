@@ -23,10 +23,10 @@ The words for all of it are in :mod:`headtohead.report`.
 
 from headtohead.stats.analyse import analyse
 from headtohead.stats.bootstrap import Interval, bootstrap_metrics, paired_bootstrap
+from headtohead.stats.bootstrap_metrics import METRICS, register_metric
 from headtohead.stats.calibration import calibration, reliability_bins
 from headtohead.stats.intervals import wilson_interval
 from headtohead.stats.mcnemar import McNemarResult, mcnemar_test
-from headtohead.stats.bootstrap_metrics import METRICS, register_metric
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.power import default_discordance, mcnemar_sample_size, minimum_detectable_effect
 from headtohead.stats.seeds import compare_across_seeds, summarise_seeds

@@ -97,15 +97,19 @@ def friedman_test(scores: np.ndarray, *, higher_is_better: bool = True) -> Fried
     if k < 3 or n < 2:
         raise ValueError(f"Friedman's test needs at least 3 models and 2 data sets, got {k} and {n}")
     mean = ranks.mean(axis=0)
-    chi2 = float(12.0 * n / (k * (k + 1)) * (np.sum(mean ** 2) - k * (k + 1) ** 2 / 4.0))
+    chi2 = float(12.0 * n / (k * (k + 1)) * (np.sum(mean**2) - k * (k + 1) ** 2 / 4.0))
     chi2 = max(chi2, 0.0)  # rounding can leave −1e-15 when every average rank is (k + 1)/2
-    ties = sum(float(np.sum(c ** 3 - c)) for c in (np.unique(row, return_counts=True)[1] for row in ranks))
+    ties = sum(float(np.sum(c**3 - c)) for c in (np.unique(row, return_counts=True)[1] for row in ranks))
     correction = 1.0 - ties / (n * k * (k * k - 1))
     corrected = chi2 / correction if correction > 1e-12 else None
-    return FriedmanTest(statistic=chi2, p_value=float(stats.chi2.sf(chi2, k - 1)), df=k - 1,
-                        tie_corrected_statistic=corrected,
-                        tie_corrected_p_value=float(stats.chi2.sf(corrected, k - 1)) if corrected is not None else None,
-                        kendall_w=chi2 / (n * (k - 1)))
+    return FriedmanTest(
+        statistic=chi2,
+        p_value=float(stats.chi2.sf(chi2, k - 1)),
+        df=k - 1,
+        tie_corrected_statistic=corrected,
+        tie_corrected_p_value=float(stats.chi2.sf(corrected, k - 1)) if corrected is not None else None,
+        kendall_w=chi2 / (n * (k - 1)),
+    )
 
 
 def iman_davenport_test(friedman: FriedmanTest, n_datasets: int, n_models: int) -> ImanDavenportTest:
@@ -118,8 +122,9 @@ def iman_davenport_test(friedman: FriedmanTest, n_datasets: int, n_models: int) 
         # number of data sets gives (2 data sets agree by chance with probability 1/k!); no p here
         return ImanDavenportTest(statistic=None, p_value=None, df_numerator=df1, df_denominator=df2)
     f = (n - 1) * friedman.statistic / denominator
-    return ImanDavenportTest(statistic=float(f), p_value=float(stats.f.sf(f, df1, df2)), df_numerator=df1,
-                             df_denominator=df2)
+    return ImanDavenportTest(
+        statistic=float(f), p_value=float(stats.f.sf(f, df1, df2)), df_numerator=df1, df_denominator=df2
+    )
 
 
 def omnibus_significant(friedman: FriedmanTest | None, iman: ImanDavenportTest | None, alpha: float) -> bool | None:
@@ -159,7 +164,7 @@ def critical_difference_cliques(average_ranks: dict[str, float], cd: float) -> l
         while j + 1 < len(order) and ranks[j + 1] - ranks[i] < cd:
             j += 1
         if j > i and j > reach:
-            cliques.append(order[i:j + 1])
+            cliques.append(order[i : j + 1])
             reach = j
     return cliques
 
@@ -184,11 +189,11 @@ def _exact_two_sided(ranks: np.ndarray, w_plus: float) -> float:
     law = np.ones(1)
     for r in doubled:  # each rank adds itself to the sum with probability ½
         grown = np.zeros(law.size + r)
-        grown[:law.size] += law
+        grown[: law.size] += law
         grown[r:] += law
         law = grown / 2.0
     observed = int(np.rint(2 * w_plus))
-    lower, upper = law[:observed + 1].sum(), law[observed:].sum()
+    lower, upper = law[: observed + 1].sum(), law[observed:].sum()
     return float(min(1.0, 2.0 * min(lower, upper)))
 
 
@@ -245,28 +250,64 @@ def sign_test(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, float]:
     return wins, losses, ties, p
 
 
-def _pair(a: str, b: str, x: np.ndarray, y: np.ndarray, raw: np.ndarray, *, average: dict[str, float],
-          cd: float | None, rope: float, n_samples: int, seed: int) -> dict[str, object]:
+def _pair(
+    a: str,
+    b: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    raw: np.ndarray,
+    *,
+    average: dict[str, float],
+    cd: float | None,
+    rope: float,
+    n_samples: int,
+    seed: int,
+) -> dict[str, object]:
     """Everything of one pair but Holm (oriented scores ``x``, ``y``; ``raw`` = raw a − b)."""
     signed = signed_rank_test(x, y)
     wins_a, wins_b, ties, sign_p = sign_test(x, y)
     bayes = bayesian_signed_rank(x, y, rope=rope, n_samples=n_samples, seed=seed)
     total = signed.w_plus + signed.w_minus
     difference = average[a] - average[b]
-    return dict(model_a=a, model_b=b, n_datasets=int(x.size), mean_difference=float(raw.mean()),
-                median_difference=float(np.median(raw)), wins_a=wins_a, wins_b=wins_b, ties=ties,
-                w_plus=signed.w_plus, w_minus=signed.w_minus, wilcoxon_statistic=signed.statistic,
-                wilcoxon_p=signed.p_value, wilcoxon_method=signed.method, sign_test_p=sign_p,
-                rank_biserial=(signed.w_plus - signed.w_minus) / total if total else 0.0,
-                rank_difference=float(difference),
-                nemenyi_significant=bool(abs(difference) >= cd) if cd is not None else None,
-                rope=rope, p_a_better=bayes.p_a_better, p_equivalent=bayes.p_equivalent, p_b_better=bayes.p_b_better,
-                bayes_samples=bayes.n_samples, bayes_mc_se=bayes.mc_se)
+    return dict(
+        model_a=a,
+        model_b=b,
+        n_datasets=int(x.size),
+        mean_difference=float(raw.mean()),
+        median_difference=float(np.median(raw)),
+        wins_a=wins_a,
+        wins_b=wins_b,
+        ties=ties,
+        w_plus=signed.w_plus,
+        w_minus=signed.w_minus,
+        wilcoxon_statistic=signed.statistic,
+        wilcoxon_p=signed.p_value,
+        wilcoxon_method=signed.method,
+        sign_test_p=sign_p,
+        rank_biserial=(signed.w_plus - signed.w_minus) / total if total else 0.0,
+        rank_difference=float(difference),
+        nemenyi_significant=bool(abs(difference) >= cd) if cd is not None else None,
+        rope=rope,
+        p_a_better=bayes.p_a_better,
+        p_equivalent=bayes.p_equivalent,
+        p_b_better=bayes.p_b_better,
+        bayes_samples=bayes.n_samples,
+        bayes_mc_se=bayes.mc_se,
+    )
 
 
-def compare_across_datasets(scores: npt.ArrayLike, *, models: Sequence[str], datasets: Sequence[str],
-                            metric: str = "accuracy", higher_is_better: bool = True, alpha: float = 0.05,
-                            rope: float = 0.01, n_samples: int = 50_000, seed: int = 0) -> AcrossDatasets:
+def compare_across_datasets(
+    scores: npt.ArrayLike,
+    *,
+    models: Sequence[str],
+    datasets: Sequence[str],
+    metric: str = "accuracy",
+    higher_is_better: bool = True,
+    alpha: float = 0.05,
+    rope: float = 0.01,
+    n_samples: int = 50_000,
+    seed: int = 0,
+) -> AcrossDatasets:
     """Every statistic across data sets of one table of scores.
 
     Parameters
@@ -319,19 +360,48 @@ def compare_across_datasets(scores: npt.ArrayLike, *, models: Sequence[str], dat
         iman = iman_davenport_test(friedman, n, k)
         q, cd = nemenyi_critical_difference(k, n, alpha)
         cliques = critical_difference_cliques(average, cd)
-    pairs = [_pair(models[i], models[j], oriented[:, i], oriented[:, j], table[:, i] - table[:, j], average=average,
-                   cd=cd, rope=rope, n_samples=n_samples, seed=seed + index)
-             for index, (i, j) in enumerate(itertools.combinations(range(k), 2))]
+    pairs = [
+        _pair(
+            models[i],
+            models[j],
+            oriented[:, i],
+            oriented[:, j],
+            table[:, i] - table[:, j],
+            average=average,
+            cd=cd,
+            rope=rope,
+            n_samples=n_samples,
+            seed=seed + index,
+        )
+        for index, (i, j) in enumerate(itertools.combinations(range(k), 2))
+    ]
     adjusted = holm_rows(np.array([float(p["wilcoxon_p"]) for p in pairs]))[0]  # type: ignore[arg-type]
     records = []
     for pair, holm in zip(pairs, adjusted, strict=True):
         significant = bool(holm <= alpha)
         better = pair["model_a"] if float(pair["w_plus"]) > float(pair["w_minus"]) else pair["model_b"]  # type: ignore[arg-type]
-        records.append(PairAcrossDatasets.model_validate({**pair, "holm_p": float(holm), "significant": significant,
-                                                          "winner": better if significant else None}))
-    return AcrossDatasets(metric=metric, higher_is_better=higher_is_better, alpha=alpha, rope=rope, models=list(models),
-                          n_datasets=n, average_ranks=average, friedman=friedman, iman_davenport=iman, nemenyi_q=q,
-                          nemenyi_cd=cd, cliques=cliques,
-                          omnibus_significant=omnibus_significant(friedman, iman, alpha),
-                          pairs=records, min_wilcoxon_p=min(1.0, 2.0 / 2 ** n), datasets=list(datasets),
-                          scores=table.tolist(), ranks=ranks.tolist())
+        records.append(
+            PairAcrossDatasets.model_validate(
+                {**pair, "holm_p": float(holm), "significant": significant, "winner": better if significant else None}
+            )
+        )
+    return AcrossDatasets(
+        metric=metric,
+        higher_is_better=higher_is_better,
+        alpha=alpha,
+        rope=rope,
+        models=list(models),
+        n_datasets=n,
+        average_ranks=average,
+        friedman=friedman,
+        iman_davenport=iman,
+        nemenyi_q=q,
+        nemenyi_cd=cd,
+        cliques=cliques,
+        omnibus_significant=omnibus_significant(friedman, iman, alpha),
+        pairs=records,
+        min_wilcoxon_p=min(1.0, 2.0 / 2**n),
+        datasets=list(datasets),
+        scores=table.tolist(),
+        ranks=ranks.tolist(),
+    )

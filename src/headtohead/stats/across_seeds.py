@@ -56,17 +56,24 @@ def variance_share(seed_sd: float | None, test_se: float | None) -> float | None
     """
     if seed_sd is None or test_se is None or (seed_sd == 0 and test_se == 0):
         return None
-    return float(seed_sd ** 2 / (seed_sd ** 2 + test_se ** 2))
+    return float(seed_sd**2 / (seed_sd**2 + test_se**2))
 
 
 def _sd(values: np.ndarray) -> float | None:
     return float(np.std(values, ddof=1)) if values.size > 1 else None
 
 
-def seed_analysis(values: Mapping[str, Mapping[int, float]], *, metric: str = "accuracy",
-                  higher_is_better: bool = True, test_se: Mapping[str, float | None] | None = None,
-                  test_se_difference: Mapping[tuple[str, str], float | None] | None = None,
-                  aso_alpha: float = 0.05, n_bootstrap: int = 1000, seed: int = 0) -> DatasetSeeds | None:
+def seed_analysis(
+    values: Mapping[str, Mapping[int, float]],
+    *,
+    metric: str = "accuracy",
+    higher_is_better: bool = True,
+    test_se: Mapping[str, float | None] | None = None,
+    test_se_difference: Mapping[tuple[str, str], float | None] | None = None,
+    aso_alpha: float = 0.05,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> DatasetSeeds | None:
     """Every model's spread over seeds and every pair over their shared seeds.
 
     Parameters
@@ -97,8 +104,16 @@ def seed_analysis(values: Mapping[str, Mapping[int, float]], *, metric: str = "a
     for model, by_seed in values.items():
         array = np.array([by_seed[s] for s in sorted(by_seed)], dtype=np.float64)
         sd = _sd(array)
-        spreads.append(SeedSpread(model=model, n_seeds=int(array.size), mean=float(array.mean()), seed_sd=sd,
-                                  test_set_se=test_se.get(model), seed_share=variance_share(sd, test_se.get(model))))
+        spreads.append(
+            SeedSpread(
+                model=model,
+                n_seeds=int(array.size),
+                mean=float(array.mean()),
+                seed_sd=sd,
+                test_set_se=test_se.get(model),
+                seed_share=variance_share(sd, test_se.get(model)),
+            )
+        )
     sign = 1.0 if higher_is_better else -1.0
     pairs = []
     for index, (a, b) in enumerate(itertools.combinations(values, 2)):
@@ -110,12 +125,26 @@ def seed_analysis(values: Mapping[str, Mapping[int, float]], *, metric: str = "a
         t = compare_across_seeds(x.tolist(), y.tolist(), model_a=a, model_b=b, metric=metric)
         sd = _sd(x - y)
         se = test_se_difference.get((a, b))
-        pairs.append(SeedPair(
-            model_a=a, model_b=b, n_seeds=len(shared), mean_difference=float((x - y).mean()),
-            t_statistic=t.statistic, t_p_value=t.p_value,
-            aso_a_over_b=aso_min_epsilon(sign * x, sign * y, alpha=aso_alpha, n_bootstrap=n_bootstrap, seed=seed + index),
-            aso_b_over_a=aso_min_epsilon(sign * y, sign * x, alpha=aso_alpha, n_bootstrap=n_bootstrap, seed=seed + index),
-            aso_confidence=1.0 - aso_alpha, seed_sd_difference=sd, test_set_se_difference=se,
-            seed_share=variance_share(sd, se), note=t.note))
+        pairs.append(
+            SeedPair(
+                model_a=a,
+                model_b=b,
+                n_seeds=len(shared),
+                mean_difference=float((x - y).mean()),
+                t_statistic=t.statistic,
+                t_p_value=t.p_value,
+                aso_a_over_b=aso_min_epsilon(
+                    sign * x, sign * y, alpha=aso_alpha, n_bootstrap=n_bootstrap, seed=seed + index
+                ),
+                aso_b_over_a=aso_min_epsilon(
+                    sign * y, sign * x, alpha=aso_alpha, n_bootstrap=n_bootstrap, seed=seed + index
+                ),
+                aso_confidence=1.0 - aso_alpha,
+                seed_sd_difference=sd,
+                test_set_se_difference=se,
+                seed_share=variance_share(sd, se),
+                note=t.note,
+            )
+        )
     seeds = sorted({s for by_seed in values.values() for s in by_seed})
     return DatasetSeeds(metric=metric, seeds=seeds, models=spreads, pairs=pairs)

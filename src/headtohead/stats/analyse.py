@@ -77,19 +77,23 @@ _BOOTSTRAP_METRICS = ("balanced_accuracy", "f1_macro", "f1_weighted")
 MIN_EXAMPLES_PER_CLASS = 10
 _CALIBRATION_METRICS = ("brier", "nll")
 _CI_METHODS = ("bca", "percentile")
-_PLUG_IN_ECE_NOTE = ("the plug-in ECE is biased upwards (a calibrated model scores above 0), so no interval is "
-                     "shown; the debiased ℓ2 calibration error carries one")
+_PLUG_IN_ECE_NOTE = (
+    "the plug-in ECE is biased upwards (a calibrated model scores above 0), so no interval is "
+    "shown; the debiased ℓ2 calibration error carries one"
+)
 
 
 def _check_settings(alpha: float, n_resamples: int, ci_method: str, ece_bins: int) -> None:
     if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
         raise ConfigError(f"alpha={alpha} must lie between 0 and 1 (exclusive); the usual value is 0.05")
     if not isinstance(n_resamples, int) or n_resamples < 100:
-        raise ConfigError(f"n_resamples={n_resamples} is too few for a bootstrap interval; use at least 100 "
-                          f"(2000 is the default)")
+        raise ConfigError(
+            f"n_resamples={n_resamples} is too few for a bootstrap interval; use at least 100 (2000 is the default)"
+        )
     if ci_method not in _CI_METHODS:
-        raise ConfigError(f"ci_method='{ci_method}' is unknown{did_you_mean(ci_method, _CI_METHODS)} "
-                          f"(choose bca or percentile)")
+        raise ConfigError(
+            f"ci_method='{ci_method}' is unknown{did_you_mean(ci_method, _CI_METHODS)} (choose bca or percentile)"
+        )
     if not isinstance(ece_bins, int) or not 1 <= ece_bins <= 1000:
         raise ConfigError(f"ece_bins={ece_bins} must be a whole number from 1 to 1000; 15 is usual")
 
@@ -106,23 +110,30 @@ def _check_predictions(predictions: Predictions) -> None:
         pred = np.asarray(model.pred)
         proba = np.asarray(model.proba) if model.proba is not None else np.zeros((n, width))  # None: not available
         if pred.shape != (n,) or proba.shape != (n, width):
-            raise ResultsError(f"model '{name}': predictions have shapes {pred.shape}/{proba.shape}, expected "
-                               f"{(n,)}/{(n, width)}; re-run the evaluation")
+            raise ResultsError(
+                f"model '{name}': predictions have shapes {pred.shape}/{proba.shape}, expected "
+                f"{(n,)}/{(n, width)}; re-run the evaluation"
+            )
         scored = model.valid
         if not scored.any():
-            raise ResultsError(f"model '{name}' has no prediction for any example (NaN or infinite scores, or no "
-                               f"usable answer, everywhere); check the model's outputs")
+            raise ResultsError(
+                f"model '{name}' has no prediction for any example (NaN or infinite scores, or no "
+                f"usable answer, everywhere); check the model's outputs"
+            )
         if pred[scored].min() < 0 or pred[scored].max() >= width:
             raise ResultsError(f"model '{name}': predicted classes outside 0..{width - 1}; re-run the evaluation")
         if not np.all(np.isfinite(proba[scored])) or np.any(proba[scored] < 0):
-            raise ResultsError(f"model '{name}': probabilities contain NaN, infinite or negative values; "
-                               f"check the model's outputs")
+            raise ResultsError(
+                f"model '{name}': probabilities contain NaN, infinite or negative values; check the model's outputs"
+            )
 
 
 def _check_groups(groups: np.ndarray | None) -> None:
     if groups is not None and len(np.unique(groups)) < 2:
-        raise ConfigError("data.group_column: every evaluated example is in one group, so nothing can be said "
-                          "beyond it; name a column that tells several users, documents or conversations apart")
+        raise ConfigError(
+            "data.group_column: every evaluated example is in one group, so nothing can be said "
+            "beyond it; name a column that tells several users, documents or conversations apart"
+        )
 
 
 def _too_few_per_class(y: np.ndarray) -> str | None:
@@ -130,8 +141,10 @@ def _too_few_per_class(y: np.ndarray) -> str | None:
     present = len(np.unique(y))
     if len(y) >= MIN_EXAMPLES_PER_CLASS * present:
         return None
-    return (f"{len(y) / present:.1f} examples per class on average (fewer than {MIN_EXAMPLES_PER_CLASS}): too few for "
-            f"a bootstrap interval of a class-averaged metric to cover, so none is shown")
+    return (
+        f"{len(y) / present:.1f} examples per class on average (fewer than {MIN_EXAMPLES_PER_CLASS}): too few for "
+        f"a bootstrap interval of a class-averaged metric to cover, so none is shown"
+    )
 
 
 def _without_interval(estimate: Estimate, note: str) -> Estimate:
@@ -149,17 +162,33 @@ def _class_masks(predictions: Predictions) -> dict[str, np.ndarray]:
 Calibrated = tuple[dict[str, dict[str, Interval]], dict[tuple[str, str], dict[str, Interval]]]
 
 
-def _calibration_intervals(predictions: Predictions, names: Sequence[str], rows: np.ndarray | None, *,
-                           confidence: float, n_resamples: int, ci_method: str, ece_bins: int, seed: int,
-                           groups: np.ndarray | None) -> Calibrated:
+def _calibration_intervals(
+    predictions: Predictions,
+    names: Sequence[str],
+    rows: np.ndarray | None,
+    *,
+    confidence: float,
+    n_resamples: int,
+    ci_method: str,
+    ece_bins: int,
+    seed: int,
+    groups: np.ndarray | None,
+) -> Calibrated:
     """Brier and NLL of ``names`` and of their pairs from one set of resamples of ``rows`` (:mod:`~headtohead.stats.joint`)."""
     sub = predictions if rows is None else predictions.restricted(rows, names)
-    return joint_bootstrap(sub.y_true, {m: (sub[m].pred, _probabilities(sub, m)) for m in names},
-                           metrics=_CALIBRATION_METRICS, pairs=list(itertools.combinations(names, 2)),
-                           label_names=predictions.label_names, n_resamples=n_resamples, confidence=confidence,
-                           method=ci_method, n_bins=ece_bins,  # type: ignore[arg-type]
-                           seed=np.random.default_rng(np.random.SeedSequence([seed, 2])),
-                           groups=None if groups is None else groups if rows is None else groups[rows])
+    return joint_bootstrap(
+        sub.y_true,
+        {m: (sub[m].pred, _probabilities(sub, m)) for m in names},
+        metrics=_CALIBRATION_METRICS,
+        pairs=list(itertools.combinations(names, 2)),
+        label_names=predictions.label_names,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method=ci_method,
+        n_bins=ece_bins,  # type: ignore[arg-type]
+        seed=np.random.default_rng(np.random.SeedSequence([seed, 2])),
+        groups=None if groups is None else groups if rows is None else groups[rows],
+    )
 
 
 def _probabilities(predictions: Predictions, name: str) -> np.ndarray:
@@ -176,7 +205,7 @@ class _Calibration:
         self.predictions, self.groups, self.options, self.seed = predictions, groups, options, seed
         self.names = [m for m in predictions.models if predictions[m].proba is not None]
         clean = [m for m in self.names if predictions[m].valid.all()]
-        self.models, self.pairs = (self._draw(clean, None) if clean else ({}, {}))
+        self.models, self.pairs = self._draw(clean, None) if clean else ({}, {})
 
     def _draw(self, names: Sequence[str], rows: np.ndarray | None) -> Calibrated:
         return _calibration_intervals(self.predictions, names, rows, seed=self.seed, groups=self.groups, **self.options)
@@ -197,38 +226,78 @@ class _Calibration:
         return self.pairs[(a, b)]
 
 
-def _model_stats(name: str, predictions: Predictions, calibrated: dict[str, Interval], *, confidence: float,
-                 n_resamples: int, ci_method: CIMethod, ece_bins: int, seed: np.random.SeedSequence,
-                 groups: np.ndarray | None) -> ModelStats:
+def _model_stats(
+    name: str,
+    predictions: Predictions,
+    calibrated: dict[str, Interval],
+    *,
+    confidence: float,
+    n_resamples: int,
+    ci_method: CIMethod,
+    ece_bins: int,
+    seed: np.random.SeedSequence,
+    groups: np.ndarray | None,
+) -> ModelStats:
     model, y = predictions[name], predictions.y_true
     correct, answered = model.correct(y), model.valid
-    estimates = bootstrap_estimates(y, model.pred, None, list(_BOOTSTRAP_METRICS), label_names=predictions.label_names,
-                                    n_resamples=n_resamples, confidence=confidence, method=ci_method, n_bins=ece_bins,
-                                    seed=np.random.default_rng(seed), groups=groups)
+    estimates = bootstrap_estimates(
+        y,
+        model.pred,
+        None,
+        list(_BOOTSTRAP_METRICS),
+        label_names=predictions.label_names,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method=ci_method,
+        n_bins=ece_bins,
+        seed=np.random.default_rng(seed),
+        groups=groups,
+    )
     if (sparse := _too_few_per_class(y)) is not None:
         estimates = {metric: _without_interval(estimate, sparse) for metric, estimate in estimates.items()}
-    recalls = {label: proportion_estimate(correct[rows], confidence, None if groups is None else groups[rows])
-               for label, rows in _class_masks(predictions).items()}
+    recalls = {
+        label: proportion_estimate(correct[rows], confidence, None if groups is None else groups[rows])
+        for label, rows in _class_masks(predictions).items()
+    }
     failed = int((~answered).sum())
-    stats: dict[str, Any] = dict(name=name, n_examples=len(y), n_failed=failed,
-                 accuracy=proportion_estimate(correct, confidence, groups),
-                 accuracy_answered=proportion_estimate(correct[answered], confidence,
-                                                       None if groups is None else groups[answered])
-                 if failed else None,
-                 balanced_accuracy=estimates["balanced_accuracy"], f1_macro=estimates["f1_macro"],
-                 f1_weighted=estimates["f1_weighted"], recall_per_class=recalls)
+    stats: dict[str, Any] = dict(
+        name=name,
+        n_examples=len(y),
+        n_failed=failed,
+        accuracy=proportion_estimate(correct, confidence, groups),
+        accuracy_answered=proportion_estimate(
+            correct[answered], confidence, None if groups is None else groups[answered]
+        )
+        if failed
+        else None,
+        balanced_accuracy=estimates["balanced_accuracy"],
+        f1_macro=estimates["f1_macro"],
+        f1_weighted=estimates["f1_weighted"],
+        recall_per_class=recalls,
+    )
     if model.proba is not None:
-        record = calibration(y[answered], model.pred[answered], model.proba[answered], n_bins=ece_bins,
-                             level=confidence, n_classes=len(predictions.label_names))
-        stats.update(calibration=record, calibration_examples=int(answered.sum()),
-                     ece=Estimate(value=record.ece, low=None, high=None, method="none", confidence=confidence,
-                                  note=_PLUG_IN_ECE_NOTE),
-                     **{metric: estimate_from_interval(interval) for metric, interval in calibrated.items()})
+        record = calibration(
+            y[answered],
+            model.pred[answered],
+            model.proba[answered],
+            n_bins=ece_bins,
+            level=confidence,
+            n_classes=len(predictions.label_names),
+        )
+        stats.update(
+            calibration=record,
+            calibration_examples=int(answered.sum()),
+            ece=Estimate(
+                value=record.ece, low=None, high=None, method="none", confidence=confidence, note=_PLUG_IN_ECE_NOTE
+            ),
+            **{metric: estimate_from_interval(interval) for metric, interval in calibrated.items()},
+        )
     return ModelStats(**stats)
 
 
-def _accuracy_difference(correct_a: np.ndarray, correct_b: np.ndarray, confidence: float,
-                         groups: np.ndarray | None) -> tuple[float, float, float, str]:
+def _accuracy_difference(
+    correct_a: np.ndarray, correct_b: np.ndarray, confidence: float, groups: np.ndarray | None
+) -> tuple[float, float, float, str]:
     """``(estimate, low, high, method)`` of accuracy(a) − accuracy(b): Tango's score interval (+ clusters)."""
     b, c, n = int(np.sum(correct_a & ~correct_b)), int(np.sum(~correct_a & correct_b)), len(correct_a)
     if groups is None:
@@ -239,39 +308,91 @@ def _accuracy_difference(correct_a: np.ndarray, correct_b: np.ndarray, confidenc
     return (b - c) / n, low, high, "tango-score+clusters"
 
 
-def _differences(a: ModelStats, b: ModelStats, predictions: Predictions, calibrated: dict[str, Interval], *,
-                 confidence: float, n_resamples: int, ci_method: CIMethod, ece_bins: int,
-                 seed: np.random.SeedSequence, groups: np.ndarray | None) -> list[MetricDifference]:
+def _differences(
+    a: ModelStats,
+    b: ModelStats,
+    predictions: Predictions,
+    calibrated: dict[str, Interval],
+    *,
+    confidence: float,
+    n_resamples: int,
+    ci_method: CIMethod,
+    ece_bins: int,
+    seed: np.random.SeedSequence,
+    groups: np.ndarray | None,
+) -> list[MetricDifference]:
     """``metric(a) − metric(b)`` for every reported metric, each with its interval."""
     ma, mb, y = predictions[a.name], predictions[b.name], predictions.y_true
     correct_a, correct_b = ma.correct(y), mb.correct(y)
 
-    def record(metric: str, difference: float, low: float | None, high: float | None, method: str,
-               note: str | None = None, answered: bool = False) -> MetricDifference:
-        return MetricDifference(metric=metric, value_a=a.estimate(metric).value, value_b=b.estimate(metric).value,
-                                difference=difference, ci_low=low, ci_high=high, method=method, confidence=confidence,
-                                higher_is_better=METRICS.get(metric, METRICS["accuracy"]).higher_is_better,
-                                note=note, on_answered_rows=answered)
+    def record(
+        metric: str,
+        difference: float,
+        low: float | None,
+        high: float | None,
+        method: str,
+        note: str | None = None,
+        answered: bool = False,
+    ) -> MetricDifference:
+        return MetricDifference(
+            metric=metric,
+            value_a=a.estimate(metric).value,
+            value_b=b.estimate(metric).value,
+            difference=difference,
+            ci_low=low,
+            ci_high=high,
+            method=method,
+            confidence=confidence,
+            higher_is_better=METRICS.get(metric, METRICS["accuracy"]).higher_is_better,
+            note=note,
+            on_answered_rows=answered,
+        )
 
     out = [record("accuracy", *_accuracy_difference(correct_a, correct_b, confidence, groups))]
     for label, rows in _class_masks(predictions).items():
-        out.append(record(f"recall:{label}", *_accuracy_difference(correct_a[rows], correct_b[rows], confidence,
-                                                                   None if groups is None else groups[rows])))
-    boots = paired_bootstrap(y, ma.pred, mb.pred, metrics=list(_BOOTSTRAP_METRICS), label_names=predictions.label_names,
-                             n_resamples=n_resamples, confidence=confidence, method=ci_method, n_bins=ece_bins,
-                             seed=np.random.default_rng(seed), groups=groups)
+        out.append(
+            record(
+                f"recall:{label}",
+                *_accuracy_difference(
+                    correct_a[rows], correct_b[rows], confidence, None if groups is None else groups[rows]
+                ),
+            )
+        )
+    boots = paired_bootstrap(
+        y,
+        ma.pred,
+        mb.pred,
+        metrics=list(_BOOTSTRAP_METRICS),
+        label_names=predictions.label_names,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method=ci_method,
+        n_bins=ece_bins,
+        seed=np.random.default_rng(seed),
+        groups=groups,
+    )
     failures, sparse = not (ma.valid.all() and mb.valid.all()), _too_few_per_class(y)
     for metric, interval in list(boots.items()) + list(calibrated.items()):
         if sparse is not None and metric in _BOOTSTRAP_METRICS:
             out.append(record(metric, interval.estimate, None, None, "none", sparse))
             continue
-        out.append(record(metric, interval.estimate, interval.low, interval.high, interval.method, interval.note,
-                          answered=metric in _CALIBRATION_METRICS and failures))
+        out.append(
+            record(
+                metric,
+                interval.estimate,
+                interval.low,
+                interval.high,
+                interval.method,
+                interval.note,
+                answered=metric in _CALIBRATION_METRICS and failures,
+            )
+        )
     return out
 
 
-def _pair_test(correct_a: np.ndarray, correct_b: np.ndarray, groups: np.ndarray | None
-               ) -> tuple[str, float, float, float]:
+def _pair_test(
+    correct_a: np.ndarray, correct_b: np.ndarray, groups: np.ndarray | None
+) -> tuple[str, float, float, float]:
     """``(test, statistic, p, mid-p)`` of "equal accuracy": McNemar's score test, or its clustered form."""
     b, c = int(np.sum(correct_a & ~correct_b)), int(np.sum(~correct_a & correct_b))
     midp = float(mcnemar_pvalues(np.array(b), np.array(c), "midp")[1])
@@ -283,36 +404,83 @@ def _pair_test(correct_a: np.ndarray, correct_b: np.ndarray, groups: np.ndarray 
     return "mcnemar-clustered", statistic, clustered_difference_pvalue(counts, b, c), midp
 
 
-def _comparison(a: ModelStats, b: ModelStats, predictions: Predictions, test: tuple[str, float, float, float],
-                p_adjusted: float, n_pairs: int, differences: list[MetricDifference], alpha: float,
-                groups: np.ndarray | None) -> Comparison:
+def _comparison(
+    a: ModelStats,
+    b: ModelStats,
+    predictions: Predictions,
+    test: tuple[str, float, float, float],
+    p_adjusted: float,
+    n_pairs: int,
+    differences: list[MetricDifference],
+    alpha: float,
+    groups: np.ndarray | None,
+) -> Comparison:
     """Assemble one pair's record (significance on the Holm-adjusted p-value)."""
     y = predictions.y_true
     correct_a, correct_b = predictions[a.name].correct(y), predictions[b.name].correct(y)
     n = len(y)
-    table = ContingencyTable(both_correct=int(np.sum(correct_a & correct_b)),
-                             only_a_correct=int(np.sum(correct_a & ~correct_b)),
-                             only_b_correct=int(np.sum(~correct_a & correct_b)),
-                             both_wrong=int(np.sum(~correct_a & ~correct_b)))
+    table = ContingencyTable(
+        both_correct=int(np.sum(correct_a & correct_b)),
+        only_a_correct=int(np.sum(correct_a & ~correct_b)),
+        only_b_correct=int(np.sum(~correct_a & correct_b)),
+        both_wrong=int(np.sum(~correct_a & ~correct_b)),
+    )
     b_count, c_count = table.only_a_correct, table.only_b_correct
     significant = bool(p_adjusted <= alpha)
     winner = (a.name if b_count > c_count else b.name) if significant else None
     discordance = table.discordant / n
     # with groups, power as for the examples' effective number (n over the design effect of the gap)
-    effective = n if groups is None else max(1, int(n / design_effect(clustered_counts(
-        correct_a.astype(np.int64) - correct_b.astype(np.int64), groups), b_count, c_count, n)))
+    effective = (
+        n
+        if groups is None
+        else max(
+            1,
+            int(
+                n
+                / design_effect(
+                    clustered_counts(correct_a.astype(np.int64) - correct_b.astype(np.int64), groups),
+                    b_count,
+                    c_count,
+                    n,
+                )
+            ),
+        )
+    )
     mde = minimum_detectable_effect(effective, discordance, power=MDE_POWER, alpha=alpha, n_comparisons=n_pairs)
     name, statistic, p_value, midp = test
-    return Comparison(model_a=a.name, model_b=b.name, n_examples=n, table=table, test=name,  # type: ignore[arg-type]
-                      statistic=statistic, p_value=p_value, p_value_midp=midp, p_adjusted=float(p_adjusted),
-                      alpha=alpha, significant=significant, effect=(b_count - c_count) / n,
-                      odds_ratio=b_count / c_count if c_count else None, discordance=discordance,
-                      differences=differences, minimum_detectable_effect=mde, mde_power=MDE_POWER, winner=winner)
+    return Comparison(
+        model_a=a.name,
+        model_b=b.name,
+        n_examples=n,
+        table=table,
+        test=name,  # type: ignore[arg-type]
+        statistic=statistic,
+        p_value=p_value,
+        p_value_midp=midp,
+        p_adjusted=float(p_adjusted),
+        alpha=alpha,
+        significant=significant,
+        effect=(b_count - c_count) / n,
+        odds_ratio=b_count / c_count if c_count else None,
+        discordance=discordance,
+        differences=differences,
+        minimum_detectable_effect=mde,
+        mde_power=MDE_POWER,
+        winner=winner,
+    )
 
 
-def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int = 2000, ci_method: str = "bca",
-            ece_bins: int = 15, seed: int = 0, examples: ExampleFacts | None = None,
-            disagreements_kept: int | None = DISAGREEMENTS_KEPT) -> StatsSummary:
+def analyse(
+    predictions: Predictions,
+    *,
+    alpha: float = 0.05,
+    n_resamples: int = 2000,
+    ci_method: str = "bca",
+    ece_bins: int = 15,
+    seed: int = 0,
+    examples: ExampleFacts | None = None,
+    disagreements_kept: int | None = DISAGREEMENTS_KEPT,
+) -> StatsSummary:
     """Every statistic of a run: per-model intervals, every pair compared, a ranking, where models differ.
 
     Parameters
@@ -370,12 +538,21 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     _check_groups(groups)
     confidence = 1.0 - alpha
     names = list(predictions.models)
-    options: dict[str, Any] = dict(confidence=confidence, n_resamples=n_resamples, ci_method=ci_method,
-                                   ece_bins=ece_bins)
+    options: dict[str, Any] = dict(
+        confidence=confidence, n_resamples=n_resamples, ci_method=ci_method, ece_bins=ece_bins
+    )
     calibrated = _Calibration(predictions, groups, options, seed)
-    models = {name: _model_stats(name, predictions, calibrated.of_model(name), seed=np.random.SeedSequence([seed, 0, i]),
-                                 groups=groups, **options)
-              for i, name in enumerate(names)}
+    models = {
+        name: _model_stats(
+            name,
+            predictions,
+            calibrated.of_model(name),
+            seed=np.random.SeedSequence([seed, 0, i]),
+            groups=groups,
+            **options,
+        )
+        for i, name in enumerate(names)
+    }
     pairs = list(itertools.combinations(range(len(names)), 2))
     y = predictions.y_true
     tests = [_pair_test(predictions[names[i]].correct(y), predictions[names[j]].correct(y), groups) for i, j in pairs]
@@ -383,18 +560,37 @@ def analyse(predictions: Predictions, *, alpha: float = 0.05, n_resamples: int =
     comparisons = []
     for (i, j), test, p_adj in zip(pairs, tests, adjusted, strict=True):
         a, b = models[names[i]], models[names[j]]
-        diffs = _differences(a, b, predictions, calibrated.of_pair(a.name, b.name),
-                             seed=np.random.SeedSequence([seed, 1, i, j]), groups=groups, **options)
+        diffs = _differences(
+            a,
+            b,
+            predictions,
+            calibrated.of_pair(a.name, b.name),
+            seed=np.random.SeedSequence([seed, 1, i, j]),
+            groups=groups,
+            **options,
+        )
         comparisons.append(_comparison(a, b, predictions, test, float(p_adj), len(pairs), diffs, alpha, groups))
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)
     rule = RULE if groups is None else RULE + "; with groups, the larger p of it and Durkalski's clustered statistic"
-    settings = StatsSettings(alpha=alpha, confidence=confidence, n_resamples=n_resamples,
-                             ci_method=ci_method, ece_bins=ece_bins, seed=seed,  # type: ignore[arg-type]
-                             power=MDE_POWER, mcnemar_rule=rule, failures="counted as wrong",
-                             group_column=predictions.group_column if groups is not None else None,
-                             n_groups=int(len(np.unique(groups))) if groups is not None else None)
-    return StatsSummary(settings=settings, models=list(models.values()), comparisons=comparisons, ranking=ranking,
-                        slices=run_slices(predictions, examples, alpha=alpha),
-                        disagreements=run_disagreements(predictions, examples.ids if examples else None,
-                                                        kept=disagreements_kept))
+    settings = StatsSettings(
+        alpha=alpha,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        ci_method=ci_method,
+        ece_bins=ece_bins,
+        seed=seed,  # type: ignore[arg-type]
+        power=MDE_POWER,
+        mcnemar_rule=rule,
+        failures="counted as wrong",
+        group_column=predictions.group_column if groups is not None else None,
+        n_groups=int(len(np.unique(groups))) if groups is not None else None,
+    )
+    return StatsSummary(
+        settings=settings,
+        models=list(models.values()),
+        comparisons=comparisons,
+        ranking=ranking,
+        slices=run_slices(predictions, examples, alpha=alpha),
+        disagreements=run_disagreements(predictions, examples.ids if examples else None, kept=disagreements_kept),
+    )

@@ -45,7 +45,7 @@ def _ratios(sorted_a: np.ndarray, sorted_b: np.ndarray, steps: tuple[np.ndarray,
     """ε_W2 of each row pair (rows: samples, columns: sorted scores)."""
     lengths, index_a, index_b = steps
     gap = sorted_b[..., index_b] - sorted_a[..., index_a]  # > 0 where B is ahead: the violation
-    squared = lengths * gap ** 2
+    squared = lengths * gap**2
     total = squared.sum(axis=-1)
     violated = np.where(gap > 0, squared, 0.0).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -64,8 +64,9 @@ def violation_ratio(a: np.ndarray, b: np.ndarray) -> float:
     return float(_ratios(a, b, _steps(a.size, b.size)))
 
 
-def aso_min_epsilon(a: np.ndarray, b: np.ndarray, *, alpha: float = 0.05, n_bootstrap: int = 1000,
-                    seed: int = 0) -> float:
+def aso_min_epsilon(
+    a: np.ndarray, b: np.ndarray, *, alpha: float = 0.05, n_bootstrap: int = 1000, seed: int = 0
+) -> float:
     """ε_min of "A is almost stochastically better than B" at level ``alpha`` (higher scores are better).
 
     Parameters

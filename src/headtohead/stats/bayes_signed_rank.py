@@ -44,8 +44,9 @@ def _step(values: np.ndarray, threshold: float) -> np.ndarray:
     return (values > threshold).astype(np.float64) + 0.5 * (values == threshold)
 
 
-def bayesian_signed_rank(a: np.ndarray, b: np.ndarray, *, rope: float, prior: float = 0.5,
-                         n_samples: int = 50_000, seed: int = 0) -> BayesSignedRank:
+def bayesian_signed_rank(
+    a: np.ndarray, b: np.ndarray, *, rope: float, prior: float = 0.5, n_samples: int = 50_000, seed: int = 0
+) -> BayesSignedRank:
     """Posterior probabilities that ``a`` is practically better, equivalent, or ``b`` is better.
 
     Parameters
@@ -91,5 +92,10 @@ def bayesian_signed_rank(a: np.ndarray, b: np.ndarray, *, rope: float, prior: fl
         theta = np.stack([theta_a, 1.0 - theta_a - theta_b, theta_b], axis=1)
         wins += np.bincount(np.argmax(theta, axis=1), minlength=3)
     p = wins / n_samples
-    return BayesSignedRank(p_a_better=float(p[0]), p_equivalent=float(p[1]), p_b_better=float(p[2]),
-                           n_samples=int(n_samples), mc_se=float(np.sqrt(np.max(p * (1 - p)) / n_samples)))
+    return BayesSignedRank(
+        p_a_better=float(p[0]),
+        p_equivalent=float(p[1]),
+        p_b_better=float(p[2]),
+        n_samples=int(n_samples),
+        mc_se=float(np.sqrt(np.max(p * (1 - p)) / n_samples)),
+    )

@@ -54,8 +54,9 @@ _BLOCK = 2**22
 class _Design:
     """Cells of identical examples, their feature rows, and where each (model, statistic) sits."""
 
-    def __init__(self, per_model: Sequence[dict[str, Stat]], n: int, *, compress: bool,
-                 groups: np.ndarray | None = None) -> None:
+    def __init__(
+        self, per_model: Sequence[dict[str, Stat]], n: int, *, compress: bool, groups: np.ndarray | None = None
+    ) -> None:
         self.n = n
         self.size_column: int | None = None  # with groups: the feature that counts a resample's examples
         self.blocks: list[dict[str, slice]] = []
@@ -77,20 +78,32 @@ class _Design:
             key = np.column_stack(keys) if keys else np.zeros((n, 0))
             rows = _row_numbers(key)
             _, first, inverse, self.cell_counts = np.unique(
-                rows, axis=None if rows.ndim == 1 else 0, return_index=True, return_inverse=True, return_counts=True)
+                rows, axis=None if rows.ndim == 1 else 0, return_index=True, return_inverse=True, return_counts=True
+            )
             self.cell_of_example: np.ndarray | None = inverse.reshape(-1)
         else:  # continuous features: (nearly) every example is its own cell
             first, self.cell_of_example, self.cell_counts = np.arange(n), None, np.ones(n, dtype=np.int64)
         self.m = len(first)
         # one entry per statistic for every cell: (m, statistics), columns in increasing order
-        cols = np.column_stack([blocks[name].start + stat.codes[first]
-                                for stats, blocks in zip(per_model, self.blocks, strict=True) for name, stat in stats.items()])
-        vals = np.column_stack([np.ones(self.m) if stat.weights is None else stat.weights[first].astype(np.float64)
-                                for stats in per_model for stat in stats.values()])
+        cols = np.column_stack(
+            [
+                blocks[name].start + stat.codes[first]
+                for stats, blocks in zip(per_model, self.blocks, strict=True)
+                for name, stat in stats.items()
+            ]
+        )
+        vals = np.column_stack(
+            [
+                np.ones(self.m) if stat.weights is None else stat.weights[first].astype(np.float64)
+                for stats in per_model
+                for stat in stats.values()
+            ]
+        )
         # stored transposed, (width, m): OpenBLAS is >10x faster on F.T @ counts.T than on counts @ F
         # for these tall-skinny shapes (measured); by columns (cells) where example blocks read slices
-        features_t = sparse.csc_matrix((vals.ravel(), cols.ravel(), np.arange(0, cols.size + 1, cols.shape[1])),
-                                       shape=(self.width, self.m))
+        features_t = sparse.csc_matrix(
+            (vals.ravel(), cols.ravel(), np.arange(0, cols.size + 1, cols.shape[1])), shape=(self.width, self.m)
+        )
         features_t = features_t.tocsr() if compress else features_t
         # dense BLAS while it fits; very many classes keep the sparse form
         self.features_t = features_t.toarray() if self.m * self.width <= _BLOCK * 4 else features_t
@@ -112,8 +125,9 @@ class _Design:
         vals.append(np.ones(self.n))
         self.size_column = self.width
         self.width += 1
-        self.features_t = sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                            shape=(self.width, k))
+        self.features_t = sparse.csc_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(self.width, k)
+        )
         if k * self.width <= _BLOCK * 4:
             self.features_t = self.features_t.toarray()
         self.cell_of_example = None
@@ -178,8 +192,9 @@ def _choose_sampler(design: _Design, sampler: str) -> str:
     return sampler
 
 
-def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int, rng: np.random.Generator,
-                  sampler: str) -> np.ndarray:
+def _distribution(
+    design: _Design, specs: Sequence[MetricSpec], n_resamples: int, rng: np.random.Generator, sampler: str
+) -> np.ndarray:
     """Bootstrap distribution ``(M, n_resamples)`` of every metric."""
     sampler = _choose_sampler(design, sampler)
     if sampler == "index" and design.cell_of_example is None:
@@ -190,7 +205,7 @@ def _distribution(design: _Design, specs: Sequence[MetricSpec], n_resamples: int
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         counts = _resample_counts(design, rng, size, sampler)
-        theta[:, start:start + size] = _evaluate(design, specs, design.sums(counts), design.n)
+        theta[:, start : start + size] = _evaluate(design, specs, design.sums(counts), design.n)
     return theta
 
 
@@ -201,14 +216,26 @@ def _jackknife(design: _Design, specs: Sequence[MetricSpec]) -> np.ndarray:
     out = np.empty((len(specs), design.m))
     for start in range(0, design.m, chunk):
         stop = min(start + chunk, design.m)
-        out[:, start:stop] = _evaluate(design, specs, full[None, :] - design.feature_rows(start, stop),
-                                       design.n - 1)  # with groups the size feature gives each group's own
+        out[:, start:stop] = _evaluate(
+            design, specs, full[None, :] - design.feature_rows(start, stop), design.n - 1
+        )  # with groups the size feature gives each group's own
     return out
 
 
-def _run(models: Sequence[tuple[np.ndarray, np.ndarray | None]], y_true: np.ndarray, specs: Sequence[MetricSpec],
-         *, n_classes: int, n_bins: int, n_resamples: int, confidence: float, method: str,
-         seed: int | np.random.Generator, sampler: str, groups: np.ndarray | None = None) -> dict[str, Interval]:
+def _run(
+    models: Sequence[tuple[np.ndarray, np.ndarray | None]],
+    y_true: np.ndarray,
+    specs: Sequence[MetricSpec],
+    *,
+    n_classes: int,
+    n_bins: int,
+    n_resamples: int,
+    confidence: float,
+    method: str,
+    seed: int | np.random.Generator,
+    sampler: str,
+    groups: np.ndarray | None = None,
+) -> dict[str, Interval]:
     """Intervals for ``specs`` on one model, or on the difference of two ((pred, proba) pairs)."""
     n = len(y_true)
     if n < 1:
@@ -228,24 +255,27 @@ def _run(models: Sequence[tuple[np.ndarray, np.ndarray | None]], y_true: np.ndar
         if not group:
             continue
         needs = sorted({s for spec in group for s in spec.needs})
-        per_model = [example_stats(needs, y_true, pred, proba, n_classes=n_classes, n_bins=n_bins)
-                     for pred, proba in models]
+        per_model = [
+            example_stats(needs, y_true, pred, proba, n_classes=n_classes, n_bins=n_bins) for pred, proba in models
+        ]
         design = _Design(per_model, n, compress=not continuous, groups=groups)
         estimates = _evaluate(design, group, design.sums(design.cell_counts[None, :]), n)[:, 0]
         theta_b = _distribution(design, group, n_resamples, rng, "auto" if groups is not None else sampler)
         jack = _jackknife(design, group) if method == "bca" and design.m > 1 else None
         for i, spec in enumerate(group):
             accel = None if jack is None else acceleration(jack[i], design.cell_counts)
-            interval = interval_from_distribution(spec.name, float(estimates[i]), theta_b[i],
-                                                  confidence=confidence, method=method, acceleration=accel)
+            interval = interval_from_distribution(
+                spec.name, float(estimates[i]), theta_b[i], confidence=confidence, method=method, acceleration=accel
+            )
             if groups is not None and interval.method != "none":
                 interval = replace(interval, method=f"cluster-{interval.method}")
             out[spec.name] = interval
     return {spec.name: out[spec.name] for spec in specs}
 
 
-def _prepare(metrics: Sequence[str | MetricSpec], label_names: Sequence[str] | None, y_true: np.ndarray,
-             *preds: np.ndarray) -> tuple[list[MetricSpec], int, tuple[str, ...]]:
+def _prepare(
+    metrics: Sequence[str | MetricSpec], label_names: Sequence[str] | None, y_true: np.ndarray, *preds: np.ndarray
+) -> tuple[list[MetricSpec], int, tuple[str, ...]]:
     if label_names is None:
         k = int(max([y_true.max(initial=0)] + [p.max(initial=0) for p in preds])) + 1
         label_names = tuple(str(i) for i in range(k))
@@ -253,11 +283,21 @@ def _prepare(metrics: Sequence[str | MetricSpec], label_names: Sequence[str] | N
     return specs, len(label_names), tuple(label_names)
 
 
-def bootstrap_metrics(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | None = None, *,
-                      metrics: Sequence[str | MetricSpec], label_names: Sequence[str] | None = None,
-                      n_resamples: int = 2000, confidence: float = 0.95, method: CIMethod = "bca",
-                      n_bins: int = 15, seed: int | np.random.Generator = 0,
-                      sampler: Sampler = "auto", groups: np.ndarray | None = None) -> dict[str, Interval]:
+def bootstrap_metrics(
+    y_true: np.ndarray,
+    pred: np.ndarray,
+    proba: np.ndarray | None = None,
+    *,
+    metrics: Sequence[str | MetricSpec],
+    label_names: Sequence[str] | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    method: CIMethod = "bca",
+    n_bins: int = 15,
+    seed: int | np.random.Generator = 0,
+    sampler: Sampler = "auto",
+    groups: np.ndarray | None = None,
+) -> dict[str, Interval]:
     """Bootstrap confidence intervals for one model's metrics (all from the same resamples).
 
     Parameters
@@ -294,16 +334,38 @@ def bootstrap_metrics(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | 
     """
     y_true, pred = np.asarray(y_true, np.int64), np.asarray(pred, np.int64)
     specs, k, _ = _prepare(metrics, label_names, y_true, pred)
-    return _run([(pred, proba)], y_true, specs, n_classes=k, n_bins=n_bins, n_resamples=n_resamples,
-                confidence=confidence, method=method, seed=seed, sampler=sampler, groups=groups)
+    return _run(
+        [(pred, proba)],
+        y_true,
+        specs,
+        n_classes=k,
+        n_bins=n_bins,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method=method,
+        seed=seed,
+        sampler=sampler,
+        groups=groups,
+    )
 
 
-def paired_bootstrap(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray,
-                     proba_a: np.ndarray | None = None, proba_b: np.ndarray | None = None, *,
-                     metrics: Sequence[str | MetricSpec], label_names: Sequence[str] | None = None,
-                     n_resamples: int = 2000, confidence: float = 0.95, method: CIMethod = "bca",
-                     n_bins: int = 15, seed: int | np.random.Generator = 0,
-                     sampler: Sampler = "auto", groups: np.ndarray | None = None) -> dict[str, Interval]:
+def paired_bootstrap(
+    y_true: np.ndarray,
+    pred_a: np.ndarray,
+    pred_b: np.ndarray,
+    proba_a: np.ndarray | None = None,
+    proba_b: np.ndarray | None = None,
+    *,
+    metrics: Sequence[str | MetricSpec],
+    label_names: Sequence[str] | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    method: CIMethod = "bca",
+    n_bins: int = 15,
+    seed: int | np.random.Generator = 0,
+    sampler: Sampler = "auto",
+    groups: np.ndarray | None = None,
+) -> dict[str, Interval]:
     """Paired bootstrap intervals on ``metric(a) − metric(b)``, resampling examples (or groups) jointly.
 
     Parameters are those of :func:`bootstrap_metrics`, for two models evaluated on the same
@@ -329,6 +391,16 @@ def paired_bootstrap(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray,
     if not (len(y_true) == len(pred_a) == len(pred_b)):
         raise ValueError(f"paired bootstrap needs equal lengths, got {len(y_true)}, {len(pred_a)}, {len(pred_b)}")
     specs, k, _ = _prepare(metrics, label_names, y_true, pred_a, pred_b)
-    return _run([(pred_a, proba_a), (pred_b, proba_b)], y_true, specs, n_classes=k, n_bins=n_bins,
-                n_resamples=n_resamples, confidence=confidence, method=method, seed=seed, sampler=sampler,
-                groups=groups)
+    return _run(
+        [(pred_a, proba_a), (pred_b, proba_b)],
+        y_true,
+        specs,
+        n_classes=k,
+        n_bins=n_bins,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method=method,
+        seed=seed,
+        sampler=sampler,
+        groups=groups,
+    )

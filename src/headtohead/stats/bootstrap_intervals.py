@@ -67,8 +67,15 @@ def acceleration(jack: np.ndarray, weights: np.ndarray) -> float:
     return 0.0 if den <= 0 else float((weights * d**3).sum() / (6.0 * den**1.5))
 
 
-def interval_from_distribution(metric: str, estimate: float, theta_b: np.ndarray, *, confidence: float,
-                               method: str, acceleration: float | None = None) -> Interval:
+def interval_from_distribution(
+    metric: str,
+    estimate: float,
+    theta_b: np.ndarray,
+    *,
+    confidence: float,
+    method: str,
+    acceleration: float | None = None,
+) -> Interval:
     """Turn a bootstrap distribution into an interval that contains the estimate, or into none.
 
     Parameters
@@ -105,9 +112,17 @@ def interval_from_distribution(metric: str, estimate: float, theta_b: np.ndarray
     std = float(theta_b.std(ddof=1)) if len(theta_b) > 1 else 0.0
     tol = _TIE * max(1.0, abs(estimate))
     if np.ptp(theta_b) <= tol:
-        return Interval(metric, estimate, None, None, "none", confidence, std,
-                        f"every resample gives {float(theta_b[0]):.4g}: too few examples (or errors) to measure "
-                        f"its spread, so no interval")
+        return Interval(
+            metric,
+            estimate,
+            None,
+            None,
+            "none",
+            confidence,
+            std,
+            f"every resample gives {float(theta_b[0]):.4g}: too few examples (or errors) to measure "
+            f"its spread, so no interval",
+        )
     tail = (1.0 - confidence) / 2.0
     if method == "bca":
         below = np.count_nonzero(theta_b < estimate - tol)
@@ -130,6 +145,14 @@ def interval_from_distribution(metric: str, estimate: float, theta_b: np.ndarray
     if low <= estimate + tol and high >= estimate - tol:
         return Interval(metric, estimate, float(low), float(high), "percentile", confidence, std, note)
     side = "above" if low > estimate else "below"
-    return Interval(metric, estimate, None, None, "none", confidence, std,
-                    f"the bootstrap distribution lies {side} the estimate (the statistic is biased at this sample "
-                    f"size), so no interval")
+    return Interval(
+        metric,
+        estimate,
+        None,
+        None,
+        "none",
+        confidence,
+        std,
+        f"the bootstrap distribution lies {side} the estimate (the statistic is biased at this sample "
+        f"size), so no interval",
+    )

@@ -236,8 +236,9 @@ def metric_spec(name: str, label_names: Sequence[str]) -> MetricSpec:
     if family in PER_CLASS_METRICS and label:
         labels = [str(x) for x in label_names]
         if label not in labels:
-            raise ConfigError(f"metric '{name}': no class '{label}'{did_you_mean(label, labels)} "
-                              f"(classes: {listing(labels)})")
+            raise ConfigError(
+                f"metric '{name}': no class '{label}'{did_you_mean(label, labels)} (classes: {listing(labels)})"
+            )
         return MetricSpec(name, PER_CLASS_METRICS[family], _per_class(family, labels.index(label)))
     choices = list(METRICS) + [f"{f}:<class>" for f in PER_CLASS_METRICS]
     raise ConfigError(f"unknown metric '{name}'{did_you_mean(name, METRICS)} (choose one of: {', '.join(choices)})")
@@ -292,8 +293,9 @@ def per_example_nll(y_true: np.ndarray, proba: np.ndarray) -> np.ndarray:
     return -np.log(np.clip(p[np.arange(len(p)), y_true], eps, 1.0 - eps))
 
 
-def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, *,
-                  n_classes: int, n_bins: int) -> dict[str, Stat]:
+def example_stats(
+    needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, *, n_classes: int, n_bins: int
+) -> dict[str, Stat]:
     """Build the per-example statistics ``needs`` for one model.
 
     Parameters
@@ -330,8 +332,11 @@ def example_stats(needs: Sequence[str], y_true: np.ndarray, pred: np.ndarray, pr
             # the dataset's classes, as scikit-learn's ``labels=`` does; the example still counts
             # against its true class's recall.
             inside = (pred >= 0) & (pred < n_classes)
-            out[name] = Stat(pred, n_classes) if inside.all() else \
-                Stat(np.where(inside, pred, 0), n_classes, inside.astype(np.float64))
+            out[name] = (
+                Stat(pred, n_classes)
+                if inside.all()
+                else Stat(np.where(inside, pred, 0), n_classes, inside.astype(np.float64))
+            )
         elif name == "tp":
             out[name] = Stat(y_true, n_classes, correct)
         elif name == "bin_count":

@@ -21,8 +21,14 @@ import numpy as np
 from headtohead.results.comparison import Calibration, Estimate, ReliabilityBin
 from headtohead.stats.bootstrap_metrics import as_probabilities, bin_index, per_example_brier
 
-__all__ = ["calibration", "reliability_bins", "top_label", "SquaredCalibrationError",
-           "debiased_squared_calibration_error", "ece_l2_debiased"]
+__all__ = [
+    "calibration",
+    "reliability_bins",
+    "top_label",
+    "SquaredCalibrationError",
+    "debiased_squared_calibration_error",
+    "ece_l2_debiased",
+]
 
 
 def top_label(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,11 +65,16 @@ def reliability_bins(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 
     conf_sum = np.bincount(bins, weights=confidence, minlength=n_bins)
     correct_sum = np.bincount(bins, weights=np.asarray(correct, dtype=np.float64), minlength=n_bins)
     edges = np.linspace(0.0, 1.0, n_bins + 1)
-    return [ReliabilityBin(lower=float(edges[b]), upper=float(edges[b + 1]),
-                           confidence=float(conf_sum[b] / count[b]) if count[b] else None,
-                           accuracy=float(correct_sum[b] / count[b]) if count[b] else None,
-                           count=int(count[b]))
-            for b in range(n_bins)]
+    return [
+        ReliabilityBin(
+            lower=float(edges[b]),
+            upper=float(edges[b + 1]),
+            confidence=float(conf_sum[b] / count[b]) if count[b] else None,
+            accuracy=float(correct_sum[b] / count[b]) if count[b] else None,
+            count=int(count[b]),
+        )
+        for b in range(n_bins)
+    ]
 
 
 @dataclass(frozen=True)
@@ -94,12 +105,18 @@ class SquaredCalibrationError:
 
         z = float(stats.norm.ppf(0.5 + level / 2.0))
         low, high = self.estimate - z * self.standard_error, self.estimate + z * self.standard_error
-        return Estimate(value=float(np.sqrt(max(self.estimate, 0.0))), low=float(np.sqrt(max(low, 0.0))),
-                        high=float(np.sqrt(max(high, 0.0))), method="debiased-normal", confidence=level)
+        return Estimate(
+            value=float(np.sqrt(max(self.estimate, 0.0))),
+            low=float(np.sqrt(max(low, 0.0))),
+            high=float(np.sqrt(max(high, 0.0))),
+            method="debiased-normal",
+            confidence=level,
+        )
 
 
-def debiased_squared_calibration_error(confidence: np.ndarray, correct: np.ndarray,
-                                       n_bins: int = 15) -> SquaredCalibrationError | None:
+def debiased_squared_calibration_error(
+    confidence: np.ndarray, correct: np.ndarray, n_bins: int = 15
+) -> SquaredCalibrationError | None:
     """Squared ℓ2 calibration error over equal-mass bins, without the plug-in's upward bias.
 
     Kumar, Liang & Ma (2019, "Verified Uncertainty Calibration", NeurIPS, §5) debias the
@@ -157,13 +174,16 @@ def debiased_squared_calibration_error(confidence: np.ndarray, correct: np.ndarr
     estimate = float(np.sum(weight * term))
     sigma4 = (e2**2 - e4) / (m * (m - 1.0))
     quadratic = np.sum(weight**2 * 2.0 * sigma4 / (m * (m - 1.0)))
-    linear = 4.0 * max(float(np.sum(weight**2 * np.maximum(term, 0.0) * variance / m)),
-                       max(estimate, 0.0) * float(np.max(weight * variance / m)))
+    linear = 4.0 * max(
+        float(np.sum(weight**2 * np.maximum(term, 0.0) * variance / m)),
+        max(estimate, 0.0) * float(np.max(weight * variance / m)),
+    )
     return SquaredCalibrationError(estimate, float(np.sqrt(quadratic + linear)), n_bins)
 
 
-def ece_l2_debiased(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 15,
-                    level: float = 0.95) -> Estimate | None:
+def ece_l2_debiased(
+    confidence: np.ndarray, correct: np.ndarray, n_bins: int = 15, level: float = 0.95
+) -> Estimate | None:
     """The debiased ℓ2 calibration error with its interval (:func:`debiased_squared_calibration_error`).
 
     Examples
@@ -178,8 +198,15 @@ def ece_l2_debiased(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 1
     return None if squared is None else squared.interval(level)
 
 
-def calibration(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray, n_bins: int = 15,
-                level: float = 0.95, *, n_classes: int | None = None) -> Calibration:
+def calibration(
+    y_true: np.ndarray,
+    pred: np.ndarray,
+    proba: np.ndarray,
+    n_bins: int = 15,
+    level: float = 0.95,
+    *,
+    n_classes: int | None = None,
+) -> Calibration:
     """All calibration numbers of one model.
 
     Parameters
@@ -214,13 +241,22 @@ def calibration(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray, n_bins:
         raise ValueError("calibration needs at least one example")
     confidence, correct = top_label(y_true, pred, proba)
     bins = reliability_bins(confidence, correct, n_bins)
-    filled = [(b.count, abs(b.accuracy - b.confidence)) for b in bins
-              if b.count and b.accuracy is not None and b.confidence is not None]
+    filled = [
+        (b.count, abs(b.accuracy - b.confidence))
+        for b in bins
+        if b.count and b.accuracy is not None and b.confidence is not None
+    ]
     gaps = [gap for _, gap in filled]
     ece = sum(count * gap for count, gap in filled) / len(y_true)
     labels = np.arange(proba.shape[1])
-    return Calibration(n_bins=n_bins, ece=float(ece), mce=float(max(gaps)),
-                       ece_l2_debiased=ece_l2_debiased(confidence, correct, n_bins, level),
-                       brier=float(np.mean(per_example_brier(y_true, proba, binary=(
-                           proba.shape[1] if n_classes is None else n_classes) == 2))),
-                       nll=float(log_loss(y_true, proba, labels=labels)), bins=bins)
+    return Calibration(
+        n_bins=n_bins,
+        ece=float(ece),
+        mce=float(max(gaps)),
+        ece_l2_debiased=ece_l2_debiased(confidence, correct, n_bins, level),
+        brier=float(
+            np.mean(per_example_brier(y_true, proba, binary=(proba.shape[1] if n_classes is None else n_classes) == 2))
+        ),
+        nll=float(log_loss(y_true, proba, labels=labels)),
+        bins=bins,
+    )

@@ -23,9 +23,19 @@ from headtohead.results.records import NO_PREDICTION_LABEL
 __all__ = ["disagreements"]
 
 
-def disagreements(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, proba_a: np.ndarray | None = None,
-                  proba_b: np.ndarray | None = None, *, label_names: Sequence[str], model_a: str = "a",
-                  model_b: str = "b", ids: Sequence[str] | None = None, limit: int | None = None) -> Disagreements:
+def disagreements(
+    y_true: np.ndarray,
+    pred_a: np.ndarray,
+    pred_b: np.ndarray,
+    proba_a: np.ndarray | None = None,
+    proba_b: np.ndarray | None = None,
+    *,
+    label_names: Sequence[str],
+    model_a: str = "a",
+    model_b: str = "b",
+    ids: Sequence[str] | None = None,
+    limit: int | None = None,
+) -> Disagreements:
     """Every example exactly one model got right, both directions, sorted by confidence gap.
 
     Parameters
@@ -61,8 +71,9 @@ def disagreements(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, pr
     y = np.asarray(y_true, dtype=np.int64)
     pa, pb = np.asarray(pred_a, dtype=np.int64), np.asarray(pred_b, dtype=np.int64)
     if not (y.shape == pa.shape == pb.shape) or y.ndim != 1:
-        raise ValueError(f"y_true, pred_a and pred_b must be 1-D and equal in length, got {y.shape}, {pa.shape}, "
-                         f"{pb.shape}")
+        raise ValueError(
+            f"y_true, pred_a and pred_b must be 1-D and equal in length, got {y.shape}, {pa.shape}, {pb.shape}"
+        )
     qa = _checked(proba_a, len(y), len(label_names), model_a)
     qb = _checked(proba_b, len(y), len(label_names), model_b)
     if ids is not None and len(ids) != len(y):
@@ -80,19 +91,34 @@ def disagreements(y_true: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, pr
         if gap is not None:
             index = index[np.lexsort((index, -sign * gap[index]))]
         counts.append(len(index))
-        return [Disagreement(
-            index=int(i), example_id=None if ids is None else str(ids[i]), true_label=str(label_names[y[i]]),
-            prediction_a=str(names[pa[i]]), prediction_b=str(names[pb[i]]),
-            p_true_a=_value(p_true_a, i), p_true_b=_value(p_true_b, i),
-            p_pred_a=None if qa is None or pa[i] < 0 else float(qa[i, pa[i]]),
-            p_pred_b=None if qb is None or pb[i] < 0 else float(qb[i, pb[i]]),
-            confidence_gap=None if gap is None else float(sign * gap[i])) for i in index[:limit]]
+        return [
+            Disagreement(
+                index=int(i),
+                example_id=None if ids is None else str(ids[i]),
+                true_label=str(label_names[y[i]]),
+                prediction_a=str(names[pa[i]]),
+                prediction_b=str(names[pb[i]]),
+                p_true_a=_value(p_true_a, i),
+                p_true_b=_value(p_true_b, i),
+                p_pred_a=None if qa is None or pa[i] < 0 else float(qa[i, pa[i]]),
+                p_pred_b=None if qb is None or pb[i] < 0 else float(qb[i, pb[i]]),
+                confidence_gap=None if gap is None else float(sign * gap[i]),
+            )
+            for i in index[:limit]
+        ]
 
     counts: list[int] = []
     only_a, only_b = direction(right_a & ~right_b, 1.0), direction(right_b & ~right_a, -1.0)
-    return Disagreements(model_a=model_a, model_b=model_b, n_examples=len(y), only_a_right=only_a,
-                         only_b_right=only_b, sorted_by="confidence_gap" if gap is not None else "index",
-                         n_only_a_right=counts[0], n_only_b_right=counts[1])
+    return Disagreements(
+        model_a=model_a,
+        model_b=model_b,
+        n_examples=len(y),
+        only_a_right=only_a,
+        only_b_right=only_b,
+        sorted_by="confidence_gap" if gap is not None else "index",
+        n_only_a_right=counts[0],
+        n_only_b_right=counts[1],
+    )
 
 
 def _checked(proba: np.ndarray | None, n: int, k: int, name: str) -> np.ndarray | None:

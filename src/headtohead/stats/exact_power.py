@@ -112,6 +112,7 @@ def _window(n: int, psi: float) -> int:
 
 def _first_crossing(delta: float, psi: float, power: float, alpha: float, start: int) -> int:
     """An ``n`` with power ≥ target whose predecessor falls short: gallop from ``start``, then bisect."""
+
     def reaches(n: int) -> bool:
         return n > 0 and exact_power(n, delta, psi, alpha) >= power
 
@@ -125,8 +126,10 @@ def _first_crossing(delta: float, psi: float, power: float, alpha: float, start:
         low, high = start, start + step
         while not reaches(high):
             if high > _MAX_N:
-                raise ConfigError(f"a gap of delta={delta} needs more than {_MAX_N:,} examples at this "
-                                  f"discordance; plan for a larger gap")
+                raise ConfigError(
+                    f"a gap of delta={delta} needs more than {_MAX_N:,} examples at this "
+                    f"discordance; plan for a larger gap"
+                )
             step *= 2
             low, high = high, high + step
     while high - low > 1:

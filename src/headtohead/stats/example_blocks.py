@@ -30,8 +30,7 @@ _GROUP = 256 * _BLOCK  # examples per group of blocks (the first multinomial lev
 _RESAMPLES_AT_ONCE = 2**14  # counts of one block: at most 2**22 elements (32 MB of int64)
 
 
-def resampled_sums(features_t: np.ndarray | sparse.spmatrix, n_resamples: int,
-                   rng: np.random.Generator) -> np.ndarray:
+def resampled_sums(features_t: np.ndarray | sparse.spmatrix, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Summed features of ``n_resamples`` bootstrap resamples of the examples (columns).
 
     Parameters
@@ -77,6 +76,6 @@ def _sums(features: np.ndarray | sparse.csc_matrix, n_resamples: int, rng: np.ra
             total = len(picks)
             picks += np.frombuffer(rng.bytes(total), np.uint8) if size == _BLOCK else rng.integers(0, size, total)
             counts = np.bincount(picks, minlength=n_resamples * size).reshape(n_resamples, size)
-            rows: Any = features[:, start:start + size]
+            rows: Any = features[:, start : start + size]
             sums += counts.astype(np.float64) @ (rows.toarray() if sparse.issparse(rows) else rows).T
     return sums

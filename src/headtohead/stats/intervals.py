@@ -10,8 +10,13 @@ from headtohead.results.comparison import Estimate
 from headtohead.stats.bootstrap import CIMethod, Interval, bootstrap_metrics
 from headtohead.stats.paired import clustered_counts, proportion_interval
 
-__all__ = ["wilson_interval", "accuracy_estimate", "proportion_estimate", "bootstrap_estimates",
-           "estimate_from_interval"]
+__all__ = [
+    "wilson_interval",
+    "accuracy_estimate",
+    "proportion_estimate",
+    "bootstrap_estimates",
+    "estimate_from_interval",
+]
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -67,21 +72,38 @@ def proportion_estimate(correct: np.ndarray, confidence: float = 0.95, groups: n
     if groups is None:
         return accuracy_estimate(correct, confidence)
     correct = np.asarray(correct, dtype=bool)
-    low, high = proportion_interval(int(correct.sum()), len(correct), confidence,
-                                    clustered_counts(correct.astype(np.float64), groups))
+    low, high = proportion_interval(
+        int(correct.sum()), len(correct), confidence, clustered_counts(correct.astype(np.float64), groups)
+    )
     return Estimate(value=float(correct.mean()), low=low, high=high, method="wilson+clusters", confidence=confidence)
 
 
 def estimate_from_interval(interval: Interval) -> Estimate:
     """The record form of a bootstrap :class:`~headtohead.stats.bootstrap.Interval`."""
-    return Estimate(value=interval.estimate, low=interval.low, high=interval.high, method=interval.method,
-                    confidence=interval.confidence, note=interval.note)
+    return Estimate(
+        value=interval.estimate,
+        low=interval.low,
+        high=interval.high,
+        method=interval.method,
+        confidence=interval.confidence,
+        note=interval.note,
+    )
 
 
-def bootstrap_estimates(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, metrics: Sequence[str], *,
-                        label_names: Sequence[str], n_resamples: int, confidence: float, method: CIMethod,
-                        n_bins: int, seed: int | np.random.Generator,
-                        groups: np.ndarray | None = None) -> dict[str, Estimate]:
+def bootstrap_estimates(
+    y_true: np.ndarray,
+    pred: np.ndarray,
+    proba: np.ndarray | None,
+    metrics: Sequence[str],
+    *,
+    label_names: Sequence[str],
+    n_resamples: int,
+    confidence: float,
+    method: CIMethod,
+    n_bins: int,
+    seed: int | np.random.Generator,
+    groups: np.ndarray | None = None,
+) -> dict[str, Estimate]:
     """Bootstrap estimates (value and interval) of several metrics of one model.
 
     Parameters are those of :func:`headtohead.stats.bootstrap.bootstrap_metrics`.
@@ -90,7 +112,17 @@ def bootstrap_estimates(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray 
     -------
     dict of str to Estimate
     """
-    intervals = bootstrap_metrics(y_true, pred, proba, metrics=metrics, label_names=label_names,
-                                  n_resamples=n_resamples, confidence=confidence, method=method, n_bins=n_bins,
-                                  seed=seed, groups=groups)
+    intervals = bootstrap_metrics(
+        y_true,
+        pred,
+        proba,
+        metrics=metrics,
+        label_names=label_names,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method=method,
+        n_bins=n_bins,
+        seed=seed,
+        groups=groups,
+    )
     return {name: estimate_from_interval(interval) for name, interval in intervals.items()}

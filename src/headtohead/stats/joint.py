@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from headtohead.stats.bootstrap import CIMethod, _BLOCK, _Design, _prepare
+from headtohead.stats.bootstrap import _BLOCK, CIMethod, _Design, _prepare
 from headtohead.stats.bootstrap_intervals import Interval, acceleration, interval_from_distribution
 from headtohead.stats.bootstrap_metrics import MetricSpec, example_stats
 from headtohead.stats.example_blocks import resampled_sums
@@ -27,12 +27,20 @@ from headtohead.stats.example_blocks import resampled_sums
 __all__ = ["joint_bootstrap"]
 
 
-def joint_bootstrap(y_true: np.ndarray, models: Mapping[str, tuple[np.ndarray, np.ndarray]], *,
-                    metrics: Sequence[str | MetricSpec], pairs: Sequence[tuple[str, str]] = (),
-                    label_names: Sequence[str] | None = None, n_resamples: int = 2000, confidence: float = 0.95,
-                    method: CIMethod = "bca", n_bins: int = 15, seed: int | np.random.Generator = 0,
-                    groups: np.ndarray | None = None,
-                    ) -> tuple[dict[str, dict[str, Interval]], dict[tuple[str, str], dict[str, Interval]]]:
+def joint_bootstrap(
+    y_true: np.ndarray,
+    models: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    metrics: Sequence[str | MetricSpec],
+    pairs: Sequence[tuple[str, str]] = (),
+    label_names: Sequence[str] | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    method: CIMethod = "bca",
+    n_bins: int = 15,
+    seed: int | np.random.Generator = 0,
+    groups: np.ndarray | None = None,
+) -> tuple[dict[str, dict[str, Interval]], dict[tuple[str, str], dict[str, Interval]]]:
     """Bootstrap intervals of each model's metrics and of each pair's differences, from one draw.
 
     Parameters
@@ -73,8 +81,10 @@ def joint_bootstrap(y_true: np.ndarray, models: Mapping[str, tuple[np.ndarray, n
     preds = [np.asarray(models[m][0], np.int64) for m in names]
     specs, k, _ = _prepare(metrics, label_names, y_true, *preds)
     needs = sorted({s for spec in specs for s in spec.needs})
-    per_model = [example_stats(needs, y_true, pred, models[m][1], n_classes=k, n_bins=n_bins)
-                 for m, pred in zip(names, preds, strict=True)]
+    per_model = [
+        example_stats(needs, y_true, pred, models[m][1], n_classes=k, n_bins=n_bins)
+        for m, pred in zip(names, preds, strict=True)
+    ]
     design = _Design(per_model, n, compress=False, groups=groups)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     estimates = _each(design, specs, design.sums(design.cell_counts[None, :]), n)[:, :, 0]
@@ -82,10 +92,17 @@ def joint_bootstrap(y_true: np.ndarray, models: Mapping[str, tuple[np.ndarray, n
     jack = _jackknife_each(design, specs) if method == "bca" and design.m > 1 else None
 
     def intervals(estimate: np.ndarray, distribution: np.ndarray, jackknife: np.ndarray | None) -> dict:
-        out = {spec.name: interval_from_distribution(
-            spec.name, float(estimate[s]), distribution[s], confidence=confidence, method=method,
-            acceleration=None if jackknife is None else acceleration(jackknife[s], design.cell_counts))
-            for s, spec in enumerate(specs)}
+        out = {
+            spec.name: interval_from_distribution(
+                spec.name,
+                float(estimate[s]),
+                distribution[s],
+                confidence=confidence,
+                method=method,
+                acceleration=None if jackknife is None else acceleration(jackknife[s], design.cell_counts),
+            )
+            for s, spec in enumerate(specs)
+        }
         if groups is None:
             return out
         return {name: i if i.method == "none" else replace(i, method=f"cluster-{i.method}") for name, i in out.items()}
@@ -95,8 +112,9 @@ def joint_bootstrap(y_true: np.ndarray, models: Mapping[str, tuple[np.ndarray, n
     two = {}
     for a, b in pairs:
         i, j = position[a], position[b]
-        two[(a, b)] = intervals(estimates[i] - estimates[j], theta[i] - theta[j],
-                                None if jack is None else jack[i] - jack[j])
+        two[(a, b)] = intervals(
+            estimates[i] - estimates[j], theta[i] - theta[j], None if jack is None else jack[i] - jack[j]
+        )
     return one, two
 
 

@@ -87,8 +87,12 @@ def contingency(correct_a: np.ndarray, correct_b: np.ndarray) -> tuple[int, int,
     b = np.asarray(correct_b, dtype=bool)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"paired correctness vectors must be 1-D and equal in length, got {a.shape} and {b.shape}")
-    return (int(np.count_nonzero(a & b)), int(np.count_nonzero(a & ~b)),
-            int(np.count_nonzero(~a & b)), int(np.count_nonzero(~a & ~b)))
+    return (
+        int(np.count_nonzero(a & b)),
+        int(np.count_nonzero(a & ~b)),
+        int(np.count_nonzero(~a & b)),
+        int(np.count_nonzero(~a & ~b)),
+    )
 
 
 def _exact(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -110,7 +114,9 @@ def _chi2(b: np.ndarray, c: np.ndarray, correction: int = 1) -> tuple[np.ndarray
     return statistic, np.array(stats.chi2.sf(statistic, df=1), dtype=np.float64)
 
 
-def mcnemar_pvalues(b: np.ndarray, c: np.ndarray, method: Method = "score") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def mcnemar_pvalues(
+    b: np.ndarray, c: np.ndarray, method: Method = "score"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised McNemar over many tables (what :func:`mcnemar_test` and the simulations use).
 
     Parameters
@@ -183,6 +189,7 @@ def mcnemar_test(correct_a: np.ndarray, correct_b: np.ndarray, method: Method = 
     table = contingency(correct_a, correct_b)
     statistic, p, exact = mcnemar_pvalues(np.array(table[1]), np.array(table[2]), method)
     name = {"midp": "mcnemar-midp", "score": "mcnemar-score"}.get(
-        method, "mcnemar-exact" if bool(exact) else "mcnemar-chi2")
+        method, "mcnemar-exact" if bool(exact) else "mcnemar-chi2"
+    )
     midp = float(_midp(np.array(table[1]), np.array(table[2])))
     return McNemarResult(table, name, float(statistic), float(p), midp)

@@ -108,5 +108,4 @@ def rank_groups(accuracies: Mapping[str, float], different: Collection[frozenset
             groups[-1].append(name)
         else:
             groups.append([name])
-    return [RankGroup(rank=i + 1, models=g, accuracies=[float(accuracies[m]) for m in g])
-            for i, g in enumerate(groups)]
+    return [RankGroup(rank=i + 1, models=g, accuracies=[float(accuracies[m]) for m in g]) for i, g in enumerate(groups)]

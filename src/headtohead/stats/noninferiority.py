@@ -48,8 +48,18 @@ from headtohead.stats.paired import (
 )
 from headtohead.stats.speed import round_medians, speed_ratio
 
-__all__ = ["Decision", "Outcome", "decide", "accuracy_noninferiority", "slowdown_noninferiority",
-           "skipped_check", "gate_exit_code", "gate_decisions", "EXIT_CODES", "POWER"]
+__all__ = [
+    "Decision",
+    "Outcome",
+    "decide",
+    "accuracy_noninferiority",
+    "slowdown_noninferiority",
+    "skipped_check",
+    "gate_exit_code",
+    "gate_decisions",
+    "EXIT_CODES",
+    "POWER",
+]
 
 Outcome = Literal["pass", "fail", "inconclusive", "skipped"]
 
@@ -137,10 +147,16 @@ def _check_common(margin: float, confidence: float, what: str) -> None:
         raise ConfigError(f"confidence={confidence} must lie between 0.5 and 1, e.g. 0.95")
 
 
-def accuracy_noninferiority(y_true: np.ndarray, pred_baseline: np.ndarray, pred_candidate: np.ndarray, *,
-                            max_drop: float, confidence: float = 0.95,
-                            names: tuple[str, str] = ("baseline", "candidate"),
-                            groups: np.ndarray | None = None) -> Decision:
+def accuracy_noninferiority(
+    y_true: np.ndarray,
+    pred_baseline: np.ndarray,
+    pred_candidate: np.ndarray,
+    *,
+    max_drop: float,
+    confidence: float = 0.95,
+    names: tuple[str, str] = ("baseline", "candidate"),
+    groups: np.ndarray | None = None,
+) -> Decision:
     """Is the candidate's accuracy lower than the baseline's by more than ``max_drop``?
 
     Parameters
@@ -191,16 +207,40 @@ def accuracy_noninferiority(y_true: np.ndarray, pred_baseline: np.ndarray, pred_
         n_groups, deff = counts.groups, design_effect(counts, b, c, n)
     bound, estimate = -max_drop, (b - c) / n
     outcome = decide(low, high, bound, higher_is_better=True)
-    needed = (examples_to_decide(b, c, n, max_drop, confidence=confidence, power=POWER, design_effect=deff)
-              if outcome == "inconclusive" else None)
-    return Decision("accuracy", outcome, estimate, low, high, bound, confidence, n, needed, max_drop, names,
-                    method="tango-score" if groups is None else "tango-score+clusters", groups=n_groups)
+    needed = (
+        examples_to_decide(b, c, n, max_drop, confidence=confidence, power=POWER, design_effect=deff)
+        if outcome == "inconclusive"
+        else None
+    )
+    return Decision(
+        "accuracy",
+        outcome,
+        estimate,
+        low,
+        high,
+        bound,
+        confidence,
+        n,
+        needed,
+        max_drop,
+        names,
+        method="tango-score" if groups is None else "tango-score+clusters",
+        groups=n_groups,
+    )
 
 
-def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_candidate: Sequence[float] | np.ndarray,
-                            *, max_slowdown: float, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
-                            scenario: str = "offline", names: tuple[str, str] = ("baseline", "candidate"),
-                            checks: int = 1) -> Decision:
+def slowdown_noninferiority(
+    time_baseline: Sequence[float] | np.ndarray,
+    time_candidate: Sequence[float] | np.ndarray,
+    *,
+    max_slowdown: float,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    scenario: str = "offline",
+    names: tuple[str, str] = ("baseline", "candidate"),
+    checks: int = 1,
+) -> Decision:
     """Is the candidate slower than the baseline by more than ``max_slowdown``?
 
     The gate fails when *any* of its speed checks fails, so with one check per scenario the
@@ -260,8 +300,20 @@ def slowdown_noninferiority(time_baseline: Sequence[float] | np.ndarray, time_ca
         if distance > 1e-12:
             needed = max(ratio.n_rounds + 1, math.ceil(ratio.n_rounds * (spread / distance) ** 2))
     method = "t" if checks == 1 else f"t, Bonferroni over {checks} scenarios"
-    return Decision(f"speed ({scenario})", outcome, ratio.ratio, ratio.low, ratio.high, bound, level,
-                    ratio.n_rounds, needed, max_slowdown, names, method=method)
+    return Decision(
+        f"speed ({scenario})",
+        outcome,
+        ratio.ratio,
+        ratio.low,
+        ratio.high,
+        bound,
+        level,
+        ratio.n_rounds,
+        needed,
+        max_slowdown,
+        names,
+        method=method,
+    )
 
 
 def skipped_check(check: str, reason: str) -> Decision:
@@ -285,9 +337,19 @@ def gate_exit_code(decisions: Sequence[Decision]) -> int:
     return EXIT_CODES["pass"]
 
 
-def gate_decisions(result: RunResult, predictions: Predictions | None, *, baseline: str, candidate: str,
-                   max_accuracy_drop: float | None, max_slowdown: float | None, confidence: float = 0.95, n_resamples: int = 2000,
-                   seed: int = 0, groups: np.ndarray | None = None) -> list[Decision]:
+def gate_decisions(
+    result: RunResult,
+    predictions: Predictions | None,
+    *,
+    baseline: str,
+    candidate: str,
+    max_accuracy_drop: float | None,
+    max_slowdown: float | None,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    groups: np.ndarray | None = None,
+) -> list[Decision]:
     """Every check the margins ask for, in order: accuracy, then speed per timed scenario.
 
     Parameters
@@ -315,9 +377,17 @@ def gate_decisions(result: RunResult, predictions: Predictions | None, *, baseli
         if predictions is None:
             raise ValueError("an accuracy check needs the run's predictions")
         y_true = predictions.y_true
-        decisions.append(accuracy_noninferiority(y_true, predictions[baseline].pred, predictions[candidate].pred,
-                                                 max_drop=max_accuracy_drop, confidence=confidence, names=names,
-                                                 groups=groups))
+        decisions.append(
+            accuracy_noninferiority(
+                y_true,
+                predictions[baseline].pred,
+                predictions[candidate].pred,
+                max_drop=max_accuracy_drop,
+                confidence=confidence,
+                names=names,
+                groups=groups,
+            )
+        )
     if max_slowdown is not None:
         speed = result.speed
         timed = []
@@ -329,10 +399,19 @@ def gate_decisions(result: RunResult, predictions: Predictions | None, *, baseli
         if not timed:
             decisions.append(skipped_check("speed", "no_speed"))
         for scenario, base, cand in timed:
-            decisions.append(slowdown_noninferiority(
-                round_medians(base.rounds_ns), round_medians(cand.rounds_ns), max_slowdown=max_slowdown,
-                confidence=confidence, n_resamples=n_resamples, seed=seed, scenario=scenario, names=names,
-                checks=len(timed)))
+            decisions.append(
+                slowdown_noninferiority(
+                    round_medians(base.rounds_ns),
+                    round_medians(cand.rounds_ns),
+                    max_slowdown=max_slowdown,
+                    confidence=confidence,
+                    n_resamples=n_resamples,
+                    seed=seed,
+                    scenario=scenario,
+                    names=names,
+                    checks=len(timed),
+                )
+            )
     return decisions
 
 
@@ -341,4 +420,3 @@ def _timing(speed: Any, name: str, scenario: str) -> Any:
         return speed.model(name).timing(scenario)
     except KeyError:
         return None
-

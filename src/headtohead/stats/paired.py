@@ -43,9 +43,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["score_z", "difference_interval", "difference_pvalue", "ClusteredCounts", "clustered_counts",
-           "clustered_difference_interval", "clustered_difference_pvalue", "proportion_interval", "design_effect",
-           "examples_to_decide"]
+__all__ = [
+    "score_z",
+    "difference_interval",
+    "difference_pvalue",
+    "ClusteredCounts",
+    "clustered_counts",
+    "clustered_difference_interval",
+    "clustered_difference_pvalue",
+    "proportion_interval",
+    "design_effect",
+    "examples_to_decide",
+]
 
 _BISECTIONS = 64
 
@@ -63,8 +72,9 @@ def _constrained_rate(b: np.ndarray, c: np.ndarray, n: np.ndarray, delta0: np.nd
     return (-b_coef + root) / (2.0 * a_coef)
 
 
-def score_z(b: np.ndarray | int, c: np.ndarray | int, n: np.ndarray | int,
-            delta0: np.ndarray | float = 0.0) -> np.ndarray:
+def score_z(
+    b: np.ndarray | int, c: np.ndarray | int, n: np.ndarray | int, delta0: np.ndarray | float = 0.0
+) -> np.ndarray:
     """Tango's score statistic ``Z(Δ0)`` (positive when the data favour a gap above ``Δ0``).
 
     Parameters
@@ -120,8 +130,9 @@ def _bisect(statistic, low: np.ndarray, high: np.ndarray, rejects_low_side: bool
     return high if rejects_low_side else low
 
 
-def difference_interval(b: np.ndarray | int, c: np.ndarray | int, n: np.ndarray | int,
-                        confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def difference_interval(
+    b: np.ndarray | int, c: np.ndarray | int, n: np.ndarray | int, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
     """Tango's score interval of ``accuracy(A) − accuracy(B)`` on paired examples (vectorised).
 
     Parameters
@@ -201,8 +212,9 @@ def clustered_counts(values: np.ndarray, groups: np.ndarray) -> ClusteredCounts:
     _, codes = np.unique(np.asarray(groups), return_inverse=True)
     codes = codes.reshape(-1)
     sizes = np.bincount(codes).astype(np.float64)
-    return ClusteredCounts(np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=len(sizes)),
-                           sizes)
+    return ClusteredCounts(
+        np.bincount(codes, weights=np.asarray(values, dtype=np.float64), minlength=len(sizes)), sizes
+    )
 
 
 def _robust_interval(counts: ClusteredCounts, confidence: float) -> tuple[float, float]:
@@ -219,8 +231,9 @@ def _robust_interval(counts: ClusteredCounts, confidence: float) -> tuple[float,
     return (half_b - root) / a, (half_b + root) / a
 
 
-def clustered_difference_interval(counts: ClusteredCounts, b: int, c: int, n: int,
-                                  confidence: float = 0.95) -> tuple[float, float]:
+def clustered_difference_interval(
+    counts: ClusteredCounts, b: int, c: int, n: int, confidence: float = 0.95
+) -> tuple[float, float]:
     """The interval of ``accuracy(A) − accuracy(B)`` with grouped examples: Tango's ∪ the cluster-robust one.
 
     Parameters
@@ -252,8 +265,9 @@ def clustered_difference_pvalue(counts: ClusteredCounts, b: int, c: int) -> floa
     return max(float(difference_pvalue(b, c)), robust)
 
 
-def proportion_interval(correct: int, n: int, confidence: float = 0.95,
-                        counts: ClusteredCounts | None = None) -> tuple[float, float]:
+def proportion_interval(
+    correct: int, n: int, confidence: float = 0.95, counts: ClusteredCounts | None = None
+) -> tuple[float, float]:
     """One model's accuracy: Wilson's score interval, or with groups its union with the cluster-robust one.
 
     Examples
@@ -286,8 +300,9 @@ def design_effect(counts: ClusteredCounts, b: int, c: int, n: int) -> float:
     return max(1.0, robust / independent) if independent > 0 else 1.0
 
 
-def examples_to_decide(b: int, c: int, n: int, margin: float, *, confidence: float = 0.95, power: float = 0.8,
-                       design_effect: float = 1.0) -> int | None:
+def examples_to_decide(
+    b: int, c: int, n: int, margin: float, *, confidence: float = 0.95, power: float = 0.8, design_effect: float = 1.0
+) -> int | None:
     """About how many examples would settle "is A worse than B by more than ``margin``?" if the rates hold.
 
     The gate compares the score interval's bounds with ``−margin``. With the observed rates

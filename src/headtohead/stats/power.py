@@ -46,9 +46,18 @@ from headtohead.errors import ConfigError
 from headtohead.stats.exact_power import exact_power, smallest_sustained_n
 from headtohead.stats.mcnemar import mcnemar_pvalues
 
-__all__ = ["SamplePlan", "plan_sample_size", "default_discordance", "holm_first_step_alpha", "mcnemar_power",
-           "mcnemar_sample_size", "minimum_detectable_effect", "normal_approx_power", "normal_approx_sample_size",
-           "simulated_power"]
+__all__ = [
+    "SamplePlan",
+    "plan_sample_size",
+    "default_discordance",
+    "holm_first_step_alpha",
+    "mcnemar_power",
+    "mcnemar_sample_size",
+    "minimum_detectable_effect",
+    "normal_approx_power",
+    "normal_approx_sample_size",
+    "simulated_power",
+]
 
 
 def _check_fraction(name: str, value: float, example: str) -> None:
@@ -58,8 +67,9 @@ def _check_fraction(name: str, value: float, example: str) -> None:
 
 def _check_common(delta: float, power: float, alpha: float) -> None:
     if not (isinstance(delta, (int, float)) and math.isfinite(delta) and 0.0 < delta < 1.0):
-        raise ConfigError(f"delta={delta} must be a positive accuracy gap below 1, as a fraction "
-                          f"(0.005 for half a percentage point)")
+        raise ConfigError(
+            f"delta={delta} must be a positive accuracy gap below 1, as a fraction (0.005 for half a percentage point)"
+        )
     _check_fraction("power", power, "0.8")
     _check_fraction("alpha", alpha, "0.05")
 
@@ -103,18 +113,24 @@ def default_discordance(accuracy: float, delta: float) -> float:
 
 def _check_discordance(discordance: float, delta: float, accuracy: float | None) -> None:
     if not (isinstance(discordance, (int, float)) and math.isfinite(discordance) and 0.0 < discordance <= 1.0):
-        raise ConfigError(f"discordance={discordance} must be the share of examples exactly one model gets right, "
-                          f"a fraction in (0, 1], e.g. 0.06")
+        raise ConfigError(
+            f"discordance={discordance} must be the share of examples exactly one model gets right, "
+            f"a fraction in (0, 1], e.g. 0.06"
+        )
     if discordance < delta:
-        raise ConfigError(f"discordance={discordance} is smaller than delta={delta}: a gap of delta needs the models "
-                          f"to disagree on at least that share of examples; raise discordance or lower delta")
+        raise ConfigError(
+            f"discordance={discordance} is smaller than delta={delta}: a gap of delta needs the models "
+            f"to disagree on at least that share of examples; raise discordance or lower delta"
+        )
     if accuracy is not None:
         p_a, p_b = accuracy + delta, accuracy
         # p10 = (ψ + δ)/2 ≤ min(p_a, 1 − p_b) and p01 = (ψ − δ)/2 ≤ min(1 − p_a, p_b)
         largest = min(2 * min(p_a, 1 - p_b) - delta, 2 * min(1 - p_a, p_b) + delta)
         if discordance > largest + 1e-12:
-            raise ConfigError(f"discordance={discordance} is impossible with accuracies {p_b:g} and {p_a:g} "
-                              f"(at most {largest:.4g}); lower discordance")
+            raise ConfigError(
+                f"discordance={discordance} is impossible with accuracies {p_b:g} and {p_a:g} "
+                f"(at most {largest:.4g}); lower discordance"
+            )
 
 
 def _resolve_discordance(accuracy: float | None, delta: float, discordance: float | None) -> float:
@@ -157,13 +173,21 @@ def mcnemar_power(n: int, delta: float, discordance: float, alpha: float = 0.05,
     (0.801, 0.826)
     """
     if n <= 0 or not 0.0 < discordance <= 1.0 or not 0.0 < delta <= discordance:
-        raise ValueError(f"need n > 0 and 0 < delta <= discordance <= 1, got n={n}, delta={delta}, "
-                         f"discordance={discordance}")
+        raise ValueError(
+            f"need n > 0 and 0 < delta <= discordance <= 1, got n={n}, delta={delta}, discordance={discordance}"
+        )
     return exact_power(int(n), float(delta), float(discordance), holm_first_step_alpha(alpha, n_comparisons))
 
 
-def mcnemar_sample_size(accuracy: float | None, delta: float, discordance: float | None = None,
-                        power: float = 0.8, alpha: float = 0.05, *, n_comparisons: int = 1) -> int:
+def mcnemar_sample_size(
+    accuracy: float | None,
+    delta: float,
+    discordance: float | None = None,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    *,
+    n_comparisons: int = 1,
+) -> int:
     """Examples the McNemar rule headtohead runs needs to find a gap with the given power.
 
     Parameters
@@ -240,8 +264,14 @@ class SamplePlan:
     normal_approx_n: int
 
 
-def plan_sample_size(accuracy: float, delta: float, discordance: float | None = None, power: float = 0.8,
-                     alpha: float = 0.05, n_models: int = 2) -> SamplePlan:
+def plan_sample_size(
+    accuracy: float,
+    delta: float,
+    discordance: float | None = None,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    n_models: int = 2,
+) -> SamplePlan:
     """Everything ``h2h plan`` reports: the examples needed and the power they give.
 
     Parameters
@@ -262,20 +292,29 @@ def plan_sample_size(accuracy: float, delta: float, discordance: float | None = 
     (291, 0.801, 312)
     """
     if not isinstance(n_models, int) or n_models < 2:
-        raise ConfigError(f"n_models={n_models} (h2h plan --models) must be a whole number of models compared, "
-                          f"at least 2")
+        raise ConfigError(
+            f"n_models={n_models} (h2h plan --models) must be a whole number of models compared, at least 2"
+        )
     pairs = n_models * (n_models - 1) // 2
     n = mcnemar_sample_size(accuracy, delta, discordance, power=power, alpha=alpha, n_comparisons=pairs)
     psi = _resolve_discordance(accuracy, delta, discordance)
     level = holm_first_step_alpha(alpha, pairs)
-    return SamplePlan(n=n, power=exact_power(n, delta, psi, level), target_power=power, alpha=alpha,
-                      test_alpha=level, n_comparisons=pairs, discordance=psi,
-                      discordance_assumed=discordance is None,
-                      normal_approx_n=normal_approx_sample_size(None, delta, psi, power=power, alpha=level))
+    return SamplePlan(
+        n=n,
+        power=exact_power(n, delta, psi, level),
+        target_power=power,
+        alpha=alpha,
+        test_alpha=level,
+        n_comparisons=pairs,
+        discordance=psi,
+        discordance_assumed=discordance is None,
+        normal_approx_n=normal_approx_sample_size(None, delta, psi, power=power, alpha=level),
+    )
 
 
-def minimum_detectable_effect(n: int, discordance: float, power: float = 0.8, alpha: float = 0.05, *,
-                              n_comparisons: int = 1) -> float | None:
+def minimum_detectable_effect(
+    n: int, discordance: float, power: float = 0.8, alpha: float = 0.05, *, n_comparisons: int = 1
+) -> float | None:
     """The accuracy gap the McNemar rule finds with probability ``power`` at ``n`` examples.
 
     Smaller gaps can still be found, less often; this is the gap found in ``power`` of runs
@@ -322,8 +361,9 @@ def minimum_detectable_effect(n: int, discordance: float, power: float = 0.8, al
     return float(optimize.brentq(shortfall, 1e-9, high, xtol=1e-7))
 
 
-def normal_approx_sample_size(accuracy: float | None, delta: float, discordance: float | None = None,
-                              power: float = 0.8, alpha: float = 0.05) -> int:
+def normal_approx_sample_size(
+    accuracy: float | None, delta: float, discordance: float | None = None, power: float = 0.8, alpha: float = 0.05
+) -> int:
     """The large-sample formula (Connor 1987, *Biometrics* 43:207–211), kept for reference.
 
     ``n = (z_{1−α/2}·√ψ + z_{power}·√(ψ − δ²))² / δ²``. It ignores the discreteness of
@@ -351,15 +391,24 @@ def normal_approx_power(n: int, delta: float, discordance: float, alpha: float =
     0.8
     """
     if n <= 0 or discordance <= 0 or abs(delta) > discordance:
-        raise ValueError(f"need n > 0 and 0 < |delta| <= discordance, got n={n}, delta={delta}, "
-                         f"discordance={discordance}")
+        raise ValueError(
+            f"need n > 0 and 0 < |delta| <= discordance, got n={n}, delta={delta}, discordance={discordance}"
+        )
     z_a = stats.norm.ppf(1 - alpha / 2)
     spread = math.sqrt(max(discordance - delta**2, 1e-300))
     return float(stats.norm.cdf((math.sqrt(n) * abs(delta) - z_a * math.sqrt(discordance)) / spread))
 
 
-def simulated_power(n: int, delta: float, discordance: float, *, alpha: float = 0.05, n_sims: int = 4000,
-                    seed: int = 0, method: str = "score") -> float:
+def simulated_power(
+    n: int,
+    delta: float,
+    discordance: float,
+    *,
+    alpha: float = 0.05,
+    n_sims: int = 4000,
+    seed: int = 0,
+    method: str = "score",
+) -> float:
     """Monte-Carlo power of the McNemar test headtohead runs (:func:`~headtohead.stats.mcnemar.mcnemar_pvalues`).
 
     Draws ``n_sims`` paired tables of ``n`` examples with ``p10 = (ψ + δ)/2`` and

@@ -48,9 +48,15 @@ def present_labels(y_true: np.ndarray, n_classes: int) -> np.ndarray:
     return np.flatnonzero(np.bincount(np.asarray(y_true, dtype=np.int64), minlength=n_classes)[:n_classes])
 
 
-def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | None, label_names: Sequence[str],
-                    outside_labels: Sequence[str] = (), *, example_index: np.ndarray | None = None
-                    ) -> QualityMetrics:
+def compute_quality(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    proba: np.ndarray | None,
+    label_names: Sequence[str],
+    outside_labels: Sequence[str] = (),
+    *,
+    example_index: np.ndarray | None = None,
+) -> QualityMetrics:
     """Accuracy, P/R/F1 (macro, weighted, per class), confusion matrix and confidence.
 
     Parameters
@@ -99,16 +105,23 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | 
     # a failure is nobody's prediction: a label outside every class scikit-learn is asked about
     scored_pred = np.where(valid, y_pred, -1)
     prf = _averages(y_true, scored_pred, k)
-    p_c, r_c, f_c, s_c = skm.precision_recall_fscore_support(y_true, scored_pred, labels=np.arange(k), average=None,
-                                                             zero_division=0)
+    p_c, r_c, f_c, s_c = skm.precision_recall_fscore_support(
+        y_true, scored_pred, labels=np.arange(k), average=None, zero_division=0
+    )
     predicted_outside = np.unique(y_pred[valid & (y_pred >= k)])
     union = np.concatenate([np.arange(k), predicted_outside])
     confusion = skm.confusion_matrix(y_true, scored_pred, labels=np.concatenate([union, [-1]]))
     if not len(failed):  # a "(no prediction)" column (and its row of zeros, as an outside class has) only when needed
         confusion = confusion[:-1, :-1]
     per_class = [
-        ClassQuality(label=str(name), precision=float(p_c[i]), recall=float(r_c[i]), f1=float(f_c[i]),
-                     accuracy=float(confusion[i, i] / s_c[i]) if s_c[i] else 0.0, support=int(s_c[i]))
+        ClassQuality(
+            label=str(name),
+            precision=float(p_c[i]),
+            recall=float(r_c[i]),
+            f1=float(f_c[i]),
+            accuracy=float(confusion[i, i] / s_c[i]) if s_c[i] else 0.0,
+            support=int(s_c[i]),
+        )
         for i, name in enumerate(label_names)
     ]
     all_labels = [str(n) for n in label_names] + [str(n) for n in outside_labels]
@@ -117,15 +130,23 @@ def compute_quality(y_true: np.ndarray, y_pred: np.ndarray, proba: np.ndarray | 
     answered = None
     if len(failed) and valid.any():
         own = _averages(y_true[valid], y_pred[valid], k)
-        answered = AnsweredQuality(n_examples=int(valid.sum()), accuracy=float(np.mean(y_pred[valid] == y_true[valid])),
-                                   balanced_accuracy=own["balanced"], f1_macro=own["macro"][2],
-                                   f1_weighted=own["weighted"][2])
+        answered = AnsweredQuality(
+            n_examples=int(valid.sum()),
+            accuracy=float(np.mean(y_pred[valid] == y_true[valid])),
+            balanced_accuracy=own["balanced"],
+            f1_macro=own["macro"][2],
+            f1_weighted=own["weighted"][2],
+        )
     return QualityMetrics(
         n_examples=int(len(y_true)),
         accuracy=float(np.mean(y_pred == y_true)) if len(y_true) else 0.0,
         balanced_accuracy=prf["balanced"],
-        precision_macro=prf["macro"][0], recall_macro=prf["macro"][1], f1_macro=prf["macro"][2],
-        precision_weighted=prf["weighted"][0], recall_weighted=prf["weighted"][1], f1_weighted=prf["weighted"][2],
+        precision_macro=prf["macro"][0],
+        recall_macro=prf["macro"][1],
+        f1_macro=prf["macro"][2],
+        precision_weighted=prf["weighted"][0],
+        recall_weighted=prf["weighted"][1],
+        f1_weighted=prf["weighted"][2],
         per_class=per_class,
         confusion_matrix=confusion.astype(int).tolist(),
         confidence_mean=mean,
@@ -146,8 +167,9 @@ def _averages(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> dict:
         if not len(labels):
             out[average] = (0.0, 0.0, 0.0)
             continue
-        p, r, f, _ = skm.precision_recall_fscore_support(y_true, y_pred, labels=labels, average=average,
-                                                         zero_division=0)
+        p, r, f, _ = skm.precision_recall_fscore_support(
+            y_true, y_pred, labels=labels, average=average, zero_division=0
+        )
         out[average] = (float(p), float(r), float(f))
     return out
 

@@ -23,8 +23,14 @@ from headtohead.results.sweep import ModelSweep, Recommendation, SpeedPoint, Swe
 __all__ = ["recommend", "exclusion_reason"]
 
 
-def exclusion_reason(cell: SweepCell, point: SpeedPoint, *, max_latency_ms: float | None,
-                     max_memory_mb: float | None, max_accuracy_drop: float | None) -> str | None:
+def exclusion_reason(
+    cell: SweepCell,
+    point: SpeedPoint,
+    *,
+    max_latency_ms: float | None,
+    max_memory_mb: float | None,
+    max_accuracy_drop: float | None,
+) -> str | None:
     """Why ``point`` of ``cell`` does not qualify, or ``None`` when it does.
 
     Examples
@@ -47,8 +53,13 @@ def exclusion_reason(cell: SweepCell, point: SpeedPoint, *, max_latency_ms: floa
     return None
 
 
-def recommend(models: Sequence[ModelSweep], *, max_latency_ms: float | None = None,
-              max_memory_mb: float | None = None, max_accuracy_drop: float | None = None) -> Recommendation:
+def recommend(
+    models: Sequence[ModelSweep],
+    *,
+    max_latency_ms: float | None = None,
+    max_memory_mb: float | None = None,
+    max_accuracy_drop: float | None = None,
+) -> Recommendation:
     """Pick the highest-throughput measured point that meets the budget.
 
     Parameters
@@ -63,8 +74,11 @@ def recommend(models: Sequence[ModelSweep], *, max_latency_ms: float | None = No
     Recommendation
         ``met=False`` with the count of each reason that excluded a point when nothing qualifies.
     """
-    constraints = {"max_latency_ms": max_latency_ms, "max_memory_mb": max_memory_mb,
-                   "max_accuracy_drop": max_accuracy_drop}
+    constraints = {
+        "max_latency_ms": max_latency_ms,
+        "max_memory_mb": max_memory_mb,
+        "max_accuracy_drop": max_accuracy_drop,
+    }
     excluded: Counter[str] = Counter()
     best: tuple[ModelSweep, SweepCell, SpeedPoint] | None = None
     candidates = 0
@@ -76,21 +90,36 @@ def recommend(models: Sequence[ModelSweep], *, max_latency_ms: float | None = No
                 if point.status != "measured" or point.throughput is None:
                     continue
                 candidates += 1
-                reason = exclusion_reason(cell, point, max_latency_ms=max_latency_ms, max_memory_mb=max_memory_mb,
-                                          max_accuracy_drop=max_accuracy_drop)
+                reason = exclusion_reason(
+                    cell,
+                    point,
+                    max_latency_ms=max_latency_ms,
+                    max_memory_mb=max_memory_mb,
+                    max_accuracy_drop=max_accuracy_drop,
+                )
                 if reason is not None:
                     excluded[reason] += 1
                 elif best is None or point.throughput > (best[2].throughput or 0.0):
                     best = (model, cell, point)
     if best is None:
-        return Recommendation(met=False, constraints=constraints, candidates=candidates,
-                              excluded=dict(excluded.most_common()))
+        return Recommendation(
+            met=False, constraints=constraints, candidates=candidates, excluded=dict(excluded.most_common())
+        )
     model, cell, point = best
     ratio = point.vs_parent
     return Recommendation(
-        met=True, cell=cell.name, model=model.model, batch_size=point.batch_size, throughput=point.throughput,
+        met=True,
+        cell=cell.name,
+        model=model.model,
+        batch_size=point.batch_size,
+        throughput=point.throughput,
         speedup_vs_parent=ratio.ratio if ratio is not None else None,
-        speedup_ci=(ratio.ci_low, ratio.ci_high) if ratio is not None else None, p95_ms=point.p95_ms,
-        memory_mb=point.memory_mb, accuracy_difference=cell.quality.difference if cell.quality else 0.0,
-        best_batch_size=point.batch_size, constraints=constraints, candidates=candidates,
-        excluded=dict(excluded.most_common()))
+        speedup_ci=(ratio.ci_low, ratio.ci_high) if ratio is not None else None,
+        p95_ms=point.p95_ms,
+        memory_mb=point.memory_mb,
+        accuracy_difference=cell.quality.difference if cell.quality else 0.0,
+        best_batch_size=point.batch_size,
+        constraints=constraints,
+        candidates=candidates,
+        excluded=dict(excluded.most_common()),
+    )

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-
 from typing import Any
 
 import numpy as np
@@ -52,12 +51,25 @@ def aggregate_metric(metric: str, seeds: Sequence[int], values: Sequence[float])
     arr = np.asarray(values, dtype=np.float64)
     if arr.size == 0 or not np.all(np.isfinite(arr)):
         raise ValueError(f"metric '{metric}' needs at least one finite value per seed, got {list(values)}")
-    return SeedAggregate(metric=metric, seeds=[int(s) for s in seeds], values=arr.tolist(), mean=float(arr.mean()),
-                         std=float(arr.std(ddof=1)) if arr.size > 1 else None, n_seeds=int(arr.size))
+    return SeedAggregate(
+        metric=metric,
+        seeds=[int(s) for s in seeds],
+        values=arr.tolist(),
+        mean=float(arr.mean()),
+        std=float(arr.std(ddof=1)) if arr.size > 1 else None,
+        n_seeds=int(arr.size),
+    )
 
 
-def compare_across_seeds(a_values: Sequence[float], b_values: Sequence[float], *, model_a: str = "a",
-                         model_b: str = "b", metric: str = "accuracy", alpha: float = 0.05) -> SeedComparison:
+def compare_across_seeds(
+    a_values: Sequence[float],
+    b_values: Sequence[float],
+    *,
+    model_a: str = "a",
+    model_b: str = "b",
+    metric: str = "accuracy",
+    alpha: float = 0.05,
+) -> SeedComparison:
     """Paired comparison of two models over seeds (value ``i`` of each model from seed ``i``).
 
     Parameters
@@ -87,22 +99,42 @@ def compare_across_seeds(a_values: Sequence[float], b_values: Sequence[float], *
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:
         raise ValueError(f"need equally many values per model (one per seed), got {a.size} and {b.size}")
     diff = a - b
-    base: dict[str, Any] = dict(model_a=model_a, model_b=model_b, metric=metric, n_seeds=int(diff.size),
-                mean_difference=float(diff.mean()), std_difference=float(diff.std(ddof=1)) if diff.size > 1 else None)
+    base: dict[str, Any] = dict(
+        model_a=model_a,
+        model_b=model_b,
+        metric=metric,
+        n_seeds=int(diff.size),
+        mean_difference=float(diff.mean()),
+        std_difference=float(diff.std(ddof=1)) if diff.size > 1 else None,
+    )
     if diff.size == 1:
-        return SeedComparison(**base, test="none", statistic=None, p_value=None,
-                              note="one seed per model: no test across seeds is possible; train with more seeds")
+        return SeedComparison(
+            **base,
+            test="none",
+            statistic=None,
+            p_value=None,
+            note="one seed per model: no test across seeds is possible; train with more seeds",
+        )
     scale = max(1.0, float(np.abs(diff).max()))
     if np.ptp(diff) <= 1e-12 * scale:  # float noise: 0.9 − 0.8 and 0.8 − 0.7 differ in the last bit
         if np.all(np.abs(diff) <= 1e-12 * scale):
-            return SeedComparison(**base, test="paired-t", statistic=0.0, p_value=1.0,
-                                  note="identical on every seed")
-        return SeedComparison(**base, test="paired-t", statistic=None, p_value=None,
-                              note="the difference is the same on every seed (zero variance): the t-test is "
-                                   "undefined; check that the seeds really changed the training")
+            return SeedComparison(**base, test="paired-t", statistic=0.0, p_value=1.0, note="identical on every seed")
+        return SeedComparison(
+            **base,
+            test="paired-t",
+            statistic=None,
+            p_value=None,
+            note="the difference is the same on every seed (zero variance): the t-test is "
+            "undefined; check that the seeds really changed the training",
+        )
     t = stats.ttest_rel(a, b)
-    out: dict[str, Any] = dict(base, test="paired-t", statistic=float(t.statistic), p_value=float(t.pvalue),
-               significant=bool(t.pvalue <= alpha))
+    out: dict[str, Any] = dict(
+        base,
+        test="paired-t",
+        statistic=float(t.statistic),
+        p_value=float(t.pvalue),
+        significant=bool(t.pvalue <= alpha),
+    )
     if diff.size >= WILCOXON_MIN_SEEDS:
         w = stats.wilcoxon(a, b)
         out.update(wilcoxon_statistic=float(w.statistic), wilcoxon_p=float(w.pvalue))
@@ -119,8 +151,13 @@ def _aligned(results: Sequence[SeedResult]) -> dict[str, dict[int, dict[str, flo
     return table
 
 
-def summarise_seeds(results: Sequence[SeedResult], *, metrics: Sequence[str] | None = None,
-                    compare_metric: str = "accuracy", alpha: float = 0.05) -> MultiSeedSummary:
+def summarise_seeds(
+    results: Sequence[SeedResult],
+    *,
+    metrics: Sequence[str] | None = None,
+    compare_metric: str = "accuracy",
+    alpha: float = 0.05,
+) -> MultiSeedSummary:
     """Aggregate every model over its seeds and compare every pair over their shared seeds.
 
     Parameters
@@ -157,16 +194,26 @@ def summarise_seeds(results: Sequence[SeedResult], *, metrics: Sequence[str] | N
     models = []
     for model, seeds in table.items():
         order = sorted(seeds)
-        models.append(ModelSeedStats(model=model, metrics=[aggregate_metric(m, order, [seeds[s][m] for s in order])
-                                                           for m in metrics]))
+        models.append(
+            ModelSeedStats(
+                model=model, metrics=[aggregate_metric(m, order, [seeds[s][m] for s in order]) for m in metrics]
+            )
+        )
     comparisons = []
     for name_a, name_b in itertools.combinations(table, 2):
         shared = sorted(set(table[name_a]) & set(table[name_b]))
         if not shared:
             raise ResultsError(f"models '{name_a}' and '{name_b}' share no seed; train both with the same seeds")
-        comparisons.append(compare_across_seeds([table[name_a][s][compare_metric] for s in shared],
-                                                [table[name_b][s][compare_metric] for s in shared],
-                                                model_a=name_a, model_b=name_b, metric=compare_metric, alpha=alpha))
+        comparisons.append(
+            compare_across_seeds(
+                [table[name_a][s][compare_metric] for s in shared],
+                [table[name_b][s][compare_metric] for s in shared],
+                model_a=name_a,
+                model_b=name_b,
+                metric=compare_metric,
+                alpha=alpha,
+            )
+        )
     return MultiSeedSummary(alpha=alpha, models=models, comparisons=_holm(comparisons, alpha))
 
 

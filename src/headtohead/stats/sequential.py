@@ -42,8 +42,18 @@ import numpy as np
 from headtohead.errors import ConfigError
 from headtohead.results.sequential import SequentialRecord, SequentialStep
 
-__all__ = ["SequentialState", "SequentialTest", "replay", "log_e_values", "confidence_bounds", "path_e_values",
-           "first_decisions", "to_record", "DECISIONS", "N_BETS"]
+__all__ = [
+    "SequentialState",
+    "SequentialTest",
+    "replay",
+    "log_e_values",
+    "confidence_bounds",
+    "path_e_values",
+    "first_decisions",
+    "to_record",
+    "DECISIONS",
+    "N_BETS",
+]
 
 #: Constant-fraction bets averaged by every gambler.
 N_BETS = 1000
@@ -53,36 +63,45 @@ DECISIONS: tuple[str, ...] = ("continue", "a_better", "b_better", "equivalent")
 Decision = Literal["continue", "a_better", "b_better", "equivalent"]
 _FRACTIONS = (np.arange(N_BETS) + 0.5) / N_BETS
 _LOG_N_BETS = math.log(N_BETS)
-_BLOCK = 4096          # rows per block of the (rows × N_BETS) work array: bounds the memory to ~32 MB
-_BISECTIONS = 40       # bound within 2 / 2**40 ≈ 2e-12
+_BLOCK = 4096  # rows per block of the (rows × N_BETS) work array: bounds the memory to ~32 MB
+_BISECTIONS = 40  # bound within 2 / 2**40 ≈ 2e-12
 
 
 def _log_up(b: np.ndarray, c: np.ndarray, n: np.ndarray, gap: np.ndarray) -> np.ndarray:
     """Log wealth of the gambler betting that Δ > ``gap`` (1-D float arrays of equal length)."""
     # simulations ask for the same (b, c, n, gap) many times over: compute each distinct one once
-    ties = np.where(gap == 0.0, 0.0, n - b - c)    # ties do not move a bet on Δ = 0
+    ties = np.where(gap == 0.0, 0.0, n - b - c)  # ties do not move a bet on Δ = 0
     rows, inverse = np.unique(np.stack([b, c, ties, gap], axis=1), axis=0, return_inverse=True)
     out = np.empty(len(rows), dtype=np.float64)
     for start in range(0, len(rows), _BLOCK):
-        block = rows[start:start + _BLOCK]
+        block = rows[start : start + _BLOCK]
         g = block[:, 3:4]
         # log factor per bet of each outcome: D = +1 (only A right), D = −1 (only B right), D = 0 (tie)
-        if np.all(g == g[0]):   # one null value: the log wealth of every bet is a matrix product
-            factors = np.stack([np.log1p(_FRACTIONS * (1.0 - g[0]) / (1.0 + g[0])), np.log1p(-_FRACTIONS),
-                                np.log1p(-_FRACTIONS * g[0] / (1.0 + g[0]))])
+        if np.all(g == g[0]):  # one null value: the log wealth of every bet is a matrix product
+            factors = np.stack(
+                [
+                    np.log1p(_FRACTIONS * (1.0 - g[0]) / (1.0 + g[0])),
+                    np.log1p(-_FRACTIONS),
+                    np.log1p(-_FRACTIONS * g[0] / (1.0 + g[0])),
+                ]
+            )
             terms = block[:, :3] @ factors
         else:
-            terms = (block[:, 0:1] * np.log1p(_FRACTIONS * (1.0 - g) / (1.0 + g))
-                     + block[:, 1:2] * np.log1p(-_FRACTIONS) + block[:, 2:3] * np.log1p(-_FRACTIONS * g / (1.0 + g)))
+            terms = (
+                block[:, 0:1] * np.log1p(_FRACTIONS * (1.0 - g) / (1.0 + g))
+                + block[:, 1:2] * np.log1p(-_FRACTIONS)
+                + block[:, 2:3] * np.log1p(-_FRACTIONS * g / (1.0 + g))
+            )
         top = terms.max(axis=1, keepdims=True)
         terms -= top
         np.exp(terms, out=terms)
-        out[start:start + _BLOCK] = np.log(terms.sum(axis=1)) + top[:, 0] - _LOG_N_BETS
+        out[start : start + _BLOCK] = np.log(terms.sum(axis=1)) + top[:, 0] - _LOG_N_BETS
     return out[inverse.reshape(-1)]
 
 
-def log_e_values(only_a: np.ndarray | int, only_b: np.ndarray | int, n: np.ndarray | int,
-                 gap: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def log_e_values(
+    only_a: np.ndarray | int, only_b: np.ndarray | int, n: np.ndarray | int, gap: np.ndarray | float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Log wealth of the two gamblers against ``Δ = gap``, after ``n`` examples.
 
     Parameters
@@ -111,12 +130,13 @@ def log_e_values(only_a: np.ndarray | int, only_b: np.ndarray | int, n: np.ndarr
     shape = b.shape
     b, c, n_, g = (v.ravel() for v in (b, c, n_, g))
     up = _log_up(b, c, n_, g)
-    down = _log_up(c, b, n_, -g)   # betting Δ < δ on (b, c) is betting Δ > −δ with the roles swapped
+    down = _log_up(c, b, n_, -g)  # betting Δ < δ on (b, c) is betting Δ > −δ with the roles swapped
     return up.reshape(shape), down.reshape(shape)
 
 
-def confidence_bounds(only_a: np.ndarray | int, only_b: np.ndarray | int, n: np.ndarray | int,
-                      alpha: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+def confidence_bounds(
+    only_a: np.ndarray | int, only_b: np.ndarray | int, n: np.ndarray | int, alpha: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray]:
     """The (1 − alpha) interval of Δ at one look: each side rejects where a wealth reaches ``2/alpha``.
 
     Not the running intersection (:class:`SequentialTest` keeps that). Each bound is rounded
@@ -128,18 +148,19 @@ def confidence_bounds(only_a: np.ndarray | int, only_b: np.ndarray | int, n: np.
     >>> bool(0 < low < 0.22 < high)
     True
     """
-    b, c, n_, level = (v.ravel() for v in np.broadcast_arrays(
-        *(np.asarray(v, dtype=np.float64) for v in (only_a, only_b, n, alpha))))
+    b, c, n_, level = (
+        v.ravel() for v in np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (only_a, only_b, n, alpha)))
+    )
     shape = np.broadcast_shapes(*(np.shape(v) for v in (only_a, only_b, n, alpha)))
     threshold = np.log(2.0 / level)
     # the upper bound is minus the lower bound of the mirrored table: one bisection for both
     both = _bisect(np.r_[b, c], np.r_[c, b], np.r_[n_, n_], np.r_[threshold, threshold])
-    return both[:b.size].reshape(shape), -both[b.size:].reshape(shape)
+    return both[: b.size].reshape(shape), -both[b.size :].reshape(shape)
 
 
 def _bisect(b: np.ndarray, c: np.ndarray, n: np.ndarray, threshold: np.ndarray) -> np.ndarray:
     """inf{δ : up wealth < e^threshold}; the up wealth is nonincreasing in δ, so bisect."""
-    lo, hi = np.full(b.shape, -1.0), np.full(b.shape, 1.0)   # invariant: lo rejected (or −1), hi kept
+    lo, hi = np.full(b.shape, -1.0), np.full(b.shape, 1.0)  # invariant: lo rejected (or −1), hi kept
     for _ in range(_BISECTIONS):
         mid = 0.5 * (lo + hi)
         rejected = _log_up(b, c, n, mid) >= threshold
@@ -192,11 +213,11 @@ def first_decisions(log_e: np.ndarray, *, alpha: float) -> tuple[np.ndarray, np.
     better = log_e[..., :2] >= math.log(2.0 / alpha)
     # each one-sided equivalence bound may be reached at a different look; both must have been reached
     equivalent = np.asarray(np.maximum.accumulate(log_e[..., 2:] >= math.log(1.0 / alpha), axis=1).all(axis=-1))
-    fired = np.concatenate([better, equivalent[..., None]], axis=-1)          # (runs, looks, 3)
+    fired = np.concatenate([better, equivalent[..., None]], axis=-1)  # (runs, looks, 3)
     any_fired = np.asarray(fired.any(axis=-1))
     look = np.where(any_fired.any(axis=1), any_fired.argmax(axis=1), looks)
     at = fired[np.arange(runs), np.minimum(look, looks - 1)]
-    code = np.where(look < looks, np.argmax(at, axis=1) + 1, 0)              # argmax: better before equivalent
+    code = np.where(look < looks, np.argmax(at, axis=1) + 1, 0)  # argmax: better before equivalent
     return code, look
 
 
@@ -204,8 +225,10 @@ def _check_settings(alpha: float, margin: float | None) -> None:
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0.0 < alpha < 0.5):
         raise ConfigError(f"alpha={alpha} must lie between 0 and 0.5 for sequential evaluation, e.g. 0.05")
     if margin is not None and not (isinstance(margin, (int, float)) and math.isfinite(margin) and 0.0 < margin < 1.0):
-        raise ConfigError(f"margin={margin} must be an accuracy gap as a fraction in (0, 1), e.g. 0.02 "
-                          f"for 2 percentage points; leave it out to never declare equivalence")
+        raise ConfigError(
+            f"margin={margin} must be an accuracy gap as a fraction in (0, 1), e.g. 0.02 "
+            f"for 2 percentage points; leave it out to never declare equivalence"
+        )
 
 
 @dataclass(frozen=True)
@@ -261,8 +284,9 @@ class SequentialTest:
         self._path: list[SequentialState] = []
 
     @classmethod
-    def resume(cls, path: Sequence[SequentialState], alpha: float = 0.05,
-               margin: float | None = None) -> SequentialTest:
+    def resume(
+        cls, path: Sequence[SequentialState], alpha: float = 0.05, margin: float | None = None
+    ) -> SequentialTest:
         """A test that goes on from the looks already made (e.g. after an interrupted run)."""
         test = cls(alpha, margin)
         if any(later.n <= earlier.n for earlier, later in zip(path, path[1:], strict=False)):
@@ -303,8 +327,10 @@ class SequentialTest:
         """
         a, b = np.asarray(a_correct), np.asarray(b_correct)
         if a.shape != b.shape or a.ndim != 1 or a.size == 0:
-            raise ValueError(f"a chunk needs two non-empty 1-D correctness arrays of equal length, got shapes "
-                             f"{a.shape} and {b.shape}")
+            raise ValueError(
+                f"a chunk needs two non-empty 1-D correctness arrays of equal length, got shapes "
+                f"{a.shape} and {b.shape}"
+            )
         if a.dtype != np.bool_ or b.dtype != np.bool_:
             raise ValueError(f"correctness must be boolean arrays, got {a.dtype} and {b.dtype}")
         return self._count_and_look(a, b)
@@ -322,9 +348,19 @@ class SequentialTest:
         up, down = (float(v) for v in log_e_values(only_a, only_b, n, 0.0))
         lows, highs = confidence_bounds(only_a, only_b, n, np.array([self.alpha, 2.0 * self.alpha]))
         (low, eq_low), (high, eq_high) = lows.tolist(), highs.tolist()
-        state = SequentialState(n, only_a, only_b, up, down, max(low, last.low), min(high, last.high),
-                                max(eq_low, last.equivalence_low), min(eq_high, last.equivalence_high),
-                                last.decision, last.decided_at)
+        state = SequentialState(
+            n,
+            only_a,
+            only_b,
+            up,
+            down,
+            max(low, last.low),
+            min(high, last.high),
+            max(eq_low, last.equivalence_low),
+            min(eq_high, last.equivalence_high),
+            last.decision,
+            last.decided_at,
+        )
         if state.decision != "continue":
             return state
         decision = self._decide(state)
@@ -343,8 +379,15 @@ class SequentialTest:
         return "continue"
 
 
-def replay(a_correct: np.ndarray, b_correct: np.ndarray, chunk_size: int, *, alpha: float = 0.05,
-           margin: float | None = None, stop: bool = True) -> tuple[SequentialState, ...]:
+def replay(
+    a_correct: np.ndarray,
+    b_correct: np.ndarray,
+    chunk_size: int,
+    *,
+    alpha: float = 0.05,
+    margin: float | None = None,
+    stop: bool = True,
+) -> tuple[SequentialState, ...]:
     """Run a sequential comparison over whole correctness arrays, chunk by chunk, in the given order.
 
     Parameters
@@ -377,14 +420,21 @@ def replay(a_correct: np.ndarray, b_correct: np.ndarray, chunk_size: int, *, alp
         raise ValueError(f"paired correctness arrays must be 1-D and equal in length, got {a.shape} and {b.shape}")
     test = SequentialTest(alpha, margin)
     for start in range(0, a.size, chunk_size):
-        state = test.update(a[start:start + chunk_size], b[start:start + chunk_size])
+        state = test.update(a[start : start + chunk_size], b[start : start + chunk_size])
         if stop and state.decision != "continue":
             break
     return test.path
 
 
-def to_record(test: SequentialTest, *, model_a: str, model_b: str, chunk_size: int, examples_available: int,
-              order_seed: int | None = None) -> SequentialRecord:
+def to_record(
+    test: SequentialTest,
+    *,
+    model_a: str,
+    model_b: str,
+    chunk_size: int,
+    examples_available: int,
+    order_seed: int | None = None,
+) -> SequentialRecord:
     """The ``stats.sequential`` record of a run; "undecided" when every example was used without a decision."""
     state = test.state
     if state.n > examples_available:
@@ -393,8 +443,21 @@ def to_record(test: SequentialTest, *, model_a: str, model_b: str, chunk_size: i
     if decision == "continue" and state.n == examples_available:
         decision = "undecided"
     steps = [SequentialStep(**vars(s)) for s in test.path]
-    grouped: dict[str, Any] = {} if test.groups_used is None else {
-        "groups_used": test.groups_used, "method": "betting confidence sequence over whole groups, constant bets"}
-    return SequentialRecord(model_a=model_a, model_b=model_b, alpha=test.alpha, margin=test.margin,
-                            chunk_size=chunk_size, order_seed=order_seed, examples_used=state.n,
-                            examples_available=examples_available, decision=decision, steps=steps, **grouped)
+    grouped: dict[str, Any] = (
+        {}
+        if test.groups_used is None
+        else {"groups_used": test.groups_used, "method": "betting confidence sequence over whole groups, constant bets"}
+    )
+    return SequentialRecord(
+        model_a=model_a,
+        model_b=model_b,
+        alpha=test.alpha,
+        margin=test.margin,
+        chunk_size=chunk_size,
+        order_seed=order_seed,
+        examples_used=state.n,
+        examples_available=examples_available,
+        decision=decision,
+        steps=steps,
+        **grouped,
+    )

@@ -65,8 +65,7 @@ class GroupedSequentialTest(SequentialTest):
         """Groups evaluated so far."""
         return len(self._seen)
 
-    def update(self, a_correct: np.ndarray, b_correct: np.ndarray,
-               groups: np.ndarray | None = None) -> SequentialState:
+    def update(self, a_correct: np.ndarray, b_correct: np.ndarray, groups: np.ndarray | None = None) -> SequentialState:
         """Add one chunk of whole groups (same examples, same order, each example's group) and look.
 
         Raises
@@ -83,8 +82,10 @@ class GroupedSequentialTest(SequentialTest):
         names, codes = np.unique(np.asarray(groups).astype(str), return_inverse=True)
         repeated = self._seen.intersection(names.tolist())
         if repeated:
-            raise ValueError(f"group(s) {sorted(repeated)[:3]} were already evaluated in an earlier chunk; a chunk "
-                             f"must hold whole groups")
+            raise ValueError(
+                f"group(s) {sorted(repeated)[:3]} were already evaluated in an earlier chunk; a chunk "
+                f"must hold whole groups"
+            )
         sums = np.bincount(codes, weights=a.astype(np.int64) - b.astype(np.int64), minlength=len(names))
         sizes = np.bincount(codes, minlength=len(names))
         if sizes.max() > self.max_group_size:
@@ -100,25 +101,40 @@ class GroupedSequentialTest(SequentialTest):
         up, down = (float(v[0]) for v in self._log_wealth(sums, sizes, weights, np.zeros(1)))
         thresholds = np.log(2.0 / np.array([self.alpha, 2.0 * self.alpha]))
         (low, eq_low), (high, eq_high) = self._bounds(sums, sizes, weights, thresholds)
-        state = SequentialState(n, only_a, only_b, up, down, max(low, last.low), min(high, last.high),
-                                max(eq_low, last.equivalence_low), min(eq_high, last.equivalence_high),
-                                last.decision, last.decided_at)
+        state = SequentialState(
+            n,
+            only_a,
+            only_b,
+            up,
+            down,
+            max(low, last.low),
+            min(high, last.high),
+            max(eq_low, last.equivalence_low),
+            min(eq_high, last.equivalence_high),
+            last.decision,
+            last.decided_at,
+        )
         if state.decision != "continue":
             return state
         decision = self._decide(state)
-        return SequentialState(**{**vars(state), "decision": decision, "decided_at": n}) \
-            if decision != "continue" else state
+        return (
+            SequentialState(**{**vars(state), "decision": decision, "decided_at": n})
+            if decision != "continue"
+            else state
+        )
 
-    def _log_wealth(self, sums: np.ndarray, sizes: np.ndarray, weights: np.ndarray,
-                    gaps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _log_wealth(
+        self, sums: np.ndarray, sizes: np.ndarray, weights: np.ndarray, gaps: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Log wealth of the up and the down gambler against each ``Δ = gap`` (arrays over ``gaps``)."""
         m, g = float(self.max_group_size), gaps[None, :]
         up = (sums[:, None] - g * sizes[:, None]) / (m * (1.0 + g))
         down = (g * sizes[:, None] - sums[:, None]) / (m * (1.0 - g))
         return _mixture(up, weights), _mixture(down, weights)
 
-    def _bounds(self, sums: np.ndarray, sizes: np.ndarray, weights: np.ndarray,
-                thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _bounds(
+        self, sums: np.ndarray, sizes: np.ndarray, weights: np.ndarray, thresholds: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per threshold, the gaps not rejected: the up wealth falls in δ, the down wealth rises (bisection,
         every bound at once, rounded outwards so the interval contains the exact set)."""
         k = len(thresholds)
@@ -133,8 +149,9 @@ class GroupedSequentialTest(SequentialTest):
         return lo[:k], hi[k:]
 
 
-def grouped_path_e_values(sums: np.ndarray, sizes: np.ndarray, max_group_size: int,
-                          looks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def grouped_path_e_values(
+    sums: np.ndarray, sizes: np.ndarray, max_group_size: int, looks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Log e-values of "A better" and "B better" (against Δ = 0) after each look, for simulations.
 
     Parameters
@@ -152,8 +169,12 @@ def grouped_path_e_values(sums: np.ndarray, sizes: np.ndarray, max_group_size: i
     """
     factors = np.log1p(np.outer(np.asarray(sums, np.float64) / max_group_size, _FRACTIONS))  # (groups, bets)
     cumulative = np.cumsum(np.r_[[np.zeros(len(_FRACTIONS))], factors], axis=0)[np.asarray(looks)]
-    mirrored = np.cumsum(np.r_[[np.zeros(len(_FRACTIONS))], np.log1p(np.outer(
-        -np.asarray(sums, np.float64) / max_group_size, _FRACTIONS))], axis=0)[np.asarray(looks)]
+    mirrored = np.cumsum(
+        np.r_[
+            [np.zeros(len(_FRACTIONS))], np.log1p(np.outer(-np.asarray(sums, np.float64) / max_group_size, _FRACTIONS))
+        ],
+        axis=0,
+    )[np.asarray(looks)]
 
     def mean_exp(terms: np.ndarray) -> np.ndarray:
         top = terms.max(axis=1, keepdims=True)

@@ -21,8 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["CapacityEstimate", "CapacityRatio", "capacity_interval", "capacity_ratio", "bracket_estimate",
-           "resolution_factor"]
+__all__ = [
+    "CapacityEstimate",
+    "CapacityRatio",
+    "capacity_interval",
+    "capacity_ratio",
+    "bracket_estimate",
+    "resolution_factor",
+]
 
 
 @dataclass(frozen=True)
@@ -88,8 +94,9 @@ def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | 
     return float(low), float(high)
 
 
-def capacity_interval(estimates: Sequence[float], confidence: float = 0.95, *,
-                      resolution: float = 1.0) -> CapacityEstimate:
+def capacity_interval(
+    estimates: Sequence[float], confidence: float = 0.95, *, resolution: float = 1.0
+) -> CapacityEstimate:
     """Geometric mean of the searches' estimates with a Student-t interval on the log scale.
 
     A capacity is positive and its errors multiplicative (a search lands a factor off, not a
@@ -138,8 +145,9 @@ def _log_interval(logs: np.ndarray, confidence: float, resolution: float) -> tup
     return float(np.exp(min(low, centre - half))), float(np.exp(max(high, centre + half)))
 
 
-def capacity_ratio(a: Sequence[float], b: Sequence[float], confidence: float = 0.95, *,
-                   resolution: float = 1.0) -> CapacityRatio:
+def capacity_ratio(
+    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, *, resolution: float = 1.0
+) -> CapacityRatio:
     """How much more load b holds than a: per-search ratios b/a, paired by search (same seeds).
 
     The interval is a t interval of the mean log ratio, exponentiated (a ratio's natural scale),
@@ -156,8 +164,9 @@ def capacity_ratio(a: Sequence[float], b: Sequence[float], confidence: float = 0
         raise ValueError(f"capacity_ratio needs paired estimates, got {len(a)} and {len(b)}")
     logs = np.log(np.asarray(b, dtype=float)) - np.log(np.asarray(a, dtype=float))
     low, high = _log_interval(logs, confidence, resolution)
-    return CapacityRatio(float(np.exp(logs.mean())), low, high, int(logs.size), confidence,
-                         _log_p_value(logs, resolution))
+    return CapacityRatio(
+        float(np.exp(logs.mean())), low, high, int(logs.size), confidence, _log_p_value(logs, resolution)
+    )
 
 
 def _log_p_value(logs: np.ndarray, resolution: float) -> float | None:

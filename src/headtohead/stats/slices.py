@@ -41,8 +41,16 @@ from headtohead.stats.paired import (
     proportion_interval,
 )
 
-__all__ = ["SliceSpec", "class_slices", "size_slices", "column_slices", "compare_slices", "significant_slices",
-           "MISSING", "MAX_CATEGORIES"]
+__all__ = [
+    "SliceSpec",
+    "class_slices",
+    "size_slices",
+    "column_slices",
+    "compare_slices",
+    "significant_slices",
+    "MISSING",
+    "MAX_CATEGORIES",
+]
 
 #: Label of the examples whose slice-column value is missing.
 MISSING = "(missing)"
@@ -73,8 +81,9 @@ def class_slices(y_true: np.ndarray, label_names: Sequence[str]) -> list[SliceSp
     ['neg', 'pos']
     """
     y = np.asarray(y_true)
-    return [SliceSpec("class", str(name), y == k, value=str(name))
-            for k, name in enumerate(label_names) if np.any(y == k)]
+    return [
+        SliceSpec("class", str(name), y == k, value=str(name)) for k, name in enumerate(label_names) if np.any(y == k)
+    ]
 
 
 def size_slices(sizes: np.ndarray, unit: str, n_bins: int = 4) -> list[SliceSpec]:
@@ -96,12 +105,15 @@ def size_slices(sizes: np.ndarray, unit: str, n_bins: int = 4) -> list[SliceSpec
     >>> [s.label for s in size_slices(np.arange(1, 9), "words", 4)]
     ['1–2 words', '3–4 words', '5–6 words', '7–8 words']
     """
-    return [SliceSpec("size", f"{_range(lo, hi)} {unit}", mask, lower=lo, upper=hi, unit=unit)
-            for mask, lo, hi in _quantile_bins(np.asarray(sizes, dtype=np.float64), n_bins)]
+    return [
+        SliceSpec("size", f"{_range(lo, hi)} {unit}", mask, lower=lo, upper=hi, unit=unit)
+        for mask, lo, hi in _quantile_bins(np.asarray(sizes, dtype=np.float64), n_bins)
+    ]
 
 
-def column_slices(name: str, values: Sequence[object], *, max_categories: int = MAX_CATEGORIES,
-                  n_bins: int = 4) -> list[SliceSpec]:
+def column_slices(
+    name: str, values: Sequence[object], *, max_categories: int = MAX_CATEGORIES, n_bins: int = 4
+) -> list[SliceSpec]:
     """Slices by an extra column: one per value, or quantile bins for a numeric column with many values.
 
     Missing values (``None``) form a slice labelled :data:`MISSING`. A categorical column
@@ -117,9 +129,10 @@ def column_slices(name: str, values: Sequence[object], *, max_categories: int = 
     numbers = _as_numbers(cells)
     if numbers is not None and len({v for v in numbers if not np.isnan(v)}) > max_categories:
         present = ~np.isnan(numbers)
-        specs = [SliceSpec("column", _range(lo, hi), _within(present, mask), column=name,
-                           lower=lo, upper=hi)
-                 for mask, lo, hi in _quantile_bins(numbers[present], n_bins)]
+        specs = [
+            SliceSpec("column", _range(lo, hi), _within(present, mask), column=name, lower=lo, upper=hi)
+            for mask, lo, hi in _quantile_bins(numbers[present], n_bins)
+        ]
         if not present.all():
             specs.append(SliceSpec("column", MISSING, ~present, column=name))
         return specs
@@ -136,8 +149,14 @@ def column_slices(name: str, values: Sequence[object], *, max_categories: int = 
     return specs
 
 
-def compare_slices(y_true: np.ndarray, predictions: Mapping[str, np.ndarray], slices: Sequence[SliceSpec], *,
-                   alpha: float = 0.05, groups: np.ndarray | None = None) -> SliceSummary:
+def compare_slices(
+    y_true: np.ndarray,
+    predictions: Mapping[str, np.ndarray],
+    slices: Sequence[SliceSpec],
+    *,
+    alpha: float = 0.05,
+    groups: np.ndarray | None = None,
+) -> SliceSummary:
     """Accuracy of every model on every slice, and every pair of models compared on it.
 
     Parameters
@@ -197,39 +216,86 @@ def compare_slices(y_true: np.ndarray, predictions: Mapping[str, np.ndarray], sl
         low, high = difference_interval(only_a, only_b, n_rows, confidence) if pairs else (only_a * 0.0, only_a * 0.0)
         acc_low, acc_high = _wilson(correct, sizes[:, None], confidence)
     else:
-        p_values, low, high, acc_low, acc_high = _clustered(masks.astype(bool), right, pairs, only_a, only_b,
-                                                            np.asarray(groups), confidence)
+        p_values, low, high, acc_low, acc_high = _clustered(
+            masks.astype(bool), right, pairs, only_a, only_b, np.asarray(groups), confidence
+        )
     p_adjusted = holm_adjust(np.asarray(p_values, dtype=np.float64).ravel()).reshape(np.shape(p_values))
     results = []
     for s, spec in enumerate(kept):
-        accuracies = [SliceAccuracy(model=name, correct=int(correct[s, m]),
-                                    accuracy=Estimate(value=float(correct[s, m] / sizes[s]), low=float(acc_low[s, m]),
-                                                      high=float(acc_high[s, m]), method="wilson",
-                                                      confidence=confidence))
-                      for m, name in enumerate(names)]
+        accuracies = [
+            SliceAccuracy(
+                model=name,
+                correct=int(correct[s, m]),
+                accuracy=Estimate(
+                    value=float(correct[s, m] / sizes[s]),
+                    low=float(acc_low[s, m]),
+                    high=float(acc_high[s, m]),
+                    method="wilson",
+                    confidence=confidence,
+                ),
+            )
+            for m, name in enumerate(names)
+        ]
         compared = []
         for p, (i, j) in enumerate(pairs):
             b_count, c_count = int(only_a[s, p]), int(only_b[s, p])
             significant = bool(p_adjusted[s, p] <= alpha)
-            compared.append(SlicePair(
-                model_a=names[i], model_b=names[j],
-                table=ContingencyTable(both_correct=int(both[s, p]), only_a_correct=b_count, only_b_correct=c_count,
-                                       both_wrong=int(neither[s, p])),
-                difference=(b_count - c_count) / int(sizes[s]), ci_low=float(low[s, p]), ci_high=float(high[s, p]),
-                confidence=confidence, test="mcnemar-score" if groups is None else "mcnemar-clustered",
-                ci_method="tango-score" if groups is None else "tango-score+clusters",
-                p_value=float(p_values[s, p]), p_adjusted=float(p_adjusted[s, p]), significant=significant,
-                winner=(names[i] if b_count > c_count else names[j]) if significant else None))
-        results.append(SliceResult(kind=spec.kind, column=spec.column, label=spec.label,  # type: ignore[arg-type]
-                                   value=spec.value, lower=spec.lower, upper=spec.upper, unit=spec.unit,
-                                   n_examples=int(sizes[s]), accuracies=accuracies, pairs=compared))
-    return SliceSummary(alpha=alpha, confidence=confidence, n_tests=len(kept) * len(pairs),
-                        mcnemar_rule=RULE if groups is None else RULE + "; with groups, the larger p of it and "
-                        "Durkalski's clustered statistic", slices=results)
+            compared.append(
+                SlicePair(
+                    model_a=names[i],
+                    model_b=names[j],
+                    table=ContingencyTable(
+                        both_correct=int(both[s, p]),
+                        only_a_correct=b_count,
+                        only_b_correct=c_count,
+                        both_wrong=int(neither[s, p]),
+                    ),
+                    difference=(b_count - c_count) / int(sizes[s]),
+                    ci_low=float(low[s, p]),
+                    ci_high=float(high[s, p]),
+                    confidence=confidence,
+                    test="mcnemar-score" if groups is None else "mcnemar-clustered",
+                    ci_method="tango-score" if groups is None else "tango-score+clusters",
+                    p_value=float(p_values[s, p]),
+                    p_adjusted=float(p_adjusted[s, p]),
+                    significant=significant,
+                    winner=(names[i] if b_count > c_count else names[j]) if significant else None,
+                )
+            )
+        results.append(
+            SliceResult(
+                kind=spec.kind,
+                column=spec.column,
+                label=spec.label,  # type: ignore[arg-type]
+                value=spec.value,
+                lower=spec.lower,
+                upper=spec.upper,
+                unit=spec.unit,
+                n_examples=int(sizes[s]),
+                accuracies=accuracies,
+                pairs=compared,
+            )
+        )
+    return SliceSummary(
+        alpha=alpha,
+        confidence=confidence,
+        n_tests=len(kept) * len(pairs),
+        mcnemar_rule=RULE
+        if groups is None
+        else RULE + "; with groups, the larger p of it and Durkalski's clustered statistic",
+        slices=results,
+    )
 
 
-def _clustered(masks: np.ndarray, right: np.ndarray, pairs: list[tuple[int, int]], only_a: np.ndarray,
-               only_b: np.ndarray, groups: np.ndarray, confidence: float) -> tuple[np.ndarray, ...]:
+def _clustered(
+    masks: np.ndarray,
+    right: np.ndarray,
+    pairs: list[tuple[int, int]],
+    only_a: np.ndarray,
+    only_b: np.ndarray,
+    groups: np.ndarray,
+    confidence: float,
+) -> tuple[np.ndarray, ...]:
     """Per slice (and pair): the clustered p-values and difference intervals, and each model's accuracy interval."""
     shape = only_a.shape
     p_values, low, high = np.ones(shape), np.zeros(shape), np.zeros(shape)

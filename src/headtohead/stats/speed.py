@@ -114,9 +114,15 @@ def round_medians(rounds: Sequence[Sequence[float]]) -> np.ndarray:
     return np.array([np.median(np.asarray(r, dtype=np.float64)) for r in rounds])
 
 
-def speed_ratio(time_a: Sequence[float] | np.ndarray, time_b: Sequence[float] | np.ndarray, *,
-                confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
-                method: Literal["t", "bootstrap"] = "t") -> SpeedRatio:
+def speed_ratio(
+    time_a: Sequence[float] | np.ndarray,
+    time_b: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    method: Literal["t", "bootstrap"] = "t",
+) -> SpeedRatio:
     """The paired speed ratio ``time_a / time_b`` over rounds, with a confidence interval.
 
     Parameters
@@ -204,8 +210,11 @@ def log_ratio_t_test(log_ratios: np.ndarray, confidence: float = 0.95) -> tuple[
     # stdtrit is the t quantile (scipy.stats.t.ppf) without the distribution-object overhead
     half = special.stdtrit(n - 1, 0.5 + confidence / 2) * se
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(flat, np.where(centre == 0.0, 1.0, 0.0),
-                     2.0 * special.stdtr(n - 1, -np.abs(centre) / np.where(flat, 1.0, se)))
+        p = np.where(
+            flat,
+            np.where(centre == 0.0, 1.0, 0.0),
+            2.0 * special.stdtr(n - 1, -np.abs(centre) / np.where(flat, 1.0, se)),
+        )
     return centre, half, p
 
 
@@ -227,8 +236,9 @@ class Trend:
     p_value: float | np.ndarray
 
 
-def trend_test(log_values: Sequence[float] | np.ndarray, covariate: Sequence[float] | np.ndarray | None = None
-               ) -> Trend:
+def trend_test(
+    log_values: Sequence[float] | np.ndarray, covariate: Sequence[float] | np.ndarray | None = None
+) -> Trend:
     """Is there a linear trend across rounds? OLS of the values on the round index, t test of its slope.
 
     Used for drift: of the per-round log ratio of two models (the ratio a run reports changed
@@ -271,7 +281,7 @@ def trend_test(log_values: Sequence[float] | np.ndarray, covariate: Sequence[flo
             columns.append(extra)
     design = np.column_stack(columns)
     df = n - design.shape[1]
-    coef = y @ np.linalg.pinv(design).T                       # (..., k)
+    coef = y @ np.linalg.pinv(design).T  # (..., k)
     residual = y - coef @ design.T
     slope = coef[..., 1]
     unscaled = float(np.linalg.inv(design.T @ design)[1, 1])
@@ -283,8 +293,11 @@ def trend_test(log_values: Sequence[float] | np.ndarray, covariate: Sequence[flo
         scale = np.abs(y).max(axis=-1, initial=1.0) * 1e-12  # exact fits (e.g. equal rounds) have se ≈ 0
         exact = se <= scale
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = np.where(exact, np.where(np.abs(slope) * n <= scale, 1.0, 0.0),
-                         2.0 * special.stdtr(df, -np.abs(slope) / np.where(exact, 1.0, se)))
+            p = np.where(
+                exact,
+                np.where(np.abs(slope) * n <= scale, 1.0, 0.0),
+                2.0 * special.stdtr(df, -np.abs(slope) / np.where(exact, 1.0, se)),
+            )
     if np.ndim(p) == 0:
         return Trend(float(change), float(p))
     return Trend(change, p)
@@ -301,9 +314,15 @@ def _bootstrap_mean_ci(values: np.ndarray, confidence: float, n_resamples: int, 
     expanded = float(1.0 - 2.0 * _scipy_stats.norm.sf(np.sqrt(n / (n - 1)) * t_quantile))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # DegenerateDataWarning: handled by the finiteness check below
-        result = _scipy_stats.bootstrap((values,), np.mean, confidence_level=min(expanded, 1.0 - 1e-12),
-                                        n_resamples=n_resamples, method="percentile", vectorized=True,
-                                        rng=np.random.default_rng(seed))
+        result = _scipy_stats.bootstrap(
+            (values,),
+            np.mean,
+            confidence_level=min(expanded, 1.0 - 1e-12),
+            n_resamples=n_resamples,
+            method="percentile",
+            vectorized=True,
+            rng=np.random.default_rng(seed),
+        )
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     if not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError("the bootstrap interval of the speed ratio could not be computed")

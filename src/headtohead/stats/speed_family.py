@@ -40,8 +40,18 @@ from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 from headtohead.stats.multiple import holm_rows
 from headtohead.stats.speed import round_medians, trend_test
 
-__all__ = ["adjust_speed_family", "noise_checks", "NoiseChecks", "RatioCheck", "LevelCheck", "drift_flags",
-           "rounds_for_halfwidth", "UNDECIDED_HALFWIDTH", "RATIO_DRIFT", "LEVEL_DRIFT"]
+__all__ = [
+    "adjust_speed_family",
+    "noise_checks",
+    "NoiseChecks",
+    "RatioCheck",
+    "LevelCheck",
+    "drift_flags",
+    "rounds_for_halfwidth",
+    "UNDECIDED_HALFWIDTH",
+    "RATIO_DRIFT",
+    "LEVEL_DRIFT",
+]
 
 #: An undecided ratio whose interval is wider than ±this (unless ``speed.target_ci_halfwidth`` says
 #: otherwise) cannot say whether the models are within 10 % of each other: a warning.
@@ -52,8 +62,9 @@ RATIO_DRIFT = 0.05
 LEVEL_DRIFT = 0.10
 
 
-def adjust_speed_family(scenarios: Sequence[ScenarioRun], loadgen: LoadGenSummary | None = None
-                        ) -> tuple[list[ScenarioRun], LoadGenSummary | None]:
+def adjust_speed_family(
+    scenarios: Sequence[ScenarioRun], loadgen: LoadGenSummary | None = None
+) -> tuple[list[ScenarioRun], LoadGenSummary | None]:
     """Holm over every speed comparison of a run: ``p_adjusted``, ``n_speed_tests`` and the decision.
 
     Parameters
@@ -95,11 +106,13 @@ def adjust_speed_family(scenarios: Sequence[ScenarioRun], loadgen: LoadGenSummar
     def updated(c, field: str):  # noqa: ANN001, ANN202 - SpeedComparison or ServerComparison
         if id(c) not in adjusted:
             return c
-        return c.model_copy(update={"p_adjusted": adjusted[id(c)], "n_speed_tests": n,
-                                    field: decided(c, adjusted[id(c)])})
+        return c.model_copy(
+            update={"p_adjusted": adjusted[id(c)], "n_speed_tests": n, field: decided(c, adjusted[id(c)])}
+        )
 
-    runs = [run.model_copy(update={"comparisons": [updated(c, "faster") for c in run.comparisons]})
-            for run in scenarios]
+    runs = [
+        run.model_copy(update={"comparisons": [updated(c, "faster") for c in run.comparisons]}) for run in scenarios
+    ]
     if loadgen is not None and server:
         loadgen = loadgen.model_copy(update={"comparisons": [updated(c, "more") for c in loadgen.comparisons]})
     return runs, loadgen
@@ -191,8 +204,9 @@ def rounds_for_halfwidth(n_rounds: int, halfwidth: float, limit: float) -> int:
     return max(n_rounds + 1, math.ceil(n_rounds * (spread / target) ** 2))
 
 
-def drift_flags(ratio_changes: np.ndarray, ratio_p: np.ndarray, level_changes: np.ndarray, level_p: np.ndarray,
-                alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def drift_flags(
+    ratio_changes: np.ndarray, ratio_p: np.ndarray, level_changes: np.ndarray, level_p: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rules 2 and 3 for one run: Holm over all its drift tests, then the size each rule asks for.
 
     Parameters
@@ -258,24 +272,48 @@ def noise_checks(summary: SpeedSummary) -> NoiseChecks:
                 continue
             series = logs[c.model_a] - logs[c.model_b]
             pending_ratios.append(c)
-            ratio_trends.append(trend_test(series, _order_covariate(run.round_orders, c.model_a, c.model_b,
-                                                                   len(series))))
+            ratio_trends.append(
+                trend_test(series, _order_covariate(run.round_orders, c.model_a, c.model_b, len(series)))
+            )
         level_rows.append((run.scenario, tuple(logs), len(next(iter(logs.values())))))
         level_trends.append(trend_test(np.mean(np.array(list(logs.values())), axis=0)))
     ratio_adj, ratio_drifted, level_adj, level_drifted = drift_flags(
-        np.array([t.change for t in ratio_trends]), np.array([t.p_value for t in ratio_trends]),
-        np.array([t.change for t in level_trends]), np.array([t.p_value for t in level_trends]), alpha)
+        np.array([t.change for t in ratio_trends]),
+        np.array([t.p_value for t in ratio_trends]),
+        np.array([t.change for t in level_trends]),
+        np.array([t.p_value for t in level_trends]),
+        alpha,
+    )
     ratios = []
     for c, trend, p_adj, drifted in zip(pending_ratios, ratio_trends, ratio_adj, ratio_drifted, strict=True):
         halfwidth = max(c.ci_high / c.ratio - 1.0, 1.0 - c.ci_low / c.ratio)
         decided = c.faster is not None
         too_wide = not decided and halfwidth > limit
-        ratios.append(RatioCheck(
-            c.scenario, c.model_a, c.model_b, c.ratio, c.ci_low, c.ci_high, c.confidence, c.n_rounds, halfwidth,
-            decided, too_wide, rounds_for_halfwidth(c.n_rounds, halfwidth, limit) if too_wide else None,
-            float(trend.change), float(trend.p_value), float(p_adj), bool(drifted)))
-    levels = [LevelCheck(scenario, models, n, float(t.change), float(t.p_value), float(p_adj), bool(drifted))
-              for (scenario, models, n), t, p_adj, drifted in zip(level_rows, level_trends, level_adj, level_drifted,
-                                                                   strict=True)]
+        ratios.append(
+            RatioCheck(
+                c.scenario,
+                c.model_a,
+                c.model_b,
+                c.ratio,
+                c.ci_low,
+                c.ci_high,
+                c.confidence,
+                c.n_rounds,
+                halfwidth,
+                decided,
+                too_wide,
+                rounds_for_halfwidth(c.n_rounds, halfwidth, limit) if too_wide else None,
+                float(trend.change),
+                float(trend.p_value),
+                float(p_adj),
+                bool(drifted),
+            )
+        )
+    levels = [
+        LevelCheck(scenario, models, n, float(t.change), float(t.p_value), float(p_adj), bool(drifted))
+        for (scenario, models, n), t, p_adj, drifted in zip(
+            level_rows, level_trends, level_adj, level_drifted, strict=True
+        )
+    ]
     n_tests = int(np.isfinite(np.array([float(t.p_value) for t in ratio_trends + level_trends])).sum())
     return NoiseChecks(alpha, limit, ratios, levels, n_tests)

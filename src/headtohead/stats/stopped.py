@@ -37,8 +37,9 @@ def decided_by_sequential_tests(summary: StatsSummary, records: Sequence[Sequent
             comparisons.append(comparison)
             continue
         winner = {"a_better": record.model_a, "b_better": record.model_b}.get(record.decision)
-        comparisons.append(comparison.model_copy(update={"significant": winner is not None, "winner": winner,
-                                                         "stopped_early": True}))
+        comparisons.append(
+            comparison.model_copy(update={"significant": winner is not None, "winner": winner, "stopped_early": True})
+        )
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     ranking = rank_groups({m.name: m.accuracy.value for m in summary.models}, different)
     return summary.model_copy(update={"comparisons": comparisons, "ranking": ranking})

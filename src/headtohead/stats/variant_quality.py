@@ -38,10 +38,17 @@ __all__ = ["quality_vs_parent", "DEFAULT_MARGIN"]
 DEFAULT_MARGIN = 0.01
 
 
-def quality_vs_parent(y_true: np.ndarray, parent: tuple[str, np.ndarray, np.ndarray],
-                      variants: Mapping[str, tuple[np.ndarray, np.ndarray]], *, label_names: Sequence[str],
-                      alpha: float = 0.05, margin: float = DEFAULT_MARGIN, confidence: float = 0.95,
-                      groups: np.ndarray | None = None) -> dict[str, QualityVsParent]:
+def quality_vs_parent(
+    y_true: np.ndarray,
+    parent: tuple[str, np.ndarray, np.ndarray],
+    variants: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    label_names: Sequence[str],
+    alpha: float = 0.05,
+    margin: float = DEFAULT_MARGIN,
+    confidence: float = 0.95,
+    groups: np.ndarray | None = None,
+) -> dict[str, QualityVsParent]:
     """Compare every variant's predictions with its parent's on the same examples.
 
     Parameters
@@ -99,13 +106,25 @@ def quality_vs_parent(y_true: np.ndarray, parent: tuple[str, np.ndarray, np.ndar
         table, (low, high), p_adj = tables[name], intervals[name], float(adjusted[name])
         changed = int(np.count_nonzero(pred != parent_pred))
         out[name] = QualityVsParent(
-            n_examples=n, accuracy=float(np.mean(pred == y_true)), parent_accuracy=float(np.mean(correct_parent)),
-            difference=(table[1] - table[2]) / n, ci_low=low, ci_high=high, confidence=confidence,
+            n_examples=n,
+            accuracy=float(np.mean(pred == y_true)),
+            parent_accuracy=float(np.mean(correct_parent)),
+            difference=(table[1] - table[2]) / n,
+            ci_low=low,
+            ci_high=high,
+            confidence=confidence,
             ci_method="tango-score" if groups is None else "tango-score+clusters",
-            table=ContingencyTable(both_correct=table[0], only_a_correct=table[1], only_b_correct=table[2],
-                                   both_wrong=table[3]),
-            test="mcnemar-score" if groups is None else "mcnemar-clustered", p_value=p_values[name],
-            p_adjusted=p_adj, alpha=alpha, significant=p_adj <= alpha, agreement=1.0 - changed / n if n else 1.0,
+            table=ContingencyTable(
+                both_correct=table[0], only_a_correct=table[1], only_b_correct=table[2], both_wrong=table[3]
+            ),
+            test="mcnemar-score" if groups is None else "mcnemar-clustered",
+            p_value=p_values[name],
+            p_adjusted=p_adj,
+            alpha=alpha,
+            significant=p_adj <= alpha,
+            agreement=1.0 - changed / n if n else 1.0,
             max_abs_probability_diff=float(np.max(np.abs(np.asarray(proba, np.float64) - parent_proba), initial=0.0)),
-            margin=margin, non_inferior=decide(low, high, -margin, higher_is_better=True) == "pass")
+            margin=margin,
+            non_inferior=decide(low, high, -margin, higher_is_better=True) == "pass",
+        )
     return out

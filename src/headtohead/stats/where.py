@@ -24,8 +24,7 @@ from headtohead.results.slices import SliceSummary
 from headtohead.stats.disagreements import disagreements
 from headtohead.stats.slices import SliceSpec, class_slices, column_slices, compare_slices, size_slices
 
-__all__ = ["ExampleFacts", "run_slices", "run_disagreements", "SIZE_BINS", "CLASS_SLICE_LIMIT",
-           "DISAGREEMENTS_KEPT"]
+__all__ = ["ExampleFacts", "run_slices", "run_disagreements", "SIZE_BINS", "CLASS_SLICE_LIMIT", "DISAGREEMENTS_KEPT"]
 
 #: Quantile bins of input size (quartiles).
 SIZE_BINS = 4
@@ -60,8 +59,9 @@ class ExampleFacts:
     ids: Sequence[str] | None = None
 
 
-def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, alpha: float = 0.05,
-               size_bins: int = SIZE_BINS) -> SliceSummary:
+def run_slices(
+    predictions: Predictions, facts: ExampleFacts | None = None, *, alpha: float = 0.05, size_bins: int = SIZE_BINS
+) -> SliceSummary:
     """Every model's accuracy per slice and every pair compared on it (Holm over all slices and pairs).
 
     Every example is in its slices; one a model could not answer (no prediction) counts as
@@ -92,12 +92,13 @@ def run_slices(predictions: Predictions, facts: ExampleFacts | None = None, *, a
     specs = _class_specs(predictions)
     if facts is not None and facts.sizes is not None:
         specs += size_slices(np.asarray(facts.sizes)[order], facts.size_unit or "", size_bins)
-    for name, values in (facts.columns.items() if facts is not None else ()):
+    for name, values in facts.columns.items() if facts is not None else ():
         cells = np.empty(len(values), dtype=object)
         cells[:] = list(values)
         specs += column_slices(name, cells[order].tolist(), n_bins=size_bins)
-    return compare_slices(predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha,
-                          groups=predictions.groups)
+    return compare_slices(
+        predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha, groups=predictions.groups
+    )
 
 
 def _class_specs(predictions: Predictions) -> list[SliceSpec]:
@@ -107,8 +108,9 @@ def _class_specs(predictions: Predictions) -> list[SliceSpec]:
     return sorted(specs, key=lambda spec: -int(spec.mask.sum()))[:CLASS_SLICE_LIMIT]
 
 
-def run_disagreements(predictions: Predictions, ids: Sequence[str] | None = None, *,
-                      kept: int | None = DISAGREEMENTS_KEPT) -> list[Disagreements]:
+def run_disagreements(
+    predictions: Predictions, ids: Sequence[str] | None = None, *, kept: int | None = DISAGREEMENTS_KEPT
+) -> list[Disagreements]:
     """Every pair's examples that exactly one of the two models got right, most striking first.
 
     Parameters
@@ -133,9 +135,18 @@ def run_disagreements(predictions: Predictions, ids: Sequence[str] | None = None
     out = []
     for a, b in itertools.combinations(list(predictions), 2):
         ma, mb = predictions[a], predictions[b]  # a failure (no prediction) is a wrong answer here too
-        found = disagreements(y, ma.pred[rows], mb.pred[rows], None if ma.proba is None else ma.proba[rows],
-                              None if mb.proba is None else mb.proba[rows], label_names=predictions.all_labels,
-                              model_a=a, model_b=b, ids=row_ids, limit=kept)
+        found = disagreements(
+            y,
+            ma.pred[rows],
+            mb.pred[rows],
+            None if ma.proba is None else ma.proba[rows],
+            None if mb.proba is None else mb.proba[rows],
+            label_names=predictions.all_labels,
+            model_a=a,
+            model_b=b,
+            ids=row_ids,
+            limit=kept,
+        )
         out.append(_at_dataset_positions(found, positions))
     return out
 
@@ -148,5 +159,6 @@ def _at_dataset_positions(found: Disagreements, positions: np.ndarray) -> Disagr
     def moved(rows: list) -> list:  # noqa: ANN001 - list of Disagreement
         return [r.model_copy(update={"index": int(positions[r.index])}) for r in rows]
 
-    return found.model_copy(update={"only_a_right": moved(found.only_a_right),
-                                    "only_b_right": moved(found.only_b_right)})
+    return found.model_copy(
+        update={"only_a_right": moved(found.only_a_right), "only_b_right": moved(found.only_b_right)}
+    )

@@ -8,14 +8,19 @@ torch and onnxruntime are imported inside the functions, so the module is light 
 from __future__ import annotations
 
 import shutil
+
 from headtohead.runtime.devices import get_backend, is_cuda
 
-__all__ = ["precision_unsupported", "backend_unsupported", "compile_unsupported", "is_out_of_memory",
-           "release_memory"]
+__all__ = ["precision_unsupported", "backend_unsupported", "compile_unsupported", "is_out_of_memory", "release_memory"]
 
 # What torch's CPU allocator and ONNX Runtime say when memory runs out (not RuntimeError-typed in ORT).
-_OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory", "failed to allocate memory",
-                "bad_alloc")
+_OOM_MARKERS = (
+    "out of memory",
+    "can't allocate memory",
+    "cannot allocate memory",
+    "failed to allocate memory",
+    "bad_alloc",
+)
 
 
 def precision_unsupported(precision: str, device: str, backend: str = "pytorch") -> str | None:
@@ -33,8 +38,10 @@ def precision_unsupported(precision: str, device: str, backend: str = "pytorch")
     if backend == "onnxruntime":
         if precision == "int8":
             return None  # ONNX Runtime's own dynamic quantisation of the exported graph
-        return (f"{precision} is not available with the onnxruntime backend (the export is float32; int8 uses "
-                f"ONNX Runtime's dynamic quantisation)")
+        return (
+            f"{precision} is not available with the onnxruntime backend (the export is float32; int8 uses "
+            f"ONNX Runtime's dynamic quantisation)"
+        )
     if precision == "fp16":
         return None if is_cuda(device) else f"fp16 autocast runs on CUDA here, not on {device}; use bf16 on the CPU"
     if precision == "bf16":
@@ -49,8 +56,10 @@ def precision_unsupported(precision: str, device: str, backend: str = "pytorch")
         return None if device == "cpu" else f"bf16 autocast is not supported on {device} here; use fp32"
     if precision == "int8":
         if device != "cpu":
-            return (f"int8 dynamic quantisation (torch.ao) runs on the CPU only, not on {device}; sweep int8 with "
-                    f"eval.device: cpu or backend onnxruntime")
+            return (
+                f"int8 dynamic quantisation (torch.ao) runs on the CPU only, not on {device}; sweep int8 with "
+                f"eval.device: cpu or backend onnxruntime"
+            )
         import torch
 
         if torch.backends.quantized.engine in (None, "none"):
@@ -74,12 +83,12 @@ def backend_unsupported(backend: str, device: str) -> str | None:
     try:
         import onnxruntime
     except ImportError:
-        return "onnxruntime is not installed; pip install \".[onnx]\""
+        return 'onnxruntime is not installed; pip install ".[onnx]"'
     for package in ("onnx", "onnxscript"):
         try:
             __import__(package)
         except ImportError:
-            return f"exporting to ONNX needs the {package} package; pip install \".[onnx]\""
+            return f'exporting to ONNX needs the {package} package; pip install ".[onnx]"'
     if is_cuda(device) and "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
         return "this onnxruntime has no CUDA provider; install onnxruntime-gpu to run it on the GPU"
     if device not in ("cpu",) and not is_cuda(device):

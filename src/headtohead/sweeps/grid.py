@@ -116,8 +116,9 @@ def _not_applicable(spec: VariantSpec) -> str | None:
     return None
 
 
-def expand_grid(sweep: SweepConfig, *, model: str, modality: str, kind: str = "transformers",
-                parent_max_length: int | None = None) -> Grid:
+def expand_grid(
+    sweep: SweepConfig, *, model: str, modality: str, kind: str = "transformers", parent_max_length: int | None = None
+) -> Grid:
     """All variants of one model that the sweep asks for.
 
     Parameters
@@ -161,9 +162,17 @@ def expand_grid(sweep: SweepConfig, *, model: str, modality: str, kind: str = "t
     skipped: list[tuple[VariantSpec, str]] = []
     seen = {parent}
     for backend, precision, compile_, channels_last, sparsity, max_length in itertools.product(
-            sweep.backend, sweep.precision, sweep.compile, memory_formats, sweep.sparsity, lengths):
-        spec = replace(parent, backend=backend, precision=precision, compile=compile_, channels_last=channels_last,
-                       sparsity=float(sparsity), max_length=max_length)
+        sweep.backend, sweep.precision, sweep.compile, memory_formats, sweep.sparsity, lengths
+    ):
+        spec = replace(
+            parent,
+            backend=backend,
+            precision=precision,
+            compile=compile_,
+            channels_last=channels_last,
+            sparsity=float(sparsity),
+            max_length=max_length,
+        )
         if spec in seen:
             continue
         seen.add(spec)

@@ -19,16 +19,15 @@ from collections.abc import Callable, Sequence
 from headtohead.adapters.base import ModelAdapter
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
-from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.engines.evaluate import batch_examples
 from headtohead.engines.speed import SpeedProgress, measure_speed
 from headtohead.engines.speed_inputs import draw_batches
 from headtohead.results.speed import ModelSpeed, SpeedComparison, SpeedSummary
 from headtohead.results.sweep import SpeedPoint
+from headtohead.runtime.devices import get_backend, is_cuda
 from headtohead.sweeps.capabilities import is_out_of_memory, release_memory
 
-__all__ = ["measure_batch_size", "largest_fitting_batch", "describe_failure", "sweep_speed_config",
-           "same_examples"]
+__all__ = ["measure_batch_size", "largest_fitting_batch", "describe_failure", "sweep_speed_config", "same_examples"]
 
 _MIB = 2**20
 
@@ -65,8 +64,9 @@ def same_examples(speed: SpeedConfig, batch_size: int, batch_sizes: Sequence[int
     >>> same_examples(SpeedConfig(num_batches=2), 8, [1, 8, 32]).num_batches
     8
     """
-    return speed.model_copy(update={"num_batches": max(1, math.ceil(speed.num_batches * max(batch_sizes)
-                                                                    / batch_size))})
+    return speed.model_copy(
+        update={"num_batches": max(1, math.ceil(speed.num_batches * max(batch_sizes) / batch_size))}
+    )
 
 
 def largest_fitting_batch(try_batch: Callable[[int], object], start: int, *, device: str = "cpu") -> int | None:
@@ -151,8 +151,9 @@ def _memory_mb(adapter: ModelAdapter, record: ModelSpeed, resident_mb: float | N
     return weights / _MIB + max(0.0, growth)
 
 
-def _points(summary: SpeedSummary, adapters: Sequence[ModelAdapter], parent: str,
-            resident_mb: float | None) -> dict[str, SpeedPoint]:
+def _points(
+    summary: SpeedSummary, adapters: Sequence[ModelAdapter], parent: str, resident_mb: float | None
+) -> dict[str, SpeedPoint]:
     comparisons: dict[str, SpeedComparison] = {}
     for comparison in summary.scenario("offline").comparisons:
         if comparison.model_a == parent:
@@ -161,15 +162,27 @@ def _points(summary: SpeedSummary, adapters: Sequence[ModelAdapter], parent: str
     for adapter in adapters:
         record = summary.model(adapter.name)
         out[adapter.name] = SpeedPoint(
-            batch_size=summary.batch_size, status="measured", offline=record.offline,
-            vs_parent=comparisons.get(adapter.name), memory=record.memory,
-            memory_mb=_memory_mb(adapter, record, resident_mb), first_call_s=record.first_call_s)
+            batch_size=summary.batch_size,
+            status="measured",
+            offline=record.offline,
+            vs_parent=comparisons.get(adapter.name),
+            memory=record.memory,
+            memory_mb=_memory_mb(adapter, record, resident_mb),
+            first_call_s=record.first_call_s,
+        )
     return out
 
 
-def measure_batch_size(parent: ModelAdapter, variants: Sequence[ModelAdapter], dataset: Dataset,
-                       speed: SpeedConfig, batch_size: int, *, seed: int = 0,
-                       progress: SpeedProgress | None = None) -> dict[str, SpeedPoint]:
+def measure_batch_size(
+    parent: ModelAdapter,
+    variants: Sequence[ModelAdapter],
+    dataset: Dataset,
+    speed: SpeedConfig,
+    batch_size: int,
+    *,
+    seed: int = 0,
+    progress: SpeedProgress | None = None,
+) -> dict[str, SpeedPoint]:
     """Time the parent and its variants at ``batch_size``; every model gets a point, measured or failed.
 
     Parameters

@@ -66,9 +66,11 @@ class OnnxCheck:
     def summary(self) -> str:
         """``ONNX check: max |Δlogit| 3.8e-06 over 3 batches (tolerance 1e-3 + 1e-3·|logit|)``."""
         verdict = "" if self.passed else " — MISMATCH, not measured"
-        return (f"ONNX check: max |Δlogit| {self.max_abs_diff:.2g} over {self.n_batches} batches of shapes "
-                f"{', '.join('×'.join(map(str, s)) for s in self.shapes)} (tolerance {self.atol:g} + "
-                f"{self.rtol:g}·|logit|){verdict}")
+        return (
+            f"ONNX check: max |Δlogit| {self.max_abs_diff:.2g} over {self.n_batches} batches of shapes "
+            f"{', '.join('×'.join(map(str, s)) for s in self.shapes)} (tolerance {self.atol:g} + "
+            f"{self.rtol:g}·|logit|){verdict}"
+        )
 
 
 class _Logits:
@@ -94,8 +96,7 @@ def _dynamic_axes(tensor: Any) -> dict[int, Any]:
     from torch.export import Dim
 
     # token inputs (batch, sequence): both vary; images (batch, C, H, W): the batch varies
-    return {0: Dim.DYNAMIC, 1: Dim.DYNAMIC} if tensor.ndim == 2 and not tensor.is_floating_point() \
-        else {0: Dim.DYNAMIC}
+    return {0: Dim.DYNAMIC, 1: Dim.DYNAMIC} if tensor.ndim == 2 and not tensor.is_floating_point() else {0: Dim.DYNAMIC}
 
 
 @contextlib.contextmanager
@@ -106,8 +107,11 @@ def _quiet() -> Iterator[None]:
     for logger in loggers:
         logger.setLevel(logging.ERROR)
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                warnings.catch_warnings():
+        with (
+            contextlib.redirect_stdout(io.StringIO()),
+            contextlib.redirect_stderr(io.StringIO()),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("ignore")  # the exporter's advice is for its developers, not for users
             yield
     finally:
@@ -115,8 +119,9 @@ def _quiet() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def export_onnx(module: Any, example: Any, path: str | Path, *, label_names: Sequence[str] | None = None,
-                opset: int | None = None) -> Path:
+def export_onnx(
+    module: Any, example: Any, path: str | Path, *, label_names: Sequence[str] | None = None, opset: int | None = None
+) -> Path:
     """Export ``module`` to a single ``.onnx`` file with dynamic batch (and sequence) axes.
 
     Parameters
@@ -152,9 +157,19 @@ def export_onnx(module: Any, example: Any, path: str | Path, *, label_names: Seq
     kwargs = {"opset_version": opset} if opset else {}
     try:
         with _quiet():
-            torch.onnx.export(_Logits.build(module, names), args, str(path), dynamo=True, external_data=False,
-                              dynamic_shapes=dynamic, input_names=names or ["input"], output_names=["logits"],
-                              verbose=False, report=False, **kwargs)
+            torch.onnx.export(
+                _Logits.build(module, names),
+                args,
+                str(path),
+                dynamo=True,
+                external_data=False,
+                dynamic_shapes=dynamic,
+                input_names=names or ["input"],
+                output_names=["logits"],
+                verbose=False,
+                report=False,
+                **kwargs,
+            )
     except Exception as exc:  # torch.export / onnxscript raise many types; the cell records the reason
         raise ExportError(f"ONNX export failed ({type(exc).__name__}: {_summary(exc)})") from exc
     if label_names:
@@ -165,8 +180,9 @@ def export_onnx(module: Any, example: Any, path: str | Path, *, label_names: Seq
     return path
 
 
-def check_against_torch(session: Any, reference: Callable[[Any], Any], batches: Sequence[Any], *, atol: float,
-                        rtol: float, model: str) -> OnnxCheck:
+def check_against_torch(
+    session: Any, reference: Callable[[Any], Any], batches: Sequence[Any], *, atol: float, rtol: float, model: str
+) -> OnnxCheck:
     """Compare ONNX Runtime's logits with PyTorch's on the same preprocessed ``batches``.
 
     Parameters
@@ -199,8 +215,9 @@ def check_against_torch(session: Any, reference: Callable[[Any], Any], batches: 
         shapes.append(tuple(int(d) for d in first.shape))
     if not np.isfinite(max_abs):
         worst = np.inf
-    return OnnxCheck(max_abs_diff=max_abs, worst_excess=float(worst), n_batches=len(batches), shapes=shapes,
-                     atol=atol, rtol=rtol)
+    return OnnxCheck(
+        max_abs_diff=max_abs, worst_excess=float(worst), n_batches=len(batches), shapes=shapes, atol=atol, rtol=rtol
+    )
 
 
 def quantize_onnx_int8(source: str | Path, target: str | Path) -> Path:

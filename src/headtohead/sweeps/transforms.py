@@ -85,12 +85,14 @@ def quantize_int8(module: Any) -> Any:
     import torch
 
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r".*torch\.ao\.quantization is deprecated",
-                                category=DeprecationWarning)
+        warnings.filterwarnings(
+            "ignore", message=r".*torch\.ao\.quantization is deprecated", category=DeprecationWarning
+        )
         warnings.filterwarnings("ignore", message=r".*quantized tensor creation functions", category=UserWarning)
         try:
             from torch.ao.quantization import quantize_dynamic
         except ImportError as exc:
-            raise VariantError("build", f"torch.ao.quantization.quantize_dynamic is not available in torch "
-                                        f"{torch.__version__} ({exc})") from exc
+            raise VariantError(
+                "build", f"torch.ao.quantization.quantize_dynamic is not available in torch {torch.__version__} ({exc})"
+            ) from exc
         return quantize_dynamic(module, {torch.nn.Linear}, dtype=torch.qint8)

@@ -87,8 +87,17 @@ class VariantAdapter(ModelAdapter):
     kind: ClassVar[str] = "variant"
     modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
 
-    def __init__(self, parent: ModelAdapter, spec: VariantSpec, name: str, *, inner: ModelAdapter,
-                 session: Any = None, onnx_path: Path | None = None, notes: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        parent: ModelAdapter,
+        spec: VariantSpec,
+        name: str,
+        *,
+        inner: ModelAdapter,
+        session: Any = None,
+        onnx_path: Path | None = None,
+        notes: Sequence[str] = (),
+    ) -> None:
         super().__init__(parent.config.model_copy(update={"name": name}), parent.context)
         self.parent, self.spec, self.inner, self.session = parent, spec, inner, session
         self.label_names = parent.label_names
@@ -108,8 +117,10 @@ class VariantAdapter(ModelAdapter):
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> VariantAdapter:
-        raise ModelError(f"model '{config.name}': variants are built by h2h sweep from a loaded model, not loaded "
-                         f"from a config; list the model under models: and sweep it")
+        raise ModelError(
+            f"model '{config.name}': variants are built by h2h sweep from a loaded model, not loaded "
+            f"from a config; list the model under models: and sweep it"
+        )
 
     def preprocess(self, examples: Sequence[Any]) -> Any:
         """The parent's preprocessing, at this variant's ``max_length``."""
@@ -172,22 +183,29 @@ def _rebind(parent: ModelAdapter, module: Any, max_length: int | None) -> ModelA
 
 def _check_capabilities(spec: VariantSpec, parent_spec: VariantSpec, parent: ModelAdapter) -> None:
     device = str(parent.device)
-    for reason in (backend_unsupported(spec.backend, device),
-                   precision_unsupported(spec.precision, device, spec.backend),
-                   compile_unsupported(device) if spec.compile else None):
+    for reason in (
+        backend_unsupported(spec.backend, device),
+        precision_unsupported(spec.precision, device, spec.backend),
+        compile_unsupported(device) if spec.compile else None,
+    ):
         if reason:
             raise VariantError("capability", reason)
     if spec.max_length is not None and spec.max_length != parent_spec.max_length:
         limit = _position_limit(parent)
         if limit is not None and spec.max_length > limit:
-            raise VariantError("capability", f"max_length {spec.max_length} is beyond what model '{parent.name}' "
-                                             f"can read ({limit} positions)")
+            raise VariantError(
+                "capability",
+                f"max_length {spec.max_length} is beyond what model '{parent.name}' can read ({limit} positions)",
+            )
     module_changes = spec.compile or spec.channels_last or spec.sparsity > 0
     onnx_int8_only = parent_spec.backend == spec.backend == "onnxruntime" and not module_changes
     torch_changes = module_changes or spec.precision != "fp32" or spec.backend != parent_spec.backend
     if parent.module is None and torch_changes and not onnx_int8_only:
-        raise VariantError("capability", f"model '{parent.name}' (kind {parent.config.kind}) has no PyTorch module; "
-                                         f"only batch_size, max_length and, for onnx models, int8 can be swept")
+        raise VariantError(
+            "capability",
+            f"model '{parent.name}' (kind {parent.config.kind}) has no PyTorch module; "
+            f"only batch_size, max_length and, for onnx models, int8 can be swept",
+        )
 
 
 def _position_limit(parent: ModelAdapter) -> int | None:
@@ -199,8 +217,9 @@ def _position_limit(parent: ModelAdapter) -> int | None:
     return stated if isinstance(stated, int) and stated < 10**9 else None
 
 
-def build_variant(parent: ModelAdapter, spec: VariantSpec, parent_spec: VariantSpec, *, name: str,
-                  options: BuildOptions) -> VariantAdapter:
+def build_variant(
+    parent: ModelAdapter, spec: VariantSpec, parent_spec: VariantSpec, *, name: str, options: BuildOptions
+) -> VariantAdapter:
     """Build the variant ``spec`` of a loaded ``parent``.
 
     Parameters
@@ -232,8 +251,10 @@ def build_variant(parent: ModelAdapter, spec: VariantSpec, parent_spec: VariantS
         module = copy.deepcopy(module)  # both change the module in place; the parent must stay as it is
     if spec.sparsity > 0:
         zeros, total = prune_module(module, spec.sparsity)
-        notes.append(f"magnitude pruning (L1, unstructured, per layer): {zeros:,} of {total:,} Linear/Conv weights "
-                     f"are zero ({zeros / total:.1%})")
+        notes.append(
+            f"magnitude pruning (L1, unstructured, per layer): {zeros:,} of {total:,} Linear/Conv weights "
+            f"are zero ({zeros / total:.1%})"
+        )
     if spec.backend == "onnxruntime":
         return _onnx_variant(parent, spec, name, module, max_length, options, notes)
     import torch
@@ -251,16 +272,24 @@ def build_variant(parent: ModelAdapter, spec: VariantSpec, parent_spec: VariantS
     return VariantAdapter(parent, spec, name, inner=_rebind(parent, module, max_length), notes=notes)
 
 
-def _onnx_variant(parent: ModelAdapter, spec: VariantSpec, name: str, module: Any, max_length: int | None,
-                  options: BuildOptions, notes: list[str]) -> VariantAdapter:
+def _onnx_variant(
+    parent: ModelAdapter,
+    spec: VariantSpec,
+    name: str,
+    module: Any,
+    max_length: int | None,
+    options: BuildOptions,
+    notes: list[str],
+) -> VariantAdapter:
     """Export (once per sparsity), check against PyTorch, optionally quantise, open a session."""
     from headtohead.adapters.onnx_runtime import create_session
 
     stem = f"{parent.name}-sparsity{spec.sparsity:g}" if spec.sparsity else parent.name
     if spec.sparsity not in options.exports:
         try:
-            options.exports[spec.sparsity] = _export_and_check(parent, module, name, options,
-                                                               options.workdir / f"{_safe(stem)}.onnx")
+            options.exports[spec.sparsity] = _export_and_check(
+                parent, module, name, options, options.workdir / f"{_safe(stem)}.onnx"
+            )
         except VariantError as exc:
             options.exports[spec.sparsity] = exc  # the int8 variant of a failed export fails the same way
     cached = options.exports[spec.sparsity]
@@ -272,12 +301,20 @@ def _onnx_variant(parent: ModelAdapter, spec: VariantSpec, name: str, module: An
         path = _quantized(path, options.workdir / f"{_safe(stem)}-int8.onnx", options)
         notes.append(f"int8 via {_ORT_INT8_API}")
     session = create_session(path, device=str(parent.device), model=name, threads=options.threads)
-    return VariantAdapter(parent, spec, name, inner=_rebind(parent, parent.module, max_length), session=session,
-                          onnx_path=path, notes=notes)
+    return VariantAdapter(
+        parent,
+        spec,
+        name,
+        inner=_rebind(parent, parent.module, max_length),
+        session=session,
+        onnx_path=path,
+        notes=notes,
+    )
 
 
-def _export_and_check(parent: ModelAdapter, module: Any, name: str, options: BuildOptions, path: Path
-                      ) -> tuple[Path, str]:
+def _export_and_check(
+    parent: ModelAdapter, module: Any, name: str, options: BuildOptions, path: Path
+) -> tuple[Path, str]:
     """Export ``module`` (fp32) and compare ONNX Runtime with PyTorch on the check batches."""
     from headtohead.adapters.onnx_runtime import create_session
     from headtohead.sweeps.onnx_export import ExportError, check_against_torch, export_onnx
@@ -290,8 +327,9 @@ def _export_and_check(parent: ModelAdapter, module: Any, name: str, options: Bui
         raise VariantError("export", str(exc)) from exc
     session = create_session(path, device=str(parent.device), model=name, threads=options.threads)
     try:
-        check = check_against_torch(session, reference.forward, batches, atol=options.atol, rtol=options.rtol,
-                                    model=name)
+        check = check_against_torch(
+            session, reference.forward, batches, atol=options.atol, rtol=options.rtol, model=name
+        )
     except ExportError as exc:
         raise VariantError("onnx-check", str(exc)) from exc
     if not check.passed:
@@ -299,8 +337,9 @@ def _export_and_check(parent: ModelAdapter, module: Any, name: str, options: Bui
     return path, check.summary()
 
 
-def _from_onnx_parent(parent: ModelAdapter, spec: VariantSpec, name: str, max_length: int | None,
-                      options: BuildOptions) -> VariantAdapter:
+def _from_onnx_parent(
+    parent: ModelAdapter, spec: VariantSpec, name: str, max_length: int | None, options: BuildOptions
+) -> VariantAdapter:
     """A variant of a ``kind: onnx`` model: its own file, int8-quantised by ONNX Runtime when asked."""
     from headtohead.adapters.onnx_runtime import create_session
 
@@ -310,8 +349,9 @@ def _from_onnx_parent(parent: ModelAdapter, spec: VariantSpec, name: str, max_le
         path = _quantized(path, options.workdir / f"{_safe(parent.name)}-int8.onnx", options)
         notes.append(f"int8 via {_ORT_INT8_API}")
     session = create_session(path, device=str(parent.device), model=name, threads=options.threads)
-    return VariantAdapter(parent, spec, name, inner=_rebind(parent, None, max_length), session=session,
-                          onnx_path=path, notes=notes)
+    return VariantAdapter(
+        parent, spec, name, inner=_rebind(parent, None, max_length), session=session, onnx_path=path, notes=notes
+    )
 
 
 def _quantized(path: Path, target: Path, options: BuildOptions) -> Path:

@@ -181,14 +181,25 @@ class ScriptedChatServer:
         with self._lock:
             self.counts.prompt_tokens += prompt_tokens
             self.counts.completion_tokens += completion_tokens
-        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": reply.text}}
+        choice: dict[str, Any] = {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": reply.text},
+        }
         if payload.get("logprobs") and reply.logprobs:
             top = [{"token": token, "logprob": math.log(p)} for token, p in reply.logprobs.items()]
             first = reply.text.split()[0] if reply.text.split() else reply.text
             generated = next((t for t in top if t["token"] == first), top[0])
-            choice["logprobs"] = {"content": [{**generated, "top_logprobs": top[:payload.get("top_logprobs", 20)]}]}
-        return {"id": f"chatcmpl-{self.counts.requests}", "object": "chat.completion", "created": int(time.time()),
-                "model": payload.get("model", self.model), "choices": [choice],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens}}
+            choice["logprobs"] = {"content": [{**generated, "top_logprobs": top[: payload.get("top_logprobs", 20)]}]}
+        return {
+            "id": f"chatcmpl-{self.counts.requests}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": payload.get("model", self.model),
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }

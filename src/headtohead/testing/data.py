@@ -36,8 +36,14 @@ __all__ = [
 #: Formats :func:`write_text_table` writes, by name (also inferred from the suffix).
 TABLE_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
 
-_SUFFIX_FORMAT = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet",
-                  ".pq": "parquet"}
+_SUFFIX_FORMAT = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 # Words per sentiment so that a bag-of-words model separates the classes; more classes
 # reuse the pools with a class-specific marker word.
@@ -46,8 +52,9 @@ _NEGATIVE = ("bad", "dull", "awful", "boring", "tedious", "clumsy", "dreadful", 
 _NEUTRAL = ("the", "film", "story", "acting", "plot", "was", "and", "a", "music", "ending")
 
 
-def write_text_table(path: str | Path, rows: Sequence[Mapping[str, Any]], *, fmt: str | None = None,
-                     columns: Sequence[str] | None = None) -> Path:
+def write_text_table(
+    path: str | Path, rows: Sequence[Mapping[str, Any]], *, fmt: str | None = None, columns: Sequence[str] | None = None
+) -> Path:
     """Write ``rows`` (one mapping per row) as a csv/tsv/jsonl/parquet table.
 
     Values are written as given: ``None`` becomes an empty field (csv/tsv) or ``null``
@@ -96,8 +103,14 @@ def write_text_table(path: str | Path, rows: Sequence[Mapping[str, Any]], *, fmt
     return path
 
 
-def make_text_rows(n_per_class: int = 8, *, classes: Sequence[str] = ("negative", "positive"),
-                   int_labels: bool = False, pair: bool = False, seed: int = 0) -> list[dict[str, Any]]:
+def make_text_rows(
+    n_per_class: int = 8,
+    *,
+    classes: Sequence[str] = ("negative", "positive"),
+    int_labels: bool = False,
+    pair: bool = False,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
     """Short synthetic sentences whose words give away the class, shuffled with ``seed``.
 
     Parameters
@@ -135,8 +148,16 @@ def make_text_rows(n_per_class: int = 8, *, classes: Sequence[str] = ("negative"
     return [rows[i] for i in order]
 
 
-def make_text_table(path: str | Path, *, n_per_class: int = 8, classes: Sequence[str] = ("negative", "positive"),
-                    int_labels: bool = False, pair: bool = False, seed: int = 0, fmt: str | None = None) -> Path:
+def make_text_table(
+    path: str | Path,
+    *,
+    n_per_class: int = 8,
+    classes: Sequence[str] = ("negative", "positive"),
+    int_labels: bool = False,
+    pair: bool = False,
+    seed: int = 0,
+    fmt: str | None = None,
+) -> Path:
     """Write :func:`make_text_rows` to ``path`` (format from the suffix unless ``fmt``).
 
     Examples
@@ -150,8 +171,15 @@ def make_text_table(path: str | Path, *, n_per_class: int = 8, classes: Sequence
     return write_text_table(path, rows, fmt=fmt)
 
 
-def make_image_folder(root: str | Path, classes: Sequence[str] = ("a", "b"), n_per_class: int = 4,
-                      size: int | tuple[int, int] = 16, seed: int = 0, *, fmt: str = "png") -> Path:
+def make_image_folder(
+    root: str | Path,
+    classes: Sequence[str] = ("a", "b"),
+    n_per_class: int = 4,
+    size: int | tuple[int, int] = 16,
+    seed: int = 0,
+    *,
+    fmt: str = "png",
+) -> Path:
     """Write an ImageFolder tree ``root/<class>/<class>_<i>.<fmt>`` of small RGB images.
 
     Each class has its own base colour plus noise, so a small model can tell them apart.
@@ -192,8 +220,13 @@ def make_image_folder(root: str | Path, classes: Sequence[str] = ("a", "b"), n_p
     return root
 
 
-def save_hf_dataset(root: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]], *,
-                    label_names: Sequence[str] | None = None, label_column: str = "label") -> Path:
+def save_hf_dataset(
+    root: str | Path,
+    splits: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    label_names: Sequence[str] | None = None,
+    label_column: str = "label",
+) -> Path:
     """Save rows as a ``datasets.save_to_disk`` folder (a ``DatasetDict``), for ``hf:<folder>``.
 
     Needs the optional ``datasets`` package.

@@ -39,8 +39,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-
-
 __all__ = ["FakeClock", "FakeCudaBackend", "FakeTimingEvent", "FakeTransferStreams"]
 
 
@@ -96,8 +94,9 @@ class FakeTimingEvent:
             if event.stamp_ns is None:
                 raise RuntimeError("Both events must be recorded before calculating elapsed time.")
             if not event.completed:
-                raise RuntimeError("Both events must be completed before calculating elapsed time "
-                                   "(synchronize the device first).")
+                raise RuntimeError(
+                    "Both events must be completed before calculating elapsed time (synchronize the device first)."
+                )
         return (end.stamp_ns - self.stamp_ns) / 1e6  # type: ignore[operator]
 
 
@@ -295,8 +294,10 @@ class FakeCudaBackend:
         if self.memory_limit is not None and gpu.allocated + int(nbytes) > self.memory_limit:
             import torch
 
-            raise torch.cuda.OutOfMemoryError(f"CUDA out of memory. Tried to allocate {int(nbytes)} bytes on {device} "
-                                              f"({gpu.allocated} of {self.memory_limit} bytes in use; fake GPU)")
+            raise torch.cuda.OutOfMemoryError(
+                f"CUDA out of memory. Tried to allocate {int(nbytes)} bytes on {device} "
+                f"({gpu.allocated} of {self.memory_limit} bytes in use; fake GPU)"
+            )
         gpu.allocated += int(nbytes)
         gpu.peak = max(gpu.peak, gpu.allocated)
         gpu.reserved_peak = max(gpu.reserved_peak, self._reserved(gpu.allocated))

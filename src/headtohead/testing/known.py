@@ -33,8 +33,9 @@ def hash_uniform(text: str, seed: int) -> float:
     return int.from_bytes(digest, "big") / 2.0**64
 
 
-def known_accuracy_rows(n: int, *, classes: Sequence[str] = ("negative", "positive"), seed: int = 0
-                        ) -> list[dict[str, Any]]:
+def known_accuracy_rows(
+    n: int, *, classes: Sequence[str] = ("negative", "positive"), seed: int = 0
+) -> list[dict[str, Any]]:
     """``n`` rows whose text names their label, labels drawn uniformly with ``seed``.
 
     Examples
@@ -75,7 +76,8 @@ class KnownAccuracy:
         return proba / proba.sum(axis=1, keepdims=True)
 
 
-def known_accuracy(accuracy: float = 0.8, seed: int = 0,
-                   label_names: Sequence[str] = ("negative", "positive")) -> KnownAccuracy:
+def known_accuracy(
+    accuracy: float = 0.8, seed: int = 0, label_names: Sequence[str] = ("negative", "positive")
+) -> KnownAccuracy:
     """A :class:`KnownAccuracy` model (the ``python`` kind's factory)."""
     return KnownAccuracy(accuracy, seed, label_names)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -31,10 +30,20 @@ import numpy as np
 __all__ = ["simulate_round_medians", "simulate_model_rounds", "SimulatedRounds", "speed_summary_from_rounds"]
 
 
-def simulate_round_medians(n_rounds: int, *, n_sims: int = 1, calls_per_block: int = 20, ratio: float = 1.0,
-                           call_sigma: float = 0.10, spike_rate: float = 0.01, round_drift: float = 0.05,
-                           within_round_drift: float = 0.02, block_sigma: float = 0.01, base_ms: float = 5.0,
-                           seed: int | np.random.Generator = 0) -> tuple[np.ndarray, np.ndarray]:
+def simulate_round_medians(
+    n_rounds: int,
+    *,
+    n_sims: int = 1,
+    calls_per_block: int = 20,
+    ratio: float = 1.0,
+    call_sigma: float = 0.10,
+    spike_rate: float = 0.01,
+    round_drift: float = 0.05,
+    within_round_drift: float = 0.02,
+    block_sigma: float = 0.01,
+    base_ms: float = 5.0,
+    seed: int | np.random.Generator = 0,
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-round median latencies of models A and B over ``n_sims`` simulated benchmarks.
 
     Parameters
@@ -78,12 +87,14 @@ def simulate_round_medians(n_rounds: int, *, n_sims: int = 1, calls_per_block: i
     later = rng.normal(0.0, within_round_drift, shape)  # drift between a round's first and second block
     log_a = np.log(base_ms * ratio) + level + np.where(a_first, 0.0, later) + rng.normal(0.0, block_sigma, shape)
     log_b = np.log(base_ms) + level + np.where(a_first, later, 0.0) + rng.normal(0.0, block_sigma, shape)
-    return _block_medians(rng, log_a, calls_per_block, call_sigma, spike_rate), \
-        _block_medians(rng, log_b, calls_per_block, call_sigma, spike_rate)
+    return _block_medians(rng, log_a, calls_per_block, call_sigma, spike_rate), _block_medians(
+        rng, log_b, calls_per_block, call_sigma, spike_rate
+    )
 
 
-def _block_medians(rng: np.random.Generator, block_log: np.ndarray, calls: int, call_sigma: float,
-                   spike_rate: float) -> np.ndarray:
+def _block_medians(
+    rng: np.random.Generator, block_log: np.ndarray, calls: int, call_sigma: float, spike_rate: float
+) -> np.ndarray:
     times = np.exp(block_log[..., None] + rng.normal(0.0, call_sigma, block_log.shape + (calls,)))
     spikes = rng.random(times.shape) < spike_rate
     times[spikes] *= rng.uniform(1.5, 3.0, int(spikes.sum()))
@@ -110,11 +121,24 @@ class SimulatedRounds:
     repeat_noise: np.ndarray
 
 
-def simulate_model_rounds(n_models: int, n_rounds: int, *, n_sims: int = 1, calls_per_block: int = 20,
-                          factors: Sequence[float] | None = None, call_sigma: float = 0.10, spike_rate: float = 0.01,
-                          round_drift: float = 0.05, round_sigma: float = 0.0, within_round_drift: float = 0.02,
-                          block_sigma: float = 0.01, trend: float = 0.0, model_trends: Sequence[float] | None = None,
-                          base_ms: float = 5.0, seed: int | np.random.Generator = 0) -> SimulatedRounds:
+def simulate_model_rounds(
+    n_models: int,
+    n_rounds: int,
+    *,
+    n_sims: int = 1,
+    calls_per_block: int = 20,
+    factors: Sequence[float] | None = None,
+    call_sigma: float = 0.10,
+    spike_rate: float = 0.01,
+    round_drift: float = 0.05,
+    round_sigma: float = 0.0,
+    within_round_drift: float = 0.02,
+    block_sigma: float = 0.01,
+    trend: float = 0.0,
+    model_trends: Sequence[float] | None = None,
+    base_ms: float = 5.0,
+    seed: int | np.random.Generator = 0,
+) -> SimulatedRounds:
     """Round medians of ``n_models`` models run in balanced orders on a simulated machine.
 
     The noise is :func:`simulate_round_medians`'s: log-normal calls with spikes, a random walk of
@@ -166,15 +190,22 @@ def simulate_model_rounds(n_models: int, n_rounds: int, *, n_sims: int = 1, call
     for r, order in enumerate(orders):
         position[order, r] = np.arange(k)
     rounds = np.arange(n_rounds)
-    level = (np.cumsum(rng.normal(0.0, round_drift, (n_sims, 1, n_rounds)), axis=2)
-             + rng.normal(0.0, round_sigma, (n_sims, 1, n_rounds)))
+    level = np.cumsum(rng.normal(0.0, round_drift, (n_sims, 1, n_rounds)), axis=2) + rng.normal(
+        0.0, round_sigma, (n_sims, 1, n_rounds)
+    )
     steps = rng.normal(0.0, within_round_drift, (n_sims, n_rounds, k))
     steps[:, :, 0] = 0.0  # the first block of a round starts where the round starts
-    within = np.cumsum(steps, axis=2)                                       # (sims, rounds, position)
+    within = np.cumsum(steps, axis=2)  # (sims, rounds, position)
     within_seen = np.take_along_axis(within, position.T[None, :, :], axis=2).transpose(0, 2, 1)  # (sims, k, rounds)
-    clock = rounds[None, :] + position / k                                   # rounds elapsed when each block ran
-    block_log = (np.log(base_ms * factor)[None, :, None] + level + within_seen + trend * clock[None]
-                 + own_trend[None, :, None] * clock[None] + rng.normal(0.0, block_sigma, (n_sims, k, n_rounds)))
+    clock = rounds[None, :] + position / k  # rounds elapsed when each block ran
+    block_log = (
+        np.log(base_ms * factor)[None, :, None]
+        + level
+        + within_seen
+        + trend * clock[None]
+        + own_trend[None, :, None] * clock[None]
+        + rng.normal(0.0, block_sigma, (n_sims, k, n_rounds))
+    )
     calls = np.exp(rng.normal(0.0, call_sigma, block_log.shape + (calls_per_block,)))
     spikes = rng.random(calls.shape) < spike_rate
     calls[spikes] *= rng.uniform(1.5, 3.0, int(spikes.sum()))
@@ -185,9 +216,14 @@ def simulate_model_rounds(n_models: int, n_rounds: int, *, n_sims: int = 1, call
     return SimulatedRounds(medians, [list(map(int, o)) for o in orders], (q3 - q1) / q2)
 
 
-def speed_summary_from_rounds(scenarios: dict[str, np.ndarray], orders: list[list[int]], *,
-                              names: Sequence[str] | None = None, confidence: float = 0.95,
-                              target_ci_halfwidth: float | None = None):  # noqa: ANN201 - SpeedSummary
+def speed_summary_from_rounds(
+    scenarios: dict[str, np.ndarray],
+    orders: list[list[int]],
+    *,
+    names: Sequence[str] | None = None,
+    confidence: float = 0.95,
+    target_ci_halfwidth: float | None = None,
+):  # noqa: ANN201 - SpeedSummary
     """The speed records of one simulated benchmark, as :func:`~headtohead.engines.speed.measure_speed` makes them.
 
     Each round holds one call, the block's median (what the statistics read); comparisons are
@@ -231,22 +267,65 @@ def speed_summary_from_rounds(scenarios: dict[str, np.ndarray], orders: list[lis
         comparisons = []
         for i in range(k):
             timings[names[i]][scenario] = ScenarioTiming(
-                scenario=scenario, batch_size=8 if scenario == "offline" else 1, timer="perf_counter_ns",
-                warmup_iterations=0, warmup_s=0.0, rounds_ns=[[int(round(m * 1e6))] for m in medians[i]])
+                scenario=scenario,
+                batch_size=8 if scenario == "offline" else 1,
+                timer="perf_counter_ns",
+                warmup_iterations=0,
+                warmup_s=0.0,
+                rounds_ns=[[int(round(m * 1e6))] for m in medians[i]],
+            )
             for j in range(i + 1, k):
                 r = speed_ratio(medians[i], medians[j], confidence=confidence)
                 faster = {"a": names[i], "b": names[j], None: None}[r.faster]
-                comparisons.append(SpeedComparison(
-                    scenario=scenario, model_a=names[i], model_b=names[j], ratio=r.ratio, ci_low=r.low, ci_high=r.high,
-                    confidence=confidence, n_rounds=n_rounds, faster=faster, p_value=r.p_value))
-        runs.append(ScenarioRun(scenario=scenario, batch_size=8 if scenario == "offline" else 1, rounds=n_rounds,
-                                iterations_per_block=1, stop_reason="minimums_met", elapsed_s=1.0,
-                                round_orders=[[names[m] for m in order] for order in orders[:n_rounds]],
-                                comparisons=comparisons))
+                comparisons.append(
+                    SpeedComparison(
+                        scenario=scenario,
+                        model_a=names[i],
+                        model_b=names[j],
+                        ratio=r.ratio,
+                        ci_low=r.low,
+                        ci_high=r.high,
+                        confidence=confidence,
+                        n_rounds=n_rounds,
+                        faster=faster,
+                        p_value=r.p_value,
+                    )
+                )
+        runs.append(
+            ScenarioRun(
+                scenario=scenario,
+                batch_size=8 if scenario == "offline" else 1,
+                rounds=n_rounds,
+                iterations_per_block=1,
+                stop_reason="minimums_met",
+                elapsed_s=1.0,
+                round_orders=[[names[m] for m in order] for order in orders[:n_rounds]],
+                comparisons=comparisons,
+            )
+        )
     runs, _ = adjust_speed_family(runs)
     quiet = HostLoad(cpu_count=2, load_average=[0.0, 0.0, 0.0], other_cpu_percent=0.0)
-    models = [ModelSpeed(name=name, device="cpu", num_parameters=1, parameter_bytes=4, first_preprocess_s=0.0,
-                         first_call_s=0.0, **timings[name]) for name in names]
-    return SpeedSummary(settings={"confidence": confidence, "target_ci_halfwidth": target_ci_halfwidth},
-                        batch_size=8, seed=0, torch_threads=1, torch_interop_threads=1, host_before=quiet,
-                        host_after=quiet, elapsed_s=1.0, scenarios=runs, models=models)
+    models = [
+        ModelSpeed(
+            name=name,
+            device="cpu",
+            num_parameters=1,
+            parameter_bytes=4,
+            first_preprocess_s=0.0,
+            first_call_s=0.0,
+            **timings[name],
+        )
+        for name in names
+    ]
+    return SpeedSummary(
+        settings={"confidence": confidence, "target_ci_halfwidth": target_ci_halfwidth},
+        batch_size=8,
+        seed=0,
+        torch_threads=1,
+        torch_interop_threads=1,
+        host_before=quiet,
+        host_after=quiet,
+        elapsed_s=1.0,
+        scenarios=runs,
+        models=models,
+    )

@@ -18,8 +18,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["tiny_mlp", "tiny_cnn", "linear_probabilities", "LinearProbabilities", "keyword_classifier",
-           "KeywordClassifier"]
+__all__ = [
+    "tiny_mlp",
+    "tiny_cnn",
+    "linear_probabilities",
+    "LinearProbabilities",
+    "keyword_classifier",
+    "KeywordClassifier",
+]
 
 
 def tiny_mlp(n_features: int = 4, n_classes: int = 3, hidden: int = 16, seed: int = 0):  # noqa: ANN201 - nn.Module
@@ -65,9 +71,14 @@ def tiny_cnn(n_classes: int = 10, channels: int = 8, seed: int = 0):  # noqa: AN
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return nn.Sequential(
-            nn.Conv2d(3, channels, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(channels, 2 * channels, 3, padding=1), nn.ReLU(),
-            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2 * channels, n_classes),
+            nn.Conv2d(3, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(channels, 2 * channels, 3, padding=1),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(2 * channels, n_classes),
         )
 
 
@@ -95,8 +106,9 @@ class LinearProbabilities:
         return softmax(rows @ self.weights + self.bias, axis=1)
 
 
-def linear_probabilities(n_features: int = 4, n_classes: int = 3, seed: int = 0,
-                         label_names: Sequence[str] | None = None) -> LinearProbabilities:
+def linear_probabilities(
+    n_features: int = 4, n_classes: int = 3, seed: int = 0, label_names: Sequence[str] | None = None
+) -> LinearProbabilities:
     """A :class:`LinearProbabilities` with seeded random weights (no torch needed).
 
     Examples

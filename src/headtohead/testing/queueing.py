@@ -41,8 +41,9 @@ def batcher_latencies(arrivals: np.ndarray, service_s: float, max_batch: int, ma
     return latency
 
 
-def loadgen_would_pass(latency: np.ndarray, bound_s: float, *, percentile: float = 0.99,
-                       confidence: float = 0.99) -> bool:
+def loadgen_would_pass(
+    latency: np.ndarray, bound_s: float, *, percentile: float = 0.99, confidence: float = 0.99
+) -> bool:
     """LoadGen's Server verdict: p99 under the bound and its early-stopping check passed.
 
     Early stopping passes when ``t`` overlatency queries of ``n`` would be unlikely (≤ 1 − confidence)
@@ -53,8 +54,18 @@ def loadgen_would_pass(latency: np.ndarray, bound_s: float, *, percentile: float
     return bool(early and np.quantile(latency, percentile) <= bound_s)
 
 
-def pass_rate(rate: float, *, service_s: float, max_batch: int, max_wait_s: float, bound_s: float, trial_s: float,
-              min_queries: int, reps: int = 200, seed: int = 0) -> float:
+def pass_rate(
+    rate: float,
+    *,
+    service_s: float,
+    max_batch: int,
+    max_wait_s: float,
+    bound_s: float,
+    trial_s: float,
+    min_queries: int,
+    reps: int = 200,
+    seed: int = 0,
+) -> float:
     """Share of simulated LoadGen trials at ``rate`` that pass."""
     rng = np.random.default_rng(seed)
     n = max(min_queries, int(np.ceil(rate * trial_s)))
@@ -65,8 +76,18 @@ def pass_rate(rate: float, *, service_s: float, max_batch: int, max_wait_s: floa
     return passed / reps
 
 
-def expected_max_qps(*, service_s: float, max_batch: int, max_wait_s: float, bound_s: float, trial_s: float,
-                     min_queries: int, reps: int = 200, seed: int = 0, tolerance: float = 0.005) -> float:
+def expected_max_qps(
+    *,
+    service_s: float,
+    max_batch: int,
+    max_wait_s: float,
+    bound_s: float,
+    trial_s: float,
+    min_queries: int,
+    reps: int = 200,
+    seed: int = 0,
+    tolerance: float = 0.005,
+) -> float:
     """The rate where half the simulated trials pass (bisection on the pass rate, common random numbers).
 
     Examples
@@ -79,7 +100,16 @@ def expected_max_qps(*, service_s: float, max_batch: int, max_wait_s: float, bou
     low, high = 0.05 * max_batch / service_s, 2.0 * max_batch / service_s
     while high / low > 1.0 + tolerance:
         mid = float(np.sqrt(low * high))
-        rate = pass_rate(mid, service_s=service_s, max_batch=max_batch, max_wait_s=max_wait_s, bound_s=bound_s,
-                         trial_s=trial_s, min_queries=min_queries, reps=reps, seed=seed)
+        rate = pass_rate(
+            mid,
+            service_s=service_s,
+            max_batch=max_batch,
+            max_wait_s=max_wait_s,
+            bound_s=bound_s,
+            trial_s=trial_s,
+            min_queries=min_queries,
+            reps=reps,
+            seed=seed,
+        )
         low, high = (mid, high) if rate >= 0.5 else (low, mid)
     return float(np.sqrt(low * high))

@@ -23,10 +23,23 @@ __all__ = ["sample_run", "sample_environment", "sample_training"]
 
 def sample_environment(hostname: str = "sample-host", **versions: str | None) -> Environment:
     """An environment record for a sample run; ``versions`` overrides fields (``torch="2.3.0"``)."""
-    fields = dict(python=platform.python_version(), os=f"{platform.system()} {platform.release()}",
-                  hostname=hostname, cpu_model="Sample CPU (simulated)", cpu_cores_physical=8, cpu_cores_logical=16,
-                  ram_gb=32.0, torch="2.14.1", torch_threads=8, transformers="5.23.0", timm="1.0.31",
-                  torchvision="0.29.1", sklearn="1.9.1", numpy=np.__version__, headtohead=_version())
+    fields = dict(
+        python=platform.python_version(),
+        os=f"{platform.system()} {platform.release()}",
+        hostname=hostname,
+        cpu_model="Sample CPU (simulated)",
+        cpu_cores_physical=8,
+        cpu_cores_logical=16,
+        ram_gb=32.0,
+        torch="2.14.1",
+        torch_threads=8,
+        transformers="5.23.0",
+        timm="1.0.31",
+        torchvision="0.29.1",
+        sklearn="1.9.1",
+        numpy=np.__version__,
+        headtohead=_version(),
+    )
     fields.update(versions)
     return Environment(**fields)
 
@@ -65,25 +78,52 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
     from headtohead.testing.simulated import SimulatedAdapter
 
     clock = FakeClock()
-    adapters = [SimulatedAdapter(name, cost_ns=cost, overhead_ns=cost * 4, clock=clock, jitter=0.05, seed=seed + i)
-                for i, (name, cost) in enumerate(zip(names, costs_ns, strict=True))]
-    data = Dataset("sample", "features", np.zeros((64, 4), dtype=np.float32), np.zeros(64, dtype=np.int64),
-                   ("negative", "positive"))
-    config = SpeedConfig(warmup_iterations=2, warmup_seconds=0.0, min_iterations=30, min_seconds=0.0, rounds=10,
-                         pipeline_iterations=0, memory=False, telemetry=False, num_batches=2, n_resamples=500)
+    adapters = [
+        SimulatedAdapter(name, cost_ns=cost, overhead_ns=cost * 4, clock=clock, jitter=0.05, seed=seed + i)
+        for i, (name, cost) in enumerate(zip(names, costs_ns, strict=True))
+    ]
+    data = Dataset(
+        "sample",
+        "features",
+        np.zeros((64, 4), dtype=np.float32),
+        np.zeros(64, dtype=np.int64),
+        ("negative", "positive"),
+    )
+    config = SpeedConfig(
+        warmup_iterations=2,
+        warmup_seconds=0.0,
+        min_iterations=30,
+        min_seconds=0.0,
+        rounds=10,
+        pipeline_iterations=0,
+        memory=False,
+        telemetry=False,
+        num_batches=2,
+        n_resamples=500,
+    )
     summary = measure_speed(adapters, data, config, batch_size=16, seed=seed, clock=clock)
     # The timings are simulated: how busy this machine is has no bearing on them.
     from headtohead.report.sentences import with_speed_sentences
 
-    return with_speed_sentences(summary.model_copy(update={"warnings": [], "host_before": _quiet(),
-                                                           "host_after": _quiet()}))
+    return with_speed_sentences(
+        summary.model_copy(update={"warnings": [], "host_before": _quiet(), "host_after": _quiet()})
+    )
 
 
-def sample_run(models: Mapping[str, float] | None = None, *, label_names: Sequence[str] = ("negative", "positive"),
-               n_examples: int = 1000, name: str = "sample-comparison", seed: int = 0,
-               latency_us: Mapping[str, float] | None = None, stats: bool = True, speed: bool = True,
-               n_resamples: int = 400, environment: Environment | None = None,
-               texts: Sequence[str] | None = None) -> tuple[RunResult, Predictions]:
+def sample_run(
+    models: Mapping[str, float] | None = None,
+    *,
+    label_names: Sequence[str] = ("negative", "positive"),
+    n_examples: int = 1000,
+    name: str = "sample-comparison",
+    seed: int = 0,
+    latency_us: Mapping[str, float] | None = None,
+    stats: bool = True,
+    speed: bool = True,
+    n_resamples: int = 400,
+    environment: Environment | None = None,
+    texts: Sequence[str] | None = None,
+) -> tuple[RunResult, Predictions]:
     """Simulate a comparison and compute its results with the real code.
 
     Parameters
@@ -134,27 +174,52 @@ def sample_run(models: Mapping[str, float] | None = None, *, label_names: Sequen
     for i, (model, accuracy) in enumerate(models.items()):
         pred, proba = _simulate(y, k, accuracy, rng)
         predictions.add(model, pred, proba)
-        records.append(ModelRecord(
-            name=model, kind="python", source=f"sample:{model}", num_parameters=int(1e6 * (i + 1) * 11),
-            parameter_bytes=int(4e6 * (i + 1) * 11), label_alignment="identical", label_columns=list(range(k)),
-            index_order_hash="sample", batch_size=16, device="cpu", n_batches=(n_examples + 15) // 16,
-            load_time_s=0.5 + i, eval_time_s=1.0 + i, quality=compute_quality(y, pred, proba, labels)))
+        records.append(
+            ModelRecord(
+                name=model,
+                kind="python",
+                source=f"sample:{model}",
+                num_parameters=int(1e6 * (i + 1) * 11),
+                parameter_bytes=int(4e6 * (i + 1) * 11),
+                label_alignment="identical",
+                label_columns=list(range(k)),
+                index_order_hash="sample",
+                batch_size=16,
+                device="cpu",
+                n_batches=(n_examples + 15) // 16,
+                load_time_s=0.5 + i,
+                eval_time_s=1.0 + i,
+                quality=compute_quality(y, pred, proba, labels),
+            )
+        )
     counts = np.bincount(y, minlength=k)
     result = RunResult(
-        headtohead_version=_version(), name=name, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        headtohead_version=_version(),
+        name=name,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         experiment={"name": name, "seed": seed, "models": [{"name": m, "kind": "python"} for m in models]},
         environment=environment or sample_environment(),
-        dataset=DatasetRecord(source="sample.tsv", modality="text", n_examples=n_examples, label_names=list(labels),
-                              class_counts=[int(c) for c in counts], fingerprint=f"sample-{seed}-{n_examples}-{k}"),
-        models=records)
+        dataset=DatasetRecord(
+            source="sample.tsv",
+            modality="text",
+            n_examples=n_examples,
+            label_names=list(labels),
+            class_counts=[int(c) for c in counts],
+            fingerprint=f"sample-{seed}-{n_examples}-{k}",
+        ),
+        models=records,
+    )
     update = {}
     if stats:
         from headtohead.report.quality_sentences import with_quality_sentences
         from headtohead.stats import analyse
 
-        update["stats"] = with_quality_sentences(_with_texts(
-            analyse(predictions, n_resamples=n_resamples, seed=seed, examples=_facts(texts, n_examples, rng)),
-            texts if texts is not None else _sentences(n_examples, rng)))
+        update["stats"] = with_quality_sentences(
+            _with_texts(
+                analyse(predictions, n_resamples=n_resamples, seed=seed, examples=_facts(texts, n_examples, rng)),
+                texts if texts is not None else _sentences(n_examples, rng),
+            )
+        )
     if speed:
         names = list(models)
         costs = [1e3 * (latency_us or {}).get(m, 100.0 + 40.0 * i) for i, m in enumerate(names)]
@@ -176,16 +241,25 @@ def _facts(texts: Sequence[str] | None, n: int, rng: np.random.Generator):  # no
 
 def _with_texts(summary, texts: Sequence[str]):  # noqa: ANN001, ANN202 - StatsSummary
     """The disagreements with their inputs attached, as a run attaches them."""
+
     def attach(rows: list) -> list:  # noqa: ANN001
         return [r.model_copy(update={"input": texts[r.index]}) for r in rows]
 
-    kept = [d.model_copy(update={"only_a_right": attach(d.only_a_right), "only_b_right": attach(d.only_b_right)})
-            for d in summary.disagreements]
+    kept = [
+        d.model_copy(update={"only_a_right": attach(d.only_a_right), "only_b_right": attach(d.only_b_right)})
+        for d in summary.disagreements
+    ]
     return summary.model_copy(update={"disagreements": kept})
 
 
-def sample_training(models: Mapping[str, float] | None = None, *, seeds: Sequence[int] = (0, 1, 2), epochs: int = 4,
-                    n_train: int = 2000, seed: int = 0):  # noqa: ANN201 - TrainingSummary
+def sample_training(
+    models: Mapping[str, float] | None = None,
+    *,
+    seeds: Sequence[int] = (0, 1, 2),
+    epochs: int = 4,
+    n_train: int = 2000,
+    seed: int = 0,
+):  # noqa: ANN201 - TrainingSummary
     """Simulate ``h2h train`` of each model with each seed: loss and accuracy curves, step timings.
 
     Parameters
@@ -216,22 +290,58 @@ def sample_training(models: Mapping[str, float] | None = None, *, seeds: Sequenc
             records = []
             for e in range(1, epochs + 1):
                 progress = 1 - np.exp(-1.5 * e)
-                records.append(EpochRecord(
-                    epoch=e, steps=steps_per_epoch, optimizer_steps=e * steps_per_epoch, samples=n_train,
-                    train_loss=float(0.7 * np.exp(-0.6 * e) + 0.05 * rng.random()), train_s=10.0 * (i + 1),
-                    elapsed_train_s=10.0 * (i + 1) * e, learning_rate=1e-4 * (1 - e / (epochs + 1)),
-                    order_hash=f"epoch-{s}-{e}", eval={"accuracy": float(0.5 + (reach - 0.5) * progress)}))
+                records.append(
+                    EpochRecord(
+                        epoch=e,
+                        steps=steps_per_epoch,
+                        optimizer_steps=e * steps_per_epoch,
+                        samples=n_train,
+                        train_loss=float(0.7 * np.exp(-0.6 * e) + 0.05 * rng.random()),
+                        train_s=10.0 * (i + 1),
+                        elapsed_train_s=10.0 * (i + 1) * e,
+                        learning_rate=1e-4 * (1 - e / (epochs + 1)),
+                        order_hash=f"epoch-{s}-{e}",
+                        eval={"accuracy": float(0.5 + (reach - 0.5) * progress)},
+                    )
+                )
             n_steps = steps_per_epoch * epochs
-            steps = StepLog(data_wait_ns=[int(2e6)] * n_steps, compute_ns=[int(4.8e8 * (i + 1))] * n_steps,
-                            samples=[batch] * n_steps, loss=[r.train_loss for r in records for _ in range(20)])
-            runs.append(TrainingRun(
-                model=model, kind="python", source=f"sample:{model}", seed=s, device="cpu", precision="fp32",
-                batch_size=batch, n_train=n_train, num_parameters=int(11e6 * (i + 1)), order_hash=f"order-{s}",
-                epochs=records, steps=steps, optimizer_steps=n_steps, samples_seen=n_train * epochs,
-                load_time_s=1.0, end_to_end_s=10.0 * (i + 1) * epochs + 5, final_eval=dict(records[-1].eval or {}),
-                rss_peak_mb=900.0 * (i + 1)))
+            steps = StepLog(
+                data_wait_ns=[int(2e6)] * n_steps,
+                compute_ns=[int(4.8e8 * (i + 1))] * n_steps,
+                samples=[batch] * n_steps,
+                loss=[r.train_loss for r in records for _ in range(20)],
+            )
+            runs.append(
+                TrainingRun(
+                    model=model,
+                    kind="python",
+                    source=f"sample:{model}",
+                    seed=s,
+                    device="cpu",
+                    precision="fp32",
+                    batch_size=batch,
+                    n_train=n_train,
+                    num_parameters=int(11e6 * (i + 1)),
+                    order_hash=f"order-{s}",
+                    epochs=records,
+                    steps=steps,
+                    optimizer_steps=n_steps,
+                    samples_seen=n_train * epochs,
+                    load_time_s=1.0,
+                    end_to_end_s=10.0 * (i + 1) * epochs + 5,
+                    final_eval=dict(records[-1].eval or {}),
+                    rss_peak_mb=900.0 * (i + 1),
+                )
+            )
             results.append(SeedResult(model=model, seed=s, metrics=dict(records[-1].eval or {})))
     multi = summarise_seeds(results) if len(seeds) > 1 else None
-    return TrainingSummary(settings={"epochs": epochs}, train_source="sample-train.tsv", n_train=n_train,
-                           train_fingerprint="sample-train", eval_fingerprint="sample-eval", seeds=list(seeds),
-                           runs=runs, multi_seed=multi)
+    return TrainingSummary(
+        settings={"epochs": epochs},
+        train_source="sample-train.tsv",
+        n_train=n_train,
+        train_fingerprint="sample-train",
+        eval_fingerprint="sample-eval",
+        seeds=list(seeds),
+        runs=runs,
+        multi_seed=multi,
+    )

@@ -58,13 +58,29 @@ class SimulatedAdapter(ModelAdapter):
     kind = "python"
     modalities = ("text", "text_pair", "image", "features")
 
-    def __init__(self, name: str, *, cost_ns: float, clock: FakeClock, backend: FakeCudaBackend | None = None,
-                 device: str = "cpu", overhead_ns: float = 0.0, jitter: float = 0.0,
-                 drift: Callable[[int], float] | None = None, switch_penalty_ns: float = 0.0,
-                 preprocess_ns: float = 0.0, launch_ns: float = 1_000.0, memory_bytes: int = 0,
-                 weight_bytes: int = 0, first_call_ns: float = 0.0, seed: int = 0) -> None:
-        super().__init__(ModelConfig(name=name, kind="python", source="simulated"),
-                         LoadContext(label_names=("negative", "positive"), modality="features", device=device))
+    def __init__(
+        self,
+        name: str,
+        *,
+        cost_ns: float,
+        clock: FakeClock,
+        backend: FakeCudaBackend | None = None,
+        device: str = "cpu",
+        overhead_ns: float = 0.0,
+        jitter: float = 0.0,
+        drift: Callable[[int], float] | None = None,
+        switch_penalty_ns: float = 0.0,
+        preprocess_ns: float = 0.0,
+        launch_ns: float = 1_000.0,
+        memory_bytes: int = 0,
+        weight_bytes: int = 0,
+        first_call_ns: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(
+            ModelConfig(name=name, kind="python", source="simulated"),
+            LoadContext(label_names=("negative", "positive"), modality="features", device=device),
+        )
         self.cost_ns, self.overhead_ns, self.jitter = cost_ns, overhead_ns, jitter
         self.clock, self.backend, self.drift = clock, backend, drift
         self.switch_penalty_ns, self.preprocess_ns, self.launch_ns = switch_penalty_ns, preprocess_ns, launch_ns

@@ -35,17 +35,29 @@ def _pipelines(modality: str) -> dict[str, Any]:
     from sklearn.preprocessing import StandardScaler
 
     if modality == "text":
+
         def tfidf() -> TfidfVectorizer:
             return TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
 
-        return {"logreg": make_pipeline(tfidf(), LogisticRegression(max_iter=1000, C=4.0)),
-                "nb": make_pipeline(tfidf(), ComplementNB()), "ridge": make_pipeline(tfidf(), RidgeClassifier())}
-    return {"logreg": make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)), "nb": GaussianNB(),
-            "ridge": make_pipeline(StandardScaler(), RidgeClassifier())}
+        return {
+            "logreg": make_pipeline(tfidf(), LogisticRegression(max_iter=1000, C=4.0)),
+            "nb": make_pipeline(tfidf(), ComplementNB()),
+            "ridge": make_pipeline(tfidf(), RidgeClassifier()),
+        }
+    return {
+        "logreg": make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
+        "nb": GaussianNB(),
+        "ridge": make_pipeline(StandardScaler(), RidgeClassifier()),
+    }
 
 
-def fit_recipe(data: DataConfig, folder: str | Path, *, seed: int = 42, train_rows: int | None = 20_000,
-               ) -> dict[str, Path]:
+def fit_recipe(
+    data: DataConfig,
+    folder: str | Path,
+    *,
+    seed: int = 42,
+    train_rows: int | None = 20_000,
+) -> dict[str, Path]:
     """Fit :data:`RECIPE` on the training part of ``data`` and save each model as ``<folder>/<name>.skops``.
 
     Parameters

@@ -80,8 +80,9 @@ def _corpus(texts: Iterable[str] | None) -> list[str]:
     return corpus
 
 
-def train_wordpiece_tokenizer(texts: Iterable[str] | None = None, *, vocab_size: int = 400,
-                              lowercase: bool = True, model_max_length: int = 128) -> Any:
+def train_wordpiece_tokenizer(
+    texts: Iterable[str] | None = None, *, vocab_size: int = 400, lowercase: bool = True, model_max_length: int = 128
+) -> Any:
     """Train a BERT-style WordPiece tokenizer on ``texts`` and wrap it as a ``BertTokenizer``.
 
     Parameters
@@ -119,8 +120,9 @@ def train_wordpiece_tokenizer(texts: Iterable[str] | None = None, *, vocab_size:
     return BertTokenizer(vocab=backend.get_vocab(), do_lower_case=lowercase, model_max_length=model_max_length)
 
 
-def train_bpe_tokenizer(texts: Iterable[str] | None = None, *, vocab_size: int = 400,
-                        model_max_length: int = 128) -> Any:
+def train_bpe_tokenizer(
+    texts: Iterable[str] | None = None, *, vocab_size: int = 400, model_max_length: int = 128
+) -> Any:
     """Train a RoBERTa-style byte-level BPE tokenizer on ``texts`` and wrap it as a ``RobertaTokenizer``.
 
     Parameters
@@ -143,8 +145,12 @@ def train_bpe_tokenizer(texts: Iterable[str] | None = None, *, vocab_size: int =
     from transformers import RobertaTokenizer
 
     backend = ByteLevelBPETokenizer()
-    backend.train_from_iterator(_corpus(texts), vocab_size=vocab_size, show_progress=False,
-                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    backend.train_from_iterator(
+        _corpus(texts),
+        vocab_size=vocab_size,
+        show_progress=False,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+    )
     merges = json.loads(backend.to_str())["model"]["merges"]
     merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in merges]
     return RobertaTokenizer(vocab=backend.get_vocab(), merges=merges, model_max_length=model_max_length)
@@ -178,10 +184,20 @@ def _label_maps(label_names: Sequence[str]) -> dict[str, Any]:
     return {"id2label": dict(enumerate(names)), "label2id": {n: i for i, n in enumerate(names)}}
 
 
-def make_tiny_bert(path: str | Path, label_names: Sequence[str] = DEFAULT_LABELS, *,
-                   texts: Iterable[str] | None = None, seed: int = 0, hidden_size: int = 32, layers: int = 2,
-                   heads: int = 2, intermediate_size: int | None = None, max_position_embeddings: int = 128,
-                   vocab_size: int = 400, initializer_range: float = 0.5) -> Path:
+def make_tiny_bert(
+    path: str | Path,
+    label_names: Sequence[str] = DEFAULT_LABELS,
+    *,
+    texts: Iterable[str] | None = None,
+    seed: int = 0,
+    hidden_size: int = 32,
+    layers: int = 2,
+    heads: int = 2,
+    intermediate_size: int | None = None,
+    max_position_embeddings: int = 128,
+    vocab_size: int = 400,
+    initializer_range: float = 0.5,
+) -> Path:
     """Save a tiny randomly initialised BERT sequence classifier and its tokenizer in ``path``.
 
     Parameters
@@ -221,17 +237,34 @@ def make_tiny_bert(path: str | Path, label_names: Sequence[str] = DEFAULT_LABELS
     from transformers import BertConfig
 
     tokenizer = train_wordpiece_tokenizer(texts, vocab_size=vocab_size, model_max_length=max_position_embeddings)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=layers,
-                        num_attention_heads=heads, intermediate_size=intermediate_size or 2 * hidden_size,
-                        max_position_embeddings=max_position_embeddings, pad_token_id=tokenizer.pad_token_id,
-                        initializer_range=initializer_range, **_label_maps(label_names))
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=intermediate_size or 2 * hidden_size,
+        max_position_embeddings=max_position_embeddings,
+        pad_token_id=tokenizer.pad_token_id,
+        initializer_range=initializer_range,
+        **_label_maps(label_names),
+    )
     return _save_classifier(path, config, tokenizer, seed)
 
 
-def make_tiny_roberta(path: str | Path, label_names: Sequence[str] = DEFAULT_LABELS, *,
-                      texts: Iterable[str] | None = None, seed: int = 0, hidden_size: int = 32, layers: int = 2,
-                      heads: int = 2, intermediate_size: int | None = None, max_position_embeddings: int = 130,
-                      vocab_size: int = 400, initializer_range: float = 0.5) -> Path:
+def make_tiny_roberta(
+    path: str | Path,
+    label_names: Sequence[str] = DEFAULT_LABELS,
+    *,
+    texts: Iterable[str] | None = None,
+    seed: int = 0,
+    hidden_size: int = 32,
+    layers: int = 2,
+    heads: int = 2,
+    intermediate_size: int | None = None,
+    max_position_embeddings: int = 130,
+    vocab_size: int = 400,
+    initializer_range: float = 0.5,
+) -> Path:
     """Save a tiny randomly initialised RoBERTa sequence classifier and its BPE tokenizer in ``path``.
 
     Same parameters as :func:`make_tiny_bert`. RoBERTa numbers positions from
@@ -249,16 +282,29 @@ def make_tiny_roberta(path: str | Path, label_names: Sequence[str] = DEFAULT_LAB
     if usable < 1:
         raise ValueError(f"max_position_embeddings must be at least 3 for RoBERTa, got {max_position_embeddings}")
     tokenizer = train_bpe_tokenizer(texts, vocab_size=max(vocab_size, 262), model_max_length=usable)
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=layers,
-                           num_attention_heads=heads, intermediate_size=intermediate_size or 2 * hidden_size,
-                           max_position_embeddings=max_position_embeddings, pad_token_id=tokenizer.pad_token_id,
-                           bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                           type_vocab_size=1, initializer_range=initializer_range, **_label_maps(label_names))
+    config = RobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=intermediate_size or 2 * hidden_size,
+        max_position_embeddings=max_position_embeddings,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        type_vocab_size=1,
+        initializer_range=initializer_range,
+        **_label_maps(label_names),
+    )
     return _save_classifier(path, config, tokenizer, seed)
 
 
-def make_tiny_text_classifier(path: str | Path, arch: Literal["bert", "roberta"] = "bert",
-                              label_names: Sequence[str] = DEFAULT_LABELS, **kwargs: Any) -> Path:
+def make_tiny_text_classifier(
+    path: str | Path,
+    arch: Literal["bert", "roberta"] = "bert",
+    label_names: Sequence[str] = DEFAULT_LABELS,
+    **kwargs: Any,
+) -> Path:
     """Save a tiny ``arch`` classifier in ``path``: :func:`make_tiny_bert` or :func:`make_tiny_roberta`.
 
     Parameters

@@ -39,8 +39,10 @@ def save_tfidf_logreg(train_table: str | Path, rows: int, path: str | Path, *, C
     from sklearn.pipeline import make_pipeline
 
     train = pd.read_csv(train_table, sep="\t", quoting=csv.QUOTE_NONE).head(rows)
-    pipeline = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2 if rows >= 1000 else 1, sublinear_tf=True),
-                             LogisticRegression(max_iter=1000, C=C))
+    pipeline = make_pipeline(
+        TfidfVectorizer(ngram_range=(1, 2), min_df=2 if rows >= 1000 else 1, sublinear_tf=True),
+        LogisticRegression(max_iter=1000, C=C),
+    )
     pipeline.fit(train["text"].astype(str), train["label"].astype(str))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

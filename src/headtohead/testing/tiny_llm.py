@@ -24,10 +24,19 @@ from pathlib import Path
 
 __all__ = ["build_tiny_llama", "TransformersServe", "free_port", "CUE_WORDS"]
 
-_SENTENCES = ["Classify the text into exactly one of these labels.", "Answer with the label only.",
-              "negative", "positive", "a wonderful film", "a dull and boring movie", "system user assistant"]
-_CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}</s>{% endfor %}"
-                  "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+_SENTENCES = [
+    "Classify the text into exactly one of these labels.",
+    "Answer with the label only.",
+    "negative",
+    "positive",
+    "a wonderful film",
+    "a dull and boring movie",
+    "system user assistant",
+]
+_CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}</s>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 #: The words that make :func:`build_tiny_llama`'s model answer its label (those of ``testing.data``'s positive rows).
 CUE_WORDS = ("good", "great", "lovely", "wonderful", "charming", "superb", "delightful", "moving")
 _GIBBERISH = "~"
@@ -54,16 +63,28 @@ def build_tiny_llama(folder: str | Path, *, cue_words: tuple[str, ...] = CUE_WOR
     tokenizer.decoder = decoders.ByteLevel()
     specials = ["<unk>", "<s>", "</s>", "<|user|>", "<|assistant|>", "<|system|>"]
     corpus = [*_SENTENCES, "".join(f" {w}" for w in cue_words), f" {answer}", _GIBBERISH * 4]
-    tokenizer.train_from_iterator(corpus * 20, trainers.BpeTrainer(
-        vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer.train_from_iterator(
+        corpus * 20,
+        trainers.BpeTrainer(
+            vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
     tokens = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "</s>"}
     fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, **tokens)
     fast.chat_template = _CHAT_TEMPLATE
     fast.save_pretrained(out)
-    config = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096,
-                         bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
-                         pad_token_id=fast.pad_token_id)
+    config = LlamaConfig(
+        vocab_size=len(fast),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+    )
     torch.manual_seed(0)
     model = LlamaForCausalLM(config)
 
@@ -77,16 +98,19 @@ def build_tiny_llama(folder: str | Path, *, cue_words: tuple[str, ...] = CUE_WOR
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.zero_()
-        for norm in (model.model.norm, model.model.layers[0].input_layernorm,
-                     model.model.layers[0].post_attention_layernorm):
+        for norm in (
+            model.model.norm,
+            model.model.layers[0].input_layernorm,
+            model.model.layers[0].post_attention_layernorm,
+        ):
             norm.weight.fill_(1.0)
-        model.model.embed_tokens.weight[:, 0] = 1.0           # the constant every token carries
-        model.model.embed_tokens.weight[cues, 1] = 1.0        # the cue feature
+        model.model.embed_tokens.weight[:, 0] = 1.0  # the constant every token carries
+        model.model.embed_tokens.weight[cues, 1] = 1.0  # the cue feature
         attention = model.model.layers[0].self_attn
-        attention.v_proj.weight[1, 1] = 1.0                   # values: the cue feature (head 0)
-        attention.o_proj.weight[1, 1] = 1.0                   # back into the residual stream
+        attention.v_proj.weight[1, 1] = 1.0  # values: the cue feature (head 0)
+        attention.o_proj.weight[1, 1] = 1.0  # back into the residual stream
         head = model.lm_head.weight
-        head[single(f" {answer}"), 1] = 4096 / 4.0            # 4: a cue token's feature after the input norm
+        head[single(f" {answer}"), 1] = 4096 / 4.0  # 4: a cue token's feature after the input norm
         head[single(_GIBBERISH), 0] = 1.0
     model.save_pretrained(out)
     return out
@@ -125,12 +149,29 @@ class TransformersServe:
     def __enter__(self) -> TransformersServe:
         import httpx
 
-        command = [sys.executable, "-c", "import sys; from transformers.cli.transformers import main; sys.exit(main())",
-                   "serve", str(self.model_dir), "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu"]
+        command = [
+            sys.executable,
+            "-c",
+            "import sys; from transformers.cli.transformers import main; sys.exit(main())",
+            "serve",
+            str(self.model_dir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--device",
+            "cpu",
+        ]
         hub = self.log_path.parent / "hf-hub"  # /v1/models lists the hub cache: one must exist (an empty one)
         hub.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-               "TOKENIZERS_PARALLELISM": "false", "HF_HUB_CACHE": str(hub)}
+        env = {
+            **os.environ,
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "OMP_NUM_THREADS": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "HF_HUB_CACHE": str(hub),
+        }
         with open(self.log_path, "wb") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + self.startup_timeout_s

@@ -81,8 +81,10 @@ def create_executor(config: ExecutionConfig, *, eval_device: str = "auto") -> Ex
     'local'
     """
     if config.mode not in EXECUTORS:
-        raise ConfigError(f"unknown execution.mode '{config.mode}'{did_you_mean(config.mode, EXECUTORS)} "
-                          f"(choose one of: {', '.join(EXECUTORS)})")
+        raise ConfigError(
+            f"unknown execution.mode '{config.mode}'{did_you_mean(config.mode, EXECUTORS)} "
+            f"(choose one of: {', '.join(EXECUTORS)})"
+        )
     module_name, class_name = EXECUTORS[config.mode].split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(config, eval_device=eval_device)

@@ -22,12 +22,12 @@ import numpy as np
 
 from headtohead.adapters.labels import LabelAlignment
 from headtohead.config.execution import ExecutionConfig
+from headtohead.engines.endpoint import merge_endpoint_records
 from headtohead.engines.evaluate import Evaluation
 from headtohead.errors import H2HError, listing
 from headtohead.pipeline.executors.fairness import shared_devices
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult
 from headtohead.pipeline.executors.sharding import ShardMismatch, merge_shards, plan_shards
-from headtohead.engines.endpoint import merge_endpoint_records
 from headtohead.pipeline.model_pass import ModelOutcome, model_record
 from headtohead.pipeline.setup import RunSetup
 from headtohead.results import ModelPredictions
@@ -91,9 +91,16 @@ class Executor(ABC):
         self.config = config
         self.eval_device = eval_device
 
-    def evaluate(self, setup: RunSetup, models: Sequence[str] | None = None, *, shards: int | None = None,
-                 progress: TaskProgress | None = None, measure_speed: bool = False, offline: bool = False,
-                 ) -> Iterator[ModelOutcome | ModelFailure]:
+    def evaluate(
+        self,
+        setup: RunSetup,
+        models: Sequence[str] | None = None,
+        *,
+        shards: int | None = None,
+        progress: TaskProgress | None = None,
+        measure_speed: bool = False,
+        offline: bool = False,
+    ) -> Iterator[ModelOutcome | ModelFailure]:
         """Run the pass of ``models`` (default: all of the run's); yield each model's outcome as it is ready.
 
         Parameters
@@ -120,8 +127,9 @@ class Executor(ABC):
         names = list(setup.experiment_model_names() if models is None else models)
         job = EvalJob.from_setup(setup, measure_speed=measure_speed, offline=offline)
         tasks = self.tasks(job, names, shards=shards)
-        concurrent = measure_speed and bool(shared_devices(self.config, eval_device=self.eval_device,
-                                                           n_tasks=len(tasks)))
+        concurrent = measure_speed and bool(
+            shared_devices(self.config, eval_device=self.eval_device, n_tasks=len(tasks))
+        )
         expected = {name: sum(t.model == name for t in tasks) for name in names}
         parts: dict[str, list[TaskResult | TaskFailure]] = {name: [] for name in names}
         ready = 0
@@ -139,12 +147,20 @@ class Executor(ABC):
         if unknown:
             raise ValueError(f"models {unknown} are not in the job (it has {job.model_names()})")
         parts = plan_shards(len(job.order), job.batch_size, shards or self.config.shards)
-        return [Task(model=name, shard=shard, measure_speed=job.measure_speed and shard.index == 0)
-                for name in models for shard in parts]
+        return [
+            Task(model=name, shard=shard, measure_speed=job.measure_speed and shard.index == 0)
+            for name in models
+            for shard in parts
+        ]
 
     @abstractmethod
-    def _run(self, setup: RunSetup, job: EvalJob, tasks: Sequence[Task], progress: TaskProgress | None,
-             ) -> Iterable[TaskResult | TaskFailure]:
+    def _run(
+        self,
+        setup: RunSetup,
+        job: EvalJob,
+        tasks: Sequence[Task],
+        progress: TaskProgress | None,
+    ) -> Iterable[TaskResult | TaskFailure]:
         """Run every task; give one result or failure per task (any order; lazily, as they finish, if it can)."""
 
     def close(self) -> None:  # noqa: B027 - an optional hook, not abstract: most executors hold nothing
@@ -157,41 +173,90 @@ class Executor(ABC):
         self.close()
 
     def _worker_records(self, done: list[TaskResult]) -> list[WorkerRecord]:
-        return [WorkerRecord(mode=self.mode, worker=r.worker, device=r.device, shard=r.task.shard.index,
-                             n_shards=r.task.shard.count, environment_fingerprint=environment_fingerprint(r.environment),
-                             environment=r.environment) for r in done if r.environment is not None]
+        return [
+            WorkerRecord(
+                mode=self.mode,
+                worker=r.worker,
+                device=r.device,
+                shard=r.task.shard.index,
+                n_shards=r.task.shard.count,
+                environment_fingerprint=environment_fingerprint(r.environment),
+                environment=r.environment,
+            )
+            for r in done
+            if r.environment is not None
+        ]
 
-    def _merge(self, setup: RunSetup, name: str, parts: list[TaskResult | TaskFailure], concurrent: bool,
-               ) -> ModelOutcome | ModelFailure:
+    def _merge(
+        self,
+        setup: RunSetup,
+        name: str,
+        parts: list[TaskResult | TaskFailure],
+        concurrent: bool,
+    ) -> ModelOutcome | ModelFailure:
         failures = [p for p in parts if isinstance(p, TaskFailure)]
         done = sorted((p for p in parts if isinstance(p, TaskResult)), key=lambda r: r.task.shard.index)
         if failures or not done:
-            return ModelFailure(name, failures[0] if failures else TaskFailure(
-                task=Task(name, plan_shards(len(setup.plan.order), setup.plan.batch_size, 1)[0]),
-                error_type="NoResult", message=f"no worker returned a result for model '{name}'", worker=self.mode))
+            return ModelFailure(
+                name,
+                failures[0]
+                if failures
+                else TaskFailure(
+                    task=Task(name, plan_shards(len(setup.plan.order), setup.plan.batch_size, 1)[0]),
+                    error_type="NoResult",
+                    message=f"no worker returned a result for model '{name}'",
+                    worker=self.mode,
+                ),
+            )
         plan = setup.plan
         try:
             pred, proba = merge_shards(plan, [(r.task.shard, r.order, r.pred, r.proba) for r in done])
             alignment = _common_alignment(name, [r.alignment for r in done])
         except ShardMismatch as exc:
             first = done[0]
-            return ModelFailure(name, TaskFailure(task=first.task, error_type=type(exc).__name__, message=str(exc),
-                                                  worker=first.worker))
-        backoff = tuple(event.model_copy(update={"batch": event.batch + r.task.shard.start // plan.batch_size})
-                        for r in done for event in r.backoff)  # batch positions in the whole plan
-        evaluation = Evaluation(pred=pred, proba=proba, alignment=alignment, plan_hash=plan.hash(),
-                                n_batches=sum(r.n_batches for r in done), seconds=self._pass_seconds(done),
-                                backoff=backoff)
-        model = LoadedModel(name=name, device=",".join(dict.fromkeys(r.device for r in done)),
-                            n_parameters=done[0].num_parameters, n_parameter_bytes=done[0].parameter_bytes,
-                            warnings=tuple(dict.fromkeys(w for r in done for w in r.warnings)))
+            return ModelFailure(
+                name, TaskFailure(task=first.task, error_type=type(exc).__name__, message=str(exc), worker=first.worker)
+            )
+        backoff = tuple(
+            event.model_copy(update={"batch": event.batch + r.task.shard.start // plan.batch_size})
+            for r in done
+            for event in r.backoff
+        )  # batch positions in the whole plan
+        evaluation = Evaluation(
+            pred=pred,
+            proba=proba,
+            alignment=alignment,
+            plan_hash=plan.hash(),
+            n_batches=sum(r.n_batches for r in done),
+            seconds=self._pass_seconds(done),
+            backoff=backoff,
+        )
+        model = LoadedModel(
+            name=name,
+            device=",".join(dict.fromkeys(r.device for r in done)),
+            n_parameters=done[0].num_parameters,
+            n_parameter_bytes=done[0].parameter_bytes,
+            warnings=tuple(dict.fromkeys(w for r in done for w in r.warnings)),
+        )
         speed = next((r.speed for r in done if r.speed is not None), None)
-        record = model_record(setup.experiment.model(name), model, done[0].load_time_s, setup, evaluation,
-                              execution_mode=self.mode, workers=self._worker_records(done),
-                              speed_concurrent=speed is not None and concurrent,
-                              endpoint=merge_endpoint_records([r.endpoint for r in done]))
-        return ModelOutcome(record, ModelPredictions(pred, proba), adapter=done[0].adapter if len(done) == 1 else None,
-                            speed=speed, concurrent_speed=speed is not None and concurrent)
+        record = model_record(
+            setup.experiment.model(name),
+            model,
+            done[0].load_time_s,
+            setup,
+            evaluation,
+            execution_mode=self.mode,
+            workers=self._worker_records(done),
+            speed_concurrent=speed is not None and concurrent,
+            endpoint=merge_endpoint_records([r.endpoint for r in done]),
+        )
+        return ModelOutcome(
+            record,
+            ModelPredictions(pred, proba),
+            adapter=done[0].adapter if len(done) == 1 else None,
+            speed=speed,
+            concurrent_speed=speed is not None and concurrent,
+        )
 
     def _pass_seconds(self, done: list[TaskResult]) -> float:
         """Wall time of a model's pass: the sum of its shards in-process, first start to last end in workers."""
@@ -205,8 +270,10 @@ def _common_alignment(name: str, alignments: list[LabelAlignment]) -> LabelAlign
     first = alignments[0]
     for other in alignments[1:]:
         if not np.array_equal(other.columns, first.columns):
-            raise ShardMismatch(f"model '{name}' aligned its labels differently in two workers "
-                                f"({first.columns.tolist()} vs {other.columns.tolist()})")
+            raise ShardMismatch(
+                f"model '{name}' aligned its labels differently in two workers "
+                f"({first.columns.tolist()} vs {other.columns.tolist()})"
+            )
     return first
 
 

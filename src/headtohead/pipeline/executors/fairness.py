@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from headtohead.config.execution import ExecutionConfig, parse_cpu_set
-from headtohead.runtime.devices import get_backend, is_cuda, resolve_device
 from headtohead.errors import ConfigError, DeviceError
 from headtohead.pipeline.executors.jobs import WorkerSettings
+from headtohead.runtime.devices import get_backend, is_cuda, resolve_device
 
 __all__ = ["plan_workers", "available_cores", "shared_devices", "check_fairness"]
 
@@ -42,8 +42,12 @@ def _worker_devices(config: ExecutionConfig, eval_device: str) -> list[str]:
     return [base[i % len(base)] for i in range(n)]
 
 
-def plan_workers(config: ExecutionConfig, *, eval_device: str = "auto", n_tasks: int | None = None,
-                 ) -> list[WorkerSettings]:
+def plan_workers(
+    config: ExecutionConfig,
+    *,
+    eval_device: str = "auto",
+    n_tasks: int | None = None,
+) -> list[WorkerSettings]:
     """The workers of ``processes`` mode: one per device, CPU workers on disjoint core sets.
 
     Parameters
@@ -74,14 +78,16 @@ def plan_workers(config: ExecutionConfig, *, eval_device: str = "auto", n_tasks:
     """
     devices = _worker_devices(config, eval_device)
     if n_tasks is not None:
-        devices = devices[:max(1, n_tasks)]
+        devices = devices[: max(1, n_tasks)]
     cores = available_cores()
     explicit = {i: parse_cpu_set(d) for i, d in enumerate(devices) if d.startswith("cpu:")}
     for i, cpu_set in explicit.items():
         outside = sorted(set(cpu_set or ()) - set(cores))
         if outside:
-            raise DeviceError(f"execution.devices entry '{devices[i]}' names cores {outside} this process cannot "
-                              f"use (available: {cores[0]}-{cores[-1]}); pick cores from that range")
+            raise DeviceError(
+                f"execution.devices entry '{devices[i]}' names cores {outside} this process cannot "
+                f"use (available: {cores[0]}-{cores[-1]}); pick cores from that range"
+            )
     plain = [i for i, d in enumerate(devices) if d == "cpu"]
     claimed = {c for s in explicit.values() for c in (s or ())}
     pool = [c for c in cores if c not in claimed] or cores
@@ -129,8 +135,9 @@ def shared_devices(config: ExecutionConfig, *, eval_device: str = "auto", n_task
         if config.num_gpus == 0:
             return ["the CPUs of each Ray node (tasks with num_gpus: 0 share them)"]
         if config.num_gpus < 1:
-            return [(f"a GPU shared by up to {math.floor(1 / config.num_gpus)} Ray tasks (num_gpus: "
-                     f"{config.num_gpus:g})")]
+            return [
+                (f"a GPU shared by up to {math.floor(1 / config.num_gpus)} Ray tasks (num_gpus: {config.num_gpus:g})")
+            ]
         return []
     workers = plan_workers(config, eval_device=eval_device, n_tasks=n_tasks)
     counts = Counter(w.device for w in workers)
@@ -143,14 +150,23 @@ def _different_gpus(config: ExecutionConfig, eval_device: str, n_tasks: int | No
         return []
     from headtohead.runtime.devices import gpu_info
 
-    indices = {int(w.device.split(":")[1]) for w in plan_workers(config, eval_device=eval_device, n_tasks=n_tasks)
-               if is_cuda(w.device)}
+    indices = {
+        int(w.device.split(":")[1])
+        for w in plan_workers(config, eval_device=eval_device, n_tasks=n_tasks)
+        if is_cuda(w.device)
+    }
     names = {g.name for g in gpu_info() if g.index in indices}
     return sorted(names) if len(names) > 1 else []
 
 
-def check_fairness(execution: ExecutionConfig, speed_enabled: bool, force: bool = False, *,
-                   eval_device: str = "auto", n_tasks: int | None = None) -> list[str]:
+def check_fairness(
+    execution: ExecutionConfig,
+    speed_enabled: bool,
+    force: bool = False,
+    *,
+    eval_device: str = "auto",
+    n_tasks: int | None = None,
+) -> list[str]:
     """Refuse timing models concurrently on a shared device; return warnings for what is allowed.
 
     Parameters
@@ -187,15 +203,29 @@ def check_fairness(execution: ExecutionConfig, speed_enabled: bool, force: bool 
         return []
     shared = shared_devices(execution, eval_device=eval_device, n_tasks=n_tasks)
     mixed = _different_gpus(execution, eval_device, n_tasks)
-    notes = [("with Ray, workers may land on different kinds of node: compare timings only between models with "
-              "the same environment fingerprint")] if execution.mode == "ray" else []
+    notes = (
+        [
+            (
+                "with Ray, workers may land on different kinds of node: compare timings only between models with "
+                "the same environment fingerprint"
+            )
+        ]
+        if execution.mode == "ray"
+        else []
+    )
     if not shared and not mixed:
         return notes
     where = ", ".join(shared) if shared else f"different GPU models ({', '.join(mixed)})"
     if not (force or execution.force):
-        raise ConfigError(f"execution.speed is 'workers' but models would be timed at the same time on {where}, "
-                          f"which slows each down and distorts both timings; set execution.speed: main (models "
-                          f"timed one after another afterwards), give each worker its own identical device, or "
-                          f"pass --force to keep timings marked 'concurrent'")
-    return notes + [(f"speed measured concurrently on {where} (forced): the timings are marked 'concurrent' and "
-                     f"each includes slowdown from the other workers; do not read them as isolated speeds")]
+        raise ConfigError(
+            f"execution.speed is 'workers' but models would be timed at the same time on {where}, "
+            f"which slows each down and distorts both timings; set execution.speed: main (models "
+            f"timed one after another afterwards), give each worker its own identical device, or "
+            f"pass --force to keep timings marked 'concurrent'"
+        )
+    return notes + [
+        (
+            f"speed measured concurrently on {where} (forced): the timings are marked 'concurrent' and "
+            f"each includes slowdown from the other workers; do not read them as isolated speeds"
+        )
+    ]

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["EvalJob", "Task", "WorkerSettings", "TaskResult", "TaskFailure", "error_from_name"]
 
-_ERRORS: dict[str, type[H2HError]] = {c.__name__: c for c in (H2HError, ConfigError, DataError, ModelError,
-                                                               DeviceError, ResultsError)}
+_ERRORS: dict[str, type[H2HError]] = {
+    c.__name__: c for c in (H2HError, ConfigError, DataError, ModelError, DeviceError, ResultsError)
+}
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: compared and hashed by identity
@@ -86,12 +87,19 @@ class EvalJob:
         EvalJob
         """
         job = cls.build(setup.experiment, setup.base_dir, setup.plan, data=setup.data, measure_speed=measure_speed)
-        return replace(job, dataset_fingerprint=setup.fingerprint, deterministic=setup.deterministic,
-                       offline=offline)
+        return replace(job, dataset_fingerprint=setup.fingerprint, deterministic=setup.deterministic, offline=offline)
 
     @classmethod
-    def build(cls, experiment: Experiment, base_dir: str | Path, plan: BatchPlan, *, data: DataConfig | None = None,
-              dataset: Dataset | None = None, measure_speed: bool = False) -> EvalJob:
+    def build(
+        cls,
+        experiment: Experiment,
+        base_dir: str | Path,
+        plan: BatchPlan,
+        *,
+        data: DataConfig | None = None,
+        dataset: Dataset | None = None,
+        measure_speed: bool = False,
+    ) -> EvalJob:
         """Make the job of a run the way :func:`headtohead.run` sets it up.
 
         Parameters
@@ -115,10 +123,14 @@ class EvalJob:
         EvalJob
         """
         exp = experiment if data is None else experiment.model_copy(update={"data": data})
-        return cls(experiment=exp.model_dump(mode="json"), base_dir=str(Path(base_dir).resolve()),
-                   order=np.asarray(plan.order, dtype=np.int64), batch_size=int(plan.batch_size),
-                   dataset_fingerprint=dataset.fingerprint() if dataset is not None else None,
-                   measure_speed=measure_speed)
+        return cls(
+            experiment=exp.model_dump(mode="json"),
+            base_dir=str(Path(base_dir).resolve()),
+            order=np.asarray(plan.order, dtype=np.int64),
+            batch_size=int(plan.batch_size),
+            dataset_fingerprint=dataset.fingerprint() if dataset is not None else None,
+            measure_speed=measure_speed,
+        )
 
     @property
     def plan(self) -> BatchPlan:
@@ -226,8 +238,9 @@ class TaskFailure:
         """The error to raise in the main process: the worker's own class for user errors, else a ModelError."""
         if self.user_error:
             return error_from_name(self.error_type, self.message)
-        return ModelError(f"model '{self.task.model}' failed in worker {self.worker}: {self.error_type}: "
-                          f"{self.message}")
+        return ModelError(
+            f"model '{self.task.model}' failed in worker {self.worker}: {self.error_type}: {self.message}"
+        )
 
 
 def error_from_name(name: str, message: str) -> H2HError:

@@ -26,8 +26,13 @@ class LocalExecutor(Executor):
     mode = "local"
     concurrent = False
 
-    def _run(self, setup: RunSetup, job: EvalJob, tasks: Sequence[Task], progress: TaskProgress | None,
-             ) -> Iterator[TaskResult]:
+    def _run(
+        self,
+        setup: RunSetup,
+        job: EvalJob,
+        tasks: Sequence[Task],
+        progress: TaskProgress | None,
+    ) -> Iterator[TaskResult]:
         for task in tasks:
             shard = setup if task.shard.count == 1 else replace(setup, plan=shard_plan(setup.plan, task.shard))
             yield evaluate_task(shard, task, progress, measure_speed=task.measure_speed)

@@ -20,9 +20,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 from headtohead.pipeline.executors.base import Executor, TaskProgress
 from headtohead.pipeline.executors.fairness import plan_workers
-from headtohead.pipeline.setup import RunSetup
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult, WorkerSettings
 from headtohead.pipeline.executors.worker import run_task, setup_process
+from headtohead.pipeline.setup import RunSetup
 
 __all__ = ["ProcessExecutor"]
 
@@ -56,8 +56,13 @@ class ProcessExecutor(Executor):
         self.close()
         self._workers = [(settings, _spawn(settings)) for settings in slots]
 
-    def _run(self, setup: RunSetup, job: EvalJob, tasks: Sequence[Task], progress: TaskProgress | None,
-             ) -> list[TaskResult | TaskFailure]:
+    def _run(
+        self,
+        setup: RunSetup,
+        job: EvalJob,
+        tasks: Sequence[Task],
+        progress: TaskProgress | None,
+    ) -> list[TaskResult | TaskFailure]:
         self._start(plan_workers(self.config, eval_device=self.eval_device, n_tasks=len(tasks)))
         queue = deque(enumerate(tasks))
         results: list[TaskResult | TaskFailure | None] = [None] * len(tasks)
@@ -76,8 +81,10 @@ class ProcessExecutor(Executor):
                     if progress is not None:
                         progress(task.label, finished[0], len(tasks))
 
-        threads = [threading.Thread(target=drive, args=(slot,), name=f"h2h-worker-{slot}", daemon=True)
-                   for slot in range(len(self._workers))]
+        threads = [
+            threading.Thread(target=drive, args=(slot,), name=f"h2h-worker-{slot}", daemon=True)
+            for slot in range(len(self._workers))
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -92,14 +99,21 @@ class ProcessExecutor(Executor):
             # The process died mid-task; a fresh one serves the remaining tasks of this slot.
             pool.shutdown(wait=False, cancel_futures=True)
             self._workers[slot] = (settings, _spawn(settings))
-            return TaskFailure(task=task, error_type="WorkerDied",
-                               message=f"the worker process on {settings.describe()} died while evaluating "
-                                       f"{task.label} (out of memory, or a crash in native code); give it more "
-                                       f"memory or a smaller eval.batch_size",
-                               worker=f"process on {settings.describe()}")
+            return TaskFailure(
+                task=task,
+                error_type="WorkerDied",
+                message=f"the worker process on {settings.describe()} died while evaluating "
+                f"{task.label} (out of memory, or a crash in native code); give it more "
+                f"memory or a smaller eval.batch_size",
+                worker=f"process on {settings.describe()}",
+            )
         except Exception as exc:  # e.g. a result that cannot be sent back; the other tasks go on
-            return TaskFailure(task=task, error_type=type(exc).__name__, message=str(exc).splitlines()[0]
-                               if str(exc) else "", worker=f"process on {settings.describe()}")
+            return TaskFailure(
+                task=task,
+                error_type=type(exc).__name__,
+                message=str(exc).splitlines()[0] if str(exc) else "",
+                worker=f"process on {settings.describe()}",
+            )
 
     def close(self, *, wait: bool = True) -> None:
         """Stop the worker processes (``wait=False``: do not wait for the tasks they are running)."""
@@ -114,5 +128,6 @@ class ProcessExecutor(Executor):
 
 
 def _spawn(settings: WorkerSettings) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=setup_process, initargs=(settings,))
+    return ProcessPoolExecutor(
+        max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=setup_process, initargs=(settings,)
+    )

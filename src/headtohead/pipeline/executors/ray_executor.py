@@ -22,8 +22,8 @@ from typing import Any
 
 from headtohead.errors import ConfigError
 from headtohead.pipeline.executors.base import Executor, TaskProgress
-from headtohead.pipeline.setup import RunSetup
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult, WorkerSettings
+from headtohead.pipeline.setup import RunSetup
 
 __all__ = ["RayExecutor", "import_ray", "ray_task"]
 
@@ -41,8 +41,10 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError('execution.mode is \'ray\' but Ray is not installed; pip install "headtohead[ray]" (on '
-                          'every node of the cluster) or use mode: processes') from None
+        raise ConfigError(
+            "execution.mode is 'ray' but Ray is not installed; pip install \"headtohead[ray]\" (on "
+            "every node of the cluster) or use mode: processes"
+        ) from None
     return ray
 
 
@@ -90,16 +92,23 @@ class RayExecutor(Executor):
             try:
                 ray.init(address=self.config.address, **options)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise ConfigError(f"execution.address '{self.config.address}': cannot connect to a Ray cluster "
-                                  f"({str(exc).splitlines()[0]}); start it with 'ray start --head' or fix the "
-                                  f"address") from exc
+                raise ConfigError(
+                    f"execution.address '{self.config.address}': cannot connect to a Ray cluster "
+                    f"({str(exc).splitlines()[0]}); start it with 'ray start --head' or fix the "
+                    f"address"
+                ) from exc
         else:
             ray.init(num_cpus=self.config.ray_init_cpus, **options)
             self._started_here = True
         return ray
 
-    def _run(self, setup: RunSetup, job: EvalJob, tasks: Sequence[Task], progress: TaskProgress | None,
-             ) -> list[TaskResult | TaskFailure]:
+    def _run(
+        self,
+        setup: RunSetup,
+        job: EvalJob,
+        tasks: Sequence[Task],
+        progress: TaskProgress | None,
+    ) -> list[TaskResult | TaskFailure]:
         ray = self.connect()
         cfg = self.config
         self._check_feasible(ray)
@@ -127,8 +136,10 @@ class RayExecutor(Executor):
         if any(r.get("CPU", 0) >= cfg.num_cpus and r.get("GPU", 0) >= cfg.num_gpus for r in nodes):
             return
         largest: dict[str, float] = max(nodes, key=lambda r: (r.get("GPU", 0), r.get("CPU", 0)), default={})
-        problem = (f"execution asks for num_cpus {cfg.num_cpus:g} and num_gpus {cfg.num_gpus:g} per task but no Ray "
-                   f"node has that much (the largest: {largest.get('CPU', 0):g} CPUs, {largest.get('GPU', 0):g} GPUs)")
+        problem = (
+            f"execution asks for num_cpus {cfg.num_cpus:g} and num_gpus {cfg.num_gpus:g} per task but no Ray "
+            f"node has that much (the largest: {largest.get('CPU', 0):g} CPUs, {largest.get('GPU', 0):g} GPUs)"
+        )
         if self._started_here:
             raise ConfigError(f"{problem}; lower them, or connect to a cluster with such nodes (execution.address)")
         log.warning("%s; the tasks wait until the cluster's autoscaler adds such a node", problem)

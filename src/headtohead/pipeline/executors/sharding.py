@@ -96,11 +96,13 @@ def shard_plan(plan: BatchPlan, shard: Shard) -> BatchPlan:
     """
     if shard.start % plan.batch_size:
         raise ValueError(f"shard start {shard.start} is not on a batch boundary of batch size {plan.batch_size}")
-    return BatchPlan(np.asarray(plan.order[shard.start:shard.stop], dtype=np.int64), plan.batch_size)
+    return BatchPlan(np.asarray(plan.order[shard.start : shard.stop], dtype=np.int64), plan.batch_size)
 
 
-def merge_shards(plan: BatchPlan, parts: Sequence[tuple[Shard, np.ndarray, np.ndarray, np.ndarray | None]],
-                 ) -> tuple[np.ndarray, np.ndarray | None]:
+def merge_shards(
+    plan: BatchPlan,
+    parts: Sequence[tuple[Shard, np.ndarray, np.ndarray, np.ndarray | None]],
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Reassemble one model's predictions from its shards, in the plan's order.
 
     Parameters
@@ -127,11 +129,14 @@ def merge_shards(plan: BatchPlan, parts: Sequence[tuple[Shard, np.ndarray, np.nd
     position = 0
     for shard, order, pred, proba in ordered:
         if shard.start != position:
-            raise ShardMismatch(f"shards leave a gap or overlap at position {position} (next shard starts at "
-                                f"{shard.start})")
+            raise ShardMismatch(
+                f"shards leave a gap or overlap at position {position} (next shard starts at {shard.start})"
+            )
         if len(order) != len(shard) or len(pred) != len(shard) or (proba is not None and len(proba) != len(shard)):
-            raise ShardMismatch(f"shard {shard.index} covers {len(shard)} examples but returned {len(order)} "
-                                f"indices, {len(pred)} predictions")
+            raise ShardMismatch(
+                f"shard {shard.index} covers {len(shard)} examples but returned {len(order)} "
+                f"indices, {len(pred)} predictions"
+            )
         position = shard.stop
     if position != len(plan.order):
         raise ShardMismatch(f"shards cover {position} of {len(plan.order)} examples")

@@ -130,12 +130,26 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
     evaluation = done.evaluation
     assert evaluation is not None, "a worker's task is a quality pass"
     return TaskResult(
-        task=task, order=setup.plan.order, pred=evaluation.pred, proba=evaluation.proba,
-        alignment=evaluation.alignment, n_batches=evaluation.n_batches, seconds=float(evaluation.seconds),
-        started_at=started_at + done.load_time_s, load_time_s=done.load_time_s,
-        num_parameters=done.adapter.num_parameters(), parameter_bytes=done.adapter.parameter_bytes(),
-        device=setup.context.device, worker=worker_name(), environment=None, warnings=tuple(done.adapter.warnings),
-        backoff=evaluation.backoff, speed=speed, adapter=done.adapter, endpoint=endpoint_record(done.adapter))
+        task=task,
+        order=setup.plan.order,
+        pred=evaluation.pred,
+        proba=evaluation.proba,
+        alignment=evaluation.alignment,
+        n_batches=evaluation.n_batches,
+        seconds=float(evaluation.seconds),
+        started_at=started_at + done.load_time_s,
+        load_time_s=done.load_time_s,
+        num_parameters=done.adapter.num_parameters(),
+        parameter_bytes=done.adapter.parameter_bytes(),
+        device=setup.context.device,
+        worker=worker_name(),
+        environment=None,
+        warnings=tuple(done.adapter.warnings),
+        backoff=evaluation.backoff,
+        speed=speed,
+        adapter=done.adapter,
+        endpoint=endpoint_record(done.adapter),
+    )
 
 
 def _relabelled(progress: Any, label: str) -> Any:
@@ -162,10 +176,19 @@ def _task_setup(job: EvalJob, task: Task, settings: WorkerSettings) -> Any:
         import torch
 
         torch.cuda.set_device(device)  # kernels and allocations of this worker default to its GPU
-    context = load_context(dataset, experiment.data, device=device, seed=experiment.seed, base_dir=Path(job.base_dir),
-                           train=splits.train)
-    return RunSetup(experiment, Path(job.base_dir), experiment.data, splits, shard_plan(job.plan, task.shard),
-                    context, quality=True, deterministic=job.deterministic)
+    context = load_context(
+        dataset, experiment.data, device=device, seed=experiment.seed, base_dir=Path(job.base_dir), train=splits.train
+    )
+    return RunSetup(
+        experiment,
+        Path(job.base_dir),
+        experiment.data,
+        splits,
+        shard_plan(job.plan, task.shard),
+        context,
+        quality=True,
+        deterministic=job.deterministic,
+    )
 
 
 @contextlib.contextmanager
@@ -196,8 +219,14 @@ def _speed(adapter: Any, dataset: Any, experiment: Any, load_time: float) -> dic
     """This worker's speed measurement of its one model, as a JSON-able dict."""
     from headtohead.engines.speed import measure_speed
 
-    summary = measure_speed([adapter], dataset, experiment.speed, batch_size=experiment.eval.batch_size,
-                            seed=experiment.seed, load_times={adapter.name: load_time})
+    summary = measure_speed(
+        [adapter],
+        dataset,
+        experiment.speed,
+        batch_size=experiment.eval.batch_size,
+        seed=experiment.seed,
+        load_times={adapter.name: load_time},
+    )
     return summary.model_dump(mode="json")
 
 
@@ -229,10 +258,14 @@ def _splits(job: EvalJob, experiment: Any) -> Any:
         _DATASETS[key] = (splits, splits.eval.fingerprint())
     splits, fingerprint = _DATASETS[key]
     if job.dataset_fingerprint is not None and fingerprint != job.dataset_fingerprint:
-        raise DataError(f"{experiment.data.path}: worker {worker_name()} read different data than the main process "
-                        f"(fingerprint {fingerprint[:12]} vs {job.dataset_fingerprint[:12]}); give every node the "
-                        f"same files at the same path (a shared filesystem or an identical copy)")
+        raise DataError(
+            f"{experiment.data.path}: worker {worker_name()} read different data than the main process "
+            f"(fingerprint {fingerprint[:12]} vs {job.dataset_fingerprint[:12]}); give every node the "
+            f"same files at the same path (a shared filesystem or an identical copy)"
+        )
     if len(job.order) and int(job.order.max()) >= len(splits.eval):
-        raise DataError(f"{experiment.data.path}: worker {worker_name()} read {len(splits.eval)} examples but the "
-                        f"run plans {len(job.order)}; give every node the same files at the same path")
+        raise DataError(
+            f"{experiment.data.path}: worker {worker_name()} read {len(splits.eval)} examples but the "
+            f"run plans {len(job.order)}; give every node the same files at the same path"
+        )
     return splits
