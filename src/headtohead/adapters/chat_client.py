@@ -3,7 +3,8 @@
 :func:`ask_all` sends one request per prompt with asyncio and httpx:
 
 * **bounded concurrency** — ``max_concurrency`` workers, each with one request in flight at a
-  time (retries and their waits included), share one connection pool of that size;
+  time (retries and their waits included), share one connection pool of that size; the most in
+  flight at once is counted (``PassStats.peak_in_flight``);
 * **retries** — HTTP 429 and 5xx, a malformed body, a timeout, a refused or reset connection
   are tried again up to ``max_retries`` times, after an exponential backoff with full jitter
   (0.5 s doubling, at most 30 s) or the server's ``Retry-After`` (seconds or an HTTP date,

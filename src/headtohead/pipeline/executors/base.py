@@ -111,7 +111,8 @@ class Executor(ABC):
         models : sequence of str, optional
             Names of the models to evaluate (a subset, e.g. when resuming).
         shards : int, optional
-            Parts to cut each model's evaluation into; default ``execution.shards``.
+            Parts to cut each model's evaluation into; default ``execution.shards`` (an
+            endpoint model's shards side by side: at most its ``max_concurrency``, sharing it).
         progress : callable, optional
             ``progress(task_label, done, total)``.
         measure_speed : bool
