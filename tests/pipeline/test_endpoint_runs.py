@@ -188,15 +188,15 @@ class HeldUntilTwoProcesses(Truthful):
     """Truthful answers, each held until requests from two client processes are in flight at once.
 
     So a model's shards overlap at the server whatever their start-up times: a shard that kept
-    more requests in flight than its share would show it in ``max_in_flight``. The deadline is a
-    safety net only (the gate opens as soon as the second shard's first request arrives).
+    more requests in flight than its share would show it in ``max_in_flight``. Only an arrival
+    can open the gate, so each request checks once as it arrives; the timeout is a safety net.
     """
 
     def __init__(self, truth: dict[str, str]) -> None:
         super().__init__(truth, prose_every=0)
         self.server: ScriptedChatServer | None = None
         self.open = False
-        self.lock = threading.Lock()
+        self.ready = threading.Condition()
 
     def processes_in_flight(self) -> int:
         assert self.server is not None
@@ -206,11 +206,11 @@ class HeldUntilTwoProcesses(Truthful):
         return len({c.pid for c in clients if c.laddr.port in ports})
 
     def __call__(self, number, payload) -> Reply:
-        deadline = time.monotonic() + 60
-        while not self.open and time.monotonic() < deadline:
-            with self.lock:
-                self.open = self.open or self.processes_in_flight() >= 2
-            time.sleep(0.02)
+        with self.ready:
+            if not self.open and self.processes_in_flight() >= 2:
+                self.open = True
+                self.ready.notify_all()
+            self.ready.wait_for(lambda: self.open, timeout=60)
         return super().__call__(number, payload)
 
 
