@@ -189,6 +189,7 @@ def test_requests_in_flight_never_exceed_max_concurrency_and_keep_it_full():
         exchanges, stats = _ask(server, [f"e{i}" for i in range(40)], max_concurrency=3)
     assert all(e.body is not None for e in exchanges)
     assert server.counts.requests == 40 and server.counts.max_in_flight == 3
+    assert stats.peak_in_flight == 3  # the client counts what the server saw
 
 
 def test_a_refused_key_stops_the_pass_with_the_servers_reason():

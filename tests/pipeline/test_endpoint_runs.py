@@ -16,10 +16,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 import yaml
 
@@ -180,6 +182,70 @@ def test_logprobs_give_class_probabilities_and_a_429_storm_loses_nothing(data):
     proba = predictions["llm"].proba
     assert np.allclose(proba.max(axis=1), 0.7 / 0.9) and np.allclose(proba.sum(axis=1), 1.0)
     assert outcome.result.stats.model("llm").ece is not None
+
+
+class HeldUntilTwoProcesses(Truthful):
+    """Truthful answers, each held until requests from two client processes are in flight at once.
+
+    So a model's shards overlap at the server whatever their start-up times: a shard that kept
+    more requests in flight than its share would show it in ``max_in_flight``. Only an arrival
+    can open the gate, so each request checks once as it arrives; the timeout is a safety net.
+    """
+
+    def __init__(self, truth: dict[str, str]) -> None:
+        super().__init__(truth, prose_every=0)
+        self.server: ScriptedChatServer | None = None
+        self.open = False
+        self.ready = threading.Condition()
+
+    def processes_in_flight(self) -> int:
+        assert self.server is not None
+        port = int(self.server.base_url.rsplit(":", 1)[1].split("/")[0])
+        ports = set(self.server.counts.ports_in_flight)
+        clients = [c for c in psutil.net_connections("tcp") if c.raddr and c.raddr.port == port]
+        return len({c.pid for c in clients if c.laddr.port in ports})
+
+    def __call__(self, number, payload) -> Reply:
+        with self.ready:
+            if not self.open and self.processes_in_flight() >= 2:
+                self.open = True
+                self.ready.notify_all()
+            self.ready.wait_for(lambda: self.open, timeout=60)
+        return super().__call__(number, payload)
+
+
+def test_max_concurrency_holds_for_the_model_over_shards_in_processes(data, capsys):
+    """max_concurrency 2 over 3 shards in processes: the model runs on 2 shards of 1 request each."""
+    root, truth = data
+    script = HeldUntilTwoProcesses(truth)
+    exp = _experiment(root, "", max_concurrency=2)
+    exp["execution"] = {"mode": "processes", "shards": 3}
+    with ScriptedChatServer(script) as server:
+        script.server = server
+        exp["models"][0]["base_url"] = server.base_url
+        main(["run", _write(root, exp), "--out", str(root / "out")])
+        assert server.counts.requests == 40
+        assert server.counts.max_in_flight == 2  # the two shards side by side, one request each
+    model = headtohead.load_result(root / "out" / "results.json").model("llm")
+    timing = model.endpoint.timing
+    assert timing.concurrency == 2 and timing.shard_concurrency == [1, 1] and timing.peak_in_flight == [1, 1]
+    assert model.execution_mode == "processes" and sorted(w.shard for w in model.workers) == [0, 1]
+    assert model.quality.accuracy == 1.0 and model.endpoint.requests == 40
+    assert "latency per request at concurrency 2 (2 shards side by side: 1 + 1" in capsys.readouterr().out
+
+
+def test_shards_run_in_turn_each_have_the_whole_bound(data, capsys):
+    """mode local runs a model's shards one after another: each may keep max_concurrency in flight."""
+    root, truth = data
+    with ScriptedChatServer(Truthful(truth, prose_every=0, delay_s=0.01)) as server:
+        exp = _experiment(root, server.base_url, max_concurrency=3)
+        exp["execution"] = {"shards": 2}
+        main(["run", _write(root, exp), "--out", str(root / "out")])
+        assert server.counts.requests == 40 and server.counts.max_in_flight <= 3
+    timing = headtohead.load_result(root / "out" / "results.json").model("llm").endpoint.timing
+    assert timing.concurrency == 3 and timing.shard_concurrency == [3, 3]
+    assert all(1 <= peak <= 3 for peak in timing.peak_in_flight) and len(timing.peak_in_flight) == 2
+    assert "latency per request at concurrency 3 (2 shards one after another)" in capsys.readouterr().out
 
 
 def _write(root: Path, experiment: dict) -> str:

@@ -81,7 +81,7 @@ def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):
 
 
 def test_a_version_2_run_reads_as_it_was_written(tmp_path):
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
     out = tmp_path / "out"
     run = headtohead.run(IRIS, out_dir=out)
     raw = json.loads((out / "results.json").read_text())

@@ -3,7 +3,8 @@
 :func:`ask_all` sends one request per prompt with asyncio and httpx:
 
 * **bounded concurrency** — ``max_concurrency`` workers, each with one request in flight at a
-  time (retries and their waits included), share one connection pool of that size;
+  time (retries and their waits included), share one connection pool of that size; the most in
+  flight at once is counted (``PassStats.peak_in_flight``);
 * **retries** — HTTP 429 and 5xx, a malformed body, a timeout, a refused or reset connection
   are tried again up to ``max_retries`` times, after an exponential backoff with full jitter
   (0.5 s doubling, at most 30 s) or the server's ``Retry-After`` (seconds or an HTTP date,
@@ -77,6 +78,8 @@ class PassStats:
     retries: int = 0
     wall_s: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
+    #: The most requests this pass had in flight at once (counted here, at the client).
+    peak_in_flight: int = 0
 
 
 def chat_url(base_url: str) -> str:
@@ -140,7 +143,7 @@ class _Asker:
         self.rng = random.Random(seed)  # noqa: S311 - backoff jitter, not a secret
         self.stats = PassStats()
         self.results: list[Exchange | None] = [None] * len(payloads)
-        self.done = self.tokens = 0
+        self.done = self.tokens = self.in_flight = 0
         self.total = len(payloads)
         self.began = time.perf_counter()
         self.last_report = 0.0
@@ -190,6 +193,8 @@ class _Asker:
     async def _once(self, position: int, exchange: Exchange) -> tuple[str | bool | None, str]:
         """One request. Returns (retry: a Retry-After value, None to back off, False to stop; why it failed)."""
         start = time.perf_counter()
+        self.in_flight += 1
+        self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.in_flight)
         try:
             response = await self.client.post(self.url, json=self.payloads[position])
         except httpx.TimeoutException:
@@ -201,6 +206,8 @@ class _Asker:
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
             self._count("connection reset")
             return None, "connection reset"
+        finally:
+            self.in_flight -= 1
         self._count(str(response.status_code))
         if response.status_code in _FATAL_STATUSES:
             raise EndpointRefused(response.status_code, _server_reason(response))

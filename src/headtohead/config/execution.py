@@ -94,7 +94,8 @@ class ExecutionConfig(_Section):
         default=1,
         gt=0,
         description="Split each model's evaluation set into this many parts "
-        "(whole batches) evaluated by different workers and merged in the original order.",
+        "(whole batches) evaluated by different workers and merged in the original order "
+        "(an endpoint model side by side: at most its max_concurrency parts, sharing it).",
     )
     speed: Literal["main", "workers"] = Field(
         default="main",

@@ -56,6 +56,8 @@ def endpoint_record(model: Any) -> EndpointRecord | None:
     statuses = _added([p.statuses for p in stats])
     timing = RequestTiming(
         concurrency=settings.max_concurrency,  # no latency when nothing was answered now
+        shard_concurrency=[settings.max_concurrency],
+        peak_in_flight=[max((p.peak_in_flight for p in stats), default=0)],
         latencies_s=[float(e.latency_s) for e in sent if e.latency_s is not None],
         wall_s=sum(p.wall_s for p in stats),
         tokens=sent_prompt + sent_completion,
@@ -93,11 +95,15 @@ def _added(counts: Sequence[dict[str, int]]) -> dict[str, int]:
     return dict(sum((Counter(c) for c in counts), Counter()))
 
 
-def merge_endpoint_records(parts: Sequence[EndpointRecord | None]) -> EndpointRecord | None:
+def merge_endpoint_records(
+    parts: Sequence[EndpointRecord | None], *, concurrency: int | None = None
+) -> EndpointRecord | None:
     """One record of a model's shards (in plan order): counts and tokens added, lists joined, wall times added.
 
     Shards of one model run one after another in this process or side by side in workers; the
     wall time is their sum either way, so the throughput of shards run side by side is understated.
+    ``concurrency`` is the model's own ``max_concurrency``, the bound over all its shards (default:
+    the first shard's); each shard's record holds its own (``RequestTiming.shard_concurrency``).
     """
     records = [p for p in parts if p is not None]
     if len(records) <= 1:
@@ -131,7 +137,9 @@ def merge_endpoint_records(parts: Sequence[EndpointRecord | None]) -> EndpointRe
             if masses and len(masses) == len(records)
             else None,
             "timing": RequestTiming(
-                concurrency=timings[0].concurrency,
+                concurrency=timings[0].concurrency if concurrency is None else concurrency,
+                shard_concurrency=[k for t in timings for k in t.shard_concurrency],
+                peak_in_flight=[k for t in timings for k in t.peak_in_flight],
                 latencies_s=[x for t in timings for x in t.latencies_s],
                 wall_s=sum(t.wall_s for t in timings),
                 tokens=sum(t.tokens for t in timings),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from headtohead.report.rows import NOT_AVAILABLE, NOT_MEASURED, _number
 from headtohead.report.server import format_money
-from headtohead.results.endpoint import EndpointRecord
+from headtohead.results.endpoint import EndpointRecord, RequestTiming
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed
 
@@ -75,6 +75,17 @@ def _tokens_line(e: EndpointRecord) -> str:
     )
 
 
+def _concurrency(t: RequestTiming) -> str:
+    """``8``; for a sharded model its bound and its shards' (``2 (2 shards side by side: 1 + 1; …)``)."""
+    shares = t.shard_concurrency
+    if len(shares) <= 1:
+        return str(t.concurrency)
+    if sum(shares) > t.concurrency:  # each shard had the whole bound: they ran one at a time
+        return f"{t.concurrency} ({len(shares)} shards one after another)"
+    seen = f"; most in flight seen {' + '.join(map(str, t.peak_in_flight))}" if t.peak_in_flight else ""
+    return f"{t.concurrency} ({len(shares)} shards side by side: {' + '.join(map(str, shares))}{seen})"
+
+
 def _timing_line(e: EndpointRecord) -> str:
     t = e.timing
     if t is None or t.latency is None:
@@ -86,7 +97,7 @@ def _timing_line(e: EndpointRecord) -> str:
         return f"latency: not measured ({why})"
     lat = t.latency
     line = (
-        f"latency per request at concurrency {t.concurrency}: p50 {_ms(lat['p50'])} / p90 {_ms(lat['p90'])} / "
+        f"latency per request at concurrency {_concurrency(t)}: p50 {_ms(lat['p50'])} / p90 {_ms(lat['p90'])} / "
         f"p99 {_ms(lat['p99'])} ms over {len(t.latencies_s):,} requests"
     )
     if t.requests_per_s is not None:
@@ -196,7 +207,7 @@ def endpoint_speed_row(speed: ModelSpeed, keys: list[str]) -> dict[str, str] | N
     timed = t.latency is not None
     values = {
         "model": speed.name,
-        "scenario": f"endpoint ({t.concurrency} requests in flight)"
+        "scenario": f"endpoint (at most {t.concurrency} requests in flight)"
         if timed
         else f"endpoint: {NOT_MEASURED} (no request answered in this run)",
         "p50 / p90 / p99 (ms per call)": " / ".join(_ms(t.latency[p]) for p in ("p50", "p90", "p99"))

@@ -59,9 +59,22 @@ class TokenPrice(Record):
 
 
 class RequestTiming(DerivedRecord):
-    """The requests sent in this run: their latencies at ``concurrency`` in flight, and the pass's wall time."""
+    """The requests sent in this run: their latencies at ``concurrency`` in flight, and the pass's wall time.
 
-    concurrency: int = Field(description="max_concurrency: requests in flight at most")
+    ``concurrency`` held for the model as a whole: shards run side by side (``processes``,
+    ``ray``) each had a share of it (``shard_concurrency``, summing to it); shards run one after
+    another (``local``) each had all of it.
+    """
+
+    concurrency: int = Field(description="max_concurrency: requests in flight at most, over all the model's shards")
+    shard_concurrency: list[int] = Field(
+        default_factory=list,
+        description="each shard's bound, in shard order: a share of concurrency when the shards ran side by "
+        "side (they sum to it), all of it when they ran one after another (empty in version-4 files)",
+    )
+    peak_in_flight: list[int] = Field(
+        default_factory=list, description="the most requests each shard had in flight at once, counted by its client"
+    )
     latencies_s: list[float] = Field(description="each successful request's own time, seconds, in completion order")
     wall_s: float = Field(description="from the first request sent to the last answer received")
     tokens: int = Field(

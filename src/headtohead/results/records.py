@@ -54,6 +54,11 @@ Changelog of :data:`SCHEMA_VERSION`:
   cache hits, unparseable answers, tokens and cost (``None`` for every other kind);
   ``ModelSpeed.endpoint`` (its latency per request), ``ScenarioCost.price_per_prediction``
   (scenario ``endpoint``); ``ModelSpeed.first_preprocess_s`` / ``first_call_s`` may be ``None``.
+* 5 — an endpoint's ``max_concurrency`` holds for the model over all its shards:
+  ``RequestTiming.concurrency`` is that bound (in version 4 each shard had its own copy of it,
+  so shards run side by side could exceed it); ``RequestTiming.shard_concurrency`` (each shard's
+  bound: a share when they ran side by side) and ``peak_in_flight`` (each shard's most requests
+  in flight, counted by its client). Version-4 files read with both empty.
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class GPURecord(Record):

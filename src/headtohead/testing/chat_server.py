@@ -5,7 +5,8 @@ thread per connection. What it answers is decided per request by a :class:`Scrip
 answer text for the example's prompt, or a fault — HTTP 429 with ``Retry-After``, a 5xx, a
 slow or hanging response, a malformed body, a reset connection — and it returns
 log-probabilities when asked. It counts what a test wants to check *at the server*: the
-requests received, the most ever in flight at once, the tokens it reported in ``usage``.
+requests received, the most ever in flight at once (and the client ports of those in flight
+now), the tokens it reported in ``usage``.
 
 Tokens are counted as whitespace-separated words: prompt tokens over every message's
 content, completion tokens over the answer, so a test knows exactly what ``usage`` said.
@@ -66,6 +67,8 @@ class _Counts:
     #: Chat completions answered and written whole to the socket (not the /models check, not a failed write).
     answered: int = 0
     authorization: list[str] = field(default_factory=list)
+    #: The client ports with a chat completion in flight now (a test maps them to client processes).
+    ports_in_flight: list[int] = field(default_factory=list)
 
 
 class ScriptedChatServer:
@@ -128,11 +131,14 @@ class ScriptedChatServer:
                     server.counts.in_flight += 1
                     server.counts.max_in_flight = max(server.counts.max_in_flight, server.counts.in_flight)
                     server.counts.authorization.append(self.headers.get("authorization") or "")
+                    server.counts.ports_in_flight.append(self.client_address[1])
                 try:
                     self._reply(server.script(number, payload), payload)
                 finally:
                     with server._lock:
                         server.counts.in_flight -= 1
+                        if self.client_address[1] in server.counts.ports_in_flight:  # not after reset_counts
+                            server.counts.ports_in_flight.remove(self.client_address[1])
 
             def _reply(self, reply: Reply, payload: dict[str, Any]) -> None:
                 if reply.delay_s and reply.kind != "hang":

@@ -14,7 +14,7 @@ once with its traceback, as an ordinary call would.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -25,6 +25,7 @@ from headtohead.config.execution import ExecutionConfig
 from headtohead.engines.endpoint import merge_endpoint_records
 from headtohead.engines.evaluate import Evaluation
 from headtohead.errors import H2HError, listing
+from headtohead.pipeline.executors.concurrency import request_bound, shard_bounds, shard_count
 from headtohead.pipeline.executors.fairness import shared_devices
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult
 from headtohead.pipeline.executors.sharding import ShardMismatch, merge_shards, plan_shards
@@ -110,7 +111,8 @@ class Executor(ABC):
         models : sequence of str, optional
             Names of the models to evaluate (a subset, e.g. when resuming).
         shards : int, optional
-            Parts to cut each model's evaluation into; default ``execution.shards``.
+            Parts to cut each model's evaluation into; default ``execution.shards`` (an
+            endpoint model's shards side by side: at most its ``max_concurrency``, sharing it).
         progress : callable, optional
             ``progress(task_label, done, total)``.
         measure_speed : bool
@@ -126,7 +128,8 @@ class Executor(ABC):
         """
         names = list(setup.experiment_model_names() if models is None else models)
         job = EvalJob.from_setup(setup, measure_speed=measure_speed, offline=offline)
-        tasks = self.tasks(job, names, shards=shards)
+        bounds = {name: request_bound(setup.experiment.model(name)) for name in names}
+        tasks = self.tasks(job, names, shards=shards, bounds=bounds)
         concurrent = measure_speed and bool(
             shared_devices(self.config, eval_device=self.eval_device, n_tasks=len(tasks))
         )
@@ -141,17 +144,33 @@ class Executor(ABC):
         for name in names[ready:]:  # an executor that lost tasks: those models failed
             yield self._merge(setup, name, parts.get(name, []), concurrent)
 
-    def tasks(self, job: EvalJob, models: Sequence[str], *, shards: int | None = None) -> list[Task]:
-        """One task per model and shard, model by model (shard 0 measures speed when asked)."""
+    def tasks(
+        self,
+        job: EvalJob,
+        models: Sequence[str],
+        *,
+        shards: int | None = None,
+        bounds: Mapping[str, int | None] | None = None,
+    ) -> list[Task]:
+        """One task per model and shard, model by model (shard 0 measures speed when asked).
+
+        ``bounds`` gives a model's ``max_concurrency`` (:func:`.concurrency.request_bound`): its
+        shards share it when they run side by side, each with its own part (:mod:`.concurrency`).
+        """
         unknown = [name for name in models if name not in job.model_names()]
         if unknown:
             raise ValueError(f"models {unknown} are not in the job (it has {job.model_names()})")
-        parts = plan_shards(len(job.order), job.batch_size, shards or self.config.shards)
-        return [
-            Task(model=name, shard=shard, measure_speed=job.measure_speed and shard.index == 0)
-            for name in models
-            for shard in parts
-        ]
+        tasks: list[Task] = []
+        for name in models:
+            bound = (bounds or {}).get(name)
+            wanted = shard_count(shards or self.config.shards, bound, side_by_side=self.concurrent)
+            parts = plan_shards(len(job.order), job.batch_size, wanted)
+            shares = shard_bounds(bound, len(parts), side_by_side=self.concurrent)
+            tasks.extend(
+                Task(name, shard, job.measure_speed and shard.index == 0, share)
+                for shard, share in zip(parts, shares, strict=True)
+            )
+        return tasks
 
     @abstractmethod
     def _run(
@@ -248,7 +267,9 @@ class Executor(ABC):
             execution_mode=self.mode,
             workers=self._worker_records(done),
             speed_concurrent=speed is not None and concurrent,
-            endpoint=merge_endpoint_records([r.endpoint for r in done]),
+            endpoint=merge_endpoint_records(
+                [r.endpoint for r in done], concurrency=request_bound(setup.experiment.model(name))
+            ),
         )
         return ModelOutcome(
             record,

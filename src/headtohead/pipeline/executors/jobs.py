@@ -149,6 +149,8 @@ class Task:
     model: str
     shard: Shard
     measure_speed: bool = False
+    #: kind openai: this shard's bound on requests in flight (see :mod:`.concurrency`); ``None`` for other kinds.
+    max_concurrency: int | None = None
 
     @property
     def label(self) -> str:

@@ -119,9 +119,10 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         first and adds the second before sending it back.
     """
     from headtohead.engines.endpoint import endpoint_record
+    from headtohead.pipeline.executors.concurrency import shard_config
     from headtohead.pipeline.model_pass import run_model_pass
 
-    model_cfg = setup.experiment.model(task.model)
+    model_cfg = shard_config(setup.experiment.model(task.model), task.max_concurrency)
     report = None if progress is None else _relabelled(progress, task.label)
     started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)
     done = run_model_pass(setup, model_cfg, progress=report)  # seeds, loads, evaluates, as the runner does

@@ -1,0 +1,83 @@
+"""A model's ``max_concurrency`` over its shards: the bound holds for the model, not for each shard.
+
+A ``kind: openai`` model's ``max_concurrency`` bounds its requests in flight as a whole. Its
+shards run in separate processes, on Ray on other hosts too, so one limiter could be shared
+only through a service of its own; the bound is divided instead, before the tasks leave. Each
+task carries its shard's bound (:attr:`~headtohead.pipeline.executors.jobs.Task.max_concurrency`),
+the worker loads the model with it (:func:`shard_config`), and the shard's client holds it.
+
+* Shards run one after another (``local``) each have the whole bound.
+* Shards run side by side (``processes``, ``ray``) share it: ``q`` or ``q + 1`` each
+  (``divmod``; the earlier shards get the extra one), summing to the bound. A share is never
+  0, so such a model is cut into at most ``max_concurrency`` shards — a shard's requests are
+  its only work, so more shards than requests in flight would add processes, not requests.
+  Taking turns instead would need a scheduler that orders tasks across workers and hosts.
+* Which of a model's shards overlap is the scheduler's choice (a free worker takes the next
+  task), so the shares assume all of them may: with fewer workers than shards, fewer requests
+  are in flight than the bound, never more.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from headtohead.config.schema import ModelConfig
+
+__all__ = ["request_bound", "shard_count", "shard_bounds", "shard_config"]
+
+
+def request_bound(model: ModelConfig) -> int | None:
+    """The model's ``max_concurrency`` with its default; ``None`` for a model that sends no requests."""
+    return model.endpoint.max_concurrency if model.kind == "openai" else None
+
+
+def shard_count(shards: int, bound: int | None, *, side_by_side: bool) -> int:
+    """How many shards a model is cut into: at most its bound when they run side by side.
+
+    Examples
+    --------
+    >>> shard_count(3, 2, side_by_side=True), shard_count(3, 2, side_by_side=False), shard_count(3, None, side_by_side=True)
+    (2, 3, 3)
+    """
+    return min(shards, bound) if bound is not None and side_by_side else shards
+
+
+def shard_bounds(bound: int | None, shards: int, *, side_by_side: bool) -> list[int | None]:
+    """Each shard's bound on its requests in flight, in shard order.
+
+    Parameters
+    ----------
+    bound : int or None
+        The model's ``max_concurrency`` (``None``: it sends no requests).
+    shards : int
+        The model's shards (at most ``bound`` when ``side_by_side``; see :func:`shard_count`).
+    side_by_side : bool
+        Whether the shards may run at the same time.
+
+    Returns
+    -------
+    list of int or None
+        ``None`` for each shard of a model without a bound; ``bound`` for each shard run one
+        after another; else shares of ``bound``, each ``q`` or ``q + 1``, summing to it.
+
+    Examples
+    --------
+    >>> shard_bounds(8, 3, side_by_side=True)
+    [3, 3, 2]
+    >>> shard_bounds(8, 3, side_by_side=False)
+    [8, 8, 8]
+    """
+    if bound is None:
+        return [None] * shards
+    if not side_by_side:
+        return [bound] * shards
+    if not 1 <= shards <= bound:
+        raise ValueError(f"cannot share {bound} requests in flight among {shards} shards (each needs one)")
+    q, extra = divmod(bound, shards)
+    return [q + (i < extra) for i in range(shards)]
+
+
+def shard_config(model: ModelConfig, bound: int | None) -> ModelConfig:
+    """``model`` as one shard loads it: with the shard's own ``max_concurrency`` (unchanged without one)."""
+    return model if bound is None else model.model_copy(update={"max_concurrency": bound})
