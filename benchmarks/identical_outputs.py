@@ -18,8 +18,9 @@ each example into that folder and copies ``results.json``, ``predictions.npz`` a
 ``suite.json`` / ``training.json`` / ``sweep.json`` to ``OUTDIR/<run>/`` (the work folder is
 deleted unless ``--keep-work``). The speed phase is switched off where a command allows it
 (``h2h demo`` has no switch: its speed section is ignored by ``compare``). One CPU thread,
-runs in sequence: about 10 minutes on a shared 2-core machine. ``OUTDIR/manifest.json`` lists
-the runs captured, skipped (and why), failed, and their wall times.
+runs in sequence: 29 minutes on a 2-core machine shared with other jobs (load average 12), 10
+of them training the ants/bees models. ``OUTDIR/manifest.json`` lists the runs captured,
+skipped (and why), failed, and their wall times.
 
 ``compare`` prints one line per run (``identical``, or ``differs`` with the first ten
 differences) and exits 1 on any difference. Keys only the newer capture holds are reported
@@ -57,27 +58,47 @@ JSON_FILES = ("results.json", "suite.json", "training.json", "sweep.json")
 TOLERANCE = 1e-12
 SHOWN_DIFFERENCES = 10
 
-#: Keys not compared wherever they appear (a JSON object's key name), each with its reason.
-IGNORED_KEYS: dict[str, str] = {
-    "schema_version": "a restructuring may bump it (with its changelog); the records themselves are compared",
-    "headtohead_version": "version string of the package",
-    "created_at": "date and time of the run",
-    "environment": "host, CPU, library versions, git revision (also each worker's)",
-    "environment_fingerprint": "hash of the environment above",
-    "worker": "host:pid of a worker process",
-    "timings": "wall time per stage of the run",
-    "load_time_s": "wall time of loading a model",
-    "eval_time_s": "wall time of a quality pass",
-    "seconds": "wall time (training and its epochs)",
-    "samples_per_second": "throughput measured while training",
-    "latency": "an endpoint's latency per request (wall time)",
-    "base_url": "the local test server's address: a free port, chosen per capture",
+#: Keys not compared wherever they appear (a JSON object's key name), by reason. Each measures the machine or
+#: the moment, not what the code computes: two captures of the same code differ in them (and only in them).
+_IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
+    "versions, dates and the machine (the environment of the run and of each worker, a worker's host:pid)": (
+        "schema_version",
+        "headtohead_version",
+        "created_at",
+        "environment",
+        "environment_fingerprint",
+        "worker",
+    ),
+    "wall times: of the run's stages, of loading and evaluating a model, of training (epochs, steps, data waits, "
+    "time to target), of an endpoint's requests": (
+        "timings",
+        "load_time_s",
+        "eval_time_s",
+        "train_s",
+        "elapsed_train_s",
+        "eval_s",
+        "end_to_end_s",
+        "time_to_target_s",
+        "data_wait_ns",
+        "compute_ns",
+        "latencies_s",
+        "wall_s",
+        "latency",
+    ),
+    "rates derived from those wall times": ("samples_per_s", "tokens_per_s", "requests_per_s", "data_wait_fraction"),
+    "memory and device telemetry": ("rss_peak_mb", "cuda_max_allocated_mb", "cuda_max_reserved_mb", "telemetry"),
+    "the stand-in LLM server's address: a free port, chosen per capture": ("base_url",),
 }
+IGNORED_KEYS: dict[str, str] = {key: reason for reason, keys in _IGNORED_BY_REASON.items() for key in keys}
 
-#: Whole sub-trees not compared, as ``file:dotted.path`` (``*`` matches any one key or list index).
+#: Whole sub-trees not compared, as ``[[run/]file:]dotted.path`` (``*`` matches any one key or list index).
 IGNORED_PATHS: dict[str, str] = {
     "results.json:speed": "the speed and memory phase: timings, throughput, memory, energy, cost per prediction "
     "(h2h demo cannot switch it off)",
+    "training.runs.*.cost": "a fine-tune's wall time, the energy it drew and their price (results.json and "
+    "training.json)",
+    "antsbees-resnet-vs-efficientnet/results.json:dataset.fingerprint": "an image folder's fingerprint hashes the "
+    "images' absolute paths, which hold the capture's work folder (the images, labels and predictions are compared)",
 }
 
 
@@ -159,6 +180,7 @@ def capture(outdir: Path, repo: Path, shared: Path, only: list[str] | None, keep
     manifest: dict[str, Any] = {
         "repo": str(repo),
         "git_revision": _git_revision(repo),
+        "uncommitted_changes": _git_dirty(repo),
         "work": str(work),
         "shared": str(shared.resolve()),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -228,6 +250,15 @@ def _keep(run_dir: Path, target: Path) -> list[str]:
             shutil.copy2(path, target / relative)
             kept.append(str(relative))
     return kept
+
+
+def _git_dirty(repo: Path) -> bool | None:
+    """Whether src/ or examples/ differ from the commit (the capture ran uncommitted code)."""
+    try:
+        command = ["git", "-C", str(repo), "status", "--porcelain", "--", "src", "examples"]
+        return bool(subprocess.check_output(command, text=True).strip())
+    except (OSError, subprocess.CalledProcessError):
+        return None
 
 
 def _git_revision(repo: Path) -> str | None:
@@ -370,12 +401,13 @@ def compare_run(
     findings.added += [f"{extra} (file)" for extra in sorted(files_after - files_before)]
     for relative in sorted(files_before & files_after):
         label = str(relative)
+        run_file = f"{before.name}/{relative}"
         if relative.suffix == ".npz":
             compare_npz(before / relative, after / relative, label, findings)
         elif relative.name in JSON_FILES:
             old, new = (json.loads(p.read_text(encoding="utf-8")) for p in (before / relative, after / relative))
             old, new = _substituted(old, substitutions[0]), _substituted(new, substitutions[1])
-            compare_json(old, new, label, relative.name, (), ignored, findings)
+            compare_json(old, new, label, run_file, (), ignored, findings)
     return findings
 
 
@@ -398,11 +430,11 @@ def compare_npz(before: Path, after: Path, label: str, findings: Findings) -> No
 
 
 def compare_json(
-    old: Any, new: Any, label: str, file: str, path: tuple[str, ...], ignored: dict[str, str], findings: Findings
+    old: Any, new: Any, label: str, run_file: str, path: tuple[str, ...], ignored: dict[str, str], findings: Findings
 ) -> None:
     """Walk two JSON values together, recording differences (numbers to :data:`TOLERANCE`) and added keys."""
     where = f"{label}:{'.'.join(path) or '<root>'}"
-    if _ignored_path(file, path, ignored):
+    if _ignored_path(run_file, path, ignored):
         return
     if isinstance(old, dict) and isinstance(new, dict):
         for key in old:
@@ -411,7 +443,7 @@ def compare_json(
             if key not in new:
                 findings.differences.append(f"{label}:{'.'.join((*path, str(key)))}: removed")
             else:
-                compare_json(old[key], new[key], label, file, (*path, str(key)), ignored, findings)
+                compare_json(old[key], new[key], label, run_file, (*path, str(key)), ignored, findings)
         findings.added += [
             f"{label}:{'.'.join((*path, str(key)))}" for key in new if key not in old and key not in IGNORED_KEYS
         ]
@@ -419,7 +451,7 @@ def compare_json(
         if len(old) != len(new):
             findings.differences.append(f"{where}: {len(old)} items -> {len(new)}")
         for index, (a, b) in enumerate(zip(old, new, strict=False)):
-            compare_json(a, b, label, file, (*path, str(index)), ignored, findings)
+            compare_json(a, b, label, run_file, (*path, str(index)), ignored, findings)
     elif _is_number(old) and _is_number(new):
         if not _close(float(old), float(new)):
             findings.differences.append(f"{where}: {old!r} -> {new!r}")
@@ -427,11 +459,12 @@ def compare_json(
         findings.differences.append(f"{where}: {_short(old)} -> {_short(new)}")
 
 
-def _ignored_path(file: str, path: tuple[str, ...], ignored: dict[str, str]) -> bool:
+def _ignored_path(run_file: str, path: tuple[str, ...], ignored: dict[str, str]) -> bool:
+    """Whether a pattern names ``path`` of ``run_file`` (``run/file``; a pattern's ``file`` alone matches every run)."""
     for pattern in ignored:
         pattern_file, _, dotted = pattern.rpartition(":")
         parts = dotted.split(".")
-        if pattern_file and pattern_file != file:
+        if pattern_file and not (run_file == pattern_file or run_file.endswith("/" + pattern_file)):
             continue
         if len(parts) == len(path) and all(p in ("*", q) for p, q in zip(parts, path, strict=True)):
             return True
@@ -486,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         "--ignore",
         action="append",
         default=[],
-        help="also skip FILE:dotted.path (* matches one key), e.g. results.json:experiment.models.*.kind",
+        help="also skip [RUN/]FILE:dotted.path (* matches one key), e.g. results.json:experiment.models.*.kind",
     )
     args = parser.parse_args(argv)
     if args.command == "capture":
