@@ -24,7 +24,7 @@ from headtohead.adapters import LoadContext, create_adapter
 from headtohead.adapters.weights import save_checkpoint
 from headtohead.config import DataConfig, ModelConfig
 from headtohead.data import create_dataset
-from headtohead.engines.train import TrainSettings, train_classifier
+from headtohead.engines.train_simple import TrainSettings, train_classifier
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared" / "data"
