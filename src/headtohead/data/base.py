@@ -59,6 +59,22 @@ class Dataset:
         The 0-based positions in the source of the skipped rows (a table read whole): a
         prediction file without ids but with one row per source row is matched without
         them. Empty after :meth:`take`, whose positions no longer follow the source.
+    group_column : str, optional
+        The column of ``columns`` naming groups of related examples (``data.group_column``),
+        set when the data is loaded.
+
+    Attributes
+    ----------
+    groups : ndarray of str or None
+        Each example's group (``data.group_column``; an example without a value is a group of
+        its own), ``None`` without a group column: every statistic treats a group as the unit.
+
+    Examples
+    --------
+    >>> d = Dataset("x", "text", ["a", "b", "c"], np.array([0, 1, 0]), ("n", "p"),
+    ...             columns={"user": ["u1", None, "u1"]}, group_column="user")
+    >>> d.groups.tolist()
+    ['=u1', '\\x00#1', '=u1']
     """
 
     source: str
@@ -71,6 +87,8 @@ class Dataset:
     columns: Mapping[str, Any] = field(default_factory=dict)  # lists are accepted, kept as object arrays
     skipped_ids: tuple[str, ...] = ()
     skipped_rows: tuple[int, ...] = ()
+    group_column: str | None = None
+    groups: np.ndarray | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         labels = np.asarray(self.labels, dtype=np.int64)
@@ -89,6 +107,7 @@ class Dataset:
             if len(values) != len(labels):
                 raise ValueError(f"column '{name}' has {len(values)} values but there are {len(labels)} examples")
         object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "groups", None if self.group_column is None else self._group_labels(self.group_column))
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -115,6 +134,7 @@ class Dataset:
             ids,
             {name: values[idx] for name, values in self.columns.items()},
             self.skipped_ids,
+            group_column=self.group_column,
         )
 
     def source_rows(self, n_rows: int) -> list[int] | None:
@@ -130,16 +150,8 @@ class Dataset:
             return [row for row in range(n_rows) if row not in dropped]
         return None
 
-    def group_labels(self, column: str) -> np.ndarray:
-        """Each example's group (``data.group_column``) as a string; an example without a value is a group of its own.
-
-        Examples
-        --------
-        >>> d = Dataset("x", "text", ["a", "b", "c"], np.array([0, 1, 0]), ("n", "p"),
-        ...             columns={"user": ["u1", None, "u1"]})
-        >>> d.group_labels("user").tolist()
-        ['=u1', '\\x00#1', '=u1']
-        """
+    def _group_labels(self, column: str) -> np.ndarray:
+        """Each example's group as a string: ``=value``, or a group of its own without a value."""
         if column not in self.columns:
             raise DataError(f"{self.source}: no column '{column}' (data.group_column) was kept with the examples")
         return np.array(
@@ -176,6 +188,7 @@ class Dataset:
             self.columns,
             self.skipped_ids,
             self.skipped_rows,
+            self.group_column,
         )
 
     def fingerprint(self) -> str:

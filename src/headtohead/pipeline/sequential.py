@@ -312,21 +312,10 @@ def evaluate_until_decided(
     size, names = exp.eval.sequential_chunk_size, setup.experiment_model_names()
     _check_chunk(size, len(dataset))
     lengths, _ = example_lengths(dataset, exp.models, setup.context)
-    groups = _groups(setup)
-    if groups is None:
-        order, starts = sequential_order(len(dataset), exp.seed), None
-    else:
-        order, starts = grouped_order(groups, exp.seed)
-    plans = chunk_plans(order, size, exp.eval.batch_size, lengths=lengths, seed=exp.seed, starts=starts)
-    pairs = list(itertools.combinations(names, 2))
+    groups, pairs = dataset.groups, list(itertools.combinations(names, 2))
     level, margin = pair_alpha(exp.stats.alpha, len(names)), exp.eval.equivalence_margin
-    largest = int(np.unique(groups, return_counts=True)[1].max()) if groups is not None else 1
-    tests = {
-        pair: SequentialTest(level, margin)
-        if groups is None
-        else GroupedSequentialTest(level, margin, max_group_size=largest)
-        for pair in pairs
-    }
+    order, starts, tests = _sequential_tests(groups, len(dataset), exp.seed, pairs, level, margin)
+    plans = chunk_plans(order, size, exp.eval.batch_size, lengths=lengths, seed=exp.seed, starts=starts)
     store = _store(setup, out)
     chunks: list[ChunkResult] = []
     if store is not None and resume:
@@ -373,10 +362,20 @@ def evaluate_until_decided(
     return SequentialRun(used, outcomes, records, resumed)
 
 
-def _groups(setup: RunSetup) -> np.ndarray | None:
-    """Each dataset example's group (``data.group_column``), or ``None``."""
-    column = setup.experiment.data.group_column
-    return None if column is None else setup.dataset.group_labels(column)
+def _sequential_tests(
+    groups: np.ndarray | None,
+    n: int,
+    seed: int,
+    pairs: list[tuple[str, str]],
+    level: float,
+    margin: float | None,
+) -> tuple[np.ndarray, np.ndarray | None, dict[tuple[str, str], SequentialTest]]:
+    """The order of evaluation (with groups: whole groups, and where each starts) and each pair's sequential test."""
+    if groups is None:
+        return sequential_order(n, seed), None, {pair: SequentialTest(level, margin) for pair in pairs}
+    order, starts = grouped_order(groups, seed)
+    largest = int(np.unique(groups, return_counts=True)[1].max())
+    return order, starts, {pair: GroupedSequentialTest(level, margin, max_group_size=largest) for pair in pairs}
 
 
 def _update(
@@ -385,11 +384,12 @@ def _update(
     groups: np.ndarray | None,
     plan: BatchPlan,
 ) -> None:
+    members = plan.in_order(groups)
     for (a, b), test in tests.items():
-        if groups is None:
+        if members is None:
             test.update(correct[a], correct[b])
         else:
-            test.update(correct[a], correct[b], groups[plan.order])  # type: ignore[call-arg]
+            test.update(correct[a], correct[b], members)  # type: ignore[call-arg]
 
 
 def _all_decided(tests: dict[tuple[str, str], SequentialTest]) -> bool:

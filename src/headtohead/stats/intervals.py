@@ -56,12 +56,17 @@ def accuracy_estimate(correct: np.ndarray, confidence: float = 0.95) -> Estimate
     return Estimate(value=k / n, low=low, high=high, method="wilson", confidence=confidence)
 
 
-def proportion_estimate(correct: np.ndarray, confidence: float = 0.95, groups: np.ndarray | None = None) -> Estimate:
+def proportion_estimate(
+    correct: np.ndarray,
+    confidence: float = 0.95,
+    groups: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
+) -> Estimate:
     """A share of correct answers (accuracy, a class's recall) with Wilson's interval, clustered with ``groups``.
 
     With groups the interval is the union of Wilson's and the cluster-robust score interval
     (:func:`headtohead.stats.paired.proportion_interval`): examples of one group are not
-    independent evidence.
+    independent evidence. ``rows`` (a mask or indices) restricts both to some examples.
 
     Examples
     --------
@@ -69,11 +74,12 @@ def proportion_estimate(correct: np.ndarray, confidence: float = 0.95, groups: n
     >>> e.value, round(e.low, 4), e.method
     (0.9, 0.8256, 'wilson')
     """
+    correct = np.asarray(correct, dtype=bool) if rows is None else np.asarray(correct, dtype=bool)[rows]
     if groups is None:
         return accuracy_estimate(correct, confidence)
-    correct = np.asarray(correct, dtype=bool)
+    members = np.asarray(groups) if rows is None else np.asarray(groups)[rows]
     low, high = proportion_interval(
-        int(correct.sum()), len(correct), confidence, clustered_counts(correct.astype(np.float64), groups)
+        int(correct.sum()), len(correct), confidence, clustered_counts(correct.astype(np.float64), members)
     )
     return Estimate(value=float(correct.mean()), low=low, high=high, method="wilson+clusters", confidence=confidence)
 

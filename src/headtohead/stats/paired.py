@@ -39,9 +39,12 @@ model's accuracy under clustering (around Wilson's interval).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats
+
+from headtohead.stats.mcnemar import RULE
 
 __all__ = [
     "score_z",
@@ -54,6 +57,7 @@ __all__ = [
     "proportion_interval",
     "design_effect",
     "examples_to_decide",
+    "PairedCorrectness",
 ]
 
 _BISECTIONS = 64
@@ -323,3 +327,149 @@ def examples_to_decide(
     sigma0 = np.sqrt(max(2.0 * tilde - margin * (1.0 + margin), 0.0))
     needed = ((z * sigma0 + z_power * sigma1) / distance) ** 2 * max(design_effect, 1.0)
     return max(int(np.ceil(needed)), n + 1)
+
+
+#: How a clustered pair is tested (the union interval's test): appended to McNemar's rule.
+_CLUSTERED_RULE = "; with groups, the larger p of it and Durkalski's clustered statistic"
+
+
+@dataclass(frozen=True)
+class PairedCorrectness:
+    """Two models' correctness on the same examples: what every paired accuracy statistic reads, counted once.
+
+    The one place that tells grouped from independent examples: without groups the score
+    statistics of the counts (:func:`difference_interval`, :func:`difference_pvalue`), with
+    groups their clustered forms (:func:`clustered_difference_interval`,
+    :func:`clustered_difference_pvalue`, :func:`design_effect`). The counts may be arrays of
+    any shape (one comparison per cell, e.g. slices × pairs); one comparison has 0-d arrays.
+
+    Attributes
+    ----------
+    b, c, n : ndarray of int64
+        Examples only A got right, only B got right, and all examples.
+    clusters : tuple of ClusteredCounts, optional
+        With groups: the per-group sums of ``D`` of each cell (in C order of ``b``).
+
+    Examples
+    --------
+    >>> a = np.array([1, 1, 1, 0, 1, 0], bool)
+    >>> b = np.array([1, 0, 0, 1, 1, 0], bool)
+    >>> pc = PairedCorrectness.of(a, b)
+    >>> int(pc.b), int(pc.c), int(pc.n), pc.test, pc.design_effect
+    (2, 1, 6, 'mcnemar-score', 1.0)
+    >>> PairedCorrectness.of(a, b, groups=np.array([0, 0, 1, 1, 2, 2])).test
+    'mcnemar-clustered'
+    """
+
+    b: np.ndarray
+    c: np.ndarray
+    n: np.ndarray
+    clusters: tuple[ClusteredCounts, ...] | None = None
+
+    def __post_init__(self) -> None:
+        b, c, n = (np.asarray(x, dtype=np.int64) for x in np.broadcast_arrays(self.b, self.c, self.n))
+        object.__setattr__(self, "b", b)
+        object.__setattr__(self, "c", c)
+        object.__setattr__(self, "n", n)
+        if self.clusters is not None and len(self.clusters) != b.size:
+            raise ValueError(f"{len(self.clusters)} clustered counts for {b.size} comparisons")
+
+    @classmethod
+    def of(
+        cls,
+        correct_a: np.ndarray,
+        correct_b: np.ndarray,
+        groups: np.ndarray | None = None,
+        rows: np.ndarray | None = None,
+    ) -> PairedCorrectness:
+        """Count one pair from its per-example correctness (of the examples ``rows`` when given), grouped by ``groups``."""
+        a, b = np.asarray(correct_a, dtype=bool), np.asarray(correct_b, dtype=bool)
+        if rows is not None:
+            a, b = a[rows], b[rows]
+        only_a, only_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
+        if groups is None:
+            return cls(np.int64(only_a), np.int64(only_b), np.int64(len(a)))
+        members = np.asarray(groups) if rows is None else np.asarray(groups)[rows]
+        clusters = clustered_counts(a.astype(np.int64) - b.astype(np.int64), members)
+        return cls(np.int64(only_a), np.int64(only_b), np.int64(len(a)), (clusters,))
+
+    @property
+    def grouped(self) -> bool:
+        return self.clusters is not None
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """``(b − c)/n``: accuracy(A) − accuracy(B)."""
+        return (self.b - self.c) / self.n
+
+    @property
+    def n_groups(self) -> int | None:
+        """Groups of the (first) comparison, ``None`` without groups."""
+        return None if self.clusters is None else self.clusters[0].groups
+
+    @property
+    def test(self) -> Literal["mcnemar-score", "mcnemar-clustered"]:
+        """The test's name in the records: ``mcnemar-score`` or ``mcnemar-clustered``."""
+        return "mcnemar-clustered" if self.grouped else "mcnemar-score"
+
+    @property
+    def method(self) -> Literal["tango-score", "tango-score+clusters"]:
+        """The interval's name in the records: ``tango-score`` or ``tango-score+clusters``."""
+        return "tango-score+clusters" if self.grouped else "tango-score"
+
+    @property
+    def rule(self) -> str:
+        """The test's rule in words (:data:`~headtohead.stats.mcnemar.RULE`, with groups its clustered form)."""
+        return RULE + _CLUSTERED_RULE if self.grouped else RULE
+
+    def _cells(self) -> list[tuple[ClusteredCounts, int, int, int]]:
+        assert self.clusters is not None
+        return list(
+            zip(self.clusters, self.b.ravel().tolist(), self.c.ravel().tolist(), self.n.ravel().tolist(), strict=True)
+        )
+
+    def interval(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """The interval of ``accuracy(A) − accuracy(B)``: Tango's, with groups its union with the cluster-robust one."""
+        if self.clusters is None:
+            return difference_interval(self.b, self.c, self.n, confidence)
+        cells = self._cells()
+        bounds = np.array([clustered_difference_interval(k, b, c, n, confidence) for k, b, c, n in cells]).reshape(
+            -1, 2
+        )
+        return bounds[:, 0].reshape(self.b.shape), bounds[:, 1].reshape(self.b.shape)
+
+    @property
+    def p_value(self) -> np.ndarray:
+        """Two-sided p of "equal accuracy": McNemar's, with groups the larger of it and Durkalski's."""
+        if self.clusters is None:
+            return difference_pvalue(self.b, self.c)
+        return np.array([clustered_difference_pvalue(k, b, c) for k, b, c, _ in self._cells()]).reshape(self.b.shape)
+
+    @property
+    def statistic(self) -> float:
+        """The test statistic of one comparison: McNemar's ``(b − c)²/(b + c)``, with groups Durkalski's."""
+        if self.clusters is None:
+            b, c = int(self.b), int(self.c)
+            return (b - c) ** 2 / (b + c) if b + c else 0.0
+        sums = self.clusters[0].sums
+        squares = float(np.sum(sums**2))
+        return float(sums.sum()) ** 2 / squares if squares > 0 else 0.0
+
+    @property
+    def design_effect(self) -> float:
+        """How much grouping widens one comparison's interval (:func:`design_effect`; 1 without groups)."""
+        if self.clusters is None:
+            return 1.0
+        return design_effect(self.clusters[0], int(self.b), int(self.c), int(self.n))
+
+    def examples_to_decide(self, margin: float, *, confidence: float = 0.95, power: float = 0.8) -> int | None:
+        """:func:`examples_to_decide` of one comparison, with its design effect."""
+        return examples_to_decide(
+            int(self.b),
+            int(self.c),
+            int(self.n),
+            margin,
+            confidence=confidence,
+            power=power,
+            design_effect=self.design_effect,
+        )
