@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -60,21 +60,9 @@ class Dataset:
         prediction file without ids but with one row per source row is matched without
         them. Empty after :meth:`take`, whose positions no longer follow the source.
     group_column : str, optional
-        The column of ``columns`` naming groups of related examples (``data.group_column``),
-        set when the data is loaded.
-
-    Attributes
-    ----------
-    groups : ndarray of str or None
-        Each example's group (``data.group_column``; an example without a value is a group of
-        its own), ``None`` without a group column: every statistic treats a group as the unit.
-
-    Examples
-    --------
-    >>> d = Dataset("x", "text", ["a", "b", "c"], np.array([0, 1, 0]), ("n", "p"),
-    ...             columns={"user": ["u1", None, "u1"]}, group_column="user")
-    >>> d.groups.tolist()
-    ['=u1', '\\x00#1', '=u1']
+        The column of ``columns`` naming groups of related examples (``data.group_column``, set
+        at load): ``groups`` then holds each example's group (an example without a value is a
+        group of its own), else ``None``.
     """
 
     source: str
@@ -124,17 +112,15 @@ class Dataset:
         else:
             examples = [self.examples[i] for i in idx]
         ids = tuple(self.ids[i] for i in idx) if self.ids is not None else None
-        return Dataset(
-            self.source,
-            self.modality,
-            examples,
-            self.labels[idx],
-            self.label_names,
-            dict(self.skipped),
-            ids,
-            {name: values[idx] for name, values in self.columns.items()},
-            self.skipped_ids,
-            group_column=self.group_column,
+        columns = {name: values[idx] for name, values in self.columns.items()}
+        return replace(
+            self,
+            examples=examples,
+            labels=self.labels[idx],
+            skipped=dict(self.skipped),
+            ids=ids,
+            columns=columns,
+            skipped_rows=(),
         )
 
     def source_rows(self, n_rows: int) -> list[int] | None:
@@ -177,19 +163,8 @@ class Dataset:
             )
         position = {n: i for i, n in enumerate(names)}
         mapping = np.array([position[n] for n in self.label_names], dtype=np.int64)
-        return Dataset(
-            self.source,
-            self.modality,
-            self.examples,
-            mapping[self.labels] if len(self) else self.labels,
-            names,
-            dict(self.skipped),
-            self.ids,
-            self.columns,
-            self.skipped_ids,
-            self.skipped_rows,
-            self.group_column,
-        )
+        labels = mapping[self.labels] if len(self) else self.labels
+        return replace(self, labels=labels, label_names=names, skipped=dict(self.skipped))
 
     def fingerprint(self) -> str:
         """A SHA-256 of the examples, labels and label names: equal data gives an equal hash.

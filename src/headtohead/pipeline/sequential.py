@@ -314,7 +314,13 @@ def evaluate_until_decided(
     lengths, _ = example_lengths(dataset, exp.models, setup.context)
     groups, pairs = dataset.groups, list(itertools.combinations(names, 2))
     level, margin = pair_alpha(exp.stats.alpha, len(names)), exp.eval.equivalence_margin
-    order, starts, tests = _sequential_tests(groups, len(dataset), exp.seed, pairs, level, margin)
+    if groups is None:
+        order, starts = sequential_order(len(dataset), exp.seed), None
+        tests = {pair: SequentialTest(level, margin) for pair in pairs}
+    else:
+        order, starts = grouped_order(groups, exp.seed)
+        largest = int(np.unique(groups, return_counts=True)[1].max())
+        tests = {pair: GroupedSequentialTest(level, margin, max_group_size=largest) for pair in pairs}
     plans = chunk_plans(order, size, exp.eval.batch_size, lengths=lengths, seed=exp.seed, starts=starts)
     store = _store(setup, out)
     chunks: list[ChunkResult] = []
@@ -362,34 +368,17 @@ def evaluate_until_decided(
     return SequentialRun(used, outcomes, records, resumed)
 
 
-def _sequential_tests(
-    groups: np.ndarray | None,
-    n: int,
-    seed: int,
-    pairs: list[tuple[str, str]],
-    level: float,
-    margin: float | None,
-) -> tuple[np.ndarray, np.ndarray | None, dict[tuple[str, str], SequentialTest]]:
-    """The order of evaluation (with groups: whole groups, and where each starts) and each pair's sequential test."""
-    if groups is None:
-        return sequential_order(n, seed), None, {pair: SequentialTest(level, margin) for pair in pairs}
-    order, starts = grouped_order(groups, seed)
-    largest = int(np.unique(groups, return_counts=True)[1].max())
-    return order, starts, {pair: GroupedSequentialTest(level, margin, max_group_size=largest) for pair in pairs}
-
-
 def _update(
     tests: dict[tuple[str, str], SequentialTest],
     correct: dict[str, np.ndarray],
     groups: np.ndarray | None,
     plan: BatchPlan,
 ) -> None:
-    members = plan.in_order(groups)
     for (a, b), test in tests.items():
-        if members is None:
+        if groups is None:
             test.update(correct[a], correct[b])
         else:
-            test.update(correct[a], correct[b], members)  # type: ignore[call-arg]
+            test.update(correct[a], correct[b], groups[plan.order])  # type: ignore[call-arg]
 
 
 def _all_decided(tests: dict[tuple[str, str], SequentialTest]) -> bool:

@@ -52,7 +52,7 @@ from headtohead.stats.intervals import bootstrap_estimates, estimate_from_interv
 from headtohead.stats.joint import joint_bootstrap
 from headtohead.stats.mcnemar import RULE, mcnemar_pvalues
 from headtohead.stats.multiple import holm_adjust, rank_groups
-from headtohead.stats.paired import PairedCorrectness
+from headtohead.stats.paired import CLUSTERED_RULE, PairedCorrectness
 from headtohead.stats.power import minimum_detectable_effect
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts, run_disagreements, run_slices
 
@@ -528,7 +528,7 @@ def analyse(
         comparisons.append(_comparison(a, b, predictions, test, float(p_adj), len(pairs), diffs, alpha, paired))
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)
-    rule = RULE if groups is None else RULE + "; with groups, the larger p of it and Durkalski's clustered statistic"
+    rule = RULE if groups is None else CLUSTERED_RULE
     settings = StatsSettings(
         alpha=alpha,
         confidence=confidence,

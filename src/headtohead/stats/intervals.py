@@ -12,7 +12,6 @@ from headtohead.stats.paired import clustered_counts, proportion_interval
 
 __all__ = [
     "wilson_interval",
-    "accuracy_estimate",
     "proportion_estimate",
     "bootstrap_estimates",
     "estimate_from_interval",
@@ -48,14 +47,6 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return float(low), float(high)
 
 
-def accuracy_estimate(correct: np.ndarray, confidence: float = 0.95) -> Estimate:
-    """Accuracy with its Wilson interval, from a boolean vector of per-example correctness."""
-    correct = np.asarray(correct, dtype=bool)
-    k, n = int(correct.sum()), len(correct)
-    low, high = wilson_interval(k, n, confidence)
-    return Estimate(value=k / n, low=low, high=high, method="wilson", confidence=confidence)
-
-
 def proportion_estimate(
     correct: np.ndarray,
     confidence: float = 0.95,
@@ -75,12 +66,12 @@ def proportion_estimate(
     (0.9, 0.8256, 'wilson')
     """
     correct = np.asarray(correct, dtype=bool) if rows is None else np.asarray(correct, dtype=bool)[rows]
+    k, n = int(correct.sum()), len(correct)
     if groups is None:
-        return accuracy_estimate(correct, confidence)
+        low, high = wilson_interval(k, n, confidence)
+        return Estimate(value=k / n, low=low, high=high, method="wilson", confidence=confidence)
     members = np.asarray(groups) if rows is None else np.asarray(groups)[rows]
-    low, high = proportion_interval(
-        int(correct.sum()), len(correct), confidence, clustered_counts(correct.astype(np.float64), members)
-    )
+    low, high = proportion_interval(k, n, confidence, clustered_counts(correct.astype(np.float64), members))
     return Estimate(value=float(correct.mean()), low=low, high=high, method="wilson+clusters", confidence=confidence)
 
 

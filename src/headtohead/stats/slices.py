@@ -30,8 +30,9 @@ import numpy as np
 
 from headtohead.results.comparison import ContingencyTable, Estimate
 from headtohead.results.slices import SliceAccuracy, SlicePair, SliceResult, SliceSummary
+from headtohead.stats.intervals import proportion_estimate
 from headtohead.stats.multiple import holm_adjust
-from headtohead.stats.paired import ClusteredCounts, PairedCorrectness, clustered_counts, proportion_interval
+from headtohead.stats.paired import ClusteredCounts, PairedCorrectness, clustered_counts
 
 __all__ = [
     "SliceSpec",
@@ -205,10 +206,9 @@ def compare_slices(
     n_rows = np.broadcast_to(sizes[:, None], only_a.shape)
     paired = PairedCorrectness(only_a, only_b, n_rows, _pair_clusters(masks.astype(bool), right, pairs, groups))
     p_values, (low, high) = paired.p_value, paired.interval(confidence)
-    if groups is None:
-        acc_low, acc_high = _wilson(correct, sizes[:, None], confidence)
-    else:
-        acc_low, acc_high = _clustered_accuracy(masks.astype(bool), right, np.asarray(groups), confidence)
+    accuracy = [
+        [proportion_estimate(right[m], confidence, groups, spec.mask) for m in range(len(names))] for spec in kept
+    ]
     p_adjusted = holm_adjust(np.asarray(p_values, dtype=np.float64).ravel()).reshape(np.shape(p_values))
     results = []
     for s, spec in enumerate(kept):
@@ -218,8 +218,8 @@ def compare_slices(
                 correct=int(correct[s, m]),
                 accuracy=Estimate(
                     value=float(correct[s, m] / sizes[s]),
-                    low=float(acc_low[s, m]),
-                    high=float(acc_high[s, m]),
+                    low=accuracy[s][m].low,
+                    high=accuracy[s][m].high,
                     method="wilson",
                     confidence=confidence,
                 ),
@@ -285,19 +285,6 @@ def _pair_clusters(
     return tuple(clustered_counts(right[i][mask] - right[j][mask], members[mask]) for mask in masks for i, j in pairs)
 
 
-def _clustered_accuracy(
-    masks: np.ndarray, right: np.ndarray, groups: np.ndarray, confidence: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per slice and model: the accuracy interval with groups (:func:`~headtohead.stats.paired.proportion_interval`)."""
-    acc_low, acc_high = np.zeros((len(masks), len(right))), np.zeros((len(masks), len(right)))
-    for s, mask in enumerate(masks):
-        rows, n = groups[mask], int(mask.sum())
-        for m in range(len(right)):
-            counts = clustered_counts(right[m][mask], rows)
-            acc_low[s, m], acc_high[s, m] = proportion_interval(int(right[m][mask].sum()), n, confidence, counts)
-    return acc_low, acc_high
-
-
 def significant_slices(summary: SliceSummary) -> list[tuple[SliceResult, SlicePair]]:
     """The (slice, pair) results significant after Holm's adjustment, smallest adjusted p first.
 
@@ -305,17 +292,6 @@ def significant_slices(summary: SliceSummary) -> list[tuple[SliceResult, SlicePa
     """
     found = [(result, pair) for result in summary.slices for pair in result.pairs if pair.significant]
     return sorted(found, key=lambda item: (item[1].p_adjusted, -abs(item[1].difference)))
-
-
-def _wilson(successes: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised Wilson intervals (:func:`statsmodels.stats.proportion.proportion_confint`)."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    successes, n = (np.array(x, dtype=np.float64) for x in np.broadcast_arrays(successes, n))
-    if successes.size == 0:
-        return successes.copy(), successes.copy()
-    low, high = proportion_confint(successes, n, alpha=1.0 - confidence, method="wilson")
-    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
 
 
 def _quantile_bins(values: np.ndarray, n_bins: int) -> list[tuple[np.ndarray, float, float]]:

@@ -81,17 +81,15 @@ def quality_vs_parent(
     y_true = np.asarray(y_true, dtype=np.int64)
     correct_parent = parent_pred == y_true
     n = len(y_true)
-    tables, p_values, intervals, paired = {}, {}, {}, {}
-    for name, (pred, _) in variants.items():
-        correct = pred == y_true
-        tables[name] = contingency(correct, correct_parent)
-        paired[name] = PairedCorrectness.of(correct, correct_parent, groups)
-        p_values[name] = float(paired[name].p_value)
-        intervals[name] = tuple(float(x) for x in paired[name].interval(confidence))
+    paired = {
+        name: PairedCorrectness.of(pred == y_true, correct_parent, groups) for name, (pred, _) in variants.items()
+    }
+    p_values = {name: float(counted.p_value) for name, counted in paired.items()}
     adjusted = dict(zip(p_values, holm_adjust(list(p_values.values())), strict=True)) if p_values else {}
     out: dict[str, QualityVsParent] = {}
     for name, (pred, proba) in variants.items():
-        table, (low, high), p_adj = tables[name], intervals[name], float(adjusted[name])
+        table, p_adj = contingency(pred == y_true, correct_parent), float(adjusted[name])
+        low, high = (float(x) for x in paired[name].interval(confidence))
         changed = int(np.count_nonzero(pred != parent_pred))
         out[name] = QualityVsParent(
             n_examples=n,
