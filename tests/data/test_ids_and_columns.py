@@ -205,3 +205,37 @@ def test_input_sizes_by_modality(tmp_path):
     arrays = Dataset("d", "image", np.zeros((2, 8, 6), dtype=np.uint8), np.array([0, 1]), ("a", "b"))
     assert input_sizes(arrays)[0].tolist() == [48, 48]
     assert input_sizes(Dataset("f", "features", np.zeros((2, 3)), np.array([0, 1]), ("a", "b"))) is None
+
+
+def test_the_dataset_carries_its_groups_from_load(tmp_path):
+    rows = [{"text": f"text {i}", "label": i % 2, "user": None if i == 7 else f"u{i % 4}"} for i in range(40)]
+    path = write_text_table(tmp_path / "t.jsonl", rows)
+    train = write_text_table(tmp_path / "train.csv", [{"text": "p", "label": 0}, {"text": "q", "label": 1}])
+    splits = create_dataset(DataConfig(path=str(path), train=str(train), group_column="user"))
+    full = splits.eval
+    assert full.group_column == "user" and splits.train.groups is None  # a training file needs no groups
+    assert full.groups.tolist()[:8] == ["=u0", "=u1", "=u2", "=u3", "=u0", "=u1", "=u2", "\x00#7"]
+    assert create_dataset(DataConfig(path=str(path))).eval.groups is None
+    limited = create_dataset(DataConfig(path=str(path), group_column="user", limit=5)).eval
+    assert limited.groups.tolist() == full.groups.tolist()[:5]
+    train_part, eval_part = stratified_split(full, 0.25, seed=0)
+    for part in (train_part, eval_part, full.with_label_names(("0", "1"))):
+        assert part.group_column == "user"
+        assert part.groups.tolist() == [
+            f"\x00#{i}" if user is None else f"={user}" for i, user in enumerate(part.columns["user"])
+        ]
+
+
+def test_data_in_memory_carries_its_groups(tmp_path):
+    import pandas as pd
+
+    from headtohead.data.memory import dataset_from_memory
+
+    frame = pd.DataFrame({"text": ["a", "b", "c"], "label": ["n", "p", "n"], "user": ["x", "y", "x"]})
+    config = DataConfig(path="<frame>", group_column="user")
+    grouped = dataset_from_memory(frame, config)
+    assert grouped.groups.tolist() == ["=x", "=y", "=x"]
+    # a Dataset handed over keeps its data but takes its groups from the settings
+    assert dataset_from_memory(grouped, DataConfig(path="<frame>")).groups is None
+    with pytest.raises(DataError, match="no column 'user'"):
+        Dataset("x", "text", ["a"], [0], ("n",), group_column="user")

@@ -8,6 +8,7 @@ A new source type is one new module and one entry in ``_LOADERS``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def _load(spec: str, config: DataConfig) -> Dataset:
             f"{spec}: no usable examples (skipped: {dict(dataset.skipped) or 'none'}); "
             f"check the file and the column names"
         )
-    return dataset
+    return dataclasses.replace(dataset, group_column=config.group_column)
 
 
 def create_dataset(config: DataConfig, *, seed: int = 42) -> DataSplits:

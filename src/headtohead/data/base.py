@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -59,6 +59,10 @@ class Dataset:
         The 0-based positions in the source of the skipped rows (a table read whole): a
         prediction file without ids but with one row per source row is matched without
         them. Empty after :meth:`take`, whose positions no longer follow the source.
+    group_column : str, optional
+        The column of ``columns`` naming groups of related examples (``data.group_column``, set
+        at load): ``groups`` then holds each example's group (an example without a value is a
+        group of its own), else ``None``.
     """
 
     source: str
@@ -71,6 +75,8 @@ class Dataset:
     columns: Mapping[str, Any] = field(default_factory=dict)  # lists are accepted, kept as object arrays
     skipped_ids: tuple[str, ...] = ()
     skipped_rows: tuple[int, ...] = ()
+    group_column: str | None = None
+    groups: np.ndarray | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         labels = np.asarray(self.labels, dtype=np.int64)
@@ -89,6 +95,7 @@ class Dataset:
             if len(values) != len(labels):
                 raise ValueError(f"column '{name}' has {len(values)} values but there are {len(labels)} examples")
         object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "groups", None if self.group_column is None else self._group_labels(self.group_column))
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -105,16 +112,15 @@ class Dataset:
         else:
             examples = [self.examples[i] for i in idx]
         ids = tuple(self.ids[i] for i in idx) if self.ids is not None else None
-        return Dataset(
-            self.source,
-            self.modality,
-            examples,
-            self.labels[idx],
-            self.label_names,
-            dict(self.skipped),
-            ids,
-            {name: values[idx] for name, values in self.columns.items()},
-            self.skipped_ids,
+        columns = {name: values[idx] for name, values in self.columns.items()}
+        return replace(
+            self,
+            examples=examples,
+            labels=self.labels[idx],
+            skipped=dict(self.skipped),
+            ids=ids,
+            columns=columns,
+            skipped_rows=(),
         )
 
     def source_rows(self, n_rows: int) -> list[int] | None:
@@ -130,16 +136,8 @@ class Dataset:
             return [row for row in range(n_rows) if row not in dropped]
         return None
 
-    def group_labels(self, column: str) -> np.ndarray:
-        """Each example's group (``data.group_column``) as a string; an example without a value is a group of its own.
-
-        Examples
-        --------
-        >>> d = Dataset("x", "text", ["a", "b", "c"], np.array([0, 1, 0]), ("n", "p"),
-        ...             columns={"user": ["u1", None, "u1"]})
-        >>> d.group_labels("user").tolist()
-        ['=u1', '\\x00#1', '=u1']
-        """
+    def _group_labels(self, column: str) -> np.ndarray:
+        """Each example's group as a string: ``=value``, or a group of its own without a value."""
         if column not in self.columns:
             raise DataError(f"{self.source}: no column '{column}' (data.group_column) was kept with the examples")
         return np.array(
@@ -165,18 +163,8 @@ class Dataset:
             )
         position = {n: i for i, n in enumerate(names)}
         mapping = np.array([position[n] for n in self.label_names], dtype=np.int64)
-        return Dataset(
-            self.source,
-            self.modality,
-            self.examples,
-            mapping[self.labels] if len(self) else self.labels,
-            names,
-            dict(self.skipped),
-            self.ids,
-            self.columns,
-            self.skipped_ids,
-            self.skipped_rows,
-        )
+        labels = mapping[self.labels] if len(self) else self.labels
+        return replace(self, labels=labels, label_names=names, skipped=dict(self.skipped))
 
     def fingerprint(self) -> str:
         """A SHA-256 of the examples, labels and label names: equal data gives an equal hash.

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ def dataset_from_memory(data: Any, config: DataConfig) -> Dataset:
     data : DataFrame, (X, y) or Dataset
     config : DataConfig
         Its ``text_column``, ``text_pair_column``, ``label_column``, ``label_names``,
-        ``id_column`` and ``slice_columns`` are used; ``path`` names the data in messages.
+        ``id_column``, ``slice_columns`` and ``group_column`` are used; ``path`` names the data in messages.
 
     Raises
     ------
@@ -70,7 +71,7 @@ def dataset_from_memory(data: Any, config: DataConfig) -> Dataset:
         )
     if len(dataset) == 0:
         raise DataError(f"{where}: no usable examples (skipped: {dict(dataset.skipped) or 'none'})")
-    return dataset
+    return dataclasses.replace(dataset, group_column=config.group_column)
 
 
 def _arrays(where: str, features: Any, labels: Any, config: DataConfig) -> Dataset:

@@ -45,6 +45,10 @@ class BatchPlan:
         for start in range(0, len(self.order), self.batch_size):
             yield self.order[start : start + self.batch_size]
 
+    def in_order(self, values: np.ndarray | None) -> np.ndarray | None:
+        """Per-example ``values`` of the dataset (e.g. its groups) in evaluation order; ``None`` stays ``None``."""
+        return None if values is None else np.asarray(values)[self.order]
+
     def hash(self) -> str:
         """SHA-256 over the order and the batch size: equal hashes mean identical batches."""
         digest = hashlib.sha256()

@@ -261,13 +261,12 @@ class RunState:
     def __init__(self, setup: RunSetup, out: Path | None) -> None:
         dataset, plan = setup.dataset, setup.plan
         self.setup, self.out = setup, out
-        column = setup.experiment.data.group_column
         self.predictions = Predictions(
             order=plan.order,
             y_true=dataset.labels[plan.order],
             label_names=dataset.label_names,
-            group_column=column,
-            groups=None if column is None else dataset.group_labels(column)[plan.order],
+            group_column=dataset.group_column,
+            groups=plan.in_order(dataset.groups),
         )
         self.result = RunResult(
             headtohead_version=setup.version,

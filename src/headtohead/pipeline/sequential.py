@@ -312,21 +312,16 @@ def evaluate_until_decided(
     size, names = exp.eval.sequential_chunk_size, setup.experiment_model_names()
     _check_chunk(size, len(dataset))
     lengths, _ = example_lengths(dataset, exp.models, setup.context)
-    groups = _groups(setup)
+    groups, pairs = dataset.groups, list(itertools.combinations(names, 2))
+    level, margin = pair_alpha(exp.stats.alpha, len(names)), exp.eval.equivalence_margin
     if groups is None:
         order, starts = sequential_order(len(dataset), exp.seed), None
+        tests = {pair: SequentialTest(level, margin) for pair in pairs}
     else:
         order, starts = grouped_order(groups, exp.seed)
+        largest = int(np.unique(groups, return_counts=True)[1].max())
+        tests = {pair: GroupedSequentialTest(level, margin, max_group_size=largest) for pair in pairs}
     plans = chunk_plans(order, size, exp.eval.batch_size, lengths=lengths, seed=exp.seed, starts=starts)
-    pairs = list(itertools.combinations(names, 2))
-    level, margin = pair_alpha(exp.stats.alpha, len(names)), exp.eval.equivalence_margin
-    largest = int(np.unique(groups, return_counts=True)[1].max()) if groups is not None else 1
-    tests = {
-        pair: SequentialTest(level, margin)
-        if groups is None
-        else GroupedSequentialTest(level, margin, max_group_size=largest)
-        for pair in pairs
-    }
     store = _store(setup, out)
     chunks: list[ChunkResult] = []
     if store is not None and resume:
@@ -371,12 +366,6 @@ def evaluate_until_decided(
         for a, b in pairs
     ]
     return SequentialRun(used, outcomes, records, resumed)
-
-
-def _groups(setup: RunSetup) -> np.ndarray | None:
-    """Each dataset example's group (``data.group_column``), or ``None``."""
-    column = setup.experiment.data.group_column
-    return None if column is None else setup.dataset.group_labels(column)
 
 
 def _update(

@@ -244,7 +244,7 @@ def sweep_model(
         alpha=exp.stats.alpha,
         margin=sweep.max_accuracy_drop,
         confidence=1.0 - exp.stats.alpha,
-        groups=dataset.group_labels(exp.data.group_column)[plan.order] if exp.data.group_column else None,
+        groups=plan.in_order(dataset.groups),
     )
     qualities = {
         name: q.model_copy(update={"verdict": variant_verdict(name, parent.name, q)}) for name, q in qualities.items()

@@ -52,14 +52,7 @@ from headtohead.stats.intervals import bootstrap_estimates, estimate_from_interv
 from headtohead.stats.joint import joint_bootstrap
 from headtohead.stats.mcnemar import RULE, mcnemar_pvalues
 from headtohead.stats.multiple import holm_adjust, rank_groups
-from headtohead.stats.paired import (
-    clustered_counts,
-    clustered_difference_interval,
-    clustered_difference_pvalue,
-    design_effect,
-    difference_interval,
-    difference_pvalue,
-)
+from headtohead.stats.paired import CLUSTERED_RULE, PairedCorrectness
 from headtohead.stats.power import minimum_detectable_effect
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts, run_disagreements, run_slices
 
@@ -256,7 +249,7 @@ def _model_stats(
     if (sparse := _too_few_per_class(y)) is not None:
         estimates = {metric: _without_interval(estimate, sparse) for metric, estimate in estimates.items()}
     recalls = {
-        label: proportion_estimate(correct[rows], confidence, None if groups is None else groups[rows])
+        label: proportion_estimate(correct, confidence, groups, rows)
         for label, rows in _class_masks(predictions).items()
     }
     failed = int((~answered).sum())
@@ -265,11 +258,7 @@ def _model_stats(
         n_examples=len(y),
         n_failed=failed,
         accuracy=proportion_estimate(correct, confidence, groups),
-        accuracy_answered=proportion_estimate(
-            correct[answered], confidence, None if groups is None else groups[answered]
-        )
-        if failed
-        else None,
+        accuracy_answered=proportion_estimate(correct, confidence, groups, answered) if failed else None,
         balanced_accuracy=estimates["balanced_accuracy"],
         f1_macro=estimates["f1_macro"],
         f1_weighted=estimates["f1_weighted"],
@@ -295,17 +284,10 @@ def _model_stats(
     return ModelStats(**stats)
 
 
-def _accuracy_difference(
-    correct_a: np.ndarray, correct_b: np.ndarray, confidence: float, groups: np.ndarray | None
-) -> tuple[float, float, float, str]:
+def _accuracy_difference(paired: PairedCorrectness, confidence: float) -> tuple[float, float, float, str]:
     """``(estimate, low, high, method)`` of accuracy(a) − accuracy(b): Tango's score interval (+ clusters)."""
-    b, c, n = int(np.sum(correct_a & ~correct_b)), int(np.sum(~correct_a & correct_b)), len(correct_a)
-    if groups is None:
-        low, high = (float(x) for x in difference_interval(b, c, n, confidence))
-        return (b - c) / n, low, high, "tango-score"
-    counts = clustered_counts(correct_a.astype(np.int64) - correct_b.astype(np.int64), groups)
-    low, high = clustered_difference_interval(counts, b, c, n, confidence)
-    return (b - c) / n, low, high, "tango-score+clusters"
+    low, high = paired.interval(confidence)
+    return float(paired.estimate), float(low), float(high), paired.method
 
 
 def _differences(
@@ -320,8 +302,9 @@ def _differences(
     ece_bins: int,
     seed: np.random.SeedSequence,
     groups: np.ndarray | None,
+    paired: PairedCorrectness,
 ) -> list[MetricDifference]:
-    """``metric(a) − metric(b)`` for every reported metric, each with its interval."""
+    """``metric(a) − metric(b)`` for every reported metric, each with its interval (accuracy's: ``paired``)."""
     ma, mb, y = predictions[a.name], predictions[b.name], predictions.y_true
     correct_a, correct_b = ma.correct(y), mb.correct(y)
 
@@ -348,16 +331,10 @@ def _differences(
             on_answered_rows=answered,
         )
 
-    out = [record("accuracy", *_accuracy_difference(correct_a, correct_b, confidence, groups))]
+    out = [record("accuracy", *_accuracy_difference(paired, confidence))]
     for label, rows in _class_masks(predictions).items():
-        out.append(
-            record(
-                f"recall:{label}",
-                *_accuracy_difference(
-                    correct_a[rows], correct_b[rows], confidence, None if groups is None else groups[rows]
-                ),
-            )
-        )
+        recall = PairedCorrectness.of(correct_a, correct_b, groups, rows)
+        out.append(record(f"recall:{label}", *_accuracy_difference(recall, confidence)))
     boots = paired_bootstrap(
         y,
         ma.pred,
@@ -390,18 +367,10 @@ def _differences(
     return out
 
 
-def _pair_test(
-    correct_a: np.ndarray, correct_b: np.ndarray, groups: np.ndarray | None
-) -> tuple[str, float, float, float]:
+def _pair_test(paired: PairedCorrectness) -> tuple[str, float, float, float]:
     """``(test, statistic, p, mid-p)`` of "equal accuracy": McNemar's score test, or its clustered form."""
-    b, c = int(np.sum(correct_a & ~correct_b)), int(np.sum(~correct_a & correct_b))
-    midp = float(mcnemar_pvalues(np.array(b), np.array(c), "midp")[1])
-    if groups is None:
-        return "mcnemar-score", (b - c) ** 2 / (b + c) if b + c else 0.0, float(difference_pvalue(b, c)), midp
-    counts = clustered_counts(correct_a.astype(np.int64) - correct_b.astype(np.int64), groups)
-    squares = float(np.sum(counts.sums**2))
-    statistic = float(counts.sums.sum()) ** 2 / squares if squares > 0 else 0.0  # Durkalski's
-    return "mcnemar-clustered", statistic, clustered_difference_pvalue(counts, b, c), midp
+    midp = float(mcnemar_pvalues(paired.b, paired.c, "midp")[1])
+    return paired.test, paired.statistic, float(paired.p_value), midp
 
 
 def _comparison(
@@ -413,39 +382,21 @@ def _comparison(
     n_pairs: int,
     differences: list[MetricDifference],
     alpha: float,
-    groups: np.ndarray | None,
+    paired: PairedCorrectness,
 ) -> Comparison:
     """Assemble one pair's record (significance on the Holm-adjusted p-value)."""
     y = predictions.y_true
     correct_a, correct_b = predictions[a.name].correct(y), predictions[b.name].correct(y)
-    n = len(y)
+    n, b_count, c_count = len(y), int(paired.b), int(paired.c)
+    both = int(np.sum(correct_a & correct_b))
     table = ContingencyTable(
-        both_correct=int(np.sum(correct_a & correct_b)),
-        only_a_correct=int(np.sum(correct_a & ~correct_b)),
-        only_b_correct=int(np.sum(~correct_a & correct_b)),
-        both_wrong=int(np.sum(~correct_a & ~correct_b)),
+        both_correct=both, only_a_correct=b_count, only_b_correct=c_count, both_wrong=n - both - b_count - c_count
     )
-    b_count, c_count = table.only_a_correct, table.only_b_correct
     significant = bool(p_adjusted <= alpha)
     winner = (a.name if b_count > c_count else b.name) if significant else None
     discordance = table.discordant / n
     # with groups, power as for the examples' effective number (n over the design effect of the gap)
-    effective = (
-        n
-        if groups is None
-        else max(
-            1,
-            int(
-                n
-                / design_effect(
-                    clustered_counts(correct_a.astype(np.int64) - correct_b.astype(np.int64), groups),
-                    b_count,
-                    c_count,
-                    n,
-                )
-            ),
-        )
-    )
+    effective = max(1, int(n / paired.design_effect))
     mde = minimum_detectable_effect(effective, discordance, power=MDE_POWER, alpha=alpha, n_comparisons=n_pairs)
     name, statistic, p_value, midp = test
     return Comparison(
@@ -555,10 +506,14 @@ def analyse(
     }
     pairs = list(itertools.combinations(range(len(names)), 2))
     y = predictions.y_true
-    tests = [_pair_test(predictions[names[i]].correct(y), predictions[names[j]].correct(y), groups) for i, j in pairs]
+    counted = [
+        PairedCorrectness.of(predictions[names[i]].correct(y), predictions[names[j]].correct(y), groups)
+        for i, j in pairs
+    ]
+    tests = [_pair_test(paired) for paired in counted]
     adjusted = holm_adjust([t[2] for t in tests])
     comparisons = []
-    for (i, j), test, p_adj in zip(pairs, tests, adjusted, strict=True):
+    for (i, j), paired, test, p_adj in zip(pairs, counted, tests, adjusted, strict=True):
         a, b = models[names[i]], models[names[j]]
         diffs = _differences(
             a,
@@ -567,12 +522,13 @@ def analyse(
             calibrated.of_pair(a.name, b.name),
             seed=np.random.SeedSequence([seed, 1, i, j]),
             groups=groups,
+            paired=paired,
             **options,
         )
-        comparisons.append(_comparison(a, b, predictions, test, float(p_adj), len(pairs), diffs, alpha, groups))
+        comparisons.append(_comparison(a, b, predictions, test, float(p_adj), len(pairs), diffs, alpha, paired))
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)
-    rule = RULE if groups is None else RULE + "; with groups, the larger p of it and Durkalski's clustered statistic"
+    rule = RULE if groups is None else CLUSTERED_RULE
     settings = StatsSettings(
         alpha=alpha,
         confidence=confidence,

@@ -12,7 +12,6 @@ from headtohead.stats.paired import clustered_counts, proportion_interval
 
 __all__ = [
     "wilson_interval",
-    "accuracy_estimate",
     "proportion_estimate",
     "bootstrap_estimates",
     "estimate_from_interval",
@@ -48,20 +47,17 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return float(low), float(high)
 
 
-def accuracy_estimate(correct: np.ndarray, confidence: float = 0.95) -> Estimate:
-    """Accuracy with its Wilson interval, from a boolean vector of per-example correctness."""
-    correct = np.asarray(correct, dtype=bool)
-    k, n = int(correct.sum()), len(correct)
-    low, high = wilson_interval(k, n, confidence)
-    return Estimate(value=k / n, low=low, high=high, method="wilson", confidence=confidence)
-
-
-def proportion_estimate(correct: np.ndarray, confidence: float = 0.95, groups: np.ndarray | None = None) -> Estimate:
+def proportion_estimate(
+    correct: np.ndarray,
+    confidence: float = 0.95,
+    groups: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
+) -> Estimate:
     """A share of correct answers (accuracy, a class's recall) with Wilson's interval, clustered with ``groups``.
 
     With groups the interval is the union of Wilson's and the cluster-robust score interval
     (:func:`headtohead.stats.paired.proportion_interval`): examples of one group are not
-    independent evidence.
+    independent evidence. ``rows`` (a mask or indices) restricts both to some examples.
 
     Examples
     --------
@@ -69,12 +65,13 @@ def proportion_estimate(correct: np.ndarray, confidence: float = 0.95, groups: n
     >>> e.value, round(e.low, 4), e.method
     (0.9, 0.8256, 'wilson')
     """
+    correct = np.asarray(correct, dtype=bool) if rows is None else np.asarray(correct, dtype=bool)[rows]
+    k, n = int(correct.sum()), len(correct)
     if groups is None:
-        return accuracy_estimate(correct, confidence)
-    correct = np.asarray(correct, dtype=bool)
-    low, high = proportion_interval(
-        int(correct.sum()), len(correct), confidence, clustered_counts(correct.astype(np.float64), groups)
-    )
+        low, high = wilson_interval(k, n, confidence)
+        return Estimate(value=k / n, low=low, high=high, method="wilson", confidence=confidence)
+    members = np.asarray(groups) if rows is None else np.asarray(groups)[rows]
+    low, high = proportion_interval(k, n, confidence, clustered_counts(correct.astype(np.float64), members))
     return Estimate(value=float(correct.mean()), low=low, high=high, method="wilson+clusters", confidence=confidence)
 
 

@@ -39,13 +39,7 @@ import numpy as np
 
 from headtohead.errors import ConfigError
 from headtohead.results import Predictions, RunResult
-from headtohead.stats.paired import (
-    clustered_counts,
-    clustered_difference_interval,
-    design_effect,
-    difference_interval,
-    examples_to_decide,
-)
+from headtohead.stats.paired import PairedCorrectness
 from headtohead.stats.speed import round_medians, speed_ratio
 
 __all__ = [
@@ -197,20 +191,12 @@ def accuracy_noninferiority(
     n = len(y_true)
     if n == 0:
         raise ValueError("no examples to compare")
-    b, c = int(np.count_nonzero(cand & ~base)), int(np.count_nonzero(~cand & base))
-    deff, n_groups = 1.0, None
-    if groups is None:
-        low, high = (float(x) for x in difference_interval(b, c, n, confidence))
-    else:
-        counts = clustered_counts(cand.astype(np.int64) - base.astype(np.int64), groups)
-        low, high = clustered_difference_interval(counts, b, c, n, confidence)
-        n_groups, deff = counts.groups, design_effect(counts, b, c, n)
-    bound, estimate = -max_drop, (b - c) / n
+    paired = PairedCorrectness.of(cand, base, groups)
+    low, high = (float(x) for x in paired.interval(confidence))
+    bound, estimate = -max_drop, float(paired.estimate)
     outcome = decide(low, high, bound, higher_is_better=True)
     needed = (
-        examples_to_decide(b, c, n, max_drop, confidence=confidence, power=POWER, design_effect=deff)
-        if outcome == "inconclusive"
-        else None
+        paired.examples_to_decide(max_drop, confidence=confidence, power=POWER) if outcome == "inconclusive" else None
     )
     return Decision(
         "accuracy",
@@ -224,8 +210,8 @@ def accuracy_noninferiority(
         needed,
         max_drop,
         names,
-        method="tango-score" if groups is None else "tango-score+clusters",
-        groups=n_groups,
+        method=paired.method,
+        groups=paired.n_groups,
     )
 
 

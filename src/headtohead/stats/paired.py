@@ -39,9 +39,12 @@ model's accuracy under clustering (around Wilson's interval).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats
+
+from headtohead.stats.mcnemar import RULE
 
 __all__ = [
     "score_z",
@@ -52,8 +55,9 @@ __all__ = [
     "clustered_difference_interval",
     "clustered_difference_pvalue",
     "proportion_interval",
-    "design_effect",
     "examples_to_decide",
+    "PairedCorrectness",
+    "CLUSTERED_RULE",
 ]
 
 _BISECTIONS = 64
@@ -195,10 +199,6 @@ class ClusteredCounts:
     sums: np.ndarray
     sizes: np.ndarray
 
-    @property
-    def groups(self) -> int:
-        return int(len(self.sizes))
-
 
 def clustered_counts(values: np.ndarray, groups: np.ndarray) -> ClusteredCounts:
     """Sum ``values`` (``D`` per example, or correctness) within each group (codes of any kind).
@@ -260,9 +260,13 @@ def clustered_difference_pvalue(counts: ClusteredCounts, b: int, c: int) -> floa
     The larger p-value belongs to the union interval: it is significant exactly when
     :func:`clustered_difference_interval` excludes 0.
     """
+    return max(float(difference_pvalue(b, c)), float(stats.chi2.sf(_durkalski(counts), 1)))
+
+
+def _durkalski(counts: ClusteredCounts) -> float:
+    """Durkalski's clustered McNemar statistic ``(Σ S_g)² / Σ S_g²`` (0 when every ``S_g`` is 0)."""
     total, squares = float(counts.sums.sum()), float(np.sum(counts.sums**2))
-    robust = 1.0 if squares <= 0.0 else float(stats.chi2.sf(total * total / squares, 1))
-    return max(float(difference_pvalue(b, c)), robust)
+    return total * total / squares if squares > 0.0 else 0.0
 
 
 def proportion_interval(
@@ -284,20 +288,6 @@ def proportion_interval(
         return float(low), float(high)
     low_r, high_r = _robust_interval(counts, confidence)
     return max(0.0, min(float(low), low_r)), min(1.0, max(float(high), high_r))
-
-
-def design_effect(counts: ClusteredCounts, b: int, c: int, n: int) -> float:
-    """How much grouping widens the gap's interval: its cluster-robust variance over the independent one (≥ 1).
-
-    Examples
-    --------
-    >>> design_effect(clustered_counts(np.array([1, 1, -1, -1]), np.array([0, 0, 1, 1])), 2, 2, 4)
-    2.0
-    """
-    gap = (b - c) / n
-    independent = n * ((b + c) / n - gap * gap)
-    robust = float(np.sum((counts.sums - gap * counts.sizes) ** 2))
-    return max(1.0, robust / independent) if independent > 0 else 1.0
 
 
 def examples_to_decide(
@@ -323,3 +313,133 @@ def examples_to_decide(
     sigma0 = np.sqrt(max(2.0 * tilde - margin * (1.0 + margin), 0.0))
     needed = ((z * sigma0 + z_power * sigma1) / distance) ** 2 * max(design_effect, 1.0)
     return max(int(np.ceil(needed)), n + 1)
+
+
+#: The rule of the test with groups (the union interval's test).
+CLUSTERED_RULE = RULE + "; with groups, the larger p of it and Durkalski's clustered statistic"
+
+
+@dataclass(frozen=True)
+class PairedCorrectness:
+    """Two models' correctness on the same examples, counted once: what every paired accuracy statistic reads.
+
+    The one place that tells grouped from independent examples: without groups the score
+    statistics of the counts, with groups their clustered forms (the functions above). The
+    counts may be arrays (one comparison per cell, e.g. slices × pairs); :meth:`of` counts one.
+
+    Attributes
+    ----------
+    b, c, n : ndarray of int64
+        Examples only A got right, only B got right, and all examples.
+    clusters : tuple of ClusteredCounts, optional
+        With groups: each cell's per-group sums of ``D`` (cells in C order).
+
+    Examples
+    --------
+    >>> a, b = np.array([1, 1, 1, 0, 1, 0], bool), np.array([1, 0, 0, 1, 1, 0], bool)
+    >>> pc = PairedCorrectness.of(a, b)
+    >>> int(pc.b), int(pc.c), int(pc.n), pc.test, pc.design_effect
+    (2, 1, 6, 'mcnemar-score', 1.0)
+    >>> PairedCorrectness.of(a, b, groups=np.array([0, 0, 1, 1, 2, 2])).method
+    'tango-score+clusters'
+    """
+
+    b: np.ndarray
+    c: np.ndarray
+    n: np.ndarray
+    clusters: tuple[ClusteredCounts, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in zip("bcn", np.broadcast_arrays(self.b, self.c, self.n), strict=True):
+            object.__setattr__(self, name, np.asarray(value, dtype=np.int64))
+        if self.clusters is not None and len(self.clusters) != self.b.size:
+            raise ValueError(f"{len(self.clusters)} clustered counts for {self.b.size} comparisons")
+
+    @classmethod
+    def of(
+        cls,
+        correct_a: np.ndarray,
+        correct_b: np.ndarray,
+        groups: np.ndarray | None = None,
+        rows: np.ndarray | None = None,
+    ) -> PairedCorrectness:
+        """Count one pair from its per-example correctness (on the examples ``rows`` when given)."""
+        a, b, members = (
+            x if x is None or rows is None else np.asarray(x)[rows] for x in (correct_a, correct_b, groups)
+        )
+        a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+        clusters = None if members is None else (clustered_counts(a.astype(np.int64) - b.astype(np.int64), members),)
+        return cls(np.sum(a & ~b), np.sum(~a & b), np.int64(len(a)), clusters)
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """``(b − c)/n``: accuracy(A) − accuracy(B)."""
+        return (self.b - self.c) / self.n
+
+    @property
+    def n_groups(self) -> int | None:
+        return None if self.clusters is None else len(self.clusters[0].sizes)
+
+    @property
+    def test(self) -> Literal["mcnemar-score", "mcnemar-clustered"]:
+        return "mcnemar-score" if self.clusters is None else "mcnemar-clustered"
+
+    @property
+    def method(self) -> Literal["tango-score", "tango-score+clusters"]:
+        return "tango-score" if self.clusters is None else "tango-score+clusters"
+
+    @property
+    def rule(self) -> str:
+        """The test in words (:data:`~headtohead.stats.mcnemar.RULE`; with groups, its clustered form)."""
+        return RULE if self.clusters is None else CLUSTERED_RULE
+
+    def _cells(self) -> zip[tuple[ClusteredCounts, int, int, int]]:
+        assert self.clusters is not None
+        return zip(
+            self.clusters, self.b.ravel().tolist(), self.c.ravel().tolist(), self.n.ravel().tolist(), strict=True
+        )
+
+    def interval(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """The interval of the gap: Tango's, with groups its union with the cluster-robust one."""
+        if self.clusters is None:
+            return difference_interval(self.b, self.c, self.n, confidence)
+        bounds = np.array([clustered_difference_interval(k, b, c, n, confidence) for k, b, c, n in self._cells()])
+        return bounds.reshape(-1, 2)[:, 0].reshape(self.b.shape), bounds.reshape(-1, 2)[:, 1].reshape(self.b.shape)
+
+    @property
+    def p_value(self) -> np.ndarray:
+        """Two-sided p of "equal accuracy": McNemar's, with groups the larger of it and Durkalski's."""
+        if self.clusters is None:
+            return difference_pvalue(self.b, self.c)
+        return np.array([clustered_difference_pvalue(k, b, c) for k, b, c, _ in self._cells()]).reshape(self.b.shape)
+
+    @property
+    def statistic(self) -> float:
+        """One comparison's test statistic: McNemar's ``(b − c)²/(b + c)``, with groups Durkalski's."""
+        if self.clusters is None:
+            b, c = int(self.b), int(self.c)
+            return (b - c) ** 2 / (b + c) if b + c else 0.0
+        return _durkalski(self.clusters[0])
+
+    @property
+    def design_effect(self) -> float:
+        """How much grouping widens one comparison's interval: its cluster-robust variance over the independent one (≥ 1).
+
+        Examples
+        --------
+        >>> a, b = np.array([1, 1, 0, 0], bool), np.array([0, 0, 1, 1], bool)
+        >>> PairedCorrectness.of(a, b, groups=np.array([0, 0, 1, 1])).design_effect
+        2.0
+        """
+        if self.clusters is None:
+            return 1.0
+        b, c, n, counts = int(self.b), int(self.c), int(self.n), self.clusters[0]
+        gap = (b - c) / n
+        independent = n * ((b + c) / n - gap * gap)
+        robust = float(np.sum((counts.sums - gap * counts.sizes) ** 2))
+        return max(1.0, robust / independent) if independent > 0 else 1.0
+
+    def examples_to_decide(self, margin: float, *, confidence: float = 0.95, power: float = 0.8) -> int | None:
+        """One comparison's :func:`examples_to_decide`, with its design effect."""
+        b, c, n, deff = int(self.b), int(self.c), int(self.n), self.design_effect
+        return examples_to_decide(b, c, n, margin, confidence=confidence, power=power, design_effect=deff)

@@ -30,16 +30,9 @@ import numpy as np
 
 from headtohead.results.comparison import ContingencyTable, Estimate
 from headtohead.results.slices import SliceAccuracy, SlicePair, SliceResult, SliceSummary
-from headtohead.stats.mcnemar import RULE
+from headtohead.stats.intervals import proportion_estimate
 from headtohead.stats.multiple import holm_adjust
-from headtohead.stats.paired import (
-    clustered_counts,
-    clustered_difference_interval,
-    clustered_difference_pvalue,
-    difference_interval,
-    difference_pvalue,
-    proportion_interval,
-)
+from headtohead.stats.paired import ClusteredCounts, PairedCorrectness, clustered_counts
 
 __all__ = [
     "SliceSpec",
@@ -211,14 +204,11 @@ def compare_slices(
     only_b = np.stack([correct[:, j] for _, j in pairs], axis=1) - both if pairs else both
     neither = sizes[:, None] - both - only_a - only_b
     n_rows = np.broadcast_to(sizes[:, None], only_a.shape)
-    if groups is None:
-        p_values = difference_pvalue(only_a, only_b)
-        low, high = difference_interval(only_a, only_b, n_rows, confidence) if pairs else (only_a * 0.0, only_a * 0.0)
-        acc_low, acc_high = _wilson(correct, sizes[:, None], confidence)
-    else:
-        p_values, low, high, acc_low, acc_high = _clustered(
-            masks.astype(bool), right, pairs, only_a, only_b, np.asarray(groups), confidence
-        )
+    paired = PairedCorrectness(only_a, only_b, n_rows, _pair_clusters(masks.astype(bool), right, pairs, groups))
+    p_values, (low, high) = paired.p_value, paired.interval(confidence)
+    accuracy = [
+        [proportion_estimate(right[m], confidence, groups, spec.mask) for m in range(len(names))] for spec in kept
+    ]
     p_adjusted = holm_adjust(np.asarray(p_values, dtype=np.float64).ravel()).reshape(np.shape(p_values))
     results = []
     for s, spec in enumerate(kept):
@@ -228,8 +218,8 @@ def compare_slices(
                 correct=int(correct[s, m]),
                 accuracy=Estimate(
                     value=float(correct[s, m] / sizes[s]),
-                    low=float(acc_low[s, m]),
-                    high=float(acc_high[s, m]),
+                    low=accuracy[s][m].low,
+                    high=accuracy[s][m].high,
                     method="wilson",
                     confidence=confidence,
                 ),
@@ -254,8 +244,8 @@ def compare_slices(
                     ci_low=float(low[s, p]),
                     ci_high=float(high[s, p]),
                     confidence=confidence,
-                    test="mcnemar-score" if groups is None else "mcnemar-clustered",
-                    ci_method="tango-score" if groups is None else "tango-score+clusters",
+                    test=paired.test,
+                    ci_method=paired.method,
                     p_value=float(p_values[s, p]),
                     p_adjusted=float(p_adjusted[s, p]),
                     significant=significant,
@@ -280,37 +270,19 @@ def compare_slices(
         alpha=alpha,
         confidence=confidence,
         n_tests=len(kept) * len(pairs),
-        mcnemar_rule=RULE
-        if groups is None
-        else RULE + "; with groups, the larger p of it and Durkalski's clustered statistic",
+        mcnemar_rule=paired.rule,
         slices=results,
     )
 
 
-def _clustered(
-    masks: np.ndarray,
-    right: np.ndarray,
-    pairs: list[tuple[int, int]],
-    only_a: np.ndarray,
-    only_b: np.ndarray,
-    groups: np.ndarray,
-    confidence: float,
-) -> tuple[np.ndarray, ...]:
-    """Per slice (and pair): the clustered p-values and difference intervals, and each model's accuracy interval."""
-    shape = only_a.shape
-    p_values, low, high = np.ones(shape), np.zeros(shape), np.zeros(shape)
-    acc_low, acc_high = np.zeros((len(masks), len(right))), np.zeros((len(masks), len(right)))
-    for s, mask in enumerate(masks):
-        rows, n = groups[mask], int(mask.sum())
-        for m in range(len(right)):
-            counts = clustered_counts(right[m][mask], rows)
-            acc_low[s, m], acc_high[s, m] = proportion_interval(int(right[m][mask].sum()), n, confidence, counts)
-        for p, (i, j) in enumerate(pairs):
-            counts = clustered_counts(right[i][mask] - right[j][mask], rows)
-            b, c = int(only_a[s, p]), int(only_b[s, p])
-            p_values[s, p] = clustered_difference_pvalue(counts, b, c)
-            low[s, p], high[s, p] = clustered_difference_interval(counts, b, c, n, confidence)
-    return p_values, low, high, acc_low, acc_high
+def _pair_clusters(
+    masks: np.ndarray, right: np.ndarray, pairs: list[tuple[int, int]], groups: np.ndarray | None
+) -> tuple[ClusteredCounts, ...] | None:
+    """Per slice and pair (in that order): the per-group sums of ``D`` on the slice's examples; ``None`` without groups."""
+    if groups is None:
+        return None
+    members = np.asarray(groups)
+    return tuple(clustered_counts(right[i][mask] - right[j][mask], members[mask]) for mask in masks for i, j in pairs)
 
 
 def significant_slices(summary: SliceSummary) -> list[tuple[SliceResult, SlicePair]]:
@@ -320,17 +292,6 @@ def significant_slices(summary: SliceSummary) -> list[tuple[SliceResult, SlicePa
     """
     found = [(result, pair) for result in summary.slices for pair in result.pairs if pair.significant]
     return sorted(found, key=lambda item: (item[1].p_adjusted, -abs(item[1].difference)))
-
-
-def _wilson(successes: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised Wilson intervals (:func:`statsmodels.stats.proportion.proportion_confint`)."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    successes, n = (np.array(x, dtype=np.float64) for x in np.broadcast_arrays(successes, n))
-    if successes.size == 0:
-        return successes.copy(), successes.copy()
-    low, high = proportion_confint(successes, n, alpha=1.0 - confidence, method="wilson")
-    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
 
 
 def _quantile_bins(values: np.ndarray, n_bins: int) -> list[tuple[np.ndarray, float, float]]:

@@ -24,13 +24,7 @@ from headtohead.results.sweep import QualityVsParent
 from headtohead.stats.mcnemar import contingency
 from headtohead.stats.multiple import holm_adjust
 from headtohead.stats.noninferiority import decide
-from headtohead.stats.paired import (
-    clustered_counts,
-    clustered_difference_interval,
-    clustered_difference_pvalue,
-    difference_interval,
-    difference_pvalue,
-)
+from headtohead.stats.paired import PairedCorrectness
 
 __all__ = ["quality_vs_parent", "DEFAULT_MARGIN"]
 
@@ -87,23 +81,15 @@ def quality_vs_parent(
     y_true = np.asarray(y_true, dtype=np.int64)
     correct_parent = parent_pred == y_true
     n = len(y_true)
-    tables, p_values, intervals = {}, {}, {}
-    for name, (pred, _) in variants.items():
-        correct = pred == y_true
-        table = contingency(correct, correct_parent)
-        b, c = table[1], table[2]
-        if groups is None:
-            p_values[name] = float(difference_pvalue(b, c))
-            intervals[name] = tuple(float(x) for x in difference_interval(b, c, n, confidence))
-        else:
-            counts = clustered_counts(correct.astype(np.int64) - correct_parent.astype(np.int64), groups)
-            p_values[name] = clustered_difference_pvalue(counts, b, c)
-            intervals[name] = clustered_difference_interval(counts, b, c, n, confidence)
-        tables[name] = table
+    paired = {
+        name: PairedCorrectness.of(pred == y_true, correct_parent, groups) for name, (pred, _) in variants.items()
+    }
+    p_values = {name: float(counted.p_value) for name, counted in paired.items()}
     adjusted = dict(zip(p_values, holm_adjust(list(p_values.values())), strict=True)) if p_values else {}
     out: dict[str, QualityVsParent] = {}
     for name, (pred, proba) in variants.items():
-        table, (low, high), p_adj = tables[name], intervals[name], float(adjusted[name])
+        table, p_adj = contingency(pred == y_true, correct_parent), float(adjusted[name])
+        low, high = (float(x) for x in paired[name].interval(confidence))
         changed = int(np.count_nonzero(pred != parent_pred))
         out[name] = QualityVsParent(
             n_examples=n,
@@ -113,11 +99,11 @@ def quality_vs_parent(
             ci_low=low,
             ci_high=high,
             confidence=confidence,
-            ci_method="tango-score" if groups is None else "tango-score+clusters",
+            ci_method=paired[name].method,
             table=ContingencyTable(
                 both_correct=table[0], only_a_correct=table[1], only_b_correct=table[2], both_wrong=table[3]
             ),
-            test="mcnemar-score" if groups is None else "mcnemar-clustered",
+            test=paired[name].test,
             p_value=p_values[name],
             p_adjusted=p_adj,
             alpha=alpha,
