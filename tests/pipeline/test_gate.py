@@ -12,7 +12,7 @@ import yaml
 
 from headtohead.cli.main import main
 from headtohead.errors import ConfigError
-from headtohead.pipeline.gate import parse_accuracy_margin, parse_slowdown_margin
+from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.results import RunResult, load_result, save_result
 from headtohead.stats.noninferiority import accuracy_noninferiority, gate_exit_code, slowdown_noninferiority
 
@@ -234,26 +234,26 @@ def test_decisions_follow_the_interval_against_the_margin():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 4000)
     base = np.where(rng.random(4000) < 0.9, y, 1 - y)
-    same = accuracy_noninferiority(y, base, base, max_drop=0.005)
+    same = accuracy_noninferiority(y, base, base, margin=0.005)
     assert same.outcome == "pass" and same.estimate == 0.0  # 4,000 identical answers: non-inferior at 0.5 pp
     # … but no number of examples shows non-inferiority at a margin of 0, nor 60 examples at 0.1 pp
-    assert accuracy_noninferiority(y, base, base, max_drop=0.0).outcome == "inconclusive"
-    assert accuracy_noninferiority(y[:60], base[:60], base[:60], max_drop=0.001).outcome == "inconclusive"
+    assert accuracy_noninferiority(y, base, base, margin=0.0).outcome == "inconclusive"
+    assert accuracy_noninferiority(y[:60], base[:60], base[:60], margin=0.001).outcome == "inconclusive"
     worse = np.where(rng.random(4000) < 0.05, 1 - base, base)  # about 5 % of answers flipped
-    assert accuracy_noninferiority(y, base, worse, max_drop=0.005).outcome == "fail"
-    assert accuracy_noninferiority(y, base, worse, max_drop=0.10).outcome == "pass"
+    assert accuracy_noninferiority(y, base, worse, margin=0.005).outcome == "fail"
+    assert accuracy_noninferiority(y, base, worse, margin=0.10).outcome == "pass"
     right = np.flatnonzero(base[:80] == y[:80])[:2]
     slightly = base[:80].copy()
     slightly[right] = 1 - slightly[right]  # two more errors in 80: −2.5 pp, but who can tell?
-    few = accuracy_noninferiority(y[:80], base[:80], slightly, max_drop=0.005)
+    few = accuracy_noninferiority(y[:80], base[:80], slightly, margin=0.005)
     assert few.outcome == "inconclusive" and few.needed > 80 and few.high >= -0.005 > few.low
     steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98]
-    assert slowdown_noninferiority(steady, [2 * t for t in steady], max_slowdown=0.05).outcome == "fail"
-    assert slowdown_noninferiority(steady, steady[::-1], max_slowdown=0.05).outcome == "pass"
-    noisy = slowdown_noninferiority(steady, [1.3, 0.8, 1.2, 0.85, 1.25, 0.9], max_slowdown=0.05)
+    assert slowdown_noninferiority(steady, [2 * t for t in steady], margin=0.05).outcome == "fail"
+    assert slowdown_noninferiority(steady, steady[::-1], margin=0.05).outcome == "pass"
+    noisy = slowdown_noninferiority(steady, [1.3, 0.8, 1.2, 0.85, 1.25, 0.9], margin=0.05)
     assert noisy.outcome == "inconclusive" and noisy.needed > 6
     assert gate_exit_code([same, noisy]) == 3 and gate_exit_code([same, noisy, worse_decision(y, base, worse)]) == 1
 
 
 def worse_decision(y, base, worse):
-    return accuracy_noninferiority(y, base, worse, max_drop=0.005)
+    return accuracy_noninferiority(y, base, worse, margin=0.005)

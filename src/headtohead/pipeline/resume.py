@@ -30,9 +30,10 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel
 
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import DataError
@@ -46,6 +47,7 @@ log = logging.getLogger("headtohead")
 _FORMAT = 1
 _MANIFEST = "run.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+R = TypeVar("R", bound=BaseModel)
 
 
 def file_stamp(path: Path) -> list[Any] | None:
@@ -162,8 +164,27 @@ class ResumeStore:
             arrays["proba"] = predictions.proba
         np.savez_compressed(buffer, **arrays)
         write_bytes_atomic(stem.with_suffix(".npz"), buffer.getvalue())
+        self.save_record(key, record.name, record)
+
+    def save_record(self, key: str, name: str, record: BaseModel) -> None:
+        """Keep a finished record (the marker of a model's pass, or a swept model of ``h2h sweep``)."""
+        self._write_manifest()
         entry = {"format": _FORMAT, "key": key, "record": record.model_dump(mode="json")}
-        write_text_atomic(stem.with_suffix(".json"), json.dumps(entry) + "\n")
+        write_text_atomic(self._stem(name, key).with_suffix(".json"), json.dumps(entry) + "\n")
+
+    def load_record(self, key: str, name: str, schema: type[R]) -> R | None:
+        """The record kept by :meth:`save_record` under ``key``, or ``None`` (none, or damaged: said once)."""
+        marker = self._stem(name, key).with_suffix(".json")
+        if not marker.is_file():
+            return None
+        try:
+            entry = json.loads(marker.read_text(encoding="utf-8"))
+            if entry.get("format") != _FORMAT or entry.get("key") != key:
+                return None
+            return schema.model_validate(entry["record"])
+        except Exception as exc:  # any damage means "not finished": do it again
+            log.warning("resume: the saved work of '%s' in %s is damaged (%s); doing it again", name, self.folder, exc)
+            return None
 
     def load(
         self, key: str, name: str, *, n_examples: int, n_classes: int

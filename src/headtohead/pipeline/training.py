@@ -18,6 +18,7 @@ With ``train.nproc > 1`` each training is launched data-parallel through torchru
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from headtohead.data import create_dataset
 from headtohead.engines.environment import capture_environment
 from headtohead.engines.train_ddp import dist_context_from_env, init_process_group
 from headtohead.errors import DataError
-from headtohead.pipeline.outputs import check_writable
+from headtohead.pipeline.outputs import check_owner, check_writable
 from headtohead.pipeline.run import Run, run
 from headtohead.pipeline.setup import absolute_data_paths
 from headtohead.pipeline.training_ddp import launch_parallel
@@ -46,8 +47,10 @@ from headtohead.results.comparison import SeedResult
 from headtohead.results.files import EXPERIMENT_FILE, RESULTS_FILE, TRAINING_FILE
 from headtohead.results.training import TrainingRun, TrainingSummary
 from headtohead.results.training_file import TrainingResult, save_training_result
+from headtohead.runtime.determinism import deterministic_algorithms
 from headtohead.runtime.devices import resolve_device
 from headtohead.runtime.files import write_text_atomic
+from headtohead.runtime.offline import offline_mode
 from headtohead.version import __version__
 
 __all__ = ["train_experiment", "TrainOutcome"]
@@ -93,6 +96,10 @@ def train_experiment(
     base_dir: str | Path | None = None,
     on_event: Callable[[str], None] | None = None,
     progress: Any = None,
+    resume: bool | None = None,
+    overwrite: bool = False,
+    offline: bool = False,
+    deterministic: bool = False,
 ) -> TrainOutcome:
     """Train every model of ``experiment`` identically (per seed), save them, then compare them.
 
@@ -115,6 +122,18 @@ def train_experiment(
         Receives one line of text per milestone (epochs, finished models, warnings).
     progress : callable, optional
         Evaluation progress callback of :func:`headtohead.run`.
+    resume : bool, optional
+        Replaces ``train.resume``: ``True`` goes on from the last epoch checkpoints and re-uses
+        the models already trained with the same settings (and the finished passes of the
+        comparison); ``False`` trains and compares every model again. ``None``: the experiment's.
+    overwrite : bool
+        Replace the results of another experiment found in ``out_dir`` (checked before training);
+        without it they are refused.
+    offline : bool
+        No network attempt at all while training and comparing (:mod:`headtohead.runtime.offline`).
+    deterministic : bool
+        Torch's deterministic algorithms while training and comparing in this process
+        (:mod:`headtohead.runtime.determinism`; not passed to ``train.nproc > 1`` launches).
 
     Returns
     -------
@@ -132,9 +151,39 @@ def train_experiment(
     else:
         exp, config, found_base = load_train_experiment(experiment, overrides)
         base_dir = found_base if isinstance(experiment, (str, Path)) or base_dir is None else Path(base_dir)
+    config = config if resume is None else config.model_copy(update={"resume": resume})
     check_trainable(exp)
     out = Path(out_dir) if out_dir is not None else Path("runs") / exp.name
     check_writable(out)  # before hours of training, not after
+    check_owner(out, exp.name, command="h2h run", overwrite=overwrite)
+    with contextlib.ExitStack() as stack:
+        if offline:
+            stack.enter_context(offline_mode())
+        if deterministic:
+            stack.enter_context(deterministic_algorithms())
+        return _train_and_compare(
+            exp,
+            config,
+            Path(base_dir),
+            out,
+            say,
+            progress,
+            overwrite=overwrite,
+            offline=offline,
+            deterministic=deterministic,
+        )
+
+
+def _train_and_compare(
+    exp: Experiment,
+    config: TrainConfig,
+    base_dir: Path,
+    out: Path,
+    say: Callable[[str], None],
+    progress: Any,
+    **run_options: bool,
+) -> TrainOutcome:
+    """Train every model per seed (or re-use it), record the training, then compare the trained models."""
     device = resolve_device(config.device or exp.eval.device)
     dist = dist_context_from_env(config.ddp_backend, device)
     if dist is not None:
@@ -201,7 +250,8 @@ def train_experiment(
         f"Comparing the trained models (seed {seeds[0]}) on {len(splits.eval)} examples: h2h run "
         f"{out / EXPERIMENT_FILE}"
     )
-    return TrainOutcome(training=summary, run=_compare(final, out, summary, progress), out_dir=out, experiment=final)
+    compared = _compare(final, out, summary, progress, resume="reuse" if config.resume else False, **run_options)
+    return TrainOutcome(training=summary, run=compared, out_dir=out, experiment=final)
 
 
 def _summary(config: TrainConfig, splits: Any, seeds: list[int], runs: list[TrainingRun]) -> TrainingSummary:
@@ -221,11 +271,11 @@ def _summary(config: TrainConfig, splits: Any, seeds: list[int], runs: list[Trai
     return summary
 
 
-def _compare(final: dict[str, Any], out: Path, summary: TrainingSummary, progress: Any) -> Any:
+def _compare(final: dict[str, Any], out: Path, summary: TrainingSummary, progress: Any, **options: Any) -> Any:
     """Run the ordinary comparison on the trained weights; keep the training record in results.json."""
     # resume="reuse": a comparison interrupted earlier re-uses its finished models (keys include the weights'
     # stamps); on changed data it evaluates them again rather than refusing as h2h run --resume does.
-    outcome = run(final, out_dir=out, progress=progress, resume="reuse")
+    outcome = run(final, out_dir=out, progress=progress, **options)
     outcome.result = outcome.result.model_copy(update={"training": summary})
     save_result(outcome.result, out / RESULTS_FILE)
     return outcome

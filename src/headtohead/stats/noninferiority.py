@@ -82,8 +82,8 @@ class Decision:
         Accuracy: candidate − baseline as a fraction. Speed: time ratio candidate / baseline.
         NaN for a skipped check.
     bound : float
-        Where the margin lies on the same scale: ``−max_drop`` for accuracy,
-        ``1 + max_slowdown`` for speed.
+        Where the margin lies on the same scale: ``−margin`` for accuracy,
+        ``1 + margin`` for speed.
     confidence : float
     n : int
         Paired examples (accuracy) or interleaved rounds (speed) the interval rests on.
@@ -152,20 +152,20 @@ def accuracy_noninferiority(
     pred_baseline: np.ndarray,
     pred_candidate: np.ndarray,
     *,
-    max_drop: float,
+    margin: float,
     confidence: float = 0.95,
     names: tuple[str, str] = ("baseline", "candidate"),
     groups: np.ndarray | None = None,
 ) -> Decision:
-    """Is the candidate's accuracy lower than the baseline's by more than ``max_drop``?
+    """Is the candidate's accuracy lower than the baseline's by more than ``margin``?
 
     Parameters
     ----------
     y_true, pred_baseline, pred_candidate : ndarray of shape (n,)
         True labels and the two models' predictions on the same examples, same order
         (``-1``: no prediction, a wrong answer).
-    max_drop : float
-        Allowed accuracy drop as a fraction (0.005 = 0.5 percentage points).
+    margin : float
+        Allowed accuracy drop as a share (0.005 = 0.5 percentage points).
     confidence : float
         Level of the two-sided score interval; each side is a test at ``(1 − confidence)/2``.
     names : (str, str)
@@ -184,14 +184,14 @@ def accuracy_noninferiority(
     >>> y = np.zeros(2000, dtype=int)
     >>> base = np.where(np.arange(2000) % 10 == 0, 1, 0)        # 90 % right
     >>> cand = np.where(np.arange(2000) % 5 == 0, 1, 0)         # 80 % right
-    >>> accuracy_noninferiority(y, base, cand, max_drop=0.005).outcome
+    >>> accuracy_noninferiority(y, base, cand, margin=0.005).outcome
     'fail'
     >>> same = np.zeros(60, dtype=int)                          # identical predictions, 60 examples
-    >>> d = accuracy_noninferiority(same, same, same, max_drop=0.001)
+    >>> d = accuracy_noninferiority(same, same, same, margin=0.001)
     >>> d.outcome, d.needed
     ('inconclusive', 3838)
     """
-    _check_common(max_drop, confidence, "max_drop")
+    _check_common(margin, confidence, "margin")
     y_true = np.asarray(y_true, np.int64)
     base, cand = np.asarray(pred_baseline, np.int64) == y_true, np.asarray(pred_candidate, np.int64) == y_true
     n = len(y_true)
@@ -205,10 +205,10 @@ def accuracy_noninferiority(
         counts = clustered_counts(cand.astype(np.int64) - base.astype(np.int64), groups)
         low, high = clustered_difference_interval(counts, b, c, n, confidence)
         n_groups, deff = counts.groups, design_effect(counts, b, c, n)
-    bound, estimate = -max_drop, (b - c) / n
+    bound, estimate = -margin, (b - c) / n
     outcome = decide(low, high, bound, higher_is_better=True)
     needed = (
-        examples_to_decide(b, c, n, max_drop, confidence=confidence, power=POWER, design_effect=deff)
+        examples_to_decide(b, c, n, margin, confidence=confidence, power=POWER, design_effect=deff)
         if outcome == "inconclusive"
         else None
     )
@@ -222,7 +222,7 @@ def accuracy_noninferiority(
         confidence,
         n,
         needed,
-        max_drop,
+        margin,
         names,
         method="tango-score" if groups is None else "tango-score+clusters",
         groups=n_groups,
@@ -233,7 +233,7 @@ def slowdown_noninferiority(
     time_baseline: Sequence[float] | np.ndarray,
     time_candidate: Sequence[float] | np.ndarray,
     *,
-    max_slowdown: float,
+    margin: float,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -241,7 +241,7 @@ def slowdown_noninferiority(
     names: tuple[str, str] = ("baseline", "candidate"),
     checks: int = 1,
 ) -> Decision:
-    """Is the candidate slower than the baseline by more than ``max_slowdown``?
+    """Is the candidate slower than the baseline by more than ``margin``?
 
     The gate fails when *any* of its speed checks fails, so with one check per scenario the
     chance of failing a candidate that is within the margin everywhere grows with the
@@ -258,8 +258,8 @@ def slowdown_noninferiority(
     ----------
     time_baseline, time_candidate : array-like of shape (n_rounds,)
         One latency per interleaved round for each model, paired by round (e.g. round medians).
-    max_slowdown : float
-        Allowed slowdown as a fraction (0.05 = candidate may take 5 % longer).
+    margin : float
+        Allowed slowdown as a share (0.05 = candidate may take 5 % longer).
     confidence : float
         Level of the gate's speed intervals taken together (each one is at
         ``1 − (1 − confidence) / checks``; ``Decision.confidence`` says which).
@@ -280,18 +280,18 @@ def slowdown_noninferiority(
 
     Examples
     --------
-    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], max_slowdown=0.05).outcome
+    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], margin=0.05).outcome
     'fail'
-    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], max_slowdown=0.05,
+    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], margin=0.05,
     ...                         checks=2).confidence
     0.975
     """
-    _check_common(max_slowdown, confidence, "max_slowdown")
+    _check_common(margin, confidence, "margin")
     if checks < 1:
         raise ValueError(f"checks must be at least 1, not {checks}")
     level = 1.0 - (1.0 - confidence) / checks
     ratio = speed_ratio(time_candidate, time_baseline, confidence=level, n_resamples=n_resamples, seed=seed)
-    bound = 1.0 + max_slowdown
+    bound = 1.0 + margin
     outcome = decide(ratio.low, ratio.high, bound, higher_is_better=False)
     needed = None
     if outcome == "inconclusive":
@@ -310,7 +310,7 @@ def slowdown_noninferiority(
         level,
         ratio.n_rounds,
         needed,
-        max_slowdown,
+        margin,
         names,
         method=method,
     )
@@ -343,8 +343,8 @@ def gate_decisions(
     *,
     baseline: str,
     candidate: str,
-    max_accuracy_drop: float | None,
-    max_slowdown: float | None,
+    accuracy_margin: float | None,
+    slowdown_margin: float | None,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -357,11 +357,11 @@ def gate_decisions(
     result : RunResult
         The saved run.
     predictions : Predictions or None
-        Its per-example predictions (needed when ``max_accuracy_drop`` is given).
+        Its per-example predictions (needed when ``accuracy_margin`` is given).
     baseline, candidate : str
         Model names.
-    max_accuracy_drop, max_slowdown : float or None
-        Margins as fractions; ``None`` skips that check.
+    accuracy_margin, slowdown_margin : float or None
+        The allowed accuracy drop and slowdown, as shares; ``None`` skips that check.
     confidence, n_resamples, seed
         Of the intervals (``n_resamples``/``seed``: the speed check's).
     groups : ndarray of shape (n,), optional
@@ -373,7 +373,7 @@ def gate_decisions(
     """
     names = (baseline, candidate)
     decisions: list[Decision] = []
-    if max_accuracy_drop is not None:
+    if accuracy_margin is not None:
         if predictions is None:
             raise ValueError("an accuracy check needs the run's predictions")
         y_true = predictions.y_true
@@ -382,13 +382,13 @@ def gate_decisions(
                 y_true,
                 predictions[baseline].pred,
                 predictions[candidate].pred,
-                max_drop=max_accuracy_drop,
+                margin=accuracy_margin,
                 confidence=confidence,
                 names=names,
                 groups=groups,
             )
         )
-    if max_slowdown is not None:
+    if slowdown_margin is not None:
         speed = result.speed
         timed = []
         if speed is not None:
@@ -403,7 +403,7 @@ def gate_decisions(
                 slowdown_noninferiority(
                     round_medians(base.rounds_ns),
                     round_medians(cand.rounds_ns),
-                    max_slowdown=max_slowdown,
+                    margin=slowdown_margin,
                     confidence=confidence,
                     n_resamples=n_resamples,
                     seed=seed,
