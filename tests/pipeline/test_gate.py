@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from headtohead.cli.main import main
-from headtohead.errors import ConfigError
 from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
+from headtohead.errors import ConfigError
 from headtohead.results import RunResult, load_result, save_result
 from headtohead.stats.noninferiority import accuracy_noninferiority, gate_exit_code, slowdown_noninferiority
 
@@ -257,3 +257,50 @@ def test_decisions_follow_the_interval_against_the_margin():
 
 def worse_decision(y, base, worse):
     return accuracy_noninferiority(y, base, worse, margin=0.005)
+
+
+def test_alpha_is_the_level_and_confidence_its_deprecated_alias(results, capsys):
+    path = results / "out" / "results.json"
+    margin = ["--baseline", "base", "--candidate", "slight", "--max-accuracy-drop", "0.5pp"]
+    default = _gate(capsys, path, *margin)
+    assert _gate(capsys, path, *margin, "--alpha", "0.05") == default
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["gate", str(path), *margin, "--confidence", "0.95"])
+    captured = capsys.readouterr()
+    assert (exit_.value.code, captured.out.strip()) == default  # the old spelling still works, the same
+    assert captured.err.count("--confidence is deprecated") == 1 and "--alpha" in captured.err
+    wider = _gate(capsys, path, *margin, "--alpha", "0.01")
+    assert "99% CI" in wider[1] and "95% CI" in default[1]
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--max-accuracy-drop", "0.5%"], "--max-accuracy-drop 0.5%: '%' is ambiguous"),
+        (["--max-slowdown", "5pp"], "--max-slowdown 5pp: 'pp' is for accuracy"),
+        (["--max-accuracy-drop", "1pp", "--alpha", "0.1", "--confidence", "0.9"], "give only --alpha"),
+    ],
+)
+def test_bad_gate_options_are_one_line_and_exit_2(results, capsys, args, fragment):
+    with pytest.raises(SystemExit) as exit_:
+        main(["gate", str(results / "out" / "results.json"), "--baseline", "base", "--candidate", "good", *args])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 2 and fragment in err and len(err.splitlines()) == 1
+
+
+def test_the_python_gate_takes_shares_and_the_same_strings(results):
+    import headtohead
+
+    path = results / "out" / "results.json"
+    by_text = headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop="0.5pp", max_slowdown="5%")
+    by_share = headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop=0.005, max_slowdown=0.05)
+    assert by_text.decisions == by_share.decisions and by_share.decisions[0].margin == 0.005
+    with pytest.warns(DeprecationWarning, match="alpha"):
+        old = headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop=0.005, confidence=0.9)
+    assert (
+        old.decisions
+        == headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop=0.005, alpha=0.1).decisions
+    )
+    with pytest.raises(ConfigError, match="did you mean 5pp"):
+        headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop=5)

@@ -14,9 +14,21 @@ import typer
 __all__ = ["plan"]
 
 
+def _gap(text: str) -> float:
+    from headtohead.config.margins import parse_accuracy_margin
+
+    return parse_accuracy_margin(text, option="--delta")
+
+
 def plan(
     accuracy: float = typer.Option(..., "--accuracy", help="Accuracy of the baseline model, e.g. 0.90."),
-    delta: float = typer.Option(..., "--delta", help="Accuracy gap to detect, as a fraction (0.005 = 0.5 pp)."),
+    delta: float = typer.Option(
+        ...,
+        "--delta",
+        parser=_gap,
+        metavar="MARGIN",
+        help="Accuracy gap to detect: 0.5pp (percentage points) or 0.005.",
+    ),
     discordance: Optional[float] = typer.Option(
         None,
         "--discordance",
