@@ -90,3 +90,10 @@ def test_plan_reads_the_gap_as_a_margin(capsys):
     points = capsys.readouterr().out
     main(["plan", "--accuracy", "0.9", "--delta", "0.05"])
     assert capsys.readouterr().out == points
+
+
+def test_min_accuracy_drop_is_an_old_spelling(experiment, tmp_path, capsys):
+    out = tmp_path / "out"
+    main(["sweep", str(experiment), "--precision", "fp32", "--min-accuracy-drop", "2pp", "--out", str(out)])
+    assert json.loads((out / "sweep.json").read_text())["settings"]["max_accuracy_drop"] == 0.02
+    assert capsys.readouterr().err.count("--min-accuracy-drop is deprecated") == 1

@@ -77,7 +77,6 @@ def sweep(
     max_accuracy_drop: Optional[float] = typer.Option(
         None,
         "--max-accuracy-drop",
-        "--min-accuracy-drop",
         parser=parse_accuracy_margin,
         metavar="MARGIN",
         help="Non-inferiority margin of the recommendation: 1pp (percentage points) or 0.01.",
@@ -89,6 +88,9 @@ def sweep(
     offline: bool = shared.OfflineOption,
     deterministic: bool = shared.DeterministicOption,
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", hidden=True, help="Deprecated: --only."),
+    min_accuracy_drop: Optional[float] = typer.Option(
+        None, "--min-accuracy-drop", parser=parse_accuracy_margin, hidden=True, help="Deprecated: --max-accuracy-drop."
+    ),
 ) -> None:
     """Sweep batch size, precision, backend … of each model; re-check quality against the parent every time."""
     from headtohead.cli.console import console, progress_bars
@@ -115,7 +117,8 @@ def sweep(
     }
     chosen = shared.renamed(only, model, was="--model (in h2h sweep)", now="--only")
     options.update(models=chosen or None, max_latency_ms=max_latency_ms, max_memory_mb=max_memory_mb)
-    options.update(max_accuracy_drop=max_accuracy_drop)
+    margin = shared.renamed(max_accuracy_drop, min_accuracy_drop, was="--min-accuracy-drop", now="--max-accuracy-drop")
+    options.update(max_accuracy_drop=margin)
     offline = offline_wanted(offline)
     with offline_scope(offline), progress_bars() as progress:
         exp, base_dir = resolve_experiment(experiment, set_ or [])

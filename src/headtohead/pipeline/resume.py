@@ -1,4 +1,4 @@
-"""Finished work of a run, kept per model so that ``h2h run --resume`` does not redo it.
+"""Finished work of a run, kept per model so that ``h2h run --resume`` (and ``h2h sweep --resume``) does not redo it.
 
 Every model's quality pass ends with two files in ``<out>/.h2h-resume/``: its predictions
 (``.npz``) and then its record (``.json``, the marker that the model finished). Both are
@@ -19,6 +19,9 @@ entries were evaluated on, and ``--resume`` on data that changed since is refuse
 (:meth:`ResumeStore.check_data`, naming both fingerprints), because "resume" promises
 to finish *that* run; running without ``--resume`` evaluates every model on the data as
 it is now (and the entries of the old data are pruned when that run finishes).
+
+A sweep keeps each swept model's record the same way (:meth:`ResumeStore.save_record`), keyed
+by the run's facts plus its ``sweep:``, ``stats:`` and ``speed:`` sections.
 """
 
 from __future__ import annotations
