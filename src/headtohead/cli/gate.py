@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
+from headtohead.cli.options import margin
 
 __all__ = ["gate"]
 
@@ -30,14 +30,14 @@ def gate(
     max_accuracy_drop: Optional[float] = typer.Option(
         None,
         "--max-accuracy-drop",
-        parser=parse_accuracy_margin,
+        parser=margin("accuracy", "--max-accuracy-drop"),
         metavar="MARGIN",
         help="Allowed accuracy drop: 0.5pp (percentage points) or 0.005.",
     ),
     max_slowdown: Optional[float] = typer.Option(
         None,
         "--max-slowdown",
-        parser=parse_slowdown_margin,
+        parser=margin("slowdown", "--max-slowdown"),
         metavar="MARGIN",
         help="Allowed slowdown: 5%, 0.05 or 1.05x.",
     ),

@@ -4,27 +4,19 @@
 mean the same on ``h2h run``, ``bench``, ``sweep``, ``train`` and ``suite``; ``--debug``
 (anywhere on the line) is read by :mod:`headtohead.cli.main`. A renamed option keeps its old
 spelling as a hidden alias that still works and says once, on stderr, what it is now
-(:func:`renamed`, :func:`say_renamed`). The words of the vocabulary (``--alpha`` for the level, ``--model`` for a
-model to compare, ``--baseline`` for the reference the others are measured against) are
-listed in ``docs/cli.md``.
+(:func:`renamed`, :func:`say_renamed`). The vocabulary (``--alpha`` the level, ``--model`` a
+model to compare, ``--baseline`` the reference) is listed in ``docs/cli.md``.
 """
 
 from __future__ import annotations
 
-from typing import Optional, TypeVar
+from collections.abc import Callable
+from typing import Literal, Optional, TypeVar
 
 import typer
 
-__all__ = [
-    "OutOption",
-    "SetOption",
-    "ResumeOption",
-    "OverwriteOption",
-    "OfflineOption",
-    "DeterministicOption",
-    "renamed",
-    "say_renamed",
-]
+__all__ = ["OutOption", "SetOption", "ResumeOption", "OverwriteOption", "OfflineOption", "DeterministicOption"]
+__all__ += ["renamed", "say_renamed", "margin"]
 
 T = TypeVar("T")
 
@@ -54,6 +46,18 @@ DeterministicOption = typer.Option(
 
 
 _RENAMED: list[str] = []
+
+
+def margin(kind: Literal["accuracy", "slowdown"], option: str) -> Callable[[str], float]:
+    """A typer ``parser`` reading ``option`` as a margin, a share once read (:mod:`headtohead.config.margins`)."""
+
+    def parse(text: str) -> float:
+        from headtohead.config import margins  # on first use: h2h --help stays light
+
+        read = margins.parse_accuracy_margin if kind == "accuracy" else margins.parse_slowdown_margin
+        return read(text, option=option)
+
+    return parse
 
 
 def renamed(new: Optional[T], old: Optional[T], *, was: str, now: str) -> Optional[T]:

@@ -11,13 +11,9 @@ from typing import Optional
 
 import typer
 
+from headtohead.cli.options import margin
+
 __all__ = ["plan"]
-
-
-def _gap(text: str) -> float:
-    from headtohead.config.margins import parse_accuracy_margin
-
-    return parse_accuracy_margin(text, option="--delta")
 
 
 def plan(
@@ -25,7 +21,7 @@ def plan(
     delta: float = typer.Option(
         ...,
         "--delta",
-        parser=_gap,
+        parser=margin("accuracy", "--delta"),
         metavar="MARGIN",
         help="Accuracy gap to detect: 0.5pp (percentage points) or 0.005.",
     ),

@@ -16,7 +16,6 @@ from typing import Any, Optional
 import typer
 
 from headtohead.cli import options as shared
-from headtohead.config.margins import parse_accuracy_margin
 from headtohead.errors import ConfigError
 
 __all__ = ["sweep", "parse_list"]
@@ -77,7 +76,7 @@ def sweep(
     max_accuracy_drop: Optional[float] = typer.Option(
         None,
         "--max-accuracy-drop",
-        parser=parse_accuracy_margin,
+        parser=shared.margin("accuracy", "--max-accuracy-drop"),
         metavar="MARGIN",
         help="Non-inferiority margin of the recommendation: 1pp (percentage points) or 0.01.",
     ),
@@ -89,7 +88,11 @@ def sweep(
     deterministic: bool = shared.DeterministicOption,
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", hidden=True, help="Deprecated: --only."),
     min_accuracy_drop: Optional[float] = typer.Option(
-        None, "--min-accuracy-drop", parser=parse_accuracy_margin, hidden=True, help="Deprecated: --max-accuracy-drop."
+        None,
+        "--min-accuracy-drop",
+        parser=shared.margin("accuracy", "--min-accuracy-drop"),
+        hidden=True,
+        help="Deprecated: --max-accuracy-drop.",
     ),
 ) -> None:
     """Sweep batch size, precision, backend … of each model; re-check quality against the parent every time."""

@@ -1,18 +1,12 @@
 """Margins as people write them (``0.5pp``, ``5%``, ``1.05x``), read once where they enter.
 
-A margin enters at an edge — an option of ``h2h gate``/``h2h sweep``/``h2h plan``, a key of
-the experiment file (``sweep.max_accuracy_drop``), an argument of the Python API — and is a
-plain share (a float: 0.005 is half a percentage point) everywhere after it. Text is read
-here and nowhere else; a float is checked by the same rules and never turned back into text.
-
-* An **accuracy margin** (a drop, or a gap to detect) is a difference of two shares:
-  ``0.5pp`` (percentage points) or the share itself (``0.005``). ``%`` is refused, because
-  "0.5 % of accuracy" could mean points or a relative drop.
-* A **slowdown margin** is a relative increase of time: ``5%``, the share (``0.05``) or a
-  time ratio (``1.05x``).
-
-Bad input is one :class:`~headtohead.errors.ConfigError` line naming the option (or key), the
-value, and how to write it.
+A margin enters at an edge (an option of ``h2h gate``/``sweep``/``plan``, the key
+``sweep.max_accuracy_drop``, an argument of the Python API) and is a plain share after it: text
+is read here and nowhere else, and a float is checked by the same rules, never turned back into
+text. An **accuracy** margin is a difference of two shares: ``0.5pp`` or ``0.005`` (``%`` is
+refused: points or relative?). A **slowdown** margin is a relative increase of time: ``5%``,
+``0.05`` or the time ratio ``1.05x``. Bad input is one :class:`~headtohead.errors.ConfigError`
+line naming the option (or key), the value, and how to write it.
 """
 
 from __future__ import annotations
@@ -51,12 +45,7 @@ def _read(value: str | float, option: str | None, example: str) -> tuple[float, 
 def parse_accuracy_margin(value: str | float, *, option: str | None = "--max-accuracy-drop") -> float:
     """``"0.5pp"`` → 0.005 (percentage points); ``"0.005"`` or ``0.005`` → 0.005 (a share).
 
-    Parameters
-    ----------
-    value : str or float
-        As written (``"0.5pp"``, ``"0.005"``) or a share.
-    option : str, optional
-        The option or key it came from, for the message (``None``: the message names only the value).
+    ``option`` names where the value came from in the message (``None``: the value only).
 
     Raises
     ------

@@ -186,8 +186,17 @@ class ResumeStore:
                 return None
             return schema.model_validate(entry["record"])
         except Exception as exc:  # any damage means "not finished": do it again
-            log.warning("resume: the saved work of '%s' in %s is damaged (%s); doing it again", name, self.folder, exc)
+            self._damaged(name, exc)
             return None
+
+    def _damaged(self, name: str, exc: Exception) -> None:
+        log.warning(
+            "resume: the saved work of model '%s' in %s is damaged (%s: %s); doing it again",
+            name,
+            self.folder,
+            type(exc).__name__,
+            exc,
+        )
 
     def load(
         self, key: str, name: str, *, n_examples: int, n_classes: int
@@ -197,26 +206,15 @@ class ResumeStore:
         A damaged or mismatching entry is reported as a warning and ignored: the model is
         then simply evaluated again.
         """
-        stem = self._stem(name, key)
-        marker = stem.with_suffix(".json")
-        if not marker.is_file():
+        record = self.load_record(key, name, ModelRecord)
+        if record is None:
             return None
         try:
-            entry = json.loads(marker.read_text(encoding="utf-8"))
-            if entry.get("format") != _FORMAT or entry.get("key") != key:
-                return None
-            record = ModelRecord.model_validate(entry["record"])
-            with np.load(stem.with_suffix(".npz"), allow_pickle=False) as data:
+            with np.load(self._stem(name, key).with_suffix(".npz"), allow_pickle=False) as data:
                 pred = data["pred"].astype(np.int64)
                 proba = data["proba"].astype(np.float32) if "proba" in data.files else None
-        except Exception as exc:  # any damage means "not finished": evaluate it again
-            log.warning(
-                "resume: the saved work of model '%s' in %s is damaged (%s: %s); evaluating it again",
-                name,
-                self.folder,
-                type(exc).__name__,
-                exc,
-            )
+        except Exception as exc:
+            self._damaged(name, exc)
             return None
         width = n_classes + len(record.labels_outside_data)  # the dataset's classes, then the model's others
         if (

@@ -386,18 +386,10 @@ def run_sweep(
         Folder of relative paths for a dict or record experiment (default: the current directory).
     progress : callable, optional
         ``progress(task, done, total)``.
-    resume : bool
-        Re-use the models whose sweep finished in an earlier, interrupted sweep into the same
-        ``out_dir`` with the same settings, data and version (kept per model under
-        ``<out>/.h2h-resume/``, see :mod:`headtohead.pipeline.resume`); refused when the data
-        changed since. Every swept model is kept there as it finishes, resumed or not.
-    overwrite : bool
-        Replace the results of another experiment (or command) found in ``out_dir``; without
-        it they are refused (:mod:`headtohead.pipeline.outputs`, which also locks the folder).
-    offline : bool
-        No network attempt at all while the sweep lasts (:mod:`headtohead.runtime.offline`).
-    deterministic : bool
-        Use torch's deterministic algorithms (:mod:`headtohead.runtime.determinism`).
+    resume, overwrite, offline, deterministic : bool
+        As :func:`headtohead.run` takes them. Each swept model is kept under
+        ``<out>/.h2h-resume/`` as it finishes; ``resume`` re-uses those swept with the same
+        settings, data and version (refused when the data changed since).
 
     Returns
     -------

@@ -123,17 +123,10 @@ def train_experiment(
     progress : callable, optional
         Evaluation progress callback of :func:`headtohead.run`.
     resume : bool, optional
-        Replaces ``train.resume``: ``True`` goes on from the last epoch checkpoints and re-uses
-        the models already trained with the same settings (and the finished passes of the
-        comparison); ``False`` trains and compares every model again. ``None``: the experiment's.
-    overwrite : bool
-        Replace the results of another experiment found in ``out_dir`` (checked before training);
-        without it they are refused.
-    offline : bool
-        No network attempt at all while training and comparing (:mod:`headtohead.runtime.offline`).
-    deterministic : bool
-        Torch's deterministic algorithms while training and comparing in this process
-        (:mod:`headtohead.runtime.determinism`; not passed to ``train.nproc > 1`` launches).
+        Replaces ``train.resume`` (``False``: train and compare every model again).
+    overwrite, offline, deterministic : bool
+        As :func:`headtohead.run` takes them, for the training too (``overwrite`` is checked
+        before it; ``deterministic`` does not reach the workers of ``train.nproc > 1``).
 
     Returns
     -------
@@ -155,103 +148,85 @@ def train_experiment(
     check_trainable(exp)
     out = Path(out_dir) if out_dir is not None else Path("runs") / exp.name
     check_writable(out)  # before hours of training, not after
-    check_owner(out, exp.name, command="h2h run", overwrite=overwrite)
+    check_owner(out, exp.name, command="h2h run", overwrite=overwrite)  # before training, too
     with contextlib.ExitStack() as stack:
         if offline:
             stack.enter_context(offline_mode())
         if deterministic:
             stack.enter_context(deterministic_algorithms())
-        return _train_and_compare(
-            exp,
-            config,
-            Path(base_dir),
-            out,
-            say,
-            progress,
-            overwrite=overwrite,
-            offline=offline,
-            deterministic=deterministic,
+        options = dict(overwrite=overwrite, offline=offline, deterministic=deterministic)
+        device = resolve_device(config.device or exp.eval.device)
+        dist = dist_context_from_env(config.ddp_backend, device)
+        if dist is not None:
+            init_process_group(dist)
+            device = f"cuda:{dist.local_rank}" if device.startswith("cuda") else device
+        data = absolute_data_paths(exp.data, base_dir)
+        splits = create_dataset(data, seed=exp.seed)
+        if splits.train is None:
+            raise DataError(
+                f"{data.path}: h2h train needs training data; set data.train (a separate file) or "
+                f"data.split (hold out part of data.path for evaluation)"
+            )
+        seeds = config.seeds_for(exp.seed)
+        world = dist.world_size if dist is not None else config.nproc
+        say(
+            training_plan_line(
+                len(exp.models),
+                len(seeds),
+                len(splits.train),
+                len(splits.eval),
+                {**config.model_dump(), "world": world},
+            )
         )
-
-
-def _train_and_compare(
-    exp: Experiment,
-    config: TrainConfig,
-    base_dir: Path,
-    out: Path,
-    say: Callable[[str], None],
-    progress: Any,
-    **run_options: bool,
-) -> TrainOutcome:
-    """Train every model per seed (or re-use it), record the training, then compare the trained models."""
-    device = resolve_device(config.device or exp.eval.device)
-    dist = dist_context_from_env(config.ddp_backend, device)
-    if dist is not None:
-        init_process_group(dist)
-        device = f"cuda:{dist.local_rank}" if device.startswith("cuda") else device
-    data = absolute_data_paths(exp.data, base_dir)
-    splits = create_dataset(data, seed=exp.seed)
-    if splits.train is None:
-        raise DataError(
-            f"{data.path}: h2h train needs training data; set data.train (a separate file) or "
-            f"data.split (hold out part of data.path for evaluation)"
+        common: dict[str, Any] = dict(
+            data=data,
+            splits=splits,
+            config=config,
+            exp_seed=exp.seed,
+            device=device,
+            base_dir=base_dir,
+            out=out,
+            eval_batch_size=exp.eval.batch_size,
+            say=say,
         )
-    seeds = config.seeds_for(exp.seed)
-    world = dist.world_size if dist is not None else config.nproc
-    say(
-        training_plan_line(
-            len(exp.models), len(seeds), len(splits.train), len(splits.eval), {**config.model_dump(), "world": world}
+        runs: list[TrainingRun] = []
+        for seed in seeds:
+            for model in exp.models:
+                done = finished_run(model, splits, config, seed, world, out)
+                if done is not None:
+                    say(
+                        f"  {model.name} (seed {seed}): already trained with these settings in {done.saved_to}; "
+                        f"reusing it (set train.resume: false to train again)"
+                    )
+                elif config.nproc > 1 and dist is None:
+                    done = launch_parallel(model, seed=seed, **common)
+                else:
+                    done = train_one(model, seed=seed, dist=dist, **common)
+                if done.cost is not None:  # the machine's price (speed.price_per_hour) prices the whole fine-tune
+                    done = done.model_copy(update={"cost": done.cost.priced(exp.speed.price_per_hour)})
+                runs.append(done)
+                if dist is None or dist.is_main:
+                    say(run_line(done))
+                    for warning in training_warnings(done, config.stall_warning):
+                        log.warning("%s", warning)
+        summary = _summary(config, splits, seeds, runs)
+        if dist is not None and not dist.is_main:
+            return TrainOutcome(training=summary, run=None, out_dir=out, experiment={})
+        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        environment = capture_environment(base_dir)
+        record = TrainingResult(
+            headtohead_version=__version__, name=exp.name, created_at=created, environment=environment, training=summary
         )
-    )
-    common: dict[str, Any] = dict(
-        data=data,
-        splits=splits,
-        config=config,
-        exp_seed=exp.seed,
-        device=device,
-        base_dir=base_dir,
-        out=out,
-        eval_batch_size=exp.eval.batch_size,
-        say=say,
-    )
-    runs: list[TrainingRun] = []
-    for seed in seeds:
-        for model in exp.models:
-            done = finished_run(model, splits, config, seed, world, out)
-            if done is not None:
-                say(
-                    f"  {model.name} (seed {seed}): already trained with these settings in {done.saved_to}; "
-                    f"reusing it (set train.resume: false to train again)"
-                )
-            elif config.nproc > 1 and dist is None:
-                done = launch_parallel(model, seed=seed, **common)
-            else:
-                done = train_one(model, seed=seed, dist=dist, **common)
-            if done.cost is not None:  # the machine's price (speed.price_per_hour) prices the whole fine-tune
-                done = done.model_copy(update={"cost": done.cost.priced(exp.speed.price_per_hour)})
-            runs.append(done)
-            if dist is None or dist.is_main:
-                say(run_line(done))
-                for warning in training_warnings(done, config.stall_warning):
-                    log.warning("%s", warning)
-    summary = _summary(config, splits, seeds, runs)
-    if dist is not None and not dist.is_main:
-        return TrainOutcome(training=summary, run=None, out_dir=out, experiment={})
-    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    environment = capture_environment(base_dir)
-    record = TrainingResult(
-        headtohead_version=__version__, name=exp.name, created_at=created, environment=environment, training=summary
-    )
-    save_training_result(record, out / TRAINING_FILE)
-    saved = {r.model: r.saved_to for r in runs if r.seed == seeds[0]}
-    final = eval_experiment(exp, data, saved)  # type: ignore[arg-type]
-    write_text_atomic(out / EXPERIMENT_FILE, yaml.safe_dump(final, sort_keys=False))
-    say(
-        f"Comparing the trained models (seed {seeds[0]}) on {len(splits.eval)} examples: h2h run "
-        f"{out / EXPERIMENT_FILE}"
-    )
-    compared = _compare(final, out, summary, progress, resume="reuse" if config.resume else False, **run_options)
-    return TrainOutcome(training=summary, run=compared, out_dir=out, experiment=final)
+        save_training_result(record, out / TRAINING_FILE)
+        saved = {r.model: r.saved_to for r in runs if r.seed == seeds[0]}
+        final = eval_experiment(exp, data, saved)  # type: ignore[arg-type]
+        write_text_atomic(out / EXPERIMENT_FILE, yaml.safe_dump(final, sort_keys=False))
+        say(
+            f"Comparing the trained models (seed {seeds[0]}) on {len(splits.eval)} examples: h2h run "
+            f"{out / EXPERIMENT_FILE}"
+        )
+        compared = _compare(final, out, summary, progress, resume="reuse" if config.resume else False, **options)
+        return TrainOutcome(training=summary, run=compared, out_dir=out, experiment=final)
 
 
 def _summary(config: TrainConfig, splits: Any, seeds: list[int], runs: list[TrainingRun]) -> TrainingSummary:
