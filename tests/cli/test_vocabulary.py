@@ -97,3 +97,13 @@ def test_min_accuracy_drop_is_an_old_spelling(experiment, tmp_path, capsys):
     main(["sweep", str(experiment), "--precision", "fp32", "--min-accuracy-drop", "2pp", "--out", str(out)])
     assert json.loads((out / "sweep.json").read_text())["settings"]["max_accuracy_drop"] == 0.02
     assert capsys.readouterr().err.count("--min-accuracy-drop is deprecated") == 1
+
+
+def test_plan_counts_models_with_n_models(capsys):
+    main(["plan", "--accuracy", "0.9", "--delta", "2pp", "--n-models", "3"])
+    three = capsys.readouterr()
+    main(["plan", "--accuracy", "0.9", "--delta", "2pp", "--models", "3"])
+    old = capsys.readouterr()
+    main(["plan", "--accuracy", "0.9", "--delta", "2pp"])
+    assert old.out == three.out != capsys.readouterr().out
+    assert "deprecated" not in three.err and old.err.count("--models (a count in h2h plan) is deprecated") == 1
