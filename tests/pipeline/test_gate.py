@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from headtohead.cli.main import main
+from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.errors import ConfigError
-from headtohead.pipeline.gate import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.results import RunResult, load_result, save_result
 from headtohead.stats.noninferiority import accuracy_noninferiority, gate_exit_code, slowdown_noninferiority
 
@@ -234,26 +234,73 @@ def test_decisions_follow_the_interval_against_the_margin():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 4000)
     base = np.where(rng.random(4000) < 0.9, y, 1 - y)
-    same = accuracy_noninferiority(y, base, base, max_drop=0.005)
+    same = accuracy_noninferiority(y, base, base, margin=0.005)
     assert same.outcome == "pass" and same.estimate == 0.0  # 4,000 identical answers: non-inferior at 0.5 pp
     # … but no number of examples shows non-inferiority at a margin of 0, nor 60 examples at 0.1 pp
-    assert accuracy_noninferiority(y, base, base, max_drop=0.0).outcome == "inconclusive"
-    assert accuracy_noninferiority(y[:60], base[:60], base[:60], max_drop=0.001).outcome == "inconclusive"
+    assert accuracy_noninferiority(y, base, base, margin=0.0).outcome == "inconclusive"
+    assert accuracy_noninferiority(y[:60], base[:60], base[:60], margin=0.001).outcome == "inconclusive"
     worse = np.where(rng.random(4000) < 0.05, 1 - base, base)  # about 5 % of answers flipped
-    assert accuracy_noninferiority(y, base, worse, max_drop=0.005).outcome == "fail"
-    assert accuracy_noninferiority(y, base, worse, max_drop=0.10).outcome == "pass"
+    assert accuracy_noninferiority(y, base, worse, margin=0.005).outcome == "fail"
+    assert accuracy_noninferiority(y, base, worse, margin=0.10).outcome == "pass"
     right = np.flatnonzero(base[:80] == y[:80])[:2]
     slightly = base[:80].copy()
     slightly[right] = 1 - slightly[right]  # two more errors in 80: −2.5 pp, but who can tell?
-    few = accuracy_noninferiority(y[:80], base[:80], slightly, max_drop=0.005)
+    few = accuracy_noninferiority(y[:80], base[:80], slightly, margin=0.005)
     assert few.outcome == "inconclusive" and few.needed > 80 and few.high >= -0.005 > few.low
     steady = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98]
-    assert slowdown_noninferiority(steady, [2 * t for t in steady], max_slowdown=0.05).outcome == "fail"
-    assert slowdown_noninferiority(steady, steady[::-1], max_slowdown=0.05).outcome == "pass"
-    noisy = slowdown_noninferiority(steady, [1.3, 0.8, 1.2, 0.85, 1.25, 0.9], max_slowdown=0.05)
+    assert slowdown_noninferiority(steady, [2 * t for t in steady], margin=0.05).outcome == "fail"
+    assert slowdown_noninferiority(steady, steady[::-1], margin=0.05).outcome == "pass"
+    noisy = slowdown_noninferiority(steady, [1.3, 0.8, 1.2, 0.85, 1.25, 0.9], margin=0.05)
     assert noisy.outcome == "inconclusive" and noisy.needed > 6
     assert gate_exit_code([same, noisy]) == 3 and gate_exit_code([same, noisy, worse_decision(y, base, worse)]) == 1
 
 
 def worse_decision(y, base, worse):
-    return accuracy_noninferiority(y, base, worse, max_drop=0.005)
+    return accuracy_noninferiority(y, base, worse, margin=0.005)
+
+
+def test_alpha_is_the_level_and_confidence_its_deprecated_alias(results, capsys):
+    path = results / "out" / "results.json"
+    margin = ["--baseline", "base", "--candidate", "slight", "--max-accuracy-drop", "0.5pp"]
+    default = _gate(capsys, path, *margin)
+    assert _gate(capsys, path, *margin, "--alpha", "0.05") == default
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["gate", str(path), *margin, "--confidence", "0.95"])
+    captured = capsys.readouterr()
+    assert (exit_.value.code, captured.out.strip()) == default  # the old spelling still works, the same
+    assert captured.err.count("--confidence is deprecated") == 1 and "--alpha" in captured.err
+    wider = _gate(capsys, path, *margin, "--alpha", "0.01")
+    assert "99% CI" in wider[1] and "95% CI" in default[1]
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--max-accuracy-drop", "0.5%"], "--max-accuracy-drop 0.5%: '%' is ambiguous"),
+        (["--max-slowdown", "5pp"], "--max-slowdown 5pp: 'pp' is for accuracy"),
+        (["--max-accuracy-drop", "1pp", "--alpha", "0.1", "--confidence", "0.9"], "give only --alpha"),
+    ],
+)
+def test_bad_gate_options_are_one_line_and_exit_2(results, capsys, args, fragment):
+    with pytest.raises(SystemExit) as exit_:
+        main(["gate", str(results / "out" / "results.json"), "--baseline", "base", "--candidate", "good", *args])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 2 and fragment in err and len(err.splitlines()) == 1
+
+
+def test_the_python_gate_takes_shares_and_the_same_strings(results):
+    import headtohead
+
+    path = results / "out" / "results.json"
+    by_text = headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop="0.5pp", max_slowdown="5%")
+    by_share = headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop=0.005, max_slowdown=0.05)
+    assert by_text.decisions == by_share.decisions and by_share.decisions[0].margin == 0.005
+    with pytest.warns(DeprecationWarning, match="alpha"):
+        old = headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop=0.005, confidence=0.9)
+    assert (
+        old.decisions
+        == headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop=0.005, alpha=0.1).decisions
+    )
+    with pytest.raises(ConfigError, match="did you mean 5pp"):
+        headtohead.gate(path, baseline="base", candidate="bad", max_accuracy_drop=5)

@@ -127,11 +127,11 @@ def test_the_gate_passes_a_drop_on_the_margin_at_most_at_its_level(n: int, disco
 
 def test_identical_predictions_on_60_examples_are_inconclusive_and_say_what_would_decide() -> None:
     y = np.zeros(60, dtype=int)
-    decision = accuracy_noninferiority(y, y, y, max_drop=0.001)
+    decision = accuracy_noninferiority(y, y, y, margin=0.001)
     assert decision.outcome == "inconclusive" and decision.low < -0.001 < decision.high
     assert decision.needed == int(np.ceil(Z**2 * (1 - 0.001) / 0.001))  # that many agreeing examples would pass
     assert (
-        accuracy_noninferiority(np.zeros(4000, int), np.zeros(4000, int), np.zeros(4000, int), max_drop=0.001).outcome
+        accuracy_noninferiority(np.zeros(4000, int), np.zeros(4000, int), np.zeros(4000, int), margin=0.001).outcome
         == "pass"
     )
 

@@ -241,7 +241,7 @@ def test_the_gate_reads_its_speed_checks_off_bonferroni_intervals_and_holds_its_
         return np.array(
             [
                 any(
-                    slowdown_noninferiority(sim[b, 0], sim[b, 1], max_slowdown=0.05, checks=checks).outcome == "fail"
+                    slowdown_noninferiority(sim[b, 0], sim[b, 1], margin=0.05, checks=checks).outcome == "fail"
                     for sim in sims
                 )
                 for b in range(n)
@@ -266,8 +266,8 @@ def test_gate_decisions_count_the_scenarios():
         None,
         baseline="a",
         candidate="b",  # type: ignore[arg-type]
-        max_accuracy_drop=None,
-        max_slowdown=0.5,
+        accuracy_margin=None,
+        slowdown_margin=0.5,
     )
     assert [d.check for d in decisions] == ["speed (offline)", "speed (single_stream)"]
     assert all(d.confidence == pytest.approx(0.975) and d.method == "t, Bonferroni over 2 scenarios" for d in decisions)

@@ -205,13 +205,13 @@ def _sweep() -> ModelSweep:
 
 def test_recommendation_respects_quality_latency_and_memory():
     sweep = _sweep()
-    free = recommend([sweep], max_accuracy_drop=0.01)
+    free = recommend([sweep], margin=0.01)
     # the sparse variant is fastest but not non-inferior; int8 at batch 32 is the best that qualifies
     assert free.met and free.cell == "m[int8]" and free.batch_size == 32 and free.best_batch_size == 32
     assert free.throughput == pytest.approx(32 / 0.040) and free.speedup_vs_parent == pytest.approx(2.0)
     assert free.excluded == {"not shown non-inferior to the parent": 2}
     assert free.sentence.startswith("Recommended: m[int8] at batch 32 — 800 samples/s, 2.00× the parent's speed")
-    tight = recommend([sweep], max_latency_ms=6, max_accuracy_drop=0.01)
+    tight = recommend([sweep], max_latency_ms=6, margin=0.01)
     assert tight.cell == "m[int8]" and tight.batch_size == 1
     assert "without the budget its throughput would peak at batch 32" in tight.sentence
     assert tight.excluded["p95 latency over the budget"] == 4
@@ -300,7 +300,7 @@ def _result(sweep: ModelSweep) -> SweepResult:
         eval_batch_size=32,
         seed=0,
         models=[sweep],
-        recommendation=recommend([sweep], max_accuracy_drop=0.01),
+        recommendation=recommend([sweep], margin=0.01),
     )
 
 

@@ -7,7 +7,8 @@
 
 Exit codes: 0 pass (non-inferior), 1 fail (worse beyond the margin, with confidence),
 3 inconclusive (too little data to tell; the paragraph says how much more is needed),
-2 bad input. :func:`headtohead.gate` decides; this module parses and prints.
+2 bad input. The margins are read here, once (:mod:`headtohead.config.margins`);
+:func:`headtohead.gate` decides; this module parses and prints.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Optional
 
 import typer
 
+from headtohead.cli.options import margin
+
 __all__ = ["gate"]
 
 
@@ -24,27 +27,44 @@ def gate(
     results: Path = typer.Argument(..., help="A results.json written by h2h run (predictions.npz beside it)."),
     baseline: str = typer.Option(..., "--baseline", help="The reference model's name."),
     candidate: str = typer.Option(..., "--candidate", help="The model that must not be worse."),
-    max_accuracy_drop: Optional[str] = typer.Option(
-        None, "--max-accuracy-drop", help="Allowed accuracy drop: 0.5pp (percentage points) or 0.005."
+    max_accuracy_drop: Optional[float] = typer.Option(
+        None,
+        "--max-accuracy-drop",
+        parser=margin("accuracy", "--max-accuracy-drop"),
+        metavar="MARGIN",
+        help="Allowed accuracy drop: 0.5pp (percentage points) or 0.005.",
     ),
-    max_slowdown: Optional[str] = typer.Option(None, "--max-slowdown", help="Allowed slowdown: 5%, 0.05 or 1.05x."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Level of the two-sided intervals."),
+    max_slowdown: Optional[float] = typer.Option(
+        None,
+        "--max-slowdown",
+        parser=margin("slowdown", "--max-slowdown"),
+        metavar="MARGIN",
+        help="Allowed slowdown: 5%, 0.05 or 1.05x.",
+    ),
+    alpha: Optional[float] = typer.Option(
+        None, "--alpha", help="Significance level: two-sided intervals at 1 − alpha (default 0.05)."
+    ),
     n_resamples: int = typer.Option(2000, "--n-resamples", help="Bootstrap resamples."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the checks as JUnit XML here."),
+    confidence: Optional[float] = typer.Option(None, "--confidence", hidden=True, help="Deprecated: 1 − --alpha."),
 ) -> None:
     """Fail (exit 1) only if the candidate is worse than the baseline beyond a margin, with confidence.
 
     Exit 0 when it is not, 3 when the data cannot tell (too few examples or rounds).
     """
+    from headtohead.cli.options import renamed
     from headtohead.pipeline.gate import gate as decide
 
+    level = renamed(
+        alpha, None if confidence is None else 1.0 - confidence, was="--confidence", now="--alpha (1 − confidence)"
+    )
     outcome = decide(
         results,
         baseline=baseline,
         candidate=candidate,
         max_accuracy_drop=max_accuracy_drop,
         max_slowdown=max_slowdown,
-        confidence=confidence,
+        alpha=0.05 if level is None else level,
         n_resamples=n_resamples,
         junit=junit,
     )

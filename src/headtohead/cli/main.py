@@ -18,6 +18,7 @@ from headtohead.cli.console import err_console, setup_logging
 from headtohead.cli.demo import demo
 from headtohead.cli.gate import gate
 from headtohead.cli.machines import compare_deprecated, machines
+from headtohead.cli.options import say_renamed
 from headtohead.cli.plan import plan
 from headtohead.cli.report import report
 from headtohead.cli.run import bench, run
@@ -84,8 +85,10 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args
     args = [a for a in args if a != "--debug"]
     setup_logging(debug)
+    say_renamed(quiet=True)
     try:
         code = app(args=args, prog_name="h2h", standalone_mode=False)
+        say_renamed()
     except H2HError as exc:
         if debug:
             raise
@@ -102,6 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         raise SystemExit(2) from None
     except typer.Exit as exc:
+        say_renamed()
         raise SystemExit(exc.exit_code) from None
     except ModuleNotFoundError as exc:  # an optional dependency (torch, timm …) not installed: name the extra
         extra = extra_for(exc.name)

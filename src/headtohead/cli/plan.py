@@ -11,12 +11,20 @@ from typing import Optional
 
 import typer
 
+from headtohead.cli.options import margin, renamed
+
 __all__ = ["plan"]
 
 
 def plan(
     accuracy: float = typer.Option(..., "--accuracy", help="Accuracy of the baseline model, e.g. 0.90."),
-    delta: float = typer.Option(..., "--delta", help="Accuracy gap to detect, as a fraction (0.005 = 0.5 pp)."),
+    delta: float = typer.Option(
+        ...,
+        "--delta",
+        parser=margin("accuracy", "--delta"),
+        metavar="MARGIN",
+        help="Accuracy gap to detect: 0.5pp (percentage points) or 0.005.",
+    ),
     discordance: Optional[float] = typer.Option(
         None,
         "--discordance",
@@ -24,11 +32,15 @@ def plan(
     ),
     power: float = typer.Option(0.8, "--power", help="Chance of detecting the gap when it is real."),
     alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level (family-wise)."),
-    models: int = typer.Option(2, "--models", help="Models compared in one run (Holm over all pairs)."),
+    n_models: Optional[int] = typer.Option(
+        None, "--n-models", help="Models compared in one run (Holm over all pairs; 2)."
+    ),
+    models: Optional[int] = typer.Option(None, "--models", hidden=True, help="Deprecated: --n-models."),
 ) -> None:
     """How many evaluation examples a McNemar comparison needs to detect an accuracy gap."""
     from headtohead.report.sentences import plan_sentence
     from headtohead.stats.power import plan_sample_size
 
-    plan_ = plan_sample_size(accuracy, delta, discordance, power=power, alpha=alpha, n_models=models)
+    count = renamed(n_models, models, was="--models (a count in h2h plan)", now="--n-models") or 2
+    plan_ = plan_sample_size(accuracy, delta, discordance, power=power, alpha=alpha, n_models=count)
     typer.echo(plan_sentence(plan_, accuracy=accuracy, delta=delta))

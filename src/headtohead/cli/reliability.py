@@ -1,6 +1,7 @@
-"""The reliability options shared by ``h2h run`` and ``h2h bench``: ``--resume``, ``--offline``,
-``--deterministic``, and the context a run executes in (signals turned into exceptions,
-progress bars). Kept here so that :mod:`headtohead.cli.main` stays a list of commands."""
+"""What the commands that run models share besides their options (:mod:`headtohead.cli.options`): the
+context a run executes in (signals turned into exceptions, progress bars), ``--offline`` read
+with the environment, and the line ``--deterministic`` prints. Kept here so that
+:mod:`headtohead.cli.main` stays a list of commands."""
 
 from __future__ import annotations
 
@@ -8,40 +9,14 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import typer
-
 from headtohead.cli.console import progress_bars
 
 __all__ = [
-    "ResumeOption",
-    "OfflineOption",
-    "DeterministicOption",
-    "OverwriteOption",
     "run_context",
     "offline_wanted",
     "offline_scope",
     "determinism_line",
 ]
-
-ResumeOption = typer.Option(
-    False,
-    "--resume",
-    help="Re-use the models that finished in an earlier, interrupted "
-    "run into the same --out folder; evaluate only the rest.",
-)
-OfflineOption = typer.Option(
-    False,
-    "--offline",
-    help="No network at all (also on with HF_HUB_OFFLINE=1): models and data must be local or cached.",
-)
-OverwriteOption = typer.Option(
-    False,
-    "--overwrite",
-    help="Replace the results of another experiment found in the --out folder (without it they are refused).",
-)
-DeterministicOption = typer.Option(
-    False, "--deterministic", help="Use torch's deterministic algorithms; ops without one are reported."
-)
 
 
 @contextlib.contextmanager

@@ -13,24 +13,15 @@ from typing import Optional
 
 import typer
 
+from headtohead.cli import options as shared
 from headtohead.cli.console import console, print_result
-from headtohead.cli.reliability import (
-    DeterministicOption,
-    OfflineOption,
-    OverwriteOption,
-    ResumeOption,
-    determinism_line,
-    offline_scope,
-    offline_wanted,
-    run_context,
-)
+from headtohead.cli.reliability import determinism_line, offline_scope, offline_wanted, run_context
 from headtohead.errors import listing
 
-__all__ = ["run", "bench", "SetOption"]
+__all__ = ["run", "bench"]
 
 # typer >= 0.20 vendors click: its UsageError is found by name, as cli/main.py finds ClickException
 _USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-SetOption = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16 (repeatable).")
 
 
 def run(
@@ -41,9 +32,8 @@ def run(
         None,
         "--model",
         "-m",
-        help="Without a file: name=source or "
-        "name=kind:source, e.g. a=preds.csv, b=transformers:org/model "
-        "(repeatable; the kind is inferred from the source).",
+        help="Without a file, a model to compare: name=source or name=kind:source, e.g. a=preds.csv, "
+        "b=transformers:org/model (repeatable; the kind is inferred from the source).",
     ),
     text_column: Optional[str] = typer.Option(None, "--text-column", help="With --data: data.text_column."),
     label_column: Optional[str] = typer.Option(None, "--label-column", help="With --data: data.label_column."),
@@ -56,24 +46,22 @@ def run(
         "--group-column",
         help="With --data: data.group_column, the column of users/documents/conversations (related examples).",
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>)."),
-    set_: Optional[list[str]] = SetOption,
-    resume: bool = ResumeOption,
-    overwrite: bool = OverwriteOption,
-    deterministic: bool = DeterministicOption,
-    offline: bool = OfflineOption,
+    out: Optional[Path] = shared.OutOption,
+    set_: Optional[list[str]] = shared.SetOption,
+    resume: Optional[bool] = shared.ResumeOption,
+    overwrite: bool = shared.OverwriteOption,
+    deterministic: bool = shared.DeterministicOption,
+    offline: bool = shared.OfflineOption,
     until_decided: bool = typer.Option(
         False,
         "--until-decided",
-        help="Evaluate in a seeded random order, chunk "
-        "by chunk (eval.chunk_size), and stop once every pair of models is decided "
-        "by an anytime-valid test (same as eval.until_decided: true).",
+        help="Evaluate in a seeded random order, chunk by chunk (eval.chunk_size), and stop once every pair "
+        "of models is decided by an anytime-valid test (same as eval.until_decided: true).",
     ),
     no_cache: bool = typer.Option(
         False,
         "--no-cache",
-        help="Ask endpoint models (kind: openai) every example again "
-        "instead of answering from the on-disk response cache.",
+        help="Ask endpoint models (kind: openai) every example again, not the on-disk response cache.",
     ),
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
@@ -86,33 +74,32 @@ def run(
     from headtohead.results.files import PREDICTIONS_FILE, REPORT_FILE, RESULTS_FILE
 
     offline = offline_wanted(offline)
-    with offline_scope(offline):  # the whole command, reports included
-        with run_context() as progress:
-            overrides = [*(set_ or []), *(["eval.until_decided=true"] if until_decided else [])]
-            exp, base_dir = command_experiment(
-                experiment,
-                data=data,
-                models=model or [],
-                overrides=overrides,
-                text_column=text_column,
-                label_column=label_column,
-                id_column=id_column,
-                slice_columns=slice_column or None,
-                group_column=group_column,
-            )
-            out_dir = out or default_out_dir(exp.name)
-            outcome = run_experiment(
-                exp,
-                base_dir=base_dir,
-                out_dir=out_dir,
-                progress=progress,
-                resume=resume,
-                deterministic=deterministic,
-                offline=offline,
-                report=True,
-                overwrite=overwrite,
-                response_cache=not no_cache,
-            )
+    with offline_scope(offline), run_context() as progress:  # the whole command, reports included
+        overrides = [*(set_ or []), *(["eval.until_decided=true"] if until_decided else [])]
+        exp, base_dir = command_experiment(
+            experiment,
+            data=data,
+            models=model or [],
+            overrides=overrides,
+            text_column=text_column,
+            label_column=label_column,
+            id_column=id_column,
+            slice_columns=slice_column or None,
+            group_column=group_column,
+        )
+        out_dir = out or default_out_dir(exp.name)
+        outcome = run_experiment(
+            exp,
+            base_dir=base_dir,
+            out_dir=out_dir,
+            progress=progress,
+            resume=bool(resume),
+            deterministic=deterministic,
+            offline=offline,
+            report=True,
+            overwrite=overwrite,
+            response_cache=not no_cache,
+        )
     print_result(outcome.result)
     if outcome.resumed:
         console.print(f"Resumed: the finished results of {listing(outcome.resumed)} were re-used.", highlight=False)
@@ -128,11 +115,11 @@ def run(
 
 def bench(
     experiment: Path = typer.Argument(..., help="The experiment YAML file (its speed: section)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>-bench)."),
-    set_: Optional[list[str]] = SetOption,
-    overwrite: bool = OverwriteOption,
-    deterministic: bool = DeterministicOption,
-    offline: bool = OfflineOption,
+    out: Optional[Path] = shared.OutOption,
+    set_: Optional[list[str]] = shared.SetOption,
+    overwrite: bool = shared.OverwriteOption,
+    deterministic: bool = shared.DeterministicOption,
+    offline: bool = shared.OfflineOption,
 ) -> None:
     """Measure speed and memory only: interleaved rounds, latency percentiles, speed-ratio CIs."""
     from headtohead.pipeline.outputs import default_out_dir

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from headtohead.cli.console import console, print_result
-from headtohead.cli.run import SetOption
+from headtohead.cli.options import SetOption
 
 __all__ = ["validate", "show"]
 

@@ -14,9 +14,9 @@ from typing import Optional
 
 import typer
 
+from headtohead.cli import options as shared
 from headtohead.cli.console import console
-from headtohead.cli.reliability import OfflineOption, OverwriteOption, offline_wanted, run_context
-from headtohead.cli.run import SetOption
+from headtohead.cli.reliability import offline_wanted, run_context
 
 __all__ = ["suite"]
 
@@ -30,7 +30,7 @@ def suite(
         "--scores",
         help="A table of scores (.csv/.tsv): a 'dataset' column and one column per model (optionally a 'seed' column).",
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<suite name>)."),
+    out: Optional[Path] = shared.OutOption,
     metric: Optional[str] = typer.Option(
         None,
         "--metric",
@@ -46,14 +46,11 @@ def suite(
         None, "--alpha", help="Significance level across data sets (default: the suite's stats.alpha, else 0.05)."
     ),
     name: Optional[str] = typer.Option(None, "--name", help="Name of a suite of finished runs or of a table."),
-    set_: Optional[list[str]] = SetOption,
-    resume: bool = typer.Option(
-        False,
-        "--resume",
-        help="Skip the data sets that finished in an earlier run into --out; resume the others model by model.",
-    ),
-    overwrite: bool = OverwriteOption,
-    offline: bool = OfflineOption,
+    set_: Optional[list[str]] = shared.SetOption,
+    resume: Optional[bool] = shared.ResumeOption,
+    overwrite: bool = shared.OverwriteOption,
+    offline: bool = shared.OfflineOption,
+    deterministic: bool = shared.DeterministicOption,
 ) -> None:
     """Compare the same models across several data sets: ranks, Friedman, CD diagram, Wilcoxon + Holm, Bayes."""
     from headtohead.errors import ResultsError
@@ -73,9 +70,10 @@ def suite(
             rope=rope,
             alpha=alpha,
             name=name,
-            resume=resume,
+            resume=bool(resume),
             overwrite=overwrite,
             offline=offline,
+            deterministic=deterministic,
             progress=progress,
             on_event=lambda line: console.print(line, highlight=False, markup=False),
         )

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import typer
 
+from headtohead.cli import options as shared
 from headtohead.errors import ConfigError
 
 __all__ = ["sweep", "parse_list"]
@@ -67,27 +68,42 @@ def sweep(
     compile_: Optional[str] = typer.Option(None, "--compile", help="false,true: torch.compile."),
     channels_last: Optional[str] = typer.Option(None, "--channels-last", help="false,true (image models)."),
     sparsity: Optional[str] = typer.Option(None, "--sparsity", help="Shares of weights pruned, e.g. 0.0,0.5."),
-    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Sweep only this model (repeatable)."),
+    only: Optional[list[str]] = typer.Option(
+        None, "--only", help="Sweep only this model of the experiment (repeatable)."
+    ),
     max_latency_ms: Optional[float] = typer.Option(None, "--max-latency-ms", help="Budget: per-batch p95 (ms)."),
     max_memory_mb: Optional[float] = typer.Option(None, "--max-memory-mb", help="Budget: memory (MiB)."),
     max_accuracy_drop: Optional[float] = typer.Option(
         None,
         "--max-accuracy-drop",
-        "--min-accuracy-drop",
-        help="Non-inferiority margin as a fraction (0.01 = 1 pp) for the recommendation.",
+        parser=shared.margin("accuracy", "--max-accuracy-drop"),
+        metavar="MARGIN",
+        help="Non-inferiority margin of the recommendation: 1pp (percentage points) or 0.01.",
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: runs/<name>-sweep)."),
-    set_: Optional[list[str]] = typer.Option(None, "--set", "-s", help="Override a key: --set eval.batch_size=16."),
+    out: Optional[Path] = shared.OutOption,
+    set_: Optional[list[str]] = shared.SetOption,
+    resume: Optional[bool] = shared.ResumeOption,
+    overwrite: bool = shared.OverwriteOption,
+    offline: bool = shared.OfflineOption,
+    deterministic: bool = shared.DeterministicOption,
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", hidden=True, help="Deprecated: --only."),
+    min_accuracy_drop: Optional[float] = typer.Option(
+        None,
+        "--min-accuracy-drop",
+        parser=shared.margin("accuracy", "--min-accuracy-drop"),
+        hidden=True,
+        help="Deprecated: --max-accuracy-drop.",
+    ),
 ) -> None:
     """Sweep batch size, precision, backend … of each model; re-check quality against the parent every time."""
     from headtohead.cli.console import console, progress_bars
+    from headtohead.cli.reliability import offline_scope, offline_wanted
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.setup import resolve_experiment
     from headtohead.pipeline.sweep import run_sweep
     from headtohead.report.sweep import sweep_table
     from headtohead.results.files import SWEEP_FILE
 
-    exp, base_dir = resolve_experiment(experiment, set_ or [])
     lists = {
         "batch_size": (batch_size, "int"),
         "precision": (precision, "str"),
@@ -102,15 +118,25 @@ def sweep(
         for key, (text, kind) in lists.items()
         if text is not None
     }
-    options.update(
-        models=list(model) if model else None,
-        max_latency_ms=max_latency_ms,
-        max_memory_mb=max_memory_mb,
-        max_accuracy_drop=max_accuracy_drop,
-    )
-    out_dir = out or default_out_dir(exp.name, "sweep")
-    with progress_bars() as progress:
-        outcome = run_sweep(exp, sweep=options, base_dir=base_dir, out_dir=out_dir, progress=progress)
+    chosen = shared.renamed(only, model, was="--model (in h2h sweep)", now="--only")
+    options.update(models=chosen or None, max_latency_ms=max_latency_ms, max_memory_mb=max_memory_mb)
+    margin = shared.renamed(max_accuracy_drop, min_accuracy_drop, was="--min-accuracy-drop", now="--max-accuracy-drop")
+    options.update(max_accuracy_drop=margin)
+    offline = offline_wanted(offline)
+    with offline_scope(offline), progress_bars() as progress:
+        exp, base_dir = resolve_experiment(experiment, set_ or [])
+        out_dir = out or default_out_dir(exp.name, "sweep")
+        outcome = run_sweep(
+            exp,
+            sweep=options,
+            base_dir=base_dir,
+            out_dir=out_dir,
+            progress=progress,
+            resume=bool(resume),
+            overwrite=overwrite,
+            offline=offline,
+            deterministic=deterministic,
+        )
     console.print(sweep_table(outcome.result))
     for cell in outcome.result.cells():
         if cell.quality is not None:

@@ -12,7 +12,7 @@
       sparsity: [0.0, 0.5]              # magnitude pruning of Linear/Conv weights
       max_latency_ms: 50                # budget on the per-batch p95 latency
       max_memory_mb: 500
-      max_accuracy_drop: 0.01           # non-inferiority margin (1 pp)
+      max_accuracy_drop: 1pp            # non-inferiority margin (or the share 0.01)
 
 Every combination of the lists except ``batch_size`` is a *variant* of each swept model
 (its fp32 eager parent is always included); ``batch_size`` is the speed curve of each
@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from headtohead.config.base import Section as _Section
+from headtohead.config.margins import AccuracyMargin
 from headtohead.errors import ConfigError
 
 __all__ = ["SweepConfig", "PRECISIONS", "BACKENDS", "SWEEP_AXES", "sweep_with_options"]
@@ -85,11 +86,11 @@ class SweepConfig(_Section):
         gt=0.0,
         description="Recommendation budget: weights plus peak memory growth while running, in MiB.",
     )
-    max_accuracy_drop: float = Field(
+    max_accuracy_drop: AccuracyMargin = Field(
         default=0.01,
         ge=0.0,
         lt=1.0,
-        description="Non-inferiority margin as a fraction (default 0.01 = 1 pp): a "
+        description="Non-inferiority margin: 1pp (percentage points) or the share 0.01 (the default): a "
         "variant's quality holds, and it may be recommended, only when the lower bound of the score interval of "
         "its accuracy minus the parent's (at 1 - stats.alpha) is at or above -margin — the gate's rule. 'Not "
         "significantly worse' is never enough.",

@@ -10,23 +10,24 @@ cannot tell::
 
 The decisions are :func:`headtohead.stats.noninferiority.gate_decisions` over the saved
 per-example predictions (``predictions.npz`` beside ``results.json``) and the per-round speed
-timings; the words are :mod:`headtohead.report.gate`. Margins are read here, where they enter.
+timings; the words are :mod:`headtohead.report.gate`. Margins are read where they enter
+(:mod:`headtohead.config.margins`, text or a float) and are plain shares after that.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.report.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.runtime.files import write_text_atomic
 from headtohead.stats.noninferiority import Decision, gate_decisions, gate_exit_code
 
-__all__ = ["gate", "GateOutcome", "parse_accuracy_margin", "parse_slowdown_margin"]
+__all__ = ["gate", "GateOutcome"]
 
 
 @dataclass(frozen=True)
@@ -62,93 +63,6 @@ class GateOutcome:
         )
 
 
-_NUMBER = re.compile(r"^\s*(?P<value>[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>pp|%|x|×)?\s*$")
-
-
-def _parse(text: str, option: str, example: str) -> tuple[float, str | None]:
-    match = _NUMBER.match(str(text))
-    if not match:
-        raise ConfigError(f"{option} {text!r}: not a number with an optional unit; write e.g. {option} {example}")
-    value, unit = float(match.group("value")), match.group("unit")
-    if value < 0:
-        raise ConfigError(f"{option} {text}: a margin cannot be negative; write e.g. {option} {example}")
-    return value, unit
-
-
-def parse_accuracy_margin(text: str) -> float:
-    """``"0.5pp"`` → 0.005 (percentage points); ``"0.005"`` → 0.005 (a fraction).
-
-    ``%`` is refused: "0.5 %" of accuracy could mean points or a relative drop.
-
-    Raises
-    ------
-    ConfigError
-        Not a number, negative, a fraction of 1 or more, or an ambiguous unit.
-
-    Examples
-    --------
-    >>> parse_accuracy_margin("0.5pp"), parse_accuracy_margin("0.005")
-    (0.005, 0.005)
-    """
-    option, example = "--max-accuracy-drop", "0.5pp"
-    value, unit = _parse(text, option, example)
-    if unit == "pp":
-        fraction = value / 100.0
-    elif unit is None:
-        fraction = value
-    elif unit == "%":
-        raise ConfigError(
-            f"{option} {text}: '%' is ambiguous for accuracy (points or relative?); write "
-            f"{value:g}pp for percentage points, or the fraction {value / 100:g}"
-        )
-    else:
-        raise ConfigError(f"{option} {text}: '{unit}' is not an accuracy unit; write e.g. {option} {example}")
-    if fraction >= 1.0:
-        raise ConfigError(
-            f"{option} {text}: a drop of {fraction:g} (as a fraction) is the whole scale; did you mean {value:g}pp?"
-        )
-    return round(fraction, 12)
-
-
-def parse_slowdown_margin(text: str) -> float:
-    """``"5%"`` → 0.05; ``"0.05"`` → 0.05; ``"1.05x"`` → 0.05 (a time ratio).
-
-    Raises
-    ------
-    ConfigError
-        Not a number, negative, percentage points, or a ratio below 1.
-
-    Examples
-    --------
-    >>> parse_slowdown_margin("5%"), parse_slowdown_margin("0.05"), parse_slowdown_margin("1.05x")
-    (0.05, 0.05, 0.05)
-    """
-    option, example = "--max-slowdown", "5%"
-    value, unit = _parse(text, option, example)
-    if unit == "%":
-        fraction = value / 100.0
-    elif unit in ("x", "×"):
-        if value < 1.0:
-            raise ConfigError(f"{option} {text}: a time ratio below 1 would demand a speed-up; write e.g. 1.05x")
-        fraction = value - 1.0
-    elif unit is None:
-        fraction = value
-    else:
-        raise ConfigError(f"{option} {text}: 'pp' is for accuracy; write a slowdown as e.g. {option} {example}")
-    if fraction >= 1.0:
-        raise ConfigError(
-            f"{option} {text}: a slowdown of {fraction:g} (as a fraction) means {1 + fraction:g}× the "
-            f"time; write it as {1 + fraction:g}x if that is meant, or e.g. {example}"
-        )
-    return round(fraction, 12)
-
-
-def _margin(value: str | float | None, parse: Callable[[str], float]) -> float | None:
-    if value is None:
-        return None
-    return parse(value if isinstance(value, str) else repr(float(value)))
-
-
 def _check_name(option: str, name: str, result: RunResult, path: Path) -> None:
     names = [m.name for m in result.models]
     if name not in names:
@@ -164,9 +78,10 @@ def gate(
     candidate: str,
     max_accuracy_drop: str | float | None = None,
     max_slowdown: str | float | None = None,
-    confidence: float = 0.95,
+    alpha: float = 0.05,
     n_resamples: int = 2000,
     junit: str | Path | None = None,
+    confidence: float | None = None,
 ) -> GateOutcome:
     """Decide whether ``candidate`` is worse than ``baseline`` beyond the margins, with confidence.
 
@@ -177,15 +92,18 @@ def gate(
     baseline, candidate : str
         Model names in that run.
     max_accuracy_drop : str or float, optional
-        Allowed accuracy drop: ``"0.5pp"`` (percentage points) or a fraction (``0.005``).
+        Allowed accuracy drop: ``"0.5pp"`` (percentage points) or a share (``0.005``).
     max_slowdown : str or float, optional
-        Allowed slowdown: ``"5%"``, ``"1.05x"`` or a fraction (``0.05``).
-    confidence : float, default 0.95
-        Level of the two-sided intervals (each bound is a one-sided test at half the rest).
+        Allowed slowdown: ``"5%"``, ``"1.05x"`` or a share (``0.05``).
+    alpha : float, default 0.05
+        Significance level: the intervals are two-sided at ``1 − alpha`` (each bound is a
+        one-sided test at ``alpha / 2``).
     n_resamples : int, default 2000
         Bootstrap resamples.
     junit : str or Path, optional
         Also write the checks as JUnit XML there.
+    confidence : float, optional
+        Deprecated: the old name of the level, ``1 − alpha``.
 
     Returns
     -------
@@ -209,10 +127,13 @@ def gate(
     """
     if max_accuracy_drop is None and max_slowdown is None:
         raise ConfigError("h2h gate: give --max-accuracy-drop (e.g. 0.5pp) and/or --max-slowdown (e.g. 5%)")
-    drop = _margin(max_accuracy_drop, parse_accuracy_margin)
-    slowdown = _margin(max_slowdown, parse_slowdown_margin)
-    if not 0.5 < confidence < 1.0:
-        raise ConfigError(f"--confidence {confidence}: must lie between 0.5 and 1, e.g. 0.95")
+    if confidence is not None:
+        warnings.warn("gate(confidence=…) is deprecated; pass alpha = 1 − confidence", DeprecationWarning, stacklevel=2)
+        alpha = 1.0 - confidence
+    accuracy_margin = None if max_accuracy_drop is None else parse_accuracy_margin(max_accuracy_drop)
+    slowdown_margin = None if max_slowdown is None else parse_slowdown_margin(max_slowdown)
+    if not 0.0 < alpha < 0.5:
+        raise ConfigError(f"--alpha {alpha}: must lie between 0 and 0.5, e.g. 0.05")
     if n_resamples < 100:
         raise ConfigError(f"--n-resamples {n_resamples}: use at least 100 (2000 is the default)")
     path = Path(results)
@@ -221,15 +142,15 @@ def gate(
     _check_name("--candidate", candidate, result, path)
     if baseline == candidate:
         raise ConfigError(f"--baseline and --candidate are both '{baseline}'; name two different models")
-    predictions = _predictions(path, result, (baseline, candidate)) if drop is not None else None
+    predictions = _predictions(path, result, (baseline, candidate)) if accuracy_margin is not None else None
     decisions = gate_decisions(
         result,
         predictions,
         baseline=baseline,
         candidate=candidate,
-        max_accuracy_drop=drop,
-        max_slowdown=slowdown,
-        confidence=confidence,
+        accuracy_margin=accuracy_margin,
+        slowdown_margin=slowdown_margin,
+        confidence=1.0 - alpha,
         n_resamples=n_resamples,
         groups=predictions.groups if predictions is not None else None,
     )

@@ -42,7 +42,7 @@ from headtohead.errors import ResultsError, listing
 from headtohead.pipeline.model_pass import ModelOutcome
 from headtohead.pipeline.setup import RunSetup, dataset_record
 from headtohead.results import Predictions, RunResult, save_result
-from headtohead.results.files import LOCK_FILE, PREDICTIONS_FILE, REPORT_FILE, RESULTS_FILE, RESUME_DIR
+from headtohead.results.files import LOCK_FILE, PREDICTIONS_FILE, REPORT_FILE, RESULTS_FILE, RESUME_DIR, SWEEP_FILE
 
 try:  # POSIX; on Windows runs are not locked against each other
     import fcntl
@@ -80,23 +80,27 @@ def check_writable(out: Path) -> None:
 
 
 def folder_owner(out: Path) -> tuple[str, str] | None:
-    """``(experiment name, command)`` of the results in ``out`` (``None``: no ``results.json``).
+    """``(experiment name, command)`` of the results in ``out`` (``None``: no ``results.json`` nor ``sweep.json``).
 
-    The command is ``h2h run`` when some model has quality numbers, else ``h2h bench``. A
-    ``results.json`` that cannot be read is owned by ``("?", "unreadable")``.
+    The command is ``h2h run`` when some model has quality numbers, else ``h2h bench``; a
+    folder with only a ``sweep.json`` is ``h2h sweep``'s. A results file that cannot be read is
+    owned by ``("?", "unreadable")``.
     """
-    path = out / RESULTS_FILE
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError, ValueError):
-        return ("?", "unreadable")
-    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-        return ("?", "unreadable")
-    models: list[Any] = raw["models"] if isinstance(raw.get("models"), list) else []
-    rated = raw.get("stats") is not None or any(isinstance(m, dict) and m.get("quality") for m in models)
-    return raw["name"], "h2h run" if rated else "h2h bench"
+    for name in (RESULTS_FILE, SWEEP_FILE):
+        try:
+            raw = json.loads((out / name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, ValueError):
+            return ("?", "unreadable")
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+            return ("?", "unreadable")
+        if name == SWEEP_FILE:
+            return raw["name"], "h2h sweep"
+        models: list[Any] = raw["models"] if isinstance(raw.get("models"), list) else []
+        rated = raw.get("stats") is not None or any(isinstance(m, dict) and m.get("quality") for m in models)
+        return raw["name"], "h2h run" if rated else "h2h bench"
+    return None
 
 
 def check_owner(out: Path, experiment: str, *, command: str, overwrite: bool) -> None:
@@ -227,8 +231,8 @@ def claim_output(out: Path, experiment: str, *, command: str = "h2h run", overwr
     out : Path
     experiment : str
         The name of the experiment about to run.
-    command : {"h2h run", "h2h bench"}
-        What is about to write (quality, or speed only).
+    command : {"h2h run", "h2h bench", "h2h sweep"}
+        What is about to write (quality, speed only, or a sweep).
     overwrite : bool
         Replace the results of another experiment or command (``--overwrite``).
 

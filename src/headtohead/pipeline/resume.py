@@ -1,4 +1,4 @@
-"""Finished work of a run, kept per model so that ``h2h run --resume`` does not redo it.
+"""Finished work of a run, kept per model so that ``h2h run --resume`` (and ``h2h sweep --resume``) does not redo it.
 
 Every model's quality pass ends with two files in ``<out>/.h2h-resume/``: its predictions
 (``.npz``) and then its record (``.json``, the marker that the model finished). Both are
@@ -19,6 +19,9 @@ entries were evaluated on, and ``--resume`` on data that changed since is refuse
 (:meth:`ResumeStore.check_data`, naming both fingerprints), because "resume" promises
 to finish *that* run; running without ``--resume`` evaluates every model on the data as
 it is now (and the entries of the old data are pruned when that run finishes).
+
+A sweep keeps each swept model's record the same way (:meth:`ResumeStore.save_record`), keyed
+by the run's facts plus its ``sweep:``, ``stats:`` and ``speed:`` sections.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel
 
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import DataError
@@ -46,6 +50,7 @@ log = logging.getLogger("headtohead")
 _FORMAT = 1
 _MANIFEST = "run.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+R = TypeVar("R", bound=BaseModel)
 
 
 def file_stamp(path: Path) -> list[Any] | None:
@@ -162,8 +167,36 @@ class ResumeStore:
             arrays["proba"] = predictions.proba
         np.savez_compressed(buffer, **arrays)
         write_bytes_atomic(stem.with_suffix(".npz"), buffer.getvalue())
+        self.save_record(key, record.name, record)
+
+    def save_record(self, key: str, name: str, record: BaseModel) -> None:
+        """Keep a finished record (the marker of a model's pass, or a swept model of ``h2h sweep``)."""
+        self._write_manifest()
         entry = {"format": _FORMAT, "key": key, "record": record.model_dump(mode="json")}
-        write_text_atomic(stem.with_suffix(".json"), json.dumps(entry) + "\n")
+        write_text_atomic(self._stem(name, key).with_suffix(".json"), json.dumps(entry) + "\n")
+
+    def load_record(self, key: str, name: str, schema: type[R]) -> R | None:
+        """The record kept by :meth:`save_record` under ``key``, or ``None`` (none, or damaged: said once)."""
+        marker = self._stem(name, key).with_suffix(".json")
+        if not marker.is_file():
+            return None
+        try:
+            entry = json.loads(marker.read_text(encoding="utf-8"))
+            if entry.get("format") != _FORMAT or entry.get("key") != key:
+                return None
+            return schema.model_validate(entry["record"])
+        except Exception as exc:  # any damage means "not finished": do it again
+            self._damaged(name, exc)
+            return None
+
+    def _damaged(self, name: str, exc: Exception) -> None:
+        log.warning(
+            "resume: the saved work of model '%s' in %s is damaged (%s: %s); doing it again",
+            name,
+            self.folder,
+            type(exc).__name__,
+            exc,
+        )
 
     def load(
         self, key: str, name: str, *, n_examples: int, n_classes: int
@@ -173,26 +206,15 @@ class ResumeStore:
         A damaged or mismatching entry is reported as a warning and ignored: the model is
         then simply evaluated again.
         """
-        stem = self._stem(name, key)
-        marker = stem.with_suffix(".json")
-        if not marker.is_file():
+        record = self.load_record(key, name, ModelRecord)
+        if record is None:
             return None
         try:
-            entry = json.loads(marker.read_text(encoding="utf-8"))
-            if entry.get("format") != _FORMAT or entry.get("key") != key:
-                return None
-            record = ModelRecord.model_validate(entry["record"])
-            with np.load(stem.with_suffix(".npz"), allow_pickle=False) as data:
+            with np.load(self._stem(name, key).with_suffix(".npz"), allow_pickle=False) as data:
                 pred = data["pred"].astype(np.int64)
                 proba = data["proba"].astype(np.float32) if "proba" in data.files else None
-        except Exception as exc:  # any damage means "not finished": evaluate it again
-            log.warning(
-                "resume: the saved work of model '%s' in %s is damaged (%s: %s); evaluating it again",
-                name,
-                self.folder,
-                type(exc).__name__,
-                exc,
-            )
+        except Exception as exc:
+            self._damaged(name, exc)
             return None
         width = n_classes + len(record.labels_outside_data)  # the dataset's classes, then the model's others
         if (

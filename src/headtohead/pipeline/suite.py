@@ -98,6 +98,7 @@ def suite(
     resume: bool = False,
     overwrite: bool = False,
     offline: bool = False,
+    deterministic: bool = False,
     base_dir: str | Path | None = None,
     progress: Progress | None = None,
     on_event: Callable[[str], None] | None = None,
@@ -138,6 +139,8 @@ def suite(
         data set folders).
     offline : bool
         No network attempt while the suite runs.
+    deterministic : bool
+        Torch's deterministic algorithms in every data set's run (``--deterministic``).
     base_dir : str or Path, optional
         Folder of relative paths of a dict or record suite (default: the current directory).
     progress : callable, optional
@@ -169,10 +172,11 @@ def suite(
     """
     say = on_event or (lambda line: None)
     kind = _input_kind(source, scores)
-    if kind != "suite" and (overrides or resume):
-        raise ConfigError(
-            f"{'--set' if overrides else '--resume'} applies to a suite file; finished runs and --scores are only read"
-        )
+    given = [
+        flag for flag, on in (("--set", overrides), ("--resume", resume), ("--deterministic", deterministic)) if on
+    ]
+    if kind != "suite" and given:
+        raise ConfigError(f"{given[0]} applies to a suite file; finished runs and --scores are only read")
     if kind == "scores":
         table_name = name or (Path(scores).stem if isinstance(scores, (str, Path)) else "scores")
         models, datasets = read_score_table(scores)
@@ -216,7 +220,15 @@ def suite(
         if offline:
             stack.enter_context(offline_mode())
         datasets, runs = run_datasets(
-            config, base, out, resume=resume, overwrite=overwrite, offline=offline, progress=progress, say=say
+            config,
+            base,
+            out,
+            resume=resume,
+            overwrite=overwrite,
+            offline=offline,
+            deterministic=deterministic,
+            progress=progress,
+            say=say,
         )
         outcome = _finish(
             "suite",

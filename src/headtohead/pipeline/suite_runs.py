@@ -50,6 +50,7 @@ def run_datasets(
     resume: bool,
     overwrite: bool,
     offline: bool,
+    deterministic: bool,
     progress: Progress | None,
     say: Callable[[str], None],
 ) -> tuple[list[DatasetScores], dict[str, Run]]:
@@ -93,6 +94,7 @@ def run_datasets(
                 report=folder is not None,
                 overwrite=overwrite,
                 offline=offline,
+                deterministic=deterministic,
             )
         except (KeyboardInterrupt, Terminated, RunInterrupted):
             raise

@@ -10,6 +10,7 @@ folder is given.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import tempfile
@@ -29,12 +30,15 @@ from headtohead.engines.environment import capture_environment
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, batch_examples, evaluate_model
 from headtohead.engines.seeding import seed_everything
 from headtohead.errors import ConfigError, did_you_mean, listing
-from headtohead.pipeline.outputs import check_writable
+from headtohead.pipeline.outputs import claim_output
+from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.setup import dataset_record, prepare_run, resolve_experiment
 from headtohead.report.sentences import speed_sentence
 from headtohead.report.sweep import recommendation_sentence, variant_verdict, write_sweep_report
-from headtohead.results.files import SWEEP_FILE
+from headtohead.results.files import RESUME_DIR, SWEEP_FILE
 from headtohead.results.sweep import ModelSweep, SpeedPoint, SweepCell, SweepResult, VariantParams, save_sweep
+from headtohead.runtime.determinism import deterministic_algorithms
+from headtohead.runtime.offline import offline_mode
 from headtohead.stats.recommend import recommend
 from headtohead.stats.variant_quality import quality_vs_parent
 from headtohead.sweeps.capabilities import release_memory
@@ -360,6 +364,10 @@ def run_sweep(
     overrides: Sequence[str] = (),
     base_dir: str | Path | None = None,
     progress: ProgressCallback | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    offline: bool = False,
+    deterministic: bool = False,
 ) -> SweepRun:
     """Sweep the experiment's models over their optimisation variants.
 
@@ -378,6 +386,10 @@ def run_sweep(
         Folder of relative paths for a dict or record experiment (default: the current directory).
     progress : callable, optional
         ``progress(task, done, total)``.
+    resume, overwrite, offline, deterministic : bool
+        As :func:`headtohead.run` takes them. Each swept model is kept under
+        ``<out>/.h2h-resume/`` as it finishes; ``resume`` re-uses those swept with the same
+        settings, data and version (refused when the data changed since).
 
     Returns
     -------
@@ -402,44 +414,71 @@ def run_sweep(
         )
     chosen = _selected_models(exp, config)
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        check_writable(out)  # before minutes of work, not after
-    setup = prepare_run(exp, base_dir)  # device, seeds, data, the batch plan: as h2h run does
-    dataset, plan, context = setup.dataset, setup.plan, setup.context
-    batch_sizes = list(config.batch_size or [exp.eval.batch_size])
-    with tempfile.TemporaryDirectory(prefix="h2h-sweep-") as scratch:
-        workdir = out / "onnx" if out is not None else Path(scratch)
-        models = [
-            sweep_model(
-                m, context, dataset, plan, config, exp=exp, batch_sizes=batch_sizes, workdir=workdir, progress=progress
-            )
-            for m in chosen
-        ]
+    with contextlib.ExitStack() as stack:
+        if out is not None:  # writable, not another run's now, not another experiment's: before minutes of work
+            stack.enter_context(claim_output(out, exp.name, command="h2h sweep", overwrite=overwrite))
+        if offline:
+            stack.enter_context(offline_mode())
+        if deterministic:
+            stack.enter_context(deterministic_algorithms())
+        setup = prepare_run(exp, base_dir, deterministic=deterministic)  # device, seeds, data, the batch plan
+        batch_sizes = list(config.batch_size or [exp.eval.batch_size])
+        workdir = (
+            out / "onnx"
+            if out is not None
+            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="h2h-sweep-")))
+        )
+        store = ResumeStore(out / RESUME_DIR, fingerprint=setup.fingerprint) if out is not None else None
+        if resume and store is not None:
+            store.check_data()
+        facts = {**setup.key_facts(), "sweep": config.model_dump(mode="json", exclude={"models"})}
+        facts.update(speed=exp.speed.model_dump(mode="json"), stats=exp.stats.model_dump(mode="json"))
+        models = []
+        for m in chosen:
+            key = model_key(m, facts, Path(base_dir))
+            done = store.load_record(key, m.name, ModelSweep) if resume and store is not None else None
+            if done is None:
+                done = sweep_model(
+                    m,
+                    setup.context,
+                    setup.dataset,
+                    setup.plan,
+                    config,
+                    exp=exp,
+                    batch_sizes=batch_sizes,
+                    workdir=workdir,
+                    progress=progress,
+                )
+                if store is not None:
+                    store.save_record(key, m.name, done)
+            else:
+                log.info("%s: its sweep finished in an earlier run into %s; re-used (--resume)", m.name, out)
+            models.append(done)
         gc.collect()
-    recommendation = recommend(
-        models,
-        max_latency_ms=config.max_latency_ms,
-        max_memory_mb=config.max_memory_mb,
-        max_accuracy_drop=config.max_accuracy_drop,
-    )
-    recommendation = recommendation.model_copy(update={"sentence": recommendation_sentence(recommendation, models)})
-    result = SweepResult(
-        headtohead_version=__version__,
-        name=exp.name,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        experiment=exp.model_dump(mode="json"),
-        settings=config.model_dump(mode="json"),
-        speed_settings=sweep_speed_config(exp.speed).model_dump(mode="json"),
-        environment=capture_environment(base_dir),
-        dataset=dataset_record(setup.splits, setup.splits.eval.fingerprint()),
-        eval_batch_size=plan.batch_size,
-        seed=exp.seed,
-        models=models,
-        recommendation=recommendation,
-        warnings=[note for m in models for note in m.notes],
-    )
-    files: list[Path] = []
-    if out is not None:
-        save_sweep(result, out / SWEEP_FILE)
-        files = [out / SWEEP_FILE, *write_sweep_report(result, out)]
-    return SweepRun(result=result, out_dir=out, files=files)
+        recommendation = recommend(
+            models,
+            max_latency_ms=config.max_latency_ms,
+            max_memory_mb=config.max_memory_mb,
+            margin=config.max_accuracy_drop,
+        )
+        recommendation = recommendation.model_copy(update={"sentence": recommendation_sentence(recommendation, models)})
+        result = SweepResult(
+            headtohead_version=__version__,
+            name=exp.name,
+            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            experiment=exp.model_dump(mode="json"),
+            settings=config.model_dump(mode="json"),
+            speed_settings=sweep_speed_config(exp.speed).model_dump(mode="json"),
+            environment=capture_environment(base_dir),
+            dataset=dataset_record(setup.splits, setup.fingerprint),
+            eval_batch_size=setup.plan.batch_size,
+            seed=exp.seed,
+            models=models,
+            recommendation=recommendation,
+            warnings=[note for m in models for note in m.notes],
+        )
+        files: list[Path] = []
+        if out is not None:
+            save_sweep(result, out / SWEEP_FILE)
+            files = [out / SWEEP_FILE, *write_sweep_report(result, out)]
+        return SweepRun(result=result, out_dir=out, files=files)

@@ -18,6 +18,7 @@ With ``train.nproc > 1`` each training is launched data-parallel through torchru
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from headtohead.data import create_dataset
 from headtohead.engines.environment import capture_environment
 from headtohead.engines.train_ddp import dist_context_from_env, init_process_group
 from headtohead.errors import DataError
-from headtohead.pipeline.outputs import check_writable
+from headtohead.pipeline.outputs import check_owner, check_writable
 from headtohead.pipeline.run import Run, run
 from headtohead.pipeline.setup import absolute_data_paths
 from headtohead.pipeline.training_ddp import launch_parallel
@@ -46,8 +47,10 @@ from headtohead.results.comparison import SeedResult
 from headtohead.results.files import EXPERIMENT_FILE, RESULTS_FILE, TRAINING_FILE
 from headtohead.results.training import TrainingRun, TrainingSummary
 from headtohead.results.training_file import TrainingResult, save_training_result
+from headtohead.runtime.determinism import deterministic_algorithms
 from headtohead.runtime.devices import resolve_device
 from headtohead.runtime.files import write_text_atomic
+from headtohead.runtime.offline import offline_mode
 from headtohead.version import __version__
 
 __all__ = ["train_experiment", "TrainOutcome"]
@@ -93,6 +96,10 @@ def train_experiment(
     base_dir: str | Path | None = None,
     on_event: Callable[[str], None] | None = None,
     progress: Any = None,
+    resume: bool | None = None,
+    overwrite: bool = False,
+    offline: bool = False,
+    deterministic: bool = False,
 ) -> TrainOutcome:
     """Train every model of ``experiment`` identically (per seed), save them, then compare them.
 
@@ -115,6 +122,11 @@ def train_experiment(
         Receives one line of text per milestone (epochs, finished models, warnings).
     progress : callable, optional
         Evaluation progress callback of :func:`headtohead.run`.
+    resume : bool, optional
+        Replaces ``train.resume`` (``False``: train and compare every model again).
+    overwrite, offline, deterministic : bool
+        As :func:`headtohead.run` takes them, for the training too (``overwrite`` is checked
+        before it; ``deterministic`` does not reach the workers of ``train.nproc > 1``).
 
     Returns
     -------
@@ -132,76 +144,89 @@ def train_experiment(
     else:
         exp, config, found_base = load_train_experiment(experiment, overrides)
         base_dir = found_base if isinstance(experiment, (str, Path)) or base_dir is None else Path(base_dir)
+    config = config if resume is None else config.model_copy(update={"resume": resume})
     check_trainable(exp)
     out = Path(out_dir) if out_dir is not None else Path("runs") / exp.name
     check_writable(out)  # before hours of training, not after
-    device = resolve_device(config.device or exp.eval.device)
-    dist = dist_context_from_env(config.ddp_backend, device)
-    if dist is not None:
-        init_process_group(dist)
-        device = f"cuda:{dist.local_rank}" if device.startswith("cuda") else device
-    data = absolute_data_paths(exp.data, base_dir)
-    splits = create_dataset(data, seed=exp.seed)
-    if splits.train is None:
-        raise DataError(
-            f"{data.path}: h2h train needs training data; set data.train (a separate file) or "
-            f"data.split (hold out part of data.path for evaluation)"
+    check_owner(out, exp.name, command="h2h run", overwrite=overwrite)  # before training, too
+    with contextlib.ExitStack() as stack:
+        if offline:
+            stack.enter_context(offline_mode())
+        if deterministic:
+            stack.enter_context(deterministic_algorithms())
+        options = dict(overwrite=overwrite, offline=offline, deterministic=deterministic)
+        device = resolve_device(config.device or exp.eval.device)
+        dist = dist_context_from_env(config.ddp_backend, device)
+        if dist is not None:
+            init_process_group(dist)
+            device = f"cuda:{dist.local_rank}" if device.startswith("cuda") else device
+        data = absolute_data_paths(exp.data, base_dir)
+        splits = create_dataset(data, seed=exp.seed)
+        if splits.train is None:
+            raise DataError(
+                f"{data.path}: h2h train needs training data; set data.train (a separate file) or "
+                f"data.split (hold out part of data.path for evaluation)"
+            )
+        seeds = config.seeds_for(exp.seed)
+        world = dist.world_size if dist is not None else config.nproc
+        say(
+            training_plan_line(
+                len(exp.models),
+                len(seeds),
+                len(splits.train),
+                len(splits.eval),
+                {**config.model_dump(), "world": world},
+            )
         )
-    seeds = config.seeds_for(exp.seed)
-    world = dist.world_size if dist is not None else config.nproc
-    say(
-        training_plan_line(
-            len(exp.models), len(seeds), len(splits.train), len(splits.eval), {**config.model_dump(), "world": world}
+        common: dict[str, Any] = dict(
+            data=data,
+            splits=splits,
+            config=config,
+            exp_seed=exp.seed,
+            device=device,
+            base_dir=base_dir,
+            out=out,
+            eval_batch_size=exp.eval.batch_size,
+            say=say,
         )
-    )
-    common: dict[str, Any] = dict(
-        data=data,
-        splits=splits,
-        config=config,
-        exp_seed=exp.seed,
-        device=device,
-        base_dir=base_dir,
-        out=out,
-        eval_batch_size=exp.eval.batch_size,
-        say=say,
-    )
-    runs: list[TrainingRun] = []
-    for seed in seeds:
-        for model in exp.models:
-            done = finished_run(model, splits, config, seed, world, out)
-            if done is not None:
-                say(
-                    f"  {model.name} (seed {seed}): already trained with these settings in {done.saved_to}; "
-                    f"reusing it (set train.resume: false to train again)"
-                )
-            elif config.nproc > 1 and dist is None:
-                done = launch_parallel(model, seed=seed, **common)
-            else:
-                done = train_one(model, seed=seed, dist=dist, **common)
-            if done.cost is not None:  # the machine's price (speed.price_per_hour) prices the whole fine-tune
-                done = done.model_copy(update={"cost": done.cost.priced(exp.speed.price_per_hour)})
-            runs.append(done)
-            if dist is None or dist.is_main:
-                say(run_line(done))
-                for warning in training_warnings(done, config.stall_warning):
-                    log.warning("%s", warning)
-    summary = _summary(config, splits, seeds, runs)
-    if dist is not None and not dist.is_main:
-        return TrainOutcome(training=summary, run=None, out_dir=out, experiment={})
-    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    environment = capture_environment(base_dir)
-    record = TrainingResult(
-        headtohead_version=__version__, name=exp.name, created_at=created, environment=environment, training=summary
-    )
-    save_training_result(record, out / TRAINING_FILE)
-    saved = {r.model: r.saved_to for r in runs if r.seed == seeds[0]}
-    final = eval_experiment(exp, data, saved)  # type: ignore[arg-type]
-    write_text_atomic(out / EXPERIMENT_FILE, yaml.safe_dump(final, sort_keys=False))
-    say(
-        f"Comparing the trained models (seed {seeds[0]}) on {len(splits.eval)} examples: h2h run "
-        f"{out / EXPERIMENT_FILE}"
-    )
-    return TrainOutcome(training=summary, run=_compare(final, out, summary, progress), out_dir=out, experiment=final)
+        runs: list[TrainingRun] = []
+        for seed in seeds:
+            for model in exp.models:
+                done = finished_run(model, splits, config, seed, world, out)
+                if done is not None:
+                    say(
+                        f"  {model.name} (seed {seed}): already trained with these settings in {done.saved_to}; "
+                        f"reusing it (set train.resume: false to train again)"
+                    )
+                elif config.nproc > 1 and dist is None:
+                    done = launch_parallel(model, seed=seed, **common)
+                else:
+                    done = train_one(model, seed=seed, dist=dist, **common)
+                if done.cost is not None:  # the machine's price (speed.price_per_hour) prices the whole fine-tune
+                    done = done.model_copy(update={"cost": done.cost.priced(exp.speed.price_per_hour)})
+                runs.append(done)
+                if dist is None or dist.is_main:
+                    say(run_line(done))
+                    for warning in training_warnings(done, config.stall_warning):
+                        log.warning("%s", warning)
+        summary = _summary(config, splits, seeds, runs)
+        if dist is not None and not dist.is_main:
+            return TrainOutcome(training=summary, run=None, out_dir=out, experiment={})
+        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        environment = capture_environment(base_dir)
+        record = TrainingResult(
+            headtohead_version=__version__, name=exp.name, created_at=created, environment=environment, training=summary
+        )
+        save_training_result(record, out / TRAINING_FILE)
+        saved = {r.model: r.saved_to for r in runs if r.seed == seeds[0]}
+        final = eval_experiment(exp, data, saved)  # type: ignore[arg-type]
+        write_text_atomic(out / EXPERIMENT_FILE, yaml.safe_dump(final, sort_keys=False))
+        say(
+            f"Comparing the trained models (seed {seeds[0]}) on {len(splits.eval)} examples: h2h run "
+            f"{out / EXPERIMENT_FILE}"
+        )
+        compared = _compare(final, out, summary, progress, resume="reuse" if config.resume else False, **options)
+        return TrainOutcome(training=summary, run=compared, out_dir=out, experiment=final)
 
 
 def _summary(config: TrainConfig, splits: Any, seeds: list[int], runs: list[TrainingRun]) -> TrainingSummary:
@@ -221,11 +246,11 @@ def _summary(config: TrainConfig, splits: Any, seeds: list[int], runs: list[Trai
     return summary
 
 
-def _compare(final: dict[str, Any], out: Path, summary: TrainingSummary, progress: Any) -> Any:
+def _compare(final: dict[str, Any], out: Path, summary: TrainingSummary, progress: Any, **options: Any) -> Any:
     """Run the ordinary comparison on the trained weights; keep the training record in results.json."""
     # resume="reuse": a comparison interrupted earlier re-uses its finished models (keys include the weights'
     # stamps); on changed data it evaluates them again rather than refusing as h2h run --resume does.
-    outcome = run(final, out_dir=out, progress=progress, resume="reuse")
+    outcome = run(final, out_dir=out, progress=progress, **options)
     outcome.result = outcome.result.model_copy(update={"training": summary})
     save_result(outcome.result, out / RESULTS_FILE)
     return outcome

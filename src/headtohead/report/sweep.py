@@ -70,15 +70,15 @@ def variant_verdict(name: str, parent: str, q: QualityVsParent) -> str:
     return text
 
 
-def _budget_text(max_latency_ms: float | None, max_memory_mb: float | None, max_accuracy_drop: float | None) -> str:
+def _budget_text(max_latency_ms: float | None, max_memory_mb: float | None, margin: float | None) -> str:
     parts = []
     if max_latency_ms is not None:
         parts.append(f"p95 ≤ {max_latency_ms:g} ms/batch")
     if max_memory_mb is not None:
         parts.append(f"memory ≤ {max_memory_mb:g} MiB")
     parts.append(
-        f"non-inferior at a {pp(max_accuracy_drop, sign=False)} pp margin"
-        if max_accuracy_drop is not None
+        f"non-inferior at a {pp(margin, sign=False)} pp margin"
+        if margin is not None
         else "non-inferior to the parent at the sweep's margin"
     )
     return ", ".join(parts)

@@ -76,8 +76,8 @@ class Decision:
         Accuracy: candidate − baseline as a fraction. Speed: time ratio candidate / baseline.
         NaN for a skipped check.
     bound : float
-        Where the margin lies on the same scale: ``−max_drop`` for accuracy,
-        ``1 + max_slowdown`` for speed.
+        Where the margin lies on the same scale: ``−margin`` for accuracy,
+        ``1 + margin`` for speed.
     confidence : float
     n : int
         Paired examples (accuracy) or interleaved rounds (speed) the interval rests on.
@@ -146,20 +146,20 @@ def accuracy_noninferiority(
     pred_baseline: np.ndarray,
     pred_candidate: np.ndarray,
     *,
-    max_drop: float,
+    margin: float,
     confidence: float = 0.95,
     names: tuple[str, str] = ("baseline", "candidate"),
     groups: np.ndarray | None = None,
 ) -> Decision:
-    """Is the candidate's accuracy lower than the baseline's by more than ``max_drop``?
+    """Is the candidate's accuracy lower than the baseline's by more than ``margin``?
 
     Parameters
     ----------
     y_true, pred_baseline, pred_candidate : ndarray of shape (n,)
         True labels and the two models' predictions on the same examples, same order
         (``-1``: no prediction, a wrong answer).
-    max_drop : float
-        Allowed accuracy drop as a fraction (0.005 = 0.5 percentage points).
+    margin : float
+        Allowed accuracy drop as a share (0.005 = 0.5 percentage points).
     confidence : float
         Level of the two-sided score interval; each side is a test at ``(1 − confidence)/2``.
     names : (str, str)
@@ -178,14 +178,14 @@ def accuracy_noninferiority(
     >>> y = np.zeros(2000, dtype=int)
     >>> base = np.where(np.arange(2000) % 10 == 0, 1, 0)        # 90 % right
     >>> cand = np.where(np.arange(2000) % 5 == 0, 1, 0)         # 80 % right
-    >>> accuracy_noninferiority(y, base, cand, max_drop=0.005).outcome
+    >>> accuracy_noninferiority(y, base, cand, margin=0.005).outcome
     'fail'
     >>> same = np.zeros(60, dtype=int)                          # identical predictions, 60 examples
-    >>> d = accuracy_noninferiority(same, same, same, max_drop=0.001)
+    >>> d = accuracy_noninferiority(same, same, same, margin=0.001)
     >>> d.outcome, d.needed
     ('inconclusive', 3838)
     """
-    _check_common(max_drop, confidence, "max_drop")
+    _check_common(margin, confidence, "margin")
     y_true = np.asarray(y_true, np.int64)
     base, cand = np.asarray(pred_baseline, np.int64) == y_true, np.asarray(pred_candidate, np.int64) == y_true
     n = len(y_true)
@@ -193,10 +193,10 @@ def accuracy_noninferiority(
         raise ValueError("no examples to compare")
     paired = PairedCorrectness.of(cand, base, groups)
     low, high = (float(x) for x in paired.interval(confidence))
-    bound, estimate = -max_drop, float(paired.estimate)
+    bound, estimate = -margin, float(paired.estimate)
     outcome = decide(low, high, bound, higher_is_better=True)
     needed = (
-        paired.examples_to_decide(max_drop, confidence=confidence, power=POWER) if outcome == "inconclusive" else None
+        paired.examples_to_decide(margin, confidence=confidence, power=POWER) if outcome == "inconclusive" else None
     )
     return Decision(
         "accuracy",
@@ -208,7 +208,7 @@ def accuracy_noninferiority(
         confidence,
         n,
         needed,
-        max_drop,
+        margin,
         names,
         method=paired.method,
         groups=paired.n_groups,
@@ -219,7 +219,7 @@ def slowdown_noninferiority(
     time_baseline: Sequence[float] | np.ndarray,
     time_candidate: Sequence[float] | np.ndarray,
     *,
-    max_slowdown: float,
+    margin: float,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -227,7 +227,7 @@ def slowdown_noninferiority(
     names: tuple[str, str] = ("baseline", "candidate"),
     checks: int = 1,
 ) -> Decision:
-    """Is the candidate slower than the baseline by more than ``max_slowdown``?
+    """Is the candidate slower than the baseline by more than ``margin``?
 
     The gate fails when *any* of its speed checks fails, so with one check per scenario the
     chance of failing a candidate that is within the margin everywhere grows with the
@@ -244,8 +244,8 @@ def slowdown_noninferiority(
     ----------
     time_baseline, time_candidate : array-like of shape (n_rounds,)
         One latency per interleaved round for each model, paired by round (e.g. round medians).
-    max_slowdown : float
-        Allowed slowdown as a fraction (0.05 = candidate may take 5 % longer).
+    margin : float
+        Allowed slowdown as a share (0.05 = candidate may take 5 % longer).
     confidence : float
         Level of the gate's speed intervals taken together (each one is at
         ``1 − (1 − confidence) / checks``; ``Decision.confidence`` says which).
@@ -266,18 +266,18 @@ def slowdown_noninferiority(
 
     Examples
     --------
-    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], max_slowdown=0.05).outcome
+    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], margin=0.05).outcome
     'fail'
-    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], max_slowdown=0.05,
+    >>> slowdown_noninferiority([1.0, 1.01, 0.99, 1.0, 1.0], [2.0, 2.1, 1.9, 2.0, 2.05], margin=0.05,
     ...                         checks=2).confidence
     0.975
     """
-    _check_common(max_slowdown, confidence, "max_slowdown")
+    _check_common(margin, confidence, "margin")
     if checks < 1:
         raise ValueError(f"checks must be at least 1, not {checks}")
     level = 1.0 - (1.0 - confidence) / checks
     ratio = speed_ratio(time_candidate, time_baseline, confidence=level, n_resamples=n_resamples, seed=seed)
-    bound = 1.0 + max_slowdown
+    bound = 1.0 + margin
     outcome = decide(ratio.low, ratio.high, bound, higher_is_better=False)
     needed = None
     if outcome == "inconclusive":
@@ -296,7 +296,7 @@ def slowdown_noninferiority(
         level,
         ratio.n_rounds,
         needed,
-        max_slowdown,
+        margin,
         names,
         method=method,
     )
@@ -329,8 +329,8 @@ def gate_decisions(
     *,
     baseline: str,
     candidate: str,
-    max_accuracy_drop: float | None,
-    max_slowdown: float | None,
+    accuracy_margin: float | None,
+    slowdown_margin: float | None,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
@@ -343,11 +343,11 @@ def gate_decisions(
     result : RunResult
         The saved run.
     predictions : Predictions or None
-        Its per-example predictions (needed when ``max_accuracy_drop`` is given).
+        Its per-example predictions (needed when ``accuracy_margin`` is given).
     baseline, candidate : str
         Model names.
-    max_accuracy_drop, max_slowdown : float or None
-        Margins as fractions; ``None`` skips that check.
+    accuracy_margin, slowdown_margin : float or None
+        The allowed accuracy drop and slowdown, as shares; ``None`` skips that check.
     confidence, n_resamples, seed
         Of the intervals (``n_resamples``/``seed``: the speed check's).
     groups : ndarray of shape (n,), optional
@@ -359,7 +359,7 @@ def gate_decisions(
     """
     names = (baseline, candidate)
     decisions: list[Decision] = []
-    if max_accuracy_drop is not None:
+    if accuracy_margin is not None:
         if predictions is None:
             raise ValueError("an accuracy check needs the run's predictions")
         y_true = predictions.y_true
@@ -368,13 +368,13 @@ def gate_decisions(
                 y_true,
                 predictions[baseline].pred,
                 predictions[candidate].pred,
-                max_drop=max_accuracy_drop,
+                margin=accuracy_margin,
                 confidence=confidence,
                 names=names,
                 groups=groups,
             )
         )
-    if max_slowdown is not None:
+    if slowdown_margin is not None:
         speed = result.speed
         timed = []
         if speed is not None:
@@ -389,7 +389,7 @@ def gate_decisions(
                 slowdown_noninferiority(
                     round_medians(base.rounds_ns),
                     round_medians(cand.rounds_ns),
-                    max_slowdown=max_slowdown,
+                    margin=slowdown_margin,
                     confidence=confidence,
                     n_resamples=n_resamples,
                     seed=seed,

@@ -29,7 +29,6 @@ def exclusion_reason(
     *,
     max_latency_ms: float | None,
     max_memory_mb: float | None,
-    max_accuracy_drop: float | None,
 ) -> str | None:
     """Why ``point`` of ``cell`` does not qualify, or ``None`` when it does.
 
@@ -58,7 +57,7 @@ def recommend(
     *,
     max_latency_ms: float | None = None,
     max_memory_mb: float | None = None,
-    max_accuracy_drop: float | None = None,
+    margin: float | None = None,
 ) -> Recommendation:
     """Pick the highest-throughput measured point that meets the budget.
 
@@ -66,8 +65,11 @@ def recommend(
     ----------
     models : sequence of ModelSweep
         The swept models with their measured cells.
-    max_latency_ms, max_memory_mb, max_accuracy_drop : float, optional
+    max_latency_ms, max_memory_mb : float, optional
         The budget (see the module docstring).
+    margin : float, optional
+        The sweep's non-inferiority margin (a share), recorded with the budget: the cells'
+        ``quality.non_inferior`` was decided at it.
 
     Returns
     -------
@@ -77,7 +79,7 @@ def recommend(
     constraints = {
         "max_latency_ms": max_latency_ms,
         "max_memory_mb": max_memory_mb,
-        "max_accuracy_drop": max_accuracy_drop,
+        "max_accuracy_drop": margin,  # the key of sweep.json (the sweep: section's name)
     }
     excluded: Counter[str] = Counter()
     best: tuple[ModelSweep, SweepCell, SpeedPoint] | None = None
@@ -95,7 +97,6 @@ def recommend(
                     point,
                     max_latency_ms=max_latency_ms,
                     max_memory_mb=max_memory_mb,
-                    max_accuracy_drop=max_accuracy_drop,
                 )
                 if reason is not None:
                     excluded[reason] += 1
