@@ -20,8 +20,8 @@ from headtohead.report.server import server_sentence
 from headtohead.report.warnings import instability_warnings, speed_warnings
 from headtohead.results.server import LoadGenSummary, ServerComparison
 from headtohead.results.speed import SpeedComparison
+from headtohead.stats.gate import gate_decisions, slowdown_noninferiority
 from headtohead.stats.multiple import holm_rows
-from headtohead.stats.noninferiority import gate_decisions, slowdown_noninferiority
 from headtohead.stats.speed import log_ratio_t_test
 from headtohead.stats.speed_family import adjust_speed_family, noise_checks
 from headtohead.testing.latency import simulate_model_rounds, speed_summary_from_rounds

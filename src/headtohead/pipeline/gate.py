@@ -24,7 +24,7 @@ from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.report.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.runtime.files import write_text_atomic
-from headtohead.stats.noninferiority import Decision, gate_decisions, gate_exit_code
+from headtohead.stats.gate import Decision, gate_decisions, gate_exit_code
 
 __all__ = ["gate", "GateOutcome", "parse_accuracy_margin", "parse_slowdown_margin"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.etree import ElementTree
 
-from headtohead.stats.noninferiority import EXIT_CODES, POWER, Decision, gate_exit_code
+from headtohead.stats.gate import EXIT_CODES, POWER, Decision, gate_exit_code
 
 __all__ = ["decision_explanation", "gate_paragraph", "junit_xml"]
 

@@ -28,7 +28,7 @@ from headtohead.results.records import RunResult
 from headtohead.results.suite import SuiteResult
 from headtohead.results.sweep import SweepResult
 from headtohead.results.training import TrainingSummary
-from headtohead.stats.noninferiority import Decision
+from headtohead.stats.gate import Decision
 
 __all__ = [
     "run_html",

@@ -21,9 +21,9 @@ import numpy as np
 
 from headtohead.results.comparison import ContingencyTable
 from headtohead.results.sweep import QualityVsParent
+from headtohead.stats.gate import decide
 from headtohead.stats.mcnemar import contingency
 from headtohead.stats.multiple import holm_adjust
-from headtohead.stats.noninferiority import decide
 from headtohead.stats.paired import (
     clustered_counts,
     clustered_difference_interval,
