@@ -157,7 +157,7 @@ def gate_outcomes(
 
     ``fail``: any scenario's interval lies wholly above ``1 + margin``; ``pass``: every scenario's
     interval lies at or below it. Before: each at ``confidence``; after: each at
-    ``1 − (1 − confidence) / n_scenarios`` (:func:`headtohead.stats.noninferiority.slowdown_noninferiority`).
+    ``1 − (1 − confidence) / n_scenarios`` (:func:`headtohead.stats.gate.slowdown_noninferiority`).
     """
     bound = math.log1p(margin)
     out = {}

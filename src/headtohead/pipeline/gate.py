@@ -8,7 +8,7 @@ cannot tell::
                               max_accuracy_drop="0.5pp", max_slowdown="5%")
     outcome.exit_code      # 0 pass, 1 fail, 3 inconclusive
 
-The decisions are :func:`headtohead.stats.noninferiority.gate_decisions` over the saved
+The decisions are :func:`headtohead.stats.gate.gate_decisions` over the saved
 per-example predictions (``predictions.npz`` beside ``results.json``) and the per-round speed
 timings; the words are :mod:`headtohead.report.gate`. Margins are read here, where they enter.
 """

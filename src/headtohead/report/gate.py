@@ -1,7 +1,7 @@
 """The gate's words: why each check passed, failed or could not tell; the paragraph; JUnit XML.
 
 The decisions themselves (intervals against margins) are
-:func:`headtohead.stats.noninferiority.gate_decisions`; this module only words them.
+:func:`headtohead.stats.gate.gate_decisions`; this module only words them.
 """
 
 from __future__ import annotations
