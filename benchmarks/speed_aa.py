@@ -19,8 +19,9 @@ from __future__ import annotations
 import argparse
 import math
 
+from sim.latency import simulate_round_medians
+
 from headtohead.stats.speed import speed_ratio
-from headtohead.testing.latency import simulate_round_medians
 
 ROUNDS = (5, 6, 8, 10, 20)
 

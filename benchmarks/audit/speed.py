@@ -33,11 +33,11 @@ import math
 from itertools import combinations
 
 import numpy as np
+from sim.latency import SimulatedRounds, simulate_model_rounds
 
 from headtohead.stats.multiple import holm_rows as holm
 from headtohead.stats.speed import log_ratio_t_test, trend_test
 from headtohead.stats.speed_family import LEVEL_DRIFT, RATIO_DRIFT, UNDECIDED_HALFWIDTH
-from headtohead.testing.latency import SimulatedRounds, simulate_model_rounds
 
 __all__ = [
     "speed_rows",

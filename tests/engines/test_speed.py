@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from sim.simulated import SimulatedAdapter
 
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
@@ -16,7 +17,6 @@ from headtohead.report.sentences import speed_sentence, speed_verdict_lines, wit
 from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
-from headtohead.testing.simulated import SimulatedAdapter
 
 # Fast settings: no real waiting, no memory pass unless a test asks for it.
 FAST = dict(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sim.sample import sample_run
 
 from headtohead.report.plots import model_styles, to_svg
 from headtohead.report.sequential import (
@@ -15,7 +16,6 @@ from headtohead.report.sequential import (
 )
 from headtohead.results.comparison import StatsSummary
 from headtohead.stats.sequential import SequentialTest, to_record
-from headtohead.testing.sample import sample_run
 
 
 def _record(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from rich.console import Console
+from sim.sample import sample_run
+from sim.simulated import SimulatedAdapter
 
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
@@ -21,8 +23,6 @@ from headtohead.report.table import speed_table
 from headtohead.report.warnings import instability_warnings
 from headtohead.results.speed import HostLoad, ModelSpeed
 from headtohead.testing.fake_device import FakeClock
-from headtohead.testing.sample import sample_run
-from headtohead.testing.simulated import SimulatedAdapter
 
 MIB = 2**20
 

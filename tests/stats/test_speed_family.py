@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sim.latency import simulate_model_rounds, speed_summary_from_rounds
 
 from headtohead.report.sentences import speed_sentence
 from headtohead.report.server import server_sentence
@@ -24,7 +25,6 @@ from headtohead.stats.gate import gate_decisions, slowdown_noninferiority
 from headtohead.stats.multiple import holm_rows
 from headtohead.stats.speed import log_ratio_t_test
 from headtohead.stats.speed_family import adjust_speed_family, noise_checks
-from headtohead.testing.latency import simulate_model_rounds, speed_summary_from_rounds
 
 STEADY = {"round_drift": 0.0, "round_sigma": 0.02}
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"

@@ -75,7 +75,7 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
     from headtohead.data.base import Dataset
     from headtohead.engines.speed import measure_speed
     from headtohead.testing.fake_device import FakeClock
-    from headtohead.testing.simulated import SimulatedAdapter
+    from sim.simulated import SimulatedAdapter
 
     clock = FakeClock()
     adapters = [
