@@ -1,6 +1,6 @@
 """Simulation: how often does the speed verdict call identical models different (A/A), and power at 1.10×?
 
-Simulated benchmarks (:func:`headtohead.testing.latency.simulate_round_medians`: log-normal
+Simulated benchmarks (:func:`sim.latency.simulate_round_medians` (``benchmarks/sim/latency.py``): log-normal
 calls with 1 % spikes, a drift shared by both models that also moves within a round, a
 small per-block offset, order alternating A,B / B,A), reduced to round medians as the
 engine does, judged by :func:`headtohead.stats.speed.speed_ratio` at 95 %. For every number

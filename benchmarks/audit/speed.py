@@ -1,6 +1,6 @@
 """The statistical audit's speed section: speed-ratio intervals, "faster" over a run's family, the gate, warnings.
 
-Every benchmark is simulated as the engine runs it (:func:`headtohead.testing.latency.simulate_model_rounds`:
+Every benchmark is simulated as the engine runs it (:func:`sim.latency.simulate_model_rounds` (``benchmarks/sim/latency.py``):
 log-normal calls with spikes, a random walk of the machine's level shared by every model that goes
 on within a round, a per-block offset; the models in Williams orders) and judged with the
 statistics a run uses, vectorised over the simulated benchmarks (``tests/stats/test_speed_family.py``

@@ -1,8 +1,8 @@
 """A run's speed comparisons as one family: Holm over "faster", the gate's scenarios, and when noise is a warning.
 
-The simulated benchmarks are :func:`headtohead.testing.latency.simulate_model_rounds` (log-normal
+The simulated benchmarks are :func:`sim.latency.simulate_model_rounds` (``benchmarks/sim/latency.py``) (log-normal
 calls with spikes, machine drift shared by the models, Williams orders); the records are made by
-:func:`headtohead.testing.latency.speed_summary_from_rounds` with the engine's own functions.
+:func:`sim.latency.speed_summary_from_rounds` (``benchmarks/sim/latency.py``) with the engine's own functions.
 """
 
 from __future__ import annotations
