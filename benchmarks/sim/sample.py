@@ -103,7 +103,7 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
     )
     summary = measure_speed(adapters, data, config, batch_size=16, seed=seed, clock=clock)
     # The timings are simulated: how busy this machine is has no bearing on them.
-    from headtohead.report.sentences import with_speed_sentences
+    from headtohead.report.words.sentences import with_speed_sentences
 
     return with_speed_sentences(
         summary.model_copy(update={"warnings": [], "host_before": _quiet(), "host_after": _quiet()})
@@ -211,7 +211,7 @@ def sample_run(
     )
     update = {}
     if stats:
-        from headtohead.report.quality_sentences import with_quality_sentences
+        from headtohead.report.words.quality import with_quality_sentences
         from headtohead.stats import analyse
 
         update["stats"] = with_quality_sentences(

@@ -12,7 +12,7 @@ import pytest
 
 from headtohead.engines.memory import RssSampler, measure_memory
 from headtohead.engines.telemetry import TelemetrySampler, host_load, open_nvml
-from headtohead.report.warnings import isolation_warning
+from headtohead.report.words.warnings import isolation_warning
 from headtohead.results.speed import HostLoad
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend

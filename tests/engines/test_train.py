@@ -17,7 +17,7 @@ from headtohead.engines.batching import plan_batches
 from headtohead.engines.train import TrainHooks, train_model
 from headtohead.engines.train_loop import build_optimizer, build_scheduler, resolve_precision
 from headtohead.errors import ConfigError, DeviceError, ModelError
-from headtohead.report.warnings import training_warnings
+from headtohead.report.words.warnings import training_warnings
 from headtohead.results.training import StepLog, TrainingRun
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeCudaBackend

@@ -18,7 +18,7 @@ from headtohead.report.csv_export import ID_COLUMNS, render_csv
 from headtohead.report.html import render_html
 from headtohead.report.markdown import render_markdown
 from headtohead.report.merge import RunEntry, load_runs, merge_runs
-from headtohead.report.verdict import build_verdict
+from headtohead.report.words.verdict import build_verdict
 from headtohead.report.write import write_outputs, write_reports
 from headtohead.results import save_result
 

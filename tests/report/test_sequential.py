@@ -7,7 +7,7 @@ import pytest
 from sim.sample import sample_run
 
 from headtohead.report.plots import model_styles, to_svg
-from headtohead.report.sequential import (
+from headtohead.report.words.sequential import (
     decision_phrase,
     sequential_figure,
     sequential_lines,

@@ -17,10 +17,10 @@ from headtohead.report.figures import report_styles, run_figures
 from headtohead.report.html import render_html
 from headtohead.report.markdown import render_markdown
 from headtohead.report.merge import as_merged
-from headtohead.report.rows import summary_columns, summary_rows
-from headtohead.report.rows_speed import speed_note, speed_rows
+from headtohead.report.rows.speed import speed_note, speed_rows
+from headtohead.report.rows.summary import summary_columns, summary_rows
 from headtohead.report.table import speed_table
-from headtohead.report.warnings import instability_warnings
+from headtohead.report.words.warnings import instability_warnings
 from headtohead.results.speed import HostLoad, ModelSpeed
 from headtohead.testing.fake_device import FakeClock
 

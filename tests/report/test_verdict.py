@@ -7,8 +7,8 @@ import re
 import pytest
 from sim.sample import sample_run
 
-from headtohead.report.sentences import format_p, format_pp
-from headtohead.report.verdict import build_verdict, quality_line, speed_line
+from headtohead.report.words.sentences import format_p, format_pp
+from headtohead.report.words.verdict import build_verdict, quality_line, speed_line
 
 
 @pytest.fixture(scope="module")

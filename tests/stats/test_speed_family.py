@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from sim.latency import simulate_model_rounds, speed_summary_from_rounds
 
-from headtohead.report.sentences import speed_sentence
-from headtohead.report.server import server_sentence
-from headtohead.report.warnings import instability_warnings, speed_warnings
+from headtohead.report.words.sentences import speed_sentence
+from headtohead.report.words.server import server_sentence
+from headtohead.report.words.warnings import instability_warnings, speed_warnings
 from headtohead.results.server import LoadGenSummary, ServerComparison
 from headtohead.results.speed import SpeedComparison
 from headtohead.stats.gate import gate_decisions, slowdown_noninferiority
@@ -271,7 +271,7 @@ def test_gate_decisions_count_the_scenarios():
     )
     assert [d.check for d in decisions] == ["speed (offline)", "speed (single_stream)"]
     assert all(d.confidence == pytest.approx(0.975) and d.method == "t, Bonferroni over 2 scenarios" for d in decisions)
-    from headtohead.report.gate import decision_explanation
+    from headtohead.report.words.gate import decision_explanation
 
     assert "97.5% CI" in decision_explanation(decisions[0]) and "Bonferroni over 2 scenarios" in decision_explanation(
         decisions[0]

@@ -27,7 +27,7 @@ def plan(
     models: int = typer.Option(2, "--models", help="Models compared in one run (Holm over all pairs)."),
 ) -> None:
     """How many evaluation examples a McNemar comparison needs to detect an accuracy gap."""
-    from headtohead.report.sentences import plan_sentence
+    from headtohead.report.words.sentences import plan_sentence
     from headtohead.stats.power import plan_sample_size
 
     plan_ = plan_sample_size(accuracy, delta, discordance, power=power, alpha=alpha, n_models=models)

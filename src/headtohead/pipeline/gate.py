@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
-from headtohead.report.gate import gate_paragraph, junit_xml
+from headtohead.report.words.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.runtime.files import write_text_atomic
 from headtohead.stats.gate import Decision, gate_decisions, gate_exit_code

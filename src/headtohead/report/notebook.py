@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from headtohead.report.figures import report_styles
-from headtohead.report.gate import decision_explanation
 from headtohead.report.html import dataset_line, summary_context, summary_notes, template_environment
 from headtohead.report.merge import as_merged
-from headtohead.report.rows import training_rows
+from headtohead.report.rows.summary import training_rows
 from headtohead.report.suite import pair_sentence
 from headtohead.report.suite import rank_rows as suite_rank_rows
 from headtohead.report.sweep import SWEEP_COLUMNS, sweep_level, sweep_rows
 from headtohead.report.training import seed_lines
-from headtohead.report.verdict import build_verdict
+from headtohead.report.words.gate import decision_explanation
+from headtohead.report.words.verdict import build_verdict
 from headtohead.results.records import RunResult
 from headtohead.results.suite import SuiteResult
 from headtohead.results.sweep import SweepResult

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from rich.markup import escape
 from rich.table import Table
 
-from headtohead.report.quality_sentences import verdict_lines
-from headtohead.report.sentences import speed_verdict_lines
+from headtohead.report.words.quality import verdict_lines
+from headtohead.report.words.sentences import speed_verdict_lines
 from headtohead.results.memory import MemoryStats
 from headtohead.results.records import ModelRecord, RunResult
 

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from headtohead.report.figures import FigureSpec
 from headtohead.report.plots import ModelStyle, label, new_figure, styled
-from headtohead.report.sentences import format_pp
+from headtohead.report.words.sentences import format_pp
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.records import RunResult
 from headtohead.results.sequential import SequentialRecord

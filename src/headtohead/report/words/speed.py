@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from headtohead.report.numbers import format_p
+from headtohead.report.words.numbers import format_p
 
 __all__ = ["format_duration", "format_rate", "format_ratios", "format_percent", "holm_clause", "speed_tests_phrase"]
 

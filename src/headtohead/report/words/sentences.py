@@ -18,9 +18,9 @@ beside the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``) with
 
 from __future__ import annotations
 
-from headtohead.report.numbers import format_p
-from headtohead.report.server import server_lines, with_server_sentences
-from headtohead.report.speed_words import (
+from headtohead.report.words.numbers import format_p
+from headtohead.report.words.server import server_lines, with_server_sentences
+from headtohead.report.words.speed import (
     format_duration,
     format_percent,
     format_rate,
@@ -28,7 +28,7 @@ from headtohead.report.speed_words import (
     holm_clause,
     speed_tests_phrase,
 )
-from headtohead.report.warnings import speed_warnings
+from headtohead.report.words.warnings import speed_warnings
 from headtohead.results.slices import SlicePair, SliceResult, SliceSummary
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 from headtohead.stats.power import SamplePlan

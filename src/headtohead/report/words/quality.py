@@ -11,7 +11,7 @@ sentence says how many there were. The headline of a report is :mod:`headtohead.
 
 from __future__ import annotations
 
-from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, interval_pp, slice_sentence, slices_line
+from headtohead.report.words.sentences import TEST_NAMES, format_p, format_pp, interval_pp, slice_sentence, slices_line
 from headtohead.results.comparison import Comparison, StatsSummary
 
 __all__ = [
