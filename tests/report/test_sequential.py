@@ -7,9 +7,9 @@ import pytest
 from sim.sample import sample_run
 
 from headtohead.report.plots import model_styles, to_svg
+from headtohead.report.plots_sequential import sequential_figure
 from headtohead.report.words.sequential import (
     decision_phrase,
-    sequential_figure,
     sequential_lines,
     sequential_sentence,
     with_sequential,

@@ -2,7 +2,7 @@
 
 Registered in :mod:`headtohead.cli.main` with ``app.command("plan")(plan)``. The numbers
 come from :func:`headtohead.stats.power.plan_sample_size` (exact power of the McNemar rule
-headtohead runs), worded by :func:`headtohead.report.sentences.plan_sentence`; this module parses and prints.
+headtohead runs), worded by :func:`headtohead.report.words.sentences.plan_sentence`; this module parses and prints.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ cannot tell::
 
 The decisions are :func:`headtohead.stats.gate.gate_decisions` over the saved
 per-example predictions (``predictions.npz`` beside ``results.json``) and the per-round speed
-timings; the words are :mod:`headtohead.report.gate`. Margins are read here, where they enter.
+timings; the words are :mod:`headtohead.report.words.gate`. Margins are read here, where they enter.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
+from headtohead.report.plots_sequential import sequential_figures
 from headtohead.report.rows.pairs import comparison_note, comparison_rows
 from headtohead.report.rows.speed import speed_note, speed_rows
 from headtohead.report.rows.summary import (
@@ -33,7 +34,7 @@ from headtohead.report.rows.summary import (
 )
 from headtohead.report.rows.where import disagreement_blocks, slice_rows, slices_note
 from headtohead.report.table import format_count
-from headtohead.report.words.sequential import sequential_figures, sequential_lines
+from headtohead.report.words.sequential import sequential_lines
 from headtohead.report.words.verdict import build_verdict
 from headtohead.report.words.warnings import model_warnings, speed_warnings
 from headtohead.results.files import DISAGREEMENTS_FILE

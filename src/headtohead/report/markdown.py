@@ -15,6 +15,7 @@ from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
+from headtohead.report.plots_sequential import sequential_figures
 from headtohead.report.rows.pairs import comparison_note, comparison_rows
 from headtohead.report.rows.speed import speed_note, speed_rows
 from headtohead.report.rows.summary import (
@@ -28,7 +29,7 @@ from headtohead.report.rows.summary import (
     training_rows,
 )
 from headtohead.report.rows.where import disagreement_blocks, slice_rows, slices_note
-from headtohead.report.words.sequential import sequential_figures, sequential_lines
+from headtohead.report.words.sequential import sequential_lines
 from headtohead.report.words.verdict import build_verdict
 from headtohead.report.words.warnings import speed_warnings
 from headtohead.results.files import DISAGREEMENTS_FILE

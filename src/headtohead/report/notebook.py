@@ -3,8 +3,8 @@
 ``Run``, ``GateOutcome``, ``SweepRun``, ``TrainOutcome`` and ``SuiteOutcome`` (:mod:`headtohead.pipeline`) call
 these from ``_repr_html_`` and ``__repr__``, so ``headtohead.compare(...)`` as the last line of a
 cell shows the verdict at once. The words and cells are the report's own
-(:func:`~headtohead.report.verdict.build_verdict`, :func:`~headtohead.report.html.summary_context`,
-:func:`~headtohead.report.gate.decision_explanation`, :func:`~headtohead.report.sweep.sweep_rows` …);
+(:func:`~headtohead.report.words.verdict.build_verdict`, :func:`~headtohead.report.html.summary_context`,
+:func:`~headtohead.report.words.gate.decision_explanation`, :func:`~headtohead.report.sweep.sweep_rows` …);
 the fragment goes through the report's autoescaped templates and carries no script.
 """
 
@@ -184,7 +184,7 @@ def gate_html(decisions: Sequence[Decision], *, baseline: str, candidate: str, p
     decisions : sequence of Decision
     baseline, candidate : str
     paragraph : str
-        :func:`~headtohead.report.gate.gate_paragraph` of the decisions.
+        :func:`~headtohead.report.words.gate.gate_paragraph` of the decisions.
     exit_code : int
         What ``h2h gate`` exits with (0 pass, 1 fail, 3 inconclusive).
     """

@@ -1,6 +1,6 @@
 """The speed rows every report format shows: latency per scenario, noise, each model's own memory, cold start.
 
-Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.format_cell`'s rules).
+Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.summary.format_cell`'s rules).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ adjustment; its interval (Tango's score interval, the same statistic) then exclu
 Otherwise the sentence says "no significant difference", says so when the interval alone
 excludes 0 but Holm's adjustment over several pairs does not, and gives the gap this many
 examples would detect with 80 % probability. Failures are counted as wrong answers, and the
-sentence says how many there were. The headline of a report is :mod:`headtohead.report.verdict`.
+sentence says how many there were. The headline of a report is :mod:`headtohead.report.words.verdict`.
 """
 
 from __future__ import annotations

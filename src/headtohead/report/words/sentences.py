@@ -12,8 +12,8 @@ comparison of the run (pairs × scenarios), and says so when its interval alone 
 
 Every sentence is worded from the numbers of a record; the pipeline stores the sentences
 beside the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``) with
-:func:`headtohead.report.quality_sentences.with_quality_sentences` and :func:`with_speed_sentences`. The headline of a report is
-:mod:`headtohead.report.verdict`; the gate's paragraph :mod:`headtohead.report.gate`.
+:func:`headtohead.report.words.quality.with_quality_sentences` and :func:`with_speed_sentences`. The headline of a report is
+:mod:`headtohead.report.words.verdict`; the gate's paragraph :mod:`headtohead.report.words.gate`.
 """
 
 from __future__ import annotations

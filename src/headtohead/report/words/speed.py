@@ -1,7 +1,7 @@
 """Small pieces of the speed sentences: a duration for people, a rate, and the Holm clause of a "faster" claim.
 
-Shared by the speed sentences (:mod:`headtohead.report.sentences`), the headline
-(:mod:`headtohead.report.verdict`) and the Server scenario's sentences (:mod:`headtohead.report.server`).
+Shared by the speed sentences (:mod:`headtohead.report.words.sentences`), the headline
+(:mod:`headtohead.report.words.verdict`) and the Server scenario's sentences (:mod:`headtohead.report.words.server`).
 """
 
 from __future__ import annotations
