@@ -103,7 +103,7 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
     )
     summary = measure_speed(adapters, data, config, batch_size=16, seed=seed, clock=clock)
     # The timings are simulated: how busy this machine is has no bearing on them.
-    from headtohead.report.words.sentences import with_speed_sentences
+    from headtohead.report.words.speed import with_speed_sentences
 
     return with_speed_sentences(
         summary.model_copy(update={"warnings": [], "host_before": _quiet(), "host_after": _quiet()})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from headtohead.report.words.sentences import speed_sentence
+from headtohead.report.words.speed import speed_sentence
 from headtohead.results.speed import SpeedComparison
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from sim.sample import sample_run
 
-from headtohead.report.words.sentences import format_p, format_pp
+from headtohead.report.words.numbers import format_p, format_pp
 from headtohead.report.words.verdict import build_verdict, quality_line, speed_line
 
 

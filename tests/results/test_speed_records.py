@@ -98,7 +98,7 @@ def test_speed_results_of_version_3_read_without_p_values_and_keep_their_verdict
     from sim.sample import sample_run
 
     import headtohead
-    from headtohead.report.words.sentences import speed_sentence
+    from headtohead.report.words.speed import speed_sentence
     from headtohead.report.words.warnings import speed_warnings
 
     result, _ = sample_run({"a": 0.9, "b": 0.8}, n_examples=60, stats=False)

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from sim.latency import simulate_model_rounds, speed_summary_from_rounds
 
-from headtohead.report.words.sentences import speed_sentence
 from headtohead.report.words.server import server_sentence
+from headtohead.report.words.speed import speed_sentence
 from headtohead.report.words.warnings import instability_warnings, speed_warnings
 from headtohead.results.server import LoadGenSummary, ServerComparison
 from headtohead.results.speed import SpeedComparison

@@ -2,7 +2,7 @@
 
 Registered in :mod:`headtohead.cli.main` with ``app.command("plan")(plan)``. The numbers
 come from :func:`headtohead.stats.power.plan_sample_size` (exact power of the McNemar rule
-headtohead runs), worded by :func:`headtohead.report.words.sentences.plan_sentence`; this module parses and prints.
+headtohead runs), worded by :func:`headtohead.report.words.plan.plan_sentence`; this module parses and prints.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def plan(
     models: int = typer.Option(2, "--models", help="Models compared in one run (Holm over all pairs)."),
 ) -> None:
     """How many evaluation examples a McNemar comparison needs to detect an accuracy gap."""
-    from headtohead.report.words.sentences import plan_sentence
+    from headtohead.report.words.plan import plan_sentence
     from headtohead.stats.power import plan_sample_size
 
     plan_ = plan_sample_size(accuracy, delta, discordance, power=power, alpha=alpha, n_models=models)

@@ -32,7 +32,7 @@ from headtohead.errors import ConfigError, did_you_mean, listing
 from headtohead.pipeline.outputs import check_writable
 from headtohead.pipeline.setup import dataset_record, prepare_run, resolve_experiment
 from headtohead.report.sweep import recommendation_sentence, variant_verdict, write_sweep_report
-from headtohead.report.words.sentences import speed_sentence
+from headtohead.report.words.speed import speed_sentence
 from headtohead.results.files import SWEEP_FILE
 from headtohead.results.sweep import ModelSweep, SpeedPoint, SweepCell, SweepResult, VariantParams, save_sweep
 from headtohead.stats.recommend import recommend

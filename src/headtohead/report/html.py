@@ -33,7 +33,7 @@ from headtohead.report.rows.summary import (
     training_rows,
 )
 from headtohead.report.rows.where import disagreement_blocks, slice_rows, slices_note
-from headtohead.report.table import format_count
+from headtohead.report.words.numbers import format_count
 from headtohead.report.words.sequential import sequential_lines
 from headtohead.report.words.verdict import build_verdict
 from headtohead.report.words.warnings import model_warnings, speed_warnings

@@ -8,31 +8,13 @@ from collections.abc import Callable
 from rich.markup import escape
 from rich.table import Table
 
+from headtohead.report.words.numbers import UNKNOWN, format_count
 from headtohead.report.words.quality import verdict_lines
-from headtohead.report.words.sentences import speed_verdict_lines
+from headtohead.report.words.speed import speed_verdict_lines
 from headtohead.results.memory import MemoryStats
 from headtohead.results.records import ModelRecord, RunResult
 
-__all__ = ["quality_table", "speed_table", "verdict_block", "format_count", "weights_text", "timings_line", "UNKNOWN"]
-
-#: A size headtohead cannot read (a plain callable, an estimator without coefficients): never shown as 0.
-UNKNOWN = "unknown"
-
-
-def format_count(n: int | None) -> str:
-    """``22713856`` → ``22.7M``; ``None`` (not known) → ``unknown``.
-
-    Examples
-    --------
-    >>> format_count(22713856), format_count(950), format_count(None)
-    ('22.7M', '950', 'unknown')
-    """
-    if n is None:
-        return UNKNOWN
-    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f}{unit}"
-    return str(n)
+__all__ = ["quality_table", "speed_table", "verdict_block", "weights_text", "timings_line"]
 
 
 def _with_ci(value: float, estimate, percent: bool) -> str:  # noqa: ANN001 - Estimate | None

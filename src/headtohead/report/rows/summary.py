@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from headtohead.report.table import UNKNOWN, format_count
+from headtohead.report.words.numbers import UNKNOWN, format_count
 from headtohead.results.records import Environment, ModelRecord, RunResult
 from headtohead.results.training import TrainingSummary
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from headtohead.report.words.sentences import format_pp
+from headtohead.report.words.numbers import format_pp
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.records import RunResult
 from headtohead.results.sequential import SequentialRecord

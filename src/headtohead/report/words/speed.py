@@ -1,106 +1,114 @@
-"""Small pieces of the speed sentences: a duration for people, a rate, and the Holm clause of a "faster" claim.
+"""The speed sentences: each pair's speed verdict, stored as ``SpeedComparison.verdict``, and the terminal lines.
 
-Shared by the speed sentences (:mod:`headtohead.report.words.sentences`), the headline
-(:mod:`headtohead.report.words.verdict`) and the Server scenario's sentences (:mod:`headtohead.report.words.server`).
+A speed ratio names the faster model only when its t test survives Holm's adjustment over every
+speed comparison of the run (pairs × scenarios), and says so when its interval alone excludes 1.
+The pipeline stores the sentences beside the numbers with :func:`with_speed_sentences`; the
+Server scenario's sentences are :mod:`headtohead.report.words.server`.
 """
 
 from __future__ import annotations
 
-import math
+from headtohead.report.words.numbers import (
+    format_duration,
+    format_percent,
+    format_rate,
+    format_ratios,
+    holm_clause,
+    speed_tests_phrase,
+)
+from headtohead.report.words.server import server_lines, with_server_sentences
+from headtohead.report.words.warnings import speed_warnings
+from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 
-from headtohead.report.words.numbers import format_p
-
-__all__ = ["format_duration", "format_rate", "format_ratios", "format_percent", "holm_clause", "speed_tests_phrase"]
-
-
-def format_duration(seconds: float) -> str:
-    """A duration as people write it: three significant digits, thousands separated, no exponent.
-
-    Examples
-    --------
-    >>> [format_duration(s) for s in (2.1, 2.1049, 0.0125, 0.000431, 0.4312, 125.0, 4321.0, 4.2e-7)]
-    ['2.1 s', '2.1 s', '12.5 ms', '0.431 ms', '431 ms', '125 s', '4,321 s', '0.42 µs']
-    """
-    if seconds != seconds or seconds < 0:  # NaN or negative: not a duration
-        return "–"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
-        if seconds >= scale or unit == "ms" and seconds >= 1e-6:
-            return f"{_three_digits(seconds / scale)} {unit}"
-    return f"{_three_digits(seconds / 1e-6)} µs"
+__all__ = ["speed_sentence", "speed_verdict_lines", "with_speed_sentences"]
 
 
-def format_rate(per_s: float) -> str:
-    """A rate (samples per second): whole numbers with separators from 100, else three significant digits.
+def speed_sentence(comparison: SpeedComparison) -> str:
+    """One sentence for a pair: who is faster and by how much, or that the difference is not significant.
+
+    ``comparison.ratio`` is time(a)/time(b): above 1 model b is faster. A model is called
+    faster only when the record names it (Holm-adjusted p ≤ α over every speed comparison of
+    the run); a ratio whose interval excludes 1 without surviving the adjustment is "not
+    significant after Holm over N speed comparisons".
 
     Examples
     --------
-    >>> format_rate(12345.6), format_rate(42.123), format_rate(0.000123)
-    ('12,346', '42.1', '0.000123')
+    ``distil is 1.43× faster than bert (95 % CI 1.39–1.47, p < 0.001, Holm p < 0.001 over 6 speed comparisons)``;
+    ``no significant difference between a and b after Holm over 6 speed comparisons (time ratio a/b 1.04,
+    95 % CI 1.01–1.07, p = 0.02, Holm p = 0.12)``;
+    ``no significant difference between a and b (time ratio a/b 1.01, 95 % CI 0.98–1.04, p = 0.45)``.
     """
-    return f"{per_s:,.0f}" if per_s >= 100 else _three_digits(per_s)
+    c = comparison
+    name_a, name_b = c.model_a, c.model_b
+    level = f"{c.confidence * 100:g} %"
+    tested = holm_clause(c.p_value, c.p_adjusted, c.n_speed_tests)
+    tested = f", {tested}" if tested else ""
+    if c.faster is not None and c.faster == name_b:
+        ratio, low, high = format_ratios(c.ratio, c.ci_low, c.ci_high)
+        return f"{name_b} is {ratio}× faster than {name_a} ({level} CI {low}–{high}{tested})"
+    if c.faster is not None and c.faster == name_a:
+        ratio, low, high = format_ratios(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low)
+        return f"{name_a} is {ratio}× faster than {name_b} ({level} CI {low}–{high}{tested})"
+    after = (
+        f" after {speed_tests_phrase(c.n_speed_tests)}"
+        if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0)
+        else ""
+    )
+    ratio, low, high = format_ratios(c.ratio, c.ci_low, c.ci_high)
+    return (
+        f"no significant difference between {name_a} and {name_b}{after} (time ratio {name_a}/{name_b} "
+        f"{ratio}, {level} CI {low}–{high}{tested})"
+    )
 
 
-def format_ratios(*ratios: float) -> list[str]:
-    """Ratios with two decimals, or three when two would show a bound that is not 1 as ``1.00``.
+def with_speed_sentences(summary: SpeedSummary) -> SpeedSummary:
+    """``summary`` with every speed comparison's ``verdict`` sentence written."""
+    scenarios = [_scenario_with_sentences(run) for run in summary.scenarios]
+    return with_server_sentences(summary.model_copy(update={"scenarios": scenarios}))
 
-    A significant ratio whose interval reads ``1.00–1.02`` looks as if it touched 1; with three
-    decimals it reads ``1.003–1.018``.
+
+def _scenario_with_sentences(run: ScenarioRun) -> ScenarioRun:
+    comparisons = [c.model_copy(update={"verdict": speed_sentence(c)}) for c in run.comparisons]
+    return run.model_copy(update={"comparisons": comparisons})
+
+
+_STOP_TEXT = {
+    "minimums_met": "minimum rounds, iterations and seconds reached",
+    "target_ci_reached": "every ratio CI within the target",
+    "time_budget": "time budget ran out before every ratio CI reached the target",
+}
+
+
+def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
+    """Short lines for the terminal: per scenario, why it stopped and each pair's verdict; then warnings.
 
     Examples
     --------
-    >>> format_ratios(1.43, 1.39, 1.47), format_ratios(1.011, 1.003, 1.018)
-    (['1.43', '1.39', '1.47'], ['1.011', '1.003', '1.018'])
+    ``offline (batch 32, 12 rounds; every ratio CI within the target):``
+    ``  bert: median 2.1 s/batch, 15.2 samples/s, repeat noise 4 %``
+    ``  roberta is 1.43× faster than bert (95 % CI 1.39–1.47, p < 0.001)``
     """
-    digits = 3 if any(r != 1.0 and f"{r:.2f}" == "1.00" for r in ratios) else 2
-    return [f"{r:.{digits}f}" for r in ratios]
-
-
-def format_percent(fraction: float) -> str:
-    """A share as a percentage with a space, one decimal where it matters: ``10 %``, ``2.5 %``.
-
-    Examples
-    --------
-    >>> format_percent(0.1), format_percent(0.025), format_percent(0.0314)
-    ('10 %', '2.5 %', '3.1 %')
-    """
-    return f"{round(100 * fraction, 1):g} %"
-
-
-def _three_digits(value: float) -> str:
-    """Three significant digits in fixed notation, trailing zeros dropped (``12.5``, ``2.1``, ``0.000123``)."""
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value == 0:
-        return "0"
-    decimals = max(0, 2 - math.floor(math.log10(value)))
-    text = f"{value:.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def speed_tests_phrase(n_speed_tests: int) -> str:
-    """``Holm over 6 speed comparisons``.
-
-    Examples
-    --------
-    >>> speed_tests_phrase(6)
-    'Holm over 6 speed comparisons'
-    """
-    return f"Holm over {n_speed_tests} speed comparison{'s' if n_speed_tests != 1 else ''}"
-
-
-def holm_clause(p_value: float | None, p_adjusted: float | None, n_speed_tests: int | None) -> str:
-    """The test behind a speed claim: ``p = 0.004, Holm p = 0.02 over 6 speed comparisons`` (``p …`` alone for one).
-
-    Empty for records written before speed comparisons had p-values.
-
-    Examples
-    --------
-    >>> holm_clause(0.004, 0.02, 6), holm_clause(0.0004, 0.0004, 1), holm_clause(None, None, None)
-    ('p = 0.004, Holm p = 0.02 over 6 speed comparisons', 'p < 0.001', '')
-    """
-    if p_value is None:
-        return ""
-    text = f"p {format_p(p_value)}"
-    if p_adjusted is not None and n_speed_tests is not None and n_speed_tests > 1:
-        text += f", Holm p {format_p(p_adjusted)} over {n_speed_tests} speed comparisons"
-    return text
+    lines: list[str] = []
+    for run in summary.scenarios:
+        lines.append(f"{run.scenario} (batch {run.batch_size}, {run.rounds} rounds; {_STOP_TEXT[run.stop_reason]}):")
+        call = "batch" if run.batch_size > 1 else "call"
+        for model in summary.models:
+            timing = model.timing(run.scenario)
+            if timing is not None:
+                lines.append(
+                    f"  {model.name}: median {format_duration(timing.per_batch.p50_s)}/{call}, "
+                    f"{format_rate(timing.throughput_per_s)} samples/s, "
+                    f"repeat noise {format_percent(timing.repeat_noise)}"
+                )
+        lines.extend(f"  {c.verdict}" for c in run.comparisons)
+    for model in summary.models:
+        if model.time_window is not None:
+            tw = model.time_window
+            lines.append(
+                f"time window: {model.name} processed {tw.samples:,} samples in "
+                f"{format_duration(tw.elapsed_s)} "
+                f"({format_rate(tw.samples_per_s)}/s end to end)"
+            )
+    lines.extend(server_lines(summary))
+    lines.extend(f"warning: {w}" for w in speed_warnings(summary))
+    return lines
