@@ -60,7 +60,7 @@ def test_every_report_shows_unknown_never_zero(outcome):
 def test_weights_cell_unknown_measured_or_not():
     from types import SimpleNamespace
 
-    from headtohead.report.table import weights_text
+    from headtohead.report.words.numbers import weights_text
 
     def mib(value):
         return f"{value:.1f}"

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from headtohead.report.endpoint import ENDPOINT_SPEED_KEYS, endpoint_speed_row
 from headtohead.report.rows.summary import NOT_MEASURED, _number
-from headtohead.report.table import weights_text
-from headtohead.report.words.numbers import format_percent
+from headtohead.report.words.numbers import format_percent, weights_text
 from headtohead.report.words.server import format_money
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary

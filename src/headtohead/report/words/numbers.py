@@ -7,6 +7,9 @@ ratios, shares and counts: each written one way everywhere.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+from headtohead.results.memory import MemoryStats
 
 __all__ = [
     "format_p",
@@ -18,6 +21,7 @@ __all__ = [
     "format_percent",
     "format_count",
     "UNKNOWN",
+    "weights_text",
     "holm_clause",
     "speed_tests_phrase",
 ]
@@ -42,6 +46,14 @@ def format_count(n: int | None) -> str:
         if n >= size:
             return f"{n / size:.1f}{unit}"
     return str(n)
+
+
+def weights_text(memory: MemoryStats | None, mib: Callable[[float], str], *, missing: str = "–") -> str:
+    """The weights cell: ``mib(value)``; "unknown" when memory was measured but the size cannot be read;
+    ``missing`` when memory was not measured."""
+    if memory is None:
+        return missing
+    return UNKNOWN if memory.weights_mb is None else mib(memory.weights_mb)
 
 
 def format_p(p: float) -> str:
