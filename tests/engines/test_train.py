@@ -203,7 +203,7 @@ def test_stall_share_is_measured_and_warned_about(iris):
     waits = np.array(run.steps.data_wait_ns)
     assert (waits >= 0.05e9).all() and run.steps.excluded == [0] and run.steps.timed_steps == 5
     assert run.data_wait_fraction > 0.5
-    shown = training_warnings(run, config.stall_warning)  # worded where it is shown (report/warnings.py)
+    shown = training_warnings(run, config.stall_warning)  # worded where it is shown (report/words/warnings.py)
     assert any(
         f"waits for data {run.data_wait_fraction * 100:.0f} % of the time — raise train.num_workers" in w for w in shown
     )

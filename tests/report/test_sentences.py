@@ -1,4 +1,4 @@
-"""The sentences of a verdict (report.sentences): every word of a speed or quality verdict is written there."""
+"""The sentences of a verdict (report.words): every word of a speed or quality verdict is written there."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                 ),
                 "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
                 "calls": str(b.n),
-                # a number, not a verdict: the warnings say when noise threatens a ratio (report.warnings)
+                # a number, not a verdict: the warnings say when noise threatens a ratio (report.words.warnings)
                 "repeat noise (IQR/median)": format_percent(t.repeat_noise),
                 "weights (MiB)": weights_text(model.memory, _mib, missing="—"),
                 "model peak (MiB)": rss,
