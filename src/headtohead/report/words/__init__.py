@@ -1,4 +1,6 @@
-"""The words of a run's verdict: numbers for reading, sentences, the headline, warnings, the gate's words.
+"""The words of a run: numbers for reading, each pair's sentences, the headline, warnings, the gate's words.
 
-Every format (terminal, HTML, Markdown, notebook) and ``results.json`` take their sentences from here.
+Every sentence is worded from the numbers of a record; the pipeline stores the sentences beside
+the numbers (``Comparison.verdict``, ``SpeedComparison.verdict``), so ``results.json`` carries
+them, and every format (terminal, HTML, Markdown, notebook) takes its words from here.
 """

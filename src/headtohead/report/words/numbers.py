@@ -28,33 +28,6 @@ __all__ = [
 
 _MINUS = "\u2212"
 
-#: A size headtohead cannot read (a plain callable, an estimator without coefficients): never shown as 0.
-UNKNOWN = "unknown"
-
-
-def format_count(n: int | None) -> str:
-    """``22713856`` → ``22.7M``; ``None`` (not known) → ``unknown``.
-
-    Examples
-    --------
-    >>> format_count(22713856), format_count(950), format_count(None)
-    ('22.7M', '950', 'unknown')
-    """
-    if n is None:
-        return UNKNOWN
-    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f}{unit}"
-    return str(n)
-
-
-def weights_text(memory: MemoryStats | None, mib: Callable[[float], str], *, missing: str = "–") -> str:
-    """The weights cell: ``mib(value)``; "unknown" when memory was measured but the size cannot be read;
-    ``missing`` when memory was not measured."""
-    if memory is None:
-        return missing
-    return UNKNOWN if memory.weights_mb is None else mib(memory.weights_mb)
-
 
 def format_p(p: float) -> str:
     """A p-value for reading: ``< 0.001``, three decimals below 0.01, two otherwise.
@@ -181,3 +154,31 @@ def holm_clause(p_value: float | None, p_adjusted: float | None, n_speed_tests: 
     if p_adjusted is not None and n_speed_tests is not None and n_speed_tests > 1:
         text += f", Holm p {format_p(p_adjusted)} over {n_speed_tests} speed comparisons"
     return text
+
+
+#: A size headtohead cannot read (a plain callable, an estimator without coefficients): never shown as 0.
+UNKNOWN = "unknown"
+
+
+def format_count(n: int | None) -> str:
+    """``22713856`` → ``22.7M``; ``None`` (not known) → ``unknown``.
+
+    Examples
+    --------
+    >>> format_count(22713856), format_count(950), format_count(None)
+    ('22.7M', '950', 'unknown')
+    """
+    if n is None:
+        return UNKNOWN
+    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
+def weights_text(memory: MemoryStats | None, mib: Callable[[float], str], *, missing: str = "–") -> str:
+    """The weights cell: ``mib(value)``; "unknown" when memory was measured but the size cannot be read;
+    ``missing`` when memory was not measured."""
+    if memory is None:
+        return missing
+    return UNKNOWN if memory.weights_mb is None else mib(memory.weights_mb)
