@@ -143,7 +143,7 @@ def main() -> int:
 
 
 def _report(outcome, seconds: float) -> None:  # noqa: ANN001 - TrainOutcome
-    from headtohead.report.quality_sentences import verdict_lines, with_quality_sentences
+    from headtohead.report.words.quality import verdict_lines, with_quality_sentences
     from headtohead.stats import analyse
 
     result, predictions = outcome.run.result, outcome.run.predictions

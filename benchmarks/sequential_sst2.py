@@ -16,8 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from sim.tfidf import save_tfidf_logreg
+
 import headtohead
-from headtohead.testing.tfidf import save_tfidf_logreg
 
 SST2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "sst2"
 

@@ -1,6 +1,6 @@
 """Simulation: how often does the speed verdict call identical models different (A/A), and power at 1.10×?
 
-Simulated benchmarks (:func:`headtohead.testing.latency.simulate_round_medians`: log-normal
+Simulated benchmarks (:func:`sim.latency.simulate_round_medians` (``benchmarks/sim/latency.py``): log-normal
 calls with 1 % spikes, a drift shared by both models that also moves within a round, a
 small per-block offset, order alternating A,B / B,A), reduced to round medians as the
 engine does, judged by :func:`headtohead.stats.speed.speed_ratio` at 95 %. For every number
@@ -19,8 +19,9 @@ from __future__ import annotations
 import argparse
 import math
 
+from sim.latency import simulate_round_medians
+
 from headtohead.stats.speed import speed_ratio
-from headtohead.testing.latency import simulate_round_medians
 
 ROUNDS = (5, 6, 8, 10, 20)
 

@@ -1,6 +1,6 @@
 """Simulation: how often each speed warning fires on steady, drifting and too-noisy benchmarks.
 
-Simulated benchmarks (:func:`headtohead.testing.latency.simulate_model_rounds`: log-normal calls
+Simulated benchmarks (:func:`sim.latency.simulate_model_rounds` (``benchmarks/sim/latency.py``): log-normal calls
 σ = 0.10 with 1 % spikes, 20 calls per block, models in Williams orders, two scenarios) judged by
 the rules of :mod:`headtohead.stats.speed_family` (vectorised in ``benchmarks/audit/speed.py``;
 α = 0.05, limit ±10 %), every model identical unless said otherwise. Machines:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# benchmarks/sim (simulators shared with the benchmarks, not shipped) is imported as ``sim``.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 # ../shared/data beside the clone; H2H_SHARED_DATA points elsewhere (a git worktree's parent has none).
 SHARED_DATA = Path(os.environ.get("H2H_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")

@@ -1,6 +1,6 @@
 """The statistical audit's speed section: speed-ratio intervals, "faster" over a run's family, the gate, warnings.
 
-Every benchmark is simulated as the engine runs it (:func:`headtohead.testing.latency.simulate_model_rounds`:
+Every benchmark is simulated as the engine runs it (:func:`sim.latency.simulate_model_rounds` (``benchmarks/sim/latency.py``):
 log-normal calls with spikes, a random walk of the machine's level shared by every model that goes
 on within a round, a per-block offset; the models in Williams orders) and judged with the
 statistics a run uses, vectorised over the simulated benchmarks (``tests/stats/test_speed_family.py``
@@ -33,11 +33,11 @@ import math
 from itertools import combinations
 
 import numpy as np
+from sim.latency import SimulatedRounds, simulate_model_rounds
 
 from headtohead.stats.multiple import holm_rows as holm
 from headtohead.stats.speed import log_ratio_t_test, trend_test
 from headtohead.stats.speed_family import LEVEL_DRIFT, RATIO_DRIFT, UNDECIDED_HALFWIDTH
-from headtohead.testing.latency import SimulatedRounds, simulate_model_rounds
 
 __all__ = [
     "speed_rows",
@@ -157,7 +157,7 @@ def gate_outcomes(
 
     ``fail``: any scenario's interval lies wholly above ``1 + margin``; ``pass``: every scenario's
     interval lies at or below it. Before: each at ``confidence``; after: each at
-    ``1 − (1 − confidence) / n_scenarios`` (:func:`headtohead.stats.noninferiority.slowdown_noninferiority`).
+    ``1 − (1 − confidence) / n_scenarios`` (:func:`headtohead.stats.gate.slowdown_noninferiority`).
     """
     bound = math.log1p(margin)
     out = {}

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sim.sample import sample_run
 
 from headtohead.cli.main import main
 from headtohead.results import save_result
 from headtohead.results.suite import load_suite_result
-from headtohead.testing.sample import sample_run
 
 # Demšar (2006), Table 6 (see tests/stats/test_across_datasets.py for why voting carries a fourth decimal).
 DEMSAR_CSV = """dataset,C4.5,C4.5+m,C4.5+cf,C4.5+m+cf

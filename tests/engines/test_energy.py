@@ -133,10 +133,11 @@ def test_derived_figures_are_recomputed_on_read():
 
 
 def test_measure_speed_reports_energy_and_cost_through_the_fake_layer():
+    from sim.simulated import SimulatedAdapter
+
     from headtohead.data.base import Dataset
     from headtohead.engines.speed import measure_speed
     from headtohead.testing.fake_device import FakeClock
-    from headtohead.testing.simulated import SimulatedAdapter
 
     clock = FakeClock()
     counter = StepCounter()

@@ -7,6 +7,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from sim.simulated import SimulatedAdapter
 
 from headtohead.adapters.base import LoadContext
 from headtohead.config.schema import ModelConfig
@@ -19,7 +20,6 @@ from headtohead.engines.speed import measure_speed
 from headtohead.results.speed import HostLoad
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
-from headtohead.testing.simulated import SimulatedAdapter
 
 MIB = 2**20
 BATCHES = {"single_stream": [[[0.0, 1.0]], [[2.0, 3.0]]], "offline": [[[0.0, 1.0]] * 8, [[2.0, 3.0]] * 8]}

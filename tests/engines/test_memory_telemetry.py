@@ -12,7 +12,7 @@ import pytest
 
 from headtohead.engines.memory import RssSampler, measure_memory
 from headtohead.engines.telemetry import TelemetrySampler, host_load, open_nvml
-from headtohead.report.warnings import isolation_warning
+from headtohead.report.words.warnings import isolation_warning
 from headtohead.results.speed import HostLoad
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
@@ -193,11 +193,12 @@ def test_host_load_and_isolation_warning():
 
 def test_telemetry_is_kept_per_scenario(monkeypatch):
     """A sampler runs around each scenario: the GPU's state in one does not blur into the other."""
+    from sim.simulated import SimulatedAdapter
+
     from headtohead.config.speed import SpeedConfig
     from headtohead.data.base import Dataset
     from headtohead.engines import speed_rounds
     from headtohead.engines.speed import measure_speed
-    from headtohead.testing.simulated import SimulatedAdapter
 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.setattr(

@@ -6,13 +6,13 @@ import time
 
 import numpy as np
 import pytest
+from sim.queueing import expected_max_qps
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.config.schema import ModelConfig
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.engines.server import run_server
-from headtohead.testing.queueing import expected_max_qps
 
 pytest.importorskip("mlperf_loadgen")
 

@@ -6,17 +6,17 @@ import json
 
 import numpy as np
 import pytest
+from sim.simulated import SimulatedAdapter
 
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.engines.speed import measure_speed
 from headtohead.engines.speed_inputs import draw_batches, fix_sequence_length
 from headtohead.errors import ConfigError
-from headtohead.report.sentences import speed_sentence, speed_verdict_lines, with_speed_sentences
+from headtohead.report.words.speed import speed_sentence, speed_verdict_lines, with_speed_sentences
 from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
-from headtohead.testing.simulated import SimulatedAdapter
 
 # Fast settings: no real waiting, no memory pass unless a test asks for it.
 FAST = dict(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sim.simulated import SimulatedAdapter
 
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
@@ -11,7 +12,6 @@ from headtohead.engines.speed import measure_speed
 from headtohead.engines.speed_inputs import stratified_sample, timed_inputs
 from headtohead.results.speed import HostLoad
 from headtohead.testing.fake_device import FakeClock
-from headtohead.testing.simulated import SimulatedAdapter
 
 
 @pytest.fixture(autouse=True)

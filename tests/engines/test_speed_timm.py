@@ -12,7 +12,7 @@ from headtohead.config.schema import ModelConfig  # noqa: E402
 from headtohead.config.speed import SpeedConfig  # noqa: E402
 from headtohead.data.base import Dataset  # noqa: E402
 from headtohead.engines.speed import measure_speed  # noqa: E402
-from headtohead.report.sentences import speed_verdict_lines, with_speed_sentences  # noqa: E402
+from headtohead.report.words.speed import speed_verdict_lines, with_speed_sentences  # noqa: E402
 
 
 def test_two_tiny_timm_models():

@@ -17,7 +17,7 @@ from headtohead.engines.batching import plan_batches
 from headtohead.engines.train import TrainHooks, train_model
 from headtohead.engines.train_loop import build_optimizer, build_scheduler, resolve_precision
 from headtohead.errors import ConfigError, DeviceError, ModelError
-from headtohead.report.warnings import training_warnings
+from headtohead.report.words.warnings import training_warnings
 from headtohead.results.training import StepLog, TrainingRun
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeCudaBackend
@@ -203,7 +203,7 @@ def test_stall_share_is_measured_and_warned_about(iris):
     waits = np.array(run.steps.data_wait_ns)
     assert (waits >= 0.05e9).all() and run.steps.excluded == [0] and run.steps.timed_steps == 5
     assert run.data_wait_fraction > 0.5
-    shown = training_warnings(run, config.stall_warning)  # worded where it is shown (report/warnings.py)
+    shown = training_warnings(run, config.stall_warning)  # worded where it is shown (report/words/warnings.py)
     assert any(
         f"waits for data {run.data_wait_fraction * 100:.0f} % of the time — raise train.num_workers" in w for w in shown
     )

@@ -12,7 +12,7 @@ import yaml
 from sklearn import metrics as skm
 
 import headtohead
-from headtohead.report.warnings import model_warnings
+from headtohead.report.words.warnings import model_warnings
 from headtohead.report.write import write_reports
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.data import make_text_table

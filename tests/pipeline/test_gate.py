@@ -14,7 +14,7 @@ from headtohead.cli.main import main
 from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.errors import ConfigError
 from headtohead.results import RunResult, load_result, save_result
-from headtohead.stats.noninferiority import accuracy_noninferiority, gate_exit_code, slowdown_noninferiority
+from headtohead.stats.gate import accuracy_noninferiority, gate_exit_code, slowdown_noninferiority
 
 # Oracles over texts "item <i>" whose label is neg/pos by parity: each model errs on a chosen
 # set of examples, so the accuracies are known exactly.

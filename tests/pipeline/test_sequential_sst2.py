@@ -4,9 +4,9 @@ and reaches the full run's verdict (skipped where ../shared/data is absent)."""
 from __future__ import annotations
 
 import pytest
+from sim.tfidf import save_tfidf_logreg
 
 import headtohead
-from headtohead.testing.tfidf import save_tfidf_logreg
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 

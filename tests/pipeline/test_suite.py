@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from sim.sample import sample_run, sample_training
 
 import headtohead
 from headtohead.config.suite import load_suite
 from headtohead.errors import ConfigError, DataError, ResultsError
 from headtohead.results import load_result, save_result
 from headtohead.results.suite import load_suite_result
-from headtohead.testing.sample import sample_run, sample_training
 from headtohead.testing.suite_models import RECIPE, fit_recipe
 
 DATASETS = ("digits", "wine", "breast_cancer", "iris")

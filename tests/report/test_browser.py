@@ -17,10 +17,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from sim.sample import sample_run
 
 from headtohead.report.html import write_html
-from headtohead.report.verdict import build_verdict
-from headtohead.testing.sample import sample_run
+from headtohead.report.words.verdict import build_verdict
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")

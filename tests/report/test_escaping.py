@@ -8,11 +8,11 @@ from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
+from sim.sample import sample_run
 
 from headtohead.report.csv_export import render_csv
 from headtohead.report.html import render_html
 from headtohead.report.markdown import md_escape, render_markdown
-from headtohead.testing.sample import sample_run
 
 SCRIPT = "<script>alert(1)</script>"
 TEMPLATE_TAGS = {

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from sim.sample import sample_run
 
 from headtohead.errors import ConfigError
 from headtohead.report import mlflow_log
 from headtohead.report.merge import as_merged
 from headtohead.report.write import write_outputs
-from headtohead.testing.sample import sample_run
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # SQLAlchemy 2.1 deprecations inside MLflow's store

@@ -13,15 +13,15 @@ import markupsafe
 import numpy as np
 import pandas as pd
 import pytest
+from sim.sample import sample_run, sample_training
 
 import headtohead
 from headtohead.pipeline.run import Run
 from headtohead.pipeline.training import TrainOutcome
-from headtohead.report.gate import decision_explanation
 from headtohead.report.html import summary_notes
 from headtohead.report.notebook import training_html, training_text
-from headtohead.report.verdict import build_verdict
-from headtohead.testing.sample import sample_run, sample_training
+from headtohead.report.words.gate import decision_explanation
+from headtohead.report.words.verdict import build_verdict
 
 EVIL = "<script>alert(1)</script>"
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import typer
+from sim.sample import sample_environment, sample_run, sample_training
 from typer.testing import CliRunner
 
 from headtohead.cli.report import report
@@ -17,10 +18,9 @@ from headtohead.report.csv_export import ID_COLUMNS, render_csv
 from headtohead.report.html import render_html
 from headtohead.report.markdown import render_markdown
 from headtohead.report.merge import RunEntry, load_runs, merge_runs
-from headtohead.report.verdict import build_verdict
+from headtohead.report.words.verdict import build_verdict
 from headtohead.report.write import write_outputs, write_reports
 from headtohead.results import save_result
-from headtohead.testing.sample import sample_environment, sample_run, sample_training
 
 
 @pytest.fixture(scope="module")

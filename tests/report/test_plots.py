@@ -7,13 +7,13 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from sim.sample import sample_run
 
 from headtohead.report import plots, plots_quality, plots_training
 from headtohead.report.figures import overview_figures, report_styles, run_figures
 from headtohead.report.merge import RunEntry, as_merged
 from headtohead.results.comparison import MultiSeedSummary
 from headtohead.stats.seeds import summarise_seeds
-from headtohead.testing.sample import sample_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -1,8 +1,8 @@
-"""The sentences of a verdict (report.sentences): every word of a speed or quality verdict is written there."""
+"""The sentences of a verdict (report.words): every word of a speed or quality verdict is written there."""
 
 from __future__ import annotations
 
-from headtohead.report.sentences import speed_sentence
+from headtohead.report.words.speed import speed_sentence
 from headtohead.results.speed import SpeedComparison
 
 

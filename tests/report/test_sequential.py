@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sim.sample import sample_run
 
 from headtohead.report.plots import model_styles, to_svg
-from headtohead.report.sequential import (
+from headtohead.report.plots_sequential import sequential_figure
+from headtohead.report.words.sequential import (
     decision_phrase,
-    sequential_figure,
     sequential_lines,
     sequential_sentence,
     with_sequential,
 )
 from headtohead.results.comparison import StatsSummary
 from headtohead.stats.sequential import SequentialTest, to_record
-from headtohead.testing.sample import sample_run
 
 
 def _record(

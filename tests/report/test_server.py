@@ -7,8 +7,8 @@ from rich.console import Console
 
 from headtohead.report.plots import model_styles
 from headtohead.report.plots_server import server_figure
-from headtohead.report.sentences import speed_verdict_lines, with_speed_sentences
-from headtohead.report.server import cost_table, server_lines, server_sentence, server_table
+from headtohead.report.words.server import cost_table, server_lines, server_sentence, server_table
+from headtohead.report.words.speed import speed_verdict_lines, with_speed_sentences
 from headtohead.results.cost import ModelCost, ScenarioCost
 from headtohead.results.server import (
     LoadGenCrosscheck,

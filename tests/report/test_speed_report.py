@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from rich.console import Console
+from sim.sample import sample_run
+from sim.simulated import SimulatedAdapter
 
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
@@ -15,14 +17,12 @@ from headtohead.report.figures import report_styles, run_figures
 from headtohead.report.html import render_html
 from headtohead.report.markdown import render_markdown
 from headtohead.report.merge import as_merged
-from headtohead.report.rows import summary_columns, summary_rows
-from headtohead.report.rows_speed import speed_note, speed_rows
+from headtohead.report.rows.speed import speed_note, speed_rows
+from headtohead.report.rows.summary import summary_columns, summary_rows
 from headtohead.report.table import speed_table
-from headtohead.report.warnings import instability_warnings
+from headtohead.report.words.warnings import instability_warnings
 from headtohead.results.speed import HostLoad, ModelSpeed
 from headtohead.testing.fake_device import FakeClock
-from headtohead.testing.sample import sample_run
-from headtohead.testing.simulated import SimulatedAdapter
 
 MIB = 2**20
 

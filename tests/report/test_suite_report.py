@@ -7,13 +7,13 @@ import io
 
 import pandas as pd
 import pytest
+from sim.sample import sample_run
 
 import headtohead
 from headtohead.report.notebook import suite_html, suite_text
 from headtohead.report.suite import aso_meaning, grid_rows, pair_sentence, suite_verdict
 from headtohead.report.suite_files import render_suite_csv, render_suite_html, render_suite_markdown
 from headtohead.results import save_result
-from headtohead.testing.sample import sample_run
 
 EVIL = "<img src=x onerror=alert(1)>"
 

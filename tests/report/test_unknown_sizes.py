@@ -11,7 +11,7 @@ from sklearn.naive_bayes import GaussianNB
 import headtohead
 from headtohead.report.html import render_html
 from headtohead.report.markdown import render_markdown
-from headtohead.report.rows import format_cell, summary_columns, summary_rows
+from headtohead.report.rows.summary import format_cell, summary_columns, summary_rows
 from headtohead.report.table import quality_table
 
 X, Y = load_iris(return_X_y=True)
@@ -60,7 +60,7 @@ def test_every_report_shows_unknown_never_zero(outcome):
 def test_weights_cell_unknown_measured_or_not():
     from types import SimpleNamespace
 
-    from headtohead.report.table import weights_text
+    from headtohead.report.words.numbers import weights_text
 
     def mib(value):
         return f"{value:.1f}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from sim.sample import sample_run
 
-from headtohead.report.sentences import format_p, format_pp
-from headtohead.report.verdict import build_verdict, quality_line, speed_line
-from headtohead.testing.sample import sample_run
+from headtohead.report.words.numbers import format_p, format_pp
+from headtohead.report.words.verdict import build_verdict, quality_line, speed_line
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from sim.sample import sample_run
 
 from headtohead.report.html import render_html
 from headtohead.report.markdown import render_markdown
-from headtohead.report.sentences import slice_phrase
-from headtohead.report.where import SHOWN, disagreement_blocks, slice_rows
-from headtohead.testing.sample import sample_run
+from headtohead.report.rows.where import SHOWN, disagreement_blocks, slice_rows
+from headtohead.report.words.slices import slice_phrase
 
 
 @pytest.fixture(scope="module")

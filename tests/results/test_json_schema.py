@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sim.sample import sample_run
 
 import headtohead
 from headtohead.results.json_schema import SCHEMA_FILES, main, results_json_schema, schema_text
 from headtohead.results.records import SCHEMA_VERSION
-from headtohead.testing.sample import sample_run
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schema"
 PUBLISHED = SCHEMAS / "results.schema.json"

@@ -8,11 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from sim.sample import sample_run
 
 import headtohead
 from headtohead.errors import ResultsError
 from headtohead.results import SCHEMA_VERSION, Predictions
-from headtohead.testing.sample import sample_run
 
 MLP = {
     "name": "mlp",

@@ -95,10 +95,11 @@ def test_speed_results_of_version_3_read_without_p_values_and_keep_their_verdict
     """Version 3 wrote no p-values and an ``unstable`` flag per series; both read, worded as before."""
     import json
 
+    from sim.sample import sample_run
+
     import headtohead
-    from headtohead.report.sentences import speed_sentence
-    from headtohead.report.warnings import speed_warnings
-    from headtohead.testing.sample import sample_run
+    from headtohead.report.words.speed import speed_sentence
+    from headtohead.report.words.warnings import speed_warnings
 
     result, _ = sample_run({"a": 0.9, "b": 0.8}, n_examples=60, stats=False)
     raw = json.loads(result.model_dump_json())

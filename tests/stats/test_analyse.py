@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from headtohead.errors import ConfigError, ResultsError
-from headtohead.report.quality_sentences import pair_verdict, verdict_lines, with_quality_sentences
-from headtohead.report.sentences import format_pp
+from headtohead.report.words.numbers import format_pp
+from headtohead.report.words.quality import pair_verdict, verdict_lines, with_quality_sentences
 from headtohead.results import Predictions
 from headtohead.results.comparison import StatsSummary
 from headtohead.stats import analyse as analyse_numbers

@@ -13,7 +13,7 @@ from scipy.special import expit, gammaln
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from headtohead.stats.noninferiority import accuracy_noninferiority
+from headtohead.stats.gate import accuracy_noninferiority
 from headtohead.stats.paired import (
     clustered_counts,
     clustered_difference_interval,

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from sim.latency import simulate_round_medians
 
 from headtohead.config.speed import SpeedConfig
 from headtohead.stats.speed import speed_ratio
-from headtohead.testing.latency import simulate_round_medians
 
 N_SIMS = 4000
 ROUNDS = (5, 6, 8, 10, 20)

@@ -1,8 +1,8 @@
 """A run's speed comparisons as one family: Holm over "faster", the gate's scenarios, and when noise is a warning.
 
-The simulated benchmarks are :func:`headtohead.testing.latency.simulate_model_rounds` (log-normal
+The simulated benchmarks are :func:`sim.latency.simulate_model_rounds` (``benchmarks/sim/latency.py``) (log-normal
 calls with spikes, machine drift shared by the models, Williams orders); the records are made by
-:func:`headtohead.testing.latency.speed_summary_from_rounds` with the engine's own functions.
+:func:`sim.latency.speed_summary_from_rounds` (``benchmarks/sim/latency.py``) with the engine's own functions.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sim.latency import simulate_model_rounds, speed_summary_from_rounds
 
-from headtohead.report.sentences import speed_sentence
-from headtohead.report.server import server_sentence
-from headtohead.report.warnings import instability_warnings, speed_warnings
+from headtohead.report.words.server import server_sentence
+from headtohead.report.words.speed import speed_sentence
+from headtohead.report.words.warnings import instability_warnings, speed_warnings
 from headtohead.results.server import LoadGenSummary, ServerComparison
 from headtohead.results.speed import SpeedComparison
+from headtohead.stats.gate import gate_decisions, slowdown_noninferiority
 from headtohead.stats.multiple import holm_rows
-from headtohead.stats.noninferiority import gate_decisions, slowdown_noninferiority
 from headtohead.stats.speed import log_ratio_t_test
 from headtohead.stats.speed_family import adjust_speed_family, noise_checks
-from headtohead.testing.latency import simulate_model_rounds, speed_summary_from_rounds
 
 STEADY = {"round_drift": 0.0, "round_sigma": 0.02}
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -271,7 +271,7 @@ def test_gate_decisions_count_the_scenarios():
     )
     assert [d.check for d in decisions] == ["speed (offline)", "speed (single_stream)"]
     assert all(d.confidence == pytest.approx(0.975) and d.method == "t, Bonferroni over 2 scenarios" for d in decisions)
-    from headtohead.report.gate import decision_explanation
+    from headtohead.report.words.gate import decision_explanation
 
     assert "97.5% CI" in decision_explanation(decisions[0]) and "Bonferroni over 2 scenarios" in decision_explanation(
         decisions[0]

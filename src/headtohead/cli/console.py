@@ -108,7 +108,7 @@ def print_result(result) -> None:  # noqa: ANN001 - RunResult
             for line in lines[1:]:
                 console.print("  " + escape(line))
     if result.speed is not None:
-        from headtohead.report.server import cost_table, server_table
+        from headtohead.report.words.server import cost_table, server_table
 
         for table in (server_table(result.speed), cost_table(result.speed)):
             if table is not None:

@@ -2,7 +2,7 @@
 
 Registered in :mod:`headtohead.cli.main` with ``app.command("plan")(plan)``. The numbers
 come from :func:`headtohead.stats.power.plan_sample_size` (exact power of the McNemar rule
-headtohead runs), worded by :func:`headtohead.report.sentences.plan_sentence`; this module parses and prints.
+headtohead runs), worded by :func:`headtohead.report.words.plan.plan_sentence`; this module parses and prints.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def plan(
     models: Optional[int] = typer.Option(None, "--models", hidden=True, help="Deprecated: --n-models."),
 ) -> None:
     """How many evaluation examples a McNemar comparison needs to detect an accuracy gap."""
-    from headtohead.report.sentences import plan_sentence
+    from headtohead.report.words.plan import plan_sentence
     from headtohead.stats.power import plan_sample_size
 
     count = renamed(n_models, models, was="--models (a count in h2h plan)", now="--n-models") or 2

@@ -8,9 +8,9 @@ cannot tell::
                               max_accuracy_drop="0.5pp", max_slowdown="5%")
     outcome.exit_code      # 0 pass, 1 fail, 3 inconclusive
 
-The decisions are :func:`headtohead.stats.noninferiority.gate_decisions` over the saved
+The decisions are :func:`headtohead.stats.gate.gate_decisions` over the saved
 per-example predictions (``predictions.npz`` beside ``results.json``) and the per-round speed
-timings; the words are :mod:`headtohead.report.gate`. Margins are read where they enter
+timings; the words are :mod:`headtohead.report.words.gate`. Margins are read where they enter
 (:mod:`headtohead.config.margins`, text or a float) and are plain shares after that.
 """
 
@@ -22,10 +22,10 @@ from pathlib import Path
 
 from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
-from headtohead.report.gate import gate_paragraph, junit_xml
+from headtohead.report.words.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.runtime.files import write_text_atomic
-from headtohead.stats.noninferiority import Decision, gate_decisions, gate_exit_code
+from headtohead.stats.gate import Decision, gate_decisions, gate_exit_code
 
 __all__ = ["gate", "GateOutcome"]
 

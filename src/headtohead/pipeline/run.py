@@ -39,9 +39,9 @@ from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.sequential import SequentialRun, evaluate_until_decided
 from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_experiment
 from headtohead.pipeline.statistics import run_statistics
-from headtohead.report.sentences import with_speed_sentences
-from headtohead.report.sequential import with_sequential
-from headtohead.report.warnings import model_warnings
+from headtohead.report.words.sequential import with_sequential
+from headtohead.report.words.speed import with_speed_sentences
+from headtohead.report.words.warnings import model_warnings
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
 from headtohead.results.records import StageTimings

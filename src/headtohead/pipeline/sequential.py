@@ -1,34 +1,12 @@
 """``h2h run --until-decided``: evaluate chunk by chunk and stop once every pair of models is decided.
 
-The examples are put in a seeded random order (from the experiment's seed, the same for every
-model) and cut into chunks of ``eval.chunk_size`` examples (whole batches; inside a chunk,
-texts of similar length share a batch, as in the ordinary plan). Every model evaluates a chunk
-with the quality pass's machinery (:func:`~headtohead.engines.evaluate.evaluate_model` over the
-chunk's :class:`~headtohead.engines.batching.BatchPlan`), then one
-:class:`~headtohead.stats.sequential.SequentialTest` per pair is updated. The run stops when
-every pair has decided (A better, B better, or equivalent within ``eval.equivalence_margin``)
-or the data runs out.
-
-**Grouped examples** (``data.group_column``): the seeded random order is one of the *groups*,
-each evaluated whole (its examples together), chunks end at a group boundary (each holds at
-least ``eval.chunk_size`` examples, the last one fewer), and each pair's test bets on whole
-groups (:class:`~headtohead.stats.sequential_groups.GroupedSequentialTest`), so the
-correlation inside a group cannot end the run early.
-
-**Several models.** Each pair's test runs at ``stats.alpha / m`` for ``m`` pairs (Bonferroni):
-the probability that *any* pair is ever wrongly decided is at most the sum of the pairs'
-probabilities, whatever their dependence, and each is at most ``α/m`` at every stopping time
-(Ville's inequality), so the family keeps α at the run's data-dependent stop too. Holm's
-step-down needs p-values ordered at one fixed sample size, which anytime-valid tests stopped at
-a shared random time do not give (an e-value analogue exists: Vovk & Wang, "E-values:
-calibration, combination and applications", Ann. Statist. 49(3), 2021; Bonferroni is its
-simplest valid case). A decided pair keeps its first decision while the others go on; its
-confidence sequence keeps narrowing.
-
-All models are loaded at once (each evaluates every chunk in turn), so the run needs
-``execution.mode: local`` with one shard (checked with the experiment). After every chunk the
-predictions are kept (:mod:`~headtohead.pipeline.sequential_store`) and an interrupted run
-resumes from its last finished chunk. The statistics are then computed on the examples used.
+The examples (or, with ``data.group_column``, whole groups) go in a seeded random order, cut
+into chunks; every model evaluates a chunk with the quality pass's machinery, then one
+anytime-valid test per pair (:mod:`headtohead.stats.sequential`, at ``stats.alpha / m``:
+Bonferroni over the pairs) looks. Every chunk's predictions are kept
+(:mod:`~headtohead.pipeline.sequential_store`), so an interrupted run resumes from its last
+finished chunk. The order, the stopping rule and what α guarantees: ``docs/statistics.md``,
+section 6 ("In a run").
 """
 
 from __future__ import annotations

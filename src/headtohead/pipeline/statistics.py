@@ -16,8 +16,8 @@ from headtohead.data.base import Dataset
 from headtohead.data.display import input_texts, thumbnail_uri
 from headtohead.data.sizes import input_sizes
 from headtohead.pipeline.setup import RunSetup
-from headtohead.report.quality_sentences import with_quality_sentences
-from headtohead.report.where import write_disagreements_csv
+from headtohead.report.rows.where import write_disagreements_csv
+from headtohead.report.words.quality import with_quality_sentences
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreements
 from headtohead.results.files import DISAGREEMENTS_FILE

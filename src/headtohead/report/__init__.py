@@ -37,7 +37,7 @@ _LAZY = {
     "write_outputs": "write",
     "load_runs": "merge",
     "merge_runs": "merge",
-    "build_verdict": "verdict",
+    "build_verdict": "words.verdict",
 }
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from headtohead.report.merge import MergedRuns, as_merged
-from headtohead.report.rows import summary_columns, summary_rows
+from headtohead.report.rows.summary import summary_columns, summary_rows
 from headtohead.results.records import RunResult
 from headtohead.runtime.files import write_text_atomic
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from headtohead.report.rows import NOT_AVAILABLE, NOT_MEASURED, _number
-from headtohead.report.server import format_money
+from headtohead.report.rows.summary import NOT_AVAILABLE, NOT_MEASURED, _number
+from headtohead.report.words.server import format_money
 from headtohead.results.endpoint import EndpointRecord, RequestTiming
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from headtohead.report import plots, plots_quality, plots_server, plots_slices, plots_training
 from headtohead.report.endpoint import cost_per_million_for_tradeoff
 from headtohead.report.merge import MergedRuns, RunEntry
-from headtohead.report.rows import latency_for_tradeoff, union_confusions
+from headtohead.report.rows.summary import latency_for_tradeoff, union_confusions
 from headtohead.results.comparison import Calibration
 from headtohead.results.records import RunResult
 

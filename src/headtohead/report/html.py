@@ -19,7 +19,10 @@ from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
-from headtohead.report.rows import (
+from headtohead.report.plots_sequential import sequential_figures
+from headtohead.report.rows.pairs import comparison_note, comparison_rows
+from headtohead.report.rows.speed import speed_note, speed_rows
+from headtohead.report.rows.summary import (
     across_runs_rows,
     best_models,
     environment_rows,
@@ -29,13 +32,11 @@ from headtohead.report.rows import (
     top_confusions,
     training_rows,
 )
-from headtohead.report.rows_pairs import comparison_note, comparison_rows
-from headtohead.report.rows_speed import speed_note, speed_rows
-from headtohead.report.sequential import sequential_figures, sequential_lines
-from headtohead.report.table import format_count
-from headtohead.report.verdict import build_verdict
-from headtohead.report.warnings import model_warnings, speed_warnings
-from headtohead.report.where import disagreement_blocks, slice_rows, slices_note
+from headtohead.report.rows.where import disagreement_blocks, slice_rows, slices_note
+from headtohead.report.words.numbers import format_count
+from headtohead.report.words.sequential import sequential_lines
+from headtohead.report.words.verdict import build_verdict
+from headtohead.report.words.warnings import model_warnings, speed_warnings
 from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult

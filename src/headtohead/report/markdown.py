@@ -15,7 +15,10 @@ from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
-from headtohead.report.rows import (
+from headtohead.report.plots_sequential import sequential_figures
+from headtohead.report.rows.pairs import comparison_note, comparison_rows
+from headtohead.report.rows.speed import speed_note, speed_rows
+from headtohead.report.rows.summary import (
     across_runs_rows,
     best_models,
     environment_rows,
@@ -25,12 +28,10 @@ from headtohead.report.rows import (
     top_confusions,
     training_rows,
 )
-from headtohead.report.rows_pairs import comparison_note, comparison_rows
-from headtohead.report.rows_speed import speed_note, speed_rows
-from headtohead.report.sequential import sequential_figures, sequential_lines
-from headtohead.report.verdict import build_verdict
-from headtohead.report.warnings import speed_warnings
-from headtohead.report.where import disagreement_blocks, slice_rows, slices_note
+from headtohead.report.rows.where import disagreement_blocks, slice_rows, slices_note
+from headtohead.report.words.sequential import sequential_lines
+from headtohead.report.words.verdict import build_verdict
+from headtohead.report.words.warnings import speed_warnings
 from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult

@@ -19,7 +19,7 @@ from typing import Any
 
 from headtohead.errors import ConfigError, ResultsError
 from headtohead.report.merge import MergedRuns, RunEntry
-from headtohead.report.rows import summary_rows
+from headtohead.report.rows.summary import summary_rows
 
 __all__ = ["log_to_mlflow", "resolve_tracking_uri", "DEFAULT_EXPERIMENT", "metric_key"]
 

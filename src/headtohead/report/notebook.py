@@ -3,8 +3,8 @@
 ``Run``, ``GateOutcome``, ``SweepRun``, ``TrainOutcome`` and ``SuiteOutcome`` (:mod:`headtohead.pipeline`) call
 these from ``_repr_html_`` and ``__repr__``, so ``headtohead.compare(...)`` as the last line of a
 cell shows the verdict at once. The words and cells are the report's own
-(:func:`~headtohead.report.verdict.build_verdict`, :func:`~headtohead.report.html.summary_context`,
-:func:`~headtohead.report.gate.decision_explanation`, :func:`~headtohead.report.sweep.sweep_rows` …);
+(:func:`~headtohead.report.words.verdict.build_verdict`, :func:`~headtohead.report.html.summary_context`,
+:func:`~headtohead.report.words.gate.decision_explanation`, :func:`~headtohead.report.sweep.sweep_rows` …);
 the fragment goes through the report's autoescaped templates and carries no script.
 """
 
@@ -15,20 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from headtohead.report.figures import report_styles
-from headtohead.report.gate import decision_explanation
 from headtohead.report.html import dataset_line, summary_context, summary_notes, template_environment
 from headtohead.report.merge import as_merged
-from headtohead.report.rows import training_rows
+from headtohead.report.rows.summary import training_rows
 from headtohead.report.suite import pair_sentence
 from headtohead.report.suite import rank_rows as suite_rank_rows
 from headtohead.report.sweep import SWEEP_COLUMNS, sweep_level, sweep_rows
 from headtohead.report.training import seed_lines
-from headtohead.report.verdict import build_verdict
+from headtohead.report.words.gate import decision_explanation
+from headtohead.report.words.verdict import build_verdict
 from headtohead.results.records import RunResult
 from headtohead.results.suite import SuiteResult
 from headtohead.results.sweep import SweepResult
 from headtohead.results.training import TrainingSummary
-from headtohead.stats.noninferiority import Decision
+from headtohead.stats.gate import Decision
 
 __all__ = [
     "run_html",
@@ -184,7 +184,7 @@ def gate_html(decisions: Sequence[Decision], *, baseline: str, candidate: str, p
     decisions : sequence of Decision
     baseline, candidate : str
     paragraph : str
-        :func:`~headtohead.report.gate.gate_paragraph` of the decisions.
+        :func:`~headtohead.report.words.gate.gate_paragraph` of the decisions.
     exit_code : int
         What ``h2h gate`` exits with (0 pass, 1 fail, 3 inconclusive).
     """

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from matplotlib.figure import Figure
 
 from headtohead.report.plots import ModelStyle, label, new_figure, styled
-from headtohead.report.where import slice_name
+from headtohead.report.rows.where import slice_name
 from headtohead.results.slices import SliceSummary
 
 __all__ = ["slice_differences_figure"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headtohead.report.sentences import format_pp
+from headtohead.report.words.numbers import format_pp
 from headtohead.results.suite import PairAcrossDatasets, SeedPair, SuiteDataset, SuiteResult
 
 __all__ = [

@@ -3,36 +3,15 @@ run has statistics. Returns rich renderables; only the CLI prints."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from rich.markup import escape
 from rich.table import Table
 
-from headtohead.report.quality_sentences import verdict_lines
-from headtohead.report.sentences import speed_verdict_lines
-from headtohead.results.memory import MemoryStats
+from headtohead.report.words.numbers import format_count, weights_text
+from headtohead.report.words.quality import verdict_lines
+from headtohead.report.words.speed import speed_verdict_lines
 from headtohead.results.records import ModelRecord, RunResult
 
-__all__ = ["quality_table", "speed_table", "verdict_block", "format_count", "weights_text", "timings_line", "UNKNOWN"]
-
-#: A size headtohead cannot read (a plain callable, an estimator without coefficients): never shown as 0.
-UNKNOWN = "unknown"
-
-
-def format_count(n: int | None) -> str:
-    """``22713856`` → ``22.7M``; ``None`` (not known) → ``unknown``.
-
-    Examples
-    --------
-    >>> format_count(22713856), format_count(950), format_count(None)
-    ('22.7M', '950', 'unknown')
-    """
-    if n is None:
-        return UNKNOWN
-    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f}{unit}"
-    return str(n)
+__all__ = ["quality_table", "speed_table", "verdict_block", "timings_line"]
 
 
 def _with_ci(value: float, estimate, percent: bool) -> str:  # noqa: ANN001 - Estimate | None
@@ -122,14 +101,6 @@ def _ms(seconds: float | None) -> str:
 
 def _mib(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
-
-
-def weights_text(memory: MemoryStats | None, mib: Callable[[float], str], *, missing: str = "–") -> str:
-    """The weights cell: ``mib(value)``; "unknown" when memory was measured but the size cannot be read;
-    ``missing`` when memory was not measured."""
-    if memory is None:
-        return missing
-    return UNKNOWN if memory.weights_mb is None else mib(memory.weights_mb)
 
 
 def _load_s(model) -> str:  # noqa: ANN001 - ModelSpeed

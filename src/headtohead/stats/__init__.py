@@ -13,7 +13,7 @@ per-example predictions; the pieces are usable on their own:
 * :mod:`~headtohead.stats.seeds` — several training seeds per model;
 * :mod:`~headtohead.stats.quality` — quality metrics of one model (scikit-learn);
 * :mod:`~headtohead.stats.speed` — speed ratios over interleaved rounds;
-* :mod:`~headtohead.stats.noninferiority` — the gate's decisions;
+* :mod:`~headtohead.stats.gate` — the gate's decisions;
 * :mod:`~headtohead.stats.slices`, :mod:`~headtohead.stats.disagreements`, :mod:`~headtohead.stats.where` —
   where models differ: quality per slice with paired tests, the examples exactly one model got right;
 * :mod:`~headtohead.stats.variant_quality`, :mod:`~headtohead.stats.recommend` — sweeps against their parent.

@@ -1,34 +1,11 @@
 """Models compared across several data sets: ranks, Friedman, Nemenyi, Wilcoxon with Holm, the Bayesian signed-rank test.
 
-The accepted method is Demšar (2006, "Statistical comparisons of classifiers over multiple
-data sets", JMLR 7): the unit of evidence is a data set, not an example, so each data set
-gives one score per model and the tests are non-parametric over data sets.
-
-* **Ranks.** On each data set the models are ranked (1 = best; ties share the mean of their
-  ranks); the average rank ``R_j`` of each model summarises the suite.
-* **Friedman** (k ≥ 3): ``χ²_F = 12N/(k(k+1))·[Σ_j R_j² − k(k+1)²/4]`` on χ² with k − 1 degrees of
-  freedom, Demšar's eq. 1 (no tie correction, as he writes it; the tie-corrected statistic,
-  :func:`scipy.stats.friedmanchisquare`'s, is kept beside it). **Iman–Davenport**:
-  ``F_F = (N − 1)χ²_F/(N(k − 1) − χ²_F)`` on F(k − 1, (k − 1)(N − 1)) — Friedman's test made
-  less conservative; its p decides whether the models differ at all.
-* **Nemenyi's critical difference**: ``CD = q_α·√(k(k+1)/(6N))`` with ``q_α`` the studentized
-  range quantile for k groups and infinite degrees of freedom over √2
-  (:data:`scipy.stats.studentized_range`); average ranks at least CD apart differ. It draws the
-  critical-difference diagram.
-* **Pairs**: the Wilcoxon signed-rank test on the N differences (Demšar §3.1.3: zero
-  differences split their ranks between the two sums) — exact below 51 data sets, from the
-  permutation distribution of the signs over the observed ranks, so ties and zeros are exact
-  too (scipy's ``method="exact"`` assumes untied ranks; its permutation method gives the same
-  numbers as this, slowly) — with Holm's adjustment over every pair (García & Herrera 2008,
-  "An extension on 'Statistical comparisons of classifiers over multiple data sets' for all
-  pairwise comparisons", JMLR 9; Benavoli, Corani & Mangili 2016 show why pairwise tests beat
-  post-hoc tests on mean ranks, whose outcome for A vs B depends on the other models in the
-  pool). Beside it: the sign test (ties split evenly, one dropped when odd; §3.1.2), the
-  matched-pairs rank-biserial correlation as effect size, and the Bayesian signed-rank test
-  with a region of practical equivalence (:mod:`headtohead.stats.bayes_signed_rank`).
-
-Differences are rounded to 12 decimals before they are ranked, so two equal gaps computed
-from different scores (0.768 − 0.763 and 0.888 − 0.883) tie as they should.
+Demšar's method (2006, JMLR 7): a data set is the unit of evidence, each gives one score per
+model, and the tests are non-parametric over data sets — average ranks, Friedman with
+Iman–Davenport's F, Nemenyi's critical difference, the exact Wilcoxon signed-rank test per pair
+with Holm, the sign test, effect sizes and the Bayesian signed-rank test with a ROPE
+(:mod:`headtohead.stats.bayes_signed_rank`). The formulas, their references and their checks:
+``docs/statistics.md``, section 13.
 """
 
 from __future__ import annotations

@@ -1,39 +1,12 @@
 """The accuracy gap of two models on the same examples: one score statistic for the interval, the test and the gate.
 
-Per example ``D = 1[A right] − 1[B right]``; of ``n`` examples ``b`` only A got right and ``c``
-only B. The gap ``Δ = P(only A right) − P(only B right)`` (accuracy A − accuracy B) is
-estimated by ``(b − c)/n``.
-
-**The score statistic** (Tango 1998, *Statistics in Medicine* 17:891–908; Nam 1997): for a
-hypothesised gap ``Δ0``,
-
-    Z(Δ0) = (b − c − nΔ0) / √(n · (2 p̃ + Δ0 (1 − Δ0)))
-
-where ``p̃`` is the maximum-likelihood ``P(only B right)`` under ``Δ = Δ0`` (the positive root
-of ``2n p̃² + (−(b + c) + Δ0 (2n − b + c)) p̃ − c Δ0 (1 − Δ0) = 0``). Everything headtohead says
-about a paired accuracy gap reads this one statistic:
-
-* the **interval** is every ``Δ0`` with ``|Z(Δ0)| ≤ z`` (Tango's score interval);
-* the **test** of "no difference" is ``Z(0)² = (b − c)²/(b + c)`` — McNemar's test without
-  continuity correction — so *significant* and *the interval excludes 0* are the same event;
-* the **gate** (non-inferiority at a margin δ) passes when ``Z(−δ) > z``, i.e. when the
-  interval's lower bound lies above ``−δ``, and fails when its upper bound lies below it.
-
-Fagerland, Lydersen & Laake (2013, *BMC Med Res Methodol* 13:91; 2014, *Stat Med* 33:2850)
-recommend this test and interval over the exact conditional test (very conservative) and the
-paired bootstrap (which collapses to ``[0, 0]`` when the models never disagree and undercovers
-when few examples are discordant). ``benchmarks/audit_statistics.py`` shows the coverage and
-error rates over a grid (``docs/statistics.md``).
-
-**Clustered examples** (several examples per user, document or conversation): with groups,
-the per-group sums ``S_g = Σ_{i∈g} D_i`` of ``n_g`` examples give the cluster-robust score
-statistic ``Σ_g (S_g − Δ0 n_g) / √(Σ_g (S_g − Δ0 n_g)²)`` — at ``Δ0 = 0`` the clustered McNemar
-statistic of Durkalski et al. (2003, *Stat Med* 22:1417), on χ²₁ as they use it (the null's
-own residuals in the variance keep it near the nominal level from about ten groups on; with
-fewer it is conservative, ``docs/statistics.md``). Its interval solves a quadratic. headtohead reports the
-union of it and the ordinary score interval (the design effect is never taken below 1), so a
-clustered test rejects only when both statistics do. The same construction gives one
-model's accuracy under clustering (around Wilson's interval).
+Of ``n`` examples ``b`` only A got right and ``c`` only B; the gap (accuracy A − accuracy B) is
+estimated by ``(b − c)/n``. Tango's score statistic ``Z(Δ0)`` gives the interval (every ``Δ0``
+with ``|Z(Δ0)| ≤ z``), the test (``Z(0)²`` is McNemar's without continuity correction) and the
+gate (non-inferiority at a margin δ: ``Z(−δ) > z``). With groups of related examples, the
+cluster-robust form (Durkalski's clustered McNemar at ``Δ0 = 0``), reported as the union with
+the ordinary interval; the same construction gives one model's clustered accuracy interval.
+The statistic, its references and its checks: ``docs/statistics.md``, sections 7 and 9.
 """
 
 from __future__ import annotations

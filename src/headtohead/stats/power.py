@@ -1,37 +1,11 @@
 """Power and sample size of the McNemar rule headtohead runs, computed exactly.
 
-Notation: A is the better model, B the baseline with accuracy ``p_b``; ``delta`` is the
-accuracy gap ``p_a − p_b`` and ``discordance`` ψ the share of examples exactly one of the
-two models gets right (``ψ = p10 + p01``, ``delta = p10 − p01``).
-
-**Exact power** (:mod:`headtohead.stats.exact_power`). Of ``n`` examples,
-``d ~ Binomial(n, ψ)`` are discordant, and of those ``b | d ~ Binomial(d, q)`` favour A,
-``q = p10 / ψ``. For every ``d`` the rule of
-:func:`~headtohead.stats.mcnemar.mcnemar_pvalues` (McNemar's score test, ``(b − c)²/(b + c)``
-on χ²₁, p = 1 when b = c) rejects exactly when
-``min(b, d − b) ≤ k*(d)``; the critical count ``k*(d)`` is found with that very function.
-The power is ``Σ_d P(d) · P(b ≥ d − k*(d) | d)``: the chance the test is significant *and*
-names A, summed over every plausible ``d`` (scipy.stats, vectorised; the tails left out
-hold less than 1e-12). :func:`simulated_power` checks it by Monte Carlo.
-
-**Several models.** With ``k`` models headtohead tests all ``m = k(k−1)/2`` pairs and
-adjusts with Holm. Power is computed at Holm's *first* step, α/m: a pair whose p-value is
-at most α/m is rejected by Holm whatever the other pairs do, so this is a lower bound on
-the pair's power under Holm — the conservative choice, exact for ``m = 1``.
-
-**Sample size.** Power is not monotone in ``n``: the critical count moves in whole steps,
-so power saw-tooths while few examples are discordant or ψ is near 1 (at ψ = 1, δ = 0.5 it
-first reaches 0.80 at n = 30 and dips to 0.74 at n = 32). :func:`mcnemar_sample_size`
-returns the smallest ``n`` at or after the first crossing (found by bisection) from which
-power stays at or above the target for the next ``W`` sizes (``⌈n/10⌉`` within [25, 1000],
-down to 25 where thousands of discordant counts are plausible and the curve is smooth) —
-so a few more examples do not lose the promised power. :func:`normal_approx_sample_size`
-keeps the large-sample formula (Connor 1987), which misjudges ``n`` for the test run (312
-instead of 291 at 90 % accuracy, δ = 5 pp, ψ = 10 %, where the exact power at 312 is 0.826).
-
-When the discordance is unknown, :func:`default_discordance` assumes the two models'
-errors are **independent**, ``ψ = p_a(1 − p_b) + p_b(1 − p_a)``; real models of one task
-err together more often than that, so this is the cautious side (it overestimates ``n``).
+A is the better model, B the baseline with accuracy ``p_b``; ``delta`` is the accuracy gap
+``p_a − p_b`` and ``discordance`` ψ the share of examples exactly one of the two gets right.
+Power is summed exactly over the discordant counts (:mod:`headtohead.stats.exact_power`), at
+Holm's first step α/m for several models; the sample size is the smallest ``n`` from which
+power stays at or above the target (power saw-tooths in ``n``). How and why:
+``docs/statistics.md``, section 1.
 """
 
 from __future__ import annotations

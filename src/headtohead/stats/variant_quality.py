@@ -4,7 +4,7 @@ For every variant: McNemar's score test on paired correctness against the parent
 score interval on the accuracy difference (:mod:`headtohead.stats.paired`; the same statistic,
 so they never contradict each other), Holm's adjustment over the variants of one model, how
 many predictions changed, and whether the variant is **non-inferior** at the margin: the same
-rule as the gate (:func:`headtohead.stats.noninferiority.decide`, the interval's lower bound at
+rule as the gate (:func:`headtohead.stats.gate.decide`, the interval's lower bound at
 or above ``−margin``), which holds its level at the margin however few examples changed.
 
 "Quality holds" always needs a margin. "Not significantly worse" is not evidence that quality
@@ -21,9 +21,9 @@ import numpy as np
 
 from headtohead.results.comparison import ContingencyTable
 from headtohead.results.sweep import QualityVsParent
+from headtohead.stats.gate import decide
 from headtohead.stats.mcnemar import contingency
 from headtohead.stats.multiple import holm_adjust
-from headtohead.stats.noninferiority import decide
 from headtohead.stats.paired import PairedCorrectness
 
 __all__ = ["quality_vs_parent", "DEFAULT_MARGIN"]

@@ -17,7 +17,7 @@ CUDA device behaves where it matters to measurements:
 :class:`FakeClock` is a monotonic nanosecond clock that only moves when told to; passed
 as ``clock=`` to the speed engine it makes timings exact and tests deterministic.
 
-:class:`headtohead.testing.simulated.SimulatedAdapter` is a model whose forward pass "takes"
+``SimulatedAdapter`` (``benchmarks/sim/simulated.py``, for the tests) is a model whose forward pass "takes"
 a chosen time on one of them.
 
 Examples

@@ -96,7 +96,7 @@ class Decision:
     groups : int or None
         Groups of related examples the accuracy interval accounts for (``None``: none given).
 
-    The words for a decision are :func:`headtohead.report.gate.decision_explanation`.
+    The words for a decision are :func:`headtohead.report.words.gate.decision_explanation`.
     """
 
     check: str

@@ -12,7 +12,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from headtohead.report.speed_words import holm_clause, speed_tests_phrase
+from headtohead.report.words.numbers import holm_clause, speed_tests_phrase
 from headtohead.results.cost import ModelCost
 from headtohead.results.server import LoadGenCrosscheck, LoadGenSummary, ServerComparison, ServerModelResult
 from headtohead.results.speed import SpeedSummary

@@ -1,6 +1,6 @@
 """The numbers every report format shows, gathered once from a run's records.
 
-The speed rows of the details are in :mod:`headtohead.report.rows_speed`.
+The speed rows of the details are in :mod:`headtohead.report.rows.speed`.
 
 HTML, Markdown and CSV all read these rows, so the three never disagree. Values stay
 unrounded here (CSV writes them so); :func:`format_cell` rounds for reading.
@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from headtohead.report.table import UNKNOWN, format_count
+from headtohead.report.words.numbers import UNKNOWN, format_count
 from headtohead.results.records import Environment, ModelRecord, RunResult
 from headtohead.results.training import TrainingSummary
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from headtohead.report.sentences import format_p, format_pp
+from headtohead.report.words.numbers import format_p, format_pp
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.records import RunResult
 from headtohead.results.slices import SliceResult

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from headtohead.report.sentences import format_p, format_pp
+from headtohead.report.words.numbers import format_p, format_pp
 from headtohead.results.comparison import MetricDifference
 from headtohead.results.records import RunResult
 

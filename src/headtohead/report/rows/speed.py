@@ -1,15 +1,14 @@
 """The speed rows every report format shows: latency per scenario, noise, each model's own memory, cold start.
 
-Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.format_cell`'s rules).
+Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.summary.format_cell`'s rules).
 """
 
 from __future__ import annotations
 
 from headtohead.report.endpoint import ENDPOINT_SPEED_KEYS, endpoint_speed_row
-from headtohead.report.rows import NOT_MEASURED, _number
-from headtohead.report.server import format_money
-from headtohead.report.speed_words import format_percent
-from headtohead.report.table import weights_text
+from headtohead.report.rows.summary import NOT_MEASURED, _number
+from headtohead.report.words.numbers import format_percent, weights_text
+from headtohead.report.words.server import format_money
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
 
@@ -68,7 +67,7 @@ def speed_rows(result: RunResult) -> list[dict[str, str]]:
                 ),
                 "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
                 "calls": str(b.n),
-                # a number, not a verdict: the warnings say when noise threatens a ratio (report.warnings)
+                # a number, not a verdict: the warnings say when noise threatens a ratio (report.words.warnings)
                 "repeat noise (IQR/median)": format_percent(t.repeat_noise),
                 "weights (MiB)": weights_text(model.memory, _mib, missing="—"),
                 "model peak (MiB)": rss,

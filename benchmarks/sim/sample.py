@@ -75,7 +75,7 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
     from headtohead.data.base import Dataset
     from headtohead.engines.speed import measure_speed
     from headtohead.testing.fake_device import FakeClock
-    from headtohead.testing.simulated import SimulatedAdapter
+    from sim.simulated import SimulatedAdapter
 
     clock = FakeClock()
     adapters = [
@@ -103,7 +103,7 @@ def _speed(names: Sequence[str], costs_ns: Sequence[float], seed: int):  # noqa:
     )
     summary = measure_speed(adapters, data, config, batch_size=16, seed=seed, clock=clock)
     # The timings are simulated: how busy this machine is has no bearing on them.
-    from headtohead.report.sentences import with_speed_sentences
+    from headtohead.report.words.speed import with_speed_sentences
 
     return with_speed_sentences(
         summary.model_copy(update={"warnings": [], "host_before": _quiet(), "host_after": _quiet()})
@@ -211,7 +211,7 @@ def sample_run(
     )
     update = {}
     if stats:
-        from headtohead.report.quality_sentences import with_quality_sentences
+        from headtohead.report.words.quality import with_quality_sentences
         from headtohead.stats import analyse
 
         update["stats"] = with_quality_sentences(

@@ -11,8 +11,7 @@ the record and shown as they are.
 from __future__ import annotations
 
 from headtohead.errors import listing
-from headtohead.report.numbers import format_p
-from headtohead.report.speed_words import format_percent
+from headtohead.report.words.numbers import format_p, format_percent
 from headtohead.results.records import ModelRecord
 from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.results.training import TrainingRun

@@ -1,16 +1,66 @@
-"""Small pieces of the speed sentences: a duration for people, a rate, and the Holm clause of a "faster" claim.
+"""Numbers for reading, shared by every sentence and table (a leaf: it imports no other report module).
 
-Shared by the speed sentences (:mod:`headtohead.report.sentences`), the headline
-(:mod:`headtohead.report.verdict`) and the Server scenario's sentences (:mod:`headtohead.report.server`).
+p-values and the Holm clause of a claim, percentage points and their intervals, durations, rates,
+ratios, shares and counts: each written one way everywhere.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from headtohead.report.numbers import format_p
+from headtohead.results.memory import MemoryStats
 
-__all__ = ["format_duration", "format_rate", "format_ratios", "format_percent", "holm_clause", "speed_tests_phrase"]
+__all__ = [
+    "format_p",
+    "format_pp",
+    "interval_pp",
+    "format_duration",
+    "format_rate",
+    "format_ratios",
+    "format_percent",
+    "format_count",
+    "UNKNOWN",
+    "weights_text",
+    "holm_clause",
+    "speed_tests_phrase",
+]
+
+_MINUS = "\u2212"
+
+
+def format_p(p: float) -> str:
+    """A p-value for reading: ``< 0.001``, three decimals below 0.01, two otherwise.
+
+    Examples
+    --------
+    >>> format_p(0.0004), format_p(0.0031), format_p(0.512)
+    ('< 0.001', '= 0.003', '= 0.51')
+    """
+    if p < 0.001:
+        return "< 0.001"
+    return f"= {p:.3f}" if p < 0.01 else f"= {p:.2f}"
+
+
+def format_pp(fraction: float, *, signed: bool = True) -> str:
+    """A fraction as percentage points with one decimal (two below 0.1 pp): ``+1.2``, ``−0.3``.
+
+    Examples
+    --------
+    >>> format_pp(0.012), format_pp(-0.003), format_pp(0.0), format_pp(0.024, signed=False)
+    ('+1.2', '−0.3', '0.0', '2.4')
+    """
+    pp = 100.0 * fraction
+    digits = 2 if 0 < abs(pp) < 0.1 else 1
+    text = f"{abs(pp):.{digits}f}"
+    if not signed or float(text) == 0.0:
+        return text
+    return ("+" if pp > 0 else _MINUS) + text
+
+
+def interval_pp(low: float | None, high: float | None) -> str:
+    """``+0.4…+2.0``, or ``no interval``."""
+    return f"{format_pp(low)}…{format_pp(high)}" if low is not None and high is not None else "no interval"
 
 
 def format_duration(seconds: float) -> str:
@@ -104,3 +154,31 @@ def holm_clause(p_value: float | None, p_adjusted: float | None, n_speed_tests: 
     if p_adjusted is not None and n_speed_tests is not None and n_speed_tests > 1:
         text += f", Holm p {format_p(p_adjusted)} over {n_speed_tests} speed comparisons"
     return text
+
+
+#: A size headtohead cannot read (a plain callable, an estimator without coefficients): never shown as 0.
+UNKNOWN = "unknown"
+
+
+def format_count(n: int | None) -> str:
+    """``22713856`` → ``22.7M``; ``None`` (not known) → ``unknown``.
+
+    Examples
+    --------
+    >>> format_count(22713856), format_count(950), format_count(None)
+    ('22.7M', '950', 'unknown')
+    """
+    if n is None:
+        return UNKNOWN
+    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
+def weights_text(memory: MemoryStats | None, mib: Callable[[float], str], *, missing: str = "–") -> str:
+    """The weights cell: ``mib(value)``; "unknown" when memory was measured but the size cannot be read;
+    ``missing`` when memory was not measured."""
+    if memory is None:
+        return missing
+    return UNKNOWN if memory.weights_mb is None else mib(memory.weights_mb)

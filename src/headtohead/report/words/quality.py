@@ -6,15 +6,17 @@ adjustment; its interval (Tango's score interval, the same statistic) then exclu
 Otherwise the sentence says "no significant difference", says so when the interval alone
 excludes 0 but Holm's adjustment over several pairs does not, and gives the gap this many
 examples would detect with 80 % probability. Failures are counted as wrong answers, and the
-sentence says how many there were. The headline of a report is :mod:`headtohead.report.verdict`.
+sentence says how many there were. The headline of a report is :mod:`headtohead.report.words.verdict`.
 """
 
 from __future__ import annotations
 
-from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, interval_pp, slice_sentence, slices_line
+from headtohead.report.words.numbers import format_p, format_pp, interval_pp
+from headtohead.report.words.slices import slice_sentence, slices_line
 from headtohead.results.comparison import Comparison, StatsSummary
 
 __all__ = [
+    "TEST_NAMES",
     "pair_verdict",
     "quality_sentence",
     "failures_sentence",
@@ -23,6 +25,15 @@ __all__ = [
     "with_quality_sentences",
     "verdict_lines",
 ]
+
+#: How each McNemar variant is named in a sentence.
+TEST_NAMES = {
+    "mcnemar-score": "McNemar",
+    "mcnemar-clustered": "clustered McNemar",
+    "mcnemar-exact": "McNemar exact",
+    "mcnemar-chi2": "McNemar χ²",
+    "mcnemar-midp": "McNemar mid-p",
+}
 
 
 def detectable_sentence(n_examples: int, gap: float | None, power: float, groups: int | None = None) -> str:

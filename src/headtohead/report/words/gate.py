@@ -1,7 +1,7 @@
 """The gate's words: why each check passed, failed or could not tell; the paragraph; JUnit XML.
 
 The decisions themselves (intervals against margins) are
-:func:`headtohead.stats.noninferiority.gate_decisions`; this module only words them.
+:func:`headtohead.stats.gate.gate_decisions`; this module only words them.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.etree import ElementTree
 
-from headtohead.stats.noninferiority import EXIT_CODES, POWER, Decision, gate_exit_code
+from headtohead.stats.gate import EXIT_CODES, POWER, Decision, gate_exit_code
 
 __all__ = ["decision_explanation", "gate_paragraph", "junit_xml"]
 

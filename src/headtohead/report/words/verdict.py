@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from headtohead.report.sentences import TEST_NAMES, format_p, format_pp, slices_line
-from headtohead.report.sequential import sequential_headline
-from headtohead.report.speed_words import format_ratios, holm_clause, speed_tests_phrase
-from headtohead.report.warnings import speed_warnings
+from headtohead.report.words.numbers import format_p, format_pp, format_ratios, holm_clause, speed_tests_phrase
+from headtohead.report.words.quality import TEST_NAMES
+from headtohead.report.words.sequential import sequential_headline
+from headtohead.report.words.slices import slices_line
+from headtohead.report.words.warnings import speed_warnings
 from headtohead.results.comparison import Comparison, SeedComparison, StatsSummary
 from headtohead.results.records import RunResult
 from headtohead.results.sequential import SequentialRecord

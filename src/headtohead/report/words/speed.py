@@ -1,0 +1,114 @@
+"""The speed sentences: each pair's speed verdict, stored as ``SpeedComparison.verdict``, and the terminal lines.
+
+A speed ratio names the faster model only when its t test survives Holm's adjustment over every
+speed comparison of the run (pairs × scenarios), and says so when its interval alone excludes 1.
+The pipeline stores the sentences beside the numbers with :func:`with_speed_sentences`; the
+Server scenario's sentences are :mod:`headtohead.report.words.server`.
+"""
+
+from __future__ import annotations
+
+from headtohead.report.words.numbers import (
+    format_duration,
+    format_percent,
+    format_rate,
+    format_ratios,
+    holm_clause,
+    speed_tests_phrase,
+)
+from headtohead.report.words.server import server_lines, with_server_sentences
+from headtohead.report.words.warnings import speed_warnings
+from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
+
+__all__ = ["speed_sentence", "speed_verdict_lines", "with_speed_sentences"]
+
+
+def speed_sentence(comparison: SpeedComparison) -> str:
+    """One sentence for a pair: who is faster and by how much, or that the difference is not significant.
+
+    ``comparison.ratio`` is time(a)/time(b): above 1 model b is faster. A model is called
+    faster only when the record names it (Holm-adjusted p ≤ α over every speed comparison of
+    the run); a ratio whose interval excludes 1 without surviving the adjustment is "not
+    significant after Holm over N speed comparisons".
+
+    Examples
+    --------
+    ``distil is 1.43× faster than bert (95 % CI 1.39–1.47, p < 0.001, Holm p < 0.001 over 6 speed comparisons)``;
+    ``no significant difference between a and b after Holm over 6 speed comparisons (time ratio a/b 1.04,
+    95 % CI 1.01–1.07, p = 0.02, Holm p = 0.12)``;
+    ``no significant difference between a and b (time ratio a/b 1.01, 95 % CI 0.98–1.04, p = 0.45)``.
+    """
+    c = comparison
+    name_a, name_b = c.model_a, c.model_b
+    level = f"{c.confidence * 100:g} %"
+    tested = holm_clause(c.p_value, c.p_adjusted, c.n_speed_tests)
+    tested = f", {tested}" if tested else ""
+    if c.faster is not None and c.faster == name_b:
+        ratio, low, high = format_ratios(c.ratio, c.ci_low, c.ci_high)
+        return f"{name_b} is {ratio}× faster than {name_a} ({level} CI {low}–{high}{tested})"
+    if c.faster is not None and c.faster == name_a:
+        ratio, low, high = format_ratios(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low)
+        return f"{name_a} is {ratio}× faster than {name_b} ({level} CI {low}–{high}{tested})"
+    after = (
+        f" after {speed_tests_phrase(c.n_speed_tests)}"
+        if c.n_speed_tests and c.n_speed_tests > 1 and (c.ci_low > 1.0 or c.ci_high < 1.0)
+        else ""
+    )
+    ratio, low, high = format_ratios(c.ratio, c.ci_low, c.ci_high)
+    return (
+        f"no significant difference between {name_a} and {name_b}{after} (time ratio {name_a}/{name_b} "
+        f"{ratio}, {level} CI {low}–{high}{tested})"
+    )
+
+
+def with_speed_sentences(summary: SpeedSummary) -> SpeedSummary:
+    """``summary`` with every speed comparison's ``verdict`` sentence written."""
+    scenarios = [_scenario_with_sentences(run) for run in summary.scenarios]
+    return with_server_sentences(summary.model_copy(update={"scenarios": scenarios}))
+
+
+def _scenario_with_sentences(run: ScenarioRun) -> ScenarioRun:
+    comparisons = [c.model_copy(update={"verdict": speed_sentence(c)}) for c in run.comparisons]
+    return run.model_copy(update={"comparisons": comparisons})
+
+
+_STOP_TEXT = {
+    "minimums_met": "minimum rounds, iterations and seconds reached",
+    "target_ci_reached": "every ratio CI within the target",
+    "time_budget": "time budget ran out before every ratio CI reached the target",
+}
+
+
+def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
+    """Short lines for the terminal: per scenario, why it stopped and each pair's verdict; then warnings.
+
+    Examples
+    --------
+    ``offline (batch 32, 12 rounds; every ratio CI within the target):``
+    ``  bert: median 2.1 s/batch, 15.2 samples/s, repeat noise 4 %``
+    ``  roberta is 1.43× faster than bert (95 % CI 1.39–1.47, p < 0.001)``
+    """
+    lines: list[str] = []
+    for run in summary.scenarios:
+        lines.append(f"{run.scenario} (batch {run.batch_size}, {run.rounds} rounds; {_STOP_TEXT[run.stop_reason]}):")
+        call = "batch" if run.batch_size > 1 else "call"
+        for model in summary.models:
+            timing = model.timing(run.scenario)
+            if timing is not None:
+                lines.append(
+                    f"  {model.name}: median {format_duration(timing.per_batch.p50_s)}/{call}, "
+                    f"{format_rate(timing.throughput_per_s)} samples/s, "
+                    f"repeat noise {format_percent(timing.repeat_noise)}"
+                )
+        lines.extend(f"  {c.verdict}" for c in run.comparisons)
+    for model in summary.models:
+        if model.time_window is not None:
+            tw = model.time_window
+            lines.append(
+                f"time window: {model.name} processed {tw.samples:,} samples in "
+                f"{format_duration(tw.elapsed_s)} "
+                f"({format_rate(tw.samples_per_s)}/s end to end)"
+            )
+    lines.extend(server_lines(summary))
+    lines.extend(f"warning: {w}" for w in speed_warnings(summary))
+    return lines
