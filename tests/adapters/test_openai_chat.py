@@ -93,7 +93,7 @@ def test_the_cache_key_holds_everything_that_decides_an_answer(tmp_path):
 
 def test_endpoint_keys_are_checked_where_they_are_written():
     entry = {"name": "llm", "kind": "openai", "source": "m", "base_url": "http://127.0.0.1:8000/v1"}
-    assert ModelConfig(**entry).endpoint.max_concurrency == 8
+    assert ModelConfig(**entry).max_concurrency == 8
     for bad, message in (
         ({"prompt": "Classify: {labels}"}, "no {text}"),
         ({"prompt": "{text} {examples}"}, "may use only"),
@@ -206,7 +206,7 @@ def test_the_example_comparing_minilm_with_an_endpoint_validates():
 
     exp = load_experiment(Path(__file__).resolve().parents[2] / "examples" / "sst2-minilm-vs-llm.yaml")
     llm = exp.model("llm")
-    assert llm.kind == "openai" and llm.endpoint.few_shot == 2 and llm.endpoint.price is not None
+    assert llm.kind == "openai" and llm.few_shot == 2 and llm.price is not None
     assert exp.speed.price_per_hour is not None  # the encoder's cost per million beside the LLM's
 
 

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.hf_hub import hub_cache, hub_kwargs, hub_offline, looks_like_path, quiet_transformers
 from headtohead.adapters.hf_text import FALLBACK_MAX_LENGTH, NO_TOKENIZER_LIMIT, split_pairs, token_counter
+from headtohead.config.models.transformers import TransformersSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
@@ -100,6 +101,7 @@ class TransformersAdapter(ModelAdapter):
         """
         import torch
 
+        assert isinstance(config, TransformersSettings)  # the registry builds this adapter for its kind only
         self = cls(config, context)
         _check_model_args(config)
         source, folder, offline = _locate(config, context)
@@ -142,6 +144,7 @@ class TransformersAdapter(ModelAdapter):
     @classmethod
     def length_counter(cls, config: ModelConfig, context: LoadContext) -> Any:
         """Token counts (truncated at ``max_length``) from this model's tokenizer, loaded alone."""
+        assert isinstance(config, TransformersSettings)  # the registry builds this adapter for its kind only
         source, _, offline = _locate(config, context)
         with quiet_transformers():
             tokenizer = _load_tokenizer(config, source, offline)
@@ -403,7 +406,7 @@ def position_limit(model: Any) -> int | None:
     return limit - padding_idx - 1 if isinstance(padding_idx, int) else limit
 
 
-def _max_length(config: ModelConfig, tokenizer: Any, model: Any, warn: Any) -> int:
+def _max_length(config: TransformersSettings, tokenizer: Any, model: Any, warn: Any) -> int:
     limit = position_limit(model)
     if config.max_length is not None:
         if limit is not None and config.max_length > limit:

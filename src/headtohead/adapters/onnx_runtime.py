@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
+from headtohead.config.models.onnx import OnnxSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
@@ -195,6 +196,7 @@ class OnnxRuntimeAdapter(ModelAdapter):
     """
 
     kind: ClassVar[str] = "onnx"
+    config: OnnxSettings
     modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
@@ -218,7 +220,7 @@ class OnnxRuntimeAdapter(ModelAdapter):
         self = cls(config, context)
         self.path = _check_file(config, context)
         self.session = create_session(self.path, device=context.device, model=config.name)
-        self.output_kind = config.outputs
+        self.output_kind = self.config.outputs
         self.label_names = self._label_names()
         if context.modality in ("text", "text_pair"):
             self._setup_text()

@@ -39,7 +39,7 @@ from headtohead.adapters.answers import LabelMass, TokenChoice, label_probabilit
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
 from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, ask_all
 from headtohead.adapters.response_cache import ResponseCache, cache_key, default_cache_path
-from headtohead.config.endpoint import EndpointSettings
+from headtohead.config.models.openai import OpenAISettings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError, ModelError
@@ -73,7 +73,8 @@ class OpenAIChatAdapter(LookedUpAdapter):
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
-        self.settings: EndpointSettings = config.endpoint
+        assert isinstance(config, OpenAISettings)  # the registry builds this adapter for kind: openai only
+        self.settings = config
         self._headers: dict[str, str] = {}
         self.few_shot_messages: list[dict[str, str]] = []
         self.cache = ResponseCache(default_cache_path())  # written even with --no-cache: fresh answers replace old

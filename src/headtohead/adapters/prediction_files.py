@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from headtohead.config.models.predictions import PREDICTION_SUFFIXES
 from headtohead.data.base import Dataset
 from headtohead.data.columns import name_some, normalise_id
 from headtohead.data.tables import read_table
@@ -55,7 +56,6 @@ __all__ = [
     "SUM_TOLERANCE",
 ]
 
-PREDICTION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".pq")
 PREDICTION_COLUMN = "prediction"
 PROBA_PREFIX = "proba_"
 PROBA_LIST_COLUMN = "proba"

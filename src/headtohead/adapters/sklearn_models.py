@@ -26,12 +26,11 @@ import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import error_summary
+from headtohead.config.models.sklearn import PICKLE_SUFFIXES
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError, listing
 
 __all__ = ["SklearnAdapter", "load_estimator", "PICKLE_SUFFIXES"]
-
-PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 
 
 class SklearnAdapter(ModelAdapter):

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import Checkpoint, apply_state_dict, checkpoint_num_outputs, read_checkpoint
+from headtohead.config.models.timm import ArchitectureSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
@@ -120,6 +121,7 @@ class TorchImageAdapter(ModelAdapter):
     classes; else ``None``.
     """
 
+    config: ArchitectureSettings  # the family's keys (timm, torchvision)
     modalities: ClassVar[tuple[str, ...]] = ("image",)
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from headtohead.config.endpoint import public_url
+from headtohead.config.models.openai import public_url
 from headtohead.config.speed import SpeedConfig
 from headtohead.engines.telemetry import host_load
 from headtohead.results.cost import ModelCost, ScenarioCost
