@@ -111,12 +111,10 @@ class StoredOutputs:
 
 
 class ModelAdapter(ABC):
-    """Base class of the model families. Subclasses set :attr:`kind` and :attr:`modalities`."""
+    """Base class of the model families. Subclasses set :attr:`kind`; what a family reads is its registry row's."""
 
     #: The ``kind:`` value in the experiment file.
     kind: ClassVar[str]
-    #: The dataset modalities this family can read.
-    modalities: ClassVar[tuple[str, ...]]
     #: Whether :meth:`forward` returns logits (softmax applied by the engine) or probabilities.
     output_kind: Literal["logits", "probabilities"] = "logits"
     #: What the quality pass hands the model: raw examples to :meth:`preprocess` and

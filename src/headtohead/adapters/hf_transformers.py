@@ -68,7 +68,6 @@ class TransformersAdapter(ModelAdapter):
     """
 
     kind: ClassVar[str] = "transformers"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair")
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

@@ -197,7 +197,6 @@ class OnnxRuntimeAdapter(ModelAdapter):
 
     kind: ClassVar[str] = "onnx"
     config: OnnxSettings
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

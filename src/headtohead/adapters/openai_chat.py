@@ -68,7 +68,6 @@ class OpenAIChatAdapter(LookedUpAdapter):
     """A chat model behind an OpenAI-compatible endpoint, asked one request per example."""
 
     kind: ClassVar[str] = "openai"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair")
     no_forward_reason: ClassVar[str] = "is asked over the network, not run here; its answers are looked up by example"
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:

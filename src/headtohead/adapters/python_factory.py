@@ -48,7 +48,6 @@ class PythonAdapter(ModelAdapter):
 
     kind: ClassVar[str] = "python"
     config: PythonSettings
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

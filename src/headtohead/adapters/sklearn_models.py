@@ -37,7 +37,6 @@ class SklearnAdapter(ModelAdapter):
     """A fitted scikit-learn estimator (or pipeline) read from a ``.skops`` or pickle file."""
 
     kind: ClassVar[str] = "sklearn"
-    modalities: ClassVar[tuple[str, ...]] = ("features", "image", "text")
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import Checkpoint, apply_state_dict, checkpoint_num_outputs, read_checkpoint
@@ -122,7 +122,6 @@ class TorchImageAdapter(ModelAdapter):
     """
 
     config: ArchitectureSettings  # the family's keys (timm, torchvision)
-    modalities: ClassVar[tuple[str, ...]] = ("image",)
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from headtohead.config.models.base import ModelConfig
 from headtohead.config.models.onnx import OnnxSettings, is_onnx_folder
@@ -102,6 +103,7 @@ FAMILIES: tuple[Family, ...] = (
 
 #: The kinds, in the registry's order.
 MODEL_KINDS: tuple[str, ...] = tuple(f.kind for f in FAMILIES)
+ModelConfig.families = MappingProxyType({f.kind: f.settings for f in FAMILIES})  # what an entry's kind builds
 
 
 def family(kind: str) -> Family:

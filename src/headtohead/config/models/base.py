@@ -8,11 +8,13 @@ its own (``extra="forbid"``). A key of another family is refused in words that n
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import Field, ModelWrapValidatorHandler, field_validator, model_validator
 
 from headtohead.config.base import Section
+from headtohead.errors import did_you_mean
 
 __all__ = ["ModelConfig"]
 
@@ -42,9 +44,12 @@ class ModelConfig(Section):
     trust_remote_code: bool = Field(default=False, description="transformers: run code shipped with the model.")
     revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
 
+    #: Kind → its settings class; the registry (:data:`headtohead.config.models.FAMILIES`) fills it.
+    families: ClassVar[Mapping[str, type[ModelConfig]]] = {}
+
     def __new__(cls, *args: Any, **data: Any) -> ModelConfig:
         # ModelConfig(kind="onnx", …) builds the onnx family's class, which then validates the keys
-        target = _settings_class(data.get("kind")) if cls is ModelConfig else None
+        target = ModelConfig.families.get(str(data.get("kind"))) if cls is ModelConfig else None
         return super().__new__(target or cls)
 
     @model_validator(mode="wrap")
@@ -52,7 +57,7 @@ class ModelConfig(Section):
     def _family(cls, data: Any, handler: ModelWrapValidatorHandler[ModelConfig]) -> ModelConfig:
         if not isinstance(data, dict):
             return handler(data)
-        target = _settings_class(data.get("kind")) if cls is ModelConfig else cls
+        target = ModelConfig.families.get(str(data.get("kind"))) if cls is ModelConfig else cls
         if target is None:  # an unknown kind: the base's own check names the kinds
             return handler(data)
         data = _own_keys(target, data)
@@ -61,23 +66,12 @@ class ModelConfig(Section):
     @field_validator("kind")
     @classmethod
     def _known_kind(cls, kind: str) -> str:
-        from headtohead.config.models import MODEL_KINDS  # the registry imports this module
-        from headtohead.errors import did_you_mean
-
-        if kind not in MODEL_KINDS:
+        kinds = list(ModelConfig.families)
+        if kind not in kinds:
             raise ValueError(
-                f"unknown model kind '{kind}'{did_you_mean(kind, MODEL_KINDS)} "
-                f"(choose one of: {', '.join(MODEL_KINDS)})"
+                f"unknown model kind '{kind}'{did_you_mean(kind, kinds)} (choose one of: {', '.join(kinds)})"
             )
         return kind
-
-
-def _settings_class(kind: Any) -> type[ModelConfig] | None:
-    """The settings class registered for ``kind`` (``None`` for an unknown kind)."""
-    from headtohead.config.models import FAMILIES  # the registry imports every family, which import this module
-
-    row = next((f for f in FAMILIES if f.kind == kind), None)
-    return row.settings if row is not None else None
 
 
 def _own_keys(target: type[ModelConfig], data: dict[str, Any]) -> dict[str, Any]:
@@ -88,12 +82,10 @@ def _own_keys(target: type[ModelConfig], data: dict[str, Any]) -> dict[str, Any]
     ValueError
         A key of another family has a value (``"max_concurrency is a key of kind: openai only …"``).
     """
-    from headtohead.config.models import FAMILIES
-
     foreign: dict[str, list[str]] = {}
     empty = set()
     for key, value in data.items():
-        owners = [f.kind for f in FAMILIES if key in f.settings.model_fields]
+        owners = [kind for kind, settings in ModelConfig.families.items() if key in settings.model_fields]
         if key in target.model_fields or not owners:
             continue
         if value is None:
