@@ -130,6 +130,6 @@ def _token_lengths(dataset: Dataset, config: ModelConfig, context: LoadContext) 
             chunk = examples[start : start + _COUNT_CHUNK]
             lengths[start : start + len(chunk)] = counter(list(chunk))
         return lengths
-    except H2HError as exc:
+    except (H2HError, ModuleNotFoundError) as exc:  # a family's extra not installed: its load says which
         log.debug("batch plan: model '%s' cannot count tokens (%s); trying the next way", config.name, exc)
         return None
