@@ -10,7 +10,7 @@ vLLM, llama.cpp's server, Ollama, TGI, ``transformers serve`` and hosted APIs sp
 protocol. Each example becomes one request: the system prompt, ``few_shot`` examples per class
 from ``data.train`` (drawn with the run's seed, in a seeded order) as user/assistant turns, and
 the example's own prompt (the template's ``{text}`` and ``{labels}`` filled in). The answer is
-read as a label (:mod:`~headtohead.adapters.answers`); an unparseable answer, like a request
+read as a label (:mod:`~headtohead.adapters.prompting`); an unparseable answer, like a request
 that failed after its retries, leaves the example without a prediction — a wrong answer in
 every statistic — and is kept with its raw text for the report. Class probabilities come from
 the answer's log-probabilities when the server returns them for every answered example;
@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import httpx
 import numpy as np
 
-from headtohead.adapters.answers import LabelMass, TokenChoice, label_probabilities, parse_answer
+from headtohead.adapters.prompting import LabelMass, TokenChoice, label_probabilities, parse_answer
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
 from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, ask_all
 from headtohead.adapters.response_cache import ResponseCache, cache_key, default_cache_path
