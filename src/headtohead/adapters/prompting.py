@@ -1,6 +1,11 @@
-"""An LLM's answer read as one of the dataset's labels, and its log-probabilities as class probabilities.
+"""LLM prompting, in one place for every LLM family: the conversation asked, and the answer read as a label.
 
-:func:`parse_answer` tries, in order (the first rule that decides wins):
+What a model is asked for an example (:class:`Prompter`): the system prompt, ``few_shot``
+examples per class from ``data.train`` (drawn with the run's seed, in a seeded order) as
+user/assistant turns (:func:`draw_few_shot`), and the example's own prompt — the template's
+``{text}`` and ``{labels}`` filled in. The keys are :class:`~headtohead.config.models.prompting.PromptSettings`.
+
+How an answer becomes a label: :func:`parse_answer` tries, in order (the first rule that decides wins):
 
 1. **exact** — the answer is a label, character for character;
 2. **case and whitespace** — equal after folding case and collapsing whitespace, with
@@ -19,18 +24,41 @@ label (or is a label followed by more text) adds its probability to that label; 
 generated text so far begins several labels (``ne`` for ``negative``/``neutral``) the next
 position's alternatives, conditioned on it, are read too. The masses are renormalised over
 the labels; what was not attributed to any label is returned beside them.
+
+What an LLM family hands the run's records (:class:`AnswerLog`, through
+:meth:`~headtohead.adapters.base.ModelAdapter.answer_record`) is transport-neutral: one
+:class:`Reading` per example asked, the passes of requests, and a base URL only where there is one.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["parse_answer", "normalise", "label_probabilities", "TokenChoice", "LabelMass"]
+from headtohead.config.models.prompting import PromptSettings
+from headtohead.data.base import Dataset
+from headtohead.errors import ConfigError
+
+__all__ = [
+    "Prompter",
+    "draw_few_shot",
+    "parse_answer",
+    "normalise",
+    "label_probabilities",
+    "TokenChoice",
+    "LabelMass",
+    "Reading",
+    "AnswerLog",
+    "answers_as_outputs",
+    "NO_PREDICTION",
+]
+
+NO_PREDICTION = -1  # results.predictions.NO_PREDICTION (adapters come before results)
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _EDGES = "\"'`*()[]{}<>«»“”‘’.,;:!?"
@@ -141,3 +169,137 @@ def label_probabilities(positions: Sequence[TokenChoice], labels: Sequence[str])
     total = float(mass.sum())
     outside = max(0.0, 1.0 - total)
     return LabelMass(mass / total if total > 0 else None, outside)
+
+
+class Prompter:
+    """The conversation an LLM is asked for each example (see the module docstring).
+
+    Parameters
+    ----------
+    settings : PromptSettings
+        The model's prompting keys.
+    label_names : sequence of str
+        The dataset's labels, in its order (the template's ``{labels}``).
+    """
+
+    def __init__(self, settings: PromptSettings, label_names: Sequence[str]) -> None:
+        self.settings, self.label_names = settings, [str(name) for name in label_names]
+        #: The few-shot turns shown before every example (:func:`draw_few_shot`).
+        self.few_shot: list[dict[str, str]] = []
+
+    def prompt(self, example: Any) -> str:
+        """The template filled in with the example (a text pair: one part per line) and the labels."""
+        text = "\n".join(str(part) for part in example) if isinstance(example, (tuple, list)) else str(example)
+        return self.settings.prompt.format(text=text, labels=", ".join(self.label_names))
+
+    def messages(self, example: Any) -> list[dict[str, str]]:
+        """The whole conversation for ``example``: system prompt, few-shot turns, its prompt."""
+        system = [{"role": "system", "content": self.settings.system_prompt}] if self.settings.system_prompt else []
+        return [*system, *self.few_shot, {"role": "user", "content": self.prompt(example)}]
+
+
+def draw_few_shot(
+    prompter: Prompter, train: Dataset | None, seed: int, model: str, warn: Callable[[str], None]
+) -> list[dict[str, str]]:
+    """``few_shot`` examples of each class from the training data, as user/assistant turns, seeded.
+
+    Raises
+    ------
+    ConfigError
+        Examples are asked for but the experiment has no training data.
+    """
+    k = prompter.settings.few_shot
+    if not k:
+        return []
+    if train is None or not len(train):
+        raise ConfigError(
+            f"model '{model}' asks for few_shot: {k} examples per class but the experiment has "
+            f"no training data; set data.train (or data.split), or few_shot: 0"
+        )
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for name in prompter.label_names:
+        if name not in train.label_names:
+            continue
+        pool = np.flatnonzero(train.labels == list(train.label_names).index(name))
+        if len(pool) < k:
+            warn(f"few_shot: {k} but data.train has {len(pool)} example(s) of class '{name}'; all are shown")
+        chosen.extend(rng.choice(pool, size=min(k, len(pool)), replace=False).tolist())
+    messages = []
+    for i in rng.permutation(len(chosen)):
+        index = chosen[int(i)]
+        messages.append({"role": "user", "content": prompter.prompt(train.examples[index])})
+        messages.append({"role": "assistant", "content": str(train.label_names[int(train.labels[index])])})
+    return messages
+
+
+class Reading:
+    """One example's answer read as a label: what came back, the prediction (or ``None``) and the probabilities.
+
+    ``exchange`` is what the transport got for the example (for ``openai``,
+    :class:`~headtohead.adapters.chat_client.Exchange`): ``body`` (``content``, ``usage``) or
+    ``None`` with ``error``, ``latency_s``, ``from_cache``.
+    """
+
+    __slots__ = ("exchange", "pred", "mass")
+
+    def __init__(self, exchange: Any, pred: int | None, mass: LabelMass | None) -> None:
+        self.exchange, self.pred, self.mass = exchange, pred, mass
+
+    @classmethod
+    def of(cls, exchange: Any, labels: Sequence[str], positions: Sequence[TokenChoice] | None) -> Reading:
+        """An exchange as a label (``None``: no answer or an unparseable one) and its label probabilities."""
+        if exchange.body is None:
+            return cls(exchange, None, None)
+        pred = parse_answer(exchange.body["content"], labels)
+        return cls(exchange, pred, label_probabilities(positions, labels) if positions else None)
+
+    @property
+    def unparseable(self) -> bool:
+        """An answer came back but names no label (or several)."""
+        return self.exchange.body is not None and self.pred is None
+
+
+@dataclass(frozen=True)
+class AnswerLog:
+    """What an LLM family's answers were, for the run's records (transport-neutral).
+
+    Attributes
+    ----------
+    model : str
+        The model asked (``source``).
+    readings : mapping of int to Reading
+        Dataset index → its answer, every example asked in this run.
+    passes : sequence
+        Each pass of requests (``requests``, ``retries``, ``wall_s``, ``statuses``).
+    concurrency : int
+        Requests in flight at most.
+    probabilities : bool
+        Every answered example came with probabilities naming a label.
+    price : object, optional
+        The model's price per million tokens (``input_per_1m``, ``output_per_1m``).
+    base_url : str, optional
+        Where the model was asked, when over the network.
+    """
+
+    model: str
+    readings: Mapping[int, Reading]
+    passes: Sequence[Any]
+    concurrency: int
+    probabilities: bool
+    price: Any = None
+    base_url: str | None = None
+
+
+def answers_as_outputs(
+    readings: Sequence[Reading], n_labels: int, probabilities: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The predictions of ``readings`` (:data:`NO_PREDICTION` where none) and, if asked, their probabilities."""
+    pred = np.array([NO_PREDICTION if r.pred is None else r.pred for r in readings], dtype=np.int64)
+    if not probabilities:
+        return pred, None
+    proba = np.full((len(readings), n_labels), np.nan, dtype=np.float32)
+    for row, reading in enumerate(readings):
+        if reading.pred is not None and reading.mass is not None:
+            proba[row] = reading.mass.proba
+    return pred, proba
