@@ -57,3 +57,51 @@ def test_a_typo_lists_the_keys_of_the_entrys_own_family():
                 "models": [{"name": "b", "kind": "transformers", "source": "b", "tokenizer": "t"}],
             }
         )
+
+
+def _importers() -> dict[str, set[str]]:
+    """Module → the modules it imports (every import statement, at any depth), for every module of src/."""
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    found = {}
+    for path in src.rglob("*.py"):
+        module = ".".join(path.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+        found[module] = names
+    return found
+
+
+def test_a_family_is_the_files_architecture_md_counts():
+    import re
+
+    page = (README.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    row = next(line for line in page.splitlines() if line.startswith("| support a new model family |"))
+    documented = int(re.search(r"\*\*(\d+) files\*\*", row).group(1))
+    imports = _importers()
+    for family in FAMILIES:
+        settings, adapter = family.settings.__module__, family.adapter.split(":")[0]
+        own = {settings, adapter, "headtohead.config.models"}  # its settings, its adapter, the registry row
+        assert len(own) == documented
+        users = {m for m, names in imports.items() if settings in names or adapter in names}
+        # other settings modules may extend its keys; sweeps/ export the families they speed up (onnx, transformers)
+        others = {m for m in users - own if not m.startswith(("headtohead.config.models.", "headtohead.sweeps."))}
+        assert not others, f"kind {family.kind}: {sorted(others)} import its modules; a family is {documented} files"
+
+
+def test_a_suites_models_keep_their_familys_keys_through_a_dump():
+    from headtohead.config.suite import suite_from_dict
+
+    datasets = [{"name": n, "data": {"path": f"{n}.csv"}} for n in ("a", "b")]
+    models = [
+        {"name": "x", "kind": "transformers", "source": "o/{dataset}", "max_length": 8},
+        {"name": "y", "kind": "predictions", "source": "{dataset}.csv"},
+    ]
+    suite = suite_from_dict({"datasets": datasets, "models": models})
+    assert suite_from_dict(suite.model_dump(mode="json")) == suite
+    assert suite.experiment_dict("a")["models"][0] == {**models[0], "source": "o/a"}

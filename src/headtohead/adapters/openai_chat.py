@@ -39,7 +39,7 @@ from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
 from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, ask_all
 from headtohead.adapters.prompting import AnswerLog, Prompter, Reading, TokenChoice, answers_as_outputs, draw_few_shot
 from headtohead.adapters.response_cache import ResponseCache, cache_key, default_cache_path
-from headtohead.config.models.openai import OpenAISettings
+from headtohead.config.models.openai import OpenAISettings, public_url
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError, ModelError
@@ -170,7 +170,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
             concurrency=self.settings.max_concurrency,
             probabilities=self.has_probabilities(),
             price=self.settings.price,
-            base_url=self.settings.base_url,
+            base_url=public_url(self.settings.base_url),
         )
 
 

@@ -279,7 +279,7 @@ class AnswerLog:
     price : object, optional
         The model's price per million tokens (``input_per_1m``, ``output_per_1m``).
     base_url : str, optional
-        Where the model was asked, when over the network.
+        Where the model was asked, when over the network (without credentials or query: never a secret).
     """
 
     model: str

@@ -18,7 +18,7 @@ from typing import Any
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import Checkpoint, apply_state_dict, checkpoint_num_outputs, read_checkpoint
-from headtohead.config.models.timm import ArchitectureSettings
+from headtohead.config.models.vision import ArchitectureSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from headtohead.adapters.prompting import AnswerLog
-from headtohead.config.models.openai import public_url
 from headtohead.config.speed import SpeedConfig
 from headtohead.engines.telemetry import host_load
 from headtohead.results.cost import ModelCost, ScenarioCost
@@ -61,7 +60,7 @@ def endpoint_record(answers: AnswerLog | None) -> EndpointRecord | None:
         tokens=sent_prompt + sent_completion,
     )
     return EndpointRecord(
-        base_url=public_url(answers.base_url or ""),  # "": a family asked in this process, no URL
+        base_url=answers.base_url or "",  # "": a family asked in this process, no URL
         model=answers.model,
         examples=len(ordered),
         from_cache=[i for i, r in ordered if r.exchange.from_cache],

@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from headtohead.config.models.vision import ArchitectureSettings
 
-from headtohead.config.models.base import ModelConfig
-
-__all__ = ["ArchitectureSettings", "TimmSettings"]
-
-
-class ArchitectureSettings(ModelConfig):
-    """An image classifier built by architecture name (timm, torchvision)."""
-
-    pretrained: bool = Field(default=False, description="Download the library's pretrained weights (online).")
-    image_size: int | None = Field(default=None, gt=0, description="Override the model's input resolution.")
+__all__ = ["TimmSettings"]
 
 
 class TimmSettings(ArchitectureSettings):

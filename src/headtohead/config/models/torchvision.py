@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from headtohead.config.models.timm import ArchitectureSettings
+from headtohead.config.models.vision import ArchitectureSettings
 
 __all__ = ["TorchvisionSettings"]
 
