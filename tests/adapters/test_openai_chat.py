@@ -14,8 +14,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from headtohead.adapters.prompting import TokenChoice, label_probabilities, parse_answer
 from headtohead.adapters.chat_client import EndpointRefused, ask_all, retry_delay
+from headtohead.adapters.prompting import TokenChoice, label_probabilities, parse_answer
 from headtohead.adapters.response_cache import ResponseCache, cache_key
 from headtohead.config.schema import ModelConfig
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
