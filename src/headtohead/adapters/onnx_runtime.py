@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
+from headtohead.adapters.weights import error_summary
 from headtohead.config.models.onnx import OnnxSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
@@ -124,7 +125,7 @@ def create_session(path: str | Path, *, device: str, model: str, threads: int | 
         raise
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/InvalidProtobuf types
         raise ModelError(
-            f"model '{model}': ONNX Runtime cannot load {path} ({_first_line(exc)}); check that it is "
+            f"model '{model}': ONNX Runtime cannot load {path} ({error_summary(exc)}); check that it is "
             f"an .onnx model file (export it again if it is truncated)"
         ) from exc
 
@@ -176,11 +177,6 @@ def _as_numpy(value: Any) -> np.ndarray:
     if hasattr(value, "detach"):
         return value.detach().cpu().numpy()
     return np.asarray(value)
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    return lines[0][:200] if lines else type(exc).__name__
 
 
 class OnnxRuntimeAdapter(ModelAdapter):
@@ -260,7 +256,7 @@ class OnnxRuntimeAdapter(ModelAdapter):
             self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelError(
-                f"model '{self.name}': cannot load the tokenizer in {folder} ({_first_line(exc)}); "
+                f"model '{self.name}': cannot load the tokenizer in {folder} ({error_summary(exc)}); "
                 f"save it there with tokenizer.save_pretrained"
             ) from exc
         stated = getattr(self.tokenizer, "model_max_length", None)

@@ -262,32 +262,21 @@ class Reading:
 
 @dataclass(frozen=True)
 class AnswerLog:
-    """What an LLM family's answers were, for the run's records (transport-neutral).
+    """What an LLM family's answers were, for the run's records (transport-neutral)."""
 
-    Attributes
-    ----------
-    model : str
-        The model asked (``source``).
-    readings : mapping of int to Reading
-        Dataset index → its answer, every example asked in this run.
-    passes : sequence
-        Each pass of requests (``requests``, ``retries``, ``wall_s``, ``statuses``).
-    concurrency : int
-        Requests in flight at most.
-    probabilities : bool
-        Every answered example came with probabilities naming a label.
-    price : object, optional
-        The model's price per million tokens (``input_per_1m``, ``output_per_1m``).
-    base_url : str, optional
-        Where the model was asked, when over the network (without credentials or query: never a secret).
-    """
-
+    #: The model asked (``source``).
     model: str
+    #: Dataset index → its answer, every example asked in this run.
     readings: Mapping[int, Reading]
+    #: Each pass of requests (``requests``, ``retries``, ``wall_s``, ``statuses``).
     passes: Sequence[Any]
+    #: Requests in flight at most.
     concurrency: int
+    #: Every answered example came with probabilities naming a label.
     probabilities: bool
+    #: Price per million tokens (``input_per_1m``, ``output_per_1m``).
     price: Any = None
+    #: Where the model was asked, when over the network (without credentials or query: never a secret).
     base_url: str | None = None
 
 

@@ -32,35 +32,21 @@ _ALL = ("text", "text_pair", "image", "features")
 
 @dataclass(frozen=True)
 class Family:
-    """One model family.
-
-    Attributes
-    ----------
-    kind : str
-        The ``kind:`` of a model entry.
-    settings : type[ModelConfig]
-        The class holding the family's keys with their defaults.
-    adapter : str
-        ``"module:Class"`` of its :class:`~headtohead.adapters.base.ModelAdapter`, imported on load.
-    extra : str or None
-        The ``pip install "headtohead[extra]"`` that brings its dependencies (``None``: the base install).
-    modalities : tuple of str
-        The dataset modalities it reads.
-    description : str
-        One line for the kinds' table.
-    suffixes : tuple of str
-        File suffixes that make a ``--model`` source this kind.
-    recognises : callable, optional
-        ``(source, path) -> bool`` for sources that are not a file suffix (folders, hub ids, factories).
-    """
+    """One model family: the ``kind:`` of an entry, the class of its keys, and what the run needs to know of it."""
 
     kind: str
     settings: type[ModelConfig]
+    #: ``"module:Class"`` of its :class:`~headtohead.adapters.base.ModelAdapter`, imported on load.
     adapter: str
+    #: The ``pip install "headtohead[extra]"`` that brings its dependencies (``None``: the base install).
     extra: str | None
+    #: The dataset modalities it reads.
     modalities: tuple[str, ...]
+    #: One line for the kinds' table.
     description: str
+    #: File suffixes that make a ``--model`` source this kind.
     suffixes: tuple[str, ...] = ()
+    #: ``(source, path) -> bool`` for sources that are not a file suffix (folders, hub ids, factories).
     recognises: Callable[[str, Path], bool] | None = None
 
 

@@ -1,18 +1,4 @@
-"""``kind: openai``: a model served behind an OpenAI-compatible chat-completions endpoint.
-
-::
-
-    - name: llm-zero-shot
-      kind: openai
-      source: qwen2.5-7b-instruct           # the model name the server expects
-      base_url: http://127.0.0.1:8000/v1
-      api_key_env: OPENAI_API_KEY           # the variable's NAME; the key itself is never written anywhere
-      prompt: "Classify the sentiment of: {text}\\nAnswer with one of: {labels}."
-      few_shot: 0                           # k examples per class from data.train, seeded
-      max_concurrency: 8
-      timeout_s: 60
-      max_retries: 5
-      price: {input_per_1m: 0.15, output_per_1m: 0.60}
+"""``kind: openai``: a model behind an OpenAI-compatible chat-completions endpoint (``docs/llm.md`` has an example).
 
 The prompting keys are every LLM family's (:class:`~headtohead.config.models.prompting.PromptSettings`);
 the keys here are the HTTP transport's.
