@@ -105,3 +105,12 @@ def test_a_suites_models_keep_their_familys_keys_through_a_dump():
     suite = suite_from_dict({"datasets": datasets, "models": models})
     assert suite_from_dict(suite.model_dump(mode="json")) == suite
     assert suite.experiment_dict("a")["models"][0] == {**models[0], "source": "o/a"}
+
+
+def test_an_entry_dumped_when_every_entry_had_every_key_still_validates():
+    # results.json's experiment before families owned their keys: every key, empty or at its default
+    old = {"name": "b", "kind": "transformers", "source": "b", "max_length": 64, "pretrained": False}
+    old |= {"outputs": "logits", "tokenizer": None, "mean": None, "base_url": None, "few_shot": None}
+    assert ModelConfig.model_validate(old) == ModelConfig(name="b", kind="transformers", source="b", max_length=64)
+    with pytest.raises(ValueError, match="pretrained is a key of kind: timm, torchvision only"):
+        ModelConfig.model_validate({**old, "pretrained": True})

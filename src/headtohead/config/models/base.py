@@ -75,12 +75,16 @@ class ModelConfig(Section):
 
 
 def _own_keys(target: type[ModelConfig], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` without other families' keys left empty (``None``); one given: one line naming its family.
+    """``data`` without other families' keys that say nothing; one that does: one line naming its family.
+
+    Every entry had every family's keys before each family owned its own, so an entry written or
+    dumped then (``results.json``'s ``experiment``) holds them empty (``None``) or at their family's
+    default (``pretrained: false``): those are not given.
 
     Raises
     ------
     ValueError
-        A key of another family has a value (``"max_concurrency is a key of kind: openai only …"``).
+        A key of another family has a value of its own (``"max_concurrency is a key of kind: openai only …"``).
     """
     foreign: dict[str, list[str]] = {}
     empty = set()
@@ -88,8 +92,8 @@ def _own_keys(target: type[ModelConfig], data: dict[str, Any]) -> dict[str, Any]
         owners = [kind for kind, settings in ModelConfig.families.items() if key in settings.model_fields]
         if key in target.model_fields or not owners:
             continue
-        if value is None:
-            empty.add(key)  # every entry had every family's key before families owned them: None is "not given"
+        if value is None or value == ModelConfig.families[owners[0]].model_fields[key].default:
+            empty.add(key)
         else:
             foreign.setdefault(", ".join(owners), []).append(key)
     for kinds, keys in foreign.items():
