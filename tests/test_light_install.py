@@ -118,6 +118,31 @@ def test_prediction_files_compare_with_torch_and_transformers_unimportable(tmp_p
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("model", "extra"),
+    [("bert=hf-folder", "text"), ("bert=transformers:org/model", "text")],
+)
+def test_a_family_whose_extra_is_missing_stops_with_one_line_naming_it(tmp_path, model, extra):
+    """As a new user's light install has it: not even huggingface_hub, which transformers brings."""
+    _two_prediction_files(tmp_path)
+    (tmp_path / "hf-folder").mkdir()
+    (tmp_path / "hf-folder" / "config.json").write_text("{}")
+    blocker = _BLOCKER.replace('"safetensors"}', '"safetensors", "huggingface_hub"}')
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    done = subprocess.run(
+        [sys.executable, "-c", blocker, "run", "--data", "dev.csv", "--id-column", "id", "--model", "a=good.csv"]
+        + ["--model", model],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr[-3000:]
+    assert f'pip install "headtohead[{extra}]"' in done.stderr
+
+
 def _build_distributions(out: Path) -> tuple[Path, Path]:
     """``python -m build``: the wheel and the sdist of this checkout, as a release would make them."""
     done = subprocess.run(

@@ -56,7 +56,6 @@ class SimulatedAdapter(ModelAdapter):
     """
 
     kind = "python"
-    modalities = ("text", "text_pair", "image", "features")
 
     def __init__(
         self,

@@ -14,8 +14,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from headtohead.adapters.answers import TokenChoice, label_probabilities, parse_answer
 from headtohead.adapters.chat_client import EndpointRefused, ask_all, retry_delay
+from headtohead.adapters.prompting import TokenChoice, label_probabilities, parse_answer
 from headtohead.adapters.response_cache import ResponseCache, cache_key
 from headtohead.config.schema import ModelConfig
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
@@ -93,7 +93,7 @@ def test_the_cache_key_holds_everything_that_decides_an_answer(tmp_path):
 
 def test_endpoint_keys_are_checked_where_they_are_written():
     entry = {"name": "llm", "kind": "openai", "source": "m", "base_url": "http://127.0.0.1:8000/v1"}
-    assert ModelConfig(**entry).endpoint.max_concurrency == 8
+    assert ModelConfig(**entry).max_concurrency == 8
     for bad, message in (
         ({"prompt": "Classify: {labels}"}, "no {text}"),
         ({"prompt": "{text} {examples}"}, "may use only"),
@@ -207,7 +207,7 @@ def test_the_example_comparing_minilm_with_an_endpoint_validates():
 
     exp = load_experiment(Path(__file__).resolve().parents[2] / "examples" / "sst2-minilm-vs-llm.yaml")
     llm = exp.model("llm")
-    assert llm.kind == "openai" and llm.endpoint.few_shot == 2 and llm.endpoint.price is not None
+    assert llm.kind == "openai" and llm.few_shot == 2 and llm.price is not None
     assert exp.speed.price_per_hour is not None  # the encoder's cost per million beside the LLM's
 
 

@@ -135,3 +135,19 @@ def test_hugging_face_model_and_tokenizer_in_memory_equal_the_same_model_from_it
     assert memory.label_alignment == saved.label_alignment == "remapped"
     assert memory.quality.confusion_matrix == saved.quality.confusion_matrix
     assert outcome.result.stats.comparison("memory", "folder").discordance == 0
+
+
+def test_a_wrong_outputs_argument_is_one_clear_error(features):
+    named = {"id_column": "id", "slice_columns": ["source"]}
+
+    def rule(rows):
+        return np.full((len(rows), 3), 1 / 3)
+
+    with pytest.raises(ConfigError, match=r"outputs='probabilities' must map model names .* outputs=\{'rule': "):
+        headtohead.compare({"rule": rule}, features, **named, outputs="probabilities")
+    with pytest.raises(ConfigError, match="outputs names 'rulle' — did you mean rule"):
+        headtohead.compare({"rule": rule}, features, **named, outputs={"rulle": "probabilities"})
+    with pytest.raises(ConfigError, match="outputs is a key of kind: python, onnx only .*kind: predictions"):
+        headtohead.compare(
+            {"rule": rule, "fixed": ["cat"] * 120}, features, **named, outputs={"fixed": "probabilities"}
+        )

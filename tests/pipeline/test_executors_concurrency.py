@@ -46,7 +46,7 @@ def test_request_bound_and_the_shard_config():
     assert request_bound(llm) == 8  # the default
     assert request_bound(ModelConfig(**LLM, max_concurrency=2)) == 2
     assert request_bound(ModelConfig(name="mlp", kind="python", source="a:b")) is None
-    assert shard_config(llm, 3).endpoint.max_concurrency == 3 and llm.endpoint.max_concurrency == 8
+    assert shard_config(llm, 3).max_concurrency == 3 and llm.max_concurrency == 8
     assert shard_config(llm, None) is llm
 
 

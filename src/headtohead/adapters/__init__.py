@@ -1,10 +1,9 @@
 """Model adapters: one module per model family behind :class:`ModelAdapter`.
 
-:func:`create_adapter` is the one verb. Families are registered by name in
-``ADAPTERS`` as ``"module:Class"`` strings so that importing this package does not
-import torch, transformers or timm; a family's module is imported when a model of that
-kind is loaded. A new family is one new module plus one line here (and its name in
-``headtohead.config.schema.MODEL_KINDS``, which a test keeps in step).
+:func:`create_adapter` is the one verb. Each family's row in the registry
+(:data:`headtohead.config.models.FAMILIES`) names its adapter as a ``"module:Class"`` string,
+so that importing this package does not import torch, transformers or timm; a family's
+module is imported when a model of that kind is loaded.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import importlib
 
 from headtohead.adapters.base import LoadContext, ModelAdapter, move_to_device
 from headtohead.adapters.labels import LabelAlignment, align_labels
-from headtohead.config.schema import ModelConfig
+from headtohead.config.models import FAMILIES, MODEL_KINDS, ModelConfig, family
 from headtohead.errors import ModelError, did_you_mean
 from headtohead.runtime.extras import missing_dependency
 
@@ -28,29 +27,22 @@ __all__ = [
     "move_to_device",
 ]
 
-ADAPTERS: dict[str, str] = {
-    "transformers": "headtohead.adapters.hf_transformers:TransformersAdapter",
-    "timm": "headtohead.adapters.timm_models:TimmAdapter",
-    "torchvision": "headtohead.adapters.torchvision_models:TorchvisionAdapter",
-    "sklearn": "headtohead.adapters.sklearn_models:SklearnAdapter",
-    "python": "headtohead.adapters.python_factory:PythonAdapter",
-    "onnx": "headtohead.adapters.onnx_runtime:OnnxRuntimeAdapter",
-    "predictions": "headtohead.adapters.predictions:PredictionsAdapter",
-    "openai": "headtohead.adapters.openai_chat:OpenAIChatAdapter",
-}
+#: Kind → ``"module:Class"`` of its adapter, read from the registry (:data:`headtohead.config.models.FAMILIES`).
+ADAPTERS: dict[str, str] = {row.kind: row.adapter for row in FAMILIES}
 
 
 def adapter_class(kind: str) -> type[ModelAdapter]:
     """The adapter class registered for ``kind``."""
-    if kind not in ADAPTERS:
+    if kind not in MODEL_KINDS:
         raise ModelError(
-            f"unknown model kind '{kind}'{did_you_mean(kind, ADAPTERS)} (choose one of: {', '.join(ADAPTERS)})"
+            f"unknown model kind '{kind}'{did_you_mean(kind, MODEL_KINDS)} (choose one of: {', '.join(MODEL_KINDS)})"
         )
-    module_name, class_name = ADAPTERS[kind].split(":")
+    row = family(kind)
+    module_name, class_name = row.adapter.split(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:  # a family whose extra is not installed (torch, transformers, timm …)
-        raise missing_dependency(exc, f"model kind '{kind}'", kind) or exc from None
+        raise missing_dependency(exc, f"model kind '{kind}'", row.extra) or exc from None
     return getattr(module, class_name)
 
 
@@ -74,13 +66,14 @@ def create_adapter(config: ModelConfig, context: LoadContext) -> ModelAdapter:
     ModelError
         The model cannot be loaded, or cannot read this dataset's modality.
     """
-    cls = adapter_class(config.kind)
-    if context.modality not in cls.modalities:
+    row = family(config.kind)
+    if context.modality not in row.modalities:
         raise ModelError(
             f"model '{config.name}' (kind {config.kind}) cannot read {context.modality} data; "
-            f"{config.kind} models read: {', '.join(cls.modalities)}"
+            f"{config.kind} models read: {', '.join(row.modalities)}"
         )
+    cls = adapter_class(config.kind)
     try:
         return cls.load(config, context)
     except ModuleNotFoundError as exc:  # imported on load: torch for a module, skops for a .skops file …
-        raise missing_dependency(exc, f"model '{config.name}' (kind {config.kind})", config.kind) or exc from None
+        raise missing_dependency(exc, f"model '{config.name}' (kind {config.kind})", row.extra) or exc from None

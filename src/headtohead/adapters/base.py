@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from headtohead.adapters.prompting import AnswerLog
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ModelError
@@ -111,12 +112,10 @@ class StoredOutputs:
 
 
 class ModelAdapter(ABC):
-    """Base class of the model families. Subclasses set :attr:`kind` and :attr:`modalities`."""
+    """Base class of the model families. Subclasses set :attr:`kind`; what a family reads is its registry row's."""
 
     #: The ``kind:`` value in the experiment file.
     kind: ClassVar[str]
-    #: The dataset modalities this family can read.
-    modalities: ClassVar[tuple[str, ...]]
     #: Whether :meth:`forward` returns logits (softmax applied by the engine) or probabilities.
     output_kind: Literal["logits", "probabilities"] = "logits"
     #: What the quality pass hands the model: raw examples to :meth:`preprocess` and
@@ -199,6 +198,10 @@ class ModelAdapter(ABC):
         with many requests in flight) fetch the whole plan here; the default does nothing.
         ``progress(done, total)`` (or with ``rates=`` a mapping of name to value per second).
         """
+        return None
+
+    def answer_record(self) -> AnswerLog | None:
+        """What the model answered in words, for the run's records (LLM families); ``None`` for the others."""
         return None
 
     def training_logits(self, inputs: Any) -> Any:

@@ -305,7 +305,7 @@ def ask_all(
     fresh : bool
         Ask every payload again (``--no-cache``); the answers still go into the cache.
     max_concurrency, timeout_s, max_retries : int, float, int
-        See :class:`~headtohead.config.endpoint.EndpointSettings`.
+        See :class:`~headtohead.config.models.openai.OpenAISettings`.
     progress : callable, optional
         ``progress(done, total, rates=…)``: rates of requests and tokens per second (``None``: all cached).
     seed : int

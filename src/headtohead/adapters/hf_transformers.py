@@ -33,6 +33,8 @@ from typing import Any, ClassVar
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.hf_hub import hub_cache, hub_kwargs, hub_offline, looks_like_path, quiet_transformers
 from headtohead.adapters.hf_text import FALLBACK_MAX_LENGTH, NO_TOKENIZER_LIMIT, split_pairs, token_counter
+from headtohead.adapters.weights import error_summary, read_checkpoint
+from headtohead.config.models.transformers import TransformersSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
@@ -67,7 +69,6 @@ class TransformersAdapter(ModelAdapter):
     """
 
     kind: ClassVar[str] = "transformers"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair")
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
@@ -100,6 +101,7 @@ class TransformersAdapter(ModelAdapter):
         """
         import torch
 
+        assert isinstance(config, TransformersSettings)  # the registry builds this adapter for its kind only
         self = cls(config, context)
         _check_model_args(config)
         source, folder, offline = _locate(config, context)
@@ -142,6 +144,7 @@ class TransformersAdapter(ModelAdapter):
     @classmethod
     def length_counter(cls, config: ModelConfig, context: LoadContext) -> Any:
         """Token counts (truncated at ``max_length``) from this model's tokenizer, loaded alone."""
+        assert isinstance(config, TransformersSettings)  # the registry builds this adapter for its kind only
         source, _, offline = _locate(config, context)
         with quiet_transformers():
             tokenizer = _load_tokenizer(config, source, offline)
@@ -248,7 +251,7 @@ def _load_tokenizer(config: ModelConfig, source: str, offline: bool) -> Any:
         tokenizer = AutoTokenizer.from_pretrained(source, **hub_kwargs(config, offline))
     except (OSError, ValueError, KeyError, TypeError, ImportError) as exc:
         raise ModelError(
-            f"model '{config.name}': cannot load its tokenizer from {source} ({_first_line(exc)}); "
+            f"model '{config.name}': cannot load its tokenizer from {source} ({error_summary(exc)}); "
             f"{fix}{_remote_code_hint(config, exc)}"
         ) from exc
     # Without vocabulary files transformers 5 quietly builds a tokenizer that knows only its
@@ -303,7 +306,7 @@ def _load_model(config: ModelConfig, source: str, folder: Path | None, offline: 
     except (ValueError, KeyError, TypeError, ImportError) as exc:
         raise ModelError(
             f"model '{config.name}': transformers cannot build a sequence classifier from {source} "
-            f"({_first_line(exc)}); check source and model_args{_remote_code_hint(config, exc)}"
+            f"({error_summary(exc)}); check source and model_args{_remote_code_hint(config, exc)}"
         ) from exc
 
 
@@ -314,8 +317,6 @@ def _load_unpickled(config: ModelConfig, folder: Path, kwargs: dict[str, Any]) -
 
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification
-
-    from headtohead.adapters.weights import read_checkpoint
 
     index = folder / _BIN_FILES[1]
     shards = sorted(set(json.loads(index.read_text())["weight_map"].values())) if index.is_file() else [_BIN_FILES[0]]
@@ -352,7 +353,7 @@ def _pickle_refused(config: ModelConfig, source: str, exc: BaseException) -> str
 def _corrupt(config: ModelConfig, source: str, exc: BaseException) -> str:
     return (
         f"model '{config.name}': cannot read the weights in {source}, a file is missing, corrupt or truncated "
-        f"({type(exc).__name__}: {_first_line(exc)}); re-save or re-download the model"
+        f"({type(exc).__name__}: {error_summary(exc)}); re-save or re-download the model"
     )
 
 
@@ -403,7 +404,7 @@ def position_limit(model: Any) -> int | None:
     return limit - padding_idx - 1 if isinstance(padding_idx, int) else limit
 
 
-def _max_length(config: ModelConfig, tokenizer: Any, model: Any, warn: Any) -> int:
+def _max_length(config: TransformersSettings, tokenizer: Any, model: Any, warn: Any) -> int:
     limit = position_limit(model)
     if config.max_length is not None:
         if limit is not None and config.max_length > limit:
@@ -421,8 +422,3 @@ def _max_length(config: ModelConfig, tokenizer: Any, model: Any, warn: Any) -> i
         f"{FALLBACK_MAX_LENGTH} tokens (set max_length to choose)"
     )
     return FALLBACK_MAX_LENGTH
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    return lines[0].strip()[:200] if lines else type(exc).__name__

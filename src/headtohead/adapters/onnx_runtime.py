@@ -29,6 +29,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
+from headtohead.adapters.weights import error_summary
+from headtohead.config.models.onnx import OnnxSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
@@ -123,7 +125,7 @@ def create_session(path: str | Path, *, device: str, model: str, threads: int | 
         raise
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph/InvalidProtobuf types
         raise ModelError(
-            f"model '{model}': ONNX Runtime cannot load {path} ({_first_line(exc)}); check that it is "
+            f"model '{model}': ONNX Runtime cannot load {path} ({error_summary(exc)}); check that it is "
             f"an .onnx model file (export it again if it is truncated)"
         ) from exc
 
@@ -177,11 +179,6 @@ def _as_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    return lines[0][:200] if lines else type(exc).__name__
-
-
 class OnnxRuntimeAdapter(ModelAdapter):
     """An ``.onnx`` classifier run by ONNX Runtime (see the module docstring).
 
@@ -195,7 +192,7 @@ class OnnxRuntimeAdapter(ModelAdapter):
     """
 
     kind: ClassVar[str] = "onnx"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
+    config: OnnxSettings
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
@@ -218,7 +215,7 @@ class OnnxRuntimeAdapter(ModelAdapter):
         self = cls(config, context)
         self.path = _check_file(config, context)
         self.session = create_session(self.path, device=context.device, model=config.name)
-        self.output_kind = config.outputs
+        self.output_kind = self.config.outputs
         self.label_names = self._label_names()
         if context.modality in ("text", "text_pair"):
             self._setup_text()
@@ -259,7 +256,7 @@ class OnnxRuntimeAdapter(ModelAdapter):
             self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelError(
-                f"model '{self.name}': cannot load the tokenizer in {folder} ({_first_line(exc)}); "
+                f"model '{self.name}': cannot load the tokenizer in {folder} ({error_summary(exc)}); "
                 f"save it there with tokenizer.save_pretrained"
             ) from exc
         stated = getattr(self.tokenizer, "model_max_length", None)

@@ -7,10 +7,10 @@
        price: {input_per_1m: 0.15, output_per_1m: 0.60}}
 
 vLLM, llama.cpp's server, Ollama, TGI, ``transformers serve`` and hosted APIs speak this
-protocol. Each example becomes one request: the system prompt, ``few_shot`` examples per class
-from ``data.train`` (drawn with the run's seed, in a seeded order) as user/assistant turns, and
-the example's own prompt (the template's ``{text}`` and ``{labels}`` filled in). The answer is
-read as a label (:mod:`~headtohead.adapters.answers`); an unparseable answer, like a request
+protocol. Each example becomes one request: the conversation of
+:class:`~headtohead.adapters.prompting.Prompter` (system prompt, few-shot turns, the example's
+prompt). The answer is read as a label (:mod:`~headtohead.adapters.prompting`, shared by every
+LLM family); an unparseable answer, like a request
 that failed after its retries, leaves the example without a prediction — a wrong answer in
 every statistic — and is kept with its raw text for the report. Class probabilities come from
 the answer's log-probabilities when the server returns them for every answered example;
@@ -18,8 +18,8 @@ otherwise the model is label-only and its calibration is *not available*.
 
 The model has no forward pass to time here: the quality pass asks all its examples at once
 (:meth:`OpenAIChatAdapter.fetch_outputs`, ``feeds = "ids"``) with bounded concurrency, and
-what the requests cost and took (latency per request, tokens, cache hits) is kept in
-:attr:`OpenAIChatAdapter.exchanges` for the run's records (:mod:`headtohead.engines.endpoint`).
+what the requests cost and took (latency per request, tokens, cache hits) is handed to the
+run's records by :meth:`OpenAIChatAdapter.answer_record` (:mod:`headtohead.engines.endpoint`).
 Answers are cached on disk (:mod:`~headtohead.adapters.response_cache`).
 
 The API key is read from the environment variable named by ``api_key_env`` when the model
@@ -35,47 +35,32 @@ from typing import Any, ClassVar
 import httpx
 import numpy as np
 
-from headtohead.adapters.answers import LabelMass, TokenChoice, label_probabilities, parse_answer
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
 from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, ask_all
+from headtohead.adapters.prompting import AnswerLog, Prompter, Reading, TokenChoice, answers_as_outputs, draw_few_shot
 from headtohead.adapters.response_cache import ResponseCache, cache_key, default_cache_path
-from headtohead.config.endpoint import EndpointSettings
+from headtohead.config.models.openai import OpenAISettings, public_url
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError, ModelError
 
-__all__ = ["OpenAIChatAdapter", "Reading"]
+__all__ = ["OpenAIChatAdapter"]
 
-NO_PREDICTION = -1  # results.predictions.NO_PREDICTION (adapters come before results)
 _REACH_TIMEOUT_S = 10.0
-
-
-class Reading:
-    """One example's exchange read as a label: the prediction (or ``None``) and the probabilities."""
-
-    __slots__ = ("exchange", "pred", "mass")
-
-    def __init__(self, exchange: Exchange, pred: int | None, mass: LabelMass | None) -> None:
-        self.exchange, self.pred, self.mass = exchange, pred, mass
-
-    @property
-    def unparseable(self) -> bool:
-        """An answer came back but names no label (or several)."""
-        return self.exchange.body is not None and self.pred is None
 
 
 class OpenAIChatAdapter(LookedUpAdapter):
     """A chat model behind an OpenAI-compatible endpoint, asked one request per example."""
 
     kind: ClassVar[str] = "openai"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair")
     no_forward_reason: ClassVar[str] = "is asked over the network, not run here; its answers are looked up by example"
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
-        self.settings: EndpointSettings = config.endpoint
+        assert isinstance(config, OpenAISettings)  # the registry builds this adapter for kind: openai only
+        self.settings = config
         self._headers: dict[str, str] = {}
-        self.few_shot_messages: list[dict[str, str]] = []
+        self.prompter = Prompter(config, context.label_names)
         self.cache = ResponseCache(default_cache_path())  # written even with --no-cache: fresh answers replace old
         #: Dataset index → what became of its request (every example asked in this run).
         self.readings: dict[int, Reading] = {}
@@ -99,37 +84,11 @@ class OpenAIChatAdapter(LookedUpAdapter):
                     f"key, or remove api_key_env for a server that needs no key"
                 )
             adapter._headers = {"Authorization": f"Bearer {key.strip()}"}
-        adapter.few_shot_messages = adapter._few_shot(context)
+        adapter.prompter.few_shot = draw_few_shot(
+            adapter.prompter, context.train, context.seed, adapter.name, adapter.warn
+        )
         adapter._check_reachable()
         return adapter
-
-    def _few_shot(self, context: LoadContext) -> list[dict[str, str]]:
-        """``few_shot`` examples of each class from the training data, as user/assistant turns, seeded."""
-        k = self.settings.few_shot
-        if not k:
-            return []
-        train = context.train
-        if train is None or not len(train):
-            raise ConfigError(
-                f"model '{self.name}' asks for few_shot: {k} examples per class but the experiment has "
-                f"no training data; set data.train (or data.split), or few_shot: 0"
-            )
-        rng = np.random.default_rng(context.seed)
-        labels = list(context.label_names)
-        chosen: list[int] = []
-        for name in labels:
-            if name not in train.label_names:
-                continue
-            pool = np.flatnonzero(train.labels == list(train.label_names).index(name))
-            if len(pool) < k:
-                self.warn(f"few_shot: {k} but data.train has {len(pool)} example(s) of class '{name}'; all are shown")
-            chosen.extend(rng.choice(pool, size=min(k, len(pool)), replace=False).tolist())
-        messages = []
-        for i in rng.permutation(len(chosen)):
-            index = chosen[int(i)]
-            messages.append({"role": "user", "content": self._prompt(train.examples[index])})
-            messages.append({"role": "assistant", "content": str(train.label_names[int(train.labels[index])])})
-        return messages
 
     def _check_reachable(self) -> None:
         """One GET of ``…/models``: any HTTP answer means the server is there (some answer it with an error)."""
@@ -148,16 +107,6 @@ class OpenAIChatAdapter(LookedUpAdapter):
                 f"{self.settings.api_key_env or 'api_key_env (none is set)'}"
             )
 
-    def _prompt(self, example: Any) -> str:
-        text = "\n".join(str(part) for part in example) if isinstance(example, (tuple, list)) else str(example)
-        labels = ", ".join(str(name) for name in self.context.label_names)
-        return self.settings.prompt.format(text=text, labels=labels)
-
-    def messages(self, example: Any) -> list[dict[str, str]]:
-        """The whole conversation sent for ``example``: system prompt, few-shot turns, its prompt."""
-        system = [{"role": "system", "content": self.settings.system_prompt}] if self.settings.system_prompt else []
-        return [*system, *self.few_shot_messages, {"role": "user", "content": self._prompt(example)}]
-
     def sampling(self) -> dict[str, Any]:
         """The sampling parameters sent with every request (and part of every cache key)."""
         s = self.settings
@@ -172,7 +121,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
         if not wanted:
             return
         sampling = self.sampling()
-        conversations = [self.messages(dataset.examples[i]) for i in wanted]
+        conversations = [self.prompter.messages(dataset.examples[i]) for i in wanted]
         payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
         keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
         try:
@@ -206,28 +155,29 @@ class OpenAIChatAdapter(LookedUpAdapter):
         """The labels read from the answers at ``indices`` (asked now if not yet), and their probabilities."""
         self.fetch_outputs(dataset, indices)
         rows = [self.readings[int(i)] for i in indices]
-        pred = np.array([NO_PREDICTION if r.pred is None else r.pred for r in rows], dtype=np.int64)
-        if not self.has_probabilities():
-            return StoredOutputs(pred)
-        k = len(self.context.label_names)
-        proba = np.full((len(rows), k), np.nan, dtype=np.float32)
-        for row, reading in enumerate(rows):
-            if reading.pred is not None and reading.mass is not None:
-                proba[row] = reading.mass.proba
-        return StoredOutputs(pred, proba)
+        return StoredOutputs(*answers_as_outputs(rows, len(self.context.label_names), self.has_probabilities()))
 
     def has_probabilities(self) -> bool:
         """Every answered example of this run came with log-probabilities naming a label."""
         return self._probabilities
 
+    def answer_record(self) -> AnswerLog:
+        """Every example asked in this run, read as a label, and the passes of requests (for the run's records)."""
+        return AnswerLog(
+            model=self.config.source,
+            readings=self.readings,
+            passes=self.passes,
+            concurrency=self.settings.max_concurrency,
+            probabilities=self.has_probabilities(),
+            price=self.settings.price,
+            base_url=public_url(self.settings.base_url),
+        )
+
 
 def _read(exchange: Exchange, labels: list[str], logprobs: bool) -> Reading:
-    """An exchange as a label (``None``: no answer or an unparseable one) and its label probabilities."""
-    if exchange.body is None:
-        return Reading(exchange, None, None)
-    pred = parse_answer(exchange.body["content"], labels)
-    positions = _token_choices(exchange.body.get("logprobs")) if logprobs else None
-    return Reading(exchange, pred, label_probabilities(positions, labels) if positions else None)
+    """An exchange as a label, with the probabilities its log-probabilities give (when asked)."""
+    positions = _token_choices(exchange.body.get("logprobs")) if logprobs and exchange.body is not None else None
+    return Reading.of(exchange, labels, positions)
 
 
 def _token_choices(content: Any) -> list[TokenChoice] | None:

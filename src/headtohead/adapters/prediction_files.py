@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from headtohead.config.models import family
 from headtohead.data.base import Dataset
 from headtohead.data.columns import name_some, normalise_id
 from headtohead.data.tables import read_table
@@ -55,7 +56,9 @@ __all__ = [
     "SUM_TOLERANCE",
 ]
 
-PREDICTION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".pq")
+#: The prediction file formats (the ``predictions`` kind's row in the registry recognises them).
+PREDICTION_SUFFIXES = family("predictions").suffixes
+
 PREDICTION_COLUMN = "prediction"
 PROBA_PREFIX = "proba_"
 PROBA_LIST_COLUMN = "proba"

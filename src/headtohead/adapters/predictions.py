@@ -59,7 +59,6 @@ class PredictionsAdapter(LookedUpAdapter):
     """Outputs read from a prediction file (or a table in memory), looked up by example."""
 
     kind: ClassVar[str] = "predictions"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
     no_forward_reason: ClassVar[str] = "has stored outputs, not a forward pass; its outputs are looked up by example"
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:

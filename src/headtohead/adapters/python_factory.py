@@ -33,6 +33,7 @@ import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import error_summary
+from headtohead.config.models.python import PythonSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError, listing
 from headtohead.runtime.faults import is_out_of_memory
@@ -46,7 +47,7 @@ class PythonAdapter(ModelAdapter):
     """A model returned by a user factory: an ``nn.Module`` or a plain callable."""
 
     kind: ClassVar[str] = "python"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
+    config: PythonSettings
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

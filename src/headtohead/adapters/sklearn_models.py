@@ -26,19 +26,17 @@ import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import error_summary
+from headtohead.config.models.sklearn import PICKLE_SUFFIXES
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError, listing
 
 __all__ = ["SklearnAdapter", "load_estimator", "PICKLE_SUFFIXES"]
-
-PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 
 
 class SklearnAdapter(ModelAdapter):
     """A fitted scikit-learn estimator (or pipeline) read from a ``.skops`` or pickle file."""
 
     kind: ClassVar[str] = "sklearn"
-    modalities: ClassVar[tuple[str, ...]] = ("features", "image", "text")
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import functools
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import Checkpoint, apply_state_dict, checkpoint_num_outputs, read_checkpoint
+from headtohead.config.models.vision import ArchitectureSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
 
@@ -120,7 +121,7 @@ class TorchImageAdapter(ModelAdapter):
     classes; else ``None``.
     """
 
-    modalities: ClassVar[tuple[str, ...]] = ("image",)
+    config: ArchitectureSettings  # the family's keys (timm, torchvision)
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

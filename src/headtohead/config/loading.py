@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from headtohead.config.models import MODEL_KINDS, ModelConfig, family
 from headtohead.config.schema import Experiment
 from headtohead.config.train import TrainConfig, train_config_from_dict
 from headtohead.errors import ConfigError, did_you_mean, listing
@@ -138,7 +139,9 @@ def experiment_from_dict(
     try:
         return Experiment.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc, source, yaml_text if not overrides else None)) from exc
+        raise ConfigError(
+            _format_validation_error(exc, source, yaml_text if not overrides else None, data=data)
+        ) from exc
 
 
 def parse_override(text: str) -> tuple[list[str | int], Any]:
@@ -232,7 +235,11 @@ def _format_loc(loc: Sequence[str | int]) -> str:
 
 
 def _format_validation_error(
-    exc: ValidationError, source: str, yaml_text: str | None, schema: type[BaseModel] = Experiment
+    exc: ValidationError,
+    source: str,
+    yaml_text: str | None,
+    schema: type[BaseModel] = Experiment,
+    data: Mapping[str, Any] | None = None,
 ) -> str:
     errors = exc.errors()
     first = errors[0]
@@ -240,7 +247,7 @@ def _format_validation_error(
     where = _format_loc(loc) or "(top level)"
     kind = first["type"]
     if kind == "extra_forbidden":
-        allowed = _fields_at(loc[:-1], schema)
+        allowed = _fields_at(loc[:-1], schema, _entry_at(data, loc[:-1]).get("kind"))
         message = f"unknown key{did_you_mean(str(loc[-1]), allowed)}"
         if allowed:
             message += f" (valid keys: {listing(allowed)})"
@@ -256,8 +263,10 @@ def _format_validation_error(
     return f"{prefix}: {where}: {message}{more}"
 
 
-def _fields_at(loc: Sequence[str | int], schema: type[BaseModel] = Experiment) -> list[str]:
-    """The valid keys of the section at ``loc`` in ``schema`` (the Experiment's unless a suite's)."""
+def _fields_at(loc: Sequence[str | int], schema: type[BaseModel] = Experiment, kind: str | None = None) -> list[str]:
+    """The valid keys of the section at ``loc`` in ``schema`` (the Experiment's unless a suite's).
+
+    A model entry's keys are its family's (``kind``, which the error's context carries)."""
     model: Any = schema
     for part in loc:
         if isinstance(part, int):
@@ -268,7 +277,19 @@ def _fields_at(loc: Sequence[str | int], schema: type[BaseModel] = Experiment) -
         model = _model_in(field.annotation)
         if model is None:
             return []
+    if model is ModelConfig and kind in MODEL_KINDS:
+        model = family(kind).settings
     return list(model.model_fields)
+
+
+def _entry_at(data: Any, loc: Sequence[str | int]) -> Mapping[str, Any]:
+    """The mapping at ``loc`` in the validated input (empty when there is none)."""
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return {}
+    return data if isinstance(data, Mapping) else {}
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:

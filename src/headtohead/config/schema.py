@@ -16,14 +16,14 @@ default. Later sections (speed, train, sweep …) are added here as fields of th
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
-from headtohead.config.endpoint import EndpointSettings, Price, check_endpoint_keys, endpoint_settings
 from headtohead.config.execution import ExecutionConfig
+from headtohead.config.models import MODEL_KINDS, ModelConfig
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
 from headtohead.config.train import TrainConfig
@@ -37,19 +37,6 @@ __all__ = [
     "StatsConfig",
     "MODEL_KINDS",
 ]
-
-#: Model families with an adapter. Kept here (not read from the adapter registry) so the
-#: config validates without importing torch; a test pins it to the registry.
-MODEL_KINDS: tuple[str, ...] = (
-    "transformers",
-    "timm",
-    "torchvision",
-    "sklearn",
-    "python",
-    "onnx",
-    "predictions",
-    "openai",
-)
 
 #: Fewest examples per look of ``eval.until_decided`` by default (rounded up to whole batches).
 _DEFAULT_CHUNK = 64
@@ -126,101 +113,6 @@ class DataConfig(_Section):
         return list(self.slice_columns) + extra
 
 
-class ModelConfig(_Section):
-    """One candidate model."""
-
-    name: str = Field(min_length=1, description="Unique name used in tables and results.")
-    kind: str = Field(description="Adapter family: " + " | ".join(MODEL_KINDS))
-    source: str = Field(
-        min_length=1,
-        description="Hub id, local folder, checkpoint file, architecture "
-        "name (timm/torchvision), 'package.module:factory' (python), a prediction file "
-        "(predictions: .csv/.tsv/.jsonl/.parquet) or the model name the server expects (openai).",
-    )
-    checkpoint: str | None = Field(
-        default=None,
-        description="Weights file for an architecture (.safetensors, or a torch file loaded with weights_only=True).",
-    )
-    pretrained: bool = Field(default=False, description="timm/torchvision: download pretrained weights (online).")
-    max_length: int | None = Field(default=None, gt=0, description="Tokeniser truncation length (text models).")
-    image_size: int | None = Field(default=None, gt=0, description="Override the model's input resolution.")
-    label_names: list[str] | None = Field(
-        default=None, description="Names of the model's outputs, in output order, when its files do not carry them."
-    )
-    model_args: dict[str, Any] = Field(
-        default_factory=dict, description="Extra keyword arguments for the model constructor / factory."
-    )
-    outputs: Literal["logits", "probabilities"] = Field(
-        default="logits", description="python kind: what the callable returns."
-    )
-    allow_pickle: bool = Field(default=False, description="Allow loading pickled objects (can run code).")
-    trust_remote_code: bool = Field(default=False, description="transformers: run code shipped with the model.")
-    revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
-    tokenizer: str | None = Field(
-        default=None,
-        description="onnx kind, text: local folder of the Hugging Face tokenizer the model was exported with.",
-    )
-    mean: list[float] | None = Field(
-        default=None, description="onnx kind, images: per-channel normalisation mean (default: ImageNet's)."
-    )
-    std: list[float] | None = Field(
-        default=None, description="onnx kind, images: per-channel normalisation std (default: ImageNet's)."
-    )
-    # kind: openai (config/endpoint.py holds their defaults and checks; None: not given)
-    base_url: str | None = Field(default=None, description="openai kind: the API root, e.g. http://127.0.0.1:8000/v1.")
-    api_key_env: str | None = Field(
-        default=None,
-        min_length=1,
-        description="openai kind: NAME of the environment "
-        "variable holding the key (the key is never written anywhere).",
-    )
-    prompt: str | None = Field(default=None, description="openai kind: the user message, with {text} and {labels}.")
-    system_prompt: str | None = Field(default=None, description="openai kind: the system message.")
-    few_shot: int | None = Field(
-        default=None, ge=0, le=32, description="openai kind: examples per class from data.train, seeded (default 0)."
-    )
-    max_concurrency: int | None = Field(
-        default=None, gt=0, le=1024, description="openai kind: requests in flight at most (default 8)."
-    )
-    timeout_s: float | None = Field(default=None, gt=0.0, description="openai kind: seconds per request (default 60).")
-    max_retries: int | None = Field(
-        default=None, ge=0, le=20, description="openai kind: tries after the first (default 5)."
-    )
-    temperature: float | None = Field(
-        default=None, ge=0.0, le=2.0, description="openai kind: sampling temperature (default 0)."
-    )
-    max_tokens: int | None = Field(default=None, gt=0, description="openai kind: tokens per answer (default 16).")
-    logprobs: bool | None = Field(default=None, description="openai kind: ask for log-probabilities (default true).")
-    top_logprobs: int | None = Field(
-        default=None, ge=1, le=20, description="openai kind: alternatives per token (default 20)."
-    )
-    price: Price | None = Field(
-        default=None, description="openai kind: {input_per_1m, output_per_1m} per million tokens."
-    )
-
-    @field_validator("kind")
-    @classmethod
-    def _known_kind(cls, kind: str) -> str:
-        if kind not in MODEL_KINDS:
-            from headtohead.errors import did_you_mean
-
-            raise ValueError(
-                f"unknown model kind '{kind}'{did_you_mean(kind, MODEL_KINDS)} "
-                f"(choose one of: {', '.join(MODEL_KINDS)})"
-            )
-        return kind
-
-    @model_validator(mode="after")
-    def _endpoint_keys(self) -> ModelConfig:
-        check_endpoint_keys(self.kind, dict(self))
-        return self
-
-    @property
-    def endpoint(self) -> EndpointSettings:
-        """The ``kind: openai`` keys with their defaults (see :mod:`headtohead.config.endpoint`)."""
-        return endpoint_settings(dict(self))
-
-
 class EvalConfig(_Section):
     """How the quality pass runs."""
 
@@ -285,7 +177,8 @@ class Experiment(_Section):
     name: str = Field(default="experiment", min_length=1)
     seed: int = 42
     data: DataConfig
-    models: list[ModelConfig] = Field(min_length=1)
+    # SerializeAsAny: an entry dumps its family's keys, not only the base's
+    models: list[SerializeAsAny[ModelConfig]] = Field(min_length=1)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     stats: StatsConfig = Field(default_factory=StatsConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
 from headtohead.config.base import Section
 from headtohead.config.execution import ExecutionConfig
@@ -123,7 +123,7 @@ class SuiteConfig(Section):
     name: str = Field(default="suite", min_length=1)
     seed: int = 42
     datasets: list[SuiteDatasetConfig] = Field(min_length=2, description="At least two data sets.")
-    models: list[ModelConfig] = Field(
+    models: list[SerializeAsAny[ModelConfig]] = Field(  # SerializeAsAny: each dumps its family's keys
         min_length=2, description="At least two models; '{dataset}' in their strings becomes each data set's name."
     )
     across: AcrossConfig = Field(default_factory=AcrossConfig)

@@ -1,8 +1,8 @@
 """Records of a model asked over an endpoint (``kind: openai``): what its requests took, said and cost.
 
-The adapter (:mod:`headtohead.adapters.openai_chat`) keeps what became of every example it
-asked (:attr:`~headtohead.adapters.openai_chat.OpenAIChatAdapter.readings`) and of each pass of
-requests; :func:`endpoint_record` turns them into the model's
+An LLM family's adapter hands over what became of every example it asked and of each pass of
+requests (:meth:`~headtohead.adapters.base.ModelAdapter.answer_record`, an
+:class:`~headtohead.adapters.prompting.AnswerLog`); :func:`endpoint_record` turns it into the model's
 :class:`~headtohead.results.endpoint.EndpointRecord`. Its speed and cost join the run's speed
 summary beside the models timed here (:func:`with_endpoints`): a :class:`ModelSpeed` with the
 latency per request at the configured concurrency and a cost per million predictions in the
@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from headtohead.config.endpoint import public_url
+from headtohead.adapters.prompting import AnswerLog
 from headtohead.config.speed import SpeedConfig
 from headtohead.engines.telemetry import host_load
 from headtohead.results.cost import ModelCost, ScenarioCost
@@ -36,13 +35,13 @@ from headtohead.results.speed import ModelSpeed, SpeedSummary
 __all__ = ["endpoint_record", "endpoint_speed", "with_endpoints", "merge_endpoint_records"]
 
 
-def endpoint_record(model: Any) -> EndpointRecord | None:
-    """The record of an endpoint model's pass; ``None`` for any other model (no ``readings``)."""
-    readings = getattr(model, "readings", None)
-    if readings is None:
+def endpoint_record(answers: AnswerLog | None) -> EndpointRecord | None:
+    """The record of an LLM's answers (a model's :meth:`~headtohead.adapters.base.ModelAdapter.answer_record`).
+
+    ``None`` for a model that does not answer in words."""
+    if answers is None:
         return None
-    settings = model.settings
-    ordered = sorted(readings.items())
+    ordered = sorted(answers.readings.items())
     unparseable = [(i, r) for i, r in ordered if r.unparseable]
     failed = [(i, r) for i, r in ordered if r.exchange.body is None]
     usages = [r.exchange.body["usage"] for _, r in ordered if r.exchange.body is not None]
@@ -51,20 +50,20 @@ def endpoint_record(model: Any) -> EndpointRecord | None:
     sent_prompt = sum(e.body["usage"].get("prompt_tokens") or 0 for e in sent)
     sent_completion = sum(e.body["usage"].get("completion_tokens") or 0 for e in sent)
     masses = [r.mass.outside for _, r in ordered if r.pred is not None and r.mass is not None]
-    stats = model.passes
+    stats = answers.passes
     requests = sum(p.requests for p in stats)
     statuses = _added([p.statuses for p in stats])
     timing = RequestTiming(
-        concurrency=settings.max_concurrency,  # no latency when nothing was answered now
-        shard_concurrency=[settings.max_concurrency],
+        concurrency=answers.concurrency,  # no latency when nothing was answered now
+        shard_concurrency=[answers.concurrency],
         peak_in_flight=[max((p.peak_in_flight for p in stats), default=0)],
         latencies_s=[float(e.latency_s) for e in sent if e.latency_s is not None],
         wall_s=sum(p.wall_s for p in stats),
         tokens=sent_prompt + sent_completion,
     )
     return EndpointRecord(
-        base_url=public_url(settings.base_url),
-        model=model.config.source,
+        base_url=answers.base_url or "",  # "": a family asked in this process, no URL
+        model=answers.model,
         examples=len(ordered),
         from_cache=[i for i, r in ordered if r.exchange.from_cache],
         n_unparseable=len(unparseable),
@@ -83,9 +82,9 @@ def endpoint_record(model: Any) -> EndpointRecord | None:
         completion_tokens=sum(u["completion_tokens"] for u in usages) if known else None,
         prompt_tokens_sent=sent_prompt,
         completion_tokens_sent=sent_completion,
-        price=TokenPrice(**settings.price.model_dump()) if settings.price is not None else None,
-        probabilities="logprobs" if model.has_probabilities() else "label only",
-        outside_mass_mean=float(np.mean(masses)) if masses and model.has_probabilities() else None,
+        price=TokenPrice(**answers.price.model_dump()) if answers.price is not None else None,
+        probabilities="logprobs" if answers.probabilities else "label only",
+        outside_mass_mean=float(np.mean(masses)) if masses and answers.probabilities else None,
         timing=timing,
     )
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from headtohead.adapters import LoadContext, adapter_class
-from headtohead.config.schema import ModelConfig
+from headtohead.config.models import ModelConfig, family
 from headtohead.data.base import Dataset
 from headtohead.engines.batching import BatchPlan, plan_batches
 from headtohead.errors import H2HError
@@ -118,9 +118,9 @@ def _token_lengths(dataset: Dataset, config: ModelConfig, context: LoadContext) 
     loaded; here that only means falling back to the next model or to characters.
     """
     try:
-        cls = adapter_class(config.kind)
-        if dataset.modality not in cls.modalities:
+        if dataset.modality not in family(config.kind).modalities:
             return None
+        cls = adapter_class(config.kind)
         counter = cls.length_counter(config, context)
         if counter is None:
             return None
@@ -130,6 +130,6 @@ def _token_lengths(dataset: Dataset, config: ModelConfig, context: LoadContext) 
             chunk = examples[start : start + _COUNT_CHUNK]
             lengths[start : start + len(chunk)] = counter(list(chunk))
         return lengths
-    except H2HError as exc:
+    except (H2HError, ModuleNotFoundError) as exc:  # a family's extra not installed: its load says which
         log.debug("batch plan: model '%s' cannot count tokens (%s); trying the next way", config.name, exc)
         return None

@@ -34,7 +34,7 @@ from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, DataSplits
 from headtohead.data.memory import dataset_from_memory, describe_data
 from headtohead.engines.evaluate import ProgressCallback
-from headtohead.errors import ConfigError, ModelError
+from headtohead.errors import ConfigError, ModelError, did_you_mean
 from headtohead.pipeline.quick import infer_kind
 from headtohead.pipeline.run import Run, run
 from headtohead.pipeline.setup import InMemory
@@ -125,6 +125,7 @@ def compare(
             "compare: models must be a non-empty mapping of names to models, e.g. "
             "{'bert': model, 'baseline': predictions}"
         )
+    _check_outputs(outputs, models)
     section = DataConfig(
         path=describe_data(data),
         text_column=text_column,
@@ -161,6 +162,24 @@ def compare(
         in_memory=InMemory(splits=DataSplits(eval=dataset), objects=objects),
         response_cache=response_cache,
     )
+
+
+def _check_outputs(outputs: Any, models: Mapping[str, Any]) -> None:
+    """``outputs`` maps names of ``models`` to what they return (one line naming the mistake otherwise)."""
+    if outputs is None:
+        return
+    first = next(iter(models))
+    if not isinstance(outputs, Mapping):
+        raise ConfigError(
+            f"compare: outputs={outputs!r} must map model names to 'logits' or 'probabilities', one entry per "
+            f"callable that returns probabilities, e.g. outputs={{{str(first)!r}: {str(outputs)!r}}}"
+        )
+    unknown = [str(n) for n in outputs if str(n) not in {str(m) for m in models}]
+    if unknown:
+        raise ConfigError(
+            f"compare: outputs names {', '.join(map(repr, unknown))}{did_you_mean(unknown[0], map(str, models))}, "
+            f"which is not one of the models ({', '.join(map(repr, map(str, models)))})"
+        )
 
 
 def _model_entry(name: str, model: Any, dataset: Dataset, outputs: str | None) -> tuple[dict[str, Any], Any]:

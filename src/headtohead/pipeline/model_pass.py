@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from headtohead.adapters import LoadContext, ModelAdapter, adapter_class, create_adapter
+from headtohead.adapters.prompting import AnswerLog
 from headtohead.config.schema import ModelConfig
 from headtohead.engines.endpoint import endpoint_record
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
@@ -36,6 +37,7 @@ class LoadedModelFacts(Protocol):
     def warnings(self) -> Any: ...
     def num_parameters(self) -> int | None: ...
     def parameter_bytes(self) -> int | None: ...
+    def answer_record(self) -> AnswerLog | None: ...
 
 
 @dataclass
@@ -181,7 +183,7 @@ def model_record(
         eval_time_s=evaluation.seconds if evaluation else None,
         quality=quality,
         warnings=list(model.warnings),
-        **({"endpoint": endpoint_record(model)} | extra),  # a worker's shards bring theirs merged
+        **({"endpoint": endpoint_record(model.answer_record())} | extra),  # a worker's shards bring theirs merged
     )
 
 

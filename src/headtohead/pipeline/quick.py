@@ -2,18 +2,11 @@
 
 :func:`quick_experiment` builds the :class:`~headtohead.config.Experiment` a file would hold;
 each model's kind is inferred from its source (:func:`infer_kind`) unless written first
-(``b=transformers:path``):
-
-==============================================  ==============
-source                                          kind
-==============================================  ==============
-``.csv`` ``.tsv`` ``.jsonl`` ``.json`` ``.parquet``  ``predictions``
-a folder with ``config.json``                    ``transformers``
-``.onnx`` (or a folder with ``model.onnx``)      ``onnx``
-``.skops`` ``.pkl`` ``.pickle`` ``.joblib``      ``sklearn``
-``package.module:factory``                       ``python``
-``owner/name`` that is not a local path          ``transformers`` (a hub id)
-==============================================  ==============
+(``b=transformers:path``): a file's suffix first (``.csv`` … → ``predictions``, ``.onnx``,
+``.skops``/pickles → ``sklearn``), then each family's rule (a folder with ``config.json`` or an
+``owner/name`` hub id → ``transformers``, ``package.module:factory`` → ``python``, a folder with
+``model.onnx`` → ``onnx``), as the families' registry rows say
+(:data:`~headtohead.config.models.FAMILIES`: ``suffixes``, ``recognises``).
 
 A timm or torchvision architecture needs its kind (``timm:resnet18``): a bare name is
 ambiguous, and the error says so.
@@ -26,16 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from headtohead.adapters.prediction_files import PREDICTION_SUFFIXES
-from headtohead.adapters.sklearn_models import PICKLE_SUFFIXES
 from headtohead.config import Experiment, experiment_from_dict
-from headtohead.config.schema import MODEL_KINDS
+from headtohead.config.models import FAMILIES, MODEL_KINDS
 from headtohead.errors import ConfigError
 
 __all__ = ["quick_experiment", "infer_kind", "parse_model_option"]
 
-_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
 
 
@@ -62,20 +51,13 @@ def infer_kind(source: str, base_dir: Path | None = None) -> str:
     path = Path(source).expanduser()
     path = path if path.is_absolute() else (base_dir or Path.cwd()) / path
     suffix = path.suffix.lower()
-    if suffix in PREDICTION_SUFFIXES:
-        return "predictions"
-    if suffix == ".onnx" or (
-        path.is_dir() and (path / "model.onnx").is_file() and not (path / "config.json").is_file()
-    ):
-        return "onnx"
-    if suffix == ".skops" or suffix in PICKLE_SUFFIXES:
-        return "sklearn"
-    if path.is_dir() and (path / "config.json").is_file():
-        return "transformers"
-    if _FACTORY.match(source) and not path.exists():
-        return "python"
-    if _HUB_ID.match(source) and not path.exists():
-        return "transformers"
+    # a file's suffix decides first; then the families' own rules (a folder's files, a hub id, a factory)
+    for row in FAMILIES:
+        if suffix in row.suffixes:
+            return row.kind
+    for row in FAMILIES:
+        if row.recognises is not None and row.recognises(source, path):
+            return row.kind
     what = (
         "a folder without config.json"
         if path.is_dir()

@@ -9,9 +9,11 @@ that need more come as extras: ``torch`` (torch models, GPU telemetry), ``text``
 
 from __future__ import annotations
 
+import importlib.util
+
 from headtohead.errors import ModelError
 
-__all__ = ["EXTRAS", "KIND_EXTRAS", "extra_for", "missing_dependency"]
+__all__ = ["EXTRAS", "extra_for", "installed", "missing_dependency"]
 
 #: Top-level module → the extra that installs it.
 EXTRAS: dict[str, str] = {
@@ -32,10 +34,6 @@ EXTRAS: dict[str, str] = {
     "httpx": "llm",
 }
 
-#: Model kind → the extra that installs its whole family (``text`` brings torch too, so a
-#: transformers model without torch is told to install ``text``, not ``torch`` and then ``text``).
-KIND_EXTRAS: dict[str, str] = {"transformers": "text", "timm": "vision", "torchvision": "vision"}
-
 
 def extra_for(module: str | None) -> str | None:
     """The extra that installs ``module`` (``"torch.nn"`` → ``"torch"``), or ``None`` for others.
@@ -48,7 +46,7 @@ def extra_for(module: str | None) -> str | None:
     return EXTRAS.get((module or "").split(".")[0])
 
 
-def missing_dependency(exc: ModuleNotFoundError, what: str, kind: str | None = None) -> ModelError | None:
+def missing_dependency(exc: ModuleNotFoundError, what: str, family_extra: str | None = None) -> ModelError | None:
     """One line naming the extra to install when ``exc`` is an optional dependency missing; ``None`` otherwise.
 
     Parameters
@@ -56,9 +54,10 @@ def missing_dependency(exc: ModuleNotFoundError, what: str, kind: str | None = N
     exc : ModuleNotFoundError
     what : str
         What needed it (``"model 'bert' (kind transformers)"``).
-    kind : str, optional
-        The model kind that needed it: a family whose extra includes torch is named for the
-        whole family (``KIND_EXTRAS``).
+    family_extra : str, optional
+        The extra of the model family that needed it (its registry row's). When that extra is
+        not installed, it is named for torch and for any module no extra names (``huggingface_hub``,
+        which transformers brings): a new user installs the family once, not one module at a time.
 
     Examples
     --------
@@ -66,11 +65,24 @@ def missing_dependency(exc: ModuleNotFoundError, what: str, kind: str | None = N
     'model \\'r\\' (kind timm) needs timm, which is not installed; install it with: pip install "headtohead[vision]"'
     """
     extra = extra_for(exc.name)
+    if family_extra is not None and extra in (None, "torch") and not installed(family_extra):
+        extra = family_extra
     if extra is None or exc.name is None:
         return None
-    if extra == "torch" and kind in KIND_EXTRAS:
-        extra = KIND_EXTRAS[kind]
     return ModelError(
         f"{what} needs {exc.name.split('.')[0]}, which is not installed; install it with: "
         f'pip install "headtohead[{extra}]"'
     )
+
+
+def installed(extra: str) -> bool:
+    """Every module that ``extra`` is named for can be imported (found, not imported)."""
+    for module, named in EXTRAS.items():
+        if named != extra:
+            continue
+        try:
+            if importlib.util.find_spec(module) is None:
+                return False
+        except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+            return False
+    return True

@@ -85,7 +85,6 @@ class VariantAdapter(ModelAdapter):
     """
 
     kind: ClassVar[str] = "variant"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair", "image", "features")
 
     def __init__(
         self,

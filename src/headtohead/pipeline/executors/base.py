@@ -57,6 +57,9 @@ class LoadedModel:
     def parameter_bytes(self) -> int | None:
         return self.n_parameter_bytes
 
+    def answer_record(self) -> None:
+        return None  # the shards' answer records come back from the workers as records, merged
+
 
 @dataclass(frozen=True)
 class ModelFailure:

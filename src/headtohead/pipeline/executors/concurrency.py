@@ -29,7 +29,7 @@ __all__ = ["request_bound", "shard_count", "shard_bounds", "shard_config"]
 
 def request_bound(model: ModelConfig) -> int | None:
     """The model's ``max_concurrency`` with its default; ``None`` for a model that sends no requests."""
-    return model.endpoint.max_concurrency if model.kind == "openai" else None
+    return model.request_bound
 
 
 def shard_count(shards: int, bound: int | None, *, side_by_side: bool) -> int:

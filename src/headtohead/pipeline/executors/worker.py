@@ -149,7 +149,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         backoff=evaluation.backoff,
         speed=speed,
         adapter=done.adapter,
-        endpoint=endpoint_record(done.adapter),
+        endpoint=endpoint_record(done.adapter.answer_record()),
     )
 
 

@@ -1,0 +1,294 @@
+"""LLM prompting, in one place for every LLM family: the conversation asked, and the answer read as a label.
+
+What a model is asked for an example (:class:`Prompter`): the system prompt, ``few_shot``
+examples per class from ``data.train`` (drawn with the run's seed, in a seeded order) as
+user/assistant turns (:func:`draw_few_shot`), and the example's own prompt — the template's
+``{text}`` and ``{labels}`` filled in. The keys are :class:`~headtohead.config.models.prompting.PromptSettings`.
+
+How an answer becomes a label: :func:`parse_answer` tries, in order (the first rule that decides wins):
+
+1. **exact** — the answer is a label, character for character;
+2. **case and whitespace** — equal after folding case and collapsing whitespace, with
+   surrounding quotes, brackets and final punctuation dropped (``" Positive."``);
+3. **unique prefix** — the answer is the beginning of exactly one label (``"pos"``);
+4. **named alone** — exactly one label occurs in the answer as whole words (``"The sentiment
+   is positive."``); a label inside a longer one (``spam`` in ``not spam``) counts as the longer.
+
+Anything else — prose naming no label or several, an empty answer — is *unparseable*:
+:func:`parse_answer` returns ``None`` and the example has no prediction (a wrong answer in
+every statistic). A reasoning model's ``<think>…</think>`` block is dropped first.
+
+:func:`label_probabilities` turns the ``logprobs`` of an answer's first tokens into one
+probability per label: each alternative token at the first position that begins exactly one
+label (or is a label followed by more text) adds its probability to that label; while the
+generated text so far begins several labels (``ne`` for ``negative``/``neutral``) the next
+position's alternatives, conditioned on it, are read too. The masses are renormalised over
+the labels; what was not attributed to any label is returned beside them.
+
+What an LLM family hands the run's records (:class:`AnswerLog`, through
+:meth:`~headtohead.adapters.base.ModelAdapter.answer_record`) is transport-neutral: one
+:class:`Reading` per example asked, the passes of requests, and a base URL only where there is one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from headtohead.config.models.prompting import PromptSettings
+from headtohead.data.base import Dataset
+from headtohead.errors import ConfigError
+
+__all__ = [
+    "Prompter",
+    "draw_few_shot",
+    "parse_answer",
+    "normalise",
+    "label_probabilities",
+    "TokenChoice",
+    "LabelMass",
+    "Reading",
+    "AnswerLog",
+    "answers_as_outputs",
+    "NO_PREDICTION",
+]
+
+NO_PREDICTION = -1  # results.predictions.NO_PREDICTION (adapters come before results)
+
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_EDGES = "\"'`*()[]{}<>«»“”‘’.,;:!?"
+
+
+def normalise(text: str) -> str:
+    """Case folded, whitespace collapsed, surrounding quotes/brackets/punctuation dropped."""
+    return " ".join(text.split()).casefold().strip(_EDGES + " ")
+
+
+def parse_answer(answer: str, labels: Sequence[str]) -> int | None:
+    """The index of the label ``answer`` names, or ``None`` when it is unparseable (see the module docstring).
+
+    Examples
+    --------
+    >>> labels = ["negative", "positive"]
+    >>> [parse_answer(a, labels) for a in ["positive", " Negative.", "pos", "It is positive!", "no idea", ""]]
+    [1, 0, 1, 1, None, None]
+    """
+    if answer in labels:
+        return list(labels).index(answer)
+    text = normalise(_THINK.sub(" ", answer))
+    if not text:
+        return None
+    folded = [normalise(label) for label in labels]
+    same = [k for k, label in enumerate(folded) if label == text]
+    if len(same) == 1:
+        return same[0]
+    starts = [k for k, label in enumerate(folded) if label.startswith(text)]
+    if len(starts) == 1:
+        return starts[0]
+    named = _labels_named(text, folded)
+    return named[0] if len(named) == 1 else None
+
+
+def _labels_named(text: str, folded: Sequence[str]) -> list[int]:
+    """The labels occurring in ``text`` as whole words; longer labels first, their words taken out."""
+    found: list[int] = []
+    for k in sorted(range(len(folded)), key=lambda i: -len(folded[i])):
+        if not folded[k]:
+            continue
+        pattern = re.compile(r"(?<!\w)" + re.escape(folded[k]) + r"(?!\w)")
+        if pattern.search(text):
+            found.append(k)
+            text = pattern.sub(" ", text)
+    return found
+
+
+@dataclass(frozen=True)
+class TokenChoice:
+    """One position of an answer: the token generated, its log-probability and the alternatives returned."""
+
+    token: str
+    logprob: float
+    alternatives: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class LabelMass:
+    """Class probabilities read from log-probabilities.
+
+    Attributes
+    ----------
+    proba : ndarray (K,) or None
+        Renormalised over the labels; ``None`` when no alternative named any label.
+    outside : float
+        Probability the answer's first tokens gave to no label (``1 - Σ`` before renormalising).
+    """
+
+    proba: np.ndarray | None
+    outside: float
+
+
+def _matching(text: str, folded: Sequence[str]) -> list[int]:
+    """Labels ``text`` (normalised, left-stripped) could still become, or already is followed by more."""
+    return [k for k, label in enumerate(folded) if label.startswith(text) or (text.startswith(label) and label)]
+
+
+def label_probabilities(positions: Sequence[TokenChoice], labels: Sequence[str]) -> LabelMass:
+    """Class probabilities from an answer's first tokens (see the module docstring).
+
+    Examples
+    --------
+    >>> first = TokenChoice("pos", math.log(0.7), (("pos", math.log(0.7)), ("neg", math.log(0.2)), ("I", math.log(0.1))))
+    >>> mass = label_probabilities([first], ["negative", "positive"])
+    >>> [round(p, 3) for p in mass.proba], round(mass.outside, 3)
+    ([0.222, 0.778], 0.1)
+    """
+    folded = [normalise(label) for label in labels]
+    mass = np.zeros(len(labels), dtype=np.float64)
+    prefix, path = "", 0.0
+    for position in positions:
+        for token, logprob in position.alternatives:
+            text = (prefix + token).lstrip().casefold()
+            if not text:
+                continue
+            matches = _matching(text, folded)
+            if len(matches) == 1:
+                mass[matches[0]] += math.exp(path + logprob)
+        generated = (prefix + position.token).lstrip().casefold()
+        if generated and len(_matching(generated, folded)) != 1 and _matching(generated, folded):
+            prefix, path = prefix + position.token, path + position.logprob  # still between labels: read on
+            continue
+        if not generated:  # leading whitespace: the answer starts at the next token
+            prefix, path = prefix + position.token, path + position.logprob
+            continue
+        break
+    total = float(mass.sum())
+    outside = max(0.0, 1.0 - total)
+    return LabelMass(mass / total if total > 0 else None, outside)
+
+
+class Prompter:
+    """The conversation an LLM is asked for each example (see the module docstring).
+
+    Parameters
+    ----------
+    settings : PromptSettings
+        The model's prompting keys.
+    label_names : sequence of str
+        The dataset's labels, in its order (the template's ``{labels}``).
+    """
+
+    def __init__(self, settings: PromptSettings, label_names: Sequence[str]) -> None:
+        self.settings, self.label_names = settings, [str(name) for name in label_names]
+        #: The few-shot turns shown before every example (:func:`draw_few_shot`).
+        self.few_shot: list[dict[str, str]] = []
+
+    def prompt(self, example: Any) -> str:
+        """The template filled in with the example (a text pair: one part per line) and the labels."""
+        text = "\n".join(str(part) for part in example) if isinstance(example, (tuple, list)) else str(example)
+        return self.settings.prompt.format(text=text, labels=", ".join(self.label_names))
+
+    def messages(self, example: Any) -> list[dict[str, str]]:
+        """The whole conversation for ``example``: system prompt, few-shot turns, its prompt."""
+        system = [{"role": "system", "content": self.settings.system_prompt}] if self.settings.system_prompt else []
+        return [*system, *self.few_shot, {"role": "user", "content": self.prompt(example)}]
+
+
+def draw_few_shot(
+    prompter: Prompter, train: Dataset | None, seed: int, model: str, warn: Callable[[str], None]
+) -> list[dict[str, str]]:
+    """``few_shot`` examples of each class from the training data, as user/assistant turns, seeded.
+
+    Raises
+    ------
+    ConfigError
+        Examples are asked for but the experiment has no training data.
+    """
+    k = prompter.settings.few_shot
+    if not k:
+        return []
+    if train is None or not len(train):
+        raise ConfigError(
+            f"model '{model}' asks for few_shot: {k} examples per class but the experiment has "
+            f"no training data; set data.train (or data.split), or few_shot: 0"
+        )
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for name in prompter.label_names:
+        if name not in train.label_names:
+            continue
+        pool = np.flatnonzero(train.labels == list(train.label_names).index(name))
+        if len(pool) < k:
+            warn(f"few_shot: {k} but data.train has {len(pool)} example(s) of class '{name}'; all are shown")
+        chosen.extend(rng.choice(pool, size=min(k, len(pool)), replace=False).tolist())
+    messages = []
+    for i in rng.permutation(len(chosen)):
+        index = chosen[int(i)]
+        messages.append({"role": "user", "content": prompter.prompt(train.examples[index])})
+        messages.append({"role": "assistant", "content": str(train.label_names[int(train.labels[index])])})
+    return messages
+
+
+class Reading:
+    """One example's answer read as a label: what came back, the prediction (or ``None``) and the probabilities.
+
+    ``exchange`` is what the transport got for the example (for ``openai``,
+    :class:`~headtohead.adapters.chat_client.Exchange`): ``body`` (``content``, ``usage``) or
+    ``None`` with ``error``, ``latency_s``, ``from_cache``.
+    """
+
+    __slots__ = ("exchange", "pred", "mass")
+
+    def __init__(self, exchange: Any, pred: int | None, mass: LabelMass | None) -> None:
+        self.exchange, self.pred, self.mass = exchange, pred, mass
+
+    @classmethod
+    def of(cls, exchange: Any, labels: Sequence[str], positions: Sequence[TokenChoice] | None) -> Reading:
+        """An exchange as a label (``None``: no answer or an unparseable one) and its label probabilities."""
+        if exchange.body is None:
+            return cls(exchange, None, None)
+        pred = parse_answer(exchange.body["content"], labels)
+        return cls(exchange, pred, label_probabilities(positions, labels) if positions else None)
+
+    @property
+    def unparseable(self) -> bool:
+        """An answer came back but names no label (or several)."""
+        return self.exchange.body is not None and self.pred is None
+
+
+@dataclass(frozen=True)
+class AnswerLog:
+    """What an LLM family's answers were, for the run's records (transport-neutral)."""
+
+    #: The model asked (``source``).
+    model: str
+    #: Dataset index → its answer, every example asked in this run.
+    readings: Mapping[int, Reading]
+    #: Each pass of requests (``requests``, ``retries``, ``wall_s``, ``statuses``).
+    passes: Sequence[Any]
+    #: Requests in flight at most.
+    concurrency: int
+    #: Every answered example came with probabilities naming a label.
+    probabilities: bool
+    #: Price per million tokens (``input_per_1m``, ``output_per_1m``).
+    price: Any = None
+    #: Where the model was asked, when over the network (without credentials or query: never a secret).
+    base_url: str | None = None
+
+
+def answers_as_outputs(
+    readings: Sequence[Reading], n_labels: int, probabilities: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The predictions of ``readings`` (:data:`NO_PREDICTION` where none) and, if asked, their probabilities."""
+    pred = np.array([NO_PREDICTION if r.pred is None else r.pred for r in readings], dtype=np.int64)
+    if not probabilities:
+        return pred, None
+    proba = np.full((len(readings), n_labels), np.nan, dtype=np.float32)
+    for row, reading in enumerate(readings):
+        if reading.pred is not None and reading.mass is not None:
+            proba[row] = reading.mass.proba
+    return pred, proba

@@ -1,0 +1,65 @@
+"""The keys of a language model asked to classify in words: the prompt, few-shot turns, sampling.
+
+Every LLM family shares them (``openai`` extends :class:`PromptSettings` with its HTTP keys); the
+prompt is a template with ``{text}`` (required) and ``{labels}``, checked where it is written.
+"""
+
+from __future__ import annotations
+
+import string
+
+from pydantic import Field, field_validator
+
+from headtohead.config.models.base import ModelConfig
+
+__all__ = ["PromptSettings", "DEFAULT_PROMPT", "DEFAULT_SYSTEM", "prompt_fields"]
+
+#: The prompt when none is given: the text, the labels, and the one-word answer wanted.
+DEFAULT_PROMPT = (
+    "Classify the text into exactly one of these labels: {labels}.\n\nText: {text}\n\nAnswer with the label only."
+)
+#: The system message when none is given.
+DEFAULT_SYSTEM = "You are a careful classifier. You answer with one label and nothing else."
+#: The fields a prompt template may use.
+_PROMPT_FIELDS = ("text", "labels")
+
+
+class PromptSettings(ModelConfig):
+    """What an LLM family is asked and how it answers: prompt, system prompt, few-shot examples, sampling."""
+
+    prompt: str = Field(default=DEFAULT_PROMPT, description="The user message: {text} (required) and {labels}.")
+    system_prompt: str | None = Field(default=DEFAULT_SYSTEM, description="The system message ('' or null: none).")
+    few_shot: int = Field(
+        default=0,
+        ge=0,
+        le=32,
+        description="Examples per class from data.train shown first as "
+        "user/assistant turns (drawn with the experiment's seed).",
+    )
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_tokens: int = Field(default=16, gt=0, description="Tokens an answer may have at most.")
+
+    @field_validator("prompt")
+    @classmethod
+    def _template(cls, template: str) -> str:
+        try:
+            fields = prompt_fields(template)
+        except ValueError as exc:
+            raise ValueError(f"prompt template does not parse ({exc}); write literal braces as {{{{ and }}}}") from None
+        unknown = sorted({f for f in fields if f not in _PROMPT_FIELDS})
+        if unknown:
+            raise ValueError(
+                f"prompt template uses {', '.join('{' + f + '}' for f in unknown)}; it may use only "
+                f"{{text}} and {{labels}} (write literal braces as {{{{ and }}}})"
+            )
+        if "text" not in fields:
+            raise ValueError(
+                "prompt template has no {text}: every example would get the same prompt; put {text} "
+                "where the example goes"
+            )
+        return template
+
+
+def prompt_fields(template: str) -> list[str]:
+    """The ``{field}`` names a prompt template uses (``ValueError`` when its braces do not parse)."""
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]

@@ -1,0 +1,16 @@
+"""``kind: sklearn``: a fitted scikit-learn estimator saved with skops (or, if trusted, pickled)."""
+
+from __future__ import annotations
+
+from headtohead.config.models.base import ModelConfig
+
+__all__ = ["SklearnSettings", "SKLEARN_SUFFIXES", "PICKLE_SUFFIXES"]
+
+#: Files read with :mod:`pickle` (only with ``allow_pickle: true``).
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+#: Files a sklearn model is recognised by.
+SKLEARN_SUFFIXES = (".skops", *PICKLE_SUFFIXES)
+
+
+class SklearnSettings(ModelConfig):
+    """A scikit-learn estimator (no keys of its own)."""

@@ -1,0 +1,116 @@
+"""Each model family owns its keys: one settings class per kind, one registry row, the kinds' table generated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headtohead.config import experiment_from_dict
+from headtohead.config.models import FAMILIES, MODEL_KINDS, ModelConfig, with_kinds_table
+from headtohead.config.models.openai import OpenAISettings
+from headtohead.config.models.prompting import PromptSettings
+from headtohead.errors import ConfigError
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_committed_kinds_table_is_the_generated_one():
+    text = README.read_text(encoding="utf-8")
+    assert with_kinds_table(text) == text, "run: python -m headtohead.config.models README.md"
+
+
+def test_the_base_is_small_and_every_openai_key_is_declared_once():
+    assert len(ModelConfig.model_fields) <= 10
+    assert MODEL_KINDS == tuple(f.kind for f in FAMILIES) and len(set(MODEL_KINDS)) == len(MODEL_KINDS)
+    # every openai key is declared once: in its settings class or the prompting keys it extends
+    for key in set(OpenAISettings.model_fields) - set(ModelConfig.model_fields):
+        declared = [c for row in FAMILIES for c in row.settings.__mro__ if key in getattr(c, "__annotations__", {})]
+        assert set(declared) <= {OpenAISettings, PromptSettings}, key
+    assert issubclass(OpenAISettings, PromptSettings) and "base_url" not in PromptSettings.model_fields
+
+
+def test_an_entry_becomes_its_familys_class_however_it_is_built():
+    entry = {"name": "m", "kind": "onnx", "source": "m.onnx", "tokenizer": "tok"}
+    for built in (ModelConfig(**entry), ModelConfig.model_validate(entry)):
+        assert type(built).__name__ == "OnnxSettings" and built.tokenizer == "tok"
+    exp = experiment_from_dict({"data": {"path": "d.csv"}, "models": [entry]}, overrides=["models.0.max_length=32"])
+    assert exp.models[0].max_length == 32 and exp.models[0].model_copy(update={"name": "n"}).tokenizer == "tok"
+    assert exp.model_dump(exclude_defaults=True)["models"] == [{**entry, "max_length": 32}]
+    # another family's key left empty (null) is "not given", as when every entry had every key
+    assert ModelConfig(name="m", kind="sklearn", source="m.skops", max_length=None).kind == "sklearn"
+
+
+def test_a_typo_lists_the_keys_of_the_entrys_own_family():
+    with pytest.raises(ConfigError, match=r"models\[0\]\.max_lenght: unknown key — did you mean max_length\?") as info:
+        experiment_from_dict(
+            {
+                "data": {"path": "d.csv"},
+                "models": [{"name": "b", "kind": "transformers", "source": "b", "max_lenght": 3}],
+            }
+        )
+    assert "tokenizer" not in str(info.value)  # an onnx key, not a transformers one
+    with pytest.raises(ConfigError, match="tokenizer is a key of kind: onnx only"):
+        experiment_from_dict(
+            {
+                "data": {"path": "d.csv"},
+                "models": [{"name": "b", "kind": "transformers", "source": "b", "tokenizer": "t"}],
+            }
+        )
+
+
+def _importers() -> dict[str, set[str]]:
+    """Module → the modules it imports (every import statement, at any depth), for every module of src/."""
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    found = {}
+    for path in src.rglob("*.py"):
+        module = ".".join(path.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+        found[module] = names
+    return found
+
+
+def test_a_family_is_the_files_architecture_md_counts():
+    import re
+
+    page = (README.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    row = next(line for line in page.splitlines() if line.startswith("| support a new model family |"))
+    documented = int(re.search(r"\*\*(\d+) files\*\*", row).group(1))
+    imports = _importers()
+    for family in FAMILIES:
+        settings, adapter = family.settings.__module__, family.adapter.split(":")[0]
+        own = {settings, adapter, "headtohead.config.models"}  # its settings, its adapter, the registry row
+        assert len(own) == documented
+        users = {m for m, names in imports.items() if settings in names or adapter in names}
+        # other settings modules may extend its keys; sweeps/ export the families they speed up (onnx, transformers)
+        others = {m for m in users - own if not m.startswith(("headtohead.config.models.", "headtohead.sweeps."))}
+        assert not others, f"kind {family.kind}: {sorted(others)} import its modules; a family is {documented} files"
+
+
+def test_a_suites_models_keep_their_familys_keys_through_a_dump():
+    from headtohead.config.suite import suite_from_dict
+
+    datasets = [{"name": n, "data": {"path": f"{n}.csv"}} for n in ("a", "b")]
+    models = [
+        {"name": "x", "kind": "transformers", "source": "o/{dataset}", "max_length": 8},
+        {"name": "y", "kind": "predictions", "source": "{dataset}.csv"},
+    ]
+    suite = suite_from_dict({"datasets": datasets, "models": models})
+    assert suite_from_dict(suite.model_dump(mode="json")) == suite
+    assert suite.experiment_dict("a")["models"][0] == {**models[0], "source": "o/a"}
+
+
+def test_an_entry_dumped_when_every_entry_had_every_key_still_validates():
+    # results.json's experiment before families owned their keys: every key, empty or at its default
+    old = {"name": "b", "kind": "transformers", "source": "b", "max_length": 64, "pretrained": False}
+    old |= {"outputs": "logits", "tokenizer": None, "mean": None, "base_url": None, "few_shot": None}
+    assert ModelConfig.model_validate(old) == ModelConfig(name="b", kind="transformers", source="b", max_length=64)
+    with pytest.raises(ValueError, match="pretrained is a key of kind: timm, torchvision only"):
+        ModelConfig.model_validate({**old, "pretrained": True})
