@@ -91,6 +91,12 @@ class Metric:
     column: bool = False
     epoch: bool = False
 
+    def from_sums(self, sums: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
+        """The bootstrap formula on summed statistics (only for an entry that has one)."""
+        if self.compute is None:
+            raise ValueError(f"metric '{self.name}' is not a function of summed statistics")
+        return self.compute(sums, n)
+
     @property
     def bootstrapped(self) -> bool:
         """The bootstrap can compute it (an interval is possible)."""
@@ -167,7 +173,7 @@ def _prf(which: int, average: str) -> Point:
         if not len(labels):
             return 0.0
         values = skm.precision_recall_fscore_support(y, pred, labels=labels, average=average, zero_division=0)
-        return float(values[which])  # type: ignore[arg-type]
+        return float(values[which])
 
     return point
 
@@ -266,10 +272,17 @@ def _mean_of(stat: str) -> Compute:
 
 
 def _share(
-    name: str, label: str, point: Point, needs: tuple[str, ...] = (), compute: Compute | None = None, **flags: bool
+    name: str,
+    label: str,
+    point: Point,
+    needs: tuple[str, ...] = (),
+    compute: Compute | None = None,
+    *,
+    column: bool = False,
+    epoch: bool = False,
 ) -> Metric:
     """A default share of the tables: higher is better."""
-    return Metric(name, label, "share", True, point, needs, compute, default=True, **flags)
+    return Metric(name, label, "share", True, point, needs, compute, default=True, column=column, epoch=epoch)
 
 
 def _accuracy(y: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, k: int) -> float | None:
@@ -346,6 +359,6 @@ for _entry in (
         lambda s, n: safe_ratio(np.abs(s["bin_confidence"] - s["bin_correct"]), s["bin_count"]).max(axis=1),
     ),
     Metric("mcc", "MCC", "plain", True, _mcc_point, ("tp", "true", "pred", "pred_all"), _mcc),
-    Metric("roc_auc", "ROC AUC", "plain", True, _auc_point, weighted=_auc, needs_proba=True),
+    Metric("roc_auc", "ROC AUC (answered rows)", "plain", True, _auc_point, weighted=_auc, needs_proba=True),
 ):
     register(_entry)

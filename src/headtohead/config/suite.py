@@ -164,6 +164,9 @@ class SuiteConfig(Section):
             mode="json", include={"seed", "eval", "stats", "speed", "execution"}, exclude_unset=False
         )
         models = [_fill(m.model_dump(mode="json", exclude_defaults=True), dataset) for m in self.models]
+        metric = self.across.metric  # ranked by a picked metric: every run reports it
+        if not CATALOGUE[metric].default and metric not in shared["stats"]["metrics"]:
+            shared["stats"]["metrics"] = [*shared["stats"]["metrics"], metric]
         return {
             "name": f"{self.name}/{dataset}",
             **shared,

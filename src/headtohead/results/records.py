@@ -54,6 +54,11 @@ Changelog of :data:`SCHEMA_VERSION`:
   cache hits, unparseable answers, tokens and cost (``None`` for every other kind);
   ``ModelSpeed.endpoint`` (its latency per request), ``ScenarioCost.price_per_prediction``
   (scenario ``endpoint``); ``ModelSpeed.first_preprocess_s`` / ``first_call_s`` may be ``None``.
+* 5 — metrics picked from the catalogue (:mod:`headtohead.metrics`; ``stats.metrics`` in the
+  experiment, e.g. ``[mcc, roc_auc]``): ``ModelStats.metrics`` (name → estimate with its
+  bootstrap interval), their pair differences among ``Comparison.differences``,
+  ``StatsSettings.metrics`` (the names picked), ``SliceAccuracy.metrics`` (their values per slice).
+  Every new field is empty in a run that picks none; version-4 files read unchanged.
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class GPURecord(Record):

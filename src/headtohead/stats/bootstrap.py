@@ -166,7 +166,7 @@ def _evaluate(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n:
     out = np.empty((len(specs), sums.shape[0]))
     examples = design.examples(sums, n)
     for i, spec in enumerate(specs):
-        values = [spec.compute({s: sums[:, blocks[s]] for s in spec.needs}, examples) for blocks in design.blocks]
+        values = [spec.from_sums({s: sums[:, blocks[s]] for s in spec.needs}, examples) for blocks in design.blocks]
         out[i] = values[0] - values[1] if len(values) == 2 else values[0]
     return out
 
