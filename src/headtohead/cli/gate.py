@@ -31,6 +31,9 @@ def gate(
     confidence: float = typer.Option(0.95, "--confidence", help="Level of the two-sided intervals."),
     n_resamples: int = typer.Option(2000, "--n-resamples", help="Bootstrap resamples."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the checks as JUnit XML here."),
+    metric: str = typer.Option(
+        "accuracy", "--metric", help="The quality check's metric (mcc, roc_auc, f1_macro …); the drop is in its units."
+    ),
 ) -> None:
     """Fail (exit 1) only if the candidate is worse than the baseline beyond a margin, with confidence.
 
@@ -47,6 +50,7 @@ def gate(
         confidence=confidence,
         n_resamples=n_resamples,
         junit=junit,
+        metric=metric,
     )
     typer.echo(outcome.paragraph)
     raise typer.Exit(outcome.exit_code)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
+from headtohead.metrics import CATALOGUE
 from headtohead.report.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.runtime.files import write_text_atomic
@@ -167,6 +168,7 @@ def gate(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     junit: str | Path | None = None,
+    metric: str = "accuracy",
 ) -> GateOutcome:
     """Decide whether ``candidate`` is worse than ``baseline`` beyond the margins, with confidence.
 
@@ -186,6 +188,9 @@ def gate(
         Bootstrap resamples.
     junit : str or Path, optional
         Also write the checks as JUnit XML there.
+    metric : str, default "accuracy"
+        The quality check's metric, a name of the catalogue (:mod:`headtohead.metrics`: ``mcc``,
+        ``roc_auc``, ``f1_macro`` …); ``max_accuracy_drop`` is then its allowed drop in its units.
 
     Returns
     -------
@@ -210,6 +215,10 @@ def gate(
     if max_accuracy_drop is None and max_slowdown is None:
         raise ConfigError("h2h gate: give --max-accuracy-drop (e.g. 0.5pp) and/or --max-slowdown (e.g. 5%)")
     drop = _margin(max_accuracy_drop, parse_accuracy_margin)
+    if metric not in CATALOGUE:
+        raise ConfigError(
+            f"--metric {metric}: unknown{did_you_mean(metric, CATALOGUE)} (choose one of: {', '.join(CATALOGUE)})"
+        )
     slowdown = _margin(max_slowdown, parse_slowdown_margin)
     if not 0.5 < confidence < 1.0:
         raise ConfigError(f"--confidence {confidence}: must lie between 0.5 and 1, e.g. 0.95")
@@ -232,6 +241,7 @@ def gate(
         confidence=confidence,
         n_resamples=n_resamples,
         groups=predictions.groups if predictions is not None else None,
+        metric=metric,
     )
     paragraph = gate_paragraph(decisions, baseline, candidate)
     if junit is not None:
