@@ -138,12 +138,12 @@ def defaults() -> tuple[Metric, ...]:
     return tuple(m for m in CATALOGUE.values() if m.default)
 
 
-def check_names(picked: list[str], where: str) -> list[str]:
-    """``picked`` if every name is in the catalogue, without repeats; else a one-line error naming ``where``."""
+def check_names(picked: list[str]) -> list[str]:
+    """``picked`` if every name is in the catalogue, without repeats; else a one-line :class:`ValueError`."""
     for name in picked:
         if name not in CATALOGUE:
             raise ValueError(
-                f"{where}: unknown metric '{name}'{did_you_mean(name, CATALOGUE)} (choose from: {', '.join(CATALOGUE)})"
+                f"unknown metric '{name}'{did_you_mean(name, CATALOGUE)} (choose from: {', '.join(CATALOGUE)})"
             )
     return list(dict.fromkeys(picked))
 

@@ -287,7 +287,7 @@ class StatsConfig(_Section):
     @field_validator("metrics")
     @classmethod
     def _catalogue_metrics(cls, picked: list[str]) -> list[str]:
-        return check_names(picked, "stats.metrics")
+        return check_names(picked)
 
 
 class Experiment(_Section):
