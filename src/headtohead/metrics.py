@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from headtohead.errors import ConfigError, did_you_mean
+from headtohead.errors import did_you_mean
 
-__all__ = ["Metric", "CATALOGUE", "STAT_NAMES", "register", "metric", "names", "defaults", "check_names"]
+__all__ = ["Metric", "CATALOGUE", "STAT_NAMES", "register", "names", "defaults", "check_names"]
 
 #: Sums a bootstrap metric may ask for (:func:`headtohead.stats.bootstrap_metrics.example_stats` builds them):
 #: class histograms of the true and predicted labels (``pred``: the dataset's classes only; ``pred_all``:
@@ -119,15 +119,6 @@ def register(entry: Metric) -> Metric:
     return entry
 
 
-def metric(name: str) -> Metric:
-    """The entry named ``name``; an unknown name is a :class:`~headtohead.errors.ConfigError` with the choices."""
-    if name not in CATALOGUE:
-        raise ConfigError(
-            f"unknown metric '{name}'{did_you_mean(name, CATALOGUE)} (choose one of: {', '.join(CATALOGUE)})"
-        )
-    return CATALOGUE[name]
-
-
 def names(*, default: bool | None = None) -> tuple[str, ...]:
     """Every name, or the default (``True``) / picked (``False``) ones, in catalogue order."""
     return tuple(n for n, m in CATALOGUE.items() if default is None or m.default == default)
@@ -179,6 +170,8 @@ def _prf(which: int, average: str) -> Point:
 
 
 def _balanced(y: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, k: int) -> float | None:
+    if not len(y):
+        return 0.0
     with warnings.catch_warnings():  # "y_pred contains classes not in y_true" is expected on small sets
         warnings.simplefilter("ignore")
         return float(skm.balanced_accuracy_score(y, pred))
@@ -271,94 +264,44 @@ def _mean_of(stat: str) -> Compute:
     return lambda s, n: s[stat][:, 0] / n
 
 
+def _accuracy(y: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, k: int) -> float | None:
+    return float(np.mean(pred == y)) if len(y) else 0.0  # scikit-learn's accuracy_score
+
+
+def _recalls(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
+    return _present_mean(safe_ratio(s["tp"], s["true"]), s)
+
+
 def _share(
     name: str,
     label: str,
     point: Point,
     needs: tuple[str, ...] = (),
     compute: Compute | None = None,
-    *,
-    column: bool = False,
     epoch: bool = False,
 ) -> Metric:
-    """A default share of the tables: higher is better."""
-    return Metric(name, label, "share", True, point, needs, compute, default=True, column=column, epoch=epoch)
+    """A default share (higher is better); those with a bootstrap formula are columns of the summary table."""
+    return Metric(
+        name, label, "share", True, point, needs, compute, default=True, column=compute is not None, epoch=epoch
+    )
 
 
-def _accuracy(y: np.ndarray, pred: np.ndarray, proba: np.ndarray | None, k: int) -> float | None:
-    return float(skm.accuracy_score(y, pred)) if len(y) else 0.0
-
-
+_F1_STATS, _BIN_STATS = ("tp", "true", "pred"), ("bin_count", "bin_confidence", "bin_correct")
 for _entry in (
-    _share("accuracy", "accuracy", _accuracy, ("tp",), lambda s, n: s["tp"].sum(axis=1) / n, column=True, epoch=True),
-    _share(
-        "balanced_accuracy",
-        "balanced acc.",
-        _balanced,
-        ("tp", "true"),
-        lambda s, n: _present_mean(safe_ratio(s["tp"], s["true"]), s),
-        column=True,
-        epoch=True,
-    ),
-    _share(
-        "f1_macro",
-        "macro-F1",
-        _prf(2, "macro"),
-        ("tp", "true", "pred"),
-        lambda s, n: _present_mean(f1_per_class(s), s),
-        column=True,
-        epoch=True,
-    ),
-    _share(
-        "f1_weighted",
-        "weighted-F1",
-        _prf(2, "weighted"),
-        ("tp", "true", "pred"),
-        lambda s, n: (f1_per_class(s) * s["true"]).sum(axis=1) / n,
-        column=True,
-    ),
-    _share(
-        "precision_macro",
-        "macro precision",
-        _prf(0, "macro"),
-        ("tp", "pred", "true"),
-        lambda s, n: _present_mean(safe_ratio(s["tp"], s["pred"]), s),
-        column=True,
-    ),
-    _share(
-        "recall_macro",
-        "macro recall",
-        _prf(1, "macro"),
-        ("tp", "true"),
-        lambda s, n: _present_mean(safe_ratio(s["tp"], s["true"]), s),
-        column=True,
-    ),
+    _share("accuracy", "accuracy", _accuracy, ("tp",), lambda s, n: s["tp"].sum(axis=1) / n, epoch=True),
+    _share("balanced_accuracy", "balanced acc.", _balanced, ("tp", "true"), _recalls, epoch=True),
+    _share("f1_macro", "macro-F1", _prf(2, "macro"), _F1_STATS, lambda s, n: _present_mean(f1_per_class(s), s), epoch=True),
+    _share("f1_weighted", "weighted-F1", _prf(2, "weighted"), _F1_STATS, lambda s, n: (f1_per_class(s) * s["true"]).sum(1) / n),
+    _share("precision_macro", "macro precision", _prf(0, "macro"), _F1_STATS, lambda s, n: _present_mean(safe_ratio(s["tp"], s["pred"]), s)),
+    _share("recall_macro", "macro recall", _prf(1, "macro"), ("tp", "true"), _recalls),
     _share("precision_weighted", "weighted precision", _prf(0, "weighted")),
     _share("recall_weighted", "weighted recall", _prf(1, "weighted")),
     Metric("brier", "Brier", "plain", False, _brier_point, ("brier",), _mean_of("brier"), default=True),
     Metric("nll", "NLL", "plain", False, _nll_point, ("nll",), _mean_of("nll"), default=True),
-    # Σ_b (n_b / n)·|conf_b − acc_b| == Σ_b |Σconf_b − Σcorrect_b| / n
-    Metric(
-        "ece",
-        "ECE (plug-in, biased up)",
-        "plain",
-        False,
-        None,
-        ("bin_confidence", "bin_correct"),
-        lambda s, n: np.abs(s["bin_confidence"] - s["bin_correct"]).sum(axis=1) / n,
-        default=True,
-    ),
-    # empty bins have gap 0, so they never win the max
-    Metric(
-        "mce",
-        "MCE",
-        "plain",
-        False,
-        None,
-        ("bin_count", "bin_confidence", "bin_correct"),
-        lambda s, n: safe_ratio(np.abs(s["bin_confidence"] - s["bin_correct"]), s["bin_count"]).max(axis=1),
-    ),
+    # Σ_b (n_b / n)·|conf_b − acc_b| == Σ_b |Σconf_b − Σcorrect_b| / n; ECE and MCE have no scikit-learn function
+    Metric("ece", "ECE (plug-in, biased up)", "plain", False, None, _BIN_STATS[1:], lambda s, n: np.abs(s["bin_confidence"] - s["bin_correct"]).sum(1) / n, default=True),
+    Metric("mce", "MCE", "plain", False, None, _BIN_STATS, lambda s, n: safe_ratio(np.abs(s["bin_confidence"] - s["bin_correct"]), s["bin_count"]).max(1)),
     Metric("mcc", "MCC", "plain", True, _mcc_point, ("tp", "true", "pred", "pred_all"), _mcc),
     Metric("roc_auc", "ROC AUC (answered rows)", "plain", True, _auc_point, weighted=_auc, needs_proba=True),
-):
+):  # fmt: skip
     register(_entry)
