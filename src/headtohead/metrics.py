@@ -237,17 +237,22 @@ def _mcc(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
 
 
 def _auc_one(weights: np.ndarray, positive: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Weighted ROC AUC of ``scores`` for ``positive`` per row of ``weights`` (ties count a half; NaN: one class)."""
-    order = np.argsort(scores, kind="stable")
-    ordered = scores[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    w = weights[:, order]
-    pos = np.add.reduceat(w * positive[order], starts, axis=1)
-    neg = np.add.reduceat(w * ~positive[order], starts, axis=1)
-    below = np.cumsum(neg, axis=1) - neg
-    wins = (pos * (below + 0.5 * neg)).sum(axis=1)
-    pairs = pos.sum(axis=1) * neg.sum(axis=1)
-    return np.divide(wins, pairs, out=np.full(len(w), np.nan), where=pairs > 0)
+    """Weighted ROC AUC of ``scores`` for ``positive`` per row of ``weights`` (ties count a half; NaN: one class).
+
+    Each positive wins against the weight of the negatives scored below it: a cumulative sum over the
+    negatives in score order, read where each positive's score falls (a tie between the two bounds).
+    """
+    negatives = np.flatnonzero(~positive)
+    negatives = negatives[np.argsort(scores[negatives], kind="stable")]
+    below = np.zeros((len(weights), len(negatives) + 1), dtype=weights.dtype)
+    np.cumsum(weights[:, negatives], axis=1, out=below[:, 1:])
+    ranked = scores[negatives]
+    pos = np.flatnonzero(positive)
+    lo, hi = np.searchsorted(ranked, scores[pos], "left"), np.searchsorted(ranked, scores[pos], "right")
+    w_pos = weights[:, pos]
+    wins = (w_pos * (below[:, lo] + below[:, hi])).sum(axis=1) / 2
+    pairs = w_pos.sum(axis=1) * below[:, -1]
+    return np.divide(wins, pairs, out=np.full(len(weights), np.nan), where=pairs > 0)
 
 
 def _auc(weights: np.ndarray, y: np.ndarray, proba: np.ndarray, k: int) -> np.ndarray:
