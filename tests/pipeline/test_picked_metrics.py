@@ -15,6 +15,7 @@ import headtohead
 from headtohead.adapters.predictions import write_prediction_file
 from headtohead.cli.main import main
 from headtohead.report.table import quality_table
+from headtohead.report.where import slice_name, slice_rows
 from headtohead.report.write import write_outputs
 from headtohead.results import Predictions, load_result
 from headtohead.testing.data import make_text_rows, write_text_table
@@ -97,6 +98,10 @@ def test_pair_differences_and_slices_carry_the_picked_metrics(runs):
     assert sized and all("mcc" in a.metrics for s in sized for a in s.accuracies)
     by_class = [s for s in result.stats.slices.slices if s.kind == "class"]
     assert all(not a.metrics for s in by_class for a in s.accuracies)  # one class: no correlation to measure
+    rows = {row["slice"]: row for row in slice_rows(result)}
+    first = sized[0]
+    value = next(a for a in first.accuracies if a.model == "good").metrics["mcc"]
+    assert rows[slice_name(first)]["good MCC"] == f"{value:.3f}" and rows[slice_name(by_class[0])]["good MCC"] == "—"
 
 
 def test_picked_metrics_reach_the_table_html_markdown_and_csv(runs, tmp_path):
