@@ -133,3 +133,26 @@ def test_register_metric_reaches_the_catalogue():
         assert got.estimate == pytest.approx(1 - np.mean(pred == y))
     finally:
         CATALOGUE.pop("wrong_share")
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_analyse_counts_failures_as_wrong_for_mcc_and_leaves_them_out_of_auc(grouped):
+    from headtohead.results.predictions import Predictions
+    from headtohead.stats.analyse import analyse
+
+    y, pred, proba = _predictions(300, 3, seed=8, failures=12)
+    other = np.where(np.arange(300) % 5 == 0, (y + 1) % 3, y)
+    p = Predictions(np.arange(300), y, ("a", "b", "c"), groups=np.arange(300) // 3 if grouped else None)
+    p.add("failing", pred, np.where(pred[:, None] < 0, np.nan, proba))
+    p.add("other", other, np.eye(3)[other] * 0.7 + 0.1)
+    summary = analyse(p, n_resamples=300, metrics=["mcc", "roc_auc", "f1_macro"])
+    assert summary.settings.metrics == ["mcc", "roc_auc"]  # a default metric is reported anyway
+    failing = summary.model("failing")
+    assert failing.metrics["mcc"].value == pytest.approx(skm.matthews_corrcoef(y, pred), abs=1e-12)
+    answered = pred >= 0
+    stored = p["failing"].proba[answered]
+    expected = skm.roc_auc_score(y[answered], stored, multi_class="ovr", average="macro")
+    assert failing.metrics["roc_auc"].value == pytest.approx(expected, abs=1e-12)
+    difference = summary.comparisons[0].difference("roc_auc")
+    assert difference.on_answered_rows and not summary.comparisons[0].difference("mcc").on_answered_rows
+    assert failing.metrics["mcc"].method == ("cluster-bca" if grouped else "bca")
