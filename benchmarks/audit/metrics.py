@@ -211,11 +211,11 @@ def _catalogue_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     from headtohead.stats.noninferiority import metric_noninferiority
 
     rows = []
-    runs = 150 if quick else 500
+    runs = 100 if quick else 500
     auc = lambda value: float(np.sqrt(2) * norm.ppf(value))  # noqa: E731 - binormal mean of an AUC
     cases = {"mcc": ((0.85, 0.80), 0.10), "roc_auc": ((auc(0.85), auc(0.80)), 0.05)}
     for metric, (strength, true) in cases.items():
-        for n in [1000] if quick else [200, 1000]:
+        for n in [500] if quick else [200, 1000]:
             hits = np.empty(runs, dtype=bool)
             for i in range(runs):
                 y, (a, qa), (b, qb) = _catalogue_pair(rng, n, metric, strength)
