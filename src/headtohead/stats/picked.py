@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from headtohead.metrics import CATALOGUE
+from headtohead.errors import ConfigError
+from headtohead.metrics import CATALOGUE, check_names
 from headtohead.results.comparison import Estimate, MetricDifference, ModelStats
 from headtohead.results.predictions import Predictions
 from headtohead.results.slices import SliceSummary
@@ -28,8 +29,18 @@ __all__ = ["extra_metrics", "model_metrics", "pair_metrics", "slice_metrics"]
 
 
 def extra_metrics(picked: Sequence[str]) -> list[str]:
-    """The picked names that are not reported anyway (the default metrics), in order."""
-    return [m for m in dict.fromkeys(picked) if not CATALOGUE[m].default]
+    """The picked names that are not reported anyway (the default metrics), in order.
+
+    Raises
+    ------
+    ConfigError
+        A name the catalogue lacks (one line, with the choices).
+    """
+    try:
+        names = check_names(list(picked))
+    except ValueError as error:
+        raise ConfigError(f"metrics: {error}") from None
+    return [m for m in names if not CATALOGUE[m].default]
 
 
 def _split(picked: Sequence[str]) -> tuple[list[str], list[str]]:
