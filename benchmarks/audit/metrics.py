@@ -187,7 +187,55 @@ def _classes_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     return rows
 
 
+def _catalogue_pair(rng: np.random.Generator, n: int, metric: str, strength: tuple[float, float]) -> tuple:
+    """Two correlated binary models: MCC from accuracies (right with probability ``strength``, one shared
+    uniform draw for 60 % of the examples); ROC AUC from binormal scores (means ``strength``, noise correlation 0.6)."""
+    y = rng.integers(0, 2, n)
+    if metric == "mcc":
+        u, fresh, shared = rng.random(n), rng.random(n), rng.random(n) < 0.6
+        a = np.where(u < strength[0], y, 1 - y)
+        b = np.where(np.where(shared, u, fresh) < strength[1], y, 1 - y)
+        return y, (a, None), (b, None)
+    z1, z2 = rng.standard_normal(n), rng.standard_normal(n)
+    scores = (strength[0] * y + z1, strength[1] * y + 0.6 * z1 + 0.8 * z2)
+    probas = [1.0 / (1.0 + np.exp(-(s - m / 2))) for s, m in zip(scores, strength, strict=True)]
+    return y, *(((q > 0.5).astype(int), np.c_[1 - q, q]) for q in probas)
+
+
+def _catalogue_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
+    """Metrics picked from the catalogue (``stats.metrics``): the paired bootstrap interval of a pair's MCC and
+    ROC AUC difference, and the gate on it (``--metric``) at a true drop equal to the margin. Truths: the
+    population difference (MCC = 2·accuracy − 1 on balanced binary data; AUC = Φ(mean/√2))."""
+    from scipy.stats import norm
+
+    from headtohead.stats.gate import metric_noninferiority
+
+    rows = []
+    runs = 100 if quick else 500
+    auc = lambda value: float(np.sqrt(2) * norm.ppf(value))  # noqa: E731 - binormal mean of an AUC
+    cases = {"mcc": ((0.85, 0.80), 0.10), "roc_auc": ((auc(0.85), auc(0.80)), 0.05)}
+    for metric, (strength, true) in cases.items():
+        for n in [500] if quick else [200, 1000]:
+            hits = np.empty(runs, dtype=bool)
+            for i in range(runs):
+                y, (a, qa), (b, qb) = _catalogue_pair(rng, n, metric, strength)
+                ci = paired_bootstrap(y, a, b, qa, qb, metrics=[metric], n_resamples=1000, seed=i)[metric]
+                hits[i] = ci.low is not None and ci.low <= true <= ci.high
+            quantity = f"{metric}: a pair's difference (paired BCa bootstrap)"
+            rows.append(
+                row("catalogue", quantity, f"n = {n:,}, true difference {true:+g}", "coverage", 0.95, hits, runs, n=n)
+            )
+            passed = np.empty(runs, dtype=bool)  # the candidate (b) is worse by exactly the margin
+            for i in range(runs):
+                y, base, cand = _catalogue_pair(rng, n, metric, strength)
+                decision = metric_noninferiority(y, base, cand, metric=metric, margin=true, n_resamples=1000, seed=i)
+                passed[i] = decision.outcome == "pass"
+            quantity = f"gate --metric {metric}: false pass, true drop = margin"
+            rows.append(row("catalogue", quantity, f"n = {n:,}, margin {true:g}", "error", 0.025, passed, runs, n=n))
+    return rows
+
+
 def metric_rows(quick: bool = False, seed: int = 0) -> list[Row]:
     """Every row of this section (``quick``: a reduced grid for ``make test``)."""
     rng = np.random.default_rng(seed)
-    return _calibration_rows(rng, quick) + _classes_rows(rng, quick)
+    return _calibration_rows(rng, quick) + _classes_rows(rng, quick) + _catalogue_rows(rng, quick)

@@ -33,9 +33,22 @@ MODEL_FIELDS = ("labels_outside_data", "batch_backoff")
 QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfinite_examples")
 
 
+def _as_version_4(raw: dict) -> dict:
+    """A version-5 file as version 4 wrote it: no metrics picked from the catalogue."""
+    raw = json.loads(json.dumps(raw))
+    raw["schema_version"] = 4
+    for record in raw["stats"]["models"]:
+        del record["metrics"]
+    del raw["stats"]["settings"]["metrics"]
+    for piece in raw["stats"]["slices"]["slices"]:
+        for accuracy in piece["accuracies"]:
+            del accuracy["metrics"]
+    return raw
+
+
 def _as_version_3(raw: dict) -> dict:
     """A version-4 file as version 3 wrote it: failures named n_nonfinite, no fields of version 4."""
-    raw = json.loads(json.dumps(raw))
+    raw = _as_version_4(raw)
     raw["schema_version"] = 3
     for model in raw["models"]:
         quality = model["quality"]
@@ -81,7 +94,7 @@ def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):
 
 
 def test_a_version_2_run_reads_as_it_was_written(tmp_path):
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 5  # a new version: a converter above (_as_version_4) drops its fields
     out = tmp_path / "out"
     run = headtohead.run(IRIS, out_dir=out)
     raw = json.loads((out / "results.json").read_text())

@@ -47,6 +47,9 @@ def gate(
     n_resamples: int = typer.Option(2000, "--n-resamples", help="Bootstrap resamples."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the checks as JUnit XML here."),
     confidence: Optional[float] = typer.Option(None, "--confidence", hidden=True, help="Deprecated: 1 − --alpha."),
+    metric: str = typer.Option(
+        "accuracy", "--metric", help="The quality check's metric (mcc, roc_auc, f1_macro …); the drop is in its units."
+    ),
 ) -> None:
     """Fail (exit 1) only if the candidate is worse than the baseline beyond a margin, with confidence.
 
@@ -67,6 +70,7 @@ def gate(
         alpha=0.05 if level is None else level,
         n_resamples=n_resamples,
         junit=junit,
+        metric=metric,
     )
     typer.echo(outcome.paragraph)
     raise typer.Exit(outcome.exit_code)

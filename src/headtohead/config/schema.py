@@ -27,6 +27,7 @@ from headtohead.config.models import MODEL_KINDS, ModelConfig
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
 from headtohead.config.train import TrainConfig
+from headtohead.metrics import check_names, names
 
 __all__ = [
     "Experiment",
@@ -169,6 +170,16 @@ class StatsConfig(_Section):
     n_resamples: int = Field(default=2000, ge=100, description="Bootstrap resamples per interval.")
     ci_method: Literal["bca", "percentile"] = "bca"
     ece_bins: int = Field(default=15, ge=2, description="Bins of the expected calibration error.")
+    metrics: list[str] = Field(
+        default_factory=list,
+        description="Metrics of the catalogue (headtohead.metrics) reported beside the default ones, "
+        "with intervals and pair differences: " + ", ".join(names(default=False)) + ".",
+    )
+
+    @field_validator("metrics")
+    @classmethod
+    def _catalogue_metrics(cls, picked: list[str]) -> list[str]:
+        return check_names(picked)
 
 
 class Experiment(_Section):

@@ -41,6 +41,7 @@ from headtohead.config.loading import (
 from headtohead.config.schema import DataConfig, EvalConfig, Experiment, ModelConfig, StatsConfig
 from headtohead.config.speed import SpeedConfig
 from headtohead.errors import ConfigError, did_you_mean
+from headtohead.metrics import CATALOGUE
 
 __all__ = [
     "SuiteConfig",
@@ -55,20 +56,9 @@ __all__ = [
 #: Replaced by a data set's name in every string of the suite's models.
 DATASET_PLACEHOLDER = "{dataset}"
 
-#: The metrics a run's results give per model, and whether higher is better.
-RUN_METRICS: dict[str, bool] = {
-    "accuracy": True,
-    "balanced_accuracy": True,
-    "f1_macro": True,
-    "f1_weighted": True,
-    "precision_macro": True,
-    "recall_macro": True,
-    "precision_weighted": True,
-    "recall_weighted": True,
-    "brier": False,
-    "nll": False,
-    "ece": False,
-}
+#: The metrics a suite may rank by (the catalogue's), and whether higher is better. The ones an
+#: experiment picks (``stats.metrics``) are added to every data set's run.
+RUN_METRICS: dict[str, bool] = {name: entry.higher_is_better for name, entry in CATALOGUE.items()}
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -174,6 +164,9 @@ class SuiteConfig(Section):
             mode="json", include={"seed", "eval", "stats", "speed", "execution"}, exclude_unset=False
         )
         models = [_fill(m.model_dump(mode="json", exclude_defaults=True), dataset) for m in self.models]
+        metric = self.across.metric  # ranked by a picked metric: every run reports it
+        if not CATALOGUE[metric].default and metric not in shared["stats"]["metrics"]:
+            shared["stats"]["metrics"] = [*shared["stats"]["metrics"], metric]
         return {
             "name": f"{self.name}/{dataset}",
             **shared,

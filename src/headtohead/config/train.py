@@ -32,11 +32,12 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.errors import ConfigError, did_you_mean, listing
+from headtohead.metrics import CATALOGUE
 
 __all__ = ["TrainConfig", "TargetConfig", "TARGET_METRICS", "PRECISIONS", "train_config_from_dict"]
 
 #: Metrics the per-epoch evaluation reports (and a target may name). ``loss`` is lower-is-better.
-TARGET_METRICS: tuple[str, ...] = ("accuracy", "balanced_accuracy", "f1_macro", "loss")
+TARGET_METRICS: tuple[str, ...] = (*(m for m, entry in CATALOGUE.items() if entry.epoch), "loss")
 #: Training precisions: full float32, or autocast to bfloat16 / float16.
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "fp16")
 
@@ -44,8 +45,18 @@ PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "fp16")
 class TargetConfig(_Section):
     """A quality level whose time to reach is recorded (checked after every epoch)."""
 
-    metric: Literal["accuracy", "balanced_accuracy", "f1_macro", "loss"] = "accuracy"
+    metric: str = Field(default="accuracy", description="One of " + ", ".join(TARGET_METRICS) + ".")
     value: float = Field(description="Reached when the eval metric is ≥ value (≤ value for loss).")
+
+    @field_validator("metric")
+    @classmethod
+    def _epoch_metric(cls, metric: str) -> str:
+        if metric not in TARGET_METRICS:
+            raise ValueError(
+                f"unknown target metric '{metric}'{did_you_mean(metric, TARGET_METRICS)} (choose one of: "
+                f"{', '.join(TARGET_METRICS)}: what every epoch's evaluation reports)"
+            )
+        return metric
 
 
 class TrainConfig(_Section):

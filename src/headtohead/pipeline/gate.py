@@ -22,6 +22,7 @@ from pathlib import Path
 
 from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
+from headtohead.metrics import CATALOGUE
 from headtohead.report.words.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.runtime.files import write_text_atomic
@@ -82,6 +83,7 @@ def gate(
     n_resamples: int = 2000,
     junit: str | Path | None = None,
     confidence: float | None = None,
+    metric: str = "accuracy",
 ) -> GateOutcome:
     """Decide whether ``candidate`` is worse than ``baseline`` beyond the margins, with confidence.
 
@@ -104,6 +106,10 @@ def gate(
         Also write the checks as JUnit XML there.
     confidence : float, optional
         Deprecated: the old name of the level, ``1 − alpha``.
+
+    metric : str, default "accuracy"
+        The quality check's metric, a name of the catalogue (:mod:`headtohead.metrics`: ``mcc``,
+        ``roc_auc``, ``f1_macro`` …); ``max_accuracy_drop`` is then its allowed drop in its units.
 
     Returns
     -------
@@ -130,6 +136,10 @@ def gate(
     if confidence is not None:
         warnings.warn("gate(confidence=…) is deprecated; pass alpha = 1 − confidence", DeprecationWarning, stacklevel=2)
         alpha = 1.0 - confidence
+    if metric not in CATALOGUE:
+        raise ConfigError(
+            f"--metric {metric}: unknown{did_you_mean(metric, CATALOGUE)} (choose one of: {', '.join(CATALOGUE)})"
+        )
     accuracy_margin = None if max_accuracy_drop is None else parse_accuracy_margin(max_accuracy_drop)
     slowdown_margin = None if max_slowdown is None else parse_slowdown_margin(max_slowdown)
     if not 0.0 < alpha < 0.5:
@@ -153,6 +163,7 @@ def gate(
         confidence=1.0 - alpha,
         n_resamples=n_resamples,
         groups=predictions.groups if predictions is not None else None,
+        metric=metric,
     )
     paragraph = gate_paragraph(decisions, baseline, candidate)
     if junit is not None:

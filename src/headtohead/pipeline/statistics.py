@@ -70,6 +70,7 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
         seed=setup.experiment.seed,
         examples=facts,
         disagreements_kept=None,
+        metrics=cfg.metrics,
     )
     texts = input_texts(dataset)
     if out is not None and summary.disagreements:

@@ -27,8 +27,10 @@ import numpy as np
 
 from headtohead.config.suite import RUN_METRICS
 from headtohead.errors import ConfigError, DataError, ResultsError, did_you_mean, listing
+from headtohead.metrics import CATALOGUE
 from headtohead.results import RunResult
 from headtohead.results.files import REPORT_FILE, RESULTS_FILE
+from headtohead.results.records import QualityMetrics
 from headtohead.results.suite import DatasetPairVerdict, SuiteDataset
 from headtohead.stats.across_seeds import standard_error
 
@@ -44,16 +46,6 @@ __all__ = [
 
 #: The columns of a table of scores that are not models.
 DATASET_COLUMN, SEED_COLUMN = "dataset", "seed"
-_QUALITY = (
-    "accuracy",
-    "balanced_accuracy",
-    "f1_macro",
-    "f1_weighted",
-    "precision_macro",
-    "recall_macro",
-    "precision_weighted",
-    "recall_weighted",
-)
 
 
 @dataclass
@@ -95,7 +87,7 @@ def metric_direction(metric: str, lower_is_better: bool | None, *, table: bool) 
 
 
 def _score(result: RunResult, model: str, metric: str, where: str) -> float:
-    if metric in _QUALITY:
+    if metric in QualityMetrics.model_fields:  # a default metric of the quality pass
         quality = result.model(model).quality
         if quality is None:
             raise ResultsError(
@@ -105,6 +97,13 @@ def _score(result: RunResult, model: str, metric: str, where: str) -> float:
     stats = result.stats
     if stats is None:
         raise ResultsError(f"{where}: no statistics, so no {metric}; give runs of h2h run")
+    if metric in stats.model(model).metrics:  # picked (stats.metrics)
+        return float(stats.model(model).metrics[metric].value)
+    if not CATALOGUE[metric].default and metric not in stats.settings.metrics:
+        raise ResultsError(
+            f"{where}: the run did not pick {metric}; add 'stats: {{metrics: [{metric}]}}' to its experiment "
+            f"(a suite adds its own metric to every data set's run)"
+        )
     estimate = getattr(stats.model(model), metric, None)
     if estimate is None:
         raise ResultsError(

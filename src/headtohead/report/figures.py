@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
+from headtohead.metrics import defaults
 from headtohead.report import plots, plots_quality, plots_server, plots_slices, plots_training
 from headtohead.report.endpoint import cost_per_million_for_tradeoff
 from headtohead.report.merge import MergedRuns, RunEntry
 from headtohead.report.rows.summary import latency_for_tradeoff, union_confusions
-from headtohead.results.comparison import Calibration
+from headtohead.results.comparison import Calibration, ModelStats
 from headtohead.results.records import RunResult
 
 __all__ = ["FigureSpec", "overview_figures", "run_figures", "report_styles"]
@@ -163,11 +164,9 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
     }  # no prediction, no confidence
 
 
-_INTERVAL_METRICS = (
-    ("accuracy", "accuracy"),
-    ("balanced accuracy", "balanced_accuracy"),
-    ("macro-F1", "f1_macro"),
-    ("weighted-F1", "f1_weighted"),
+#: The shares every run gives an interval of (``ModelStats`` fields), as the metrics chart draws them.
+_INTERVAL_METRICS = tuple(
+    (m.label, m.name) for m in defaults() if m.scale == "share" and m.name in ModelStats.model_fields
 )
 
 

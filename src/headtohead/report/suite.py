@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from headtohead.metrics import CATALOGUE
 from headtohead.report.words.numbers import format_pp
 from headtohead.results.suite import PairAcrossDatasets, SeedPair, SuiteDataset, SuiteResult
 
@@ -29,17 +30,13 @@ __all__ = [
     "rope_text",
 ]
 
+
 #: Metrics that are shares (shown in % and differences in percentage points).
-_SHARES = {
-    "accuracy",
-    "balanced_accuracy",
-    "f1_macro",
-    "f1_weighted",
-    "precision_macro",
-    "recall_macro",
-    "precision_weighted",
-    "recall_weighted",
-}
+def _is_share(metric: str) -> bool:
+    """A share of the catalogue (shown in %, differences in pp); a --scores column's own name is a plain number."""
+    return metric in CATALOGUE and CATALOGUE[metric].scale == "share"
+
+
 _MINUS = "\u2212"
 #: ε_min below this is the authors' stricter threshold for "almost stochastically better".
 ASO_CONFIDENT = 0.2
@@ -53,7 +50,7 @@ def format_score(value: float, metric: str) -> str:
     >>> format_score(0.7812, "accuracy"), format_score(0.1234567, "brier")
     ('78.1 %', '0.1235')
     """
-    return f"{100 * value:.1f} %" if metric in _SHARES else f"{value:.4g}"
+    return f"{100 * value:.1f} %" if _is_share(metric) else f"{value:.4g}"
 
 
 def format_p(p: float) -> str:
@@ -68,7 +65,7 @@ def format_p(p: float) -> str:
 
 
 def _difference(value: float, metric: str) -> str:
-    if metric in _SHARES:
+    if _is_share(metric):
         return f"{format_pp(value)} pp"
     text = f"{abs(value):.3g}"
     return text if float(text) == 0 else ("+" if value > 0 else _MINUS) + text
@@ -81,7 +78,7 @@ def _signed(value: float) -> str:
 
 def rope_text(result: SuiteResult) -> str:
     """The ROPE in the metric's units: ``±1.0 pp`` or ``±0.01``."""
-    return f"±{format_pp(result.rope, signed=False)} pp" if result.metric in _SHARES else f"±{result.rope:g}"
+    return f"±{format_pp(result.rope, signed=False)} pp" if _is_share(result.metric) else f"±{result.rope:g}"
 
 
 def direction(result: SuiteResult) -> str:
@@ -465,4 +462,4 @@ def seed_rows(result: SuiteResult) -> list[dict[str, str]]:
 def _spread(value: float | None, metric: str) -> str:
     if value is None:
         return "–"
-    return f"{format_pp(value, signed=False)} pp" if metric in _SHARES else f"{value:.3g}"
+    return f"{format_pp(value, signed=False)} pp" if _is_share(metric) else f"{value:.3g}"

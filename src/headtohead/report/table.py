@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from headtohead.metrics import CATALOGUE
 from headtohead.report.words.numbers import format_count, weights_text
 from headtohead.report.words.quality import verdict_lines
 from headtohead.report.words.speed import speed_verdict_lines
@@ -64,10 +65,18 @@ def quality_table(result: RunResult) -> Table:
         "eval s",
     ):
         table.add_column(column, justify="right")
+    picked = [CATALOGUE[m] for m in stats.settings.metrics] if stats else []  # stats.metrics: after the defaults
+    for metric in picked:
+        table.add_column(metric.label, justify="right")
     scored = [m for m in result.models if m.quality is not None]
     best = max((q.accuracy for m in scored if (q := m.quality) is not None), default=None)
     for model in scored:
-        table.add_row(*_row(model, stats.model(model.name) if stats else None, best=best if len(scored) > 1 else None))
+        ms = stats.model(model.name) if stats else None
+        row = _row(model, ms, best=best if len(scored) > 1 else None)
+        for metric in picked:  # a metric of probabilities for a model without them: not available
+            found = ms.metrics.get(metric.name) if ms is not None else None
+            row.append(_with_ci(found.value, found, percent=metric.scale == "share") if found else "–")
+        table.add_row(*row)
     return table
 
 

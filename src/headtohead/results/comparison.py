@@ -103,11 +103,19 @@ class ModelStats(Record):
     calibration_examples: int | None = Field(
         default=None, description="examples the calibration figures use (the answered ones); None without probabilities"
     )
+    metrics: dict[str, Estimate] = Field(
+        default_factory=dict,
+        description="the metrics the experiment picked (stats.metrics; names of headtohead.metrics), each with "
+        "its bootstrap interval; a metric of probabilities is over the answered rows and absent for a model "
+        "without probabilities (not available)",
+    )
 
     def estimate(self, metric: str) -> Estimate:
         """The estimate of ``metric`` (``accuracy``, ``f1_macro`` …, or ``recall:<class>``)."""
         if metric.startswith("recall:") and metric[len("recall:") :] in self.recall_per_class:
             return self.recall_per_class[metric[len("recall:") :]]
+        if metric in self.metrics:
+            return self.metrics[metric]
         value = getattr(self, metric, None) if metric in type(self).model_fields else None
         if not isinstance(value, Estimate):
             raise KeyError(f"no estimate '{metric}' for model '{self.name}'")
@@ -132,7 +140,8 @@ class MetricDifference(Record):
     note: str | None = None
     on_answered_rows: bool = Field(
         default=False,
-        description="computed on the examples both models answered (the calibration metrics, which need probabilities)",
+        description="computed on the examples both models answered (the metrics of probabilities: calibration, "
+        "ROC AUC)",
     )
 
     @property
@@ -223,6 +232,9 @@ class StatsSettings(Record):
         default=None, description="the data column naming groups of related examples; None: examples are independent"
     )
     n_groups: int | None = Field(default=None, description="groups in the evaluated examples (with group_column)")
+    metrics: list[str] = Field(
+        default_factory=list, description="the metrics picked beside the default ones (stats.metrics), in order"
+    )
 
 
 class StatsSummary(Record):

@@ -58,7 +58,11 @@ Changelog of :data:`SCHEMA_VERSION`:
   ``RequestTiming.concurrency`` is that bound (in version 4 each shard had its own copy of it,
   so shards run side by side could exceed it); ``RequestTiming.shard_concurrency`` (each shard's
   bound: a share when they ran side by side) and ``peak_in_flight`` (each shard's most requests
-  in flight, counted by its client). Version-4 files read with both empty.
+  in flight, counted by its client). Metrics picked from the catalogue (:mod:`headtohead.metrics`;
+  ``stats.metrics`` in the experiment, e.g. ``[mcc, roc_auc]``): ``ModelStats.metrics`` (name →
+  estimate with its bootstrap interval), their pair differences among ``Comparison.differences``,
+  ``StatsSettings.metrics`` (the names picked), ``SliceAccuracy.metrics`` (their values per slice);
+  empty in a run that picks none. Version-4 files read with all of these empty.
 """
 
 from __future__ import annotations

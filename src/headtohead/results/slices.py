@@ -28,6 +28,9 @@ class SliceAccuracy(Record):
     model: str
     correct: int
     accuracy: Estimate = Field(description="Wilson interval")
+    metrics: dict[str, float] = Field(
+        default_factory=dict, description="the picked metrics (stats.metrics) on the slice: point values"
+    )
 
 
 class SlicePair(Record):

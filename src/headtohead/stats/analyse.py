@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from headtohead.errors import ConfigError, ResultsError, did_you_mean
+from headtohead.metrics import CATALOGUE, defaults
 from headtohead.results.comparison import (
     Comparison,
     ContingencyTable,
@@ -46,13 +47,13 @@ from headtohead.results.comparison import (
 )
 from headtohead.results.predictions import Predictions
 from headtohead.stats.bootstrap import CIMethod, Interval, paired_bootstrap
-from headtohead.stats.bootstrap_metrics import METRICS
 from headtohead.stats.calibration import calibration
 from headtohead.stats.intervals import bootstrap_estimates, estimate_from_interval, proportion_estimate
 from headtohead.stats.joint import joint_bootstrap
 from headtohead.stats.mcnemar import RULE, mcnemar_pvalues
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.paired import CLUSTERED_RULE, PairedCorrectness
+from headtohead.stats.picked import extra_metrics, model_metrics, pair_metrics
 from headtohead.stats.power import minimum_detectable_effect
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts, run_disagreements, run_slices
 
@@ -63,7 +64,13 @@ __all__ = ["analyse", "PER_CLASS_LIMIT", "MDE_POWER"]
 PER_CLASS_LIMIT = 20
 #: Power at which the detectable gap is quoted.
 MDE_POWER = 0.8
-_BOOTSTRAP_METRICS = ("balanced_accuracy", "f1_macro", "f1_weighted")
+#: The default metrics with a bootstrap interval of their own in every run (``ModelStats`` fields; accuracy
+#: has Wilson's, the calibration metrics come from the joint draw).
+_BOOTSTRAP_METRICS = tuple(
+    m.name
+    for m in defaults()
+    if m.compute is not None and not m.needs_proba and m.name in ModelStats.model_fields and m.name != "accuracy"
+)
 #: Fewest examples per class present (on average) for a bootstrap interval of a class-averaged metric:
 #: below it the resampled per-class figures are too coarse and the intervals undercover
 #: (``benchmarks/audit_statistics.py``: 85–92 % at 2.5–5 examples per class, ≥ 94 % from 10 on).
@@ -326,7 +333,7 @@ def _differences(
             ci_high=high,
             method=method,
             confidence=confidence,
-            higher_is_better=METRICS.get(metric, METRICS["accuracy"]).higher_is_better,
+            higher_is_better=CATALOGUE[metric].higher_is_better if metric in CATALOGUE else True,
             note=note,
             on_answered_rows=answered,
         )
@@ -431,6 +438,7 @@ def analyse(
     seed: int = 0,
     examples: ExampleFacts | None = None,
     disagreements_kept: int | None = DISAGREEMENTS_KEPT,
+    metrics: Sequence[str] = (),
 ) -> StatsSummary:
     """Every statistic of a run: per-model intervals, every pair compared, a ranking, where models differ.
 
@@ -457,6 +465,10 @@ def analyse(
         interval then accounts for them.
     disagreements_kept : int, optional
         Rows of each direction of disagreement kept per pair (``None``: all).
+    metrics : sequence of str
+        Metrics of the catalogue (:mod:`headtohead.metrics`) reported beside the default ones
+        (``stats.metrics``): per model with a bootstrap interval (``ModelStats.metrics``), on every
+        pair's difference and per slice (:mod:`~headtohead.stats.picked`).
 
     Returns
     -------
@@ -493,6 +505,9 @@ def analyse(
         confidence=confidence, n_resamples=n_resamples, ci_method=ci_method, ece_bins=ece_bins
     )
     calibrated = _Calibration(predictions, groups, options, seed)
+    picked = extra_metrics(metrics)
+    boot = dict(confidence=confidence, n_resamples=n_resamples, method=ci_method, n_bins=ece_bins)
+    boot.update(groups=groups, label_names=predictions.label_names)
     models = {
         name: _model_stats(
             name,
@@ -504,6 +519,9 @@ def analyse(
         )
         for i, name in enumerate(names)
     }
+    for i, name in enumerate(names) if picked else ():  # own seed streams: no other number moves
+        found = model_metrics(name, predictions, picked, options=boot, seed=np.random.SeedSequence([seed, 3, i]))
+        models[name] = models[name].model_copy(update={"metrics": found})
     pairs = list(itertools.combinations(range(len(names)), 2))
     y = predictions.y_true
     counted = [
@@ -525,6 +543,9 @@ def analyse(
             paired=paired,
             **options,
         )
+        if picked:
+            seeded = np.random.SeedSequence([seed, 4, i, j])
+            diffs += pair_metrics(a, b, predictions, picked, options=boot, seed=seeded)
         comparisons.append(_comparison(a, b, predictions, test, float(p_adj), len(pairs), diffs, alpha, paired))
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)
@@ -541,12 +562,13 @@ def analyse(
         failures="counted as wrong",
         group_column=predictions.group_column if groups is not None else None,
         n_groups=int(len(np.unique(groups))) if groups is not None else None,
+        metrics=picked,
     )
     return StatsSummary(
         settings=settings,
         models=list(models.values()),
         comparisons=comparisons,
         ranking=ranking,
-        slices=run_slices(predictions, examples, alpha=alpha),
+        slices=run_slices(predictions, examples, alpha=alpha, metrics=picked),
         disagreements=run_disagreements(predictions, examples.ids if examples else None, kept=disagreements_kept),
     )

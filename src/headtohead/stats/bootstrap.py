@@ -49,6 +49,8 @@ Sampler = Literal["auto", "multinomial", "index"]
 
 # Elements per work block (counts, sums): ~32 MB of float64 — bounded memory for any n.
 _BLOCK = 2**22
+#: Most cells whose leave-one-out values a weighted metric (ROC AUC) computes for BCa: each costs a pass over the rows.
+_JACKKNIFE_CELLS = 1000
 
 
 class _Design:
@@ -164,7 +166,7 @@ def _evaluate(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n:
     out = np.empty((len(specs), sums.shape[0]))
     examples = design.examples(sums, n)
     for i, spec in enumerate(specs):
-        values = [spec.compute({s: sums[:, blocks[s]] for s in spec.needs}, examples) for blocks in design.blocks]
+        values = [spec.from_sums({s: sums[:, blocks[s]] for s in spec.needs}, examples) for blocks in design.blocks]
         out[i] = values[0] - values[1] if len(values) == 2 else values[0]
     return out
 
@@ -251,7 +253,7 @@ def _run(
     # Metrics of class counts compress to few cells; calibration metrics do not. Resampling
     # them apart keeps the fast path fast (each group's marginal intervals are unaffected).
     for continuous in (False, True):
-        group = [spec for spec in specs if spec.needs_proba == continuous]
+        group = [spec for spec in specs if spec.compute is not None and spec.needs_proba == continuous]
         if not group:
             continue
         needs = sorted({s for spec in group for s in spec.needs})
@@ -270,7 +272,74 @@ def _run(
             if groups is not None and interval.method != "none":
                 interval = replace(interval, method=f"cluster-{interval.method}")
             out[spec.name] = interval
+    ranked = [spec for spec in specs if spec.compute is None]
+    if ranked:
+        out.update(_weighted_run(models, y_true, ranked, n_classes, n_resamples, rng, groups, confidence, method))
     return {spec.name: out[spec.name] for spec in specs}
+
+
+def _weighted_run(
+    models: Sequence[tuple[np.ndarray, np.ndarray | None]],
+    y_true: np.ndarray,
+    specs: Sequence[MetricSpec],
+    n_classes: int,
+    n_resamples: int,
+    rng: np.random.Generator,
+    groups: np.ndarray | None,
+    confidence: float,
+    method: str,
+) -> dict[str, Interval]:
+    """Intervals of metrics computed from each resample's example weights (ROC AUC: not a sum of statistics).
+
+    Cells are examples (or groups); BCa's acceleration comes from leaving each cell out, up to
+    :data:`_JACKKNIFE_CELLS` cells (beyond, the bias-corrected percentile interval).
+    """
+    if any(proba is None for _, proba in models):
+        raise ValueError(f"{', '.join(s.name for s in specs)} need the class probabilities (proba)")
+    n = len(y_true)
+    codes = np.arange(n) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1].reshape(-1)
+    m = int(codes.max()) + 1
+
+    def values(weights: np.ndarray) -> np.ndarray:
+        out = np.empty((len(specs), len(weights)))
+        for i, spec in enumerate(specs):
+            assert spec.weighted is not None
+            each = [spec.weighted(weights, y_true, np.asarray(proba), n_classes) for _, proba in models]
+            out[i] = each[0] - each[1] if len(each) == 2 else each[0]
+        return out
+
+    estimates = values(np.ones((1, n)))[:, 0]
+    chunk = max(1, _BLOCK // max(n, 1))
+    theta = np.empty((len(specs), n_resamples))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        drawn = rng.integers(0, m, size=(size, m)) + (np.arange(size) * m)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=size * m).reshape(size, m)
+        # float32 counts: exact integers, half the memory traffic; the estimate and jackknife stay float64
+        theta[:, start : start + size] = values(counts[:, codes].astype(np.float32))
+    jack = None
+    if method == "bca" and 1 < m <= _JACKKNIFE_CELLS:
+        jack = np.empty((len(specs), m))
+        for start in range(0, m, chunk):
+            cells = np.arange(start, min(start + chunk, m))
+            jack[:, cells] = values((codes[None, :] != cells[:, None]).astype(np.float64))
+    out = {}
+    for i, spec in enumerate(specs):
+        accel = (
+            None
+            if jack is None or not np.isfinite(jack[i]).all()
+            else acceleration(jack[i], np.ones(m, dtype=np.int64))
+        )
+        defined = theta[i][np.isfinite(theta[i])]  # a resample holding one class has no AUC
+        if not np.isfinite(estimates[i]) or len(defined) < 2:
+            raise ValueError(f"{spec.name}: not defined on these rows (they hold one class)")
+        interval = interval_from_distribution(
+            spec.name, float(estimates[i]), defined, confidence=confidence, method=method, acceleration=accel
+        )
+        if groups is not None and interval.method != "none":
+            interval = replace(interval, method=f"cluster-{interval.method}")
+        out[spec.name] = interval
+    return out
 
 
 def _prepare(

@@ -5,6 +5,7 @@ through a few sums over examples, each the histogram of a per-example code, opti
 weighted (a :class:`Stat`):
 
 * ``true`` / ``pred`` — histogram of the true / predicted class (size K);
+* ``pred_all`` — histogram of every distinct prediction, failures and outside classes included (MCC);
 * ``tp`` — histogram of the true class, weighted by "predicted correctly" (size K);
 * ``bin_count`` / ``bin_confidence`` / ``bin_correct`` — per confidence bin: examples,
   summed confidence, correct predictions (size ``n_bins``);
@@ -18,7 +19,9 @@ the classes present among the (resampled) examples (as :mod:`headtohead.stats.qu
 the tests pin each one to scikit-learn. ``n`` may be one number or one per resample (the
 cluster bootstrap's resamples differ in size).
 
-A new metric is one decorated function of the sums (``(R, size)`` arrays) and ``n``::
+The metrics themselves are entries of the catalogue (:mod:`headtohead.metrics`); this module
+builds the per-example statistics they read. A quick plain metric is one decorated function of
+the sums (``(R, size)`` arrays) and ``n``::
 
     @register_metric("error_rate", needs=("tp",), higher_is_better=False)
     def _error_rate(s, n):
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from headtohead.errors import ConfigError, did_you_mean, listing
+from headtohead.metrics import CATALOGUE, PROBA_STATS, Compute, Examples, Metric, f1_per_class, register, safe_ratio
 
 __all__ = [
     "Examples",
@@ -49,14 +53,10 @@ __all__ = [
     "per_example_nll",
 ]
 
-#: Sums a metric may ask for (see the module docstring).
-STAT_NAMES = ("true", "pred", "tp", "bin_count", "bin_confidence", "bin_correct", "brier", "nll")
-_NEEDS_PROBA = {"bin_count", "bin_confidence", "bin_correct", "brier", "nll"}
-
-#: Examples per resample: one number, or one per resample (the cluster bootstrap's resamples differ in size).
-Examples = float | np.ndarray
-#: ``compute(sums, n)``: ``sums[name]`` is ``(R, size)``; ``n`` the examples per resample.
-Compute = Callable[[Mapping[str, np.ndarray], Examples], np.ndarray]
+#: A metric as the bootstrap reads it: a catalogue entry (:class:`headtohead.metrics.Metric`).
+MetricSpec = Metric
+#: The catalogue (:data:`headtohead.metrics.CATALOGUE`): the bootstrap computes the entries with a formula.
+METRICS = CATALOGUE
 
 
 @dataclass(frozen=True)
@@ -71,137 +71,37 @@ class Stat:
     weights: np.ndarray | None = None
 
 
-@dataclass(frozen=True)
-class MetricSpec:
-    """A metric as a vectorised function of summed statistics.
-
-    Attributes
-    ----------
-    name : str
-        As shown in tables and results (``accuracy``, ``recall:positive`` …).
-    needs : tuple of str
-        The statistics (:data:`STAT_NAMES`) ``compute`` reads.
-    compute : callable
-        ``compute(sums, n) -> ndarray of shape (R,)``.
-    higher_is_better : bool
-        ``False`` for the losses (ECE, MCE, Brier, NLL).
-    """
-
-    name: str
-    needs: tuple[str, ...]
-    compute: Compute
-    higher_is_better: bool = True
-
-    @property
-    def needs_proba(self) -> bool:
-        return bool(_NEEDS_PROBA.intersection(self.needs))
-
-
-METRICS: dict[str, MetricSpec] = {}
-
-
 def register_metric(name: str, *, needs: Sequence[str], higher_is_better: bool = True) -> Callable[[Compute], Compute]:
-    """Register ``compute(sums, n) -> (R,)`` under ``name`` (a decorator).
+    """Register ``compute(sums, n) -> (R,)`` under ``name`` in the catalogue (a decorator).
+
+    The entry is a plain number (``scale="plain"``), picked per experiment (``stats.metrics``);
+    its value on all rows is the formula's. For a label and a scale, register a
+    :class:`headtohead.metrics.Metric` with :func:`headtohead.metrics.register`.
 
     Parameters
     ----------
     name : str
         Metric name; must be new.
     needs : sequence of str
-        Statistics from :data:`STAT_NAMES` the function reads.
+        Statistics from :data:`headtohead.metrics.STAT_NAMES` the function reads.
     higher_is_better : bool
         Direction of the metric (reports use it to say which model is better).
     """
-    unknown = [s for s in needs if s not in STAT_NAMES]
-    if unknown or name in METRICS:
-        raise ValueError(f"cannot register metric '{name}': unknown statistics {unknown} or name already used")
 
     def decorate(compute: Compute) -> Compute:
-        METRICS[name] = MetricSpec(name, tuple(needs), compute, higher_is_better)
+        register(Metric(name, name, "plain", higher_is_better, needs=tuple(needs), compute=compute))
         return compute
 
     return decorate
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """``num / den`` with 0 where ``den == 0`` (scikit-learn's ``zero_division=0``)."""
-    out = np.zeros(np.broadcast_shapes(num.shape, den.shape))
-    np.divide(num, den, out=out, where=den > 0)
-    return out
-
-
-def _f1(s: Mapping[str, np.ndarray]) -> np.ndarray:
-    # 2·TP / (2·TP + FP + FN) == 2·TP / (support + predicted count)
-    return _ratio(2.0 * s["tp"], s["true"] + s["pred"])
-
-
-@register_metric("accuracy", needs=("tp",))
-def _accuracy(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    return s["tp"].sum(axis=1) / n
-
-
-@register_metric("balanced_accuracy", needs=("tp", "true"))
-def _balanced_accuracy(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    # scikit-learn averages recall over the classes present in y_true only
-    present = s["true"] > 0
-    return _ratio(s["tp"], s["true"]).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
-
-
-def _present_mean(values: np.ndarray, s: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Mean over the classes present among the (resampled) examples: an absent class has no recall to average."""
-    present = s["true"] > 0
-    return (values * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
-
-
-@register_metric("f1_macro", needs=("tp", "true", "pred"))
-def _f1_macro(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    return _present_mean(_f1(s), s)
-
-
-@register_metric("f1_weighted", needs=("tp", "true", "pred"))
-def _f1_weighted(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    return (_f1(s) * s["true"]).sum(axis=1) / n
-
-
-@register_metric("precision_macro", needs=("tp", "pred", "true"))
-def _precision_macro(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    return _present_mean(_ratio(s["tp"], s["pred"]), s)
-
-
-@register_metric("recall_macro", needs=("tp", "true"))
-def _recall_macro(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    return _present_mean(_ratio(s["tp"], s["true"]), s)
-
-
-@register_metric("ece", needs=("bin_confidence", "bin_correct"), higher_is_better=False)
-def _ece(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    # Σ_b (n_b / n)·|conf_b − acc_b| == Σ_b |Σconf_b − Σcorrect_b| / n
-    return np.abs(s["bin_confidence"] - s["bin_correct"]).sum(axis=1) / n
-
-
-@register_metric("mce", needs=("bin_count", "bin_confidence", "bin_correct"), higher_is_better=False)
-def _mce(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    gap = _ratio(np.abs(s["bin_confidence"] - s["bin_correct"]), s["bin_count"])
-    return gap.max(axis=1)  # empty bins have gap 0, so they never win the max
-
-
-@register_metric("brier", needs=("brier",), higher_is_better=False)
-def _brier(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    return s["brier"][:, 0] / n
-
-
-@register_metric("nll", needs=("nll",), higher_is_better=False)
-def _nll(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
-    return s["nll"][:, 0] / n
-
-
 def _per_class(kind: str, k: int) -> Compute:
     def compute(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
         if kind == "recall":
-            return _ratio(s["tp"][:, k], s["true"][:, k])
+            return safe_ratio(s["tp"][:, k], s["true"][:, k])
         if kind == "precision":
-            return _ratio(s["tp"][:, k], s["pred"][:, k])
-        return _f1(s)[:, k]
+            return safe_ratio(s["tp"][:, k], s["pred"][:, k])
+        return f1_per_class(s)[:, k]
 
     return compute
 
@@ -230,7 +130,7 @@ def metric_spec(name: str, label_names: Sequence[str]) -> MetricSpec:
     >>> metric_spec("recall:pos", ["neg", "pos"]).needs
     ('tp', 'true')
     """
-    if name in METRICS:
+    if name in METRICS and METRICS[name].bootstrapped:
         return METRICS[name]
     family, _, label = name.partition(":")
     if family in PER_CLASS_METRICS and label:
@@ -239,8 +139,9 @@ def metric_spec(name: str, label_names: Sequence[str]) -> MetricSpec:
             raise ConfigError(
                 f"metric '{name}': no class '{label}'{did_you_mean(label, labels)} (classes: {listing(labels)})"
             )
-        return MetricSpec(name, PER_CLASS_METRICS[family], _per_class(family, labels.index(label)))
-    choices = list(METRICS) + [f"{f}:<class>" for f in PER_CLASS_METRICS]
+        needs = PER_CLASS_METRICS[family]
+        return MetricSpec(name, name, "share", True, needs=needs, compute=_per_class(family, labels.index(label)))
+    choices = [m for m, spec in METRICS.items() if spec.bootstrapped] + [f"{f}:<class>" for f in PER_CLASS_METRICS]
     raise ConfigError(f"unknown metric '{name}'{did_you_mean(name, METRICS)} (choose one of: {', '.join(choices)})")
 
 
@@ -313,7 +214,7 @@ def example_stats(
     -------
     dict of str to Stat
     """
-    if _NEEDS_PROBA.intersection(needs) and proba is None:
+    if PROBA_STATS.intersection(needs) and proba is None:
         raise ValueError("calibration metrics need the class probabilities (proba)")
     correct = (pred == y_true).astype(np.float64)
     zeros = np.zeros(len(y_true), dtype=np.int64)
@@ -337,6 +238,9 @@ def example_stats(
                 if inside.all()
                 else Stat(np.where(inside, pred, 0), n_classes, inside.astype(np.float64))
             )
+        elif name == "pred_all":  # every distinct prediction its own class (failures, outside classes): MCC
+            distinct, codes = np.unique(pred, return_inverse=True)
+            out[name] = Stat(codes.reshape(-1), len(distinct))
         elif name == "tp":
             out[name] = Stat(y_true, n_classes, correct)
         elif name == "bin_count":

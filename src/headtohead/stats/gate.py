@@ -38,7 +38,9 @@ from typing import Any, Literal
 import numpy as np
 
 from headtohead.errors import ConfigError
+from headtohead.metrics import CATALOGUE
 from headtohead.results import Predictions, RunResult
+from headtohead.stats.bootstrap import paired_bootstrap
 from headtohead.stats.paired import PairedCorrectness
 from headtohead.stats.speed import round_medians, speed_ratio
 
@@ -47,6 +49,7 @@ __all__ = [
     "Outcome",
     "decide",
     "accuracy_noninferiority",
+    "metric_noninferiority",
     "slowdown_noninferiority",
     "skipped_check",
     "gate_exit_code",
@@ -215,6 +218,99 @@ def accuracy_noninferiority(
     )
 
 
+def metric_noninferiority(
+    y_true: np.ndarray,
+    baseline: tuple[np.ndarray, np.ndarray | None],
+    candidate: tuple[np.ndarray, np.ndarray | None],
+    *,
+    metric: str,
+    margin: float,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    names: tuple[str, str] = ("baseline", "candidate"),
+    groups: np.ndarray | None = None,
+) -> Decision:
+    """Is the candidate worse than the baseline on a catalogue metric (:mod:`headtohead.metrics`) beyond ``margin``?
+
+    The decision reads the paired bootstrap interval of ``metric(candidate) − metric(baseline)``
+    (BCa; the cluster bootstrap with ``groups``) against the margin, as for accuracy: each bound
+    of the two-sided interval is a one-sided test at ``(1 − confidence)/2``. A failed answer is a
+    wrong one for a label metric; a metric of probabilities is over the rows both answered.
+
+    Parameters
+    ----------
+    y_true : ndarray of shape (n,)
+    baseline, candidate : (pred, proba)
+        Each model's predictions (``-1``: no prediction) and probabilities (``None``: none stored).
+    metric : str
+        A catalogue name (``mcc``, ``roc_auc``, ``f1_macro`` …).
+    margin : float
+        Allowed worsening in the metric's units (a fraction for a share: 0.005 = 0.5 pp).
+    confidence, n_resamples, seed, names, groups
+        As for :func:`accuracy_noninferiority`; ``n_resamples``/``seed``: the bootstrap's.
+
+    Returns
+    -------
+    Decision
+        ``estimate``/``low``/``high``: candidate − baseline; ``bound``: ``−margin`` (``+margin`` for a
+        metric where lower is better); inconclusive when the bootstrap gives no interval.
+
+    Raises
+    ------
+    ConfigError
+        A metric of probabilities for a model without them.
+    """
+    _check_common(margin, confidence, "margin")
+    entry = CATALOGUE[metric]
+    y = np.asarray(y_true, np.int64)
+    (pred_b, proba_b), (pred_c, proba_c) = baseline, candidate
+    rows = np.ones(len(y), dtype=bool)
+    if entry.needs_proba:
+        if proba_b is None or proba_c is None:
+            raise ConfigError(
+                f"--metric {metric}: needs class probabilities, and '{names[0] if proba_b is None else names[1]}' "
+                f"has none (predictions stored without them); choose a label metric such as mcc or f1_macro"
+            )
+        rows = (np.asarray(pred_b) >= 0) & (np.asarray(pred_c) >= 0)  # probabilities only where answered
+    interval = paired_bootstrap(
+        y[rows],
+        np.asarray(pred_c, np.int64)[rows],
+        np.asarray(pred_b, np.int64)[rows],
+        None if proba_c is None or not entry.needs_proba else np.asarray(proba_c)[rows],
+        None if proba_b is None or not entry.needs_proba else np.asarray(proba_b)[rows],
+        metrics=[metric],
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        groups=None if groups is None else np.asarray(groups)[rows],
+    )[metric]
+    bound = -margin if entry.higher_is_better else margin
+    low, high = (
+        (interval.low, interval.high) if interval.low is not None and interval.high is not None else (None, None)
+    )
+    outcome: Outcome = (
+        "inconclusive"
+        if low is None or high is None
+        else decide(low, high, bound, higher_is_better=entry.higher_is_better)
+    )
+    return Decision(
+        metric,
+        outcome,
+        interval.estimate,
+        float("nan") if low is None else low,
+        float("nan") if high is None else high,
+        bound,
+        confidence,
+        int(rows.sum()),
+        None,
+        margin,
+        names,
+        method=interval.method,
+        groups=None if groups is None else int(len(np.unique(np.asarray(groups)[rows]))),
+    )
+
+
 def slowdown_noninferiority(
     time_baseline: Sequence[float] | np.ndarray,
     time_candidate: Sequence[float] | np.ndarray,
@@ -335,6 +431,7 @@ def gate_decisions(
     n_resamples: int = 2000,
     seed: int = 0,
     groups: np.ndarray | None = None,
+    metric: str = "accuracy",
 ) -> list[Decision]:
     """Every check the margins ask for, in order: accuracy, then speed per timed scenario.
 
@@ -352,6 +449,9 @@ def gate_decisions(
         Of the intervals (``n_resamples``/``seed``: the speed check's).
     groups : ndarray of shape (n,), optional
         Group of each prediction row (in the predictions' row order), when examples belong together.
+    metric : str
+        The quality check's metric: ``accuracy`` (Tango's score interval) or another catalogue name
+        (:func:`metric_noninferiority`; ``max_accuracy_drop`` is then its allowed drop).
 
     Returns
     -------
@@ -363,17 +463,34 @@ def gate_decisions(
         if predictions is None:
             raise ValueError("an accuracy check needs the run's predictions")
         y_true = predictions.y_true
-        decisions.append(
-            accuracy_noninferiority(
-                y_true,
-                predictions[baseline].pred,
-                predictions[candidate].pred,
-                margin=accuracy_margin,
-                confidence=confidence,
-                names=names,
-                groups=groups,
+        if metric != "accuracy":
+            base, cand = predictions[baseline], predictions[candidate]
+            decisions.append(
+                metric_noninferiority(
+                    y_true,
+                    (base.pred, base.proba),
+                    (cand.pred, cand.proba),
+                    metric=metric,
+                    margin=accuracy_margin,
+                    confidence=confidence,
+                    n_resamples=n_resamples,
+                    seed=seed,
+                    names=names,
+                    groups=groups,
+                )
             )
-        )
+        else:
+            decisions.append(
+                accuracy_noninferiority(
+                    y_true,
+                    predictions[baseline].pred,
+                    predictions[candidate].pred,
+                    margin=accuracy_margin,
+                    confidence=confidence,
+                    names=names,
+                    groups=groups,
+                )
+            )
     if slowdown_margin is not None:
         speed = result.speed
         timed = []

@@ -124,7 +124,7 @@ def _each(design: _Design, specs: Sequence[MetricSpec], sums: np.ndarray, n: flo
     examples = design.examples(sums, n)
     for i, blocks in enumerate(design.blocks):
         for s, spec in enumerate(specs):
-            out[i, s] = spec.compute({name: sums[:, blocks[name]] for name in spec.needs}, examples)
+            out[i, s] = spec.from_sums({name: sums[:, blocks[name]] for name in spec.needs}, examples)
     return out
 
 

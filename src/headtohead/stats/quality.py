@@ -19,12 +19,13 @@ that answered them). The same metrics over the answered examples only are kept a
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from sklearn import metrics as skm
 
+from headtohead.metrics import defaults
 from headtohead.results.predictions import NO_PREDICTION
 from headtohead.results.records import (
     FAILED_NAMED,
@@ -104,7 +105,7 @@ def compute_quality(
     k = len(label_names)
     # a failure is nobody's prediction: a label outside every class scikit-learn is asked about
     scored_pred = np.where(valid, y_pred, -1)
-    prf = _averages(y_true, scored_pred, k)
+    prf = _points(y_true, scored_pred, k)
     p_c, r_c, f_c, s_c = skm.precision_recall_fscore_support(
         y_true, scored_pred, labels=np.arange(k), average=None, zero_division=0
     )
@@ -129,24 +130,13 @@ def compute_quality(
     mean, std = _confidence(None if proba is None else np.asarray(proba)[valid])
     answered = None
     if len(failed) and valid.any():
-        own = _averages(y_true[valid], y_pred[valid], k)
+        own = _points(y_true[valid], y_pred[valid], k)
         answered = AnsweredQuality(
-            n_examples=int(valid.sum()),
-            accuracy=float(np.mean(y_pred[valid] == y_true[valid])),
-            balanced_accuracy=own["balanced"],
-            f1_macro=own["macro"][2],
-            f1_weighted=own["weighted"][2],
+            n_examples=int(valid.sum()), **{m: own[m] for m in AnsweredQuality.model_fields if m in own}
         )
     return QualityMetrics(
         n_examples=int(len(y_true)),
-        accuracy=float(np.mean(y_pred == y_true)) if len(y_true) else 0.0,
-        balanced_accuracy=prf["balanced"],
-        precision_macro=prf["macro"][0],
-        recall_macro=prf["macro"][1],
-        f1_macro=prf["macro"][2],
-        precision_weighted=prf["weighted"][0],
-        recall_weighted=prf["weighted"][1],
-        f1_weighted=prf["weighted"][2],
+        **prf,
         per_class=per_class,
         confusion_matrix=confusion.astype(int).tolist(),
         confidence_mean=mean,
@@ -159,19 +149,9 @@ def compute_quality(
     )
 
 
-def _averages(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> dict:
-    """Macro and weighted P/R/F1 over the classes present in ``y_true``, and balanced accuracy."""
-    out: dict = {"balanced": float(_balanced_accuracy(y_true, y_pred)) if len(y_true) else 0.0}
-    labels = present_labels(y_true, k)
-    for average in ("macro", "weighted"):
-        if not len(labels):
-            out[average] = (0.0, 0.0, 0.0)
-            continue
-        p, r, f, _ = skm.precision_recall_fscore_support(
-            y_true, y_pred, labels=labels, average=average, zero_division=0
-        )
-        out[average] = (float(p), float(r), float(f))
-    return out
+def _points(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> dict[str, Any]:
+    """Every default label metric of the catalogue (:mod:`headtohead.metrics`: scikit-learn's functions)."""
+    return {m.name: float(m.point(y_true, y_pred, None, k) or 0.0) for m in defaults() if m.point and not m.needs_proba}
 
 
 def _confidence(proba: np.ndarray | None) -> tuple[float | None, float | None]:
@@ -180,11 +160,3 @@ def _confidence(proba: np.ndarray | None) -> tuple[float | None, float | None]:
         return None, None
     confidence = proba.max(axis=1) if len(proba) else np.zeros(0)
     return (float(confidence.mean()), float(confidence.std())) if len(confidence) else (0.0, 0.0)
-
-
-def _balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    # scikit-learn averages recall over the classes present in y_true, so a predicted outside
-    # class (or a failure, -1) lowers its true class's recall and adds no class of its own
-    with warnings.catch_warnings():  # "y_pred contains classes not in y_true" is expected on small sets
-        warnings.simplefilter("ignore")
-        return skm.balanced_accuracy_score(y_true, y_pred)

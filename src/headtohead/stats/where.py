@@ -22,6 +22,7 @@ from headtohead.results.disagreements import Disagreements
 from headtohead.results.predictions import Predictions
 from headtohead.results.slices import SliceSummary
 from headtohead.stats.disagreements import disagreements
+from headtohead.stats.picked import slice_metrics
 from headtohead.stats.slices import SliceSpec, class_slices, column_slices, compare_slices, size_slices
 
 __all__ = ["ExampleFacts", "run_slices", "run_disagreements", "SIZE_BINS", "CLASS_SLICE_LIMIT", "DISAGREEMENTS_KEPT"]
@@ -60,7 +61,12 @@ class ExampleFacts:
 
 
 def run_slices(
-    predictions: Predictions, facts: ExampleFacts | None = None, *, alpha: float = 0.05, size_bins: int = SIZE_BINS
+    predictions: Predictions,
+    facts: ExampleFacts | None = None,
+    *,
+    alpha: float = 0.05,
+    size_bins: int = SIZE_BINS,
+    metrics: Sequence[str] = (),
 ) -> SliceSummary:
     """Every model's accuracy per slice and every pair compared on it (Holm over all slices and pairs).
 
@@ -75,6 +81,8 @@ def run_slices(
         Sizes and extra columns in dataset order; without them only the class slices are made.
     alpha : float
     size_bins : int
+    metrics : sequence of str
+        Metrics picked from the catalogue (``stats.metrics``): their values on every slice.
 
     Returns
     -------
@@ -96,9 +104,12 @@ def run_slices(
         cells = np.empty(len(values), dtype=object)
         cells[:] = list(values)
         specs += column_slices(name, cells[order].tolist(), n_bins=size_bins)
-    return compare_slices(
+    summary = compare_slices(
         predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha, groups=predictions.groups
     )
+    if not metrics:
+        return summary
+    return slice_metrics(summary, [spec.mask for spec in specs if np.any(spec.mask)], predictions, metrics)
 
 
 def _class_specs(predictions: Predictions) -> list[SliceSpec]:

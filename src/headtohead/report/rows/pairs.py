@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from headtohead.metrics import CATALOGUE
 from headtohead.report.words.numbers import format_p, format_pp
 from headtohead.results.comparison import MetricDifference
 from headtohead.results.records import RunResult
@@ -23,6 +24,7 @@ def comparison_rows(result: RunResult) -> list[dict[str, str]]:
                 "pair": f"{c.model_a} − {c.model_b}",
                 "accuracy Δ (pp)": format_pp(c.effect) + _pp_interval(acc),
                 "macro-F1 Δ (pp)": format_pp(f1.difference) + _pp_interval(f1) if f1 else "—",
+                **{_picked_header(m): _picked_cell(m, diffs.get(m)) for m in result.stats.settings.metrics},
                 "test": c.test,
                 "p": format_p(c.p_value).replace("= ", ""),
                 "Holm p": format_p(c.p_adjusted).replace("= ", ""),
@@ -36,6 +38,26 @@ def comparison_rows(result: RunResult) -> list[dict[str, str]]:
             }
         )
     return rows
+
+
+def _picked_header(name: str) -> str:
+    metric = CATALOGUE[name]
+    return f"{metric.label} Δ" + (" (pp)" if metric.scale == "share" else "")
+
+
+def _picked_cell(name: str, diff: MetricDifference | None) -> str:
+    """A picked metric's difference with its interval; "not available" without probabilities."""
+    if diff is None:
+        return "not available"
+    if CATALOGUE[name].scale == "share":
+        return format_pp(diff.difference) + _pp_interval(diff)
+    interval = (
+        f" ({diff.ci_low:+.3f}…{diff.ci_high:+.3f})"
+        if diff.ci_low is not None and diff.ci_high is not None
+        else " (no interval)"
+    )
+    answered = " on answered rows" if diff.on_answered_rows else ""
+    return f"{diff.difference:+.3f}{interval}{answered}"
 
 
 def _pp_interval(diff: MetricDifference | None) -> str:

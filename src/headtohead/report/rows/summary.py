@@ -14,6 +14,7 @@ from typing import Literal
 
 import numpy as np
 
+from headtohead.metrics import CATALOGUE, defaults
 from headtohead.report.words.numbers import UNKNOWN, format_count
 from headtohead.results.records import Environment, ModelRecord, RunResult
 from headtohead.results.training import TrainingSummary
@@ -34,6 +35,7 @@ __all__ = [
     "latency_for_tradeoff",
     "training_rows",
     "across_runs_rows",
+    "metric_column",
 ]
 
 Kind = Literal["percent", "score", "ms", "rate", "count", "mb", "seconds"]
@@ -64,23 +66,20 @@ class Column:
     higher_is_better: bool | None = None
 
 
-_QUALITY = (
-    Column("accuracy", "accuracy", "percent", True),
-    Column("balanced_accuracy", "balanced acc.", "percent", True),
-    Column("f1_macro", "macro-F1", "percent", True),
-    Column("f1_weighted", "weighted-F1", "percent", True),
-    Column("precision_macro", "macro precision", "percent", True),
-    Column("recall_macro", "macro recall", "percent", True),
-)
+def metric_column(name: str) -> Column:
+    """The column of a catalogue metric (:mod:`headtohead.metrics`): its label, scale and direction."""
+    metric = CATALOGUE[name]
+    return Column(metric.name, metric.label, "percent" if metric.scale == "share" else "score", metric.higher_is_better)
+
+
+_QUALITY = tuple(metric_column(m.name) for m in defaults() if m.column)
 _FAILURES = (
     Column("n_failed", "no prediction (counted wrong)", "count", False),
     Column("accuracy_answered", "accuracy on answered rows", "percent", None),  # secondary: no "best" marked
 )
 _CALIBRATION = (
     Column("calibration_error", "calibration error (ℓ2, debiased)", "score", False),
-    Column("ece", "ECE (plug-in, biased up)", "score", False),
-    Column("brier", "Brier", "score", False),
-    Column("nll", "NLL", "score", False),
+    *(metric_column(m) for m in ("ece", "brier", "nll")),
 )
 _SPEED = (
     Column("single_stream_p50_ms", "latency p50 (ms, batch 1)", "ms", False),
@@ -106,6 +105,8 @@ def summary_columns(result: RunResult) -> list[Column]:
         columns.extend(_FAILURES)  # failures are wrong answers above; how many, and the answered-only figure
     if result.stats is not None and any(m.ece is not None for m in result.stats.models):
         columns.extend(_CALIBRATION)
+    if result.stats is not None:  # the metrics the experiment picked (stats.metrics)
+        columns.extend(metric_column(m) for m in result.stats.settings.metrics)
     if result.speed is not None:
         rows = summary_rows(result)
         columns.extend(c for c in _SPEED if any(r.get(c.key, Cell(None)).value is not None for r in rows.values()))
@@ -137,6 +138,13 @@ def _stats_cells(result: RunResult, name: str) -> dict[str, Cell]:
             cells[key] = Cell(est.value, est.low, est.high, note=None if est.has_interval else est.note)
         elif key in ("calibration_error", "ece", "brier", "nll") and stats.calibration is None:
             cells[key] = Cell(None, note=NOT_AVAILABLE)  # predictions stored without probabilities
+    for key in result.stats.settings.metrics:  # absent: a metric of probabilities, and none were stored
+        est = stats.metrics.get(key)
+        cells[key] = (
+            Cell(est.value, est.low, est.high, note=None if est.has_interval else est.note)
+            if est is not None
+            else Cell(None, note=NOT_AVAILABLE)
+        )
     return cells
 
 

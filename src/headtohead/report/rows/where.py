@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from headtohead.metrics import CATALOGUE
 from headtohead.report.words.numbers import format_p, format_pp
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.records import RunResult
@@ -63,7 +64,8 @@ def slice_name(result: SliceResult) -> str:
 
 
 def slice_rows(result: RunResult) -> list[dict[str, str]]:
-    """One row per slice: its size, every model's accuracy with its interval, every pair's difference and Holm p."""
+    """One row per slice: its size, every model's accuracy with its interval (and picked metrics), every pair's
+    difference and Holm p."""
     summary = result.stats.slices if result.stats is not None else None
     if summary is None:
         return []
@@ -78,6 +80,11 @@ def slice_rows(result: RunResult) -> list[dict[str, str]]:
                 if low is not None and high is not None
                 else f"{100 * est.value:.1f} %"
             )
+        for entry in s.accuracies:  # the picked metrics (stats.metrics); "—" on a slice of one class
+            for name in result.stats.settings.metrics if result.stats is not None else ():
+                value, share = entry.metrics.get(name), CATALOGUE[name].scale == "share"
+                text = "—" if value is None else f"{100 * value:.1f} %" if share else f"{value:.3f}"
+                row[f"{entry.model} {CATALOGUE[name].label}"] = text
         for pair in s.pairs:
             key = f"{pair.model_a} − {pair.model_b}"
             row[f"{key} (pp)"] = f"{format_pp(pair.difference)} ({format_pp(pair.ci_low)}…{format_pp(pair.ci_high)})"

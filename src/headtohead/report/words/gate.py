@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.etree import ElementTree
 
+from headtohead.metrics import CATALOGUE
 from headtohead.stats.gate import EXIT_CODES, POWER, Decision, gate_exit_code
 
 __all__ = ["decision_explanation", "gate_paragraph", "junit_xml"]
@@ -63,6 +64,8 @@ def decision_explanation(decision: Decision) -> str:
                 f"the interval straddles −{drop}: too few examples to tell whether the drop exceeds the margin; {more}"
             )
         return f"Accuracy: {measured}; {why}."
+    if d.check in CATALOGUE:
+        return _metric_explanation(d, level)
     scenario = d.check.removeprefix("speed (").removesuffix(")")
     adjusted = f", {d.method.partition(', ')[2]}" if ", " in d.method else ""  # "Bonferroni over 2 scenarios"
     measured = (
@@ -80,6 +83,33 @@ def decision_explanation(decision: Decision) -> str:
         )
         why = f"the interval straddles {allowed}: too few rounds to tell; {more}"
     return f"Speed ({scenario}): {measured}; {why}."
+
+
+def _metric_explanation(d: Decision, level: str) -> str:
+    """A catalogue metric's check (``--metric``): its paired bootstrap interval against the allowed drop."""
+    metric = CATALOGUE[d.check]
+
+    def value(x: float) -> str:
+        return _pp(x) if metric.scale == "share" else f"{x:+.4f}".replace("-", "−")
+
+    drop = f"{100 * d.margin:.2f} pp" if metric.scale == "share" else f"{d.margin:g}"
+    rows = "rows both answered" if metric.needs_proba else "examples; a failed answer counts as wrong"
+    over = f"{d.n:,} {rows}" + (f", in {d.groups:,} groups" if d.groups else "")
+    if d.low != d.low:  # NaN: the bootstrap gave no interval
+        measured = f"{d.names[1]} − {d.names[0]} = {value(d.estimate)} (no interval: every resample gave the same)"
+        return f"{metric.label}: {measured}; the data cannot tell whether the drop exceeds {drop}."
+    measured = (
+        f"{d.names[1]} − {d.names[0]} = {value(d.estimate)} ({level} CI {value(d.low)} to {value(d.high)}, "
+        f"paired bootstrap over {over})"
+    )
+    worse = "below" if metric.higher_is_better else "above"
+    if d.outcome == "fail":
+        why = f"the whole interval lies {worse} the allowed drop of {drop}, so {d.names[1]} is worse, with {level} confidence"
+    elif d.outcome == "pass":
+        why = f"the interval stays within the allowed drop of {drop}, so {d.names[1]} is not worse beyond the margin"
+    else:
+        why = f"the interval straddles the allowed drop of {drop}: too few examples to tell; more examples would"
+    return f"{metric.label}: {measured}; {why}."
 
 
 def gate_paragraph(decisions: Sequence[Decision], baseline: str, candidate: str) -> str:
