@@ -86,7 +86,4 @@ def load_result(path: str | Path) -> RunResult:
     """
     from headtohead.results.records import SCHEMA_VERSION, RunResult
 
-    result: RunResult = read_versioned_json(
-        path, RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run"
-    )
-    return result
+    return read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run")
