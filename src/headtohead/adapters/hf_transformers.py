@@ -28,7 +28,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.hf_hub import hub_cache, hub_kwargs, hub_offline, looks_like_path, quiet_transformers
@@ -282,7 +282,7 @@ def _load_model(config: ModelConfig, source: str, folder: Path | None, offline: 
     if folder is not None:
         kwargs["use_safetensors"] = any((folder / name).is_file() for name in _SAFETENSORS_FILES)
     try:
-        return AutoModelForSequenceClassification.from_pretrained(source, **kwargs)
+        return cast("tuple[Any, dict[str, Any]]", AutoModelForSequenceClassification.from_pretrained(source, **kwargs))
     except pickle.UnpicklingError as exc:
         if "Weights only load failed" not in str(exc):
             raise ModelError(_corrupt(config, source, exc)) from exc
@@ -333,7 +333,7 @@ def _load_unpickled(config: ModelConfig, folder: Path, kwargs: dict[str, Any]) -
         save_file(state, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
         kwargs = {**kwargs, "use_safetensors": True, "local_files_only": True}
         kwargs.pop("revision", None)
-        return AutoModelForSequenceClassification.from_pretrained(tmp, **kwargs)
+        return cast("tuple[Any, dict[str, Any]]", AutoModelForSequenceClassification.from_pretrained(tmp, **kwargs))
 
 
 def _pickle_refused(config: ModelConfig, source: str, exc: BaseException) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -175,7 +175,7 @@ def onnx_weight_stats(path: str | Path) -> tuple[int, int]:
 
 def _as_numpy(value: Any) -> np.ndarray:
     if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
+        return cast(np.ndarray, value.detach().cpu().numpy())
     return np.asarray(value)
 
 
@@ -332,7 +332,7 @@ class OnnxRuntimeAdapter(ModelAdapter):
             and all(isinstance(v, np.ndarray) for v in inputs.values())
         )  # already a feed (from to_device)
         feed = inputs if ready else session_feed(self.session, inputs, model=self.name)
-        return self.session.run([self.session.get_outputs()[0].name], feed)[0]
+        return cast(np.ndarray, self.session.run([self.session.get_outputs()[0].name], feed)[0])
 
     def num_parameters(self) -> int:
         return self._weights[0]
@@ -345,7 +345,7 @@ def image_array(examples: Sequence[Any], transform: Any) -> np.ndarray:
     """Images → a ``float32`` NCHW array through ``transform`` (picklable, for workers)."""
     from headtohead.adapters.vision import images_to_batch
 
-    return images_to_batch(examples, transform).numpy()
+    return cast(np.ndarray, images_to_batch(examples, transform).numpy())
 
 
 def _check_file(config: ModelConfig, context: LoadContext) -> Path:

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -428,7 +428,7 @@ def _probabilities(
             )
         matrix = np.column_stack([_numbers(where, frame[c].tolist(), c, rows) for c in columns])
     _check_rows(where, matrix, columns, rows, tolerance)
-    return matrix / matrix.sum(axis=1, keepdims=True)
+    return cast(np.ndarray, matrix / matrix.sum(axis=1, keepdims=True))
 
 
 def _numbers(where: str, cells: list[Any], column: str, rows: list[int]) -> np.ndarray:

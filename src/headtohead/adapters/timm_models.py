@@ -14,7 +14,7 @@ Loading rules shared with torchvision are in :mod:`headtohead.adapters.vision`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from headtohead.adapters.vision import TorchImageAdapter, reachable
 from headtohead.adapters.weights import error_summary
@@ -73,7 +73,7 @@ class TimmAdapter(TorchImageAdapter):
         size = self.config.image_size
         overrides = {"input_size": (3, size, size)} if size else {}
         data_config = resolve_data_config(overrides, model=self.module)
-        return create_transform(**data_config, is_training=False)
+        return cast("Callable[[Any], Any]", create_transform(**data_config, is_training=False))
 
     def _pretrained_head_size(self, module: Any) -> int | None:
         cfg = getattr(module, "pretrained_cfg", None) or {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from headtohead.adapters.vision import TorchImageAdapter, reachable, standard_transform
 from headtohead.adapters.weights import error_summary, output_layer_name
@@ -130,8 +130,10 @@ class TorchvisionAdapter(TorchImageAdapter):
             return standard_transform(size)
         weights = self._weights()
         if size:
-            return weights.transforms(crop_size=size, resize_size=round(size * _RESIZE_RATIO))
-        return weights.transforms()
+            return cast(
+                "Callable[[Any], Any]", weights.transforms(crop_size=size, resize_size=round(size * _RESIZE_RATIO))
+            )
+        return cast("Callable[[Any], Any]", weights.transforms())
 
     def _pretrained_head_size(self, module: Any) -> int | None:
         return len(self._weights().meta["categories"])

@@ -59,7 +59,7 @@ def reachable(url: str, timeout: float = 3.0) -> bool:
         return False
 
 
-def images_to_batch(examples: Sequence[Any], transform: Callable[[Any], Any]):  # noqa: ANN201 - Tensor
+def images_to_batch(examples: Sequence[Any], transform: Callable[[Any], Any]) -> Any:  # a torch.Tensor
     """Open each image example, apply ``transform`` and stack into a ``float32`` batch.
 
     Parameters
@@ -80,7 +80,7 @@ def images_to_batch(examples: Sequence[Any], transform: Callable[[Any], Any]):  
     return torch.stack([transform(to_pil(example)) for example in examples]).float()
 
 
-def standard_transform(image_size: int | None = None):  # noqa: ANN201 - a torchvision transform
+def standard_transform(image_size: int | None = None) -> Callable[[Any], Any]:
     """ImageNet-style evaluation transform: resize, centre crop to ``image_size`` (224), normalise.
 
     The short side is resized to ``image_size / 0.875`` first, as in the standard
@@ -89,7 +89,7 @@ def standard_transform(image_size: int | None = None):  # noqa: ANN201 - a torch
     from torchvision import transforms
 
     size = image_size or 224
-    return transforms.Compose(
+    transform: Callable[[Any], Any] = transforms.Compose(
         [
             transforms.Resize(round(size / _CROP_RATIO)),
             transforms.CenterCrop(size),
@@ -97,13 +97,17 @@ def standard_transform(image_size: int | None = None):  # noqa: ANN201 - a torch
             transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
         ]
     )
+    return transform
 
 
-def plain_transform(image_size: int):  # noqa: ANN201 - a torchvision transform
+def plain_transform(image_size: int) -> Callable[[Any], Any]:
     """Resize to ``image_size × image_size`` and scale to ``[0, 1]``; no normalisation."""
     from torchvision import transforms
 
-    return transforms.Compose([transforms.Resize((image_size, image_size)), transforms.ToTensor()])
+    transform: Callable[[Any], Any] = transforms.Compose(
+        [transforms.Resize((image_size, image_size)), transforms.ToTensor()]
+    )
+    return transform
 
 
 class TorchImageAdapter(ModelAdapter):
@@ -130,7 +134,7 @@ class TorchImageAdapter(ModelAdapter):
 
     # -- what a family supplies -------------------------------------------------------
     @abstractmethod
-    def _build(self, num_classes: int, pretrained: bool):  # noqa: ANN202 - nn.Module
+    def _build(self, num_classes: int, pretrained: bool) -> Any:  # an nn.Module
         """The architecture with ``num_classes`` outputs, with pretrained weights when asked."""
 
     @abstractmethod

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from headtohead.errors import ModelError
 
@@ -227,7 +227,9 @@ def _safetensors_metadata(path: Path) -> dict[str, str]:
         return dict(handle.metadata() or {})
 
 
-def _decode_metadata(metadata: Mapping[str, str], path: Path, model: str) -> tuple[tuple[str, ...] | None, dict]:
+def _decode_metadata(
+    metadata: Mapping[str, str], path: Path, model: str
+) -> tuple[tuple[str, ...] | None, dict[str, Any]]:
     try:
         labels = json.loads(metadata[LABELS_KEY]) if LABELS_KEY in metadata else None
         extra = json.loads(metadata[EXTRA_KEY]) if EXTRA_KEY in metadata else {}
@@ -345,7 +347,7 @@ def output_layer_name(module: Any, n_outputs: int) -> str | None:
     for name, sub in reversed(list(module.named_modules())):
         weight = getattr(sub, "weight", None)
         if name and weight is not None and getattr(weight, "ndim", 0) >= 2 and weight.shape[0] == n_outputs:
-            return name
+            return cast(str, name)
     return None
 
 

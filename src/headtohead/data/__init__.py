@@ -59,7 +59,7 @@ def loader_for(spec: str) -> str:
 
 def _load(spec: str, config: DataConfig) -> Dataset:
     module_name, func_name = _LOADERS[loader_for(spec)].split(":")
-    dataset = getattr(importlib.import_module(module_name), func_name)(spec, config)
+    dataset: Dataset = getattr(importlib.import_module(module_name), func_name)(spec, config)
     if len(dataset) == 0:
         raise DataError(
             f"{spec}: no usable examples (skipped: {dict(dataset.skipped) or 'none'}); "

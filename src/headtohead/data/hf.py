@@ -25,7 +25,7 @@ import os
 import socket
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 import numpy as np
@@ -291,7 +291,7 @@ def _is_no_label(value: Any, feature: Any, datasets: Any) -> bool:
 def _image_column(part: Any, datasets: Any) -> str | None:
     found = [name for name, feature in part.features.items() if isinstance(feature, datasets.Image)]
     preferred = [name for name in found if name in ("image", "img")]
-    return (preferred or found or [None])[0]
+    return cast("str | None", (preferred or found or [None])[0])
 
 
 def _image_dataset(

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # PIL is imported lazily
+    from PIL import Image
 
 __all__ = ["to_pil"]
 
 
-def to_pil(example: Any):  # noqa: ANN201 - PIL.Image.Image; PIL imported lazily
+def to_pil(example: Any) -> Image.Image:
     """Open an image example as an RGB ``PIL.Image``.
 
     Parameters

@@ -19,7 +19,7 @@ import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, Modality, encode_labels
@@ -32,6 +32,9 @@ from headtohead.data.columns import (
     require_extra_columns,
 )
 from headtohead.errors import DataError, did_you_mean, listing
+
+if TYPE_CHECKING:  # pandas is imported lazily
+    import pandas as pd
 
 __all__ = [
     "load_table",
@@ -128,7 +131,7 @@ def frame_to_dataset(frame: Any, spec: str, config: DataConfig) -> Dataset:
     )
 
 
-def read_table(spec: str):  # noqa: ANN201 - pandas.DataFrame; pandas imported lazily
+def read_table(spec: str) -> pd.DataFrame:
     """Read a table file into a ``DataFrame`` (csv/tsv as strings), with one-line errors.
 
     Raises
@@ -290,7 +293,7 @@ def _check_text_file(spec: str, path: Path) -> None:
         )
 
 
-def _read_delimited(spec: str, path: Path, suffix: str):  # noqa: ANN202
+def _read_delimited(spec: str, path: Path, suffix: str) -> pd.DataFrame:
     import pandas as pd
 
     options: dict[str, Any] = {"dtype": str, "keep_default_na": False, "encoding": "utf-8-sig", "index_col": False}
@@ -322,7 +325,7 @@ def _parser_message(spec: str, message: str, *, tab: bool) -> str:
     return f"{spec}: malformed table ({first}); check the quoting and the separator"
 
 
-def _read_jsonl(spec: str, path: Path):  # noqa: ANN202
+def _read_jsonl(spec: str, path: Path) -> pd.DataFrame:
     import io
 
     import pandas as pd
@@ -362,7 +365,7 @@ def _json_message(spec: str, text: str, error: ValueError) -> str:
     return f"{spec}: cannot read it as JSON lines ({error}); write one JSON object per line"
 
 
-def _read_parquet(spec: str, path: Path):  # noqa: ANN202
+def _read_parquet(spec: str, path: Path) -> pd.DataFrame:
     import pandas as pd
 
     try:

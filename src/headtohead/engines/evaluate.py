@@ -30,7 +30,7 @@ import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.special import softmax
@@ -334,7 +334,7 @@ def _probabilities(
 
 def _rows_to_probabilities(adapter: ModelAdapter, scores: np.ndarray) -> np.ndarray:
     if adapter.output_kind == "logits":
-        return softmax(scores, axis=1)
+        return cast(np.ndarray, softmax(scores, axis=1))
     sums = scores.sum(axis=1, keepdims=True)
     bad = np.flatnonzero((scores < -1e-6).any(axis=1) | ~np.isclose(sums[:, 0], 1.0, atol=1e-3))
     if len(bad):
@@ -342,4 +342,4 @@ def _rows_to_probabilities(adapter: ModelAdapter, scores: np.ndarray) -> np.ndar
             f"model '{adapter.name}' is declared to output probabilities but its rows do not sum to 1 "
             f"(e.g. {float(sums[bad[0], 0]):.4f}); set outputs: logits if it returns scores"
         )
-    return scores / sums
+    return cast(np.ndarray, scores / sums)

@@ -29,7 +29,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["FreshProcessError", "run_in_fresh_process", "imported_modules", "can_fork"]
 
@@ -102,7 +102,7 @@ def _quiet_process() -> None:
         os.dup2(devnull, fd)
 
 
-def _outcome(body: Callable[..., Any], args: tuple) -> tuple[str, Any]:
+def _outcome(body: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -112,7 +112,7 @@ def _outcome(body: Callable[..., Any], args: tuple) -> tuple[str, Any]:
         return "error", (lines[-1].strip() if lines else type(exc).__name__)
 
 
-def _spawned_main(conn: Any, body: Callable[..., Any], args: tuple, modules: list[str]) -> None:
+def _spawned_main(conn: Any, body: Callable[..., Any], args: tuple[Any, ...], modules: list[str]) -> None:
     """A spawned child: import, run, send the outcome."""
     _quiet_process()
     _import_quietly(modules)
@@ -129,7 +129,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _fork_and_wait(body: Callable[..., Any], args: tuple, timeout_s: float) -> tuple[str, Any]:
+def _fork_and_wait(body: Callable[..., Any], args: tuple[Any, ...], timeout_s: float) -> tuple[str, Any]:
     """In the template: fork a child that runs ``body``; wait for its outcome (or its death, or the timeout)."""
     receiver, sender = multiprocessing.Pipe(duplex=False)
     pid = os.fork()
@@ -209,13 +209,15 @@ class _Template:
         _start(self.process)
         theirs.close()
 
-    def run(self, body: Callable[..., Any], args: tuple, modules: list[str], timeout_s: float) -> tuple[str, Any]:
+    def run(
+        self, body: Callable[..., Any], args: tuple[Any, ...], modules: list[str], timeout_s: float
+    ) -> tuple[str, Any]:
         self.conn.send((body, args, modules, timeout_s))
         # The template's imports come first; its own timeout covers the child.
         if not self.conn.poll(timeout_s + 600):
             self.stop()
             raise FreshProcessError(f"the fresh process ran past {timeout_s:.0f} s")
-        return self.conn.recv()
+        return cast("tuple[str, Any]", self.conn.recv())
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -237,7 +239,7 @@ def _stop_template() -> None:
         _template = None
 
 
-def _forked(body: Callable[..., Any], args: tuple, modules: list[str], timeout_s: float) -> tuple[str, Any]:
+def _forked(body: Callable[..., Any], args: tuple[Any, ...], modules: list[str], timeout_s: float) -> tuple[str, Any]:
     global _template
     if _template is None or not _template.process.is_alive():
         _template = _Template()
@@ -249,7 +251,7 @@ def _forked(body: Callable[..., Any], args: tuple, modules: list[str], timeout_s
         raise FreshProcessError(f"the template process for fresh processes died ({exc})") from None
 
 
-def _spawned(body: Callable[..., Any], args: tuple, modules: list[str], timeout_s: float) -> tuple[str, Any]:
+def _spawned(body: Callable[..., Any], args: tuple[Any, ...], modules: list[str], timeout_s: float) -> tuple[str, Any]:
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_spawned_main, args=(sender, body, args, modules), name="h2h-fresh")
@@ -258,7 +260,7 @@ def _spawned(body: Callable[..., Any], args: tuple, modules: list[str], timeout_
     try:
         if not receiver.poll(timeout_s):
             raise FreshProcessError(f"the fresh process ran past {timeout_s:.0f} s")
-        return receiver.recv()
+        return cast("tuple[str, Any]", receiver.recv())
     except EOFError:
         process.join(10)
         raise FreshProcessError(f"the fresh process died (exit code {process.exitcode}; killed for memory?)") from None
@@ -270,7 +272,9 @@ def _spawned(body: Callable[..., Any], args: tuple, modules: list[str], timeout_
             process.join(5)
 
 
-def run_in_fresh_process(body: Callable[..., Any], args: tuple, *, fork: bool, timeout_s: float = 900.0) -> Any:
+def run_in_fresh_process(
+    body: Callable[..., Any], args: tuple[Any, ...], *, fork: bool, timeout_s: float = 900.0
+) -> Any:
     """``body(*args)`` in a fresh process (see the module docstring); its return value.
 
     Parameters

@@ -205,7 +205,7 @@ def _measure_in_child(
     iterations: int,
     sequence_length: int | None,
     threads: int | None,
-) -> tuple[dict, dict]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The fresh process's body: the records as plain data (the parent validates them again)."""
     if threads is not None and "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)

@@ -24,6 +24,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ __all__ = ["run_server", "server_wanted", "capacity_estimate", "TrialRunner"]
 
 #: ``runner(model, test, batcher=(max_batch, max_wait_s), log_dir=...) -> (LoadGenRun, batcher)``;
 #: :func:`~headtohead.engines.loadgen.run_loadgen`, or a fake in tests.
-TrialRunner = Callable[..., tuple]
+TrialRunner = Callable[..., tuple[Any, ...]]
 
 _LIGHT_LOAD = 0.5  # a trial whose batcher was busy less than half the time was lightly loaded
 
@@ -77,7 +78,7 @@ def capacity_estimate(
     return statistics.median(times)
 
 
-def _library(dataset: Dataset, size: int, seed: int) -> list:
+def _library(dataset: Dataset, size: int, seed: int) -> list[Any]:
     count = min(size, len(dataset))
     indices = np.sort(np.random.default_rng(seed).permutation(len(dataset))[:count])
     return list(batch_examples(dataset, indices))
@@ -100,7 +101,7 @@ class _Searcher:
         log_dir: Path | None,
         ledger: EnergyLedger | None,
         runner: TrialRunner,
-        progress: Callable | None,
+        progress: Callable[[str, int, int], None] | None,
     ) -> None:
         self.models, self.config, self.server = models, config, config.server
         self.seed, self.log_dir, self.ledger, self.runner, self.progress = seed, log_dir, ledger, runner, progress
@@ -317,7 +318,7 @@ def run_server(
     ledger: EnergyLedger | None = None,
     offline_batch: int = 32,
     reference: Mapping[str, tuple[float | None, float | None]] | None = None,
-    progress: Callable | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
     runner: TrialRunner = run_loadgen,
 ) -> LoadGenSummary:
     """Run the Server scenario (``"server"`` in ``config.scenarios``) and/or LoadGen's cross-check.

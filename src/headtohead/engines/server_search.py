@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from headtohead.stats.server import bracket_estimate
 
@@ -32,7 +32,7 @@ def start_rate(base_qps: float, growth: float, u: float) -> float:
     >>> start_rate(100.0, 2.0, 0.0), start_rate(100.0, 2.0, 0.5)
     (100.0, 70.71067811865476)
     """
-    return base_qps * growth ** (-u)
+    return cast(float, base_qps * growth ** (-u))  # float ** float is typed Any (it may be complex)
 
 
 @dataclass

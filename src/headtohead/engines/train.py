@@ -74,7 +74,7 @@ class _Progress:
     """What the loop has done so far; saved with every checkpoint, restored on resume."""
 
     epochs: list[dict[str, Any]] = field(default_factory=list)
-    steps: dict[str, list] = field(
+    steps: dict[str, list[Any]] = field(
         default_factory=lambda: {k: [] for k in ("data_wait_ns", "compute_ns", "samples", "tokens", "loss", "excluded")}
     )
     optimizer_steps: int = 0

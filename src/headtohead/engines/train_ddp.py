@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -119,7 +120,7 @@ def all_reduce_sum(values: np.ndarray, ctx: DistContext | None) -> np.ndarray:
     if ctx.backend == "nccl":
         tensor = tensor.to(f"cuda:{ctx.local_rank}")
     dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
-    return tensor.cpu().numpy()
+    return cast(np.ndarray, tensor.cpu().numpy())
 
 
 def barrier(ctx: DistContext | None) -> None:

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -77,7 +77,7 @@ class Precision:
             return contextlib.nullcontext()
         import torch
 
-        return torch.autocast(self.device_type, dtype=self.dtype)
+        return cast("contextlib.AbstractContextManager[Any]", torch.autocast(self.device_type, dtype=self.dtype))
 
 
 def resolve_precision(

@@ -22,7 +22,7 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from headtohead.adapters.base import ModelAdapter
 from headtohead.adapters.labels import align_labels
@@ -149,7 +149,7 @@ def latest_checkpoint(root: str | Path) -> Path | None:
 def read_progress(checkpoint: Path) -> dict[str, Any]:
     """The ``state.json`` of a checkpoint folder."""
     try:
-        return json.loads((checkpoint / STATE_FILE).read_text(encoding="utf-8"))
+        return cast("dict[str, Any]", json.loads((checkpoint / STATE_FILE).read_text(encoding="utf-8")))
     except (OSError, json.JSONDecodeError) as exc:
         raise ResultsError(
             f"{checkpoint / STATE_FILE}: unreadable training checkpoint ({error_summary(exc)}); "

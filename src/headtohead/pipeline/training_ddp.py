@@ -202,7 +202,7 @@ def launch(job: Mapping[str, Any], *, nproc: int, workdir: str | Path) -> dict[s
         log.seek(0)
         tail = log.read()[-2000:]
     if out_file.is_file():
-        output = json.loads(out_file.read_text(encoding="utf-8"))
+        output: dict[str, Any] = json.loads(out_file.read_text(encoding="utf-8"))
         if "error" in output:
             raise _ERRORS.get(output["error"]["type"], H2HError)(output["error"]["message"])
         if process.returncode == 0:

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from headtohead.errors import ResultsError
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 
 if TYPE_CHECKING:  # records import pydantic models of every section; io is read by them all
     from headtohead.results.records import RunResult
+
+_Record = TypeVar("_Record", bound=BaseModel)
 
 __all__ = ["write_bytes_atomic", "write_text_atomic", "save_result", "load_result", "read_versioned_json"]
 
@@ -24,8 +26,8 @@ def save_result(result: RunResult, path: str | Path) -> None:
 
 
 def read_versioned_json(
-    path: str | Path, record_cls: Any, *, version: int, what: str, writer: str, required: Sequence[str] = ()
-) -> Any:
+    path: str | Path, record_cls: type[_Record], *, version: int, what: str, writer: str, required: Sequence[str] = ()
+) -> _Record:
     """Read a versioned JSON record file; refuse newer schema versions and invalid content.
 
     Parameters
@@ -84,7 +86,4 @@ def load_result(path: str | Path) -> RunResult:
     """
     from headtohead.results.records import SCHEMA_VERSION, RunResult
 
-    result: RunResult = read_versioned_json(
-        path, RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run"
-    )
-    return result
+    return read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from headtohead.errors import DeviceError
 
@@ -141,7 +141,7 @@ class TorchBackend:
     def cuda_version(self) -> str | None:
         import torch
 
-        return torch.version.cuda
+        return cast("str | None", torch.version.cuda)
 
     def mps_available(self) -> bool:
         torch = _torch_or_none()
@@ -236,7 +236,7 @@ class _TorchTransferStreams:
         return self._torch.empty(shape, dtype=dtype, pin_memory=True)
 
     def on_side(self) -> contextlib.AbstractContextManager[None]:
-        return self._torch.cuda.stream(self._side)
+        return cast("contextlib.AbstractContextManager[None]", self._torch.cuda.stream(self._side))
 
     def record_side(self) -> Any:
         event = self._torch.cuda.Event()

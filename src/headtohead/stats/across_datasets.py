@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -54,7 +55,7 @@ def rank_rows(scores: np.ndarray, *, higher_is_better: bool = True) -> np.ndarra
     [[1.5, 3.0, 1.5], [2.0, 1.0, 3.0]]
     """
     oriented = _clean(scores) * (-1.0 if higher_is_better else 1.0)
-    return stats.rankdata(oriented, axis=1)
+    return cast(np.ndarray, stats.rankdata(oriented, axis=1))
 
 
 def friedman_test(scores: np.ndarray, *, higher_is_better: bool = True) -> FriedmanTest:

@@ -20,6 +20,7 @@ ROPE lets "no difference" be shown rather than merely not rejected.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class BayesSignedRank:
 
 
 def _step(values: np.ndarray, threshold: float) -> np.ndarray:
-    return (values > threshold).astype(np.float64) + 0.5 * (values == threshold)
+    return cast(np.ndarray, (values > threshold).astype(np.float64) + 0.5 * (values == threshold))
 
 
 def bayesian_signed_rank(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from scipy import sparse
@@ -142,12 +142,12 @@ class _Design:
 
     def sums(self, counts: np.ndarray) -> np.ndarray:
         """``(R, m)`` counts per cell → ``(R, width)`` summed features."""
-        return np.asarray(self.features_t @ np.asarray(counts, dtype=np.float64).T).T
+        return cast(np.ndarray, np.asarray(self.features_t @ np.asarray(counts, dtype=np.float64).T).T)
 
     def feature_rows(self, start: int, stop: int) -> np.ndarray:
         """Feature rows of cells ``start:stop``, dense, shape ``(stop − start, width)``."""
         cols = self.features_t[:, start:stop]
-        return (cols.toarray() if sparse.issparse(cols) else cols).T
+        return cast(np.ndarray, (cols.toarray() if sparse.issparse(cols) else cols).T)
 
 
 def _row_numbers(key: np.ndarray) -> np.ndarray:

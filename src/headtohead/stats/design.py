@@ -18,6 +18,8 @@ positions and immediate neighbours as well.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 __all__ = ["williams_design", "round_order", "balanced_orders", "precedence_counts"]
@@ -67,7 +69,7 @@ def _relabel(design: np.ndarray, seed: int | None) -> np.ndarray:
     if seed is None:
         return design
     labels = np.random.default_rng(seed).permutation(design.shape[1])
-    return labels[design]
+    return cast(np.ndarray, labels[design])
 
 
 def round_order(n_models: int, round_index: int, *, seed: int | None = None) -> list[int]:
@@ -95,7 +97,7 @@ def round_order(n_models: int, round_index: int, *, seed: int | None = None) -> 
     if round_index < 0:
         raise ValueError(f"round_index must be 0 or more, not {round_index}")
     design = _relabel(williams_design(n_models), seed)
-    return design[round_index % len(design)].tolist()
+    return cast("list[int]", design[round_index % len(design)].tolist())
 
 
 def balanced_orders(n_models: int, n_rounds: int, *, seed: int | None = None) -> list[list[int]]:

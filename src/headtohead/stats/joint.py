@@ -91,7 +91,7 @@ def joint_bootstrap(
     theta = _each(design, specs, resampled_sums(design.features_t, n_resamples, rng), n)
     jack = _jackknife_each(design, specs) if method == "bca" and design.m > 1 else None
 
-    def intervals(estimate: np.ndarray, distribution: np.ndarray, jackknife: np.ndarray | None) -> dict:
+    def intervals(estimate: np.ndarray, distribution: np.ndarray, jackknife: np.ndarray | None) -> dict[str, Interval]:
         out = {
             spec.name: interval_from_distribution(
                 spec.name,

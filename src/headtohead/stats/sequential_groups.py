@@ -21,6 +21,7 @@ are those of :class:`~headtohead.stats.sequential.SequentialTest` (this class is
 from __future__ import annotations
 
 from collections import Counter
+from typing import cast
 
 import numpy as np
 
@@ -178,7 +179,7 @@ def grouped_path_e_values(
 
     def mean_exp(terms: np.ndarray) -> np.ndarray:
         top = terms.max(axis=1, keepdims=True)
-        return top[:, 0] + np.log(np.mean(np.exp(terms - top), axis=1))
+        return cast(np.ndarray, top[:, 0] + np.log(np.mean(np.exp(terms - top), axis=1)))
 
     del sizes  # at Δ = 0 a group's size does not enter its bet
     return mean_exp(cumulative), mean_exp(mirrored)
@@ -188,4 +189,4 @@ def _mixture(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``log mean_f Π_g (1 + f x_g)^{w_g}`` over the constant bets ``f``, for each column of ``values`` (cells × gaps)."""
     terms = np.einsum("cgf,c->gf", np.log1p(values[:, :, None] * _FRACTIONS), weights)  # (gaps, bets)
     top = terms.max(axis=1, keepdims=True)
-    return top[:, 0] + np.log(np.mean(np.exp(terms - top), axis=1))
+    return cast(np.ndarray, top[:, 0] + np.log(np.mean(np.exp(terms - top), axis=1)))

@@ -99,11 +99,11 @@ def adjust_speed_family(
     adjusted = dict(zip(map(id, tested), holm_rows(np.array([p_values]))[0].tolist(), strict=True)) if p_values else {}
     n = len(p_values)
 
-    def decided(c, p_adj: float) -> str | None:  # noqa: ANN001 - SpeedComparison or ServerComparison
+    def decided(c: SpeedComparison | ServerComparison, p_adj: float) -> str | None:
         # ratio > 1: b is faster (time a / time b) or holds more (max_qps b / max_qps a)
         return (c.model_b if c.ratio > 1.0 else c.model_a) if p_adj <= 1.0 - c.confidence and c.ratio != 1.0 else None
 
-    def updated(c, field: str):  # noqa: ANN001, ANN202 - SpeedComparison or ServerComparison
+    def updated(c: SpeedComparison | ServerComparison, field: str) -> SpeedComparison | ServerComparison:
         if id(c) not in adjusted:
             return c
         return c.model_copy(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from headtohead.results.disagreements import Disagreements
+from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.predictions import Predictions
 from headtohead.results.slices import SliceSummary
 from headtohead.stats.disagreements import disagreements
@@ -167,7 +167,7 @@ def _at_dataset_positions(found: Disagreements, positions: np.ndarray) -> Disagr
     if np.array_equal(positions, np.arange(len(positions))):
         return found
 
-    def moved(rows: list) -> list:  # noqa: ANN001 - list of Disagreement
+    def moved(rows: list[Disagreement]) -> list[Disagreement]:
         return [r.model_copy(update={"index": int(positions[r.index])}) for r in rows]
 
     return found.model_copy(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from headtohead.adapters.base import ModelAdapter
 from headtohead.config.speed import SpeedConfig
@@ -93,7 +94,7 @@ def largest_fitting_batch(try_batch: Callable[[int], object], start: int, *, dev
 
     size = start
     while size > 1:
-        size = decay_batch_step(size)
+        size = cast(int, decay_batch_step(size))
         try:
             try_batch(size)
             return size

@@ -80,7 +80,8 @@ class _Logits:
     def build(module: Any, names: Sequence[str] | None) -> Any:
         import torch
 
-        class Logits(torch.nn.Module):
+        # torch is read as Any (no stubs followed); the ignore is unused where subclassing Any is allowed
+        class Logits(torch.nn.Module):  # type: ignore[misc, unused-ignore]
             def __init__(self) -> None:
                 super().__init__()
                 self.inner = module

@@ -86,5 +86,5 @@ def create_executor(config: ExecutionConfig, *, eval_device: str = "auto") -> Ex
             f"(choose one of: {', '.join(EXECUTORS)})"
         )
     module_name, class_name = EXECUTORS[config.mode].split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls: type[Executor] = getattr(importlib.import_module(module_name), class_name)
     return cls(config, eval_device=eval_device)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from headtohead.config.execution import ExecutionConfig
 from headtohead.pipeline.executors.base import Executor, TaskProgress
 from headtohead.pipeline.executors.fairness import plan_workers
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult, WorkerSettings
@@ -41,7 +42,7 @@ class ProcessExecutor(Executor):
 
     mode = "processes"
 
-    def __init__(self, config, *, eval_device: str = "auto") -> None:  # noqa: ANN001 - ExecutionConfig
+    def __init__(self, config: ExecutionConfig, *, eval_device: str = "auto") -> None:
         super().__init__(config, eval_device=eval_device)
         self._workers: list[tuple[WorkerSettings, ProcessPoolExecutor]] = []
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from headtohead.config.execution import ExecutionConfig
 from headtohead.errors import ConfigError
 from headtohead.pipeline.executors.base import Executor, TaskProgress
 from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult, WorkerSettings
@@ -77,7 +78,7 @@ class RayExecutor(Executor):
 
     mode = "ray"
 
-    def __init__(self, config, *, eval_device: str = "auto") -> None:  # noqa: ANN001 - ExecutionConfig
+    def __init__(self, config: ExecutionConfig, *, eval_device: str = "auto") -> None:
         super().__init__(config, eval_device=eval_device)
         self._started_here = False
 
