@@ -36,7 +36,15 @@ from headtohead.pipeline.setup import dataset_record, prepare_run, resolve_exper
 from headtohead.report.sweep import recommendation_sentence, variant_verdict, write_sweep_report
 from headtohead.report.words.speed import speed_sentence
 from headtohead.results.files import RESUME_DIR, SWEEP_FILE
-from headtohead.results.sweep import ModelSweep, SpeedPoint, SweepCell, SweepResult, VariantParams, save_sweep
+from headtohead.results.sweep import (
+    ModelSweep,
+    QualityVsParent,
+    SpeedPoint,
+    SweepCell,
+    SweepResult,
+    VariantParams,
+    save_sweep,
+)
 from headtohead.runtime.determinism import deterministic_algorithms
 from headtohead.runtime.offline import offline_mode
 from headtohead.stats.recommend import recommend
@@ -173,6 +181,107 @@ def _cell(
     )
 
 
+def _speed_curve(
+    parent: ModelAdapter,
+    variants: list[ModelAdapter],
+    dataset: Dataset,
+    exp: Experiment,
+    batch_sizes: Sequence[int],
+    progress: ProgressCallback | None,
+) -> dict[str, dict[int, SpeedPoint]]:
+    """Each model's speed point at each batch size, the parent and its variants measured side by side."""
+    speed = sweep_speed_config(exp.speed)
+    points: dict[str, dict[int, SpeedPoint]] = {parent.name: {}, **{v.name: {} for v in variants}}
+    for size in batch_sizes:
+
+        def stage(task: str, done: int, total: int, label: str = f"{parent.name} speed @ batch {size}") -> None:
+            if progress is not None:  # the label bound now: ``parent`` is deleted before this function returns
+                progress(label, done, total)
+
+        measured = measure_batch_size(
+            parent,
+            variants,
+            dataset,
+            same_examples(speed, size, batch_sizes),
+            size,
+            seed=exp.seed,
+            progress=stage,
+        )
+        for name, point in measured.items():
+            points[name][size] = _with_sentence(point)
+    return points
+
+
+def _cells(
+    parent: ModelAdapter,
+    grid: Grid,
+    built: list[_Built],
+    points: dict[str, dict[int, SpeedPoint]],
+    qualities: dict[str, QualityVsParent],
+    parent_eval_s: float,
+    *,
+    accuracy: float,
+) -> list[SweepCell]:
+    """The sweep's cells: the parent, each variant built (measured, or failed with its stage and reason), each skipped."""
+    cells = [
+        _cell(
+            parent.name,
+            parent.name,
+            grid.parent,
+            parent=True,
+            adapter=parent,
+            points=points[parent.name],
+            eval_s=parent_eval_s,
+            accuracy=accuracy,
+        )
+    ]
+    for b in built:
+        if b.adapter is not None and b.evaluation is not None:
+            cells.append(
+                _cell(
+                    parent.name,
+                    b.name,
+                    b.spec,
+                    parent=False,
+                    adapter=b.adapter,
+                    points=points[b.name],
+                    build_s=b.build_s,
+                    eval_s=b.evaluation.seconds,
+                    quality=qualities[b.name],
+                    accuracy=qualities[b.name].accuracy,
+                )
+            )
+        else:
+            cells.append(
+                _cell(
+                    parent.name,
+                    b.name,
+                    b.spec,
+                    parent=False,
+                    adapter=None,
+                    points=None,
+                    stage=b.stage,
+                    reason=b.reason,
+                    build_s=b.build_s,
+                )
+            )
+    for spec, reason in grid.skipped:
+        cells.append(
+            _cell(
+                parent.name,
+                variant_name(parent.name, spec, grid.parent),
+                spec,
+                parent=False,
+                adapter=None,
+                points=None,
+                status="skipped",
+                stage="grid",
+                reason=reason,
+            )
+        )
+    return cells
+
+
 def sweep_model(
     model_cfg: ModelConfig,
     context: LoadContext,
@@ -253,81 +362,10 @@ def sweep_model(
     qualities = {
         name: q.model_copy(update={"verdict": variant_verdict(name, parent.name, q)}) for name, q in qualities.items()
     }
-    speed = sweep_speed_config(exp.speed)
-    points: dict[str, dict[int, SpeedPoint]] = {parent.name: {}, **{b.name: {} for b in ok}}
-    for size in batch_sizes:
-
-        def stage(task: str, done: int, total: int, label: str = f"{parent.name} speed @ batch {size}") -> None:
-            if progress is not None:  # the label bound now: ``parent`` is deleted before this function returns
-                progress(label, done, total)
-
-        measured = measure_batch_size(
-            parent,
-            [b.adapter for b in ok if b.adapter is not None],
-            dataset,
-            same_examples(speed, size, batch_sizes),
-            size,
-            seed=exp.seed,
-            progress=stage,
-        )
-        for name, point in measured.items():
-            points[name][size] = _with_sentence(point)
-    cells = [
-        _cell(
-            parent.name,
-            parent.name,
-            grid.parent,
-            parent=True,
-            adapter=parent,
-            points=points[parent.name],
-            eval_s=parent_eval_s,
-            accuracy=float((parent_eval.pred == y).mean()),
-        )
-    ]
-    for b in built:
-        if b.adapter is not None and b.evaluation is not None:
-            cells.append(
-                _cell(
-                    parent.name,
-                    b.name,
-                    b.spec,
-                    parent=False,
-                    adapter=b.adapter,
-                    points=points[b.name],
-                    build_s=b.build_s,
-                    eval_s=b.evaluation.seconds,
-                    quality=qualities[b.name],
-                    accuracy=qualities[b.name].accuracy,
-                )
-            )
-        else:
-            cells.append(
-                _cell(
-                    parent.name,
-                    b.name,
-                    b.spec,
-                    parent=False,
-                    adapter=None,
-                    points=None,
-                    stage=b.stage,
-                    reason=b.reason,
-                    build_s=b.build_s,
-                )
-            )
-    for spec, reason in grid.skipped:
-        cells.append(
-            _cell(
-                parent.name,
-                variant_name(parent.name, spec, grid.parent),
-                spec,
-                parent=False,
-                adapter=None,
-                points=None,
-                status="skipped",
-                stage="grid",
-                reason=reason,
-            )
-        )
+    points = _speed_curve(parent, [b.adapter for b in ok if b.adapter is not None], dataset, exp, batch_sizes, progress)
+    cells = _cells(
+        parent, grid, built, points, qualities, parent_eval_s, accuracy=float((parent_eval.pred == y).mean())
+    )
     for warning in parent.warnings:
         log.warning("%s", warning)
     record = ModelSweep(
