@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from headtohead.data.base import Dataset
 from headtohead.data.display import input_texts, thumbnail_uri
@@ -23,6 +24,9 @@ from headtohead.results.disagreements import Disagreements
 from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
+
+if TYPE_CHECKING:
+    from headtohead.results.disagreements import Disagreement
 
 __all__ = ["run_statistics", "example_facts", "with_inputs"]
 
@@ -83,7 +87,7 @@ def with_inputs(found: Disagreements, dataset: Dataset, texts: Sequence[str | No
     """``found`` with each row's input attached: its text or path, and a thumbnail for an image."""
     texts = input_texts(dataset) if texts is None else texts
 
-    def attach(rows: list) -> list:  # noqa: ANN001 - list of Disagreement
+    def attach(rows: list[Disagreement]) -> list[Disagreement]:
         return [
             r.model_copy(update={"input": texts[r.index], "thumbnail": thumbnail_uri(dataset, r.index)}) for r in rows
         ]

@@ -10,6 +10,7 @@ import base64
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
@@ -36,6 +37,11 @@ from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from headtohead.report.plots import ModelStyle
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
 
@@ -116,7 +122,9 @@ def _summary_lines(result: RunResult) -> list[str]:
     return _table(["metric"] + [md_escape(m) for m in models], body)
 
 
-def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: dict[str, bytes]) -> list[str]:
+def _details_lines(
+    run: RunEntry, index: int, styles: Mapping[str, ModelStyle], folder: str, files: dict[str, bytes]
+) -> list[str]:
     result = run.result
     lines: list[str] = []
     comparisons = comparison_rows(result)
