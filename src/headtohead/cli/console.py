@@ -8,7 +8,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -31,14 +31,7 @@ class _OneLineHandler(logging.Handler):
         err_console.print(f"[{style}]{label}:[/] {escape(record.getMessage())}", highlight=False, soft_wrap=True)
 
 
-def _show_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
+def _show_warning(message: Warning | str, *_unused: object, **_unused_named: object) -> None:  # as warnings.showwarning
     logging.getLogger("headtohead").warning("%s", message)
 
 

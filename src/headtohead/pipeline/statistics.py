@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from headtohead.data.base import Dataset
 from headtohead.data.display import input_texts, thumbnail_uri
@@ -20,13 +19,10 @@ from headtohead.pipeline.setup import RunSetup
 from headtohead.report.rows.where import write_disagreements_csv
 from headtohead.report.words.quality import with_quality_sentences
 from headtohead.results.comparison import StatsSummary
-from headtohead.results.disagreements import Disagreements
+from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
-
-if TYPE_CHECKING:
-    from headtohead.results.disagreements import Disagreement
 
 __all__ = ["run_statistics", "example_facts", "with_inputs"]
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
+from headtohead.report.plots import ModelStyle
 from headtohead.report.plots_sequential import sequential_figures
 from headtohead.report.rows.pairs import comparison_note, comparison_rows
 from headtohead.report.rows.speed import speed_note, speed_rows
@@ -37,11 +37,6 @@ from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import RunResult
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from headtohead.report.plots import ModelStyle
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
 

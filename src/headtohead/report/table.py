@@ -3,8 +3,6 @@ run has statistics. Returns rich renderables; only the CLI prints."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.markup import escape
 from rich.table import Table
 
@@ -12,12 +10,10 @@ from headtohead.metrics import CATALOGUE
 from headtohead.report.words.numbers import format_count, weights_text
 from headtohead.report.words.quality import verdict_lines
 from headtohead.report.words.speed import speed_verdict_lines
+from headtohead.results.comparison import ModelStats
+from headtohead.results.estimates import Estimate
 from headtohead.results.records import ModelRecord, RunResult
-
-if TYPE_CHECKING:
-    from headtohead.results.comparison import ModelStats
-    from headtohead.results.estimates import Estimate
-    from headtohead.results.speed import ModelSpeed
+from headtohead.results.speed import ModelSpeed
 
 __all__ = ["quality_table", "speed_table", "verdict_block", "timings_line"]
 
