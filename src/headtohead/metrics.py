@@ -25,7 +25,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -225,7 +225,7 @@ def f1_per_class(s: Mapping[str, np.ndarray]) -> np.ndarray:
 def _present_mean(values: np.ndarray, s: Mapping[str, np.ndarray]) -> np.ndarray:
     """Mean over the classes present among the (resampled) examples: an absent class has no recall to average."""
     present = s["true"] > 0
-    return (values * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
+    return cast(np.ndarray, (values * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1))
 
 
 def _mcc(s: Mapping[str, np.ndarray], n: Examples) -> np.ndarray:
@@ -252,7 +252,7 @@ def _auc_one(weights: np.ndarray, positive: np.ndarray, scores: np.ndarray) -> n
     w_pos = weights[:, pos]
     wins = (w_pos * (below[:, lo] + below[:, hi])).sum(axis=1) / 2
     pairs = w_pos.sum(axis=1) * below[:, -1]
-    return np.divide(wins, pairs, out=np.full(len(weights), np.nan), where=pairs > 0)
+    return cast(np.ndarray, np.divide(wins, pairs, out=np.full(len(weights), np.nan), where=pairs > 0))
 
 
 def _auc(weights: np.ndarray, y: np.ndarray, proba: np.ndarray, k: int) -> np.ndarray:
@@ -262,7 +262,7 @@ def _auc(weights: np.ndarray, y: np.ndarray, proba: np.ndarray, k: int) -> np.nd
     per_class = np.stack([_auc_one(weights, y == c, proba[:, c]) for c in range(k)])
     with warnings.catch_warnings():  # a resample with one class: no AUC (NaN)
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(per_class, axis=0)
+        return cast(np.ndarray, np.nanmean(per_class, axis=0))
 
 
 def _mean_of(stat: str) -> Compute:

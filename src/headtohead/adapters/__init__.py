@@ -43,7 +43,8 @@ def adapter_class(kind: str) -> type[ModelAdapter]:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:  # a family whose extra is not installed (torch, transformers, timm …)
         raise missing_dependency(exc, f"model kind '{kind}'", row.extra) or exc from None
-    return getattr(module, class_name)
+    adapter: type[ModelAdapter] = getattr(module, class_name)
+    return adapter
 
 
 def create_adapter(config: ModelConfig, context: LoadContext) -> ModelAdapter:

@@ -6,12 +6,16 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    from headtohead.results.records import RunResult
 
 __all__ = ["console", "err_console", "setup_logging", "progress_bars", "print_result"]
 
@@ -27,7 +31,7 @@ class _OneLineHandler(logging.Handler):
         err_console.print(f"[{style}]{label}:[/] {escape(record.getMessage())}", highlight=False, soft_wrap=True)
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+def _show_warning(message: Warning | str, *_unused: object, **_unused_named: object) -> None:  # as warnings.showwarning
     logging.getLogger("headtohead").warning("%s", message)
 
 
@@ -58,7 +62,7 @@ def setup_logging(debug: bool = False) -> None:
 
 
 @contextmanager
-def progress_bars() -> Iterator:
+def progress_bars() -> Iterator[Callable[..., None]]:
     """Yield a ``progress(task, done, total)`` callback drawing one bar per model or stage.
 
     When the block fails the bars are removed (in a terminal) or their last state is not
@@ -90,7 +94,7 @@ def progress_bars() -> Iterator:
             raise
 
 
-def print_result(result) -> None:  # noqa: ANN001 - RunResult
+def print_result(result: RunResult) -> None:
     """The quality table, the speed table, then the verdict block."""
     from headtohead.report import quality_table, speed_table, verdict_block
 

@@ -10,13 +10,16 @@ Three ways in, one library call (:func:`headtohead.suite`)::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from headtohead.cli import options as shared
 from headtohead.cli.console import console
 from headtohead.cli.reliability import offline_wanted, run_context
+
+if TYPE_CHECKING:
+    from headtohead.results.suite import SuiteResult
 
 __all__ = ["suite"]
 
@@ -109,7 +112,7 @@ def _source_and_out(
     return (sources or None), out or default_out_dir(name or "suite")
 
 
-def _print(result) -> None:  # noqa: ANN001 - SuiteResult
+def _print(result: SuiteResult) -> None:
     from rich.table import Table
     from rich.text import Text
 

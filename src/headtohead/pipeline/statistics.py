@@ -19,7 +19,7 @@ from headtohead.pipeline.setup import RunSetup
 from headtohead.report.rows.where import write_disagreements_csv
 from headtohead.report.words.quality import with_quality_sentences
 from headtohead.results.comparison import StatsSummary
-from headtohead.results.disagreements import Disagreements
+from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
@@ -83,7 +83,7 @@ def with_inputs(found: Disagreements, dataset: Dataset, texts: Sequence[str | No
     """``found`` with each row's input attached: its text or path, and a thumbnail for an image."""
     texts = input_texts(dataset) if texts is None else texts
 
-    def attach(rows: list) -> list:  # noqa: ANN001 - list of Disagreement
+    def attach(rows: list[Disagreement]) -> list[Disagreement]:
         return [
             r.model_copy(update={"input": texts[r.index], "thumbnail": thumbnail_uri(dataset, r.index)}) for r in rows
         ]

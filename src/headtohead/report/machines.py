@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 
 from rich.table import Table
 
@@ -72,7 +73,7 @@ def cheapest_lines(comparison: MachineComparison) -> list[str]:
     """
     lines = []
     for model in comparison.models:
-        for what, value in (("per epoch", lambda c: c.cost_per_epoch), ("to target", lambda c: c.cost_to_target)):
+        for what, value in (("per epoch", attrgetter("cost_per_epoch")), ("to target", attrgetter("cost_to_target"))):
             priced = [(value(c), c.machine) for c in comparison.cells if c.model == model and value(c) is not None]
             if len(priced) < 2:
                 continue

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from headtohead.report.endpoint import endpoint_blocks
 from headtohead.report.figures import FigureSpec, overview_figures, report_styles, run_figures
 from headtohead.report.html import dataset_line, report_title
 from headtohead.report.merge import MergedRuns, RunEntry, as_merged
+from headtohead.report.plots import ModelStyle
 from headtohead.report.plots_sequential import sequential_figures
 from headtohead.report.rows.pairs import comparison_note, comparison_rows
 from headtohead.report.rows.speed import speed_note, speed_rows
@@ -116,7 +117,9 @@ def _summary_lines(result: RunResult) -> list[str]:
     return _table(["metric"] + [md_escape(m) for m in models], body)
 
 
-def _details_lines(run: RunEntry, index: int, styles: dict, folder: str, files: dict[str, bytes]) -> list[str]:
+def _details_lines(
+    run: RunEntry, index: int, styles: Mapping[str, ModelStyle], folder: str, files: dict[str, bytes]
+) -> list[str]:
     result = run.result
     lines: list[str] = []
     comparisons = comparison_rows(result)

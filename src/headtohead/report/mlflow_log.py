@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from headtohead.errors import ConfigError, ResultsError
 from headtohead.report.merge import MergedRuns, RunEntry
@@ -53,7 +53,7 @@ def metric_key(model: str, metric: str) -> str:
     return _KEY_CHARS.sub("_", f"{model}/{metric}")
 
 
-def _client(uri: str):  # noqa: ANN202 - mlflow.tracking.MlflowClient
+def _client(uri: str) -> Any:  # mlflow.tracking.MlflowClient
     try:
         from mlflow.tracking import MlflowClient
     except ImportError:
@@ -64,12 +64,12 @@ def _client(uri: str):  # noqa: ANN202 - mlflow.tracking.MlflowClient
 def _experiment_id(client: Any, name: str, uri: str) -> str:
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
-        return experiment.experiment_id
+        return cast(str, experiment.experiment_id)
     location = None
     if uri.startswith("sqlite:///"):
         # MLflow would put artifacts in ./mlruns of whatever folder this runs from; keep them beside the database.
         location = (Path(uri[len("sqlite:///") :]).resolve().parent / "mlartifacts").as_uri()
-    return client.create_experiment(name, artifact_location=location)
+    return cast(str, client.create_experiment(name, artifact_location=location))
 
 
 def _params(run: RunEntry) -> dict[str, str]:
@@ -136,7 +136,7 @@ def _log_run(client: Any, experiment_id: str, run: RunEntry, artifacts: Sequence
         elif path.is_file():
             client.log_artifact(run_id, str(path), artifact_path="report")
     client.set_terminated(run_id)
-    return run_id
+    return cast(str, run_id)
 
 
 def log_to_mlflow(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -114,7 +114,7 @@ def label(text: str) -> str:
 
 
 @contextmanager
-def _style():
+def _style() -> Iterator[None]:
     with matplotlib.rc_context(_RC):
         yield
 

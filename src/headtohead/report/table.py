@@ -10,18 +10,21 @@ from headtohead.metrics import CATALOGUE
 from headtohead.report.words.numbers import format_count, weights_text
 from headtohead.report.words.quality import verdict_lines
 from headtohead.report.words.speed import speed_verdict_lines
+from headtohead.results.comparison import ModelStats
+from headtohead.results.estimates import Estimate
 from headtohead.results.records import ModelRecord, RunResult
+from headtohead.results.speed import ModelSpeed
 
 __all__ = ["quality_table", "speed_table", "verdict_block", "timings_line"]
 
 
-def _with_ci(value: float, estimate, percent: bool) -> str:  # noqa: ANN001 - Estimate | None
+def _with_ci(value: float, estimate: Estimate | None, percent: bool) -> str:
     def fmt(x: float) -> str:
         return f"{x:.1%}" if percent else f"{x:.3f}"
 
     if estimate is None:
         return fmt(value)
-    if not estimate.has_interval:  # a zero-width interval would read as perfect precision
+    if estimate.low is None or estimate.high is None:  # no interval: a zero-width one would read as perfect precision
         return f"{fmt(value)} [dim](no interval)[/]"
     low, high = (
         (f"{estimate.low * 100:.1f}", f"{estimate.high * 100:.1f}")
@@ -80,7 +83,7 @@ def quality_table(result: RunResult) -> Table:
     return table
 
 
-def _row(model: ModelRecord, ms, *, best: float | None) -> list[str]:  # noqa: ANN001 - ModelStats | None
+def _row(model: ModelRecord, ms: ModelStats | None, *, best: float | None) -> list[str]:
     q = model.quality
     assert q is not None, "only models with a quality pass have a row"
     accuracy = _with_ci(q.accuracy, ms.accuracy if ms else None, percent=True)
@@ -112,13 +115,13 @@ def _mib(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
 
 
-def _load_s(model) -> str:  # noqa: ANN001 - ModelSpeed
+def _load_s(model: ModelSpeed) -> str:
     """The fresh process's load (every model pays the same one-time costs), else the run's own."""
     seconds = model.cold_start.load_s if model.cold_start is not None else model.load_time_s
     return f"{seconds:.2f}" if seconds is not None else "–"
 
 
-def _endpoint_rate(model) -> str:  # noqa: ANN001 - ModelSpeed
+def _endpoint_rate(model: ModelSpeed) -> str:
     """An endpoint's answers per second at its concurrency (kind openai), else ``–``."""
     rate = model.endpoint.requests_per_s if model.endpoint is not None else None
     return f"{rate:,.3g} (endpoint)" if rate is not None else "–"

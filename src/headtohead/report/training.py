@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 
 from headtohead.results.training import EpochRecord, TrainingRun, TrainingSummary
@@ -9,7 +11,7 @@ from headtohead.results.training import EpochRecord, TrainingRun, TrainingSummar
 __all__ = ["training_plan_line", "epoch_line", "run_line", "training_table", "seed_lines"]
 
 
-def training_plan_line(n_models: int, n_seeds: int, n_train: int, n_eval: int, recipe: dict) -> str:
+def training_plan_line(n_models: int, n_seeds: int, n_train: int, n_eval: int, recipe: dict[str, Any]) -> str:
     """``Training 2 models × 1 seed(s) on 67349 examples with identical order and settings (…); evaluating on 872 examples.``"""
     length = f"{recipe['max_steps']} steps" if recipe.get("max_steps") else f"{recipe['epochs']} epochs"
     world = recipe.get("world", 1)

@@ -169,7 +169,7 @@ def _calibration_intervals(
     *,
     confidence: float,
     n_resamples: int,
-    ci_method: str,
+    ci_method: CIMethod,
     ece_bins: int,
     seed: int,
     groups: np.ndarray | None,
@@ -185,7 +185,7 @@ def _calibration_intervals(
         n_resamples=n_resamples,
         confidence=confidence,
         method=ci_method,
-        n_bins=ece_bins,  # type: ignore[arg-type]
+        n_bins=ece_bins,
         seed=np.random.default_rng(np.random.SeedSequence([seed, 2])),
         groups=None if groups is None else groups if rows is None else groups[rows],
     )
@@ -433,7 +433,7 @@ def analyse(
     *,
     alpha: float = 0.05,
     n_resamples: int = 2000,
-    ci_method: str = "bca",
+    ci_method: CIMethod = "bca",
     ece_bins: int = 15,
     seed: int = 0,
     examples: ExampleFacts | None = None,
@@ -506,7 +506,7 @@ def analyse(
     )
     calibrated = _Calibration(predictions, groups, options, seed)
     picked = extra_metrics(metrics)
-    boot = dict(confidence=confidence, n_resamples=n_resamples, method=ci_method, n_bins=ece_bins)
+    boot: dict[str, Any] = dict(confidence=confidence, n_resamples=n_resamples, method=ci_method, n_bins=ece_bins)
     boot.update(groups=groups, label_names=predictions.label_names)
     models = {
         name: _model_stats(
@@ -556,7 +556,7 @@ def analyse(
         n_resamples=n_resamples,
         ci_method=ci_method,
         ece_bins=ece_bins,
-        seed=seed,  # type: ignore[arg-type]
+        seed=seed,
         power=MDE_POWER,
         mcnemar_rule=rule,
         failures="counted as wrong",

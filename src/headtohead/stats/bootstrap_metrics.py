@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -157,7 +158,7 @@ def bin_index(confidence: np.ndarray, n_bins: int) -> np.ndarray:
     """
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     # right=True: conf == upper edge belongs to the lower bin, as (lo, hi] requires
-    return np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, n_bins - 1).astype(np.int64)
+    return cast(np.ndarray, np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, n_bins - 1).astype(np.int64))
 
 
 def as_probabilities(proba: np.ndarray) -> np.ndarray:
@@ -169,7 +170,7 @@ def as_probabilities(proba: np.ndarray) -> np.ndarray:
     """
     p = np.asarray(proba, dtype=np.float64)
     total = p.sum(axis=1, keepdims=True)
-    return np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+    return cast(np.ndarray, np.divide(p, total, out=np.zeros_like(p), where=total > 0))
 
 
 def per_example_brier(y_true: np.ndarray, proba: np.ndarray, *, binary: bool | None = None) -> np.ndarray:
@@ -184,14 +185,14 @@ def per_example_brier(y_true: np.ndarray, proba: np.ndarray, *, binary: bool | N
     p = as_probabilities(proba)
     rows = np.arange(len(p))
     score = (p**2).sum(axis=1) - 2.0 * p[rows, y_true] + 1.0
-    return score * (0.5 if (p.shape[1] == 2 if binary is None else binary) else 1.0)
+    return cast(np.ndarray, score * (0.5 if (p.shape[1] == 2 if binary is None else binary) else 1.0))
 
 
 def per_example_nll(y_true: np.ndarray, proba: np.ndarray) -> np.ndarray:
     """Each example's ``−log p_true``; probabilities clipped to ``[eps, 1 − eps]`` as scikit-learn does."""
     p = as_probabilities(proba)
     eps = np.finfo(np.float64).eps
-    return -np.log(np.clip(p[np.arange(len(p)), y_true], eps, 1.0 - eps))
+    return cast(np.ndarray, -np.log(np.clip(p[np.arange(len(p)), y_true], eps, 1.0 - eps)))
 
 
 def example_stats(

@@ -11,8 +11,9 @@ The statistic, its references and its checks: ``docs/statistics.md``, sections 7
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from scipy import stats
@@ -46,7 +47,7 @@ def _constrained_rate(b: np.ndarray, c: np.ndarray, n: np.ndarray, delta0: np.nd
     b_coef = -(b + c) + delta0 * (2.0 * n - b + c)
     c_coef = -c * delta0 * (1.0 - delta0)
     root = np.sqrt(np.maximum(b_coef * b_coef - 4.0 * a_coef * c_coef, 0.0))
-    return (-b_coef + root) / (2.0 * a_coef)
+    return cast(np.ndarray, (-b_coef + root) / (2.0 * a_coef))
 
 
 def score_z(
@@ -89,7 +90,9 @@ def _critical(confidence: float) -> float:
     return float(stats.norm.isf((1.0 - confidence) / 2.0))
 
 
-def _bisect(statistic, low: np.ndarray, high: np.ndarray, rejects_low_side: bool) -> np.ndarray:  # noqa: ANN001
+def _bisect(
+    statistic: Callable[[np.ndarray], np.ndarray], low: np.ndarray, high: np.ndarray, rejects_low_side: bool
+) -> np.ndarray:
     """The boundary between rejected and kept hypotheses in ``[low, high]`` (one crossing, vectorised).
 
     ``statistic(x)`` is True where ``x`` is rejected. With ``rejects_low_side`` the rejected
@@ -347,7 +350,7 @@ class PairedCorrectness:
     @property
     def estimate(self) -> np.ndarray:
         """``(b − c)/n``: accuracy(A) − accuracy(B)."""
-        return (self.b - self.c) / self.n
+        return cast(np.ndarray, (self.b - self.c) / self.n)
 
     @property
     def n_groups(self) -> int | None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from headtohead.results.comparison import ContingencyTable, Estimate
-from headtohead.results.slices import SliceAccuracy, SlicePair, SliceResult, SliceSummary
+from headtohead.results.slices import SliceAccuracy, SliceKind, SlicePair, SliceResult, SliceSummary
 from headtohead.stats.intervals import proportion_estimate
 from headtohead.stats.multiple import holm_adjust
 from headtohead.stats.paired import ClusteredCounts, PairedCorrectness, clustered_counts
@@ -55,7 +55,7 @@ MAX_CATEGORIES = 20
 class SliceSpec:
     """Which examples form a slice, and how to name it (the fields of :class:`SliceResult`)."""
 
-    kind: str
+    kind: SliceKind
     label: str
     mask: np.ndarray
     column: str | None = None
@@ -256,7 +256,7 @@ def compare_slices(
             SliceResult(
                 kind=spec.kind,
                 column=spec.column,
-                label=spec.label,  # type: ignore[arg-type]
+                label=spec.label,
                 value=spec.value,
                 lower=spec.lower,
                 upper=spec.upper,

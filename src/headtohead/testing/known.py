@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -73,7 +73,7 @@ class KnownAccuracy:
             truth = self.label_names.index(text.split()[-1])
             guess = truth if hash_uniform(text, self.seed) < self.accuracy else (truth + 1) % k
             proba[row, guess] = 0.9
-        return proba / proba.sum(axis=1, keepdims=True)
+        return cast(np.ndarray, proba / proba.sum(axis=1, keepdims=True))
 
 
 def known_accuracy(

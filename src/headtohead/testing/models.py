@@ -14,9 +14,12 @@ run in milliseconds on a CPU::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from torch import nn
 
 __all__ = [
     "tiny_mlp",
@@ -28,7 +31,7 @@ __all__ = [
 ]
 
 
-def tiny_mlp(n_features: int = 4, n_classes: int = 3, hidden: int = 16, seed: int = 0):  # noqa: ANN201 - nn.Module
+def tiny_mlp(n_features: int = 4, n_classes: int = 3, hidden: int = 16, seed: int = 0) -> nn.Sequential:
     """A two-layer perceptron returning logits, at a seeded random init.
 
     Parameters
@@ -56,7 +59,7 @@ def tiny_mlp(n_features: int = 4, n_classes: int = 3, hidden: int = 16, seed: in
         return nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
 
 
-def tiny_cnn(n_classes: int = 10, channels: int = 8, seed: int = 0):  # noqa: ANN201 - nn.Module
+def tiny_cnn(n_classes: int = 10, channels: int = 8, seed: int = 0) -> nn.Sequential:
     """A two-convolution image classifier for ``3×H×W`` inputs of any size, returning logits.
 
     Examples
@@ -103,7 +106,7 @@ class LinearProbabilities:
         from scipy.special import softmax
 
         rows = np.asarray(examples, dtype=np.float64).reshape(len(examples), -1)
-        return softmax(rows @ self.weights + self.bias, axis=1)
+        return cast(np.ndarray, softmax(rows @ self.weights + self.bias, axis=1))
 
 
 def linear_probabilities(
@@ -142,7 +145,7 @@ class KeywordClassifier:
             tokens = text.lower().split()
             for j, words in enumerate(self.keywords):
                 counts[i, j] += sum(token.strip(".,!?;:") in words for token in tokens)
-        return counts / counts.sum(axis=1, keepdims=True)
+        return cast(np.ndarray, counts / counts.sum(axis=1, keepdims=True))
 
 
 def keyword_classifier(keywords: Mapping[str, Sequence[str]]) -> KeywordClassifier:

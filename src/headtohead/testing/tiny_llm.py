@@ -89,7 +89,7 @@ def build_tiny_llama(folder: str | Path, *, cue_words: tuple[str, ...] = CUE_WOR
     model = LlamaForCausalLM(config)
 
     def single(word: str) -> int:
-        ids = fast.encode(word, add_special_tokens=False)
+        ids: list[int] = fast.encode(word, add_special_tokens=False)
         if len(ids) != 1:
             raise ValueError(f"'{word}' is not one token of the tiny tokenizer ({ids})")
         return ids[0]
