@@ -1,0 +1,198 @@
+"""kind: causal-lm — a causal LM run in this process, answering by generation or by scoring each label.
+
+A one-layer Llama of known behaviour is built on the fly (testing/tiny_llm.py): it answers
+"positive" when the conversation holds a cue word and "~" (unparseable) otherwise. Scoring is
+checked against a direct, unbatched computation of each label's log-likelihood with the model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from headtohead.adapters.base import LoadContext  # noqa: E402
+from headtohead.adapters.causal_lm import (  # noqa: E402
+    AnswerGenerator,
+    CausalLMAdapter,
+    LabelScorer,
+    completion_prompt,
+    scoring_batch,
+)
+from headtohead.config.endpoint import DEFAULT_PROMPT, DEFAULT_SYSTEM  # noqa: E402
+from headtohead.config.models.causal_lm import CausalLMSettings  # noqa: E402
+from headtohead.data.base import Dataset  # noqa: E402
+from headtohead.errors import ModelError  # noqa: E402
+from headtohead.testing.tiny_llm import build_tiny_llama  # noqa: E402
+
+LABELS = ("negative", "positive")
+TEXTS = ["a wonderful film", "a dull and boring movie", "great", "it is what it is", "a charming , moving story"]
+
+
+def model_entry(source: str | Path, **keys):
+    """A stand-in for the model entry: the base keys, kind: openai's prompting keys, the causal-LM keys."""
+    own = CausalLMSettings(**{k: keys.pop(k) for k in list(keys) if k in CausalLMSettings.model_fields})
+    entry = {
+        "name": "lm",
+        "kind": "causal-lm",
+        "source": str(source),
+        "label_names": None,
+        "model_args": {},
+        "revision": None,
+        "trust_remote_code": False,
+        "prompt": DEFAULT_PROMPT,
+        "system_prompt": DEFAULT_SYSTEM,
+        "few_shot": 0,
+    }
+    entry.update(keys)
+    return SimpleNamespace(**entry, **dict(own))
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+def load(source, labels=LABELS, train=None, **keys):
+    context = LoadContext(label_names=tuple(labels), modality="text", train=train)
+    return CausalLMAdapter.load(model_entry(source, **keys), context)
+
+
+def dataset(texts, labels=None):
+    labels = np.zeros(len(texts), dtype=np.int64) if labels is None else np.asarray(labels)
+    return Dataset(source="test", modality="text", examples=list(texts), labels=labels, label_names=LABELS)
+
+
+def direct_loglik(adapter, example, label: str) -> float:
+    """log P(label | conversation), one sequence at a time, no padding: the reference."""
+    prompt = adapter.prompt_text(example)
+    kwargs = adapter.encode_kwargs()
+    context = adapter.tokenizer(prompt, **kwargs)["input_ids"]
+    ids = adapter.tokenizer(prompt + adapter.answer_prefix + label, **kwargs)["input_ids"]
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(context, ids, strict=False)) if a != b), min(len(context), len(ids))
+    )
+    with torch.no_grad():
+        logp = torch.log_softmax(adapter.module(torch.tensor([ids])).logits[0].double(), dim=-1)
+    return float(sum(logp[t - 1, ids[t]] for t in range(shared, len(ids))))
+
+
+def test_generate_reads_the_built_in_answers_and_an_unparseable_one_is_a_failure(tiny):
+    adapter = load(tiny, answer="generate", max_new_tokens=4)
+    assert isinstance(adapter, AnswerGenerator) and adapter.feeds == "ids"
+    data = dataset(TEXTS)
+    out = adapter.stored_outputs(data, np.arange(len(TEXTS)))
+    # a cue word → "positive"; none → "~~~~": no prediction (a wrong answer)
+    assert out.pred.tolist() == [1, -1, 1, -1, 1]
+    assert out.proba is None  # label-only: no calibration from one-hot vectors
+    assert adapter.answers[1].strip() == "~~~~" and "positive" in adapter.answers[0]
+    # answered once: asked again, the same answers come from what was kept
+    adapter.module = None
+    assert adapter.stored_outputs(data, np.array([4, 1])).pred.tolist() == [1, -1]
+
+
+def test_generate_is_the_same_alone_and_in_a_padded_batch(tiny):
+    adapter = load(tiny, answer="generate", max_new_tokens=6)
+    batched = adapter.generate(TEXTS)
+    assert [adapter.generate([t])[0] for t in TEXTS] == batched
+
+
+def test_score_gives_probabilities_whose_argmax_is_the_prediction(tiny):
+    from scipy.special import softmax
+
+    adapter = load(tiny)
+    assert isinstance(adapter, LabelScorer) and adapter.feeds == "examples" and adapter.output_kind == "logits"
+    scores = adapter.forward(adapter.to_device(adapter.preprocess(TEXTS))).numpy()
+    assert scores.shape == (len(TEXTS), 2) and np.isfinite(scores).all() and (scores < 0).all()
+    proba = softmax(scores.astype(np.float64), axis=1)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    # the engine's softmax of these log-likelihoods is exactly the renormalised likelihoods
+    likelihood = np.exp(scores.astype(np.float64))
+    np.testing.assert_allclose(proba, likelihood / likelihood.sum(axis=1, keepdims=True), rtol=1e-9)
+
+
+def test_score_equals_each_labels_log_likelihood_computed_alone_and_padding_changes_nothing(tiny):
+    adapter = load(tiny)
+    expected = np.array([[direct_loglik(adapter, t, label) for label in LABELS] for t in TEXTS])
+    together = adapter.forward(adapter.preprocess(TEXTS)).numpy()  # rows of very different lengths, left-padded
+    alone = np.concatenate([adapter.forward(adapter.preprocess([t])).numpy() for t in TEXTS])
+    np.testing.assert_allclose(together, expected, atol=1e-5)
+    np.testing.assert_allclose(alone, expected, atol=1e-5)
+
+
+def test_labels_of_several_tokens_are_scored_over_all_their_tokens(tiny):
+    labels = ("rather negative", "quite positive", "neutral")
+    adapter = load(tiny, labels=labels)
+    batch = adapter.preprocess(TEXTS[:3])
+    assert (batch["target_lengths"] > 1).all()
+    scores = adapter.forward(batch).numpy()
+    expected = np.array([[direct_loglik(adapter, t, label) for label in labels] for t in TEXTS[:3]])
+    np.testing.assert_allclose(scores, expected, atol=1e-5)
+
+
+def test_length_norm_divides_each_total_by_the_labels_characters(tiny):
+    labels = ("no", "positive")
+    total = load(tiny, labels=labels)
+    per_char = load(tiny, labels=labels, length_norm="chars")
+    a = total.forward(total.preprocess(TEXTS[:2])).numpy()
+    b = per_char.forward(per_char.preprocess(TEXTS[:2])).numpy()
+    np.testing.assert_allclose(b, a / np.array([2.0, 8.0]), rtol=1e-6)
+
+
+def test_a_token_merging_prompt_and_label_is_scored_as_the_labels(tiny):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny)
+
+    def encode(texts):
+        return tokenizer(texts, add_special_tokens=False)["input_ids"]
+
+    # "Answer: " ends in a space token that "Answer: positive" merges into " positive"
+    assert encode(["Answer: "])[0][-1] not in encode(["Answer: positive"])[0]
+    batch = scoring_batch(encode, ["Answer: ", "Answer:"], ["positive"], pad_id=0)
+    # row 0: the one merged token " positive"; row 1: no merge, the label's own tokens after "Answer:"
+    assert batch["target_lengths"].tolist() == [1, len(encode(["Answer:positive"])[0]) - 2]
+    merged = batch["input_ids"][0, -1:].tolist()
+    assert merged == encode([" positive"])[0]
+    # the context left to condition on is "Answer:" (the space went into the label's token)
+    assert batch["input_ids"][0][batch["attention_mask"][0] == 1][:-1].tolist() == encode(["Answer:"])[0]
+
+
+def test_few_shot_turns_and_a_plain_completion_prompt(tiny, tmp_path):
+    train = dataset(["a wonderful film", "dull", "boring", "great"], [1, 0, 0, 1])
+    adapter = load(tiny, train=train, few_shot=1)
+    text = adapter.prompt_text("it is what it is")
+    # one example per class as a user/assistant pair, then the example's own turn
+    assert text.count("<|assistant|>") == 3 and text.endswith("<|assistant|>")
+    assert "<|assistant|>negative</s>" in text and "<|assistant|>positive</s>" in text
+    assert text.startswith("<|system|>" + DEFAULT_SYSTEM)
+    assert completion_prompt([{"role": "user", "content": "x"}]) == "x\nAnswer:"
+    # a model without a chat template reads the same turns as plain text, and labels follow "Answer:" after a space
+    adapter.tokenizer.chat_template = None
+    plain = adapter.prompt_text("it is what it is")
+    assert plain.startswith(DEFAULT_SYSTEM + "\n\n") and plain.endswith("Answer:") and plain.count("Answer:") == 3
+    expected = [[direct_loglik(adapter, t, label) for label in LABELS] for t in TEXTS[:2]]
+    np.testing.assert_allclose(adapter.forward(adapter.preprocess(TEXTS[:2])).numpy(), expected, atol=1e-5)
+    with pytest.raises(Exception, match="no training data"):
+        load(tiny, few_shot=1)
+
+
+def test_sources_that_cannot_be_read_are_one_line_each(tiny, tmp_path):
+    with pytest.raises(ModelError, match="not found"):
+        load(tmp_path / "nowhere")
+    with pytest.raises(ModelError, match="not a .gguf"):
+        load(tiny / "config.json")
+    with pytest.raises(ModelError, match="model_args.gguf_file is not allowed"):
+        load(tiny, model_args={"gguf_file": "x.gguf"})
+    no_weights = tmp_path / "bin-only"
+    no_weights.mkdir()
+    for f in tiny.iterdir():
+        if f.suffix != ".safetensors":
+            (no_weights / f.name).write_bytes(f.read_bytes())
+    with pytest.raises(ModelError, match="safetensors"):
+        load(no_weights)
