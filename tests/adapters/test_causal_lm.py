@@ -53,6 +53,46 @@ def model_entry(source: str | Path, **keys):
     return SimpleNamespace(**entry, **dict(own))
 
 
+def write_gguf(folder: Path, out: Path) -> Path:
+    """The tiny Llama of ``folder`` as a float32 GGUF file (architecture, tokenizer, chat template, tensors)."""
+    import json
+
+    gguf = pytest.importorskip("gguf")
+    from safetensors.numpy import load_file
+
+    config = json.loads((folder / "config.json").read_text())
+    tokenizer = json.loads((folder / "tokenizer.json").read_text())
+    writer = gguf.GGUFWriter(str(out), "llama")
+    writer.add_name("tiny-llama")
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_head_count_kv(config["num_key_value_heads"])
+    writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    writer.add_rope_freq_base(config.get("rope_theta") or config.get("rope_parameters", {}).get("rope_theta", 1e4))
+    vocab = sorted(tokenizer["model"]["vocab"].items(), key=lambda item: item[1])
+    specials = {t["content"] for t in tokenizer["added_tokens"]}
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list([token for token, _ in vocab])
+    writer.add_token_types([3 if token in specials else 1 for token, _ in vocab])  # 3: control
+    writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in tokenizer["model"]["merges"]])
+    ids = dict(vocab)
+    writer.add_bos_token_id(ids["<s>"])
+    writer.add_eos_token_id(ids["</s>"])
+    writer.add_pad_token_id(ids["</s>"])
+    writer.add_chat_template((folder / "chat_template.jinja").read_text())
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, config["num_hidden_layers"])
+    for key, value in load_file(folder / "model.safetensors").items():
+        writer.add_tensor(names.get_name(key, try_suffixes=(".weight",)), value.astype(np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return out
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
@@ -196,3 +236,32 @@ def test_sources_that_cannot_be_read_are_one_line_each(tiny, tmp_path):
             (no_weights / f.name).write_bytes(f.read_bytes())
     with pytest.raises(ModelError, match="safetensors"):
         load(no_weights)
+
+
+@pytest.mark.parametrize("answer", ["score", "generate"])
+def test_the_quality_pass_runs_both_answers_over_the_batch_plan(tiny, answer):
+    from headtohead.engines.batching import plan_batches
+    from headtohead.engines.evaluate import evaluate_model
+
+    adapter = load(tiny, answer=answer, max_new_tokens=4)
+    data = dataset(TEXTS, [1, 0, 1, 0, 1])
+    evaluation = evaluate_model(adapter, data, plan_batches(len(TEXTS), 2, shuffle=True, seed=3), prefetch=0)
+    order = np.argsort(plan_batches(len(TEXTS), 2, shuffle=True, seed=3).order)
+    if answer == "generate":
+        assert evaluation.proba is None and evaluation.pred[order].tolist() == [1, -1, 1, -1, 1]
+        return
+    direct = np.array([[direct_loglik(adapter, t, label) for label in LABELS] for t in TEXTS])
+    expected = np.exp(direct) / np.exp(direct).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(evaluation.proba[order], expected, atol=1e-5)
+    assert (evaluation.pred == evaluation.proba.argmax(axis=1)).all()
+
+
+def test_a_gguf_file_loads_with_its_tokenizer_and_chat_template_and_scores_as_the_folder_does(tiny, tmp_path):
+    gguf_path = write_gguf(tiny, tmp_path / "tiny.gguf")
+    folder, single = load(tiny), load(gguf_path)
+    assert single.prompt_text(TEXTS[0]) == folder.prompt_text(TEXTS[0])
+    np.testing.assert_allclose(
+        single.forward(single.preprocess(TEXTS)).numpy(), folder.forward(folder.preprocess(TEXTS)).numpy(), atol=1e-6
+    )
+    generating = load(gguf_path, answer="generate", max_new_tokens=4)
+    assert generating.stored_outputs(dataset(TEXTS), np.arange(len(TEXTS))).pred.tolist() == [1, -1, 1, -1, 1]

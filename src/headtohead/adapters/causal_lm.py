@@ -45,8 +45,10 @@ Both are deterministic. The model runs on the run's device in ``float32`` unless
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
+import io
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -312,7 +314,9 @@ def _load(config: Any, context: LoadContext) -> tuple[Any, Any]:
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(source, **kwargs, padding_side="left")
             what = "model"
-            model = AutoModelForCausalLM.from_pretrained(source, **precision, **config.model_args, **kwargs)
+            # a GGUF file is de-quantised under a tqdm bar of its own, which quiet_transformers does not reach
+            with contextlib.redirect_stderr(io.StringIO()) if gguf_file else contextlib.nullcontext():
+                model = AutoModelForCausalLM.from_pretrained(source, **precision, **config.model_args, **kwargs)
     except (OSError, ValueError, KeyError, TypeError, ImportError, RuntimeError) as exc:
         hint = (
             "kind: causal-lm reads safetensors weights only (save_pretrained(..., safe_serialization=True)); "
