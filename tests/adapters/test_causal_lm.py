@@ -117,9 +117,14 @@ def direct_loglik(adapter, example, label: str) -> float:
     shared = next(
         (i for i, (a, b) in enumerate(zip(context, ids, strict=False)) if a != b), min(len(context), len(ids))
     )
+    return last_tokens_loglik(adapter.module, ids, len(ids) - shared)
+
+
+def last_tokens_loglik(model, ids, n: int) -> float:
+    """The summed log-probability of the last ``n`` of ``ids`` given the ones before, in one unpadded pass."""
     with torch.no_grad():
-        logp = torch.log_softmax(adapter.module(torch.tensor([ids])).logits[0].double(), dim=-1)
-    return float(sum(logp[t - 1, ids[t]] for t in range(shared, len(ids))))
+        logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].double(), dim=-1)
+    return float(sum(logp[t - 1, ids[t]] for t in range(len(ids) - n, len(ids))))
 
 
 def test_generate_reads_the_built_in_answers_and_an_unparseable_one_is_a_failure(tiny):
@@ -185,22 +190,27 @@ def test_length_norm_divides_each_total_by_the_labels_characters(tiny):
 
 
 def test_a_token_merging_prompt_and_label_is_scored_as_the_labels(tiny):
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(tiny)
+    adapter = load(tiny)
 
     def encode(texts):
-        return tokenizer(texts, add_special_tokens=False)["input_ids"]
+        return adapter.tokenizer(texts, add_special_tokens=False)["input_ids"]
 
-    # "Answer: " ends in a space token that "Answer: positive" merges into " positive"
-    assert encode(["Answer: "])[0][-1] not in encode(["Answer: positive"])[0]
-    batch = scoring_batch(encode, ["Answer: ", "Answer:"], ["positive"], pad_id=0)
-    # row 0: the one merged token " positive"; row 1: no merge, the label's own tokens after "Answer:"
-    assert batch["target_lengths"].tolist() == [1, len(encode(["Answer:positive"])[0]) - 2]
-    merged = batch["input_ids"][0, -1:].tolist()
-    assert merged == encode([" positive"])[0]
-    # the context left to condition on is "Answer:" (the space went into the label's token)
-    assert batch["input_ids"][0][batch["attention_mask"][0] == 1][:-1].tolist() == encode(["Answer:"])[0]
+    def real(batch, name, row):
+        return batch[f"{name}_ids"][row][batch[f"{name}_mask"][row] == 1].tolist()
+
+    # "Answer: " ends in a space token that "Answer: positive" merges into " positive"; "Answer: ~" does not
+    space, merged = encode(["Answer: ", " positive"])
+    assert space[-1] not in encode(["Answer: positive"])[0] and encode(["Answer: ~"])[0][:3] == space
+    batch = scoring_batch(encode, ["Answer: "], ["positive", "~"], pad_id=0)
+    # the context both labels share is "Answer:"; the space is the tail of "~" (conditioned on, not scored)
+    assert real(batch, "context", 0) == encode(["Answer:"])[0]
+    assert real(batch, "tail", 0) == merged and real(batch, "tail", 1) == encode([" ~"])[0]
+    assert batch["target_lengths"].tolist() == [1, len(encode([" ~"])[0]) - 1]
+    expected = [
+        last_tokens_loglik(adapter.module, encode(["Answer: positive"])[0], 1),
+        last_tokens_loglik(adapter.module, encode(["Answer: ~"])[0], len(encode(["~"])[0])),
+    ]
+    np.testing.assert_allclose(adapter.forward(batch).numpy()[0], expected, atol=1e-5)
 
 
 def test_few_shot_turns_and_a_plain_completion_prompt(tiny, tmp_path):

@@ -25,9 +25,10 @@ ending in ``Answer:``). The model then answers in one of two ways (``answer``):
     unparseable; ``length_norm: chars`` divides each total by the label's length first
     (lm-evaluation-harness's ``acc_norm``). Chat APIs cannot do this: they return the
     log-probabilities of what the model generated (20 alternatives at most), never of a
-    text given to them. Each example is ``K`` sequences (conversation + label) in the batch,
-    left-padded with an attention mask; the logits of the last positions only are computed.
-    It runs through the ordinary forward pass, so the speed pass times it.
+    text given to them. Each example's conversation runs once (left-padded, with an attention
+    mask) and its key/value cache is repeated for the ``K`` labels, whose tokens run on it
+    together: the cost is about one prompt per example, whatever ``K``. It runs through the
+    ordinary forward pass, so the speed pass times it.
 ``generate``
     Greedy generation (no sampling; left padding; at most ``max_new_tokens``; stops at the
     end-of-sequence token), read as a label by :func:`~headtohead.adapters.answers.parse_answer`
@@ -158,26 +159,48 @@ class LabelScorer(CausalLMAdapter):
         )
 
     def forward(self, inputs: dict[str, Any]) -> Any:
-        """The labels' log-likelihoods, shape ``(batch, K)`` (per character with ``length_norm: chars``)."""
+        """The labels' log-likelihoods, shape ``(batch, K)`` (per character with ``length_norm: chars``).
+
+        The prompts run once, their key/value cache is repeated for each label, and the labels'
+        tokens run on it; positions count from each row's first real token (left padding).
+        """
         import torch
 
-        ids, mask, counts = inputs["input_ids"], inputs["attention_mask"], inputs["target_lengths"]
         k = len(self.context.label_names)
-        m = int(counts.max())
-        extra: dict[str, Any] = {}
-        if "position_ids" in self.forward_args:  # left padding: positions count from each row's first real token
-            extra["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
-        if "logits_to_keep" in self.forward_args:
-            extra["logits_to_keep"] = m + 1
+        context, tail = inputs["context_mask"], inputs["tail_mask"]
+        first_args = {"logits_to_keep": 1} if "logits_to_keep" in self.forward_args else {}
         with torch.inference_mode():
-            logits = self.module(input_ids=ids, attention_mask=mask, **extra).logits[:, -(m + 1) : -1]
-            logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, ids[:, -m:, None]).squeeze(-1)
-            scored = torch.arange(m, device=ids.device)[None, :] >= (m - counts)[:, None]
+            prompt = self.module(
+                input_ids=inputs["context_ids"],
+                attention_mask=context,
+                use_cache=True,
+                **self._positions((context.cumsum(-1) - 1).clamp(min=0)),
+                **first_args,
+            )
+            cache = prompt.past_key_values
+            cache.batch_repeat_interleave(k)
+            start = context.sum(-1).repeat_interleave(k)[:, None]
+            labels = self.module(
+                input_ids=inputs["tail_ids"],
+                attention_mask=torch.cat([context.repeat_interleave(k, dim=0), tail], dim=1),
+                past_key_values=cache,
+                **self._positions(start + torch.arange(tail.shape[1], device=tail.device)[None, :]),
+            )
+            # token j of a row's tail is predicted by the prompt's last position (j = 0) or by tail position j - 1
+            logits = torch.cat([prompt.logits[:, -1:].repeat_interleave(k, dim=0), labels.logits[:, :-1]], dim=1)
+            logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, inputs["tail_ids"][..., None]).squeeze(-1)
+            lengths, targets = tail.sum(-1, keepdim=True), inputs["target_lengths"][:, None]
+            j = torch.arange(tail.shape[1], device=tail.device)[None, :]
+            scored = (j < lengths) & (j >= lengths - targets)
             total = torch.where(scored, logp, torch.zeros_like(logp)).sum(-1).view(-1, k)
             if self.settings.length_norm == "chars":
                 chars = [max(1, len(str(name))) for name in self.context.label_names]
                 total = total / torch.tensor(chars, dtype=total.dtype, device=total.device)
         return total
+
+    def _positions(self, position_ids: Any) -> dict[str, Any]:
+        """``position_ids`` for a model that takes them (those that do not read positions from the mask)."""
+        return {"position_ids": position_ids} if "position_ids" in self.forward_args else {}
 
 
 class AnswerGenerator(CausalLMAdapter, LookedUpAdapter):
@@ -243,11 +266,13 @@ def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
 
 
 def scoring_batch(encode: Any, prompts: Sequence[str], labels: Sequence[str], *, pad_id: int) -> dict[str, Any]:
-    """Each prompt followed by each label, tokenised together, left-padded; which tokens are the label's.
+    """Each prompt and each label, tokenised together, split into a shared context and one tail per label.
 
     A label's tokens are those of ``prompt + label`` after the longest run of tokens it shares
     with ``prompt`` alone, so a token that merges the prompt's last characters with the label's
-    first is scored as the label's (and at least one token is left to condition on).
+    first is scored as the label's (and at least one token is left to condition on). An
+    example's context is the run of tokens all its labels share with its prompt; each label's
+    tail is the rest (the label's tokens, after any prompt tokens a merge left out of the context).
 
     Parameters
     ----------
@@ -262,26 +287,45 @@ def scoring_batch(encode: Any, prompts: Sequence[str], labels: Sequence[str], *,
 
     Returns
     -------
-    dict
-        ``input_ids`` and ``attention_mask`` (torch int64, shape ``(len(prompts) * len(labels), L)``,
-        example-major), and ``target_lengths`` (int64, ``(len(prompts) * len(labels),)``): how many
-        of each row's last tokens are the label's.
+    dict of str to torch int64 tensors
+        ``context_ids``, ``context_mask``: ``(len(prompts), C)``, left-padded; ``tail_ids``,
+        ``tail_mask``: ``(len(prompts) * len(labels), T)``, example-major, right-padded;
+        ``target_lengths``: ``(len(prompts) * len(labels),)``, how many of each tail's last real
+        tokens are the label's.
     """
     import torch
 
+    k = len(labels)
     prompt_ids = encode(list(prompts))
     joint = encode([p + label for p in prompts for label in labels])
-    targets = []
-    for row, ids in enumerate(joint):
-        context = _shared_prefix(prompt_ids[row // len(labels)], ids)
-        targets.append(len(ids) - max(1, min(context, len(ids) - 1)))
-    width = max(len(ids) for ids in joint)
-    input_ids = torch.full((len(joint), width), pad_id, dtype=torch.int64)
-    mask = torch.zeros((len(joint), width), dtype=torch.int64)
-    for row, ids in enumerate(joint):
-        input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.int64)
-        mask[row, width - len(ids) :] = 1
-    return {"input_ids": input_ids, "attention_mask": mask, "target_lengths": torch.tensor(targets, dtype=torch.int64)}
+    own = [max(1, min(_shared_prefix(prompt_ids[row // k], ids), len(ids) - 1)) for row, ids in enumerate(joint)]
+    shared = [min(own[i * k : (i + 1) * k]) for i in range(len(prompts))]
+    contexts = [joint[i * k][: shared[i]] for i in range(len(prompts))]
+    tails = [ids[shared[row // k] :] for row, ids in enumerate(joint)]
+    context_ids, context_mask = _padded(contexts, pad_id, left=True)
+    tail_ids, tail_mask = _padded(tails, pad_id, left=False)
+    targets = torch.tensor([len(ids) - n for ids, n in zip(joint, own, strict=True)], dtype=torch.int64)
+    return {
+        "context_ids": context_ids,
+        "context_mask": context_mask,
+        "tail_ids": tail_ids,
+        "tail_mask": tail_mask,
+        "target_lengths": targets,
+    }
+
+
+def _padded(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool) -> tuple[Any, Any]:
+    """Rows of ids as one tensor padded with ``pad_id`` on the left or the right, and its attention mask."""
+    import torch
+
+    width = max(len(ids) for ids in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.int64)
+    mask = torch.zeros((len(rows), width), dtype=torch.int64)
+    for row, values in enumerate(rows):
+        place = slice(width - len(values), width) if left else slice(0, len(values))
+        ids[row, place] = torch.tensor(values, dtype=torch.int64)
+        mask[row, place] = 1
+    return ids, mask
 
 
 def _shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
