@@ -35,7 +35,8 @@ ending in ``Answer:``). The model then answers in one of two ways (``answer``):
     exactly as ``kind: openai``'s answers are. An unparseable answer is a wrong answer (no
     prediction); the raw answers are kept in :attr:`AnswerGenerator.answers`. The model is
     label-only (no class probabilities: its calibration is *not available*). Examples are
-    answered batch by batch of the run's plan (``feeds = "ids"``), so no speed is measured.
+    answered batch by batch of the run's plan (``feeds = "ids"``); the speed pass times the
+    generation of the answers.
 
 Both are deterministic. The model runs on the run's device in ``float32`` unless
 ``model_args`` sets ``dtype``. ::
@@ -51,12 +52,12 @@ import importlib.util
 import inspect
 import io
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from headtohead.adapters.answers import parse_answer
-from headtohead.adapters.base import LoadContext, LookedUpAdapter, ModelAdapter, StoredOutputs
+from headtohead.adapters.base import LoadContext, ModelAdapter, StoredOutputs
 from headtohead.adapters.hf_hub import hub_kwargs, hub_offline, looks_like_path, quiet_transformers
 from headtohead.adapters.openai_chat import OpenAIChatAdapter
 from headtohead.config.schema import ModelConfig
@@ -148,7 +149,7 @@ class LabelScorer(CausalLMAdapter):
     output_kind = "logits"
 
     def preprocess(self, examples: Sequence[Any]) -> dict[str, Any]:
-        """Every (example, label) sequence of the batch, tokenised and left-padded: see :func:`scoring_batch`."""
+        """The batch's conversations and each label after them, tokenised and padded: see :func:`scoring_batch`."""
         labels = [self.answer_prefix + str(name) for name in self.context.label_names]
         prompts = [self.prompt_text(example) for example in examples]
         return scoring_batch(
@@ -203,8 +204,11 @@ class LabelScorer(CausalLMAdapter):
         return {"position_ids": position_ids} if "position_ids" in self.forward_args else {}
 
 
-class AnswerGenerator(CausalLMAdapter, LookedUpAdapter):
+class AnswerGenerator(CausalLMAdapter):
     """``answer: generate``: greedy answers read as labels, batch by batch of the plan (see the module docstring).
+
+    The quality pass reads the labels from :meth:`stored_outputs` (``feeds = "ids"``); the speed
+    pass times :meth:`preprocess` and :meth:`forward`, which generate the answers' tokens.
 
     Attributes
     ----------
@@ -213,7 +217,7 @@ class AnswerGenerator(CausalLMAdapter, LookedUpAdapter):
         unparseable ones are those :func:`~headtohead.adapters.answers.parse_answer` reads as ``None``).
     """
 
-    no_forward_reason: ClassVar[str] = "(answer: generate) answers by generating text, read per example"
+    feeds: ClassVar[Literal["examples", "ids"]] = "ids"
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
@@ -230,13 +234,23 @@ class AnswerGenerator(CausalLMAdapter, LookedUpAdapter):
 
     def generate(self, examples: Sequence[Any]) -> list[str]:
         """The greedy answers to ``examples`` (one left-padded batch), decoded without special tokens."""
-        import torch
-        from transformers import GenerationConfig
+        tokens = self.forward(self.to_device(self.preprocess(examples)))
+        texts = self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
+        # a completion prompt's model goes on with the next example after a blank line
+        return [str(t) if self.tokenizer.chat_template else str(t).split("\n\n")[0] for t in texts]
 
+    def preprocess(self, examples: Sequence[Any]) -> dict[str, Any]:
+        """The conversations, tokenised and left-padded: ``input_ids`` and ``attention_mask``."""
         encoded = self.tokenizer(
             [self.prompt_text(e) for e in examples], padding=True, return_tensors="pt", **self.encode_kwargs()
         )
-        inputs = self.to_device({k: encoded[k] for k in ("input_ids", "attention_mask")})
+        return {k: encoded[k] for k in ("input_ids", "attention_mask")}
+
+    def forward(self, inputs: dict[str, Any]) -> Any:
+        """The answers' token ids, shape ``(batch, at most max_new_tokens)``: greedy, until the end of sequence."""
+        import torch
+        from transformers import GenerationConfig
+
         eos = self.module.generation_config.eos_token_id
         greedy = GenerationConfig(
             max_new_tokens=self.settings.max_new_tokens,
@@ -247,9 +261,7 @@ class AnswerGenerator(CausalLMAdapter, LookedUpAdapter):
         )
         with torch.inference_mode():
             out = self.module.generate(**inputs, generation_config=greedy)
-        texts = self.tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
-        # a completion prompt's model goes on with the next example after a blank line
-        return [str(t) if self.tokenizer.chat_template else str(t).split("\n\n")[0] for t in texts]
+        return out[:, inputs["input_ids"].shape[1] :]
 
 
 def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
