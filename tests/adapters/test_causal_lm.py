@@ -235,7 +235,10 @@ def test_few_shot_turns_and_a_plain_completion_prompt(tiny, tmp_path):
         load(tiny, few_shot=1)
 
 
-def test_sources_that_cannot_be_read_are_one_line_each(tiny, tmp_path):
+def test_sources_that_cannot_be_read_are_one_line_each(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelError, match="cannot load its tokenizer from headtohead-tests/no-such-model"):
+        load("headtohead-tests/no-such-model")  # a hub id, never downloaded offline
     with pytest.raises(ModelError, match="not found"):
         load(tmp_path / "nowhere")
     with pytest.raises(ModelError, match="not a .gguf"):
