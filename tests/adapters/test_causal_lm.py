@@ -341,3 +341,12 @@ def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data):
     unparseable = [parse_answer(generator.answers[int(i)], list(LABELS)) is None for i in plan.order]
     assert ((generated.pred == -1) == np.array(unparseable)).all()
     assert 3 <= sum(unparseable) <= 17  # prose answers happen, and so do labels
+
+
+def test_the_settings_have_defaults_and_refuse_unknown_keys_and_values():
+    from pydantic import ValidationError
+
+    assert dict(CausalLMSettings()) == {"answer": "score", "length_norm": "none", "max_new_tokens": 16}
+    for wrong in ({"answer": "sample"}, {"max_new_tokens": 0}, {"length_norm": "tokens"}, {"temperature": 0.7}):
+        with pytest.raises(ValidationError):
+            CausalLMSettings(**wrong)
