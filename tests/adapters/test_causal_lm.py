@@ -139,6 +139,10 @@ def test_generate_reads_the_built_in_answers_and_an_unparseable_one_is_a_failure
     # the speed pass times preprocess + forward: the answers' tokens, at most max_new_tokens
     tokens = adapter.forward(adapter.to_device(adapter.preprocess(TEXTS[:2])))
     assert tokens.shape[0] == 2 and tokens.shape[1] <= 4
+    # and a fixed sequence length leaves the prompts whole (a cut prompt would lose where the answer begins)
+    from headtohead.engines.speed_inputs import fix_sequence_length
+
+    assert fix_sequence_length(adapter.preprocess(TEXTS[:2]), 8, pad_id=0)[1] is False
     # answered once: asked again, the same answers come from what was kept
     adapter.module = None
     assert adapter.stored_outputs(data, np.array([4, 1])).pred.tolist() == [1, -1]

@@ -240,11 +240,15 @@ class AnswerGenerator(CausalLMAdapter):
         return [str(t) if self.tokenizer.chat_template else str(t).split("\n\n")[0] for t in texts]
 
     def preprocess(self, examples: Sequence[Any]) -> dict[str, Any]:
-        """The conversations, tokenised and left-padded: ``input_ids`` and ``attention_mask``."""
+        """The conversations, tokenised and left-padded: ``prompt_ids`` and ``prompt_mask``.
+
+        Not named ``input_ids``: a speed pass with a fixed sequence length would pad those on
+        the right or cut the prompt's end, where the answer begins.
+        """
         encoded = self.tokenizer(
             [self.prompt_text(e) for e in examples], padding=True, return_tensors="pt", **self.encode_kwargs()
         )
-        return {k: encoded[k] for k in ("input_ids", "attention_mask")}
+        return {"prompt_ids": encoded["input_ids"], "prompt_mask": encoded["attention_mask"]}
 
     def forward(self, inputs: dict[str, Any]) -> Any:
         """The answers' token ids, shape ``(batch, at most max_new_tokens)``: greedy, until the end of sequence."""
@@ -259,9 +263,10 @@ class AnswerGenerator(CausalLMAdapter):
             eos_token_id=self.tokenizer.eos_token_id if eos is None else eos,
             pad_token_id=self.tokenizer.pad_token_id,
         )
+        prompt = inputs["prompt_ids"]
         with torch.inference_mode():
-            out = self.module.generate(**inputs, generation_config=greedy)
-        return out[:, inputs["input_ids"].shape[1] :]
+            out = self.module.generate(prompt, attention_mask=inputs["prompt_mask"], generation_config=greedy)
+        return out[:, prompt.shape[1] :]
 
 
 def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
