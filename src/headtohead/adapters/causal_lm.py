@@ -1,0 +1,424 @@
+"""A causal language model run in this process as a classifier (``kind: causal-lm``).
+
+::
+
+    - {name: smollm2, kind: causal-lm, source: models/SmolLM2-135M-Instruct.Q4_1.gguf, answer: score}
+    - {name: qwen, kind: causal-lm, source: models/qwen2.5-0.5b-instruct, answer: generate, few_shot: 2}
+
+``source`` is a ``.gguf`` file (read by transformers, de-quantised to ``float32``; needs the
+``gguf`` package), a folder written by ``save_pretrained`` (safetensors weights only) or a hub
+id (downloaded unless offline). Code shipped with a model runs only with ``trust_remote_code``.
+
+Every example becomes the conversation ``kind: openai`` sends — the system prompt, ``few_shot``
+examples per class from ``data.train`` as user/assistant turns, the prompt with ``{text}`` and
+``{labels}`` — built by the same code and rendered with the tokenizer's chat template up to
+the start of the assistant's turn (a model without a template gets a plain completion prompt
+ending in ``Answer:``). The model then answers in one of two ways (``answer``):
+
+``score`` (the default)
+    Each label's log-likelihood as the assistant's answer, ``log P(label | conversation)``:
+    the sum of its tokens' log-probabilities, what lm-evaluation-harness computes for multiple
+    choice. The conversation and the label are tokenised together and only the label's
+    tokens are scored (a token that merges the last characters of the prompt with the
+    label's first counts as the label's). The softmax over the labels is the class
+    probability, and the prediction its argmax, so they always agree and no answer is
+    unparseable; ``length_norm: chars`` divides each total by the label's length first
+    (lm-evaluation-harness's ``acc_norm``). Chat APIs cannot do this: they return the
+    log-probabilities of what the model generated (20 alternatives at most), never of a
+    text given to them. Each example's conversation runs once (left-padded, with an attention
+    mask) and its key/value cache is repeated for the ``K`` labels, whose tokens run on it
+    together: the cost is about one prompt per example, whatever ``K``. It runs through the
+    ordinary forward pass, so the speed pass times it.
+``generate``
+    Greedy generation (no sampling; left padding; at most ``max_new_tokens``; stops at the
+    end-of-sequence token), read as a label by :func:`~headtohead.adapters.answers.parse_answer`
+    exactly as ``kind: openai``'s answers are. An unparseable answer is a wrong answer (no
+    prediction); the raw answers are kept in :attr:`AnswerGenerator.answers`. The model is
+    label-only (no class probabilities: its calibration is *not available*). Examples are
+    answered batch by batch of the run's plan (``feeds = "ids"``); the speed pass times the
+    generation of the answers.
+
+Both are deterministic. The model runs on the run's device in ``float32`` unless
+``model_args`` sets ``dtype``. ::
+
+    adapter = CausalLMAdapter.load(config, LoadContext(label_names=("negative", "positive"), modality="text"))
+    adapter.forward(adapter.preprocess(["a wonderful film"]))  # log-likelihoods, shape (1, 2)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import io
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from headtohead.adapters.answers import parse_answer
+from headtohead.adapters.base import LoadContext, ModelAdapter, StoredOutputs
+from headtohead.adapters.hf_hub import hub_kwargs, hub_offline, looks_like_path, quiet_transformers
+from headtohead.adapters.openai_chat import OpenAIChatAdapter
+from headtohead.config.schema import ModelConfig
+from headtohead.data.base import Dataset
+from headtohead.errors import ModelError
+
+__all__ = ["CausalLMAdapter", "LabelScorer", "AnswerGenerator", "scoring_batch"]
+
+NO_PREDICTION = -1  # results.predictions.NO_PREDICTION (adapters come before results)
+#: model_args keys that would bypass a field of the model entry, or what headtohead sets itself.
+_RESERVED_ARGS = ("trust_remote_code", "revision", "gguf_file", "use_safetensors", "local_files_only", "weights_only")
+_EXTRA = "llm-local"
+
+
+class CausalLMAdapter(ModelAdapter):
+    """A causal LM and its tokenizer; :meth:`load` gives a :class:`LabelScorer` or an :class:`AnswerGenerator`.
+
+    Attributes
+    ----------
+    settings : model entry
+        The model's keys: the base, the prompting keys of ``kind: openai`` and
+        :class:`~headtohead.config.models.causal_lm.CausalLMSettings`'s.
+    tokenizer : transformers tokenizer
+        Padding on the left (generation and scoring both end every row at its last position).
+    few_shot_messages : list of dict
+        The few-shot turns, drawn once at load (as ``kind: openai`` draws them).
+    """
+
+    kind: ClassVar[str] = "causal-lm"
+    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair")
+
+    def __init__(self, config: ModelConfig, context: LoadContext) -> None:
+        super().__init__(config, context)
+        self.settings: Any = config
+        self.tokenizer: Any = None
+        self.few_shot_messages: list[dict[str, str]] = []
+        #: The optional arguments of the model's forward used when scoring (not every architecture takes them).
+        self.forward_args: set[str] = set()
+
+    @classmethod
+    def load(cls, config: ModelConfig, context: LoadContext) -> CausalLMAdapter:
+        """Load tokenizer and model onto ``context.device`` (eval mode) and draw the few-shot turns.
+
+        Raises
+        ------
+        ModelError
+            Missing files, a file that is not ``.gguf``, ``gguf`` not installed, weights that are
+            not safetensors, ``model_args`` that bypass a key, ``few_shot`` without training data.
+        """
+        settings: Any = config
+        answering: type[CausalLMAdapter] = AnswerGenerator if settings.answer == "generate" else LabelScorer
+        adapter = answering(config, context)
+        adapter.label_names = context.label_names
+        adapter.tokenizer, adapter.module = _load(settings, context)
+        adapter.module.to(context.device)
+        adapter.module.eval()
+        accepted = inspect.signature(adapter.module.forward).parameters
+        adapter.forward_args = {k for k in ("position_ids", "logits_to_keep") if k in accepted}
+        adapter.few_shot_messages = OpenAIChatAdapter._few_shot(adapter, context)  # type: ignore[arg-type]
+        return adapter
+
+    def _prompt(self, example: Any) -> str:
+        """The user message for ``example``: ``kind: openai``'s template, filled by its code."""
+        return OpenAIChatAdapter._prompt(self, example)  # type: ignore[arg-type]
+
+    def prompt_text(self, example: Any) -> str:
+        """The conversation for ``example`` as the model reads it, up to where its answer begins."""
+        messages = OpenAIChatAdapter.messages(self, example)  # type: ignore[arg-type]
+        if self.tokenizer.chat_template:
+            return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+        return completion_prompt(messages)
+
+    @property
+    def answer_prefix(self) -> str:
+        """What goes between the prompt and a label: nothing in a chat turn, a space after ``Answer:``."""
+        return "" if self.tokenizer.chat_template else " "
+
+    def encode_kwargs(self) -> dict[str, Any]:
+        """A chat template writes its own special tokens (BOS …); a plain prompt gets the tokenizer's."""
+        return {"add_special_tokens": not self.tokenizer.chat_template}
+
+    def training_logits(self, inputs: Any) -> Any:
+        raise ModelError(f"model '{self.name}' (kind causal-lm) is evaluated as it is; headtohead does not train it")
+
+
+class LabelScorer(CausalLMAdapter):
+    """``answer: score``: each label's log-likelihood after the conversation (see the module docstring)."""
+
+    output_kind = "logits"
+
+    def preprocess(self, examples: Sequence[Any]) -> dict[str, Any]:
+        """The batch's conversations and each label after them, tokenised and padded: see :func:`scoring_batch`."""
+        labels = [self.answer_prefix + str(name) for name in self.context.label_names]
+        prompts = [self.prompt_text(example) for example in examples]
+        return scoring_batch(
+            lambda texts: self.tokenizer(texts, **self.encode_kwargs())["input_ids"],
+            prompts,
+            labels,
+            pad_id=int(self.tokenizer.pad_token_id),
+        )
+
+    def forward(self, inputs: dict[str, Any]) -> Any:
+        """The labels' log-likelihoods, shape ``(batch, K)`` (per character with ``length_norm: chars``).
+
+        The prompts run once, their key/value cache is repeated for each label, and the labels'
+        tokens run on it; positions count from each row's first real token (left padding).
+        """
+        import torch
+
+        k = len(self.context.label_names)
+        context, tail = inputs["context_mask"], inputs["tail_mask"]
+        first_args = {"logits_to_keep": 1} if "logits_to_keep" in self.forward_args else {}
+        with torch.inference_mode():
+            prompt = self.module(
+                input_ids=inputs["context_ids"],
+                attention_mask=context,
+                use_cache=True,
+                **self._positions((context.cumsum(-1) - 1).clamp(min=0)),
+                **first_args,
+            )
+            cache = prompt.past_key_values
+            cache.batch_repeat_interleave(k)
+            start = context.sum(-1).repeat_interleave(k)[:, None]
+            labels = self.module(
+                input_ids=inputs["tail_ids"],
+                attention_mask=torch.cat([context.repeat_interleave(k, dim=0), tail], dim=1),
+                past_key_values=cache,
+                **self._positions(start + torch.arange(tail.shape[1], device=tail.device)[None, :]),
+            )
+            # token j of a row's tail is predicted by the prompt's last position (j = 0) or by tail position j - 1
+            logits = torch.cat([prompt.logits[:, -1:].repeat_interleave(k, dim=0), labels.logits[:, :-1]], dim=1)
+            logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, inputs["tail_ids"][..., None]).squeeze(-1)
+            lengths, targets = tail.sum(-1, keepdim=True), inputs["target_lengths"][:, None]
+            j = torch.arange(tail.shape[1], device=tail.device)[None, :]
+            scored = (j < lengths) & (j >= lengths - targets)
+            total = torch.where(scored, logp, torch.zeros_like(logp)).sum(-1).view(-1, k)
+            if self.settings.length_norm == "chars":
+                chars = [max(1, len(str(name))) for name in self.context.label_names]
+                total = total / torch.tensor(chars, dtype=total.dtype, device=total.device)
+        return total
+
+    def _positions(self, position_ids: Any) -> dict[str, Any]:
+        """``position_ids`` for a model that takes them (those that do not read positions from the mask)."""
+        return {"position_ids": position_ids} if "position_ids" in self.forward_args else {}
+
+
+class AnswerGenerator(CausalLMAdapter):
+    """``answer: generate``: greedy answers read as labels, batch by batch of the plan (see the module docstring).
+
+    The quality pass reads the labels from :meth:`stored_outputs` (``feeds = "ids"``); the speed
+    pass times :meth:`preprocess` and :meth:`forward`, which generate the answers' tokens.
+
+    Attributes
+    ----------
+    answers : dict of int to str
+        Dataset index → the decoded answer, for every example answered in this run (the
+        unparseable ones are those :func:`~headtohead.adapters.answers.parse_answer` reads as ``None``).
+    """
+
+    feeds: ClassVar[Literal["examples", "ids"]] = "ids"
+
+    def __init__(self, config: ModelConfig, context: LoadContext) -> None:
+        super().__init__(config, context)
+        self.answers: dict[int, str] = {}
+
+    def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
+        """The labels read from the answers at ``indices`` (generated now, as one batch, if not yet)."""
+        wanted = [int(i) for i in indices if int(i) not in self.answers]
+        if wanted:
+            self.answers.update(zip(wanted, self.generate([dataset.examples[i] for i in wanted]), strict=True))
+        labels = [str(name) for name in self.context.label_names]
+        read = [parse_answer(self.answers[int(i)], labels) for i in indices]
+        return StoredOutputs(np.array([NO_PREDICTION if p is None else p for p in read], dtype=np.int64))
+
+    def generate(self, examples: Sequence[Any]) -> list[str]:
+        """The greedy answers to ``examples`` (one left-padded batch), decoded without special tokens."""
+        tokens = self.forward(self.to_device(self.preprocess(examples)))
+        texts = self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
+        # a completion prompt's model goes on with the next example after a blank line
+        return [str(t) if self.tokenizer.chat_template else str(t).split("\n\n")[0] for t in texts]
+
+    def preprocess(self, examples: Sequence[Any]) -> dict[str, Any]:
+        """The conversations, tokenised and left-padded: ``prompt_ids`` and ``prompt_mask``.
+
+        Not named ``input_ids``: a speed pass with a fixed sequence length would pad those on
+        the right or cut the prompt's end, where the answer begins.
+        """
+        encoded = self.tokenizer(
+            [self.prompt_text(e) for e in examples], padding=True, return_tensors="pt", **self.encode_kwargs()
+        )
+        return {"prompt_ids": encoded["input_ids"], "prompt_mask": encoded["attention_mask"]}
+
+    def forward(self, inputs: dict[str, Any]) -> Any:
+        """The answers' token ids, shape ``(batch, at most max_new_tokens)``: greedy, until the end of sequence."""
+        import torch
+        from transformers import GenerationConfig
+
+        eos = self.module.generation_config.eos_token_id
+        greedy = GenerationConfig(
+            max_new_tokens=self.settings.max_new_tokens,
+            do_sample=False,
+            num_beams=1,
+            eos_token_id=self.tokenizer.eos_token_id if eos is None else eos,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        prompt = inputs["prompt_ids"]
+        with torch.inference_mode():
+            out = self.module.generate(prompt, attention_mask=inputs["prompt_mask"], generation_config=greedy)
+        return out[:, prompt.shape[1] :]
+
+
+def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
+    """A conversation as plain text for a model without a chat template: turns separated by blank lines.
+
+    Examples
+    --------
+    >>> completion_prompt([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
+    ...                    {"role": "assistant", "content": "4"}, {"role": "user", "content": "3+3?"}])
+    'Be brief.\\n\\n2+2?\\nAnswer: 4\\n\\n3+3?\\nAnswer:'
+    """
+    parts = {"system": "{}\n\n", "user": "{}\nAnswer:", "assistant": " {}\n\n"}
+    return "".join(parts[m["role"]].format(m["content"]) for m in messages)
+
+
+def scoring_batch(encode: Any, prompts: Sequence[str], labels: Sequence[str], *, pad_id: int) -> dict[str, Any]:
+    """Each prompt and each label, tokenised together, split into a shared context and one tail per label.
+
+    A label's tokens are those of ``prompt + label`` after the longest run of tokens it shares
+    with ``prompt`` alone, so a token that merges the prompt's last characters with the label's
+    first is scored as the label's (and at least one token is left to condition on). An
+    example's context is the run of tokens all its labels share with its prompt; each label's
+    tail is the rest (the label's tokens, after any prompt tokens a merge left out of the context).
+
+    Parameters
+    ----------
+    encode : callable
+        Texts → lists of token ids (the tokenizer, special tokens as the prompt needs them).
+    prompts : sequence of str
+        One per example.
+    labels : sequence of str
+        The answers to score, each as it follows a prompt.
+    pad_id : int
+        The id padding is written with (masked out: any id gives the same scores).
+
+    Returns
+    -------
+    dict of str to torch int64 tensors
+        ``context_ids``, ``context_mask``: ``(len(prompts), C)``, left-padded; ``tail_ids``,
+        ``tail_mask``: ``(len(prompts) * len(labels), T)``, example-major, right-padded;
+        ``target_lengths``: ``(len(prompts) * len(labels),)``, how many of each tail's last real
+        tokens are the label's.
+    """
+    import torch
+
+    k = len(labels)
+    prompt_ids = encode(list(prompts))
+    joint = encode([p + label for p in prompts for label in labels])
+    own = [max(1, min(_shared_prefix(prompt_ids[row // k], ids), len(ids) - 1)) for row, ids in enumerate(joint)]
+    shared = [min(own[i * k : (i + 1) * k]) for i in range(len(prompts))]
+    contexts = [joint[i * k][: shared[i]] for i in range(len(prompts))]
+    tails = [ids[shared[row // k] :] for row, ids in enumerate(joint)]
+    context_ids, context_mask = _padded(contexts, pad_id, left=True)
+    tail_ids, tail_mask = _padded(tails, pad_id, left=False)
+    targets = torch.tensor([len(ids) - n for ids, n in zip(joint, own, strict=True)], dtype=torch.int64)
+    return {
+        "context_ids": context_ids,
+        "context_mask": context_mask,
+        "tail_ids": tail_ids,
+        "tail_mask": tail_mask,
+        "target_lengths": targets,
+    }
+
+
+def _padded(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool) -> tuple[Any, Any]:
+    """Rows of ids as one tensor padded with ``pad_id`` on the left or the right, and its attention mask."""
+    import torch
+
+    width = max(len(ids) for ids in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.int64)
+    mask = torch.zeros((len(rows), width), dtype=torch.int64)
+    for row, values in enumerate(rows):
+        place = slice(width - len(values), width) if left else slice(0, len(values))
+        ids[row, place] = torch.tensor(values, dtype=torch.int64)
+        mask[row, place] = 1
+    return ids, mask
+
+
+def _shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading ids ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b):  # noqa: B905 - the shorter one ends the shared run
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _load(config: Any, context: LoadContext) -> tuple[Any, Any]:
+    """The tokenizer (left padding, a pad token) and the model, read safely from ``config.source``."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    bypassing = [key for key in _RESERVED_ARGS if key in config.model_args]
+    if bypassing:
+        raise ModelError(
+            f"model '{config.name}': model_args.{bypassing[0]} is not allowed for causal-lm models; remove it "
+            f"(source, revision and trust_remote_code say it)"
+        )
+    source, gguf_file = _locate(config, context)
+    kwargs = hub_kwargs(config, hub_offline())
+    kwargs.update({"gguf_file": gguf_file} if gguf_file else {"use_safetensors": True})
+    precision = {} if {"dtype", "torch_dtype"} & set(config.model_args) else {"dtype": torch.float32}
+    what = "tokenizer"
+    try:
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(source, **kwargs, padding_side="left")
+            what = "model"
+            # a GGUF file is de-quantised under a tqdm bar of its own, which quiet_transformers does not reach
+            with contextlib.redirect_stderr(io.StringIO()) if gguf_file else contextlib.nullcontext():
+                model = AutoModelForCausalLM.from_pretrained(source, **precision, **config.model_args, **kwargs)
+    except (OSError, ValueError, KeyError, TypeError, ImportError, RuntimeError) as exc:
+        hint = (
+            "kind: causal-lm reads safetensors weights only (save_pretrained(..., safe_serialization=True)); "
+            if "safetensors" in str(exc) and not gguf_file
+            else ""
+        )
+        raise ModelError(
+            f"model '{config.name}' (kind causal-lm): cannot load its {what} from {source} "
+            f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}); {hint}point source "
+            f"at a .gguf file or at a folder written by save_pretrained"
+        ) from exc
+    if tokenizer.pad_token is None:  # padding is masked out: any token will do
+        if tokenizer.eos_token is None:
+            raise ModelError(
+                f"model '{config.name}': its tokenizer has neither a pad nor an end-of-sequence token, so "
+                f"batches cannot be padded; use a tokenizer that defines pad_token"
+            )
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer, model
+
+
+def _locate(config: Any, context: LoadContext) -> tuple[str, str | None]:
+    """``(folder or hub id, GGUF file name in it or None)``; a local path wins over a hub id."""
+    path = context.resolve_path(config.source)
+    if path.is_file():
+        if path.suffix.lower() != ".gguf":
+            raise ModelError(
+                f"model '{config.name}': source {path} is a file but not a .gguf; give a .gguf file or a "
+                f"folder written by save_pretrained"
+            )
+        if importlib.util.find_spec("gguf") is None:
+            raise ModelError(
+                f"model '{config.name}' (kind causal-lm) needs gguf to read {path.name}, which is not "
+                f'installed; install it with: pip install "headtohead[{_EXTRA}]"'
+            )
+        return str(path.parent), path.name
+    if path.is_dir():
+        return str(path), None
+    if looks_like_path(config.source) or path.suffix.lower() == ".gguf":
+        raise ModelError(
+            f"model '{config.name}': {path} not found; check source (relative paths are read from the "
+            f"experiment file's folder)"
+        )
+    return str(config.source), None

@@ -1,0 +1,44 @@
+"""The keys ``kind: causal-lm`` adds: how an in-process causal language model answers.
+
+::
+
+    - name: smollm2
+      kind: causal-lm
+      source: models/SmolLM2-135M-Instruct.Q4_1.gguf   # a .gguf file, a save_pretrained folder or a hub id
+      answer: score                                     # or generate
+      few_shot: 2                                       # the prompting keys are kind: openai's
+
+The prompt, system prompt and few-shot keys are those of ``kind: openai`` (the same
+conversation is built); the model's precision comes from ``model_args`` (``dtype``), float32
+by default, as for ``kind: transformers``. See :mod:`headtohead.adapters.causal_lm`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from headtohead.config.base import Section as _Section
+
+__all__ = ["CausalLMSettings"]
+
+
+class CausalLMSettings(_Section):
+    """The keys of ``kind: causal-lm`` beyond the base and the prompting keys, with their defaults."""
+
+    answer: Literal["score", "generate"] = Field(
+        default="score",
+        description="score: each label's log-likelihood after the prompt, softmaxed into class probabilities "
+        "(the prediction is their argmax; never unparseable); generate: greedy generation read as a label, "
+        "as kind: openai does (label-only; an unparseable answer is a wrong answer).",
+    )
+    length_norm: Literal["none", "chars"] = Field(
+        default="none",
+        description="score: 'none' ranks labels by their total log-likelihood (lm-evaluation-harness's acc: "
+        "the softmax is the model's probability of each label); 'chars' divides it by the label's length in "
+        "characters first (its acc_norm: favours no label for being short, but the softmax is then a score).",
+    )
+    max_new_tokens: int = Field(
+        default=16, gt=0, le=1024, description="generate: tokens an answer may have at most (greedy, stops at EOS)."
+    )
