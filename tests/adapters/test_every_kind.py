@@ -20,7 +20,7 @@ import pytest
 from headtohead.adapters import LoadContext, create_adapter
 from headtohead.adapters.prediction_files import write_prediction_file
 from headtohead.config.models import FAMILIES, MODEL_KINDS, ModelConfig
-from headtohead.config.models.prompting import PromptSettings
+from headtohead.config.models.openai import OpenAISettings
 from headtohead.data.base import Dataset
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import evaluate_model
@@ -95,6 +95,12 @@ def _onnx(tmp: Path, stack: contextlib.ExitStack) -> Made:
     return {"source": "m.onnx", "tokenizer": bert["source"], "max_length": 16}, data, False
 
 
+def _causal_lm(tmp: Path, stack: contextlib.ExitStack) -> Made:
+    from headtohead.testing.tiny_llm import build_tiny_llama
+
+    return {"source": str(build_tiny_llama(tmp / "llama"))}, _text(), False
+
+
 def _timm(tmp: Path, stack: contextlib.ExitStack) -> Made:
     return {"source": "test_resnet", "image_size": 32}, _images(), False
 
@@ -112,6 +118,7 @@ TINY: dict[str, Callable[[Path, contextlib.ExitStack], Made]] = {
     "onnx": _onnx,
     "predictions": _predictions,
     "openai": _openai,
+    "causal-lm": _causal_lm,
 }
 
 
@@ -144,8 +151,8 @@ def test_every_kind_loads_predicts_and_its_labels_line_up(row, tmp_path, stack, 
         assert tuple(model.label_names) == LABELS
     if evaluation.proba is not None:
         np.testing.assert_allclose(evaluation.proba.sum(axis=1), 1.0, rtol=1e-5)
-    answers = model.answer_record()  # the hook the engine reads: LLM families answer in words, the others not
-    if issubclass(row.settings, PromptSettings):
+    answers = model.answer_record()  # the hook the engine reads: a model asked over an endpoint, the others not
+    if issubclass(row.settings, OpenAISettings):
         assert answers is not None and sorted(answers.readings) == list(range(len(data)))
     else:
         assert answers is None

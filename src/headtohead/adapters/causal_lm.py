@@ -30,8 +30,8 @@ ending in ``Answer:``). The model then answers in one of two ways (``answer``):
     together: the cost is about one prompt per example, whatever ``K``. It runs through the
     ordinary forward pass, so the speed pass times it.
 ``generate``
-    Greedy generation (no sampling; left padding; at most ``max_new_tokens``; stops at the
-    end-of-sequence token), read as a label by :func:`~headtohead.adapters.answers.parse_answer`
+    Greedy generation (no sampling; left padding; at most ``max_tokens``; stops at the
+    end-of-sequence token), read as a label by :func:`~headtohead.adapters.prompting.parse_answer`
     exactly as ``kind: openai``'s answers are. An unparseable answer is a wrong answer (no
     prediction); the raw answers are kept in :attr:`AnswerGenerator.answers`. The model is
     label-only (no class probabilities: its calibration is *not available*). Examples are
@@ -56,10 +56,10 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from headtohead.adapters.answers import parse_answer
 from headtohead.adapters.base import LoadContext, ModelAdapter, StoredOutputs
 from headtohead.adapters.hf_hub import hub_kwargs, hub_offline, looks_like_path, quiet_transformers
-from headtohead.adapters.openai_chat import OpenAIChatAdapter
+from headtohead.adapters.prompting import Prompter, draw_few_shot, parse_answer
+from headtohead.config.models.causal_lm import CausalLMSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ModelError
@@ -77,23 +77,22 @@ class CausalLMAdapter(ModelAdapter):
 
     Attributes
     ----------
-    settings : model entry
-        The model's keys: the base, the prompting keys of ``kind: openai`` and
-        :class:`~headtohead.config.models.causal_lm.CausalLMSettings`'s.
+    settings : CausalLMSettings
+        The model's keys: the base, every LLM family's prompting keys and its own.
     tokenizer : transformers tokenizer
         Padding on the left (generation and scoring both end every row at its last position).
-    few_shot_messages : list of dict
-        The few-shot turns, drawn once at load (as ``kind: openai`` draws them).
+    prompter : Prompter
+        The conversation of each example, with the few-shot turns drawn once at load (as ``kind: openai``'s).
     """
 
     kind: ClassVar[str] = "causal-lm"
-    modalities: ClassVar[tuple[str, ...]] = ("text", "text_pair")
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
-        self.settings: Any = config
+        assert isinstance(config, CausalLMSettings)
+        self.settings = config
         self.tokenizer: Any = None
-        self.few_shot_messages: list[dict[str, str]] = []
+        self.prompter = Prompter(config, context.label_names)
         #: The optional arguments of the model's forward used when scoring (not every architecture takes them).
         self.forward_args: set[str] = set()
 
@@ -107,25 +106,23 @@ class CausalLMAdapter(ModelAdapter):
             Missing files, a file that is not ``.gguf``, ``gguf`` not installed, weights that are
             not safetensors, ``model_args`` that bypass a key, ``few_shot`` without training data.
         """
-        settings: Any = config
-        answering: type[CausalLMAdapter] = AnswerGenerator if settings.answer == "generate" else LabelScorer
+        assert isinstance(config, CausalLMSettings)
+        answering: type[CausalLMAdapter] = AnswerGenerator if config.answer == "generate" else LabelScorer
         adapter = answering(config, context)
         adapter.label_names = context.label_names
-        adapter.tokenizer, adapter.module = _load(settings, context)
+        adapter.tokenizer, adapter.module = _load(config, context)
         adapter.module.to(context.device)
         adapter.module.eval()
         accepted = inspect.signature(adapter.module.forward).parameters
         adapter.forward_args = {k for k in ("position_ids", "logits_to_keep") if k in accepted}
-        adapter.few_shot_messages = OpenAIChatAdapter._few_shot(adapter, context)  # type: ignore[arg-type]
+        adapter.prompter.few_shot = draw_few_shot(
+            adapter.prompter, context.train, context.seed, adapter.name, adapter.warn
+        )
         return adapter
-
-    def _prompt(self, example: Any) -> str:
-        """The user message for ``example``: ``kind: openai``'s template, filled by its code."""
-        return OpenAIChatAdapter._prompt(self, example)  # type: ignore[arg-type]
 
     def prompt_text(self, example: Any) -> str:
         """The conversation for ``example`` as the model reads it, up to where its answer begins."""
-        messages = OpenAIChatAdapter.messages(self, example)  # type: ignore[arg-type]
+        messages = self.prompter.messages(example)
         if self.tokenizer.chat_template:
             return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
         return completion_prompt(messages)
@@ -214,7 +211,7 @@ class AnswerGenerator(CausalLMAdapter):
     ----------
     answers : dict of int to str
         Dataset index → the decoded answer, for every example answered in this run (the
-        unparseable ones are those :func:`~headtohead.adapters.answers.parse_answer` reads as ``None``).
+        unparseable ones are those :func:`~headtohead.adapters.prompting.parse_answer` reads as ``None``).
     """
 
     feeds: ClassVar[Literal["examples", "ids"]] = "ids"
@@ -251,13 +248,13 @@ class AnswerGenerator(CausalLMAdapter):
         return {"prompt_ids": encoded["input_ids"], "prompt_mask": encoded["attention_mask"]}
 
     def forward(self, inputs: dict[str, Any]) -> Any:
-        """The answers' token ids, shape ``(batch, at most max_new_tokens)``: greedy, until the end of sequence."""
+        """The answers' token ids, shape ``(batch, at most max_tokens)``: greedy, until the end of sequence."""
         import torch
         from transformers import GenerationConfig
 
         eos = self.module.generation_config.eos_token_id
         greedy = GenerationConfig(
-            max_new_tokens=self.settings.max_new_tokens,
+            max_new_tokens=self.settings.max_tokens,
             do_sample=False,
             num_beams=1,
             eos_token_id=self.tokenizer.eos_token_id if eos is None else eos,

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.causal_lm import CausalLMSettings
 from headtohead.config.models.onnx import OnnxSettings, is_onnx_folder
 from headtohead.config.models.openai import OpenAISettings
 from headtohead.config.models.predictions import PREDICTION_SUFFIXES, PredictionsSettings
@@ -84,6 +85,11 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "openai", OpenAISettings, "headtohead.adapters.openai_chat:OpenAIChatAdapter", "llm", ("text", "text_pair"),
         "a chat model behind an OpenAI-compatible endpoint, prompted to answer with a label",
+    ),
+    Family(
+        "causal-lm", CausalLMSettings, "headtohead.adapters.causal_lm:CausalLMAdapter", "llm-local",
+        ("text", "text_pair"), "a causal LM run here (a folder or a .gguf file): label log-likelihoods, or answers read",
+        suffixes=(".gguf",),
     ),
 )  # fmt: skip
 

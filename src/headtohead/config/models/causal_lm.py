@@ -8,24 +8,25 @@
       answer: score                                     # or generate
       few_shot: 2                                       # the prompting keys are kind: openai's
 
-The prompt, system prompt and few-shot keys are those of ``kind: openai`` (the same
-conversation is built); the model's precision comes from ``model_args`` (``dtype``), float32
-by default, as for ``kind: transformers``. See :mod:`headtohead.adapters.causal_lm`.
+The prompt, system prompt, few-shot and ``max_tokens`` keys are every LLM family's
+(:class:`~headtohead.config.models.prompting.PromptSettings`: the same conversation ``kind: openai``
+sends); the model's precision comes from ``model_args`` (``dtype``), float32 by default, as for
+``kind: transformers``. See :mod:`headtohead.adapters.causal_lm`.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from headtohead.config.base import Section as _Section
+from headtohead.config.models.prompting import PromptSettings
 
 __all__ = ["CausalLMSettings"]
 
 
-class CausalLMSettings(_Section):
-    """The keys of ``kind: causal-lm`` beyond the base and the prompting keys, with their defaults."""
+class CausalLMSettings(PromptSettings):
+    """A causal language model run in this process: the prompting keys and how it answers."""
 
     answer: Literal["score", "generate"] = Field(
         default="score",
@@ -39,6 +40,10 @@ class CausalLMSettings(_Section):
         "the softmax is the model's probability of each label); 'chars' divides it by the label's length in "
         "characters first (its acc_norm: favours no label for being short, but the softmax is then a score).",
     )
-    max_new_tokens: int = Field(
-        default=16, gt=0, le=1024, description="generate: tokens an answer may have at most (greedy, stops at EOS)."
-    )
+
+    @field_validator("temperature")
+    @classmethod
+    def _greedy(cls, temperature: float) -> float:
+        if temperature != 0.0:
+            raise ValueError("kind: causal-lm answers greedily (temperature 0): sampling would make a run unrepeatable")
+        return temperature

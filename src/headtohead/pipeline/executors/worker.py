@@ -118,6 +118,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         With the loaded adapter attached (``adapter``) and no environment; a worker drops the
         first and adds the second before sending it back.
     """
+    from headtohead.adapters import adapter_class
     from headtohead.engines.endpoint import endpoint_record
     from headtohead.pipeline.executors.concurrency import shard_config
     from headtohead.pipeline.model_pass import run_model_pass
@@ -126,7 +127,9 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
     report = None if progress is None else _relabelled(progress, task.label)
     started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)
     done = run_model_pass(setup, model_cfg, progress=report)  # seeds, loads, evaluates, as the runner does
-    timed = measure_speed and done.adapter.feeds == "examples"  # stored predictions have no speed
+    # the family's class says whether the model computes here (as the local runner reads it): a causal LM that
+    # generates computes, though its quality pass reads the labels back by example
+    timed = measure_speed and adapter_class(model_cfg.kind).feeds == "examples"  # stored predictions have no speed
     speed = _speed(done.adapter, setup.dataset, setup.experiment, done.load_time_s) if timed else None
     evaluation = done.evaluation
     assert evaluation is not None, "a worker's task is a quality pass"
