@@ -1,6 +1,6 @@
 """Out of device memory in the quality pass: the same batch again, in halves, in order.
 
-See ``docs/architecture.md``, the section of this title.
+See ``docs/architecture.md``, "Fairness invariants".
 """
 
 from __future__ import annotations

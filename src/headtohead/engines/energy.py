@@ -1,6 +1,6 @@
 """Energy counters read around timed work: NVML's total-energy counter on GPUs, RAPL on CPUs.
 
-See ``docs/performance.md``, the section of this title.
+See ``docs/performance.md``, "Cost and energy".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The quality pass: run one model over the batch plan and keep every prediction.
 
-See ``docs/architecture.md``, the section of this title.
+See ``docs/architecture.md``, "Fairness invariants".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A model's own memory and its cold start, measured in a fresh process that holds only it.
 
-See ``docs/speed.md``, the section of this title.
+See ``docs/speed.md``, "Each model's own memory and cold start: a fresh process per model".
 """
 
 from __future__ import annotations

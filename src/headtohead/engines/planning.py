@@ -1,6 +1,6 @@
 """The run's one evaluation plan: examples grouped by length so batches carry little padding.
 
-See ``docs/architecture.md``, the section of this title.
+See ``docs/architecture.md``, "Fairness invariants".
 """
 
 from __future__ import annotations

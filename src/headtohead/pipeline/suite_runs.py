@@ -1,6 +1,6 @@
 """Running a suite's data sets: one ordinary run each, side by side if asked, skipped when finished (``--resume``).
 
-See ``docs/statistics.md``, the section of this title.
+See ``docs/statistics.md`` §13, "Running a suite".
 """
 
 from __future__ import annotations

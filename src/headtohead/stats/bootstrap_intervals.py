@@ -1,6 +1,6 @@
 """From a bootstrap distribution to an interval that contains its estimate, or to none (and why).
 
-See ``docs/statistics.md``, the section of this title.
+See ``docs/statistics.md`` §11.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Balanced run orders for interleaved speed rounds (Williams designs).
 
-See ``docs/statistics.md``, the section of this title.
+See ``docs/statistics.md`` §4.
 """
 
 from __future__ import annotations

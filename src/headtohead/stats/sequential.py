@@ -1,6 +1,6 @@
 """Sequential comparison of two models: stop evaluating once the answer is known.
 
-See ``docs/statistics.md``, the section of this title.
+See ``docs/statistics.md`` §6.
 """
 
 from __future__ import annotations

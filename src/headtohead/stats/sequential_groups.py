@@ -1,6 +1,6 @@
 """Sequential comparison when examples come in groups (one user's, one document's): bet on whole groups.
 
-See ``docs/statistics.md``, the section of this title.
+See ``docs/statistics.md`` §9.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where do two models differ? Accuracy per slice of the data, with paired tests adjusted over slices.
 
-See ``docs/statistics.md``, the section of this title.
+See ``docs/statistics.md`` §5.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Statistics of speed measurements: the paired A/B speed ratio (latency summaries: :mod:`headtohead.results.latency`).
 
-See ``docs/statistics.md``, the section of this title.
+See ``docs/statistics.md`` §3.
 """
 
 from __future__ import annotations

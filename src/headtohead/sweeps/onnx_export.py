@@ -1,6 +1,6 @@
 """Export a PyTorch classifier to ONNX, check it against PyTorch, and quantise it to int8.
 
-See ``docs/sweeps.md``, the section of this title.
+See ``docs/sweeps.md``, "ONNX Runtime".
 """
 
 from __future__ import annotations
