@@ -1,17 +1,6 @@
 """The exceptions headtohead raises for bad input.
 
-Every message is one line a user can act on: what is wrong, where (file, line, key
-path, model name), and how to fix it. The CLI prints the message and exits with
-code 2; ``--debug`` shows the traceback as well.
-
-::
-
-    H2HError
-    ├── ConfigError     the experiment file or an override is invalid
-    ├── DataError       the dataset cannot be read or is unusable
-    ├── ModelError      a model cannot be loaded or does not fit the data
-    ├── DeviceError     the requested device does not exist here
-    └── ResultsError    a results file cannot be written or read
+See ``docs/architecture.md``, "The exceptions headtohead raises for bad input".
 """
 
 from __future__ import annotations

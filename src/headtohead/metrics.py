@@ -1,23 +1,6 @@
 """The metric catalogue: every quality metric headtohead knows, each one entry.
 
-An entry (:class:`Metric`) says everything the stages need: its name and label, its scale
-(``share``: shown in %, differences in percentage points; ``plain``: a number), its
-direction, its point value (scikit-learn's function), how the bootstrap computes it (a
-function of summed per-example statistics, see :mod:`headtohead.stats.bootstrap_metrics`, or
-of per-resample example weights), whether it needs class probabilities, and whether every
-run reports it (``default``) or an experiment picks it (``stats.metrics: [mcc, roc_auc]``).
-Config validates names against it; stats computes values, intervals, pair differences,
-slices and gate decisions from it; report takes labels, scale and direction from it; a
-suite ranks by any of its names. A new metric is one entry here (plus its tests).
-
-**Failures.** A failed example (prediction ``-1``) is a wrong answer for every label metric
-(intention to treat): a label of its own that no example holds, as scikit-learn treats an
-unknown label. A metric of probabilities (``needs_proba``) has none for a failed example, so
-it is computed on the answered rows, as calibration is; a model without probabilities has
-no value ("not available"), never 0.
-
-This module imports nothing of headtohead but :mod:`headtohead.errors`, so every stage may
-use it (config included).
+See ``docs/statistics.md`` §14.
 """
 
 from __future__ import annotations

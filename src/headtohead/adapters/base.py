@@ -1,28 +1,6 @@
 """The one small interface every model family implements.
 
-An adapter wraps one loaded model and answers five questions for the engines:
-
-* :meth:`ModelAdapter.load` — build it from a :class:`ModelConfig` (weights, tokenizer …);
-* :meth:`ModelAdapter.preprocess` — turn a list of raw examples into model inputs, on the CPU
-  (tokenise, decode and transform images); timed apart from the forward pass;
-* :meth:`ModelAdapter.forward` — inputs → scores of shape ``(batch, n_outputs)``, no grad;
-* :attr:`ModelAdapter.label_names` — what each output column means (``None`` if unknown);
-* :meth:`ModelAdapter.num_parameters` / :meth:`ModelAdapter.parameter_bytes` (``None``: unknown).
-
-Two optional hooks let the quality pass go faster without changing what it computes:
-:meth:`ModelAdapter.length_counter` (lengths in the model's own units, to group examples of
-similar length into the run's one batch plan) and :meth:`ModelAdapter.preprocess_function`
-(a picklable twin of :meth:`~ModelAdapter.preprocess` that worker processes can run).
-
-Torch-based families also expose :attr:`ModelAdapter.module` (the ``nn.Module``) so the
-training and memory engines can use it; scikit-learn and plain callables leave it ``None``.
-
-Families that do not compute but look up outputs stored per example (prediction files, see
-:mod:`~headtohead.adapters.predictions`) set :attr:`ModelAdapter.feeds` to ``"ids"``: the
-quality pass hands them the examples' positions and ids (:meth:`ModelAdapter.stored_outputs`)
-instead of preprocessed inputs, and the speed pass skips them, as there is nothing to time.
-Those whose outputs are fetched from elsewhere (an endpoint, :mod:`~headtohead.adapters.openai_chat`)
-get the whole plan first (:meth:`ModelAdapter.fetch_outputs`), so many requests can be in flight.
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,48 +1,6 @@
 """A causal language model run in this process as a classifier (``kind: causal-lm``).
 
-::
-
-    - {name: smollm2, kind: causal-lm, source: models/SmolLM2-135M-Instruct.Q4_1.gguf, answer: score}
-    - {name: qwen, kind: causal-lm, source: models/qwen2.5-0.5b-instruct, answer: generate, few_shot: 2}
-
-``source`` is a ``.gguf`` file (read by transformers, de-quantised to ``float32``; needs the
-``gguf`` package), a folder written by ``save_pretrained`` (safetensors weights only) or a hub
-id (downloaded unless offline). Code shipped with a model runs only with ``trust_remote_code``.
-
-Every example becomes the conversation ``kind: openai`` sends — the system prompt, ``few_shot``
-examples per class from ``data.train`` as user/assistant turns, the prompt with ``{text}`` and
-``{labels}`` — built by the same code and rendered with the tokenizer's chat template up to
-the start of the assistant's turn (a model without a template gets a plain completion prompt
-ending in ``Answer:``). The model then answers in one of two ways (``answer``):
-
-``score`` (the default)
-    Each label's log-likelihood as the assistant's answer, ``log P(label | conversation)``:
-    the sum of its tokens' log-probabilities, what lm-evaluation-harness computes for multiple
-    choice. The conversation and the label are tokenised together and only the label's
-    tokens are scored (a token that merges the last characters of the prompt with the
-    label's first counts as the label's). The softmax over the labels is the class
-    probability, and the prediction its argmax, so they always agree and no answer is
-    unparseable; ``length_norm: chars`` divides each total by the label's length first
-    (lm-evaluation-harness's ``acc_norm``). Chat APIs cannot do this: they return the
-    log-probabilities of what the model generated (20 alternatives at most), never of a
-    text given to them. Each example's conversation runs once (left-padded, with an attention
-    mask) and its key/value cache is repeated for the ``K`` labels, whose tokens run on it
-    together: the cost is about one prompt per example, whatever ``K``. It runs through the
-    ordinary forward pass, so the speed pass times it.
-``generate``
-    Greedy generation (no sampling; left padding; at most ``max_tokens``; stops at the
-    end-of-sequence token), read as a label by :func:`~headtohead.adapters.prompting.parse_answer`
-    exactly as ``kind: openai``'s answers are. An unparseable answer is a wrong answer (no
-    prediction); the raw answers are kept in :attr:`AnswerGenerator.answers`. The model is
-    label-only (no class probabilities: its calibration is *not available*). Examples are
-    answered batch by batch of the run's plan (``feeds = "ids"``); the speed pass times the
-    generation of the answers.
-
-Both are deterministic. The model runs on the run's device in ``float32`` unless
-``model_args`` sets ``dtype``. ::
-
-    adapter = CausalLMAdapter.load(config, LoadContext(label_names=("negative", "positive"), modality="text"))
-    adapter.forward(adapter.preprocess(["a wonderful film"]))  # log-likelihoods, shape (1, 2)
+See ``docs/llm.md``, "A causal LM in this process (`kind: causal-lm`)".
 """
 
 from __future__ import annotations

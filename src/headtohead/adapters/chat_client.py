@@ -1,24 +1,6 @@
 """Ask an OpenAI-compatible chat-completions endpoint many questions at once, and survive its faults.
 
-:func:`ask_all` sends one request per prompt with asyncio and httpx:
-
-* **bounded concurrency** — ``max_concurrency`` workers, each with one request in flight at a
-  time (retries and their waits included), share one connection pool of that size; the most in
-  flight at once is counted (``PassStats.peak_in_flight``);
-* **retries** — HTTP 429 and 5xx, a malformed body, a timeout, a refused or reset connection
-  are tried again up to ``max_retries`` times, after an exponential backoff with full jitter
-  (0.5 s doubling, at most 30 s) or the server's ``Retry-After`` (seconds or an HTTP date,
-  at most 300 s); then the example is a *failure* (no answer: a wrong answer in the statistics);
-* **fatal answers** — 401, 403 and 404 mean every request would fail alike (a refused key, an
-  unknown model or path): :class:`EndpointRefused` stops the pass with the server's reason;
-  other 4xx answers fail their example only (a prompt too long for the model);
-* **the cache** — answers found in :class:`~headtohead.adapters.response_cache.ResponseCache`
-  are not asked again (unless ``fresh``); every answer received is stored at once, so an
-  interrupted pass keeps them;
-* **progress** — ``progress(name, done, total, rates={"req/s": …, "tok/s": …})`` a few times a second.
-
-The key travels in the ``Authorization`` header only; no message, record or log line here
-names it. TLS certificates are verified (httpx's default, never turned off).
+See ``docs/llm.md``, "Concurrency, faults and the cache".
 """
 
 from __future__ import annotations

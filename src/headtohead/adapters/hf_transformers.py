@@ -1,21 +1,6 @@
 """Hugging Face ``transformers`` sequence classifiers (``kind: transformers``).
 
-``source`` is a local folder written by ``save_pretrained`` (preferred when it exists) or
-a hub id (downloaded by transformers, online only). Each model gets its own tokenizer.
-
-Safety: weights are read from ``model.safetensors`` when the folder has one; a folder with
-only ``pytorch_model.bin`` is read by transformers with ``torch.load(weights_only=True)``,
-which refuses arbitrary Python objects. A file that needs a full unpickle is only read
-with ``allow_pickle: true`` (converted in memory, then loaded). Code shipped with a model
-runs only with ``trust_remote_code: true``.
-
-Models run in ``float32`` unless ``model_args`` sets ``dtype``, so every candidate is
-compared at the same precision by default. ::
-
-    folder = headtohead.testing.text.make_tiny_bert(tmp, ["neg", "pos"])
-    adapter = create_adapter(ModelConfig(name="b", kind="transformers", source=str(folder)),
-                             LoadContext(label_names=("neg", "pos"), modality="text"))
-    adapter.forward(adapter.preprocess(["great film", "dull"]))   # logits, shape (2, 2)
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

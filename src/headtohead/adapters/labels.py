@@ -1,16 +1,6 @@
 """Match a model's output labels to the dataset's label order.
 
-A model trained elsewhere may order its classes differently (``{0: "positive", 1:
-"negative"}``) or call them generically (``LABEL_0``). The engine compares predictions
-against the dataset's labels, so every model's probability columns are permuted into
-the dataset's order here — or the run stops with both label sets in the message.
-
-A model may know more classes than the data holds (a 77-class intent model on a test set,
-or a slice of one, holding 5 of them): the dataset's classes come first, in the dataset's
-order, and the model's other classes follow in its own output order
-(:attr:`LabelAlignment.outside`). The model still predicts over all its outputs; a
-prediction of a class the data does not hold is simply wrong. A dataset class the model
-cannot predict at all is refused: the names would not describe the same task.
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
 """ONNX models run with ONNX Runtime (``kind: onnx``).
 
-``source`` is a ``.onnx`` file (one file; external weight files beside it are read too).
-The model gets its inputs the way it was exported:
-
-* text — ``tokenizer:`` names the local Hugging Face tokenizer folder it was exported with;
-  its outputs (``input_ids``, ``attention_mask``, ``token_type_ids``) are matched to the
-  graph's input names; ``max_length`` truncates as for ``kind: transformers``;
-* images — resized (short side ``image_size / 0.875``), centre-cropped to ``image_size``
-  (default: the graph's fixed input size, else 224) and normalised with ``mean``/``std``
-  (default: ImageNet's);
-* features — the rows as ``float32``.
-
-Output names come from ``label_names``, else from the file's metadata (``h2h.label_names``,
-written by :func:`headtohead.sweeps.onnx_export.export_onnx`), else they are unknown.
-``outputs: probabilities`` says the graph ends in a softmax. The CPU execution provider is
-used on ``cpu``, the CUDA provider on ``cuda:N`` (``onnxruntime-gpu``). ::
-
-    - {name: minilm-ort, kind: onnx, source: minilm.onnx, tokenizer: minilm/, max_length: 128}
+See ``docs/api/adapters.md``, "ONNX models run with ONNX Runtime (`kind: onnx`)".
 """
 
 from __future__ import annotations

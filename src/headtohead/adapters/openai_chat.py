@@ -1,29 +1,6 @@
 """Any OpenAI-compatible chat-completions endpoint as a model (``kind: openai``).
 
-::
-
-    - {name: llm, kind: openai, source: qwen2.5-7b-instruct, base_url: http://127.0.0.1:8000/v1,
-       api_key_env: OPENAI_API_KEY, few_shot: 2, max_concurrency: 8,
-       price: {input_per_1m: 0.15, output_per_1m: 0.60}}
-
-vLLM, llama.cpp's server, Ollama, TGI, ``transformers serve`` and hosted APIs speak this
-protocol. Each example becomes one request: the conversation of
-:class:`~headtohead.adapters.prompting.Prompter` (system prompt, few-shot turns, the example's
-prompt). The answer is read as a label (:mod:`~headtohead.adapters.prompting`, shared by every
-LLM family); an unparseable answer, like a request
-that failed after its retries, leaves the example without a prediction — a wrong answer in
-every statistic — and is kept with its raw text for the report. Class probabilities come from
-the answer's log-probabilities when the server returns them for every answered example;
-otherwise the model is label-only and its calibration is *not available*.
-
-The model has no forward pass to time here: the quality pass asks all its examples at once
-(:meth:`OpenAIChatAdapter.fetch_outputs`, ``feeds = "ids"``) with bounded concurrency, and
-what the requests cost and took (latency per request, tokens, cache hits) is handed to the
-run's records by :meth:`OpenAIChatAdapter.answer_record` (:mod:`headtohead.engines.endpoint`).
-Answers are cached on disk (:mod:`~headtohead.adapters.response_cache`).
-
-The API key is read from the environment variable named by ``api_key_env`` when the model
-loads, kept in memory only, and sent only in the ``Authorization`` header.
+See ``docs/llm.md``, "LLMs as contenders (`kind: openai`, `kind: causal-lm`)".
 """
 
 from __future__ import annotations

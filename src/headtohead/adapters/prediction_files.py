@@ -1,28 +1,6 @@
 """Prediction files: another system's outputs, read and checked against the dataset.
 
-A prediction file has one row per example (``.csv``, ``.tsv``, ``.jsonl``/``.json`` or
-``.parquet``/``.pq``)::
-
-    id,prediction,proba_negative,proba_positive
-    s1,positive,0.08,0.92
-    s2,negative,0.71,0.29
-
-* ``prediction`` (required): the predicted label, as a label name of the dataset or as its
-  index ``0..K-1`` in the dataset's label order. A column where every value is a label name
-  is read as names (so labels ``"1"``/``"2"`` are names even though they look like indices).
-* probabilities (optional): either one column ``proba_<label>`` for every label, or one
-  list-valued column ``proba`` in the dataset's label order (a JSON list in csv/tsv cells).
-  Each row must be non-negative and sum to 1 within :data:`SUM_TOLERANCE`; rows are then
-  renormalised exactly. Without them calibration (ECE, MCE, Brier, NLL, the reliability
-  diagram) and the confidence gap of disagreements are *not available*; they are never
-  computed from one-hot vectors, which would report a model that is always 100 % sure.
-* rows are matched by id (``data.id_column``, ``"id"`` by default), else by position (with a warning); rows of
-  examples the loader skipped (a missing label) are ignored, as the skip's warning says.
-
-:func:`read_prediction_file` returns the predictions in the dataset's example and label
-order (:func:`read_prediction_frame` the same from a table already in memory);
-:func:`write_prediction_file` writes such a file. The ``predictions`` model kind that uses them
-is :mod:`headtohead.adapters.predictions`.
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Another system's stored outputs as a model (``kind: predictions``).
 
-::
-
-    - {name: gpt-zero-shot, kind: predictions, source: preds.csv}
-
-``source`` is a prediction file (``.csv``, ``.tsv``, ``.jsonl``/``.json``, ``.parquet``/``.pq``;
-its columns: :mod:`headtohead.adapters.prediction_files`): a model behind an API, an LLM
-prompted to classify, a model of another framework, last quarter's production logs. Rows are
-matched to the data by ``data.id_column`` (``id`` when unset), else by position when the
-lengths agree (with a warning). Such a model takes part in every statistic, slice, report and
-gate like any other; it has no forward pass, so the quality pass looks its outputs up by
-example (:attr:`~headtohead.adapters.base.ModelAdapter.feeds` ``= "ids"``) and the speed pass
-skips it (its speed is *not measured*). Without probability columns its calibration is *not
-available* (never computed from one-hot vectors).
-
-:func:`headtohead.compare` hands the same table in memory (``LoadContext.objects``) instead
-of a file.
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,33 +1,6 @@
 """LLM prompting, in one place for every LLM family: the conversation asked, and the answer read as a label.
 
-What a model is asked for an example (:class:`Prompter`): the system prompt, ``few_shot``
-examples per class from ``data.train`` (drawn with the run's seed, in a seeded order) as
-user/assistant turns (:func:`draw_few_shot`), and the example's own prompt — the template's
-``{text}`` and ``{labels}`` filled in. The keys are :class:`~headtohead.config.models.prompting.PromptSettings`.
-
-How an answer becomes a label: :func:`parse_answer` tries, in order (the first rule that decides wins):
-
-1. **exact** — the answer is a label, character for character;
-2. **case and whitespace** — equal after folding case and collapsing whitespace, with
-   surrounding quotes, brackets and final punctuation dropped (``" Positive."``);
-3. **unique prefix** — the answer is the beginning of exactly one label (``"pos"``);
-4. **named alone** — exactly one label occurs in the answer as whole words (``"The sentiment
-   is positive."``); a label inside a longer one (``spam`` in ``not spam``) counts as the longer.
-
-Anything else — prose naming no label or several, an empty answer — is *unparseable*:
-:func:`parse_answer` returns ``None`` and the example has no prediction (a wrong answer in
-every statistic). A reasoning model's ``<think>…</think>`` block is dropped first.
-
-:func:`label_probabilities` turns the ``logprobs`` of an answer's first tokens into one
-probability per label: each alternative token at the first position that begins exactly one
-label (or is a label followed by more text) adds its probability to that label; while the
-generated text so far begins several labels (``ne`` for ``negative``/``neutral``) the next
-position's alternatives, conditioned on it, are read too. The masses are renormalised over
-the labels; what was not attributed to any label is returned beside them.
-
-What an LLM family hands the run's records (:class:`AnswerLog`, through
-:meth:`~headtohead.adapters.base.ModelAdapter.answer_record`) is transport-neutral: one
-:class:`Reading` per example asked, the passes of requests, and a base URL only where there is one.
+See ``docs/llm.md``, "Answers become labels".
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """Models built by the user's own Python code (``kind: python``).
 
-``source`` is ``"package.module:factory"``; the factory is called with ``model_args`` and
-returns either
-
-* a torch ``nn.Module`` — fed a float tensor: feature rows as they are, images resized to
-  ``image_size`` (32) and scaled to ``[0, 1]`` without normalisation; it must return
-  scores of shape ``(batch, n_classes)``. Text needs tokenising, which a bare module
-  cannot do: return a callable instead; or
-* any callable — fed the raw examples as a list (strings, ``(str, str)`` pairs, arrays or
-  paths) and returning scores of shape ``(batch, n_classes)``.
-
-``outputs`` in the config says whether the scores are logits (default) or probabilities.
-Output names come from the config's ``label_names``, else the object's ``label_names`` or
-``classes_`` attribute, else they are unknown (the engine then assumes dataset order and
-says so). The experiment file's folder is on the import path while the factory is
-imported, so a ``models.py`` beside the experiment is found.
-
-::
-
-    - {name: mlp, kind: python, source: "headtohead.testing.models:tiny_mlp",
-       model_args: {n_features: 4, n_classes: 3}}
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """An on-disk cache of an endpoint's answers (SQLite), so a re-run asks nothing already answered.
 
-An answer is stored under a SHA-256 of everything that decides it: the base URL, the model
-name, the full list of messages (system prompt, few-shot turns, the example's prompt) and the
-sampling parameters (temperature, max_tokens, logprobs, top_logprobs). A re-run, ``--resume``,
-a sweep or another experiment over the same examples reads its answers here and sends no
-request for them; ``--no-cache`` (``LoadContext.response_cache = False``) asks again and
-stores the fresh answers over the old ones. The API key is never part of a key or a row.
-
-Each answer is committed as it arrives, so an interrupted run (Ctrl-C, a crash) keeps every
-answer it received. SQLite's WAL mode lets several runs share one file.
-
-The file is ``$H2H_CACHE_DIR/responses.sqlite``, else ``$XDG_CACHE_HOME/headtohead/…``, else
-``~/.cache/headtohead/responses.sqlite``.
+See ``docs/llm.md``, "Concurrency, faults and the cache".
 """
 
 from __future__ import annotations

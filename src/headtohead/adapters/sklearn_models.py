@@ -1,19 +1,6 @@
 """Fitted scikit-learn estimators and pipelines (``kind: sklearn``).
 
-``source`` is a file. ``.skops`` files are read with :mod:`skops.io`, which rebuilds only
-types it trusts; a file with other types is refused unless ``allow_pickle: true`` (the
-types are then trusted by name). Pickle-based files (``.pkl``, ``.pickle``, ``.joblib``)
-can run arbitrary code while loading, so they are read only with ``allow_pickle: true``.
-
-Inputs per modality: ``features`` rows as a 2-D float array; ``image`` examples flattened
-to one float row each (e.g. scikit-learn's 8×8 digits); ``text`` a list of strings, for a
-pipeline that starts with a vectoriser.
-
-Scores: ``predict_proba`` when the estimator has it (``output_kind = "probabilities"``);
-otherwise ``decision_function`` as logits, with a binary margin ``d`` turned into the two
-columns ``[-d/2, d/2]`` — their softmax is ``sigmoid(d)`` for the positive class, a
-monotone squashing of the margin (a ranking, not calibrated probabilities). An estimator
-with neither gives one-hot probabilities from ``predict``.
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

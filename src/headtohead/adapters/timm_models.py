@@ -1,14 +1,6 @@
 """timm image classifiers (``kind: timm``).
 
-The architecture comes from :func:`timm.create_model`, built with one output per dataset
-class unless the checkpoint or ``model_args`` say otherwise; the evaluation transform
-comes from the model's own data config (:func:`timm.data.resolve_data_config` and
-:func:`timm.data.create_transform`), so every model is fed the way it was trained.
-Loading rules shared with torchvision are in :mod:`headtohead.adapters.vision`.
-
-::
-
-    - {name: resnet, kind: timm, source: resnet10t, checkpoint: runs/resnet.safetensors, image_size: 64}
+See ``docs/api/adapters.md``, "timm image classifiers (`kind: timm`)".
 """
 
 from __future__ import annotations

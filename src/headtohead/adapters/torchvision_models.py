@@ -1,15 +1,6 @@
 """torchvision image classifiers (``kind: torchvision``).
 
-Architectures come from :func:`torchvision.models.get_model`. With ``pretrained: true`` the
-weights' ``DEFAULT`` entry is used: when the dataset has as many classes as the weights'
-head (ImageNet's 1000) the whole model is kept, with the weights' category names;
-otherwise the pretrained backbone gets a new, seeded head of the dataset's size, as timm
-does. Preprocessing is the weights' own ``transforms()`` when pretrained, else the standard
-ImageNet evaluation transform (:func:`~headtohead.adapters.vision.standard_transform`).
-
-::
-
-    - {name: r18, kind: torchvision, source: resnet18, checkpoint: runs/r18.safetensors, image_size: 64}
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Safe checkpoint files for torch modules: read, unwrap, fit to a module, and write.
 
-Reading is safe by default. ``.safetensors`` files hold tensors only and are read with
-:func:`safetensors.torch.load_file`; every other file goes through
-``torch.load(weights_only=True)``, which refuses arbitrary Python objects. A file that
-needs a full unpickle (a whole pickled ``nn.Module``, a wrapper holding custom classes)
-is only read with ``allow_pickle: true``, because unpickling can run any code.
-
-Checkpoints written by :func:`save_checkpoint` are safetensors files whose metadata
-carries headtohead's own keys (label names, free-form extras), so a model trained by
-headtohead is evaluated later with its classes named::
-
-    save_checkpoint(model, "run/cnn.safetensors", label_names=["cat", "dog"])
-    read_checkpoint_labels("run/cnn.safetensors")   # ('cat', 'dog')
+See ``docs/api/adapters.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """``h2h gate``: a CI check that fails only when a candidate is worse than a baseline beyond a margin.
 
-::
-
-    h2h gate runs/x/results.json --baseline bert --candidate bert-int8 \\
-        --max-accuracy-drop 0.5pp --max-slowdown 5% --junit gate.xml
-
-Exit codes: 0 pass (non-inferior), 1 fail (worse beyond the margin, with confidence),
-3 inconclusive (too little data to tell; the paragraph says how much more is needed),
-2 bad input. The margins are read here, once (:mod:`headtohead.config.margins`);
-:func:`headtohead.gate` decides; this module parses and prints.
+See ``docs/cli.md``, "Margins".
 """
 
 from __future__ import annotations

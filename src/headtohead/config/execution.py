@@ -1,22 +1,6 @@
 """The ``execution:`` section: where the models run — in-process, spawned processes or Ray (no torch import).
 
-::
-
-    execution:
-      mode: processes            # local (default) | processes | ray
-      devices: [cuda:0, cuda:1]  # processes: one worker per entry; cpu, cpu:0-7, cuda:N, mps
-      shards: 2                  # split each model's eval set into 2 parts run side by side
-      speed: main                # main: speed measured afterwards, models interleaved (fair)
-
-    execution:
-      mode: ray
-      address: auto              # an existing cluster (ray start --head ...); omit for a local instance
-      num_gpus: 1                # per task: one whole GPU each
-      num_cpus: 4
-
-Quality results do not depend on the mode: every worker re-creates the dataset from its
-path, evaluates the same batches of the run's one batch plan, and the predictions are merged
-back in the original order (checked by the index-order hash).
+See ``docs/distributed.md``, "Running on several devices, processes or a Ray cluster".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """The experiment file as typed, validated records (pydantic; no torch import here).
 
-The shape follows the YAML a user writes::
-
-    name: sst2-bert-vs-roberta
-    seed: 42
-    data: {path: data/sst2/dev.tsv, text_column: text, label_column: label}
-    models:
-      - {name: bert, kind: transformers, source: bert-base-uncased, max_length: 128}
-      - {name: roberta, kind: transformers, source: roberta-base}
-    eval: {batch_size: 32, device: auto}
-
-Unknown keys are errors (``extra="forbid"``) so a typo never silently falls back to a
-default. Later sections (speed, train, sweep …) are added here as fields of their own.
+See ``docs/api/config.md``, the section of this title.
 """
 
 from __future__ import annotations

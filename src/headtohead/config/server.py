@@ -1,20 +1,6 @@
 """The ``speed.server:`` sub-section: the Server scenario driven by MLPerf LoadGen (no torch import).
 
-::
-
-    speed:
-      scenarios: [server]
-      latency_bound_ms: 50        # p99 from arrival to answer must stay under this
-      price_per_hour: 2.50        # optional: cost per million predictions
-      server:
-        max_batch: 8              # the dynamic batcher: at most this many requests per call ...
-        max_wait_ms: 2.0          # ... and the oldest waits at most this long for others to join
-        trial_seconds: 1.0        # LoadGen min_duration of one trial
-        min_queries: 500          # ... and its min_query_count
-        precision: 0.1            # bisect until the failing rate is within 10 % of the holding one
-        repeats: 3                # seeded searches, for the interval on max_qps
-
-The defaults keep a CPU run of two tiny models under a minute. See ``docs/performance.md``.
+See ``docs/performance.md``, "Server scenario, cost and energy".
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
 """The ``speed:`` section of an experiment: how speed and memory are measured (no torch import).
 
-::
-
-    speed:
-      scenarios: [offline, single_stream]   # time_window too, for "samples in 10 s"
-      warmup_iterations: 3
-      min_iterations: 20      # per model and scenario, over all rounds
-      min_seconds: 2.0        # measured time per model and scenario, over all rounds
-      rounds: 10              # interleaved rounds (at least), in balanced orders
-      single_stream_inputs: 32    # examples timed at batch 1, across the data's lengths
-      target_ci_halfwidth: 0.02   # optional: go on until every ratio CI is within ±2 % ...
-      max_seconds: 120            # ... or this budget runs out
-      fixed_shape: {batch_size: 8, sequence_length: 128}
-      latency_bound_ms: 50        # server: the p99 bound of the rate search (see config/server.py)
-      price_per_hour: 2.50        # cost per million predictions, per model and scenario
-
-The defaults take a few seconds per model on a CPU. ``h2h run`` measures speed unless
-``enabled: false``; ``h2h bench`` measures only speed.
+See ``docs/api/config.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """The suite file (``h2h suite SUITE.yaml``): the same models, or the same recipe, on several data sets (no torch).
 
-::
-
-    name: intents-and-sentiment
-    datasets:
-      - {name: sst2,  data: {path: ../shared/data/sst2/dev.tsv, label_names: [negative, positive]}}
-      - {name: snips, data: {path: ../shared/data/snips/test.tsv}}
-    models:
-      - {name: lr, kind: sklearn, source: "models/{dataset}/lr.skops"}   # a recipe: one file per data set
-      - {name: nb, kind: sklearn, source: "models/{dataset}/nb.skops"}
-    across: {metric: accuracy, rope: 0.01}   # how the data sets' scores are compared
-    eval: {batch_size: 64}                   # seed, eval, stats, speed, execution: shared by every run
-    speed: {enabled: false}
-
-Each data set becomes an ordinary experiment (:meth:`SuiteConfig.experiment`): its ``data``,
-the suite's models with ``{dataset}`` in any of their strings replaced by the data set's
-name, and the shared sections. Every one is validated when the suite is loaded, so a mistake
-in the third data set's recipe is found before the first runs. ``datasets_at_once: N`` runs
-N data sets side by side, their models going to the executor of ``execution.mode``
-(``processes`` or ``ray``).
+See ``docs/statistics.md``, "Running a suite".
 """
 
 from __future__ import annotations

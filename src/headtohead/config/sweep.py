@@ -1,22 +1,6 @@
 """The ``sweep:`` section of an experiment: which optimisation variants to try (no torch import).
 
-::
-
-    sweep:
-      batch_size: [1, 8, 32, 128]
-      max_length: [64, 128, 256]        # text models
-      precision: [fp32, bf16, int8]     # fp16 on CUDA; int8 = dynamic quantisation of Linear layers
-      compile: [false, true]
-      backend: [pytorch, onnxruntime]
-      channels_last: [false, true]      # image models
-      sparsity: [0.0, 0.5]              # magnitude pruning of Linear/Conv weights
-      max_latency_ms: 50                # budget on the per-batch p95 latency
-      max_memory_mb: 500
-      max_accuracy_drop: 1pp            # non-inferiority margin (or the share 0.01)
-
-Every combination of the lists except ``batch_size`` is a *variant* of each swept model
-(its fp32 eager parent is always included); ``batch_size`` is the speed curve of each
-variant. A single value may be written without brackets (``precision: int8``).
+See ``docs/sweeps.md``, "Optimisation sweeps (`h2h sweep`)".
 """
 
 from __future__ import annotations

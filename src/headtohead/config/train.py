@@ -1,25 +1,6 @@
 """The ``train:`` section of an experiment: how every candidate is fine-tuned (no torch import).
 
-::
-
-    train:
-      epochs: 3                 # or max_steps: 200 for a quick benchmark run (wins over epochs)
-      batch_size: 32            # per process; the global batch is batch_size × nproc
-      learning_rate: 5.0e-5
-      warmup_ratio: 0.1         # or warmup_steps: 50; then linear decay to 0 (lr_schedule: linear)
-      weight_decay: 0.01
-      max_grad_norm: 1.0
-      precision: bf16           # fp32 | bf16 | fp16 (autocast; refused where the device lacks it)
-      gradient_accumulation_steps: 2
-      gradient_checkpointing: false
-      compile: false            # torch.compile
-      num_workers: 2            # DataLoader worker processes that tokenise / decode images
-      seeds: [1, 2, 3]          # each model is trained once per seed
-      target: {metric: accuracy, value: 0.85}   # records the time to reach it
-      nproc: 1                  # > 1: data-parallel (DDP) with that many processes
-
-Every model of the experiment is trained with exactly these settings and the same
-shuffled example order (see :mod:`headtohead.engines.train`).
+See ``docs/api/config.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """The in-memory dataset every loader returns and every engine reads.
 
-A :class:`Dataset` is deliberately plain: the examples as the model adapters expect
-them, integer labels, and the ordered label names. Loaders normalise their input into
-this shape once; nothing downstream re-parses files.
-
-Examples by modality:
-
-* ``text``: ``str``
-* ``text_pair``: ``(str, str)`` tuples
-* ``image``: a file path (``str``) or an ``H×W`` / ``H×W×C`` ``uint8`` array
-* ``features``: rows of a 2-D float array
+See ``docs/api/config.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Hugging Face datasets: ``hf:<saved folder>`` (offline) or ``hf:<hub name>`` (online).
 
-The spec grammar is ``hf:<folder or hub name>[:<split>]``:
-
-* a folder written by ``datasets.save_to_disk`` (a ``Dataset`` or a ``DatasetDict``) is read
-  with ``datasets.load_from_disk``, no network; any other local folder (of csv/json/parquet
-  files) with ``datasets.load_dataset(folder)``, also offline;
-* anything else is a Hub name for ``datasets.load_dataset``. With ``HF_HUB_OFFLINE`` set,
-  a name that is not in the local cache fails at once with a one-line :class:`DataError`.
-
-The split is the ``:<split>`` suffix if given; else, for ``data.train``, ``train``; else
-``data.hf_split``; else ``validation`` if present, then ``test``, then the only one.
-
-Columns follow the table rules (``data.text_column`` default ``text``, ``text_pair_column``,
-``label_column``); without a text column, an ``Image`` feature column makes modality
-``"image"`` (examples are file paths when the images are files on disk, else ``uint8``
-arrays). A ``ClassLabel`` label gives the class names in order; its ``-1`` ("no label", as
-in GLUE test splits) counts as a missing label. ``datasets`` is the optional extra ``[hf]``.
+See ``docs/api/config.md``, the section of this title.
 """
 
 from __future__ import annotations

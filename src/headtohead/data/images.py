@@ -1,23 +1,6 @@
 """Image folders in the ImageFolder layout: ``root/<class>/**/<image files>``.
 
-Class names are the sorted names of the class folders (as torchvision's ``ImageFolder``)
-unless ``data.label_names`` fixes another order. Examples are absolute path strings,
-grouped by class and sorted within it, so the order is the same on every machine.
-
-Every file is opened and decoded once with PIL at load time (JPEGs at reduced scale,
-about 1 ms each) so that a truncated or corrupt file is found here, counted, and left out,
-rather than failing half-way through a benchmark. The rules:
-
-* a file PIL cannot decode is skipped as ``"unreadable image"`` when its suffix is an image
-  suffix, and as ``"not an image"`` otherwise (a ``labels.txt`` beside the images);
-* a file PIL decodes is kept, whatever it shows. The ``imageNotFound.gif`` placeholder in
-  the hymenoptera data is a readable 300×300 GIF, so it stays: judging what a picture
-  shows is not the loader's job, and torchvision's ``ImageFolder`` keeps it too;
-* hidden files (``.DS_Store``) are skipped as ``"hidden file"``; files lying directly in the
-  root, outside any class folder, as ``"file outside class folders"``.
-
-One warning reports the skipped files and why. Hidden folders (``.ipynb_checkpoints``)
-are neither classes nor searched for images.
+See ``docs/api/config.md``, the section of this title.
 """
 
 from __future__ import annotations

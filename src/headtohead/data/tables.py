@@ -1,13 +1,6 @@
 """Labelled text tables: .csv, .tsv, .jsonl/.json (JSON lines) and .parquet, read with pandas.
 
-Every value is read as it is written: csv/tsv cells as strings (so a label ``1`` stays
-``1`` even when other labels are missing, and :func:`encode_labels` decides whether the
-labels are numbers or names), JSON and parquet values with their own types. Rows whose
-text (or pair) is empty or whose label is missing are dropped and counted by reason in
-``Dataset.skipped``; one warning names the counts. Row order is kept.
-
-``.tsv`` files are read unquoted (``csv.QUOTE_NONE``): in SST-2 style files a ``"`` is part
-of the sentence, and quote handling would glue rows together.
+See ``docs/api/config.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Out of device memory in the quality pass: the same batch again, in halves, in order.
 
-Every model of a run shares one batch plan (:mod:`headtohead.engines.batching`). When a
-model runs out of accelerator memory on a batch, the plan stays as it is — no example is
-dropped, moved or re-ordered — and that batch is run as two consecutive halves
-(recursively, down to one example); later batches larger than the piece that fitted are
-cut the same way from the start, so the pass does not fail once per batch. The scores of
-the pieces are put back together in order, so predictions line up with every other model's
-row by row. Each time the largest piece shrinks, a
-:class:`~headtohead.results.records.BatchBackoff` is recorded on the model's record.
-
-The halves are cut from the batch already on the device (tensors, dicts of tensors, lists
-of examples), never preprocessed again; only an accelerator's out-of-memory error backs
-off (a host ``MemoryError`` is not a batch-size problem the device can solve).
+See ``docs/architecture.md``, "Fairness invariants".
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Energy counters read around timed work: NVML's total-energy counter on GPUs, RAPL on CPUs.
 
-Both are cumulative hardware counters, so the energy of a block of work is the difference of
-two reads (no power samples integrated by hand):
-
-* NVML ``nvmlDeviceGetTotalEnergyConsumption`` — millijoules since the driver loaded, whole GPU
-  (Volta and newer);
-* RAPL ``/sys/class/powercap/intel-rapl:N/energy_uj`` — microjoules per CPU package (Intel,
-  and AMD Zen through the same interface), wrapping at ``max_energy_range_uj``. Since 2020
-  kernels make it readable by root only; then there is no CPU figure, and the record says why.
-
-:func:`open_energy_counter` finds the counter of a device (tests pass a fake NVML module or a
-fake powercap folder); :class:`EnergyLedger` sums counter differences per (model, scenario).
+See ``docs/performance.md``, "Cost and energy".
 """
 
 from __future__ import annotations

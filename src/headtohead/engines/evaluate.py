@@ -1,27 +1,6 @@
 """The quality pass: run one model over the batch plan and keep every prediction.
 
-Every model gets the same :class:`~headtohead.engines.batching.BatchPlan`; the engine
-turns its raw scores into probabilities in the dataset's label order, so downstream code
-never needs to know how a model ordered or named its outputs.
-
-The pass is built to run at the speed of a hand-tuned loop: preprocessing runs ahead in a
-background thread or worker processes (:mod:`~headtohead.engines.prefetch`), the loop runs
-under ``torch.inference_mode``, and scores are gathered without a host synchronisation per
-batch (:mod:`~headtohead.engines.transfer`; on CUDA, page-locked memory, ``non_blocking``
-copies and a side stream). None of that changes what is computed: predictions are in plan
-order, batch by batch, exactly as a plain loop over the plan would give them.
-
-Two faults are survived here. An example whose scores are NaN or infinite gets no
-prediction (:data:`~headtohead.results.predictions.NO_PREDICTION`, a NaN probability row):
-it is counted on the model's record and left out of its metrics and of its pairs' tests,
-and the pass goes on (only a model with no finite scores at all is refused). A batch that
-runs the device out of memory is run again in halves, in order
-(:class:`~headtohead.engines.backoff.BatchRunner`); the back-off is recorded.
-
-A model whose outputs are stored per example (``feeds = "ids"``: prediction files) has no
-forward pass: the same loop over the plan hands it each batch's example positions
-(:meth:`~headtohead.adapters.base.ModelAdapter.stored_outputs`) and keeps what it stored —
-its own predicted classes, and its probabilities only when it has them.
+See ``docs/architecture.md``, "Fairness invariants".
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Run a function in a fresh process that has imported what this one imported, and nothing else.
 
-A fresh process is what a model's own memory and cold start are measured in
-(:mod:`headtohead.engines.isolated`). Two ways to make one:
-
-* **spawn** (``multiprocessing``'s *spawn*: a new interpreter, nothing inherited) — always
-  right, but it re-imports torch, transformers and the rest each time (seconds per model);
-* **fork from a template** (Linux, CPU models) — one spawned *template* process imports this
-  process's modules once and then forks a child per call: the child is a process with every
-  library loaded and no model, in a few milliseconds. The template lives as long as this
-  process and imports what this process has imported since, before each fork. A CUDA
-  context cannot survive a fork, so models on a GPU always get a spawned process.
-
-Either way the child first imports the modules it lacks (test and cluster tools left out,
-see :func:`imported_modules`), then runs ``body(*args)`` and sends back its result; its
-standard output and error are discarded (the parent already showed the model's load
-messages once), and it never runs the caller's main script again (a script without an
-``if __name__ == "__main__":`` guard is safe).
+See ``docs/speed.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """A model's own memory and its cold start, measured in a fresh process that holds only it.
 
-In the process that runs a comparison every model is resident at once, so its RSS is
-everybody's, and a CUDA peak reset leaves the other models' weights in the count. And the
-first call of whichever model runs first pays the one-time costs of the process. So, as
-optimum-benchmark's process launcher does, each model is measured in a process of its own
-(forked from a template that imported the run's libraries, or spawned;
-:mod:`headtohead.engines.fresh_process`):
-
-1. it has imported what the run imported (the parent's modules, test tools left out), creates
-   the device context (:meth:`~headtohead.runtime.devices.DeviceBackend.warm_up`) and
-   receives the timed examples — the same process *without a model*, whose RSS and CUDA
-   allocation are the baseline;
-2. it loads the model (timed: ``load_s``) and predicts the first timed input (preprocess,
-   transfer and forward timed apart: the cold start, before anything else touched the model);
-3. it runs every scenario's inputs (at least ``iterations`` calls each) and reports the
-   peaks above the baseline (:class:`~headtohead.results.memory.MemoryStats`, ``isolated``),
-   less the shared-library code the calls paged in (an operator run for the first time:
-   the library's pages, shared with every process, not memory the model holds).
-
-:func:`measure_fresh` is that body, runnable in any process (tests run it in this one with a
-fake GPU); :func:`measure_isolated` runs it in a fresh process.
+See ``docs/speed.md``, "Each model's own memory and cold start: a fresh process per model".
 """
 
 from __future__ import annotations

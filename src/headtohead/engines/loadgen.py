@@ -1,16 +1,6 @@
 """MLPerf LoadGen as the load generator: headtohead supplies the system under test and the samples.
 
-* :class:`ServedModel` — a model as a server runs it: the query sample library's examples
-  preprocessed once each (LoadGen loads them before a test), collated per batch (token ids
-  padded to the batch's longest), moved to the device and run, synchronised;
-* :class:`DynamicBatcher` — the server's queue: a batch is served when ``max_batch`` requests
-  wait or the oldest has waited ``max_wait_s`` (whichever first), one batch at a time;
-* :func:`run_loadgen` — one LoadGen test (Server, SingleStream or Offline) of a served model;
-  LoadGen schedules the queries (Poisson arrivals in Server, from its seeds), measures each
-  from its scheduled issue to its completion, judges VALID/INVALID and writes its logs, which
-  :func:`read_detail_log` reads back into a :class:`~headtohead.results.server.LoadGenRun`.
-
-LoadGen is the optional extra ``loadgen`` (``pip install 'headtohead[loadgen]'``).
+See ``docs/performance.md``, "What runs".
 """
 
 from __future__ import annotations

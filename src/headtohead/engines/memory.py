@@ -1,16 +1,6 @@
 """Memory at inference: resident memory (exact kernel peak where Linux gives it, else sampled) and CUDA peaks.
 
-Memory is measured in a pass of its own: a sampler thread competes for the interpreter
-lock and would slow the very calls being timed.
-
-* :class:`MemoryWindow` — the peak resident set size and CUDA allocation over a window of
-  work. On Linux the kernel keeps the exact peak RSS (``VmHWM``) and lets a process reset it
-  (``/proc/self/clear_refs``), so no short spike is missed; elsewhere a sampler thread reads
-  RSS every few milliseconds. Used by the fresh per-model process
-  (:mod:`headtohead.engines.isolated`) and by :func:`measure_memory`.
-* :func:`measure_memory` — memory of inference calls in the process that holds every model
-  (for models that cannot be loaded again in a fresh process: sweep variants); only the
-  growth of the calls and the process's own figures can be known there.
+See ``docs/speed.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """The run's one evaluation plan: examples grouped by length so batches carry little padding.
 
-A transformer pads every batch to its longest member. In dataset order SST-2's dev set
-costs 1.9 positions per real token at batch 32; grouped by length it costs 1.04. The
-grouping needs one length per example that is the same for every model of the run (one
-plan, shared), chosen by :func:`example_lengths`:
-
-1. the token counts of the first model whose family can count them without loading its
-   weights (:meth:`~headtohead.adapters.base.ModelAdapter.length_counter`, the tokenizer
-   of a ``transformers`` model): exact for that model, a close proxy for the others;
-2. otherwise the characters of each text (of both texts of a pair);
-3. no lengths for images and feature rows, which are all the same size to a model:
-   their plan keeps the dataset order.
-
-Whichever is used, every model gets the same batches and :meth:`BatchPlan.hash` records them.
+See ``docs/architecture.md``, "Fairness invariants".
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """The Server scenario: the highest Poisson arrival rate each model holds with p99 under a bound.
 
-1. **Library** — the same ``speed.server.samples`` examples (a seeded choice from the evaluation
-   set) for every model, preprocessed once each (:class:`~headtohead.engines.loadgen.ServedModel`).
-2. **Capacity estimate** — a few full batches timed per model: ``max_batch / seconds`` sets
-   where the search starts (half the slowest model's, or ``server.start_qps``).
-3. **Searches** — ``server.repeats`` seeded searches; in search *k* every model gets LoadGen's
-   Server scenario with the same seeds (so the same arrival sequence at a given rate) and the
-   same random start point; :class:`~headtohead.engines.server_search.RateSearch` brackets and
-   bisects. Trials are interleaved: at every step each model still searching runs one trial,
-   in an order rotated from step to step (A, B, then B, A …) so drift hits both alike.
-   A trial holds when LoadGen judges it VALID (p99 under ``speed.latency_bound_ms`` with its
-   early-stopping confidence check, minimum duration and queries met).
-4. **Figures** — per model the geometric mean of the searches' estimates with a t interval
-   (:mod:`headtohead.stats.server`), every trial (the latency–load curve) and paired ratios.
-5. **Cross-check** (``speed.loadgen_crosscheck``) — LoadGen's SingleStream and Offline runs.
-
-LoadGen's logs are kept under ``<out>/loadgen/<model>/`` (:data:`~headtohead.results.files.LOADGEN_DIR`).
+See ``docs/performance.md``, "What runs".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """The search for the highest rate a model holds: bracket geometrically, then bisect (no LoadGen here).
 
-One :class:`RateSearch` per model and seeded search. It proposes the next target rate from the
-trials so far:
-
-1. **Bracket** — from the start rate, multiply by ``growth`` while trials hold, or divide
-   while they fail, until one rate held and the next one up failed (or ``max_qps`` held, or
-   nothing holds down to ``min_qps`` / the latency floor);
-2. **Bisect** — try the geometric midpoint of [held, failed] until ``failed / held`` is at most
-   ``1 + precision``.
-
-Its estimate is the final bracket's geometric midpoint (:func:`headtohead.stats.server.bracket_estimate`).
+See ``docs/performance.md``, "What runs".
 """
 
 from __future__ import annotations

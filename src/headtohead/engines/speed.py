@@ -1,20 +1,6 @@
 """The speed engine: fair, interleaved latency measurement of N models and their A/B speed ratios.
 
-1. **Inputs** — every model gets the *same* real examples, drawn across the whole data and
-   stratified by input size (:func:`~headtohead.engines.speed_inputs.timed_inputs`; their
-   indices are recorded as ``timed_indices``); each model preprocesses them once, moves them
-   to its device and makes its first forward call of the pass (:mod:`~headtohead.engines.speed_model`).
-2. **Rounds** per scenario (``offline`` at the batch size, ``single_stream`` at batch 1):
-   warm-up, then rounds in which each model runs one block of forward calls (whole passes
-   over the inputs) in balanced orders, so drift of the machine hits every model alike;
-   optionally more rounds until every pairwise ratio CI is within a target or a budget runs
-   out. GPU telemetry is sampled per scenario (:mod:`~headtohead.engines.speed_rounds`).
-3. **Pipeline** (preprocess / transfer / forward apart), **time window** (samples end to end
-   in a fixed time) and **memory and cold start**: each model in a fresh process that holds
-   only it, when the caller gives a :class:`~headtohead.engines.isolated.ModelRecipe` to load
-   it again (:mod:`~headtohead.engines.speed_passes`).
-
-Statistics come from :mod:`headtohead.stats.speed`, records from :mod:`headtohead.results.speed`.
+See ``docs/speed.md``, "How speed and memory are measured".
 """
 
 from __future__ import annotations

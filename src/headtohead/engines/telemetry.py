@@ -1,13 +1,6 @@
 """What the machine was doing while models were timed: GPU telemetry and other processes' load.
 
-* :class:`TelemetrySampler` — a thread reading NVML (``nvidia-ml-py``) every
-  ``interval_s``: GPU utilisation, memory used, power, temperature, SM clock. The engine
-  notes when each model ran and :meth:`TelemetrySampler.summarise` keeps the samples of
-  those intervals, so interleaved models each get their own numbers (NVML's utilisation
-  is itself an average over its last sampling period, so blocks much shorter than ~0.2 s
-  blur into their neighbours). Without a GPU or NVML every field is ``None`` and nothing fails.
-* :func:`host_load` — load average and the CPU other
-  processes use; results are only comparable when measured under the same conditions.
+See ``docs/speed.md``, the section of this title.
 """
 
 from __future__ import annotations

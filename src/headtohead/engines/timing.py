@@ -1,21 +1,6 @@
 """Timers: how one call is timed, on the CPU and on a CUDA device.
 
-Two timers share one small interface (:class:`Timer`): :meth:`~Timer.start` before a
-call, :meth:`~Timer.stop` after it, and :meth:`~Timer.collect` to turn the marks into
-nanoseconds once a block of calls is done.
-
-* :class:`HostTimer` reads ``time.perf_counter_ns`` (or an injected clock). On an
-  accelerator it synchronises the device before reading the clock, so the time covers
-  the work, not only its launch. Used on CPUs and for end-to-end timings everywhere.
-* :class:`CudaEventTimer` records a pair of CUDA events around each call on the device's
-  stream and reads them after one synchronisation at the end of the block — the GPU's
-  own timestamps, without a host sync stalling the queue between calls (unless
-  ``sync_each``, for single-stream latency where a caller waits for every answer).
-
-Every device call goes through :mod:`headtohead.runtime.devices`, so a fake backend exercises
-the CUDA paths in tests. :func:`run_timed` is the loop both warm-up and measurement use;
-:func:`time_stages` times the parts of one end-to-end step (preprocess, transfer,
-forward); :func:`torch_threads` fixes torch's thread count for a measurement.
+See ``docs/speed.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """The trainer: every model is fine-tuned identically, and what it costs is measured.
 
-:func:`train_model` trains one model with one seed. What makes it fair:
-
-* **the same example order** — epoch ``e`` uses the permutation seeded by ``seed + e``
-  (:func:`~headtohead.engines.batching.plan_batches`), cut into the same batches; its hash
-  is recorded per epoch and over the whole run, so equal hashes prove identical order;
-* **the same recipe** — AdamW (no decay on biases and norms), linear warm-up then linear
-  decay, gradient clipping, cross-entropy on the logits, the same seed for dropout;
-* **the same measurement** — per step, the time waiting for the next batch and the time
-  computing (synchronised), samples and tokens; the first ``timing_warmup_steps`` are
-  left out of the rates. RSS and CUDA peaks, GPU telemetry, evaluation after each epoch.
-
-An epoch checkpoint (:mod:`~headtohead.engines.train_state`) lets an interrupted run
-resume where the last completed epoch ended and finish with the same weights it would
-have reached uninterrupted (on the CPU, where kernels are deterministic).
-
-:func:`train_classifier` (:mod:`~headtohead.engines.train_simple`) is the small interface the demo uses.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

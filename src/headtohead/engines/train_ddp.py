@@ -1,18 +1,6 @@
 """Data-parallel training (``torch.distributed`` DDP), launched the torchrun way.
 
-Two ways in, one code path:
-
-* ``torchrun --nproc_per_node N $(which h2h) train experiment.yaml`` — every process runs
-  the whole ``h2h train``; :func:`dist_context_from_env` reads torchrun's variables
-  (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``) and each model is trained data-parallel; only
-  rank 0 saves, evaluates and writes results.
-* ``train.nproc: N`` in the experiment — ``h2h train`` itself starts torchrun for each
-  model and seed (:mod:`headtohead.pipeline.training_ddp`) and reads back the
-  :class:`~headtohead.results.training.TrainingRun` rank 0 wrote.
-
-Every process trains on its share of each *global* batch (``batch_size × N`` examples,
-the same seeded order as a single process with that batch), so the example order — and
-its hash — does not depend on how many processes share the work.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

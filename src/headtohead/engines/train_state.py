@@ -1,18 +1,6 @@
 """Checkpoints that let an interrupted training resume, and the trained weights a run keeps.
 
-Per epoch, a folder ``epoch-NNNN/`` holds everything needed to continue exactly where the
-epoch ended:
-
-* ``model.safetensors`` — the weights (safetensors, never a pickle);
-* ``trainer.pt`` — optimizer, schedule and loss-scaler state and the torch RNG states,
-  written with ``torch.save`` and read back with ``weights_only=True`` (tensors, numbers
-  and containers only);
-* ``state.json`` — the progress so far (epoch records, per-step measurements, timings)
-  and the settings the training was started with.
-
-A checkpoint is written into ``epoch-NNNN.partial/`` and renamed when complete, so a kill
-mid-write leaves the previous checkpoint as the latest valid one. Older checkpoints are
-removed once a newer one is complete.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

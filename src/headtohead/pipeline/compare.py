@@ -1,24 +1,6 @@
 """``headtohead.compare``: a comparison of models and data held in memory, for a notebook.
 
-No YAML and no saved model: ``models`` maps names to objects and ``data`` is a DataFrame,
-arrays or a Dataset. The result is the same :class:`~headtohead.pipeline.run.Run` as
-:func:`headtohead.run` gives — the same statistics, slices, disagreements and report —
-because it *is* a run: the objects go to the adapters through
-:class:`~headtohead.pipeline.setup.InMemory` instead of being read from files.
-
-What a model may be:
-
-* a ``torch.nn.Module`` (feature rows or images; a module cannot read raw text);
-* ``(model, tokenizer)`` from Hugging Face transformers (text, text pairs);
-* a fitted scikit-learn estimator or pipeline;
-* any callable taking a list of examples and returning scores ``(batch, n_classes)`` —
-  logits unless ``outputs={name: "probabilities"}``;
-* stored predictions: a 1-D array or list of labels (names or indices), a 2-D array of
-  probabilities in the data's label order, a dict ``{"prediction": …, "proba": …}`` or a
-  DataFrame in the prediction-file format (:mod:`headtohead.adapters.prediction_files`);
-* a path or hub id, as ``h2h run --model`` takes it (kind inferred, :mod:`headtohead.pipeline.quick`);
-* a model entry as an experiment file writes it, a mapping with ``kind`` — e.g. an endpoint,
-  ``{"kind": "openai", "source": "qwen2.5-7b-instruct", "base_url": "http://127.0.0.1:8000/v1"}``.
+See ``docs/api/index.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """``headtohead.gate`` (``h2h gate``): does a candidate model stay within a margin of a baseline?
 
-A CI check that fails only when a candidate is worse than a baseline beyond a margin, with
-confidence — and says "inconclusive" (with how much more data would decide) when the data
-cannot tell::
-
-    outcome = headtohead.gate("runs/x/results.json", baseline="bert", candidate="bert-int8",
-                              max_accuracy_drop="0.5pp", max_slowdown="5%")
-    outcome.exit_code      # 0 pass, 1 fail, 3 inconclusive
-
-The decisions are :func:`headtohead.stats.gate.gate_decisions` over the saved
-per-example predictions (``predictions.npz`` beside ``results.json``) and the per-round speed
-timings; the words are :mod:`headtohead.report.words.gate`. Margins are read where they enter
-(:mod:`headtohead.config.margins`, text or a float) and are plain shares after that.
+See ``docs/cli.md``, "Margins".
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
 """A run's output folder: claimed before any work starts, written after every finished model.
 
-**Whose folder it is.** A folder holding a ``results.json`` belongs to the experiment named
-in it, and to the command that wrote it (``h2h run``: quality and statistics, or ``h2h
-bench``: speed only). The rule, checked by :func:`claim_output` before any work:
-
-* the same experiment, by the same command, runs into its own folder again: its results are
-  replaced as the new run's models finish (``--resume`` re-uses the finished passes that still
-  match, and refuses when the data changed, see :mod:`headtohead.pipeline.resume`);
-* another experiment (another ``name:``), or the other command, is refused with one line
-  naming what the folder holds and the ways out: ``--overwrite`` (its report and its resume
-  entries are removed at once, ``results.json`` and ``predictions.npz`` replaced as the new
-  models finish) or another ``--out``.
-
-**One run at a time.** While a run writes, it holds an exclusive ``flock`` on
-``<out>/.h2h-lock`` (:class:`OutputLock`); a second run into the same folder refuses at once,
-naming the one at work. The kernel drops the lock when the process ends, however it ends (a
-crash or ``kill -9`` included), so a stale lock file never blocks the next run.
-
-:class:`RunState` holds the result so far (the records of the models that finished and
-their predictions) and saves both atomically each time a model is added, so an error or an
-interrupt never loses a finished model; :meth:`RunState.kept` says what was kept and how
-to finish the rest. File names come from :mod:`headtohead.results.files`.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

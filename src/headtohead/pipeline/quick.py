@@ -1,15 +1,6 @@
 """A comparison without an experiment file: ``h2h run --data dev.tsv --model a=preds.csv --model b=path/to/model``.
 
-:func:`quick_experiment` builds the :class:`~headtohead.config.Experiment` a file would hold;
-each model's kind is inferred from its source (:func:`infer_kind`) unless written first
-(``b=transformers:path``): a file's suffix first (``.csv`` … → ``predictions``, ``.onnx``,
-``.skops``/pickles → ``sklearn``), then each family's rule (a folder with ``config.json`` or an
-``owner/name`` hub id → ``transformers``, ``package.module:factory`` → ``python``, a folder with
-``model.onnx`` → ``onnx``), as the families' registry rows say
-(:data:`~headtohead.config.models.FAMILIES`: ``suffixes``, ``recognises``).
-
-A timm or torchvision architecture needs its kind (``timm:resnet18``): a bare name is
-ambiguous, and the error says so.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,27 +1,6 @@
 """Finished work of a run, kept per model so that ``h2h run --resume`` (and ``h2h sweep --resume``) does not redo it.
 
-Every model's quality pass ends with two files in ``<out>/.h2h-resume/``: its predictions
-(``.npz``) and then its record (``.json``, the marker that the model finished). Both are
-written atomically, so a crash, a signal or a full disk leaves either a complete entry
-or none.
-
-An entry is found by a **key**: a SHA-256 of everything that decides the model's
-predictions — the resolved data section (absolute paths) and the dataset's fingerprint,
-the seed, the ``eval:`` section and the device it resolved to, the batch plan's hash,
-``--deterministic``, the folder relative paths are read from, the model's own section,
-the size and modification time of its local files, and the headtohead version. The
-other sections (``stats:``, ``speed:``, the run's name, the *other* models) do not enter
-it: changing the number of bootstrap resamples, or adding a model, re-uses the finished
-passes, while editing a model or its files re-runs exactly what changed.
-
-The data is different: the folder's ``run.json`` keeps the fingerprint of the data its
-entries were evaluated on, and ``--resume`` on data that changed since is refused
-(:meth:`ResumeStore.check_data`, naming both fingerprints), because "resume" promises
-to finish *that* run; running without ``--resume`` evaluates every model on the data as
-it is now (and the entries of the old data are pruned when that run finishes).
-
-A sweep keeps each swept model's record the same way (:meth:`ResumeStore.save_record`), keyed
-by the run's facts plus its ``sweep:``, ``stats:`` and ``speed:`` sections.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """``headtohead.run``: the whole comparison, from an experiment to saved results.
 
-The stages, in order: the experiment is validated once (:func:`~headtohead.pipeline.setup.resolve_experiment`);
-:func:`~headtohead.pipeline.setup.prepare_run` loads the data and makes the one batch plan; an
-executor (:mod:`headtohead.pipeline.executors` — in this process, spawned processes or Ray)
-runs every model's pass and gives back finished records; :func:`headtohead.stats.analyse`
-compares them; the speed pass times them; every step's results are saved as they finish.
-
-Surviving faults: the output folder is checked before any work starts; each finished
-model's record and predictions are kept in ``<out>/.h2h-resume`` (:mod:`headtohead.pipeline.resume`)
-and written into ``results.json``/``predictions.npz`` atomically as soon as the model
-finishes. An error, an interrupt (SIGINT/SIGTERM, see :mod:`headtohead.runtime.faults`) or
-running out of memory keeps what finished and says so; ``run(..., resume=True)`` skips the
-finished models and gives the same final results as an uninterrupted run.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

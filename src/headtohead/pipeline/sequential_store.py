@@ -1,16 +1,6 @@
 """The finished chunks of a sequential run (``--until-decided``), kept so ``--resume`` goes on from the last one.
 
-After every model has evaluated a chunk, its predictions are written to
-``<out>/.h2h-resume/sequential-<key>/chunk-NNNNNN.npz`` atomically: one file per chunk holds the
-chunk's example indices, and each model's predictions, probabilities and seconds. A crash, a
-signal or a full disk leaves complete chunks only; a resumed run reads them back in order, up
-to the first one missing or damaged, and replays the sequential tests over them (the tests'
-state is a function of the counts, so replaying gives the same state as the interrupted run).
-
-The key covers everything that decides the chunks' predictions and the stopping rule: every
-model's resume key (:func:`~headtohead.pipeline.resume.model_key`: data, seed, ``eval:``
-section — chunk size and margin included — device, model files, version) and ``stats.alpha``.
-Adding a model, or changing α, starts over, because every pair's decision depends on them.
+See ``docs/statistics.md``, "In a run: `h2h run --until-decided`".
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """``headtohead.suite`` (``h2h suite``): the same models on several data sets, then the statistics across them.
 
-Three inputs, one record (:class:`~headtohead.results.suite.SuiteResult`, saved as ``suite.json``
-with ``suite.html``, ``suite.md`` and ``suite.csv`` beside it):
-
-* **a suite file** — each data set becomes an ordinary run (:func:`headtohead.run`) into its own
-  folder ``<out>/<data set>/`` with its own ``results.json``, ``predictions.npz`` and
-  ``report.html``. A data set that fails is recorded with its one-line error and the others go
-  on. ``datasets_at_once: N`` runs N data sets side by side (threads here; their models go to
-  the executor of ``execution.mode``, ``processes`` or ``ray``: a Ray cluster takes the whole
-  suite's models at once). ``resume=True`` skips every data set whose run finished with this
-  very experiment on this very data (its ``results.json`` holds the experiment, and the data's
-  fingerprint is checked), and resumes the others model by model (``run(resume="reuse")``), so
-  a suite killed mid-way — ``kill -9`` included — finishes without repeating work;
-* **finished runs** — their ``results.json`` files (or folders), one per data set;
-* **a table of scores** from anywhere (a paper, last year's runs): a ``dataset`` column and one
-  column per model, optionally a ``seed`` column.
-
-The statistics are :func:`headtohead.stats.across_datasets.compare_across_datasets` (ranks,
-Friedman and Iman–Davenport, Nemenyi's CD, Wilcoxon with Holm, the sign test, the Bayesian
-signed-rank test) and, where models were trained with several seeds,
-:func:`headtohead.stats.across_seeds.seed_analysis`; the words come from :mod:`headtohead.report.suite`.
+See ``docs/statistics.md``, "Running a suite".
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """What a suite compares, from whichever input: a finished run per data set, or a table of scores made elsewhere.
 
-Every input becomes one :class:`DatasetScores` per data set — the metric of each model (the
-mean over seeds where the models were trained with several), the run's own pairwise verdicts,
-and what the seed analysis needs — which :mod:`headtohead.pipeline.suite` ranks and compares.
-
-* A ``results.json`` (``h2h run``, ``h2h train``, a data set of ``h2h suite``): the metric from
-  the model's quality record (``accuracy``, ``f1_macro`` …) or its statistics (``brier``,
-  ``nll``, ``ece``); each pair's verdict from ``stats.comparisons``; with ``training.multi_seed``
-  (``h2h train`` with several seeds) the metric over seeds, and the test set's sampling error
-  from the run's intervals.
-* A table (``.csv``/``.tsv``): a ``dataset`` column and one column per model; an optional
-  ``seed`` column gives several rows per data set (one per training seed).
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

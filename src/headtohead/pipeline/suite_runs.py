@@ -1,16 +1,6 @@
 """Running a suite's data sets: one ordinary run each, side by side if asked, skipped when finished (``--resume``).
 
-Each data set is :func:`headtohead.run` of its experiment (:meth:`~headtohead.config.suite.SuiteConfig.experiment_dict`)
-into ``<out>/<data set>/``. A data set that fails is recorded with its one-line error; the
-others go on. With ``datasets_at_once: N`` up to N data sets run at once in daemon threads of
-this process — their models' passes go to the executor of ``execution.mode`` (spawned
-processes, or a Ray cluster joined once for the whole suite, so no run shuts it down while
-another uses it); an interrupt ends the wait at once and keeps what finished.
-
-``resume=True`` skips a data set whose ``results.json`` holds this very experiment, all its
-models and its statistics, on data of the same fingerprint (its ``report.html`` is written
-again if the kill came between the two); the others resume model by model
-(``run(resume="reuse")``: the finished models whose keys still match are re-used).
+See ``docs/statistics.md`` §13, "Running a suite".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """``headtohead.train`` (``h2h train``): fine-tune every model identically, save it, then run the full comparison.
 
-The flow, for each seed and each model: load it, train it with
-:func:`~headtohead.engines.train.train_model` (epoch checkpoints under
-``<out>/checkpoints/<model>/seed-<s>/``, so an interrupted run resumes), save the trained
-weights under ``<out>/models/<model>/seed-<s>/`` in the form its adapter reloads
-(:mod:`headtohead.pipeline.training_model`). Then:
-
-* ``training.json`` — every run's measurements and the multi-seed statistics, with the
-  environment fingerprint (what ``h2h machines`` reads across machines);
-* ``experiment.yaml`` — the evaluation experiment, its models pointing at the first seed's
-  trained weights, run through :func:`headtohead.run` (quality, statistics, speed) into
-  ``results.json`` / ``predictions.npz``.
-
-With ``train.nproc > 1`` each training is launched data-parallel through torchrun
-(:mod:`headtohead.pipeline.training_ddp`).
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -2,12 +2,7 @@
 shared style and rendering, and the overview and speed charts. Quality charts live in
 :mod:`.plots_quality`, training charts in :mod:`.plots_training`.
 
-Every function takes plain records or numbers and returns a :class:`matplotlib.figure.Figure`;
-:func:`to_svg` / :func:`to_png` turn one into bytes and close it. Each model keeps one colour
-(and marker) across every chart, from the Okabe–Ito palette, which stays distinguishable
-with the common colour-vision deficiencies (Okabe & Ito 2008). Text is drawn as paths in SVG,
-so a report looks the same on any machine, fonts installed or not; user strings are drawn
-literally (``text.parse_math`` off: a ``$`` in a label is a dollar sign, not TeX).
+See ``docs/api/report.md``, "The report's charts (matplotlib)".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Typed records of a model asked over an OpenAI-compatible endpoint (``kind: openai``).
 
-* :class:`RequestTiming` — the requests sent in this run at the configured concurrency: each
-  one's latency, the wall time of the whole pass; percentiles and throughput derived;
-* :class:`EndpointRecord` — everything else about the model's pass: the answers that came from
-  the response cache, the unparseable answers with their raw text, the failed requests and why,
-  tokens in and out, the price, and what they cost (derived).
-
-Derived figures (percentiles, throughput, cost) are recomputed from the stored numbers when
-a record is built or read back, never taken from a file. Unknown stays unknown: a cost needs
-every answer's ``usage``; a throughput needs requests actually sent in this run.
+See ``docs/llm.md``, "Speed and cost beside local models".
 """
 
 from __future__ import annotations

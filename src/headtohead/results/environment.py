@@ -1,14 +1,7 @@
 """What an :class:`~headtohead.results.records.Environment` record means: the one list of the
 software whose versions matter, the fingerprint of a kind of machine, a short description.
 
-(The record is filled in by :func:`headtohead.engines.environment.capture_environment`.)
-
-A Ray cluster can be heterogeneous: two nodes may have different GPUs, drivers or library
-versions. Every worker records its own :class:`~headtohead.results.records.Environment`;
-its *fingerprint* is a short hash of what can change a result or a timing (hardware and
-software versions), leaving out what differs between identical machines (host name, the
-thread count the executor chose, the git checkout). Reports group models by it, so results
-from different kinds of machine are never shown as one.
+See ``docs/api/results.md``, "What an `Environment` record means".
 """
 
 from __future__ import annotations

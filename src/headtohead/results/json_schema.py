@@ -1,14 +1,6 @@
 """The JSON Schemas of the files headtohead writes, generated from their records.
 
-``results.json`` (:class:`~headtohead.results.records.RunResult`), ``sweep.json``
-(:class:`~headtohead.results.sweep.SweepResult`) and ``suite.json``
-(:class:`~headtohead.results.suite.SuiteResult`). Each schema describes the file as it is
-written (pydantic's serialization schema: the figures a record derives, such as a latency
-record's percentiles, are in the file too). The published copies are in ``docs/schema/``,
-served with the documentation; a test keeps them equal to what :func:`json_schema` gives.
-After changing a record, regenerate them::
-
-    python -m headtohead.results.json_schema docs/schema     # or: make schema
+See ``docs/results-schema.md``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Per-example predictions and probabilities of every model, stored compactly in ``.npz``.
 
-The statistics (McNemar, bootstrap), calibration and report code read these; they are
-the raw data every quality number is derived from.
-
-Classes: the true labels are the dataset's classes (:attr:`Predictions.label_names`); a
-model may know more (a 77-class model on a test set holding 5 of them), so the probability
-columns are the run's classes (:attr:`Predictions.all_labels`): the dataset's, then every
-class some model of the run knows and the data does not hold (:attr:`Predictions.outside_labels`,
-in the order models name them). A model gives probability 0 to a class it does not know;
-its prediction is the argmax over its own outputs, so it may name an outside class (an error).
-
-An example whose scores were NaN or infinite has no prediction: ``pred`` is
-:data:`NO_PREDICTION` and its probability row is NaN (:attr:`ModelPredictions.valid`).
+See ``docs/api/results.md``, the section of this title.
 """
 
 from __future__ import annotations

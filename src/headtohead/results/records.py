@@ -3,66 +3,9 @@
 Engines create these; statistics and reports only read them. Every record is frozen and
 refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
 
-Changelog of :data:`SCHEMA_VERSION`:
-
-* 1 — first version: environment, dataset, per-model quality, index-order hash, paired
-  statistics (``stats``), speed and memory (``speed``).
-* 2 — ``timings``: where a run's wall time went (load, evaluate, speed, statistics, report;
-  ``None`` in version-1 files). Speed: memory per model measured in a fresh process (``memory.weights_mb``,
-  ``model_peak_mb``, ``cuda_model_peak_mb``, per ``scenarios``); the process figures renamed
-  ``process_rss_*`` / ``process_cuda_*`` (version-1 names are read into them, and
-  ``inference_rss_mb`` derived); ``cold_start`` per model; ``timed_indices``/``timed_sizes``;
-  ``device_warmup_s``; telemetry per scenario (``ScenarioTiming.telemetry``; version 1's
-  model-level average is dropped on read); ``ScenarioTiming.inputs`` and ``repeat_noise``.
-* 3 — test sets holding some of a model's classes, NaN outputs, out-of-memory back-off:
-  ``ModelRecord.labels_outside_data`` (the model's classes the data does not hold; alignment
-  ``subset``), ``QualityMetrics.confusion_labels`` / ``predicted_outside`` (the confusion matrix
-  over the dataset's classes and the outside classes predicted), ``QualityMetrics.n_nonfinite`` /
-  ``nonfinite_examples`` (examples with NaN or infinite scores, left out of the metrics),
-  ``ModelRecord.batch_backoff`` (:class:`BatchBackoff`); ``ModelStats.n_excluded`` and
-  ``Comparison.n_excluded`` in the statistics. Version-2 files read unchanged (every new field
-  has the value a version-2 run had: empty, zero or ``None``).
-  Also where models differ: ``stats.slices`` (quality per class, input-size bin and extra
-  column, paired tests with Holm over slices) and ``stats.disagreements`` (per pair, the first
-  examples exactly one model got right, with their inputs); models of ``kind: predictions``
-  (``ModelRecord.outputs = "stored"``) without probabilities: ``quality.confidence_mean``/``confidence_std``
-  may be ``None``.
-  Version-2 files read with no slices and no disagreements.
-  And ``stats.sequential`` (one record per pair when ``--until-decided`` stopped the run: examples
-  used, decision, path of the statistic); ``None`` when every example was evaluated.
-* 4 — failures count (intention to treat): an example without a prediction (NaN or infinite
-  scores, an endpoint's missing or unparseable answer, a timeout) is a wrong answer in every
-  quality metric, pair, slice and ranking. ``QualityMetrics.n_failed`` / ``failed_examples``
-  (were ``n_nonfinite`` / ``nonfinite_examples``, read into them), ``QualityMetrics.answered``
-  (the metrics on answered rows, a secondary figure), ``failures_counted`` (``False`` for a
-  version-3 model with failures: its metrics there were over the answered rows);
-  ``ModelStats.n_failed`` / ``accuracy_answered`` / ``calibration_examples``. Accuracy
-  differences get Tango's score interval and McNemar's score test (``Comparison.test`` =
-  ``mcnemar-score`` or ``mcnemar-clustered``; slices alike); an interval may be absent
-  (``Estimate.low``/``high`` and ``MetricDifference.ci_low``/``ci_high`` ``None``, with a
-  ``note``); the plug-in ECE has no interval. ``StatsSettings.group_column`` / ``n_groups``
-  (grouped examples). Version-3 statistics read with ``settings.failures = "left out"``.
-  Speed: ``SpeedComparison.p_value`` / ``p_adjusted`` / ``n_speed_tests`` and the same on
-  ``ServerComparison`` ("faster" and "holds more" after Holm over every speed comparison of the
-  run; ``None`` in version-3 files, whose ``faster`` came from the interval alone and is read as
-  it was); ``ScenarioTiming.unstable`` is no longer written (dropped on read; repeat noise is a
-  number, warnings come from what noise does to the ratios).
-  ``ModelRecord.num_parameters`` / ``parameter_bytes`` and the same fields of the speed records
-  (``ModelSpeed``) may be ``None``: a size headtohead cannot read (a plain callable, an estimator
-  without coefficients) is unknown, where version 3 wrote 0.
-  ``ModelRecord.endpoint`` (:mod:`headtohead.results.endpoint`): a ``kind: openai`` model's requests,
-  cache hits, unparseable answers, tokens and cost (``None`` for every other kind);
-  ``ModelSpeed.endpoint`` (its latency per request), ``ScenarioCost.price_per_prediction``
-  (scenario ``endpoint``); ``ModelSpeed.first_preprocess_s`` / ``first_call_s`` may be ``None``.
-* 5 — an endpoint's ``max_concurrency`` holds for the model over all its shards:
-  ``RequestTiming.concurrency`` is that bound (in version 4 each shard had its own copy of it,
-  so shards run side by side could exceed it); ``RequestTiming.shard_concurrency`` (each shard's
-  bound: a share when they ran side by side) and ``peak_in_flight`` (each shard's most requests
-  in flight, counted by its client). Metrics picked from the catalogue (:mod:`headtohead.metrics`;
-  ``stats.metrics`` in the experiment, e.g. ``[mcc, roc_auc]``): ``ModelStats.metrics`` (name →
-  estimate with its bootstrap interval), their pair differences among ``Comparison.differences``,
-  ``StatsSettings.metrics`` (the names picked), ``SliceAccuracy.metrics`` (their values per slice);
-  empty in a run that picks none. Version-4 files read with all of these empty.
+Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
+the files headtohead writes". The current one, 5: an endpoint's ``max_concurrency`` bounds the
+model over all its shards, and metrics picked from the catalogue (``stats.metrics``) are kept.
 """
 
 from __future__ import annotations

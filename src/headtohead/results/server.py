@@ -1,16 +1,6 @@
 """Typed records of the MLPerf LoadGen runs: the Server scenario's rate search and the cross-checks.
 
-* :class:`LoadGenRun` — what one LoadGen test reported (read from its ``mlperf_log_detail.txt``):
-  its VALID/INVALID judgement and the reasons, scheduled and completed rates, latency percentiles;
-* :class:`ServerTrial` — one Server trial of one model at one target rate, in one search;
-* :class:`ServerModelResult` — one model: ``max_qps`` (the geometric mean over the seeded searches
-  of each search's estimate) with its interval, every trial (the latency–load curve) and its searches;
-* :class:`ServerComparison` — two models' capacity ratio with its interval (paired by search);
-* :class:`LoadGenCrosscheck` — LoadGen's SingleStream / Offline figures beside headtohead's own;
-* :class:`LoadGenSummary` — all of it (``speed.loadgen`` in ``results.json``).
-
-The statistics (means, intervals, ratios) are computed by :mod:`headtohead.stats.server` and
-stored as numbers; the raw trials stay beside them so they can be recomputed.
+See ``docs/performance.md``, "Records and files".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Typed records of a speed measurement (the ``speed`` part of ``results.json``).
 
-The raw per-iteration latencies are the data; every statistic (mean, percentiles,
-throughput, outliers, repeat noise) is *derived* from them when a record is built or read
-back, and written to JSON only for readers of the file. A statistic found in a file is
-never trusted: reading recomputes it from the raw values, so the two can never disagree.
-
-A pair's :class:`SpeedComparison` names a faster model only when its t test survives Holm's
-adjustment over every speed comparison of the run (``p_adjusted``, ``n_speed_tests``;
-:mod:`headtohead.stats.speed_family`). Files of schema version 3 and older have neither:
-their ``faster`` was read off the unadjusted interval, and is read back as it was.
+See ``docs/speed.md``, "How speed and memory are measured".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """The records of a suite (``suite.json``): the same models on several data sets, compared across them.
 
-:func:`headtohead.suite` (``h2h suite``) runs one ordinary comparison per data set (each its own
-``results.json``), or reads finished runs, or a table of scores made elsewhere; the statistics
-across data sets (:mod:`headtohead.stats.across_datasets`) fill an :class:`AcrossStatistics`,
-and :class:`SuiteResult` keeps them beside one :class:`SuiteDataset` per data set. Numbers are
-stored unrounded; undefined values are ``None``. Differences are ``model_a − model_b`` in the
-metric's own units; "better" follows the metric's direction (``higher_is_better``).
-
-Changelog of :data:`SUITE_SCHEMA_VERSION`:
-
-* 1 — first version: average ranks, Friedman (with Iman–Davenport's F), Nemenyi's critical
-  difference, per pair Wilcoxon signed-rank (exact below 51 data sets) with Holm, the sign
-  test, the Bayesian signed-rank test with a ROPE; per data set its scores, ranks, its own
-  pairwise verdicts and, where models were trained with several seeds, the spread over seeds
-  (Almost Stochastic Order beside the paired t).
+See ``docs/statistics.md`` §13.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Typed records of an optimisation sweep (``sweep.json``).
 
-A sweep crosses each swept model with its variants (:class:`SweepCell`: backend ×
-precision × compile × memory format × sparsity × truncation length); every cell is
-evaluated for quality on the same batches as its fp32 eager parent and compared with it
-(:class:`QualityVsParent`), then timed at every batch size of the sweep
-(:class:`SpeedPoint`, measured interleaved with the parent so the speed-up has a CI).
-Failures are results: a cell that could not be built, exported or run keeps its stage
-and reason; a batch size that ran out of memory keeps the largest batch that fit.
-
-Raw latencies are kept (:class:`~headtohead.results.speed.ScenarioTiming`); everything else
-is derived from them when read. Version history of :data:`SWEEP_SCHEMA_VERSION`:
-1 — first version.
+See ``docs/api/results.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Typed records of fine-tuning (the ``training`` part of a run) and of cross-machine comparisons.
 
-The raw per-step measurements (:class:`StepLog`: time waiting for data, compute time,
-samples, tokens and loss of every batch) are the data; samples/s, tokens/s and the
-data-stall share are derived from them whenever a record is built or read back, never
-trusted from a file (the same rule as :mod:`headtohead.results.speed`).
-
-* :class:`TrainingRun` — one model trained with one seed;
-* :class:`TrainingSummary` — every model × seed of a ``h2h train``, with the multi-seed
-  statistics (:class:`~headtohead.results.comparison.MultiSeedSummary`);
-* :class:`~headtohead.results.training_file.TrainingResult` — ``training.json`` (the summary
-  and the machine), in a module of its own so that ``records.py`` can import this one;
-* :class:`MachineComparison` — ``h2h machines``: models × machines, normalised to a baseline.
+See ``docs/api/results.md``, the section of this title.
 """
 
 from __future__ import annotations

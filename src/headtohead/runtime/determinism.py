@@ -1,16 +1,6 @@
 """``--deterministic``: torch's deterministic algorithms on, and every op that refuses named.
 
-On a CPU the quality pass of headtohead is already repeatable: the same experiment gives
-the same predictions (seeds are reset before every model, the batch plan is fixed). On a
-GPU some kernels are not (atomic adds in scatter/index operations, cuDNN's autotuner).
-:func:`deterministic_algorithms` switches torch to its deterministic kernels and turns
-off cuDNN benchmarking for the duration of a run.
-
-torch is put in *warn-only* mode: an op without a deterministic implementation still
-runs, and :func:`recording_refusals` collects its name, so a forty-minute run is not
-thrown away for one op — the run finishes and the op is reported in the model's
-warnings (and in ``results.json``), where anyone reading the result can see that this
-model's numbers may vary between runs.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

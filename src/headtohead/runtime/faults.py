@@ -1,14 +1,6 @@
 """Faults a long run must survive: interrupts (SIGINT, SIGTERM, SIGHUP) and running out of memory.
 
-A benchmark that is stopped after forty minutes should keep every model that finished and
-say so. Python turns SIGINT into :class:`KeyboardInterrupt`; :func:`signals_as_exceptions`
-turns SIGTERM (what ``kill``, CI cancellations and container stops send) and SIGHUP into
-:class:`Terminated`, so the run unwinds through the same path. Both derive from
-``BaseException``, so no ``except Exception`` in a model adapter swallows them.
-
-The runner turns either into :class:`RunInterrupted`, whose message names what was kept;
-the CLI prints it and exits with ``128 + signal number`` (130 for SIGINT, 143 for SIGTERM),
-the code a shell reports for a process killed by that signal.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Python's cycle collector during a run: the imported libraries set aside while models come and go.
 
-After torch and transformers are imported a process holds some two million objects that
-live until it exits (functions, classes, docstrings). Every full collection of the cycle
-collector walks all of them: 0.3 s on the developers' 2-core machine, several times a run,
-about a second of a ten-second ``h2h run`` (docs/performance.md). :func:`libraries_set_aside`
-moves the objects that exist when it is entered, and again at each :meth:`~SetAside.mark`,
-into the collector's permanent generation (:func:`gc.freeze`); collections then walk only
-what the run made since — the models, their batches, their reference cycles, all still
-freed as before. On exit everything set aside goes back to the collector
-(:func:`gc.unfreeze`), so a Python session calling :func:`headtohead.run` in a loop loses
-nothing: garbage that existed before the run is collected after it.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

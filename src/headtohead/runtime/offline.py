@@ -1,15 +1,6 @@
 """Offline mode: ``--offline`` or ``HF_HUB_OFFLINE=1`` means no network attempt at all.
 
-Two layers, because one library forgetting the flag is enough to hang a run in a sandbox:
-
-1. the switches every library of the stack reads (``HF_HUB_OFFLINE``,
-   ``HF_DATASETS_OFFLINE``, ``TRANSFORMERS_OFFLINE``, telemetry off), set in the environment
-   and, for modules imported before the flag was set, in their constants;
-2. a guard on Python's socket layer that refuses any lookup of, or connection to, a host
-   other than this machine (loopback, this machine's own name and Unix sockets stay
-   usable, so local process pools keep working). A refused attempt raises :class:`NetworkBlocked` (an ``OSError``, which
-   the download code of those libraries already handles as "unreachable") and is logged
-   once per host, so a library that ignores the switches is found, not silently stopped.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

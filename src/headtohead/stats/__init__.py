@@ -1,24 +1,6 @@
 """Statistics: is the difference between two models real? Pure functions over arrays and records.
 
-Nothing in this package imports torch. The run calls :func:`analyse` on the saved
-per-example predictions; the pieces are usable on their own:
-
-* :mod:`~headtohead.stats.mcnemar` — McNemar's test on paired correctness;
-* :mod:`~headtohead.stats.bootstrap` — vectorised (paired) bootstrap intervals, percentile/BCa;
-* :mod:`~headtohead.stats.bootstrap_metrics` — metrics as functions of resampled sums (the registry);
-* :mod:`~headtohead.stats.intervals` — Wilson and bootstrap intervals of one model;
-* :mod:`~headtohead.stats.calibration` — ECE, MCE, Brier, NLL, reliability bins;
-* :mod:`~headtohead.stats.multiple` — Holm–Bonferroni and the grouped ranking;
-* :mod:`~headtohead.stats.power` — sample size and minimum detectable effect;
-* :mod:`~headtohead.stats.seeds` — several training seeds per model;
-* :mod:`~headtohead.stats.quality` — quality metrics of one model (scikit-learn);
-* :mod:`~headtohead.stats.speed` — speed ratios over interleaved rounds;
-* :mod:`~headtohead.stats.gate` — the gate's decisions;
-* :mod:`~headtohead.stats.slices`, :mod:`~headtohead.stats.disagreements`, :mod:`~headtohead.stats.where` —
-  where models differ: quality per slice with paired tests, the examples exactly one model got right;
-* :mod:`~headtohead.stats.variant_quality`, :mod:`~headtohead.stats.recommend` — sweeps against their parent.
-
-The words for all of it are in :mod:`headtohead.report`.
+See ``docs/statistics.md``.
 """
 
 from headtohead.stats.analyse import analyse

@@ -1,21 +1,6 @@
 """Models trained with several seeds on one data set: Almost Stochastic Order beside the paired t, and where the spread comes from.
 
-A fine-tuned model's score moves with its seed; the score measured on one test set also
-moves with which examples the test set happened to hold. Both are noise to a team that asks
-"is A better on this task?", and they are of different kinds:
-
-* **seeds** — the spread of the metric over training runs, ``s²`` (sample variance, ddof 1);
-  for a pair, the variance over seeds of the paired difference ``a − b``;
-* **the test set** — the sampling variance of the metric on a test set of this size,
-  ``se²``, read from the run's own interval (half its width over ``z``; for accuracy the
-  Wilson interval, for a pair the paired interval of the difference).
-
-The share ``s² / (s² + se²)`` says which dominates (Bouthillier et al. 2021, "Accounting for
-variance in machine learning benchmarks", MLSys, make the same split): near 1, more seeds
-are what would sharpen the comparison; near 0, a larger test set. The paired t over seeds
-(:func:`headtohead.stats.seeds.compare_across_seeds`) tests the mean difference; Almost
-Stochastic Order (:mod:`headtohead.stats.aso`) compares the whole distributions over seeds,
-in both directions.
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

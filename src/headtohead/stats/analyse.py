@@ -1,29 +1,6 @@
 """``analyse``: every statistic of one run, from the saved per-example predictions.
 
-For each model: accuracy with its Wilson interval, per-class recall (Wilson on the class's examples), the other
-metrics with bootstrap intervals, and calibration. For every pair: McNemar's score test and Tango's score interval
-on the accuracy difference (one statistic, so "significant" and "the interval excludes 0" agree), per-class recall
-differences the same way, paired bootstrap intervals on the other metrics, Holm's adjustment over all pairs, the gap
-detectable with 80 % power, and a ranking in groups.
-
-**Failures count.** An example a model gave no prediction for (NaN or infinite scores, an
-endpoint's missing or unparseable answer, a timeout) is that model's wrong answer in every
-metric, pair, slice and the ranking, so a model cannot look better by failing on the hard
-examples. Accuracy on the answered rows is kept as a secondary, labelled figure
-(``ModelStats.accuracy_answered``). Calibration needs probabilities, so it is computed on the
-answered rows (``ModelStats.calibration_examples``; a pair's Brier/NLL differences on the rows
-both answered, ``MetricDifference.on_answered_rows``).
-
-**Groups.** With ``predictions.groups`` (``data.group_column``: several examples per user,
-document or conversation) every interval and test accounts for the correlation within a
-group: the clustered score statistics of :mod:`~headtohead.stats.paired` and the cluster
-bootstrap (:mod:`~headtohead.stats.bootstrap`).
-
-Randomness is seeded per model and per pair from ``seed`` and the model positions, so a
-result does not change when an unrelated model is added to the run. The calibration
-metrics (Brier, NLL) of all models and pairs share one set of resamples
-(:mod:`headtohead.stats.joint`): they cost work in proportion to the examples, and
-resampling them once instead of once per model and per pair keeps a million examples fast.
+See ``docs/statistics.md``.
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
 """Almost Stochastic Order (del Barrio, Cuesta-Albertos & Matrán 2018; Dror, Shlomov & Reichart, ACL 2019).
 
-Training a network with several seeds gives each model a *distribution* of scores. "A is
-better" in the strongest sense means A's score distribution stochastically dominates B's:
-every quantile of A is at least B's (``F_A⁻¹(t) ≥ F_B⁻¹(t)`` for all ``t``). Real distributions
-cross a little, so del Barrio et al. measure how much the order is violated: the share of
-the squared Wasserstein distance between the two quantile functions that lies where B is
-ahead,
-
-    ε_W2(A, B) = ∫_{F_A⁻¹(t) < F_B⁻¹(t)} (F_A⁻¹(t) − F_B⁻¹(t))² dt  /  ∫_0^1 (F_A⁻¹(t) − F_B⁻¹(t))² dt,
-
-0 when A dominates, 1 when B does, ½ for two distributions that cross evenly (and by
-convention for identical ones). Dror et al. turn it into a test: ``ε_min`` is the upper
-confidence bound ``ε̂ + z_{1−α}·σ̂/√(nm/(n+m))`` on ε_W2, with σ̂ from the bootstrap of
-``√(nm/(n+m))·(ε̂* − ε̂)``; the null "A is not almost stochastically better than B (ε ≥ ε_min)"
-is rejected at level α. What it means, as the authors and deep-significance (Ulmer, Hardmeier
-& Frellsen 2022) read it: ``ε_min = 0`` — A stochastically dominates B; ``ε_min < 0.5`` — A
-is almost stochastically better (better in more of the distribution than worse); the smaller,
-the more confident (0.2 is their stricter threshold τ); ``ε_min ≥ 0.5`` — no such claim.
-
-The quantile functions of ``n`` and ``m`` scores are step functions, so both integrals are
-computed exactly over the merged steps (deep-significance sums over a grid of ``dt = 0.005``;
-its documented examples are reproduced within Monte-Carlo error in the test suite).
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """The Bayesian signed-rank test (Benavoli, Corani, Mangili, Zaffalon & Ruggeri, ICML 2014; Benavoli et al., JMLR 18, 2017).
 
-Two models scored on the same N data sets give N differences ``z_i = a_i − b_i``. The test
-puts a Dirichlet process prior on their distribution (strength ``prior``, all of it a
-pseudo-observation at 0) and asks, of the posterior, where the *pairwise means*
-``(z_i + z_j)/2`` fall — the quantity the Wilcoxon signed-rank statistic estimates: above
-``+rope`` (a better by more than the region of practical equivalence), inside ``±rope``, or
-below ``−rope`` (b better). A posterior draw is a vector of Dirichlet weights ``w`` over the
-N + 1 points (the pseudo-observation first), and the region's probability in that draw is
-``θ = Σ_ij w_i w_j H(z_i + z_j − 2·rope)`` (H the step function, ½ at 0; pairs over all
-ordered ``i, j`` including ``i = j``). Each probability reported is the share of draws in which
-that region is the most probable of the three, as ``baycomp.SignedRankTest`` reports it
-(baycomp 1.0.3; the test suite compares the two within Monte-Carlo error).
-
-Unlike a p-value, the three numbers answer the question a team asks — how probable is it
-that A is practically better, that they are practically equivalent, that B is better — and a
-ROPE lets "no difference" be shown rather than merely not rejected.
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,32 +1,6 @@
 """Vectorised bootstrap confidence intervals: one model's metrics, or the paired difference of two.
 
-The paired bootstrap draws *examples* with replacement and evaluates both models on the same
-draw, so their correlation (they err on the same hard examples) is kept — the interval on
-``metric(a) − metric(b)`` is much narrower than two separate intervals suggest.
-
-How it is fast (see :mod:`headtohead.stats.bootstrap_metrics`): every metric is a function of a few
-sums of per-example features, a resample is a vector of counts, and its sums are
-``counts @ features``. Examples with identical features are first merged into *cells*
-(for accuracy and F1 a cell is a (true, pred a, pred b) triple, so at most K³ of them), and
-the counts of a resample are drawn in one of two equivalent ways:
-
-* ``multinomial`` — the cell counts of ``n`` draws with replacement are exactly
-  Multinomial(n, cell sizes / n); used when there are few cells (cost independent of ``n``);
-* ``index`` — draw ``n`` example indices per resample and histogram their cells (chunked);
-  used when features are continuous (ECE, Brier, NLL), where nearly every example is a cell
-  (then a block of examples at a time, :mod:`headtohead.stats.example_blocks`).
-
-Both give the same bootstrap distribution as resampling rows. Intervals are percentile or
-BCa (Efron & Tibshirani 1993, §14.3; the same estimator as :func:`scipy.stats.bootstrap`,
-with the acceleration from the jackknife, computed per cell in closed form).
-
-**An interval shown always contains its estimate**: the rule that turns a distribution into
-an interval, or into none, is :mod:`headtohead.stats.bootstrap_intervals`.
-
-**Grouped examples** (``groups=``): the *cluster bootstrap* draws whole groups with
-replacement (Davison & Hinkley 1997, §3.8), so examples that belong together (one user's,
-one document's) stay together; a cell is then a group, its features summed over its examples,
-and a hidden feature counts each resample's examples (metrics divide by it).
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

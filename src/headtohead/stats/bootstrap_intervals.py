@@ -1,15 +1,6 @@
 """From a bootstrap distribution to an interval that contains its estimate, or to none (and why).
 
-BCa (Efron & Tibshirani 1993, §14.3; the same estimator as :func:`scipy.stats.bootstrap`)
-corrects the percentile interval for bias and skew. It can go wrong at the edges: the plug-in
-ECE has a kink at zero, so its replicates sit above the estimate and BCa's correction pushes
-both bounds below it (an interval that excludes its own estimate); a perfect model on a few
-examples gives the same value in every resample (a zero-width interval that reads as perfect
-precision). The rule here: BCa falls back to the percentile interval when its bias correction
-is undefined or extreme, or when its bounds would exclude the estimate; when the percentile
-interval excludes it too (the whole distribution on one side: a statistic biased at this
-sample size) no interval is given, and when every resample gives the same value neither is.
-``Interval.note`` says which.
+See ``docs/statistics.md`` §11.
 """
 
 from __future__ import annotations

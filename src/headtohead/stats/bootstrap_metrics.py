@@ -1,31 +1,6 @@
 """Quality metrics written as functions of *summed per-example statistics*.
 
-This is what makes the bootstrap vectorised. Every metric here depends on the data only
-through a few sums over examples, each the histogram of a per-example code, optionally
-weighted (a :class:`Stat`):
-
-* ``true`` / ``pred`` — histogram of the true / predicted class (size K);
-* ``pred_all`` — histogram of every distinct prediction, failures and outside classes included (MCC);
-* ``tp`` — histogram of the true class, weighted by "predicted correctly" (size K);
-* ``bin_count`` / ``bin_confidence`` / ``bin_correct`` — per confidence bin: examples,
-  summed confidence, correct predictions (size ``n_bins``);
-* ``brier`` / ``nll`` — summed per-example Brier score / negative log-likelihood (size 1).
-
-A bootstrap resample is a vector of counts (how often each example was drawn); the sums
-of a resample are ``counts @ features``, so thousands of resamples become one matrix
-product, and every metric below is evaluated on a whole ``(resamples × size)`` block at
-once. Definitions follow scikit-learn with ``zero_division=0`` and, for macro averages, ``labels=``
-the classes present among the (resampled) examples (as :mod:`headtohead.stats.quality` does);
-the tests pin each one to scikit-learn. ``n`` may be one number or one per resample (the
-cluster bootstrap's resamples differ in size).
-
-The metrics themselves are entries of the catalogue (:mod:`headtohead.metrics`); this module
-builds the per-example statistics they read. A quick plain metric is one decorated function of
-the sums (``(R, size)`` arrays) and ``n``::
-
-    @register_metric("error_rate", needs=("tp",), higher_is_better=False)
-    def _error_rate(s, n):
-        return 1.0 - s["tp"].sum(axis=1) / n
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Calibration from stored probabilities: ECE, MCE, Brier, NLL and reliability-diagram bins.
 
-Top-label calibration: an example's *confidence* is the probability the model gave to the
-class it predicted, and it counts as *correct* when that prediction is right. Bins are
-``n_bins`` equal-width intervals ``(b/n_bins, (b+1)/n_bins]`` (Guo et al. 2017, "On
-Calibration of Modern Neural Networks"). Brier and NLL come from scikit-learn.
-
-**The plug-in ECE is biased upwards**: a perfectly calibrated model on SST-2's 872
-examples scores ≈ 0.01–0.03, and bootstrap intervals around it exclude the true value 0.
-:func:`debiased_squared_calibration_error` estimates the ℓ2 calibration error without
-that bias (Kumar, Liang & Ma 2019, "Verified Uncertainty Calibration", NeurIPS, §5) and
-gives an interval that covers; :func:`calibration` reports it as ``ece_l2_debiased``.
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

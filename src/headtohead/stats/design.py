@@ -1,19 +1,6 @@
 """Balanced run orders for interleaved speed rounds (Williams designs).
 
-In each round every model runs one block. Whoever runs first may pay for a cold cache or
-profit from a cool chip, and whoever runs after a heavy model may inherit its memory
-pressure, so the order must be balanced over rounds. Rotating the order (A B C, B C A,
-C A B) balances positions but not precedence: A runs before B in two rounds of three.
-
-A **Williams design** (Williams 1949, "Experimental designs balanced for the estimation of
-residual effects of treatments", *Aust. J. Sci. Res.* A2:149–168) is a Latin square (each
-model once in each position) in which every model is *immediately* followed by every other
-exactly once; for an odd number of models one square cannot do that, and the square plus
-its mirror image (every row reversed) does it twice. In both cases every row's reverse is
-in the design, so **every model runs before every other in exactly half the rounds**. The
-rows are ordered row, reverse, row, reverse …, so any even number of rounds is already
-balanced in precedence; a whole cycle (``k`` rounds for even ``k``, ``2k`` for odd) balances
-positions and immediate neighbours as well.
+See ``docs/statistics.md`` §4.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """The examples on which exactly one of two models is right, most striking first.
 
-For the examples model A gets right and model B wrong (and the reverse), the *confidence
-gap* is the right model's probability of the true class minus the wrong model's
-probability of the true class. A large gap is a clear-cut disagreement: one model was sure
-of the answer, the other put little weight on it. The gap is usually positive; it can be
-negative when the right model won with a low probability (several close classes) while the
-wrong model still gave the true class more. Each direction is sorted by the gap, largest
-first, ties by example position; without probabilities for both models there is no gap and
-the rows keep the data order. A model that gave no prediction (a failure, ``-1``) is wrong
-there; its prediction reads ``(no prediction)`` and it put no probability on the true class.
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """Bootstrap resamples of continuous per-example features, summed a block of examples at a time.
 
-ECE, Brier and NLL sum continuous per-example values, so every example is its own cell and a
-resample costs work in proportion to ``n`` (see :mod:`headtohead.stats.bootstrap`). Drawing
-``n`` of ``n`` examples with replacement equals drawing how many of the ``n`` draws land in
-each block of examples (a multinomial), then that many uniformly within each block; so every
-resample advances together, one block at a time, and a block's counts ``(resamples, 256)``
-meet its feature rows in one matrix product.
-
-Why blocks of 256: a draw within a full block is one random byte (uniform over a power of
-two, with no rejection step: 4x cheaper than ``rng.integers`` here), and a block's counts stay
-in the CPU's cache while they are histogrammed. At 1 M examples and 2,000 resamples this is
-1.4x faster than blocks sized to fill 32 MB (``benchmarks/bench_analyse.py``, docs/performance.md).
-Draws per block come from two exact multinomial levels (groups of 256 blocks, then the blocks
-of each group), and resamples are taken ``_RESAMPLES_AT_ONCE`` at a time, so memory stays
-bounded whatever ``n`` and the number of resamples.
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,31 +1,6 @@
 """Non-inferiority decisions for the CI gate: is the candidate worse than the baseline beyond a margin?
 
-A gate must not fail a build on noise, nor pass one because the test set was too small
-to see a regression. Each check therefore has three outcomes, read off a confidence
-interval of the candidate's difference from the baseline and the allowed margin:
-
-* **fail** — the whole interval lies beyond the margin: the candidate is worse than
-  allowed, with confidence;
-* **pass** — the whole interval lies on the good side of the margin: the candidate is
-  non-inferior (it may be worse, but by less than the margin);
-* **inconclusive** — the interval straddles the margin: the data cannot tell; the
-  decision says how much more data would settle it.
-
-This is the confidence-interval form of a one-sided non-inferiority test: with a
-two-sided 95 % interval each bound is a test at the 2.5 % level (the CONSORT convention).
-
-Accuracy uses Tango's score interval of ``accuracy(candidate) − accuracy(baseline)`` over the
-saved per-example predictions (:mod:`headtohead.stats.paired`): "pass" is the score test of
-non-inferiority (Nam 1997; Tango 1998), which holds its level at the margin even when the two
-models disagree on only a few examples — where the paired bootstrap passed regressions at
-4–5 times the nominal rate and called identical predictions on 60 examples a pass at any
-margin (its interval was ``[0, 0]``). A failed or unparseable answer is a wrong answer. With
-grouped examples (``groups=``) the interval is the union with the cluster-robust one. The
-examples needed come from the same statistic's power at the observed rates
-(:func:`~headtohead.stats.paired.examples_to_decide`). The simulated false-pass rates over a
-grid: ``benchmarks/audit_statistics.py`` (``docs/statistics.md``).
-Speed uses the paired per-round time ratio (:func:`headtohead.stats.speed.speed_ratio`).
-Pure NumPy/SciPy: nothing here imports torch.
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

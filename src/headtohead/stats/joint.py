@@ -1,15 +1,6 @@
 """One set of bootstrap resamples for the calibration metrics of every model and every pair.
 
-ECE, Brier and NLL sum continuous per-example values, so nearly every example is its own
-cell and a resample costs work in proportion to ``n`` (see :mod:`headtohead.stats.bootstrap`).
-Resampling them once per model and once more per pair repeats that work for every model
-and every pair; here the examples are resampled once, every model's sums are taken from
-that one draw, and each model's interval and each pair's difference are read off it —
-the paired difference stays paired because both models were summed over the same draw.
-
-With two models this is one resampling instead of three; with ``M`` models one instead
-of ``M (M + 1) / 2``. The class-count metrics keep their own per-model and per-pair draws,
-which cost nothing in ``n`` (a multinomial over a few cells).
+See ``docs/statistics.md`` §2.
 """
 
 from __future__ import annotations

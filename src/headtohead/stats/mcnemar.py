@@ -1,30 +1,6 @@
 """McNemar's test on paired correctness: did two models, scored on the same examples, differ?
 
-Only the *discordant* examples carry evidence: ``b`` = A right and B wrong, ``c`` = A wrong
-and B right. Under "no difference" each discordant example is a fair coin.
-
-headtohead's rule (``method="score"``, the default): **McNemar's statistic without continuity
-correction**, ``(b − c)² / (b + c)`` on χ²₁, p = 1 when ``b + c = 0``. It is the score test of
-"no difference" (Tango's statistic at 0, :mod:`headtohead.stats.paired`), so the accuracy
-interval headtohead shows excludes 0 exactly when this test rejects — the test and the
-interval can never contradict each other. Fagerland, Lydersen & Laake (2013, "The McNemar
-test for binary matched-pairs data: mid-p and asymptotic are better than exact conditional",
-*BMC Med Res Methodol* 13:91) show it keeps close to the nominal level even with few pairs,
-where the exact conditional test and the continuity-corrected χ² are very conservative;
-``benchmarks/audit_statistics.py`` measures its false "better" rate over a grid
-(``docs/statistics.md``).
-
-Kept for reference and for reading older results: ``"exact"`` (two-sided binomial,
-conditional on ``b + c``), ``"chi2"`` (with continuity correction, ``(|b − c| − 1)²/(b + c)``),
-``"midp"`` (Fagerland et al.: exact p minus half the probability of the observed table; always
-reported alongside) and ``"auto"`` (exact below 25 discordant pairs, χ² with continuity
-correction above: the rule of results before version 4).
-
-Edge cases: ``b + c = 0`` (the models agree on every example) gives statistic 0 and p = 1.
-``b == c`` gives p = 1 in every variant — the corrected statistic is ``max(0, |b − c| − 1)²``,
-whereas :func:`statsmodels.stats.contingency_tables.mcnemar` uses ``(|b − c| − 1)²``
-there (a positive statistic for a perfectly balanced table); everywhere else the two agree
-to 1e-12.
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

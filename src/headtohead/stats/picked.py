@@ -1,13 +1,6 @@
 """The metrics an experiment picks from the catalogue (``stats.metrics``): per model, per pair, per slice.
 
-Each picked metric gets the bootstrap interval its catalogue entry defines
-(:mod:`headtohead.metrics`), per model and on every pair's difference (the paired bootstrap:
-one resample of the examples, or of the groups, for both models). Failures count as wrong
-answers for a label metric (intention to treat: ``-1`` is a label of its own, as
-scikit-learn's ``matthews_corrcoef`` treats it); a metric of probabilities (ROC AUC) is over the
-answered rows (a pair's: the rows both answered), as calibration is, and a model without
-probabilities has none (not available). Per slice each model gets the point value.
-Randomness: its own streams, so picking a metric changes no other number of the run.
+See ``docs/statistics.md`` §14.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Quality metrics of one model's predictions, computed with scikit-learn (never by hand).
 
-The classes that count are the dataset's (the true labels). A model may know more and
-predict one the data does not hold: that prediction is an error (accuracy and recall count
-it), while precision, F1 and their averages run over the dataset's classes only
-(``labels=`` the dataset's classes, as scikit-learn's averages do when asked), so a class that
-never occurs does not pull a macro average down. Macro averages run over the classes present
-among the evaluated examples: a class with no example there has no recall to average (a
-perfect model scores 1, not 2/3, on rows holding two of three classes). The confusion matrix
-covers the union: the dataset's classes, then the outside classes the model predicted.
-
-An example without a prediction (:data:`~headtohead.results.predictions.NO_PREDICTION`: NaN
-or infinite scores, an endpoint's missing or unparseable answer, a timeout) is a **wrong
-answer**: it counts against its class's recall and is nobody's prediction for precision
-(intention to treat, so a model that fails on the hard examples cannot look better than one
-that answered them). The same metrics over the answered examples only are kept apart
-(``QualityMetrics.answered``), labelled as such wherever they are shown.
+See ``docs/statistics.md`` §8.
 """
 
 from __future__ import annotations

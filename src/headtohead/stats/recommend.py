@@ -1,16 +1,6 @@
 """The recommendation: the fastest variant and batch size within a budget.
 
-A measured point (a variant at one batch size) qualifies when
-
-* its quality holds: the variant is non-inferior to its parent at the sweep's margin (the
-  lower bound of the accuracy difference's score interval at or above ``−margin``: the
-  gate's rule). Not being significantly worse is never enough. The parent always qualifies;
-* its per-batch p95 latency is within ``max_latency_ms``;
-* its memory (weights plus peak growth while running) is within ``max_memory_mb``.
-
-Of the qualifying points the one with the highest throughput is recommended; its batch
-size is the throughput-optimal batch size within the budget. Pure functions of records; the
-sentence that says it is :func:`headtohead.report.sweep.recommendation_sentence`.
+See ``docs/sweeps.md``, "The recommendation".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Models trained with several seeds: mean ± std per metric, and comparisons across seeds.
 
-A fine-tuned model's score moves with the seed (head initialisation, data order), often by
-more than the gap between two architectures. When each model is trained with the same
-seeds, seed ``s`` of model A and seed ``s`` of model B form a pair (same data order), and
-the comparison is a **paired t-test over seeds** (:func:`scipy.stats.ttest_rel`). With six
-or more seeds the **Wilcoxon signed-rank test** is reported as well — it does not assume
-normal differences, and below six pairs its smallest possible two-sided p-value
-(2/2⁶ = 0.031 at n = 6, 0.0625 at n = 5) cannot fall under 0.05, so it would be useless.
-With one seed there is no test: the comparison says so instead of inventing a p-value.
-
-The training engine produces one :class:`~headtohead.results.comparison.SeedResult` per
-(model, seed); :func:`summarise_seeds` turns them into a
-:class:`~headtohead.results.comparison.MultiSeedSummary`.
+See ``docs/statistics.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,33 +1,6 @@
 """Sequential comparison of two models: stop evaluating once the answer is known.
 
-After each chunk of paired outcomes the test says **A better**, **B better**, **equivalent** (no gap beyond a
-margin) or **continue**, and looking after every chunk does not inflate the error rates: every decision is read
-off a *confidence sequence*, intervals that contain the true gap at all times at once with probability ≥ 1 − α.
-docs/statistics.md (section 6) has the reasoning and the simulations.
-
-Per example ``D = 1[A right] − 1[B right] ∈ {−1, 0, 1}``; the gap is ``Δ = E[D]`` = P(only A right) −
-P(only B right). The examples must come in random order (i.i.d., or at least ``E[D_i | past] = Δ``). Testing
-Δ = 0 uses only the discordant pairs, but equivalence bounds Δ on the all-examples scale, ``Δ = ψ(2θ − 1)`` with
-unknown discordance ψ, so the bets are placed on D itself, not on ``θ = P(A right | discordant)``.
-
-Construction: testing by betting (Shafer & Vovk), the betting confidence sequence of Waudby-Smith & Ramdas,
-"Estimating means of bounded random variables by betting", J. R. Stat. Soc. B 86(1), 2024 (§4–5, the
-"diversified Kelly" mixture). For each candidate gap δ an *up* gambler holds the average over
-``f_j = (j − ½)/N_BETS`` of the constant bets ``∏ (1 + f_j (D_i − δ)/(1 + δ))`` and a *down* gambler the mirror
-``f_j (δ − D_i)/(1 − δ)``: positive, and a test martingale (a supermartingale on the far side) when Δ = δ. The
-wealth depends on the counts (n, b, c) only, not on the order. At δ = 0 the up wealth is Robbins' mixture SPRT
-with a uniform prior on θ ∈ (½, 1). Ville: P(a wealth ever reaches 1/a) ≤ a. Wealth is monotone in δ, so the
-rejected δ form half-lines and the bounds come by bisection.
-
-Decisions (the first one reached is kept; "better" wins a tie), at every stopping time:
-
-* **A better** when the up wealth at δ = 0 reaches ``2/α`` (the running (1 − α) sequence ``[low, high]`` lies
-  above 0); **B better** mirrored. Δ = 0: P(either, ever) ≤ α; Δ ≤ 0: P(A better, ever) ≤ α/2.
-* **Equivalent** when the down wealth at +margin and the up wealth at −margin have both reached ``1/α`` (the
-  (1 − 2α) sequence, TOST's convention, lies inside ±margin). ``|Δ| ≥ margin``: P(equivalent, ever) ≤ α.
-
-One look is never more liberal than the fixed-n exact McNemar test (the rejection region is an upper set in b
-whose null mass Markov caps at α/2). Pure NumPy, deterministic, no torch.
+See ``docs/statistics.md`` §6.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Sequential comparison when examples come in groups (one user's, one document's): bet on whole groups.
 
-:class:`~headtohead.stats.sequential.SequentialTest` bets on each example's ``D = 1[A right] −
-1[B right]`` and needs ``E[D_i | past] = Δ``. Examples of one group are correlated (one user's
-queries are hard for both models, or for one of them), so after seeing part of a group the next
-example's expected ``D`` is no longer ``Δ``, and the per-example test can stop on a gap that a
-few groups made. Here the unit is the group: groups are evaluated whole, in a seeded random
-order, and each bet is placed on a group's sum ``S_g = Σ_{i∈g} D_i`` of ``n_g`` examples.
-
-For a gap ``δ`` the up gambler's factor for a group is ``1 + f (S_g − δ n_g) / (M (1 + δ))`` with
-``M`` the largest group (so the factor stays positive: ``S_g ≥ −n_g ≥ −M``), the down gambler's
-the mirror ``1 + f (δ n_g − S_g) / (M (1 − δ))``, each averaged over the same constant fractions
-``f`` as the per-example test. With groups drawn at random from the population of groups,
-``E[S_g − δ n_g] = 0`` exactly when ``δ = E[S_g] / E[n_g]`` — the example-level gap ``Δ`` (groups
-weighted by their size) — so each wealth is a test martingale under ``Δ = δ`` and Ville's
-inequality gives the same guarantees at every stopping time. With one example per group and
-``M = 1`` it is the per-example test exactly. Decisions, levels and the confidence sequences
-are those of :class:`~headtohead.stats.sequential.SequentialTest` (this class is one).
+See ``docs/statistics.md`` §9.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Intervals on the Server scenario's capacity (``max_qps``) from repeated seeded searches.
 
-Each search (its own seeded Poisson arrival sequence and random start point) ends with a
-bracket [highest rate held, lowest rate failed]; its estimate is the bracket's geometric
-midpoint. Because the start point is random, where the true capacity falls inside the final
-bracket is random too, so the searches' estimates scatter around it by both the machine's
-run-to-run noise and the search's resolution, and a Student-t interval over them (on the log
-scale: a capacity is positive and lands a factor off) covers both.
-With a few searches their spread can be small by chance (two searches ending in the same
-bracket), so the interval is never narrower than the resolution itself: the estimate times and
-divided by the brackets' half-width factor ``sqrt(failed / held)``.
-
-Pure NumPy/SciPy: no torch.
+See ``docs/performance.md``, "What `max_qps` and its interval mean".
 """
 
 from __future__ import annotations

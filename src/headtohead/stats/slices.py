@@ -1,22 +1,6 @@
 """Where do two models differ? Accuracy per slice of the data, with paired tests adjusted over slices.
 
-A slice is a subset of the evaluated examples: one true class, one bin of input sizes
-(quantile bins: quartiles by default, of words or characters for text, of pixels for
-images; the caller measures, :func:`headtohead.data.sizes.input_sizes`), or one value of an
-extra column (``data.slice_columns``). On every slice, for every model, accuracy with a
-Wilson interval; for every pair of models:
-
-* **McNemar's score test** and **the paired accuracy difference with Tango's score
-  interval** — the same statistic as for the whole data (:mod:`~headtohead.stats.paired`), so
-  a slice called different always has an interval excluding 0. Slices are often small: with
-  30 examples and few disagreements a paired bootstrap undercovers, and with no disagreement
-  at all it collapses to the point [0, 0], while the score interval keeps close to nominal
-  coverage and needs no resampling or seed. With groups (``groups=``) both use the clustered
-  forms, restricted to the slice's examples;
-* **Holm's adjustment over every (slice, pair) test** of the summary, so that the chance of
-  naming *any* slice falsely stays at α however many slices and models there are. A
-  verdict may name a slice only when it is significant after this adjustment
-  (:func:`significant_slices`).
+See ``docs/statistics.md`` §5.
 """
 
 from __future__ import annotations

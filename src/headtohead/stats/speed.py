@@ -1,31 +1,6 @@
 """Statistics of speed measurements: the paired A/B speed ratio (latency summaries: :mod:`headtohead.results.latency`).
 
-Pure functions over NumPy arrays (SciPy for the bootstrap); nothing here imports torch or
-knows about models. The speed engine measures, this module judges, reports render.
-
-The A/B ratio works on *rounds*: in every round each model ran one block of iterations,
-in an order rotated or shuffled from round to round, so slow drift of the machine
-(throttling, a background job) hits both models of a round alike. Each round gives one
-paired observation ``log(time_a / time_b)`` (of the round medians); the ratio is the
-exponential of their mean (a geometric mean of per-round speed-ups) and its confidence
-interval a **Student t interval** on that mean.
-
-Why t: a round's log ratio of two medians of many calls is close to normal (sample
-medians are asymptotically normal) and the drift shared within a round cancels in it, so
-the t interval is exact for any number of rounds, while heavier tails (a disturbed block)
-only make it conservative. The bootstrap it replaced under-covers with the 5–10 rounds a
-benchmark has — it ignores the ``(n−1)/n`` shrinkage of the resampled spread and, at 5
-rounds, has only 126 distinct resamples: identical models were called different 7–8 % of
-the time at 5 rounds instead of 5 %. An A/A simulation with log-normal calls, spikes and
-drift keeps t at ≈ 5 % from 5 rounds on and its power against a 1.10× difference close to
-the bootstrap's (``benchmarks/speed_aa.py``, ``docs/statistics.md``). ``method="bootstrap"``
-keeps the old interval for comparison.
-
-Each ratio also carries the p-value of the t test that matches its interval (``p ≤ 1 −
-confidence`` exactly when the interval excludes 1), so a run can adjust its "faster" claims
-for multiplicity (:mod:`headtohead.stats.speed_family`: Holm over every speed comparison of a
-run). :func:`trend_test` tests a trend across rounds (of per-round log ratios, or of a
-machine's level), the drift check behind the instability warning.
+See ``docs/statistics.md`` §3.
 """
 
 from __future__ import annotations

@@ -1,30 +1,6 @@
 """A run's speed comparisons as one family: Holm over every "faster" claim, and the checks behind a speed warning.
 
-**Faster, after Holm.** A run compares every pair of models in every timed scenario
-(``offline``, ``single_stream``) and, with the Server scenario, every pair's capacity: with
-5 models and 2 scenarios that is 20 comparisons, and at 95 % each, identical models would be
-called different in about half of all runs. Each comparison's p-value is the t test its
-interval inverts (:func:`headtohead.stats.speed.log_ratio_t_test`; for capacities
-:func:`headtohead.stats.server.capacity_ratio`); :func:`adjust_speed_family` adjusts them with
-Holm's step-down over every comparison of the run and names a faster model (a model holding
-more load) only when the adjusted p ≤ α = 1 − ``speed.confidence``. The intervals shown stay
-the unadjusted ones; a pair whose interval excludes 1 but whose adjusted p does not reach α is
-worded "not significant after Holm over N speed comparisons".
-
-**When noise deserves a warning.** Repeat noise is shown as a number; :func:`noise_checks`
-finds where it threatens a conclusion (``docs/speed.md`` has the simulations):
-
-1. *undecided and too wide*: no model was named faster, and the ratio's interval is wider than
-   ±``limit`` (``speed.target_ci_halfwidth`` when set, else ±10 %): the run cannot even say the
-   two are within ``limit`` of each other;
-2. *the ratio drifted*: the per-round log ratio has a linear trend (t test of the slope, the
-   order of the pair in each round fitted beside it) whose Holm-adjusted p ≤ α over the run's
-   drift tests, and the fitted ratio moved by at least 5 % from the first round to the last;
-3. *the machine drifted*: the models' mean log round median in a scenario has a trend (same
-   test, same family) that moved it by at least 10 %; the ratios cancel such a shared drift,
-   the latencies and throughputs shown are averages over it.
-
-Pure NumPy/SciPy over records: nothing here imports torch.
+See ``docs/statistics.md`` §3 ("Faster" over a run).
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """A run that ``--until-decided`` stopped early: its verdicts come from the anytime-valid tests.
 
-After a data-dependent stop, McNemar's p-value and the fixed-sample intervals of the examples
-used are not valid (looking until significant inflates the error rate) and the stopped estimate
-is biased away from 0 (a run stops when the gap looks large). So for every pair whose run
-stopped before the data ran out, *significant* and *winner* are the sequential test's decision
-(:mod:`headtohead.stats.sequential`, which holds its error rate at every stopping time), the
-ranking follows from those decisions, and the record says ``stopped_early`` so that no report
-quotes the fixed-sample numbers as if they held. A run that used every example had a fixed
-size, and keeps its fixed-sample verdicts.
+See ``docs/statistics.md`` §10.
 """
 
 from __future__ import annotations

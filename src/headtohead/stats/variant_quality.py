@@ -1,16 +1,6 @@
 """Is a variant still as good as its parent? Paired statistics on the same examples.
 
-For every variant: McNemar's score test on paired correctness against the parent and Tango's
-score interval on the accuracy difference (:mod:`headtohead.stats.paired`; the same statistic,
-so they never contradict each other), Holm's adjustment over the variants of one model, how
-many predictions changed, and whether the variant is **non-inferior** at the margin: the same
-rule as the gate (:func:`headtohead.stats.gate.decide`, the interval's lower bound at
-or above ``−margin``), which holds its level at the margin however few examples changed.
-
-"Quality holds" always needs a margin. "Not significantly worse" is not evidence that quality
-held: a variant 6 pp worse on a small test set is often not significantly worse, and every
-added variant makes such a pass easier under Holm. A shorter ``max_length`` shows its
-truncation cost the same way. The sentence about it: :func:`headtohead.report.sweep.variant_verdict`.
+See ``docs/sweeps.md``, "What a sweep does".
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """Where the models of a run differ: quality per slice, and the examples exactly one model got right.
 
-:func:`~headtohead.stats.analyse.analyse` calls both for every run. The slices are every true
-class, quantile bins of input size and the values of the extra columns
-(:mod:`~headtohead.stats.slices`: paired tests, Holm over every slice and pair); the
-disagreements are every pair's examples that exactly one of the two got right
-(:mod:`~headtohead.stats.disagreements`). What the statistics know about each example besides
-its label — its size, its extra columns, its id — comes in :class:`ExampleFacts`, in dataset
-order; predictions are in plan order (row ``i`` is example ``order[i]``), and both are lined
-up here.
+See ``docs/statistics.md`` §5.
 """
 
 from __future__ import annotations

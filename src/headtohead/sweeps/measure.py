@@ -1,14 +1,6 @@
 """Speed and memory of a parent and its variants at one batch size, with failures kept as results.
 
-1. **Probe** — every model runs one full batch first. An out-of-memory error backs the
-   batch size off the way timm's benchmark does (:func:`timm.utils.decay_batch_step`:
-   256 → 192 → 128 → 96 …) until a batch fits; that point is recorded as failed, with the
-   largest batch that fit. Any other error fails the point with its reason.
-2. **Measure** — the survivors are timed together by the interleaved A/B engine
-   (:func:`headtohead.engines.speed.measure_speed`), parent first, so each variant's
-   speed-up over the parent comes with a confidence interval. Should the joint measurement
-   fail (memory runs out with every model resident), each variant is measured again beside
-   the parent alone, so one failure cannot take the others down.
+See ``docs/sweeps.md``, "What a sweep does".
 """
 
 from __future__ import annotations

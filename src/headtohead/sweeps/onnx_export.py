@@ -1,14 +1,6 @@
 """Export a PyTorch classifier to ONNX, check it against PyTorch, and quantise it to int8.
 
-* :func:`export_onnx` — ``torch.onnx.export(..., dynamo=True)`` (the TorchDynamo exporter;
-  the legacy TorchScript one gave wrong outputs at other sequence lengths), one file
-  (``external_data=False``), every batch axis dynamic and, for token inputs, the sequence
-  axis too. The label names go into the file's metadata so ``kind: onnx`` can read them.
-* :func:`check_against_torch` — run both on a few real batches of *other* shapes than the
-  export example and compare the logits; a mismatch beyond tolerance is a failed cell,
-  never a measured one.
-* :func:`quantize_onnx_int8` — ONNX Runtime's dynamic quantisation (int8 weights,
-  ``MatMulInteger``), the ONNX counterpart of ``torch.ao``'s ``quantize_dynamic``.
+See ``docs/sweeps.md``, "ONNX Runtime".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """Variants of a loaded model behind the :class:`~headtohead.adapters.base.ModelAdapter` interface.
 
-:func:`build_variant` turns a loaded parent adapter and a :class:`~headtohead.sweeps.grid.VariantSpec`
-into a :class:`VariantAdapter`, which the engines treat like any other model: the same
-preprocessing as the parent (its tokenizer or image transform, at the variant's
-``max_length``), and a forward pass that is
-
-* PyTorch — the parent's module, or a transformed copy: magnitude-pruned
-  (``torch.nn.utils.prune``), int8 (``torch.ao.quantization.quantize_dynamic`` on Linear
-  layers), NHWC (``channels_last``), ``torch.compile``\\ d; bf16/fp16 run under
-  ``torch.autocast``;
-* ONNX Runtime — an export of the (pruned) fp32 module, checked against PyTorch before
-  use, optionally quantised to int8 by ONNX Runtime.
-
-Nothing here catches errors: a variant that cannot be built raises :class:`VariantError`
-with the stage and the reason, and the sweep records it as a failed cell.
+See ``docs/sweeps.md``, the section of this title.
 """
 
 from __future__ import annotations

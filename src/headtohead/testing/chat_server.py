@@ -1,15 +1,6 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for the faults a real one won't make on demand.
 
-:class:`ScriptedChatServer` answers ``POST …/chat/completions`` (and ``GET …/models``) in a
-thread per connection. What it answers is decided per request by a :class:`Script`: the
-answer text for the example's prompt, or a fault — HTTP 429 with ``Retry-After``, a 5xx, a
-slow or hanging response, a malformed body, a reset connection — and it returns
-log-probabilities when asked. It counts what a test wants to check *at the server*: the
-requests received, the most ever in flight at once (and the client ports of those in flight
-now), the tokens it reported in ``usage``.
-
-Tokens are counted as whitespace-separated words: prompt tokens over every message's
-content, completion tokens over the answer, so a test knows exactly what ``usage`` said.
+See ``docs/llm.md``, the section of this title.
 """
 
 from __future__ import annotations

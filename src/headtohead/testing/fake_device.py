@@ -1,24 +1,6 @@
 """A fake GPU and a fake clock, so the CUDA and timing code paths run in tests without a GPU.
 
-:class:`FakeCudaBackend` implements :class:`headtohead.runtime.devices.DeviceBackend` the way a
-CUDA device behaves where it matters to measurements:
-
-* work is *simulated*: a fake model calls :meth:`FakeCudaBackend.run_kernel` with the
-  nanoseconds its forward "takes" on the GPU, and the GPU clock advances;
-* timing events stamp the GPU clock when recorded, and — like ``torch.cuda.Event`` —
-  refuse :meth:`FakeTimingEvent.elapsed_time` until :meth:`FakeCudaBackend.synchronize`
-  has run after both were recorded;
-* memory is counted by :meth:`FakeCudaBackend.allocate` / :meth:`FakeCudaBackend.free`,
-  with a peak that only :meth:`FakeCudaBackend.reset_peak_memory_stats` resets;
-* side-stream transfers (:class:`FakeTransferStreams`) log every pin, copy, event and wait,
-  and an event completes only when the host waits for it or synchronises, so a test can
-  check that the quality pass copies on the side stream and never waits per batch.
-
-:class:`FakeClock` is a monotonic nanosecond clock that only moves when told to; passed
-as ``clock=`` to the speed engine it makes timings exact and tests deterministic.
-
-``SimulatedAdapter`` (``benchmarks/sim/simulated.py``, for the tests) is a model whose forward pass "takes"
-a chosen time on one of them.
+See ``docs/architecture.md``, the section of this title.
 
 Examples
 --------

@@ -1,13 +1,6 @@
 """Fake text classifiers of known accuracy, for testing decisions that depend on a gap between models.
 
-:func:`known_accuracy_rows` writes examples whose text names their label (``"example 17 is
-positive"``); a :class:`KnownAccuracy` model reads the label back and is right on an example
-exactly when a seeded hash of the example falls below its ``accuracy``. So each model is right
-on a fixed, reproducible share of any set of examples, two models with different seeds err
-independently, and two with the same seed err on the same examples. Usable as a ``python`` kind::
-
-    - {name: strong, kind: python, source: "headtohead.testing.known:known_accuracy",
-       model_args: {accuracy: 0.9, seed: 1, label_names: [negative, positive]}, outputs: probabilities}
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Tiny models for tests, examples and docs, usable as ``kind: python`` factories.
 
-Every builder is seeded, so the same arguments give the same model, and small enough to
-run in milliseconds on a CPU::
-
-    - {name: mlp, kind: python, source: "headtohead.testing.models:tiny_mlp",
-       model_args: {n_features: 4, n_classes: 3}}
-    - {name: linear, kind: python, source: "headtohead.testing.models:linear_probabilities",
-       model_args: {n_features: 4, n_classes: 3}, outputs: probabilities}
-    - {name: words, kind: python, source: "headtohead.testing.models:keyword_classifier",
-       model_args: {keywords: {negative: [bad, awful], positive: [good, great]}}, outputs: probabilities}
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """One recipe of three scikit-learn models, fitted in seconds on any data set's training part (for suites).
 
-``h2h suite`` compares the same *recipe* on several data sets, the sources templated by the
-data set's name (``models/{dataset}/logreg.skops``). :func:`fit_recipe` builds that recipe for
-one data set from its ``data:`` section, on the training part headtohead itself would split
-off (same seed, so no evaluation example is ever trained on):
-
-* ``logreg`` — logistic regression (text: on TF-IDF word 1–2-grams; numbers: standardised);
-* ``nb`` — naive Bayes (text: complement NB on TF-IDF; numbers: Gaussian NB);
-* ``ridge`` — a ridge classifier, a linear model without probabilities (its margins are
-  scored as logits; text: on TF-IDF).
-
-Saved with skops (no pickles), loadable as ``kind: sklearn``. Used by the tests, the example
-suite (``examples/suite-six-datasets.yaml``) and the numbers in docs/statistics.md.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

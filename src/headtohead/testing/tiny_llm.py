@@ -1,16 +1,6 @@
 """A real OpenAI-compatible server on 127.0.0.1 for tests: ``transformers serve`` with a tiny Llama built offline.
 
-:func:`build_tiny_llama` writes a one-layer Llama (hidden size 32) and a byte-level BPE
-tokenizer trained on a few sentences, with a chat template, into a folder — no download.
-:class:`TransformersServe` starts ``transformers serve <folder> --host 127.0.0.1 --port P
---device cpu`` in a process of its own (transformers' own FastAPI/uvicorn server, as a user
-would run it), waits until ``/health`` answers, and reads the server's access log so a test
-can count the requests it *received* (``POST /v1/chat/completions`` lines).
-
-The model's behaviour is built in, not trained: it answers its label when the text holds a
-cue word and gibberish otherwise (unparseable, a wrong answer), so a test knows every answer
-in advance. The server returns ``usage`` and no log-probabilities.
-Needs torch, transformers, fastapi, uvicorn, accelerate and openai (the ``dev`` extra).
+See ``docs/llm.md``, the section of this title.
 """
 
 from __future__ import annotations

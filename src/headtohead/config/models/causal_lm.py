@@ -1,17 +1,6 @@
 """The keys ``kind: causal-lm`` adds: how an in-process causal language model answers.
 
-::
-
-    - name: smollm2
-      kind: causal-lm
-      source: models/SmolLM2-135M-Instruct.Q4_1.gguf   # a .gguf file, a save_pretrained folder or a hub id
-      answer: score                                     # or generate
-      few_shot: 2                                       # the prompting keys are kind: openai's
-
-The prompt, system prompt, few-shot and ``max_tokens`` keys are every LLM family's
-(:class:`~headtohead.config.models.prompting.PromptSettings`: the same conversation ``kind: openai``
-sends); the model's precision comes from ``model_args`` (``dtype``), float32 by default, as for
-``kind: transformers``. See :mod:`headtohead.adapters.causal_lm`.
+See ``docs/llm.md``, "A causal LM in this process (`kind: causal-lm`)".
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Executors: where the models' passes run — in-process, spawned processes, or a Ray cluster.
 
-One verb, :func:`create_executor`, turns the ``execution:`` section into an
-:class:`Executor`; its :meth:`~Executor.evaluate` takes the run (:class:`RunSetup`; workers
-get it as plain data, :class:`EvalJob`) and yields each model's finished
-:class:`~headtohead.pipeline.model_pass.ModelOutcome` (or :class:`ModelFailure`), in order. Executors are
-registered by mode as ``"module:Class"`` strings so that importing this package imports
-neither torch nor Ray; a new executor is one module with an :class:`Executor` subclass
-implementing ``_run`` and one line in ``EXECUTORS``.
-
-::
-
-    setup = prepare_run(experiment, base_dir)                   # headtohead.pipeline.setup
-    check_fairness(experiment.execution, speed_enabled, force, eval_device=experiment.eval.device)
-    with create_executor(experiment.execution, eval_device=experiment.eval.device) as executor:
-        for outcome in executor.evaluate(setup):
-            ...
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

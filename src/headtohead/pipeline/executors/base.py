@@ -1,14 +1,6 @@
 """The executor interface: run every model's pass somewhere, get each model's finished outcome back.
 
-An :class:`Executor` turns a run (its :class:`~headtohead.pipeline.setup.RunSetup`) into tasks —
-one per model and shard — runs them (:meth:`Executor._run`, the one method a new executor
-implements), merges each model's shards back into one evaluation in the plan's order and
-makes the model's record once (:func:`~headtohead.pipeline.model_pass.model_record`): every
-mode, ``local`` included, goes through this one path, and quality is computed once per model.
-
-A failing task fails only its model (a :class:`ModelFailure` comes back, the other models'
-outcomes are complete) — except in this process (``local``), where the error propagates at
-once with its traceback, as an ordinary call would.
+See ``docs/architecture.md``, the section of this title.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """A model's ``max_concurrency`` over its shards: the bound holds for the model, not for each shard.
 
-A ``kind: openai`` model's ``max_concurrency`` bounds its requests in flight as a whole. Its
-shards run in separate processes, on Ray on other hosts too, so one limiter could be shared
-only through a service of its own; the bound is divided instead, before the tasks leave. Each
-task carries its shard's bound (:attr:`~headtohead.pipeline.executors.jobs.Task.max_concurrency`),
-the worker loads the model with it (:func:`shard_config`), and the shard's client holds it.
-
-* Shards run one after another (``local``) each have the whole bound.
-* Shards run side by side (``processes``, ``ray``) share it: ``q`` or ``q + 1`` each
-  (``divmod``; the earlier shards get the extra one), summing to the bound. A share is never
-  0, so such a model is cut into at most ``max_concurrency`` shards — a shard's requests are
-  its only work, so more shards than requests in flight would add processes, not requests.
-  Taking turns instead would need a scheduler that orders tasks across workers and hosts.
-* Which of a model's shards overlap is the scheduler's choice (a free worker takes the next
-  task), so the shares assume all of them may: with fewer workers than shards, fewer requests
-  are in flight than the bound, never more.
+See ``docs/llm.md``, "Concurrency, faults and the cache".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """``execution.mode: ray`` — one Ray task per model (and shard), placed by Ray's resource scheduler.
 
-Each task reserves ``execution.num_cpus`` CPUs and ``execution.num_gpus`` GPUs; Ray runs it
-on a node with those free and makes the reserved GPUs the only visible ones
-(``CUDA_VISIBLE_DEVICES``), so inside the task the model goes on ``cuda:0``. Scheduling,
-placement, and restarting dead workers are Ray's; this module only submits tasks, collects
-what finishes (:func:`ray.wait`) and reports a task that failed without dropping the others.
-
-``execution.address`` connects to a running cluster (``ray.init(address=...)``); without it a
-local Ray instance is started on this machine and shut down again by :meth:`RayExecutor.close`.
-Data and models reach the workers **by path**: every node must see the files the experiment
-names at the same paths (see docs/distributed.md).
+See ``docs/distributed.md``, the section of this title.
 """
 
 from __future__ import annotations
