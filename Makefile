@@ -1,7 +1,7 @@
 # The two commands of the README. `make` builds .venv/ in the clone when it is missing.
 # torch/torchvision are pinned through constraints.txt (see ../shared/ENVIRONMENT.md).
 # `make demo` installs every model family (`.[all]`: torch, transformers, timm); `make test` adds the
-# test extras (and Ray) and runs the suite on up to 4 workers (pytest-xdist), then the tests timed
+# test extras (and Ray) and runs the suite and the docstrings' examples on up to 4 workers (pytest-xdist), then the tests timed
 # against the wall clock (marker `serial`) alone. `pip install headtohead`
 # alone is the light install (statistics, prediction files). `make check`: ruff (lint and format), mypy, the results.json schema and
 # the documentation site (--strict). `make dist-check`: the wheel and the sdist, installed alone into a fresh venv
@@ -20,7 +20,7 @@ demo: $(BASE_STAMP)
 	$(BIN)/h2h demo
 
 test: $(DEV_STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n auto --maxprocesses 4 -m "not serial"
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n auto --maxprocesses 4 -m "not serial" tests --doctest-modules src/headtohead
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m serial
 
 check: $(DEV_STAMP)

@@ -117,7 +117,7 @@ def label_probabilities(positions: Sequence[TokenChoice], labels: Sequence[str])
     --------
     >>> first = TokenChoice("pos", math.log(0.7), (("pos", math.log(0.7)), ("neg", math.log(0.2)), ("I", math.log(0.1))))
     >>> mass = label_probabilities([first], ["negative", "positive"])
-    >>> [round(p, 3) for p in mass.proba], round(mass.outside, 3)
+    >>> [round(float(p), 3) for p in mass.proba], round(mass.outside, 3)
     ([0.222, 0.778], 0.1)
     """
     folded = [normalise(label) for label in labels]
