@@ -91,9 +91,9 @@ def parse_slowdown_margin(value: str | float, *, option: str | None = "--max-slo
         raise ConfigError(f"{said}: a time ratio below 1 would demand a speed-up; write e.g. 1.05x")
     share = number - 1.0 if unit in ("x", "×") else number / 100.0 if unit == "%" else number
     if share >= 1.0:
-        raise ConfigError(
+        raise ConfigError(  # 2x the time or more is no margin of a gate: the candidate is another class of model
             f"{said}: a slowdown of {share:g} (as a fraction) means {1 + share:g}× the "
-            f"time; write it as {1 + share:g}x if that is meant, or e.g. 5%"
+            f"time; a margin is below 100% (2x), e.g. 5% or 1.05x"
         )
     return round(share, 12)
 
