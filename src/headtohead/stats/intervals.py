@@ -38,13 +38,16 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     --------
     >>> [round(x, 4) for x in wilson_interval(90, 100)]
     [0.8256, 0.9448]
+    >>> wilson_interval(10, 10)[1], wilson_interval(0, 10)[0]  # the interval contains its estimate, always
+    (1.0, 0.0)
     """
     from statsmodels.stats.proportion import proportion_confint
 
     if n < 1 or not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n and n >= 1, got successes={successes}, n={n}")
     low, high = proportion_confint(successes, n, alpha=1.0 - confidence, method="wilson")
-    return float(low), float(high)
+    share = successes / n  # the bounds at 0 of n and n of n are 0 and 1 exactly; rounding put 1 - 2**-53 below 1.0
+    return min(float(low), share), max(float(high), share)
 
 
 def proportion_estimate(
