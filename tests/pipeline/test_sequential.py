@@ -234,3 +234,27 @@ def test_default_chunk_is_whole_batches_from_64():
 
     assert [EvalConfig(batch_size=b).sequential_chunk_size for b in (1, 16, 32, 48, 100)] == [64, 64, 64, 96, 100]
     assert EvalConfig(batch_size=16, chunk_size=48).sequential_chunk_size == 48
+
+
+def test_a_model_of_stored_labels_without_probabilities_stops_early_too(tmp_path):
+    """Its chunks carry no probabilities: the run stops and records it label-only (it crashed concatenating None)."""
+    labels = ["neg", "pos"] * 100
+    (tmp_path / "data.csv").write_text(
+        "id,text,label\n" + "".join(f"e{i},text {i},{y}\n" for i, y in enumerate(labels))
+    )
+    (tmp_path / "right.csv").write_text("id,prediction\n" + "".join(f"e{i},{y}\n" for i, y in enumerate(labels)))
+    (tmp_path / "pos.csv").write_text("id,prediction\n" + "".join(f"e{i},pos\n" for i in range(len(labels))))
+    run = headtohead.run(
+        {
+            "name": "labels-only",
+            "data": {"path": "data.csv", "id_column": "id"},
+            "models": [
+                {"name": "right", "kind": "predictions", "source": "right.csv"},
+                {"name": "pos", "kind": "predictions", "source": "pos.csv"},
+            ],
+            "eval": {"until_decided": True, "chunk_size": 32, "batch_size": 32},
+            "stats": {"n_resamples": 200},
+        },
+        base_dir=tmp_path,
+    )
+    assert run.predictions["right"].proba is None and len(run.predictions["right"].pred) < len(labels)

@@ -222,7 +222,9 @@ class _Models:
         adapter, load_time, alignment = self.get(name)
         adapter.warnings[:] = list(dict.fromkeys(adapter.warnings))  # each chunk's pass repeats the same warnings
         pred = np.concatenate([c[0][name].pred for c in chunks])
-        proba = np.concatenate([c[0][name].proba for c in chunks])
+        # a label-only model (stored predictions without probabilities) has none in any chunk
+        parts = [p for c in chunks if (p := c[0][name].proba) is not None]
+        proba = np.concatenate(parts) if len(parts) == len(chunks) else None
         evaluation = Evaluation(
             pred=pred,
             proba=proba,
