@@ -177,3 +177,18 @@ def test_disagreements_without_probabilities_keep_data_order():
     assert [r.index for r in result.only_b_right] == [1, 3]
     assert result.sorted_by == "index" and result.only_a_right[0].confidence_gap is None
     assert result.only_a_right[0].p_true_a is None and result.only_a_right[0].p_true_b == 0.0
+
+
+def test_inputs_of_one_size_make_no_size_slice_in_a_run():
+    """A size slice holding every example repeated the whole verdict as 'B is better on inputs of 1 words'."""
+    from headtohead.results.predictions import Predictions
+    from headtohead.stats.where import ExampleFacts, run_slices
+
+    y = np.array([0, 1] * 50)
+    p = Predictions(np.arange(100), y, ("neg", "pos"))
+    p.add("a", y, None)
+    p.add("b", np.where(y == 0, 1, y), None)
+    slices = run_slices(p, ExampleFacts(sizes=np.ones(100), size_unit="words")).slices
+    assert [s.kind for s in slices] == ["class", "class"]
+    varied = run_slices(p, ExampleFacts(sizes=np.arange(100) % 8 + 1, size_unit="words")).slices
+    assert [s.kind for s in varied].count("size") == 4

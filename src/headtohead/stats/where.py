@@ -92,7 +92,8 @@ def run_slices(
     order = np.asarray(predictions.order, dtype=np.int64)
     specs = _class_specs(predictions)
     if facts is not None and facts.sizes is not None:
-        specs += size_slices(np.asarray(facts.sizes)[order], facts.size_unit or "", size_bins)
+        sized = size_slices(np.asarray(facts.sizes)[order], facts.size_unit or "", size_bins)
+        specs += sized if len(sized) > 1 else []  # inputs of one size: that "slice" is the whole data set
     for name, values in facts.columns.items() if facts is not None else ():
         cells = np.empty(len(values), dtype=object)
         cells[:] = list(values)
