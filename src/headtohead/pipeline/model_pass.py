@@ -128,6 +128,15 @@ def _out_of_memory(model_cfg: ModelConfig, setup: RunSetup, exc: BaseException) 
     )
 
 
+def computes_here(model_cfg: ModelConfig) -> bool:
+    """The model runs here (the speed pass times it), read from its family's class as every executor reads it.
+
+    A family that looks its outputs up by example (stored predictions, an endpoint) does not; a causal
+    LM that generates does, though its loaded instance reads the labels back by example.
+    """
+    return adapter_class(model_cfg.kind).feeds == "examples"
+
+
 def model_record(
     model_cfg: ModelConfig,
     model: LoadedModelFacts,
@@ -168,7 +177,7 @@ def model_record(
         name=model_cfg.name,
         kind=model_cfg.kind,
         source=model_cfg.source,
-        outputs="stored" if adapter_class(model_cfg.kind).feeds == "ids" else "computed",
+        outputs="computed" if computes_here(model_cfg) else "stored",
         num_parameters=model.num_parameters(),
         parameter_bytes=model.parameter_bytes(),
         label_alignment=evaluation.alignment.how if evaluation else None,

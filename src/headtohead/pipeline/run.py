@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from headtohead.adapters import ModelAdapter, adapter_class
+from headtohead.adapters import ModelAdapter
 from headtohead.config import Experiment
 from headtohead.config.schema import ModelConfig
 from headtohead.engines.endpoint import with_endpoints
@@ -22,7 +22,7 @@ from headtohead.engines.evaluate import ProgressCallback
 from headtohead.errors import H2HError
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
 from headtohead.pipeline.executors.speed_merge import merge_worker_speed
-from headtohead.pipeline.model_pass import ModelOutcome, load_model, model_record
+from headtohead.pipeline.model_pass import ModelOutcome, computes_here, load_model, model_record
 from headtohead.pipeline.outputs import RunState, claim_output
 from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.sequential import SequentialRun, evaluate_until_decided
@@ -417,7 +417,7 @@ def _speed(
 
 def timed_models(exp: Experiment) -> list[ModelConfig]:
     """The models the speed pass times: every model that computes (stored predictions have no speed)."""
-    return [m for m in exp.models if adapter_class(m.kind).feeds == "examples"]
+    return [m for m in exp.models if computes_here(m)]
 
 
 def _warm_up(device: str) -> float | None:

@@ -118,18 +118,15 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         With the loaded adapter attached (``adapter``) and no environment; a worker drops the
         first and adds the second before sending it back.
     """
-    from headtohead.adapters import adapter_class
     from headtohead.engines.endpoint import endpoint_record
     from headtohead.pipeline.executors.concurrency import shard_config
-    from headtohead.pipeline.model_pass import run_model_pass
+    from headtohead.pipeline.model_pass import computes_here, run_model_pass
 
     model_cfg = shard_config(setup.experiment.model(task.model), task.max_concurrency)
     report = None if progress is None else _relabelled(progress, task.label)
     started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)
     done = run_model_pass(setup, model_cfg, progress=report)  # seeds, loads, evaluates, as the runner does
-    # the family's class says whether the model computes here (as the local runner reads it): a causal LM that
-    # generates computes, though its quality pass reads the labels back by example
-    timed = measure_speed and adapter_class(model_cfg.kind).feeds == "examples"  # stored predictions have no speed
+    timed = measure_speed and computes_here(model_cfg)  # stored predictions have no speed
     speed = _speed(done.adapter, setup.dataset, setup.experiment, done.load_time_s) if timed else None
     evaluation = done.evaluation
     assert evaluation is not None, "a worker's task is a quality pass"
