@@ -6,7 +6,7 @@ See ``docs/statistics.md`` §14.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from headtohead.errors import did_you_mean
 
-__all__ = ["Metric", "CATALOGUE", "STAT_NAMES", "register", "names", "defaults", "check_names"]
+__all__ = ["Metric", "CATALOGUE", "STAT_NAMES", "register", "names", "defaults", "check_names", "unknown"]
 
 #: Sums a bootstrap metric may ask for (:func:`headtohead.stats.bootstrap_metrics.example_stats` builds them):
 #: class histograms of the true and predicted labels (``pred``: the dataset's classes only; ``pred_all``:
@@ -112,13 +112,17 @@ def defaults() -> tuple[Metric, ...]:
     return tuple(m for m in CATALOGUE.values() if m.default)
 
 
+def unknown(name: str, among: Iterable[str] | None = None, *, what: str = "metric", note: str = "") -> str:
+    """The one line that refuses a metric name: the nearest name, then the choices (default: the catalogue's)."""
+    choices = list(CATALOGUE if among is None else among)
+    return f"unknown {what} '{name}'{did_you_mean(name, choices)} (choose one of: {', '.join(choices)}{note})"
+
+
 def check_names(picked: list[str]) -> list[str]:
     """``picked`` if every name is in the catalogue, without repeats; else a one-line :class:`ValueError`."""
     for name in picked:
         if name not in CATALOGUE:
-            raise ValueError(
-                f"unknown metric '{name}'{did_you_mean(name, CATALOGUE)} (choose from: {', '.join(CATALOGUE)})"
-            )
+            raise ValueError(unknown(name))
     return list(dict.fromkeys(picked))
 
 

@@ -22,8 +22,8 @@ from headtohead.config.loading import (
 )
 from headtohead.config.schema import DataConfig, EvalConfig, Experiment, ModelConfig, StatsConfig
 from headtohead.config.speed import SpeedConfig
-from headtohead.errors import ConfigError, did_you_mean
-from headtohead.metrics import CATALOGUE
+from headtohead.errors import ConfigError
+from headtohead.metrics import CATALOGUE, unknown
 
 __all__ = [
     "SuiteConfig",
@@ -78,10 +78,7 @@ class AcrossConfig(Section):
     @classmethod
     def _known_metric(cls, metric: str) -> str:
         if metric not in RUN_METRICS:
-            raise ValueError(
-                f"unknown metric '{metric}'{did_you_mean(metric, RUN_METRICS)} (choose one of: "
-                f"{', '.join(RUN_METRICS)})"
-            )
+            raise ValueError(unknown(metric, RUN_METRICS))
         return metric
 
     @property

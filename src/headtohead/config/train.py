@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.errors import ConfigError, did_you_mean, listing
-from headtohead.metrics import CATALOGUE
+from headtohead.metrics import CATALOGUE, unknown
 
 __all__ = ["TrainConfig", "TargetConfig", "TARGET_METRICS", "PRECISIONS", "train_config_from_dict"]
 
@@ -34,8 +34,7 @@ class TargetConfig(_Section):
     def _epoch_metric(cls, metric: str) -> str:
         if metric not in TARGET_METRICS:
             raise ValueError(
-                f"unknown target metric '{metric}'{did_you_mean(metric, TARGET_METRICS)} (choose one of: "
-                f"{', '.join(TARGET_METRICS)}: what every epoch's evaluation reports)"
+                unknown(metric, TARGET_METRICS, what="target metric", note=": what every epoch's evaluation reports")
             )
         return metric
 

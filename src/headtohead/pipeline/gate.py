@@ -11,7 +11,7 @@ from pathlib import Path
 
 from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
-from headtohead.metrics import CATALOGUE
+from headtohead.metrics import CATALOGUE, unknown
 from headtohead.report.words.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.runtime.files import write_text_atomic
@@ -126,9 +126,7 @@ def gate(
         warnings.warn("gate(confidence=…) is deprecated; pass alpha = 1 − confidence", DeprecationWarning, stacklevel=2)
         alpha = 1.0 - confidence
     if metric not in CATALOGUE:
-        raise ConfigError(
-            f"--metric {metric}: unknown{did_you_mean(metric, CATALOGUE)} (choose one of: {', '.join(CATALOGUE)})"
-        )
+        raise ConfigError(f"--metric {metric}: {unknown(metric)}")
     accuracy_margin = None if max_accuracy_drop is None else parse_accuracy_margin(max_accuracy_drop)
     slowdown_margin = None if max_slowdown is None else parse_slowdown_margin(max_slowdown)
     if not 0.0 < alpha < 0.5:
