@@ -73,9 +73,14 @@ def quality_table(result: RunResult) -> Table:
         table.add_column(metric.label, justify="right")
     scored = [m for m in result.models if m.quality is not None]
     best = max((q.accuracy for m in scored if (q := m.quality) is not None), default=None)
+    judged = {m.name: m for m in stats.models} if stats else {}  # a model with answers missing may be left out
     for model in scored:
-        ms = stats.model(model.name) if stats else None
-        row = _row(model, ms, best=best if len(scored) > 1 else None)
+        ms = judged.get(model.name)
+        row = (
+            _incomplete_row(model, ms)
+            if model.missing_examples
+            else _row(model, ms, best=best if len(scored) > 1 else None)
+        )
         for metric in picked:  # a metric of probabilities for a model without them: not available
             found = ms.metrics.get(metric.name) if ms is not None else None
             row.append(_with_ci(found.value, found, percent=metric.scale == "share") if found else "–")
@@ -99,6 +104,30 @@ def _row(model: ModelRecord, ms: ModelStats | None, *, best: float | None) -> li
         _with_ci(q.balanced_accuracy, ms.balanced_accuracy if ms else None, percent=True),
         str(q.n_failed) if q.n_failed else "0",
         calibration,
+        format_count(model.num_parameters) if model.outputs == "computed" else "–",
+        f"{model.eval_time_s:.2f}" if model.eval_time_s is not None else "–",
+    ]
+
+
+def _incomplete_row(model: ModelRecord, ms: ModelStats | None) -> list[str]:
+    """A model that never answered some examples: its statistics on the rows every model answered, or none."""
+    q = model.quality
+    assert q is not None, "only models with a quality pass have a row"
+    figures = (
+        [
+            _with_ci(ms.accuracy.value, ms.accuracy, percent=True),
+            _with_ci(ms.f1_macro.value, ms.f1_macro, percent=False),
+            _with_ci(ms.f1_weighted.value, ms.f1_weighted, percent=False),
+            _with_ci(ms.balanced_accuracy.value, ms.balanced_accuracy, percent=True),
+        ]
+        if ms is not None
+        else ["[yellow]incomplete[/]", "–", "–", "–"]
+    )
+    return [
+        escape(model.name),
+        *figures,
+        f"{q.n_failed - len(model.missing_examples)} (+{len(model.missing_examples)} missing)",
+        "–",
         format_count(model.num_parameters) if model.outputs == "computed" else "–",
         f"{model.eval_time_s:.2f}" if model.eval_time_s is not None else "–",
     ]
