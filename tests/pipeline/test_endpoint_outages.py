@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -239,3 +240,53 @@ def test_a_run_that_stops_early_leaves_results_marked_unfinished(root):
     saved = headtohead.load_result(root / "out" / "results.json")
     assert [m.name for m in saved.models] == ["good"] and saved.incomplete == "unfinished"
     assert np.isfinite(saved.model("good").quality.accuracy)
+
+
+@pytest.mark.slow
+def test_a_real_server_stopped_mid_run_is_asked_exactly_the_missing_after_a_restart(tmp_path, monkeypatch):
+    """``transformers serve`` (a tiny Llama) terminated after a few answers, then started again on its port."""
+    for module in ("fastapi", "uvicorn", "accelerate", "openai"):  # transformers serve's own needs (dev extra)
+        pytest.importorskip(module)
+    from headtohead.testing.tiny_llm import TransformersServe, build_tiny_llama
+
+    monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
+    rows = make_text_rows(8, classes=LABELS, seed=2)
+    write_text_table(tmp_path / "dev.csv", rows)
+    model_dir = build_tiny_llama(tmp_path / "tiny")
+    exp = {
+        "name": "real-outage",
+        "data": {"path": str(tmp_path / "dev.csv")},
+        "eval": {"device": "cpu"},
+        "stats": {"n_resamples": 200},
+        "models": [
+            {
+                "name": "tiny",
+                "kind": "openai",
+                "source": str(model_dir),
+                "base_url": "",
+                "max_concurrency": 1,
+                "max_tokens": 4,
+                "max_retries": 1,
+                "timeout_s": 30,
+            },
+        ],
+    }
+    with TransformersServe(model_dir, tmp_path / "serve-1.log") as server:
+        exp["models"][0]["base_url"] = server.base_url
+        port = server.port
+
+        def stop_after_five() -> None:
+            while server.chat_requests() < 5:
+                time.sleep(0.05)
+            server.__exit__()  # terminated mid-run, as a person stopping it would
+
+        threading.Thread(target=stop_after_five, daemon=True).start()
+        with pytest.raises(AnswersMissing) as raised:
+            headtohead.run(exp, out_dir=tmp_path / "out")
+    missing = raised.value.run.result.missing.models["tiny"]
+    assert 0 < missing < 16 and raised.value.run.result.stats is None  # one model, incomplete: no statistic
+    with TransformersServe(model_dir, tmp_path / "serve-2.log", port=port) as server:
+        run = headtohead.run(exp, out_dir=tmp_path / "out", resume=True)
+        assert server.chat_requests() == missing  # exactly the examples never answered
+    assert run.result.missing is None and run.result.stats.model("tiny").n_examples == 16
+    assert len(run.result.model("tiny").endpoint.from_cache) == 16 - missing

@@ -174,11 +174,11 @@ def _listed_models(settings: OpenAISettings, headers: dict[str, str]) -> list[st
 
 def _name_warnings(settings: OpenAISettings, listed: list[str] | None) -> list[str]:
     """A warning when the server lists its models and ``source`` is not among them (many answer any name)."""
-    if listed is None or settings.source in listed:
+    if not listed or settings.source in listed:  # none listed (transformers serve lists its hub cache): no news
         return []
     warning = (
         f"model '{settings.name}' (kind openai): {public_url(settings.base_url)} does not list the model "
-        f"'{settings.source}' (source) at /models; it lists {listing(listed, quote=True) or 'none'}; a server "
+        f"'{settings.source}' (source) at /models; it lists {listing(listed, quote=True)}; a server "
         f"that answers any name answers with the model it serves: check source"
     )
     return [warning]

@@ -337,8 +337,9 @@ def _execute(
             judged = judged_predictions(result.models, state.predictions, missing)
             with clock.stage("statistics"):
                 stats = run_statistics(setup, judged, out) if judged is not None else None
-                if decided is not None and stats is not None:  # an early stop: the sequential tests decide
-                    stats = with_sequential(decided_by_sequential_tests(stats, decided.records), decided.records)
+                if decided is not None and judged is not None and stats is not None:  # an early stop: its tests decide
+                    kept = [r for r in decided.records if {r.model_a, r.model_b} <= set(judged.models)]
+                    stats = with_sequential(decided_by_sequential_tests(stats, kept), kept)
                 stats = with_answered_rows(stats, missing) if stats is not None else None
                 result = result.model_copy(update={"stats": stats, "missing": missing})
         if measure_speed and (timed_models(exp) or any(m.endpoint is not None for m in result.models)):

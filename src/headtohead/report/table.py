@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from headtohead.metrics import CATALOGUE
+from headtohead.report.words.missing import missing_sentence
 from headtohead.report.words.numbers import format_count, weights_text
 from headtohead.report.words.quality import verdict_lines
 from headtohead.report.words.speed import speed_verdict_lines
@@ -212,6 +213,8 @@ def speed_table(result: RunResult) -> Table | None:
 def verdict_block(result: RunResult) -> list[str]:
     """The verdict sentences of a run (quality, then speed when measured), plain text."""
     lines: list[str] = []
+    if result.missing is not None and result.missing.allowed:  # not allowed: the run's last line says it
+        lines.append(missing_sentence(result) or "")
     if result.stats is not None:
         lines += verdict_lines(result.stats)
     if result.speed is not None:

@@ -7,6 +7,7 @@ clause (:func:`answered_rows_clause`) labels every pair's verdict judged on the 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from headtohead.errors import listing
@@ -16,13 +17,16 @@ from headtohead.results.records import MissingAnswers, ModelRecord, RunResult
 __all__ = ["missing_sentence", "answered_rows_clause", "with_answered_rows", "why_missing"]
 
 
+_AFTER_TRIES = re.compile(r" \(after \d+ tries\)$")  # said once for all: "after every retry"
+
+
 def why_missing(record: ModelRecord) -> str:
-    """``connection refused ×20, HTTP 503 (after 6 tries) ×2``: the last try's failure of each missing example."""
+    """``connection refused ×20, HTTP 503 ×2``: the last try's failure of each missing example."""
     endpoint = record.endpoint
     if endpoint is None:
         return "no answer"
     missing = set(endpoint.missing)
-    reasons = Counter(f.reason for f in endpoint.failed_requests if f.index in missing)
+    reasons = Counter(_AFTER_TRIES.sub("", f.reason) for f in endpoint.failed_requests if f.index in missing)
     return ", ".join(f"{why} ×{n}" for why, n in reasons.most_common()) or "no answer"
 
 
