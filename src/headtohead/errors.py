@@ -15,6 +15,7 @@ __all__ = [
     "ModelError",
     "DeviceError",
     "ResultsError",
+    "AnswersMissing",
     "did_you_mean",
     "listing",
 ]
@@ -47,6 +48,21 @@ class DeviceError(H2HError):
 
 class ResultsError(H2HError):
     """A results file cannot be written, or a file read back is not a valid result."""
+
+
+class AnswersMissing(H2HError):
+    """A model never answered some examples (transport failures after every retry): no verdict involves it.
+
+    Raised by :func:`headtohead.run` after everything answered was saved; ``run`` holds what it
+    returns otherwise (the records, predictions and the statistics of the complete models).
+    ``h2h run`` exits with code 4.
+    """
+
+    exit_code = 4
+
+    def __init__(self, message: str, run: object = None) -> None:
+        super().__init__(message)
+        self.run = run
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

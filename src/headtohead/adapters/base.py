@@ -132,6 +132,17 @@ class ModelAdapter(ABC):
         return None
 
     @classmethod
+    def check_before_run(cls, config: ModelConfig) -> list[str]:
+        """Check what a model needs from outside this process (a key, a server), before any model runs.
+
+        Called once per run for every model about to run, so that a missing key or a server that
+        is down stops the run before the other models spend their time. Raises an
+        :class:`~headtohead.errors.H2HError` for what would stop the model; returns warnings for
+        what would not (e.g. a model name the server does not list). Default: nothing to check.
+        """
+        return []
+
+    @classmethod
     def length_counter(
         cls, config: ModelConfig, context: LoadContext
     ) -> Callable[[Sequence[Any]], Sequence[int]] | None:

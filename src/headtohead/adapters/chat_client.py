@@ -43,6 +43,9 @@ class Exchange:
     ``body`` is the trimmed answer (``content``, ``logprobs``, ``usage``) or ``None`` with
     ``error`` saying why; ``latency_s`` is the successful request's own time (for a cached
     answer, the time it took when it was first asked); ``tries`` the requests sent for it now.
+    ``missing``: no answer because of the transport (timeouts, refused or reset connections,
+    5xx and other retryable statuses, malformed bodies, after every retry; or never asked): it
+    says nothing about the model, unlike a request the server refused for this example (4xx).
     """
 
     body: dict[str, Any] | None = None
@@ -50,6 +53,7 @@ class Exchange:
     from_cache: bool = False
     tries: int = 0
     error: str | None = None
+    missing: bool = False
 
 
 @dataclass
@@ -170,6 +174,7 @@ class _Asker:
             await asyncio.sleep(retry_delay(attempt, retry_after if isinstance(retry_after, str) else None, self.rng))
         if exchange.tries > 1 and exchange.error is not None:
             exchange.error += f" (after {exchange.tries} tries)"
+        exchange.missing = retry_after is not False  # retries would have helped: the transport failed
         return exchange
 
     async def _once(self, position: int, exchange: Exchange) -> tuple[str | bool | None, str]:
@@ -327,7 +332,9 @@ def ask_all(
         )
         asked, stats = _run(coroutine)
         for position, exchange in zip(todo, asked, strict=True):
-            exchanges[position] = exchange if exchange is not None else Exchange(error="not asked (interrupted)")
+            exchanges[position] = (
+                exchange if exchange is not None else Exchange(error="not asked (interrupted)", missing=True)
+            )
     elif progress is not None:
         progress(len(payloads), len(payloads), rates=None)
     return exchanges, stats

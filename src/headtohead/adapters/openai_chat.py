@@ -19,7 +19,7 @@ from headtohead.adapters.response_cache import ResponseCache, cache_key, default
 from headtohead.config.models.openai import OpenAISettings, public_url
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
-from headtohead.errors import ConfigError, ModelError
+from headtohead.errors import ConfigError, ModelError, listing
 
 __all__ = ["OpenAIChatAdapter"]
 
@@ -51,38 +51,19 @@ class OpenAIChatAdapter(LookedUpAdapter):
         adapter = cls(config, context)
         adapter.label_names = context.label_names
         adapter.device = "endpoint"  # nothing runs on this machine's devices
-        settings = adapter.settings
-        if settings.api_key_env is not None:
-            key = os.environ.get(settings.api_key_env, "")
-            if not key.strip():
-                raise ConfigError(
-                    f"model '{config.name}' (kind openai): the environment variable "
-                    f"{settings.api_key_env} named by api_key_env is not set; export it with the API "
-                    f"key, or remove api_key_env for a server that needs no key"
-                )
-            adapter._headers = {"Authorization": f"Bearer {key.strip()}"}
+        adapter._headers = _auth_headers(adapter.settings)
         adapter.prompter.few_shot = draw_few_shot(
             adapter.prompter, context.train, context.seed, adapter.name, adapter.warn
         )
-        adapter._check_reachable()
+        for warning in _name_warnings(adapter.settings, _listed_models(adapter.settings, adapter._headers)):
+            adapter.warn(warning)  # in the model's record too (the run logged it before any model ran)
         return adapter
 
-    def _check_reachable(self) -> None:
-        """One GET of ``…/models``: any HTTP answer means the server is there (some answer it with an error)."""
-        url = self.settings.base_url.rstrip("/") + "/models"
-        try:
-            response = httpx.get(url, headers=self._headers, timeout=min(_REACH_TIMEOUT_S, self.settings.timeout_s))
-        except httpx.HTTPError as exc:
-            raise ModelError(
-                f"model '{self.name}' (kind openai): cannot reach base_url {self.settings.base_url} "
-                f"({_network_reason(exc)}); start the server or correct base_url"
-            ) from None
-        if response.status_code in (401, 403):
-            raise ModelError(
-                f"model '{self.name}' (kind openai): {self.settings.base_url} refused the key "
-                f"(HTTP {response.status_code}); check the key in "
-                f"{self.settings.api_key_env or 'api_key_env (none is set)'}"
-            )
+    @classmethod
+    def check_before_run(cls, config: ModelConfig) -> list[str]:
+        """The key variable set, the server reachable and the key accepted; a warning if ``source`` is not listed."""
+        assert isinstance(config, OpenAISettings)  # the registry builds this adapter for kind: openai only
+        return _name_warnings(config, _listed_models(config, _auth_headers(config)))
 
     def sampling(self) -> dict[str, Any]:
         """The sampling parameters sent with every request (and part of every cache key)."""
@@ -149,6 +130,58 @@ class OpenAIChatAdapter(LookedUpAdapter):
             price=self.settings.price,
             base_url=public_url(self.settings.base_url),
         )
+
+
+def _auth_headers(settings: OpenAISettings) -> dict[str, str]:
+    """The ``Authorization`` header from the variable ``api_key_env`` names (none without it)."""
+    if settings.api_key_env is None:
+        return {}
+    key = os.environ.get(settings.api_key_env, "")
+    if not key.strip():
+        raise ConfigError(
+            f"model '{settings.name}' (kind openai): the environment variable "
+            f"{settings.api_key_env} named by api_key_env is not set; export it with the API "
+            f"key, or remove api_key_env for a server that needs no key"
+        )
+    return {"Authorization": f"Bearer {key.strip()}"}
+
+
+def _listed_models(settings: OpenAISettings, headers: dict[str, str]) -> list[str] | None:
+    """One GET of ``…/models``: the model names the server lists (``None``: it lists none readably).
+
+    Any HTTP answer means the server is there (some answer this path with an error).
+    """
+    url = settings.base_url.rstrip("/") + "/models"
+    try:
+        response = httpx.get(url, headers=headers, timeout=min(_REACH_TIMEOUT_S, settings.timeout_s))
+    except httpx.HTTPError as exc:
+        raise ModelError(
+            f"model '{settings.name}' (kind openai): cannot reach base_url {settings.base_url} "
+            f"({_network_reason(exc)}); start the server or correct base_url"
+        ) from None
+    if response.status_code in (401, 403):
+        raise ModelError(
+            f"model '{settings.name}' (kind openai): {settings.base_url} refused the key "
+            f"(HTTP {response.status_code}); check the key in "
+            f"{settings.api_key_env or 'api_key_env (none is set)'}"
+        )
+    try:
+        entries = response.json()["data"] if response.status_code == 200 else None
+        return [str(entry["id"]) for entry in entries] if isinstance(entries, list) else None
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _name_warnings(settings: OpenAISettings, listed: list[str] | None) -> list[str]:
+    """A warning when the server lists its models and ``source`` is not among them (many answer any name)."""
+    if not listed or settings.source in listed:  # none listed (transformers serve lists its hub cache): no news
+        return []
+    warning = (
+        f"model '{settings.name}' (kind openai): {public_url(settings.base_url)} does not list the model "
+        f"'{settings.source}' (source) at /models; it lists {listing(listed, quote=True)}; a server "
+        f"that answers any name answers with the model it serves: check source"
+    )
+    return [warning]
 
 
 def _read(exchange: Exchange, labels: list[str], logprobs: bool) -> Reading:

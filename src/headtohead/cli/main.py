@@ -2,7 +2,8 @@
 
 Each command lives in its own module, parses its arguments, calls one library function and
 prints what it returns. User mistakes (:class:`~headtohead.errors.H2HError`) become one line
-on stderr and exit code 2; command-line mistakes (an unknown option or command, a missing
+on stderr and exit code 2 (answers missing from an endpoint, :class:`~headtohead.errors.AnswersMissing`:
+the results of what was answered, then one line, exit code 4); command-line mistakes (an unknown option or command, a missing
 argument) the usage message and exit code 2; ``--debug`` anywhere on the line shows the
 traceback of an error.
 """
@@ -14,7 +15,7 @@ from typing import Any
 
 import typer
 
-from headtohead.cli.console import err_console, setup_logging
+from headtohead.cli.console import err_console, print_result, setup_logging
 from headtohead.cli.demo import demo
 from headtohead.cli.gate import gate
 from headtohead.cli.machines import compare_deprecated, machines
@@ -26,7 +27,7 @@ from headtohead.cli.show import show, validate
 from headtohead.cli.suite import suite
 from headtohead.cli.sweep import sweep
 from headtohead.cli.train import train
-from headtohead.errors import H2HError
+from headtohead.errors import AnswersMissing, H2HError
 from headtohead.runtime.extras import extra_for
 from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code
 from headtohead.version import __version__
@@ -92,6 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     except H2HError as exc:
         if debug:
             raise
+        if isinstance(exc, AnswersMissing) and exc.run is not None:  # what was answered first, then the one line
+            print_result(exc.run.result)  # type: ignore[attr-defined]
         raise _one_line(f"error: {exc}", exc.exit_code) from None
     except RunInterrupted as exc:
         raise _one_line(f"interrupted by {exc}", exc.exit_code) from None

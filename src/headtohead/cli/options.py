@@ -16,7 +16,7 @@ from typing import Literal, Optional, TypeVar
 import typer
 
 __all__ = ["OutOption", "SetOption", "ResumeOption", "OverwriteOption", "OfflineOption", "DeterministicOption"]
-__all__ += ["renamed", "say_renamed", "margin"]
+__all__ += ["renamed", "say_renamed", "margin", "AllowMissingOption"]
 
 T = TypeVar("T")
 
@@ -29,6 +29,13 @@ ResumeOption = typer.Option(
     "--resume/--no-resume",
     help="Go on from an earlier, interrupted run into the same --out: re-use what finished there (models, "
     "data sets, swept models; h2h train resumes by default, --no-resume trains again) and do only the rest.",
+)
+AllowMissingOption = typer.Option(
+    False,
+    "--allow-missing",
+    help="An endpoint model never answered some examples (server down, 5xx after every retry): judge every "
+    "model on the examples all answered, labelled so. Without it no verdict involves that model and the "
+    "run exits with code 4 (--resume asks exactly the missing examples again).",
 )
 OfflineOption = typer.Option(
     False,

@@ -63,6 +63,7 @@ def run(
         "--no-cache",
         help="Ask endpoint models (kind: openai) every example again, not the on-disk response cache.",
     ),
+    allow_missing: bool = shared.AllowMissingOption,
 ) -> None:
     """Compare the experiment's models on identical data and save the results."""
     if experiment is None and data is None and not model:  # neither way of naming the models: a usage error
@@ -99,6 +100,7 @@ def run(
             report=True,
             overwrite=overwrite,
             response_cache=not no_cache,
+            allow_missing=allow_missing,
         )
     print_result(outcome.result)
     if outcome.resumed:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +45,7 @@ def endpoint_record(answers: AnswerLog | None) -> EndpointRecord | None:
     ordered = sorted(answers.readings.items())
     unparseable = [(i, r) for i, r in ordered if r.unparseable]
     failed = [(i, r) for i, r in ordered if r.exchange.body is None]
+    missing = [i for i, r in failed if _in_transport(r.exchange)]
     usages = [r.exchange.body["usage"] for _, r in ordered if r.exchange.body is not None]
     known = all(u.get("prompt_tokens") is not None and u.get("completion_tokens") is not None for u in usages)
     sent = [r.exchange for _, r in ordered if r.exchange.body is not None and not r.exchange.from_cache]
@@ -75,6 +77,7 @@ def endpoint_record(answers: AnswerLog | None) -> EndpointRecord | None:
         failed_requests=[
             FailedRequest(index=i, reason=r.exchange.error or "no answer") for i, r in failed[:KEPT_ANSWERS]
         ],
+        missing=missing,
         requests=requests,
         retries=sum(p.retries for p in stats),
         statuses=statuses,
@@ -87,6 +90,11 @@ def endpoint_record(answers: AnswerLog | None) -> EndpointRecord | None:
         outside_mass_mean=float(np.mean(masses)) if masses and answers.probabilities else None,
         timing=timing,
     )
+
+
+def _in_transport(exchange: Any) -> bool:
+    """The exchange failed on the way, not at the model (a family whose exchanges never do: ``False``)."""
+    return bool(getattr(exchange, "missing", False))
 
 
 def _added(counts: Sequence[dict[str, int]]) -> dict[str, int]:
@@ -124,6 +132,7 @@ def merge_endpoint_records(
             "unparseable": [a for r in records for a in r.unparseable][:KEPT_ANSWERS],
             "n_failed_requests": total("n_failed_requests"),
             "failed_requests": [f for r in records for f in r.failed_requests][:KEPT_ANSWERS],
+            "missing": sorted(i for r in records for i in r.missing),
             "requests": total("requests"),
             "retries": total("retries"),
             "statuses": statuses,

@@ -46,6 +46,7 @@ def compare(
     stats: Mapping[str, Any] | None = None,
     progress: ProgressCallback | None = None,
     response_cache: bool = True,
+    allow_missing: bool = False,
 ) -> Run:
     """Compare models held in memory on data held in memory.
 
@@ -79,6 +80,9 @@ def compare(
     response_cache : bool
         Endpoint models (a mapping ``{"kind": "openai", …}``) answer from the on-disk response
         cache where they can; ``False`` asks every example again (``--no-cache``).
+    allow_missing : bool
+        Judge on the examples every model answered when an endpoint never answered some (as
+        :func:`headtohead.run`; without it such a model decides nothing and ``AnswersMissing`` is raised).
 
     Returns
     -------
@@ -143,6 +147,7 @@ def compare(
         report=report,
         in_memory=InMemory(splits=DataSplits(eval=dataset), objects=objects),
         response_cache=response_cache,
+        allow_missing=allow_missing,
     )
 
 

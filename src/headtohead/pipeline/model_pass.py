@@ -8,7 +8,9 @@ merged over its shards: quality is computed once per model, wherever its shards 
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,7 +27,17 @@ from headtohead.runtime.determinism import recording_refusals, refusal_warning
 from headtohead.runtime.faults import is_out_of_memory
 from headtohead.stats.quality import compute_quality
 
-__all__ = ["ModelOutcome", "ModelPass", "LoadedModelFacts", "load_model", "run_model_pass", "model_record"]
+__all__ = [
+    "ModelOutcome",
+    "ModelPass",
+    "LoadedModelFacts",
+    "load_model",
+    "run_model_pass",
+    "model_record",
+    "check_before_run",
+]
+
+log = logging.getLogger("headtohead")
 
 
 class LoadedModelFacts(Protocol):
@@ -126,6 +138,16 @@ def _out_of_memory(model_cfg: ModelConfig, setup: RunSetup, exc: BaseException) 
         f"model '{model_cfg.name}' ran out of memory on {setup.context.device} at eval.batch_size="
         f"{size} ({type(exc).__name__}); lower the batch size{smaller} and run again with --resume"
     )
+
+
+def check_before_run(models: Sequence[ModelConfig]) -> None:
+    """Each family's own checks of what its models need from outside (a key, a server), before any model runs.
+
+    Raises the first model's error; its warnings (a model name the server does not list) are logged now.
+    """
+    for model_cfg in models:
+        for warning in adapter_class(model_cfg.kind).check_before_run(model_cfg):
+            log.warning("%s", warning)
 
 
 def computes_here(model_cfg: ModelConfig) -> bool:

@@ -260,6 +260,7 @@ class RunState:
             environment=capture_environment(setup.base_dir),
             dataset=dataset_record(setup.splits, setup.fingerprint),
             models=[],
+            incomplete="unfinished",  # what the file says if the run never reaches finish(): killed, interrupted
         )
         self.saved: list[str] = []
 
@@ -277,11 +278,13 @@ class RunState:
             save_result(self.result, self.out / RESULTS_FILE)
             self.saved.append(record.name)
 
-    def finish(self, result: RunResult) -> None:
-        """The complete result (statistics and speed added): save it."""
+    def finish(self, result: RunResult) -> RunResult:
+        """The finished result (statistics and speed added), saved: no longer unfinished, unless answers are missing."""
+        result = result.model_copy(update={"incomplete": "answers missing" if result.missing is not None else None})
         self.result = result
         if self.out is not None:
             save_result(result, self.out / RESULTS_FILE)
+        return result
 
     def kept(self) -> str:
         """Where the finished models are, and how to finish the rest."""

@@ -19,15 +19,17 @@ from headtohead.config import Experiment
 from headtohead.config.schema import ModelConfig
 from headtohead.engines.endpoint import with_endpoints
 from headtohead.engines.evaluate import ProgressCallback
-from headtohead.errors import H2HError
+from headtohead.errors import AnswersMissing, H2HError
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
 from headtohead.pipeline.executors.speed_merge import merge_worker_speed
-from headtohead.pipeline.model_pass import ModelOutcome, computes_here, load_model, model_record
+from headtohead.pipeline.missing import judged_predictions, missing_answers
+from headtohead.pipeline.model_pass import ModelOutcome, check_before_run, computes_here, load_model, model_record
 from headtohead.pipeline.outputs import RunState, claim_output
 from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.sequential import SequentialRun, evaluate_until_decided
 from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_experiment
 from headtohead.pipeline.statistics import run_statistics
+from headtohead.report.words.missing import missing_sentence, with_answered_rows
 from headtohead.report.words.sequential import with_sequential
 from headtohead.report.words.speed import with_speed_sentences
 from headtohead.report.words.warnings import model_warnings
@@ -88,6 +90,7 @@ def run(
     overwrite: bool = False,
     in_memory: InMemory | None = None,
     response_cache: bool = True,
+    allow_missing: bool = False,
 ) -> Run:
     """Compare the experiment's models on identical data.
 
@@ -134,6 +137,12 @@ def run(
         Models behind an endpoint (``kind: openai``) answer from the on-disk response cache
         where they can; ``False`` (``--no-cache``) asks every example again (the fresh answers
         replace the cached ones).
+    allow_missing : bool
+        A model that never answered some examples because of the transport (a server down, 5xx
+        after every retry) leaves them missing, not wrong; no statistic involves it unless this is
+        set, and the run ends in :class:`~headtohead.errors.AnswersMissing` (see
+        :mod:`headtohead.pipeline.missing`). ``True``: judge every model on the examples every
+        model answered, labelled so.
 
     Returns
     -------
@@ -146,6 +155,9 @@ def run(
         Invalid experiment, data or model, an output folder that cannot be written, holds
         another experiment's results or is in use by another run, or ``resume`` on changed
         data. Models that finished before the error are already saved in ``out_dir``.
+    AnswersMissing
+        A model never answered some examples (transport failures) and ``allow_missing`` is off;
+        raised after everything was saved (``.run`` holds the :class:`Run`).
     RunInterrupted
         SIGINT/SIGTERM arrived; the message says what was kept.
 
@@ -192,6 +204,8 @@ def run(
         )
         heap.mark()  # torch and the tokenizers are imported now, no model is loaded yet
         clock = _StageClock(began)
+        if quality and exp.eval.until_decided:  # its chunks ask every model: check them before the first
+            check_before_run(exp.models)
         decided = (
             evaluate_until_decided(setup, out, progress=progress, resume=bool(resume))
             if quality and exp.eval.until_decided
@@ -207,6 +221,7 @@ def run(
             fairness_warnings=fairness,
             clock=clock,
             decided=decided,
+            allow_missing=allow_missing,
         )
         if report and out is not None:
             with clock.stage("report"):
@@ -216,6 +231,9 @@ def run(
         outcome.result = clock.stamp(outcome.result)
         if out is not None:
             save_result(outcome.result, out / RESULTS_FILE)
+    missing = outcome.result.missing
+    if missing is not None and not missing.allowed:  # everything answered is saved; no verdict is owed
+        raise AnswersMissing(missing_sentence(outcome.result) or "answers missing", outcome)
     return outcome
 
 
@@ -258,6 +276,7 @@ def _execute(
     fairness_warnings: list[str],
     clock: _StageClock,
     decided: SequentialRun | None = None,
+    allow_missing: bool = False,
 ) -> Run:
     """Every model's pass (or its finished work), saved as it finishes; then statistics and speed.
 
@@ -289,6 +308,8 @@ def _execute(
                 else {}
             )
             todo = [m.name for m in exp.models if restored.get(m.name) is None]
+            if decided is None:  # the key, the server: before any model runs (--until-decided checked them)
+                check_before_run([exp.model(name) for name in todo])
             fresh = (
                 iter(decided.outcomes)
                 if decided is not None
@@ -305,18 +326,22 @@ def _execute(
                 else:
                     for warning in model_warnings(outcome.record):
                         log.warning("%s", warning)
-                    if store is not None and outcome.predictions is not None:
+                    if store is not None and outcome.predictions is not None and not outcome.record.missing_examples:
                         store.save(keys[model_cfg.name], outcome.record, outcome.predictions)
                 _keep_or_free(outcome, loaded, measure_speed)
                 state.add(outcome)
         _raise_failures(finished)
         result = state.result
         if setup.quality:
+            missing = missing_answers(result.models, state.predictions, allowed=allow_missing)
+            judged = judged_predictions(result.models, state.predictions, missing)
             with clock.stage("statistics"):
-                stats = run_statistics(setup, state.predictions, out)
-                if decided is not None:  # an early stop: the sequential tests decide, and say so
-                    stats = with_sequential(decided_by_sequential_tests(stats, decided.records), decided.records)
-                result = result.model_copy(update={"stats": stats})
+                stats = run_statistics(setup, judged, out) if judged is not None else None
+                if decided is not None and judged is not None and stats is not None:  # an early stop: its tests decide
+                    kept = [r for r in decided.records if {r.model_a, r.model_b} <= set(judged.models)]
+                    stats = with_sequential(decided_by_sequential_tests(stats, kept), kept)
+                stats = with_answered_rows(stats, missing) if stats is not None else None
+                result = result.model_copy(update={"stats": stats, "missing": missing})
         if measure_speed and (timed_models(exp) or any(m.endpoint is not None for m in result.models)):
             with clock.stage("speed"):
                 summary = (
@@ -328,7 +353,7 @@ def _execute(
                     summary, result.models, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed
                 )  # endpoints: timed by their own requests
                 result = result.model_copy(update={"speed": summary})
-        state.finish(result)
+        result = state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
     except H2HError as exc:

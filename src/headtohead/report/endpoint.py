@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from headtohead.report.rows.summary import NOT_AVAILABLE, NOT_MEASURED, _number
 from headtohead.report.words.server import format_money
-from headtohead.results.endpoint import EndpointRecord, RequestTiming
+from headtohead.results.endpoint import EndpointRecord, FailedRequest, RequestTiming
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed
 
@@ -50,13 +50,22 @@ def _requests_line(e: EndpointRecord) -> str:
 
 def _answers_line(e: EndpointRecord) -> str:
     unparseable = f"{e.n_unparseable:,} unparseable answer{'s' if e.n_unparseable != 1 else ''}"
-    failed = f"{e.n_failed_requests:,} example{'s' if e.n_failed_requests != 1 else ''} never answered"
-    if e.failed_requests:
-        reasons: dict[str, int] = {}
-        for f in e.failed_requests:
-            reasons[f.reason] = reasons.get(f.reason, 0) + 1
-        failed += " (" + ", ".join(f"{why} ×{n}" for why, n in reasons.items()) + ")"
-    return f"{unparseable}, {failed}: each counts as a wrong answer"
+    missing = set(e.missing)
+    refused = [f for f in e.failed_requests if f.index not in missing]
+    failed = f"{e.n_failed_requests - e.n_missing:,} request{'s' if len(refused) != 1 else ''} refused"
+    line = f"{unparseable}, {failed}{_reasons(refused)}: each counts as a wrong answer"
+    if e.n_missing:
+        gone = [f for f in e.failed_requests if f.index in missing]
+        line += f"; {e.n_missing:,} never answered{_reasons(gone)}: missing, not wrong"
+    return line
+
+
+def _reasons(failures: list[FailedRequest]) -> str:
+    """`` (HTTP 400 ×2, timeout ×1)``: the last try's failure of each request, counted (``""`` for none)."""
+    reasons: dict[str, int] = {}
+    for f in failures:
+        reasons[f.reason] = reasons.get(f.reason, 0) + 1
+    return " (" + ", ".join(f"{why} ×{n}" for why, n in reasons.items()) + ")" if reasons else ""
 
 
 def _tokens_line(e: EndpointRecord) -> str:

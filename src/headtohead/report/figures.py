@@ -70,7 +70,7 @@ def _tradeoff_points(
         result = run.result
         for model in result.models:
             placed = placer(result, model.name)
-            if placed is None or model.quality is None:
+            if placed is None or model.quality is None or model.missing_examples:  # incomplete: no point
                 continue
             latency, label = placed
             labels.add(label)

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from headtohead.metrics import CATALOGUE
+from headtohead.report.words.missing import missing_sentence
 from headtohead.report.words.numbers import format_count, weights_text
 from headtohead.report.words.quality import verdict_lines
 from headtohead.report.words.speed import speed_verdict_lines
@@ -73,9 +74,14 @@ def quality_table(result: RunResult) -> Table:
         table.add_column(metric.label, justify="right")
     scored = [m for m in result.models if m.quality is not None]
     best = max((q.accuracy for m in scored if (q := m.quality) is not None), default=None)
+    judged = {m.name: m for m in stats.models} if stats else {}  # a model with answers missing may be left out
     for model in scored:
-        ms = stats.model(model.name) if stats else None
-        row = _row(model, ms, best=best if len(scored) > 1 else None)
+        ms = judged.get(model.name)
+        row = (
+            _incomplete_row(model, ms)
+            if model.missing_examples
+            else _row(model, ms, best=best if len(scored) > 1 else None)
+        )
         for metric in picked:  # a metric of probabilities for a model without them: not available
             found = ms.metrics.get(metric.name) if ms is not None else None
             row.append(_with_ci(found.value, found, percent=metric.scale == "share") if found else "–")
@@ -99,6 +105,30 @@ def _row(model: ModelRecord, ms: ModelStats | None, *, best: float | None) -> li
         _with_ci(q.balanced_accuracy, ms.balanced_accuracy if ms else None, percent=True),
         str(q.n_failed) if q.n_failed else "0",
         calibration,
+        format_count(model.num_parameters) if model.outputs == "computed" else "–",
+        f"{model.eval_time_s:.2f}" if model.eval_time_s is not None else "–",
+    ]
+
+
+def _incomplete_row(model: ModelRecord, ms: ModelStats | None) -> list[str]:
+    """A model that never answered some examples: its statistics on the rows every model answered, or none."""
+    q = model.quality
+    assert q is not None, "only models with a quality pass have a row"
+    figures = (
+        [
+            _with_ci(ms.accuracy.value, ms.accuracy, percent=True),
+            _with_ci(ms.f1_macro.value, ms.f1_macro, percent=False),
+            _with_ci(ms.f1_weighted.value, ms.f1_weighted, percent=False),
+            _with_ci(ms.balanced_accuracy.value, ms.balanced_accuracy, percent=True),
+        ]
+        if ms is not None
+        else ["[yellow]incomplete[/]", "–", "–", "–"]
+    )
+    return [
+        escape(model.name),
+        *figures,
+        f"{q.n_failed - len(model.missing_examples)} (+{len(model.missing_examples)} missing)",
+        "–",
         format_count(model.num_parameters) if model.outputs == "computed" else "–",
         f"{model.eval_time_s:.2f}" if model.eval_time_s is not None else "–",
     ]
@@ -183,6 +213,8 @@ def speed_table(result: RunResult) -> Table | None:
 def verdict_block(result: RunResult) -> list[str]:
     """The verdict sentences of a run (quality, then speed when measured), plain text."""
     lines: list[str] = []
+    if result.missing is not None and result.missing.allowed:  # not allowed: the run's last line says it
+        lines.append(missing_sentence(result) or "")
     if result.stats is not None:
         lines += verdict_lines(result.stats)
     if result.speed is not None:

@@ -104,6 +104,12 @@ class EndpointRecord(DerivedRecord):
     unparseable: list[UnparseableAnswer] = Field(default_factory=list, description="the first 1000, with raw text")
     n_failed_requests: int = 0
     failed_requests: list[FailedRequest] = Field(default_factory=list, description="the first 1000, with why")
+    missing: list[int] = Field(
+        default_factory=list,
+        description="dataset indices of the failed requests that failed in transport (timeouts, refused or reset "
+        "connections, 5xx after every retry, malformed bodies; all of them, sorted): missing data, not wrong "
+        "answers; the model's pass is incomplete until they are asked again (--resume)",
+    )
     requests: int = Field(default=0, description="HTTP requests sent in this run, retries included")
     retries: int = 0
     statuses: dict[str, int] = Field(
@@ -127,6 +133,12 @@ class EndpointRecord(DerivedRecord):
         description="the requests sent in this run (no latencies: "
         "none was answered now, e.g. every answer came from the cache)",
     )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def n_missing(self) -> int:
+        """Examples without an answer because of the transport (see ``missing``)."""
+        return len(self.missing)
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property

@@ -4,8 +4,9 @@ Engines create these; statistics and reports only read them. Every record is fro
 refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
 
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
-the files headtohead writes". The current one, 5: an endpoint's ``max_concurrency`` bounds the
-model over all its shards, and metrics picked from the catalogue (``stats.metrics``) are kept.
+the files headtohead writes". The current one, 6: a run says whether it is incomplete
+(``RunResult.incomplete``: unfinished, or answers missing) and which examples an endpoint never
+answered because of the transport (``EndpointRecord.missing``, ``RunResult.missing``).
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ __all__ = [
     "ModelRecord",
     "WorkerRecord",
     "StageTimings",
+    "MissingAnswers",
     "RunResult",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class GPURecord(Record):
@@ -253,6 +255,11 @@ class ModelRecord(Record):
         description="kind openai: the requests, cache hits, unparseable answers, tokens and cost (results.endpoint)",
     )
 
+    @property
+    def missing_examples(self) -> list[int]:
+        """Dataset indices of the examples this model never answered because of the transport (none: ``[]``)."""
+        return list(self.endpoint.missing) if self.endpoint is not None else []
+
 
 class StageTimings(Record):
     """Where a run's wall time went, in seconds (what ``h2h run`` prints at the end).
@@ -272,6 +279,17 @@ class StageTimings(Record):
     total_s: float
 
 
+class MissingAnswers(Record):
+    """Examples some model never answered because of the transport: missing data, not wrong answers."""
+
+    models: dict[str, int] = Field(description="model → examples it never answered (after every retry)")
+    allowed: bool = Field(
+        description="--allow-missing: the statistics were computed on the examples every model answered; "
+        "false: no statistic involves these models"
+    )
+    rows_used: int = Field(description="examples the statistics were computed on")
+
+
 class RunResult(Record):
     """Everything one ``h2h run`` produced, apart from the per-example predictions
     (``predictions_file``, an ``.npz`` beside the JSON)."""
@@ -289,6 +307,15 @@ class RunResult(Record):
     speed: SpeedSummary | None = Field(default=None, description="speed and memory (engines.speed)")
     training: TrainingSummary | None = Field(default=None, description="identical fine-tuning (h2h train)")
     timings: StageTimings | None = Field(default=None, description="where the run's wall time went")
+    incomplete: Literal["unfinished", "answers missing"] | None = Field(
+        default=None,
+        description="unfinished: saved while the run went on, and it never finished (interrupted, killed, failed); "
+        "answers missing: a model has examples never answered (missing); None: complete (or written before "
+        "version 6)",
+    )
+    missing: MissingAnswers | None = Field(
+        default=None, description="the examples some model never answered, and what the statistics did about them"
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -71,13 +71,16 @@ class ScriptedChatServer:
         Decides each reply.
     model : str
         The model name ``/v1/models`` lists.
+    port : int
+        The port to listen on (0: any free one); a server started again on a stopped one's port has
+        the same ``base_url``, as a real server restarted.
     """
 
-    def __init__(self, script: Script, model: str = "scripted") -> None:
+    def __init__(self, script: Script, model: str = "scripted", port: int = 0) -> None:
         self.script, self.model = script, model
         self.counts = _Counts()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-chat", daemon=True)
 
@@ -90,7 +93,16 @@ class ScriptedChatServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def stop(self) -> None:
+        """Stop listening (new connections are refused); safe to call from a script's thread, and twice."""
+        if self._thread.is_alive():
+            self._server.shutdown()
         self._server.server_close()
 
     def reset_counts(self) -> None:

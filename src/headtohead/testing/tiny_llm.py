@@ -124,12 +124,21 @@ class TransformersServe:
         Where the server's output goes (read by :meth:`chat_requests`).
     startup_timeout_s : float
         Seconds to wait for ``/health`` to answer.
+    port : int, optional
+        The port to listen on (default: a free one); a stopped server's, to start it again at the same URL.
     """
 
-    def __init__(self, model_dir: str | Path, log_path: str | Path, *, startup_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path,
+        log_path: str | Path,
+        *,
+        startup_timeout_s: float = 120.0,
+        port: int | None = None,
+    ) -> None:
         self.model_dir, self.log_path = Path(model_dir), Path(log_path)
         self.startup_timeout_s = startup_timeout_s
-        self.port = free_port()
+        self.port = free_port() if port is None else port
         self._process: subprocess.Popen[bytes] | None = None
 
     @property

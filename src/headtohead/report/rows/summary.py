@@ -54,6 +54,8 @@ class Cell:
 #: Why a model has no value: stored predictions are not timed; without probabilities there is no calibration.
 NOT_MEASURED = "not measured"
 NOT_AVAILABLE = "not available"
+#: A model that never answered some examples (transport failures): its metrics would count them as wrong.
+INCOMPLETE = "incomplete: answers missing"
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,9 @@ def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
     for model in result.models:
         q = model.quality
         cells = {c.key: Cell(getattr(q, c.key)) for c in _QUALITY} if q is not None else {}
-        if q is not None:
+        if q is not None and model.missing_examples:  # the statistics on answered rows replace these, if allowed
+            cells = {c.key: Cell(None, note=INCOMPLETE) for c in _QUALITY}
+        elif q is not None:
             cells["n_failed"] = Cell(float(q.n_failed))
             cells["accuracy_answered"] = Cell(q.answered.accuracy if q.answered else q.accuracy)
         cells.update(_stats_cells(result, model.name))

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.markup import escape
 from rich.table import Table
 
@@ -35,8 +37,20 @@ def format_qps(qps: float) -> str:
 
 
 def format_money(amount: float) -> str:
-    """A cost with enough digits to tell small amounts apart: ``0.0123``, ``1.23``, ``1,234``."""
-    return f"{amount:,.0f}" if amount >= 1000 else f"{amount:.3g}"
+    """A cost with three significant digits, never in exponent notation: ``0.0000567``, ``0.0123``, ``1.23``, ``1,234``.
+
+    Examples
+    --------
+    >>> [format_money(x) for x in (5.67e-05, 0.0123, 1.234, 12.34, 3.6, 1.0, 1234.5, 0.0)]
+    ['0.0000567', '0.0123', '1.23', '12.3', '3.6', '1', '1,234', '0']
+    """
+    if amount >= 1000:
+        return f"{amount:,.0f}"
+    if amount == 0 or not math.isfinite(amount):
+        return f"{amount:g}"
+    decimals = max(0, 2 - math.floor(math.log10(abs(amount))))  # three significant digits after the zeros
+    text = f"{amount:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text  # as %g writes them: 3.6, 1
 
 
 def _bound(ms: float) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from headtohead.report.words.missing import missing_sentence
 from headtohead.report.words.numbers import format_p, format_pp, format_ratios, holm_clause, speed_tests_phrase
 from headtohead.report.words.quality import TEST_NAMES
 from headtohead.report.words.sequential import sequential_headline
@@ -180,7 +181,8 @@ def speed_line(comparison: SpeedComparison, batch_size: int) -> VerdictLine:
 
 
 def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[VerdictLine]:
-    models = [m for m in result.models if m.quality is not None]
+    left_out = result.missing.models if result.missing is not None and not result.missing.allowed else {}
+    models = [m for m in result.models if m.quality is not None and m.name not in left_out]
     if not models:
         if result.models:  # a speed-only run (h2h bench): nothing to say about quality
             return []
@@ -335,7 +337,9 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     ['roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0, McNemar p = 0.003)',
      'bert: 1.31× faster than roberta (offline, batch 32; 95 % CI 1.27–1.35)']
     """
-    headline = _quality_headline(result, result.stats) + slice_lines(result.stats)
+    missing = missing_sentence(result)  # first: the verdicts below leave those models out, or used fewer rows
+    headline = [VerdictLine(None, missing, "info")] if missing else []
+    headline += _quality_headline(result, result.stats) + slice_lines(result.stats)
     details: list[str] = []
     if result.stats is not None:
         details.extend(c.verdict for c in result.stats.comparisons)

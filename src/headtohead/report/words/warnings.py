@@ -11,8 +11,9 @@ the record and shown as they are.
 from __future__ import annotations
 
 from headtohead.errors import listing
+from headtohead.report.words.missing import why_missing
 from headtohead.report.words.numbers import format_p, format_percent
-from headtohead.results.records import ModelRecord
+from headtohead.results.records import ModelRecord, QualityMetrics
 from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.results.training import TrainingRun
 from headtohead.stats.speed_family import noise_checks
@@ -154,6 +155,47 @@ def training_warnings(run: TrainingRun, stall_threshold: float) -> list[str]:
     return list(dict.fromkeys(list(run.warnings) + derived))
 
 
+def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> list[str]:
+    """Examples without a prediction: NaN scores of a model run here; an LLM's unusable answers, or missing ones."""
+    failed = quality.n_failed
+    total = quality.n_examples if quality.failures_counted else quality.n_examples + failed
+    treated = (
+        f"each counts as a wrong answer (accuracy on the answered rows only: {100 * quality.answered.accuracy:.1f} %)"
+        if quality.failures_counted and quality.answered
+        else "each counts as a wrong answer"
+        if quality.failures_counted
+        else "these version-3 results left them out of its metrics"
+    )
+    endpoint = record.endpoint
+    if endpoint is None:
+        rows = listing(quality.failed_examples) + (" …" if failed > len(quality.failed_examples) else "")
+        nan = (
+            f"model '{record.name}' gave no prediction for {failed} of {total} examples "
+            f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores): {treated}; check its weights "
+            f"and precision (an fp16 overflow gives such scores)"
+        )
+        return [nan]
+    said = []
+    unusable = failed - endpoint.n_missing
+    if unusable:
+        refused = endpoint.n_failed_requests - endpoint.n_missing
+        what = [f"{endpoint.n_unparseable} answer(s) named no label (or several)"] + (
+            [f"{refused} request(s) the server refused for the example itself (HTTP 4xx)"] if refused else []
+        )
+        said.append(
+            f"model '{record.name}' gave no usable answer for {unusable} of {total} examples "
+            f"({unusable / total:.1%}: {', '.join(what)}): {treated}; read its answers in the report, and check "
+            f"the prompt and max_tokens"
+        )
+    if endpoint.n_missing:
+        said.append(
+            f"model '{record.name}' never answered {endpoint.n_missing} of {total} examples "
+            f"({why_missing(record)}, after every retry): missing data, not wrong answers; no verdict involves "
+            f"it until they are asked again (--resume), unless --allow-missing"
+        )
+    return said
+
+
 def model_warnings(record: ModelRecord) -> list[str]:
     """Every warning about one model's quality pass: those stored while it ran, and those its numbers call for.
 
@@ -164,22 +206,7 @@ def model_warnings(record: ModelRecord) -> list[str]:
     derived = []
     quality = record.quality
     if quality is not None and quality.n_failed:
-        failed = quality.n_failed
-        total = quality.n_examples if quality.failures_counted else quality.n_examples + failed
-        rows = listing(quality.failed_examples) + (" …" if failed > len(quality.failed_examples) else "")
-        treated = (
-            f"each counts as a wrong answer (accuracy on the answered rows only: "
-            f"{100 * quality.answered.accuracy:.1f} %)"
-            if quality.failures_counted and quality.answered
-            else "each counts as a wrong answer"
-            if quality.failures_counted
-            else "these version-3 results left them out of its metrics"
-        )
-        derived.append(
-            f"model '{record.name}' gave no prediction for {failed} of {total} examples "
-            f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores, or no usable answer): "
-            f"{treated}; check its weights and precision (fp16 overflows), or its endpoint's answers"
-        )
+        derived.extend(_no_prediction_warnings(record, quality))
     if record.labels_outside_data:
         present = len(record.label_columns or [])
         predicted = quality.predicted_outside if quality is not None else 0
