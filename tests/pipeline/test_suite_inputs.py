@@ -111,3 +111,19 @@ def test_latex_escape_covers_every_special_character():
     assert latex_escape("a_b&c%d$e#f{g}h~i^j\\k") == (
         r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k"
     )
+
+
+def test_a_suite_file_names_its_baseline_under_across(tmp_path):
+    from headtohead.config.suite import suite_from_dict
+
+    suite = {
+        "datasets": [{"name": "a", "data": {"path": "sklearn:iris"}}, {"name": "b", "data": {"path": "sklearn:wine"}}],
+        "models": [
+            {"name": "x", "kind": "sklearn", "source": "x.skops"},
+            {"name": "y", "kind": "sklearn", "source": "y.skops"},
+        ],
+        "across": {"baseline": "y"},
+    }
+    assert suite_from_dict(suite).across.baseline == "y"
+    with pytest.raises(ConfigError, match="across.baseline: 'z' is not one of the models"):
+        suite_from_dict({**suite, "across": {"baseline": "z"}})

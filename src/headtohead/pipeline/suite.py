@@ -200,7 +200,7 @@ def suite(
         alpha=alpha if alpha is not None else config.stats.alpha,
         rope=config.across.rope,
         bayes_samples=config.across.bayes_samples,
-        baseline=_baseline(baseline, [m.name for m in config.models]),  # refused before any run
+        baseline=_baseline(baseline, [m.name for m in config.models]) or config.across.baseline,  # before any run
     )
     out = Path(out_dir) if out_dir is not None else None
     with contextlib.ExitStack() as stack:

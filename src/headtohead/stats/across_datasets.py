@@ -316,7 +316,7 @@ def control_comparisons(
     Examples
     --------
     >>> ranks = {"C4.5": 3.143, "C4.5+m": 2.0, "C4.5+cf": 2.893, "C4.5+m+cf": 1.964}
-    >>> se = np.sqrt(4 * 5 / (6 * 14))                 # Demšar (2006), §3.2.2: SE = 0.488
+    >>> se = float(np.sqrt(4 * 5 / (6 * 14)))          # Demšar (2006), §3.2.2: SE = 0.488
     >>> round((ranks["C4.5"] - ranks["C4.5+m+cf"]) / se, 2)
     2.42
     """
