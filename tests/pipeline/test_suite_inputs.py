@@ -98,6 +98,8 @@ def test_a_papers_table_and_vector_diagram_are_written_beside_the_report(tmp_pat
     for line in tex.splitlines():
         if line.endswith(r"\\"):  # every row has as many cells as its tabular has columns
             assert line.count(" & ") + 1 in (4, 8, 6)
+        bare = line.replace(r"\{", "").replace(r"\}", "")
+        assert bare.count("{") == bare.count("}"), line  # every group closes on its line
     root = ET.fromstring((tmp_path / "cd.svg").read_bytes())
     assert root.tag.endswith("svg") and root.find(".//{http://www.w3.org/2000/svg}path") is not None
     pdf = (tmp_path / "cd.pdf").read_bytes()
