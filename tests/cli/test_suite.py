@@ -72,6 +72,22 @@ def test_demsar_worked_example_on_scores(tmp_path, capsys):
     assert {"wilcoxon_p", "holm_p", "p_a_better", "p_equivalent", "p_b_better"} <= set(raw["pairs"][0])
 
 
+def test_demsar_control_from_the_command_line_with_a_papers_files(tmp_path, capsys):
+    """Demšar §3.2.2 with C4.5 as the control: C4.5+m and C4.5+m+cf are better (Holm over 3); suite.tex and the
+    vector CD diagram land beside suite.html."""
+    table = tmp_path / "demsar.csv"
+    table.write_text(DEMSAR_CSV)
+    main(["suite", "--scores", str(table), "--metric", "auc", "--baseline", "C4.5", "--out", str(tmp_path / "out")])
+    printed = capsys.readouterr().out
+    result = load_suite_result(tmp_path / "out" / "suite.json")
+    assert result.baseline == "C4.5" and [c.model for c in result.control if c.rank_significant] == [
+        "C4.5+m",
+        "C4.5+m+cf",
+    ]
+    assert "Against the baseline C4.5 (Holm over 3)" in printed and "suite.tex" in printed
+    assert {"suite.html", "suite.tex", "cd.svg", "cd.pdf"} <= {p.name for p in (tmp_path / "out").iterdir()}
+
+
 def test_demsar_published_ranks_with_lower_is_better(tmp_path):
     table = tmp_path / "ranks.csv"
     table.write_text(DEMSAR_RANKS)
@@ -107,6 +123,14 @@ CASES = {
     "scores file missing": (lambda t: ["suite", "--scores", str(t / "none.csv")], "none.csv: file not found"),
     "no dataset column": (lambda t: ["suite", "--scores", _table(t, "name,a,b\nx,1,2\n")], "no 'dataset' column"),
     "one model column": (lambda t: ["suite", "--scores", _table(t, "dataset,a\nx,1\n")], "1 model column(s)"),
+    "a model column twice": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,a,c\nx,1,2,3\ny,2,1,3\n")],
+        "column 'a' appears 2 times in the header",
+    ),
+    "a baseline that is no model": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--baseline", "c"],
+        "--baseline c: not one of the models",
+    ),
     "a cell that is text": (
         lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,good\n")],
         "line 2, column b: 'good' is not a number",

@@ -176,3 +176,58 @@ def test_the_suite_report_renders_offline_with_its_diagram_and_links(tmp_path):
 
     colours = Image.open(shot).convert("RGB").getcolors(maxcolors=1_000_000)
     assert colours is not None and len(colours) > 100
+
+
+def _widths(page: Path, tmp_path: Path, width: int, *, printed: bool = False) -> dict[str, int]:
+    """The page's and each table's scrollWidth, and each table's container width, as Chromium lays them out.
+
+    The report forbids scripts (its CSP); this copy drops the policy and adds one that writes the widths into
+    the DOM. ``printed`` applies the print rules on screen, at the width of A4 paper inside its margins."""
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    if printed:
+        text = text.replace("@media print {", "@media all {")
+    probe = (
+        "<script>window.addEventListener('load', () => { const out = {page: document.documentElement.scrollWidth};"
+        " document.querySelectorAll('table').forEach(t => { const id = t.closest('section').id;"
+        " out[id] = t.scrollWidth; out[id + ' box'] = t.parentElement.clientWidth; });"
+        " const p = document.createElement('pre'); p.id = 'widths'; p.textContent = JSON.stringify(out);"
+        " document.body.appendChild(p); });</script>"
+    )
+    copy = tmp_path / f"probe-{width}{'-print' if printed else ''}.html"
+    copy.write_text(text.replace("</body>", probe + "</body>"))
+    dom, _ = chromium(copy, tmp_path, "--dump-dom", f"--window-size={width},2000", "--virtual-time-budget=5000")
+    found = re.findall(r'<pre id="widths">([^<]*)</pre>', dom)
+    assert found, dom[-2000:]
+    return json.loads(html.unescape(found[-1]))
+
+
+def test_the_suite_tables_fit_a_1280_px_page_with_six_models_and_print_whole(tmp_path):
+    """Six models with long names, each data set's own tests marking most cells: the grid, the pairs and the
+    baseline's table fit a 1280 px window without scrolling, and in print (the print rules, A4's 718 px) too."""
+    import headtohead
+    from headtohead.results import save_result
+
+    models = {
+        "distilbert-base-uncased": 0.70,
+        "roberta-large-mnli": 0.76,
+        "deberta-v3-base": 0.82,
+        "logistic-regression": 0.86,
+        "naive-bayes-tfidf": 0.90,
+        "gpt-4o-mini-zero-shot": 0.94,
+    }
+    paths = []
+    for i, name in enumerate(["sst2", "snips", "ag_news", "trec-coarse", "yelp_polarity"]):
+        result, _ = sample_run(models, n_examples=400, seed=i, speed=False, n_resamples=100, name=name)
+        (tmp_path / name).mkdir()
+        save_result(result, tmp_path / name / "results.json")
+        paths.append(tmp_path / name / "results.json")
+    outcome = headtohead.suite(paths, out_dir=tmp_path / "suite", baseline="distilbert-base-uncased")
+    from headtohead.report.suite import grid_rows
+
+    assert sum(bool(mark) for row in grid_rows(outcome.result) for mark in row["marks"].values()) >= 20
+    page = tmp_path / "suite" / "suite.html"
+    for width, printed in ((1280, False), (718, True)):
+        widths = _widths(page, tmp_path, width, printed=printed)
+        assert widths["page"] <= width, widths
+        for table in ("ranks", "datasets", "pairs", "baseline"):
+            assert widths[table] <= widths[f"{table} box"], (width, widths)

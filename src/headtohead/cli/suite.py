@@ -49,6 +49,11 @@ def suite(
         None, "--alpha", help="Significance level across data sets (default: the suite's stats.alpha, else 0.05)."
     ),
     name: Optional[str] = typer.Option(None, "--name", help="Name of a suite of finished runs or of a table."),
+    baseline: Optional[str] = typer.Option(
+        None,
+        "--baseline",
+        help="Compare every other model with this one (Demšar's control): Holm over those k − 1 comparisons.",
+    ),
     set_: Optional[list[str]] = shared.SetOption,
     resume: Optional[bool] = shared.ResumeOption,
     overwrite: bool = shared.OverwriteOption,
@@ -58,7 +63,7 @@ def suite(
     """Compare the same models across several data sets: ranks, Friedman, CD diagram, Wilcoxon + Holm, Bayes."""
     from headtohead.errors import ResultsError
     from headtohead.pipeline.suite import suite as run_suite
-    from headtohead.results.files import SUITE_FILE, SUITE_REPORT
+    from headtohead.results.files import SUITE_CD_PDF, SUITE_CD_SVG, SUITE_FILE, SUITE_LATEX, SUITE_REPORT
 
     source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric)
     offline = offline_wanted(offline)
@@ -73,6 +78,7 @@ def suite(
             rope=rope,
             alpha=alpha,
             name=name,
+            baseline=baseline,
             resume=bool(resume),
             overwrite=overwrite,
             offline=offline,
@@ -82,6 +88,12 @@ def suite(
         )
     _print(outcome.result)
     console.print(f"Suite: {out_dir / SUITE_FILE}; report: {out_dir / SUITE_REPORT}", highlight=False)
+    if outcome.result.average_ranks:
+        console.print(
+            f"For a paper: {out_dir / SUITE_LATEX} (tables, booktabs); the CD diagram {out_dir / SUITE_CD_SVG}, "
+            f"{out_dir / SUITE_CD_PDF}",
+            highlight=False,
+        )
     if outcome.failed:
         names = ", ".join(d.name for d in outcome.failed)
         raise ResultsError(
@@ -116,27 +128,18 @@ def _print(result: SuiteResult) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from headtohead.report.suite import grid_rows, rank_rows, seed_sentences
+    from headtohead.report.suite import seed_sentences, terminal_tables
 
     for line in result.verdict:
         console.print(f"• {line}", highlight=False, markup=False, soft_wrap=True)
     for warning in result.warnings:
         console.print(f"! {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True)
-    ranks = rank_rows(result)
-    if ranks:
-        table = Table(title="Ranks across data sets (1 = best)", title_justify="left")
-        for i, header in enumerate(ranks[0]):
-            table.add_column(Text(header), justify="left" if i == 0 else "right")
-        for row in ranks:
-            table.add_row(*(Text(v) for v in row.values()))
+    for title, headers, rows, left in terminal_tables(result):
+        table = Table(title=Text(title), title_justify="left")
+        for i, header in enumerate(headers):
+            table.add_column(Text(header), justify="left" if i == 0 or header in left else "right", overflow="fold")
+        for row in rows:
+            table.add_row(*(Text(v) for v in row))
         console.print(table)
-    grid = Table(
-        title=Text(f"{result.metric} per data set (rank; ▲/▼: its own test significant)"), title_justify="left"
-    )
-    for i, header in enumerate(("data set", *result.models, "its own test")):
-        grid.add_column(Text(header), justify="right" if 0 < i <= len(result.models) else "left", overflow="fold")
-    for entry in grid_rows(result):
-        grid.add_row(*(Text(v) for v in (entry["dataset"], *entry["cells"].values(), entry["own"])))
-    console.print(grid)
     for line in seed_sentences(result):
         console.print(f"• {line}", highlight=False, markup=False, soft_wrap=True)

@@ -73,6 +73,10 @@ class AcrossConfig(Section):
         "signed-rank test, in the metric's units (0.01 = one point of accuracy).",
     )
     bayes_samples: int = Field(default=50_000, ge=1000, description="Posterior draws of the Bayesian test.")
+    baseline: str | None = Field(
+        default=None,
+        description="A model every other is compared with (Demšar's control: Holm over k − 1); --baseline sets it too.",
+    )
 
     @field_validator("metric")
     @classmethod
@@ -110,6 +114,11 @@ class SuiteConfig(Section):
             repeated = sorted({n for n in names if names.count(n) > 1})
             if repeated:
                 raise ValueError(f"{what} name '{repeated[0]}' is used twice; give each {what} a unique name")
+        models = [m.name for m in self.models]
+        if self.across.baseline is not None and self.across.baseline not in models:
+            raise ValueError(
+                f"across.baseline: '{self.across.baseline}' is not one of the models ({', '.join(models)})"
+            )
         return self
 
     @model_validator(mode="after")

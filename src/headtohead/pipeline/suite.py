@@ -8,13 +8,13 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
 from headtohead.config.suite import SuiteConfig, load_suite, suite_from_dict
-from headtohead.errors import ConfigError, ResultsError, listing
+from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.pipeline.outputs import OutputLock, check_writable, folder_owner
 from headtohead.pipeline.run import Run
 from headtohead.pipeline.suite_inputs import (
@@ -84,6 +84,7 @@ def suite(
     progress: Progress | None = None,
     on_event: Callable[[str], None] | None = None,
     seed: int = 0,
+    baseline: str | None = None,
 ) -> SuiteOutcome:
     """Compare the same models across several data sets.
 
@@ -130,6 +131,9 @@ def suite(
         Receives one line per data set as it starts, finishes, fails or is skipped.
     seed : int
         Seed of the Monte-Carlo and bootstrap draws of the statistics.
+    baseline : str, optional
+        A model to compare every other with (Demšar's comparisons with a control): Holm over
+        these k − 1 comparisons, beside every pair.
 
     Returns
     -------
@@ -139,8 +143,9 @@ def suite(
     Raises
     ------
     H2HError
-        An invalid suite, run, table or option; an output folder that holds another suite's
-        results or is in use. A data set that fails while running does not raise: it is recorded.
+        An invalid suite, run, table or option (a baseline that is not one of the models); the
+        same data given as two data sets; an output folder that holds another suite's results or
+        is in use. A data set that fails while running does not raise: it is recorded.
     RunInterrupted
         SIGINT/SIGTERM arrived; the finished data sets are kept (``resume=True`` skips them).
 
@@ -167,6 +172,7 @@ def suite(
             higher=metric_direction(metric or "score", lower_is_better, table=True),
             alpha=alpha if alpha is not None else 0.05,
             rope=rope if rope is not None else 0.01,
+            baseline=_baseline(baseline, models),
         )
         return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed)
     if kind == "results":
@@ -182,6 +188,7 @@ def suite(
             rope=rope if rope is not None else 0.01,
         )
         models, datasets = _read_runs(paths, chosen, out_dir)
+        settings = replace(settings, baseline=_baseline(baseline, models))
         return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed)
     config, base = _suite_config(source, overrides, base_dir, metric=metric, rope=rope)  # type: ignore[arg-type]
     if lower_is_better is not None:
@@ -193,6 +200,7 @@ def suite(
         alpha=alpha if alpha is not None else config.stats.alpha,
         rope=config.across.rope,
         bayes_samples=config.across.bayes_samples,
+        baseline=_baseline(baseline, [m.name for m in config.models]) or config.across.baseline,  # before any run
     )
     out = Path(out_dir) if out_dir is not None else None
     with contextlib.ExitStack() as stack:
@@ -234,6 +242,34 @@ class _Settings:
     alpha: float
     rope: float
     bayes_samples: int = 50_000
+    baseline: str | None = None
+
+
+def _baseline(name: str | None, models: Sequence[str]) -> str | None:
+    """``name`` when it is one of the models; refused otherwise."""
+    if name is not None and name not in models:
+        raise ConfigError(
+            f"--baseline {name}: not one of the models{did_you_mean(name, models)} (they are: "
+            f"{listing(list(models))}); name the model the others are compared with"
+        )
+    return name
+
+
+def _each_data_once(datasets: Sequence[DatasetScores], kind: str) -> None:
+    """Refuse the same data given as two data sets: it would count twice, and N is what every p across data sets reads."""
+    seen: dict[str, str] = {}
+    for data in datasets:
+        fingerprint = data.entry.fingerprint
+        if data.entry.status != "finished" or fingerprint is None:
+            continue
+        if fingerprint in seen:
+            kept = " (their runs are kept: remove one from the suite file, then --resume)" if kind == "suite" else ""
+            raise ResultsError(
+                f"data sets '{seen[fingerprint]}' and '{data.name}' hold the same data (fingerprint "
+                f"{fingerprint[:12]}); a data set counted twice makes N too large and every p across data sets "
+                f"too small: give each data set once{kept}"
+            )
+        seen[fingerprint] = data.name
 
 
 def _input_kind(source: object, scores: object) -> str:
@@ -344,6 +380,7 @@ def _finish(
     suite_record: dict[str, Any] | None = None,
 ) -> SuiteOutcome:
     """The statistics across the finished data sets, the words, and the files."""
+    _each_data_once(datasets, kind)
     result = _result(kind, settings, models, datasets, seed=seed, suite_record=suite_record)
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
@@ -376,6 +413,7 @@ def _result(
         alpha=settings.alpha,
         rope=settings.rope,
         models=models,
+        baseline=settings.baseline,
     )
     if len(finished) < 2:
         note = (
@@ -396,6 +434,7 @@ def _result(
             rope=settings.rope,
             n_samples=settings.bayes_samples,
             seed=seed,
+            baseline=settings.baseline,
         )
         ranks = {d.name: dict(zip(models, row, strict=True)) for d, row in zip(finished, across.ranks, strict=True)}
         entries = _with_seeds(datasets, models, settings, seed=seed)

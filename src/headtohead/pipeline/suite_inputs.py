@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import itertools
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,6 +209,7 @@ def dataset_from_result(
         results=_shown(results_path, relative_to),
         report=_shown(report, relative_to) if report.is_file() else None,
         source=result.dataset.source,
+        fingerprint=result.dataset.fingerprint,
         n_examples=result.dataset.n_examples,
         n_classes=len(result.dataset.label_names),
         scores=scores,
@@ -255,7 +257,7 @@ def results_paths(sources: Sequence[str | Path]) -> list[tuple[str, Path]]:
         depth += 1
 
 
-def _read_table(path: Path) -> list[dict[str, str]]:
+def _read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -263,13 +265,25 @@ def _read_table(path: Path) -> list[dict[str, str]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"--scores {path}: cannot read it as UTF-8 text ({exc})") from exc
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    rows = list(csv.DictReader(text.splitlines(), delimiter=delimiter))
+    lines = text.splitlines()
+    header = next(csv.reader(lines[:1], delimiter=delimiter), [])
+    rows = list(csv.DictReader(lines, delimiter=delimiter))
     if not rows:
         raise DataError(
             f"--scores {path}: no rows; give a header line (dataset, then one column per model) and one "
             f"row per data set"
         )
-    return rows
+    return header, rows
+
+
+def _once_each(columns: Sequence[str], source: str) -> None:
+    """Refuse a column named twice: a table read by name would keep only its last column of that name."""
+    twice = [c for c, n in Counter(columns).items() if n > 1]
+    if twice:
+        raise DataError(
+            f"{source}: column '{twice[0]}' appears {list(columns).count(twice[0])} times in the header; give each "
+            f"model one column with a name of its own (rename or drop the copies)"
+        )
 
 
 def _number(text: Any, where: str) -> float:
@@ -294,15 +308,19 @@ def read_score_table(table: str | Path | Any) -> tuple[list[str], list[DatasetSc
     Raises
     ------
     DataError
-        No ``dataset`` column, fewer than two model columns, a cell that is not a finite
-        number, a data set listed twice without a ``seed`` column (or twice with one seed).
+        No ``dataset`` column, a column named twice, fewer than two model columns, a cell that
+        is not a finite number, a data set listed twice without a ``seed`` column (or twice with one seed).
     """
     if isinstance(table, (str, Path)):
         path = Path(table)
-        rows, source = _read_table(path), f"--scores {path}"
+        source = f"--scores {path}"
+        columns, rows = _read_table(path)
     else:
-        rows, source = [{str(k): v for k, v in row.items()} for row in table.to_dict("records")], "the scores table"
-    columns = list(rows[0])
+        source = "the scores table"
+        columns = [str(c) for c in table.columns]
+        _once_each(columns, source)  # before to_dict, which keeps the last column of each name
+        rows = [{str(k): v for k, v in row.items()} for row in table.to_dict("records")]
+    _once_each(columns, source)
     if DATASET_COLUMN not in columns:
         raise DataError(
             f"{source}: no '{DATASET_COLUMN}' column (columns: {listing(columns)}); name the column of "

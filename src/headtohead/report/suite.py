@@ -10,12 +10,15 @@ from typing import Any
 
 from headtohead.metrics import CATALOGUE
 from headtohead.report.words.numbers import format_pp
-from headtohead.results.suite import PairAcrossDatasets, SeedPair, SuiteDataset, SuiteResult
+from headtohead.results.suite import ControlComparison, PairAcrossDatasets, SeedPair, SuiteDataset, SuiteResult
 
 __all__ = [
     "suite_verdict",
     "suite_warnings",
     "pair_sentence",
+    "bayes_sentences",
+    "control_sentences",
+    "control_rows",
     "seed_sentences",
     "aso_meaning",
     "format_score",
@@ -26,6 +29,7 @@ __all__ = [
     "pair_headers",
     "pair_cells",
     "seed_rows",
+    "terminal_tables",
     "direction",
     "rope_text",
 ]
@@ -38,6 +42,8 @@ def _is_share(metric: str) -> bool:
 
 
 _MINUS = "\u2212"
+#: A Bayesian region named in words when its posterior probability reaches this (Benavoli et al. 2017 use 0.95).
+BAYES_SURE = 0.95
 #: ε_min below this is the authors' stricter threshold for "almost stochastically better".
 ASO_CONFIDENT = 0.2
 
@@ -193,17 +199,95 @@ def suite_verdict(result: SuiteResult) -> list[str]:
             f"No pair differs significantly after Holm's adjustment over {len(result.pairs)} pairs "
             f"(Wilcoxon signed-rank, α = {result.alpha:g})."
         )
-    if k > 2:
-        equivalent = [p for p in result.pairs if p.p_equivalent >= 0.95]
-        if equivalent:
-            lines.append(
-                "Practically equivalent (Bayesian signed-rank, ROPE "
-                + rope_text(result)
-                + ", P ≥ 0.95): "
-                + "; ".join(f"{p.model_a} and {p.model_b} ({p.p_equivalent:.2f})" for p in equivalent)
-                + "."
-            )
+    lines += bayes_sentences(result)
+    lines += control_sentences(result)
     return lines
+
+
+def bayes_sentences(result: SuiteResult) -> list[str]:
+    """The pairs the Bayesian signed-rank test settles (P ≥ :data:`BAYES_SURE`): practically better, practically equivalent.
+
+    Examples
+    --------
+    ``Practically better (Bayesian signed-rank, ROPE ±1.0 pp, P ≥ 0.95): large than small (0.99); large than base (0.97).``
+    """
+    better = []
+    for p in result.pairs:
+        if p.p_a_better >= BAYES_SURE:
+            better.append(f"{p.model_a} than {p.model_b} ({p.p_a_better:.2f})")
+        elif p.p_b_better >= BAYES_SURE:
+            better.append(f"{p.model_b} than {p.model_a} ({p.p_b_better:.2f})")
+    equivalent = [
+        f"{p.model_a} and {p.model_b} ({p.p_equivalent:.2f})" for p in result.pairs if p.p_equivalent >= BAYES_SURE
+    ]
+    how = f"(Bayesian signed-rank, ROPE {rope_text(result)}, P ≥ {BAYES_SURE:g})"
+    lines = []
+    if better:
+        lines.append(f"Practically better {how}: " + "; ".join(better) + ".")
+    if equivalent:
+        lines.append(f"Practically equivalent {how}: " + "; ".join(equivalent) + ".")
+    return lines
+
+
+def _against(c: ControlComparison, result: SuiteResult) -> str:
+    if not c.significant:
+        return f"{c.model} is not shown to differ (Holm p {format_p(c.holm_p)})"
+    worse = c.winner == c.baseline
+    return (
+        f"{c.model} is {'worse' if worse else 'better'} (better on {c.losses if worse else c.wins} of "
+        f"{c.wins + c.losses + c.ties} data sets{' for the baseline' if worse else ''}, mean "
+        f"{_difference(c.mean_difference, result.metric)}; Holm p {format_p(c.holm_p)})"
+    )
+
+
+def control_sentences(result: SuiteResult) -> list[str]:
+    """Each model against the baseline (``--baseline``): the Wilcoxon decisions and Demšar's rank test, Holm over k − 1.
+
+    Examples
+    --------
+    ``Against the baseline C4.5 (Wilcoxon signed-rank, Holm over 3 comparisons, α = 0.05): C4.5+m is better (…);
+    C4.5+cf is not shown to differ (Holm p = 0.87); …. Demšar's rank test with a control: C4.5+m, C4.5+m+cf
+    differ from C4.5 (Holm p = 0.047, 0.047).``
+    """
+    if result.baseline is None or not result.control:
+        return []
+    n = len(result.control)
+    lines = [
+        f"Against the baseline {result.baseline} (Wilcoxon signed-rank, Holm over {n} comparison"
+        f"{'s' if n > 1 else ''}, α = {result.alpha:g}): "
+        + "; ".join(_against(c, result) for c in result.control)
+        + "."
+    ]
+    apart = [c for c in result.control if c.rank_significant]
+    lines.append(
+        f"Demšar's rank test with a control (average ranks, Holm over {n}): "
+        + (
+            ", ".join(c.model for c in apart)
+            + f" {'differs' if len(apart) == 1 else 'differ'} from {result.baseline} (Holm p "
+            + ", ".join(format_p(c.rank_holm_p).removeprefix("= ") for c in apart)
+            + ")."
+            if apart
+            else f"no model's average rank differs from {result.baseline}'s."
+        )
+    )
+    return lines
+
+
+def control_rows(result: SuiteResult) -> list[dict[str, str]]:
+    """The table against the baseline: wins, the mean difference, Demšar's rank test and the Wilcoxon test, Holm over k − 1."""
+    return [
+        {
+            "model": c.model,
+            "wins / ties / losses": f"{c.wins} / {c.ties} / {c.losses}",
+            "mean diff.": _difference(c.mean_difference, result.metric),
+            "Δ rank": _signed(c.rank_difference),
+            "rank z": _signed(c.rank_z),
+            "rank Holm p": f"{c.rank_holm_p:.4g}" + (" ✓" if c.rank_significant else ""),
+            "Wilcoxon p": f"{c.wilcoxon_p:.4g}",
+            "Holm p": f"{c.holm_p:.4g}" + (" ✓" if c.significant else ""),
+        }
+        for c in result.control
+    ]
 
 
 def suite_warnings(result: SuiteResult) -> list[str]:
@@ -228,6 +312,14 @@ def suite_warnings(result: SuiteResult) -> list[str]:
             f"declared better at α = {result.alpha:g}, whatever the scores. Add data sets, and read the "
             f"Bayesian probabilities."
         )
+    twins = _identical_scores(result)
+    if twins:
+        warnings.append(
+            "Identical scores for every model on "
+            + "; ".join(f"{a} and {b}" for a, b in twins)
+            + ": if they are one data set given twice, it counts twice, and N (which every test across data "
+            "sets reads) is too large; give each data set once."
+        )
     few = sorted({d.name for d in result.datasets if d.seeds is not None and len(d.seeds.seeds) < 5})
     if few:
         warnings.append(
@@ -235,6 +327,19 @@ def suite_warnings(result: SuiteResult) -> list[str]:
             f"so few seeds are rough; train with more seeds to sharpen them."
         )
     return warnings
+
+
+def _identical_scores(result: SuiteResult) -> list[tuple[str, str]]:
+    """Pairs of finished data sets whose scores agree for every model (a copy, perhaps, of a table's row)."""
+    first: dict[tuple[float, ...], str] = {}
+    twins = []
+    for entry in result.finished:
+        key = tuple(entry.scores.get(m, float("nan")) for m in result.models)
+        if key in first:
+            twins.append((first[key], entry.name))
+        else:
+            first[key] = entry.name
+    return twins
 
 
 def aso_meaning(epsilon: float | None, better: str, worse: str) -> str:
@@ -356,18 +461,27 @@ def _own_tests(entry: SuiteDataset) -> str:
 
 
 def grid_rows(result: SuiteResult) -> list[dict[str, Any]]:
-    """One row per data set: each model's score, its rank in brackets, ▲/▼ where the data set's own test is significant."""
+    """One row per data set: each model's score, its rank in brackets, ▲/▼ where the data set's own test is significant.
+
+    ``cells`` hold each model's whole cell as one line; ``scores`` and ``marks`` its two parts, for a
+    page that shows the marks on a line of their own.
+    """
     two = len(result.models) == 2
     rows = []
     for entry in result.datasets:
-        cells = {}
+        cells, scores, marks = {}, {}, {}
         for model in result.models:
             if entry.status != "finished" or model not in entry.scores:
-                cells[model] = "–"
+                cells[model] = scores[model] = "–"
+                marks[model] = ""
                 continue
             rank = entry.ranks.get(model)
-            text = format_score(entry.scores[model], result.metric) + (f" ({rank:g})" if rank is not None else "")
-            cells[model] = text + _marks(entry, model, two)
+            scores[model] = format_score(entry.scores[model], result.metric) + (
+                f" ({rank:g})" if rank is not None else ""
+            )
+            marks[model] = _marks(entry, model, two)
+            cells[model] = scores[model] + marks[model]
+            marks[model] = marks[model].strip().replace(",", ", ")  # a page may break the line after each comma
         best = [m for m in result.models if entry.ranks and entry.ranks.get(m) == min(entry.ranks.values())]
         rows.append(
             {
@@ -375,12 +489,35 @@ def grid_rows(result: SuiteResult) -> list[dict[str, Any]]:
                 "report": entry.report,
                 "examples": f"{entry.n_examples:,}" if entry.n_examples is not None else "–",
                 "cells": cells,
+                "scores": scores,
+                "marks": marks,
                 "best": best,
                 "own": _own_tests(entry),
                 "reused": entry.reused,
             }
         )
     return rows
+
+
+def terminal_tables(result: SuiteResult) -> list[tuple[str, list[str], list[list[str]], set[str]]]:
+    """The tables ``h2h suite`` prints: ``(title, headers, rows, headers of left-aligned columns)`` each."""
+    tables: list[tuple[str, list[str], list[list[str]], set[str]]] = []
+    for title, rows in (
+        ("Ranks across data sets (1 = best)", rank_rows(result)),
+        (f"Against the baseline {result.baseline} (Holm over {len(result.control)})", control_rows(result)),
+    ):
+        if rows:
+            tables.append((title, list(rows[0]), [list(r.values()) for r in rows], set()))
+    own = "its own test"
+    tables.append(
+        (
+            f"{result.metric} per data set (rank; ▲/▼: its own test significant)",
+            ["data set", *result.models, own],
+            [[g["dataset"], *g["cells"].values(), g["own"]] for g in grid_rows(result)],
+            {own},
+        )
+    )
+    return tables
 
 
 def pair_rows(result: SuiteResult) -> list[dict[str, str]]:

@@ -1,9 +1,12 @@
-"""A suite's files: ``suite.html`` (the CD diagram, ranks, the per-data-set grid, pairs, seeds), ``suite.md``, ``suite.csv``.
+"""A suite's files: ``suite.html`` (the CD diagram, ranks, the per-data-set grid, pairs, seeds), ``suite.md``, ``suite.csv``,
+``suite.tex`` and the CD diagram as ``cd.svg`` and ``cd.pdf``.
 
 ``suite.html`` is one self-contained page like a run's report (no script, nothing loaded from
-the network, every user string escaped); each data set's name links to its own
-``report.html``. ``suite.md`` carries the same tables with the diagram as a PNG beside it
-(``suite_files/``); ``suite.csv`` one row per data set and model, numbers unrounded.
+the network, every user string escaped), whose tables fit the page's width and print whole;
+each data set's name links to its own ``report.html``. ``suite.md`` carries the same tables
+with the diagram as a PNG beside it (``suite_files/``); ``suite.csv`` one row per data set and
+model, numbers unrounded; ``suite.tex`` the tables for a paper (:mod:`headtohead.report.suite_latex`)
+and ``cd.svg`` / ``cd.pdf`` the diagram for it.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from typing import Any
 from headtohead.report.csv_export import safe_cell
 from headtohead.report.html import template_environment
 from headtohead.report.markdown import md_escape
-from headtohead.report.plots import model_styles, to_png, to_svg
+from headtohead.report.plots import model_styles, to_pdf, to_png, to_svg
 from headtohead.report.plots_suite import critical_difference_figure
 from headtohead.report.suite import (
+    control_rows,
     direction,
     grid_rows,
     pair_cells,
@@ -32,7 +36,16 @@ from headtohead.report.suite import (
     seed_rows,
     seed_sentences,
 )
-from headtohead.results.files import SUITE_CSV, SUITE_FIGURES_DIR, SUITE_MARKDOWN, SUITE_REPORT
+from headtohead.report.suite_latex import render_suite_latex
+from headtohead.results.files import (
+    SUITE_CD_PDF,
+    SUITE_CD_SVG,
+    SUITE_CSV,
+    SUITE_FIGURES_DIR,
+    SUITE_LATEX,
+    SUITE_MARKDOWN,
+    SUITE_REPORT,
+)
 from headtohead.results.suite import SuiteResult
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 from headtohead.version import __version__
@@ -107,6 +120,7 @@ def render_suite_html(result: SuiteResult) -> str:
         "pair_headers": pair_headers(result),
         "pair_cells": pair_cells(result),
         "pair_sentences": [pair_sentence(p, result) for p in result.pairs],
+        "control_rows": control_rows(result),
         "seed_rows": seed_rows(result),
         "seed_sentences": seed_sentences(result),
         "rope": rope_text(result),
@@ -144,6 +158,10 @@ def render_suite_markdown(result: SuiteResult, *, figure: str | None = None) -> 
     if result.pairs:
         lines += ["## Pairs across data sets", ""] + _md_table(pair_headers(result), pair_cells(result))
         lines += [f"- {md_escape(s)}" for s in (pair_sentence(p, result) for p in result.pairs)] + [""]
+    control = control_rows(result)
+    if control:
+        lines += [f"## Against the baseline {md_escape(result.baseline or '')}", ""]
+        lines += _md_table(list(control[0]), [list(r.values()) for r in control])
     seeds = seed_rows(result)
     if seeds:
         lines += ["## Seeds", ""] + _md_table(list(seeds[0]), [list(r.values()) for r in seeds])
@@ -209,15 +227,18 @@ def render_suite_csv(result: SuiteResult) -> str:
 
 
 def write_suite_reports(result: SuiteResult, out_dir: str | Path) -> list[Path]:
-    """Write ``suite.html``, ``suite.md`` (its diagram in ``suite_files/``) and ``suite.csv`` into ``out_dir``."""
+    """Write ``suite.html``, ``suite.md`` (its diagram in ``suite_files/``), ``suite.csv`` and ``suite.tex`` into
+    ``out_dir``, and the CD diagram as ``cd.svg`` and ``cd.pdf`` when there are statistics."""
     out = Path(out_dir)
-    written = [out / SUITE_REPORT, out / SUITE_MARKDOWN, out / SUITE_CSV]
+    written = [out / SUITE_REPORT, out / SUITE_MARKDOWN, out / SUITE_CSV, out / SUITE_LATEX]
     write_text_atomic(written[0], render_suite_html(result))
     figure = None
     if result.average_ranks:
         figure = f"{SUITE_FIGURES_DIR}/critical-difference.png"
-        write_bytes_atomic(out / figure, to_png(_figure(result)))
-        written.append(out / figure)
+        for path, render in ((figure, to_png), (SUITE_CD_SVG, to_svg), (SUITE_CD_PDF, to_pdf)):
+            write_bytes_atomic(out / path, render(_figure(result)))
+            written.append(out / path)
     write_text_atomic(written[1], render_suite_markdown(result, figure=figure))
     write_text_atomic(written[2], render_suite_csv(result))
+    write_text_atomic(written[3], render_suite_latex(result))
     return written

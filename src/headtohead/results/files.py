@@ -24,6 +24,9 @@ __all__ = [
     "SUITE_MARKDOWN",
     "SUITE_CSV",
     "SUITE_FIGURES_DIR",
+    "SUITE_LATEX",
+    "SUITE_CD_SVG",
+    "SUITE_CD_PDF",
 ]
 
 RESULTS_FILE = "results.json"
@@ -48,3 +51,7 @@ SUITE_REPORT = "suite.html"
 SUITE_MARKDOWN = "suite.md"
 SUITE_CSV = "suite.csv"
 SUITE_FIGURES_DIR = "suite_files"
+#: A paper's table (booktabs) and the critical-difference diagram as vector files, beside suite.html.
+SUITE_LATEX = "suite.tex"
+SUITE_CD_SVG = "cd.svg"
+SUITE_CD_PDF = "cd.pdf"

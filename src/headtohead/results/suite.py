@@ -18,6 +18,7 @@ __all__ = [
     "FriedmanTest",
     "ImanDavenportTest",
     "PairAcrossDatasets",
+    "ControlComparison",
     "AcrossStatistics",
     "AcrossDatasets",
     "DatasetPairVerdict",
@@ -120,6 +121,32 @@ class PairAcrossDatasets(Record):
     bayes_mc_se: float = Field(description="largest Monte-Carlo standard error of the three probabilities")
 
 
+class ControlComparison(Record):
+    """One model against the suite's baseline (Demšar 2006, §3.2.2: comparisons with a control, Holm over k − 1)."""
+
+    model: str
+    baseline: str
+    mean_difference: float = Field(description="mean over data sets of metric(model) − metric(baseline)")
+    wins: int = Field(description="data sets where the model scored better than the baseline")
+    losses: int = Field(description="data sets where the baseline scored better")
+    ties: int
+    rank_difference: float = Field(
+        description="average rank of the model − average rank of the baseline (negative: the model ranks better)"
+    )
+    rank_z: float = Field(
+        description="Demšar's statistic (R_model − R_baseline)/√(k(k+1)/(6N)), standard normal under the null"
+    )
+    rank_p: float = Field(description="two-sided p of rank_z")
+    rank_holm_p: float = Field(description="rank_p adjusted by Holm over the k − 1 comparisons with the baseline")
+    rank_significant: bool = Field(description="rank_holm_p ≤ alpha (Demšar's test with a control)")
+    wilcoxon_p: float = Field(description="the pair's Wilcoxon signed-rank p (as in pairs)")
+    holm_p: float = Field(
+        description="wilcoxon_p adjusted by Holm over the k − 1 comparisons with the baseline (not over every pair)"
+    )
+    significant: bool = Field(description="holm_p ≤ alpha: the decision, as for pairs (it reads these two models only)")
+    winner: str | None = Field(default=None, description="the better of the two when significant")
+
+
 class AcrossStatistics(Record):
     """The statistics across data sets that ``suite.json`` holds at its top level."""
 
@@ -158,6 +185,12 @@ class AcrossStatistics(Record):
         description="the smallest two-sided p the Wilcoxon test can "
         "reach with this many data sets (2/2^N): above alpha no pair can be "
         "significant",
+    )
+    baseline: str | None = Field(
+        default=None, description="the control every other model is compared with (--baseline); None: all pairs only"
+    )
+    control: list[ControlComparison] = Field(
+        default_factory=list, description="each other model against the baseline, Holm over these k − 1 comparisons"
     )
 
     def pair(self, a: str, b: str) -> PairAcrossDatasets:
@@ -247,6 +280,9 @@ class SuiteDataset(Record):
     )
     report: str | None = Field(default=None, description="its report.html, when there is one")
     source: str | None = None
+    fingerprint: str | None = Field(
+        default=None, description="its run's data fingerprint (SHA-256 of examples and labels); None for a table"
+    )
     n_examples: int | None = None
     n_classes: int | None = None
     scores: dict[str, float] = Field(

@@ -19,7 +19,13 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from headtohead.results.suite import AcrossDatasets, FriedmanTest, ImanDavenportTest, PairAcrossDatasets
+from headtohead.results.suite import (
+    AcrossDatasets,
+    ControlComparison,
+    FriedmanTest,
+    ImanDavenportTest,
+    PairAcrossDatasets,
+)
 from headtohead.stats.bayes_signed_rank import bayesian_signed_rank
 from headtohead.stats.multiple import holm_rows
 
@@ -34,6 +40,7 @@ __all__ = [
     "SignedRank",
     "signed_rank_test",
     "sign_test",
+    "control_comparisons",
     "compare_across_datasets",
 ]
 
@@ -274,6 +281,81 @@ def _pair(
     )
 
 
+def control_comparisons(
+    baseline: str,
+    average_ranks: dict[str, float],
+    pairs: Sequence[PairAcrossDatasets],
+    *,
+    n_datasets: int,
+    alpha: float,
+) -> list[ControlComparison]:
+    """Every other model against ``baseline``: Demšar's rank test and the pair's Wilcoxon test, each with Holm over k − 1.
+
+    Comparing with one control is a family of k − 1 tests, not k(k − 1)/2, so Holm divides α among
+    fewer and each comparison keeps more power (Demšar 2006, §3.2.2). Demšar's statistic
+    z = (R_i − R_0)/√(k(k+1)/(6N)) reads the average ranks (its p depends on the other models
+    too); the Wilcoxon signed-rank test reads the two models' scores only (Benavoli, Corani &
+    Mangili 2016 prefer it for that reason) and decides, as it does for the pairs.
+
+    Parameters
+    ----------
+    baseline : str
+        The control; a key of ``average_ranks``.
+    average_ranks : dict of str to float
+        Every model's average rank (1 = best).
+    pairs : sequence of PairAcrossDatasets
+        Every pair (their Wilcoxon p, wins and mean differences are read).
+    n_datasets : int
+    alpha : float
+
+    Returns
+    -------
+    list of ControlComparison
+        One per other model, in the order of ``average_ranks``.
+
+    Examples
+    --------
+    >>> ranks = {"C4.5": 3.143, "C4.5+m": 2.0, "C4.5+cf": 2.893, "C4.5+m+cf": 1.964}
+    >>> se = float(np.sqrt(4 * 5 / (6 * 14)))          # Demšar (2006), §3.2.2: SE = 0.488
+    >>> round((ranks["C4.5"] - ranks["C4.5+m+cf"]) / se, 2)
+    2.42
+    """
+    k = len(average_ranks)
+    others = [m for m in average_ranks if m != baseline]
+    se = float(np.sqrt(k * (k + 1) / (6.0 * n_datasets)))
+    z = np.array([(average_ranks[m] - average_ranks[baseline]) / se for m in others])
+    rank_p = 2.0 * stats.norm.sf(np.abs(z))
+    found = [next(p for p in pairs if {p.model_a, p.model_b} == {m, baseline}) for m in others]
+    wilcoxon_p = np.array([p.wilcoxon_p for p in found])
+    rank_holm, holm = holm_rows(np.stack([rank_p, wilcoxon_p]))
+    out = []
+    for i, (model, pair) in enumerate(zip(others, found, strict=True)):
+        first = pair.model_a == model  # the pair's a − b is model − baseline
+        wins, losses = (pair.wins_a, pair.wins_b) if first else (pair.wins_b, pair.wins_a)
+        w_model, w_base = (pair.w_plus, pair.w_minus) if first else (pair.w_minus, pair.w_plus)
+        significant = bool(holm[i] <= alpha)
+        out.append(
+            ControlComparison(
+                model=model,
+                baseline=baseline,
+                mean_difference=pair.mean_difference if first else -pair.mean_difference,
+                wins=wins,
+                losses=losses,
+                ties=pair.ties,
+                rank_difference=average_ranks[model] - average_ranks[baseline],
+                rank_z=float(z[i]),
+                rank_p=float(rank_p[i]),
+                rank_holm_p=float(rank_holm[i]),
+                rank_significant=bool(rank_holm[i] <= alpha),
+                wilcoxon_p=pair.wilcoxon_p,
+                holm_p=float(holm[i]),
+                significant=significant,
+                winner=(model if w_model > w_base else baseline) if significant else None,
+            )
+        )
+    return out
+
+
 def compare_across_datasets(
     scores: npt.ArrayLike,
     *,
@@ -285,6 +367,7 @@ def compare_across_datasets(
     rope: float = 0.01,
     n_samples: int = 50_000,
     seed: int = 0,
+    baseline: str | None = None,
 ) -> AcrossDatasets:
     """Every statistic across data sets of one table of scores.
 
@@ -307,6 +390,9 @@ def compare_across_datasets(
         Posterior draws of the Bayesian test.
     seed : int
         Seed of those draws (each pair uses ``seed`` plus its index).
+    baseline : str, optional
+        A control: every other model is also compared with it, Holm over k − 1
+        (:func:`control_comparisons`).
 
     Returns
     -------
@@ -317,8 +403,8 @@ def compare_across_datasets(
     Raises
     ------
     ValueError
-        Fewer than two models or data sets, names that do not match the table, or a score
-        that is not finite.
+        Fewer than two models or data sets, names that do not match the table, a score
+        that is not finite, or a baseline that is not one of the models.
     """
     table = np.asarray(scores, dtype=np.float64)
     if table.ndim != 2 or table.shape != (len(datasets), len(models)):
@@ -328,6 +414,8 @@ def compare_across_datasets(
         raise ValueError(f"comparing across data sets needs at least 2 data sets and 2 models, got {n} and {k}")
     if not np.all(np.isfinite(table)):
         raise ValueError("every score must be a finite number")
+    if baseline is not None and baseline not in models:
+        raise ValueError(f"baseline '{baseline}' is not one of the models {list(models)}")
     oriented = table if higher_is_better else -table
     ranks = rank_rows(table, higher_is_better=higher_is_better)
     average = {m: float(r) for m, r in zip(models, ranks.mean(axis=0), strict=True)}
@@ -379,6 +467,10 @@ def compare_across_datasets(
         omnibus_significant=omnibus_significant(friedman, iman, alpha),
         pairs=records,
         min_wilcoxon_p=min(1.0, 2.0 / 2**n),
+        baseline=baseline,
+        control=(
+            control_comparisons(baseline, average, records, n_datasets=n, alpha=alpha) if baseline is not None else []
+        ),
         datasets=list(datasets),
         scores=table.tolist(),
         ranks=ranks.tolist(),

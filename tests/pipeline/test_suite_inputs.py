@@ -1,0 +1,131 @@
+"""What a suite takes in, as carefully as a run: a model column named twice, the same data given twice, a baseline
+that is not a model; and what it gives out for a paper (``suite.tex``, ``cd.svg``, ``cd.pdf``)."""
+
+from __future__ import annotations
+
+import shutil
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+from sim.sample import sample_run
+
+import headtohead
+from headtohead.errors import ConfigError, DataError, ResultsError
+from headtohead.report.suite_latex import latex_escape
+from headtohead.results import save_result
+
+TABLE = pd.DataFrame(
+    {
+        "dataset": ["a", "b", "c", "d", "e", "f", "g"],
+        "x": [0.81, 0.72, 0.93, 0.64, 0.85, 0.79, 0.70],
+        "y": [0.80, 0.70, 0.90, 0.60, 0.83, 0.78, 0.69],
+        "z": [0.60, 0.52, 0.71, 0.40, 0.62, 0.58, 0.50],
+    }
+)
+
+
+def test_a_model_column_named_twice_is_refused_not_kept_last(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("dataset,a,a,c\nx,0.1,0.2,0.3\ny,0.3,0.4,0.5\n")
+    with pytest.raises(DataError, match=r"t\.csv: column 'a' appears 2 times in the header") as info:
+        headtohead.suite(scores=table)
+    assert "\n" not in str(info.value)
+    frame = pd.DataFrame([["x", 0.1, 0.2, 0.3], ["y", 0.3, 0.4, 0.5]], columns=["dataset", "a", "a", "c"])
+    with pytest.raises(DataError, match="the scores table: column 'a' appears 2 times"):
+        headtohead.suite(scores=frame)
+    (tmp_path / "t.tsv").write_text("dataset\ta\tb\tdataset\nx\t0.1\t0.2\tx\n")
+    with pytest.raises(DataError, match="column 'dataset' appears 2 times"):
+        headtohead.suite(scores=tmp_path / "t.tsv")
+
+
+def test_the_same_data_given_twice_is_refused(tmp_path):
+    """Two run folders of the same data (one copied) would count as two data sets: N and every p would be wrong."""
+    paths = []
+    for i in range(3):
+        result, _ = sample_run({"a": 0.8, "b": 0.85}, n_examples=300, seed=i, speed=False, n_resamples=100)
+        (tmp_path / f"r{i}").mkdir()
+        save_result(result, tmp_path / f"r{i}" / "results.json")
+        paths.append(tmp_path / f"r{i}" / "results.json")
+    assert headtohead.suite(paths).result.n_datasets == 3  # distinct data: accepted
+    shutil.copytree(tmp_path / "r1", tmp_path / "r1-again")
+    with pytest.raises(ResultsError, match=r"data sets 'r1' and 'r1-again' hold the same data \(fingerprint ") as info:
+        headtohead.suite([*paths, tmp_path / "r1-again"])
+    assert "give each data set once" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_identical_scores_on_two_data_sets_of_a_table_are_warned_about():
+    copied = pd.concat([TABLE, TABLE.iloc[[2]].assign(dataset="c-copy")], ignore_index=True)
+    result = headtohead.suite(scores=copied).result
+    assert result.n_datasets == 8
+    assert any(w.startswith("Identical scores for every model on c and c-copy") for w in result.warnings)
+    assert not any("Identical scores" in w for w in headtohead.suite(scores=TABLE).result.warnings)
+
+
+def test_a_baseline_gives_holm_over_k_minus_1_and_its_words():
+    result = headtohead.suite(scores=TABLE, baseline="z").result
+    assert result.baseline == "z" and [c.model for c in result.control] == ["x", "y"]
+    for c in result.control:  # 7 of 7 better: Wilcoxon p = 2/128 each, Holm over 2
+        assert c.wins == 7 and c.wilcoxon_p == pytest.approx(2 / 128) and c.holm_p == pytest.approx(4 / 128)
+        assert c.significant and c.winner == c.model
+    assert result.pair("x", "z").holm_p == pytest.approx(6 / 128)  # over every pair: 3
+    said = " ".join(result.verdict)
+    assert "Against the baseline z (Wilcoxon signed-rank, Holm over 2 comparisons, α = 0.05): x is better" in said
+    assert "Demšar's rank test with a control (average ranks, Holm over 2)" in said
+    with pytest.raises(ConfigError, match=r"--baseline zz: not one of the models — did you mean z\?"):
+        headtohead.suite(scores=TABLE, baseline="zz")
+    assert headtohead.suite(scores=TABLE).result.control == []
+
+
+def test_practically_better_pairs_are_named():
+    result = headtohead.suite(scores=TABLE, rope=0.01).result
+    line = next(v for v in result.verdict if v.startswith("Practically better"))
+    assert "x than z" in line and "y than z" in line  # 20 points apart on every data set
+    assert result.pair("x", "z").p_a_better >= 0.95
+
+
+def test_a_papers_table_and_vector_diagram_are_written_beside_the_report(tmp_path):
+    odd = TABLE.rename(columns={"x": "BERT_base & 50%", "y": "y"})
+    outcome = headtohead.suite(scores=odd, metric="accuracy", baseline="z", out_dir=tmp_path, name="my suite")
+    assert {"suite.html", "suite.tex", "cd.svg", "cd.pdf"} <= {p.name for p in tmp_path.iterdir()}
+    tex = (tmp_path / "suite.tex").read_text()
+    assert tex.count(r"\begin{tabular}") == 3 and tex.count(r"\toprule") == 3 and tex.count(r"\bottomrule") == 3
+    assert r"\label{tab:my-suite-scores}" in tex and r"\label{tab:my-suite-baseline}" in tex
+    assert r"BERT\_base \& 50\%" in tex and "BERT_base & 50%" not in tex
+    assert r"\textbf{81.0} (1)" in tex  # accuracy in %, the best of data set a in bold
+    ranks = outcome.result.average_ranks
+    assert f"Average rank & \\textbf{{{ranks['BERT_base & 50%']:.2f}}}" in tex
+    for line in tex.splitlines():
+        if line.endswith(r"\\"):  # every row has as many cells as its tabular has columns
+            assert line.count(" & ") + 1 in (4, 8, 6)
+        bare = line.replace(r"\{", "").replace(r"\}", "")
+        assert bare.count("{") == bare.count("}"), line  # every group closes on its line
+    root = ET.fromstring((tmp_path / "cd.svg").read_bytes())
+    assert root.tag.endswith("svg") and root.find(".//{http://www.w3.org/2000/svg}path") is not None
+    pdf = (tmp_path / "cd.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF-") and b"/Subtype /Image" not in pdf  # vector: no raster image inside
+    assert (
+        pdf == (headtohead.suite(scores=odd, baseline="z", out_dir=tmp_path / "again").out_dir / "cd.pdf").read_bytes()
+    )
+
+
+def test_latex_escape_covers_every_special_character():
+    assert latex_escape("a_b&c%d$e#f{g}h~i^j\\k") == (
+        r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k"
+    )
+
+
+def test_a_suite_file_names_its_baseline_under_across(tmp_path):
+    from headtohead.config.suite import suite_from_dict
+
+    suite = {
+        "datasets": [{"name": "a", "data": {"path": "sklearn:iris"}}, {"name": "b", "data": {"path": "sklearn:wine"}}],
+        "models": [
+            {"name": "x", "kind": "sklearn", "source": "x.skops"},
+            {"name": "y", "kind": "sklearn", "source": "y.skops"},
+        ],
+        "across": {"baseline": "y"},
+    }
+    assert suite_from_dict(suite).across.baseline == "y"
+    with pytest.raises(ConfigError, match="across.baseline: 'z' is not one of the models"):
+        suite_from_dict({**suite, "across": {"baseline": "z"}})
