@@ -177,8 +177,9 @@ def model_warnings(record: ModelRecord) -> list[str]:
         )
         derived.append(
             f"model '{record.name}' gave no prediction for {failed} of {total} examples "
-            f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores, or no usable answer): "
-            f"{treated}; check its weights and precision (fp16 overflows), or its endpoint's answers"
+            f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores, no usable answer, or a failure "
+            f"its stored predictions mark): {treated}; check its weights and precision (fp16 overflows), its "
+            f"endpoint's answers or its prediction file"
         )
     if record.labels_outside_data:
         present = len(record.label_columns or [])
