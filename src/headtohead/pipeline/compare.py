@@ -46,6 +46,9 @@ def compare(
     stats: Mapping[str, Any] | None = None,
     progress: ProgressCallback | None = None,
     response_cache: bool = True,
+    until_decided: bool = False,
+    chunk_size: int | None = None,
+    equivalence_margin: float | None = None,
 ) -> Run:
     """Compare models held in memory on data held in memory.
 
@@ -79,6 +82,12 @@ def compare(
     response_cache : bool
         Endpoint models (a mapping ``{"kind": "openai", …}``) answer from the on-disk response
         cache where they can; ``False`` asks every example again (``--no-cache``).
+    until_decided : bool
+        Evaluate in a seeded random order, chunk by chunk, and stop once an anytime-valid test
+        has decided every pair: ``h2h run --until-decided`` (``eval.until_decided``), the same
+        stop on the same data and seed.
+    chunk_size, equivalence_margin : optional
+        As ``eval.chunk_size`` and ``eval.equivalence_margin`` of ``until_decided``.
 
     Returns
     -------
@@ -130,7 +139,13 @@ def compare(
         "seed": seed,
         "data": section.model_dump(exclude_none=True),
         "models": entries,
-        "eval": {"batch_size": batch_size, "device": device},
+        "eval": {
+            "batch_size": batch_size,
+            "device": device,
+            "until_decided": until_decided,
+            "chunk_size": chunk_size,
+            "equivalence_margin": equivalence_margin,
+        },
         "stats": dict(stats or {}),
         "speed": {"enabled": speed, "memory": False},
     }
