@@ -119,3 +119,19 @@ def test_compare_until_decided_stops_where_h2h_run_until_decided_stops(table, tm
     ]
     full = headtohead.compare(models, frame, id_column="id", seed=2, stats={"n_resamples": 200})
     assert full.result.stats.sequential is None
+
+
+def test_gate_on_predictions_takes_groups_as_a_run_does():
+    y = ["a", "b"] * 100
+    worse = [("b" if v == "a" else "a") if i < 12 else v for i, v in enumerate(y)]  # 12 errors, in the first groups
+    alone = headtohead.gate({"a": y, "b": worse}, labels=y, baseline="a", candidate="b", max_accuracy_drop="1pp")
+    grouped = headtohead.gate(
+        {"a": y, "b": worse},
+        labels=y,
+        groups=[i // 10 for i in range(200)],
+        baseline="a",
+        candidate="b",
+        max_accuracy_drop="1pp",
+    )
+    assert alone.exit_code == 1 and grouped.exit_code == 3  # 20 users, not 200 examples: it cannot tell yet
+    assert "over 200 examples in 20 groups" in grouped.paragraph

@@ -226,22 +226,22 @@ def _gate_input(
 
 
 def _saved_predictions(path: Path, result: RunResult) -> Predictions:
-    quality = [m for m in result.models if m.quality is not None]
-    if not quality:
-        raise ResultsError(
-            f"{path}: holds no quality results (written by h2h bench?); gate accuracy on the "
-            f"results of h2h run, or drop --max-accuracy-drop"
-        )
+    if all(m.quality is None for m in result.models):
+        raise _no_quality(str(path))
     return Predictions.load(path.parent / result.predictions_file)
+
+
+def _no_quality(where: str) -> ResultsError:
+    return ResultsError(
+        f"{where}: holds no quality results (written by h2h bench?); gate accuracy on the "
+        f"results of h2h run, or drop --max-accuracy-drop"
+    )
 
 
 def _checked(given: _GateInput, names: tuple[str, str]) -> Predictions:
     """The predictions of both models (one line naming what is missing otherwise)."""
     if given.result is not None and any(given.result.model(n).quality is None for n in names):
-        raise ResultsError(
-            f"{given.where}: holds no quality results (written by h2h bench?); gate accuracy on the "
-            f"results of h2h run, or drop --max-accuracy-drop"
-        )
+        raise _no_quality(given.where)
     predictions = given.predictions
     for name in names:
         if predictions is None or name not in predictions.models:
