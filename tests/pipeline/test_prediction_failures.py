@@ -165,3 +165,15 @@ def test_a_fraction_among_whole_number_labels_is_not_called_a_name():
     with pytest.raises(DataError, match="mixes numbers and names"):
         encode_labels([0, 1, "cat"], source="d.csv")
     assert encode_labels(["0.5", "1.5"], source="d.csv")[1] == ("0.5", "1.5")  # names that look like numbers
+
+
+def test_probabilities_of_the_classes_the_data_lacks_follow_the_datas(tmp_path):
+    ds = Dataset("d.csv", "text", ["x"] * 3, np.array([0, 1, 0]), ("cat", "dog"), ids=["1", "2", "3"])
+    path = tmp_path / "p.csv"
+    path.write_text("id,prediction,proba_cat,proba_dog,proba_bird\n1,cat,0.8,0.1,0.1\n2,bird,0.1,0.2,0.7\n3,,,,\n")
+    with pytest.raises(ModelError, match=r"'proba_bird'.*declares all its classes in its label_names"):
+        read_prediction_file(path, ds, empty="failed")
+    read = read_prediction_file(path, ds, outside=("bird",), empty="failed")
+    assert read.pred.tolist() == [0, 2, NO_PREDICTION]  # bird: the model's third class, a wrong answer
+    assert read.proba.shape == (3, 3) and read.proba[1].tolist() == pytest.approx([0.1, 0.2, 0.7])
+    assert np.isnan(read.proba[2]).all()

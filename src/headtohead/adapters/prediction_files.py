@@ -510,7 +510,8 @@ def _probabilities(
         if unknown:
             raise ModelError(
                 f"{where}: probability columns for labels the data does not have: {name_some(unknown)}; "
-                f"the data's labels are {', '.join(names)} (columns {', '.join(columns)})"
+                f"the data's labels are {', '.join(names)} (columns {', '.join(columns)}); a model that knows "
+                f"classes the data does not hold declares all its classes in its label_names"
             )
         absent = [c for c in columns if c not in prefixed]
         if absent:
