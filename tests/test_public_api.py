@@ -40,3 +40,8 @@ def test_errors_share_one_root_and_exit_code_2():
         headtohead.ResultsError,
     ):
         assert issubclass(cls, headtohead.H2HError) and cls.exit_code == 2
+
+
+def test_dir_lists_the_lazy_names():
+    names = dir(headtohead)
+    assert set(headtohead.__all__) <= set(names) and {"run", "compare", "gate", "suite"} <= set(names)

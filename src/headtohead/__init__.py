@@ -83,3 +83,8 @@ def __getattr__(name: str) -> Any:
         module, attribute = _LAZY[name]
         return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'headtohead' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # the lazy names are attributes too: dir(), tab completion and help() list them
+    return sorted({*globals(), *_LAZY, *__all__})

@@ -390,3 +390,38 @@ def test_real_minilm_with_fresh_head() -> None:
     assert 22_000_000 < adapter.num_parameters() < 23_500_000
     batch = adapter.preprocess(list(DEFAULT_TEXTS[:4]))
     assert adapter.forward(batch).shape == (4, 2)
+
+
+def test_hub_id_without_network_fails_in_seconds_naming_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Offline without HF_HUB_OFFLINE=1: one line about the hub, not minutes of retries ending on the tokenizer."""
+    import socket
+
+    from huggingface_hub import constants
+
+    from headtohead.adapters import hf_hub
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()  # nothing listens there now: a connection is refused, as with no network
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", *hf_hub._PROXY_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    hf_hub._hub_unreachable.cache_clear()
+    try:
+        with pytest.raises(ModelError) as info:
+            load("some-org/not-a-cached-model", base_dir=tmp_path)
+        message = str(info.value)
+        assert f"the hub (http://127.0.0.1:{port}) cannot be reached from here" in message
+        assert "'some-org/not-a-cached-model' is not in the local cache" in message and "tokenizer" not in message
+        config = ModelConfig(name="m", kind="transformers", source="some-org/cached")
+        monkeypatch.setattr(hf_hub, "hub_cache", lambda config: "/cache/config.json")
+        assert hf_hub.hub_reachable_or_cached(config)  # cached: read from the cache, no download tried
+        monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
+        hf_hub._hub_unreachable.cache_clear()
+        assert not hf_hub.hub_reachable_or_cached(config)  # behind a proxy only the proxy knows: no verdict
+    finally:
+        hf_hub._hub_unreachable.cache_clear()

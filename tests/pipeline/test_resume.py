@@ -176,7 +176,7 @@ def test_out_of_memory_and_a_crash_keep_finished_models(experiment, tmp_path, ca
 
     monkeypatch.setattr(per_model, "evaluate_model", crash_on_c)
     with pytest.raises(SystemExit) as info:
-        main(["run", str(experiment), "--out", str(out), "--resume"])
+        main(["run", str(experiment), "--out", str(out), "--resume"])  # b as first: run again
     monkeypatch.setattr(per_model, "evaluate_model", real)
     err = capsys.readouterr().err
     assert info.value.code == 1 and "internal error: RuntimeError: simulated bug" in err
@@ -240,3 +240,22 @@ def test_sigterm_becomes_an_exception_only_inside_the_block():
             assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_resumed_models_time_is_not_added_to_the_new_run(experiment, tmp_path, monkeypatch, capsys):
+    from headtohead.report.table import timings_line
+
+    monkeypatch.setenv("H2H_TEST_DELAY", "0.02")  # b and c sleep per batch of 2: 20 batches each
+    out = tmp_path / "out"
+    first = headtohead.run(experiment, out_dir=out)
+    assert first.result.timings.evaluate_s > 0.6
+    monkeypatch.setenv("H2H_TEST_DELAY", "0")
+    edited = headtohead.run(experiment, out_dir=out, resume=True, overrides=["models.b.model_args.slow=false"])
+    assert edited.resumed == ["a", "c"]
+    times = edited.result.timings
+    assert times.evaluate_s == pytest.approx(edited.result.model("b").eval_time_s)  # b alone ran now
+    assert times.evaluate_s < first.result.model("c").eval_time_s  # c's old pass is not part of it
+    line = timings_line(edited.result, reused=edited.resumed)
+    assert line.endswith("(reused from the earlier run, not timed again: a, c)")
+    main(["run", str(experiment), "--out", str(out), "--resume"])  # b as first: run again
+    assert "not timed again: a, c" in capsys.readouterr().out

@@ -132,3 +132,12 @@ def test_markdown_shows_markup_literally(evil):
 def test_csv_keeps_names_but_defuses_spreadsheet_formulas(evil):
     table = pd.read_csv(io.StringIO(render_csv(evil[0])))
     assert list(table["model"]) == [IMG, "'=cmd|' /C calc'!A0"]
+
+
+def test_markdown_writes_comparisons_as_they_are(evil):
+    assert md_escape("p < 0.001, a -> b, x & y") == "p < 0.001, a -> b, x & y"  # no &lt; where nothing is HTML
+    assert md_escape("&amp; &#60;") == "&amp;amp; &amp;#60;"  # a character reference shows literally
+    assert md_escape("> not a quote") == "\\> not a quote"
+    assert md_escape("<b>x</b> p < 0.001") == "&lt;b&gt;x&lt;/b&gt; p < 0.001"
+    text, _ = render_markdown(evil[0], predictions=evil[1])
+    assert "p < 0.001" in text and "p &lt; 0.001" not in text

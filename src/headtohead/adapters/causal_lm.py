@@ -15,7 +15,13 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter, StoredOutputs
-from headtohead.adapters.hf_hub import hub_kwargs, hub_offline, looks_like_path, quiet_transformers
+from headtohead.adapters.hf_hub import (
+    hub_kwargs,
+    hub_offline,
+    hub_reachable_or_cached,
+    looks_like_path,
+    quiet_transformers,
+)
 from headtohead.adapters.prompting import Prompter, draw_few_shot, parse_answer
 from headtohead.config.models.causal_lm import CausalLMSettings
 from headtohead.config.schema import ModelConfig
@@ -322,7 +328,8 @@ def _load(config: Any, context: LoadContext) -> tuple[Any, Any]:
             f"(source, revision and trust_remote_code say it)"
         )
     source, gguf_file = _locate(config, context)
-    kwargs = hub_kwargs(config, hub_offline())
+    from_hub = gguf_file is None and not context.resolve_path(config.source).exists()
+    kwargs = hub_kwargs(config, hub_offline() or (from_hub and hub_reachable_or_cached(config)))
     kwargs.update({"gguf_file": gguf_file} if gguf_file else {"use_safetensors": True})
     precision = {} if {"dtype", "torch_dtype"} & set(config.model_args) else {"dtype": torch.float32}
     what = "tokenizer"

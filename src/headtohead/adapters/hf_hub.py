@@ -7,14 +7,22 @@ rules — a local folder wins, offline fails fast with a fix — live in one pla
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import socket
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from headtohead.config.schema import ModelConfig
+from headtohead.errors import ModelError
 from headtohead.runtime.offline import offline_requested
 
-__all__ = ["hub_offline", "looks_like_path", "hub_cache", "quiet_transformers", "hub_kwargs"]
+__all__ = ["hub_offline", "looks_like_path", "hub_cache", "quiet_transformers", "hub_kwargs", "hub_reachable_or_cached"]
+
+#: How long the hub may take to accept a connection before it counts as unreachable.
+HUB_PROBE_SECONDS = 3.0
+_PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy")
 
 
 def hub_offline() -> bool:
@@ -66,3 +74,50 @@ def hub_kwargs(config: ModelConfig, offline: bool) -> dict[str, Any]:
         "local_files_only": offline,
         **{k: v for k, v in optional.items() if v is not None},
     }
+
+
+def hub_reachable_or_cached(config: ModelConfig) -> bool:
+    """Whether a hub model must be read from the local cache only: the hub cannot be reached but the model is cached.
+
+    Asked before the first download, so that a machine without network fails in seconds with
+    one line, not after minutes of retries that end by blaming the tokenizer.
+
+    Raises
+    ------
+    ModelError
+        The hub cannot be reached and the model is not in the local cache.
+    """
+    reason = _hub_unreachable(_hub_endpoint())
+    if reason is None:
+        return False
+    if isinstance(hub_cache(config), str):
+        return True
+    raise ModelError(
+        f"model '{config.name}': the hub ({_hub_endpoint()}) cannot be reached from here ({reason}) and "
+        f"'{config.source}' is not in the local cache; connect to the network, download it where there is one "
+        f"(huggingface-cli download {config.source}) and copy the cache, or point source at a local folder"
+    )
+
+
+def _hub_endpoint() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.ENDPOINT)
+
+
+@functools.lru_cache(maxsize=8)
+def _hub_unreachable(endpoint: str) -> str | None:
+    """Why ``endpoint`` does not accept a connection, in a few words; ``None`` when it does (or behind a proxy)."""
+    if any(os.environ.get(name) for name in _PROXY_VARIABLES):
+        return None  # only the proxy knows; downloads go through it
+    parts = urlsplit(endpoint)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=HUB_PROBE_SECONDS):
+            return None
+    except socket.gaierror:
+        return f"the name {host} does not resolve"
+    except TimeoutError:
+        return f"no answer from {host} in {HUB_PROBE_SECONDS:g} s"
+    except OSError as exc:
+        return f"{exc.strerror or type(exc).__name__} connecting to {host}:{port}"

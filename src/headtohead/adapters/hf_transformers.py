@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
-from headtohead.adapters.hf_hub import hub_cache, hub_kwargs, hub_offline, looks_like_path, quiet_transformers
+from headtohead.adapters.hf_hub import (
+    hub_cache,
+    hub_kwargs,
+    hub_offline,
+    hub_reachable_or_cached,
+    looks_like_path,
+    quiet_transformers,
+)
 from headtohead.adapters.hf_text import FALLBACK_MAX_LENGTH, NO_TOKENIZER_LIMIT, split_pairs, token_counter
 from headtohead.adapters.weights import error_summary, read_checkpoint
 from headtohead.config.models.transformers import TransformersSettings
@@ -225,7 +232,7 @@ def _locate(config: ModelConfig, context: LoadContext) -> tuple[str, Path | None
             f"model '{config.source}' is not available offline: download it first or point source at "
             f"a local folder"
         )
-    return config.source, None, offline
+    return config.source, None, offline or hub_reachable_or_cached(config)
 
 
 def _load_tokenizer(config: ModelConfig, source: str, offline: bool) -> Any:

@@ -13,7 +13,7 @@ import numpy as np
 
 from headtohead.errors import ModelError, listing
 
-__all__ = ["LabelAlignment", "align_labels"]
+__all__ = ["LabelAlignment", "align_labels", "numbered_classes_hint"]
 
 _GENERIC = re.compile(r"^(label_?)?(\d+)$", re.IGNORECASE)
 _INTEGER = re.compile(r"^\d+$")
@@ -121,8 +121,33 @@ def align_labels(model_labels: Sequence[str] | None, dataset_labels: Sequence[st
         )
     raise ModelError(
         f"model '{model}' labels {listing(names, quote=True)} do not match the dataset labels "
-        f"{listing(data, quote=True)}; set the model's label_names (in output order) or "
-        f"data.label_names to reconcile them"
+        f"{listing(data, quote=True)}; "
+        + (
+            numbered_classes_hint(data, names)
+            or "set the model's label_names (in output order) or data.label_names to reconcile them"
+        )
+    )
+
+
+def numbered_classes_hint(data_labels: Sequence[str], names: Sequence[str]) -> str:
+    """The fix when the data's classes are numbers ``0..K-1`` and a model names as many classes in words.
+
+    Empty when that is not the case.
+
+    Examples
+    --------
+    >>> numbered_classes_hint(["0", "1"], ["negative", "positive"])[:46]
+    "the data's labels are numbers: name them with "
+    """
+    if not data_labels or len(set(names)) != len(data_labels) or any(_INTEGER.match(str(n)) for n in names):
+        return ""
+    if [str(d) for d in data_labels] != [str(i) for i in range(len(data_labels))]:
+        return ""
+    pairs = ", ".join(f"{d} is {n}" for d, n in zip(data_labels, names, strict=True))
+    return (
+        f"the data's labels are numbers: name them with data.label_names in label order (label i is "
+        f"label_names[i]), e.g. data.label_names: [{', '.join(names)}] (--set 'data.label_names=[{','.join(names)}]') "
+        f"if {pairs}"
     )
 
 

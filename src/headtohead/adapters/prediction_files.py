@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from headtohead.adapters.labels import numbered_classes_hint
 from headtohead.config.models import family
 from headtohead.data.base import Dataset
 from headtohead.data.columns import name_some, normalise_id
@@ -31,6 +32,8 @@ __all__ = [
     "PREDICTION_COLUMN",
     "PROBA_PREFIX",
     "PROBA_LIST_COLUMN",
+    "FAILED_COLUMN",
+    "NO_PREDICTION",
     "SUM_TOLERANCE",
 ]
 
@@ -40,6 +43,10 @@ PREDICTION_SUFFIXES = family("predictions").suffixes
 PREDICTION_COLUMN = "prediction"
 PROBA_PREFIX = "proba_"
 PROBA_LIST_COLUMN = "proba"
+#: A column saying the model failed on a row (true/false, 1/0, yes/no; empty is false).
+FAILED_COLUMN = "failed"
+#: Predicted class of a row where the model failed (``results.predictions.NO_PREDICTION``; adapters come before results).
+NO_PREDICTION = -1
 #: How far a row of probabilities may sum from 1 (float32 softmax outputs written as text are
 #: off by ~1e-7; a row off by more than this is a bug, not rounding).
 SUM_TOLERANCE = 1e-3
@@ -54,9 +61,11 @@ class PredictionFile:
     source : str
         The file.
     pred : ndarray of shape (n,), int64
-        Predicted class index into the dataset's label names.
+        Predicted class index into the dataset's label names (then ``outside``);
+        :data:`NO_PREDICTION` where the model failed.
     proba : ndarray of shape (n, K), float64, or None
-        Class probabilities (rows sum to 1), or ``None`` when the file has none.
+        Class probabilities (rows sum to 1; a NaN row where the model failed), or ``None``
+        when the file has none.
     matched_by : {"id", "row order"}
         How rows were matched to examples.
     warnings : tuple of str
@@ -70,6 +79,11 @@ class PredictionFile:
     matched_by: Literal["id", "row order"]
     warnings: tuple[str, ...] = ()
 
+    @property
+    def n_failed(self) -> int:
+        """Examples the model failed on (each a wrong answer)."""
+        return int(np.count_nonzero(self.pred == NO_PREDICTION))
+
 
 def read_prediction_file(
     path: str | Path,
@@ -78,6 +92,9 @@ def read_prediction_file(
     id_column: str = "id",
     tolerance: float = SUM_TOLERANCE,
     extra_ids: Literal["error", "ignore"] = "error",
+    missing_ids: Literal["error", "failed"] = "error",
+    empty: Literal["error", "failed"] = "error",
+    outside: Sequence[str] = (),
     name: str | None = None,
 ) -> PredictionFile:
     """Read a prediction file and align it with ``dataset``.
@@ -95,18 +112,32 @@ def read_prediction_file(
     extra_ids : {"error", "ignore"}
         What to do with ids the dataset does not have (``"ignore"`` suits a file covering
         more rows than ``data.limit`` keeps); they are counted in a warning when ignored.
+    missing_ids : {"error", "failed"}
+        What an example of the data without a row is: an error (the default: a file cut short
+        is a mistake), or a failure of the model (a wrong answer, counted and named).
+    empty : {"error", "failed"}
+        What a row with an empty prediction is: an error (a file meant to be complete), or a
+        failure of the model (what ``kind: predictions`` reads: an LLM's unparseable answer).
+    outside : sequence of str
+        The model's classes the data does not hold (its ``label_names`` beyond the data's):
+        predictions of them are read as wrong answers, their probabilities as columns after
+        the data's classes.
     name : str, optional
         The model's name, for messages.
 
     Returns
     -------
     PredictionFile
+        A row marks a failure of the model (:data:`NO_PREDICTION`, a NaN row of probabilities,
+        a wrong answer as any model's failure) when its ``failed`` column is true, its
+        probabilities are all empty or NaN, or (with ``empty="failed"``) its prediction is empty.
 
     Raises
     ------
     ModelError
         One line naming the file, the column or row, and the fix: file missing or of an
-        unknown format; no ``prediction`` column; empty, duplicate, missing or unknown ids;
+        unknown format; no ``prediction`` column; empty, duplicate or unknown ids, missing ids
+        (unless ``missing_ids="failed"``);
         a file with ids for data without (or the reverse, with different lengths); labels
         the dataset does not have; probability columns for unknown or missing labels;
         probabilities that are not numbers, negative, NaN, or do not sum to 1.
@@ -133,6 +164,9 @@ def read_prediction_file(
         id_column=id_column,
         tolerance=tolerance,
         extra_ids=extra_ids,
+        missing_ids=missing_ids,
+        empty=empty,
+        outside=outside,
     )
 
 
@@ -145,6 +179,9 @@ def read_prediction_frame(
     id_column: str = "id",
     tolerance: float = SUM_TOLERANCE,
     extra_ids: Literal["error", "ignore"] = "error",
+    missing_ids: Literal["error", "failed"] = "error",
+    empty: Literal["error", "failed"] = "error",
+    outside: Sequence[str] = (),
     note_position: bool = True,
 ) -> PredictionFile:
     """:func:`read_prediction_file` for a table already in memory (a ``pandas.DataFrame``).
@@ -158,14 +195,14 @@ def read_prediction_frame(
         How messages name the table (``"model 'gpt' (in memory)"``).
     source : str
         Recorded as :attr:`PredictionFile.source`.
-    id_column, tolerance, extra_ids, note_position
+    id_column, tolerance, extra_ids, missing_ids, empty, outside, note_position
         As for :func:`read_prediction_file`; ``note_position=False``: no warning for rows matched by position.
 
     Returns
     -------
     PredictionFile
     """
-    frame = frame.copy()
+    frame = frame.reset_index(drop=True)
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     if PREDICTION_COLUMN not in columns:
@@ -175,19 +212,68 @@ def read_prediction_frame(
             f"with each row's predicted label (name or index)"
         )
     notes: list[str] = []
-    rows, matched_by = _match_rows(where, frame, dataset, id_column, extra_ids, notes, note_position=note_position)
+    rows, matched_by = _match_rows(
+        where, frame, dataset, id_column, extra_ids, missing_ids, notes, note_position=note_position
+    )
+    absent = np.array(rows) == len(frame)  # examples without a row read an empty row: failures
+    if absent.any():
+        frame.loc[len(frame)] = [None] * len(columns)
     frame = frame.iloc[rows].reset_index(drop=True)
     file_rows = [r + 1 for r in rows]  # 1-based data rows of the file, for messages
-    pred = _labels(where, frame[PREDICTION_COLUMN].tolist(), dataset.label_names, file_rows, notes)
-    proba = _probabilities(where, frame, dataset.label_names, file_rows, tolerance)
+    names = (*dataset.label_names, *outside)
+    failed = _failed_rows(where, frame, file_rows) | absent
+    blank = np.array([normalise_id(v) is None for v in frame[PREDICTION_COLUMN].tolist()], dtype=bool)
+    if empty == "error" and (blank & ~failed).any():
+        raise ModelError(
+            f"{where}: column '{PREDICTION_COLUMN}' is empty in row(s) "
+            f"{name_some([r for r, b, f in zip(file_rows, blank, failed, strict=True) if b and not f], quote=False)}; "
+            f"every row needs a predicted label"
+        )
+    failed |= blank
+    proba = _probabilities(where, frame, names, file_rows, tolerance, failed)
     if proba is not None:
-        off = int(np.count_nonzero(proba[np.arange(len(pred)), pred] < proba.max(axis=1) - 1e-12))
+        failed |= np.isnan(proba).any(axis=1)
+        proba[failed] = np.nan
+    answered = np.flatnonzero(~failed)
+    pred = np.full(len(frame), NO_PREDICTION, dtype=np.int64)
+    pred[answered] = _labels(
+        where,
+        [frame[PREDICTION_COLUMN].iloc[i] for i in answered],
+        names,
+        [file_rows[i] for i in answered],
+        notes,
+        outside=len(outside),
+    )
+    if proba is not None:
+        chosen = proba[answered, pred[answered]]
+        off = int(np.count_nonzero(chosen < proba[answered].max(axis=1) - 1e-12))
         if off:
             notes.append(
                 f"{where}: {off} row(s) predict a class that is not their most probable one; "
                 f"calibration uses the probability of the predicted class"
             )
     return PredictionFile(source, pred, proba, matched_by, tuple(notes))
+
+
+def _failed_rows(where: str, frame: Any, rows: list[int]) -> np.ndarray:
+    """The rows whose ``failed`` column says the model failed (none without the column)."""
+    if FAILED_COLUMN not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    out = np.zeros(len(frame), dtype=bool)
+    for i, cell in enumerate(frame[FAILED_COLUMN].tolist()):
+        value = normalise_id(cell)
+        said = None if value is None else _TRUTH.get(value.lower())
+        if value is not None and said is None:
+            raise ModelError(
+                f"{where}: row {rows[i]}, column '{FAILED_COLUMN}': {cell!r} is neither true nor false; "
+                f"write true/false, 1/0 or yes/no (empty is false)"
+            )
+        out[i] = bool(said)
+    return out
+
+
+#: How a ``failed`` cell says yes or no.
+_TRUTH = {"true": True, "1": True, "yes": True, "y": True, "false": False, "0": False, "no": False, "n": False}
 
 
 def write_prediction_file(
@@ -278,11 +364,12 @@ def _match_rows(
     dataset: Dataset,
     id_column: str,
     extra_ids: str,
+    missing_ids: str,
     notes: list[str],
     *,
     note_position: bool = True,
 ) -> tuple[list[int], Literal["id", "row order"]]:
-    """File row (0-based) of every dataset example, in dataset order."""
+    """File row (0-based) of every dataset example, in dataset order; ``len(frame)`` for an example without one."""
     n = len(dataset)
     if id_column not in frame.columns:
         rows = dataset.source_rows(len(frame))  # a row per example, or per row of the data file
@@ -328,11 +415,14 @@ def _match_rows(
             f"{name_some(repeated)}; give each example one row"
         )
     missing = [i for i in dataset.ids if i not in position]
-    if missing:
+    if missing and missing_ids != "failed":
         raise ModelError(
             f"{where}: {len(missing)} of the data's {n} ids have no row: {name_some(missing)}; "
-            f"predict every example (ids are matched to data.id_column)"
+            f"predict every example (ids are matched to data.id_column), or set the model's "
+            f"missing_ids: failed if the model failed on them (each then counts as a wrong answer)"
         )
+    if missing:
+        notes.append(f"{where}: {len(missing)} id(s) have no row, each a failure of the model: {name_some(missing)}")
     known = set(dataset.ids) | set(dataset.skipped_ids)  # a skipped row's prediction is ignored: its warning says so
     extra = [v for v in ids if v not in known]
     if extra and extra_ids != "ignore":
@@ -342,19 +432,17 @@ def _match_rows(
         )
     if extra:
         notes.append(f"{where}: ignored {len(extra)} row(s) whose ids are not in the evaluated data")
-    return [position[i] for i in dataset.ids], "id"
+    return [position.get(i, len(frame)) for i in dataset.ids], "id"
 
 
-def _labels(where: str, raw: list[Any], names: tuple[str, ...], rows: list[int], notes: list[str]) -> np.ndarray:
-    """Predicted labels (names or indices) as indices into ``names``."""
-    cells = [normalise_id(v) for v in raw]
-    empty = [row for row, v in zip(rows, cells, strict=True) if v is None]
-    if empty:
-        raise ModelError(
-            f"{where}: column '{PREDICTION_COLUMN}' is empty in row(s) {name_some(empty, quote=False)}; "
-            f"every row needs a predicted label"
-        )
-    values = [v for v in cells if v is not None]  # all of them, as none is empty
+def _labels(
+    where: str, raw: list[Any], names: tuple[str, ...], rows: list[int], notes: list[str], *, outside: int = 0
+) -> np.ndarray:
+    """Predicted labels (names or indices; none empty) as indices into ``names``.
+
+    The last ``outside`` of ``names`` are the model's classes the data does not hold.
+    """
+    values = [v for v in (normalise_id(v) for v in raw) if v is not None]  # all of them, as none is empty
     lookup = {n: i for i, n in enumerate(names)}
     indices = {v: int(v) for v in set(values) if _is_index(v) and 0 <= int(v) < len(names)}
     if all(v in lookup for v in values):
@@ -368,17 +456,43 @@ def _labels(where: str, raw: list[Any], names: tuple[str, ...], rows: list[int],
         return np.array([indices[v] for v in values], dtype=np.int64)
     unknown = sorted({v for v in values if v not in lookup}, key=str)
     first = next(row for row, v in zip(rows, values, strict=True) if v not in lookup)
+    data_names = names[: len(names) - outside]
     raise ModelError(
         f"{where}: column '{PREDICTION_COLUMN}' has labels the data does not have: "
-        f"{name_some(unknown)} (first in row {first}); the data's labels are: {', '.join(names)} "
-        f"(write these names, or their indices 0..{len(names) - 1}, not a mix)"
+        f"{name_some(unknown)} (first in row {first}); the data's labels are: {', '.join(data_names)}"
+        + _label_fix(unknown, names, outside)
+    )
+
+
+def _label_fix(unknown: list[str], names: tuple[str, ...], outside: int) -> str:
+    """How to go on from predictions of labels the data does not have."""
+    fix = f" (write these names, or their indices 0..{len(names) - 1}, not a mix)"
+    if all(_is_number(v) and not _is_index(v) for v in unknown):
+        return (
+            f"{fix}; a prediction is a class, not a score: write the probability of each class in "
+            f"{PROBA_PREFIX}<label> columns and the predicted class in '{PREDICTION_COLUMN}'"
+        )
+    if any(_is_index(v) for v in unknown):
+        return fix
+    hint = numbered_classes_hint(names, sorted(unknown)) if not outside else ""
+    if hint:
+        return f"{fix}; {hint}"
+    known = [*names, *unknown]
+    return (
+        f"{fix}; if the model knows classes the data does not hold, declare all its classes in its "
+        f"label_names (label_names: [{', '.join(known)}] in its entry; with --model: --set "
+        f"models.<name>.label_names=[{','.join(known)}]): its predictions of the others then count as wrong answers"
     )
 
 
 def _probabilities(
-    where: str, frame: Any, names: tuple[str, ...], rows: list[int], tolerance: float
+    where: str, frame: Any, names: tuple[str, ...], rows: list[int], tolerance: float, failed: np.ndarray
 ) -> np.ndarray | None:
-    """The ``(n, K)`` probabilities in label order, checked and renormalised; ``None`` if the file has none."""
+    """The ``(n, K)`` probabilities in label order, checked and renormalised; ``None`` if the file has none.
+
+    A row whose probabilities are all empty or NaN (or one of the ``failed`` rows) is a failure
+    of the model: all NaN, not checked; a row with only some of them empty is an error.
+    """
     prefixed = [c for c in frame.columns if c.startswith(PROBA_PREFIX)]
     has_list = PROBA_LIST_COLUMN in frame.columns
     if not prefixed and not has_list:
@@ -396,7 +510,8 @@ def _probabilities(
         if unknown:
             raise ModelError(
                 f"{where}: probability columns for labels the data does not have: {name_some(unknown)}; "
-                f"the data's labels are {', '.join(names)} (columns {', '.join(columns)})"
+                f"the data's labels are {', '.join(names)} (columns {', '.join(columns)}); a model that knows "
+                f"classes the data does not hold declares all its classes in its label_names"
             )
         absent = [c for c in columns if c not in prefixed]
         if absent:
@@ -405,6 +520,7 @@ def _probabilities(
                 f"give one {PROBA_PREFIX}<label> column per label, or none"
             )
         matrix = np.column_stack([_numbers(where, frame[c].tolist(), c, rows) for c in columns])
+    matrix[failed | np.isnan(matrix).all(axis=1)] = np.nan
     _check_rows(where, matrix, columns, rows, tolerance)
     return cast(np.ndarray, matrix / matrix.sum(axis=1, keepdims=True))
 
@@ -426,6 +542,9 @@ def _list_column(where: str, cells: list[Any], names: tuple[str, ...], rows: lis
     out = np.empty((len(cells), len(names)), dtype=np.float64)
     for i, cell in enumerate(cells):
         value = cell
+        if not isinstance(cell, (list, np.ndarray)) and normalise_id(cell) is None:
+            out[i] = np.nan  # an empty cell: the model failed on this row
+            continue
         if isinstance(cell, str):
             try:
                 value = json.loads(cell)
@@ -449,7 +568,10 @@ def _list_column(where: str, cells: list[Any], names: tuple[str, ...], rows: lis
 
 
 def _check_rows(where: str, matrix: np.ndarray, columns: list[str], rows: list[int], tolerance: float) -> None:
-    for problem, bad in (("is empty, NaN or infinite", ~np.isfinite(matrix)), ("is negative", matrix < 0)):
+    """Refuse rows partly empty, infinite, negative or unnormalised (all-NaN rows are failures, not checked)."""
+    answered = ~np.isnan(matrix).all(axis=1)
+    unreadable = ~np.isfinite(matrix) & answered[:, None]
+    for problem, bad in (("is empty, NaN or infinite", unreadable), ("is negative", matrix < 0)):
         if bad.any():
             i, k = (int(x) for x in np.argwhere(bad)[0])
             raise ModelError(
@@ -457,7 +579,7 @@ def _check_rows(where: str, matrix: np.ndarray, columns: list[str], rows: list[i
                 f"({int(bad.any(axis=1).sum())} row(s) like this); write probabilities in [0, 1]"
             )
     sums = matrix.sum(axis=1)
-    off = np.abs(sums - 1.0) > tolerance
+    off = answered & (np.abs(sums - 1.0) > tolerance)
     if off.any():
         i = int(np.argmax(off))
         raise ModelError(
@@ -473,3 +595,11 @@ def _is_int(value: Any) -> bool:
 
 def _is_index(value: Any) -> bool:
     return _is_int(value) or (isinstance(value, str) and value.strip().isdigit())
+
+
+def _is_number(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True

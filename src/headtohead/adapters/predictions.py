@@ -57,7 +57,8 @@ class PredictionsAdapter(LookedUpAdapter):
     def load(cls, config: ModelConfig, context: LoadContext) -> PredictionsAdapter:
         """Check that the file exists and can be read; rows are matched to the data on first use."""
         adapter = cls(config, context)
-        adapter.label_names = context.label_names  # the file is read in the data's label order
+        # the file is read in the data's label order, then the model's other classes (its label_names)
+        adapter.label_names = tuple(config.label_names) if config.label_names else context.label_names
         if config.name in context.objects:
             adapter.frame = context.objects[config.name]
             return adapter
@@ -70,19 +71,23 @@ class PredictionsAdapter(LookedUpAdapter):
         """The stored outputs of every example of ``dataset``, read and checked once."""
         if self._read is None or self._read_for is not dataset:
             extra: Literal["error", "ignore"] = "ignore" if self.context.partial_data else "error"
+            how: dict[str, Any] = {
+                "id_column": self.context.id_column,
+                "extra_ids": extra,
+                "missing_ids": getattr(self.config, "missing_ids", "error"),
+                "empty": "failed",  # an empty prediction is the model's failure, as an endpoint's unparseable answer
+                "outside": tuple(n for n in self.label_names or () if n not in dataset.label_names),
+            }
             if self.path is not None:
-                read = read_prediction_file(
-                    self.path, dataset, id_column=self.context.id_column, extra_ids=extra, name=self.name
-                )
+                read = read_prediction_file(self.path, dataset, name=self.name, **how)
             else:
                 read = read_prediction_frame(
                     self.frame,
                     dataset,
                     where=f"model '{self.name}' (in memory)",
                     source=self.config.source,
-                    id_column=self.context.id_column,
-                    extra_ids=extra,
                     note_position=False,
+                    **how,
                 )  # in memory: order is all there is
             for note in read.warnings:
                 if note not in self.warnings:

@@ -16,7 +16,9 @@ __all__ = ["gate"]
 
 
 def gate(
-    results: Path = typer.Argument(..., help="A results.json written by h2h run (predictions.npz beside it)."),
+    results: Path = typer.Argument(
+        ..., help="A results.json written by h2h run, or its folder (predictions.npz beside it)."
+    ),
     baseline: str = typer.Option(..., "--baseline", help="The reference model's name."),
     candidate: str = typer.Option(..., "--candidate", help="The model that must not be worse."),
     max_accuracy_drop: Optional[float] = typer.Option(

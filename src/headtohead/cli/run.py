@@ -112,7 +112,7 @@ def run(
         f"report: {out_dir / REPORT_FILE}",
         highlight=False,
     )
-    console.print(timings_line(outcome.result), highlight=False, markup=False)
+    console.print(timings_line(outcome.result, reused=outcome.resumed), highlight=False, markup=False)
 
 
 def bench(
@@ -147,4 +147,4 @@ def bench(
         )
     print_result(outcome.result)
     console.print(f"Results: {out_dir / RESULTS_FILE}", highlight=False)
-    console.print(timings_line(outcome.result), highlight=False, markup=False)
+    console.print(timings_line(outcome.result, reused=outcome.resumed), highlight=False, markup=False)

@@ -26,7 +26,7 @@ def validate(
     )
 
 
-def show(results: Path = typer.Argument(..., help="A results.json written by h2h run.")) -> None:
+def show(results: Path = typer.Argument(..., help="A results.json written by h2h run, or its folder.")) -> None:
     """Print the table of a saved run."""
     from headtohead.results import load_result
 

@@ -121,5 +121,6 @@ def _require_eval_examples(config: DataConfig, evaluation: Dataset) -> None:
         present = ", ".join(f"{name}: {count}" for name, count in zip(evaluation.label_names, counts, strict=True))
         raise DataError(
             f"{config.path}: class(es) {empty} have no evaluation examples (per class: {present}); "
-            f"add examples of them, or remove them from data.label_names"
+            f"add examples of them, or remove them from data.label_names (a model that knows classes the data "
+            f"does not hold declares them in its own label_names: its predictions of them count as wrong answers)"
         )

@@ -233,6 +233,15 @@ def encode_labels(
     """
     values = list(raw)
     kinds = {_label_kind(v) for v in values}
+    if kinds == {"int", "fraction"}:
+        example_int = next(v for v in values if _label_kind(v) == "int")
+        example = next(v for v in values if _label_kind(v) == "fraction")
+        raise DataError(
+            f"{source}: column '{column}' holds {example!r} among whole-number labels (e.g. {example_int!r}); a "
+            f"class label is a whole number or a name, and a score or probability is not one: give each example "
+            f"its class (or point data.label_column at the column of classes)"
+        )
+    kinds = {"str" if k == "fraction" else k for k in kinds}
     if len(kinds) > 1:
         example_int = next(v for v in values if _label_kind(v) == "int")
         example_str = next(v for v in values if _label_kind(v) == "str")
@@ -274,6 +283,12 @@ def _label_kind(value: Any) -> str:
     if isinstance(value, (int, np.integer)):
         return "int"
     if isinstance(value, (float, np.floating)):
-        return "int" if float(value).is_integer() else "str"
+        return "int" if float(value).is_integer() else "fraction" if np.isfinite(value) else "str"
     text = str(value).strip()
-    return "int" if text.lstrip("-").isdigit() else "str"
+    if text.lstrip("-").isdigit():
+        return "int"
+    try:
+        number = float(text)
+    except ValueError:
+        return "str"
+    return "fraction" if np.isfinite(number) and not number.is_integer() else "str"

@@ -148,7 +148,7 @@ def _stored_evaluation(
 ) -> Evaluation:
     """The stored outputs of every example, batch by batch in plan order (no preprocessing, nothing to time)."""
     start = time.perf_counter()
-    n, k = len(plan.order), dataset.num_classes
+    n, k = len(plan.order), alignment.n_outputs  # the data's classes, then the model's others
     pred = np.empty(n, dtype=np.int64)
     proba: np.ndarray | None = None
     row = 0

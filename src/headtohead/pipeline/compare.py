@@ -47,6 +47,9 @@ def compare(
     progress: ProgressCallback | None = None,
     response_cache: bool = True,
     allow_missing: bool = False,
+    until_decided: bool = False,
+    chunk_size: int | None = None,
+    equivalence_margin: float | None = None,
 ) -> Run:
     """Compare models held in memory on data held in memory.
 
@@ -83,6 +86,12 @@ def compare(
     allow_missing : bool
         Judge on the examples every model answered when an endpoint never answered some (as
         :func:`headtohead.run`; without it such a model decides nothing and ``AnswersMissing`` is raised).
+    until_decided : bool
+        Evaluate in a seeded random order, chunk by chunk, and stop once an anytime-valid test
+        has decided every pair: ``h2h run --until-decided`` (``eval.until_decided``), the same
+        stop on the same data and seed.
+    chunk_size, equivalence_margin : optional
+        As ``eval.chunk_size`` and ``eval.equivalence_margin`` of ``until_decided``.
 
     Returns
     -------
@@ -134,7 +143,13 @@ def compare(
         "seed": seed,
         "data": section.model_dump(exclude_none=True),
         "models": entries,
-        "eval": {"batch_size": batch_size, "device": device},
+        "eval": {
+            "batch_size": batch_size,
+            "device": device,
+            "until_decided": until_decided,
+            "chunk_size": chunk_size,
+            "equivalence_margin": equivalence_margin,
+        },
         "stats": dict(stats or {}),
         "speed": {"enabled": speed, "memory": False},
     }

@@ -6,14 +6,19 @@ See ``docs/cli.md``, "Margins".
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.metrics import CATALOGUE, unknown
 from headtohead.report.words.gate import gate_paragraph, junit_xml
 from headtohead.results import Predictions, RunResult, load_result
+from headtohead.results.files import results_file
 from headtohead.runtime.files import write_text_atomic
 from headtohead.stats.gate import Decision, gate_decisions, gate_exit_code
 
@@ -53,16 +58,30 @@ class GateOutcome:
         )
 
 
-def _check_name(option: str, name: str, result: RunResult, path: Path) -> None:
-    names = [m.name for m in result.models]
+def _check_name(option: str, name: str, names: Sequence[str], where: str) -> None:
     if name not in names:
         raise ConfigError(
-            f"{option} {name}: no model of that name in {path}{did_you_mean(name, names)} (models: {listing(names)})"
+            f"{option} {name}: no model of that name in {where}{did_you_mean(name, names)} (models: {listing(names)})"
         )
 
 
+@dataclass(frozen=True)
+class _GateInput:
+    """What the gate decides on: the run's record (``None`` for bare predictions), its predictions, its name."""
+
+    result: RunResult | None
+    predictions: Predictions | None
+    where: str
+
+    @property
+    def names(self) -> list[str]:
+        if self.result is not None:
+            return [m.name for m in self.result.models]
+        return list(self.predictions.models) if self.predictions is not None else []
+
+
 def gate(
-    results: str | Path,
+    results: str | Path | Any,
     *,
     baseline: str,
     candidate: str,
@@ -73,13 +92,21 @@ def gate(
     junit: str | Path | None = None,
     confidence: float | None = None,
     metric: str = "accuracy",
+    labels: Sequence[Any] | None = None,
+    groups: Sequence[Any] | None = None,
 ) -> GateOutcome:
     """Decide whether ``candidate`` is worse than ``baseline`` beyond the margins, with confidence.
 
     Parameters
     ----------
-    results : str or Path
-        A ``results.json`` written by ``h2h run`` (``predictions.npz`` beside it for accuracy).
+    results : str, Path, Run, Predictions or mapping
+        What ``h2h gate`` reads, or the same in memory: a ``results.json`` written by ``h2h run``
+        or its folder (``predictions.npz`` beside it for accuracy); what :func:`headtohead.run`
+        or :func:`headtohead.compare` returned (a ``Run``: the same decision as ``h2h gate`` on
+        its saved folder); a run's ``Predictions`` (:func:`headtohead.load_predictions`); or
+        each model's predictions in memory, a mapping of name to labels or probabilities as
+        :func:`headtohead.compare` takes them (an empty label is the model's failure, a wrong
+        answer), with ``labels``. Bare predictions hold no speed: gate speed on a run.
     baseline, candidate : str
         Model names in that run.
     max_accuracy_drop : str or float, optional
@@ -99,6 +126,12 @@ def gate(
     metric : str, default "accuracy"
         The quality check's metric, a name of the catalogue (:mod:`headtohead.metrics`: ``mcc``,
         ``roc_auc``, ``f1_macro`` …); ``max_accuracy_drop`` is then its allowed drop in its units.
+    labels : sequence, optional
+        With a mapping of predictions: the true label of each example (names or integers), in
+        the order of the predictions.
+    groups : sequence, optional
+        With a mapping of predictions: each example's group (one user's, one document's
+        examples belong together), as ``data.group_column``.
 
     Returns
     -------
@@ -119,6 +152,9 @@ def gate(
     ...                max_accuracy_drop="0.5pp")
     >>> outcome.exit_code, outcome.decisions[0].outcome                                  # doctest: +SKIP
     (0, 'pass')
+    >>> gate({"old": ["a", "b", "b"], "new": ["a", "b", "a"]}, labels=["a", "b", "b"],
+    ...      baseline="old", candidate="new", max_accuracy_drop=0.05).exit_code
+    3
     """
     if max_accuracy_drop is None and max_slowdown is None:
         raise ConfigError("h2h gate: give --max-accuracy-drop (e.g. 0.5pp) and/or --max-slowdown (e.g. 5%)")
@@ -133,15 +169,19 @@ def gate(
         raise ConfigError(f"--alpha {alpha}: must lie between 0 and 0.5, e.g. 0.05")
     if n_resamples < 100:
         raise ConfigError(f"--n-resamples {n_resamples}: use at least 100 (2000 is the default)")
-    path = Path(results)
-    result = load_result(path)
-    _check_name("--baseline", baseline, result, path)
-    _check_name("--candidate", candidate, result, path)
+    given = _gate_input(results, labels, groups, accuracy=accuracy_margin is not None)
+    _check_name("--baseline", baseline, given.names, given.where)
+    _check_name("--candidate", candidate, given.names, given.where)
     if baseline == candidate:
         raise ConfigError(f"--baseline and --candidate are both '{baseline}'; name two different models")
-    predictions = _predictions(path, result, (baseline, candidate)) if accuracy_margin is not None else None
+    if given.result is None and slowdown_margin is not None:
+        raise ConfigError(
+            f"max_slowdown: {given.where} hold no speed; gate speed on a run (what headtohead.run returned, "
+            f"or its results.json)"
+        )
+    predictions = _checked(given, (baseline, candidate)) if accuracy_margin is not None else None
     decisions = gate_decisions(
-        result,
+        given.result,
         predictions,
         baseline=baseline,
         candidate=candidate,
@@ -158,17 +198,83 @@ def gate(
     return GateOutcome(baseline, candidate, decisions, gate_exit_code(decisions), paragraph)
 
 
-def _predictions(path: Path, result: RunResult, names: tuple[str, str]) -> Predictions:
-    if any(result.model(n).quality is None for n in names):
-        raise ResultsError(
-            f"{path}: holds no quality results (written by h2h bench?); gate accuracy on the "
-            f"results of h2h run, or drop --max-accuracy-drop"
+def _gate_input(
+    results: Any, labels: Sequence[Any] | None, groups: Sequence[Any] | None, *, accuracy: bool
+) -> _GateInput:
+    """The run (or the predictions) ``results`` names, read the way ``h2h gate`` reads a saved run."""
+    if isinstance(results, Mapping):
+        return _GateInput(None, _in_memory(results, labels, groups), "the predictions given")
+    if labels is not None or groups is not None:
+        raise ConfigError(
+            "gate: labels= and groups= go with predictions given as a mapping of model names to labels; a run "
+            "(or its results.json) holds its own"
         )
-    predictions = Predictions.load(path.parent / result.predictions_file)
+    if isinstance(results, Predictions):
+        return _GateInput(None, results, "the predictions given")
+    if isinstance(getattr(results, "result", None), RunResult):  # a Run: what headtohead.run / compare returned
+        return _GateInput(results.result, results.predictions, f"the run '{results.result.name}'")
+    if not isinstance(results, (str, Path)):
+        raise ConfigError(
+            f"gate: a {type(results).__name__} is not a run; give a results.json (or its folder), what "
+            f"headtohead.run or headtohead.compare returned, a run's Predictions, or a mapping of model names to "
+            f"predictions with labels="
+        )
+    path = results_file(results)
+    result = load_result(path)
+    predictions = _saved_predictions(path, result) if accuracy else None
+    return _GateInput(result, predictions, str(path))
+
+
+def _saved_predictions(path: Path, result: RunResult) -> Predictions:
+    if all(m.quality is None for m in result.models):
+        raise _no_quality(str(path))
+    return Predictions.load(path.parent / result.predictions_file)
+
+
+def _no_quality(where: str) -> ResultsError:
+    return ResultsError(
+        f"{where}: holds no quality results (written by h2h bench?); gate accuracy on the "
+        f"results of h2h run, or drop --max-accuracy-drop"
+    )
+
+
+def _checked(given: _GateInput, names: tuple[str, str]) -> Predictions:
+    """The predictions of both models (one line naming what is missing otherwise)."""
+    if given.result is not None and any(given.result.model(n).quality is None for n in names):
+        raise _no_quality(given.where)
+    predictions = given.predictions
     for name in names:
-        if name not in predictions.models:
+        if predictions is None or name not in predictions.models:
             raise ResultsError(
-                f"{path.parent / result.predictions_file}: no predictions of '{name}'; it does "
-                f"not belong to {path} (re-run h2h run)"
+                f"{given.where}: no predictions of '{name}'; they do not belong to this run (re-run h2h run)"
             )
+    assert predictions is not None
+    return predictions
+
+
+def _in_memory(models: Mapping[str, Any], labels: Sequence[Any] | None, groups: Sequence[Any] | None) -> Predictions:
+    """Each model's predictions in memory, read as a prediction file is (an empty label a failure)."""
+    from headtohead.adapters.prediction_files import read_prediction_frame
+    from headtohead.data.base import Dataset, encode_labels
+    from headtohead.pipeline.compare import prediction_table
+
+    if labels is None:
+        raise ConfigError(
+            "gate: predictions given as a mapping need labels=, the true label of each example in their order"
+        )
+    y, names = encode_labels(list(labels), source="gate(labels=…)")
+    n = len(y)
+    dataset = Dataset("gate(labels=…)", "features", np.zeros((n, 1)), y, names)
+    unit = None if groups is None else np.asarray([str(g) for g in groups], dtype=object)
+    if unit is not None and len(unit) != n:
+        raise ConfigError(f"gate: {len(unit)} groups for {n} labels; give one group per example")
+    predictions = Predictions(order=np.arange(n), y_true=y, label_names=names, groups=unit)
+    for name, model in models.items():
+        table = prediction_table(str(name), model, dataset)
+        if len(table) != n:
+            raise ConfigError(f"gate: model '{name}' has {len(table)} predictions for {n} labels; give one per example")
+        read = read_prediction_frame(
+            table, dataset, where=f"gate: model '{name}'", source="in memory", note_position=False, empty="failed"
+        )
+        predictions.add(str(name), read.pred, read.proba)
     return predictions

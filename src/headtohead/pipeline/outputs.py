@@ -222,11 +222,31 @@ def claim_output(out: Path, experiment: str, *, command: str = "h2h run", overwr
         ``out`` cannot be written, another run is writing there, or it holds another
         experiment's results and ``overwrite`` is off (see the module docstring).
     """
-    check_writable(out)
-    with OutputLock(out, f"{command} of experiment '{experiment}'"):
-        check_owner(out, experiment, command=command, overwrite=overwrite)
-        _remove_stale_temporaries(out)
+    with _removed_if_left_empty(out):
+        check_writable(out)
+        with OutputLock(out, f"{command} of experiment '{experiment}'"):
+            check_owner(out, experiment, command=command, overwrite=overwrite)
+            _remove_stale_temporaries(out)
+            yield
+
+
+@contextlib.contextmanager
+def _removed_if_left_empty(out: Path) -> Iterator[None]:
+    """The folders the block creates for ``out`` are removed again if it fails before writing into them.
+
+    A refused input (bad data, a model that will not load) leaves no empty ``--out`` behind;
+    a folder that existed before, or holds anything, stays.
+    """
+    created = [folder for folder in (out, *out.parents) if not folder.exists()]  # innermost first
+    try:
         yield
+    except BaseException:
+        for folder in created:
+            try:
+                folder.rmdir()  # only when empty
+            except OSError:
+                break
+        raise
 
 
 def _remove_stale_temporaries(out: Path) -> None:

@@ -228,7 +228,7 @@ def run(
                 from headtohead.report.write import write_reports
 
                 write_reports(outcome.result, out, predictions=outcome.predictions)
-        outcome.result = clock.stamp(outcome.result)
+        outcome.result = clock.stamp(outcome.result, reused=outcome.resumed)
         if out is not None:
             save_result(outcome.result, out / RESULTS_FILE)
     missing = outcome.result.missing
@@ -251,12 +251,17 @@ class _StageClock:
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
-    def stamp(self, result: RunResult) -> RunResult:
-        """``result`` with its timings: the stages measured, the models' own load and pass times."""
+    def stamp(self, result: RunResult, reused: Sequence[str] = ()) -> RunResult:
+        """``result`` with its timings: the stages measured, the models' own load and pass times.
+
+        The models in ``reused`` (``--resume``) were loaded and evaluated by the earlier run:
+        their times are theirs, not this run's, so they are left out of the sums.
+        """
+        ran = [m for m in result.models if m.name not in set(reused)]
         timings = StageTimings(
             setup_s=self.seconds["setup"],
-            load_s=sum(m.load_time_s for m in result.models),
-            evaluate_s=sum(m.eval_time_s or 0.0 for m in result.models),
+            load_s=sum(m.load_time_s for m in ran),
+            evaluate_s=sum(m.eval_time_s or 0.0 for m in ran),
             speed_s=self.seconds.get("speed"),
             statistics_s=self.seconds.get("statistics"),
             report_s=self.seconds.get("report"),

@@ -43,14 +43,22 @@ __all__ = ["md_escape", "render_markdown", "write_markdown"]
 # Characters that start emphasis, code, links or table cells anywhere in a line.
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # What makes a line a heading, list, quote or rule when it comes first.
-_LINE_START = re.compile(r"^(?:([#+\-=])(?=\s|$|\1)|(\d+)(?=[.)](?:\s|$)))")
+_LINE_START = re.compile(r"^(?:([#+\-=>])(?=\s|$|\1)|(\d+)(?=[.)](?:\s|$)))")
+# What Markdown reads as inline HTML or an autolink (a tag, a comment): ``<`` right before a name, ``/``, ``!`` or ``?``,
+# up to its ``>``.
+_TAG = re.compile(r"<[A-Za-z/!?][^<>]*>?")
+# What Markdown reads as a character reference (``&amp;``, ``&#60;``).
+_ENTITY = re.compile(r"&(?=#?\w+;)")
 
 
 def md_escape(text: object) -> str:
     """Make ``text`` show literally in Markdown (CommonMark / GitHub), on one line.
 
-    Only what Markdown would interpret is escaped, so the source stays readable; ``<``,
-    ``>`` and ``&`` become entities (GitHub renders inline HTML).
+    Only what Markdown would interpret is escaped, so the source stays readable: what would be
+    read as an HTML tag (GitHub renders inline HTML) has its ``<`` and ``>`` written as
+    entities, and ``&`` only where it would start a character reference; a comparison such as
+    ``p < 0.001`` stays as written (an entity there shows as ``&lt;`` wherever Markdown is read
+    as text).
 
     Examples
     --------
@@ -58,9 +66,11 @@ def md_escape(text: object) -> str:
     '&lt;script&gt;a\\\\|b&lt;/script&gt;'
     >>> md_escape("- 1.5 pp (95 % CI)")
     '\\\\- 1.5 pp (95 % CI)'
+    >>> md_escape("p < 0.001 & a -> b; &amp;")
+    'p < 0.001 & a -> b; &amp;amp;'
     """
-    value = " ".join(str(text).split())
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    value = _ENTITY.sub("&amp;", " ".join(str(text).split()))
+    value = _TAG.sub(lambda tag: tag.group(0).replace("<", "&lt;").replace(">", "&gt;"), value)
     value = _SPECIAL.sub(r"\\\1", value)
     return _LINE_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\", value)
 

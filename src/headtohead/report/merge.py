@@ -14,7 +14,7 @@ from pathlib import Path
 
 from headtohead.errors import ResultsError
 from headtohead.results.environment import SOFTWARE_VERSIONS
-from headtohead.results.files import RESULTS_FILE, TRAINING_FILE
+from headtohead.results.files import TRAINING_FILE, results_file
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import Environment, RunResult
 from headtohead.results.training import TrainingSummary
@@ -86,10 +86,6 @@ def _machine_title(env: Environment) -> str:
     return f"{env.hostname} — {env.cpu_model}" + (f" · {gpus}" if gpus else " · no GPU")
 
 
-def _resolve(path: Path) -> Path:
-    return path / RESULTS_FILE if path.is_dir() else path
-
-
 def _training(result: RunResult, folder: Path | None) -> TrainingSummary | None:
     """The run's training record: a field of the result, or ``training.json`` beside it."""
     inline = getattr(result, "training", None)
@@ -128,7 +124,7 @@ def load_runs(paths: Sequence[str | Path], *, with_predictions: bool = True) -> 
         raise ResultsError("no results file given; pass one or more results.json files written by h2h run")
     loaded = []
     for raw in paths:
-        path = _resolve(Path(raw))
+        path = results_file(Path(raw))
         if not path.is_file():
             raise ResultsError(
                 f"{path}: no such results file; pass a results.json written by h2h run (or the folder that holds it)"

@@ -3,9 +3,12 @@ run has statistics. Returns rich renderables; only the CLI prints."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.markup import escape
 from rich.table import Table
 
+from headtohead.errors import listing
 from headtohead.metrics import CATALOGUE
 from headtohead.report.words.missing import missing_sentence
 from headtohead.report.words.numbers import format_count, weights_text
@@ -222,8 +225,11 @@ def verdict_block(result: RunResult) -> list[str]:
     return lines
 
 
-def timings_line(result: RunResult) -> str | None:
+def timings_line(result: RunResult, reused: Sequence[str] = ()) -> str | None:
     """Where the run's time went, on one line (``None`` for results without timings).
+
+    ``reused``: the models ``--resume`` re-used, whose time the earlier run spent (not counted
+    here; the line names them).
 
     Examples
     --------
@@ -241,4 +247,7 @@ def timings_line(result: RunResult) -> str | None:
         ("report", t.report_s),
         ("total", t.total_s),
     ]
-    return "Time: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in parts if seconds is not None)
+    line = "Time: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in parts if seconds is not None)
+    if reused:
+        line += f" (reused from the earlier run, not timed again: {listing(list(reused))})"
+    return line

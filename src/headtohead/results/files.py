@@ -5,7 +5,10 @@ See ``docs/api/results.md``, the section of this title.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = [
+    "results_file",
     "RESULTS_FILE",
     "PREDICTIONS_FILE",
     "DISAGREEMENTS_FILE",
@@ -55,3 +58,12 @@ SUITE_FIGURES_DIR = "suite_files"
 SUITE_LATEX = "suite.tex"
 SUITE_CD_SVG = "cd.svg"
 SUITE_CD_PDF = "cd.pdf"
+
+
+def results_file(path: str | Path) -> Path:
+    """A run's ``results.json``: ``path`` itself, or the file of that name in the folder ``path``.
+
+    ``h2h show``, ``h2h gate`` and ``h2h report`` take either.
+    """
+    path = Path(path)
+    return path / RESULTS_FILE if path.is_dir() else path

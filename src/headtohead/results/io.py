@@ -77,13 +77,16 @@ def read_versioned_json(
 
 
 def load_result(path: str | Path) -> RunResult:
-    """Read a ``results.json``; refuse files of a newer schema version than this headtohead knows.
+    """Read a ``results.json`` (or the one in the folder ``path``); refuse files of a newer schema version.
 
     Raises
     ------
     ResultsError
         The file is missing, not JSON, of an unknown schema version, or not a valid result.
     """
+    from headtohead.results.files import results_file
     from headtohead.results.records import SCHEMA_VERSION, RunResult
 
-    return read_versioned_json(path, RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run")
+    return read_versioned_json(
+        results_file(path), RunResult, version=SCHEMA_VERSION, what="results.json", writer="h2h run"
+    )

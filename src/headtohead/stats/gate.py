@@ -395,7 +395,7 @@ def gate_exit_code(decisions: Sequence[Decision]) -> int:
 
 
 def gate_decisions(
-    result: RunResult,
+    result: RunResult | None,
     predictions: Predictions | None,
     *,
     baseline: str,
@@ -412,8 +412,8 @@ def gate_decisions(
 
     Parameters
     ----------
-    result : RunResult
-        The saved run.
+    result : RunResult or None
+        The saved run (``None``: predictions alone, no speed check).
     predictions : Predictions or None
         Its per-example predictions (needed when ``accuracy_margin`` is given).
     baseline, candidate : str
@@ -467,7 +467,7 @@ def gate_decisions(
                 )
             )
     if slowdown_margin is not None:
-        speed = result.speed
+        speed = result.speed if result is not None else None
         timed = []
         if speed is not None:
             for scenario in ("offline", "single_stream"):
