@@ -5,12 +5,13 @@ Three ways in, one library call (:func:`headtohead.suite`)::
     h2h suite SUITE.yaml --out runs/suite            # run every data set, then compare (--resume after a kill)
     h2h suite runs/*/results.json --out runs/across  # finished runs, one per data set
     h2h suite --scores table.csv --metric auc        # a table: a dataset column, one column per model
+    h2h suite --model a=lm-eval:runs/a --model b=lm-eval:runs/b   # each task of lm-eval logs a data set
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -32,6 +33,13 @@ def suite(
         None,
         "--scores",
         help="A table of scores (.csv/.tsv): a 'dataset' column and one column per model (optionally a 'seed' column).",
+    ),
+    model: Optional[list[str]] = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Instead of a suite file: a harness's log of several tasks, name=kind:source (an lm-eval group's "
+        "--output_path folder, e.g. a=lm-eval:runs/a); each task every log holds is a data set (repeatable).",
     ),
     out: Optional[Path] = shared.OutOption,
     metric: Optional[str] = typer.Option(
@@ -60,7 +68,10 @@ def suite(
     from headtohead.pipeline.suite import suite as run_suite
     from headtohead.results.files import SUITE_FILE, SUITE_REPORT
 
-    source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric)
+    if model:
+        source, out_dir = _tasks_source(model, sources or [], out, name)
+    else:
+        source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric)
     offline = offline_wanted(offline)
     with run_context() as progress:
         outcome = run_suite(
@@ -110,6 +121,17 @@ def _source_and_out(
     if scores is not None:
         return (sources or None), out or default_out_dir(name or scores.stem)
     return (sources or None), out or default_out_dir(name or "suite")
+
+
+def _tasks_source(models: list[str], sources: list[str], out: Path | None, name: str | None) -> tuple[Any, Path]:
+    """The suite of ``--model`` logs (each task a data set), and the output folder (``runs/<name>`` by default)."""
+    from headtohead.errors import ConfigError
+    from headtohead.pipeline.logged_data import tasks_suite
+    from headtohead.pipeline.outputs import default_out_dir
+
+    if sources:
+        raise ConfigError(f"{sources[0]}: give a suite file, finished runs, or --model logs, not both")
+    return tasks_suite(models, name=name or "tasks"), out or default_out_dir(name or "tasks")
 
 
 def _print(result: SuiteResult) -> None:
