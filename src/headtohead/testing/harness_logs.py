@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from headtohead.testing.known import hash_uniform
+
 __all__ = ["LM_EVAL_TASKS", "write_lm_eval_group", "build_tiny_gpt2", "run_lm_eval", "inspect_log"]
 
 #: The local group :func:`write_lm_eval_group` defines, and its tasks (30 documents each).
@@ -135,8 +137,8 @@ def inspect_log(folder: str | Path, *, seed: int, epochs: int = 4, samples: int 
         return max(1, len(text.split()))
 
     MockLLM.count_text_tokens = count_words
-    rng = np.random.default_rng(seed)
-    leaning = {f"s{i}": float(rng.random()) for i in range(samples)}
+    leaning = {f"s{i}": hash_uniform(f"leaning {i}", seed) for i in range(samples)}
+    calls: dict[str, int] = {}
 
     def reply(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
         text = messages[-1].text
@@ -145,9 +147,11 @@ def inspect_log(folder: str | Path, *, seed: int, epochs: int = 4, samples: int 
             return ModelOutput.from_content("mockllm", "I cannot help with that.", stop_reason="content_filter")
         if sample == "s5" and seed == 1:
             raise RuntimeError("scripted failure")
+        calls[sample] = calls.get(sample, 0) + 1  # the sample's n-th answer: the same whatever order epochs run in
         right = "A" if int(sample[1:]) % 2 else "B"
         wrong = "B" if right == "A" else "A"
-        return ModelOutput.from_content("mockllm", f"ANSWER: {right if rng.random() < leaning[sample] else wrong}")
+        chance = hash_uniform(f"{sample} answer {calls[sample]}", seed)
+        return ModelOutput.from_content("mockllm", f"ANSWER: {right if chance < leaning[sample] else wrong}")
 
     dataset = MemoryDataset(
         [
