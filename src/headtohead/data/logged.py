@@ -274,7 +274,7 @@ def _columns(
     unknown = [c for c in [*wanted, *([group] if group else [])] if c not in available]
     if unknown:
         raise DataError(
-            f"{first.source}: no field {listing(unknown)} in the log (data.slice_columns / data.group_column); "
+            f"{first.source}: no field {name_some(unknown)} in the log (data.slice_columns / data.group_column); "
             f"its fields: {listing(available) if available else 'none'}"
         )
     kept = [*wanted, *([group] if group and group not in wanted else [])]
