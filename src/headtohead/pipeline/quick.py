@@ -160,8 +160,9 @@ def _logs_of(parsed: Sequence[tuple[str, str, str]]) -> str:
         return LOGS
     logs = [row.kind for row in FAMILIES if row.holds_data]
     raise ConfigError(
-        f"--model without --data: give the evaluation data (--data dev.tsv), unless every model is a "
-        f"harness's log holding its items (kind {', '.join(logs)}: --model a=lm-eval:runs/a)"
+        f"give an experiment file (h2h run exp.yaml), or --data and --model for a quick comparison (h2h run "
+        f"--data dev.tsv --model a=preds_a.csv); --model without --data reads harnesses' logs only (kind "
+        f"{', '.join(logs)}: --model a=lm-eval:runs/a)"
     )
 
 
