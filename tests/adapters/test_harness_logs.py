@@ -144,15 +144,16 @@ def test_an_inspect_log_of_4_epochs_is_clustered_by_sample_without_an_option(ins
     assert low < float(flat[0]) and high > float(flat[1])
 
 
-def test_a_suite_over_the_tasks_of_an_lm_eval_group(lm_eval_logs, tmp_path):
-    from headtohead.pipeline.logged_data import tasks_suite
+def test_h2h_suite_over_the_tasks_of_an_lm_eval_group(lm_eval_logs, tmp_path):
+    from headtohead.cli.main import main
+    from headtohead.results.suite import load_suite_result
 
     a, b = lm_eval_logs
-    suite = tasks_suite([f"a=lm-eval:{a}", f"b=lm-eval:{b}"])
-    outcome = headtohead.suite(suite, out_dir=tmp_path / "suite", overrides=["speed.enabled=false"])
-    assert [d.name for d in outcome.result.datasets] == ["tinycolours", "tinyshapes"]
-    runs = {name: run.result.dataset.n_examples for name, run in outcome.runs.items()}
-    assert runs == {"tinycolours": 27, "tinyshapes": 30}
+    main(["suite", "--model", f"a=lm-eval:{a}", "--model", f"b=lm-eval:{b}", "--out", str(tmp_path / "suite")])
+    suite = load_suite_result(tmp_path / "suite" / "suite.json")
+    assert [d.name for d in suite.datasets] == ["tinycolours", "tinyshapes"]
+    runs = {d: headtohead.load_result(tmp_path / "suite" / d / "results.json") for d in ("tinycolours", "tinyshapes")}
+    assert {d: r.dataset.n_examples for d, r in runs.items()} == {"tinycolours": 27, "tinyshapes": 30}
 
 
 def test_h2h_run_compares_two_lm_eval_folders_without_data_sliced_by_task(lm_eval_logs, tmp_path, capsys):
