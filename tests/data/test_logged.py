@@ -55,6 +55,8 @@ def test_logs_holding_different_items_under_one_id_are_refused():
     a, b = _run(["x", "y"], [1, 1], keys=["k1", "k2"]), _run(["x", "y"], [1, 1], keys=["k1", "other"])
     with pytest.raises(DataError, match="different items under the same id.*y"):
         dataset_from_logs({"a": a, "b": b})
+    with pytest.raises(DataError, match="the id.*'x' appear twice"):
+        _run(["x", "x"], [1, 1])
     with pytest.raises(DataError, match="no item in common"):
         dataset_from_logs({"a": _run(["x"], [1]), "b": _run(["z"], [1])})
 

@@ -59,7 +59,8 @@ class LoggedAdapter(LookedUpAdapter):
     @classmethod
     def logged(cls, config: ModelConfig, base_dir: Path) -> LoggedRun:
         """:meth:`read_log` of the entry's source, read once per file version and settings."""
-        path = LoadContext(label_names=(), modality="text", base_dir=base_dir).resolve_path(config.source)
+        path = Path(config.source).expanduser()
+        path = path if path.is_absolute() else base_dir / path
         if not path.exists():
             raise ModelError(
                 f"model '{config.name}' (kind {config.kind}): {path} not found (a log file or folder; relative "

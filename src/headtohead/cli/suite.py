@@ -34,13 +34,7 @@ def suite(
         "--scores",
         help="A table of scores (.csv/.tsv): a 'dataset' column and one column per model (optionally a 'seed' column).",
     ),
-    model: Optional[list[str]] = typer.Option(
-        None,
-        "--model",
-        "-m",
-        help="Instead of a suite file: a harness's log of several tasks, name=kind:source (an lm-eval group's "
-        "--output_path folder, e.g. a=lm-eval:runs/a); each task every log holds is a data set (repeatable).",
-    ),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="lm-eval logs: each task a data set."),
     out: Optional[Path] = shared.OutOption,
     metric: Optional[str] = typer.Option(
         None,
@@ -68,10 +62,7 @@ def suite(
     from headtohead.pipeline.suite import suite as run_suite
     from headtohead.results.files import SUITE_FILE, SUITE_REPORT
 
-    if model:
-        source, out_dir = _tasks_source(model, sources or [], out, name)
-    else:
-        source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric)
+    source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric, model or [])
     offline = offline_wanted(offline)
     with run_context() as progress:
         outcome = run_suite(
@@ -108,10 +99,14 @@ def _source_and_out(
     name: str | None,
     overrides: list[str],
     metric: str | None,
-) -> tuple[str | list[str] | None, Path]:
+    models: list[str],
+) -> tuple[Any, Path]:
     """What to hand to :func:`headtohead.suite`, and the output folder (``runs/<name>`` by default)."""
+    from headtohead.pipeline.logged_data import tasks_suite
     from headtohead.pipeline.outputs import default_out_dir
 
+    if models:  # logs of several tasks (a=lm-eval:folder): each task a data set
+        return tasks_suite(models, name=name or "tasks", also=sources), out or default_out_dir(name or "tasks")
     if len(sources) == 1 and Path(sources[0]).suffix.lower() in (".yaml", ".yml") and scores is None:
         from headtohead.config.suite import load_suite
 
@@ -121,17 +116,6 @@ def _source_and_out(
     if scores is not None:
         return (sources or None), out or default_out_dir(name or scores.stem)
     return (sources or None), out or default_out_dir(name or "suite")
-
-
-def _tasks_source(models: list[str], sources: list[str], out: Path | None, name: str | None) -> tuple[Any, Path]:
-    """The suite of ``--model`` logs (each task a data set), and the output folder (``runs/<name>`` by default)."""
-    from headtohead.errors import ConfigError
-    from headtohead.pipeline.logged_data import tasks_suite
-    from headtohead.pipeline.outputs import default_out_dir
-
-    if sources:
-        raise ConfigError(f"{sources[0]}: give a suite file, finished runs, or --model logs, not both")
-    return tasks_suite(models, name=name or "tasks"), out or default_out_dir(name or "tasks")
 
 
 def _print(result: SuiteResult) -> None:

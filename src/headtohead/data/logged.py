@@ -12,6 +12,7 @@ See ``docs/harnesses.md``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -119,8 +120,7 @@ class LoggedRun:
     def __post_init__(self) -> None:
         n = len(self.ids)
         if len(set(self.ids)) != n:
-            seen: set[str] = set()
-            twice = [i for i in self.ids if i in seen or seen.add(i)]  # type: ignore[func-returns-value]
+            twice = [item for item, count in Counter(self.ids).items() if count > 1]
             raise DataError(f"{self.source}: the id(s) {name_some(twice)} appear twice; each item must appear once")
         for name in ("n_choices", "gold", "chosen"):
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.int64))

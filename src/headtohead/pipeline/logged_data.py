@@ -70,7 +70,9 @@ def logged_splits(models: Sequence[ModelConfig], data: DataConfig, base_dir: Pat
     return DataSplits(eval=dataset, train=None)
 
 
-def tasks_suite(models: Sequence[str], *, base_dir: Path | None = None, name: str = "tasks") -> dict[str, Any]:
+def tasks_suite(
+    models: Sequence[str], *, base_dir: Path | None = None, name: str = "tasks", also: Sequence[str] = ()
+) -> dict[str, Any]:
     """The suite of ``h2h suite --model a=lm-eval:runs/a --model b=lm-eval:runs/b``: each task of the logs a data set.
 
     Parameters
@@ -82,6 +84,8 @@ def tasks_suite(models: Sequence[str], *, base_dir: Path | None = None, name: st
         Folder relative sources are read from (default: the current directory).
     name : str
         The suite's name.
+    also : sequence of str
+        Other sources given with them (a suite file, finished runs): refused.
 
     Returns
     -------
@@ -96,6 +100,8 @@ def tasks_suite(models: Sequence[str], *, base_dir: Path | None = None, name: st
     """
     from headtohead.pipeline.quick import parse_model_option
 
+    if also:
+        raise ConfigError(f"{also[0]}: give a suite file, finished runs, or --model logs, not both")
     base = base_dir or Path.cwd()
     entries: list[tuple[str, str, str, type[LoggedAdapter]]] = []
     shared: list[str] | None = None
