@@ -10,6 +10,7 @@ data's label order, although the model lists its labels in another order.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,33 @@ def _torchvision(tmp: Path, stack: contextlib.ExitStack) -> Made:
     return {"source": "resnet18", "image_size": 32}, _images(), False
 
 
+def _lm_eval(tmp: Path, stack: contextlib.ExitStack) -> Made:
+    # lm-eval's samples file of a generation task, every document right by exact_match (the format as lm-eval writes it)
+    data = _text()
+    data = Dataset("mem", "text", data.examples, data.labels, LABELS, ids=tuple(f"tiny/{i}" for i in range(N)))
+    lines = [
+        {"doc_id": i, "doc": {"text": t}, "target": "x", "arguments": {"gen_args_0": {"arg_0": t, "arg_1": {}}},
+         "resps": [["x"]], "filtered_resps": ["x"], "filter": "none", "metrics": ["exact_match"],
+         "doc_hash": f"h{i}", "exact_match": 1.0}
+        for i, t in enumerate(data.examples)
+    ]  # fmt: skip
+    (tmp / "samples_tiny_2026-01-01T00-00-00.000000.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return {"source": str(tmp)}, data, True
+
+
+def _inspect(tmp: Path, stack: contextlib.ExitStack) -> Made:
+    from inspect_ai.log import read_eval_log
+
+    from headtohead.testing.harness_logs import inspect_log
+
+    log = read_eval_log(str(inspect_log(tmp / "logs", seed=0, epochs=1, samples=N)))
+    # the samples the log scored right, as data whose labels are what each was right on
+    kept = [s for s in log.samples if s.scores and s.scores["choice"].value == "C"]
+    labels = np.array([k % 2 for k in range(len(kept))])
+    data = Dataset("mem", "text", [s.input for s in kept], labels, LABELS, ids=tuple(str(s.id) for s in kept))
+    return {"source": str(log.location)}, data, True
+
+
 TINY: dict[str, Callable[[Path, contextlib.ExitStack], Made]] = {
     "transformers": _transformers,
     "timm": _timm,
@@ -119,6 +147,8 @@ TINY: dict[str, Callable[[Path, contextlib.ExitStack], Made]] = {
     "predictions": _predictions,
     "openai": _openai,
     "causal-lm": _causal_lm,
+    "lm-eval": _lm_eval,
+    "inspect": _inspect,
 }
 
 

@@ -5,12 +5,13 @@ Three ways in, one library call (:func:`headtohead.suite`)::
     h2h suite SUITE.yaml --out runs/suite            # run every data set, then compare (--resume after a kill)
     h2h suite runs/*/results.json --out runs/across  # finished runs, one per data set
     h2h suite --scores table.csv --metric auc        # a table: a dataset column, one column per model
+    h2h suite --model a=lm-eval:runs/a --model b=lm-eval:runs/b   # each task of lm-eval logs a data set
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -33,6 +34,7 @@ def suite(
         "--scores",
         help="A table of scores (.csv/.tsv): a 'dataset' column and one column per model (optionally a 'seed' column).",
     ),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="lm-eval logs: each task a data set."),
     out: Optional[Path] = shared.OutOption,
     metric: Optional[str] = typer.Option(
         None,
@@ -65,7 +67,7 @@ def suite(
     from headtohead.pipeline.suite import suite as run_suite
     from headtohead.results.files import SUITE_CD_PDF, SUITE_CD_SVG, SUITE_FILE, SUITE_LATEX, SUITE_REPORT
 
-    source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric)
+    source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric, model or [])
     offline = offline_wanted(offline)
     with run_context() as progress:
         outcome = run_suite(
@@ -109,10 +111,14 @@ def _source_and_out(
     name: str | None,
     overrides: list[str],
     metric: str | None,
-) -> tuple[str | list[str] | None, Path]:
+    models: list[str],
+) -> tuple[Any, Path]:
     """What to hand to :func:`headtohead.suite`, and the output folder (``runs/<name>`` by default)."""
+    from headtohead.pipeline.logged_data import tasks_suite
     from headtohead.pipeline.outputs import default_out_dir
 
+    if models:  # logs of several tasks (a=lm-eval:folder): each task a data set
+        return tasks_suite(models, name=name or "tasks", also=sources), out or default_out_dir(name or "tasks")
     if len(sources) == 1 and Path(sources[0]).suffix.lower() in (".yaml", ".yml") and scores is None:
         from headtohead.config.suite import load_suite
 

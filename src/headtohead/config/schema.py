@@ -43,7 +43,8 @@ class DataConfig(_Section):
 
     path: str = Field(
         description="A .csv/.tsv/.jsonl/.parquet table, an image folder, "
-        "'sklearn:<name>' or 'hf:<saved folder or hub name>[:<split>]'."
+        "'sklearn:<name>', 'hf:<saved folder or hub name>[:<split>]', or 'logs:' (the items of the models' "
+        "own logs: kind lm-eval, inspect)."
     )
     text_column: str | None = Field(default=None, description="Text column of a table (default: 'text').")
     text_pair_column: str | None = Field(default=None, description="Second text of sentence-pair tasks.")

@@ -41,6 +41,11 @@ def loader_for(spec: str) -> str:
         return "sklearn"
     if spec.startswith("hf:"):
         return "hf"
+    if spec.strip() == "logs:":
+        raise DataError(
+            "data.path logs: is read from the models' logs (kind lm-eval, inspect) by h2h run and h2h suite; "
+            "this command reads a data file: give its path"
+        )
     path = Path(spec)
     if path.is_dir():
         return "image_folder"

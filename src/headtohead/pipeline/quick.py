@@ -92,7 +92,7 @@ def parse_model_option(spec: str, base_dir: Path | None = None) -> tuple[str, st
 
 
 def quick_experiment(
-    data: str,
+    data: str | None,
     models: Sequence[str],
     *,
     name: str | None = None,
@@ -104,8 +104,9 @@ def quick_experiment(
 
     Parameters
     ----------
-    data : str
-        ``data.path``: a table, an image folder, ``sklearn:<name>`` or ``hf:<…>``.
+    data : str, optional
+        ``data.path``: a table, an image folder, ``sklearn:<name>`` or ``hf:<…>``; ``None`` when
+        every model is a harness's log (``kind: lm-eval``, ``inspect``): the logs' items, ``logs:``.
     models : sequence of str
         ``--model`` values (:func:`parse_model_option`).
     name : str, optional
@@ -130,6 +131,7 @@ def quick_experiment(
     if not models:
         raise ConfigError("--data needs at least one --model name=source (e.g. --model a=preds_a.csv)")
     parsed = [parse_model_option(spec, base_dir) for spec in models]
+    data = data if data is not None else _logs_of(parsed)
     names = [n for n, _, _ in parsed]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -137,7 +139,7 @@ def quick_experiment(
             f"--model: the name(s) {', '.join(repeated)} are used twice; give each model its own "
             f"name (--model a=… --model b=…)"
         )
-    stem = Path(data.split(":")[-1]).stem or "data"
+    stem = Path(data.split(":")[-1]).stem or data.split(":")[0] or "data"
     section = {"path": data, **{k: v for k, v in data_options.items() if v is not None and v != []}}
     return experiment_from_dict(
         {
@@ -146,6 +148,21 @@ def quick_experiment(
             "models": [{"name": n, "kind": k, "source": s} for n, k, s in parsed],
         },
         overrides=overrides,
+    )
+
+
+def _logs_of(parsed: Sequence[tuple[str, str, str]]) -> str:
+    """``logs:`` when every model is a harness's log (its items are the data); else the error of a missing ``--data``."""
+    from headtohead.config.models import family
+    from headtohead.data.logged import LOGS
+
+    if all(family(kind).holds_data for _, kind, _ in parsed):
+        return LOGS
+    logs = [row.kind for row in FAMILIES if row.holds_data]
+    raise ConfigError(
+        f"give an experiment file (h2h run exp.yaml), or --data and --model for a quick comparison (h2h run "
+        f"--data dev.tsv --model a=preds_a.csv); --model without --data reads harnesses' logs only (kind "
+        f"{', '.join(logs)}: --model a=lm-eval:runs/a)"
     )
 
 
@@ -179,7 +196,7 @@ def command_experiment(
         )
     if experiment is not None:
         return resolve_experiment(experiment, overrides)
-    if data is None:
+    if data is None and not models:
         raise ConfigError(
             "give an experiment file (h2h run exp.yaml), or --data and --model for a quick comparison "
             "(h2h run --data dev.tsv --model a=preds_a.csv --model b=path/to/model)"

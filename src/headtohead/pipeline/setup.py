@@ -22,11 +22,13 @@ from typing import Any
 from headtohead.adapters import LoadContext
 from headtohead.config import Experiment, experiment_from_dict, load_experiment
 from headtohead.config.schema import DataConfig
-from headtohead.data import Dataset, DataSplits, create_dataset
+from headtohead.data import Dataset, DataSplits
 from headtohead.data.hf import parse_hf_spec
+from headtohead.data.logged import is_logs
 from headtohead.engines.batching import BatchPlan
 from headtohead.engines.planning import plan_evaluation
 from headtohead.engines.seeding import seed_everything
+from headtohead.pipeline.logged_data import run_splits
 from headtohead.results import DatasetRecord
 from headtohead.runtime.devices import resolve_device
 from headtohead.version import __version__
@@ -173,7 +175,7 @@ def absolute_data_paths(data: DataConfig, base_dir: Path) -> DataConfig:
     """Make file paths in ``data`` absolute against ``base_dir`` (schemes like ``sklearn:`` pass)."""
 
     def absolute(spec: str | None) -> str | None:
-        if spec is None or spec.startswith("sklearn:"):
+        if spec is None or spec.startswith("sklearn:") or is_logs(spec):
             return spec
         if spec.startswith("hf:"):
             source, split = parse_hf_spec(spec)
@@ -212,7 +214,7 @@ def prepare_run(
         splits = in_memory.splits
     else:
         with _warnings_only_on_success():
-            splits = create_dataset(data, seed=exp.seed)
+            splits = run_splits(exp, data, base_dir)
     for reason, count in splits.eval.skipped.items():
         log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
     dataset = splits.eval

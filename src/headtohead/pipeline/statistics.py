@@ -60,7 +60,9 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
     from headtohead.stats import analyse
 
     cfg, dataset, data = setup.experiment.stats, setup.dataset, setup.experiment.data
-    facts = example_facts(dataset, data.slice_columns)
+    # the columns named in data.slice_columns; data read from logs keeps the ones its logs slice by (lm-eval's task)
+    slices = data.slice_columns or [c for c in dataset.columns if c != dataset.group_column]
+    facts = example_facts(dataset, slices)
     summary = analyse(
         predictions,
         alpha=cfg.alpha,

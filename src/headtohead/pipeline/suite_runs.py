@@ -209,12 +209,10 @@ def _finished(
         or result.experiment != experiment.model_dump(mode="json")
     ):
         return None
-    from headtohead.data import create_dataset
+    from headtohead.pipeline.logged_data import run_splits
 
     try:
-        fingerprint = create_dataset(
-            absolute_data_paths(experiment.data, base), seed=experiment.seed
-        ).eval.fingerprint()
+        fingerprint = run_splits(experiment, absolute_data_paths(experiment.data, base), base).eval.fingerprint()
     except H2HError:
         return None  # its data cannot be read now: run it, and let the run say why
     if fingerprint != result.dataset.fingerprint:

@@ -32,6 +32,7 @@ EXTRAS: dict[str, str] = {
     "ray": "ray",
     "mlflow": "mlflow",
     "httpx": "llm",
+    "inspect_ai": "inspect",
 }
 
 

@@ -17,6 +17,8 @@ from types import MappingProxyType
 
 from headtohead.config.models.base import ModelConfig
 from headtohead.config.models.causal_lm import CausalLMSettings
+from headtohead.config.models.inspect_log import INSPECT_SUFFIXES, InspectSettings
+from headtohead.config.models.lm_eval_samples import LmEvalSettings
 from headtohead.config.models.onnx import OnnxSettings, is_onnx_folder
 from headtohead.config.models.openai import OpenAISettings
 from headtohead.config.models.predictions import PREDICTION_SUFFIXES, PredictionsSettings
@@ -49,6 +51,9 @@ class Family:
     suffixes: tuple[str, ...] = ()
     #: ``(source, path) -> bool`` for sources that are not a file suffix (folders, hub ids, factories).
     recognises: Callable[[str, Path], bool] | None = None
+    #: Its source is another harness's log, which holds the examples too: the run's data may be
+    #: read from the models' logs (``data.path: logs:``, and ``h2h run`` without ``--data``).
+    holds_data: bool = False
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -90,6 +95,16 @@ FAMILIES: tuple[Family, ...] = (
         "causal-lm", CausalLMSettings, "headtohead.adapters.causal_lm:CausalLMAdapter", "llm-local",
         ("text", "text_pair"), "a causal LM run here (a folder or a .gguf file): label log-likelihoods, or answers read",
         suffixes=(".gguf",),
+    ),
+    Family(
+        "lm-eval", LmEvalSettings, "headtohead.adapters.lm_eval_samples:LmEvalAdapter", None, ("text",),
+        "an lm-evaluation-harness run's --log_samples files: each document right or wrong by its metric",
+        holds_data=True,
+    ),
+    Family(
+        "inspect", InspectSettings, "headtohead.adapters.inspect_log:InspectAdapter", "inspect", ("text",),
+        "an Inspect log (.eval/.json): each sample's score per epoch, epochs grouped by sample",
+        suffixes=INSPECT_SUFFIXES, holds_data=True,
     ),
 )  # fmt: skip
 

@@ -249,12 +249,12 @@ def _dataset_key(job: EvalJob) -> str:
 
 def _splits(job: EvalJob, experiment: Any) -> Any:
     """The run's data, read from its path in this worker (once per process), checked against the main's."""
-    from headtohead.data import create_dataset
     from headtohead.errors import DataError
+    from headtohead.pipeline.logged_data import run_splits
 
     key = _dataset_key(job)
     if key not in _DATASETS:
-        splits = create_dataset(experiment.data, seed=experiment.seed)
+        splits = run_splits(experiment, experiment.data, Path(job.base_dir))
         _DATASETS.clear()  # one run at a time per worker: do not hold on to an earlier run's data
         _DATASETS[key] = (splits, splits.eval.fingerprint())
     splits, fingerprint = _DATASETS[key]

@@ -1,0 +1,151 @@
+"""What every family reading another harness's log shares: the log read once, its items looked up by id.
+
+A family of this kind (``kind: lm-eval``, ``kind: inspect``) implements :meth:`LoggedAdapter.read_log`,
+which turns its log into a :class:`~headtohead.data.logged.LoggedRun`; the run's data set is built
+from every model's log (:func:`headtohead.data.logged.dataset_from_logs`), and each model's outputs
+are its own log's verdicts on those items, here. See ``docs/harnesses.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+from abc import abstractmethod
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
+from headtohead.config.schema import ModelConfig
+from headtohead.data.base import Dataset
+from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, LoggedRun, choice_name
+from headtohead.errors import ModelError, listing
+
+__all__ = ["LoggedAdapter", "logged_outputs"]
+
+NO_PREDICTION = -1  # results.predictions.NO_PREDICTION (adapters come before results)
+
+
+class LoggedAdapter(LookedUpAdapter):
+    """Base of the families whose outputs are another harness's log, scored there, looked up here by item id."""
+
+    no_forward_reason: ClassVar[str] = "reads a harness's log, not a forward pass; its items are looked up by id"
+
+    def __init__(self, config: ModelConfig, context: LoadContext) -> None:
+        super().__init__(config, context)
+        self.run: LoggedRun | None = None
+
+    @classmethod
+    @abstractmethod
+    def read_log(cls, config: ModelConfig, path: Path) -> LoggedRun:
+        """The log at ``path`` read with ``config``'s settings (metric, filter, scorer …).
+
+        Raises
+        ------
+        ModelError
+            The log cannot be read, or holds no score the settings can use.
+        """
+
+    @classmethod
+    def parts(cls, config: ModelConfig, path: Path) -> tuple[str, ...]:
+        """The parts of the log that are data sets of their own (lm-eval's tasks); empty: one data set."""
+        return ()
+
+    @classmethod
+    def part_settings(cls, part: str) -> dict[str, object]:
+        """The settings that read only ``part`` of the log (an entry's keys)."""
+        raise ModelError(f"a log of kind {cls.kind} holds one data set")
+
+    @classmethod
+    def logged(cls, config: ModelConfig, base_dir: Path) -> LoggedRun:
+        """:meth:`read_log` of the entry's source, read once per file version and settings."""
+        path = Path(config.source).expanduser()
+        path = path if path.is_absolute() else base_dir / path
+        if not path.exists():
+            raise ModelError(
+                f"model '{config.name}' (kind {config.kind}): {path} not found (a log file or folder; relative "
+                f"paths are read from the experiment's folder)"
+            )
+        stamp = path.stat().st_mtime_ns
+        return _read_once(cls, config.model_dump_json(), str(path), stamp)
+
+    @classmethod
+    def load(cls, config: ModelConfig, context: LoadContext) -> LoggedAdapter:
+        adapter = cls(config, context)
+        adapter.label_names = context.label_names
+        adapter.run = cls.logged(config, context.base_dir)
+        for note in adapter.run.warnings:
+            adapter.warn(note)
+        return adapter
+
+    def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
+        """The log's verdicts on the examples at ``indices`` (by id), as predictions in the data's classes."""
+        assert self.run is not None
+        if dataset.ids is None:
+            raise ModelError(
+                f"model '{self.name}' (kind {self.kind}) is matched to the data by the log's item ids; the data "
+                f"has none (use data.path: logs: to read the examples from the logs)"
+            )
+        at = self.run.position()
+        wanted = [dataset.ids[i] for i in np.asarray(indices, dtype=np.int64)]
+        missing = [item for item in wanted if item not in at]
+        if missing:
+            raise ModelError(
+                f"model '{self.name}' (kind {self.kind}): its log {self.run.source} has no item "
+                f"{listing(missing)}; read the data from the logs (data.path: logs:), which leaves such items out"
+            )
+        rows = np.array([at[item] for item in wanted], dtype=np.int64)
+        return logged_outputs(self.run, rows, dataset.labels[np.asarray(indices, dtype=np.int64)], dataset.label_names)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_once(cls: type[LoggedAdapter], settings: str, path: str, stamp: int) -> LoggedRun:
+    config = ModelConfig.model_validate_json(settings)
+    return cls.read_log(config, Path(path))
+
+
+def logged_outputs(run: LoggedRun, rows: np.ndarray, labels: np.ndarray, label_names: tuple[str, ...]) -> StoredOutputs:
+    """Predictions that are right exactly where the log scored its items right.
+
+    A right item predicts its label; a wrong one the choice the model took, when it names another
+    class of the data, else :data:`~headtohead.data.logged.NO_CHOICE` (multiple choice) or
+    ``incorrect``; a failed one nothing (a failure, counted wrong). Probabilities come from the
+    choices' log-likelihoods (a softmax over the item's choices) when the log holds them and the
+    classes are the choices.
+    """
+    index = {name: k for k, name in enumerate(label_names)}
+    multiple = CORRECT not in index
+    other = index.get(NO_CHOICE if multiple else INCORRECT)
+    pred = np.empty(len(rows), dtype=np.int64)
+    for i, (row, label) in enumerate(zip(rows.tolist(), np.asarray(labels).tolist(), strict=True)):
+        chosen = int(run.chosen[row])
+        named = index.get(choice_name(chosen)) if multiple and chosen >= 0 else None
+        if run.failed[row]:
+            pred[i] = NO_PREDICTION
+        elif run.correct[row]:
+            pred[i] = label
+        elif named is not None and named != label:
+            pred[i] = named
+        elif other is not None:
+            pred[i] = other
+        else:
+            raise ModelError(
+                f"{run.source}: item {run.ids[row]} is scored wrong but names no class of the data "
+                f"({listing(label_names)}); read the data from the logs (data.path: logs:)"
+            )
+    return StoredOutputs(pred, _choice_probabilities(run, rows, len(label_names)) if multiple else None)
+
+
+def _choice_probabilities(run: LoggedRun, rows: np.ndarray, k: int) -> np.ndarray | None:
+    """A softmax of each item's choice log-likelihoods, in the choices' classes (0 past its choices; NaN if failed)."""
+    if run.loglik is None:
+        return None
+    loglik = run.loglik[rows]
+    proba = np.zeros((len(rows), k), dtype=np.float64)
+    width = min(k, loglik.shape[1])
+    finite = np.where(np.isfinite(loglik[:, :width]), loglik[:, :width], -np.inf)
+    peak = finite.max(axis=1, keepdims=True)
+    weights = np.exp(finite - peak)
+    proba[:, :width] = weights / weights.sum(axis=1, keepdims=True)
+    proba[run.failed[rows]] = np.nan
+    return proba.astype(np.float32)

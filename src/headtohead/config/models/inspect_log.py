@@ -1,0 +1,20 @@
+"""``kind: inspect``: an Inspect evaluation log (``.eval`` or ``.json``), its samples' scores as one model's answers."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from headtohead.config.models.base import ModelConfig
+
+__all__ = ["InspectSettings", "INSPECT_SUFFIXES"]
+
+#: The files an Inspect log is recognised by (a ``.json`` log needs ``inspect:`` written: it is also a prediction file).
+INSPECT_SUFFIXES = (".eval",)
+
+
+class InspectSettings(ModelConfig):
+    """An Inspect log: each sample's score (every epoch), its errors and refusals failures."""
+
+    scorer: str | None = Field(
+        default=None, description="The scorer whose value says right or wrong (default: the log's first scorer)."
+    )

@@ -1,0 +1,183 @@
+"""Other harnesses' logs as contenders: real lm-evaluation-harness and Inspect runs, made offline, compared.
+
+lm-eval runs two tiny GPT-2s (its ``hf`` model type on local folders) on a local multiple-choice
+group of two tasks; model b runs without 3 documents of one task. Inspect runs its ``mockllm``
+model over 4 epochs, one sample refused and (for b) one raising an error. The logs are made once
+per session (lm-eval takes a minute a run on a busy machine).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+import headtohead
+from headtohead.data.logged import LOGS
+from headtohead.results import Predictions
+from headtohead.results.files import PREDICTIONS_FILE
+from headtohead.stats.paired import difference_interval
+
+MISSING = (4, 11, 19)
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def lm_eval_logs(tmp_path_factory) -> tuple[Path, Path]:
+    pytest.importorskip("lm_eval", reason='lm-eval is not installed (pip install "headtohead[lm-eval]")')
+    from headtohead.testing.harness_logs import LM_EVAL_TASKS, build_tiny_gpt2, run_lm_eval, write_lm_eval_group
+
+    root = tmp_path_factory.mktemp("lm-eval")
+    tasks = write_lm_eval_group(root)
+    a = run_lm_eval(build_tiny_gpt2(root / "model-a", seed=0), tasks, root / "out-a")
+    keep = {LM_EVAL_TASKS[0]: [i for i in range(30) if i not in MISSING], LM_EVAL_TASKS[1]: list(range(30))}
+    b = run_lm_eval(build_tiny_gpt2(root / "model-b", seed=1), tasks, root / "out-b", samples=keep)
+    return a, b
+
+
+@pytest.fixture(scope="session")
+def inspect_logs(tmp_path_factory) -> tuple[Path, Path]:
+    pytest.importorskip("inspect_ai", reason='inspect-ai is not installed (pip install "headtohead[inspect]")')
+    from headtohead.testing.harness_logs import inspect_log
+
+    root = tmp_path_factory.mktemp("inspect")
+    return inspect_log(root / "a", seed=0, epochs=4), inspect_log(root / "b", seed=1, epochs=4)
+
+
+def _acc(folder: Path, task: str) -> dict[int, dict]:
+    """Each document's logged line, by doc_id, read here straight from the samples file."""
+    (file,) = folder.glob(f"samples_{task}_*.jsonl")
+    return {line["doc_id"]: line for line in map(json.loads, file.read_text().splitlines())}
+
+
+def test_two_lm_eval_logs_give_statsmodels_mcnemar_on_the_documents_both_hold(lm_eval_logs, tmp_path):
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    a, b = lm_eval_logs
+    task = "tinycolours"
+    experiment = {
+        "data": {"path": LOGS},
+        "models": [
+            {"name": "a", "kind": "lm-eval", "source": str(a), "tasks": [task]},
+            {"name": "b", "kind": "lm-eval", "source": str(b), "tasks": [task]},
+        ],
+        "speed": {"enabled": False},
+    }
+    result = headtohead.run(experiment, out_dir=tmp_path / "run").result
+    # the 3 documents b never ran are named and left out; the paired set is the other 27
+    assert result.dataset.n_examples == 27
+    (reason,) = result.dataset.skipped
+    assert result.dataset.skipped[reason] == 3
+    assert all(f"{task}/{doc}" in reason for doc in MISSING) and "'a'" in reason
+    # statsmodels' McNemar on the 2x2 table counted here from the logs' own acc, on the intersection
+    lines_a, lines_b = _acc(a, task), _acc(b, task)
+    shared = sorted(set(lines_a) & set(lines_b))
+    right_a = np.array([lines_a[d]["acc"] == 1.0 for d in shared])
+    right_b = np.array([lines_b[d]["acc"] == 1.0 for d in shared])
+    table = [
+        [np.sum(right_a & right_b), np.sum(right_a & ~right_b)],
+        [np.sum(~right_a & right_b), np.sum(~right_a & ~right_b)],
+    ]
+    (pair,) = result.stats.comparisons
+    assert pair.table.only_a_correct == table[0][1] and pair.table.only_b_correct == table[1][0]
+    assert pair.table.only_a_correct + pair.table.only_b_correct > 0  # the two models disagree somewhere
+    assert pair.p_value == pytest.approx(mcnemar(table, exact=False, correction=False).pvalue, rel=1e-12)
+    assert [m.quality.accuracy for m in result.models] == pytest.approx([right_a.mean(), right_b.mean()])
+    # class probabilities: the softmax of each document's per-choice log-likelihoods, the choices the classes
+    assert result.dataset.label_names == ["A", "B", "C", "D"]
+    predictions = Predictions.load(tmp_path / "run" / PREDICTIONS_FILE)
+    proba = predictions.in_dataset_order("a").proba
+    lls = np.array([[float(r[0]) for r in lines_a[d]["filtered_resps"]] for d in shared])
+    np.testing.assert_allclose(proba, np.exp(lls) / np.exp(lls).sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+def test_an_inspect_log_of_4_epochs_is_clustered_by_sample_without_an_option(inspect_logs, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    a, b = inspect_logs
+    experiment = {
+        "data": {"path": LOGS},
+        "models": [
+            {"name": "a", "kind": "inspect", "source": str(a)},
+            {"name": "b", "kind": "inspect", "source": str(b)},
+        ],
+        "speed": {"enabled": False},
+    }
+    result = headtohead.run(experiment, out_dir=tmp_path / "run").result
+    assert result.stats.settings.group_column == "sample" and result.stats.settings.n_groups == 12
+    assert result.dataset.n_examples == 48
+    (pair,) = result.stats.comparisons
+    assert pair.test == "mcnemar-clustered"
+    # failures: a's refused sample in 4 epochs; b's refused one and its erroring one
+    assert [m.quality.n_failed for m in result.models] == [4, 8]
+    # the interval of the gap, computed here from the logs by Inspect's reader: the cluster-robust score interval
+    right: dict[str, dict[tuple[str, int], bool]] = {}
+    for name, path in (("a", a), ("b", b)):
+        log = read_eval_log(str(path))
+        right[name] = {
+            (str(s.id), s.epoch): s.error is None
+            and s.output.stop_reason != "content_filter"
+            and (s.scores or {}).get("choice") is not None
+            and s.scores["choice"].value == "C"
+            for s in log.samples
+        }
+    keys = sorted(right["a"])
+    d = np.array([int(right["a"][k]) - int(right["b"][k]) for k in keys], dtype=float)
+    samples = np.array([k[0] for k in keys])
+    sums = np.array([d[samples == s].sum() for s in np.unique(samples)])
+    sizes = np.array([(samples == s).sum() for s in np.unique(samples)], dtype=float)
+    z, total, n = stats.norm.ppf(0.975), d.sum(), len(d)
+
+    def excess(theta: float) -> float:  # score statistic minus z²: zero at the interval's ends
+        return (total - theta * n) ** 2 - z * z * np.sum((sums - theta * sizes) ** 2)
+
+    gap = total / n
+    low, high = optimize.brentq(excess, -1.0, gap), optimize.brentq(excess, gap, 1.0)
+    accuracy = pair.difference("accuracy")
+    assert accuracy.difference == pytest.approx(gap)
+    assert (accuracy.ci_low, accuracy.ci_high) == pytest.approx((low, high), abs=1e-9)
+    # grouping widens it beyond Tango's interval for 48 independent examples
+    flat = difference_interval(pair.table.only_a_correct, pair.table.only_b_correct, n)
+    assert low < float(flat[0]) and high > float(flat[1])
+
+
+def test_h2h_suite_over_the_tasks_of_an_lm_eval_group(lm_eval_logs, tmp_path):
+    from headtohead.cli.main import main
+    from headtohead.results.suite import load_suite_result
+
+    a, b = lm_eval_logs
+    main(["suite", "--model", f"a=lm-eval:{a}", "--model", f"b=lm-eval:{b}", "--out", str(tmp_path / "suite")])
+    suite = load_suite_result(tmp_path / "suite" / "suite.json")
+    assert [d.name for d in suite.datasets] == ["tinycolours", "tinyshapes"]
+    runs = {d: headtohead.load_result(tmp_path / "suite" / d / "results.json") for d in ("tinycolours", "tinyshapes")}
+    assert {d: r.dataset.n_examples for d, r in runs.items()} == {"tinycolours": 27, "tinyshapes": 30}
+
+
+def test_h2h_run_compares_two_lm_eval_folders_without_data_sliced_by_task(lm_eval_logs, tmp_path, capsys):
+    from headtohead.cli.main import main
+    from headtohead.results import load_result
+
+    a, b = lm_eval_logs
+    out = tmp_path / "run"
+    main(
+        [
+            "run",
+            "--model",
+            f"a=lm-eval:{a}",
+            "--model",
+            f"b=lm-eval:{b}",
+            "--out",
+            str(out),
+            "--set",
+            "speed.enabled=false",
+        ]
+    )
+    printed = capsys.readouterr()
+    assert "tinycolours/4, tinycolours/11, tinycolours/19" in printed.out + printed.err
+    result = load_result(out / "results.json")
+    assert result.experiment["data"]["path"] == LOGS and result.dataset.n_examples == 57
+    tasks = {s.value for s in result.stats.slices.slices if s.column == "task"}
+    assert tasks == {"tinycolours", "tinyshapes"}
