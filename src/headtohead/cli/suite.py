@@ -125,9 +125,7 @@ def _source_and_out(
         extra = [f"across.metric={metric}"] if metric is not None else []
         config = load_suite(sources[0], [*overrides, *extra])
         return sources[0], out or default_out_dir(config.name)
-    if scores is not None:
-        return (sources or None), out or default_out_dir(name or scores.stem)
-    return (sources or None), out or default_out_dir(name or "suite")
+    return (sources or None), out or default_out_dir(name or (scores.stem if scores is not None else "suite"))
 
 
 def _print(result: SuiteResult) -> None:
