@@ -90,7 +90,9 @@ class OpenAIChatAdapter(LookedUpAdapter):
         params: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens}
         if s.logprobs:
             params.update(logprobs=True, top_logprobs=s.top_logprobs)
-        return params
+        if s.stop:
+            params["stop"] = list(s.stop)
+        return {**params, **s.extra_body}
 
     def fetch_outputs(self, dataset: Dataset, indices: np.ndarray, progress: Callable[..., None] | None = None) -> None:
         """Ask the endpoint (or the cache) about every example at ``indices`` not asked yet in this run."""
@@ -123,10 +125,9 @@ class OpenAIChatAdapter(LookedUpAdapter):
         self.passes.append(stats)
         labels = list(self.context.label_names)
         for index, exchange in zip(wanted, exchanges, strict=True):
-            self.readings[index] = _read(exchange, labels, self.settings.logprobs)
+            self.readings[index] = _read(exchange, labels, self.settings)
         # decided once per fetch, not per batch read: the readings change only here
-        answered = [r for r in self.readings.values() if r.pred is not None]
-        self._probabilities = bool(answered) and all(r.mass is not None and r.mass.proba is not None for r in answered)
+        self._probabilities = any(r.proba is not None for r in self.readings.values())
 
     def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
         """The labels read from the answers at ``indices`` (asked now if not yet), and their probabilities."""
@@ -135,7 +136,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
         return StoredOutputs(*answers_as_outputs(rows, len(self.context.label_names), self.has_probabilities()))
 
     def has_probabilities(self) -> bool:
-        """Every answered example of this run came with log-probabilities naming a label."""
+        """Some answered example of this run has class probabilities kept (the others' rows are NaN)."""
         return self._probabilities
 
     def answer_record(self) -> AnswerLog:
@@ -148,13 +149,15 @@ class OpenAIChatAdapter(LookedUpAdapter):
             probabilities=self.has_probabilities(),
             price=self.settings.price,
             base_url=public_url(self.settings.base_url),
+            min_label_mass=self.settings.min_label_mass if self.settings.logprobs else None,
         )
 
 
-def _read(exchange: Exchange, labels: list[str], logprobs: bool) -> Reading:
+def _read(exchange: Exchange, labels: list[str], settings: OpenAISettings) -> Reading:
     """An exchange as a label, with the probabilities its log-probabilities give (when asked)."""
-    positions = _token_choices(exchange.body.get("logprobs")) if logprobs and exchange.body is not None else None
-    return Reading.of(exchange, labels, positions)
+    body = exchange.body
+    positions = _token_choices(body.get("logprobs")) if settings.logprobs and body is not None else None
+    return Reading.of(exchange, labels, positions, settings.min_label_mass)
 
 
 def _token_choices(content: Any) -> list[TokenChoice] | None:
