@@ -332,8 +332,12 @@ def _kept_probabilities(
     pred: int | None, mass: LabelMass | None, min_label_mass: float
 ) -> tuple[np.ndarray | None, str | None]:
     """``(class probabilities, None)`` when they may be kept, else ``(None, why not)`` (see :class:`Reading`)."""
-    if pred is None or mass is None or mass.proba is None:
-        return None, None if pred is None else "no label among the log-probabilities"
+    if pred is None:
+        return None, None
+    if mass is None:
+        return None, "no log-probabilities"
+    if mass.proba is None:
+        return None, "no label among the log-probabilities"
     if 1.0 - mass.outside < min_label_mass - 1e-9:  # the masses are sums of exp(logprob): rounding is not below
         return None, f"label mass below {min_label_mass:g}"
     if int(np.argmax(mass.proba)) != pred:
