@@ -138,3 +138,41 @@ def test_an_answer_file_is_named_safely(tmp_path):
 
     assert answers_file("gpt-4o/mini 2024") == "answers/gpt-4o_mini_2024.jsonl"
     assert Path(answers_file("..")).name == "_.jsonl"
+
+
+def test_answer_score_gives_each_label_its_log_likelihood_with_no_parsing(tmp_path, rows):
+    """``answer: score``: one …/completions request per example and label, the prompt echoed with its
+    log-probabilities; the scripted server gives the label word of example i the probabilities below."""
+    chance = {r["text"]: (0.2 + 0.6 * (i % 4) / 3) for i, r in enumerate(rows)}  # P(positive) before the softmax
+    seen: list[dict] = []
+    lock = threading.Lock()
+
+    def script(number, payload):
+        with lock:
+            seen.append(payload)
+        text = max((t for t in chance if t in payload["prompt"]), key=len)
+        return Reply(text=".", logprobs={"positive": chance[text], "negative": 0.3})
+
+    with ScriptedChatServer(script) as server:
+        entry = {"name": "llm", "kind": "openai", "source": "base-7b", "base_url": server.base_url, "answer": "score"}
+        experiment = {
+            "name": "scored",
+            "data": {"path": str(tmp_path / "dev.csv"), "id_column": "id"},
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 200},
+            "models": [entry],
+        }
+        outcome = headtohead.run(experiment, out_dir=tmp_path / "out")
+    assert len(seen) == 60 and all(p["echo"] is True and p["logprobs"] == 1 and "messages" not in p for p in seen)
+    assert {p["prompt"].rsplit("Answer:", 1)[1] for p in seen} == {" negative", " positive"}
+    model = outcome.result.model("llm")
+    assert model.endpoint.probabilities == "label log-likelihood" and model.endpoint.n_unparseable == 0
+    assert model.endpoint.n_with_probabilities == 30
+    predictions = headtohead.load_predictions(tmp_path / "out" / "predictions.npz")
+    llm, order = predictions["llm"], predictions.order
+    texts = [r["text"] for r in rows]
+    expected = np.array([chance[texts[i]] / (chance[texts[i]] + 0.3) for i in order])
+    np.testing.assert_allclose(llm.proba[:, 1], expected, rtol=1e-6)
+    assert (llm.pred == llm.proba.argmax(axis=1)).all()
+    answers = [json.loads(line) for line in (tmp_path / "out" / "answers" / "llm.jsonl").read_text().splitlines()]
+    assert all(a["rule"] == "label log-likelihood" and a["answer"].startswith("negative: ") for a in answers)

@@ -10,6 +10,7 @@ import pytest
 
 import headtohead
 from headtohead.adapters.prompting import read_answer
+from headtohead.errors import ModelError
 
 LABELS = ["negative", "positive"]
 
@@ -22,7 +23,8 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
     """The first 12 SST-2 dev sentences, zero-shot, ``stop: ["\\n"]``, ``extra_body: {seed: 0}``.
 
     The server honours ``stop`` (no answer holds a newline) and accepts ``seed``; it returns no
-    log-probabilities, so the model is label-only. Measured (CPU, float32): most answers are prose
+    log-probabilities, so the model is label-only, and ``answer: score`` (the prompt's log-probabilities
+    through ``echo``) is refused in one line. Measured (CPU, float32): most answers are prose
     ("The text is …"), unparseable; those that are labels lean to "negative".
     """
     for module in ("fastapi", "uvicorn", "accelerate", "openai"):  # transformers serve's own needs (dev extra)
@@ -61,6 +63,10 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
         }
         model = headtohead.run(experiment, out_dir=tmp_path / "out", report=True).result.model("smollm2")
         assert server.chat_requests() == 12
+        # answer: score needs the prompt's log-probabilities (echo), which transformers serve does not return
+        experiment["models"][0] |= {"answer": "score", "extra_body": {}}
+        with pytest.raises(ModelError, match="returned no log-probabilities of the prompt"):
+            headtohead.run(experiment, out_dir=tmp_path / "scored")
     answers = [json.loads(line) for line in (tmp_path / "out" / "answers" / "smollm2.jsonl").read_text().splitlines()]
     assert [a["input"] for a in answers] == [r["text"].strip() for r in rows]
     assert [a["gold"] for a in answers] == [LABELS[int(r["label"])] for r in rows]

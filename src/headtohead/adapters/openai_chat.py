@@ -99,10 +99,24 @@ class OpenAIChatAdapter(LookedUpAdapter):
         wanted = [int(i) for i in indices if int(i) not in self.readings]
         if not wanted:
             return
+        if self.settings.answer == "score":
+            self._fetch_scores(dataset, wanted, progress)
+            return
         sampling = self.sampling()
         conversations = [self.prompter.messages(dataset.examples[i]) for i in wanted]
         payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
         keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
+        exchanges = self._asked(payloads, keys, progress)
+        labels = list(self.context.label_names)
+        for index, exchange in zip(wanted, exchanges, strict=True):
+            self.readings[index] = _read(exchange, labels, self.settings)
+        # decided once per fetch, not per batch read: the readings change only here
+        self._probabilities = any(r.proba is not None for r in self.readings.values())
+
+    def _asked(
+        self, payloads: list[dict[str, Any]], keys: list[str], progress: Any, path: str = "chat/completions"
+    ) -> list[Exchange]:
+        """The answers to ``payloads`` (from the cache, else asked); the pass of requests is kept."""
         try:
             exchanges, stats = ask_all(
                 self.settings.base_url,
@@ -116,6 +130,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
                 timeout_s=self.settings.timeout_s,
                 max_retries=self.settings.max_retries,
                 seed=self.context.seed,
+                path=path,
             )
         except EndpointRefused as exc:
             raise ModelError(
@@ -123,10 +138,30 @@ class OpenAIChatAdapter(LookedUpAdapter):
                 f"source (the model name the server expects), base_url and the key"
             ) from None
         self.passes.append(stats)
-        labels = list(self.context.label_names)
-        for index, exchange in zip(wanted, exchanges, strict=True):
-            self.readings[index] = _read(exchange, labels, self.settings)
-        # decided once per fetch, not per batch read: the readings change only here
+        return exchanges
+
+    def score_sampling(self) -> dict[str, Any]:
+        """``answer: score``'s request fields: the prompt echoed with its log-probabilities, one token generated."""
+        return {"temperature": 0.0, "max_tokens": 1, "echo": True, "logprobs": 1, **self.settings.extra_body}
+
+    def _fetch_scores(self, dataset: Dataset, wanted: list[int], progress: Any) -> None:
+        """``answer: score``: each label's log-likelihood after each example's prompt, one request per pair."""
+        labels = [str(name) for name in self.context.label_names]
+        contexts = [self.prompter.completion_text(dataset.examples[i]) for i in wanted]
+        sampling = self.score_sampling()
+        prompts = [f"{context} {label}" for context in contexts for label in labels]
+        keys = [cache_key(self.settings.base_url, self.config.source, [{"prompt": p}], sampling) for p in prompts]
+        payloads = [{"model": self.config.source, "prompt": p, **sampling} for p in prompts]
+        exchanges = self._asked(payloads, keys, progress, "completions")
+        k = len(labels)
+        for n, index in enumerate(wanted):
+            self.readings[index] = _scored(exchanges[n * k : (n + 1) * k], contexts[n], labels)
+        if any(r.rule == _NO_PROMPT_LOGPROBS for r in self.readings.values()):
+            raise ModelError(
+                f"model '{self.name}' (kind openai, answer: score): {self.settings.base_url} returned no "
+                f"log-probabilities of the prompt (…/completions with echo and logprobs); use answer: generate, "
+                f"or a server that returns them (vLLM)"
+            )
         self._probabilities = any(r.proba is not None for r in self.readings.values())
 
     def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
@@ -150,6 +185,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
             price=self.settings.price,
             base_url=public_url(self.settings.base_url),
             min_label_mass=self.settings.min_label_mass if self.settings.logprobs else None,
+            scored=self.settings.answer == "score",
         )
 
 
@@ -158,6 +194,60 @@ def _read(exchange: Exchange, labels: list[str], settings: OpenAISettings) -> Re
     body = exchange.body
     positions = _token_choices(body.get("logprobs")) if settings.logprobs and body is not None else None
     return Reading.of(exchange, labels, positions, settings.min_label_mass)
+
+
+#: The rule of an example whose label requests came back without the prompt's log-probabilities.
+_NO_PROMPT_LOGPROBS = "no prompt log-probabilities"
+
+
+def _scored(exchanges: list[Exchange], context: str, labels: list[str]) -> Reading:
+    """One example's label requests as a :class:`Reading`: the labels' log-likelihoods, or what failed."""
+    failed = next((e for e in exchanges if e.body is None), None)
+    joined = _joined(exchanges)
+    if failed is not None:
+        return Reading(Exchange(error=failed.error, tries=joined.tries), None, None, "no answer")
+    start = len(context)
+    loglik = [_span_loglik(e.body, start, start + 1 + len(label)) for e, label in zip(exchanges, labels, strict=True)]
+    if any(value is None for value in loglik):
+        return Reading(joined, None, None, _NO_PROMPT_LOGPROBS)
+    assert joined.body is not None
+    joined.body["content"] = "; ".join(f"{label}: {value:.4f}" for label, value in zip(labels, loglik, strict=True))
+    return Reading.of_scores(joined, [float(v) for v in loglik if v is not None])
+
+
+def _joined(exchanges: list[Exchange]) -> Exchange:
+    """An example's requests as one exchange: usage and latencies added, from the cache only if all were."""
+    usage = {
+        key: None
+        if any(e.body is None or e.body["usage"].get(key) is None for e in exchanges)
+        else sum(e.body["usage"][key] for e in exchanges if e.body is not None)
+        for key in ("prompt_tokens", "completion_tokens")
+    }
+    latencies = [e.latency_s for e in exchanges]
+    return Exchange(
+        body={"content": "", "logprobs": None, "usage": usage},
+        latency_s=None if any(x is None for x in latencies) else sum(x for x in latencies if x is not None),
+        from_cache=all(e.from_cache for e in exchanges),
+        tries=sum(e.tries for e in exchanges),
+    )
+
+
+def _span_loglik(body: dict[str, Any] | None, start: int, end: int) -> float | None:
+    """The summed log-probability of the echoed tokens overlapping characters ``start:end`` of the prompt
+    (a token that merges the prompt's last characters with the label's first counts as the label's);
+    ``None`` when the response holds no such log-probabilities."""
+    logprobs = body.get("logprobs") if body is not None else None
+    if not isinstance(logprobs, dict):
+        return None
+    try:
+        tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs["text_offset"]
+        spans = [(int(o), int(o) + len(str(t)), v) for t, v, o in zip(tokens, values, offsets, strict=True)]
+    except (KeyError, TypeError, ValueError):
+        return None
+    inside = [v for first, last, v in spans if first < end and last > start]
+    if not inside or any(v is None for v in inside):
+        return None
+    return float(sum(float(v) for v in inside))
 
 
 def _token_choices(content: Any) -> list[TokenChoice] | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.special import softmax
 
 from headtohead.config.models.openai import DEFAULT_MIN_LABEL_MASS as _CONFIGURED_MIN_LABEL_MASS
 from headtohead.config.models.prompting import PromptSettings
@@ -22,6 +23,7 @@ from headtohead.errors import ConfigError
 __all__ = [
     "Prompter",
     "draw_few_shot",
+    "completion_prompt",
     "parse_answer",
     "read_answer",
     "RULES",
@@ -229,6 +231,24 @@ class Prompter:
         system = [{"role": "system", "content": self.settings.system_prompt}] if self.settings.system_prompt else []
         return [*system, *self.few_shot, {"role": "user", "content": self.prompt(example)}]
 
+    def completion_text(self, example: Any) -> str:
+        """The conversation as plain text, up to ``Answer:`` (:func:`completion_prompt`): for a model with no chat
+        template, or for scoring each label as the text that follows."""
+        return completion_prompt(self.messages(example))
+
+
+def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
+    """A conversation as plain text for a model without a chat template: turns separated by blank lines.
+
+    Examples
+    --------
+    >>> completion_prompt([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
+    ...                    {"role": "assistant", "content": "4"}, {"role": "user", "content": "3+3?"}])
+    'Be brief.\\n\\n2+2?\\nAnswer: 4\\n\\n3+3?\\nAnswer:'
+    """
+    parts = {"system": "{}\n\n", "user": "{}\nAnswer:", "assistant": " {}\n\n"}
+    return "".join(parts[m["role"]].format(m["content"]) for m in messages)
+
 
 def draw_few_shot(
     prompter: Prompter, train: Dataset | None, seed: int, model: str, warn: Callable[[str], None]
@@ -308,6 +328,15 @@ class Reading:
         mass = label_probabilities(positions, labels) if positions else None
         return cls(exchange, pred, mass, rule, min_label_mass)
 
+    @classmethod
+    def of_scores(cls, exchange: Any, loglik: Sequence[float]) -> Reading:
+        """Each label's log-likelihood as the answer: the prediction is their argmax and the class probabilities
+        their softmax, so the two always agree and nothing is parsed."""
+        scores = np.asarray(loglik, dtype=np.float64)
+        reading = cls(exchange, int(np.argmax(scores)), None, "label log-likelihood")
+        reading.proba, reading.no_proba = softmax(scores), None
+        return reading
+
     @property
     def unparseable(self) -> bool:
         """An answer came back but names no label (or several)."""
@@ -365,6 +394,8 @@ class AnswerLog:
     base_url: str | None = None
     #: The least label mass an answer's probabilities were kept at (``None``: no log-probabilities asked).
     min_label_mass: float | None = None
+    #: Each label scored by its log-likelihood (``answer: score``), not an answer read.
+    scored: bool = False
 
 
 def answers_as_outputs(

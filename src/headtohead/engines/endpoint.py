@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -85,12 +85,19 @@ def endpoint_record(answers: AnswerLog | None) -> EndpointRecord | None:
         prompt_tokens_sent=sent_prompt,
         completion_tokens_sent=sent_completion,
         price=TokenPrice(**answers.price.model_dump()) if answers.price is not None else None,
-        probabilities="logprobs" if answers.probabilities else "label only",
+        probabilities=_probabilities(answers),
         outside_mass_mean=float(np.mean(masses)) if masses and answers.probabilities else None,
         timing=timing,
         **_probability_counts(answers),
         answers=[_answer_read(i, r) for i, r in ordered],
     )
+
+
+def _probabilities(answers: AnswerLog) -> Literal["label log-likelihood", "logprobs", "label only"]:
+    """Where the class probabilities came from: each label scored, the answers' log-probabilities, or nowhere."""
+    if not answers.probabilities:
+        return "label only"
+    return "label log-likelihood" if answers.scored else "logprobs"
 
 
 def _probability_counts(answers: AnswerLog) -> dict[str, Any]:
@@ -159,7 +166,7 @@ def merge_endpoint_records(
             "completion_tokens": total("completion_tokens"),
             "prompt_tokens_sent": total("prompt_tokens_sent"),
             "completion_tokens_sent": total("completion_tokens_sent"),
-            "probabilities": "logprobs" if any(r.probabilities == "logprobs" for r in records) else "label only",
+            "probabilities": next((r.probabilities for r in records if r.probabilities != "label only"), "label only"),
             "n_with_probabilities": sum(r.n_with_probabilities for r in records),
             "n_label_mass_low": sum(r.n_label_mass_low for r in records),
             "n_probabilities_disagree": sum(r.n_probabilities_disagree for r in records),

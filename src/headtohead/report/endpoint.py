@@ -108,6 +108,11 @@ def _timing_line(e: EndpointRecord) -> str:
 
 
 def _probability_line(e: EndpointRecord) -> str:
+    if e.probabilities == "label log-likelihood":
+        return (
+            "class probabilities: each label's log-likelihood after the prompt (…/completions with echo), "
+            "softmaxed over the labels; the prediction is their argmax, nothing is parsed"
+        )
     if e.probabilities == "logprobs":
         outside = (
             f" ({e.outside_mass_mean:.1%} of the first tokens' probability on no label, on average)"

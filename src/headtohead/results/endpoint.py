@@ -137,7 +137,11 @@ class EndpointRecord(DerivedRecord):
     prompt_tokens_sent: int = Field(default=0, description="over the answers received in this run")
     completion_tokens_sent: int = 0
     price: TokenPrice | None = None
-    probabilities: Literal["logprobs", "label only"] = "label only"
+    probabilities: Literal["label log-likelihood", "logprobs", "label only"] = Field(
+        default="label only",
+        description="where class probabilities came from: each label's log-likelihood (answer: score), the "
+        "answers' log-probabilities, or none",
+    )
     outside_mass_mean: float | None = Field(
         default=None, description="mean probability the answers' first tokens gave to no label (logprobs only)"
     )

@@ -6,7 +6,7 @@ the keys here are the HTTP transport's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
@@ -56,6 +56,13 @@ class OpenAISettings(PromptSettings):
         "when the server returns them; label-only otherwise).",
     )
     top_logprobs: int = Field(default=20, ge=1, le=20, description="Alternatives per answer token asked for.")
+    answer: Literal["generate", "score"] = Field(
+        default="generate",
+        description="generate: the chat answer read as a label; score: each label's log-likelihood after the "
+        "prompt as plain text (…/completions with echo and logprobs, as lm-evaluation-harness scores choices; "
+        "one request per example and label): class probabilities, nothing parsed; needs a server that returns "
+        "the prompt's log-probabilities (vLLM).",
+    )
     min_label_mass: float = Field(
         default=DEFAULT_MIN_LABEL_MASS,
         gt=0.0,
