@@ -176,3 +176,29 @@ def test_answer_score_gives_each_label_its_log_likelihood_with_no_parsing(tmp_pa
     assert (llm.pred == llm.proba.argmax(axis=1)).all()
     answers = [json.loads(line) for line in (tmp_path / "out" / "answers" / "llm.jsonl").read_text().splitlines()]
     assert all(a["rule"] == "label log-likelihood" and a["answer"].startswith("negative: ") for a in answers)
+
+
+def test_api_completions_asks_a_base_model_with_a_plain_text_prompt(tmp_path, rows):
+    truth = {r["text"]: r["label"] for r in rows}
+    seen: list[dict] = []
+    lock = threading.Lock()
+
+    def script(number, payload):
+        with lock:
+            seen.append(payload)
+        text = max((t for t in truth if t in payload["prompt"]), key=len)
+        return Reply(text=f" {truth[text]}", logprobs={truth[text]: 0.96})
+
+    with ScriptedChatServer(script) as server:
+        entry = {"name": "base", "kind": "openai", "source": "base-7b", "base_url": server.base_url}
+        experiment = {
+            "name": "completions",
+            "data": {"path": str(tmp_path / "dev.csv")},
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 200},
+            "models": [entry | {"api": "completions", "stop": ["\n"]}],
+        }
+        model = headtohead.run(experiment, out_dir=tmp_path / "out").result.model("base")
+    assert len(seen) == 30 and all("messages" not in p and p["prompt"].endswith("\nAnswer:") for p in seen)
+    assert all(p["logprobs"] == 20 and "top_logprobs" not in p and p["stop"] == ["\n"] for p in seen)
+    assert model.quality.accuracy == 1.0 and model.endpoint.n_with_probabilities == 30  # label mass 0.96

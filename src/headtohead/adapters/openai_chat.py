@@ -88,8 +88,10 @@ class OpenAIChatAdapter(LookedUpAdapter):
         """The sampling parameters sent with every request (and part of every cache key)."""
         s = self.settings
         params: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens}
-        if s.logprobs:
+        if s.logprobs and s.api == "chat":
             params.update(logprobs=True, top_logprobs=s.top_logprobs)
+        elif s.logprobs:  # …/completions takes the number of alternatives as logprobs itself
+            params["logprobs"] = s.top_logprobs
         if s.stop:
             params["stop"] = list(s.stop)
         return {**params, **s.extra_body}
@@ -103,10 +105,16 @@ class OpenAIChatAdapter(LookedUpAdapter):
             self._fetch_scores(dataset, wanted, progress)
             return
         sampling = self.sampling()
-        conversations = [self.prompter.messages(dataset.examples[i]) for i in wanted]
-        payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
-        keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
-        exchanges = self._asked(payloads, keys, progress)
+        if self.settings.api == "completions":  # a base model: the conversation as plain text, ending "Answer:"
+            texts = [self.prompter.completion_text(dataset.examples[i]) for i in wanted]
+            payloads = [{"model": self.config.source, "prompt": t, **sampling} for t in texts]
+            keys = [cache_key(self.settings.base_url, self.config.source, [{"prompt": t}], sampling) for t in texts]
+            exchanges = self._asked(payloads, keys, progress, "completions")
+        else:
+            conversations = [self.prompter.messages(dataset.examples[i]) for i in wanted]
+            payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
+            keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
+            exchanges = self._asked(payloads, keys, progress)
         labels = list(self.context.label_names)
         for index, exchange in zip(wanted, exchanges, strict=True):
             self.readings[index] = _read(exchange, labels, self.settings)
@@ -252,6 +260,8 @@ def _span_loglik(body: dict[str, Any] | None, start: int, end: int) -> float | N
 
 def _token_choices(content: Any) -> list[TokenChoice] | None:
     """The ``logprobs.content`` list of a response as :class:`TokenChoice` (``None`` when absent or malformed)."""
+    if isinstance(content, dict):
+        return _legacy_choices(content)
     if not isinstance(content, list) or not content:
         return None
     try:
@@ -265,6 +275,24 @@ def _token_choices(content: Any) -> list[TokenChoice] | None:
             for item in content[:8]
         ]
     except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _legacy_choices(logprobs: dict[str, Any]) -> list[TokenChoice] | None:
+    """A (legacy) completions ``logprobs`` object — ``tokens``, ``token_logprobs``, ``top_logprobs`` (a
+    ``{token: logprob}`` per position) — as :class:`TokenChoice` (``None`` when absent or malformed)."""
+    try:
+        tokens, values = list(logprobs["tokens"]), list(logprobs["token_logprobs"])
+        tops = list(logprobs.get("top_logprobs") or [None] * len(tokens))
+        return [
+            TokenChoice(
+                str(token),
+                float(value),
+                tuple((str(t), float(v)) for t, v in (top or {}).items()) or ((str(token), float(value)),),
+            )
+            for token, value, top in list(zip(tokens, values, tops, strict=True))[:8]
+        ] or None
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 

@@ -56,6 +56,12 @@ class OpenAISettings(PromptSettings):
         "when the server returns them; label-only otherwise).",
     )
     top_logprobs: int = Field(default=20, ge=1, le=20, description="Alternatives per answer token asked for.")
+    api: Literal["chat", "completions"] = Field(
+        default="chat",
+        description="chat: …/chat/completions with the conversation as messages (the server applies the chat "
+        "template); completions: …/completions with the conversation as plain text ending 'Answer:' (a base "
+        "model without a chat template; stop: ['\\n'] ends its answer).",
+    )
     answer: Literal["generate", "score"] = Field(
         default="generate",
         description="generate: the chat answer read as a label; score: each label's log-likelihood after the "
