@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 from scipy.special import softmax
 
-from headtohead.config.models.openai import DEFAULT_MIN_LABEL_MASS as _CONFIGURED_MIN_LABEL_MASS
-from headtohead.config.models.prompting import PromptSettings
+from headtohead.config.models.prompting import DEFAULT_MIN_LABEL_MASS, PromptSettings
 from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError
 
@@ -284,9 +283,6 @@ def draw_few_shot(
         messages.append({"role": "assistant", "content": str(train.label_names[int(train.labels[index])])})
     return messages
 
-
-#: Least share of an answer's first-token probability on the labels for its class probabilities to be kept.
-DEFAULT_MIN_LABEL_MASS = _CONFIGURED_MIN_LABEL_MASS
 
 
 class Reading:

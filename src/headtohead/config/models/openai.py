@@ -12,10 +12,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import Section
-from headtohead.config.models.prompting import PromptSettings
+from headtohead.config.models.prompting import DEFAULT_MIN_LABEL_MASS, PromptSettings
 
-#: adapters.prompting.DEFAULT_MIN_LABEL_MASS (config comes before adapters).
-DEFAULT_MIN_LABEL_MASS = 0.9
 #: The request fields headtohead writes: extra_body may not replace them.
 _SET_BY_H2H = frozenset(
     {"model", "messages", "prompt", "stream", "n", "temperature", "max_tokens", "stop", "logprobs", "top_logprobs"}
@@ -61,13 +59,6 @@ class OpenAISettings(PromptSettings):
         description="chat: …/chat/completions with the conversation as messages (the server applies the chat "
         "template); completions: …/completions with the conversation as plain text ending 'Answer:' (a base "
         "model without a chat template; stop: ['\\n'] ends its answer).",
-    )
-    answer: Literal["generate", "score"] = Field(
-        default="generate",
-        description="generate: the chat answer read as a label; score: each label's log-likelihood after the "
-        "prompt as plain text (…/completions with echo and logprobs, as lm-evaluation-harness scores choices; "
-        "one request per example and label): class probabilities, nothing parsed; needs a server that returns "
-        "the prompt's log-probabilities (vLLM).",
     )
     min_label_mass: float = Field(
         default=DEFAULT_MIN_LABEL_MASS,
