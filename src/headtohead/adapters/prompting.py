@@ -115,28 +115,26 @@ def _label_first(text: str, folded: Sequence[str]) -> int | None:
 
 def _labels_stated(text: str, folded: Sequence[str]) -> list[int]:
     """The labels given as the answer in prose: right after "is", ":" … (``The sentiment is positive.``)."""
-    found: list[int] = []
-    for k in sorted(range(len(folded)), key=lambda i: -len(folded[i])):
-        if not folded[k]:
-            continue
-        pattern = re.compile(r"(?<!\w)" + re.escape(folded[k]) + r"(?!\w)")
-        stated = [m for m in pattern.finditer(text) if _STATED.search(text[: m.start()])]
-        if stated and folded[k] not in {folded[j] for j in found}:
-            found.append(k)
-        text = pattern.sub(" ", text)  # a label inside a longer one counts as the longer
-    return found
+    return _labels_in(text, folded, stated=True)
 
 
 def _labels_named(text: str, folded: Sequence[str]) -> list[int]:
-    """The labels occurring in ``text`` as whole words; longer labels first, their words taken out."""
+    """The labels occurring in ``text`` as whole words."""
+    return _labels_in(text, folded, stated=False)
+
+
+def _labels_in(text: str, folded: Sequence[str], *, stated: bool) -> list[int]:
+    """The labels in ``text`` as whole words (``stated``: only where an answer stands); longer labels first, their
+    words taken out, so a label inside a longer one (``spam`` in ``not spam``) counts as the longer."""
     found: list[int] = []
     for k in sorted(range(len(folded)), key=lambda i: -len(folded[i])):
         if not folded[k]:
             continue
         pattern = re.compile(r"(?<!\w)" + re.escape(folded[k]) + r"(?!\w)")
-        if pattern.search(text):
+        hits = [m for m in pattern.finditer(text) if not stated or _STATED.search(text[: m.start()])]
+        if hits and folded[k] not in {folded[j] for j in found}:
             found.append(k)
-            text = pattern.sub(" ", text)
+        text = pattern.sub(" ", text)
     return found
 
 
@@ -282,7 +280,6 @@ def draw_few_shot(
         messages.append({"role": "user", "content": prompter.prompt(train.examples[index])})
         messages.append({"role": "assistant", "content": str(train.label_names[int(train.labels[index])])})
     return messages
-
 
 
 class Reading:
