@@ -184,6 +184,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
 
     def answer_record(self) -> AnswerLog:
         """Every example asked in this run, read as a label, and the passes of requests (for the run's records)."""
+        scored = self.settings.answer == "score"
         return AnswerLog(
             model=self.config.source,
             readings=self.readings,
@@ -192,8 +193,8 @@ class OpenAIChatAdapter(LookedUpAdapter):
             probabilities=self.has_probabilities(),
             price=self.settings.price,
             base_url=public_url(self.settings.base_url),
-            min_label_mass=self.settings.min_label_mass if self.settings.logprobs else None,
-            scored=self.settings.answer == "score",
+            min_label_mass=self.settings.min_label_mass if self.settings.logprobs and not scored else None,
+            scored=scored,
         )
 
 
