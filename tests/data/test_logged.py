@@ -137,7 +137,9 @@ def test_an_lm_eval_samples_file_reads_its_metric_its_choices_and_refuses_what_i
 
 
 def test_without_data_every_model_must_be_a_log():
-    with pytest.raises(ConfigError, match="give an experiment file.*--model without --data reads .*kind lm-eval, inspect"):
+    with pytest.raises(
+        ConfigError, match="give an experiment file.*--model without --data reads .*kind lm-eval, inspect"
+    ):
         quick_experiment(None, ["a=lm-eval:runs/a", "b=preds.csv"])
     exp = quick_experiment(None, ["a=lm-eval:runs/a", "b=lm-eval:runs/b"])
     assert exp.data.path == "logs:" and exp.name == "logs-a-vs-b"

@@ -22,7 +22,7 @@ from headtohead.adapters.hf_hub import (
     looks_like_path,
     quiet_transformers,
 )
-from headtohead.adapters.prompting import Prompter, draw_few_shot, parse_answer
+from headtohead.adapters.prompting import Prompter, completion_prompt, draw_few_shot, parse_answer
 from headtohead.config.models.causal_lm import CausalLMSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
@@ -228,19 +228,6 @@ class AnswerGenerator(CausalLMAdapter):
         with torch.inference_mode():
             out = self.module.generate(prompt, attention_mask=inputs["prompt_mask"], generation_config=greedy)
         return out[:, prompt.shape[1] :]
-
-
-def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
-    """A conversation as plain text for a model without a chat template: turns separated by blank lines.
-
-    Examples
-    --------
-    >>> completion_prompt([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
-    ...                    {"role": "assistant", "content": "4"}, {"role": "user", "content": "3+3?"}])
-    'Be brief.\\n\\n2+2?\\nAnswer: 4\\n\\n3+3?\\nAnswer:'
-    """
-    parts = {"system": "{}\n\n", "user": "{}\nAnswer:", "assistant": " {}\n\n"}
-    return "".join(parts[m["role"]].format(m["content"]) for m in messages)
 
 
 def scoring_batch(encode: Any, prompts: Sequence[str], labels: Sequence[str], *, pad_id: int) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import httpx
 
 from headtohead.adapters.response_cache import ResponseCache
 
-__all__ = ["Exchange", "PassStats", "EndpointRefused", "ask_all", "chat_url", "retry_delay"]
+__all__ = ["Exchange", "PassStats", "EndpointRefused", "ask_all", "chat_url", "endpoint_url", "retry_delay"]
 
 _RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _FATAL_STATUSES = frozenset({401, 403, 404})
@@ -70,7 +70,12 @@ class PassStats:
 
 def chat_url(base_url: str) -> str:
     """``…/chat/completions`` under the API root."""
-    return base_url.rstrip("/") + "/chat/completions"
+    return endpoint_url(base_url, "chat/completions")
+
+
+def endpoint_url(base_url: str, path: str) -> str:
+    """``path`` under the API root (``completions``, ``chat/completions``)."""
+    return base_url.rstrip("/") + "/" + path
 
 
 def retry_delay(attempt: int, retry_after: str | None, rng: random.Random) -> float:
@@ -97,6 +102,8 @@ def retry_delay(attempt: int, retry_after: str | None, rng: random.Random) -> fl
 def _trimmed(payload: Any) -> dict[str, Any]:
     """The parts of a chat-completions response kept: the answer, its logprobs, the usage (``ValueError`` if absent)."""
     choice = payload["choices"][0]
+    if "message" not in choice:
+        return _trimmed_text(payload)
     content = choice["message"].get("content")
     if content is None or not isinstance(content, str):
         raise ValueError("no message content")
@@ -105,6 +112,20 @@ def _trimmed(payload: Any) -> dict[str, Any]:
     return {
         "content": content,
         "logprobs": logprobs,
+        "usage": {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")},
+    }
+
+
+def _trimmed_text(payload: Any) -> dict[str, Any]:
+    """A (legacy) completions response: its text, its ``logprobs`` (``tokens``, ``token_logprobs``,
+    ``text_offset``: of the prompt too when it was echoed) and the usage."""
+    choice = payload["choices"][0]
+    if not isinstance(choice.get("text"), str):
+        raise ValueError("no completion text")
+    usage = payload.get("usage") or {}
+    return {
+        "content": choice["text"],
+        "logprobs": choice.get("logprobs") if isinstance(choice.get("logprobs"), dict) else None,
         "usage": {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens")},
     }
 
@@ -238,11 +259,19 @@ async def _ask(
     max_retries: int,
     progress: Callable[..., None] | None,
     seed: int,
+    path: str,
 ) -> tuple[list[Exchange | None], PassStats]:
     limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
     async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout_s), limits=limits) as client:
         asker = _Asker(
-            client, chat_url(base_url), payloads, keys, cache, max_retries=max_retries, progress=progress, seed=seed
+            client,
+            endpoint_url(base_url, path),
+            payloads,
+            keys,
+            cache,
+            max_retries=max_retries,
+            progress=progress,
+            seed=seed,
         )
         queue: asyncio.Queue[int] = asyncio.Queue()
         for position in range(len(payloads)):
@@ -274,6 +303,7 @@ def ask_all(
     max_retries: int = 5,
     progress: Callable[..., None] | None = None,
     seed: int = 0,
+    path: str = "chat/completions",
 ) -> tuple[list[Exchange], PassStats]:
     """Answers to every payload, in order: from the cache, else asked (see the module docstring).
 
@@ -297,6 +327,8 @@ def ask_all(
         ``progress(done, total, rates=…)``: rates of requests and tokens per second (``None``: all cached).
     seed : int
         Seeds the backoff jitter.
+    path : str
+        Under the API root: ``chat/completions``, or ``completions`` (a prompt of text, e.g. scored by ``echo``).
 
     Returns
     -------
@@ -329,6 +361,7 @@ def ask_all(
             max_retries=max_retries,
             progress=progress,
             seed=seed,
+            path=path,
         )
         asked, stats = _run(coroutine)
         for position, exchange in zip(todo, asked, strict=True):

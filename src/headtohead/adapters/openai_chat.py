@@ -69,19 +69,43 @@ class OpenAIChatAdapter(LookedUpAdapter):
         """The sampling parameters sent with every request (and part of every cache key)."""
         s = self.settings
         params: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens}
-        if s.logprobs:
+        if s.logprobs and s.api == "chat":
             params.update(logprobs=True, top_logprobs=s.top_logprobs)
-        return params
+        elif s.logprobs:  # …/completions takes the number of alternatives as logprobs itself
+            params["logprobs"] = s.top_logprobs
+        if s.stop:
+            params["stop"] = list(s.stop)
+        return {**params, **s.extra_body}
 
     def fetch_outputs(self, dataset: Dataset, indices: np.ndarray, progress: Callable[..., None] | None = None) -> None:
         """Ask the endpoint (or the cache) about every example at ``indices`` not asked yet in this run."""
         wanted = [int(i) for i in indices if int(i) not in self.readings]
         if not wanted:
             return
+        if self.settings.answer == "score":
+            self._fetch_scores(dataset, wanted, progress)
+            return
         sampling = self.sampling()
-        conversations = [self.prompter.messages(dataset.examples[i]) for i in wanted]
-        payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
-        keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
+        if self.settings.api == "completions":  # a base model: the conversation as plain text, ending "Answer:"
+            texts = [self.prompter.completion_text(dataset.examples[i]) for i in wanted]
+            payloads = [{"model": self.config.source, "prompt": t, **sampling} for t in texts]
+            keys = [cache_key(self.settings.base_url, self.config.source, [{"prompt": t}], sampling) for t in texts]
+            exchanges = self._asked(payloads, keys, progress, "completions")
+        else:
+            conversations = [self.prompter.messages(dataset.examples[i]) for i in wanted]
+            payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
+            keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
+            exchanges = self._asked(payloads, keys, progress)
+        labels = list(self.context.label_names)
+        for index, exchange in zip(wanted, exchanges, strict=True):
+            self.readings[index] = _read(exchange, labels, self.settings)
+        # decided once per fetch, not per batch read: the readings change only here
+        self._probabilities = any(r.proba is not None for r in self.readings.values())
+
+    def _asked(
+        self, payloads: list[dict[str, Any]], keys: list[str], progress: Any, path: str = "chat/completions"
+    ) -> list[Exchange]:
+        """The answers to ``payloads`` (from the cache, else asked); the pass of requests is kept."""
         try:
             exchanges, stats = ask_all(
                 self.settings.base_url,
@@ -95,6 +119,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
                 timeout_s=self.settings.timeout_s,
                 max_retries=self.settings.max_retries,
                 seed=self.context.seed,
+                path=path,
             )
         except EndpointRefused as exc:
             raise ModelError(
@@ -102,12 +127,31 @@ class OpenAIChatAdapter(LookedUpAdapter):
                 f"source (the model name the server expects), base_url and the key"
             ) from None
         self.passes.append(stats)
-        labels = list(self.context.label_names)
-        for index, exchange in zip(wanted, exchanges, strict=True):
-            self.readings[index] = _read(exchange, labels, self.settings.logprobs)
-        # decided once per fetch, not per batch read: the readings change only here
-        answered = [r for r in self.readings.values() if r.pred is not None]
-        self._probabilities = bool(answered) and all(r.mass is not None and r.mass.proba is not None for r in answered)
+        return exchanges
+
+    def score_sampling(self) -> dict[str, Any]:
+        """``answer: score``'s request fields: the prompt echoed with its log-probabilities, one token generated."""
+        return {"temperature": 0.0, "max_tokens": 1, "echo": True, "logprobs": 1, **self.settings.extra_body}
+
+    def _fetch_scores(self, dataset: Dataset, wanted: list[int], progress: Any) -> None:
+        """``answer: score``: each label's log-likelihood after each example's prompt, one request per pair."""
+        labels = [str(name) for name in self.context.label_names]
+        contexts = [self.prompter.completion_text(dataset.examples[i]) for i in wanted]
+        sampling = self.score_sampling()
+        prompts = [f"{context} {label}" for context in contexts for label in labels]
+        keys = [cache_key(self.settings.base_url, self.config.source, [{"prompt": p}], sampling) for p in prompts]
+        payloads = [{"model": self.config.source, "prompt": p, **sampling} for p in prompts]
+        exchanges = self._asked(payloads, keys, progress, "completions")
+        k = len(labels)
+        for n, index in enumerate(wanted):
+            self.readings[index] = _scored(exchanges[n * k : (n + 1) * k], contexts[n], labels)
+        if any(r.rule == _NO_PROMPT_LOGPROBS for r in self.readings.values()):
+            raise ModelError(
+                f"model '{self.name}' (kind openai, answer: score): {self.settings.base_url} returned no "
+                f"log-probabilities of the prompt (…/completions with echo and logprobs); use answer: generate, "
+                f"or a server that returns them (vLLM)"
+            )
+        self._probabilities = any(r.proba is not None for r in self.readings.values())
 
     def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
         """The labels read from the answers at ``indices`` (asked now if not yet), and their probabilities."""
@@ -116,11 +160,12 @@ class OpenAIChatAdapter(LookedUpAdapter):
         return StoredOutputs(*answers_as_outputs(rows, len(self.context.label_names), self.has_probabilities()))
 
     def has_probabilities(self) -> bool:
-        """Every answered example of this run came with log-probabilities naming a label."""
+        """Some answered example of this run has class probabilities kept (the others' rows are NaN)."""
         return self._probabilities
 
     def answer_record(self) -> AnswerLog:
         """Every example asked in this run, read as a label, and the passes of requests (for the run's records)."""
+        scored = self.settings.answer == "score"
         return AnswerLog(
             model=self.config.source,
             readings=self.readings,
@@ -129,6 +174,8 @@ class OpenAIChatAdapter(LookedUpAdapter):
             probabilities=self.has_probabilities(),
             price=self.settings.price,
             base_url=public_url(self.settings.base_url),
+            min_label_mass=self.settings.min_label_mass if self.settings.logprobs and not scored else None,
+            scored=scored,
         )
 
 
@@ -184,14 +231,73 @@ def _name_warnings(settings: OpenAISettings, listed: list[str] | None) -> list[s
     return [warning]
 
 
-def _read(exchange: Exchange, labels: list[str], logprobs: bool) -> Reading:
+def _read(exchange: Exchange, labels: list[str], settings: OpenAISettings) -> Reading:
     """An exchange as a label, with the probabilities its log-probabilities give (when asked)."""
-    positions = _token_choices(exchange.body.get("logprobs")) if logprobs and exchange.body is not None else None
-    return Reading.of(exchange, labels, positions)
+    body = exchange.body
+    positions = _token_choices(body.get("logprobs")) if settings.logprobs and body is not None else None
+    return Reading.of(exchange, labels, positions, settings.min_label_mass)
+
+
+#: The rule of an example whose label requests came back without the prompt's log-probabilities.
+_NO_PROMPT_LOGPROBS = "no prompt log-probabilities"
+
+
+def _scored(exchanges: list[Exchange], context: str, labels: list[str]) -> Reading:
+    """One example's label requests as a :class:`Reading`: the labels' log-likelihoods, or what failed."""
+    failed = next((e for e in exchanges if e.body is None), None)
+    joined = _joined(exchanges)
+    if failed is not None:
+        return Reading(
+            Exchange(error=failed.error, tries=joined.tries, missing=failed.missing), None, None, "no answer"
+        )
+    start = len(context)
+    loglik = [_span_loglik(e.body, start, start + 1 + len(label)) for e, label in zip(exchanges, labels, strict=True)]
+    if any(value is None for value in loglik):
+        return Reading(joined, None, None, _NO_PROMPT_LOGPROBS)
+    assert joined.body is not None
+    joined.body["content"] = "; ".join(f"{label}: {value:.4f}" for label, value in zip(labels, loglik, strict=True))
+    return Reading.of_scores(joined, [float(v) for v in loglik if v is not None])
+
+
+def _joined(exchanges: list[Exchange]) -> Exchange:
+    """An example's requests as one exchange: usage and latencies added, from the cache only if all were."""
+    usage = {
+        key: None
+        if any(e.body is None or e.body["usage"].get(key) is None for e in exchanges)
+        else sum(e.body["usage"][key] for e in exchanges if e.body is not None)
+        for key in ("prompt_tokens", "completion_tokens")
+    }
+    latencies = [e.latency_s for e in exchanges]
+    return Exchange(
+        body={"content": "", "logprobs": None, "usage": usage},
+        latency_s=None if any(x is None for x in latencies) else sum(x for x in latencies if x is not None),
+        from_cache=all(e.from_cache for e in exchanges),
+        tries=sum(e.tries for e in exchanges),
+    )
+
+
+def _span_loglik(body: dict[str, Any] | None, start: int, end: int) -> float | None:
+    """The summed log-probability of the echoed tokens overlapping characters ``start:end`` of the prompt
+    (a token that merges the prompt's last characters with the label's first counts as the label's);
+    ``None`` when the response holds no such log-probabilities."""
+    logprobs = body.get("logprobs") if body is not None else None
+    if not isinstance(logprobs, dict):
+        return None
+    try:
+        tokens, values, offsets = logprobs["tokens"], logprobs["token_logprobs"], logprobs["text_offset"]
+        spans = [(int(o), int(o) + len(str(t)), v) for t, v, o in zip(tokens, values, offsets, strict=True)]
+    except (KeyError, TypeError, ValueError):
+        return None
+    inside = [v for first, last, v in spans if first < end and last > start]
+    if not inside or any(v is None for v in inside):
+        return None
+    return float(sum(float(v) for v in inside))
 
 
 def _token_choices(content: Any) -> list[TokenChoice] | None:
     """The ``logprobs.content`` list of a response as :class:`TokenChoice` (``None`` when absent or malformed)."""
+    if isinstance(content, dict):
+        return _legacy_choices(content)
     if not isinstance(content, list) or not content:
         return None
     try:
@@ -205,6 +311,24 @@ def _token_choices(content: Any) -> list[TokenChoice] | None:
             for item in content[:8]
         ]
     except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _legacy_choices(logprobs: dict[str, Any]) -> list[TokenChoice] | None:
+    """A (legacy) completions ``logprobs`` object — ``tokens``, ``token_logprobs``, ``top_logprobs`` (a
+    ``{token: logprob}`` per position) — as :class:`TokenChoice` (``None`` when absent or malformed)."""
+    try:
+        tokens, values = list(logprobs["tokens"]), list(logprobs["token_logprobs"])
+        tops = list(logprobs.get("top_logprobs") or [None] * len(tokens))
+        return [
+            TokenChoice(
+                str(token),
+                float(value),
+                tuple((str(t), float(v)) for t, v in (top or {}).items()) or ((str(token), float(value)),),
+            )
+            for token, value, top in list(zip(tokens, values, tops, strict=True))[:8]
+        ] or None
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 

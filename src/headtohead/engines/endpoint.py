@@ -13,17 +13,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from headtohead.adapters.prompting import AnswerLog
+from headtohead.adapters.prompting import AnswerLog, Reading
 from headtohead.config.speed import SpeedConfig
 from headtohead.engines.telemetry import host_load
 from headtohead.results.cost import ModelCost, ScenarioCost
 from headtohead.results.endpoint import (
     KEPT_ANSWERS,
     RAW_ANSWER_CHARS,
+    AnswerRead,
     EndpointRecord,
     FailedRequest,
     RequestTiming,
@@ -86,9 +87,42 @@ def endpoint_record(answers: AnswerLog | None) -> EndpointRecord | None:
         prompt_tokens_sent=sent_prompt,
         completion_tokens_sent=sent_completion,
         price=TokenPrice(**answers.price.model_dump()) if answers.price is not None else None,
-        probabilities="logprobs" if answers.probabilities else "label only",
+        probabilities=_probabilities(answers),
         outside_mass_mean=float(np.mean(masses)) if masses and answers.probabilities else None,
         timing=timing,
+        **_probability_counts(answers),
+        answers=[_answer_read(i, r) for i, r in ordered],
+    )
+
+
+def _probabilities(answers: AnswerLog) -> Literal["label log-likelihood", "logprobs", "label only"]:
+    """Where the class probabilities came from: each label scored, the answers' log-probabilities, or nowhere."""
+    if not answers.probabilities:
+        return "label only"
+    return "label log-likelihood" if answers.scored else "logprobs"
+
+
+def _probability_counts(answers: AnswerLog) -> dict[str, Any]:
+    """How many answered examples kept class probabilities, and why the others did not."""
+    read = [r for r in answers.readings.values() if r.pred is not None]
+    return {
+        "min_label_mass": answers.min_label_mass,
+        "n_with_probabilities": sum(r.proba is not None for r in read),
+        "n_label_mass_low": sum(r.no_proba is not None and r.no_proba.startswith("label mass") for r in read),
+        "n_probabilities_disagree": sum(r.disagrees for r in read),
+    }
+
+
+def _answer_read(index: int, reading: Reading) -> AnswerRead:
+    """One example's answer as the answers file keeps it (the raw text, cut at ``RAW_ANSWER_CHARS``)."""
+    body = reading.exchange.body
+    return AnswerRead(
+        index=index,
+        answer=None if body is None else str(body["content"])[:RAW_ANSWER_CHARS],
+        label=reading.pred,
+        rule=reading.rule,
+        label_mass=reading.label_mass,
+        no_probabilities=reading.no_proba,
     )
 
 
@@ -140,7 +174,11 @@ def merge_endpoint_records(
             "completion_tokens": total("completion_tokens"),
             "prompt_tokens_sent": total("prompt_tokens_sent"),
             "completion_tokens_sent": total("completion_tokens_sent"),
-            "probabilities": "logprobs" if all(r.probabilities == "logprobs" for r in records) else "label only",
+            "probabilities": next((r.probabilities for r in records if r.probabilities != "label only"), "label only"),
+            "n_with_probabilities": sum(r.n_with_probabilities for r in records),
+            "n_label_mass_low": sum(r.n_label_mass_low for r in records),
+            "n_probabilities_disagree": sum(r.n_probabilities_disagree for r in records),
+            "answers": [a for r in records for a in r.answers],
             "outside_mass_mean": sum(m * n for m, n in masses) / sum(n for _, n in masses)
             if masses and len(masses) == len(records)
             else None,

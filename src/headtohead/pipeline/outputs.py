@@ -19,6 +19,7 @@ from typing import Any
 
 from headtohead.engines.environment import capture_environment
 from headtohead.errors import ResultsError, listing
+from headtohead.pipeline.answers import with_inputs, write_answers
 from headtohead.pipeline.model_pass import ModelOutcome
 from headtohead.pipeline.setup import RunSetup, dataset_record
 from headtohead.results import Predictions, RunResult, save_result
@@ -286,7 +287,7 @@ class RunState:
 
     def add(self, outcome: ModelOutcome) -> None:
         """Add a finished model and save the results so far."""
-        record = outcome.record
+        record = with_inputs(outcome.record, self.setup.dataset)
         if outcome.predictions is not None:
             self.predictions.add(
                 record.name, outcome.predictions.pred, outcome.predictions.proba, record.labels_outside_data
@@ -296,6 +297,7 @@ class RunState:
             if self.setup.quality:
                 self.predictions.save(self.out / PREDICTIONS_FILE)
             save_result(self.result, self.out / RESULTS_FILE)
+            write_answers(self.out, record, self.setup.dataset)
             self.saved.append(record.name)
 
     def finish(self, result: RunResult) -> RunResult:

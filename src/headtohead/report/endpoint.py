@@ -117,14 +117,39 @@ def _timing_line(e: EndpointRecord) -> str:
 
 
 def _probability_line(e: EndpointRecord) -> str:
+    if e.probabilities == "label log-likelihood":
+        return (
+            "class probabilities: each label's log-likelihood after the prompt (…/completions with echo), "
+            "softmaxed over the labels; the prediction is their argmax, nothing is parsed"
+        )
     if e.probabilities == "logprobs":
         outside = (
             f" ({e.outside_mass_mean:.1%} of the first tokens' probability on no label, on average)"
             if e.outside_mass_mean is not None
             else ""
         )
-        return f"class probabilities from the answers' log-probabilities, renormalised over the labels{outside}"
+        return (
+            f"class probabilities from the answers' log-probabilities, renormalised over the labels{outside}"
+            f"{_covered(e)}"
+        )
     return "label only (no log-probabilities for every answer): calibration not available"
+
+
+def _covered(e: EndpointRecord) -> str:
+    """How many answered examples kept class probabilities, and why the others did not (empty for older records)."""
+    answered = e.examples - e.n_unparseable - e.n_failed_requests
+    if e.min_label_mass is None or answered <= 0:
+        return ""
+    why = []
+    if e.n_label_mass_low:
+        why.append(f"{e.n_label_mass_low:,} with less than {e.min_label_mass:.0%} of it on the labels")
+    if e.n_probabilities_disagree:
+        why.append(f"{e.n_probabilities_disagree:,} whose probabilities favoured another label than the one read")
+    rest = f" (without: {'; '.join(why)})" if why else ""
+    return (
+        f"; {e.n_with_probabilities:,} of {answered:,} answered examples "
+        f"({e.n_with_probabilities / answered:.0%}) have them{rest}; calibration is measured on those"
+    )
 
 
 def endpoint_lines(model: ModelRecord) -> list[str]:
@@ -143,7 +168,7 @@ def endpoint_lines(model: ModelRecord) -> list[str]:
 
 
 def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dict[str, str]]:
-    """The first ``limit`` unparseable answers of an endpoint model: dataset row and raw answer (unescaped).
+    """The first ``limit`` unparseable answers of an endpoint model: dataset row, input, gold label, raw answer.
 
     Every format escapes the answer itself (HTML through autoescape, Markdown through ``md_escape``).
     """
@@ -152,7 +177,14 @@ def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dic
     rows = []
     for item in model.endpoint.unparseable[:limit]:
         text = item.answer if len(item.answer) <= ANSWER_SHOWN_CHARS else item.answer[:ANSWER_SHOWN_CHARS] + "…"
-        rows.append({"dataset row": str(item.index), "raw answer": text})
+        shown = (
+            item.input
+            if item.input is None or len(item.input) <= ANSWER_SHOWN_CHARS
+            else item.input[:ANSWER_SHOWN_CHARS] + "…"
+        )
+        rows.append(
+            {"dataset row": str(item.index), "input": shown or "", "gold label": item.gold or "", "raw answer": text}
+        )
     return rows
 
 

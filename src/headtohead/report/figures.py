@@ -155,13 +155,13 @@ def _calibrations(run: RunEntry) -> dict[str, Calibration]:
         for name in preds
         if name in {m.name for m in result.models}
         and (proba := preds[name].proba) is not None
-        and preds[name].valid.any()
+        and preds[name].scored.any()
     }
     return {
         name: calibration(preds.y_true[ok], model.pred[ok], proba[ok], n_classes=len(preds.label_names))
         for name, (model, proba) in shown.items()
-        for ok in [model.valid]
-    }  # no prediction, no confidence
+        for ok in [model.scored]
+    }  # no probabilities, no confidence
 
 
 #: The shares every run gives an interval of (``ModelStats`` fields), as the metrics chart draws them.

@@ -178,8 +178,11 @@ def _endpoint_lines(result: RunResult) -> list[str]:
         if e.unparseable:
             lines += [f"Unparseable answers of {md_escape(e.model)} (each counts as a wrong answer):", ""]
             lines += _table(
-                ["dataset row", "raw answer"],
-                [[md_escape(r["dataset row"]), md_escape(r["raw answer"])] for r in e.unparseable],
+                ["dataset row", "input", "gold label", "raw answer"],
+                [
+                    [md_escape(r[k]) for k in ("dataset row", "input", "gold label", "raw answer")]
+                    for r in e.unparseable
+                ],
             )
             lines += [md_escape(e.more), ""] if e.more else []
     return lines

@@ -17,6 +17,7 @@ __all__ = [
     "RequestTiming",
     "EndpointRecord",
     "UnparseableAnswer",
+    "AnswerRead",
     "FailedRequest",
     "TokenPrice",
     "KEPT_ANSWERS",
@@ -34,6 +35,24 @@ class UnparseableAnswer(Record):
 
     index: int = Field(description="dataset index of the example")
     answer: str = Field(description="the raw answer, as received (cut at 2000 characters)")
+    input: str | None = Field(default=None, description="the example's input (cut at 2000 characters)")
+    gold: str | None = Field(default=None, description="the example's true label")
+
+
+class AnswerRead(Record):
+    """Every answer, as it was read: kept in the run's ``answers/<model>.jsonl``, not in ``results.json``."""
+
+    index: int = Field(description="dataset index of the example")
+    answer: str | None = Field(description="the raw answer (None: no answer came; see the failed requests)")
+    label: int | None = Field(description="the label read (index into the dataset's labels), None: unparseable")
+    rule: str = Field(description="the rule that read it: exact, label first, label as the answer … or unparseable")
+    label_mass: float | None = Field(
+        default=None, description="the share of the first tokens' probability on the labels (None: no logprobs)"
+    )
+    no_probabilities: str | None = Field(
+        default=None,
+        description="why the example has a label but no class probabilities (None: it has them, or has no label)",
+    )
 
 
 class FailedRequest(Record):
@@ -124,9 +143,30 @@ class EndpointRecord(DerivedRecord):
     prompt_tokens_sent: int = Field(default=0, description="over the answers received in this run")
     completion_tokens_sent: int = 0
     price: TokenPrice | None = None
-    probabilities: Literal["logprobs", "label only"] = "label only"
+    probabilities: Literal["label log-likelihood", "logprobs", "label only"] = Field(
+        default="label only",
+        description="where class probabilities came from: each label's log-likelihood (answer: score), the "
+        "answers' log-probabilities, or none",
+    )
     outside_mass_mean: float | None = Field(
         default=None, description="mean probability the answers' first tokens gave to no label (logprobs only)"
+    )
+    min_label_mass: float | None = Field(
+        default=None, description="the least label mass at which an answer's class probabilities were kept"
+    )
+    n_with_probabilities: int = Field(default=0, description="answered examples with class probabilities kept")
+    n_label_mass_low: int = Field(
+        default=0, description="answered examples whose labels held less than min_label_mass: no probabilities"
+    )
+    n_probabilities_disagree: int = Field(
+        default=0,
+        description="answered examples whose log-probabilities favoured another label than the one read: flagged, "
+        "no probabilities",
+    )
+    answers: list[AnswerRead] = Field(
+        default_factory=list,
+        exclude=True,
+        description="every answer as read (written to answers/<model>.jsonl beside predictions.npz, not here)",
     )
     timing: RequestTiming | None = Field(
         default=None,

@@ -22,6 +22,8 @@ __all__ = [
     "LOCK_FILE",
     "TRAINED_MODEL_RECORD",
     "LOADGEN_DIR",
+    "ANSWERS_DIR",
+    "answers_file",
     "SUITE_FILE",
     "SUITE_REPORT",
     "SUITE_MARKDOWN",
@@ -45,6 +47,16 @@ RESUME_DIR = ".h2h-resume"
 #: MLPerf LoadGen's own logs, a folder per model (engines.server).
 LOADGEN_DIR = "loadgen"
 LOCK_FILE = ".h2h-lock"
+#: Every answer of an LLM model, read as a label: ``answers/<model>.jsonl`` beside predictions.npz.
+ANSWERS_DIR = "answers"
+
+
+def answers_file(model: str) -> str:
+    """``answers/<model>.jsonl``: the model's name with any character but letters, digits, ``-``, ``_``, ``.`` as ``_``."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model).lstrip(".") or "_"
+    return f"{ANSWERS_DIR}/{safe}.jsonl"
+
+
 #: Written beside a trained model: its TrainingRun and the settings it was trained with.
 TRAINED_MODEL_RECORD = "h2h-training.json"
 

@@ -53,6 +53,14 @@ class ModelPredictions:
         """Boolean array: did the model give this example finite scores (and so a prediction)."""
         return np.asarray(self.pred != NO_PREDICTION)
 
+    @property
+    def scored(self) -> np.ndarray:
+        """Boolean array: a prediction with class probabilities (an LLM's answer may have a label but no
+        probabilities: a NaN row, see ``docs/llm.md``); calibration reads these rows."""
+        if self.proba is None:
+            return self.valid
+        return np.asarray(self.valid & ~np.isnan(self.proba).all(axis=1))
+
 
 @dataclass
 class Predictions:

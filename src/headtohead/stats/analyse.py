@@ -91,13 +91,13 @@ def _check_predictions(predictions: Predictions) -> None:
                 f"model '{name}': predictions have shapes {pred.shape}/{proba.shape}, expected "
                 f"{(n,)}/{(n, width)}; re-run the evaluation"
             )
-        scored = model.valid
-        if not scored.any():
+        if not model.valid.any():
             raise ResultsError(
                 f"model '{name}' has no prediction for any example (NaN or infinite scores, or no "
                 f"usable answer, everywhere); check the model's outputs"
             )
-        if pred[scored].min() < 0 or pred[scored].max() >= width:
+        scored = model.scored
+        if pred[model.valid].min() < 0 or pred[model.valid].max() >= width:
             raise ResultsError(f"model '{name}': predicted classes outside 0..{width - 1}; re-run the evaluation")
         if not np.all(np.isfinite(proba[scored])) or np.any(proba[scored] < 0):
             raise ResultsError(
@@ -181,7 +181,7 @@ class _Calibration:
     def __init__(self, predictions: Predictions, groups: np.ndarray | None, options: dict[str, Any], seed: int) -> None:
         self.predictions, self.groups, self.options, self.seed = predictions, groups, options, seed
         self.names = [m for m in predictions.models if predictions[m].proba is not None]
-        clean = [m for m in self.names if predictions[m].valid.all()]
+        clean = [m for m in self.names if predictions[m].scored.all()]
         self.models, self.pairs = self._draw(clean, None) if clean else ({}, {})
 
     def _draw(self, names: Sequence[str], rows: np.ndarray | None) -> Calibrated:
@@ -191,14 +191,14 @@ class _Calibration:
         if name not in self.names:
             return {}
         if name not in self.models:
-            self.models.update(self._draw([name], self.predictions[name].valid)[0])
+            self.models.update(self._draw([name], self.predictions[name].scored)[0])
         return self.models[name]
 
     def of_pair(self, a: str, b: str) -> dict[str, Interval]:
         if a not in self.names or b not in self.names:
             return {}
         if (a, b) not in self.pairs:
-            both = self.predictions[a].valid & self.predictions[b].valid
+            both = self.predictions[a].scored & self.predictions[b].scored
             self.pairs.update(self._draw([a, b], both)[1])
         return self.pairs[(a, b)]
 
@@ -249,17 +249,18 @@ def _model_stats(
         recall_per_class=recalls,
     )
     if model.proba is not None:
+        scored = model.scored  # an LLM's answers may have a label without probabilities
         record = calibration(
-            y[answered],
-            model.pred[answered],
-            model.proba[answered],
+            y[scored],
+            model.pred[scored],
+            model.proba[scored],
             n_bins=ece_bins,
             level=confidence,
             n_classes=len(predictions.label_names),
         )
         stats.update(
             calibration=record,
-            calibration_examples=int(answered.sum()),
+            calibration_examples=int(scored.sum()),
             ece=Estimate(
                 value=record.ece, low=None, high=None, method="none", confidence=confidence, note=_PLUG_IN_ECE_NOTE
             ),
@@ -332,7 +333,7 @@ def _differences(
         seed=np.random.default_rng(seed),
         groups=groups,
     )
-    failures, sparse = not (ma.valid.all() and mb.valid.all()), _too_few_per_class(y)
+    failures, sparse = not (ma.scored.all() and mb.scored.all()), _too_few_per_class(y)
     for metric, interval in list(boots.items()) + list(calibrated.items()):
         if sparse is not None and metric in _BOOTSTRAP_METRICS:
             out.append(record(metric, interval.estimate, None, None, "none", sparse))

@@ -60,7 +60,7 @@ def model_metrics(
     rng = np.random.default_rng(seed)
     out = bootstrap_metrics(y, model.pred, None, metrics=labels, seed=rng, **options) if labels else {}
     if probas and model.proba is not None:
-        rows = model.valid
+        rows = model.scored
         out |= _safely(
             bootstrap_metrics,
             y[rows],
@@ -81,7 +81,7 @@ def pair_metrics(
     ma, mb, y, groups = predictions[a.name], predictions[b.name], predictions.y_true, options["groups"]
     rng = np.random.default_rng(seed)
     out = paired_bootstrap(y, ma.pred, mb.pred, metrics=labels, seed=rng, **options) if labels else {}
-    both = ma.valid & mb.valid
+    both = ma.scored & mb.scored
     if probas and ma.proba is not None and mb.proba is not None:
         out |= _safely(
             paired_bootstrap,
@@ -133,7 +133,7 @@ def slice_metrics(
                 metric = CATALOGUE[name]
                 if metric.needs_proba and model.proba is None:
                     continue
-                rows = mask & model.valid if metric.needs_proba else mask
+                rows = mask & model.scored if metric.needs_proba else mask
                 if len(np.unique(y[rows])) < 2:  # a slice of one class: no correlation, no ranking to measure
                     continue
                 proba = None if model.proba is None else model.proba[rows]

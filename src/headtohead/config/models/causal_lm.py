@@ -5,9 +5,9 @@ See ``docs/llm.md``, "A causal LM in this process (`kind: causal-lm`)".
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.models.prompting import PromptSettings
 
@@ -17,18 +17,20 @@ __all__ = ["CausalLMSettings"]
 class CausalLMSettings(PromptSettings):
     """A causal language model run in this process: the prompting keys and how it answers."""
 
-    answer: Literal["score", "generate"] = Field(
-        default="score",
-        description="score: each label's log-likelihood after the prompt, softmaxed into class probabilities "
-        "(the prediction is their argmax; never unparseable); generate: greedy generation read as a label, "
-        "as kind: openai does (label-only; an unparseable answer is a wrong answer).",
-    )
     length_norm: Literal["none", "chars"] = Field(
         default="none",
         description="score: 'none' ranks labels by their total log-likelihood (lm-evaluation-harness's acc: "
         "the softmax is the model's probability of each label); 'chars' divides it by the label's length in "
         "characters first (its acc_norm: favours no label for being short, but the softmax is then a score).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scored_unless_said(cls, values: Any) -> Any:
+        """``answer: score`` is this family's default (every LLM family's key, whose own default is generate)."""
+        if isinstance(values, dict) and values.get("answer") is None:
+            return {**values, "answer": "score"}
+        return values
 
     @field_validator("temperature")
     @classmethod

@@ -6,13 +6,18 @@ the keys here are the HTTP transport's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import Section
-from headtohead.config.models.prompting import PromptSettings
+from headtohead.config.models.prompting import DEFAULT_MIN_LABEL_MASS, PromptSettings
+
+#: The request fields headtohead writes: extra_body may not replace them.
+_SET_BY_H2H = frozenset(
+    {"model", "messages", "prompt", "stream", "n", "temperature", "max_tokens", "stop", "logprobs", "top_logprobs"}
+)
 
 __all__ = ["OpenAISettings", "Price", "public_url"]
 
@@ -49,6 +54,31 @@ class OpenAISettings(PromptSettings):
         "when the server returns them; label-only otherwise).",
     )
     top_logprobs: int = Field(default=20, ge=1, le=20, description="Alternatives per answer token asked for.")
+    api: Literal["chat", "completions"] = Field(
+        default="chat",
+        description="chat: …/chat/completions with the conversation as messages (the server applies the chat "
+        "template); completions: …/completions with the conversation as plain text ending 'Answer:' (a base "
+        "model without a chat template; stop: ['\\n'] ends its answer).",
+    )
+    min_label_mass: float = Field(
+        default=DEFAULT_MIN_LABEL_MASS,
+        gt=0.0,
+        le=1.0,
+        description="Least share of an answer's first-token probability on the labels for its class "
+        "probabilities to be kept (below it, or when their argmax is not the label read, the example has "
+        "a label and no probabilities).",
+    )
+    stop: list[str] | None = Field(
+        default=None,
+        max_length=4,
+        description="Stop sequences sent with every request (lm-evaluation-harness's until), "
+        'e.g. ["\\n"]: the answer ends where one begins (none: not sent).',
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="More fields of the request body, sent as given (constrained decoding: vLLM's "
+        "guided_choice, llama.cpp's grammar or json_schema, response_format); part of the cache key.",
+    )
     price: Price | None = Field(
         default=None, description="Price per million tokens: cost per run and per million predictions."
     )
@@ -73,6 +103,17 @@ class OpenAISettings(PromptSettings):
                 "results); put the key in the variable named by api_key_env"
             )
         return values
+
+    @field_validator("extra_body")
+    @classmethod
+    def _extra_body(cls, body: dict[str, Any]) -> dict[str, Any]:
+        taken = sorted(set(body) & _SET_BY_H2H)
+        if taken:
+            raise ValueError(
+                f"extra_body sets {', '.join(taken)}, which headtohead sets itself; use the model entry's "
+                f"keys (source, prompt, temperature, max_tokens, stop, logprobs) instead"
+            )
+        return body
 
     @property
     def request_bound(self) -> int | None:

@@ -7,12 +7,13 @@ prompt is a template with ``{text}`` (required) and ``{labels}``, checked where 
 from __future__ import annotations
 
 import string
+from typing import Literal
 
 from pydantic import Field, field_validator
 
 from headtohead.config.models.base import ModelConfig
 
-__all__ = ["PromptSettings", "DEFAULT_PROMPT", "DEFAULT_SYSTEM", "prompt_fields"]
+__all__ = ["PromptSettings", "DEFAULT_PROMPT", "DEFAULT_SYSTEM", "DEFAULT_MIN_LABEL_MASS", "prompt_fields"]
 
 #: The prompt when none is given: the text, the labels, and the one-word answer wanted.
 DEFAULT_PROMPT = (
@@ -20,6 +21,8 @@ DEFAULT_PROMPT = (
 )
 #: The system message when none is given.
 DEFAULT_SYSTEM = "You are a careful classifier. You answer with one label and nothing else."
+#: Least share of an answer's first-token probability on the labels for its class probabilities to be kept.
+DEFAULT_MIN_LABEL_MASS = 0.9
 #: The fields a prompt template may use.
 _PROMPT_FIELDS = ("text", "labels")
 
@@ -38,6 +41,15 @@ class PromptSettings(ModelConfig):
     )
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=16, gt=0, description="Tokens an answer may have at most.")
+    answer: Literal["generate", "score"] = Field(
+        default="generate",
+        description="generate: the model's answer read as a label (an unparseable answer is a wrong answer; "
+        "label-only, or probabilities from the answer's log-probabilities); score: each label's log-likelihood "
+        "after the prompt, softmaxed into class probabilities (the prediction is their argmax; nothing is "
+        "parsed), as lm-evaluation-harness scores choices — causal-lm through the forward pass (its default), "
+        "openai through …/completions with echo and logprobs (a server that returns the prompt's "
+        "log-probabilities: vLLM; one request per example and label).",
+    )
 
     @field_validator("prompt")
     @classmethod

@@ -144,9 +144,10 @@ def merge_shards(
     if BatchPlan(order, plan.batch_size).hash() != plan.hash():
         raise ShardMismatch("the merged example order does not match the run's index-order hash")
     pred = np.concatenate([np.asarray(p[2], dtype=np.int64) for p in ordered])
-    if any(p[3] is None for p in ordered):
-        if not all(p[3] is None for p in ordered):
-            raise ShardMismatch("some shards returned probabilities and others none")
+    widths = {np.asarray(p[3]).shape[1] for p in ordered if p[3] is not None}
+    if not widths:
         return pred, None
-    proba = np.concatenate([np.asarray(p[3], dtype=np.float32) for p in ordered])
-    return pred, proba
+    # an LLM's shard may have kept no answer's probabilities: its rows have a label and no probabilities (NaN)
+    width = widths.pop()
+    rows = [np.full((len(p[2]), width), np.nan, np.float32) if p[3] is None else p[3] for p in ordered]
+    return pred, np.concatenate([np.asarray(r, dtype=np.float32) for r in rows])

