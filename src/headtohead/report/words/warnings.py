@@ -170,11 +170,12 @@ def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> lis
     if endpoint is None:
         rows = listing(quality.failed_examples) + (" …" if failed > len(quality.failed_examples) else "")
         if record.outputs == "stored":
-            return [
+            stored = (
                 f"model '{record.name}' gave no prediction for {failed} of {total} examples "
                 f"({failed / total:.1%}; dataset rows {rows}: its prediction file marks them failed, by an empty "
                 f"prediction, a true 'failed' column or NaN probabilities): {treated}"
-            ]
+            )
+            return [stored]
         nan = (
             f"model '{record.name}' gave no prediction for {failed} of {total} examples "
             f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores): {treated}; check its weights "
