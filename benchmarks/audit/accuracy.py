@@ -196,7 +196,51 @@ def _failure_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     ]
 
 
+def _never_right_alone_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
+    """The region the grid above does not sample: one model is never right alone (P(only B right) = 0, so c = 0).
+
+    The gap is then P(only A right), and b/n a binomial share; the worst points are where about
+    4–6 examples are expected to be discordant, and near a share of 1. "Before": Tango's interval
+    alone (the interval of version 5), "after": joined with the exact interval of b/n there.
+    """
+    from headtohead.stats.paired import score_interval
+
+    rows = []
+    runs = 400 if quick else 4000
+    grid = (
+        [(100, 0.055), (500, 0.008)]
+        if quick
+        else [(n, p) for n in (20, 50, 100, 500, 2000) for p in (2.0 / n, 4.5 / n, 8.0 / n, 0.3, 0.95)]
+    )
+    for n, p10 in grid:
+        b = rng.binomial(n, p10, runs)
+        c = np.zeros_like(b)
+        low, high = difference_interval(b, c, n)
+        before_low, before_high = score_interval(b, c, n)
+        rows.append(
+            row(
+                "pairs",
+                "accuracy gap: 95 % interval covers where one model is never right alone "
+                "(Tango ∪ exact where b or c is 0; before: Tango)",
+                f"n = {n:,}, P(only A right) {p10:.3g}, P(only B right) 0",
+                "coverage",
+                0.95,
+                (low <= p10 + 1e-12) & (p10 - 1e-12 <= high),
+                runs,
+                before=float(np.mean((before_low <= p10 + 1e-12) & (p10 - 1e-12 <= before_high))),
+                n=n,
+            )
+        )
+    return rows
+
+
 def accuracy_rows(quick: bool = False, seed: int = 0) -> list[Row]:
     """Every row of this section (``quick``: a reduced grid for ``make test``)."""
     rng = np.random.default_rng(seed)
-    return _interval_rows(rng, quick) + _gate_rows(rng, quick) + _sweep_rows(rng, quick) + _failure_rows(rng, quick)
+    return (
+        _interval_rows(rng, quick)
+        + _gate_rows(rng, quick)
+        + _sweep_rows(rng, quick)
+        + _failure_rows(rng, quick)
+        + _never_right_alone_rows(np.random.default_rng([seed, 33]), quick)
+    )
