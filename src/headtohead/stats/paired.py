@@ -140,7 +140,8 @@ def difference_interval(
     (-0.0602, 0.0602)
     """
     low, high = score_interval(b, c, n, confidence)
-    return _one_model_never_right_alone(*_as_float(b, c, n), low, high, confidence)
+    only_a, only_b, examples = _as_float(b, c, n)
+    return _one_model_never_right_alone(only_a, only_b, examples, low, high, confidence)
 
 
 def score_interval(
