@@ -151,9 +151,8 @@ def score_interval(
 
     Examples
     --------
-    >>> low, high = score_interval(5, 0, 40)
-    >>> bool(low > 0), round(float(high), 3)
-    (True, 0.26)
+    >>> [round(float(x), 3) for x in score_interval(5, 0, 40)], [round(float(x), 3) for x in difference_interval(5, 0, 40)]
+    ([0.026, 0.261], [0.026, 0.268])
     """
     b, c, n = _as_float(b, c, n)
     if np.any(n < 1) or np.any(b < 0) or np.any(c < 0) or np.any(b + c > n):
