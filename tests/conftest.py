@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -39,3 +43,55 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def _until(condition: Callable[[], bool], process: subprocess.Popen | None = None) -> bool:
+    """Poll ``condition`` until it holds, or until ``process`` has exited; never against a clock.
+
+    A loaded machine is slow, not wrong: a test waits for an event (a marker file, a process
+    ending), not for a number of seconds another machine may need more of. Returns whether the
+    condition holds (False: the process exited first).
+    """
+    while not condition():
+        if process is not None and process.poll() is not None:
+            return condition()
+        time.sleep(0.02)
+    return True
+
+
+@pytest.fixture()
+def until() -> Callable[[Callable[[], bool], subprocess.Popen | None], bool]:
+    """:func:`_until`: wait for an event, with no wall-clock limit a busy machine could reach."""
+    return _until
+
+
+@dataclass
+class Waits:
+    """What the code under test asked to wait for: seconds of ``time.sleep`` and network connections."""
+
+    slept: list[float] = field(default_factory=list)
+    connections: list[object] = field(default_factory=list)
+
+    def none(self) -> bool:
+        """Nothing to wait for: no sleep of 0.1 s or more, no connection attempted (it fails fast)."""
+        return not self.connections and not any(s >= 0.1 for s in self.slept)
+
+
+@pytest.fixture()
+def waits(monkeypatch) -> Waits:
+    """Records every ``time.sleep`` (returning at once) and refuses every socket connection, recording it.
+
+    "Fails fast" is then a fact about what the code did (no back-off, no network), not a number of
+    seconds a loaded machine may exceed.
+    """
+    import socket
+
+    seen = Waits()
+    monkeypatch.setattr(time, "sleep", seen.slept.append)
+
+    def refuse(sock: socket.socket, address: object) -> None:
+        seen.connections.append(address)
+        raise OSError(f"test: no connection to {address}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    return seen

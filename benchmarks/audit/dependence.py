@@ -9,7 +9,8 @@ and its paired bootstrap); "after": the clustered ones (``data.group_column``).
 Early stops: ``--until-decided`` on i.i.d. examples (discordance 10 %, at most 872 examples, a look
 every 50). "Before": version 3 quoted the fixed-sample McNemar test and bootstrap interval of the
 stopped sample; "after": the anytime-valid decision and confidence sequence. With groups, the
-per-example sequential test (before) against the test that bets on whole groups (after).
+per-example sequential test (before) against the test that bets on whole groups (after). And what
+a user reads: SST-2-sized runs through the code the run uses after its looks, up to the headline.
 """
 
 from __future__ import annotations
@@ -222,7 +223,72 @@ def _grouped_stop_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     ]
 
 
+def _shown_verdict_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
+    """SST-2-sized runs with no true gap and a look every 50: how often the headline a user reads names a winner.
+
+    Each run goes through the code ``h2h run --until-decided`` runs after its looks: the pair's
+    :class:`~headtohead.stats.sequential.SequentialTest` fed chunk by chunk and its record
+    (``to_record``), the run's fixed-sample statistics (McNemar's score test on the examples
+    used, as ``stats.analyse`` sets ``significant``), then ``decided_by_sequential_tests``,
+    ``with_sequential`` and the report's headline (``build_verdict``). "Before": the rule of
+    version 5, McNemar at the end whenever the sequential test had not decided by then.
+    """
+    from sim.sample import sample_run
+
+    from headtohead.report.words.sequential import with_sequential
+    from headtohead.report.words.verdict import build_verdict
+    from headtohead.stats.paired import difference_pvalue
+    from headtohead.stats.sequential import SequentialTest, to_record
+    from headtohead.stats.stopped import decided_by_sequential_tests
+
+    n_max, chunk, alpha = 872, 50, 0.05
+    template = sample_run({"a": 0.9, "b": 0.9}, n_examples=n_max, speed=False, n_resamples=100)[0]
+    rows = []
+    for psi, runs in [(0.1, 120)] if quick else [(0.05, 1000), (0.1, 2000), (0.2, 1000)]:
+        shown = before = stopped = 0
+        for _ in range(runs):
+            d = rng.choice([1, -1, 0], size=n_max, p=[psi / 2, psi / 2, 1 - psi])
+            test = SequentialTest(alpha)
+            for start in range(0, n_max, chunk):
+                if test.update(d[start : start + chunk] == 1, d[start : start + chunk] == -1).decision != "continue":
+                    break
+            record = to_record(test, model_a="a", model_b="b", chunk_size=chunk, examples_available=n_max)
+            b, c = record.final.only_a_correct, record.final.only_b_correct
+            fixed = bool(difference_pvalue(b, c) <= alpha)  # what analyse says of the examples used
+            comparison = template.stats.comparisons[0].model_copy(
+                update={"significant": fixed, "winner": ("a" if b > c else "b") if fixed else None}
+            )
+            stats = template.stats.model_copy(update={"comparisons": [comparison]})
+            stats = with_sequential(decided_by_sequential_tests(stats, [record]), [record])
+            headline = build_verdict(template.model_copy(update={"stats": stats})).headline
+            shown += any(line.kind == "quality" and line.subject is not None for line in headline)
+            early = record.examples_used < n_max
+            stopped += early
+            before += record.decision in ("a_better", "b_better") if early else fixed
+        rows.append(
+            row(
+                "early stops",
+                "headline names a winner at no gap, SST-2-sized runs (the sequential test decides every pair; "
+                "before: McNemar at the end when it had not)",
+                f"≤ 872 examples, a look every 50, discordance {100 * psi:g} % ({100 * stopped / runs:.0f} % "
+                f"stopped early)",
+                "error",
+                alpha,
+                shown / runs,
+                runs,
+                before=before / runs,
+                n=n_max,
+            )
+        )
+    return rows
+
+
 def dependence_rows(quick: bool = False, seed: int = 0) -> list[Row]:
     """Every row of this section (``quick``: a reduced grid for ``make test``)."""
     rng = np.random.default_rng(seed)
-    return _cluster_rows(rng, quick) + _stopped_rows(rng, quick) + _grouped_stop_rows(rng, quick)
+    return (
+        _cluster_rows(rng, quick)
+        + _stopped_rows(rng, quick)
+        + _grouped_stop_rows(rng, quick)
+        + _shown_verdict_rows(np.random.default_rng([seed, 33]), quick)
+    )

@@ -246,12 +246,11 @@ def test_folder_without_weights(bert_dir: Path, tmp_path: Path) -> None:
         load(copy_without_weights(bert_dir, tmp_path / "noweights"))
 
 
-def test_hub_id_offline_fails_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hub_id_offline_fails_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, waits) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    start = time.perf_counter()
     with pytest.raises(ModelError, match="not available offline: download it first or point source at a local"):
         load("some-org/not-a-cached-model", base_dir=tmp_path)
-    assert time.perf_counter() - start < 5
+    assert waits.none()  # no back-off, no connection: it fails at once however loaded the machine is
 
 
 def test_truncated_safetensors(bert_dir: Path, tmp_path: Path) -> None:
@@ -354,9 +353,9 @@ def test_fresh_head_is_seeded_and_warned_about(headless_dir: Path) -> None:
 
 def test_tiny_builders_are_fast_and_seeded(tmp_path: Path) -> None:
     make_tiny_text_classifier(tmp_path / "warm", "roberta")  # imports happen once
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU seconds: what other work on the machine does not inflate
     a = make_tiny_text_classifier(tmp_path / "a", "bert", seed=3)
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     b = make_tiny_bert(tmp_path / "b", seed=3)
     c = make_tiny_bert(tmp_path / "c", seed=4)
     assert (a / "model.safetensors").read_bytes() == (b / "model.safetensors").read_bytes()

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -203,7 +202,7 @@ def _finished(folder: Path) -> bool:
 
 
 @pytest.mark.slow
-def test_a_suite_killed_mid_way_resumes_and_skips_what_finished(tmp_path, capsys):
+def test_a_suite_killed_mid_way_resumes_and_skips_what_finished(tmp_path, capsys, until):
     path = _suite(tmp_path)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
@@ -213,9 +212,7 @@ def test_a_suite_killed_mid_way_resumes_and_skips_what_finished(tmp_path, capsys
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 240
-    while not _finished(out / "digits") and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.02)
+    until(lambda: _finished(out / "digits"), process)
     process.send_signal(signal.SIGKILL)  # kill -9: no handler runs
     process.wait()
     done = [d for d in ("digits", "breast_cancer", "wine", "iris") if _finished(out / d)]

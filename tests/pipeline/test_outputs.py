@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -96,8 +95,8 @@ MODELS_PY = textwrap.dedent("""\
 
         def predict(examples):
             Path(os.environ["H2H_TEST_MARKERS"], name + ".started").touch()
-            release, deadline = Path(os.environ["H2H_TEST_MARKERS"], "release"), time.monotonic() + 300
-            while not release.exists() and time.monotonic() < deadline:
+            release = Path(os.environ["H2H_TEST_MARKERS"], "release")
+            while not release.exists():  # held until the test releases it: an event, not a clock
                 time.sleep(0.02)
             return inner(examples)
 
@@ -144,16 +143,13 @@ def _start(experiment: Path, out: Path, markers: Path) -> subprocess.Popen:
     )
 
 
-def _wait_for(marker: Path, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 120
-    while not marker.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"{marker.name} never appeared: {process.communicate()[1][-2000:]}")
-        time.sleep(0.02)
+def _wait_for(until, marker: Path, process: subprocess.Popen) -> None:
+    if not until(marker.exists, process):
+        pytest.fail(f"{marker.name} never appeared: {process.communicate()[1][-2000:]}")
 
 
 @pytest.mark.slow
-def test_two_runs_at_once_the_second_refuses_and_a_killed_run_leaves_no_lock(tmp_path):
+def test_two_runs_at_once_the_second_refuses_and_a_killed_run_leaves_no_lock(tmp_path, until):
     (tmp_path / "h2h_lock_models.py").write_text(MODELS_PY)
     markers = tmp_path / "markers"
     markers.mkdir()
@@ -162,15 +158,15 @@ def test_two_runs_at_once_the_second_refuses_and_a_killed_run_leaves_no_lock(tmp
     out = tmp_path / "out"
 
     running = _start(first, out, markers)
-    _wait_for(markers / "a.started", running)  # the first run is inside its pass, held there …
+    _wait_for(until, markers / "a.started", running)  # the first run is inside its pass, held there …
     intruder = _start(second, out, markers)
-    _, err = intruder.communicate(timeout=120)
+    _, err = intruder.communicate()
     (markers / "release").touch()  # … until the second has come and gone
     assert intruder.returncode == 2, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert f"error: --out {out}: another h2h run of experiment 'locked' (pid {running.pid} on " in err
     assert "is writing there now; wait for it to finish, or choose another --out" in err
-    _, err = running.communicate(timeout=120)
+    _, err = running.communicate()
     assert running.returncode == 0, err
     assert not (markers / "z.started").exists()  # the second run never evaluated anything
     result = headtohead.load_result(out / "results.json")
@@ -181,12 +177,12 @@ def test_two_runs_at_once_the_second_refuses_and_a_killed_run_leaves_no_lock(tmp
     (markers / "release").unlink()
     (markers / "a.started").unlink()
     killed = _start(first, out, markers)  # a run killed outright cannot release anything …
-    _wait_for(markers / "a.started", killed)
+    _wait_for(until, markers / "a.started", killed)
     killed.send_signal(signal.SIGKILL)
-    killed.communicate(timeout=60)
+    killed.communicate()
     assert (out / LOCK_FILE).exists()
     (markers / "release").touch()
     finish = _start(first, out, markers)  # … and still does not block the next one: the kernel dropped its lock
-    _, err = finish.communicate(timeout=120)
+    _, err = finish.communicate()
     assert finish.returncode == 0, err
     assert not (out / LOCK_FILE).exists() and not list(out.glob(".*.tmp"))

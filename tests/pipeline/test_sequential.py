@@ -258,3 +258,43 @@ def test_a_model_of_stored_labels_without_probabilities_stops_early_too(tmp_path
         base_dir=tmp_path,
     )
     assert run.predictions["right"].proba is None and len(run.predictions["right"].pred) < len(labels)
+
+
+def test_when_the_data_runs_out_undecided_the_run_shows_no_decision_whatever_mcnemar_says(tmp_path):
+    """α is spent once: after 12 interim looks the final McNemar (p = 0.014 here) is not quoted as a verdict."""
+    from headtohead.report.words.verdict import build_verdict
+    from headtohead.stats.paired import difference_pvalue
+
+    n, labels = 400, ["neg", "pos"] * 200
+    flip = {"neg": "pos", "pos": "neg"}
+    a = [flip[y] if 18 <= i < 30 else y for i, y in enumerate(labels)]  # wrong where only B is right, and both wrong
+    b = [flip[y] if i < 18 or 24 <= i < 30 else y for i, y in enumerate(labels)]  # wrong where only A is right
+    (tmp_path / "data.csv").write_text(
+        "id,text,label\n" + "".join(f"e{i},text {i},{y}\n" for i, y in enumerate(labels))
+    )
+    for name, predicted in (("a", a), ("b", b)):
+        (tmp_path / f"{name}.csv").write_text(
+            "id,prediction\n" + "".join(f"e{i},{y}\n" for i, y in enumerate(predicted))
+        )
+    exp = {
+        "name": "ran-out",
+        "data": {"path": "data.csv", "id_column": "id"},
+        "models": [{"name": m, "kind": "predictions", "source": f"{m}.csv"} for m in ("a", "b")],
+        "eval": {"until_decided": True, "chunk_size": 32, "batch_size": 32},
+        "stats": {"n_resamples": 200},
+    }
+    out = tmp_path / "out"
+    result = headtohead.run(exp, base_dir=tmp_path, out_dir=out, report=True).result
+    (record,) = result.stats.sequential
+    assert record.decision == "undecided" and record.examples_used == record.examples_available == n
+    assert (record.final.only_a_correct, record.final.only_b_correct) == (18, 6)
+    assert difference_pvalue(18, 6) < 0.05  # a fixed-sample test of all 400 would have called a better
+    (comparison,) = result.stats.comparisons
+    assert not comparison.significant and comparison.winner is None and not comparison.stopped_early
+    assert [g.models for g in result.stats.ranking] == [["a", "b"]]
+    assert "McNemar" not in comparison.verdict and "no decision between a and b" in comparison.verdict
+    (line,) = [line for line in build_verdict(result).headline if line.kind == "quality"]
+    assert line.subject is None and line.text.startswith("no decision between a and b, after 400 of 400 examples")
+    assert "McNemar" not in line.text
+    html = (out / "report.html").read_text()
+    assert "no decision between a and b, after 400 of 400 examples" in html and "better than" not in html

@@ -85,10 +85,14 @@ def test_with_sequential_stores_the_records_and_words_each_verdict(summary):
     # stopped early: the sequential sentence replaces the fixed-sample verdict (its p-value is not valid)
     assert verdict == "bert vs roberta: " + sequential_sentence(record, family_alpha=0.05, n_pairs=1)
     assert "McNemar" not in verdict
-    whole = _record(1, 10, 20, names=("roberta", "bert"))  # every example used: the fixed-sample verdict stands
+    # every example used: the sequential test still decides (a fixed-sample p after 19 interim looks is not valid),
+    # so the fixed-sample verdict is replaced too and no sentence pairs a McNemar p with a sequential decision
+    whole = _record(1, 10, 20, names=("roberta", "bert"))
     assert whole.examples_used == whole.examples_available
     kept = with_sequential(summary, [whole]).comparisons[0].verdict
-    assert kept.startswith(before) and kept.endswith(sequential_sentence(whole, family_alpha=0.05, n_pairs=1))
+    assert "McNemar" in before and "McNemar" not in kept
+    assert kept == "bert vs roberta: " + sequential_sentence(whole, family_alpha=0.05, n_pairs=1)
+    assert "a fixed-sample test of them is not valid after 19 interim looks" in kept
     # round trip through JSON: old files (no field) read as None
     assert StatsSummary.model_validate_json(updated.model_dump_json()) == updated
     old = summary.model_dump(mode="json")

@@ -51,7 +51,7 @@ def _check_results(path: Path) -> int:
 
 
 @pytest.mark.slow
-def test_sigkill_mid_write_leaves_the_previous_file_or_the_new_one(tmp_path):
+def test_sigkill_mid_write_leaves_the_previous_file_or_the_new_one(tmp_path, until):
     rng = random.Random(15)
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
@@ -63,18 +63,15 @@ def test_sigkill_mid_write_leaves_the_previous_file_or_the_new_one(tmp_path):
     while interrupted < 6 and round_ < 40:
         round_ += 1
         process = subprocess.Popen([sys.executable, str(script), str(out)], stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 60
-        while not (out / "progress").exists():  # the first complete version, then kill at a random moment
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read().decode()
-            time.sleep(0.01)
+        # the first complete version, then kill at a random moment (waiting for the event, not the clock)
+        assert until(lambda: (out / "progress").exists(), process), process.stderr.read().decode()
         if round_ % 2:  # at a random moment …
             time.sleep(rng.uniform(0.0, 0.6))
         else:  # … or the moment a temporary file appears: inside a write, for sure
-            while not list(out.glob(".*.tmp")) and time.monotonic() < deadline:
-                pass
+            until(lambda: bool(list(out.glob(".*.tmp"))), process)
             time.sleep(rng.uniform(0.0, 0.002))
         process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
+        process.wait()
         process.stderr.close()
         assert process.returncode == -signal.SIGKILL
         interrupted += bool(list(out.glob(".*.tmp")))  # the kill landed inside a write

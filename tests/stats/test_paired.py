@@ -74,7 +74,7 @@ def test_closed_form_matches_the_likelihood_maximised_numerically(b: int, c: int
         assert float(score_z(b, c, n, delta0)) == pytest.approx(_brute_z(b, c, n, delta0), rel=1e-6, abs=1e-6)
 
 
-@pytest.mark.parametrize("b, c, n", [(6, 16, 161), (1, 7, 21), (0, 0, 60), (30, 2, 200), (5, 0, 40)])
+@pytest.mark.parametrize("b, c, n", [(6, 16, 161), (1, 7, 21), (0, 0, 60), (30, 2, 200)])
 def test_interval_bounds_are_where_the_brute_force_statistic_crosses_z(b: int, c: int, n: int) -> None:
     low, high = (float(x) for x in difference_interval(b, c, n))
     estimate = (b - c) / n
@@ -191,3 +191,37 @@ def test_groups_bring_the_false_better_rate_back_to_alpha() -> None:
     plain, grouped = _clustered_null_runs(400, seed=11)
     assert plain > 0.25  # the examples-as-independent test: a winner in about a third of the runs
     assert grouped <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / 400)  # ≤ 6 %, the issue's bound, with room for MC error
+
+
+@pytest.mark.parametrize("n", [20, 50, 100, 500, 2000])
+def test_interval_covers_where_one_model_is_never_right_alone(n: int) -> None:
+    """c = 0 on every run: the gap is b/n's share. Tango's far bound alone covered 92.7 % at n = 100 (p = 0.055)."""
+    b, shares = np.arange(n + 1), np.linspace(0.001, 0.999, 400)
+    low, high = difference_interval(b, np.zeros_like(b), n)
+    coverage = np.array([stats.binom.pmf(b, n, p)[(low <= p) & (p <= high)].sum() for p in shares])
+    assert coverage.min() >= 0.95 - 1e-9  # the exact interval inside it covers at least its level
+    # mirrored: only B is ever right alone
+    low_b, high_b = difference_interval(np.zeros_like(b), b, n)
+    np.testing.assert_allclose((low_b, high_b), (-high, -low), rtol=0, atol=1e-12)
+
+
+def test_where_one_count_is_zero_the_interval_holds_tangos_and_the_exact_one() -> None:
+    """Tango's interval (brute force) joined with statsmodels' Clopper–Pearson interval of b/n; significance as before."""
+    for n in (40, 100, 1000):
+        b = np.arange(1, min(60, n // 2) + 1)
+        low, high = difference_interval(b, np.zeros_like(b), n)
+        exact = np.array([proportion_confint(int(k), n, alpha=0.05, method="beta") for k in b])
+        score = np.array([_brute_bounds(int(k), 0, n) for k in b])  # Tango's own bounds
+        np.testing.assert_allclose(low, np.minimum(score[:, 0], exact[:, 0]), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(high, np.maximum(score[:, 1], exact[:, 1]), rtol=0, atol=1e-6)
+        assert np.any(exact[:, 0] < score[:, 0] - 1e-5)  # the exact bound is taken somewhere …
+        assert np.array_equal(low > 0, difference_pvalue(b, 0) <= 0.05)  # … and significance is unchanged
+    # with both counts above 0 nothing changes
+    assert tuple(map(float, difference_interval(6, 1, 40))) == pytest.approx(_brute_bounds(6, 1, 40), abs=1e-6)
+
+
+def _brute_bounds(b: int, c: int, n: int) -> tuple[float, float]:
+    estimate = (b - c) / n
+    low = optimize.brentq(lambda d: _brute_z(b, c, n, d) - Z, -1 + 1e-9, estimate) if estimate > -1 else -1.0
+    high = optimize.brentq(lambda d: _brute_z(b, c, n, d) + Z, estimate, 1 - 1e-9) if estimate < 1 else 1.0
+    return low, high

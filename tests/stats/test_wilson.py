@@ -1,6 +1,7 @@
 """The Wilson interval of one model's share correct: statsmodels' bounds, and always around its estimate."""
 
 import numpy as np
+import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from headtohead.stats.intervals import wilson_interval
@@ -17,16 +18,19 @@ def test_wilson_is_statsmodels_and_contains_its_estimate_at_every_count():
     assert all(wilson_interval(n, n)[1] == 1.0 and wilson_interval(0, n)[0] == 0.0 for n in range(1, 2001))
 
 
-def test_a_perfect_model_on_ten_examples_gets_its_report(tmp_path):
-    """Its accuracy interval's upper end was below 1.0: the report's error bar was negative and no report came."""
+@pytest.mark.parametrize("n", [10, 13, 25])
+def test_a_perfect_model_on_few_examples_gets_its_report(tmp_path, n):
+    """Its accuracy interval's upper end was below 1.0 (at 10, 13 and 25 of as many): the report's error bar was
+    negative and no report came. The report shows 100 % inside its interval."""
     import headtohead
+    from headtohead.report.rows.summary import format_cell, summary_columns, summary_rows
 
-    labels = ["neg", "pos"] * 5
+    labels = (["neg", "pos"] * n)[:n]
     (tmp_path / "data.csv").write_text(
         "id,text,label\n" + "".join(f"e{i},text {i},{y}\n" for i, y in enumerate(labels))
     )
     (tmp_path / "perfect.csv").write_text("id,prediction\n" + "".join(f"e{i},{y}\n" for i, y in enumerate(labels)))
-    (tmp_path / "other.csv").write_text("id,prediction\n" + "".join(f"e{i},pos\n" for i in range(10)))
+    (tmp_path / "other.csv").write_text("id,prediction\n" + "".join(f"e{i},pos\n" for i in range(n)))
     run = headtohead.run(
         {
             "name": "perfect",
@@ -42,5 +46,10 @@ def test_a_perfect_model_on_ten_examples_gets_its_report(tmp_path):
         report=True,
     )
     accuracy = run.result.stats.model("perfect").accuracy
-    assert accuracy.value == accuracy.high == 1.0
-    assert (tmp_path / "out" / "report.html").is_file()
+    assert accuracy.value == accuracy.high == 1.0 and 0.5 < accuracy.low < 1.0
+    (column,) = [c for c in summary_columns(run.result) if c.key == "accuracy"]
+    cell = summary_rows(run.result)["perfect"]["accuracy"]
+    assert cell.low <= cell.value == cell.high == 1.0
+    shown = format_cell(cell, column)  # 100 % inside its interval, as every format shows it
+    assert shown == f"100.0 % ({100 * accuracy.low:.1f}–100.0)"
+    assert shown in (tmp_path / "out" / "report.html").read_text()

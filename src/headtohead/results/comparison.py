@@ -189,9 +189,10 @@ class Comparison(Record):
     stopped_early: bool = Field(
         default=False,
         description="--until-decided stopped before every example was "
-        "used: significant/winner are the anytime-valid test's decision (stats.sequential); "
-        "p_value, p_adjusted and the intervals describe the stopped sample and are nominal "
-        "only (optional stopping invalidates them, and the stopped estimate is biased away "
+        "used. In every --until-decided run (stats.sequential present), significant/winner are "
+        "the anytime-valid test's decision, whether it stopped early or the data ran out; "
+        "p_value, p_adjusted and the intervals describe the examples used and are nominal "
+        "only (interim looks invalidate them, and a stopped estimate is biased away "
         "from 0)",
     )
     verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")

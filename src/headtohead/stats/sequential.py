@@ -38,13 +38,19 @@ _FRACTIONS = (np.arange(N_BETS) + 0.5) / N_BETS
 _LOG_N_BETS = math.log(N_BETS)
 _BLOCK = 4096  # rows per block of the (rows × N_BETS) work array: bounds the memory to ~32 MB
 _BISECTIONS = 40  # bound within 2 / 2**40 ≈ 2e-12
+_FEW = 16  # rows below which _log_up computes every row rather than the distinct ones
 
 
 def _log_up(b: np.ndarray, c: np.ndarray, n: np.ndarray, gap: np.ndarray) -> np.ndarray:
     """Log wealth of the gambler betting that Δ > ``gap`` (1-D float arrays of equal length)."""
     # simulations ask for the same (b, c, n, gap) many times over: compute each distinct one once
+    # (a run's own look asks for a handful, where finding the distinct ones costs more than it saves)
     ties = np.where(gap == 0.0, 0.0, n - b - c)  # ties do not move a bet on Δ = 0
-    rows, inverse = np.unique(np.stack([b, c, ties, gap], axis=1), axis=0, return_inverse=True)
+    stacked = np.stack([b, c, ties, gap], axis=1)
+    if len(stacked) <= _FEW:
+        rows, inverse = stacked, np.arange(len(stacked))
+    else:
+        rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
     out = np.empty(len(rows), dtype=np.float64)
     for start in range(0, len(rows), _BLOCK):
         block = rows[start : start + _BLOCK]

@@ -90,9 +90,16 @@ def comparison_note(result: RunResult) -> str:
         if s.failures == "counted as wrong"
         else "Accuracy: a paired bootstrap interval"
     )
+    looked = (
+        " With --until-decided, 'significant' is each pair's anytime-valid sequential decision; the p-values "
+        "and intervals of this table are fixed-sample figures of the examples used, nominal only after interim "
+        "looks."
+        if stats.sequential
+        else ""
+    )
     return (
         f"Δ = first model − second, in percentage points. {accuracy}; macro-F1: a paired bootstrap {s.ci_method} "
         f"interval ({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
         f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. {failures} Detectable gap: the accuracy "
-        f"difference this many examples find with {s.power:.0%} probability (smaller ones less often).{groups}"
+        f"difference this many examples find with {s.power:.0%} probability (smaller ones less often).{groups}{looked}"
     )

@@ -270,8 +270,9 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
         lines.extend(nominal + line for line in found if line)
     if len(summary.models) > 2 and summary.ranking:
         groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in summary.ranking)
+        how = "the anytime-valid sequential tests" if summary.sequential else "Holm-adjusted McNemar"
         lines.append(
             f"Ranking by accuracy ({groups}); models in one group are not significantly different "
-            f"(Holm-adjusted McNemar, α = {summary.settings.alpha:g})."
+            f"({how}, α = {summary.settings.alpha:g})."
         )
     return lines

@@ -1,7 +1,8 @@
 """The words of a sequential run (``h2h run --until-decided``).
 
-Every pair's verdict sentence gets a second sentence saying how many of the examples were used
-and what the anytime-valid test decided (:func:`with_sequential`, stored in ``results.json``);
+Every pair's verdict sentence says how many of the examples were used and what the anytime-valid
+test decided (:func:`with_sequential`, stored in ``results.json``), in place of the fixed-sample
+verdict: the sequential test decides the pair whether the run stopped early or the data ran out;
 the reports add a short section (:func:`sequential_lines`) and a chart of each pair's
 confidence sequence and e-values narrowing to the decision
 (:func:`headtohead.report.plots_sequential.sequential_figures`).
@@ -96,8 +97,17 @@ def sequential_sentence(record: SequentialRecord, *, family_alpha: float, n_pair
         )
     else:
         head = f"Sequential evaluation used all {available:,} examples (a look every {record.chunk_size:,})"
-        tail = ""
+        gap = f" is {format_pp(final.gap)} pp" if final is not None else ""
+        tail = (
+            f" The gap on all {available:,} examples{gap}; a fixed-sample test of them is not valid after "
+            f"{_interim_looks(record)} interim looks, so the sequential decision stands for the run."
+        )
     return f"{head}: {decision_phrase(record)}{decided} {tested}.{tail}"
+
+
+def _interim_looks(record: SequentialRecord) -> str:
+    """The looks before the last one, as a count: ``"17"``, ``"1"``."""
+    return f"{max(len(record.steps) - 1, 0):,}"
 
 
 def sequential_headline(record: SequentialRecord, *, family_alpha: float, n_pairs: int) -> tuple[str | None, str]:
@@ -110,9 +120,16 @@ def sequential_headline(record: SequentialRecord, *, family_alpha: float, n_pair
     """
     final = record.final
     split = f" = {family_alpha:g} over {n_pairs} pairs" if n_pairs > 1 else ""
+    estimate = (
+        f"the stopped estimate, {format_pp(final.gap)} pp, is biased away from 0"
+        if final is not None and record.examples_used < record.examples_available
+        else f"observed gap on all {record.examples_available:,} examples {format_pp(final.gap)} pp"
+        if final is not None
+        else ""
+    )
     sequence = (
         f"; {level_words(record.alpha)} confidence sequence {format_pp(final.low)}…{format_pp(final.high)} pp; "
-        f"the stopped estimate, {format_pp(final.gap)} pp, is biased away from 0"
+        f"{estimate}"
         if final is not None
         else ""
     )
@@ -130,19 +147,19 @@ def sequential_headline(record: SequentialRecord, *, family_alpha: float, n_pair
 
 
 def with_sequential(summary: StatsSummary, records: Sequence[SequentialRecord]) -> StatsSummary:
-    """``summary`` with each sequential pair's sentence: in place of the fixed-sample verdict when the run stopped
-    early (its p-values and intervals are not valid then), after it when every example was used."""
+    """``summary`` with each sequential pair's sentence in place of the fixed-sample verdict.
+
+    Whether the run stopped early or used every example, the sequential test decided the pair
+    (:func:`headtohead.stats.stopped.decided_by_sequential_tests`): a fixed-sample p-value after
+    interim looks is not valid, so no verdict quotes one beside the sequential decision.
+    """
     by_pair = {frozenset((r.model_a, r.model_b)): r for r in records}
     comparisons = []
     for comparison in summary.comparisons:
         record = by_pair.get(frozenset((comparison.model_a, comparison.model_b)))
         if record is not None:
             sentence = sequential_sentence(record, family_alpha=summary.settings.alpha, n_pairs=len(records))
-            if record.examples_used < record.examples_available:
-                text = f"{comparison.model_a} vs {comparison.model_b}: {sentence}"
-            else:
-                text = comparison.verdict.rstrip()
-                text = (text if not text or text.endswith(".") else text + ".") + " " + sentence
+            text = f"{comparison.model_a} vs {comparison.model_b}: {sentence}"
             comparison = comparison.model_copy(update={"verdict": text.strip()})
         comparisons.append(comparison)
     return summary.model_copy(update={"comparisons": comparisons, "sequential": list(records)})

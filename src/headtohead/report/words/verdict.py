@@ -2,9 +2,10 @@
 
 Nothing is re-derived here: each line is worded from what the statistics and speed records
 already hold (winner, effect, the score interval of the accuracy difference, McNemar's p,
-Holm's p; the speed ratio, its interval and the faster model). A pair that ``--until-decided``
-stopped early is headlined by its anytime-valid decision and confidence sequence: fixed-sample
-p-values of a stopped sample are not valid, so they are not shown there. The full sentences
+Holm's p; the speed ratio, its interval and the faster model). A pair of an ``--until-decided``
+run is headlined by its anytime-valid decision and confidence sequence, whether it stopped
+early or used every example: fixed-sample p-values after interim looks are not valid, so they
+are not shown there. The full sentences
 those records carry (``Comparison.verdict``, ``SpeedComparison.verdict``) are kept as the
 details under the headline.
 """
@@ -115,9 +116,10 @@ def quality_line(comparison: Comparison, *, holm: bool, groups: int | None = Non
 
 
 def _pair_line(comparison: Comparison, stats: StatsSummary, *, holm: bool) -> VerdictLine:
-    """A pair's headline: the sequential decision when the run stopped early, else the fixed-sample test."""
+    """A pair's headline: the sequential decision in a run with looks (``--until-decided``), else the fixed-sample
+    test."""
     record = _sequential_record(stats, comparison)
-    if comparison.stopped_early and record is not None:
+    if record is not None:
         subject, text = sequential_headline(
             record, family_alpha=stats.settings.alpha, n_pairs=len(stats.sequential or [])
         )
@@ -206,11 +208,7 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
     if len(stats.comparisons) <= _MAX_PAIRS_LISTED:
         return [_pair_line(c, stats, holm=holm) for c in stats.comparisons]
     groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in stats.ranking)
-    how = (
-        "the anytime-valid sequential tests"
-        if any(c.stopped_early for c in stats.comparisons)
-        else "Holm-adjusted McNemar"
-    )
+    how = "the anytime-valid sequential tests" if stats.sequential else "Holm-adjusted McNemar"
     lines = [
         VerdictLine(
             None,
