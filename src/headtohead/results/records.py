@@ -4,8 +4,8 @@ Engines create these; statistics and reports only read them. Every record is fro
 refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
 
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
-the files headtohead writes". The current one, 5: an endpoint's ``max_concurrency`` bounds the
-model over all its shards, and metrics picked from the catalogue (``stats.metrics``) are kept.
+the files headtohead writes". The current one, 6: a model asked with several prompts keeps each
+prompt's accuracy and the comparisons pooled over prompts (``stats.prompts``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class GPURecord(Record):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import string
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.prompt_variants import PromptVariant, PromptVariations
 
 __all__ = ["PromptSettings", "DEFAULT_PROMPT", "DEFAULT_SYSTEM", "prompt_fields"]
 
@@ -38,6 +39,33 @@ class PromptSettings(ModelConfig):
     )
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=16, gt=0, description="Tokens an answer may have at most.")
+    prompts: list[str] | PromptVariations | None = Field(
+        default=None,
+        description="Several prompts, one pass each over the same examples, compared pooled: a list of "
+        "templates (replacing prompt), or {count, seed, vary} seeded variations of prompt.",
+    )
+    variant: PromptVariant | None = Field(
+        default=None, description="Which of its model's prompts this pass asks (set from prompts:, not by hand)."
+    )
+
+    @field_validator("prompts")
+    @classmethod
+    def _templates(cls, prompts: list[str] | PromptVariations | None) -> list[str] | PromptVariations | None:
+        if isinstance(prompts, list):
+            if len(prompts) < 2:
+                raise ValueError("prompts lists one template; give two or more, or write it as prompt:")
+            for template in prompts:
+                cls._template(template)
+        return prompts
+
+    @model_validator(mode="after")
+    def _prompt_or_list(self) -> PromptSettings:
+        if isinstance(self.prompts, list) and "prompt" in self.model_fields_set:
+            raise ValueError(
+                "both prompt and a list of prompts are given; put the template into the list and remove prompt "
+                "(prompt is what prompts: {count, seed} varies)"
+            )
+        return self
 
     @field_validator("prompt")
     @classmethod
