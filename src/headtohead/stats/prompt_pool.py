@@ -229,7 +229,7 @@ def prompt_pools(
     units.update({name: [name] for name in predictions.models if name not in in_family})
     pairs = [(a, b) for a, b in itertools.combinations(units, 2) if a in families or b in families]
     pools = [_pool(a, b, units, correct, predictions.groups, alpha) for a, b in pairs]
-    adjusted = holm_adjust([p.p_value for p in pools]) if pools else np.array([])
+    adjusted = holm_adjust([p.p_value for p in pools]) if len(pools) > 1 else np.array([p.p_value for p in pools])
     pools = [_decided(pool, float(p), alpha) for pool, p in zip(pools, adjusted, strict=True)]
     kept = [prompt_family(name, passes, correct) for name, passes in families.items()]
     return PromptSummary(families=kept, pools=pools, alpha=alpha)

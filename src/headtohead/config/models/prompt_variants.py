@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from headtohead.config.base import Section
 from headtohead.config.models.base import ModelConfig
@@ -41,6 +41,22 @@ class PromptVariations(Section):
     vary: list[Varied] = Field(
         default_factory=lambda: list(VARIED), min_length=1, description="What the variations change."
     )
+
+    @classmethod
+    def from_mapping(cls, keys: Mapping[str, Any]) -> PromptVariations:
+        """``prompts: {count, seed, vary}`` validated, its first error as one ``ValueError`` naming the key.
+
+        Raises
+        ------
+        ValueError
+            ``"prompts.count: Input should be greater than or equal to 2"``.
+        """
+        try:
+            return cls.model_validate(keys)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"prompts.{where}: {first['msg']}") from None
 
 
 class PromptVariant(Section):

@@ -7,6 +7,8 @@ prompt is a template with ``{text}`` (required) and ``{labels}``, checked where 
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
@@ -47,6 +49,12 @@ class PromptSettings(ModelConfig):
     variant: PromptVariant | None = Field(
         default=None, description="Which of its model's prompts this pass asks (set from prompts:, not by hand)."
     )
+
+    @field_validator("prompts", mode="before")
+    @classmethod
+    def _variations(cls, prompts: Any) -> Any:
+        # {count, seed, vary}: its own errors, not the union's "should be a valid list"
+        return PromptVariations.from_mapping(prompts) if isinstance(prompts, Mapping) else prompts
 
     @field_validator("prompts")
     @classmethod
