@@ -24,7 +24,7 @@ _WHAT = {
 
 def prompt_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
     """The pooled test's false 'better' rate and its interval's coverage, for prompts fixed and drawn."""
-    runs = 300 if quick else 2000
+    runs = 200 if quick else 2000
     rows = []
     for scenario, (setting, before) in _WHAT.items():
         rates = simulate(scenario, runs, seed)
