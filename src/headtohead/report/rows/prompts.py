@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from headtohead.report.words.numbers import format_p, format_percent, format_pp, interval_pp
 from headtohead.report.words.prompts import PROMPT_RULE
+from headtohead.results.prompts import PromptSummary
 from headtohead.results.records import RunResult
 
 __all__ = ["PROMPTS_TITLE", "prompt_rows", "pool_rows", "prompt_lines", "prompt_note"]
@@ -12,9 +13,13 @@ __all__ = ["PROMPTS_TITLE", "prompt_rows", "pool_rows", "prompt_lines", "prompt_
 PROMPTS_TITLE = "Prompts as a source of noise"
 
 
+def _summary(result: RunResult) -> PromptSummary | None:
+    return result.stats.prompts if result.stats is not None else None
+
+
 def prompt_rows(result: RunResult) -> list[dict[str, str]]:
     """One row per prompt of each prompted model: what it varies, its exact accuracy; the best marked as chosen."""
-    summary = result.stats.prompts if result.stats is not None else None
+    summary = _summary(result)
     if summary is None:
         return []
     return [
@@ -33,7 +38,7 @@ def prompt_rows(result: RunResult) -> list[dict[str, str]]:
 
 def pool_rows(result: RunResult) -> list[dict[str, str]]:
     """One row per comparison pooled over prompts: the gap, its interval, p, how many prompts agree."""
-    summary = result.stats.prompts if result.stats is not None else None
+    summary = _summary(result)
     if summary is None:
         return []
     return [
@@ -53,7 +58,7 @@ def pool_rows(result: RunResult) -> list[dict[str, str]]:
 
 def prompt_lines(result: RunResult) -> list[str]:
     """The section's sentences (stored with the numbers, :mod:`headtohead.report.words.prompts`)."""
-    summary = result.stats.prompts if result.stats is not None else None
+    summary = _summary(result)
     return list(summary.sentences) if summary is not None else []
 
 
