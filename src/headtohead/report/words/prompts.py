@@ -26,9 +26,8 @@ def prompt_description(model: ModelConfig) -> str:
 
     Examples
     --------
-    >>> from headtohead.config.models.prompt_variants import PromptVariant
     >>> m = ModelConfig(name="x@p2", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
-    ...                 variant=PromptVariant(of="x", index=2, count=3, casing="upper", labels_separator=" | "))
+    ...                 variant={"of": "x", "index": 2, "count": 3, "casing": "upper", "labels_separator": " | "})
     >>> prompt_description(m)
     "upper case, labels separated by ' | '"
     """
