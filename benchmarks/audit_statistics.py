@@ -10,7 +10,8 @@ standard errors). The grid: n from 20 to 10,000; accuracy 0.5–0.99; discordanc
 
 Sections (``benchmarks/audit/``): ``accuracy`` (the gap's interval and test, the gate, sweeps,
 failures), ``metrics`` (calibration, Brier/NLL, class-averaged metrics, per-class recall),
-``dependence`` (groups, early stops), ``speed`` (speed verdicts and warnings).
+``dependence`` (groups, early stops), ``speed`` (speed verdicts and warnings), ``prompts`` (an LLM's
+comparison pooled over several prompts).
 
 Run (seeded: the same command prints the same table)::
 
@@ -39,6 +40,7 @@ SECTIONS = {
     "metrics": ("audit.metrics", "metric_rows"),
     "dependence": ("audit.dependence", "dependence_rows"),
     "speed": ("audit.speed", "speed_rows"),
+    "prompts": ("audit.prompts", "prompt_rows"),
 }
 
 

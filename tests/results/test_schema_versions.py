@@ -34,10 +34,10 @@ QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfi
 
 
 def _as_version_5(raw: dict) -> dict:
-    """A version-6 file as version 5 wrote it: no mark of an incomplete run, no missing answers."""
+    """A version-6 file as version 5 wrote it: no mark of an incomplete run, no missing answers, no prompts pooled."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 5
-    del raw["incomplete"], raw["missing"]
+    del raw["incomplete"], raw["missing"], raw["stats"]["prompts"]
     return raw
 
 

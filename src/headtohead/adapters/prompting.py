@@ -221,7 +221,9 @@ class Prompter:
     def prompt(self, example: Any) -> str:
         """The template filled in with the example (a text pair: one part per line) and the labels."""
         text = "\n".join(str(part) for part in example) if isinstance(example, (tuple, list)) else str(example)
-        return self.settings.prompt.format(text=text, labels=", ".join(self.label_names))
+        variant = self.settings.variant  # one of several prompts: its label order and separator
+        labels = ", ".join(self.label_names) if variant is None else variant.labels_text(self.label_names)
+        return self.settings.prompt.format(text=text, labels=labels)
 
     def messages(self, example: Any) -> list[dict[str, str]]:
         """The whole conversation for ``example``: system prompt, few-shot turns, its prompt."""
@@ -275,7 +277,8 @@ def draw_few_shot(
             warn(f"few_shot: {k} but data.train has {len(pool)} example(s) of class '{name}'; all are shown")
         chosen.extend(rng.choice(pool, size=min(k, len(pool)), replace=False).tolist())
     messages = []
-    for i in rng.permutation(len(chosen)):
+    variant = prompter.settings.variant
+    for i in (rng if variant is None else variant.few_shot_order(rng)).permutation(len(chosen)):
         index = chosen[int(i)]
         messages.append({"role": "user", "content": prompter.prompt(train.examples[index])})
         messages.append({"role": "assistant", "content": str(train.label_names[int(train.labels[index])])})

@@ -13,6 +13,7 @@ from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.config.execution import ExecutionConfig
 from headtohead.config.models import MODEL_KINDS, ModelConfig
+from headtohead.config.models.prompt_variants import prompt_passes
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
 from headtohead.config.train import TrainConfig
@@ -186,6 +187,12 @@ class Experiment(_Section):
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     sweep: SweepConfig | None = Field(default=None, description="Optimisation variants for h2h sweep.")
     train: TrainConfig | None = Field(default=None, description="Identical fine-tuning of every model (h2h train).")
+
+    @field_validator("models")
+    @classmethod
+    def _one_pass_per_prompt(cls, models: list[ModelConfig]) -> list[ModelConfig]:
+        # a model with prompts: is one pass per prompt (config.models.prompt_variants)
+        return [one for model in models for one in prompt_passes(model)]
 
     @model_validator(mode="after")
     def _unique_model_names(self) -> Experiment:

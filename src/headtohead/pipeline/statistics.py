@@ -12,16 +12,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from headtohead.config.models import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.data.display import input_texts, thumbnail_uri
 from headtohead.data.sizes import input_sizes
 from headtohead.pipeline.setup import RunSetup
 from headtohead.report.rows.where import write_disagreements_csv
+from headtohead.report.words.prompts import prompt_description, with_prompt_sentences
 from headtohead.report.words.quality import with_quality_sentences
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
+from headtohead.stats.prompt_pool import prompt_pools
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
 
 __all__ = ["run_statistics", "example_facts", "with_inputs"]
@@ -78,7 +81,19 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
     if out is not None and summary.disagreements:
         write_disagreements_csv(summary.disagreements, out / DISAGREEMENTS_FILE, texts)
     kept = [with_inputs(d.top(DISAGREEMENTS_KEPT), dataset, texts) for d in summary.disagreements]
-    return with_quality_sentences(summary.model_copy(update={"disagreements": kept}))
+    prompts = prompt_pools(predictions, prompt_families(setup.experiment.models), alpha=cfg.alpha)
+    summary = summary.model_copy(update={"disagreements": kept, "prompts": with_prompt_sentences(prompts)})
+    return with_quality_sentences(summary)
+
+
+def prompt_families(models: Sequence[ModelConfig]) -> dict[str, list[tuple[str, str]]]:
+    """Each model asked with several prompts → its passes ``(name, what its prompt varies)``, in order."""
+    families: dict[str, list[tuple[str, str]]] = {}
+    for model in models:
+        variant = getattr(model, "variant", None)
+        if variant is not None:
+            families.setdefault(variant.of, []).append((model.name, prompt_description(model)))
+    return families
 
 
 def with_inputs(found: Disagreements, dataset: Dataset, texts: Sequence[str | None] | None = None) -> Disagreements:

@@ -21,6 +21,7 @@ from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
 from headtohead.report.plots_sequential import sequential_figures
 from headtohead.report.rows.pairs import comparison_note, comparison_rows
+from headtohead.report.rows.prompts import PROMPTS_TITLE, pool_rows, prompt_lines, prompt_note, prompt_rows
 from headtohead.report.rows.speed import speed_note, speed_rows
 from headtohead.report.rows.summary import (
     across_runs_rows,
@@ -235,6 +236,15 @@ def _run_context(run: RunEntry, index: int, styles: dict[str, ModelStyle], machi
         "slices_note": slices_note(result),
         "disagreements": disagreement_blocks(result),
         "disagreements_file": DISAGREEMENTS_FILE,
+        "prompts": {
+            "title": PROMPTS_TITLE,
+            "lines": prompt_lines(result),
+            "rows": (prompts := prompt_rows(result)),
+            "headers": list(prompts[0]) if prompts else [],
+            "pools": (pools := pool_rows(result)),
+            "pool_headers": list(pools[0]) if pools else [],
+            "note": prompt_note(result),
+        },
         "sequential": {
             "lines": sequential_lines(result),
             "figures": _figures(sequential_figures(result, f"run{index}", styles)),

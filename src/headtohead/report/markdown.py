@@ -18,6 +18,7 @@ from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
 from headtohead.report.plots_sequential import sequential_figures
 from headtohead.report.rows.pairs import comparison_note, comparison_rows
+from headtohead.report.rows.prompts import PROMPTS_TITLE, pool_rows, prompt_lines, prompt_note, prompt_rows
 from headtohead.report.rows.speed import speed_note, speed_rows
 from headtohead.report.rows.summary import (
     across_runs_rows,
@@ -138,6 +139,7 @@ def _details_lines(
         lines += _table(list(comparisons[0]), [[md_escape(v) for v in row.values()] for row in comparisons])
         lines += [md_escape(comparison_note(result)), ""]
     lines += _where_lines(result, index, folder, files)
+    lines += _prompt_lines(result)
     if sequential_lines(result):
         lines += ["#### Sequential evaluation", ""] + [f"{md_escape(line)}\n" for line in sequential_lines(result)]
         lines += _figure_lines(sequential_figures(result, f"run{index}", styles), folder, files)
@@ -166,6 +168,20 @@ def _details_lines(
             )
         ]
         lines += _table(["model", "true", "predicted as", "examples", "of the class"], rows)
+    return lines
+
+
+def _prompt_lines(result: RunResult) -> list[str]:
+    """A model asked with several prompts: the sentences, each prompt's accuracy, the pooled comparisons."""
+    rows = prompt_rows(result)
+    if not rows:
+        return []
+    lines = [f"#### {PROMPTS_TITLE}", ""] + [f"{md_escape(line)}\n" for line in prompt_lines(result)]
+    lines += _table(list(rows[0]), [[md_escape(v) for v in row.values()] for row in rows])
+    pools = pool_rows(result)
+    if pools:
+        lines += _table(list(pools[0]), [[md_escape(v) for v in row.values()] for row in pools])
+        lines += [md_escape(prompt_note(result)), ""]
     return lines
 
 

@@ -14,6 +14,7 @@ from pydantic import Field
 from headtohead.results.base import Record
 from headtohead.results.disagreements import Disagreements
 from headtohead.results.estimates import ContingencyTable, Estimate
+from headtohead.results.prompts import PromptSummary
 from headtohead.results.sequential import SequentialRecord
 from headtohead.results.slices import SliceSummary
 
@@ -259,6 +260,11 @@ class StatsSummary(Record):
         default=None,
         description="one per pair when the run stopped once decided (--until-decided); the "
         "statistics above are then computed on the examples used. None: every example was evaluated",
+    )
+    prompts: PromptSummary | None = Field(
+        default=None,
+        description="models asked with several prompts (prompts:): each prompt's accuracy and the comparisons "
+        "pooled over prompts; None when no model has several (and before version 6)",
     )
 
     def model(self, name: str) -> ModelStats:

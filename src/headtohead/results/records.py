@@ -6,7 +6,9 @@ refuses unknown keys. Numbers are stored unrounded: rounding is a display concer
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
 the files headtohead writes". The current one, 6: a run says whether it is incomplete
 (``RunResult.incomplete``: unfinished, or answers missing) and which examples an endpoint never
-answered because of the transport (``EndpointRecord.missing``, ``RunResult.missing``).
+answered because of the transport (``EndpointRecord.missing``, ``RunResult.missing``); an LLM's
+class probabilities are kept only where the labels held the answer's mass; a model asked with
+several prompts keeps each prompt's accuracy and the comparisons pooled over prompts (``stats.prompts``).
 """
 
 from __future__ import annotations

@@ -7,11 +7,13 @@ prompt is a template with ``{text}`` (required) and ``{labels}``, checked where 
 from __future__ import annotations
 
 import string
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.prompt_variants import PromptVariant, PromptVariations
 
 __all__ = ["PromptSettings", "DEFAULT_PROMPT", "DEFAULT_SYSTEM", "DEFAULT_MIN_LABEL_MASS", "prompt_fields"]
 
@@ -50,6 +52,40 @@ class PromptSettings(ModelConfig):
         "openai through …/completions with echo and logprobs (a server that returns the prompt's "
         "log-probabilities: vLLM; one request per example and label).",
     )
+
+    prompts: list[str] | PromptVariations | None = Field(
+        default=None,
+        description="Several prompts, one pass each over the same examples, compared pooled: a list of "
+        "templates (replacing prompt), or {count, seed, vary} seeded variations of prompt.",
+    )
+    variant: PromptVariant | None = Field(
+        default=None, description="Which of its model's prompts this pass asks (set from prompts:, not by hand)."
+    )
+
+    @field_validator("prompts", mode="before")
+    @classmethod
+    def _variations(cls, prompts: Any) -> Any:
+        # {count, seed, vary}: its own errors, not the union's "should be a valid list"
+        return PromptVariations.from_mapping(prompts) if isinstance(prompts, Mapping) else prompts
+
+    @field_validator("prompts")
+    @classmethod
+    def _templates(cls, prompts: list[str] | PromptVariations | None) -> list[str] | PromptVariations | None:
+        if isinstance(prompts, list):
+            if len(prompts) < 2:
+                raise ValueError("prompts lists one template; give two or more, or write it as prompt:")
+            for template in prompts:
+                cls._template(template)
+        return prompts
+
+    @model_validator(mode="after")
+    def _prompt_or_list(self) -> PromptSettings:
+        if isinstance(self.prompts, list) and "prompt" in self.model_fields_set:
+            raise ValueError(
+                "both prompt and a list of prompts are given; put the template into the list and remove prompt "
+                "(prompt is what prompts: {count, seed} varies)"
+            )
+        return self
 
     @field_validator("prompt")
     @classmethod

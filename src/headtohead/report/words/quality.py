@@ -259,7 +259,8 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
     list of str
         Empty for a single-model run.
     """
-    lines = [comparison.verdict for comparison in summary.comparisons]
+    lines = list(summary.prompts.sentences) if summary.prompts is not None else []  # pooled over prompts first
+    lines += [comparison.verdict for comparison in summary.comparisons]
     if summary.slices is not None:
         nominal = (
             "Nominal only (the run stopped early: fixed-sample tests of the examples used are not valid): "

@@ -227,6 +227,19 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
     return lines
 
 
+def _prompt_headline(stats: StatsSummary | None) -> list[VerdictLine]:
+    """With a model asked with several prompts: the pooled verdicts first, then each model's score over its prompts.
+
+    Its passes' own pairs and ranking stay in the details: a headline on the best prompt would
+    report a prompt chosen after seeing the examples as the model's score.
+    """
+    if stats is None or stats.prompts is None:
+        return []
+    pools = stats.prompts.sentences[len(stats.prompts.families) :]
+    families = stats.prompts.sentences[: len(stats.prompts.families)]
+    return [VerdictLine(None, sentence, "quality") for sentence in pools + families]
+
+
 def slice_lines(stats: StatsSummary | None) -> list[VerdictLine]:
     """Per pair, the slices where one model is significantly better after Holm's adjustment, and only those.
 
@@ -337,7 +350,7 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     """
     missing = missing_sentence(result)  # first: the verdicts below leave those models out, or used fewer rows
     headline = [VerdictLine(None, missing, "info")] if missing else []
-    headline += _quality_headline(result, result.stats) + slice_lines(result.stats)
+    headline += (_prompt_headline(result.stats) or _quality_headline(result, result.stats)) + slice_lines(result.stats)
     details: list[str] = []
     if result.stats is not None:
         details.extend(c.verdict for c in result.stats.comparisons)

@@ -1,0 +1,93 @@
+"""A model asked with several prompts (``prompts:``), against the scripted server: each prompt one pass, pooled.
+
+Five templates, each marked (``P1`` … ``P5``), make the scripted server right on a known number of
+the 40 examples (20, 24, 28, 32, 36: accuracy 50 … 90 %); a second model, asked with one prompt,
+is right on 28 (70 %, the prompts' mean). The per-prompt accuracies are exact, the pooled gap is
+0 and undecided, the best prompt is named as chosen, and the reports show it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+import headtohead
+from headtohead.report.markdown import render_markdown
+from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
+from headtohead.testing.data import make_text_rows, write_text_table
+
+LABELS = ("negative", "positive")
+RIGHT = {"P1": 20, "P2": 24, "P3": 28, "P4": 32, "P5": 36, "B0": 28}
+
+
+@pytest.fixture()
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
+    rows = make_text_rows(20, classes=LABELS, seed=7)
+    write_text_table(tmp_path / "dev.csv", rows)
+    return tmp_path, {r["text"]: r["label"] for r in rows}
+
+
+class Graded:
+    """Right on the first ``RIGHT[marker]`` examples (texts in sorted order), wrong on the rest."""
+
+    def __init__(self, truth: dict[str, str]) -> None:
+        self.truth, self.rank = truth, {t: i for i, t in enumerate(sorted(truth))}
+
+    def __call__(self, number, payload) -> Reply:
+        prompt = last_prompt_text(payload)
+        text = max((t for t in self.truth if t in prompt), key=len)
+        marker = prompt.split()[0]
+        label = self.truth[text]
+        if self.rank[text] >= RIGHT[marker]:
+            label = LABELS[1 - LABELS.index(label)]
+        return Reply(text=label)
+
+
+def _experiment(root: Path, url: str) -> dict:
+    endpoint = {"kind": "openai", "source": "scripted", "base_url": url, "max_concurrency": 4, "timeout_s": 5}
+    return {
+        "name": "prompts",
+        "data": {"path": str(root / "dev.csv")},
+        "models": [
+            {"name": "llm", **endpoint, "prompts": [f"P{k} {{text}} ({{labels}})" for k in range(1, 6)]},
+            {"name": "base", **endpoint, "prompt": "B0 {text}"},
+        ],
+        "eval": {"batch_size": 8, "device": "cpu"},
+        "stats": {"n_resamples": 200},
+    }
+
+
+def test_each_prompt_is_a_pass_with_its_exact_accuracy_and_the_pooled_verdict_is_undecided(data):
+    root, truth = data
+    out = root / "out"
+    with ScriptedChatServer(Graded(truth)) as server:
+        exp = _experiment(root, server.base_url)
+        (root / "exp.yaml").write_text(yaml.safe_dump(exp))
+        run = headtohead.run(root / "exp.yaml", out_dir=out, report=True)
+        assert server.counts.requests == 6 * 40  # one pass per prompt, the same 40 examples each
+
+    result = headtohead.load_result(out / "results.json")
+    assert result.schema_version == 6
+    prompts = result.stats.prompts
+    family = prompts.families[0]
+    assert family.name == "llm" and [p.model for p in family.prompts] == [f"llm@p{k}" for k in range(1, 6)]
+    assert [p.accuracy for p in family.prompts] == [20 / 40, 24 / 40, 28 / 40, 32 / 40, 36 / 40]  # exact
+    assert [p.correct for p in family.prompts] == [20, 24, 28, 32, 36]
+    assert family.mean_accuracy == pytest.approx(0.7) and family.best == "llm@p5"
+    assert [result.model(f"llm@p{k}").quality.accuracy for k in (1, 5)] == [0.5, 0.9]
+    (pool,) = prompts.pools
+    assert (pool.model_a, pool.model_b, pool.n_prompts_a, pool.n_prompts_b) == ("llm", "base", 5, 1)
+    assert pool.estimate == pytest.approx(0.0) and pool.low < 0 < pool.high and pool.winner is None
+    assert (pool.ahead_a, pool.ahead_b) == (2, 2)  # p4 and p5 ahead, p1 and p2 behind, p3 tied
+    text = " ".join(prompts.sentences)
+    assert "chosen after seeing these examples" in text and "ahead on 2 of 5 prompts" in text
+    assert run.result.stats.prompts == prompts
+    html = (out / "report.html").read_text()
+    markdown, _ = render_markdown(result)
+    for page in (html, markdown):
+        assert "Prompts as a source of noise" in page and "llm@p5" in page and "chosen after seeing" in page
+    assert json.loads((out / "results.json").read_text())["stats"]["prompts"]["families"][0]["name"] == "llm"
