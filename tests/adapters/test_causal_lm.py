@@ -367,3 +367,16 @@ def test_a_run_of_both_answers_through_the_experiment_file(tiny, tmp_path):
     pred = run.predictions["generated"].pred
     assert generated.quality.n_failed == int((pred == -1).sum()) > 0
     assert (tmp_path / "out" / "results.json").is_file()
+
+
+def test_display_names_are_what_is_scored_and_read_and_map_back_to_the_datas_labels(tiny):
+    codes, shown = ("neg", "pos"), {"neg": "negative", "pos": {"name": "positive", "description": "likes it"}}
+    scorer = load(tiny, labels=codes, label_display=shown)
+    by_name = load(tiny)  # the data's labels are the display names themselves
+    assert "negative, positive" in scorer.prompt_text(TEXTS[0])
+    np.testing.assert_allclose(
+        scorer.forward(scorer.preprocess(TEXTS)).numpy(), by_name.forward(by_name.preprocess(TEXTS)).numpy()
+    )
+    generator = load(tiny, labels=codes, label_display=shown, answer="generate", max_tokens=4)
+    data = Dataset(source="t", modality="text", examples=list(TEXTS), labels=np.zeros(5, np.int64), label_names=codes)
+    assert generator.stored_outputs(data, np.arange(len(TEXTS))).pred.tolist() == [1, -1, 1, -1, 1]

@@ -111,7 +111,7 @@ class LabelScorer(CausalLMAdapter):
 
     def preprocess(self, examples: Sequence[Any]) -> dict[str, Any]:
         """The batch's conversations and each label after them, tokenised and padded: see :func:`scoring_batch`."""
-        labels = [self.answer_prefix + str(name) for name in self.context.label_names]
+        labels = [self.answer_prefix + name for name in self.prompter.answers]
         prompts = [self.prompt_text(example) for example in examples]
         return scoring_batch(
             lambda texts: self.tokenizer(texts, **self.encode_kwargs())["input_ids"],
@@ -156,7 +156,7 @@ class LabelScorer(CausalLMAdapter):
             scored = (j < lengths) & (j >= lengths - targets)
             total = torch.where(scored, logp, torch.zeros_like(logp)).sum(-1).view(-1, k)
             if self.settings.length_norm == "chars":
-                chars = [max(1, len(str(name))) for name in self.context.label_names]
+                chars = [max(1, len(name)) for name in self.prompter.answers]
                 total = total / torch.tensor(chars, dtype=total.dtype, device=total.device)
         return total
 
@@ -189,8 +189,7 @@ class AnswerGenerator(CausalLMAdapter):
         wanted = [int(i) for i in indices if int(i) not in self.answers]
         if wanted:
             self.answers.update(zip(wanted, self.generate([dataset.examples[i] for i in wanted]), strict=True))
-        labels = [str(name) for name in self.context.label_names]
-        read = [parse_answer(self.answers[int(i)], labels) for i in indices]
+        read = [parse_answer(self.answers[int(i)], self.prompter.answers) for i in indices]
         return StoredOutputs(np.array([NO_PREDICTION if p is None else p for p in read], dtype=np.int64))
 
     def generate(self, examples: Sequence[Any]) -> list[str]:

@@ -87,20 +87,24 @@ class OpenAIChatAdapter(LookedUpAdapter):
             return
         sampling = self.sampling()
         if self.settings.api == "completions":  # a base model: the conversation as plain text, ending "Answer:"
-            texts = [self.prompter.completion_text(dataset.examples[i]) for i in wanted]
+            texts = [self.prompter.completion_text(*self._example(dataset, i)) for i in wanted]
             payloads = [{"model": self.config.source, "prompt": t, **sampling} for t in texts]
             keys = [cache_key(self.settings.base_url, self.config.source, [{"prompt": t}], sampling) for t in texts]
             exchanges = self._asked(payloads, keys, progress, "completions")
         else:
-            conversations = [self.prompter.messages(dataset.examples[i]) for i in wanted]
+            conversations = [self.prompter.messages(*self._example(dataset, i)) for i in wanted]
             payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
             keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
             exchanges = self._asked(payloads, keys, progress)
-        labels = list(self.context.label_names)
+        labels = self.prompter.answers  # the labels as the prompt shows them; index k is the data's label k
         for index, exchange in zip(wanted, exchanges, strict=True):
             self.readings[index] = _read(exchange, labels, self.settings)
         # decided once per fetch, not per batch read: the readings change only here
         self._probabilities = any(r.proba is not None for r in self.readings.values())
+
+    def _example(self, dataset: Dataset, index: int) -> tuple[Any, dict[str, Any]]:
+        """Example ``index`` and the columns of it the prompt reads."""
+        return dataset.examples[index], self.prompter.example_columns(dataset, index)
 
     def _asked(
         self, payloads: list[dict[str, Any]], keys: list[str], progress: Any, path: str = "chat/completions"
@@ -135,8 +139,8 @@ class OpenAIChatAdapter(LookedUpAdapter):
 
     def _fetch_scores(self, dataset: Dataset, wanted: list[int], progress: Any) -> None:
         """``answer: score``: each label's log-likelihood after each example's prompt, one request per pair."""
-        labels = [str(name) for name in self.context.label_names]
-        contexts = [self.prompter.completion_text(dataset.examples[i]) for i in wanted]
+        labels = self.prompter.answers
+        contexts = [self.prompter.completion_text(*self._example(dataset, i)) for i in wanted]
         sampling = self.score_sampling()
         prompts = [f"{context} {label}" for context in contexts for label in labels]
         keys = [cache_key(self.settings.base_url, self.config.source, [{"prompt": p}], sampling) for p in prompts]

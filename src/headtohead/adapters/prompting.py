@@ -15,12 +15,22 @@ from typing import Any
 import numpy as np
 from scipy.special import softmax
 
-from headtohead.config.models.prompting import DEFAULT_MIN_LABEL_MASS, PromptSettings
+from headtohead.config.models.prompting import (
+    DEFAULT_MIN_LABEL_MASS,
+    PROMPT_FIELDS,
+    LabelShown,
+    PromptSettings,
+    is_jinja,
+    jinja_environment,
+    prompt_fields,
+)
 from headtohead.data.base import Dataset
-from headtohead.errors import ConfigError
+from headtohead.errors import ConfigError, listing
 
 __all__ = [
     "Prompter",
+    "shown_labels",
+    "check_prompt_data",
     "draw_few_shot",
     "completion_prompt",
     "parse_answer",
@@ -210,30 +220,122 @@ class Prompter:
     settings : PromptSettings
         The model's prompting keys.
     label_names : sequence of str
-        The dataset's labels, in its order (the template's ``{labels}``).
+        The dataset's labels, in its order.
+
+    Attributes
+    ----------
+    answers : list of str
+        Each data label as the prompt shows it (``label_display``'s names, else the data's), in the
+        data's order: the template's ``{labels}``, the few-shot answers, and what an answer is read
+        against (index ``k`` is the data's label ``k``).
+    descriptions : list of str or None
+        What each label means (``label_display``'s descriptions), in the same order.
     """
 
     def __init__(self, settings: PromptSettings, label_names: Sequence[str]) -> None:
         self.settings, self.label_names = settings, [str(name) for name in label_names]
+        shown = shown_labels(settings, self.label_names)
+        self.answers = [name for name, _ in shown]
+        self.descriptions = [description for _, description in shown]
         #: The few-shot turns shown before every example (:func:`draw_few_shot`).
         self.few_shot: list[dict[str, str]] = []
+        self._jinja = jinja_environment().from_string(settings.prompt) if is_jinja(settings.prompt) else None
+        #: The example's own columns the template reads (a Jinja template's names that are no prompt field).
+        self.columns = [f for f in prompt_fields(settings.prompt) if f not in (*PROMPT_FIELDS, "texts")]
 
-    def prompt(self, example: Any) -> str:
-        """The template filled in with the example (a text pair: one part per line) and the labels."""
-        text = "\n".join(str(part) for part in example) if isinstance(example, (tuple, list)) else str(example)
+    def prompt(self, example: Any, columns: Mapping[str, Any] | None = None) -> str:
+        """The template filled in with the example (a text pair: one part per line), the labels and ``columns``
+        (the example's other columns, by name: a Jinja template's)."""
+        parts = [str(part) for part in example] if isinstance(example, (tuple, list)) else [str(example)]
         variant = self.settings.variant  # one of several prompts: its label order and separator
-        labels = ", ".join(self.label_names) if variant is None else variant.labels_text(self.label_names)
-        return self.settings.prompt.format(text=text, labels=labels)
+        order = list(range(len(self.answers))) if variant is None else variant.label_order(len(self.answers))
+        separator = ", " if variant is None else variant.labels_separator
+        fields = {
+            "text": "\n".join(parts),
+            "labels": separator.join(self.answers[k] for k in order),
+            "label_descriptions": "\n".join(
+                self.answers[k] if self.descriptions[k] is None else f"{self.answers[k]}: {self.descriptions[k]}"
+                for k in order
+            ),
+        }
+        if self._jinja is None:
+            return self.settings.prompt.format(**fields)
+        return self._jinja.render(**dict(columns or {}), **fields, texts=parts)
 
-    def messages(self, example: Any) -> list[dict[str, str]]:
+    def example_columns(self, dataset: Dataset, index: int) -> dict[str, Any]:
+        """The columns of example ``index`` the template reads (none for a ``{text}`` template)."""
+        return {name: dataset.columns[name][index] for name in self.columns}
+
+    def messages(self, example: Any, columns: Mapping[str, Any] | None = None) -> list[dict[str, str]]:
         """The whole conversation for ``example``: system prompt, few-shot turns, its prompt."""
         system = [{"role": "system", "content": self.settings.system_prompt}] if self.settings.system_prompt else []
-        return [*system, *self.few_shot, {"role": "user", "content": self.prompt(example)}]
+        return [*system, *self.few_shot, {"role": "user", "content": self.prompt(example, columns)}]
 
-    def completion_text(self, example: Any) -> str:
+    def completion_text(self, example: Any, columns: Mapping[str, Any] | None = None) -> str:
         """The conversation as plain text, up to ``Answer:`` (:func:`completion_prompt`): for a model with no chat
         template, or for scoring each label as the text that follows."""
-        return completion_prompt(self.messages(example))
+        return completion_prompt(self.messages(example, columns))
+
+
+def shown_labels(settings: PromptSettings, label_names: Sequence[str]) -> list[tuple[str, str | None]]:
+    """Each data label as the prompt shows it, in the data's order: ``(display name, description or None)``.
+
+    Raises
+    ------
+    ConfigError
+        ``label_display`` names a label the data does not have, or twice, or gives two labels one name.
+    """
+    names = [str(name) for name in label_names]
+    shown: list[tuple[str, str | None]] = [(name, None) for name in names]
+    given: set[int] = set()
+    for key, value in (settings.label_display or {}).items():
+        k = names.index(str(key)) if str(key) in names else key if isinstance(key, int) else None
+        if k is None or not 0 <= k < len(names) or k in given:
+            why = "names it twice" if k in given else "names a label the data does not have"
+            raise ConfigError(
+                f"model '{settings.name}': label_display {why} ({key!r}); key it by the data's label names "
+                f"({listing(names, quote=True)}) or their index (0 to {len(names) - 1}), each once"
+            )
+        given.add(k)
+        item = LabelShown(name=value) if isinstance(value, str) else value
+        shown[k] = (item.name or names[k], item.description)
+    folded = [normalise(name) for name, _ in shown]
+    twice = sorted({name for name in folded if folded.count(name) > 1})
+    if twice:
+        raise ConfigError(
+            f"model '{settings.name}': label_display shows {listing(twice, quote=True)} for two labels; give "
+            f"each label a name of its own (answers are read against them)"
+        )
+    return shown
+
+
+def check_prompt_data(settings: PromptSettings, dataset: Dataset, train: Dataset | None) -> None:
+    """The model's prompt fits the data: its labels are the data's and the columns its template reads are kept.
+
+    Called when the experiment meets its data, before any model runs or any request is sent.
+
+    Raises
+    ------
+    ConfigError
+        One line: ``label_display`` against the data's labels, or the column missing, with the columns
+        the data keeps, or columns on a split that keeps none (``few_shot``'s training data).
+    """
+    prompter = Prompter(settings, dataset.label_names)
+    kept = list(dataset.columns)
+    missing = [name for name in prompter.columns if name not in dataset.columns]
+    if missing:
+        raise ConfigError(
+            f"model '{settings.name}': its prompt template reads {listing(missing, quote=True)}, which the data "
+            f"does not keep (it keeps {listing(kept, quote=True) if kept else 'no columns'}; a template may also "
+            f"read {listing([*PROMPT_FIELDS, 'texts'], quote=True)}); list the column in data.slice_columns or "
+            f"correct the template"
+        )
+    if prompter.columns and settings.few_shot and train is not None:
+        raise ConfigError(
+            f"model '{settings.name}': few_shot shows training examples, which keep no columns, and the prompt "
+            f"template reads {listing(prompter.columns, quote=True)}; use few_shot: 0 or a template of "
+            f"{{{{ text }}}} and {{{{ labels }}}}"
+        )
 
 
 def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
@@ -281,7 +383,8 @@ def draw_few_shot(
     for i in (rng if variant is None else variant.few_shot_order(rng)).permutation(len(chosen)):
         index = chosen[int(i)]
         messages.append({"role": "user", "content": prompter.prompt(train.examples[index])})
-        messages.append({"role": "assistant", "content": str(train.label_names[int(train.labels[index])])})
+        label = prompter.label_names.index(str(train.label_names[int(train.labels[index])]))
+        messages.append({"role": "assistant", "content": prompter.answers[label]})
     return messages
 
 

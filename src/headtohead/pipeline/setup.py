@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from headtohead.adapters import LoadContext
+from headtohead.adapters.prompting import check_prompt_data
 from headtohead.config import Experiment, experiment_from_dict, load_experiment
+from headtohead.config.models.prompting import PromptSettings
 from headtohead.config.schema import DataConfig
 from headtohead.data import Dataset, DataSplits
 from headtohead.data.hf import parse_hf_spec
@@ -218,6 +220,9 @@ def prepare_run(
     for reason, count in splits.eval.skipped.items():
         log.warning("%s: skipped %d example(s): %s", splits.eval.source, count, reason)
     dataset = splits.eval
+    for model in exp.models:  # label_display and the columns a template reads, before any model runs
+        if isinstance(model, PromptSettings):
+            check_prompt_data(model, dataset, splits.train)
     context = load_context(
         dataset,
         exp.data,

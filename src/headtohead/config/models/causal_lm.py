@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from headtohead.config.models.prompting import PromptSettings
+from headtohead.config.models.prompting import PROMPT_FIELDS, PromptSettings, prompt_fields
 
 __all__ = ["CausalLMSettings"]
 
@@ -31,6 +31,17 @@ class CausalLMSettings(PromptSettings):
         if isinstance(values, dict) and values.get("answer") is None:
             return {**values, "answer": "score"}
         return values
+
+    @model_validator(mode="after")
+    def _no_columns(self) -> CausalLMSettings:
+        read = [f for f in prompt_fields(self.prompt) if f not in (*PROMPT_FIELDS, "texts")]
+        if read:
+            raise ValueError(
+                f"the prompt reads {', '.join(read)}; kind: causal-lm's prompts read the example's text only "
+                f"({{{{ text }}}}, {{{{ texts }}}}, {{{{ labels }}}}, {{{{ label_descriptions }}}}); the example's "
+                f"other columns reach kind: openai's prompts"
+            )
+        return self
 
     @field_validator("temperature")
     @classmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -75,12 +75,11 @@ class PromptVariant(Section):
     )
     few_shot_seed: int | None = Field(default=None, description="Seed of the few-shot turns' order (None: the run's).")
 
-    def labels_text(self, names: Sequence[str]) -> str:
-        """The labels as ``{labels}`` shows them in this prompt: in its order, with its separator."""
-        order = range(len(names))
-        if self.label_order_seed is not None:
-            order = np.random.default_rng(self.label_order_seed).permutation(len(names)).tolist()
-        return self.labels_separator.join(str(names[i]) for i in order)
+    def label_order(self, n: int) -> list[int]:
+        """The order this prompt shows ``n`` labels in (``{labels}``, ``{label_descriptions}``)."""
+        if self.label_order_seed is None:
+            return list(range(n))
+        return [int(i) for i in np.random.default_rng(self.label_order_seed).permutation(n)]
 
     def few_shot_order(self, default: np.random.Generator) -> np.random.Generator:
         """The generator that orders the few-shot turns: this prompt's own, or ``default``."""
