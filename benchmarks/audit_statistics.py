@@ -39,6 +39,7 @@ SECTIONS = {
     "metrics": ("audit.metrics", "metric_rows"),
     "dependence": ("audit.dependence", "dependence_rows"),
     "speed": ("audit.speed", "speed_rows"),
+    "speed_stopping": ("audit.speed_stopping", "stopping_rows"),
 }
 
 

@@ -38,7 +38,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class GPURecord(Record):
