@@ -52,7 +52,12 @@ class SpeedConfig(_Section):
     )
     warmup_iterations: int = Field(default=3, ge=0, description="Untimed calls per model and scenario first.")
     warmup_seconds: float = Field(default=0.5, ge=0.0, description="... and at least this long.")
-    min_iterations: int = Field(default=20, gt=0, description="Timed calls per model and scenario, at least.")
+    min_iterations: int = Field(
+        default=1,
+        gt=0,
+        description="Timed calls per model and scenario over the minimum rounds, at least (every block "
+        "is whole passes over the timed inputs anyway; the rounds go on until the ratios are decided).",
+    )
     min_seconds: float = Field(default=2.0, ge=0.0, description="Timed seconds per model and scenario, at least.")
     rounds: int = Field(
         default=6,
@@ -96,9 +101,10 @@ class SpeedConfig(_Section):
     )
     fixed_shape: FixedShape | None = Field(default=None, description="Fixed batch size (and sequence length).")
     pipeline_iterations: int = Field(
-        default=10,
+        default=2,
         ge=0,
-        description="End-to-end steps per model timing preprocess / transfer / forward apart (0: skip).",
+        description="End-to-end steps per model timing preprocess / transfer / forward apart (0: skip); "
+        "the forward calls are timed in the rounds, so a step per offline batch is enough.",
     )
     time_window_seconds: float = Field(default=10.0, gt=0.0, description="Length of the time_window scenario.")
     num_threads: int | None = Field(
@@ -114,7 +120,10 @@ class SpeedConfig(_Section):
         "(one spawned process per model, after the timing; false: skip both).",
     )
     memory_iterations: int = Field(
-        default=5, gt=0, description="End-to-end steps per scenario of the memory pass (at least one per timed input)."
+        default=1,
+        gt=0,
+        description="End-to-end steps per scenario of the memory pass, at least (every timed input "
+        "runs once anyway: the peak is the largest input's).",
     )
     telemetry: bool = Field(default=True, description="Sample GPU utilisation/power/clocks via NVML (GPU only).")
     confidence: float = Field(
