@@ -41,6 +41,7 @@ SECTIONS = {
     "dependence": ("audit.dependence", "dependence_rows"),
     "speed": ("audit.speed", "speed_rows"),
     "prompts": ("audit.prompts", "prompt_rows"),
+    "speed_stopping": ("audit.speed_stopping", "stopping_rows"),
 }
 
 

@@ -19,7 +19,7 @@ EXPERIMENT = textwrap.dedent("""\
          model_args: {n_features: 4, n_classes: 3}}
     eval: {batch_size: 16, device: cpu}
     stats: {n_resamples: 200}
-    speed: {min_seconds: 0.02, rounds: 5, min_iterations: 5, warmup_iterations: 1, warmup_seconds: 0.0,
+    speed: {min_seconds: 0.02, rounds: 5, precision: null, min_iterations: 5, warmup_iterations: 1, warmup_seconds: 0.0,
             pipeline_iterations: 0, memory: false, n_resamples: 200, num_batches: 1}
     sweep: {precision: [fp32], batch_size: [8]}
     """)

@@ -157,6 +157,7 @@ def test_measure_speed_reports_energy_and_cost_through_the_fake_layer():
     config = SpeedConfig(
         scenarios=["offline"],
         rounds=5,
+        precision=None,  # a fixed number of rounds
         min_iterations=5,
         min_seconds=0.0,
         warmup_iterations=0,

@@ -119,6 +119,7 @@ def _quick(**settings):
             "min_iterations": 4,
             "min_seconds": 0.0,
             "rounds": 5,
+            "precision": None,  # a fixed number of rounds
             "pipeline_iterations": 0,
             "memory_iterations": 2,
             "num_batches": 2,

@@ -219,6 +219,7 @@ def test_telemetry_is_kept_per_scenario(monkeypatch):
         min_iterations=2,
         min_seconds=0.0,
         rounds=5,
+        precision=None,  # a fixed number of rounds
         pipeline_iterations=0,
         memory=False,
         single_stream_inputs=4,

@@ -18,8 +18,10 @@ from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.runtime.devices import use_backend
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
 
-# Fast settings: no real waiting, no memory pass unless a test asks for it.
+# Fast settings: no real waiting, no memory pass unless a test asks for it; a fixed number of rounds
+# unless a test asks for the stopping rule (speed.precision).
 FAST = dict(
+    precision=None,
     warmup_iterations=2,
     warmup_seconds=0.0,
     min_iterations=8,

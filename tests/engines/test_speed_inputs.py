@@ -87,6 +87,7 @@ def test_results_name_the_timed_examples_and_judge_noise_per_input():
         min_iterations=1,
         min_seconds=0.0,
         rounds=5,
+        precision=None,  # a fixed number of rounds
         pipeline_iterations=0,
         memory=False,
         telemetry=False,

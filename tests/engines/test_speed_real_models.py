@@ -74,6 +74,7 @@ def test_a_sleep_twice_as_long_is_measured_twice_as_slow():
         min_iterations=24,
         min_seconds=0.0,
         rounds=8,
+        precision=None,  # a fixed number of rounds
         num_batches=1,
         pipeline_iterations=2,
         memory=False,
@@ -103,6 +104,7 @@ def test_a_a_run_of_a_real_model_gives_a_ratio_interval_containing_one():
         min_iterations=100,
         min_seconds=0.2,
         rounds=20,
+        precision=None,  # a fixed number of rounds
         num_batches=2,
         num_threads=1,
         confidence=0.99,

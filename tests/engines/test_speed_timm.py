@@ -31,6 +31,7 @@ def test_two_tiny_timm_models():
         min_iterations=5,
         min_seconds=0.2,
         rounds=5,
+        precision=None,  # a fixed number of rounds
         num_batches=2,
         num_threads=1,
         pipeline_iterations=2,

@@ -65,6 +65,7 @@ def test_a_run_on_cuda_predicts_what_the_cpu_predicts_and_measures_the_gpu(text_
     speed = {
         "scenarios": ["offline", "single_stream"],
         "rounds": 5,
+        "precision": None,  # a fixed number of rounds
         "min_seconds": 0.1,
         "warmup_seconds": 0.05,
         "single_stream_inputs": 8,

@@ -35,6 +35,7 @@ FAST_SPEED = {
     "min_iterations": 1,
     "min_seconds": 0.0,
     "rounds": 5,
+    "precision": None,  # a fixed number of rounds
     "pipeline_iterations": 0,
     "memory": False,
     "telemetry": False,

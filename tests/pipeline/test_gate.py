@@ -54,6 +54,7 @@ SPEED = {
     "min_iterations": 6,
     "min_seconds": 0.0,
     "rounds": 6,
+    "precision": None,  # a fixed number of rounds
     "pipeline_iterations": 0,
     "memory": False,
     "telemetry": False,

@@ -24,6 +24,7 @@ FAST_SPEED = {
     "min_iterations": 3,
     "min_seconds": 0.0,
     "rounds": 5,
+    "precision": None,  # a fixed number of rounds
     "num_batches": 1,
     "pipeline_iterations": 0,
     "memory": False,

@@ -176,6 +176,7 @@ QUICK_SPEED = {
     "min_iterations": 2,
     "min_seconds": 0.1,
     "rounds": 5,
+    "precision": None,  # a fixed number of rounds
     "pipeline_iterations": 2,
     "memory_iterations": 2,
     "n_resamples": 200,

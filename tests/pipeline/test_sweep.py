@@ -20,6 +20,7 @@ from headtohead.testing.text import make_tiny_bert
 QUICK_SPEED = {
     "min_seconds": 0.05,
     "rounds": 5,
+    "precision": None,  # a fixed number of rounds
     "min_iterations": 5,
     "warmup_iterations": 1,
     "warmup_seconds": 0.0,

@@ -32,6 +32,7 @@ RAW = {
     "speed": {
         "min_seconds": 0.02,
         "rounds": 5,
+        "precision": None,  # a fixed number of rounds
         "min_iterations": 5,
         "warmup_iterations": 1,
         "warmup_seconds": 0.0,

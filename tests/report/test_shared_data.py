@@ -22,6 +22,7 @@ FAST_SPEED = {
     "min_iterations": 5,
     "min_seconds": 0.0,
     "rounds": 5,
+    "precision": None,  # a fixed number of rounds
     "num_batches": 2,
     "pipeline_iterations": 0,
     "memory": False,

@@ -34,10 +34,15 @@ QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfi
 
 
 def _as_version_5(raw: dict) -> dict:
-    """A version-6 file as version 5 wrote it: no mark of an incomplete run, no missing answers, no prompts pooled."""
+    """A version-6 file as version 5 wrote it: no mark of an incomplete run, no missing answers, no prompts
+    pooled, speed rounds of a fixed number with t intervals."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 5
     del raw["incomplete"], raw["missing"], raw["stats"]["prompts"]
+    for run in (raw.get("speed") or {}).get("scenarios", []):
+        del run["precision"], run["precision_reached"]
+        for comparison in run["comparisons"]:
+            del comparison["interval"]
     return raw
 
 

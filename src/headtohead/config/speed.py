@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import Section as _Section
 from headtohead.config.server import ServerConfig
@@ -52,13 +52,34 @@ class SpeedConfig(_Section):
     )
     warmup_iterations: int = Field(default=3, ge=0, description="Untimed calls per model and scenario first.")
     warmup_seconds: float = Field(default=0.5, ge=0.0, description="... and at least this long.")
-    min_iterations: int = Field(default=20, gt=0, description="Timed calls per model and scenario, at least.")
+    min_iterations: int = Field(
+        default=1,
+        gt=0,
+        description="Timed calls per model and scenario over the minimum rounds, at least (every block "
+        "is whole passes over the timed inputs anyway; the rounds go on until the ratios are decided).",
+    )
     min_seconds: float = Field(default=2.0, ge=0.0, description="Timed seconds per model and scenario, at least.")
     rounds: int = Field(
-        default=10,
+        default=6,
         ge=5,
-        description="Interleaved rounds, at least (each model runs one block "
-        "per round, in a rotated or shuffled order).",
+        description="Interleaved rounds, at least: the warm-up minimum before the stopping rule is read "
+        "(each model runs one block per round, in a balanced or shuffled order); with precision null, "
+        "exactly this many.",
+    )
+    precision: float | None = Field(
+        default=0.05,
+        gt=0.0,
+        lt=1.0,
+        description="Speed measured until it is decided: rounds go on until every speed ratio's "
+        "anytime-valid interval is within ±this (0.05 = ±5 %), or decided against margin, or "
+        "max_seconds has passed; null: a fixed number of rounds (speed.rounds) with t intervals.",
+    )
+    margin: float | None = Field(
+        default=None,
+        gt=0.0,
+        lt=1.0,
+        description="With precision: a ratio whose interval lies wholly beyond 1 ± margin (one model "
+        "faster by more than it) or wholly within it also stops the rounds (0.1 = 10 %).",
     )
     order: Literal["balanced", "random"] = Field(
         default="balanced",
@@ -70,18 +91,20 @@ class SpeedConfig(_Section):
         default=None,
         gt=0.0,
         lt=1.0,
-        description="Adaptive stop: add rounds until every pairwise speed-ratio CI is within ±this (0.02 = 2 %).",
+        description="The old name of precision (read as precision when given).",
     )
     max_seconds: float = Field(
         default=120.0,
         gt=0.0,
-        description="Time budget per scenario for the adaptive extra rounds (the minimums are always completed).",
+        description="Time budget per scenario for the rounds beyond the minimum: when it runs out "
+        "before every ratio is decided, the run says what precision it reached.",
     )
     fixed_shape: FixedShape | None = Field(default=None, description="Fixed batch size (and sequence length).")
     pipeline_iterations: int = Field(
-        default=10,
+        default=2,
         ge=0,
-        description="End-to-end steps per model timing preprocess / transfer / forward apart (0: skip).",
+        description="End-to-end steps per model timing preprocess / transfer / forward apart (0: skip); "
+        "the forward calls are timed in the rounds, so a step per offline batch is enough.",
     )
     time_window_seconds: float = Field(default=10.0, gt=0.0, description="Length of the time_window scenario.")
     num_threads: int | None = Field(
@@ -97,7 +120,10 @@ class SpeedConfig(_Section):
         "(one spawned process per model, after the timing; false: skip both).",
     )
     memory_iterations: int = Field(
-        default=5, gt=0, description="End-to-end steps per scenario of the memory pass (at least one per timed input)."
+        default=1,
+        gt=0,
+        description="End-to-end steps per scenario of the memory pass, at least (every timed input "
+        "runs once anyway: the peak is the largest input's).",
     )
     telemetry: bool = Field(default=True, description="Sample GPU utilisation/power/clocks via NVML (GPU only).")
     confidence: float = Field(
@@ -141,6 +167,13 @@ class SpeedConfig(_Section):
     def _rotate_is_balanced(cls, order: object) -> object:
         # 'rotate' (before Williams designs) balanced positions but not who runs before whom
         return "balanced" if order == "rotate" else order
+
+    @model_validator(mode="after")
+    def _old_target_is_precision(self) -> SpeedConfig:
+        # before issue 33 the adaptive stop was asked for with target_ci_halfwidth (a t interval)
+        if self.target_ci_halfwidth is not None:
+            self.__dict__["precision"] = self.target_ci_halfwidth
+        return self
 
     @field_validator("scenarios")
     @classmethod

@@ -6,7 +6,7 @@ See ``docs/speed.md``, "How speed and memory are measured".
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -65,7 +65,7 @@ def _record(
         parameter_bytes=m.adapter.parameter_bytes(),
         load_time_s=load_times.get(m.name),
         first_preprocess_s=m.first_preprocess_ns / 1e9,
-        first_call_s=m.first_call_ns / 1e9,
+        first_call_s=None if m.warm else m.first_call_ns / 1e9,
         cold_start=cold,
         offline=m.timings.get("offline"),
         single_stream=m.timings.get("single_stream"),
@@ -91,6 +91,7 @@ def measure_speed(
     seed: int = 0,
     load_times: Mapping[str, float] | None = None,
     recipes: Mapping[str, ModelRecipe] | None = None,
+    warm: Collection[str] = (),
     device_warmup_s: float | None = None,
     progress: SpeedProgress | None = None,
     clock: Clock | None = None,
@@ -120,6 +121,10 @@ def measure_speed(
         How to load each model again: with ``config.memory``, models that have one get their
         memory and cold start measured in a fresh process holding only them; the others
         (sweep variants, test doubles) only the growth of their calls in this process.
+    warm : collection of str, optional
+        Models whose quality pass ran in this process: the pass's calls were their warm-up at the
+        offline batch size, so neither that warm-up nor a first call is made again (their cold
+        first call is the fresh process's, ``cold_start``; ``first_call_s`` is None).
     device_warmup_s : float, optional
         Seconds the caller spent creating the device context before any model loaded (recorded).
     progress : callable, optional
@@ -156,7 +161,7 @@ def measure_speed(
     timed = [cast(TimedScenario, s) for s in config.scenarios if s in _TIMED]
     inputs = _inputs(dataset, config, offline_bs, timed, seed)
     raw = {s: [batch_examples(dataset, idx) for idx in drawn.indices] for s, drawn in inputs.items()}
-    models = [StagedModel(a, seq_len) for a in adapters]
+    models = [StagedModel(a, seq_len, warm=a.name in warm and config.fixed_shape is None) for a in adapters]
     runs: list[ScenarioRun] = []
     with torch_threads(config.num_threads) as (threads, interop_threads):
         for m in models:

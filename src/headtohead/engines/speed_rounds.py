@@ -1,16 +1,22 @@
-"""The interleaved rounds of one speed scenario: warm-up, balanced orders, paired ratios, adaptive stop.
+"""The interleaved rounds of one speed scenario: warm-up, balanced orders, paired ratios, stop when decided.
 
 Each round every model runs one block of forward calls (whole passes over the scenario's
 timed inputs) in an order from a Williams design (:func:`headtohead.stats.design.round_order`:
 every model runs before every other in half the rounds) or shuffled, so drift of the machine
 and order effects hit every model alike. GPU telemetry is sampled while the scenario runs
 and kept per model and scenario.
+
+With ``speed.precision`` (the default) the rounds go on, after ``speed.rounds`` and only at the
+end of a whole cycle of balanced orders, until every ratio's anytime-valid interval
+(:mod:`headtohead.stats.speed_sequence`) is within ``±precision`` or decided against
+``speed.margin``, or ``speed.max_seconds`` has passed; without it, exactly ``speed.rounds``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from typing import Literal
 
 import numpy as np
 
@@ -28,10 +34,11 @@ from headtohead.results.speed import (
     TimedScenario,
 )
 from headtohead.runtime.devices import is_cuda
-from headtohead.stats.design import round_order
+from headtohead.stats.design import round_order, williams_design
 from headtohead.stats.speed import SpeedRatio, round_medians, speed_ratio
+from headtohead.stats.speed_sequence import first_bounded_round, settled
 
-__all__ = ["run_scenario", "SpeedProgress"]
+__all__ = ["run_scenario", "minimum_rounds", "SpeedProgress"]
 
 #: ``progress(stage, done, total)``, e.g. ``("speed offline", 3, 10)``; ``total`` grows with adaptive rounds.
 SpeedProgress = Callable[[str, int, int], None]
@@ -48,9 +55,10 @@ def _compare(
 ) -> list[tuple[SpeedRatio, SpeedComparison]]:
     out = []
     medians = {m.name: round_medians(rounds[m.name]) for m in models}
+    method: Literal["t", "anytime"] = "t" if config.precision is None else "anytime"
     for i, a in enumerate(models):
         for b in models[i + 1 :]:
-            ratio = speed_ratio(medians[a.name], medians[b.name], confidence=config.confidence)
+            ratio = speed_ratio(medians[a.name], medians[b.name], confidence=config.confidence, method=method)
             # unadjusted here; measure_speed adjusts every comparison of the run together (Holm)
             faster = {"a": a.name, "b": b.name, None: None}[ratio.faster]
             out.append(
@@ -65,12 +73,18 @@ def _compare(
                         ci_high=ratio.high,
                         confidence=ratio.confidence,
                         n_rounds=ratio.n_rounds,
+                        interval=method,
                         faster=faster,
                         p_value=ratio.p_value,
                     ),
                 )
             )
     return out
+
+
+def _reached(comparisons: list[tuple[SpeedRatio, SpeedComparison]]) -> float:
+    """The widest ratio interval's relative half-width."""
+    return max(r.halfwidth for r, _ in comparisons)
 
 
 def _samplers(models: list[StagedModel], config: SpeedConfig, clock: Clock) -> dict[str, TelemetrySampler]:
@@ -84,6 +98,37 @@ def _telemetry(
         return None
     sampler = samplers.get(model.device)  # all-null without a GPU: "not measurable here", unlike None
     return sampler.summarise(intervals) if sampler is not None else TelemetryStats()
+
+
+def minimum_rounds(n_models: int, config: SpeedConfig) -> tuple[int, int]:
+    """The rounds before the stopping rule is first read, and every how many rounds it is read after.
+
+    The rule is read only where the orders are balanced (a whole Williams cycle), and only once
+    the confidence sequence bounds the ratio at all.
+
+    Examples
+    --------
+    >>> minimum_rounds(2, SpeedConfig()), minimum_rounds(3, SpeedConfig()), minimum_rounds(2, SpeedConfig(precision=None))
+    ((6, 2), (6, 6), (6, 2))
+    """
+    period = len(williams_design(n_models)) if config.order == "balanced" and n_models > 1 else 1
+    minimum = config.rounds if config.precision is None else max(config.rounds, first_bounded_round(config.confidence))
+    return period * math.ceil(minimum / period) if config.precision is not None else minimum, period
+
+
+def _stop(
+    comparisons: list[tuple[SpeedRatio, SpeedComparison]], config: SpeedConfig, spent_ns: int
+) -> StopReason | None:
+    """Why the rounds stop now, or ``None`` to go on (the rule of the module docstring)."""
+    if config.precision is None or not comparisons:
+        return "minimums_met"
+    if all(r.halfwidth <= config.precision for r, _ in comparisons):
+        return "target_ci_reached"
+    logs = np.log([r.ratio for r, _ in comparisons])
+    halves = np.log1p([r.halfwidth for r, _ in comparisons])
+    if np.all(settled(logs, halves, config.precision, config.margin)):
+        return "margin_decided"
+    return "time_budget" if spent_ns >= config.max_seconds * 1e9 else None
 
 
 def run_scenario(
@@ -108,7 +153,8 @@ def run_scenario(
     for m in models:
         began = clock()
         done = 0
-        if config.warmup_iterations or config.warmup_seconds:
+        # a warm model ran the offline shape through its whole quality pass in this process
+        if (config.warmup_iterations or config.warmup_seconds) and not (m.warm and scenario == "offline"):
             done = len(
                 run_timed(
                     timers[m.name],
@@ -125,6 +171,7 @@ def run_scenario(
     orders: list[list[str]] = []
     comparisons: list[tuple[SpeedRatio, SpeedComparison]] = []
     stop_reason: StopReason = "minimums_met"
+    minimum, period = minimum_rounds(len(models), config)
     samplers = _samplers(models, config, clock)
     for sampler in samplers.values():
         sampler.start()
@@ -150,26 +197,22 @@ def run_scenario(
                 intervals[m.name].append((began, clock()))
             orders.append([m.name for m in order])
             if progress is not None:
-                progress(f"speed {scenario}", len(orders), max(config.rounds, len(orders)))
-            if len(orders) < config.rounds:
+                progress(f"speed {scenario}", len(orders), max(minimum, len(orders)))
+            if len(orders) < minimum or (len(orders) - minimum) % period:
                 continue
             if len(models) > 1:
                 comparisons = _compare(models, rounds, scenario, config)
-            if config.target_ci_halfwidth is None or not comparisons:
-                stop_reason = "minimums_met"
-                break
-            if all(r.halfwidth <= config.target_ci_halfwidth for r, _ in comparisons):
-                stop_reason = "target_ci_reached"
-                break
-            if clock() - started >= config.max_seconds * 1e9:
-                widest = max(r.halfwidth for r, _ in comparisons)
+            stop = _stop(comparisons, config, clock() - started)
+            if stop is None:
+                continue
+            stop_reason = stop
+            if stop == "time_budget":
                 warnings.append(
                     f"{scenario}: the time budget (max_seconds={config.max_seconds:g}) ran out before "
-                    f"every ratio CI was within ±{config.target_ci_halfwidth:.1%} (widest ±{widest:.1%}); "
-                    f"raise max_seconds or loosen target_ci_halfwidth"
+                    f"every ratio CI was within ±{100 * (config.precision or 0.0):.1f} % (reached ±{100 * _reached(comparisons):.1f} % "
+                    f"after {len(orders)} rounds); raise max_seconds, loosen precision or quiet the machine"
                 )
-                stop_reason = "time_budget"
-                break
+            break
     finally:
         for sampler in samplers.values():
             sampler.stop()
@@ -192,6 +235,8 @@ def run_scenario(
         rounds=len(orders),
         iterations_per_block=math.ceil(per_block / pool) * pool,
         stop_reason=stop_reason,
+        precision=config.precision,
+        precision_reached=_reached(comparisons) if comparisons else None,
         elapsed_s=elapsed_s,
         round_orders=orders,
         comparisons=[c for _, c in comparisons],

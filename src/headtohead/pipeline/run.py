@@ -495,6 +495,7 @@ def _measure_speed(
             seed=exp.seed,
             load_times=load_times,
             recipes=recipes,
+            warm=set(loaded) if setup.quality else (),  # kept from their quality pass, run here
             device_warmup_s=warmup_s,
             progress=progress,
             log_dir=out / LOADGEN_DIR if out is not None else None,

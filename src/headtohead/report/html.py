@@ -36,6 +36,7 @@ from headtohead.report.rows.summary import (
 from headtohead.report.rows.where import disagreement_blocks, slice_rows, slices_note
 from headtohead.report.words.numbers import format_count
 from headtohead.report.words.sequential import sequential_lines
+from headtohead.report.words.speed import stop_text
 from headtohead.report.words.verdict import build_verdict
 from headtohead.report.words.warnings import model_warnings, speed_warnings
 from headtohead.results.files import DISAGREEMENTS_FILE
@@ -161,10 +162,7 @@ def _speed_note(result: RunResult) -> str:
     if speed is None:
         return ""
     threads = f"{speed.torch_threads} torch threads" if speed.torch_threads else "torch threads not recorded"
-    rounds = ", ".join(
-        f"{r.scenario.replace('_', ' ')}: {r.rounds} rounds ({r.stop_reason.replace('_', ' ')})"
-        for r in speed.scenarios
-    )
+    rounds = ", ".join(f"{r.scenario.replace('_', ' ')}: {r.rounds} rounds ({stop_text(r)})" for r in speed.scenarios)
     return (
         f"Models measured in interleaved rounds so drift hits all alike; {rounds}; {threads}; "
         f"{speed.elapsed_s:.0f} s in all. {speed_note(speed)}"

@@ -43,7 +43,10 @@ __all__ = [
 ]
 
 Scenario = Literal["offline", "single_stream", "time_window"]
-StopReason = Literal["minimums_met", "target_ci_reached", "time_budget"]
+#: minimums_met: a fixed number of rounds (speed.precision null); target_ci_reached: every ratio known
+#: to speed.precision; margin_decided: every ratio known to it or decided against speed.margin;
+#: time_budget: speed.max_seconds ran out first.
+StopReason = Literal["minimums_met", "target_ci_reached", "margin_decided", "time_budget"]
 #: The scenarios timed in interleaved rounds (the others have their own records).
 TimedScenario = Literal["offline", "single_stream"]
 #: How the latencies were timed.
@@ -299,7 +302,8 @@ class SpeedComparison(Record):
     """The paired speed ratio of two models in one scenario.
 
     ``ratio`` is ``time(model_a) / time(model_b)``: above 1 ``model_b`` is faster. The
-    interval is the unadjusted t interval at ``confidence``; ``faster`` is decided by the
+    interval is unadjusted at ``confidence``: the anytime-valid confidence sequence when the
+    rounds stopped on the data (``interval = "anytime"``), else the t interval; ``faster`` is decided by the
     Holm-adjusted p-value at ``α = 1 − confidence`` over the run's ``n_speed_tests``
     comparisons, so a ratio whose interval excludes 1 may still name no faster model.
     """
@@ -312,14 +316,20 @@ class SpeedComparison(Record):
     ci_high: float
     confidence: float
     n_rounds: int
+    interval: Literal["t", "anytime"] = Field(
+        default="t",
+        description="t: Student t interval over a fixed number of rounds; anytime: the confidence "
+        "sequence (stats.speed_sequence) that keeps its level where the rounds stopped on the data "
+        "(version ≤ 5 files: t)",
+    )
     faster: str | None = Field(
         description="The faster model after Holm's adjustment over every speed comparison "
         "of the run (version ≤ 3 files: the interval alone), or None."
     )
     p_value: float | None = Field(
         default=None,
-        description="two-sided t test of the mean per-round log ratio "
-        "(the test the interval inverts); None in files of version ≤ 3",
+        description="two-sided test of the mean per-round log ratio that the interval inverts "
+        "(t test, or the anytime-valid p-value of the confidence sequence); None in files of version ≤ 3",
     )
     p_adjusted: float | None = Field(
         default=None,
@@ -349,6 +359,15 @@ class ScenarioRun(Record):
         "a block also runs for min_seconds / rounds at least."
     )
     stop_reason: StopReason
+    precision: float | None = Field(
+        default=None,
+        description="speed.precision the rounds went on for (None: a fixed number of rounds, files of version ≤ 5)",
+    )
+    precision_reached: float | None = Field(
+        default=None,
+        description="The widest ratio interval's relative half-width when the rounds stopped (0.04: ±4 %); "
+        "None: no comparison, or files of version ≤ 5",
+    )
     elapsed_s: float
     round_orders: list[list[str]] = Field(description="The order the models ran in, per round.")
     comparisons: list[SpeedComparison] = Field(default_factory=list)

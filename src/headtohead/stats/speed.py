@@ -12,6 +12,8 @@ from typing import Literal
 
 import numpy as np
 
+from headtohead.stats.speed_sequence import confidence_sequence
+
 __all__ = [
     "SpeedRatio",
     "speed_ratio",
@@ -96,7 +98,7 @@ def speed_ratio(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-    method: Literal["t", "bootstrap"] = "t",
+    method: Literal["t", "bootstrap", "anytime"] = "t",
 ) -> SpeedRatio:
     """The paired speed ratio ``time_a / time_b`` over rounds, with a confidence interval.
 
@@ -109,15 +111,19 @@ def speed_ratio(
         Level of the interval.
     n_resamples, seed : int
         Resamples and seed of ``method="bootstrap"``; the t interval uses neither.
-    method : {"t", "bootstrap"}
+    method : {"t", "bootstrap", "anytime"}
         ``t`` (default): Student t interval on the mean per-round log ratio, which keeps
-        its level from 2 rounds on (see the module docstring). ``bootstrap``: the expanded
-        percentile bootstrap used before, anti-conservative below ~10 rounds.
+        its level from 2 rounds on (see the module docstring) when the number of rounds was fixed
+        in advance. ``anytime``: the confidence sequence of
+        :func:`headtohead.stats.speed_sequence.confidence_sequence`, which keeps its level at a
+        round chosen by looking at the data (the speed engine's stopping rule), with its
+        anytime-valid p-value. ``bootstrap``: the expanded percentile bootstrap used before,
+        anti-conservative below ~10 rounds.
 
     Returns
     -------
     SpeedRatio
-        With the p-value of the t test (whichever ``method`` made the interval).
+        With the p-value of the t test (``t``, ``bootstrap``) or the anytime-valid one (``anytime``).
 
     Raises
     ------
@@ -138,11 +144,12 @@ def speed_ratio(
         raise ValueError(f"a speed ratio needs at least 2 rounds, got {len(a)}")
     if not (np.all(a > 0) and np.all(b > 0) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("latencies must be positive and finite")
-    if method not in ("t", "bootstrap"):
-        raise ValueError(f"method must be 't' or 'bootstrap', not {method!r}")
+    if method not in ("t", "bootstrap", "anytime"):
+        raise ValueError(f"method must be 't', 'bootstrap' or 'anytime', not {method!r}")
     log_ratio = np.log(a) - np.log(b)
-    centre, half, p_value = (float(x) for x in log_ratio_t_test(log_ratio, confidence))
-    if method == "t" or half == 0.0:  # identical rounds: no spread to estimate, a point interval
+    test = confidence_sequence if method == "anytime" else log_ratio_t_test
+    centre, half, p_value = (float(x) for x in test(log_ratio, confidence))
+    if method != "bootstrap" or half == 0.0:  # identical rounds: no spread to estimate, a point interval
         low, high = centre - half, centre + half
     else:
         low, high = _bootstrap_mean_ci(log_ratio, confidence, n_resamples, seed)

@@ -232,7 +232,7 @@ def noise_checks(summary: SpeedSummary) -> NoiseChecks:
     settings = summary.settings or {}
     confidence = float(settings.get("confidence") or 0.95)
     alpha = 1.0 - confidence
-    limit = float(settings.get("target_ci_halfwidth") or UNDECIDED_HALFWIDTH)
+    limit = float(settings.get("target_ci_halfwidth") or settings.get("precision") or UNDECIDED_HALFWIDTH)
     pending_ratios, ratio_trends, level_rows, level_trends = [], [], [], []
     for run in summary.scenarios:
         logs = {}

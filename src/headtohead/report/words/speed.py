@@ -20,7 +20,7 @@ from headtohead.report.words.server import server_lines, with_server_sentences
 from headtohead.report.words.warnings import speed_warnings
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 
-__all__ = ["speed_sentence", "speed_verdict_lines", "with_speed_sentences"]
+__all__ = ["speed_sentence", "speed_verdict_lines", "stop_text", "with_speed_sentences"]
 
 
 def speed_sentence(comparison: SpeedComparison) -> str:
@@ -40,7 +40,8 @@ def speed_sentence(comparison: SpeedComparison) -> str:
     """
     c = comparison
     name_a, name_b = c.model_a, c.model_b
-    level = f"{c.confidence * 100:g} %"
+    # an interval where the rounds stopped on the data is the anytime-valid sequence: say so
+    level = f"{c.confidence * 100:g} %" + (" anytime-valid" if c.interval == "anytime" else "")
     tested = holm_clause(c.p_value, c.p_adjusted, c.n_speed_tests)
     tested = f", {tested}" if tested else ""
     if c.faster is not None and c.faster == name_b:
@@ -75,8 +76,26 @@ def _scenario_with_sentences(run: ScenarioRun) -> ScenarioRun:
 _STOP_TEXT = {
     "minimums_met": "minimum rounds, iterations and seconds reached",
     "target_ci_reached": "every ratio CI within the target",
+    "margin_decided": "every ratio CI within the target or decided against the margin",
     "time_budget": "time budget ran out before every ratio CI reached the target",
 }
+
+
+def stop_text(run: ScenarioRun) -> str:
+    """Why a scenario's rounds stopped, with the precision asked for and reached when it stopped on the data.
+
+    Examples
+    --------
+    ``every ratio known to ±5 % (reached ±3.9 %)``; ``time budget ran out at ±7.2 % (±5 % asked for)``
+    """
+    if run.precision is None or run.precision_reached is None:
+        return _STOP_TEXT[run.stop_reason]
+    asked, reached = format_percent(run.precision), format_percent(run.precision_reached)
+    if run.stop_reason == "time_budget":
+        return f"time budget ran out at ±{reached} (±{asked} asked for)"
+    if run.stop_reason == "margin_decided":
+        return f"every ratio known to ±{asked} or decided against the margin (widest ±{reached})"
+    return f"every ratio known to ±{asked} (reached ±{reached})"
 
 
 def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
@@ -90,7 +109,7 @@ def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
     """
     lines: list[str] = []
     for run in summary.scenarios:
-        lines.append(f"{run.scenario} (batch {run.batch_size}, {run.rounds} rounds; {_STOP_TEXT[run.stop_reason]}):")
+        lines.append(f"{run.scenario} (batch {run.batch_size}, {run.rounds} rounds; {stop_text(run)}):")
         call = "batch" if run.batch_size > 1 else "call"
         for model in summary.models:
             timing = model.timing(run.scenario)

@@ -1,0 +1,191 @@
+"""The statistical audit's section on speed measured until it is decided: A/A comparisons stopped by the rule.
+
+One model timed twice (A/A: the true ratio is 1), the rounds simulated as the engine runs them
+(:func:`sim.latency.simulate_model_rounds` (``benchmarks/sim/latency.py``): log-normal calls with
+spikes, the machine's level shared by both models and moving within a round, a per-block offset,
+Williams orders), and stopped by the engine's own rule: the rule is first read after
+:func:`headtohead.engines.speed_rounds.minimum_rounds` and then at the end of every balanced cycle,
+each ratio's interval is :func:`headtohead.stats.speed_sequence.confidence_sequence` (what
+``speed_ratio(method="anytime")`` returns) and a ratio is done when
+:func:`headtohead.stats.speed_sequence.settled` says so (``speed.precision`` ±5 %), or at the time
+budget, here ``MAX_ROUNDS`` rounds. ``tests/engines/test_speed_stopping.py`` checks that the
+engine, run on simulated models, stops at the round these functions give. Machines:
+
+* ``steady``: the level varies 2 % from round to round around a steady level;
+* ``drifting``: a random walk of 5 % per round, every call 2 % slower each round (throttling);
+* ``loaded``: a busy shared machine — calls spread σ = 0.25 with 5 % spikes, 12 calls per block,
+  the level wandering 5 % per round, and 5 % of blocks hit by a burst of other work (1.5–3× slower,
+  one model's block alone: an outlier in the log ratio).
+
+Rows (α = 0.05, ``speed.precision`` 0.05): the share of A/A runs whose verdict says "faster" (Holm
+over the scenarios with two), and the share whose reported interval covers 1. "before" is the
+adaptive stop of ``main`` before issue 33 (``target_ci_halfwidth``: the t interval, read after every
+round from the 10th, stopped the first time it is within ±5 %), on the same simulated rounds.
+
+``stopping_rows(quick=True)`` runs a reduced grid in seconds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sim.latency import simulate_model_rounds
+
+from headtohead.config.speed import SpeedConfig
+from headtohead.engines.speed_rounds import minimum_rounds
+from headtohead.stats.multiple import holm_rows
+from headtohead.stats.speed import log_ratio_t_test
+from headtohead.stats.speed_sequence import confidence_sequence, settled
+
+__all__ = ["stopping_rows", "stopped_a_a", "STOP_MACHINES", "MAX_ROUNDS"]
+
+ALPHA = 0.05
+PRECISION = 0.05
+#: The time budget, as rounds: a run that has not settled by then stops and says what it reached.
+MAX_ROUNDS = 200
+#: Machine → (simulator settings, share of blocks hit by a burst of other work).
+STOP_MACHINES: dict[str, tuple[dict[str, float], float]] = {
+    "steady": ({"round_drift": 0.0, "round_sigma": 0.02, "calls_per_block": 20}, 0.0),
+    "drifting": ({"round_drift": 0.05, "trend": 0.02, "calls_per_block": 20}, 0.0),
+    "loaded": ({"round_drift": 0.05, "call_sigma": 0.25, "spike_rate": 0.05, "calls_per_block": 12}, 0.05),
+}
+
+
+def _log_ratios(machine: str, n_sims: int, seed: int) -> np.ndarray:
+    """Per-round log(time A / time B) of ``n_sims`` A/A benchmarks of ``MAX_ROUNDS`` rounds."""
+    settings, bursts = STOP_MACHINES[machine]
+    rng = np.random.default_rng(seed)
+    sim = simulate_model_rounds(2, MAX_ROUNDS, n_sims=n_sims, seed=rng, **settings)  # type: ignore[arg-type]
+    medians = sim.medians.copy()
+    hit = rng.random(medians.shape) < bursts
+    medians[hit] *= rng.uniform(1.5, 3.0, int(hit.sum()))
+    return np.log(medians[:, 0]) - np.log(medians[:, 1])
+
+
+def stopped_a_a(log_ratios: np.ndarray, config: SpeedConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where the engine's rule stops each benchmark, and what it reports there.
+
+    Parameters
+    ----------
+    log_ratios : ndarray of shape (n_sims, max_rounds)
+    config : SpeedConfig
+        ``precision``, ``margin``, ``rounds``, ``confidence`` as a run has them.
+
+    Returns
+    -------
+    rounds, centre, half, p_value : ndarray of shape (n_sims,)
+        The round it stopped at (``max_rounds`` when the budget ran out) and the sequence's
+        centre, half-width (log scale) and anytime-valid p-value there.
+    """
+    n_sims, max_rounds = log_ratios.shape
+    first, period = minimum_rounds(2, config)
+    rounds = np.full(n_sims, max_rounds)
+    centre, half, p = np.zeros(n_sims), np.full(n_sims, np.inf), np.ones(n_sims)
+    open_ = np.ones(n_sims, dtype=bool)
+    for n in range(first, max_rounds + 1, period):
+        c, h, pv = confidence_sequence(log_ratios[open_, :n], config.confidence)
+        done = np.asarray(settled(c, h, config.precision, config.margin)) | (n + period > max_rounds)
+        index = np.flatnonzero(open_)[done]
+        rounds[index], centre[index], half[index], p[index] = n, c[done], h[done], pv[done]
+        open_[index] = False
+        if not open_.any():
+            break
+    return rounds, centre, half, p
+
+
+def _before(log_ratios: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The adaptive stop before issue 33: t interval after every round from the 10th until within ±precision."""
+    n_sims, max_rounds = log_ratios.shape
+    centre, half, p = np.zeros(n_sims), np.full(n_sims, np.inf), np.ones(n_sims)
+    open_ = np.ones(n_sims, dtype=bool)
+    for n in range(10, max_rounds + 1):
+        c, h, pv = log_ratio_t_test(log_ratios[open_, :n], 1 - ALPHA)
+        done = (np.expm1(h) <= PRECISION) | (n == max_rounds)
+        index = np.flatnonzero(open_)[done]
+        centre[index], half[index], p[index] = c[done], h[done], pv[done]
+        open_[index] = False
+        if not open_.any():
+            break
+    return centre, half, p
+
+
+def _seed(*parts: int) -> int:
+    return int(np.random.SeedSequence(list(parts)).generate_state(1)[0])
+
+
+def stopping_rows(quick: bool = False, seed: int = 0) -> list[dict]:
+    """The A/A rows of the stopping rule (see the module docstring), seeded.
+
+    Parameters
+    ----------
+    quick : bool
+        1,200 benchmarks per row instead of 4,000.
+    seed : int
+
+    Returns
+    -------
+    list of dict
+        Keys ``section, quantity, setting, kind, nominal, before, after, mc_se, runs``.
+    """
+    n_sims = 1200 if quick else 4000
+    config = SpeedConfig(precision=PRECISION, confidence=1 - ALPHA)
+    rows: list[dict] = []
+    for m_index, machine in enumerate(STOP_MACHINES):
+        for n_scenarios in (1, 2):
+            now, then, covered, covered_before, used = [], [], [], [], []
+            for s in range(n_scenarios):
+                logs = _log_ratios(machine, n_sims, _seed(seed, m_index, n_scenarios, s))
+                rounds, centre, half, p = stopped_a_a(logs, config)
+                c0, h0, p0 = _before(logs)
+                now.append(p)
+                then.append(p0)
+                covered.append(np.abs(centre) <= half)
+                covered_before.append(np.abs(c0) <= h0)
+                used.append(rounds)
+            faster = (holm_rows(np.column_stack(now)) <= ALPHA).any(axis=1)
+            faster_before = (holm_rows(np.column_stack(then)) <= ALPHA).any(axis=1)
+            mean_rounds = float(np.mean(np.column_stack(used)))
+            budget = float(np.mean(np.column_stack(used) == MAX_ROUNDS))
+            setting = (
+                f"A/A, {n_scenarios} scenario{'s' if n_scenarios > 1 else ''}, {machine} machine, "
+                f"precision ±{100 * PRECISION:g} %: {mean_rounds:.0f} rounds on average, "
+                f"{100 * budget:.1f} % at the budget of {MAX_ROUNDS}"
+            )
+            rows.append(
+                _row(
+                    "'faster' when stopped by the rule (anytime-valid)",
+                    setting,
+                    "error",
+                    ALPHA,
+                    faster,
+                    float(np.mean(faster_before)),
+                )
+            )
+            if n_scenarios == 1:
+                rows.append(
+                    _row(
+                        "speed ratio interval covers 1 when stopped by the rule",
+                        setting,
+                        "coverage",
+                        1 - ALPHA,
+                        covered[0],
+                        float(np.mean(covered_before[0])),
+                    )
+                )
+    return rows
+
+
+def _row(quantity: str, setting: str, kind: str, nominal: float, hits: np.ndarray, before: float) -> dict:
+    rate = float(np.mean(hits))
+    return {
+        "section": "speed",
+        "quantity": quantity,
+        "setting": setting,
+        "kind": kind,
+        "nominal": nominal,
+        "before": before,
+        "after": rate,
+        "mc_se": math.sqrt(max(rate * (1 - rate), 1e-12) / hits.size),
+        "runs": int(hits.size),
+    }
