@@ -20,7 +20,7 @@ from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_promp
 from headtohead.testing.data import make_text_rows, write_text_table
 
 LABELS = ("negative", "positive")
-RIGHT = {"P1": 20, "P2": 24, "P3": 28, "P4": 32, "P5": 36, "B0": 28}
+RIGHT = {"P1": 20, "P2": 24, "P3": 28, "P4": 32, "P5": 36, "B0": 28, "W0": 8}
 
 
 @pytest.fixture()
@@ -47,7 +47,7 @@ class Graded:
         return Reply(text=label)
 
 
-def _experiment(root: Path, url: str) -> dict:
+def _experiment(root: Path, url: str, *others: str) -> dict:
     endpoint = {"kind": "openai", "source": "scripted", "base_url": url, "max_concurrency": 4, "timeout_s": 5}
     return {
         "name": "prompts",
@@ -55,6 +55,7 @@ def _experiment(root: Path, url: str) -> dict:
         "models": [
             {"name": "llm", **endpoint, "prompts": [f"P{k} {{text}} ({{labels}})" for k in range(1, 6)]},
             {"name": "base", **endpoint, "prompt": "B0 {text}"},
+            *({"name": marker.lower(), **endpoint, "prompt": f"{marker} {{text}}"} for marker in others),
         ],
         "eval": {"batch_size": 8, "device": "cpu"},
         "stats": {"n_resamples": 200},
@@ -91,3 +92,47 @@ def test_each_prompt_is_a_pass_with_its_exact_accuracy_and_the_pooled_verdict_is
     for page in (html, markdown):
         assert "Prompts as a source of noise" in page and "llm@p5" in page and "chosen after seeing" in page
     assert json.loads((out / "results.json").read_text())["stats"]["prompts"]["families"][0]["name"] == "llm"
+
+
+def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
+    """llm (5 prompts), base (70 %) and w0 (20 %): three models, three comparisons in one Holm family."""
+    from statsmodels.stats.multitest import multipletests
+
+    from headtohead.report.words.quality import verdict_lines
+    from headtohead.report.words.verdict import build_verdict
+
+    root, truth = data
+    out = root / "out"
+    with ScriptedChatServer(Graded(truth)) as server:
+        (root / "exp.yaml").write_text(yaml.safe_dump(_experiment(root, server.base_url, "W0")))
+        headtohead.run(root / "exp.yaml", out_dir=out, report=True)
+    result = headtohead.load_result(out / "results.json")
+    stats = result.stats
+
+    # every pass keeps its record and its intervals: they are real passes
+    assert [m.name for m in result.models] == [*(f"llm@p{k}" for k in range(1, 6)), "base", "w0"]
+    assert {m.name for m in stats.models} == {m.name for m in result.models}
+    # the ordinary pairs: models asked with one prompt only (no pass against a pass, nor against a model)
+    assert [(c.model_a, c.model_b) for c in stats.comparisons] == [("base", "w0")]
+    # one Holm family: one comparison per pair of models (3), not C(7, 2) = 21 pairs of passes
+    pools = stats.prompts.pools
+    assert [(p.model_a, p.model_b) for p in pools] == [("llm", "base"), ("llm", "w0")]
+    assert stats.prompts.family_size == 3
+    raw = [stats.comparisons[0].p_value, pools[0].p_value, pools[1].p_value]
+    holm = multipletests(raw, method="holm")[1]
+    assert [stats.comparisons[0].p_adjusted, pools[0].p_adjusted, pools[1].p_adjusted] == pytest.approx(holm)
+    assert stats.comparisons[0].winner == "base" and pools[1].winner == "llm" and pools[0].winner is None
+    # the ranking: llm once, by its mean over prompts (70 %), never a pass
+    ranked = [(m, a) for g in stats.ranking for m, a in zip(g.models, g.accuracies, strict=True)]
+    assert sorted(ranked) == sorted([("llm", pytest.approx(0.7)), ("base", 0.7), ("w0", 0.2)])
+    assert [sorted(g.models) for g in stats.ranking] == [["base", "llm"], ["w0"]]
+    lines = verdict_lines(stats) + [line.plain() for line in build_verdict(result).headline]
+    for line in lines:
+        if "llm@p" in line:  # a pass is named only as a chosen prompt, never as the model
+            assert "chosen after seeing these examples" in line, line
+    (ranking,) = [line for line in lines if line.startswith("Ranking by accuracy")]
+    assert ranking.startswith(
+        ("Ranking by accuracy (1. llm, base · 2. w0)", "Ranking by accuracy (1. base, llm · 2. w0)")
+    )
+    assert "pooled over prompts" in ranking
+    assert any("Holm over 3 comparisons of models" in line for line in lines)
