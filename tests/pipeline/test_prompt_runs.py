@@ -16,6 +16,7 @@ import yaml
 
 import headtohead
 from headtohead.report.markdown import render_markdown
+from headtohead.report.rows.summary import Cell, format_cell, metric_column, summary_rows
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 from headtohead.testing.data import make_text_rows, write_text_table
 
@@ -136,3 +137,15 @@ def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
     )
     assert "pooled over prompts" in ranking
     assert any("Holm over 3 comparisons of models" in line for line in lines)
+    # the summary table: llm once, its mean over prompts, not an interval; the passes only in the prompts section
+    rows = summary_rows(result)
+    assert list(rows) == ["llm", "base", "w0"]
+    assert rows["llm"]["accuracy"] == Cell(pytest.approx(0.7), prompts=5)
+    assert format_cell(rows["llm"]["accuracy"], metric_column("accuracy")) == "70.0 % (mean of 5 prompts)"
+    assert rows["llm"]["f1_macro"].value == pytest.approx(
+        sum(stats.model(f"llm@p{k}").f1_macro.value for k in range(1, 6)) / 5
+    )
+    markdown, _ = render_markdown(result)
+    summary_table = markdown[markdown.index("| metric |") : markdown.index("Prompts as a source of noise")]
+    assert "llm@p" not in summary_table.split("\n\n")[0]  # the table itself
+    assert "llm: the mean of its 5 prompts' passes" in markdown

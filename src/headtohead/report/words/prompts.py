@@ -11,7 +11,14 @@ from headtohead.config.models import ModelConfig
 from headtohead.report.words.numbers import format_p, format_percent, format_pp, interval_pp
 from headtohead.results.prompts import PromptFamily, PromptPool, PromptSummary
 
-__all__ = ["prompt_description", "family_sentence", "pool_sentence", "with_prompt_sentences", "PROMPT_RULE"]
+__all__ = [
+    "prompt_description",
+    "family_sentence",
+    "summary_note",
+    "pool_sentence",
+    "with_prompt_sentences",
+    "PROMPT_RULE",
+]
 
 #: How the pooled comparison is made, in one line (the reports' note under the table).
 PROMPT_RULE = (
@@ -59,6 +66,15 @@ def family_sentence(family: PromptFamily) -> str:
         f"(from {format_percent(min(scores))} to {format_percent(max(scores))}); the best prompt, {best.model} "
         f"({format_percent(best.accuracy)}), was chosen after seeing these examples, so its accuracy overstates "
         f"what the model would score on new ones."
+    )
+
+
+def summary_note(family: PromptFamily) -> str:
+    """What a prompted model's column of the summary table is: the mean of its passes, never its best prompt."""
+    return (
+        f"{family.name}: the mean of its {len(family.prompts)} prompts' passes ({family.prompts[0].model} …), "
+        f"without an interval (its comparisons pooled over prompts carry one); each prompt's accuracy is under "
+        f'"Prompts as a source of noise", the best, {family.best}, named as chosen after seeing these examples.'
     )
 
 
