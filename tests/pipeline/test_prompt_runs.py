@@ -122,6 +122,12 @@ def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
     raw = [stats.comparisons[0].p_value, pools[0].p_value, pools[1].p_value]
     holm = multipletests(raw, method="holm")[1]
     assert [stats.comparisons[0].p_adjusted, pools[0].p_adjusted, pools[1].p_adjusted] == pytest.approx(holm)
+    # the slices: every pass's accuracy per slice, pairs (and their Holm family) only of models
+    assert all(
+        len(r.accuracies) == 7 and [(p.model_a, p.model_b) for p in r.pairs] == [("base", "w0")]
+        for r in stats.slices.slices
+    )
+    assert stats.slices.n_tests == len(stats.slices.slices)
     assert stats.comparisons[0].winner == "base" and pools[1].winner == "llm" and pools[0].winner is None
     # the ranking: llm once, by its mean over prompts (70 %), never a pass
     ranked = [(m, a) for g in stats.ranking for m, a in zip(g.models, g.accuracies, strict=True)]

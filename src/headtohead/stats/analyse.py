@@ -555,6 +555,6 @@ def analyse(
         models=list(models.values()),
         comparisons=comparisons,
         ranking=ranking,
-        slices=run_slices(predictions, examples, alpha=alpha, metrics=picked),
+        slices=run_slices(predictions, examples, alpha=alpha, metrics=picked, unpaired=prompted),
         disagreements=run_disagreements(predictions, examples.ids if examples else None, kept=disagreements_kept),
     )

@@ -6,7 +6,7 @@ See ``docs/statistics.md`` §5.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,6 +60,7 @@ def run_slices(
     alpha: float = 0.05,
     size_bins: int = SIZE_BINS,
     metrics: Sequence[str] = (),
+    unpaired: Collection[str] = (),
 ) -> SliceSummary:
     """Every model's accuracy per slice and every pair compared on it (Holm over all slices and pairs).
 
@@ -76,6 +77,8 @@ def run_slices(
     size_bins : int
     metrics : sequence of str
         Metrics picked from the catalogue (``stats.metrics``): their values on every slice.
+    unpaired : collection of str
+        Models given per slice but compared in no pair (a prompted model's passes).
 
     Returns
     -------
@@ -99,7 +102,12 @@ def run_slices(
         cells[:] = list(values)
         specs += column_slices(name, cells[order].tolist(), n_bins=size_bins)
     summary = compare_slices(
-        predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha, groups=predictions.groups
+        predictions.y_true,
+        {m: predictions[m].pred for m in predictions},
+        specs,
+        alpha=alpha,
+        groups=predictions.groups,
+        unpaired=unpaired,
     )
     if not metrics:
         return summary
