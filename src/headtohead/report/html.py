@@ -147,7 +147,7 @@ def summary_notes(result: RunResult) -> list[str]:
     return [
         f"Brackets: {level} confidence intervals{how}.",
         "Bold: the best value of a row; ↑ higher is better, ↓ lower is better.",
-    ] + prompted_summary_notes(result.stats.prompts if stats is not None else None)
+    ] + prompted_summary_notes(stats.prompts if stats is not None else None)
 
 
 def _per_class(result: RunResult) -> list[dict[str, Any]]:
