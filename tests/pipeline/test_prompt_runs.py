@@ -155,3 +155,32 @@ def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
     summary_table = markdown[markdown.index("| metric |") : markdown.index("Prompts as a source of noise")]
     assert "llm@p" not in summary_table.split("\n\n")[0]  # the table itself
     assert "llm: the mean of its 5 prompts' passes" in markdown
+
+
+def test_a_suite_scores_a_prompted_model_by_its_mean_over_prompts(data):
+    """``h2h suite`` (and a suite of finished runs): llm once per data set, its accuracy averaged over prompts."""
+    root, first = data
+    second = {r["text"]: r["label"] for r in make_text_rows(20, classes=LABELS, seed=8)}
+    write_text_table(root / "dev2.csv", make_text_rows(20, classes=LABELS, seed=8))
+    graded = Graded(first)
+    graded.truth = {**first, **second}  # each data set's texts ranked within it: the same accuracies on both
+    graded.rank |= {t: i for i, t in enumerate(sorted(second))}
+    with ScriptedChatServer(graded) as server:
+        exp = _experiment(root, server.base_url, "W0")
+        paths = {"one": root / "dev.csv", "two": root / "dev2.csv"}
+        suite = {
+            "name": "prompted",
+            "datasets": [{"name": n, "data": {"path": str(p)}} for n, p in paths.items()],
+            **{k: exp[k] for k in ("models", "eval", "stats")},
+            "speed": {"enabled": False},
+        }
+        (root / "suite.yaml").write_text(yaml.safe_dump(suite))
+        made = headtohead.suite(root / "suite.yaml", out_dir=root / "suite").result
+    read = headtohead.suite([root / "suite" / "one", root / "suite" / "two"], out_dir=root / "again").result
+    for result in (made, read):
+        assert result.models == ["llm", "base", "w0"]  # llm once, no pass
+        for dataset in result.datasets:
+            assert dataset.scores == pytest.approx({"llm": 0.7, "base": 0.7, "w0": 0.2})
+            pooled = [v for v in dataset.verdicts if "llm" in (v.model_a, v.model_b)]
+            assert [(v.model_a, v.model_b, v.winner) for v in pooled] == [("llm", "base", None), ("llm", "w0", "llm")]
+            assert all("@" not in v.model_a + v.model_b for v in dataset.verdicts)
