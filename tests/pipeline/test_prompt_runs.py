@@ -184,3 +184,21 @@ def test_a_suite_scores_a_prompted_model_by_its_mean_over_prompts(data):
             pooled = [v for v in dataset.verdicts if "llm" in (v.model_a, v.model_b)]
             assert [(v.model_a, v.model_b, v.winner) for v in pooled] == [("llm", "base", None), ("llm", "w0", "llm")]
             assert all("@" not in v.model_a + v.model_b for v in dataset.verdicts)
+
+
+def test_the_terminal_table_shows_a_prompted_model_once_by_its_mean(data):
+    """``h2h run``'s quality table: one row for llm, its mean over prompts, highlighted only as that."""
+    from rich.console import Console
+
+    from headtohead.report import quality_table
+
+    root, truth = data
+    with ScriptedChatServer(Graded(truth)) as server:
+        (root / "exp.yaml").write_text(yaml.safe_dump(_experiment(root, server.base_url)))
+        result = headtohead.run(root / "exp.yaml", out_dir=root / "out").result
+    console = Console(width=400, record=True)
+    console.print(quality_table(result))
+    text = console.export_text()
+    assert "llm@p" not in text
+    (llm,) = [line for line in text.splitlines() if "llm" in line]
+    assert "70.0% (mean of 5 prompts)" in llm and "90.0%" not in text
