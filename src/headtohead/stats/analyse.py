@@ -556,5 +556,7 @@ def analyse(
         comparisons=comparisons,
         ranking=ranking,
         slices=run_slices(predictions, examples, alpha=alpha, metrics=picked, unpaired=prompted),
-        disagreements=run_disagreements(predictions, examples.ids if examples else None, kept=disagreements_kept),
+        disagreements=run_disagreements(
+            predictions, examples.ids if examples else None, kept=disagreements_kept, unpaired=prompted
+        ),
     )

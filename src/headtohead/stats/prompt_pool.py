@@ -214,7 +214,8 @@ def prompt_pools(
     families : mapping
         Prompted model → its passes ``(pass name, prompt in words)``; models not named are compared as one pass.
     alpha : float
-        Level of the tests (Holm over the pooled comparisons); intervals at ``1 − alpha``.
+        Level of the tests (Holm over the pooled comparisons; :func:`with_pooled_family` joins the run's
+        ordinary pairs to that family); intervals at ``1 − alpha``.
 
     Returns
     -------

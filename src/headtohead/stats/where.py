@@ -122,7 +122,11 @@ def _class_specs(predictions: Predictions) -> list[SliceSpec]:
 
 
 def run_disagreements(
-    predictions: Predictions, ids: Sequence[str] | None = None, *, kept: int | None = DISAGREEMENTS_KEPT
+    predictions: Predictions,
+    ids: Sequence[str] | None = None,
+    *,
+    kept: int | None = DISAGREEMENTS_KEPT,
+    unpaired: Collection[str] = (),
 ) -> list[Disagreements]:
     """Every pair's examples that exactly one of the two models got right, most striking first.
 
@@ -133,6 +137,8 @@ def run_disagreements(
         Example ids in dataset order.
     kept : int, optional
         Rows kept per direction (``None``: all); the counts stay complete.
+    unpaired : collection of str
+        Models in no pair (a prompted model's passes: a pass is not a model).
 
     Returns
     -------
@@ -146,7 +152,7 @@ def run_disagreements(
     y = np.asarray(predictions.y_true)[rows]
     row_ids = [str(ids[i]) for i in positions] if ids is not None else None
     out = []
-    for a, b in itertools.combinations(list(predictions), 2):
+    for a, b in itertools.combinations([m for m in predictions if m not in unpaired], 2):
         ma, mb = predictions[a], predictions[b]  # a failure (no prediction) is a wrong answer here too
         found = disagreements(
             y,
