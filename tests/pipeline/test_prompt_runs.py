@@ -203,3 +203,12 @@ def test_the_terminal_table_shows_a_prompted_model_once_by_its_mean(data):
     assert "llm@p" not in text
     (llm,) = [line for line in text.splitlines() if "llm" in line]
     assert "70.0% (mean of 5 prompts)" in llm and "90.0%" not in text
+
+
+def test_until_decided_with_a_prompted_model_is_refused_in_one_line(data):
+    root, _ = data
+    exp = _experiment(root, "http://127.0.0.1:9/v1")
+    exp["eval"]["until_decided"] = True
+    (root / "exp.yaml").write_text(yaml.safe_dump(exp))
+    with pytest.raises(headtohead.errors.ConfigError, match=r"llm is asked with several prompts.*drop --until-decided"):
+        headtohead.load_experiment(root / "exp.yaml")

@@ -265,8 +265,9 @@ def with_pooled_family(
     the pooled comparisons involving a prompted model: one per pair of models, so the family is
     as large as it would be with one prompt each. Holm's adjustment runs over all of them; the
     ranking places a prompted model once, by its accuracy averaged over its prompts, told apart
-    by its pooled comparisons. A run stopped once decided (``--until-decided``) keeps its
-    anytime-valid decisions, and the pooled comparisons their own family.
+    by its pooled comparisons. (``--until-decided`` with a prompted model is refused
+    by the experiment; a summary decided by sequential tests keeps those decisions, and the pooled
+    comparisons their own family.)
 
     Parameters
     ----------
