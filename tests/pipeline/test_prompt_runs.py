@@ -156,6 +156,7 @@ def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
     summary_table = markdown[markdown.index("| metric |") : markdown.index("Prompts as a source of noise")]
     assert "llm@p" not in summary_table.split("\n\n")[0]  # the table itself
     assert "llm: the mean of its 5 prompts' passes" in markdown
+    assert "holm over all pairs and the 2 comparisons pooled over prompts (3 comparisons of models" in markdown
 
 
 def test_a_suite_scores_a_prompted_model_by_its_mean_over_prompts(data):
