@@ -129,6 +129,10 @@ def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
     )
     assert stats.slices.n_tests == len(stats.slices.slices)
     assert [(d.model_a, d.model_b) for d in stats.disagreements] == [("base", "w0")]
+    from headtohead.stats.power import minimum_detectable_effect
+
+    mde = minimum_detectable_effect(40, stats.comparisons[0].discordance, power=0.8, alpha=0.05, n_comparisons=3)
+    assert stats.comparisons[0].minimum_detectable_effect == pytest.approx(mde)  # quoted for the family of 3
     assert stats.comparisons[0].winner == "base" and pools[1].winner == "llm" and pools[0].winner is None
     # the ranking: llm once, by its mean over prompts (70 %), never a pass
     ranked = [(m, a) for g in stats.ranking for m, a in zip(g.models, g.accuracies, strict=True)]

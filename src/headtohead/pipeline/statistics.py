@@ -77,7 +77,7 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
         examples=facts,
         disagreements_kept=None,
         metrics=cfg.metrics,
-        prompted=[name for passes in families.values() for name, _ in passes],
+        prompted={name: model for model, passes in families.items() for name, _ in passes},
     )
     texts = input_texts(dataset)
     if out is not None and summary.disagreements:
