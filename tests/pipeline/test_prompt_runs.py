@@ -16,11 +16,12 @@ import yaml
 
 import headtohead
 from headtohead.report.markdown import render_markdown
+from headtohead.report.rows.summary import Cell, format_cell, metric_column, summary_rows
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 from headtohead.testing.data import make_text_rows, write_text_table
 
 LABELS = ("negative", "positive")
-RIGHT = {"P1": 20, "P2": 24, "P3": 28, "P4": 32, "P5": 36, "B0": 28}
+RIGHT = {"P1": 20, "P2": 24, "P3": 28, "P4": 32, "P5": 36, "B0": 28, "W0": 8}
 
 
 @pytest.fixture()
@@ -47,7 +48,7 @@ class Graded:
         return Reply(text=label)
 
 
-def _experiment(root: Path, url: str) -> dict:
+def _experiment(root: Path, url: str, *others: str) -> dict:
     endpoint = {"kind": "openai", "source": "scripted", "base_url": url, "max_concurrency": 4, "timeout_s": 5}
     return {
         "name": "prompts",
@@ -55,6 +56,7 @@ def _experiment(root: Path, url: str) -> dict:
         "models": [
             {"name": "llm", **endpoint, "prompts": [f"P{k} {{text}} ({{labels}})" for k in range(1, 6)]},
             {"name": "base", **endpoint, "prompt": "B0 {text}"},
+            *({"name": marker.lower(), **endpoint, "prompt": f"{marker} {{text}}"} for marker in others),
         ],
         "eval": {"batch_size": 8, "device": "cpu"},
         "stats": {"n_resamples": 200},
@@ -91,3 +93,127 @@ def test_each_prompt_is_a_pass_with_its_exact_accuracy_and_the_pooled_verdict_is
     for page in (html, markdown):
         assert "Prompts as a source of noise" in page and "llm@p5" in page and "chosen after seeing" in page
     assert json.loads((out / "results.json").read_text())["stats"]["prompts"]["families"][0]["name"] == "llm"
+
+
+def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
+    """llm (5 prompts), base (70 %) and w0 (20 %): three models, three comparisons in one Holm family."""
+    from statsmodels.stats.multitest import multipletests
+
+    from headtohead.report.words.quality import verdict_lines
+    from headtohead.report.words.verdict import build_verdict
+
+    root, truth = data
+    out = root / "out"
+    with ScriptedChatServer(Graded(truth)) as server:
+        (root / "exp.yaml").write_text(yaml.safe_dump(_experiment(root, server.base_url, "W0")))
+        headtohead.run(root / "exp.yaml", out_dir=out, report=True)
+    result = headtohead.load_result(out / "results.json")
+    stats = result.stats
+
+    # every pass keeps its record and its intervals: they are real passes
+    assert [m.name for m in result.models] == [*(f"llm@p{k}" for k in range(1, 6)), "base", "w0"]
+    assert {m.name for m in stats.models} == {m.name for m in result.models}
+    # the ordinary pairs: models asked with one prompt only (no pass against a pass, nor against a model)
+    assert [(c.model_a, c.model_b) for c in stats.comparisons] == [("base", "w0")]
+    # one Holm family: one comparison per pair of models (3), not C(7, 2) = 21 pairs of passes
+    pools = stats.prompts.pools
+    assert [(p.model_a, p.model_b) for p in pools] == [("llm", "base"), ("llm", "w0")]
+    assert stats.prompts.family_size == 3
+    raw = [stats.comparisons[0].p_value, pools[0].p_value, pools[1].p_value]
+    holm = multipletests(raw, method="holm")[1]
+    assert [stats.comparisons[0].p_adjusted, pools[0].p_adjusted, pools[1].p_adjusted] == pytest.approx(holm)
+    # the slices: every pass's accuracy per slice, pairs (and their Holm family) only of models
+    assert all(
+        len(r.accuracies) == 7 and [(p.model_a, p.model_b) for p in r.pairs] == [("base", "w0")]
+        for r in stats.slices.slices
+    )
+    assert stats.slices.n_tests == len(stats.slices.slices)
+    assert [(d.model_a, d.model_b) for d in stats.disagreements] == [("base", "w0")]
+    from headtohead.stats.power import minimum_detectable_effect
+
+    mde = minimum_detectable_effect(40, stats.comparisons[0].discordance, power=0.8, alpha=0.05, n_comparisons=3)
+    assert stats.comparisons[0].minimum_detectable_effect == pytest.approx(mde)  # quoted for the family of 3
+    assert stats.comparisons[0].winner == "base" and pools[1].winner == "llm" and pools[0].winner is None
+    # the ranking: llm once, by its mean over prompts (70 %), never a pass
+    ranked = [(m, a) for g in stats.ranking for m, a in zip(g.models, g.accuracies, strict=True)]
+    assert sorted(ranked) == sorted([("llm", pytest.approx(0.7)), ("base", 0.7), ("w0", 0.2)])
+    assert [sorted(g.models) for g in stats.ranking] == [["base", "llm"], ["w0"]]
+    lines = verdict_lines(stats) + [line.plain() for line in build_verdict(result).headline]
+    for line in lines:
+        if "llm@p" in line:  # a pass is named only as a chosen prompt, never as the model
+            assert "chosen after seeing these examples" in line, line
+    (ranking,) = [line for line in lines if line.startswith("Ranking by accuracy")]
+    assert ranking.startswith(
+        ("Ranking by accuracy (1. llm, base · 2. w0)", "Ranking by accuracy (1. base, llm · 2. w0)")
+    )
+    assert "pooled over prompts" in ranking
+    assert any("Holm over 3 comparisons of models" in line for line in lines)
+    # the summary table: llm once, its mean over prompts, not an interval; the passes only in the prompts section
+    rows = summary_rows(result)
+    assert list(rows) == ["llm", "base", "w0"]
+    assert rows["llm"]["accuracy"] == Cell(pytest.approx(0.7), prompts=5)
+    assert format_cell(rows["llm"]["accuracy"], metric_column("accuracy")) == "70.0 % (mean of 5 prompts)"
+    assert rows["llm"]["f1_macro"].value == pytest.approx(
+        sum(stats.model(f"llm@p{k}").f1_macro.value for k in range(1, 6)) / 5
+    )
+    markdown, _ = render_markdown(result)
+    summary_table = markdown[markdown.index("| metric |") : markdown.index("Prompts as a source of noise")]
+    assert "llm@p" not in summary_table.split("\n\n")[0]  # the table itself
+    assert "llm: the mean of its 5 prompts' passes" in markdown
+    assert "holm over all pairs and the 2 comparisons pooled over prompts (3 comparisons of models" in markdown
+
+
+def test_a_suite_scores_a_prompted_model_by_its_mean_over_prompts(data):
+    """``h2h suite`` (and a suite of finished runs): llm once per data set, its accuracy averaged over prompts."""
+    root, first = data
+    second = {r["text"]: r["label"] for r in make_text_rows(20, classes=LABELS, seed=8)}
+    write_text_table(root / "dev2.csv", make_text_rows(20, classes=LABELS, seed=8))
+    graded = Graded(first)
+    graded.truth = {**first, **second}  # each data set's texts ranked within it: the same accuracies on both
+    graded.rank |= {t: i for i, t in enumerate(sorted(second))}
+    with ScriptedChatServer(graded) as server:
+        exp = _experiment(root, server.base_url, "W0")
+        paths = {"one": root / "dev.csv", "two": root / "dev2.csv"}
+        suite = {
+            "name": "prompted",
+            "datasets": [{"name": n, "data": {"path": str(p)}} for n, p in paths.items()],
+            **{k: exp[k] for k in ("models", "eval", "stats")},
+            "speed": {"enabled": False},
+        }
+        (root / "suite.yaml").write_text(yaml.safe_dump(suite))
+        made = headtohead.suite(root / "suite.yaml", out_dir=root / "suite").result
+    read = headtohead.suite([root / "suite" / "one", root / "suite" / "two"], out_dir=root / "again").result
+    for result in (made, read):
+        assert result.models == ["llm", "base", "w0"]  # llm once, no pass
+        for dataset in result.datasets:
+            assert dataset.scores == pytest.approx({"llm": 0.7, "base": 0.7, "w0": 0.2})
+            pooled = [v for v in dataset.verdicts if "llm" in (v.model_a, v.model_b)]
+            assert [(v.model_a, v.model_b, v.winner) for v in pooled] == [("llm", "base", None), ("llm", "w0", "llm")]
+            assert all("@" not in v.model_a + v.model_b for v in dataset.verdicts)
+
+
+def test_the_terminal_table_shows_a_prompted_model_once_by_its_mean(data):
+    """``h2h run``'s quality table: one row for llm, its mean over prompts, highlighted only as that."""
+    from rich.console import Console
+
+    from headtohead.report import quality_table
+
+    root, truth = data
+    with ScriptedChatServer(Graded(truth)) as server:
+        (root / "exp.yaml").write_text(yaml.safe_dump(_experiment(root, server.base_url)))
+        result = headtohead.run(root / "exp.yaml", out_dir=root / "out").result
+    console = Console(width=400, record=True)
+    console.print(quality_table(result))
+    text = console.export_text()
+    assert "llm@p" not in text
+    (llm,) = [line for line in text.splitlines() if "llm" in line]
+    assert "70.0% (mean of 5 prompts)" in llm and "90.0%" not in text
+
+
+def test_until_decided_with_a_prompted_model_is_refused_in_one_line(data):
+    root, _ = data
+    exp = _experiment(root, "http://127.0.0.1:9/v1")
+    exp["eval"]["until_decided"] = True
+    (root / "exp.yaml").write_text(yaml.safe_dump(exp))
+    with pytest.raises(headtohead.errors.ConfigError, match=r"llm is asked with several prompts.*drop --until-decided"):
+        headtohead.load_experiment(root / "exp.yaml")

@@ -212,6 +212,13 @@ class Experiment(_Section):
                 f"--until-decided (eval.until_decided) stops when a comparison is decided, but the "
                 f"experiment has {len(self.models)} model; add a second model or drop --until-decided"
             )
+        prompted = sorted({v.of for m in self.models if (v := getattr(m, "variant", None)) is not None})
+        if prompted:
+            raise ValueError(
+                f"--until-decided (eval.until_decided) decides pairs of models as examples arrive, but "
+                f"{', '.join(prompted)} is asked with several prompts (prompts:), compared pooled over its prompts "
+                f"once every example is in, which has no sequential test; drop --until-decided or prompts:"
+            )
         if self.execution.mode != "local" or self.execution.shards > 1:
             what = (
                 f"mode: {self.execution.mode}" if self.execution.mode != "local" else f"shards: {self.execution.shards}"

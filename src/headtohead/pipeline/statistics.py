@@ -24,7 +24,7 @@ from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.files import DISAGREEMENTS_FILE
 from headtohead.results.predictions import Predictions
-from headtohead.stats.prompt_pool import prompt_pools
+from headtohead.stats.prompt_pool import prompt_pools, with_pooled_family
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
 
 __all__ = ["run_statistics", "example_facts", "with_inputs"]
@@ -66,6 +66,7 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
     # the columns named in data.slice_columns; data read from logs keeps the ones its logs slice by (lm-eval's task)
     slices = data.slice_columns or [c for c in dataset.columns if c != dataset.group_column]
     facts = example_facts(dataset, slices)
+    families = prompt_families(setup.experiment.models)
     summary = analyse(
         predictions,
         alpha=cfg.alpha,
@@ -76,12 +77,14 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
         examples=facts,
         disagreements_kept=None,
         metrics=cfg.metrics,
+        prompted={name: model for model, passes in families.items() for name, _ in passes},
     )
     texts = input_texts(dataset)
     if out is not None and summary.disagreements:
         write_disagreements_csv(summary.disagreements, out / DISAGREEMENTS_FILE, texts)
     kept = [with_inputs(d.top(DISAGREEMENTS_KEPT), dataset, texts) for d in summary.disagreements]
-    prompts = prompt_pools(predictions, prompt_families(setup.experiment.models), alpha=cfg.alpha)
+    # a pass is not a model: its model is compared pooled over its prompts, in the one Holm family and ranking
+    summary, prompts = with_pooled_family(summary, prompt_pools(predictions, families, alpha=cfg.alpha))
     summary = summary.model_copy(update={"disagreements": kept, "prompts": with_prompt_sentences(prompts)})
     return with_quality_sentences(summary)
 

@@ -23,6 +23,7 @@ from headtohead.pipeline.suite_inputs import (
     metric_direction,
     read_score_table,
     results_paths,
+    run_models,
 )
 from headtohead.pipeline.suite_runs import Progress, run_datasets
 from headtohead.report.suite import suite_verdict, suite_warnings
@@ -328,11 +329,11 @@ def _read_runs(
     if len(named) < 2:
         raise ConfigError(f"one run given ({named[0][1]}); a suite compares models across at least two data sets")
     loaded = [(n, load_result(p), p) for n, p in named]
-    models = [m.name for m in loaded[0][1].models]
+    models = list(run_models(loaded[0][1]))  # a model asked with several prompts: once, not its passes
     for _, result, path in loaded[1:]:
-        if {m.name for m in result.models} != set(models):
+        if set(run_models(result)) != set(models):
             raise ResultsError(
-                f"{path}: models {listing([m.name for m in result.models])}, but {loaded[0][2]} has "
+                f"{path}: models {listing(list(run_models(result)))}, but {loaded[0][2]} has "
                 f"{listing(models)}; a suite compares the same models on every data set"
             )
     relative = Path(out_dir) if out_dir is not None else None

@@ -25,7 +25,12 @@ from headtohead.results.records import QualityMetrics
 from headtohead.results.suite import DatasetPairVerdict, SuiteDataset
 from headtohead.stats.across_seeds import standard_error
 
+#: The test of a data set's verdict on a model asked with several prompts (``stats.prompts.pools``).
+POOLED_TEST = "pooled-over-prompts"
+
 __all__ = [
+    "run_models",
+    "POOLED_TEST",
     "DatasetScores",
     "metric_direction",
     "dataset_from_result",
@@ -124,8 +129,10 @@ def _test_se_difference(result: RunResult, a: str, b: str, metric: str) -> float
 
 
 def _verdicts(result: RunResult) -> list[DatasetPairVerdict]:
+    """The run's tests of its models: its pairs, and the comparisons pooled over a prompted model's prompts."""
     comparisons = result.stats.comparisons if result.stats is not None else []
-    return [
+    prompts = result.stats.prompts if result.stats is not None else None
+    verdicts = [
         DatasetPairVerdict(
             model_a=c.model_a,
             model_b=c.model_b,
@@ -136,6 +143,36 @@ def _verdicts(result: RunResult) -> list[DatasetPairVerdict]:
         )
         for c in comparisons
     ]
+    return verdicts + [
+        DatasetPairVerdict(
+            model_a=p.model_a,
+            model_b=p.model_b,
+            significant=p.significant,
+            winner=p.winner,
+            p_adjusted=p.p_adjusted,
+            test=POOLED_TEST,
+        )
+        for p in (prompts.pools if prompts is not None else [])
+    ]
+
+
+def run_models(result: RunResult) -> dict[str, list[str]]:
+    """Each model of a run → its passes: a model asked with several prompts → ``llm@p1`` …, any other → itself.
+
+    A suite compares models, not passes: a prompted model's score on a data set is its score
+    averaged over its prompts (never its best prompt, chosen after seeing the data).
+    """
+    prompts = result.stats.prompts if result.stats is not None else None
+    family_of = {p.model: f.name for f in (prompts.families if prompts is not None else []) for p in f.prompts}
+    models: dict[str, list[str]] = {}
+    for record in result.models:
+        models.setdefault(family_of.get(record.name, record.name), []).append(record.name)
+    return models
+
+
+def _model_score(result: RunResult, passes: Sequence[str], metric: str, where: str) -> float:
+    """A model's score: its one pass's, or the mean over its prompts' passes."""
+    return float(np.mean([_score(result, one, metric, where) for one in passes]))
 
 
 def _seed_values(result: RunResult, models: Sequence[str], metric: str) -> dict[str, dict[int, float]] | None:
@@ -192,15 +229,17 @@ def dataset_from_result(
         A model missing from the run, or the metric unavailable.
     """
     where = str(results_path)
-    missing = [m for m in models if m not in {r.name for r in result.models}]
+    passes = run_models(result)
+    missing = [m for m in models if m not in passes]
     if missing:
         raise ResultsError(
-            f"{where}: no model {listing(missing)} (it has {listing([r.name for r in result.models])}); "
+            f"{where}: no model {listing(missing)} (it has {listing(list(passes))}); "
             f"a suite compares the same models on every data set"
         )
     seeds = _seed_values(result, models, metric)
     scores = {
-        m: (float(np.mean(list(seeds[m].values()))) if seeds else _score(result, m, metric, where)) for m in models
+        m: (float(np.mean(list(seeds[m].values()))) if seeds else _model_score(result, passes[m], metric, where))
+        for m in models
     }
     report = results_path.parent / REPORT_FILE
     entry = SuiteDataset(

@@ -21,7 +21,14 @@ from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
 from headtohead.report.plots_sequential import sequential_figures
 from headtohead.report.rows.pairs import comparison_note, comparison_rows
-from headtohead.report.rows.prompts import PROMPTS_TITLE, pool_rows, prompt_lines, prompt_note, prompt_rows
+from headtohead.report.rows.prompts import (
+    PROMPTS_TITLE,
+    pool_rows,
+    prompt_lines,
+    prompt_note,
+    prompt_rows,
+    prompted_summary_notes,
+)
 from headtohead.report.rows.speed import speed_note, speed_rows
 from headtohead.report.rows.summary import (
     across_runs_rows,
@@ -121,7 +128,9 @@ def summary_context(result: RunResult, styles: dict[str, ModelStyle]) -> dict[st
                 ],
             }
         )
-    return {"models": [{"name": m, "colour": styles[m].colour} for m in rows], "metrics": metrics}
+    # a prompted model's row is named by the model, whose passes have the styles
+    colour = {m: styles[m].colour if m in styles else "inherit" for m in rows}
+    return {"models": [{"name": m, "colour": colour[m]} for m in rows], "metrics": metrics}
 
 
 def summary_notes(result: RunResult) -> list[str]:
@@ -139,7 +148,7 @@ def summary_notes(result: RunResult) -> list[str]:
     return [
         f"Brackets: {level} confidence intervals{how}.",
         "Bold: the best value of a row; ↑ higher is better, ↓ lower is better.",
-    ]
+    ] + prompted_summary_notes(stats.prompts if stats is not None else None)
 
 
 def _per_class(result: RunResult) -> list[dict[str, Any]]:

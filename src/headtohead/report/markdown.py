@@ -18,7 +18,14 @@ from headtohead.report.merge import MergedRuns, RunEntry, as_merged
 from headtohead.report.plots import ModelStyle
 from headtohead.report.plots_sequential import sequential_figures
 from headtohead.report.rows.pairs import comparison_note, comparison_rows
-from headtohead.report.rows.prompts import PROMPTS_TITLE, pool_rows, prompt_lines, prompt_note, prompt_rows
+from headtohead.report.rows.prompts import (
+    PROMPTS_TITLE,
+    pool_rows,
+    prompt_lines,
+    prompt_note,
+    prompt_rows,
+    prompted_summary_notes,
+)
 from headtohead.report.rows.speed import speed_note, speed_rows
 from headtohead.report.rows.summary import (
     across_runs_rows,
@@ -125,7 +132,12 @@ def _summary_lines(result: RunResult) -> list[str]:
             text = md_escape(format_cell(rows[model].get(column.key), column))
             cells.append(f"**{text}**" if model in best else text)
         body.append([md_escape(column.label) + arrow] + cells)
-    return _table(["metric"] + [md_escape(m) for m in models], body)
+    notes = prompted_summary_notes(result.stats.prompts if result.stats is not None else None)
+    return (
+        _table(["metric"] + [md_escape(m) for m in models], body)
+        + [md_escape(n) for n in notes]
+        + ([""] if notes else [])
+    )
 
 
 def _details_lines(

@@ -9,7 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from headtohead.errors import listing
-from headtohead.metrics import CATALOGUE
+from headtohead.metrics import CATALOGUE, Metric
+from headtohead.report.rows.summary import Cell, summary_rows
 from headtohead.report.words.missing import missing_sentence
 from headtohead.report.words.numbers import format_count, weights_text
 from headtohead.report.words.quality import verdict_lines
@@ -76,9 +77,17 @@ def quality_table(result: RunResult) -> Table:
     for metric in picked:
         table.add_column(metric.label, justify="right")
     scored = [m for m in result.models if m.quality is not None]
-    best = max((q.accuracy for m in scored if (q := m.quality) is not None), default=None)
+    # a model asked with several prompts is one row, its means over its prompts: never its best prompt (chosen)
+    family_of = {p.model: f for f in (stats.prompts.families if stats and stats.prompts else []) for p in f.prompts}
+    accuracies = [q.accuracy for m in scored if (q := m.quality) is not None and m.name not in family_of]
+    best = max(accuracies + [f.mean_accuracy for f in family_of.values()], default=None)
     judged = {m.name: m for m in stats.models} if stats else {}  # a model with answers missing may be left out
+    means = summary_rows(result) if family_of else {}
     for model in scored:
+        if (family := family_of.get(model.name)) is not None:
+            if model.name == family.prompts[0].model:
+                table.add_row(*_prompted_row(family.name, means[family.name], best, picked))
+            continue
         ms = judged.get(model.name)
         row = (
             _incomplete_row(model, ms)
@@ -110,6 +119,34 @@ def _row(model: ModelRecord, ms: ModelStats | None, *, best: float | None) -> li
         calibration,
         format_count(model.num_parameters) if model.outputs == "computed" else "–",
         f"{model.eval_time_s:.2f}" if model.eval_time_s is not None else "–",
+    ]
+
+
+def _prompted_row(name: str, cells: dict[str, Cell], best: float | None, picked: Sequence[Metric]) -> list[str]:
+    """A model asked with several prompts: the means over its prompts (no interval; the pooled comparisons have one)."""
+
+    def mean(key: str, percent: bool) -> str:
+        cell = cells.get(key)
+        if cell is None or cell.value is None:
+            return "–"
+        text = f"{cell.value:.1%}" if percent else f"{cell.value:.3f}"
+        return f"{text} [dim](mean of {cell.prompts} prompts)[/]" if cell.prompts else text
+
+    accuracy = mean("accuracy", True)
+    if best is not None and cells["accuracy"].value == best:
+        accuracy = f"[bold green]{accuracy}[/]"
+    failed = cells.get("n_failed")
+    return [
+        escape(name),
+        accuracy,
+        mean("f1_macro", False),
+        mean("f1_weighted", False),
+        mean("balanced_accuracy", True),
+        f"{failed.value:.3g}" if failed is not None and failed.value is not None else "0",
+        mean("calibration_error", False),
+        format_count(int(cells["parameters"].value)) if cells["parameters"].value is not None else "–",
+        f"{cells['eval_time_s'].value:.2f}" if cells["eval_time_s"].value is not None else "–",
+        *(mean(metric.name, metric.scale == "share") for metric in picked),
     ]
 
 

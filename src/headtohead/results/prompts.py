@@ -57,7 +57,10 @@ class PromptPool(Record):
     low: float
     high: float
     p_value: float
-    p_adjusted: float = Field(description="Holm over the run's pooled comparisons.")
+    p_adjusted: float = Field(
+        description="Holm over the run's comparisons of models: the pooled ones and the pairs of models asked with "
+        "one prompt (a pass is never compared as a model)."
+    )
     df: float = Field(description="Degrees of freedom of the t reference (Satterthwaite).")
     se_examples: float = Field(description="Standard error from the examples (clustered by example or group).")
     se_prompts: float = Field(description="Standard error from the choice of prompts (their spread).")
@@ -76,4 +79,9 @@ class PromptSummary(Record):
     families: list[PromptFamily]
     pools: list[PromptPool] = Field(default_factory=list)
     alpha: float
+    family_size: int = Field(
+        default=0,
+        description="Comparisons in the run's Holm family: one per pair of models, a prompted model counted once "
+        "(0: written before this field, when the family was the pooled comparisons).",
+    )
     sentences: list[str] = Field(default_factory=list, description="The verdicts in words (report.words.prompts).")

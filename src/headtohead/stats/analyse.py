@@ -6,7 +6,7 @@ See ``docs/statistics.md``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -417,6 +417,7 @@ def analyse(
     examples: ExampleFacts | None = None,
     disagreements_kept: int | None = DISAGREEMENTS_KEPT,
     metrics: Sequence[str] = (),
+    prompted: Mapping[str, str] | None = None,
 ) -> StatsSummary:
     """Every statistic of a run: per-model intervals, every pair compared, a ranking, where models differ.
 
@@ -447,6 +448,12 @@ def analyse(
         Metrics of the catalogue (:mod:`headtohead.metrics`) reported beside the default ones
         (``stats.metrics``): per model with a bootstrap interval (``ModelStats.metrics``), on every
         pair's difference and per slice (:mod:`~headtohead.stats.picked`).
+    prompted : mapping of str to str, optional
+        Each pass of a model asked with several prompts (``llm@p1`` …) → that model: each has its own intervals,
+        but no pair involving one is compared here, nor ranked — a pass is not a model; the model is
+        compared pooled over its prompts (:func:`~headtohead.stats.prompt_pool.prompt_pools`), and
+        :func:`~headtohead.stats.prompt_pool.with_pooled_family` makes one Holm family and one ranking of both. The detectable gap of each pair is quoted for that
+        family: one comparison per pair of models, a prompted model counted once.
 
     Returns
     -------
@@ -500,7 +507,12 @@ def analyse(
     for i, name in enumerate(names) if picked else ():  # own seed streams: no other number moves
         found = model_metrics(name, predictions, picked, options=boot, seed=np.random.SeedSequence([seed, 3, i]))
         models[name] = models[name].model_copy(update={"metrics": found})
-    pairs = list(itertools.combinations(range(len(names)), 2))
+    prompted = dict(prompted or {})
+    pairs = [
+        (i, j) for i, j in itertools.combinations(range(len(names)), 2) if not {names[i], names[j]} & set(prompted)
+    ]
+    n_models = len({prompted.get(name, name) for name in names})  # a prompted model once
+    n_family = max(len(pairs), n_models * (n_models - 1) // 2)
     y = predictions.y_true
     counted = [
         PairedCorrectness.of(predictions[names[i]].correct(y), predictions[names[j]].correct(y), groups)
@@ -524,9 +536,9 @@ def analyse(
         if picked:
             seeded = np.random.SeedSequence([seed, 4, i, j])
             diffs += pair_metrics(a, b, predictions, picked, options=boot, seed=seeded)
-        comparisons.append(_comparison(a, b, predictions, test, float(p_adj), len(pairs), diffs, alpha, paired))
+        comparisons.append(_comparison(a, b, predictions, test, float(p_adj), n_family, diffs, alpha, paired))
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
-    ranking = rank_groups({name: models[name].accuracy.value for name in names}, different)
+    ranking = rank_groups({name: models[name].accuracy.value for name in names if name not in prompted}, different)
     rule = RULE if groups is None else CLUSTERED_RULE
     settings = StatsSettings(
         alpha=alpha,
@@ -547,6 +559,8 @@ def analyse(
         models=list(models.values()),
         comparisons=comparisons,
         ranking=ranking,
-        slices=run_slices(predictions, examples, alpha=alpha, metrics=picked),
-        disagreements=run_disagreements(predictions, examples.ids if examples else None, kept=disagreements_kept),
+        slices=run_slices(predictions, examples, alpha=alpha, metrics=picked, unpaired=prompted),
+        disagreements=run_disagreements(
+            predictions, examples.ids if examples else None, kept=disagreements_kept, unpaired=prompted
+        ),
     )

@@ -26,13 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from headtohead.results.comparison import Comparison, StatsSummary
 from headtohead.results.predictions import Predictions
 from headtohead.results.prompts import PromptFamily, PromptGap, PromptPool, PromptScore, PromptSummary
 from headtohead.stats.across_seeds import standard_error
-from headtohead.stats.multiple import holm_adjust
+from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.paired import PairedCorrectness
 
-__all__ = ["PooledGap", "pooled_gap", "prompt_family", "prompt_pools"]
+__all__ = ["PooledGap", "pooled_gap", "prompt_family", "prompt_pools", "with_pooled_family"]
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,8 @@ def prompt_pools(
     families : mapping
         Prompted model → its passes ``(pass name, prompt in words)``; models not named are compared as one pass.
     alpha : float
-        Level of the tests (Holm over the pooled comparisons); intervals at ``1 − alpha``.
+        Level of the tests (Holm over the pooled comparisons; :func:`with_pooled_family` joins the run's
+        ordinary pairs to that family); intervals at ``1 − alpha``.
 
     Returns
     -------
@@ -239,3 +241,60 @@ def _decided(pool: PromptPool, p_adjusted: float, alpha: float) -> PromptPool:
     significant = p_adjusted <= alpha
     winner = (pool.model_a if pool.estimate > 0 else pool.model_b) if significant else None
     return pool.model_copy(update={"p_adjusted": p_adjusted, "significant": significant, "winner": winner})
+
+
+def _readjusted(comparison: Comparison, p_adjusted: float) -> Comparison:
+    """``comparison`` decided on ``p_adjusted`` (the winner as :func:`headtohead.stats.analyse` names it)."""
+    significant = bool(p_adjusted <= comparison.alpha)
+    table = comparison.table
+    winner = (
+        (comparison.model_a if table.only_a_correct > table.only_b_correct else comparison.model_b)
+        if significant
+        else None
+    )
+    return comparison.model_copy(update={"p_adjusted": p_adjusted, "significant": significant, "winner": winner})
+
+
+def with_pooled_family(
+    summary: StatsSummary, prompts: PromptSummary | None
+) -> tuple[StatsSummary, PromptSummary | None]:
+    """One Holm family and one ranking of the run's models, a prompted model counted once.
+
+    The comparisons of models are the ordinary pairs of models asked with one prompt
+    (:func:`headtohead.stats.analyse`, called with the passes as ``prompted``, compares no pass) and
+    the pooled comparisons involving a prompted model: one per pair of models, so the family is
+    as large as it would be with one prompt each. Holm's adjustment runs over all of them; the
+    ranking places a prompted model once, by its accuracy averaged over its prompts, told apart
+    by its pooled comparisons. (``--until-decided`` with a prompted model is refused
+    by the experiment; a summary decided by sequential tests keeps those decisions, and the pooled
+    comparisons their own family.)
+
+    Parameters
+    ----------
+    summary : StatsSummary
+        The ordinary statistics, without the passes' pairs.
+    prompts : PromptSummary or None
+        :func:`prompt_pools`'s result; ``None`` (no model has several prompts) leaves ``summary`` as it is.
+
+    Returns
+    -------
+    (StatsSummary, PromptSummary or None)
+    """
+    if prompts is None:
+        return summary, None
+    comparisons, pools = list(summary.comparisons), list(prompts.pools)
+    if summary.sequential is None:
+        adjusted = holm_adjust([c.p_value for c in comparisons] + [p.p_value for p in pools])
+        comparisons = [_readjusted(c, float(p)) for c, p in zip(comparisons, adjusted, strict=False)]
+        pools = [
+            _decided(pool, float(p), prompts.alpha) for pool, p in zip(pools, adjusted[len(comparisons) :], strict=True)
+        ]
+    passes = {p.model for family in prompts.families for p in family.prompts}
+    accuracy = {m.name: m.accuracy.value for m in summary.models if m.name not in passes}
+    accuracy.update({family.name: family.mean_accuracy for family in prompts.families})
+    different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
+    different |= {frozenset({p.model_a, p.model_b}) for p in pools if p.significant}
+    family_size = len(pools) + (len(comparisons) if summary.sequential is None else 0)
+    prompts = prompts.model_copy(update={"pools": pools, "family_size": family_size})
+    ranking = rank_groups(accuracy, different)
+    return summary.model_copy(update={"comparisons": comparisons, "ranking": ranking}), prompts

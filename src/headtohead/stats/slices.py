@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,6 +133,7 @@ def compare_slices(
     *,
     alpha: float = 0.05,
     groups: np.ndarray | None = None,
+    unpaired: Collection[str] = (),
 ) -> SliceSummary:
     """Accuracy of every model on every slice, and every pair of models compared on it.
 
@@ -151,6 +152,9 @@ def compare_slices(
         ``1 − alpha`` confidence.
     groups : ndarray of shape (n,), optional
         Group of each example: the clustered test and intervals within each slice.
+    unpaired : collection of str
+        Models with an accuracy on every slice but in no pair (a prompted model's passes: a pass is
+        not a model), so not in the Holm family either.
 
     Returns
     -------
@@ -176,7 +180,9 @@ def compare_slices(
         if spec.mask.shape != y.shape:
             raise ValueError(f"slice '{spec.label}' has a mask of shape {spec.mask.shape}, expected {y.shape}")
     names = list(predictions)
-    pairs = list(itertools.combinations(range(len(names)), 2))
+    pairs = [
+        (i, j) for i, j in itertools.combinations(range(len(names)), 2) if not {names[i], names[j]} & set(unpaired)
+    ]
     confidence = 1.0 - alpha
     # one vectorised pass: (slices × examples) masks against (models × examples) correctness
     masks = np.array([spec.mask for spec in kept], dtype=np.int64).reshape(len(kept), len(y))

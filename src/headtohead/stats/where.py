@@ -6,7 +6,7 @@ See ``docs/statistics.md`` §5.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,6 +60,7 @@ def run_slices(
     alpha: float = 0.05,
     size_bins: int = SIZE_BINS,
     metrics: Sequence[str] = (),
+    unpaired: Collection[str] = (),
 ) -> SliceSummary:
     """Every model's accuracy per slice and every pair compared on it (Holm over all slices and pairs).
 
@@ -76,6 +77,8 @@ def run_slices(
     size_bins : int
     metrics : sequence of str
         Metrics picked from the catalogue (``stats.metrics``): their values on every slice.
+    unpaired : collection of str
+        Models given per slice but compared in no pair (a prompted model's passes).
 
     Returns
     -------
@@ -99,7 +102,12 @@ def run_slices(
         cells[:] = list(values)
         specs += column_slices(name, cells[order].tolist(), n_bins=size_bins)
     summary = compare_slices(
-        predictions.y_true, {m: predictions[m].pred for m in predictions}, specs, alpha=alpha, groups=predictions.groups
+        predictions.y_true,
+        {m: predictions[m].pred for m in predictions},
+        specs,
+        alpha=alpha,
+        groups=predictions.groups,
+        unpaired=unpaired,
     )
     if not metrics:
         return summary
@@ -114,7 +122,11 @@ def _class_specs(predictions: Predictions) -> list[SliceSpec]:
 
 
 def run_disagreements(
-    predictions: Predictions, ids: Sequence[str] | None = None, *, kept: int | None = DISAGREEMENTS_KEPT
+    predictions: Predictions,
+    ids: Sequence[str] | None = None,
+    *,
+    kept: int | None = DISAGREEMENTS_KEPT,
+    unpaired: Collection[str] = (),
 ) -> list[Disagreements]:
     """Every pair's examples that exactly one of the two models got right, most striking first.
 
@@ -125,6 +137,8 @@ def run_disagreements(
         Example ids in dataset order.
     kept : int, optional
         Rows kept per direction (``None``: all); the counts stay complete.
+    unpaired : collection of str
+        Models in no pair (a prompted model's passes: a pass is not a model).
 
     Returns
     -------
@@ -138,7 +152,7 @@ def run_disagreements(
     y = np.asarray(predictions.y_true)[rows]
     row_ids = [str(ids[i]) for i in positions] if ids is not None else None
     out = []
-    for a, b in itertools.combinations(list(predictions), 2):
+    for a, b in itertools.combinations([m for m in predictions if m not in unpaired], 2):
         ma, mb = predictions[a], predictions[b]  # a failure (no prediction) is a wrong answer here too
         found = disagreements(
             y,

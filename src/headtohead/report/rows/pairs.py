@@ -97,9 +97,15 @@ def comparison_note(result: RunResult) -> str:
         if stats.sequential
         else ""
     )
+    family = (
+        f"all pairs and the {len(stats.prompts.pools)} comparisons pooled over prompts ({stats.prompts.family_size} "
+        f"comparisons of models; a prompted model's passes are in no pair)"
+        if stats.prompts is not None and stats.prompts.family_size
+        else "all pairs"
+    )
     return (
         f"Δ = first model − second, in percentage points. {accuracy}; macro-F1: a paired bootstrap {s.ci_method} "
         f"interval ({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
-        f"{s.multiple_comparisons} over all pairs, α = {s.alpha:g}. {failures} Detectable gap: the accuracy "
+        f"{s.multiple_comparisons} over {family}, α = {s.alpha:g}. {failures} Detectable gap: the accuracy "
         f"difference this many examples find with {s.power:.0%} probability (smaller ones less often).{groups}{looked}"
     )

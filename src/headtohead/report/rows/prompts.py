@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from headtohead.report.words.numbers import format_p, format_percent, format_pp, interval_pp
-from headtohead.report.words.prompts import PROMPT_RULE
+from headtohead.report.words.prompts import PROMPT_RULE, summary_note
 from headtohead.results.prompts import PromptSummary
 from headtohead.results.records import RunResult
 
-__all__ = ["PROMPTS_TITLE", "prompt_rows", "pool_rows", "prompt_lines", "prompt_note"]
+__all__ = ["PROMPTS_TITLE", "prompt_rows", "pool_rows", "prompt_lines", "prompt_note", "prompted_summary_notes"]
 
 #: The section's title in every report.
 PROMPTS_TITLE = "Prompts as a source of noise"
@@ -65,3 +65,8 @@ def prompt_lines(result: RunResult) -> list[str]:
 def prompt_note(result: RunResult) -> str:
     """How the pooled comparison is made (under its table)."""
     return PROMPT_RULE + "."
+
+
+def prompted_summary_notes(summary: PromptSummary | None) -> list[str]:
+    """Under the summary table: what a prompted model's column is (its mean over prompts, no pass)."""
+    return [summary_note(family) for family in summary.families] if summary is not None else []

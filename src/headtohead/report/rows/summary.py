@@ -49,6 +49,8 @@ class Cell:
     low: float | None = None
     high: float | None = None
     note: str | None = None
+    #: A prompted model's cell: the mean over this many prompts (no interval: its pooled comparisons carry one).
+    prompts: int | None = None
 
 
 #: Why a model has no value: stored predictions are not timed; without probabilities there is no calibration.
@@ -191,7 +193,40 @@ def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
         )
         cells["eval_time_s"] = Cell(model.eval_time_s)
         rows[model.name] = cells
-    return rows
+    return _prompted_once(result, rows)
+
+
+def _mean_cell(cells: Sequence[Cell], key: str) -> Cell:
+    """One column of a prompted model's passes as one cell: their mean (eval time: their sum), no interval."""
+    values = [c.value for c in cells]
+    if any(v is None for v in values):
+        return next((c for c in cells if c.value is None and c.note), Cell(None))
+    numbers = [float(v) for v in values if v is not None]
+    value = float(np.sum(numbers)) if key == "eval_time_s" else float(np.mean(numbers))
+    return Cell(value, prompts=None if key in ("parameters", "eval_time_s") else len(cells))
+
+
+def _prompted_once(result: RunResult, rows: dict[str, dict[str, Cell]]) -> dict[str, dict[str, Cell]]:
+    """``rows`` with each prompted model's passes as one row, named by the model: its means over its prompts.
+
+    A pass is not a model, and the best prompt, chosen after seeing the examples, must not read
+    as the model's score (or be marked the best of a row): each prompt's own accuracy is in the
+    prompts section (:mod:`headtohead.report.rows.prompts`), the best named as chosen.
+    """
+    prompts = result.stats.prompts if result.stats is not None else None
+    if prompts is None:
+        return rows
+    family_of = {p.model: family for family in prompts.families for p in family.prompts}
+    out: dict[str, dict[str, Cell]] = {}
+    for name, cells in rows.items():
+        family = family_of.get(name)
+        if family is None:
+            out[name] = cells
+        elif family.name not in out:
+            passes = [rows[p.model] for p in family.prompts if p.model in rows]
+            keys = dict.fromkeys(k for c in passes for k in c)
+            out[family.name] = {k: _mean_cell([c.get(k, Cell(None)) for c in passes], k) for k in keys}
+    return out
 
 
 def _number(value: float, kind: Kind) -> str:
@@ -221,12 +256,16 @@ def format_cell(cell: Cell | None, column: Column, *, with_ci: bool = True) -> s
     '91.2 % (90.1–92.3)'
     >>> format_cell(Cell(1.0, note="every resample gives 1"), Column("f1_macro", "macro-F1", "percent"))
     '100.0 % (no interval)'
+    >>> format_cell(Cell(0.7, prompts=5), Column("accuracy", "accuracy", "percent"))
+    '70.0 % (mean of 5 prompts)'
     """
     if cell is None or cell.value is None or not np.isfinite(cell.value):
         return cell.note if cell is not None and cell.note else "—"
     text = _number(cell.value, column.kind) + (" %" if column.kind == "percent" else "")
     if with_ci and cell.low is not None and cell.high is not None:
         text += f" ({_number(cell.low, column.kind)}–{_number(cell.high, column.kind)})"
+    elif with_ci and cell.prompts:
+        text += f" (mean of {cell.prompts} prompts)"
     elif with_ci and cell.note:
         text += " (no interval)"
     return text

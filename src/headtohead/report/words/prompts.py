@@ -11,13 +11,20 @@ from headtohead.config.models import ModelConfig
 from headtohead.report.words.numbers import format_p, format_percent, format_pp, interval_pp
 from headtohead.results.prompts import PromptFamily, PromptPool, PromptSummary
 
-__all__ = ["prompt_description", "family_sentence", "pool_sentence", "with_prompt_sentences", "PROMPT_RULE"]
+__all__ = [
+    "prompt_description",
+    "family_sentence",
+    "summary_note",
+    "pool_sentence",
+    "with_prompt_sentences",
+    "PROMPT_RULE",
+]
 
 #: How the pooled comparison is made, in one line (the reports' note under the table).
 PROMPT_RULE = (
     "pooled over prompts: the gap of the mean accuracies over each model's prompts; its interval adds the "
     "examples' variance (clustered by example) and the prompts' spread, a t reference with Satterthwaite's "
-    "degrees of freedom; Holm over the pooled comparisons"
+    "degrees of freedom; Holm over the run's comparisons of models (one per pair of models, a prompted model counted once)"
 )
 
 
@@ -62,6 +69,15 @@ def family_sentence(family: PromptFamily) -> str:
     )
 
 
+def summary_note(family: PromptFamily) -> str:
+    """What a prompted model's column of the summary table is: the mean of its passes, never its best prompt."""
+    return (
+        f"{family.name}: the mean of its {len(family.prompts)} prompts' passes ({family.prompts[0].model} …), "
+        f"without an interval (its comparisons pooled over prompts carry one); each prompt's accuracy is under "
+        f'"Prompts as a source of noise", the best, {family.best}, named as chosen after seeing these examples.'
+    )
+
+
 def _where(pool: PromptPool) -> str:
     """``prompts`` (one side has one pass) or ``pairs of prompts``."""
     return "prompts" if min(pool.n_prompts_a, pool.n_prompts_b) == 1 else "pairs of prompts"
@@ -100,7 +116,7 @@ def pool_sentence(pool: PromptPool, n_pools: int) -> str:
     'llm is better than enc pooled over 5 prompts of llm: llm − enc = +4.0 pp (interval +1.0…+7.0 pp, p = 0.01); llm is better on 4 of 5 prompts (significantly, alone, on 2).'
     """
     gap = f"{pool.model_a} − {pool.model_b} = {format_pp(pool.estimate)} pp"
-    holm = f", Holm over {n_pools} pooled comparisons p {format_p(pool.p_adjusted)}" if n_pools > 1 else ""
+    holm = f", Holm over {n_pools} comparisons of models p {format_p(pool.p_adjusted)}" if n_pools > 1 else ""
     numbers = f"(interval {interval_pp(pool.low, pool.high)} pp, p {format_p(pool.p_value)}{holm})"
     if pool.winner is not None:
         loser = pool.model_b if pool.winner == pool.model_a else pool.model_a
@@ -115,5 +131,5 @@ def with_prompt_sentences(summary: PromptSummary | None) -> PromptSummary | None
     if summary is None:
         return None
     sentences = [family_sentence(f) for f in summary.families]
-    sentences += [pool_sentence(p, len(summary.pools)) for p in summary.pools]
+    sentences += [pool_sentence(p, summary.family_size or len(summary.pools)) for p in summary.pools]
     return summary.model_copy(update={"sentences": sentences})

@@ -222,7 +222,8 @@ def excluded_sentence(n_excluded: int, n_examples: int) -> str:
 
 def with_quality_sentences(summary: StatsSummary) -> StatsSummary:
     """``summary`` with every comparison's ``verdict`` sentence written, and every significant slice's."""
-    holm = len(summary.comparisons) > 1
+    # Holm with one pair too when it shares the family with comparisons pooled over prompts
+    holm = len(summary.comparisons) > 1 or any(c.p_adjusted != c.p_value for c in summary.comparisons)
     failed = {m.name: (m.n_failed, m.accuracy_answered.value if m.accuracy_answered else None) for m in summary.models}
     comparisons = [
         c.model_copy(
@@ -269,9 +270,14 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
         )
         found = (slices_line(summary.slices, c.model_a, c.model_b) for c in summary.comparisons)
         lines.extend(nominal + line for line in found if line)
-    if len(summary.models) > 2 and summary.ranking:
+    if sum(len(g.models) for g in summary.ranking) > 2:  # the models ranked: a prompted one once
         groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in summary.ranking)
         how = "the anytime-valid sequential tests" if summary.sequential else "Holm-adjusted McNemar"
+        how += (
+            ", a prompted model by its accuracy averaged over its prompts, pooled over prompts"
+            if summary.prompts
+            else ""
+        )
         lines.append(
             f"Ranking by accuracy ({groups}); models in one group are not significantly different "
             f"({how}, α = {summary.settings.alpha:g})."

@@ -204,11 +204,12 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
                 "quality",
             )
         ]
-    holm = len(stats.comparisons) > 1
+    holm = len(stats.comparisons) > 1 or any(c.p_adjusted != c.p_value for c in stats.comparisons)
     if len(stats.comparisons) <= _MAX_PAIRS_LISTED:
         return [_pair_line(c, stats, holm=holm) for c in stats.comparisons]
     groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in stats.ranking)
     how = "the anytime-valid sequential tests" if stats.sequential else "Holm-adjusted McNemar"
+    how += ", a prompted model by its accuracy averaged over its prompts, pooled over prompts" if stats.prompts else ""
     lines = [
         VerdictLine(
             None,
@@ -230,8 +231,8 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
 def _prompt_headline(stats: StatsSummary | None) -> list[VerdictLine]:
     """With a model asked with several prompts: the pooled verdicts first, then each model's score over its prompts.
 
-    Its passes' own pairs and ranking stay in the details: a headline on the best prompt would
-    report a prompt chosen after seeing the examples as the model's score.
+    Its passes are never compared as models (:func:`headtohead.stats.analyse` leaves their pairs out): a
+    headline on the best prompt would report a prompt chosen after seeing the examples as the model's score.
     """
     if stats is None or stats.prompts is None:
         return []
@@ -350,7 +351,10 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     """
     missing = missing_sentence(result)  # first: the verdicts below leave those models out, or used fewer rows
     headline = [VerdictLine(None, missing, "info")] if missing else []
-    headline += (_prompt_headline(result.stats) or _quality_headline(result, result.stats)) + slice_lines(result.stats)
+    prompted, stats = _prompt_headline(result.stats), result.stats
+    # with prompts: the pooled verdicts, then the pairs of models asked with one prompt (a pass is never one)
+    ordinary = _quality_headline(result, stats) if not prompted or (stats is not None and stats.comparisons) else []
+    headline += prompted + ordinary + slice_lines(result.stats)
     details: list[str] = []
     if result.stats is not None:
         details.extend(c.verdict for c in result.stats.comparisons)
