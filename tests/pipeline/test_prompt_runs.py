@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import headtohead
+from headtohead.errors import AnswersMissing
 from headtohead.report.markdown import render_markdown
 from headtohead.report.rows.summary import Cell, format_cell, metric_column, summary_rows
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
@@ -217,3 +218,48 @@ def test_until_decided_with_a_prompted_model_is_refused_in_one_line(data):
     (root / "exp.yaml").write_text(yaml.safe_dump(exp))
     with pytest.raises(headtohead.errors.ConfigError, match=r"llm is asked with several prompts.*drop --until-decided"):
         headtohead.load_experiment(root / "exp.yaml")
+
+
+class OneTemplateDown(Graded):
+    """As :class:`Graded`, but every request of template ``P3`` fails in transport (HTTP 503)."""
+
+    def __call__(self, number, payload) -> Reply:
+        if last_prompt_text(payload).startswith("P3 "):
+            return Reply(kind="status", status=503)
+        return super().__call__(number, payload)
+
+
+def test_a_prompted_model_missing_one_prompts_answers_decides_nothing_and_its_other_passes_are_no_models(data):
+    root, truth = data
+    out = root / "out"
+    with ScriptedChatServer(OneTemplateDown(truth)) as server:
+        exp = _experiment(root, server.base_url, "W0")
+        for model in exp["models"]:
+            model["max_retries"] = 0
+        (root / "exp.yaml").write_text(yaml.safe_dump(exp))
+        with pytest.raises(AnswersMissing):
+            headtohead.run(root / "exp.yaml", out_dir=out, report=True)
+
+    result = headtohead.load_result(out / "results.json")
+    assert result.missing.models == {"llm@p3": 40}
+    stats = result.stats
+    assert stats.prompts is None  # the model with a prompt unanswered is pooled with nothing
+    named = {c.model_a for c in stats.comparisons} | {c.model_b for c in stats.comparisons}
+    assert named == {"base", "w0"}  # no pass of llm stands in for the model
+    ranked = {m for group in stats.ranking for m in group.models}
+    assert ranked == {"base", "w0"}
+
+
+def test_a_prompted_model_alone_missing_one_prompts_answers_leaves_no_statistics(data):
+    root, truth = data
+    out = root / "out"
+    with ScriptedChatServer(OneTemplateDown(truth)) as server:
+        exp = _experiment(root, server.base_url)
+        exp["models"] = [dict(exp["models"][0], max_retries=0)]
+        (root / "exp.yaml").write_text(yaml.safe_dump(exp))
+        with pytest.raises(AnswersMissing):
+            headtohead.run(root / "exp.yaml", out_dir=out, report=True)
+
+    result = headtohead.load_result(out / "results.json")
+    assert result.missing.models == {"llm@p3": 40} and result.stats is None
+    assert (out / "report.html").is_file()

@@ -42,7 +42,7 @@ def example_facts(dataset: Dataset, slice_columns: Sequence[str] | None = None) 
     return ExampleFacts(sizes=sizes, size_unit=unit, columns={c: dataset.columns[c] for c in kept}, ids=dataset.ids)
 
 
-def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None = None) -> StatsSummary:
+def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None = None) -> StatsSummary | None:
     """Every statistic of a run, with its sentences; ``disagreements.csv`` written into ``out`` when given.
 
     Parameters
@@ -56,8 +56,8 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
 
     Returns
     -------
-    StatsSummary
-        With ``slices``, and ``disagreements`` cut to the first :data:`~headtohead.stats.where.DISAGREEMENTS_KEPT`
+    StatsSummary or None
+        ``None`` when no model is left to judge (a prompted model missing a prompt's answers, alone). With ``slices``, and ``disagreements`` cut to the first :data:`~headtohead.stats.where.DISAGREEMENTS_KEPT`
         of each direction with their inputs.
     """
     from headtohead.stats import analyse
@@ -67,6 +67,9 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
     slices = data.slice_columns or [c for c in dataset.columns if c != dataset.group_column]
     facts = example_facts(dataset, slices)
     families = prompt_families(setup.experiment.models)
+    predictions, families = _without_incomplete_families(predictions, families)
+    if not predictions.models:  # the one model was prompted, and one of its prompts went unanswered
+        return None
     summary = analyse(
         predictions,
         alpha=cfg.alpha,
@@ -87,6 +90,20 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
     summary, prompts = with_pooled_family(summary, prompt_pools(predictions, families, alpha=cfg.alpha))
     summary = summary.model_copy(update={"disagreements": kept, "prompts": with_prompt_sentences(prompts)})
     return with_quality_sentences(summary)
+
+
+def _without_incomplete_families(
+    predictions: Predictions, families: dict[str, list[tuple[str, str]]]
+) -> tuple[Predictions, dict[str, list[tuple[str, str]]]]:
+    """A prompted model one of whose passes the statistics may not read (answers missing) decides nothing:
+    its other passes leave too, or they would stand in for the model as models of their own."""
+    present = set(predictions.models)
+    broken = {m for m, passes in families.items() if any(name not in present for name, _ in passes)}
+    if not broken:
+        return predictions, families
+    gone = {name for m in broken for name, _ in families[m]}
+    kept = [name for name in predictions.models if name not in gone]
+    return predictions.restricted(models=kept), {m: p for m, p in families.items() if m not in broken}
 
 
 def prompt_families(models: Sequence[ModelConfig]) -> dict[str, list[tuple[str, str]]]:
