@@ -114,7 +114,7 @@ def _source_and_out(
     models: list[str],
 ) -> tuple[Any, Path]:
     """What to hand to :func:`headtohead.suite`, and the output folder (``runs/<name>`` by default)."""
-    from headtohead.pipeline.logged_data import tasks_suite
+    from headtohead.pipeline.logged_suite import tasks_suite
     from headtohead.pipeline.outputs import default_out_dir
 
     if models:  # logs of several tasks (a=lm-eval:folder): each task a data set
