@@ -58,11 +58,15 @@ def demo_experiment(checkpoints: dict[str, Path] | None = None) -> dict[str, Any
         "data": {"path": "sklearn:digits", "split": {"eval_fraction": 0.3}},
         "models": models,
         "eval": {"batch_size": 64, "device": "cpu"},
-        # a short but real speed comparison: interleaved rounds, ratio CI, memory pass
+        # a short but real speed comparison: interleaved rounds until each ratio is known to ±5 % or
+        # decided against a 10 % margin, at most 15 s of rounds per scenario (the run then says what
+        # precision it reached), ratio CI, memory pass
         "speed": {
             "scenarios": ["offline", "single_stream"],
             "min_seconds": 0.5,
             "rounds": 5,
+            "margin": 0.1,
+            "max_seconds": 15.0,
             "warmup_seconds": 0.2,
             "time_window_seconds": 2.0,
         },
