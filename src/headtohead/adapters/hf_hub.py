@@ -9,14 +9,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import socket
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
-from headtohead.runtime.offline import offline_requested
+from headtohead.runtime.offline import offline_requested, unreachable
 
 __all__ = ["hub_offline", "looks_like_path", "hub_cache", "quiet_transformers", "hub_kwargs", "hub_reachable_or_cached"]
 
@@ -110,14 +108,4 @@ def _hub_unreachable(endpoint: str) -> str | None:
     """Why ``endpoint`` does not accept a connection, in a few words; ``None`` when it does (or behind a proxy)."""
     if any(os.environ.get(name) for name in _PROXY_VARIABLES):
         return None  # only the proxy knows; downloads go through it
-    parts = urlsplit(endpoint)
-    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=HUB_PROBE_SECONDS):
-            return None
-    except socket.gaierror:
-        return f"the name {host} does not resolve"
-    except TimeoutError:
-        return f"no answer from {host} in {HUB_PROBE_SECONDS:g} s"
-    except OSError as exc:
-        return f"{exc.strerror or type(exc).__name__} connecting to {host}:{port}"
+    return unreachable(endpoint, HUB_PROBE_SECONDS)

@@ -21,6 +21,7 @@ from headtohead.adapters.weights import Checkpoint, apply_state_dict, checkpoint
 from headtohead.config.models.vision import ArchitectureSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError
+from headtohead.runtime.offline import unreachable
 
 __all__ = [
     "TorchImageAdapter",
@@ -45,18 +46,7 @@ def reachable(url: str, timeout: float = 3.0) -> bool:
     Checked before a download so that a machine without network fails in seconds
     instead of waiting through the download libraries' retries (about 50 s for the Hub).
     """
-    import socket
-    from urllib.parse import urlparse
-
-    parsed = urlparse(url)
-    if not parsed.hostname:
-        return False
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    try:
-        with socket.create_connection((parsed.hostname, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
+    return unreachable(url, timeout) is None
 
 
 def images_to_batch(examples: Sequence[Any], transform: Callable[[Any], Any]) -> Any:  # a torch.Tensor

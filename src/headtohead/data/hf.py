@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 from collections import Counter
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urlparse
 
 import numpy as np
 
@@ -21,6 +19,7 @@ from headtohead.data.columns import check_ids, normalise_value, require_extra_co
 from headtohead.data.images import HF_SAVED_MARKERS, check_image
 from headtohead.data.tables import DEFAULT_TEXT_COLUMN, is_missing, rows_to_dataset, skipped_ids_of, warn_skipped
 from headtohead.errors import DataError, did_you_mean, listing
+from headtohead.runtime.offline import unreachable
 
 __all__ = ["load_hf", "parse_hf_spec", "choose_split"]
 
@@ -195,11 +194,8 @@ def _require_hub_reachable(spec: str, name: str) -> None:
     # Without a connection huggingface_hub retries for most of a minute; one short probe fails fast.
     from huggingface_hub import constants
 
-    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
-    try:
-        socket.create_connection((host, 443), timeout=3).close()
-    except OSError as error:
-        raise DataError(_offline_message(spec, name) + " (set HF_HUB_OFFLINE=1 to use a cached copy)") from error
+    if unreachable(constants.ENDPOINT) is not None:
+        raise DataError(_offline_message(spec, name) + " (set HF_HUB_OFFLINE=1 to use a cached copy)")
 
 
 def _offline_message(spec: str, name: str) -> str:

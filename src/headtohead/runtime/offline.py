@@ -13,8 +13,9 @@ import socket
 import sys
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
-__all__ = ["NetworkBlocked", "offline_mode", "offline_requested", "OFFLINE_ENV"]
+__all__ = ["NetworkBlocked", "offline_mode", "offline_requested", "unreachable", "OFFLINE_ENV"]
 
 log = logging.getLogger("headtohead")
 
@@ -28,6 +29,28 @@ OFFLINE_ENV: dict[str, str] = {
 
 _TRUE = {"1", "true", "yes", "on"}
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
+
+
+def unreachable(url: str, timeout: float = 3.0) -> str | None:
+    """Why ``url``'s host accepts no TCP connection within ``timeout`` seconds, in a few words; ``None`` when it does.
+
+    One short probe before a download, so that a machine without network fails in seconds instead
+    of waiting through the download libraries' retries (most of a minute for the Hub).
+    """
+    parts = urlsplit(url)
+    host = parts.hostname
+    if not host:
+        return f"no host in {url!r}"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except socket.gaierror:
+        return f"the name {host} does not resolve"
+    except TimeoutError:
+        return f"no answer from {host} in {timeout:g} s"
+    except OSError as exc:
+        return f"{exc.strerror or type(exc).__name__} connecting to {host}:{port}"
 
 
 class NetworkBlocked(ConnectionRefusedError):
