@@ -100,6 +100,9 @@ class ModelAdapter(ABC):
     #: :meth:`forward` (``"examples"``), or the examples' positions and ids to
     #: :meth:`stored_outputs` (``"ids"``: outputs looked up, not computed; no speed to measure).
     feeds: ClassVar[Literal["examples", "ids"]] = "examples"
+    #: The libraries :meth:`load` imports (lazily, inside it): a fresh process that will load the
+    #: model again to measure its memory imports them ahead, while the run does other work.
+    load_imports: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         self.config = config

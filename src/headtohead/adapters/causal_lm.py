@@ -50,6 +50,12 @@ class CausalLMAdapter(ModelAdapter):
     """
 
     kind: ClassVar[str] = "causal-lm"
+    load_imports: ClassVar[tuple[str, ...]] = (
+        "torch",
+        "transformers.modeling_utils",
+        "transformers.models.auto.modeling_auto",
+        "transformers.models.auto.tokenization_auto",
+    )
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

@@ -61,6 +61,12 @@ class TransformersAdapter(ModelAdapter):
     """
 
     kind: ClassVar[str] = "transformers"
+    load_imports: ClassVar[tuple[str, ...]] = (
+        "torch",
+        "transformers.modeling_utils",
+        "transformers.models.auto.modeling_auto",
+        "transformers.models.auto.tokenization_auto",
+    )
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)

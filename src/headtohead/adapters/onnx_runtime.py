@@ -176,6 +176,7 @@ class OnnxRuntimeAdapter(ModelAdapter):
     """
 
     kind: ClassVar[str] = "onnx"
+    load_imports: ClassVar[tuple[str, ...]] = ("onnxruntime",)
     config: OnnxSettings
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:

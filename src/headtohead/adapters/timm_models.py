@@ -21,6 +21,7 @@ class TimmAdapter(TorchImageAdapter):
     for how the class count and the label names are decided."""
 
     kind: ClassVar[str] = "timm"
+    load_imports: ClassVar[tuple[str, ...]] = ("torch", "timm")
 
     def _build(self, num_classes: int, pretrained: bool) -> Any:
         import timm

@@ -26,6 +26,7 @@ class TorchvisionAdapter(TorchImageAdapter):
     label names are decided."""
 
     kind: ClassVar[str] = "torchvision"
+    load_imports: ClassVar[tuple[str, ...]] = ("torch", "torchvision")
 
     def _architecture(self) -> str:
         import torchvision

@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
-__all__ = ["FreshProcessError", "run_in_fresh_process", "imported_modules", "can_fork"]
+__all__ = ["FreshProcessError", "run_in_fresh_process", "imported_modules", "can_fork", "import_ahead", "await_imports"]
 
 #: Top-level packages of test and cluster tools: a run's model never needs them.
 _NOT_IMPORTED = frozenset(
@@ -156,7 +156,7 @@ def _template_main(conn: Any) -> None:
             return
         body, args, modules, timeout_s = request
         _import_quietly(modules)
-        conn.send(_fork_and_wait(body, args, timeout_s))
+        conn.send(_fork_and_wait(body, args, timeout_s) if body is not None else ("imported", None))
 
 
 @contextlib.contextmanager
@@ -193,12 +193,30 @@ class _Template:
         self.process = context.Process(target=_template_main, args=(theirs,), name="h2h-fresh-template", daemon=True)
         _start(self.process)
         theirs.close()
+        self.importing = 0  # import requests sent whose acknowledgement is not read yet
+
+    def import_ahead(self, modules: list[str]) -> None:
+        """Have the template import ``modules`` now, while this process does something else."""
+        self.conn.send((None, (), modules, 0.0))
+        self.importing += 1
+
+    def await_imports(self, timeout_s: float) -> bool:
+        """Wait until the template has imported everything asked so far; ``False`` after ``timeout_s``."""
+        while self.importing:
+            if not self.conn.poll(timeout_s):
+                return False
+            self.conn.recv()
+            self.importing -= 1
+        return True
 
     def run(
         self, body: Callable[..., Any], args: tuple[Any, ...], modules: list[str], timeout_s: float
     ) -> tuple[str, Any]:
-        self.conn.send((body, args, modules, timeout_s))
         # The template's imports come first; its own timeout covers the child.
+        if not self.await_imports(600):
+            self.stop()
+            raise FreshProcessError("the template process for fresh processes hung importing the run's modules")
+        self.conn.send((body, args, modules, timeout_s))
         if not self.conn.poll(timeout_s + 600):
             self.stop()
             raise FreshProcessError(f"the fresh process ran past {timeout_s:.0f} s")
@@ -224,13 +242,56 @@ def _stop_template() -> None:
         _template = None
 
 
-def _forked(body: Callable[..., Any], args: tuple[Any, ...], modules: list[str], timeout_s: float) -> tuple[str, Any]:
+atexit.register(_stop_template)
+
+
+def _live_template() -> _Template:
     global _template
     if _template is None or not _template.process.is_alive():
+        _stop_template()
         _template = _Template()
-        atexit.register(_stop_template)
+    return _template
+
+
+def import_ahead(modules: Sequence[str]) -> None:
+    """Start the template process now and have it import ``modules`` while this process works on.
+
+    A fork from the template (:func:`can_fork`) is milliseconds, but the template's own imports
+    (torch, a model library: seconds) come first. A run that will measure models in fresh
+    processes calls this before it loads them, so those imports overlap its own setup and
+    loading, which keep one core busy at most; :func:`await_imports` waits for them before
+    anything is timed. Calls add up; a template that dies is started again on the next use.
+
+    Parameters
+    ----------
+    modules : sequence of str
+        Module names to import there (:func:`imported_modules` later adds what this process
+        imported since).
+    """
     try:
-        return _template.run(body, args, modules, timeout_s)
+        _live_template().import_ahead(list(modules))
+    except (AssertionError, OSError):  # a daemonic worker may not start children: the first use says so
+        _stop_template()
+
+
+def await_imports(timeout_s: float = 600.0) -> None:
+    """Wait until the template has imported what :func:`import_ahead` asked (nothing to wait for: return).
+
+    The speed engine calls this before its timed rounds: the imports use a core, and no timed
+    call may share the machine with them.
+    """
+    try:
+        if _template is None or _template.await_imports(timeout_s):
+            return
+    except (EOFError, OSError):  # it died: the next use starts another (and says so if that fails)
+        pass
+    _stop_template()
+
+
+def _forked(body: Callable[..., Any], args: tuple[Any, ...], modules: list[str], timeout_s: float) -> tuple[str, Any]:
+    template = _live_template()
+    try:
+        return template.run(body, args, modules, timeout_s)
     except (EOFError, BrokenPipeError, ConnectionResetError, OSError) as exc:
         _stop_template()
         raise FreshProcessError(f"the template process for fresh processes died ({exc})") from None

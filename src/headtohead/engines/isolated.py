@@ -14,9 +14,16 @@ from typing import Any, cast
 
 import numpy as np
 
-from headtohead.adapters import LoadContext, ModelAdapter, create_adapter
+from headtohead.adapters import LoadContext, ModelAdapter, adapter_class, create_adapter
 from headtohead.config.schema import ModelConfig
-from headtohead.engines.fresh_process import FreshProcessError, can_fork, imported_modules, run_in_fresh_process
+from headtohead.engines.fresh_process import (
+    FreshProcessError,
+    await_imports,
+    can_fork,
+    import_ahead,
+    imported_modules,
+    run_in_fresh_process,
+)
 from headtohead.engines.memory import MIB, MemoryWindow, WindowPeaks
 from headtohead.engines.seeding import seed_everything
 from headtohead.engines.speed_inputs import prepare
@@ -25,7 +32,15 @@ from headtohead.results.memory import ColdStart, MemoryStats, ScenarioMemory
 from headtohead.results.speed import TimedScenario
 from headtohead.runtime.devices import get_backend
 
-__all__ = ["ModelRecipe", "FreshProcessError", "measure_fresh", "measure_isolated", "imported_modules"]
+__all__ = [
+    "ModelRecipe",
+    "FreshProcessError",
+    "measure_fresh",
+    "measure_isolated",
+    "imported_modules",
+    "prepare_fresh_processes",
+    "await_imports",
+]
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,33 @@ class ModelRecipe:
         """Load the model as a run does: the run's random state reset first."""
         seed_everything(self.context.seed)
         return create_adapter(self.config, self.context)
+
+
+def prepare_fresh_processes(configs: Sequence[ModelConfig], device: str) -> None:
+    """Start importing, in the template of the fresh processes, what these models will load with.
+
+    Called by a run before it loads its models, when their memory and cold start will be
+    measured in fresh processes forked from the template (:func:`can_fork`; ``device``
+    ``"auto"`` counts as a CPU until the run resolves it): the template's imports (torch, the
+    model library, seconds) then overlap the run's setup and loading instead of adding to the
+    speed phase. :func:`await_imports` (the speed engine, before its timed rounds) waits for them.
+    Each call also sends what this process has imported by then (a run calls it again once its
+    setup has imported the data and metric libraries); the template skips what it holds.
+
+    Parameters
+    ----------
+    configs : sequence of ModelConfig
+        The models that will be measured in fresh processes.
+    device : str
+        ``eval.device`` as written (``"auto"``, ``"cpu"``, ``"cuda:0"`` …).
+    """
+    if not configs or not can_fork("cpu" if device == "auto" else device):
+        return
+    modules = [__name__, *imported_modules()]  # the fresh process's body lives here
+    for config in configs:
+        family = adapter_class(config.kind)
+        modules += [family.__module__, *family.load_imports]
+    import_ahead(list(dict.fromkeys(modules)))
 
 
 def _sync(device: str) -> None:

@@ -17,7 +17,7 @@ from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.engines.energy import EnergyLedger, model_cost
 from headtohead.engines.evaluate import batch_examples
-from headtohead.engines.isolated import ModelRecipe
+from headtohead.engines.isolated import ModelRecipe, await_imports
 from headtohead.engines.server import run_server, server_wanted
 from headtohead.engines.speed_inputs import TimedInputs, timed_inputs
 from headtohead.engines.speed_model import StagedModel, stage
@@ -149,6 +149,7 @@ def measure_speed(
     if not names or len(set(names)) != len(names):
         raise ValueError(f"measure_speed needs models with unique names, got {names}")
     server_wanted(config)  # LoadGen missing: fail before anything is measured
+    await_imports()  # the fresh processes' template imports on a core of its own: never beside a timed call
     clock = clock or time.perf_counter_ns
     ledger = EnergyLedger(enabled=config.energy)
     load_times = load_times or {}

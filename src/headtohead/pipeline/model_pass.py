@@ -19,6 +19,7 @@ from headtohead.adapters.prompting import AnswerLog
 from headtohead.config.schema import ModelConfig
 from headtohead.engines.endpoint import endpoint_record
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
+from headtohead.engines.fresh_process import await_imports
 from headtohead.engines.seeding import seed_everything
 from headtohead.errors import ModelError
 from headtohead.pipeline.setup import RunSetup
@@ -120,6 +121,7 @@ def run_model_pass(setup: RunSetup, model_cfg: ModelConfig, *, progress: Progres
         adapter, load_time = load_model(model_cfg, setup.context)
         evaluation = None
         if setup.quality:
+            await_imports()  # the fresh processes' template imported beside setup and loading, never beside a pass
             with recording_refusals(setup.deterministic) as refused:
                 evaluation = evaluate_model(adapter, setup.dataset, setup.plan, progress=progress)
             for op in refused:

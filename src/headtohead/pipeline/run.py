@@ -199,10 +199,14 @@ def run(
             if quality and exp.execution.mode != "local"
             else []
         )
+        if measure and exp.speed.memory and not _speed_in_workers(exp):
+            _prepare_fresh_processes(exp, in_memory)
         setup = prepare_run(
             exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory, response_cache=response_cache
         )
         heap.mark()  # torch and the tokenizers are imported now, no model is loaded yet
+        if measure and exp.speed.memory and not _speed_in_workers(exp):
+            _prepare_fresh_processes(exp, in_memory)  # again: what setup imported
         clock = _StageClock(began)
         if quality and exp.eval.until_decided:  # its chunks ask every model: check them before the first
             check_before_run(exp.models)
@@ -298,7 +302,7 @@ def _execute(
         store.check_data()  # finishing a run on other data would mix two datasets: refused
     facts = setup.key_facts() if store is not None else {}
     keys = {m.name: model_key(m, facts, setup.base_dir) for m in exp.models} if store is not None else {}
-    speed_in_workers = measure_speed and exp.execution.mode != "local" and exp.execution.speed == "workers"
+    speed_in_workers = measure_speed and _speed_in_workers(exp)
     # Models load in this process (local runs, h2h bench): create the device context before the first,
     # so no model's load time or first call carries it.
     warmup_s = _warm_up(setup.context.device) if exp.execution.mode == "local" or not setup.quality else None
@@ -443,6 +447,19 @@ def _speed(
     if merged is not None:
         return merged.model_copy(update={"warnings": fairness_warnings + merged.warnings})
     return _measure_speed(setup, loaded, progress, warmup_s, out)
+
+
+def _speed_in_workers(exp: Experiment) -> bool:
+    """Whether the workers time their own model (``execution.speed: workers``) rather than this process."""
+    return exp.execution.mode != "local" and exp.execution.speed == "workers"
+
+
+def _prepare_fresh_processes(exp: Experiment, in_memory: InMemory | None) -> None:
+    """The fresh processes that will measure each model's memory start their imports now, beside setup and loading."""
+    from headtohead.engines.isolated import prepare_fresh_processes
+
+    objects = in_memory.objects if in_memory is not None else {}  # no recipe: measured in this process
+    prepare_fresh_processes([m for m in timed_models(exp) if m.name not in objects], exp.eval.device)
 
 
 def timed_models(exp: Experiment) -> list[ModelConfig]:
