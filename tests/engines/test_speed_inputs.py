@@ -92,6 +92,7 @@ def test_results_name_the_timed_examples_and_judge_noise_per_input():
         memory=False,
         telemetry=False,
         single_stream_inputs=32,
+        num_batches=2,
     )
     summary = measure_speed([model], ds, config, batch_size=8, seed=3, clock=clock)
     indices = summary.timed_indices["single_stream"]

@@ -37,18 +37,18 @@ class SpeedConfig(_Section):
         "Poisson arrival rate held with p99 under latency_bound_ms (MLPerf LoadGen, extra 'loadgen').",
     )
     num_batches: int = Field(
-        default=2,
+        default=1,
         gt=0,
-        description="Distinct batches timed offline, drawn across the data "
-        "(stratified by input size); every block is whole passes over them, so keep it small "
-        "for slow models.",
+        description="Distinct batches timed offline, their examples drawn across the data "
+        "(stratified by input size: one batch already mixes short and long inputs); every block "
+        "is whole passes over them, so keep it small for slow models.",
     )
     single_stream_inputs: int = Field(
-        default=32,
+        default=16,
         gt=0,
         description="Distinct examples timed at batch 1, one per "
         "size stratum of the data, so p99 is a tail over inputs; every block is whole "
-        "passes over them.",
+        "passes over them (rounds, not calls per round, set how fast a ratio is known).",
     )
     warmup_iterations: int = Field(default=3, ge=0, description="Untimed calls per model and scenario first.")
     warmup_seconds: float = Field(default=0.5, ge=0.0, description="... and at least this long.")
@@ -58,7 +58,12 @@ class SpeedConfig(_Section):
         description="Timed calls per model and scenario over the minimum rounds, at least (every block "
         "is whole passes over the timed inputs anyway; the rounds go on until the ratios are decided).",
     )
-    min_seconds: float = Field(default=2.0, ge=0.0, description="Timed seconds per model and scenario, at least.")
+    min_seconds: float = Field(
+        default=0.5,
+        ge=0.0,
+        description="Timed seconds per model and scenario over the minimum rounds, at least (a block "
+        "runs min_seconds / rounds at least: fast models get blocks long enough to time).",
+    )
     rounds: int = Field(
         default=6,
         ge=5,
@@ -104,7 +109,7 @@ class SpeedConfig(_Section):
         default=2,
         ge=0,
         description="End-to-end steps per model timing preprocess / transfer / forward apart (0: skip); "
-        "the forward calls are timed in the rounds, so a step per offline batch is enough.",
+        "the forward calls are timed in the rounds, so two steps are enough.",
     )
     time_window_seconds: float = Field(default=10.0, gt=0.0, description="Length of the time_window scenario.")
     num_threads: int | None = Field(
@@ -123,7 +128,8 @@ class SpeedConfig(_Section):
         default=1,
         gt=0,
         description="End-to-end steps per scenario of the memory pass, at least (every timed input "
-        "runs once anyway: the peak is the largest input's).",
+        "runs once anyway: each new input shape leaves library buffers behind, so the peak is over "
+        "all of them, not the largest alone).",
     )
     telemetry: bool = Field(default=True, description="Sample GPU utilisation/power/clocks via NVML (GPU only).")
     confidence: float = Field(
