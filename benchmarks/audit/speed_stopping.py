@@ -15,7 +15,11 @@ engine, run on simulated models, stops at the round these functions give. Machin
 * ``drifting``: a random walk of 5 % per round, every call 2 % slower each round (throttling);
 * ``loaded``: a busy shared machine — calls spread σ = 0.25 with 5 % spikes, 12 calls per block,
   the level wandering 5 % per round, and 5 % of blocks hit by a burst of other work (1.5–3× slower,
-  one model's block alone: an outlier in the log ratio).
+  one model's block alone: an outlier in the log ratio);
+* ``steady (16 inputs, paired)``: a block is one pass over 16 timed inputs of 1 to 80 words
+  (batch 1, latency growing with length), the steady machine's noise otherwise, and a round's
+  ratio paired by input as the engine reads it (:func:`headtohead.stats.speed.round_log_ratios`: the median over the
+  inputs of each input's log ratio).
 
 Rows (α = 0.05, ``speed.precision`` 0.05): the share of A/A runs whose verdict says "faster" (Holm
 over the scenarios with two), and the share whose reported interval covers 1. "before" is the
@@ -35,7 +39,7 @@ from sim.latency import simulate_model_rounds
 from headtohead.config.speed import SpeedConfig
 from headtohead.engines.speed_rounds import minimum_rounds
 from headtohead.stats.multiple import holm_rows
-from headtohead.stats.speed import log_ratio_t_test
+from headtohead.stats.speed import log_ratio_t_test, round_log_ratios
 from headtohead.stats.speed_sequence import confidence_sequence, settled
 
 __all__ = ["stopping_rows", "stopped_a_a", "STOP_MACHINES", "MAX_ROUNDS"]
@@ -49,13 +53,44 @@ STOP_MACHINES: dict[str, tuple[dict[str, float], float]] = {
     "steady": ({"round_drift": 0.0, "round_sigma": 0.02, "calls_per_block": 20}, 0.0),
     "drifting": ({"round_drift": 0.05, "trend": 0.02, "calls_per_block": 20}, 0.0),
     "loaded": ({"round_drift": 0.05, "call_sigma": 0.25, "spike_rate": 0.05, "calls_per_block": 12}, 0.05),
+    "steady (16 inputs, paired)": ({"round_drift": 0.0, "round_sigma": 0.02, "inputs": 16}, 0.0),
 }
+
+
+def _paired_log_ratios(inputs: int, round_sigma: float, n_sims: int, rng: np.random.Generator) -> np.ndarray:
+    """Per-round paired log ratios of A/A benchmarks whose block is one pass over ``inputs`` inputs of every length.
+
+    Each call is log-normal (σ 0.10, 1 % spikes 1.5–3× slower) around its input's latency (0.2 ms
+    plus 0.1 ms per word, 1 to 80 words); the machine's level moves ``round_sigma`` from round to
+    round and 2 % between a round's two blocks (the later block sees it), each block has a 1 %
+    offset of its own. A round's log ratio is the median over the inputs of each input's log
+    ratio: :func:`headtohead.stats.speed.round_log_ratios` of one pass per block, vectorised.
+    """
+    base = np.log(0.2 + 0.1 * np.linspace(1, 80, inputs))
+    shape = (n_sims, MAX_ROUNDS)
+    level = rng.normal(0.0, round_sigma, shape)
+    later = rng.normal(0.0, 0.02, shape)
+    a_first = (np.arange(MAX_ROUNDS) % 2 == 0)[None, :]
+    blocks = [level + np.where(first, 0.0, later) + rng.normal(0.0, 0.01, shape) for first in (a_first, ~a_first)]
+    logs = []
+    for block in blocks:
+        calls = base + block[..., None] + rng.normal(0.0, 0.10, shape + (inputs,))
+        spikes = rng.random(calls.shape) < 0.01
+        calls[spikes] += np.log(rng.uniform(1.5, 3.0, int(spikes.sum())))
+        logs.append(calls)
+    ratios = np.median(logs[0] - logs[1], axis=-1)
+    # the vectorised reading is the engine's own, on the first benchmark's first rounds
+    check = round_log_ratios(np.exp(logs[0][0, :4]), np.exp(logs[1][0, :4]), inputs)
+    assert np.allclose(check, ratios[0, :4]), "the simulation must read a round as the engine does"
+    return ratios
 
 
 def _log_ratios(machine: str, n_sims: int, seed: int) -> np.ndarray:
     """Per-round log(time A / time B) of ``n_sims`` A/A benchmarks of ``MAX_ROUNDS`` rounds."""
     settings, bursts = STOP_MACHINES[machine]
     rng = np.random.default_rng(seed)
+    if "inputs" in settings:
+        return _paired_log_ratios(int(settings["inputs"]), settings["round_sigma"], n_sims, rng)
     sim = simulate_model_rounds(2, MAX_ROUNDS, n_sims=n_sims, seed=rng, **settings)  # type: ignore[arg-type]
     medians = sim.medians.copy()
     hit = rng.random(medians.shape) < bursts

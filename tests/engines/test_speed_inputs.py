@@ -11,6 +11,7 @@ from headtohead.data.base import Dataset
 from headtohead.engines.speed import measure_speed
 from headtohead.engines.speed_inputs import stratified_sample, timed_inputs
 from headtohead.results.speed import HostLoad
+from headtohead.stats.speed import paired_speed_ratio, round_log_ratios, round_medians
 from headtohead.testing.fake_device import FakeClock
 
 
@@ -105,3 +106,46 @@ def test_results_name_the_timed_examples_and_judge_noise_per_input():
     assert medians == pytest.approx([1_000 * s[0] for s in summary.timed_sizes["single_stream"]], rel=0.05)
     # Lengths from 1 to 80 words spread the calls far beyond 10 % — yet the machine was quiet.
     assert single.iqr_over_median > 0.5 and single.repeat_noise < 0.05
+
+
+class ScaledLengthAdapter(LengthAdapter):
+    """``per_word_ns`` per word of the longest example, plus jitter."""
+
+    def __init__(self, *args, per_word_ns, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.per_word_ns = per_word_ns
+
+    def forward(self, inputs):
+        self.clock.advance(self.per_word_ns * int(inputs.max()) * float(self._rng.lognormal(0.0, self.jitter)))
+        return np.zeros((len(inputs), 2))
+
+
+def test_a_rounds_ratio_is_paired_by_input_so_inputs_of_every_length_do_not_blur_it():
+    """B takes twice A's time on every input; calls jitter 10 %; 16 batch-1 inputs of 1 to 80 words."""
+    clock = FakeClock()
+    a = ScaledLengthAdapter("a", cost_ns=0, clock=clock, jitter=0.1, seed=1, per_word_ns=1_000)
+    b = ScaledLengthAdapter("b", cost_ns=0, clock=clock, jitter=0.1, seed=2, per_word_ns=2_000)
+    config = SpeedConfig(
+        scenarios=["single_stream"],
+        warmup_iterations=1,
+        warmup_seconds=0.0,
+        min_seconds=0.0,
+        rounds=12,
+        precision=None,  # twelve rounds, to compare the two readings of the same rounds
+        pipeline_iterations=0,
+        memory=False,
+        telemetry=False,
+    )
+    summary = measure_speed([a, b], texts(), config, batch_size=8, seed=3, clock=clock)
+    (c,) = summary.scenario("single_stream").comparisons
+    ta, tb = summary.model("a").single_stream, summary.model("b").single_stream
+    assert ta.inputs == 16
+    paired = round_log_ratios(ta.rounds_ns, tb.rounds_ns, ta.inputs)
+    unpaired = np.log(round_medians(ta.rounds_ns)) - np.log(round_medians(tb.rounds_ns))
+    # The round's median call is now a short input, now a long one: the unpaired ratio scatters
+    # more than twice as much as the paired one, which sees 10 % jitter over 16 inputs.
+    assert np.std(paired, ddof=1) * 2 < np.std(unpaired, ddof=1)
+    assert c.ci_low <= 0.5 <= c.ci_high and c.ratio == pytest.approx(0.5, rel=0.03)
+    assert (c.ci_low, c.ci_high) == pytest.approx(
+        (paired_speed_ratio(paired).low, paired_speed_ratio(paired).high)
+    )  # the verdict is built from the paired rounds

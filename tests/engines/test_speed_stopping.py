@@ -12,7 +12,7 @@ from headtohead.engines.speed import measure_speed
 from headtohead.engines.speed_rounds import minimum_rounds
 from headtohead.report.words.speed import speed_verdict_lines, with_speed_sentences
 from headtohead.results.speed import HostLoad
-from headtohead.stats.speed import round_medians, speed_ratio
+from headtohead.stats.speed import paired_speed_ratio, round_log_ratios
 from headtohead.stats.speed_sequence import confidence_sequence, first_bounded_round, settled
 from headtohead.testing.fake_device import FakeClock
 
@@ -65,15 +65,11 @@ def test_the_rounds_stop_where_every_ratio_is_known_to_the_precision():
     assert run.precision == 0.05 and run.precision_reached == pytest.approx(max(c.ci_high / c.ratio - 1, 0))
     assert run.precision_reached <= 0.05 and run.rounds > minimum_rounds(2, SpeedConfig(**RULE))[0]
     # the engine stopped at the first round the statistics alone say: its rule is the audit's
-    logs = np.log(round_medians(summary.model("a").offline.rounds_ns)) - np.log(
-        round_medians(summary.model("b").offline.rounds_ns)
-    )
+    timing_a, timing_b = summary.model("a").offline, summary.model("b").offline
+    assert timing_a.inputs == 2  # two timed batches: each round's ratio is paired by batch
+    logs = round_log_ratios(timing_a.rounds_ns, timing_b.rounds_ns, timing_a.inputs)
     assert first_settled_round(logs, SpeedConfig(**RULE, precision=0.05)) == run.rounds == c.n_rounds
-    ratio = speed_ratio(
-        round_medians(summary.model("a").offline.rounds_ns),
-        round_medians(summary.model("b").offline.rounds_ns),
-        method="anytime",
-    )
+    ratio = paired_speed_ratio(logs, method="anytime")
     assert (c.ci_low, c.ci_high, c.p_value) == pytest.approx((ratio.low, ratio.high, ratio.p_value))
     assert run.rounds % 2 == 0  # stopped at the end of a balanced cycle
     line = speed_verdict_lines(with_speed_sentences(summary))[0]
@@ -162,8 +158,10 @@ def test_an_a_a_comparison_stopped_by_the_rule_keeps_its_level():
     from audit.speed_stopping import stopping_rows
 
     rows = as_rows(stopping_rows(quick=True))
-    assert len(rows) == 9 and all(r.runs >= 1000 for r in rows)
+    assert len(rows) == 12 and all(r.runs >= 1000 for r in rows)
     missed = [f"{r.quantity} [{r.setting}]: {r.after:.3f}" for r in rows if not r.met]
     assert not missed, missed
     # the machines differ in how long they take, and the loaded one reaches its budget at times
     assert any("steady" in r.setting for r in rows) and any("loaded" in r.setting for r in rows)
+    # a round's ratio paired by input, as the engine reads it
+    assert any("16 inputs, paired" in r.setting for r in rows)

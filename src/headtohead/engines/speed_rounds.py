@@ -3,8 +3,10 @@
 Each round every model runs one block of forward calls (whole passes over the scenario's
 timed inputs) in an order from a Williams design (:func:`headtohead.stats.design.round_order`:
 every model runs before every other in half the rounds) or shuffled, so drift of the machine
-and order effects hit every model alike. GPU telemetry is sampled while the scenario runs
-and kept per model and scenario.
+and order effects hit every model alike. A round's ratio of two models is paired by input
+(:func:`headtohead.stats.speed.round_log_ratios`: the median over the timed inputs of each
+input's time ratio). GPU telemetry is sampled while the scenario runs and kept per model and
+scenario.
 
 With ``speed.precision`` (the default) the rounds go on, after ``speed.rounds`` and only at the
 end of a whole cycle of balanced orders, until every ratio's anytime-valid interval
@@ -35,7 +37,7 @@ from headtohead.results.speed import (
 )
 from headtohead.runtime.devices import is_cuda
 from headtohead.stats.design import round_order, williams_design
-from headtohead.stats.speed import SpeedRatio, round_medians, speed_ratio
+from headtohead.stats.speed import SpeedRatio, paired_speed_ratio, round_log_ratios
 from headtohead.stats.speed_sequence import first_bounded_round, settled
 
 __all__ = ["run_scenario", "minimum_rounds", "SpeedProgress"]
@@ -54,11 +56,12 @@ def _compare(
     models: list[StagedModel], rounds: Mapping[str, list[list[int]]], scenario: TimedScenario, config: SpeedConfig
 ) -> list[tuple[SpeedRatio, SpeedComparison]]:
     out = []
-    medians = {m.name: round_medians(rounds[m.name]) for m in models}
+    inputs = len(models[0].staged[scenario])  # every model runs whole passes over the same timed inputs
     method: Literal["t", "anytime"] = "t" if config.precision is None else "anytime"
     for i, a in enumerate(models):
         for b in models[i + 1 :]:
-            ratio = speed_ratio(medians[a.name], medians[b.name], confidence=config.confidence, method=method)
+            logs = round_log_ratios(rounds[a.name], rounds[b.name], inputs)  # paired by input within each round
+            ratio = paired_speed_ratio(logs, confidence=config.confidence, method=method)
             # unadjusted here; measure_speed adjusts every comparison of the run together (Holm)
             faster = {"a": a.name, "b": b.name, None: None}[ratio.faster]
             out.append(

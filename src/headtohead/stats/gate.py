@@ -17,7 +17,7 @@ from headtohead.metrics import CATALOGUE
 from headtohead.results import Predictions, RunResult
 from headtohead.stats.bootstrap import paired_bootstrap
 from headtohead.stats.paired import PairedCorrectness
-from headtohead.stats.speed import round_medians, speed_ratio
+from headtohead.stats.speed import round_log_ratios, speed_ratio
 
 __all__ = [
     "Decision",
@@ -477,10 +477,13 @@ def gate_decisions(
         if not timed:
             decisions.append(skipped_check("speed", "no_speed"))
         for scenario, base, cand in timed:
+            # Each round's candidate / baseline ratio, paired by input as the run's own ratio is:
+            # as times, the baseline at 1 and the candidate at that ratio.
+            logs = round_log_ratios(cand.rounds_ns, base.rounds_ns, base.inputs)
             decisions.append(
                 slowdown_noninferiority(
-                    round_medians(base.rounds_ns),
-                    round_medians(cand.rounds_ns),
+                    np.ones_like(logs),
+                    np.exp(logs),
                     margin=slowdown_margin,
                     confidence=confidence,
                     n_resamples=n_resamples,

@@ -5,6 +5,7 @@ See ``docs/statistics.md`` §3.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from headtohead.stats.speed_sequence import confidence_sequence
 __all__ = [
     "SpeedRatio",
     "speed_ratio",
+    "paired_speed_ratio",
+    "round_log_ratios",
     "log_ratio_t_test",
     "Trend",
     "trend_test",
@@ -91,6 +94,60 @@ def round_medians(rounds: Sequence[Sequence[float]]) -> np.ndarray:
     return np.array([np.median(np.asarray(r, dtype=np.float64)) for r in rounds])
 
 
+def round_log_ratios(
+    rounds_a: Sequence[Sequence[float]], rounds_b: Sequence[Sequence[float]], inputs: int = 1
+) -> np.ndarray:
+    """Each round's ``log(time A / time B)``, paired by input: the median over the timed inputs of each input's log ratio.
+
+    In a round both models run whole passes over the same ``inputs`` timed inputs (call ``j``
+    ran input ``j mod inputs``). Each input's latency in the round (the median of its calls
+    there) is divided by the other model's on the same input, and the round's log ratio is the
+    median of those. Inputs of different lengths then cancel input by input: a round's median
+    latency alone jumps between a short and a long input as calls jitter around it, and on a
+    shared machine that jump, not the models, set how many rounds a ratio took to be known
+    (``docs/statistics.md`` §3). With one input (an offline batch) it is
+    ``log(median A / median B)`` of the round; rounds that are not whole passes are read that
+    way too.
+
+    Parameters
+    ----------
+    rounds_a, rounds_b : sequence of sequence of float
+        Each model's latencies, per round (``ScenarioTiming.rounds_ns``), paired by round.
+    inputs : int
+        Distinct timed inputs cycled in every round (``ScenarioTiming.inputs``).
+
+    Returns
+    -------
+    ndarray of shape (n_rounds,)
+
+    Examples
+    --------
+    >>> # input 0 is short, input 1 long; B takes 2× A's time on each, whatever the jitter
+    >>> a = [[1.0, 10.0, 1.1, 10.4], [1.2, 9.0, 1.0, 9.1]]
+    >>> b = [[2.0, 20.0, 2.2, 20.8], [2.4, 18.0, 2.0, 18.2]]
+    >>> np.exp(round_log_ratios(a, b, inputs=2)).round(3).tolist()
+    [0.5, 0.5]
+    """
+    if len(rounds_a) != len(rounds_b):
+        raise ValueError(f"paired rounds needed: got {len(rounds_a)} and {len(rounds_b)}")
+    if inputs < 1:
+        raise ValueError(f"inputs must be at least 1, not {inputs}")
+    out = np.empty(len(rounds_a))
+    for r, (ra, rb) in enumerate(zip(rounds_a, rounds_b, strict=True)):
+        a, b = np.asarray(ra, dtype=np.float64), np.asarray(rb, dtype=np.float64)
+        if a.size == 0 or b.size == 0:
+            raise ValueError("every round needs at least one latency")
+        if not (np.all(a > 0) and np.all(b > 0) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+            raise ValueError("latencies must be positive and finite")
+        if inputs > 1 and a.size % inputs == 0 and b.size % inputs == 0:
+            per_a = np.median(a.reshape(-1, inputs), axis=0)
+            per_b = np.median(b.reshape(-1, inputs), axis=0)
+            out[r] = np.median(np.log(per_a) - np.log(per_b))
+        else:
+            out[r] = math.log(np.median(a)) - math.log(np.median(b))
+    return out
+
+
 def speed_ratio(
     time_a: Sequence[float] | np.ndarray,
     time_b: Sequence[float] | np.ndarray,
@@ -140,20 +197,58 @@ def speed_ratio(
     b = np.asarray(time_b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"paired rounds needed: got shapes {a.shape} and {b.shape}")
-    if len(a) < 2:
-        raise ValueError(f"a speed ratio needs at least 2 rounds, got {len(a)}")
     if not (np.all(a > 0) and np.all(b > 0) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("latencies must be positive and finite")
+    return paired_speed_ratio(
+        np.log(a) - np.log(b), confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
+    )
+
+
+def paired_speed_ratio(
+    log_ratio: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    method: Literal["t", "bootstrap", "anytime"] = "t",
+) -> SpeedRatio:
+    """:func:`speed_ratio` from each round's log ratio (e.g. :func:`round_log_ratios`).
+
+    Parameters
+    ----------
+    log_ratio : array-like of shape (n_rounds,)
+        ``log(time A / time B)`` of each round.
+    confidence, n_resamples, seed, method
+        As in :func:`speed_ratio`.
+
+    Returns
+    -------
+    SpeedRatio
+
+    Examples
+    --------
+    >>> r = paired_speed_ratio(np.log([2.0, 2.1, 1.9, 2.0]))
+    >>> round(r.ratio, 2), r.faster
+    (2.0, 'b')
+    """
+    log_ratio = np.asarray(log_ratio, dtype=np.float64)
+    if log_ratio.ndim != 1:
+        raise ValueError(f"one log ratio per round needed, got shape {log_ratio.shape}")
+    if len(log_ratio) < 2:
+        raise ValueError(f"a speed ratio needs at least 2 rounds, got {len(log_ratio)}")
+    if not np.all(np.isfinite(log_ratio)):
         raise ValueError("latencies must be positive and finite")
     if method not in ("t", "bootstrap", "anytime"):
         raise ValueError(f"method must be 't', 'bootstrap' or 'anytime', not {method!r}")
-    log_ratio = np.log(a) - np.log(b)
     test = confidence_sequence if method == "anytime" else log_ratio_t_test
     centre, half, p_value = (float(x) for x in test(log_ratio, confidence))
     if method != "bootstrap" or half == 0.0:  # identical rounds: no spread to estimate, a point interval
         low, high = centre - half, centre + half
     else:
         low, high = _bootstrap_mean_ci(log_ratio, confidence, n_resamples, seed)
-    return SpeedRatio(float(np.exp(centre)), float(np.exp(low)), float(np.exp(high)), confidence, len(a), p_value)
+    return SpeedRatio(
+        float(np.exp(centre)), float(np.exp(low)), float(np.exp(high)), confidence, len(log_ratio), p_value
+    )
 
 
 def log_ratio_t_test(log_ratios: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

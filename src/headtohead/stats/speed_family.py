@@ -14,7 +14,7 @@ import numpy as np
 from headtohead.results.server import LoadGenSummary, ServerComparison
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 from headtohead.stats.multiple import holm_rows
-from headtohead.stats.speed import round_medians, trend_test
+from headtohead.stats.speed import round_log_ratios, round_medians, trend_test
 
 __all__ = [
     "adjust_speed_family",
@@ -235,18 +235,20 @@ def noise_checks(summary: SpeedSummary) -> NoiseChecks:
     limit = float(settings.get("target_ci_halfwidth") or settings.get("precision") or UNDECIDED_HALFWIDTH)
     pending_ratios, ratio_trends, level_rows, level_trends = [], [], [], []
     for run in summary.scenarios:
-        logs = {}
+        logs, timings = {}, {}
         for model in summary.models:
             timing = model.timing(run.scenario)
             if timing is not None and timing.rounds_ns and all(timing.rounds_ns):
                 logs[model.name] = np.log(round_medians(timing.rounds_ns))
+                timings[model.name] = timing
         lengths = {len(v) for v in logs.values()}
         if len(lengths) != 1 or lengths.pop() < 3:
             continue
         for c in run.comparisons:
             if c.model_a not in logs or c.model_b not in logs:
                 continue
-            series = logs[c.model_a] - logs[c.model_b]
+            a, b = timings[c.model_a], timings[c.model_b]
+            series = round_log_ratios(a.rounds_ns, b.rounds_ns, a.inputs)  # the rounds the ratio was built from
             pending_ratios.append(c)
             ratio_trends.append(
                 trend_test(series, _order_covariate(run.round_orders, c.model_a, c.model_b, len(series)))
