@@ -18,7 +18,6 @@ from headtohead.adapters import LoadContext, ModelAdapter, adapter_class, create
 from headtohead.config.schema import ModelConfig
 from headtohead.engines.fresh_process import (
     FreshProcessError,
-    await_imports,
     can_fork,
     import_ahead,
     imported_modules,
@@ -39,7 +38,6 @@ __all__ = [
     "measure_isolated",
     "imported_modules",
     "prepare_fresh_processes",
-    "await_imports",
 ]
 
 
@@ -67,7 +65,8 @@ def prepare_fresh_processes(configs: Sequence[ModelConfig], device: str) -> None
     measured in fresh processes forked from the template (:func:`can_fork`; ``device``
     ``"auto"`` counts as a CPU until the run resolves it): the template's imports (torch, the
     model library, seconds) then overlap the run's setup and loading instead of adding to the
-    speed phase. :func:`await_imports` (the speed engine, before its timed rounds) waits for them.
+    speed phase. :func:`~headtohead.engines.fresh_process.await_imports` (before the first quality
+    pass and the speed phase's rounds) waits for them.
     Each call also sends what this process has imported by then (a run calls it again once its
     setup has imported the data and metric libraries); the template skips what it holds.
 

@@ -17,7 +17,8 @@ from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.engines.energy import EnergyLedger, model_cost
 from headtohead.engines.evaluate import batch_examples
-from headtohead.engines.isolated import ModelRecipe, await_imports
+from headtohead.engines.fresh_process import await_imports
+from headtohead.engines.isolated import ModelRecipe
 from headtohead.engines.server import run_server, server_wanted
 from headtohead.engines.speed_inputs import TimedInputs, timed_inputs
 from headtohead.engines.speed_model import StagedModel, stage

@@ -199,13 +199,14 @@ def run(
             if quality and exp.execution.mode != "local"
             else []
         )
-        if measure and exp.speed.memory and not _speed_in_workers(exp):
+        probes = measure and exp.speed.memory and not _speed_in_workers(exp)  # fresh processes for memory
+        if probes:
             _prepare_fresh_processes(exp, in_memory)
         setup = prepare_run(
             exp, base, quality=quality, deterministic=deterministic, in_memory=in_memory, response_cache=response_cache
         )
         heap.mark()  # torch and the tokenizers are imported now, no model is loaded yet
-        if measure and exp.speed.memory and not _speed_in_workers(exp):
+        if probes:
             _prepare_fresh_processes(exp, in_memory)  # again: what setup imported
         clock = _StageClock(began)
         if quality and exp.eval.until_decided:  # its chunks ask every model: check them before the first
