@@ -106,10 +106,10 @@ class SpeedConfig(_Section):
     )
     fixed_shape: FixedShape | None = Field(default=None, description="Fixed batch size (and sequence length).")
     pipeline_iterations: int = Field(
-        default=2,
+        default=1,
         ge=0,
         description="End-to-end steps per model timing preprocess / transfer / forward apart (0: skip); "
-        "the forward calls are timed in the rounds, so two steps are enough.",
+        "the forward calls are timed in the rounds, so one step tells the split.",
     )
     time_window_seconds: float = Field(default=10.0, gt=0.0, description="Length of the time_window scenario.")
     num_threads: int | None = Field(
