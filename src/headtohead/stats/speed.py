@@ -94,6 +94,11 @@ def round_medians(rounds: Sequence[Sequence[float]]) -> np.ndarray:
     return np.array([np.median(np.asarray(r, dtype=np.float64)) for r in rounds])
 
 
+def _check_latencies(*latencies: np.ndarray) -> None:
+    if not all(np.all(x > 0) and np.all(np.isfinite(x)) for x in latencies):
+        raise ValueError("latencies must be positive and finite")
+
+
 def round_log_ratios(
     rounds_a: Sequence[Sequence[float]], rounds_b: Sequence[Sequence[float]], inputs: int = 1
 ) -> np.ndarray:
@@ -137,8 +142,7 @@ def round_log_ratios(
         a, b = np.asarray(ra, dtype=np.float64), np.asarray(rb, dtype=np.float64)
         if a.size == 0 or b.size == 0:
             raise ValueError("every round needs at least one latency")
-        if not (np.all(a > 0) and np.all(b > 0) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-            raise ValueError("latencies must be positive and finite")
+        _check_latencies(a, b)
         if inputs > 1 and a.size % inputs == 0 and b.size % inputs == 0:
             per_a = np.median(a.reshape(-1, inputs), axis=0)
             per_b = np.median(b.reshape(-1, inputs), axis=0)
@@ -197,8 +201,7 @@ def speed_ratio(
     b = np.asarray(time_b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"paired rounds needed: got shapes {a.shape} and {b.shape}")
-    if not (np.all(a > 0) and np.all(b > 0) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("latencies must be positive and finite")
+    _check_latencies(a, b)
     return paired_speed_ratio(
         np.log(a) - np.log(b), confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
     )
