@@ -26,6 +26,11 @@ over the scenarios with two), and the share whose reported interval covers 1. "b
 adaptive stop of ``main`` before issue 33 (``target_ci_halfwidth``: the t interval, read after every
 round from the 10th, stopped the first time it is within ±5 %), on the same simulated rounds.
 
+The gate's speed check (``h2h gate --slowdown-margin``) reads the same stopped rounds: a candidate
+slowed by exactly the margin (5 %: the A/A log ratios shifted by ``log 1.05``) must pass at most
+2.5 % of the time (one side of a 95 % interval). "before" reads the t interval at the stopping
+round, as the gate did; "after" the anytime-valid interval it reads now.
+
 ``stopping_rows(quick=True)`` runs a reduced grid in seconds.
 """
 
@@ -208,7 +213,30 @@ def stopping_rows(quick: bool = False, seed: int = 0) -> list[dict]:
                         float(np.mean(covered_before[0])),
                     )
                 )
+        rows.append(_gate_row(machine, n_sims, _seed(seed, m_index, 9)))
     return rows
+
+
+def _gate_row(machine: str, n_sims: int, seed: int) -> dict:
+    """The gate's false pass at the margin on rounds stopped by the rule: t (before) and anytime (after)."""
+    margin = 0.05
+    logs = _log_ratios(machine, n_sims, seed) + math.log1p(margin)  # the candidate slowed by exactly the margin
+    rounds, centre, half, _ = stopped_a_a(logs, SpeedConfig(precision=PRECISION, confidence=1 - ALPHA))
+    t_high = np.empty(n_sims)
+    for n in np.unique(rounds):
+        at = rounds == n
+        c, h, _ = log_ratio_t_test(logs[at, :n], 1 - ALPHA)
+        t_high[at] = c + h
+    bound = math.log1p(margin)
+    setting = f"candidate slowed by exactly the 5 % margin, {machine} machine, rounds stopped at ±{100 * PRECISION:g} %"
+    return _row(
+        "gate: speed check passes at the margin (one side of 95 %)",
+        setting,
+        "error",
+        ALPHA / 2,
+        centre + half < bound,
+        float(np.mean(t_high < bound)),
+    )
 
 
 def _row(quantity: str, setting: str, kind: str, nominal: float, hits: np.ndarray, before: float) -> dict:

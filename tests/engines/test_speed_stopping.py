@@ -158,10 +158,13 @@ def test_an_a_a_comparison_stopped_by_the_rule_keeps_its_level():
     from audit.speed_stopping import stopping_rows
 
     rows = as_rows(stopping_rows(quick=True))
-    assert len(rows) == 12 and all(r.runs >= 1000 for r in rows)
+    assert len(rows) == 16 and all(r.runs >= 1000 for r in rows)
     missed = [f"{r.quantity} [{r.setting}]: {r.after:.3f}" for r in rows if not r.met]
     assert not missed, missed
     # the machines differ in how long they take, and the loaded one reaches its budget at times
     assert any("steady" in r.setting for r in rows) and any("loaded" in r.setting for r in rows)
     # a round's ratio paired by input, as the engine reads it
     assert any("16 inputs, paired" in r.setting for r in rows)
+    # the gate's speed check on stopped rounds: anytime-valid, so a candidate at the margin rarely passes
+    gate = [r for r in rows if r.quantity.startswith("gate:")]
+    assert len(gate) == 4 and all(r.after <= 0.025 for r in gate)

@@ -298,3 +298,27 @@ def test_the_speed_audit_quick_grid_meets_its_targets_and_shows_what_was_wrong()
     gate = [r for r in rows if r.quantity == "gate slowdown false fail at the margin"]
     assert gate and all(r.before > r.after for r in gate)
     assert {r.kind for r in rows} == {"coverage", "error"}
+
+
+def test_the_gate_reads_rounds_stopped_by_the_rule_with_the_anytime_interval():
+    from types import SimpleNamespace
+
+    from headtohead.stats.speed import round_log_ratios, speed_ratio
+
+    sim = simulate_model_rounds(2, 10, seed=9, **STEADY)
+    speed = speed_summary_from_rounds({"offline": sim.medians[0]}, sim.orders, names=["a", "b"])
+    stopped = speed.model_copy(
+        update={"scenarios": [r.model_copy(update={"precision": 0.05}) for r in speed.scenarios]}
+    )  # the engine stopped these rounds when the ratio was known to ±5 %
+    (fixed,) = gate_decisions(
+        SimpleNamespace(speed=speed), None, baseline="a", candidate="b", accuracy_margin=None, slowdown_margin=0.5
+    )
+    (anytime,) = gate_decisions(
+        SimpleNamespace(speed=stopped), None, baseline="a", candidate="b", accuracy_margin=None, slowdown_margin=0.5
+    )
+    assert fixed.method == "t" and anytime.method == "anytime-valid"
+    a, b = speed.model("a").offline, speed.model("b").offline
+    logs = round_log_ratios(b.rounds_ns, a.rounds_ns, a.inputs)
+    expected = speed_ratio(np.exp(logs), np.ones_like(logs), method="anytime")
+    assert (anytime.low, anytime.high) == pytest.approx((expected.low, expected.high))
+    assert anytime.high - anytime.low > fixed.high - fixed.low  # wider: it holds at any stopping round
