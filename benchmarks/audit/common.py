@@ -26,6 +26,7 @@ __all__ = [
     "bootstrap_accuracy_interval",
     "holm_rows",
     "GRID_NOTE",
+    "grid_seed",
 ]
 
 GRID_NOTE = (
@@ -86,6 +87,11 @@ def row(
         before,
         n,
     )
+
+
+def grid_seed(*parts: int) -> int:
+    """A seed for one grid point, the same in every process (``hash`` of a tuple is not)."""
+    return int(np.random.SeedSequence(list(parts)).generate_state(1)[0])
 
 
 def meets_target(r: Row, slack: float = 2.0) -> bool:

@@ -35,6 +35,7 @@ from itertools import combinations
 import numpy as np
 from sim.latency import SimulatedRounds, simulate_model_rounds
 
+from audit.common import grid_seed
 from headtohead.stats.multiple import holm_rows as holm
 from headtohead.stats.speed import log_ratio_t_test, trend_test
 from headtohead.stats.speed_family import LEVEL_DRIFT, RATIO_DRIFT, UNDECIDED_HALFWIDTH
@@ -191,11 +192,6 @@ def _row(
     }
 
 
-def _seed(*parts: int) -> int:
-    """A seed for one grid point, the same in every process (``hash`` of a tuple is not)."""
-    return int(np.random.SeedSequence(list(parts)).generate_state(1)[0])
-
-
 def _setting(rounds: int, k: int | None, s: int | None, machine: str) -> str:
     parts = [f"{rounds} rounds", f"{CALLS} calls per block"]
     if k is not None:
@@ -229,7 +225,13 @@ def speed_rows(quick: bool = False, seed: int = 0) -> list[dict]:
             for k in models_grid:
                 # coverage: a known ratio of 1.1 between consecutive models, the first pair's interval
                 sims = simulate(
-                    k, rounds, 1, n_sims, machine, seed=_seed(seed, m_index, rounds, k, 0), factors=1.1 ** np.arange(k)
+                    k,
+                    rounds,
+                    1,
+                    n_sims,
+                    machine,
+                    seed=grid_seed(seed, m_index, rounds, k, 0),
+                    factors=1.1 ** np.arange(k),
                 )
                 centre, half, _ = faster_p_values(sims)
                 truth = -math.log(1.1)  # log(time 0 / time 1)
@@ -244,7 +246,7 @@ def speed_rows(quick: bool = False, seed: int = 0) -> list[dict]:
                     )
                 )
                 for s in scenario_grid:
-                    sims = simulate(k, rounds, s, n_sims, machine, seed=_seed(seed, m_index, rounds, k, s))
+                    sims = simulate(k, rounds, s, n_sims, machine, seed=grid_seed(seed, m_index, rounds, k, s))
                     _, _, p = faster_p_values(sims)
                     rows.append(
                         _row(
@@ -269,7 +271,7 @@ def speed_rows(quick: bool = False, seed: int = 0) -> list[dict]:
                             )
                         )
             for s in scenario_grid if quick else (1, 2):
-                base = _seed(seed, m_index, rounds, 99, s)
+                base = grid_seed(seed, m_index, rounds, 99, s)
                 at_margin = gate_outcomes(
                     simulate(2, rounds, s, n_sims, machine, seed=base, factors=[1.0, 1.0 + MARGIN])
                 )

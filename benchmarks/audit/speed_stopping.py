@@ -41,6 +41,7 @@ import math
 import numpy as np
 from sim.latency import simulate_model_rounds
 
+from audit.common import Row, grid_seed, row
 from headtohead.config.speed import SpeedConfig
 from headtohead.engines.speed_rounds import minimum_rounds
 from headtohead.stats.multiple import holm_rows
@@ -150,11 +151,7 @@ def _before(log_ratios: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return centre, half, p
 
 
-def _seed(*parts: int) -> int:
-    return int(np.random.SeedSequence(list(parts)).generate_state(1)[0])
-
-
-def stopping_rows(quick: bool = False, seed: int = 0) -> list[dict]:
+def stopping_rows(quick: bool = False, seed: int = 0) -> list[Row]:
     """The A/A rows of the stopping rule (see the module docstring), seeded.
 
     Parameters
@@ -165,17 +162,17 @@ def stopping_rows(quick: bool = False, seed: int = 0) -> list[dict]:
 
     Returns
     -------
-    list of dict
-        Keys ``section, quantity, setting, kind, nominal, before, after, mc_se, runs``.
+    list of Row
+        One per quantity and setting (:func:`audit.common.row`).
     """
     n_sims = 1200 if quick else 4000
     config = SpeedConfig(precision=PRECISION, confidence=1 - ALPHA)
-    rows: list[dict] = []
+    rows: list[Row] = []
     for m_index, machine in enumerate(STOP_MACHINES):
         for n_scenarios in (1, 2):
             now, then, covered, covered_before, used = [], [], [], [], []
             for s in range(n_scenarios):
-                logs = _log_ratios(machine, n_sims, _seed(seed, m_index, n_scenarios, s))
+                logs = _log_ratios(machine, n_sims, grid_seed(seed, m_index, n_scenarios, s))
                 rounds, centre, half, p = stopped_a_a(logs, config)
                 c0, h0, p0 = _before(logs)
                 now.append(p)
@@ -193,31 +190,35 @@ def stopping_rows(quick: bool = False, seed: int = 0) -> list[dict]:
                 f"{100 * budget:.1f} % at the budget of {MAX_ROUNDS}"
             )
             rows.append(
-                _row(
+                row(
+                    "speed",
                     "'faster' when stopped by the rule (anytime-valid)",
                     setting,
                     "error",
                     ALPHA,
                     faster,
-                    float(np.mean(faster_before)),
+                    faster.size,
+                    before=float(np.mean(faster_before)),
                 )
             )
             if n_scenarios == 1:
                 rows.append(
-                    _row(
+                    row(
+                        "speed",
                         "speed ratio interval covers 1 when stopped by the rule",
                         setting,
                         "coverage",
                         1 - ALPHA,
                         covered[0],
-                        float(np.mean(covered_before[0])),
+                        covered[0].size,
+                        before=float(np.mean(covered_before[0])),
                     )
                 )
-        rows.append(_gate_row(machine, n_sims, _seed(seed, m_index, 9)))
+        rows.append(_gate_row(machine, n_sims, grid_seed(seed, m_index, 9)))
     return rows
 
 
-def _gate_row(machine: str, n_sims: int, seed: int) -> dict:
+def _gate_row(machine: str, n_sims: int, seed: int) -> Row:
     """The gate's false pass at the margin on rounds stopped by the rule: t (before) and anytime (after)."""
     margin = 0.05
     logs = _log_ratios(machine, n_sims, seed) + math.log1p(margin)  # the candidate slowed by exactly the margin
@@ -229,26 +230,13 @@ def _gate_row(machine: str, n_sims: int, seed: int) -> dict:
         t_high[at] = c + h
     bound = math.log1p(margin)
     setting = f"candidate slowed by exactly the 5 % margin, {machine} machine, rounds stopped at ±{100 * PRECISION:g} %"
-    return _row(
+    return row(
+        "speed",
         "gate: speed check passes at the margin (one side of 95 %)",
         setting,
         "error",
         ALPHA / 2,
         centre + half < bound,
-        float(np.mean(t_high < bound)),
+        n_sims,
+        before=float(np.mean(t_high < bound)),
     )
-
-
-def _row(quantity: str, setting: str, kind: str, nominal: float, hits: np.ndarray, before: float) -> dict:
-    rate = float(np.mean(hits))
-    return {
-        "section": "speed",
-        "quantity": quantity,
-        "setting": setting,
-        "kind": kind,
-        "nominal": nominal,
-        "before": before,
-        "after": rate,
-        "mc_se": math.sqrt(max(rate * (1 - rate), 1e-12) / hits.size),
-        "runs": int(hits.size),
-    }
