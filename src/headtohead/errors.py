@@ -6,7 +6,7 @@ See ``docs/architecture.md``, "The exceptions headtohead raises for bad input".
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 __all__ = [
     "H2HError",
@@ -87,6 +87,20 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """
     close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
     return f" — did you mean {close[0]}?" if close else ""
+
+
+def default_choice(offered: Sequence[str], defaults: Iterable[str]) -> str | None:
+    """The first of ``defaults`` that is offered, else the only one offered, else ``None`` (the user must choose).
+
+    Examples
+    --------
+    >>> default_choice(["train", "test"], ["validation", "test"]), default_choice(["x"], ["y"]), default_choice(["x", "z"], ["y"])
+    ('test', 'x', None)
+    """
+    for name in defaults:
+        if name in offered:
+            return name
+    return offered[0] if len(offered) == 1 else None
 
 
 def listing(items: Iterable[object], limit: int = LISTING_LIMIT, *, quote: bool = False) -> str:

@@ -21,7 +21,7 @@ from headtohead.adapters.logged import LoggedAdapter
 from headtohead.config.models.lm_eval_samples import LmEvalSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.logged import TASK_COLUMN, LoggedRun
-from headtohead.errors import ModelError, did_you_mean, listing
+from headtohead.errors import ModelError, default_choice, did_you_mean, listing
 
 __all__ = ["LmEvalAdapter", "sample_files"]
 
@@ -139,11 +139,9 @@ def _pick(asked: str | None, offered: Sequence[str], defaults: Sequence[str], wh
                 f"{where}: no {what} '{asked}' in the log{did_you_mean(asked, offered)} (logged: {listing(offered)})"
             )
         return asked
-    for name in defaults:
-        if name in offered:
-            return name
-    if len(offered) == 1:
-        return offered[0]
+    chosen = default_choice(offered, defaults)
+    if chosen is not None:
+        return chosen
     raise ModelError(f"{where}: the log holds the {what}s {listing(offered)}; choose one with {what}: <name>")
 
 

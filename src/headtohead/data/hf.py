@@ -18,7 +18,7 @@ from headtohead.data.base import Dataset, encode_labels
 from headtohead.data.columns import check_ids, normalise_value, require_extra_columns
 from headtohead.data.images import HF_SAVED_MARKERS, check_image
 from headtohead.data.tables import DEFAULT_TEXT_COLUMN, is_missing, rows_to_dataset, skipped_ids_of, warn_skipped
-from headtohead.errors import DataError, did_you_mean, listing
+from headtohead.errors import DataError, default_choice, did_you_mean, listing
 from headtohead.runtime.offline import unreachable
 
 __all__ = ["load_hf", "parse_hf_spec", "choose_split"]
@@ -126,11 +126,9 @@ def choose_split(spec: str, available: list[str], requested: str | None) -> str:
                 f"(splits: {listing(available)}); set data.hf_split or the ':<split>' suffix"
             )
         return requested
-    for name in _DEFAULT_SPLITS:
-        if name in available:
-            return name
-    if len(available) == 1:
-        return available[0]
+    chosen = default_choice(available, _DEFAULT_SPLITS)
+    if chosen is not None:
+        return chosen
     raise DataError(
         f"{spec}: several splits ({listing(available)}) and none is 'validation' or 'test'; "
         f"choose one with data.hf_split"
