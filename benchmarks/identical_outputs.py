@@ -12,6 +12,9 @@ other::
     PYTHONPATH=$PWD/src .venv/bin/python benchmarks/identical_outputs.py capture /tmp/after
     .venv/bin/python benchmarks/identical_outputs.py compare /tmp/before /tmp/after
 
+``render``, ``extras`` and ``rendered-diff`` compare what is *shown*: every report file and terminal text
+drawn from a capture's records by the old and the new code (``benchmarks/rendered.py``).
+
 ``capture`` copies ``examples/`` into a fresh work folder (with ``shared`` beside it, as a
 clone has), builds the examples' local models there with the clone's own build scripts, runs
 each example into that folder and copies ``results.json``, ``predictions.npz`` and any
@@ -521,7 +524,23 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="also skip [RUN/]FILE:dotted.path (* matches one key), e.g. results.json:experiment.models.*.kind",
     )
+    drawn = commands.add_parser("render", help="draw every report file and terminal text of a capture (rendered.py)")
+    drawn.add_argument("capture", type=Path)
+    drawn.add_argument("outdir", type=Path)
+    more = commands.add_parser("extras", help="add a prompted run and a sweep to a capture (rendered.py)")
+    more.add_argument("capture", type=Path)
+    differ = commands.add_parser("rendered-diff", help="a unified diff of every rendered file that differs")
+    differ.add_argument("before", type=Path)
+    differ.add_argument("after", type=Path)
     args = parser.parse_args(argv)
+    if args.command in ("render", "extras", "rendered-diff"):
+        import rendered
+
+        if args.command == "render":
+            return rendered.render(args.capture, args.outdir)
+        if args.command == "extras":
+            return rendered.extras(args.capture)
+        return rendered.diff(args.before, args.after)
     if args.command == "capture":
         repo = args.repo.resolve()
         shared = args.shared or repo.parent / "shared"

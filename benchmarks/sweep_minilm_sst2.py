@@ -145,15 +145,12 @@ def main() -> int:
     from rich.console import Console
 
     from headtohead.pipeline.sweep import run_sweep
-    from headtohead.report.sweep import sweep_table
+    from headtohead.report.formats.terminal import render_text
+    from headtohead.report.sections.sweep import sweep_terminal
 
     outcome = run_sweep(_sweep_experiment(args, model), out_dir=args.out / "sweep")
     console = Console(width=220)
-    console.print(sweep_table(outcome.result))
-    for cell in outcome.result.cells():
-        if cell.quality is not None:
-            console.print(f"  {cell.quality.verdict}", markup=False, highlight=False)
-    console.print(outcome.result.recommendation.sentence, markup=False, highlight=False)
+    console.print(render_text(sweep_terminal(outcome.result), width=220), markup=False, highlight=False)
     console.print(
         f"fine-tuning {trained - began:.0f} s, sweep {time.perf_counter() - trained:.0f} s; "
         f"files: {', '.join(str(f) for f in outcome.files)}",

@@ -130,7 +130,7 @@ def test_answers_are_read_probabilities_kept_only_where_they_agree_and_every_ans
     unparseable = next(r for r in rows if cases[r["text"]] == 1)
     row_html = html[html.index("Unparseable answers of llm") :]
     assert unparseable["text"] in row_html and PRODUCT in row_html
-    assert "<th>gold label</th>" in row_html
+    assert ">gold label</th>" in row_html
 
 
 def test_an_answer_file_is_named_safely(tmp_path):

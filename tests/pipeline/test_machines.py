@@ -196,7 +196,7 @@ def test_the_old_name_compare_still_works_and_says_it_is_deprecated(here, tmp_pa
 
 def test_prices_answer_which_machine_is_cheaper_for_the_job(here, tmp_path):
     from headtohead.pipeline.machines import parse_prices
-    from headtohead.report.machines import cheapest_lines
+    from headtohead.report.sections.machines import cheapest_lines
 
     gpu = _edited(here, tmp_path / "gpu")  # 4× faster per epoch
     raw = json.loads(gpu.read_text())

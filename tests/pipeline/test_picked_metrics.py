@@ -14,8 +14,9 @@ from sklearn import metrics as skm
 import headtohead
 from headtohead.adapters.predictions import write_prediction_file
 from headtohead.cli.main import main
-from headtohead.report.table import quality_table
-from headtohead.report.rows.where import slice_name, slice_rows
+from headtohead.report.formats.terminal import render_text
+from headtohead.report.rows.where import slice_name, slice_table
+from headtohead.report.sections.run import terminal_document
 from headtohead.report.write import write_outputs
 from headtohead.results import Predictions, load_result
 from headtohead.testing.data import make_text_rows, write_text_table
@@ -98,20 +99,18 @@ def test_pair_differences_and_slices_carry_the_picked_metrics(runs):
     assert sized and all("mcc" in a.metrics for s in sized for a in s.accuracies)
     by_class = [s for s in result.stats.slices.slices if s.kind == "class"]
     assert all(not a.metrics for s in by_class for a in s.accuracies)  # one class: no correlation to measure
-    rows = {row["slice"]: row for row in slice_rows(result)}
+    _, rows = slice_table(result)
+    cells = {row.get("slice").value: row for row in rows}
     first = sized[0]
     value = next(a for a in first.accuracies if a.model == "good").metrics["mcc"]
-    assert rows[slice_name(first)]["good MCC"] == f"{value:.3f}" and rows[slice_name(by_class[0])]["good MCC"] == "—"
+    assert cells[slice_name(first)].get("good mcc").value == value
+    assert cells[slice_name(by_class[0])].get("good mcc").value is None  # shown as "—"
 
 
 def test_picked_metrics_reach_the_table_html_markdown_and_csv(runs, tmp_path):
     root, _, _ = runs
     result = load_result(root / "picked" / "results.json")
-    from rich.console import Console
-
-    console = Console(width=300, record=True)
-    console.print(quality_table(result))
-    text = console.export_text()
+    text = render_text(terminal_document(result), width=300)
     assert "MCC" in text and "ROC AUC" in text
     write_outputs(result, html=tmp_path / "r.html", markdown=tmp_path / "r.md", csv=tmp_path / "r.csv")
     good = result.stats.model("good").metrics["mcc"]

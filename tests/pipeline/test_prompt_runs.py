@@ -16,8 +16,9 @@ import yaml
 
 import headtohead
 from headtohead.errors import AnswersMissing
-from headtohead.report.markdown import render_markdown
-from headtohead.report.rows.summary import Cell, format_cell, metric_column, summary_rows
+from headtohead.report.rows.summary import summary_rows
+from headtohead.report.sections.run.summary import summary_texts
+from headtohead.report.write import render_markdown
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 from headtohead.testing.data import make_text_rows, write_text_table
 
@@ -152,8 +153,8 @@ def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
     # the summary table: llm once, its mean over prompts, not an interval; the passes only in the prompts section
     rows = summary_rows(result)
     assert list(rows) == ["llm", "base", "w0"]
-    assert rows["llm"]["accuracy"] == Cell(pytest.approx(0.7), prompts=5)
-    assert format_cell(rows["llm"]["accuracy"], metric_column("accuracy")) == "70.0 % (mean of 5 prompts)"
+    assert rows["llm"]["accuracy"].value == pytest.approx(0.7) and rows["llm"]["accuracy"].low is None
+    assert summary_texts(result)["llm"]["accuracy"] == "70.0 % (mean of 5 prompts)"
     assert rows["llm"]["f1_macro"].value == pytest.approx(
         sum(stats.model(f"llm@p{k}").f1_macro.value for k in range(1, 6)) / 5
     )
@@ -195,20 +196,19 @@ def test_a_suite_scores_a_prompted_model_by_its_mean_over_prompts(data):
 
 def test_the_terminal_table_shows_a_prompted_model_once_by_its_mean(data):
     """``h2h run``'s quality table: one row for llm, its mean over prompts, highlighted only as that."""
-    from rich.console import Console
-
-    from headtohead.report import quality_table
+    from headtohead.report.formats.terminal import render_text
+    from headtohead.report.sections.run import terminal_document
 
     root, truth = data
     with ScriptedChatServer(Graded(truth)) as server:
         (root / "exp.yaml").write_text(yaml.safe_dump(_experiment(root, server.base_url)))
         result = headtohead.run(root / "exp.yaml", out_dir=root / "out").result
-    console = Console(width=400, record=True)
-    console.print(quality_table(result))
-    text = console.export_text()
-    assert "llm@p" not in text
-    (llm,) = [line for line in text.splitlines() if "llm" in line]
-    assert "70.0% (mean of 5 prompts)" in llm and "90.0%" not in text
+    text = render_text(terminal_document(result), width=400)
+    summary = text.split("Speed and memory")[0].split("Verdict")[0]
+    assert "llm@p" not in summary
+    (header,) = [line for line in summary.splitlines() if "llm" in line]  # one column for llm
+    (accuracy,) = [line for line in summary.splitlines() if line.startswith("│ accuracy")]
+    assert "70.0 % (mean of 5 prompts)" in accuracy and "90.0 %" not in summary
 
 
 def test_until_decided_with_a_prompted_model_is_refused_in_one_line(data):

@@ -248,7 +248,7 @@ def test_sigterm_becomes_an_exception_only_inside_the_block():
 
 
 def test_resumed_models_time_is_not_added_to_the_new_run(experiment, tmp_path, monkeypatch, capsys):
-    from headtohead.report.table import timings_line
+    from headtohead.report.words.timings import timings_line
 
     monkeypatch.setenv("H2H_TEST_DELAY", "0.02")  # b and c sleep per batch of 2: 20 batches each
     out = tmp_path / "out"

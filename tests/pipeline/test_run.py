@@ -12,6 +12,7 @@ from sklearn import metrics as skm
 
 import headtohead
 from headtohead.cli.main import main
+from headtohead.report.words.numbers import format_duration
 from headtohead.results import SCHEMA_VERSION
 from headtohead.testing.data import make_image_folder, make_text_table
 
@@ -73,7 +74,7 @@ def test_text_run_through_the_cli(text_setup, tmp_path, capsys):
     assert timings.load_s == pytest.approx(sum(m.load_time_s for m in result.models))
     assert timings.statistics_s > 0 and timings.report_s > 0  # h2h run writes report.html inside the run
     assert timings.total_s >= timings.setup_s + timings.load_s + timings.evaluate_s + timings.statistics_s
-    assert f"total {timings.total_s:.1f} s" in printed and "Time: setup" in printed
+    assert f"total {format_duration(timings.total_s)}" in printed and "Time: setup" in printed
     raw["schema_version"] = 1  # a file written before timings existed still reads
     del raw["timings"]
     old = out / "old.json"

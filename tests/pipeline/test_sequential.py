@@ -191,11 +191,11 @@ def test_results_file_and_reports_carry_the_sequential_run(clear_gap):
     loaded = headtohead.load_result(out / "results.json")
     assert loaded.stats.sequential == outcome.result.stats.sequential
     html = (out / "report.html").read_text()
-    assert "<h3>Sequential evaluation</h3>" in html and 'id="run1-sequential"' in html
-    from headtohead.report.markdown import render_markdown
+    assert ">Sequential evaluation</h3>" in html and 'id="run1-sequential"' in html
+    from headtohead.report.write import render_markdown
 
     text, files = render_markdown(loaded)
-    assert "#### Sequential evaluation" in text and "run1-sequential.png" in files
+    assert "### Sequential evaluation" in text and "run1-sequential.png" in files
 
 
 def test_without_until_decided_nothing_changes(tmp_path):

@@ -12,7 +12,7 @@ from sim.sample import sample_run
 
 import headtohead
 from headtohead.errors import ConfigError, DataError, ResultsError
-from headtohead.report.suite_latex import latex_escape
+from headtohead.report.formats.latex import latex_escape
 from headtohead.results import save_result
 
 TABLE = pd.DataFrame(
@@ -92,7 +92,7 @@ def test_a_papers_table_and_vector_diagram_are_written_beside_the_report(tmp_pat
     assert tex.count(r"\begin{tabular}") == 3 and tex.count(r"\toprule") == 3 and tex.count(r"\bottomrule") == 3
     assert r"\label{tab:my-suite-scores}" in tex and r"\label{tab:my-suite-baseline}" in tex
     assert r"BERT\_base \& 50\%" in tex and "BERT_base & 50%" not in tex
-    assert r"\textbf{81.0} (1)" in tex  # accuracy in %, the best of data set a in bold
+    assert r"\textbf{81.0 (1)}" in tex  # accuracy in % (the caption says so), the best of data set a in bold
     ranks = outcome.result.average_ranks
     assert f"Average rank & \\textbf{{{ranks['BERT_base & 50%']:.2f}}}" in tex
     for line in tex.splitlines():

@@ -13,6 +13,7 @@ import yaml
 
 from headtohead.errors import ConfigError
 from headtohead.pipeline.sweep import run_sweep
+from headtohead.report.formats.markdown import md_escape
 from headtohead.results.sweep import load_sweep
 from headtohead.testing.data import make_text_table
 from headtohead.testing.text import make_tiny_bert
@@ -125,10 +126,7 @@ def test_recommendation_and_files(bert_sweep):
     assert {p.name for p in outcome.files} == {"sweep.json", "sweep.md", "sweep.png"}
     assert load_sweep(out / "sweep.json") == outcome.result
     markdown = (out / "sweep.md").read_text()
-    assert (
-        rec.sentence in markdown.replace("\\|", "|")
-        and "| bert[onnxruntime,bf16] | — | failed (capability)" in markdown
-    )
+    assert md_escape(rec.sentence) in markdown and "| bert\\[onnxruntime,bf16\\] | — | failed (capability)" in markdown
     assert (out / "onnx" / "bert.onnx").is_file() and (out / "onnx" / "bert-int8.onnx").is_file()
     assert outcome.result.settings["precision"] == ["fp32", "bf16", "int8"]
     assert outcome.result.speed_settings["scenarios"] == ["offline"]

@@ -74,7 +74,7 @@ def text_experiment(tmp_path_factory):
 def test_text_models_train_identically_and_are_compared(text_experiment):
     path, out, cli = text_experiment
     assert cli.exit_code == 0, cli.output
-    assert "Training (identical order and settings)" in cli.output and "Across seeds [1, 2]" in cli.output
+    assert "Training (identical order and settings)" in cli.output and "Across seeds 1, 2" in cli.output
     record = TrainingResult.model_validate_json((out / "training.json").read_text())
     summary = record.training
     assert record.environment.torch and summary.seeds == [1, 2] and summary.n_train == 48

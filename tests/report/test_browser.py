@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from sim.sample import sample_run
 
-from headtohead.report.html import write_html
 from headtohead.report.words.verdict import build_verdict
+from headtohead.report.write import write_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
@@ -221,9 +221,10 @@ def test_the_suite_tables_fit_a_1280_px_page_with_six_models_and_print_whole(tmp
         save_result(result, tmp_path / name / "results.json")
         paths.append(tmp_path / name / "results.json")
     outcome = headtohead.suite(paths, out_dir=tmp_path / "suite", baseline="distilbert-base-uncased")
-    from headtohead.report.suite import grid_rows
+    from headtohead.report.rows.suite import grid_rows
 
-    assert sum(bool(mark) for row in grid_rows(outcome.result) for mark in row["marks"].values()) >= 20
+    marks = [row.get(m).aside for row in grid_rows(outcome.result) for m in outcome.result.models]
+    assert sum(bool(mark) for mark in marks) >= 20
     page = tmp_path / "suite" / "suite.html"
     for width, printed in ((1280, False), (718, True)):
         widths = _widths(page, tmp_path, width, printed=printed)

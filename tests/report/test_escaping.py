@@ -10,9 +10,8 @@ import pandas as pd
 import pytest
 from sim.sample import sample_run
 
-from headtohead.report.csv_export import render_csv
-from headtohead.report.html import render_html
-from headtohead.report.markdown import md_escape, render_markdown
+from headtohead.report.formats.markdown import md_escape
+from headtohead.report.write import render_csv, render_html, render_markdown
 
 SCRIPT = "<script>alert(1)</script>"
 TEMPLATE_TAGS = {
@@ -122,6 +121,10 @@ def test_html_shows_markup_literally_and_contains_no_tag_from_user_input(evil):
 
 def test_markdown_shows_markup_literally(evil):
     text, _ = render_markdown(evil[0], predictions=evil[1])
+    # the experiment as run is a fenced code block, which Markdown shows verbatim, tags as text
+    fences = re.findall(r"^(`{3,})text\n.*?^\1$", text, flags=re.M | re.S)
+    assert fences and "</pre><script>alert(3)</script>" in text
+    text = re.sub(r"^(`{3,})text\n.*?^\1$", "", text, flags=re.M | re.S)
     assert "<script" not in text and "<img" not in text and "<i>" not in text and "<b>" not in text
     assert "&lt;b&gt;bold&lt;/b&gt;" in text  # the disagreeing inputs, shown literally
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text

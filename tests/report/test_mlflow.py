@@ -6,9 +6,9 @@ import pytest
 from sim.sample import sample_run
 
 from headtohead.errors import ConfigError
-from headtohead.report import mlflow_log
+from headtohead.report.formats import mlflow as mlflow_log
 from headtohead.report.merge import as_merged
-from headtohead.report.write import write_outputs
+from headtohead.report.write import log_runs_to_mlflow, write_outputs
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # SQLAlchemy 2.1 deprecations inside MLflow's store
@@ -22,7 +22,7 @@ def test_params_metrics_and_report_files_reach_a_sqlite_store(tmp_path):
         merged, html=tmp_path / "report.html", markdown=tmp_path / "report.md", csv=tmp_path / "table.csv"
     )
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    (run_id,) = mlflow_log.log_to_mlflow(merged, tracking_uri=uri, artifacts=written.files, experiment="h2h-test")
+    (run_id,) = log_runs_to_mlflow(merged, tracking_uri=uri, artifacts=written.files, experiment="h2h-test")
     client = MlflowClient(tracking_uri=uri)
     run = client.get_run(run_id)
     assert run.info.status == "FINISHED" and run.info.run_name == "sample-comparison"
@@ -61,6 +61,6 @@ def test_missing_mlflow_is_a_one_line_error_naming_the_extra(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_mlflow)
     with pytest.raises(ConfigError, match=r"pip install 'headtohead\[mlflow\]'"):
-        mlflow_log.log_to_mlflow(
+        log_runs_to_mlflow(
             as_merged(sample_run(n_examples=100, stats=False, speed=False)[0]), tracking_uri="sqlite:///x.db"
         )

@@ -18,8 +18,8 @@ from sim.sample import sample_run, sample_training
 import headtohead
 from headtohead.pipeline.run import Run
 from headtohead.pipeline.training import TrainOutcome
-from headtohead.report.html import summary_notes
 from headtohead.report.notebook import training_html, training_text
+from headtohead.report.sections.run.summary import summary_notes
 from headtohead.report.words.gate import decision_explanation
 from headtohead.report.words.verdict import build_verdict
 

@@ -14,12 +14,10 @@ from typer.testing import CliRunner
 
 from headtohead.cli.report import report
 from headtohead.errors import ConfigError, ResultsError
-from headtohead.report.csv_export import ID_COLUMNS, render_csv
-from headtohead.report.html import render_html
-from headtohead.report.markdown import render_markdown
 from headtohead.report.merge import RunEntry, load_runs, merge_runs
+from headtohead.report.sections.run.summary import ID_COLUMNS
 from headtohead.report.words.verdict import build_verdict
-from headtohead.report.write import write_outputs, write_reports
+from headtohead.report.write import render_csv, render_html, render_markdown, write_outputs, write_reports
 from headtohead.results import save_result
 
 
@@ -130,9 +128,9 @@ def test_merging_groups_by_machine_and_warns_about_versions_and_data(tmp_path):
     assert any("different data" in w for w in merged.warnings)
     html = render_html(merged)
     assert html.count("torch versions differ") == 1 and "box-a — Sample CPU" in html
-    across = html[html.index("<h3>Across runs</h3>") : html.index('id="run1"')]
+    across = html[html.index(">Across runs</h3>") : html.index('id="run1"')]
     # a model's rows sit together, one per run, in group order
-    assert [m for m in re.findall(r"<tr><td[^>]*>(\w+)</td><td[^>]*>([\w-]+)</td>", across)] == [
+    assert [m for m in re.findall(r"<tr><td[^>]*>(?:<span[^>]*></span>)?(\w+)</td><td[^>]*>([\w-]+)</td>", across)] == [
         ("bert", "cpu-box"),
         ("bert", "again-a"),
         ("bert", "gpu-box"),
@@ -206,7 +204,7 @@ def test_training_adds_its_table_curves_seed_chart_and_seed_verdict(full, tmp_pa
         merge_runs([RunEntry(result=result, label="trained", predictions=predictions, training=training)])
     )
     assert 'id="run1-training"' in html and 'id="run1-seeds"' in html
-    assert "<h3>Training</h3>" in html and "every model saw the same examples in the same order" in html
+    assert ">Training</h3>" in html and "every model saw the same examples in the same order" in html
     seed = training.multi_seed.comparisons[0]
     assert seed.significant
     assert "mean accuracy over bert across 3 seeds (paired t p" in html

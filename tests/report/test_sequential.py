@@ -60,7 +60,7 @@ def test_sentence_of_an_early_stop_quotes_the_counts_the_bonferroni_split_and_th
         f"a look every 50): bert is better than roberta, decided at {step.decided_at}"
     )
     assert "α = 0.0167 = 0.05 over 3 pairs, Bonferroni" in text
-    assert f"98.3 % confidence sequence of bert − roberta: +{100 * step.low:.1f}…+{100 * step.high:.1f} pp" in text
+    assert f"98.33 % confidence sequence of bert − roberta: +{100 * step.low:.1f}…+{100 * step.high:.1f} pp" in text
     assert f"The gap on these 200 examples, +{100 * step.gap:.1f} pp, is biased away from 0 by the early stop" in text
     assert "fixed-sample tests and intervals of a stopped sample are not valid" in text
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
+from headtohead.report.document import Table
+from headtohead.report.formats.terminal import table_renderables
 from headtohead.report.plots import model_styles
 from headtohead.report.plots_server import server_figure
-from headtohead.report.words.server import cost_table, server_lines, server_sentence, server_table
+from headtohead.report.rows.server import cost_columns, cost_rows, server_columns, server_rows
+from headtohead.report.words.server import server_lines, server_sentence
 from headtohead.report.words.speed import speed_verdict_lines, with_speed_sentences
 from headtohead.results.cost import ModelCost, ScenarioCost
 from headtohead.results.server import (
@@ -164,7 +167,7 @@ def test_lines_hold_the_verdict_crosscheck_cost_and_why_energy_is_missing(plain_
     assert speed.loadgen.comparisons[0].verdict.startswith("roberta holds 1.40× the load of bert")
     lines = server_lines(speed)
     text = "\n".join(lines)
-    assert "  bert: max 700 QPS (95 % CI 600–800); LoadGen VALID up to 500 QPS (p99 24.0 ms, mean batch 4.0)" in lines
+    assert "  bert: max 700 QPS (95 % CI 600–800); LoadGen VALID up to 500 QPS (p99 24 ms, mean batch 4)" in lines
     assert "SingleStream p90 6 ms vs headtohead 5 ms (VALID)" in text
     assert "Offline 900 samples/s vs headtohead 1,000 (INVALID: Increase expected QPS)" in text
     assert "cost per million predictions, bert (at 3.6/h): offline 1, server at max_qps 1.43" in lines
@@ -174,19 +177,20 @@ def test_lines_hold_the_verdict_crosscheck_cost_and_why_energy_is_missing(plain_
     assert set(lines) <= set(speed_verdict_lines(speed))
 
 
-def _render(table) -> str:  # noqa: ANN001
+def _render(columns, rows) -> str:  # noqa: ANN001
     console = Console(width=200, record=True)
-    console.print(table)
+    for shown in table_renderables(Table("t", tuple(columns), tuple(rows)).without_empty_columns(), 200):
+        console.print(shown)
     return console.export_text()
 
 
 def test_tables_show_max_qps_and_cost(plain_speed):
     speed = _speed_with_server(plain_speed)
-    text = _render(server_table(speed))
-    assert "700" in text and "600–800" in text and "1.43" in text
-    text = _render(cost_table(speed))
-    assert "cost / 1M predictions at 3.6/h" in text and "1 (0.2 J)" in text and "2" in text
-    assert server_table(plain_speed) is None and cost_table(plain_speed) is None
+    text = _render(server_columns(speed), server_rows(speed))
+    assert "700 (600–800)" in text and "1.43" in text
+    text = _render(cost_columns(speed), cost_rows(speed))
+    assert "offline J / pred." in text and "1.00" in text and "0.200" in text and "2.00" in text
+    assert server_rows(plain_speed) == [] and cost_rows(plain_speed) == []
 
 
 def test_the_latency_load_figure_draws_every_trial(plain_speed):

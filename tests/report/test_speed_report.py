@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rich.console import Console
 from sim.sample import sample_run
 from sim.simulated import SimulatedAdapter
 
@@ -13,14 +12,15 @@ from headtohead.data.base import Dataset
 from headtohead.engines.isolated import measure_fresh
 from headtohead.engines.speed import measure_speed
 from headtohead.report import plots
+from headtohead.report.document import Table
 from headtohead.report.figures import report_styles, run_figures
-from headtohead.report.html import render_html
-from headtohead.report.markdown import render_markdown
+from headtohead.report.formats.terminal import render_text
 from headtohead.report.merge import as_merged
-from headtohead.report.rows.speed import speed_note, speed_rows
+from headtohead.report.rows.speed import speed_columns, speed_note, speed_rows
 from headtohead.report.rows.summary import summary_columns, summary_rows
-from headtohead.report.table import speed_table
+from headtohead.report.sections.run import terminal_document
 from headtohead.report.words.warnings import instability_warnings
+from headtohead.report.write import render_html, render_markdown
 from headtohead.results.speed import HostLoad, ModelSpeed
 from headtohead.testing.fake_device import FakeClock
 
@@ -89,20 +89,25 @@ def text_run():
     return result.model_copy(update={"speed": summary}), predictions
 
 
+def _speed_texts(result) -> dict[tuple[str, str], dict[str, str]]:  # noqa: ANN001
+    """``(model, scenario) → {column key: text}`` of the speed table, as every format writes it."""
+    table = Table("speed", tuple(speed_columns(result)), tuple(speed_rows(result)))
+    rows = [{c.key: t.plain() for c, t in zip(table.columns, texts, strict=True)} for texts in table.texts()]
+    return {(r["model"], r["scenario"].split(" (")[0]): r for r in rows}
+
+
 def test_table_and_rows_show_each_models_own_memory_and_cold_start(text_run):
     result, _ = text_run
-    console = Console(width=250, record=True)
-    console.print(speed_table(result))
-    text = console.export_text()
-    assert "weights MiB" in text and "model peak MiB" in text and "cold 1st call ms" in text
-    assert "CUDA peak MiB" not in text  # no model ran on CUDA
-    rows = {(r["model"], r["scenario"].split(" (")[0]): r for r in speed_rows(result)}
-    assert rows["large", "offline"]["weights (MiB)"] == "40.0" and rows["small", "offline"]["weights (MiB)"] == "4.0"
+    text = render_text(terminal_document(result), width=250)
+    assert "weights (MiB)" in text and "model peak (MiB)" in text and "cold first call (s)" in text
+    assert "CUDA model peak" not in text  # no model ran on CUDA
+    rows = _speed_texts(result)
+    assert rows["large", "offline"]["weights_mb"] == "40.0" and rows["small", "offline"]["weights_mb"] == "4.0"
     # measured in this process (a fresh one in a run): pages the allocator freed earlier may be reused, so the
     # growth may fall a little short of the 40 MiB of weights; the known-answer test is test_memory_telemetry's
-    assert float(rows["large", "offline"]["model peak (MiB)"]) >= 32
+    assert float(rows["large", "offline"]["model_peak_mb"]) >= 32
     assert rows["large", "single stream"]["scenario"] == "single stream (batch 1, 16 inputs)"
-    assert rows["large", "offline"]["cold first call (s)"] != "—"
+    assert rows["large", "offline"]["cold_first_call_s"] != "—"
     cells = summary_rows(result)["large"]
     assert cells["model_peak_mb"].value >= 40 and cells["first_prediction_s"].value > 0
     assert "model_peak_mb" in [c.key for c in summary_columns(result)]
@@ -120,8 +125,8 @@ def test_results_of_older_versions_show_no_model_memory_rather_than_the_process(
         }
     )
     speed = result.speed.model_copy(update={"models": [old]})
-    rows = speed_rows(result.model_copy(update={"speed": speed}))
-    assert rows[0]["model peak (MiB)"] == "—" and rows[0]["cold first call (s)"] == "—"
+    rows = list(_speed_texts(result.model_copy(update={"speed": speed})).values())
+    assert rows[0]["model_peak_mb"] == "—" and rows[0]["cold_first_call_s"] == "—"
 
 
 def test_latency_against_length_has_a_point_per_input_and_grows_with_length(text_run):

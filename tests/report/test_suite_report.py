@@ -10,9 +10,11 @@ import pytest
 from sim.sample import sample_run
 
 import headtohead
+from headtohead.report.document import Table
 from headtohead.report.notebook import suite_html, suite_text
-from headtohead.report.suite import aso_meaning, grid_rows, pair_sentence, suite_verdict
-from headtohead.report.suite_files import render_suite_csv, render_suite_html, render_suite_markdown
+from headtohead.report.rows.suite import grid_columns, grid_rows
+from headtohead.report.words.suite import aso_meaning, pair_sentence, suite_verdict
+from headtohead.report.write import render_suite_csv, render_suite_html, render_suite_markdown
 from headtohead.results import save_result
 
 EVIL = "<img src=x onerror=alert(1)>"
@@ -42,7 +44,8 @@ def test_html_escapes_every_user_string_and_inlines_the_diagram(hostile):
 
 
 def test_markdown_and_notebook_escape_and_csv_defuses_formulas(hostile):
-    markdown = render_suite_markdown(hostile, figure="suite_files/critical-difference.png")
+    markdown, images = render_suite_markdown(hostile)
+    assert list(images) == ["critical-difference.png"]
     assert EVIL not in markdown and "b\\|\\*x\\*" in markdown
     assert "![Critical-difference diagram](suite_files/critical-difference.png)" in markdown
     rows = list(csv.DictReader(io.StringIO(render_suite_csv(hostile))))
@@ -74,11 +77,18 @@ def three_runs(tmp_path_factory):
 
 
 def test_the_grid_marks_where_each_data_sets_own_test_was_significant(three_runs):
-    rows = {r["dataset"]: r for r in grid_rows(three_runs)}
-    cells = rows["sst2"]["cells"]
-    assert cells["large"].endswith("▲small,base") and cells["small"].endswith("▼base,large")
-    assert cells["large"].startswith(f"{100 * three_runs.dataset('sst2').scores['large']:.1f} % (1)")
-    assert "large > base (p < 0.001)" in rows["snips"]["own"] and rows["sst2"]["report"] is None  # no report.html
+    table = Table(
+        "grid", tuple(grid_columns(three_runs)), tuple(grid_rows(three_runs)), shared=(tuple(three_runs.models),)
+    )
+    texts = {
+        str(row.get("dataset").value): {c.key: t for c, t in zip(table.columns, row_texts, strict=True)}
+        for row, row_texts in zip(table.rows, table.texts(), strict=True)
+    }
+    cells = texts["sst2"]
+    assert cells["large"].aside == "▲small, base" and cells["small"].aside == "▼base, large"
+    assert cells["large"].plain().startswith(f"{100 * three_runs.dataset('sst2').scores['large']:.1f} % (1)")
+    assert "large > base (p < 0.001)" in texts["snips"]["own"].text
+    assert table.rows[0].get("dataset").link is None  # no report.html
     assert three_runs.dataset("sst2").results == "sst2/results.json"
 
 

@@ -9,10 +9,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 
 import headtohead
-from headtohead.report.html import render_html
-from headtohead.report.markdown import render_markdown
-from headtohead.report.rows.summary import format_cell, summary_columns, summary_rows
-from headtohead.report.table import quality_table
+from headtohead.report.formats.terminal import render_text
+from headtohead.report.sections.run import terminal_document
+from headtohead.report.sections.run.summary import summary_texts
+from headtohead.report.write import render_html, render_markdown
 
 X, Y = load_iris(return_X_y=True)
 
@@ -38,19 +38,11 @@ def test_the_records_say_none_where_the_size_is_unknown(outcome):
 
 def test_every_report_shows_unknown_never_zero(outcome):
     result = outcome.result
-    column = next(c for c in summary_columns(result) if c.key == "parameters")
-    rows = summary_rows(result)
-    assert [format_cell(rows[m][column.key], column) for m in ("bayes", "linear", "rule")] == [
-        "unknown",
-        "15",
-        "unknown",
-    ]
-    from rich.console import Console
-
-    console = Console(width=200, record=True)
-    console.print(quality_table(result))
-    lines = {line.split()[1]: line for line in console.export_text().splitlines() if line.startswith("│ ")}
-    assert "unknown" in lines["bayes"] and "unknown" in lines["rule"] and "unknown" not in lines["linear"]
+    texts = summary_texts(result)
+    assert [texts[m]["parameters"] for m in ("bayes", "linear", "rule")] == ["unknown", "15", "unknown"]
+    text = render_text(terminal_document(result), width=200)
+    (parameters,) = [line for line in text.splitlines() if line.startswith("│ parameters")]
+    assert [c.strip() for c in parameters.split("│")[2:5]] == ["unknown", "15", "unknown"]
     html = render_html(result)
     assert html.count(">unknown<") >= 4  # the summary table and the models table, two models each
     markdown, _ = render_markdown(result)
@@ -62,9 +54,6 @@ def test_weights_cell_unknown_measured_or_not():
 
     from headtohead.report.words.numbers import weights_text
 
-    def mib(value):
-        return f"{value:.1f}"
-
-    assert weights_text(SimpleNamespace(weights_mb=None), mib) == "unknown"  # memory measured, size unreadable
-    assert weights_text(SimpleNamespace(weights_mb=2.5), mib) == "2.5"
-    assert weights_text(None, mib, missing="—") == "—"  # memory not measured
+    assert weights_text(SimpleNamespace(weights_mb=None)) == "unknown"  # memory measured, size unreadable
+    assert weights_text(SimpleNamespace(weights_mb=2.5)) == "2.5"
+    assert weights_text(None, missing="—") == "—"  # memory not measured

@@ -7,7 +7,7 @@ import re
 import pytest
 from sim.sample import sample_run
 
-from headtohead.report.words.numbers import format_p, format_pp
+from headtohead.report.words.numbers import format_p, format_pp, format_share
 from headtohead.report.words.verdict import build_verdict, quality_line, speed_line
 
 
@@ -96,7 +96,7 @@ def test_one_model_gets_its_accuracy_with_interval():
     result, _ = sample_run({"solo": 0.9}, n_examples=300, speed=False, n_resamples=200)
     (line,) = build_verdict(result).headline
     est = result.stats.models[0].accuracy
-    assert line.subject == "solo" and f"{est.value:.1%}" in line.text and f"{est.low:.1%}" in line.text
+    assert line.subject == "solo" and format_share(est.value) in line.text and f"{100 * est.low:.1f}–" in line.text
 
 
 def test_an_unsteady_speed_measurement_is_flagged_in_the_verdict(clear_win):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from sim.sample import sample_run
 
-from headtohead.report.html import render_html
-from headtohead.report.markdown import render_markdown
-from headtohead.report.rows.where import SHOWN, disagreement_blocks, slice_rows
+from headtohead.report.rows.where import SHOWN, disagreement_blocks, slice_table
 from headtohead.report.words.slices import slice_phrase
+from headtohead.report.write import render_html, render_markdown
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +37,7 @@ def test_slices_table_and_verdict_name_only_slices_significant_after_holm():
         {"weak": 0.87, "strong": 0.9}, n_examples=1500, n_resamples=200, speed=False, texts=texts
     )
     slices = result.stats.slices
-    assert len(slice_rows(result)) == len(slices.slices) and {s.kind for s in slices.slices} == {"class", "size"}
+    assert len(slice_table(result)[1]) == len(slices.slices) and {s.kind for s in slices.slices} == {"class", "size"}
     pairs = [(found, pair) for found in slices.slices for pair in found.pairs]
     significant = [(f, p) for f, p in pairs if p.significant]
     # this simulation: a few slices survive Holm, others have raw p < 0.05 but do not

@@ -9,14 +9,10 @@ import numpy as np
 import pytest
 
 from headtohead.errors import ResultsError
-from headtohead.report.sweep import (
-    recommendation_sentence,
-    sweep_markdown,
-    sweep_rows,
-    sweep_table,
-    variant_verdict,
-    write_sweep_report,
-)
+from headtohead.report.formats.terminal import render_text
+from headtohead.report.sections.sweep import sweep_table, sweep_terminal
+from headtohead.report.words.sweep import recommendation_sentence, variant_verdict
+from headtohead.report.write import sweep_markdown, write_sweep_report
 from headtohead.results.comparison import ContingencyTable
 from headtohead.results.records import DatasetRecord, Environment
 from headtohead.results.speed import ScenarioTiming, SpeedComparison
@@ -62,7 +58,7 @@ def test_identical_variant_is_unchanged_and_a_broken_one_is_significant():
     assert bad.accuracy == pytest.approx(np.mean(broken == y)) and bad.parent_accuracy == pytest.approx(
         np.mean(parent_pred == y)
     )
-    assert bad.verdict.startswith("bert[int8]: −") and "McNemar p = " in bad.verdict
+    assert bad.verdict.startswith("bert[int8]: −") and "McNemar p " in bad.verdict
     assert "significant" in bad.verdict and "not shown non-inferior at a 1.0 pp margin" in bad.verdict
     assert "non-inferior at a 1.0 pp margin" in same.verdict and "0 of 400 predictions changed" in same.verdict
 
@@ -326,23 +322,21 @@ def test_records_round_trip_and_refuse_newer_or_foreign_files(tmp_path):
 
 def test_table_markdown_and_figure(tmp_path):
     result = _result(_sweep())
-    rows = sweep_rows(result)
+    table = sweep_table(result)
+    rows = [{c.key: t.plain() for c, t in zip(table.columns, texts, strict=True)} for texts in table.texts()]
     assert [r["variant"] for r in rows].count("m[int8]") == 2
     failed = next(r for r in rows if r["variant"] == "m[onnxruntime,bf16]")
     assert failed["status"] == "failed (capability)" and "onnxruntime backend" in failed["notes"]
     oom = next(r for r in rows if r["variant"] == "m[bf16]" and r["batch"] == "32")
     assert oom["status"] == "failed" and "largest batch that fits is 24" in oom["notes"]
     int8 = next(r for r in rows if r["variant"] == "m[int8]" and r["batch"] == "32")
-    assert int8["speed-up vs parent (CI)"] == "2.00× (1.90–2.10)" and int8["samples/s"] == "800.0"
-    assert int8["Δ accuracy vs parent (CI)"] == ""  # quality is shown on the cell's first row only
-    markdown = sweep_markdown(result, image="sweep.png")
-    assert "**Recommended: m[int8] at batch 32" in markdown and "| m[int8] | 1 | measured |" in markdown
-    assert "![sweep curves](sweep.png)" in markdown
-    from rich.console import Console
-
-    console = Console(width=250, record=True)
-    console.print(sweep_table(result))
-    assert "m[onnxruntime,bf16]" in console.export_text()  # names are not eaten as rich markup
+    assert int8["speedup"] == "2.00 (1.90–2.10)" and int8["throughput"] == "800"
+    assert int8["quality"] == "—"  # quality is shown on the cell's first row only
+    markdown, images = sweep_markdown(result)
+    assert "Recommended: m\\[int8\\] at batch 32" in markdown and "| m\\[int8\\] | 1 | measured |" in markdown
+    assert "![Sweep curves](sweep.png)" in markdown and list(images) == ["sweep.png"]
+    text = render_text(sweep_terminal(result), width=250)
+    assert "m[onnxruntime,bf16]" in text  # names are not eaten as rich markup
     files = write_sweep_report(result, tmp_path)
     assert [f.name for f in files] == ["sweep.md", "sweep.png"]
     assert (tmp_path / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -23,7 +23,8 @@ def test_a_perfect_model_on_few_examples_gets_its_report(tmp_path, n):
     """Its accuracy interval's upper end was below 1.0 (at 10, 13 and 25 of as many): the report's error bar was
     negative and no report came. The report shows 100 % inside its interval."""
     import headtohead
-    from headtohead.report.rows.summary import format_cell, summary_columns, summary_rows
+    from headtohead.report.rows.summary import summary_rows
+    from headtohead.report.sections.run.summary import summary_texts
 
     labels = (["neg", "pos"] * n)[:n]
     (tmp_path / "data.csv").write_text(
@@ -47,9 +48,8 @@ def test_a_perfect_model_on_few_examples_gets_its_report(tmp_path, n):
     )
     accuracy = run.result.stats.model("perfect").accuracy
     assert accuracy.value == accuracy.high == 1.0 and 0.5 < accuracy.low < 1.0
-    (column,) = [c for c in summary_columns(run.result) if c.key == "accuracy"]
     cell = summary_rows(run.result)["perfect"]["accuracy"]
     assert cell.low <= cell.value == cell.high == 1.0
-    shown = format_cell(cell, column)  # 100 % inside its interval, as every format shows it
+    shown = summary_texts(run.result)["perfect"]["accuracy"]  # 100 % inside its interval, as every format shows it
     assert shown == f"100.0 % ({100 * accuracy.low:.1f}–100.0)"
     assert shown in (tmp_path / "out" / "report.html").read_text()

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 if TYPE_CHECKING:
+    from headtohead.report.document import Document
     from headtohead.results.records import RunResult
 
-__all__ = ["console", "err_console", "setup_logging", "progress_bars", "print_result"]
+__all__ = ["console", "err_console", "setup_logging", "progress_bars", "print_result", "print_document"]
 
 # Outside a terminal (CI logs, pipes) rich would assume 80 columns and truncate tables.
 console = Console(width=None if sys.stdout.isatty() else 150)
@@ -94,31 +96,16 @@ def progress_bars() -> Iterator[Callable[..., None]]:
             raise
 
 
+def print_document(document: Document) -> None:
+    """Every section of ``document`` as the terminal draws it (:mod:`headtohead.report.formats.terminal`)."""
+    from headtohead.report.formats.terminal import renderables
+
+    for shown in renderables(document, console.width):
+        console.print(shown, highlight=False, soft_wrap=not isinstance(shown, Table))
+
+
 def print_result(result: RunResult) -> None:
-    """The quality table, the speed table, then the verdict block."""
-    from headtohead.report import quality_table, speed_table, verdict_block
+    """The summary table, the speed (and Server, cost) tables, each LLM's answers, then the verdict."""
+    from headtohead.report.sections.run import terminal_document
 
-    if any(m.quality is not None for m in result.models):
-        console.print(quality_table(result))
-    speed = speed_table(result)
-    if speed is not None:
-        console.print(speed)
-    from headtohead.report.endpoint import endpoint_lines
-
-    for model in result.models:  # kind openai: requests, cache, answers, tokens, cost
-        lines = endpoint_lines(model)
-        if lines:
-            console.print(escape(lines[0]), style="bold")
-            for line in lines[1:]:
-                console.print("  " + escape(line))
-    if result.speed is not None:
-        from headtohead.report.words.server import cost_table, server_table
-
-        for table in (server_table(result.speed), cost_table(result.speed)):
-            if table is not None:
-                console.print(table)
-    lines = verdict_block(result)
-    if lines:
-        console.print("[bold]Verdict[/]")
-        for line in lines:
-            console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    print_document(terminal_document(result))

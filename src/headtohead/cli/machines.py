@@ -41,23 +41,13 @@ def machines(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
 ) -> None:
     """Compare training speed (and, with --price, cost) of the same models across machines."""
-    from headtohead.cli.console import console, err_console
+    from headtohead.cli.console import console, err_console, print_document
     from headtohead.pipeline.machines import compare_machines, parse_prices
-    from headtohead.report.machines import cheapest_lines, machine_tables
+    from headtohead.report.sections.machines import machines_document
     from headtohead.runtime.files import write_text_atomic
 
     comparison = compare_machines(results, baseline=baseline, labels=label or None, prices=parse_prices(price or []))
-    for machine in comparison.machines:
-        console.print(
-            f"{machine.label}: {machine.hardware} on {machine.hostname} ({machine.path})",
-            highlight=False,
-            soft_wrap=True,
-        )
-    console.print(f"Ratios (×) are to the baseline machine: {comparison.baseline}", highlight=False, soft_wrap=True)
-    for table in machine_tables(comparison):
-        console.print(table)
-    for line in cheapest_lines(comparison):
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    print_document(machines_document(comparison))
     for warning in comparison.warnings:
         err_console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True)
     if json_out is not None:

@@ -64,10 +64,11 @@ def report(
     for path in written.files:
         console.print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
     if mlflow is not None:
-        from headtohead.report.mlflow_log import log_to_mlflow, resolve_tracking_uri
+        from headtohead.report.formats.mlflow import resolve_tracking_uri
+        from headtohead.report.write import log_runs_to_mlflow
 
         uri = resolve_tracking_uri(mlflow)
-        run_ids = log_to_mlflow(merged, tracking_uri=uri, artifacts=written.files)
+        run_ids = log_runs_to_mlflow(merged, tracking_uri=uri, artifacts=written.files)
         console.print(
             f"logged {len(run_ids)} run(s) to MLflow at {uri}: {', '.join(run_ids)}",
             highlight=False,

@@ -71,7 +71,7 @@ def run(
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.quick import command_experiment
     from headtohead.pipeline.run import run as run_experiment
-    from headtohead.report.table import timings_line
+    from headtohead.report.words.timings import timings_line
     from headtohead.results.files import PREDICTIONS_FILE, REPORT_FILE, RESULTS_FILE
 
     offline = offline_wanted(offline)
@@ -112,7 +112,7 @@ def run(
         f"report: {out_dir / REPORT_FILE}",
         highlight=False,
     )
-    console.print(timings_line(outcome.result, reused=outcome.resumed), highlight=False, markup=False)
+    console.print(timings_line(outcome.result, reused=outcome.resumed), highlight=False, markup=False, soft_wrap=True)
 
 
 def bench(
@@ -127,7 +127,7 @@ def bench(
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.run import run as run_experiment
     from headtohead.pipeline.setup import resolve_experiment
-    from headtohead.report.table import timings_line
+    from headtohead.report.words.timings import timings_line
     from headtohead.results.files import RESULTS_FILE
 
     offline = offline_wanted(offline)
@@ -147,4 +147,4 @@ def bench(
         )
     print_result(outcome.result)
     console.print(f"Results: {out_dir / RESULTS_FILE}", highlight=False)
-    console.print(timings_line(outcome.result, reused=outcome.resumed), highlight=False, markup=False)
+    console.print(timings_line(outcome.result, reused=outcome.resumed), highlight=False, markup=False, soft_wrap=True)

@@ -129,21 +129,8 @@ def _source_and_out(
 
 
 def _print(result: SuiteResult) -> None:
-    from rich.table import Table
-    from rich.text import Text
+    """The verdict, what to read with care, the ranks, the baseline, each data set, the seeds."""
+    from headtohead.cli.console import print_document
+    from headtohead.report.sections.suite import suite_terminal
 
-    from headtohead.report.suite import seed_sentences, terminal_tables
-
-    for line in result.verdict:
-        console.print(f"• {line}", highlight=False, markup=False, soft_wrap=True)
-    for warning in result.warnings:
-        console.print(f"! {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True)
-    for title, headers, rows, left in terminal_tables(result):
-        table = Table(title=Text(title), title_justify="left")
-        for i, header in enumerate(headers):
-            table.add_column(Text(header), justify="left" if i == 0 or header in left else "right", overflow="fold")
-        for row in rows:
-            table.add_row(*(Text(v) for v in row))
-        console.print(table)
-    for line in seed_sentences(result):
-        console.print(f"• {line}", highlight=False, markup=False, soft_wrap=True)
+    print_document(suite_terminal(result))

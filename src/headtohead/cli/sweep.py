@@ -96,12 +96,12 @@ def sweep(
     ),
 ) -> None:
     """Sweep batch size, precision, backend … of each model; re-check quality against the parent every time."""
-    from headtohead.cli.console import console, progress_bars
+    from headtohead.cli.console import console, print_document, progress_bars
     from headtohead.cli.reliability import offline_scope, offline_wanted
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.setup import resolve_experiment
     from headtohead.pipeline.sweep import run_sweep
-    from headtohead.report.sweep import sweep_table
+    from headtohead.report.sections.sweep import sweep_terminal
     from headtohead.results.files import SWEEP_FILE
 
     lists = {
@@ -137,11 +137,7 @@ def sweep(
             offline=offline,
             deterministic=deterministic,
         )
-    console.print(sweep_table(outcome.result))
-    for cell in outcome.result.cells():
-        if cell.quality is not None:
-            console.print(f"  {cell.quality.verdict}", highlight=False, markup=False, soft_wrap=True)
-    console.print(outcome.result.recommendation.sentence, style="bold", highlight=False, markup=False, soft_wrap=True)
+    print_document(sweep_terminal(outcome.result))
     console.print(
         f"Results: {out_dir / SWEEP_FILE} (report: {out_dir / 'sweep.md'}, curves: {out_dir / 'sweep.png'})",
         highlight=False,

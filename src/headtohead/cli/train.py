@@ -25,13 +25,12 @@ def train(
     ),
 ) -> None:
     """Fine-tune every model identically (same order, recipe, seeds), save them, then compare them."""
-    from headtohead.cli.console import console, err_console
+    from headtohead.cli.console import console, err_console, print_document
     from headtohead.cli.reliability import determinism_line, offline_scope, offline_wanted, run_context
     from headtohead.config.loading import load_train_experiment
     from headtohead.pipeline.outputs import default_out_dir
     from headtohead.pipeline.training import train_experiment
-    from headtohead.report import quality_table
-    from headtohead.report.training import seed_lines, training_table
+    from headtohead.report.sections.training import training_terminal
     from headtohead.results.files import EXPERIMENT_FILE, MODELS_DIR, RESULTS_FILE, TRAINING_FILE
 
     def on_event(message: str) -> None:
@@ -57,10 +56,7 @@ def train(
         )
     if outcome.run is None:  # a non-main process of a torchrun launch: rank 0 reports
         return
-    console.print(training_table(outcome.training))
-    for line in seed_lines(outcome.training):
-        console.print(line, highlight=False)
-    console.print(quality_table(outcome.run.result))
+    print_document(training_terminal(outcome.training, outcome.run.result))
     if deterministic:
         console.print(determinism_line(outcome.run.result), highlight=False, markup=False)
     console.print(

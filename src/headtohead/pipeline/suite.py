@@ -26,8 +26,8 @@ from headtohead.pipeline.suite_inputs import (
     run_models,
 )
 from headtohead.pipeline.suite_runs import Progress, run_datasets
-from headtohead.report.suite import suite_verdict, suite_warnings
-from headtohead.report.suite_files import write_suite_reports
+from headtohead.report.words.suite import suite_verdict, suite_warnings
+from headtohead.report.write import write_suite_reports
 from headtohead.results import load_result
 from headtohead.results.files import RESULTS_FILE, SUITE_FILE
 from headtohead.results.suite import AcrossStatistics, SuiteDataset, SuiteResult, load_suite_result, save_suite_result

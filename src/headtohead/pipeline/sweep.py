@@ -33,8 +33,9 @@ from headtohead.errors import ConfigError, did_you_mean, listing
 from headtohead.pipeline.outputs import claim_output
 from headtohead.pipeline.resume import ResumeStore, model_key
 from headtohead.pipeline.setup import dataset_record, prepare_run, resolve_experiment
-from headtohead.report.sweep import recommendation_sentence, variant_verdict, write_sweep_report
 from headtohead.report.words.speed import speed_sentence
+from headtohead.report.words.sweep import recommendation_sentence, variant_verdict
+from headtohead.report.write import write_sweep_report
 from headtohead.results.files import RESUME_DIR, SWEEP_FILE
 from headtohead.results.sweep import (
     ModelSweep,

@@ -27,7 +27,7 @@ from headtohead.pipeline.run import Run, run
 from headtohead.pipeline.setup import absolute_data_paths
 from headtohead.pipeline.training_ddp import launch_parallel
 from headtohead.pipeline.training_model import check_trainable, eval_experiment, finished_run, train_one
-from headtohead.report.training import run_line, training_plan_line
+from headtohead.report.words.training import run_line, training_plan_line
 from headtohead.report.words.warnings import training_warnings
 from headtohead.results import save_result
 from headtohead.results.comparison import SeedResult

@@ -26,7 +26,7 @@ from headtohead.data import create_dataset
 from headtohead.engines.train_ddp import dist_context_from_env, init_process_group, shutdown_process_group
 from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
 from headtohead.pipeline.training_model import train_one
-from headtohead.report.training import epoch_line
+from headtohead.report.words.training import epoch_line
 from headtohead.results.training import ScalingRecord, TrainingRun
 
 __all__ = ["run_training_job", "launch_parallel", "launch", "main"]

@@ -18,7 +18,7 @@ from headtohead.config import Experiment
 from headtohead.config.schema import DataConfig, ModelConfig
 from headtohead.config.train import TrainConfig
 from headtohead.errors import ConfigError
-from headtohead.report.training import epoch_line
+from headtohead.report.words.training import epoch_line
 from headtohead.results.files import CHECKPOINTS_DIR, MODELS_DIR, TRAINED_MODEL_RECORD
 from headtohead.results.training import TrainingRun
 from headtohead.runtime.files import write_text_atomic

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from headtohead.report.rows.summary import NOT_AVAILABLE, NOT_MEASURED, _number
-from headtohead.report.words.server import format_money
+from headtohead.report.rows.summary import NOT_AVAILABLE
+from headtohead.report.words.numbers import format_money, format_ms, format_rate, format_share
 from headtohead.results.endpoint import EndpointRecord, FailedRequest, RequestTiming
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed
@@ -22,8 +22,6 @@ __all__ = [
     "endpoint_blocks",
     "EndpointBlock",
     "unparseable_rows",
-    "endpoint_speed_row",
-    "ENDPOINT_SPEED_KEYS",
     "ANSWER_SHOWN_CHARS",
     "ANSWERS_SHOWN",
     "cost_per_million_for_tradeoff",
@@ -33,10 +31,6 @@ __all__ = [
 ANSWER_SHOWN_CHARS = 300
 #: Unparseable answers listed per model in a report (the others are counted; results.json keeps 1000).
 ANSWERS_SHOWN = 20
-
-
-def _ms(seconds: float) -> str:
-    return _number(seconds * 1e3, "ms")
 
 
 def _requests_line(e: EndpointRecord) -> str:
@@ -106,13 +100,13 @@ def _timing_line(e: EndpointRecord) -> str:
         return f"latency: not measured ({why})"
     lat = t.latency
     line = (
-        f"latency per request at concurrency {_concurrency(t)}: p50 {_ms(lat['p50'])} / p90 {_ms(lat['p90'])} / "
-        f"p99 {_ms(lat['p99'])} ms over {len(t.latencies_s):,} requests"
+        f"latency per request at concurrency {_concurrency(t)}: p50 {format_ms(lat['p50'])} / p90 {format_ms(lat['p90'])} / "
+        f"p99 {format_ms(lat['p99'])} ms over {len(t.latencies_s):,} requests"
     )
     if t.requests_per_s is not None:
-        line += f"; {_number(t.requests_per_s, 'rate')} answers/s"
+        line += f"; {format_rate(t.requests_per_s)} answers/s"
     if t.tokens_per_s is not None:
-        line += f", {_number(t.tokens_per_s, 'rate')} tokens/s"
+        line += f", {format_rate(t.tokens_per_s)} tokens/s"
     return line
 
 
@@ -124,7 +118,7 @@ def _probability_line(e: EndpointRecord) -> str:
         )
     if e.probabilities == "logprobs":
         outside = (
-            f" ({e.outside_mass_mean:.1%} of the first tokens' probability on no label, on average)"
+            f" ({format_share(e.outside_mass_mean)} of the first tokens' probability on no label, on average)"
             if e.outside_mass_mean is not None
             else ""
         )
@@ -142,13 +136,13 @@ def _covered(e: EndpointRecord) -> str:
         return ""
     why = []
     if e.n_label_mass_low:
-        why.append(f"{e.n_label_mass_low:,} with less than {e.min_label_mass:.0%} of it on the labels")
+        why.append(f"{e.n_label_mass_low:,} with less than {format_share(e.min_label_mass, 0)} of it on the labels")
     if e.n_probabilities_disagree:
         why.append(f"{e.n_probabilities_disagree:,} whose probabilities favoured another label than the one read")
     rest = f" (without: {'; '.join(why)})" if why else ""
     return (
         f"; {e.n_with_probabilities:,} of {answered:,} answered examples "
-        f"({e.n_with_probabilities / answered:.0%}) have them{rest}; calibration is measured on those"
+        f"({format_share(e.n_with_probabilities / answered, 0)}) have them{rest}; calibration is measured on those"
     )
 
 
@@ -234,27 +228,3 @@ def cost_per_million_for_tradeoff(speed: ModelSpeed) -> float | None:
         if found is not None:
             return found
     return None
-
-
-#: The speed-table columns an endpoint fills when no model was timed here.
-ENDPOINT_SPEED_KEYS = ["model", "scenario", "p50 / p90 / p99 (ms per call)", "throughput (examples/s)", "calls"]
-
-
-def endpoint_speed_row(speed: ModelSpeed, keys: list[str]) -> dict[str, str] | None:
-    """A speed-table row of an endpoint model, in the columns ``keys`` of the other rows (``—`` where none fits)."""
-    t = speed.endpoint
-    if t is None:
-        return None
-    timed = t.latency is not None
-    values = {
-        "model": speed.name,
-        "scenario": f"endpoint (at most {t.concurrency} requests in flight)"
-        if timed
-        else f"endpoint: {NOT_MEASURED} (no request answered in this run)",
-        "p50 / p90 / p99 (ms per call)": " / ".join(_ms(t.latency[p]) for p in ("p50", "p90", "p99"))
-        if t.latency is not None
-        else "—",
-        "throughput (examples/s)": _number(t.requests_per_s, "rate") if t.requests_per_s is not None else "—",
-        "calls": str(len(t.latencies_s)),
-    }
-    return {key: values.get(key, "—") for key in keys}

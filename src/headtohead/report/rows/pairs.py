@@ -1,71 +1,81 @@
-"""The table of pairs every report shows: accuracy and macro-F1 differences with their intervals, the test, p-values."""
+"""The pairs of a run as typed rows: accuracy and macro-F1 differences with their intervals, the test, p-values.
+
+Read by the pairs section (:mod:`headtohead.report.sections.run.details.pairs`); the p-value and
+MLflow columns keep their keys (``accuracy_difference``, ``mcnemar_p``, ``holm_p``).
+"""
 
 from __future__ import annotations
 
 from headtohead.metrics import CATALOGUE
-from headtohead.report.words.numbers import format_p, format_pp
+from headtohead.report.document import Cell, Column, Row, text_cell
 from headtohead.results.comparison import MetricDifference
 from headtohead.results.records import RunResult
 
-__all__ = ["comparison_rows", "comparison_note"]
+__all__ = ["comparison_columns", "comparison_rows", "comparison_note"]
 
 
-def comparison_rows(result: RunResult) -> list[dict[str, str]]:
-    """One row per pair of models: accuracy difference with its interval, the test and its p-values."""
+def comparison_columns(result: RunResult) -> list[Column]:
+    """The columns of the pairs table (the picked metrics' differences after accuracy and macro-F1)."""
+    picked = [
+        Column(
+            f"{m}_difference",
+            f"{CATALOGUE[m].label} Δ" + (" (pp)" if CATALOGUE[m].scale == "share" else ""),
+            "pp" if CATALOGUE[m].scale == "share" else "signed",
+        )  # fmt: skip
+        for m in (result.stats.settings.metrics if result.stats is not None else [])
+    ]
+    return [
+        Column("pair", "pair", "text", priority=0),
+        Column("accuracy_difference", "accuracy Δ (pp)", "pp", priority=0),
+        Column("f1_macro_difference", "macro-F1 Δ (pp)", "pp"),
+        *picked,
+        Column("test", "test", "text", priority=3),
+        Column("mcnemar_p", "p", "p"),
+        Column("holm_p", "Holm p", "p", priority=0),
+        Column("discordant", "discordant", "text", priority=2),
+        Column("detectable_gap", "detectable gap (pp)", "points", priority=2),
+        Column("significant", "significant", "text", priority=0),
+    ]
+
+
+def _difference(diff: MetricDifference | None) -> Cell:
+    """A difference with its interval; "not available" without probabilities; "(no interval)" where none."""
+    if diff is None:
+        return Cell(None, note="not available")
+    answered = "on answered rows" if diff.on_answered_rows else None
+    if diff.ci_low is None or diff.ci_high is None:
+        return Cell(diff.difference, bare="no interval", suffix=answered)
+    return Cell(diff.difference, diff.ci_low, diff.ci_high, suffix=answered)
+
+
+def comparison_rows(result: RunResult) -> list[Row]:
+    """One row per pair of models."""
     if result.stats is None:
         return []
     rows = []
     for c in result.stats.comparisons:
         diffs = {d.metric: d for d in c.differences}
-        acc = diffs.get("accuracy")
-        f1 = diffs.get("f1_macro")
-        rows.append(
-            {
-                "pair": f"{c.model_a} − {c.model_b}",
-                "accuracy Δ (pp)": format_pp(c.effect) + _pp_interval(acc),
-                "macro-F1 Δ (pp)": format_pp(f1.difference) + _pp_interval(f1) if f1 else "—",
-                **{_picked_header(m): _picked_cell(m, diffs.get(m)) for m in result.stats.settings.metrics},
-                "test": c.test,
-                "p": format_p(c.p_value).replace("= ", ""),
-                "Holm p": format_p(c.p_adjusted).replace("= ", ""),
-                "discordant": f"{c.table.discordant} of {c.table.n}",
-                "detectable gap": (
-                    f"{format_pp(c.minimum_detectable_effect, signed=False)} pp"
-                    if c.minimum_detectable_effect is not None
-                    else "—"
-                ),
-                "significant": f"yes: {c.winner}" if c.significant and c.winner else "yes" if c.significant else "no",
-            }
-        )
+        accuracy = diffs.get("accuracy")
+        cells = {
+            "pair": text_cell(f"{c.model_a} − {c.model_b}"),
+            "accuracy_difference": (
+                Cell(c.effect, accuracy.ci_low, accuracy.ci_high)
+                if accuracy is not None and accuracy.ci_low is not None and accuracy.ci_high is not None
+                else Cell(c.effect, bare="no interval")
+            ),
+            "f1_macro_difference": _difference(diffs.get("f1_macro")) if "f1_macro" in diffs else Cell(),
+            **{f"{m}_difference": _difference(diffs.get(m)) for m in result.stats.settings.metrics},
+            "test": text_cell(c.test),
+            "mcnemar_p": Cell(c.p_value),
+            "holm_p": Cell(c.p_adjusted),
+            "discordant": Cell(f"{c.table.discordant} of {c.table.n}", raw=c.table.discordant),
+            "detectable_gap": Cell(c.minimum_detectable_effect),
+            "significant": text_cell(
+                f"yes: {c.winner}" if c.significant and c.winner else "yes" if c.significant else "no"
+            ),
+        }
+        rows.append(Row(cells, name=f"{c.model_a}_vs_{c.model_b}"))
     return rows
-
-
-def _picked_header(name: str) -> str:
-    metric = CATALOGUE[name]
-    return f"{metric.label} Δ" + (" (pp)" if metric.scale == "share" else "")
-
-
-def _picked_cell(name: str, diff: MetricDifference | None) -> str:
-    """A picked metric's difference with its interval; "not available" without probabilities."""
-    if diff is None:
-        return "not available"
-    if CATALOGUE[name].scale == "share":
-        return format_pp(diff.difference) + _pp_interval(diff)
-    interval = (
-        f" ({diff.ci_low:+.3f}…{diff.ci_high:+.3f})"
-        if diff.ci_low is not None and diff.ci_high is not None
-        else " (no interval)"
-    )
-    answered = " on answered rows" if diff.on_answered_rows else ""
-    return f"{diff.difference:+.3f}{interval}{answered}"
-
-
-def _pp_interval(diff: MetricDifference | None) -> str:
-    if diff is None:
-        return ""
-    if diff.ci_low is None or diff.ci_high is None:
-        return " (no interval)"
-    return f" ({format_pp(diff.ci_low)}…{format_pp(diff.ci_high)})"
 
 
 def comparison_note(result: RunResult) -> str:

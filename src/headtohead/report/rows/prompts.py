@@ -1,57 +1,91 @@
-"""The tables of a model asked with several prompts: each prompt's accuracy, and each comparison pooled over prompts."""
+"""The tables of a model asked with several prompts, as typed rows: each prompt's accuracy, each pooled comparison."""
 
 from __future__ import annotations
 
-from headtohead.report.words.numbers import format_p, format_percent, format_pp, interval_pp
+from headtohead.report.document import Cell, Column, Row, text_cell
 from headtohead.report.words.prompts import PROMPT_RULE, summary_note
 from headtohead.results.prompts import PromptSummary
 from headtohead.results.records import RunResult
 
-__all__ = ["PROMPTS_TITLE", "prompt_rows", "pool_rows", "prompt_lines", "prompt_note", "prompted_summary_notes"]
+__all__ = [
+    "PROMPTS_TITLE",
+    "PROMPT_COLUMNS",
+    "POOL_COLUMNS",
+    "prompt_rows",
+    "pool_rows",
+    "prompt_lines",
+    "prompt_note",
+    "prompted_summary_notes",
+]
 
 #: The section's title in every report.
 PROMPTS_TITLE = "Prompts as a source of noise"
+
+PROMPT_COLUMNS = (
+    Column("model", "model", "text", priority=0),
+    Column("pass", "pass", "text"),
+    Column("prompt", "prompt", "text", wrap=True),
+    Column("accuracy", "accuracy", "percent", priority=0),
+    Column("correct", "correct", "text"),
+    Column("note", "note", "text", wrap=True),
+)
+POOL_COLUMNS = (
+    Column("pair", "pair", "text", priority=0),
+    Column("prompts", "prompts", "text"),
+    Column("pooled_difference", "pooled accuracy Δ (pp)", "pp", priority=0),
+    Column("p", "p", "p"),
+    Column("p_adjusted", "Holm p", "p", priority=0),
+    Column("ahead", "ahead (A / B)", "text"),
+    Column("better", "better by the paired test (A / B)", "text"),
+    Column("significant", "significant", "text", priority=0),
+)
 
 
 def _summary(result: RunResult) -> PromptSummary | None:
     return result.stats.prompts if result.stats is not None else None
 
 
-def prompt_rows(result: RunResult) -> list[dict[str, str]]:
+def prompt_rows(result: RunResult) -> list[Row]:
     """One row per prompt of each prompted model: what it varies, its exact accuracy; the best marked as chosen."""
     summary = _summary(result)
     if summary is None:
         return []
     return [
-        {
-            "model": family.name,
-            "pass": p.model,
-            "prompt": p.prompt,
-            "accuracy": format_percent(p.accuracy),
-            "correct": f"{p.correct} of {p.n}",
-            "note": "best: chosen after seeing these examples" if p.model == family.best else "",
-        }
+        Row(
+            {
+                "model": text_cell(family.name),
+                "pass": text_cell(p.model),
+                "prompt": text_cell(p.prompt),
+                "accuracy": Cell(p.accuracy),
+                "correct": Cell(f"{p.correct} of {p.n}", raw=p.correct),
+                "note": text_cell("best: chosen after seeing these examples" if p.model == family.best else ""),
+            },
+            subject=family.name,
+        )
         for family in summary.families
         for p in family.prompts
     ]
 
 
-def pool_rows(result: RunResult) -> list[dict[str, str]]:
+def pool_rows(result: RunResult) -> list[Row]:
     """One row per comparison pooled over prompts: the gap, its interval, p, how many prompts agree."""
     summary = _summary(result)
     if summary is None:
         return []
     return [
-        {
-            "pair": f"{p.model_a} − {p.model_b}",
-            "prompts": f"{p.n_prompts_a} × {p.n_prompts_b}",
-            "pooled accuracy Δ (pp)": f"{format_pp(p.estimate)} [{interval_pp(p.low, p.high)}]",
-            "p": format_p(p.p_value).replace("= ", ""),
-            "Holm p": format_p(p.p_adjusted).replace("= ", ""),
-            "ahead (A / B)": f"{p.ahead_a} / {p.ahead_b} of {len(p.cells)}",
-            "better by the paired test (A / B)": f"{p.better_a} / {p.better_b}",
-            "significant": f"yes: {p.winner}" if p.winner else "no",
-        }
+        Row(
+            {
+                "pair": text_cell(f"{p.model_a} − {p.model_b}"),
+                "prompts": text_cell(f"{p.n_prompts_a} × {p.n_prompts_b}"),
+                "pooled_difference": Cell(p.estimate, p.low, p.high),
+                "p": Cell(p.p_value),
+                "p_adjusted": Cell(p.p_adjusted),
+                "ahead": text_cell(f"{p.ahead_a} / {p.ahead_b} of {len(p.cells)}"),
+                "better": text_cell(f"{p.better_a} / {p.better_b}"),
+                "significant": text_cell(f"yes: {p.winner}" if p.winner else "no"),
+            },
+            name=f"{p.model_a}_vs_{p.model_b}",
+        )
         for p in summary.pools
     ]
 
@@ -64,7 +98,7 @@ def prompt_lines(result: RunResult) -> list[str]:
 
 def prompt_note(result: RunResult) -> str:
     """How the pooled comparison is made (under its table)."""
-    return PROMPT_RULE + "."
+    return PROMPT_RULE[0].upper() + PROMPT_RULE[1:] + "."
 
 
 def prompted_summary_notes(summary: PromptSummary | None) -> list[str]:

@@ -1,101 +1,72 @@
-"""The speed rows every report format shows: latency per scenario, noise, each model's own memory, cold start.
+"""A run's speed as typed rows: latency per scenario, noise, each model's own memory, cold start, cost.
 
-Read by HTML and Markdown (numbers formatted by :func:`headtohead.report.rows.summary.format_cell`'s rules).
+Read by the speed section (:mod:`headtohead.report.sections.run.details.speed`), which every format
+draws — the terminal too, leaving out the least important columns when it is narrow.
 """
 
 from __future__ import annotations
 
-from headtohead.report.endpoint import ENDPOINT_SPEED_KEYS, endpoint_speed_row
-from headtohead.report.rows.summary import NOT_MEASURED, _number
-from headtohead.report.words.numbers import format_percent, weights_text
-from headtohead.report.words.server import format_money
+from headtohead.report.document import Cell, Column, Row, text_cell
+from headtohead.report.rows.summary import NOT_MEASURED
+from headtohead.report.words.numbers import UNKNOWN
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
 
-__all__ = ["speed_rows", "speed_note", "COST_COLUMN"]
+__all__ = ["speed_columns", "speed_rows", "speed_note", "COST_COLUMN"]
 
 #: The speed table's cost column (when a price is given: ``speed.price_per_hour`` or an endpoint's ``price``).
 COST_COLUMN = "cost / 1M predictions"
+_SCENARIO_KEYS = ("offline", "single_stream")
 
 
-def _mib(value: float | None) -> str:
-    return _number(value, "mb") if value is not None else "—"
+def _memory_columns(cuda: bool) -> list[Column]:
+    return [
+        Column("weights_mb", "weights (MiB)", "mib", priority=2),
+        Column("model_peak_mb", "model peak (MiB)", "mib", priority=1),
+        *([Column("cuda_model_peak_mb", "CUDA model peak (MiB)", "mib", priority=1)] if cuda else []),
+    ]
 
 
-def _scenario_memory(model: ModelSpeed, scenario: str) -> tuple[str, str]:
+def speed_columns(result: RunResult) -> list[Column]:
+    """The speed table's columns: percentiles per call, throughput (and cost), noise, memory, cold start."""
+    speed = result.speed
+    cuda = speed is not None and any(
+        m.memory is not None and m.memory.cuda_model_peak_mb is not None for m in speed.models
+    )
+    priced = speed is not None and any(
+        _cost(m, s) is not None for m in speed.models for s in (*_SCENARIO_KEYS, "endpoint")
+    )
+    return [
+        Column("model", "model", "text", priority=0),
+        Column("scenario", "scenario", "text", wrap=True, priority=0),
+        Column("p50_ms", "p50 (ms per call)", "ms", priority=0),
+        Column("p90_ms", "p90 (ms)", "ms", priority=4),
+        Column("p99_ms", "p99 (ms)", "ms", priority=1),
+        Column("throughput", "throughput (examples/s)", "rate", priority=0),
+        *([Column("cost", COST_COLUMN, "money", priority=1)] if priced else []),
+        Column("calls", "calls", "integer", priority=5),
+        # a number, not a verdict: the warnings say when noise threatens a ratio (report.words.warnings)
+        Column("repeat_noise", "repeat noise (IQR/median)", "percent", priority=4),
+        *_memory_columns(cuda),
+        Column("load_s", "load (s)", "seconds", priority=3),
+        Column("cold_first_call_s", "cold first call (s)", "seconds", priority=3),
+        Column("first_prediction_s", "first prediction (s)", "seconds", priority=3),
+    ]
+
+
+def _scenario_memory(model: ModelSpeed, scenario: str) -> dict[str, Cell]:
     """The model's own peak (RSS, CUDA) for this scenario's calls: per scenario where measured so."""
     memory = model.memory
     if memory is None:
-        return "—", "—"
+        return {}
     own = memory.scenario(scenario)
-    if own is not None:
-        return _mib(own.model_peak_mb), _mib(own.cuda_model_peak_mb)
-    return _mib(memory.model_peak_mb), _mib(memory.cuda_model_peak_mb)
-
-
-def _load(model: ModelSpeed) -> str:
-    """The fresh process's load time (the same one-time costs for every model), else the run's own."""
-    seconds = model.cold_start.load_s if model.cold_start is not None else model.load_time_s
-    return _number(seconds, "seconds") if seconds is not None else "—"
-
-
-def speed_rows(result: RunResult) -> list[dict[str, str]]:
-    """One row per model and timed scenario: percentiles per call, throughput, noise, own memory, cold start.
-
-    ``model peak`` is the RSS the model needs above a process without it (its weights, its
-    calls' activations), measured in a fresh process that holds only it; ``cold first call``
-    and ``first prediction`` come from the same process. ``—`` where a model was not measured
-    so (``speed.memory: false``, sweep variants, results of older versions).
-    """
-    if result.speed is None:
-        return []
-    cuda = any(m.memory is not None and m.memory.cuda_model_peak_mb is not None for m in result.speed.models)
-    rows = []
-    for model in result.speed.models:
-        cold = model.cold_start
-        for scenario in ("offline", "single_stream"):
-            t = model.timing(scenario)
-            if t is None:
-                continue
-            b = t.per_batch
-            rss, gpu = _scenario_memory(model, scenario)
-            row = {
-                "model": model.name,
-                "scenario": f"{scenario.replace('_', ' ')} (batch {t.batch_size}, {t.inputs} inputs)",
-                "p50 / p90 / p99 (ms per call)": " / ".join(
-                    _number(v * 1e3, "ms") for v in (b.p50_s, b.p90_s, b.p99_s)
-                ),
-                "throughput (examples/s)": _number(t.throughput_per_s, "rate"),
-                "calls": str(b.n),
-                # a number, not a verdict: the warnings say when noise threatens a ratio (report.words.warnings)
-                "repeat noise (IQR/median)": format_percent(t.repeat_noise),
-                "weights (MiB)": weights_text(model.memory, _mib, missing="—"),
-                "model peak (MiB)": rss,
-            }
-            if cuda:
-                row["CUDA model peak (MiB)"] = gpu
-            row.update(
-                {
-                    "load (s)": _load(model),
-                    "cold first call (s)": _number(cold.first_call_s, "seconds") if cold else "—",
-                    "first prediction (s)": _number(cold.first_prediction_s, "seconds") if cold else "—",
-                }
-            )
-            rows.append(row)
-    for model in result.speed.models:  # kind openai: its requests in the quality pass
-        endpoint_row = endpoint_speed_row(model, list(rows[0]) if rows else ENDPOINT_SPEED_KEYS)
-        if endpoint_row is not None:
-            rows.append(endpoint_row)
-    if any(_cost(m, s) is not None for m in result.speed.models for s in ("offline", "single_stream", "endpoint")):
-        _add_cost_column(rows, result.speed)
-    timed = {m.name for m in result.speed.models}
-    for record in result.models:  # stored predictions: nothing to time
-        if record.name not in timed:
-            rows.append(
-                {key: ("—" if key != "model" else record.name) for key in (rows[0] if rows else {"model": ""})}
-                | {"scenario": f"{NOT_MEASURED} ({_why(record)})"}
-            )
-    return rows
+    peak, cuda = (
+        (own.model_peak_mb, own.cuda_model_peak_mb)
+        if own is not None
+        else (memory.model_peak_mb, memory.cuda_model_peak_mb)
+    )
+    weights = Cell(None, note=UNKNOWN) if memory.weights_mb is None else Cell(memory.weights_mb)
+    return {"weights_mb": weights, "model_peak_mb": Cell(peak), "cuda_model_peak_mb": Cell(cuda)}
 
 
 def _cost(model: ModelSpeed, scenario: str) -> float | None:
@@ -105,23 +76,76 @@ def _cost(model: ModelSpeed, scenario: str) -> float | None:
     return next((s.cost_per_million for s in model.cost.scenarios if s.scenario == scenario), None)
 
 
-def _add_cost_column(rows: list[dict[str, str]], speed: SpeedSummary) -> None:
-    """A ``cost / 1M predictions`` column after the throughput: local models at their price per hour, endpoints
-    at their price per token, so both stand in one table."""
-    by_name = {m.name: m for m in speed.models}
-    for i, row in enumerate(rows):
-        model = by_name.get(row.get("model", ""))
-        scenario = row.get("scenario", "")
-        key = "endpoint" if scenario.startswith("endpoint") else scenario.split(" (")[0].replace(" ", "_")
-        cost = _cost(model, key) if model is not None else None
-        cell = format_money(cost) if cost is not None else "—"
-        items = list(row.items())
-        at = next((k + 1 for k, (name, _) in enumerate(items) if name.startswith("throughput")), len(items))
-        rows[i] = dict([*items[:at], (COST_COLUMN, cell), *items[at:]])
+def _timed_rows(model: ModelSpeed) -> list[Row]:
+    cold = model.cold_start
+    load = cold.load_s if cold is not None else model.load_time_s  # the fresh process's, else the run's own
+    rows = []
+    for scenario in _SCENARIO_KEYS:
+        t = model.timing(scenario)
+        if t is None:
+            continue
+        b = t.per_batch
+        cells = {
+            "model": text_cell(model.name),
+            "scenario": text_cell(
+                f"{scenario.replace('_', ' ')} (batch {t.batch_size}, {t.inputs} input{'s' if t.inputs != 1 else ''})"
+            ),
+            "p50_ms": Cell(b.p50_s * 1e3),
+            "p90_ms": Cell(b.p90_s * 1e3),
+            "p99_ms": Cell(b.p99_s * 1e3),
+            "throughput": Cell(t.throughput_per_s),
+            "cost": Cell(_cost(model, scenario)),
+            "calls": Cell(b.n),
+            "repeat_noise": Cell(t.repeat_noise),
+            **_scenario_memory(model, scenario),
+            "load_s": Cell(load),
+            "cold_first_call_s": Cell(cold.first_call_s if cold else None),
+            "first_prediction_s": Cell(cold.first_prediction_s if cold else None),
+        }
+        rows.append(Row(cells, subject=model.name, name=f"{model.name}/{scenario}"))
+    return rows
+
+
+def _endpoint_row(model: ModelSpeed) -> Row | None:
+    """An endpoint model (kind openai): its requests in the quality pass, at its concurrency."""
+    t = model.endpoint
+    if t is None:
+        return None
+    latency = t.latency
+    scenario = (
+        f"endpoint (at most {t.concurrency} requests in flight)"
+        if latency is not None
+        else f"endpoint: {NOT_MEASURED} (no request answered in this run)"
+    )
+    cells = {"model": text_cell(model.name), "scenario": text_cell(scenario), "calls": Cell(len(t.latencies_s)),
+             "throughput": Cell(t.requests_per_s), "cost": Cell(_cost(model, "endpoint"))}  # fmt: skip
+    if latency is not None:
+        cells.update({f"{p}_ms": Cell(latency[p] * 1e3) for p in ("p50", "p90", "p99")})
+    return Row(cells, subject=model.name, name=f"{model.name}/endpoint")
 
 
 def _why(model: ModelRecord) -> str:
     return "stored predictions" if model.outputs == "stored" else "not timed in this run"
+
+
+def speed_rows(result: RunResult) -> list[Row]:
+    """One row per model and timed scenario (an endpoint: its requests); a row saying so for a model not timed.
+
+    ``model peak`` is the RSS the model needs above a process without it (its weights, its calls'
+    activations), measured in a fresh process that holds only it; ``cold first call`` and ``first
+    prediction`` come from the same process; absent where a model was not measured so.
+    """
+    if result.speed is None:
+        return []
+    rows = [row for model in result.speed.models for row in _timed_rows(model)]
+    rows += [row for model in result.speed.models if (row := _endpoint_row(model)) is not None]
+    timed = {m.name for m in result.speed.models}
+    rows += [
+        Row({"model": text_cell(r.name), "scenario": text_cell(f"{NOT_MEASURED} ({_why(r)})")}, subject=r.name)
+        for r in result.models
+        if r.name not in timed  # stored predictions: nothing to time
+    ]
+    return rows
 
 
 def speed_note(speed: SpeedSummary) -> str:

@@ -1,57 +1,38 @@
-"""The numbers every report format shows, gathered once from a run's records.
+"""A run's numbers per model, gathered once from its records as typed cells (no text).
 
-The speed rows of the details are in :mod:`headtohead.report.rows.speed`.
-
-HTML, Markdown and CSV all read these rows, so the three never disagree. Values stay
-unrounded here (CSV writes them so); :func:`format_cell` rounds for reading.
+The summary section (:mod:`headtohead.report.sections.run.summary`) lays them out, and every
+format draws that one table — the terminal, HTML, Markdown, the notebook, CSV (unrounded) and
+MLflow. Values stay unrounded here; the formatter writes them by their column's kind. The speed
+rows of the details are in :mod:`headtohead.report.rows.speed`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from headtohead.metrics import CATALOGUE, defaults
-from headtohead.report.words.numbers import UNKNOWN, format_count
+from headtohead.report.document import Cell, Column
+from headtohead.report.words.numbers import UNKNOWN, Kind
 from headtohead.results.records import Environment, ModelRecord, RunResult
-from headtohead.results.training import TrainingSummary
 
 __all__ = [
-    "Cell",
-    "Column",
     "NOT_MEASURED",
     "NOT_AVAILABLE",
+    "INCOMPLETE",
     "summary_columns",
     "summary_rows",
-    "format_cell",
-    "best_models",
     "top_confusions",
     "union_confusions",
     "Confusion",
     "environment_rows",
     "latency_for_tradeoff",
-    "training_rows",
-    "across_runs_rows",
     "metric_column",
+    "ACROSS_RUNS",
+    "summary_column",
 ]
-
-Kind = Literal["percent", "score", "ms", "rate", "count", "mb", "seconds"]
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A value with its confidence interval when one exists; ``note`` says why a value is absent."""
-
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    note: str | None = None
-    #: A prompted model's cell: the mean over this many prompts (no interval: its pooled comparisons carry one).
-    prompts: int | None = None
-
 
 #: Why a model has no value: stored predictions are not timed; without probabilities there is no calibration.
 NOT_MEASURED = "not measured"
@@ -60,25 +41,16 @@ NOT_AVAILABLE = "not available"
 INCOMPLETE = "incomplete: answers missing"
 
 
-@dataclass(frozen=True)
-class Column:
-    """One metric column: its CSV key, its heading, how to print it and which way is better."""
-
-    key: str
-    label: str
-    kind: Kind
-    higher_is_better: bool | None = None
-
-
 def metric_column(name: str) -> Column:
     """The column of a catalogue metric (:mod:`headtohead.metrics`): its label, scale and direction."""
     metric = CATALOGUE[name]
-    return Column(metric.name, metric.label, "percent" if metric.scale == "share" else "score", metric.higher_is_better)
+    kind: Kind = "percent" if metric.scale == "share" else "score"
+    return Column(metric.name, metric.label, kind, metric.higher_is_better)
 
 
 _QUALITY = tuple(metric_column(m.name) for m in defaults() if m.column)
 _FAILURES = (
-    Column("n_failed", "no prediction (counted wrong)", "count", False),
+    Column("n_failed", "no prediction (counted wrong)", "integer", False),
     Column("accuracy_answered", "accuracy on answered rows", "percent", None),  # secondary: no "best" marked
 )
 _CALIBRATION = (
@@ -90,8 +62,8 @@ _SPEED = (
     Column("single_stream_p99_ms", "latency p99 (ms, batch 1)", "ms", False),
     Column("offline_ms_per_example", "offline ms/example (p50)", "ms", False),
     Column("offline_throughput_per_s", "throughput (examples/s)", "rate", True),
-    Column("model_peak_mb", "model peak memory (MiB)", "mb", False),
-    Column("cuda_model_peak_mb", "CUDA model peak (MiB)", "mb", False),
+    Column("model_peak_mb", "model peak memory (MiB)", "mib", False),
+    Column("cuda_model_peak_mb", "CUDA model peak (MiB)", "mib", False),
     Column("first_prediction_s", "time to first prediction (s)", "seconds", False),
 )
 _COST = (
@@ -139,13 +111,13 @@ def _stats_cells(result: RunResult, name: str) -> dict[str, Cell]:
         ("nll", stats.nll),
     ):
         if est is not None:
-            cells[key] = Cell(est.value, est.low, est.high, note=None if est.has_interval else est.note)
+            cells[key] = Cell(est.value, est.low, est.high, bare=None if est.has_interval else est.note)
         elif key in ("calibration_error", "ece", "brier", "nll") and stats.calibration is None:
             cells[key] = Cell(None, note=NOT_AVAILABLE)  # predictions stored without probabilities
     for key in result.stats.settings.metrics:  # absent: a metric of probabilities, and none were stored
         est = stats.metrics.get(key)
         cells[key] = (
-            Cell(est.value, est.low, est.high, note=None if est.has_interval else est.note)
+            Cell(est.value, est.low, est.high, bare=None if est.has_interval else est.note)
             if est is not None
             else Cell(None, note=NOT_AVAILABLE)
         )
@@ -203,7 +175,7 @@ def _mean_cell(cells: Sequence[Cell], key: str) -> Cell:
         return next((c for c in cells if c.value is None and c.note), Cell(None))
     numbers = [float(v) for v in values if v is not None]
     value = float(np.sum(numbers)) if key == "eval_time_s" else float(np.mean(numbers))
-    return Cell(value, prompts=None if key in ("parameters", "eval_time_s") else len(cells))
+    return Cell(value, suffix=None if key in ("parameters", "eval_time_s") else f"mean of {len(cells)} prompts")
 
 
 def _prompted_once(result: RunResult, rows: dict[str, dict[str, Cell]]) -> dict[str, dict[str, Cell]]:
@@ -227,59 +199,6 @@ def _prompted_once(result: RunResult, rows: dict[str, dict[str, Cell]]) -> dict[
             keys = dict.fromkeys(k for c in passes for k in c)
             out[family.name] = {k: _mean_cell([c.get(k, Cell(None)) for c in passes], k) for k in keys}
     return out
-
-
-def _number(value: float, kind: Kind) -> str:
-    if kind == "percent":
-        return f"{100 * value:.1f}"
-    if kind == "score":
-        return f"{value:.3f}"
-    if kind in ("ms", "seconds"):
-        return f"{value:.3g}" if value < 100 else f"{value:,.0f}"
-    if kind == "rate":
-        return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
-    if kind == "count":
-        return format_count(int(value))
-    return f"{value:,.1f}"
-
-
-def format_cell(cell: Cell | None, column: Column, *, with_ci: bool = True) -> str:
-    """A cell for reading: ``91.2 % (90.1–92.3)``, ``0.041``, ``12.5``; ``—`` when missing.
-
-    A value whose interval could not be given honestly (a bootstrap whose resamples were all
-    equal, the plug-in ECE) reads ``(no interval)``: a zero-width interval would read as perfect
-    precision.
-
-    Examples
-    --------
-    >>> format_cell(Cell(0.912, 0.901, 0.923), Column("accuracy", "accuracy", "percent"))
-    '91.2 % (90.1–92.3)'
-    >>> format_cell(Cell(1.0, note="every resample gives 1"), Column("f1_macro", "macro-F1", "percent"))
-    '100.0 % (no interval)'
-    >>> format_cell(Cell(0.7, prompts=5), Column("accuracy", "accuracy", "percent"))
-    '70.0 % (mean of 5 prompts)'
-    """
-    if cell is None or cell.value is None or not np.isfinite(cell.value):
-        return cell.note if cell is not None and cell.note else "—"
-    text = _number(cell.value, column.kind) + (" %" if column.kind == "percent" else "")
-    if with_ci and cell.low is not None and cell.high is not None:
-        text += f" ({_number(cell.low, column.kind)}–{_number(cell.high, column.kind)})"
-    elif with_ci and cell.prompts:
-        text += f" (mean of {cell.prompts} prompts)"
-    elif with_ci and cell.note:
-        text += " (no interval)"
-    return text
-
-
-def best_models(rows: dict[str, dict[str, Cell]], column: Column) -> set[str]:
-    """The models with the best value of ``column`` (ties included); empty when direction is undefined."""
-    if column.higher_is_better is None or len(rows) < 2:
-        return set()
-    values = {m: value for m, r in rows.items() if column.key in r and (value := r[column.key].value) is not None}
-    if not values:
-        return set()
-    best = max(values.values()) if column.higher_is_better else min(values.values())
-    return {m for m, v in values.items() if v == best}
 
 
 @dataclass(frozen=True)
@@ -394,69 +313,10 @@ def latency_for_tradeoff(result: RunResult, name: str) -> tuple[float, str] | No
     return None
 
 
-def training_rows(training: TrainingSummary) -> list[dict[str, str]]:
-    """One row per model trained: seeds, final accuracy over seeds, training speed, cost, memory.
-
-    Speed and cost are the first seed's (every seed trains the same way); accuracy is the
-    mean ± standard deviation over seeds when there are several.
-    """
-    seed_stats = {m.model: m for m in training.multi_seed.models} if training.multi_seed is not None else {}
-    rows = []
-    for model in training.models:
-        first = training.run(model, next(r.seed for r in training.runs if r.model == model))
-        seeds = [r.seed for r in training.runs if r.model == model]
-        accuracy = "—"
-        if model in seed_stats:
-            try:
-                agg = seed_stats[model].metric("accuracy")
-                accuracy = f"{100 * agg.mean:.1f} %" + (f" ± {100 * agg.std:.1f}" if agg.std is not None else "")
-            except KeyError:
-                pass
-        elif "accuracy" in first.final_eval:
-            accuracy = f"{100 * first.final_eval['accuracy']:.1f} %"
-        per_epoch = first.time_per_epoch_s
-        rows.append(
-            {
-                "model": model,
-                "seeds": ", ".join(str(s) for s in seeds),
-                "final accuracy": accuracy,
-                "epochs": str(len(first.epochs)),
-                "samples/s": _number(first.samples_per_s, "rate") if first.samples_per_s else "—",
-                "s per epoch": f"{per_epoch:.3g}" if per_epoch is not None else "—",
-                "time to target (s)": f"{first.time_to_target_s:.3g}" if first.time_to_target_s is not None else "—",
-                "peak memory (MiB)": _number(first.peak_memory_mb, "mb"),
-                "waiting for data": f"{first.data_wait_fraction:.0%}" if first.data_wait_fraction is not None else "—",
-                "precision": first.precision,
-                "device": first.device + (f" × {first.world_size}" if first.world_size > 1 else ""),
-            }
-        )
-    return rows
+#: The columns of the table of several runs side by side (one row per model and run).
+ACROSS_RUNS = ("accuracy", "single_stream_p50_ms", "offline_throughput_per_s", "model_peak_mb")
 
 
-_ACROSS = ("accuracy", "single_stream_p50_ms", "offline_throughput_per_s", "model_peak_mb")
-
-
-def across_runs_rows(runs: Sequence[tuple[str, str, RunResult]]) -> list[dict[str, str]]:
-    """The same models in several runs side by side: one row per model and run, a model's rows together.
-
-    Parameters
-    ----------
-    runs : sequence of (label, machine, RunResult)
-
-    Returns
-    -------
-    list of dict
-        ``model``, ``run``, ``machine``, then accuracy, latency, throughput and memory as text.
-    """
-    columns = {c.key: c for c in (*_QUALITY, *_SPEED) if c.key in _ACROSS}
-    per_run = [(label, machine, summary_rows(result)) for label, machine, result in runs]
-    models = list(dict.fromkeys(m for _, _, rows in per_run for m in rows))
-    table = []
-    for model in models:
-        for label, machine, rows in per_run:
-            if model not in rows:
-                continue
-            row = {"model": model, "run": label, "machine": machine}
-            row.update({columns[key].label: format_cell(rows[model].get(key), columns[key]) for key in _ACROSS})
-            table.append(row)
-    return table
+def summary_column(key: str) -> Column:
+    """A summary column by its key (quality, failures, calibration, speed, cost)."""
+    return next(c for c in (*_QUALITY, *_FAILURES, *_CALIBRATION, *_SPEED, *_COST) if c.key == key)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from headtohead.metrics import CATALOGUE
-from headtohead.report.words.numbers import format_p, format_pp
+from headtohead.report.document import Cell, Column, Row, text_cell
+from headtohead.report.words.numbers import format_range, format_share
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.records import RunResult
 from headtohead.results.slices import SliceResult
@@ -23,7 +24,7 @@ from headtohead.runtime.files import write_text_atomic
 __all__ = [
     "SHOWN",
     "slice_name",
-    "slice_rows",
+    "slice_table",
     "slices_note",
     "DisagreementRow",
     "DisagreementBlock",
@@ -58,39 +59,55 @@ def slice_name(result: SliceResult) -> str:
     """``class: negative``, ``length: 12–19 words``, ``source: web``."""
     if result.kind == "class":
         return f"class: {result.label}"
+    bounds = result.lower is not None and result.upper is not None and result.value is None
+    shown = format_range(result.lower or 0.0, result.upper or 0.0) if bounds else result.label
     if result.kind == "size":
-        return f"length: {result.label}" if result.unit in ("words", "characters") else f"size: {result.label}"
-    return f"{result.column}: {result.label}"
+        return (
+            f"length: {shown} {result.unit}"
+            if result.unit in ("words", "characters")
+            else f"size: {shown} {result.unit}"
+        )
+    return f"{result.column}: {shown}"
 
 
-def slice_rows(result: RunResult) -> list[dict[str, str]]:
+def slice_table(result: RunResult) -> tuple[list[Column], list[Row]]:
     """One row per slice: its size, every model's accuracy with its interval (and picked metrics), every pair's
-    difference and Holm p."""
+    difference and Holm p (✓ where significant); no columns without slices."""
     summary = result.stats.slices if result.stats is not None else None
-    if summary is None:
-        return []
+    if summary is None or not summary.slices:
+        return [], []
+    picked = result.stats.settings.metrics if result.stats is not None else []
+    first = summary.slices[0]
+    columns = [Column("slice", "slice", "text", priority=0), Column("examples", "examples", "integer")]
+    columns += [Column(f"{e.model} accuracy", f"{e.model} accuracy", "percent") for e in first.accuracies]
+    columns += [
+        Column(
+            f"{e.model} {name}",
+            f"{e.model} {CATALOGUE[name].label}",
+            "percent" if CATALOGUE[name].scale == "share" else "score",
+        )  # fmt: skip
+        for e in first.accuracies
+        for name in picked
+    ]
+    for pair in first.pairs:
+        key = f"{pair.model_a} − {pair.model_b}"
+        columns += [Column(f"{key} (pp)", f"{key} (pp)", "pp"), Column(f"{key} Holm p", f"{key} Holm p", "p")]
     rows = []
     for s in summary.slices:
-        row = {"slice": slice_name(s), "examples": f"{s.n_examples:,}"}
+        cells = {"slice": text_cell(slice_name(s)), "examples": Cell(s.n_examples)}
         for entry in s.accuracies:
             est = entry.accuracy
-            low, high = (est.low, est.high) if est.has_interval else (None, None)
-            row[f"{entry.model} accuracy"] = (
-                f"{100 * est.value:.1f} % ({100 * low:.1f}–{100 * high:.1f})"
-                if low is not None and high is not None
-                else f"{100 * est.value:.1f} %"
+            cells[f"{entry.model} accuracy"] = (
+                Cell(est.value, est.low, est.high) if est.has_interval else Cell(est.value)
             )
-        for entry in s.accuracies:  # the picked metrics (stats.metrics); "—" on a slice of one class
-            for name in result.stats.settings.metrics if result.stats is not None else ():
-                value, share = entry.metrics.get(name), CATALOGUE[name].scale == "share"
-                text = "—" if value is None else f"{100 * value:.1f} %" if share else f"{value:.3f}"
-                row[f"{entry.model} {CATALOGUE[name].label}"] = text
+            for name in picked:  # "—" on a slice of one class
+                cells[f"{entry.model} {name}"] = Cell(entry.metrics.get(name))
         for pair in s.pairs:
             key = f"{pair.model_a} − {pair.model_b}"
-            row[f"{key} (pp)"] = f"{format_pp(pair.difference)} ({format_pp(pair.ci_low)}…{format_pp(pair.ci_high)})"
-            row[f"{key} Holm p"] = format_p(pair.p_adjusted).replace("= ", "") + (" ✓" if pair.significant else "")
-        rows.append(row)
-    return rows
+            cells[f"{key} (pp)"] = Cell(pair.difference, pair.ci_low, pair.ci_high)
+            cells[f"{key} Holm p"] = Cell(pair.p_adjusted, mark="✓" if pair.significant else None)
+        rows.append(Row(cells))
+    return columns, rows
 
 
 def slices_note(result: RunResult) -> str:
@@ -124,7 +141,8 @@ class DisagreementRow:
     true_label: str
     prediction_a: str
     prediction_b: str
-    gap: str
+    #: The right model's probability of the true class minus the wrong model's (``None``: no probabilities).
+    gap: float | None
 
 
 @dataclass(frozen=True)
@@ -140,28 +158,22 @@ class DisagreementBlock:
     rows: list[DisagreementRow]
 
 
-def _percent(p: float | None) -> str:
-    return "" if p is None else f" ({100 * p:.0f} %)"
+def _predicted(label: str, p: float | None) -> str:
+    """``positive (97 %)``: a prediction and the probability the model gave it."""
+    return label if p is None else f"{label} ({format_share(p, 0)})"
 
 
 def _row(rank: int, d: Disagreement) -> DisagreementRow:
     example = f"#{d.index}" + (f" · {d.example_id}" if d.example_id is not None else "")
-    gap = (
-        "—"
-        if d.confidence_gap is None
-        else f"{format_pp(d.confidence_gap, signed=False)} pp"
-        if d.confidence_gap >= 0
-        else f"{format_pp(d.confidence_gap)} pp"
-    )
     return DisagreementRow(
         rank=rank,
         example=example,
         input=d.input,
         thumbnail=d.thumbnail,
         true_label=d.true_label,
-        prediction_a=d.prediction_a + _percent(d.p_pred_a),
-        prediction_b=d.prediction_b + _percent(d.p_pred_b),
-        gap=gap,
+        prediction_a=_predicted(d.prediction_a, d.p_pred_a),
+        prediction_b=_predicted(d.prediction_b, d.p_pred_b),
+        gap=d.confidence_gap,
     )
 
 
@@ -231,12 +243,12 @@ def write_disagreements_csv(
                         shown or "",
                         r.true_label,
                         r.prediction_a,
-                        _number(r.p_pred_a),
-                        _number(r.p_true_a),
+                        _raw(r.p_pred_a),
+                        _raw(r.p_true_a),
                         r.prediction_b,
-                        _number(r.p_pred_b),
-                        _number(r.p_true_b),
-                        _number(r.confidence_gap),
+                        _raw(r.p_pred_b),
+                        _raw(r.p_true_b),
+                        _raw(r.confidence_gap),
                     ]
                 )
     path = Path(path)
@@ -244,5 +256,5 @@ def write_disagreements_csv(
     return path
 
 
-def _number(value: float | None) -> str:
+def _raw(value: float | None) -> str:
     return "" if value is None else repr(float(value))

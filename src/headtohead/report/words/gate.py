@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from xml.etree import ElementTree
 
 from headtohead.metrics import CATALOGUE
+from headtohead.report.words.numbers import format_level, format_number, format_pp, format_share, format_signed
 from headtohead.stats.gate import EXIT_CODES, POWER, Decision, gate_exit_code
 
 __all__ = ["decision_explanation", "gate_paragraph", "junit_xml"]
@@ -22,7 +23,8 @@ _SKIPPED = {
 
 
 def _pp(fraction: float) -> str:
-    return f"{100 * fraction:+.2f} pp".replace("-", "−")  # a true minus, as in the margin
+    """Percentage points with the margin's two decimals (a bound of −0.497 pp is not "−0.5 pp" beside 0.50)."""
+    return f"{format_pp(fraction, decimals=2)} pp"
 
 
 def decision_explanation(decision: Decision) -> str:
@@ -38,7 +40,7 @@ def decision_explanation(decision: Decision) -> str:
         reason = _SKIPPED.get(d.reason or "", d.reason or "no reason given")
         return f"{d.check[0].upper()}{d.check[1:]}: not checked — {reason}."
     base_name, cand_name = d.names
-    level = f"{100 * d.confidence:.3g}%"  # 97.5% (a speed check's Bonferroni level) is not 98%
+    level = format_level(d.confidence)  # 97.5 % (a speed check's Bonferroni level) is not 98 %
     if d.check == "accuracy":
         over = f"{d.n:,} examples" + (f" in {d.groups:,} groups" if d.groups else "")
         method = "Tango's score interval" if d.method.startswith("tango") else "paired interval"
@@ -46,7 +48,7 @@ def decision_explanation(decision: Decision) -> str:
             f"{cand_name} − {base_name} = {_pp(d.estimate)} ({level} CI {_pp(d.low)} to "
             f"{_pp(d.high)}, {method} over {over}; a failed answer counts as wrong)"
         )
-        drop = f"{100 * d.margin:.2f} pp"
+        drop = f"{format_pp(d.margin, signed=False, decimals=2)} pp"
         if d.outcome == "fail":
             why = (
                 f"the whole interval lies below −{drop}, so {cand_name} is worse than {base_name} by more than the "
@@ -56,7 +58,7 @@ def decision_explanation(decision: Decision) -> str:
             why = f"the lower bound is within the allowed drop of {drop}, so {cand_name} is not worse beyond the margin"
         else:
             more = (
-                f"about {d.needed:,} examples would settle it ({POWER:.0%} power if the observed rates hold)"
+                f"about {d.needed:,} examples would settle it ({format_share(POWER, 0)} power if the observed rates hold)"
                 if d.needed
                 else "the observed difference sits on the margin, so no number of examples settles it"
             )
@@ -69,10 +71,10 @@ def decision_explanation(decision: Decision) -> str:
     scenario = d.check.removeprefix("speed (").removesuffix(")")
     adjusted = f", {d.method.partition(', ')[2]}" if ", " in d.method else ""  # "Bonferroni over 2 scenarios"
     measured = (
-        f"{cand_name} takes {d.estimate:.3f}× the time of {base_name} ({level} CI {d.low:.3f}–"
-        f"{d.high:.3f}, {d.n} interleaved rounds{adjusted})"
+        f"{cand_name} takes {format_number(d.estimate, 'score')}× the time of {base_name} ({level} CI "
+        f"{format_number(d.low, 'score')}–{format_number(d.high, 'score')}, {d.n} interleaved rounds{adjusted})"
     )
-    allowed = f"{d.bound:.3f}× (+{100 * d.margin:.1f} %)"
+    allowed = f"{format_number(d.bound, 'score')}× (+{format_share(d.margin)})"
     if d.outcome == "fail":
         why = f"the whole interval lies above {allowed}, so it is slower than allowed, with {level} confidence"
     elif d.outcome == "pass":
@@ -90,9 +92,9 @@ def _metric_explanation(d: Decision, level: str) -> str:
     metric = CATALOGUE[d.check]
 
     def value(x: float) -> str:
-        return _pp(x) if metric.scale == "share" else f"{x:+.4f}".replace("-", "−")
+        return _pp(x) if metric.scale == "share" else format_signed(x, 4)
 
-    drop = f"{100 * d.margin:.2f} pp" if metric.scale == "share" else f"{d.margin:g}"
+    drop = f"{format_pp(d.margin, signed=False, decimals=2)} pp" if metric.scale == "share" else f"{d.margin:g}"
     rows = "rows both answered" if metric.needs_proba else "examples; a failed answer counts as wrong"
     over = f"{d.n:,} {rows}" + (f", in {d.groups:,} groups" if d.groups else "")
     if d.low != d.low:  # NaN: the bootstrap gave no interval

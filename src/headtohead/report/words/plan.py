@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
+from headtohead.report.words.numbers import format_number, format_share, percent_number
 from headtohead.stats.power import SamplePlan
 
 __all__ = ["plan_sentence"]
-
-
-def _percent(fraction: float) -> str:
-    """``0.9`` → ``90``, ``0.905`` → ``90.5``: as many decimals as the value needs (up to 3)."""
-    return f"{100 * fraction:.3f}".rstrip("0").rstrip(".")
 
 
 def plan_sentence(plan: SamplePlan, *, accuracy: float, delta: float) -> str:
@@ -33,18 +29,16 @@ def plan_sentence(plan: SamplePlan, *, accuracy: float, delta: float) -> str:
     p = plan
     if p.discordance_assumed:
         assumed = (
-            f"assumed discordance {_percent(p.discordance)} %, i.e. independent "
+            f"assumed discordance {percent_number(p.discordance)} %, i.e. independent "
             f"errors — models that err on the same examples need fewer; set --discordance"
         )
     else:
-        assumed = f"assumed discordance {_percent(p.discordance)} %"
+        assumed = f"assumed discordance {percent_number(p.discordance)} %"
     test = f"α = {p.alpha:g}, two-sided McNemar"
     if p.n_comparisons > 1:
-        test += (
-            f" with Holm over {p.n_comparisons} pairs, power at its first step α/{p.n_comparisons} = {p.test_alpha:.3g}"
-        )
+        test += f" with Holm over {p.n_comparisons} pairs, power at its first step α/{p.n_comparisons} = {format_number(p.test_alpha, 'number')}"
     return (
-        f"To detect a {_percent(delta)} pp accuracy difference at {_percent(accuracy)} % accuracy with "
-        f"{_percent(p.target_power)} % power ({test}; {assumed}) you need {p.n:,} examples; "
-        f"at {p.n:,} the McNemar test headtohead runs has {100 * p.power:.1f} % power (exact)."
+        f"To detect a {percent_number(delta)} pp accuracy difference at {percent_number(accuracy)} % accuracy with "
+        f"{percent_number(p.target_power)} % power ({test}; {assumed}) you need {p.n:,} examples; "
+        f"at {p.n:,} the McNemar test headtohead runs has {format_share(p.power)} power (exact)."
     )

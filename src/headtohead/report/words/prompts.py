@@ -113,7 +113,7 @@ def pool_sentence(pool: PromptPool, n_pools: int) -> str:
     ...     estimate=0.04, low=0.01, high=0.07, p_value=0.01, p_adjusted=0.01, df=30.0, se_examples=0.01,
     ...     se_prompts=0.01, significant=True, winner="llm", cells=[], ahead_a=4, ahead_b=1, better_a=2, better_b=0)
     >>> pool_sentence(pool.model_copy(update={"cells": [None] * 5}), 1)
-    'llm is better than enc pooled over 5 prompts of llm: llm − enc = +4.0 pp (interval +1.0…+7.0 pp, p = 0.01); llm is better on 4 of 5 prompts (significantly, alone, on 2).'
+    'llm is better than enc pooled over 5 prompts of llm: llm − enc = +4.0 pp (interval +1.0…+7.0 pp, p = 0.010); llm is better on 4 of 5 prompts (significantly, alone, on 2).'
     """
     gap = f"{pool.model_a} − {pool.model_b} = {format_pp(pool.estimate)} pp"
     holm = f", Holm over {n_pools} comparisons of models p {format_p(pool.p_adjusted)}" if n_pools > 1 else ""

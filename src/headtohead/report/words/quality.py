@@ -11,7 +11,7 @@ sentence says how many there were. The headline of a report is :mod:`headtohead.
 
 from __future__ import annotations
 
-from headtohead.report.words.numbers import format_p, format_pp, interval_pp
+from headtohead.report.words.numbers import format_level, format_p, format_pp, format_share, interval_pp
 from headtohead.report.words.slices import slice_sentence, slices_line
 from headtohead.results.comparison import Comparison, StatsSummary
 
@@ -46,9 +46,9 @@ def detectable_sentence(n_examples: int, gap: float | None, power: float, groups
     """
     where = f"{n_examples} examples" + (f" in {groups} groups" if groups else "")
     if gap is None:
-        return f"{where} are too few to find any gap with {100 * power:.0f} % probability."
+        return f"{where} are too few to find any gap with {format_share(power, 0)} probability."
     return (
-        f"{where} find a gap of {format_pp(gap, signed=False)} pp with {100 * power:.0f} % probability "
+        f"{where} find a gap of {format_pp(gap, signed=False)} pp with {format_share(power, 0)} probability "
         f"(smaller gaps less often)."
     )
 
@@ -110,7 +110,7 @@ def pair_verdict(
     'a vs b: no significant difference (accuracy a − b = −0.3 pp, 95 % CI −1.1…+0.5, McNemar p = 0.51);
      872 examples find a gap of 2.4 pp with 80 % probability (smaller gaps less often).'
     """
-    level = f"{100 * confidence:.0f} %"
+    level = format_level(confidence)
     tested = f"{TEST_NAMES.get(test, test)} p {format_p(p_value)}" + (f" over {groups} groups" if groups else "")
     if p_adjusted is not None:
         tested += f", Holm p {format_p(p_adjusted)}"
@@ -193,7 +193,7 @@ def failures_sentence(failed: dict[str, tuple[int, float | None]], n_examples: i
     parts = []
     for name, (count, answered) in failed.items():
         own = (
-            f" (its accuracy on the {n_examples - count} answered: {100 * answered:.1f} %)"
+            f" (its accuracy on the {n_examples - count} answered: {format_share(answered)})"
             if answered is not None
             else ""
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from headtohead.report.words.numbers import format_pp
+from headtohead.report.words.numbers import format_level, format_pp
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.records import RunResult
 from headtohead.results.sequential import SequentialRecord
@@ -51,7 +51,7 @@ def decision_phrase(record: SequentialRecord) -> str:
 
 def level_words(alpha: float) -> str:
     """A confidence level in words: ``alpha=0.05`` → ``95 %``."""
-    return f"{100 * (1 - alpha):.3g} %"
+    return format_level(1 - alpha)
 
 
 def sequential_sentence(record: SequentialRecord, *, family_alpha: float, n_pairs: int) -> str:

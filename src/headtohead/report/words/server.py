@@ -2,19 +2,22 @@
 
 * :func:`server_sentence` — one pair: "roberta holds 1.41× the load of bert at p99 ≤ 50 ms (95 % CI …)";
 * :func:`with_server_sentences` — a speed summary with every pair's sentence stored;
-* :func:`server_lines` — the terminal lines: per model max_qps with its interval and LoadGen's
-  judgement, the pairs, the cross-checks, the cost and energy per scenario;
-* :func:`server_table` / :func:`cost_table` — rich tables (only the CLI prints them).
+* :func:`server_lines` — the lines: per model max_qps with its interval and LoadGen's
+  judgement, the pairs, the cross-checks, the cost and energy per scenario.
+
+The tables of the Server scenario and of cost are :mod:`headtohead.report.rows.server`.
 """
 
 from __future__ import annotations
 
-import math
-
-from rich.markup import escape
-from rich.table import Table
-
-from headtohead.report.words.numbers import holm_clause, speed_tests_phrase
+from headtohead.report.words.numbers import (
+    format_money,
+    format_ms,
+    format_rate,
+    format_ratios,
+    holm_clause,
+    speed_tests_phrase,
+)
 from headtohead.results.cost import ModelCost
 from headtohead.results.server import LoadGenCrosscheck, LoadGenSummary, ServerComparison, ServerModelResult
 from headtohead.results.speed import SpeedSummary
@@ -24,33 +27,13 @@ __all__ = [
     "with_server_sentences",
     "server_lines",
     "cost_lines",
-    "server_table",
-    "cost_table",
-    "format_qps",
-    "format_money",
+    "SCENARIO_NAMES",
 ]
 
 
-def format_qps(qps: float) -> str:
-    """``812.3`` → ``812``; ``8.43`` → ``8.43``."""
-    return f"{qps:,.0f}" if qps >= 100 else f"{qps:.3g}"
-
-
-def format_money(amount: float) -> str:
-    """A cost with three significant digits, never in exponent notation: ``0.0000567``, ``0.0123``, ``1.23``, ``1,234``.
-
-    Examples
-    --------
-    >>> [format_money(x) for x in (5.67e-05, 0.0123, 1.234, 12.34, 3.6, 1.0, 1234.5, 0.0)]
-    ['0.0000567', '0.0123', '1.23', '12.3', '3.6', '1', '1,234', '0']
-    """
-    if amount >= 1000:
-        return f"{amount:,.0f}"
-    if amount == 0 or not math.isfinite(amount):
-        return f"{amount:g}"
-    decimals = max(0, 2 - math.floor(math.log10(abs(amount))))  # three significant digits after the zeros
-    text = f"{amount:.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text  # as %g writes them: 3.6, 1
+def _ratio_with_ci(ratio: float, low: float, high: float, level: str) -> str:
+    shown, lower, upper = format_ratios(ratio, low, high)
+    return f"{shown}, {level} CI {lower}–{upper}"
 
 
 def _bound(ms: float) -> str:
@@ -76,18 +59,28 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
     searches += f", {tested}" if tested else ""
     if c.ci_low is None or c.ci_high is None:
         return (
-            f"{c.model_b} held {c.ratio:.2f}× the load of {c.model_a} at {_bound(latency_bound_ms)} "
+            f"{c.model_b} held {format_ratios(c.ratio)[0]}× the load of {c.model_a} at {_bound(latency_bound_ms)} "
             f"(one search: no interval; set speed.server.repeats ≥ 2)"
         )
     if c.more == c.model_b:
-        return (
-            f"{c.model_b} holds {c.ratio:.2f}× the load of {c.model_a} at {_bound(latency_bound_ms)} "
-            f"({level} CI {c.ci_low:.2f}–{c.ci_high:.2f}, {searches})"
+        return "{2} holds {3}× the load of {1} at {0} ({4} CI {5}–{6}, {7})".format(
+            _bound(latency_bound_ms),
+            c.model_a,
+            c.model_b,
+            *format_ratios(c.ratio)[:1],
+            level,
+            *format_ratios(c.ratio, c.ci_low, c.ci_high)[1:],
+            searches,
         )
     if c.more == c.model_a:
-        return (
-            f"{c.model_a} holds {1 / c.ratio:.2f}× the load of {c.model_b} at {_bound(latency_bound_ms)} "
-            f"({level} CI {1 / c.ci_high:.2f}–{1 / c.ci_low:.2f}, {searches})"
+        return "{1} holds {3}× the load of {2} at {0} ({4} CI {5}–{6}, {7})".format(
+            _bound(latency_bound_ms),
+            c.model_a,
+            c.model_b,
+            *format_ratios(1 / c.ratio)[:1],
+            level,
+            *format_ratios(1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low)[1:],
+            searches,
         )
     after = (
         f" after {speed_tests_phrase(c.n_speed_tests)}"
@@ -96,7 +89,7 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
     )
     return (
         f"no significant difference in the load {c.model_a} and {c.model_b} hold at {_bound(latency_bound_ms)}"
-        f"{after} (ratio {c.model_b}/{c.model_a} {c.ratio:.2f}, {level} CI {c.ci_low:.2f}–{c.ci_high:.2f}, "
+        f"{after} (ratio {c.model_b}/{c.model_a} {_ratio_with_ci(c.ratio, c.ci_low, c.ci_high, level)}, "
         f"{searches})"
     )
 
@@ -115,25 +108,25 @@ def with_server_sentences(summary: SpeedSummary) -> SpeedSummary:
 def _model_line(model: ServerModelResult, bound_ms: float) -> str:
     if model.max_qps is None:
         low = model.lowest_tried
-        p99 = f"{low.p99_s * 1e3:.1f} ms" if low is not None and low.p99_s is not None else "not reported"
+        p99 = f"{format_ms(low.p99_s)} ms" if low is not None and low.p99_s is not None else "not reported"
         return (
             f"  {model.name}: no rate held at {_bound(bound_ms)} (lowest tried "
-            f"{format_qps(low.target_qps) if low else '?'} QPS: p99 {p99})"
+            f"{format_rate(low.target_qps) if low else '?'} QPS: p99 {p99})"
         )
     interval = (
-        f" ({model.confidence * 100:g} % CI {format_qps(model.ci_low)}–{format_qps(model.ci_high)})"
+        f" ({model.confidence * 100:g} % CI {format_rate(model.ci_low)}–{format_rate(model.ci_high)})"
         if model.ci_low is not None and model.ci_high is not None
         else ""
     )
     best = max((t for t in model.trials if t.held), key=lambda t: t.target_qps, default=None)
     valid = (
-        f"; LoadGen VALID up to {format_qps(best.target_qps)} QPS (p99 {best.p99_s * 1e3:.1f} ms, "
-        f"mean batch {best.mean_batch:.1f})"
+        f"; LoadGen VALID up to {format_rate(best.target_qps)} QPS (p99 {format_ms(best.p99_s)} ms, "
+        f"mean batch {format_rate(best.mean_batch)})"
         if best is not None and best.p99_s is not None and best.mean_batch is not None
         else ""
     )
     cap = " — at server.max_qps: a lower bound" if model.at_cap else ""
-    return f"  {model.name}: max {format_qps(model.max_qps)} QPS{interval}{valid}{cap}"
+    return f"  {model.name}: max {format_rate(model.max_qps)} QPS{interval}{valid}{cap}"
 
 
 def _crosscheck_line(check: LoadGenCrosscheck) -> str:
@@ -142,21 +135,21 @@ def _crosscheck_line(check: LoadGenCrosscheck) -> str:
     p90 = single.percentile_s("90.00") if single is not None else None
     if single is not None and p90 is not None:
         ours = (
-            f" vs headtohead {check.h2h_single_stream_p90_s * 1e3:.3g} ms"
+            f" vs headtohead {format_ms(check.h2h_single_stream_p90_s)} ms"
             if check.h2h_single_stream_p90_s is not None
             else ""
         )
-        parts.append(f"SingleStream p90 {p90 * 1e3:.3g} ms{ours} ({'VALID' if single.valid else 'INVALID'})")
+        parts.append(f"SingleStream p90 {format_ms(p90)} ms{ours} ({'VALID' if single.valid else 'INVALID'})")
     offline = check.offline
     if offline is not None and offline.samples_per_s is not None:
         ours = (
-            f" vs headtohead {format_qps(check.h2h_offline_samples_per_s)}"
+            f" vs headtohead {format_rate(check.h2h_offline_samples_per_s)}"
             if check.h2h_offline_samples_per_s is not None
             else ""
         )
         reason = f": {offline.invalid_reason.strip()}" if not offline.valid and offline.invalid_reason else ""
         parts.append(
-            f"Offline {format_qps(offline.samples_per_s)} samples/s{ours} "
+            f"Offline {format_rate(offline.samples_per_s)} samples/s{ours} "
             f"({'VALID' if offline.valid else 'INVALID'}{reason})"
         )
     return f"  LoadGen cross-check, {check.name}: " + "; ".join(parts)
@@ -179,7 +172,7 @@ def _loadgen_lines(loadgen: LoadGenSummary) -> list[str]:
     return lines
 
 
-_SCENARIO_NAMES = {
+SCENARIO_NAMES = {
     "offline": "offline",
     "single_stream": "batch 1",
     "time_window": "time window",
@@ -198,8 +191,7 @@ def cost_lines(name: str, cost: ModelCost) -> list[str]:
         lines.append(
             f"cost per million predictions, {name}{at}: "
             + ", ".join(
-                f"{_SCENARIO_NAMES.get(s.scenario, s.scenario)} {format_money(per_million)}"
-                for s, per_million in priced
+                f"{SCENARIO_NAMES.get(s.scenario, s.scenario)} {format_money(per_million)}" for s, per_million in priced
             )
         )
     metered = [s for s in cost.scenarios if s.energy_per_prediction_j is not None]
@@ -207,8 +199,8 @@ def cost_lines(name: str, cost: ModelCost) -> list[str]:
         lines.append(
             f"energy per prediction, {name}: "
             + ", ".join(
-                f"{_SCENARIO_NAMES.get(s.scenario, s.scenario)} {s.energy_per_prediction_j:.3g} J "
-                f"({s.mean_power_w:.0f} W)"
+                f"{SCENARIO_NAMES.get(s.scenario, s.scenario)} {format_money(s.energy_per_prediction_j or 0.0)} J "
+                f"({format_rate(s.mean_power_w or 0.0)} W)"
                 for s in metered
             )
             + f" — {cost.energy_source}"
@@ -229,71 +221,3 @@ def server_lines(summary: SpeedSummary) -> list[str]:
         who = "" if len(names) == len(summary.models) else f" ({', '.join(names)})"
         lines.append(f"energy per prediction not measured{who}: {note}")
     return lines
-
-
-def server_table(summary: SpeedSummary) -> Table | None:
-    """One row per model: max QPS with its interval, the highest VALID trial, cost and energy at max_qps."""
-    loadgen = summary.loadgen
-    if loadgen is None or not loadgen.models:
-        return None
-    table = Table(
-        title=f"server — MLPerf LoadGen, Poisson arrivals, {_bound(loadgen.latency_bound_ms)}", title_justify="left"
-    )
-    table.add_column("model", style="bold", no_wrap=True)
-    for column in (
-        "max QPS",
-        f"{loadgen.models[0].confidence:.0%} CI",
-        "VALID up to",
-        "p50 ms",
-        "p99 ms",
-        "trials",
-        "cost / M",
-        "J / pred.",
-    ):
-        table.add_column(column, justify="right")
-    for model in loadgen.models:
-        best = max((t for t in model.trials if t.held), key=lambda t: t.target_qps, default=None)
-        cost = summary.model(model.name).cost if model.name in {m.name for m in summary.models} else None
-        scenario = cost.scenario("server") if cost is not None else None
-        table.add_row(
-            escape(model.name),
-            format_qps(model.max_qps) if model.max_qps is not None else "none held",
-            f"{format_qps(model.ci_low)}–{format_qps(model.ci_high)}"
-            if model.ci_low is not None and model.ci_high is not None
-            else "–",
-            format_qps(best.target_qps) if best else "–",
-            f"{best.p50_s * 1e3:.3g}" if best and best.p50_s is not None else "–",
-            f"{best.p99_s * 1e3:.3g}" if best and best.p99_s is not None else "–",
-            str(len(model.trials)),
-            format_money(scenario.cost_per_million) if scenario and scenario.cost_per_million is not None else "–",
-            f"{scenario.energy_per_prediction_j:.3g}"
-            if scenario and scenario.energy_per_prediction_j is not None
-            else "–",
-        )
-    return table
-
-
-def cost_table(summary: SpeedSummary) -> Table | None:
-    """Models × scenarios: cost per million predictions (and J per prediction); ``None`` without a price."""
-    costs = {m.name: m.cost for m in summary.models if m.cost is not None}
-    scenarios = list(
-        dict.fromkeys(s.scenario for c in costs.values() for s in c.scenarios if s.cost_per_million is not None)
-    )
-    if not scenarios:
-        return None
-    price = next((s.price_per_hour for c in costs.values() for s in c.scenarios if s.price_per_hour is not None), None)
-    at = f" at {format_money(price)}/h" if price is not None else ""
-    table = Table(title=f"cost / 1M predictions{at}", title_justify="left")
-    table.add_column("model", style="bold", no_wrap=True)
-    for scenario in scenarios:
-        table.add_column(_SCENARIO_NAMES.get(scenario, scenario), justify="right")
-    for name, cost in costs.items():
-        row = [escape(name)]
-        for scenario in scenarios:
-            entry = cost.scenario(scenario)
-            text = format_money(entry.cost_per_million) if entry and entry.cost_per_million is not None else "–"
-            if entry is not None and entry.energy_per_prediction_j is not None:
-                text += f" ({entry.energy_per_prediction_j:.3g} J)"
-            row.append(text)
-        table.add_row(*row)
-    return table

@@ -5,7 +5,7 @@ The slices table is :mod:`headtohead.report.rows.where`; the statistics :mod:`he
 
 from __future__ import annotations
 
-from headtohead.report.words.numbers import format_p, format_pp, interval_pp
+from headtohead.report.words.numbers import format_level, format_p, format_pp, format_range, interval_pp
 from headtohead.results.slices import SlicePair, SliceResult, SliceSummary
 
 __all__ = ["slice_phrase", "slice_sentence", "slice_clause", "slices_line", "SLICES_NAMED"]
@@ -38,9 +38,9 @@ def slice_phrase(result: SliceResult, summary: SliceSummary | None = None) -> st
     if r.lower == r.upper:
         return f"on inputs of {r.label}"
     if r.lower == highest and len(bounds) > 1:
-        return f"on inputs of {r.lower:g} {r.unit} or more"
+        return f"on inputs of {format_range(r.lower or 0.0, r.lower or 0.0)} {r.unit} or more"
     if r.lower == lowest and len(bounds) > 1:
-        return f"on inputs of up to {r.upper:g} {r.unit}"
+        return f"on inputs of up to {format_range(r.upper or 0.0, r.upper or 0.0)} {r.unit}"
     return f"on inputs of {r.label}"
 
 
@@ -105,6 +105,6 @@ def slice_clause(result: SliceResult, pair: SlicePair, summary: SliceSummary | N
     tests = f" over {summary.n_tests} slice tests" if summary is not None else ""
     return (
         f"better {slice_phrase(result, summary)}: {format_pp(gap)} pp over {loser} "
-        f"({100 * pair.confidence:.0f} % CI {interval_pp(low, high)}, {result.n_examples} examples), "
+        f"({format_level(pair.confidence)} CI {interval_pp(low, high)}, {result.n_examples} examples), "
         f"Holm p {format_p(pair.p_adjusted)}{tests}"
     )

@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from headtohead.report.words.missing import missing_sentence
-from headtohead.report.words.numbers import format_p, format_pp, format_ratios, holm_clause, speed_tests_phrase
+from headtohead.report.words.numbers import (
+    format_interval,
+    format_level,
+    format_p,
+    format_pp,
+    format_ratios,
+    format_share,
+    holm_clause,
+    speed_tests_phrase,
+)
 from headtohead.report.words.quality import TEST_NAMES
 from headtohead.report.words.sequential import sequential_headline
 from headtohead.report.words.slices import slices_line
@@ -67,7 +76,7 @@ class Verdict:
 
 
 def _level(confidence: float) -> str:
-    return f"{100 * confidence:.0f} %"
+    return format_level(confidence)
 
 
 def quality_line(comparison: Comparison, *, holm: bool, groups: int | None = None) -> VerdictLine:
@@ -192,15 +201,20 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
     if stats is None or not stats.models:
         accuracy = {m.name: m.quality.accuracy for m in models if m.quality is not None}
         ranked = sorted(accuracy, key=lambda name: -accuracy[name])
-        listing = ", ".join(f"{name} {accuracy[name]:.1%}" for name in ranked)
+        listing = ", ".join(f"{name} {format_share(accuracy[name])}" for name in ranked)
         note = "" if len(models) == 1 else " — no significance test in this result, so no winner is declared"
         return [VerdictLine(None, f"Accuracy: {listing}{note}.", "info")]
     if len(stats.models) == 1:
         est = stats.models[0].accuracy
+        interval = (
+            f" ({_level(est.confidence)} CI {format_interval(est.low, est.high, 'percent')})"
+            if est.low is not None and est.high is not None
+            else " (no interval)"
+        )
         return [
             VerdictLine(
                 stats.models[0].name,
-                f"accuracy {est.value:.1%} ({_level(est.confidence)} CI {est.low:.1%}–{est.high:.1%})",
+                f"accuracy {format_share(est.value)}{interval}",
                 "quality",
             )
         ]

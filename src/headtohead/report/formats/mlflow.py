@@ -1,8 +1,9 @@
-"""Optional MLflow logging (extra ``mlflow``): each run's settings, metrics and the report files.
+"""A report document in MLflow (extra ``mlflow``): each run's settings, every number of its tables, the report files.
 
 One MLflow run per headtohead run. Parameters: the data set, the models, the seed and the
-machine. Metrics: every number of the summary table as ``<model>/<metric>`` (with
-``_ci_low`` / ``_ci_high`` where there is an interval). Artifacts: the report files given
+machine (from the run's records). Metrics: every number of the document's tables named in
+``tables`` (the summary: ``<model>/<metric>``; the pairs: ``<a>_vs_<b>/<column>``), unrounded,
+with ``_ci_low`` / ``_ci_high`` where there is an interval. Artifacts: the report files given
 (HTML, Markdown and its images, CSV) and the ``results.json`` the run was read from.
 
 The client is used directly (``MlflowClient(tracking_uri)``), so nothing global in the
@@ -18,10 +19,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from headtohead.errors import ConfigError, ResultsError
-from headtohead.report.merge import MergedRuns, RunEntry
-from headtohead.report.rows.summary import summary_rows
+from headtohead.report.document import Document
+from headtohead.report.merge import RunEntry
 
-__all__ = ["log_to_mlflow", "resolve_tracking_uri", "DEFAULT_EXPERIMENT", "metric_key"]
+__all__ = ["log_to_mlflow", "resolve_tracking_uri", "DEFAULT_EXPERIMENT", "metric_key", "document_metrics"]
 
 DEFAULT_EXPERIMENT = "headtohead"
 _KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /:]")
@@ -95,33 +96,44 @@ def _params(run: RunEntry) -> dict[str, str]:
     return {k: v[:_PARAM_LIMIT] for k, v in params.items()}
 
 
-def _metrics(run: RunEntry) -> dict[str, float]:
+def document_metrics(document: Document, tables: Sequence[str] = ("summary", "pairs")) -> dict[str, float]:
+    """Every number of the document's tables whose key ends with one of ``tables``: ``<row>/<column>`` (and its
+    interval's ends), unrounded.
+
+    A row is named by :attr:`~headtohead.report.document.Row.name`, else its subject (a model).
+    """
     metrics: dict[str, float] = {}
-    for model, cells in summary_rows(run.result).items():
-        for key, cell in cells.items():
-            if cell.value is None:
+    for table in document.tables():
+        if not table.key.endswith(tuple(tables)):
+            continue
+        for row in table.rows:
+            name = row.name or row.subject
+            if name is None:
                 continue
-            metrics[metric_key(model, key)] = float(cell.value)
-            if cell.low is not None and cell.high is not None:
-                metrics[metric_key(model, f"{key}_ci_low")] = float(cell.low)
-                metrics[metric_key(model, f"{key}_ci_high")] = float(cell.high)
-    if run.result.stats is not None:
-        for c in run.result.stats.comparisons:
-            pair = f"{c.model_a}_vs_{c.model_b}"
-            metrics[metric_key(pair, "accuracy_difference")] = c.effect
-            metrics[metric_key(pair, "mcnemar_p")] = c.p_value
-            metrics[metric_key(pair, "holm_p")] = c.p_adjusted
+            for column in table.columns:
+                cell = row.get(column.key)
+                number = (
+                    cell.number
+                    if cell.raw is None
+                    else (float(cell.raw) if isinstance(cell.raw, int | float) else None)
+                )
+                if number is None or column.kind == "text" and cell.raw is None:
+                    continue
+                metrics[metric_key(name, column.key)] = number
+                if cell.low is not None and cell.high is not None:
+                    metrics[metric_key(name, f"{column.key}_ci_low")] = float(cell.low)
+                    metrics[metric_key(name, f"{column.key}_ci_high")] = float(cell.high)
     return metrics
 
 
-def _log_run(client: Any, experiment_id: str, run: RunEntry, artifacts: Sequence[Path]) -> str:
+def _log_run(client: Any, experiment_id: str, run: RunEntry, document: Document, artifacts: Sequence[Path]) -> str:
     from mlflow.entities import Metric, Param, RunTag
 
     tags = {"headtohead.run": run.result.name, "headtohead.label": run.label, "mlflow.runName": run.label[:250]}
     created = client.create_run(experiment_id, tags=tags)
     run_id = created.info.run_id
     params = [Param(k, v) for k, v in _params(run).items()]
-    metrics = [Metric(k, v, 0, 0) for k, v in _metrics(run).items()]
+    metrics = [Metric(k, v, 0, 0) for k, v in document_metrics(document).items()]
     for start in range(0, max(len(params), len(metrics), 1), _BATCH):
         client.log_batch(
             run_id,
@@ -140,14 +152,18 @@ def _log_run(client: Any, experiment_id: str, run: RunEntry, artifacts: Sequence
 
 
 def log_to_mlflow(
-    merged: MergedRuns, *, tracking_uri: str, artifacts: Sequence[str | Path] = (), experiment: str = DEFAULT_EXPERIMENT
+    runs: Sequence[tuple[RunEntry, Document]],
+    *,
+    tracking_uri: str,
+    artifacts: Sequence[str | Path] = (),
+    experiment: str = DEFAULT_EXPERIMENT,
 ) -> list[str]:
-    """Log every run of ``merged`` to MLflow.
+    """Log every run to MLflow: its records' settings and its document's numbers.
 
     Parameters
     ----------
-    merged : MergedRuns
-        The runs of the report.
+    runs : sequence of (RunEntry, Document)
+        Each run of the report and its own document (:func:`headtohead.report.sections.run.run_document`).
     tracking_uri : str
         A server (``http://host:5000``), a local store (``sqlite:///mlflow.db``), or ``default``
         (see :func:`resolve_tracking_uri`).
@@ -170,8 +186,8 @@ def log_to_mlflow(
 
     Examples
     --------
-    >>> merged = merge_runs(load_runs(["runs/a/results.json"]))                        # doctest: +SKIP
-    >>> log_to_mlflow(merged, tracking_uri="sqlite:///mlflow.db", artifacts=["runs/a/report.html"])  # doctest: +SKIP
+    >>> run = load_runs(["runs/a/results.json"])[0]                                   # doctest: +SKIP
+    >>> log_to_mlflow([(run, run_document(run.result))], tracking_uri="sqlite:///mlflow.db")  # doctest: +SKIP
     ['3f2a…']
     """
     uri = resolve_tracking_uri(tracking_uri)
@@ -180,7 +196,7 @@ def log_to_mlflow(
 
     try:
         experiment_id = _experiment_id(client, experiment, uri)
-        return [_log_run(client, experiment_id, run, [Path(a) for a in artifacts]) for run in merged.runs]
+        return [_log_run(client, experiment_id, run, document, [Path(a) for a in artifacts]) for run, document in runs]
     except MlflowException as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ResultsError(f"MLflow at {uri} refused the logging ({message}); check the --mlflow URI") from exc
