@@ -160,7 +160,8 @@ def test_missing_skops_names_the_install_command(tmp_path, monkeypatch):
     (tmp_path / "m.skops").write_bytes(b"PK")
     monkeypatch.setitem(sys.modules, "skops", None)  # makes "import skops.io" fail as if absent
     monkeypatch.setitem(sys.modules, "skops.io", None)
-    with pytest.raises(ModelError, match=r"needs skops; install it with pip install \"headtohead\[skops\]\""):
+    one_line = r"^model 'sk' \(kind sklearn\) needs skops, which is not installed; install it with: pip install "
+    with pytest.raises(ModelError, match=one_line + r"\"headtohead\[skops\]\"$"):
         _sk(tmp_path, "m.skops")
 
 

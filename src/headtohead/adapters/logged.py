@@ -16,10 +16,12 @@ from typing import ClassVar
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
+from headtohead.config.models import family
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, LoggedRun, choice_name
 from headtohead.errors import ModelError, listing
+from headtohead.runtime.extras import missing_dependency
 
 __all__ = ["LoggedAdapter", "logged_outputs"]
 
@@ -67,7 +69,11 @@ class LoggedAdapter(LookedUpAdapter):
                 f"paths are read from the experiment's folder)"
             )
         stamp = path.stat().st_mtime_ns
-        return _read_once(cls, config.model_dump_json(), str(path), stamp)
+        try:
+            return _read_once(cls, config.model_dump_json(), str(path), stamp)
+        except ModuleNotFoundError as exc:  # its reader (inspect_ai) not installed; read before any model loads
+            where = f"model '{config.name}' (kind {config.kind})"
+            raise missing_dependency(exc, where, family(config.kind).extra) or exc from None
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> LoggedAdapter:

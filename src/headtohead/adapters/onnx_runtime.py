@@ -87,12 +87,12 @@ def create_session(path: str | Path, *, device: str, model: str, threads: int | 
     Raises
     ------
     ModelError
-        The file is not a valid ONNX model, or onnxruntime is not installed.
+        The file is not a valid ONNX model.
+    ModuleNotFoundError
+        onnxruntime is not installed (``create_adapter`` and the CLI name the extra that brings it).
     """
-    try:
-        import onnxruntime
-    except ImportError:
-        raise ModelError(f"model '{model}': onnxruntime is not installed; pip install \".[onnx]\"") from None
+    import onnxruntime
+
     if threads is None:
         import torch
 

@@ -179,13 +179,8 @@ def load_estimator(path: Path, *, model: str, allow_pickle: bool) -> Any:
 
 
 def _load_skops(path: Path, model: str, allow_pickle: bool) -> Any:
-    try:
-        import skops.io as sio
-    except ImportError:
-        raise ModelError(
-            f"model '{model}': reading {path.name} needs skops; install it with "
-            f'pip install "headtohead[skops]" (or pip install skops)'
-        ) from None
+    import skops.io as sio  # not installed: create_adapter names the extra that brings it (skops)
+
     try:
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # zip or JSON errors: a damaged or foreign file
