@@ -90,7 +90,6 @@ def test_text_pairs_and_the_feed_fill_token_types(bert):
         ({"source": "weights.bin"}, "is not an .onnx file"),
         ({"tokenizer": None}, "needs its tokenizer"),
         ({"tokenizer": "no-such-folder"}, "tokenizer folder"),
-        ({"checkpoint": "w.safetensors"}, "checkpoint is not used by onnx models"),
         ({"source": "garbage.onnx"}, "ONNX Runtime cannot load"),
         ({"max_length": 100000}, "beyond its tokenizer's limit"),
     ],

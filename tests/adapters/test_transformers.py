@@ -181,7 +181,8 @@ def test_reserved_model_args_are_refused(bert_dir: Path) -> None:
 
 
 def test_checkpoint_field_is_refused(bert_dir: Path) -> None:
-    with pytest.raises(ModelError, match="checkpoint is not used by transformers models"):
+    # the architecture families' key: refused where the entry is read, before any model loads
+    with pytest.raises(ValueError, match=r"checkpoint is a key of kind: timm, torchvision only \(this model is kind: "):
         load(bert_dir, checkpoint="weights.pt")
 
 

@@ -114,3 +114,45 @@ def test_an_entry_dumped_when_every_entry_had_every_key_still_validates():
     assert ModelConfig.model_validate(old) == ModelConfig(name="b", kind="transformers", source="b", max_length=64)
     with pytest.raises(ValueError, match="pretrained is a key of kind: timm, torchvision only"):
         ModelConfig.model_validate({**old, "pretrained": True})
+
+
+#: Each key that was once every entry's, and the families whose adapters read it (grep adapters/ for it).
+READ_BY = {
+    "checkpoint": {"timm", "torchvision"},
+    "allow_pickle": {"transformers", "timm", "torchvision", "sklearn"},
+    "trust_remote_code": {"transformers", "causal-lm"},
+    "revision": {"transformers", "causal-lm"},
+    "label_names": {"transformers", "timm", "torchvision", "sklearn", "python", "onnx", "predictions"},
+    "model_args": {"transformers", "timm", "torchvision", "python", "causal-lm"},
+}
+
+
+def test_each_key_lives_on_the_families_that_read_it():
+    assert set(ModelConfig.model_fields) == {"name", "kind", "source"}
+    for key, readers in READ_BY.items():
+        assert {row.kind for row in FAMILIES if key in row.settings.model_fields} == readers, key
+
+
+@pytest.mark.parametrize(
+    ("kind", "keys", "said"),
+    [
+        ("openai", {"base_url": "http://127.0.0.1:1/v1", "checkpoint": "w.pt"}, "checkpoint is a key of kind: timm, torchvision only"),
+        ("predictions", {"trust_remote_code": True}, "trust_remote_code is a key of kind: transformers, causal-lm only"),
+        ("lm-eval", {"model_args": {"a": 1}}, "model_args is a key of kind: transformers, timm, torchvision, python, causal-lm only"),
+        ("inspect", {"label_names": ["a", "b"]}, "label_names is a key of kind: transformers, timm, torchvision, sklearn, python, onnx, predictions only"),
+        ("onnx", {"allow_pickle": True}, "allow_pickle is a key of kind: transformers, timm, torchvision, sklearn only"),
+    ],
+)  # fmt: skip
+def test_a_key_its_family_does_not_read_is_refused_in_one_line(kind, keys, said):
+    entry = {"name": "m", "kind": kind, "source": "m", **keys}
+    with pytest.raises(ConfigError) as info:
+        experiment_from_dict({"data": {"path": "d.csv"}, "models": [entry]})
+    assert str(info.value) == f"experiment: models[0]: {said} (this model is kind: {kind}); remove it"
+
+
+def test_an_old_dump_of_an_endpoint_with_every_base_key_at_its_default_still_validates():
+    # results.json's experiment when every entry had checkpoint, label_names, model_args … (empty)
+    entry = {"name": "llm", "kind": "openai", "source": "m", "base_url": "http://127.0.0.1:1/v1"}
+    old = {**entry, "checkpoint": None, "label_names": None, "model_args": {}, "allow_pickle": False}
+    old |= {"trust_remote_code": False, "revision": None}
+    assert ModelConfig.model_validate(old) == ModelConfig(**entry)

@@ -335,11 +335,6 @@ def image_array(examples: Sequence[Any], transform: Any) -> np.ndarray:
 
 def _check_file(config: ModelConfig, context: LoadContext) -> Path:
     path = context.resolve_path(config.source)
-    if config.checkpoint is not None:
-        raise ModelError(
-            f"model '{config.name}': checkpoint is not used by onnx models (the weights are inside "
-            f"the .onnx file); remove it"
-        )
     if not path.is_file():
         hint = (
             "it is a folder; name the .onnx file inside it"

@@ -30,19 +30,6 @@ class ModelConfig(Section):
         "name (timm/torchvision), 'package.module:factory' (python), a prediction file "
         "(predictions: .csv/.tsv/.jsonl/.parquet) or the model name the server expects (openai).",
     )
-    checkpoint: str | None = Field(
-        default=None,
-        description="Weights file for an architecture (.safetensors, or a torch file loaded with weights_only=True).",
-    )
-    label_names: list[str] | None = Field(
-        default=None, description="Names of the model's outputs, in output order, when its files do not carry them."
-    )
-    model_args: dict[str, Any] = Field(
-        default_factory=dict, description="Extra keyword arguments for the model constructor / factory."
-    )
-    allow_pickle: bool = Field(default=False, description="Allow loading pickled objects (can run code).")
-    trust_remote_code: bool = Field(default=False, description="transformers: run code shipped with the model.")
-    revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
 
     @property
     def request_bound(self) -> int | None:
@@ -97,7 +84,9 @@ def _own_keys(target: type[ModelConfig], data: dict[str, Any]) -> dict[str, Any]
         owners = [kind for kind, settings in ModelConfig.families.items() if key in settings.model_fields]
         if key in target.model_fields or not owners:
             continue
-        if value is None or value == ModelConfig.families[owners[0]].model_fields[key].default:
+        if value is None or value == ModelConfig.families[owners[0]].model_fields[key].get_default(
+            call_default_factory=True
+        ):
             empty.add(key)
         else:
             foreign.setdefault(", ".join(owners), []).append(key)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import OutputNames
 from headtohead.config.models.python import OUTPUT_KINDS
 
 __all__ = ["OnnxSettings", "is_onnx_folder"]
 
 
-class OnnxSettings(ModelConfig):
+class OnnxSettings(OutputNames):
     """An ONNX graph; text models need the tokenizer they were exported with."""
 
     tokenizer: str | None = Field(

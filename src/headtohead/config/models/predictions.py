@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import OutputNames
 
 __all__ = ["PredictionsSettings", "PREDICTION_SUFFIXES"]
 
@@ -14,7 +14,7 @@ __all__ = ["PredictionsSettings", "PREDICTION_SUFFIXES"]
 PREDICTION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".pq")
 
 
-class PredictionsSettings(ModelConfig):
+class PredictionsSettings(OutputNames):
     """A prediction file: what an example without a row means.
 
     A row whose prediction is empty, whose ``failed`` column is true or whose probabilities
