@@ -18,7 +18,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.svm import LinearSVC
 
 from headtohead.adapters import LoadContext, create_adapter
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.errors import ModelError
 from headtohead.testing.models import tiny_mlp
 
@@ -27,7 +27,7 @@ IRIS = LoadContext(label_names=("setosa", "versicolor", "virginica"), modality="
 
 
 def _sk(tmp_path, filename: str, context: LoadContext = IRIS, **overrides):
-    config = ModelConfig(name="sk", kind="sklearn", source=filename, **overrides)
+    config = model_settings(name="sk", kind="sklearn", source=filename, **overrides)
     return create_adapter(config, LoadContext(context.label_names, context.modality, base_dir=tmp_path))
 
 
@@ -169,7 +169,7 @@ def test_missing_skops_names_the_install_command(tmp_path, monkeypatch):
 
 
 def _py(source: str, context: LoadContext = IRIS, **overrides):
-    return create_adapter(ModelConfig(name="py", kind="python", source=source, **overrides), context)
+    return create_adapter(model_settings(name="py", kind="python", source=source, **overrides), context)
 
 
 def test_factory_module_on_features():

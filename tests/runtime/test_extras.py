@@ -20,7 +20,7 @@ import yaml
 
 from headtohead.adapters import create_adapter
 from headtohead.adapters.base import LoadContext
-from headtohead.config.models import FAMILIES, ModelConfig
+from headtohead.config.models import FAMILIES, model_settings
 from headtohead.errors import ModelError
 from headtohead.runtime.extras import DISTRIBUTIONS, Extras, declared_extras, distribution, extra_for, installed
 
@@ -29,7 +29,7 @@ tomllib = pytest.importorskip("tomllib")  # Python >= 3.11 reads pyproject.toml
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 #: Modules no extra lists because a declared distribution brings them (they are never missing alone).
-BROUGHT_ALONG = {"huggingface_hub": "transformers", "joblib": "scikit-learn"}
+BROUGHT_ALONG = {"huggingface_hub": "transformers", "joblib": "scikit-learn", "pydantic_core": "pydantic"}
 #: Modules the package finds by name rather than imports (``importlib.util.find_spec``).
 FOUND_BY_NAME = ("gguf",)
 
@@ -142,7 +142,7 @@ def test_a_gguf_file_without_gguf(tmp_path, monkeypatch, how):
     else:  # the probe's way: this raised the bare ModuleNotFoundError
         monkeypatch.delitem(sys.modules, "gguf", raising=False)
         monkeypatch.setattr(sys, "meta_path", [_NotInstalled("gguf"), *sys.meta_path])
-    config = ModelConfig(name="m", kind="causal-lm", source="m.gguf")
+    config = model_settings(name="m", kind="causal-lm", source="m.gguf")
     with pytest.raises(ModelError) as info:
         create_adapter(config, LoadContext(label_names=("a", "b"), modality="text", base_dir=tmp_path))
     assert str(info.value).startswith("model 'm' (kind causal-lm) needs gguf")
@@ -152,7 +152,7 @@ def test_a_gguf_file_without_gguf(tmp_path, monkeypatch, how):
 def test_an_onnx_graph_without_onnxruntime(tmp_path, monkeypatch):
     (tmp_path / "m.onnx").write_bytes(b"not read")
     _without(monkeypatch, "onnxruntime")
-    config = ModelConfig(name="m", kind="onnx", source="m.onnx")
+    config = model_settings(name="m", kind="onnx", source="m.onnx")
     with pytest.raises(ModelError) as info:
         create_adapter(config, LoadContext(label_names=("a", "b"), modality="features", base_dir=tmp_path))
     _one_line(info.value, "onnxruntime", "onnx")
@@ -161,7 +161,7 @@ def test_an_onnx_graph_without_onnxruntime(tmp_path, monkeypatch):
 def test_a_timm_architecture_without_timm(tmp_path, monkeypatch):
     pytest.importorskip("torch")
     _without(monkeypatch, "timm")
-    config = ModelConfig(name="r", kind="timm", source="resnet18")
+    config = model_settings(name="r", kind="timm", source="resnet18")
     with pytest.raises(ModelError) as info:
         create_adapter(config, LoadContext(label_names=("a", "b"), modality="image", base_dir=tmp_path))
     _one_line(info.value, "timm", "vision")
@@ -171,7 +171,7 @@ def test_an_endpoint_without_httpx(tmp_path, monkeypatch):
     _without(monkeypatch, "httpx")
     for adapter_module in ("headtohead.adapters.openai_chat", "headtohead.adapters.chat_client"):
         monkeypatch.delitem(sys.modules, adapter_module, raising=False)  # imported again, now without httpx
-    config = ModelConfig(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1")
+    config = model_settings(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1")
     with pytest.raises(ModelError) as info:
         create_adapter(config, LoadContext(label_names=("a", "b"), modality="text", base_dir=tmp_path))
     _one_line(info.value, "httpx", "llm")
@@ -182,7 +182,7 @@ def test_an_inspect_log_without_inspect_ai_read_before_any_model_loads(tmp_path,
 
     (tmp_path / "run.eval").write_bytes(b"PK")
     _without(monkeypatch, "inspect_ai")
-    config = ModelConfig(name="i", kind="inspect", source="run.eval")
+    config = model_settings(name="i", kind="inspect", source="run.eval")
     with pytest.raises(ModelError) as info:  # the data are read from the logs before create_adapter
         InspectAdapter.logged(config, tmp_path)
     _one_line(info.value, "inspect_ai", "inspect")

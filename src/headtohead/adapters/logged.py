@@ -9,6 +9,7 @@ are its own log's verdicts on those items, here. See ``docs/harnesses.md``.
 from __future__ import annotations
 
 import functools
+import json
 from abc import abstractmethod
 from pathlib import Path
 from typing import ClassVar
@@ -16,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
-from headtohead.config.models import family
+from headtohead.config.models import family, model_settings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, LoggedRun, choice_name
@@ -106,7 +107,7 @@ class LoggedAdapter(LookedUpAdapter):
 
 @functools.lru_cache(maxsize=16)
 def _read_once(cls: type[LoggedAdapter], settings: str, path: str, stamp: int) -> LoggedRun:
-    config = ModelConfig.model_validate_json(settings)
+    config = model_settings(json.loads(settings))
     return cls.read_log(config, Path(path))
 
 

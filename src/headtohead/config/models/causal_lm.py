@@ -18,6 +18,8 @@ __all__ = ["CausalLMSettings"]
 class CausalLMSettings(PromptSettings, HubModel):
     """A causal language model run in this process: the prompting keys, the hub's, and how it answers."""
 
+    kind: Literal["causal-lm"]
+
     length_norm: Literal["none", "chars"] = Field(
         default="none",
         description="score: 'none' ranks labels by their total log-likelihood (lm-evaluation-harness's acc: "

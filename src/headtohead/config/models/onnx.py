@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -14,6 +15,8 @@ __all__ = ["OnnxSettings", "is_onnx_folder"]
 
 class OnnxSettings(OutputNames):
     """An ONNX graph; text models need the tokenizer they were exported with."""
+
+    kind: Literal["onnx"]
 
     tokenizer: str | None = Field(
         default=None, description="Text: local folder of the Hugging Face tokenizer the model was exported with."

@@ -23,6 +23,8 @@ class PredictionsSettings(OutputNames):
     predict classes the data does not hold (each such prediction a wrong answer).
     """
 
+    kind: Literal["predictions"]
+
     missing_ids: Literal["error", "failed"] = Field(
         default="error",
         description="An example of the data whose id has no row: 'error' (a file cut short is a mistake) or "

@@ -20,6 +20,8 @@ OUTPUT_KINDS = Literal["logits", "probabilities"]
 class PythonSettings(ConstructorArgs, OutputNames):
     """A model built by a Python factory."""
 
+    kind: Literal["python"]
+
     outputs: OUTPUT_KINDS = Field(default="logits", description="What the callable returns.")
     image_size: int | None = Field(default=None, gt=0, description="Input resolution of image models.")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from headtohead.config.models.keys import OutputNames, Pickles
 
 __all__ = ["SklearnSettings", "SKLEARN_SUFFIXES", "PICKLE_SUFFIXES"]
@@ -14,3 +16,5 @@ SKLEARN_SUFFIXES = (".skops", *PICKLE_SUFFIXES)
 
 class SklearnSettings(Pickles, OutputNames):
     """A scikit-learn estimator: its output names and whether a pickle may be read."""
+
+    kind: Literal["sklearn"]

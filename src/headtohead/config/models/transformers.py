@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -16,6 +17,8 @@ _HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 class TransformersSettings(Pickles, HubModel, OutputNames):
     """A transformers sequence-classification model."""
+
+    kind: Literal["transformers"]
 
     max_length: int | None = Field(default=None, gt=0, description="Tokeniser truncation length (text models).")
 
