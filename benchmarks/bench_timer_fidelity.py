@@ -31,7 +31,7 @@ import torch
 import torch.utils.benchmark as torch_benchmark
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import ModelConfig, model_settings
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.engines.speed import measure_speed
@@ -47,7 +47,7 @@ class MLPAdapter(ModelAdapter):
 
     def __init__(self) -> None:
         super().__init__(
-            ModelConfig(name="mlp", kind="python", source="benchmark"),
+            model_settings(name="mlp", kind="python", source="benchmark"),
             LoadContext(label_names=tuple(str(i) for i in range(CLASSES)), modality="features"),
         )
         torch.manual_seed(0)

@@ -136,7 +136,7 @@ def step_fidelity(models: dict[str, Path], data: Path, out: Path, pairs: int = 6
     import torch.utils.benchmark as torch_benchmark
 
     from headtohead.adapters import LoadContext, create_adapter
-    from headtohead.config.schema import DataConfig, ModelConfig
+    from headtohead.config.schema import DataConfig, model_settings
     from headtohead.config.speed import FixedShape, SpeedConfig
     from headtohead.data import create_dataset
     from headtohead.engines.speed import measure_speed
@@ -147,7 +147,7 @@ def step_fidelity(models: dict[str, Path], data: Path, out: Path, pairs: int = 6
         label_names=dataset.label_names, modality=dataset.modality, device="cuda:0" if DEVICE == "cuda" else DEVICE
     )
     adapter = create_adapter(
-        ModelConfig(name="bert", kind="transformers", source=str(models["bert-base"]), max_length=128), context
+        model_settings(name="bert", kind="transformers", source=str(models["bert-base"]), max_length=128), context
     )
     shape = FixedShape(batch_size=32, sequence_length=128)
     config = SpeedConfig(

@@ -22,7 +22,7 @@ import pandas as pd
 
 from headtohead.adapters import LoadContext, create_adapter
 from headtohead.adapters.weights import save_checkpoint
-from headtohead.config import DataConfig, ModelConfig
+from headtohead.config import DataConfig, model_settings
 from headtohead.data import create_dataset
 from headtohead.engines.train_simple import TrainSettings, train_classifier
 
@@ -55,7 +55,7 @@ def build_antsbees(pretrained: bool, epochs: int) -> None:
     settings = TrainSettings(epochs=epochs, batch_size=16, learning_rate=1e-3 if pretrained else 3e-3, seed=0)
     context = LoadContext(label_names=data.label_names, modality=data.modality, device="cpu", seed=0)
     for arch in ("resnet18", "efficientnet_b0"):
-        config = ModelConfig(name=arch, kind="timm", source=arch, image_size=96, pretrained=pretrained)
+        config = model_settings(name=arch, kind="timm", source=arch, image_size=96, pretrained=pretrained)
         adapter = create_adapter(config, context)
         log = train_classifier(
             adapter, data, settings, on_epoch=lambda e, loss, a=arch: print(f"{a}: epoch {e} loss {loss:.3f}")

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import ModelConfig, model_settings
 from headtohead.testing.fake_device import FakeClock, FakeCudaBackend
 
 __all__ = ["SimulatedAdapter"]
@@ -77,7 +77,7 @@ class SimulatedAdapter(ModelAdapter):
         seed: int = 0,
     ) -> None:
         super().__init__(
-            ModelConfig(name=name, kind="python", source="simulated"),
+            model_settings(name=name, kind="python", source="simulated"),
             LoadContext(label_names=("negative", "positive"), modality="features", device=device),
         )
         self.cost_ns, self.overhead_ns, self.jitter = cost_ns, overhead_ns, jitter

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from headtohead.adapters.prompting import ARGMAX_DISAGREES, Reading, TokenChoice, read_answer
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 
 LABELS = ["negative", "neutral", "positive"]
 
@@ -60,9 +60,9 @@ def test_probabilities_are_kept_only_when_the_labels_are_covered_and_agree_with_
 
 def test_stop_extra_body_and_the_label_mass_are_checked_where_they_are_written():
     entry = {"name": "llm", "kind": "openai", "source": "m", "base_url": "http://127.0.0.1:8000/v1"}
-    model = ModelConfig(**entry, stop=["\n"], extra_body={"guided_choice": ["negative", "positive"]})
+    model = model_settings(**entry, stop=["\n"], extra_body={"guided_choice": ["negative", "positive"]})
     assert model.stop == ["\n"] and model.min_label_mass == 0.9
     with pytest.raises(ValueError, match="extra_body sets messages, model"):
-        ModelConfig(**entry, extra_body={"model": "x", "messages": []})
+        model_settings(**entry, extra_body={"model": "x", "messages": []})
     with pytest.raises(ValueError, match="min_label_mass"):
-        ModelConfig(**entry, min_label_mass=0.0)
+        model_settings(**entry, min_label_mass=0.0)

@@ -25,7 +25,7 @@ from headtohead.adapters.causal_lm import (  # noqa: E402
 )
 from headtohead.config.models.causal_lm import CausalLMSettings  # noqa: E402
 from headtohead.config.models.prompting import DEFAULT_SYSTEM  # noqa: E402
-from headtohead.config.schema import ModelConfig  # noqa: E402
+from headtohead.config.schema import model_settings  # noqa: E402
 from headtohead.data.base import Dataset  # noqa: E402
 from headtohead.errors import ModelError  # noqa: E402
 from headtohead.testing.tiny_llm import build_tiny_llama  # noqa: E402
@@ -36,7 +36,7 @@ TEXTS = ["a wonderful film", "a dull and boring movie", "great", "it is what it 
 
 def model_entry(source: str | Path, **keys):
     """The model entry of a causal LM: ``kind: causal-lm``'s settings, built as an experiment file's entry is."""
-    return ModelConfig(name="lm", kind="causal-lm", source=str(source), **keys)
+    return model_settings(name="lm", kind="causal-lm", source=str(source), **keys)
 
 
 def write_gguf(folder: Path, out: Path) -> Path:

@@ -20,7 +20,7 @@ import pytest
 
 from headtohead.adapters import LoadContext, create_adapter
 from headtohead.adapters.prediction_files import write_prediction_file
-from headtohead.config.models import FAMILIES, MODEL_KINDS, ModelConfig
+from headtohead.config.models import FAMILIES, MODEL_KINDS, model_settings
 from headtohead.config.models.openai import OpenAISettings
 from headtohead.data.base import Dataset
 from headtohead.engines.batching import plan_batches
@@ -90,7 +90,7 @@ def _onnx(tmp: Path, stack: contextlib.ExitStack) -> Made:
     from headtohead.sweeps.onnx_export import export_onnx
 
     bert, data = _transformers(tmp, stack)[:2]
-    torch_model = create_adapter(ModelConfig(name="pt", kind="transformers", **bert), _context(data, tmp))
+    torch_model = create_adapter(model_settings(name="pt", kind="transformers", **bert), _context(data, tmp))
     example = torch_model.preprocess(list(data.examples[:2]))
     export_onnx(torch_model.module, example, tmp / "m.onnx", label_names=LABELS)
     return {"source": "m.onnx", "tokenizer": bert["source"], "max_length": 16}, data, False
@@ -169,7 +169,7 @@ def test_every_kind_loads_predicts_and_its_labels_line_up(row, tmp_path, stack, 
     assert row.kind in TINY, f"kind {row.kind} is registered but has no tiny instance in this test"
     monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
     entry, data, knows_the_answers = TINY[row.kind](tmp_path, stack)
-    model = create_adapter(ModelConfig(name=row.kind, kind=row.kind, **entry), _context(data, tmp_path))
+    model = create_adapter(model_settings(name=row.kind, kind=row.kind, **entry), _context(data, tmp_path))
     plan = plan_batches(len(data), 4)
     evaluation = evaluate_model(model, data, plan, prefetch=0, workers=0)
     truth = np.asarray(data.labels)[plan.order]

@@ -8,7 +8,7 @@ import onnx
 import pytest
 
 from headtohead.adapters import ADAPTERS, LoadContext, create_adapter
-from headtohead.config.schema import MODEL_KINDS, ModelConfig
+from headtohead.config.schema import MODEL_KINDS, ModelConfig, model_settings
 from headtohead.data.base import Dataset
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import evaluate_model
@@ -35,7 +35,7 @@ def bert(tmp_path_factory, text_data):
     folder = make_tiny_bert(root / "bert", LABELS)
     context = LoadContext(label_names=LABELS, modality="text")
     torch_adapter = create_adapter(
-        ModelConfig(name="pt", kind="transformers", source=str(folder), max_length=32), context
+        model_settings(name="pt", kind="transformers", source=str(folder), max_length=32), context
     )
     example = torch_adapter.preprocess(list(text_data.examples[:3]))
     path = export_onnx(torch_adapter.module, example, root / "bert.onnx", label_names=LABELS)
@@ -43,7 +43,7 @@ def bert(tmp_path_factory, text_data):
 
 
 def onnx_config(path, **kw) -> ModelConfig:
-    return ModelConfig(name="ort", kind="onnx", source=str(path), **kw)
+    return model_settings(name="ort", kind="onnx", source=str(path), **kw)
 
 
 def test_onnx_kind_is_registered():
@@ -90,7 +90,6 @@ def test_text_pairs_and_the_feed_fill_token_types(bert):
         ({"source": "weights.bin"}, "is not an .onnx file"),
         ({"tokenizer": None}, "needs its tokenizer"),
         ({"tokenizer": "no-such-folder"}, "tokenizer folder"),
-        ({"checkpoint": "w.safetensors"}, "checkpoint is not used by onnx models"),
         ({"source": "garbage.onnx"}, "ONNX Runtime cannot load"),
         ({"max_length": 100000}, "beyond its tokenizer's limit"),
     ],
@@ -102,7 +101,7 @@ def test_bad_onnx_configs_are_one_line_model_errors(bert, tmp_path, change, frag
     fields = {"source": str(path), "tokenizer": str(folder), **change}
     context = LoadContext(label_names=LABELS, modality="text", base_dir=tmp_path)
     with pytest.raises(ModelError) as info:
-        create_adapter(ModelConfig(name="ort", kind="onnx", **fields), context)
+        create_adapter(model_settings(name="ort", kind="onnx", **fields), context)
     assert fragment in str(info.value) and "'ort'" in str(info.value) and "\n" not in str(info.value)
 
 

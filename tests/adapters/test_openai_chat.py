@@ -17,7 +17,7 @@ import pytest
 from headtohead.adapters.chat_client import EndpointRefused, ask_all, retry_delay
 from headtohead.adapters.prompting import TokenChoice, label_probabilities, parse_answer
 from headtohead.adapters.response_cache import ResponseCache, cache_key
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 
 LABELS = ["negative", "neutral", "positive"]
@@ -93,7 +93,7 @@ def test_the_cache_key_holds_everything_that_decides_an_answer(tmp_path):
 
 def test_endpoint_keys_are_checked_where_they_are_written():
     entry = {"name": "llm", "kind": "openai", "source": "m", "base_url": "http://127.0.0.1:8000/v1"}
-    assert ModelConfig(**entry).max_concurrency == 8
+    assert model_settings(**entry).max_concurrency == 8
     for bad, message in (
         ({"prompt": "Classify: {labels}"}, "no {text}"),
         ({"prompt": "{text} {examples}"}, "may use only"),
@@ -102,10 +102,10 @@ def test_endpoint_keys_are_checked_where_they_are_written():
         ({"base_url": None}, "needs base_url"),
     ):
         with pytest.raises(ValueError, match=message) as caught:
-            ModelConfig(**{**entry, **bad})
+            model_settings(**{**entry, **bad})
         assert "secret" not in str(caught.value)
     with pytest.raises(ValueError, match="of kind: openai only"):
-        ModelConfig(name="m", kind="sklearn", source="m.skops", max_concurrency=4)
+        model_settings(name="m", kind="sklearn", source="m.skops", max_concurrency=4)
 
 
 class _PerPrompt:

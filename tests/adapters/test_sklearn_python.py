@@ -18,7 +18,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.svm import LinearSVC
 
 from headtohead.adapters import LoadContext, create_adapter
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.errors import ModelError
 from headtohead.testing.models import tiny_mlp
 
@@ -27,7 +27,7 @@ IRIS = LoadContext(label_names=("setosa", "versicolor", "virginica"), modality="
 
 
 def _sk(tmp_path, filename: str, context: LoadContext = IRIS, **overrides):
-    config = ModelConfig(name="sk", kind="sklearn", source=filename, **overrides)
+    config = model_settings(name="sk", kind="sklearn", source=filename, **overrides)
     return create_adapter(config, LoadContext(context.label_names, context.modality, base_dir=tmp_path))
 
 
@@ -160,7 +160,8 @@ def test_missing_skops_names_the_install_command(tmp_path, monkeypatch):
     (tmp_path / "m.skops").write_bytes(b"PK")
     monkeypatch.setitem(sys.modules, "skops", None)  # makes "import skops.io" fail as if absent
     monkeypatch.setitem(sys.modules, "skops.io", None)
-    with pytest.raises(ModelError, match=r"needs skops; install it with pip install \"headtohead\[skops\]\""):
+    one_line = r"^model 'sk' \(kind sklearn\) needs skops, which is not installed; install it with: pip install "
+    with pytest.raises(ModelError, match=one_line + r"\"headtohead\[skops\]\"$"):
         _sk(tmp_path, "m.skops")
 
 
@@ -168,7 +169,7 @@ def test_missing_skops_names_the_install_command(tmp_path, monkeypatch):
 
 
 def _py(source: str, context: LoadContext = IRIS, **overrides):
-    return create_adapter(ModelConfig(name="py", kind="python", source=source, **overrides), context)
+    return create_adapter(model_settings(name="py", kind="python", source=source, **overrides), context)
 
 
 def test_factory_module_on_features():

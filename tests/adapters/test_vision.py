@@ -16,7 +16,7 @@ from headtohead.adapters.weights import (
     save_checkpoint,
     unwrap_state_dict,
 )
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.errors import ModelError
 
 LABELS = ("cat", "dog", "fox")
@@ -32,7 +32,7 @@ def _images(n: int = 4) -> list[np.ndarray]:
 
 def _timm(**overrides) -> object:
     fields = {"name": "net", "kind": "timm", "source": "test_resnet", "image_size": 32, **overrides}
-    return create_adapter(ModelConfig(**fields), CONTEXT)
+    return create_adapter(model_settings(**fields), CONTEXT)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_timm_transform_follows_model_data_config():
 def test_timm_init_is_seeded(batch, timm_model):
     again = _timm()
     other_seed = create_adapter(
-        ModelConfig(name="n", kind="timm", source="test_resnet", image_size=32),
+        model_settings(name="n", kind="timm", source="test_resnet", image_size=32),
         LoadContext(label_names=LABELS, modality="image", seed=7),
     )
     assert torch.equal(again.forward(batch), timm_model.forward(batch))
@@ -85,7 +85,7 @@ def test_save_checkpoint_roundtrip_gives_identical_logits_and_labels(tmp_path, t
     assert read_checkpoint_labels(path) == ("fox", "cat", "dog")
     assert read_checkpoint_extra(path) == {"epochs": 3}
     reloaded = create_adapter(
-        ModelConfig(name="re", kind="timm", source="test_resnet", image_size=32, checkpoint="net.safetensors"),
+        model_settings(name="re", kind="timm", source="test_resnet", image_size=32, checkpoint="net.safetensors"),
         LoadContext(label_names=LABELS, modality="image", base_dir=tmp_path, seed=99),
     )
     assert torch.equal(reloaded.forward(batch), timm_model.forward(batch))
@@ -191,7 +191,7 @@ def test_image_paths_are_read(tmp_path, timm_model):
 
 def _tv(**overrides) -> object:
     fields = {"name": "tv", "kind": "torchvision", "source": "resnet18", "image_size": 32, **overrides}
-    return create_adapter(ModelConfig(**fields), CONTEXT)
+    return create_adapter(model_settings(**fields), CONTEXT)
 
 
 def test_torchvision_resnet18_forward_shape_and_roundtrip(tmp_path):
@@ -243,7 +243,7 @@ def test_torchvision_pretrained_backbone_gets_new_head(fake_resnet18_weights):
 
 def test_torchvision_pretrained_head_kept_with_its_categories(fake_resnet18_weights):
     context = LoadContext(label_names=tuple(f"c{i}" for i in range(1000)), modality="image")
-    adapter = create_adapter(ModelConfig(name="tv", kind="torchvision", source="resnet18", pretrained=True), context)
+    adapter = create_adapter(model_settings(name="tv", kind="torchvision", source="resnet18", pretrained=True), context)
     assert torch.equal(adapter.module.state_dict()["fc.weight"], fake_resnet18_weights["fc.weight"])
     assert adapter.label_names[:2] == ("tench", "goldfish") and adapter.warnings == []
     # No image_size: the weights' own transform crops to 224.

@@ -14,7 +14,7 @@ import pytest
 
 from headtohead.adapters.lm_eval_samples import LmEvalAdapter
 from headtohead.adapters.logged import logged_outputs
-from headtohead.config.models import ModelConfig
+from headtohead.config.models import model_settings
 from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, LoggedRun, dataset_from_logs
 from headtohead.errors import ConfigError, DataError, ModelError
 from headtohead.pipeline.quick import quick_experiment
@@ -119,21 +119,21 @@ def _samples_file(folder: Path, task: str, metric_values, *, filters=("none",)) 
 def test_an_lm_eval_samples_file_reads_its_metric_its_choices_and_refuses_what_is_not_right_or_wrong(tmp_path):
     _samples_file(tmp_path, "mc", [1.0, 0.0, 1.0])
     entry = {"name": "m", "kind": "lm-eval", "source": str(tmp_path)}
-    run = LmEvalAdapter.read_log(ModelConfig(**entry), tmp_path)
+    run = LmEvalAdapter.read_log(model_settings(**entry), tmp_path)
     assert run.ids == ("mc/0", "mc/1", "mc/2") and run.columns["task"] == ("mc",) * 3
     assert run.correct.tolist() == [True, False, True] and run.gold.tolist() == [0, 0, 0]
     assert run.chosen.tolist() == [int(np.argmax(run.loglik[i])) for i in range(3)]  # acc: the largest log-likelihood
-    norm = LmEvalAdapter.read_log(ModelConfig(**entry, metric="acc_norm"), tmp_path)
+    norm = LmEvalAdapter.read_log(model_settings(**entry, metric="acc_norm"), tmp_path)
     assert norm.correct.tolist() == [False, True, False]
     lengths = np.array([1.0, 4.0, 2.0])
     assert norm.chosen.tolist() == [int(np.argmax(run.loglik[i] / lengths)) for i in range(3)]
     with pytest.raises(ModelError, match="brier = 0.37, not right"):
-        LmEvalAdapter.read_log(ModelConfig(**entry, metric="brier"), tmp_path)
+        LmEvalAdapter.read_log(model_settings(**entry, metric="brier"), tmp_path)
     with pytest.raises(ModelError, match="no metric 'acuracy'.*did you mean acc"):
-        LmEvalAdapter.read_log(ModelConfig(**entry, metric="acuracy"), tmp_path)
+        LmEvalAdapter.read_log(model_settings(**entry, metric="acuracy"), tmp_path)
     _samples_file(tmp_path, "mc", [1.0], filters=("strict", "flexible"))
     with pytest.raises(ModelError, match="filters flexible, strict; choose one with filter"):
-        LmEvalAdapter.read_log(ModelConfig(**entry), tmp_path)
+        LmEvalAdapter.read_log(model_settings(**entry), tmp_path)
 
 
 def test_without_data_every_model_must_be_a_log():

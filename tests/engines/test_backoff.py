@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
-from headtohead.config import ModelConfig
+from headtohead.config import model_settings
 from headtohead.data import Dataset
 from headtohead.engines.backoff import split_inputs
 from headtohead.engines.batching import plan_batches
@@ -28,7 +28,7 @@ class HungryLookup(ModelAdapter):
 
     def __init__(self, scores, backend, device="cuda:0", fail=None):
         super().__init__(
-            ModelConfig(name="hungry", kind="python", source="x:y"), LoadContext(LABELS, "features", device=device)
+            model_settings(name="hungry", kind="python", source="x:y"), LoadContext(LABELS, "features", device=device)
         )
         self.scores, self.backend, self.fail = scores, backend, fail
         self.label_names = LABELS

@@ -8,7 +8,7 @@ from sklearn import metrics as skm
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.labels import align_labels
-from headtohead.config import ModelConfig
+from headtohead.config import model_settings
 from headtohead.data import Dataset
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import evaluate_model
@@ -24,7 +24,7 @@ class LookupAdapter(ModelAdapter):
 
     def __init__(self, name, scores, label_names, output_kind="logits"):
         super().__init__(
-            ModelConfig(name=name, kind="python", source="x:y"), LoadContext(tuple(label_names), "features")
+            model_settings(name=name, kind="python", source="x:y"), LoadContext(tuple(label_names), "features")
         )
         self.scores = scores
         self.label_names = tuple(label_names) if label_names is not None else None

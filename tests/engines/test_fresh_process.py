@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.engines import fresh_process
 from headtohead.engines.fresh_process import await_imports, can_fork, import_ahead, run_in_fresh_process
 from headtohead.engines.isolated import prepare_fresh_processes
@@ -82,7 +82,7 @@ def test_a_module_that_cannot_be_imported_there_is_skipped(modules_present):
 
 
 def test_a_run_prepares_the_libraries_each_family_loads_with(modules_present):
-    configs = [ModelConfig(name="m", kind="sklearn", source="m.skops")]
+    configs = [model_settings(name="m", kind="sklearn", source="m.skops")]
     prepare_fresh_processes(configs, "auto")
     await_imports()
     present = run_in_fresh_process(modules_present, (["headtohead.adapters.sklearn_models"],), fork=True)
@@ -91,6 +91,6 @@ def test_a_run_prepares_the_libraries_each_family_loads_with(modules_present):
 
 def test_nothing_is_prepared_for_a_gpu_or_without_models():
     fresh_process._stop_template()
-    prepare_fresh_processes([ModelConfig(name="m", kind="sklearn", source="m.skops")], "cuda:0")
+    prepare_fresh_processes([model_settings(name="m", kind="sklearn", source="m.skops")], "cuda:0")
     prepare_fresh_processes([], "cpu")
     assert fresh_process._template is None  # a CUDA context does not survive a fork: spawned per model

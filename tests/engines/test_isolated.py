@@ -10,7 +10,7 @@ import pytest
 from sim.simulated import SimulatedAdapter
 
 from headtohead.adapters.base import LoadContext
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.engines import speed_passes
@@ -99,7 +99,7 @@ def test_a_failed_fresh_process_falls_back_and_says_so(monkeypatch, quiet_host):
     monkeypatch.setattr(speed_passes, "measure_isolated", fail)
     clock = FakeClock()
     model = SimulatedAdapter("m", cost_ns=1_000, clock=clock, weight_bytes=MIB)
-    recipe = ModelRecipe(ModelConfig(name="m", kind="python", source="x:y"), LoadContext(("a", "b"), "features"))
+    recipe = ModelRecipe(model_settings(name="m", kind="python", source="x:y"), LoadContext(("a", "b"), "features"))
     summary = measure_speed([model], _features(), _quick(), batch_size=4, clock=clock, recipes={"m": recipe})
     record = summary.model("m")
     assert not record.memory.isolated and record.memory.weights_mb == 1 and record.cold_start is None
@@ -170,7 +170,7 @@ def test_fresh_processes_measure_known_weights_and_a_known_cold_start(tmp_path, 
     (tmp_path / "h2h_known_models.py").write_text(textwrap.dedent(FACTORIES))
     context = LoadContext(("negative", "positive"), "features", base_dir=tmp_path)
     configs = [
-        ModelConfig(name=name, kind="python", source=f"h2h_known_models:{name}")
+        model_settings(name=name, kind="python", source=f"h2h_known_models:{name}")
         for name in ("weightless", "heavy_lazy")
     ]
     from headtohead.adapters import create_adapter
@@ -210,7 +210,7 @@ def test_on_a_real_gpu_the_cuda_peak_holds_the_weights_and_not_a_resident_model(
 
         def __init__(self, name, mib):
             super().__init__(
-                ModelConfig(name=name, kind="python", source="test"),
+                model_settings(name=name, kind="python", source="test"),
                 LoadContext(("a", "b"), "features", device="cuda:0"),
             )
             self.module = torch.nn.Linear(2, 2, bias=False).to("cuda:0")  # 16 bytes, plus ...
@@ -237,13 +237,13 @@ def test_on_a_real_gpu_the_cuda_peak_holds_the_weights_and_not_a_resident_model(
 UNGUARDED_SCRIPT = """
     import pathlib, sys
     from headtohead.adapters.base import LoadContext
-    from headtohead.config.schema import ModelConfig
+    from headtohead.config.schema import model_settings
     from headtohead.engines.isolated import ModelRecipe, measure_isolated
 
     runs = pathlib.Path(sys.argv[1])
     runs.write_text(runs.read_text() + "ran\\n" if runs.exists() else "ran\\n")  # no __main__ guard
     context = LoadContext(("negative", "positive"), "features", base_dir=pathlib.Path(sys.argv[2]))
-    recipe = ModelRecipe(ModelConfig(name="w", kind="python", source="h2h_known_models:weightless"), context)
+    recipe = ModelRecipe(model_settings(name="w", kind="python", source="h2h_known_models:weightless"), context)
     cold, memory = measure_isolated(recipe, {"offline": [[[0.0] * 8] * 4]}, iterations=2)
     print("measured", memory.isolated, cold.batch_size)
 """

@@ -16,7 +16,7 @@ import torch
 
 from headtohead.adapters import LoadContext, create_adapter
 from headtohead.adapters.base import ModelAdapter
-from headtohead.config import ModelConfig
+from headtohead.config import model_settings
 from headtohead.data import Dataset
 from headtohead.engines.batching import padded_positions, plan_batches
 from headtohead.engines.evaluate import evaluate_model
@@ -39,7 +39,7 @@ class TextLookup(ModelAdapter):
 
     def __init__(self, name, table, *, delay=0.0, device="cpu", module=None):
         super().__init__(
-            ModelConfig(name=name, kind="python", source="x:y"), LoadContext(LABELS, "text", device=device)
+            model_settings(name=name, kind="python", source="x:y"), LoadContext(LABELS, "text", device=device)
         )
         self.table, self.delay, self.module = table, delay, module
         self.label_names = LABELS
@@ -138,8 +138,8 @@ def test_plan_counts_tokens_of_the_first_model_that_can(tmp_path):
     ] * 3
     folder = make_tiny_bert(tmp_path / "bert", LABELS, seed=1)
     models = [
-        ModelConfig(name="skl", kind="sklearn", source="m.joblib"),
-        ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=16),
+        model_settings(name="skl", kind="sklearn", source="m.joblib"),
+        model_settings(name="bert", kind="transformers", source=str(folder), max_length=16),
     ]
     context = LoadContext(LABELS, "text", base_dir=tmp_path)
     lengths, unit = example_lengths(_data(texts), models, context)
@@ -156,7 +156,7 @@ def test_plan_counts_tokens_of_the_first_model_that_can(tmp_path):
     pair_tokens = create_adapter(models[1], pair_context).preprocess(list(pairs.examples))["attention_mask"].sum(1)
     assert pair_lengths.tolist() == pair_tokens.tolist()  # truncated to 16 like the model's own batches
     # A model folder that cannot be read leaves the plan to characters (its load reports the error).
-    broken = [ModelConfig(name="gone", kind="transformers", source=str(tmp_path / "missing"))]
+    broken = [model_settings(name="gone", kind="transformers", source=str(tmp_path / "missing"))]
     assert example_lengths(_data(texts), broken, context)[1] == "characters"
 
 
@@ -207,7 +207,7 @@ def test_predictions_equal_each_example_evaluated_alone(tmp_path, one_torch_thre
     words = ["good", "bad", "film", "plot", "dull", "great", "acting", "very", "not", "a", "the", "story"]
     texts = [" ".join(rng.choice(words, rng.integers(1, 25))) for _ in range(120)]
     folder = make_tiny_bert(tmp_path / "bert", LABELS, texts=texts, seed=3)
-    config = ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=64)
+    config = model_settings(name="bert", kind="transformers", source=str(folder), max_length=64)
     context = LoadContext(LABELS, "text", base_dir=tmp_path)
     adapter, data = create_adapter(config, context), _data(texts)
     batched = evaluate_model(adapter, data, plan_evaluation(data, 16, seed=0, models=[config], context=context))
@@ -225,7 +225,7 @@ def test_image_workers_give_what_the_thread_gives(tmp_path, one_torch_thread):
 
     root = make_image_folder(tmp_path / "img", ("a", "b"), n_per_class=9, size=(20, 14))
     data = create_dataset(DataConfig(path=str(root)), seed=0).eval
-    config = ModelConfig(name="net", kind="timm", source="test_resnet", image_size=32)
+    config = model_settings(name="net", kind="timm", source="test_resnet", image_size=32)
     adapter = create_adapter(config, LoadContext(data.label_names, "image"))
     plan = plan_batches(len(data), 4)
     in_thread = evaluate_model(adapter, data, plan, workers=0)

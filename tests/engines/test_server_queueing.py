@@ -9,7 +9,7 @@ import pytest
 from sim.queueing import expected_max_qps
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.engines.server import run_server
@@ -28,7 +28,7 @@ class Sleeper(ModelAdapter):
 
     def __init__(self, name: str, seconds: float) -> None:
         super().__init__(
-            ModelConfig(name=name, kind="python", source="test"),
+            model_settings(name=name, kind="python", source="test"),
             LoadContext(label_names=("a", "b"), modality="features"),
         )
         self.seconds = seconds

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 
@@ -25,7 +25,7 @@ class _Adapter(ModelAdapter):
 
     def __init__(self, name: str) -> None:
         super().__init__(
-            ModelConfig(name=name, kind="python", source="test"),
+            model_settings(name=name, kind="python", source="test"),
             LoadContext(label_names=("negative", "positive"), modality="features"),
         )
 

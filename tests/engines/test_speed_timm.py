@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("timm")
 
 from headtohead.adapters import LoadContext, create_adapter  # noqa: E402
-from headtohead.config.schema import ModelConfig  # noqa: E402
+from headtohead.config.schema import model_settings  # noqa: E402
 from headtohead.config.speed import SpeedConfig  # noqa: E402
 from headtohead.data.base import Dataset  # noqa: E402
 from headtohead.engines.speed import measure_speed  # noqa: E402
@@ -19,7 +19,7 @@ def test_two_tiny_timm_models():
     labels = ("ant", "bee")
     context = LoadContext(label_names=labels, modality="image")
     small, big = (
-        create_adapter(ModelConfig(name=name, kind="timm", source=name, image_size=32), context)
+        create_adapter(model_settings(name=name, kind="timm", source=name, image_size=32), context)
         for name in ("test_efficientnet", "resnet10t")
     )
     rng = np.random.default_rng(0)

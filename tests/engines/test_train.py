@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from headtohead.adapters import LoadContext, create_adapter
-from headtohead.config.schema import DataConfig, ModelConfig
+from headtohead.config.schema import DataConfig, model_settings
 from headtohead.config.train import TargetConfig, TrainConfig
 from headtohead.data import create_dataset
 from headtohead.engines.batching import plan_batches
@@ -31,7 +31,7 @@ def iris():
 
 
 def _mlp(iris, hidden: int = 16, seed: int = 0):
-    config = ModelConfig(
+    config = model_settings(
         name=f"mlp{hidden}",
         kind="python",
         source="headtohead.testing.models:tiny_mlp",
@@ -146,7 +146,7 @@ def test_gradient_checkpointing_on_a_transformer_and_refused_elsewhere(iris, tmp
     text = create_dataset(DataConfig(path=str(table), split={"eval_fraction": 0.25}), seed=0)
     folder = make_tiny_bert(tmp_path / "bert", ["negative", "positive"])
     bert = create_adapter(
-        ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=16),
+        model_settings(name="bert", kind="transformers", source=str(folder), max_length=16),
         LoadContext(label_names=text.eval.label_names, modality="text"),
     )
     config = TrainConfig(epochs=1, batch_size=4, gradient_checkpointing=True, timing_warmup_steps=1)
@@ -249,7 +249,7 @@ def test_target_time_is_the_training_time_of_the_first_epoch_reaching_it(iris):
 
 
 def test_models_without_a_torch_module_are_refused(tmp_path):
-    config = ModelConfig(
+    config = model_settings(
         name="words",
         kind="python",
         source="headtohead.testing.models:keyword_classifier",

@@ -37,7 +37,7 @@ def test_two_processes_train_like_one_with_the_global_batch(tmp_path, one_torch_
     # reference trained in this process must too, or float sums split differently and drift apart
     """2 × batch 4 with DDP (gloo) = batch 8 in one process: same order hash, same weights (no dropout)."""
     from headtohead.adapters import LoadContext, create_adapter
-    from headtohead.config.schema import DataConfig, ModelConfig
+    from headtohead.config.schema import DataConfig, model_settings
     from headtohead.data import create_dataset
     from headtohead.engines.train import train_model
     from headtohead.pipeline.training import train_experiment
@@ -80,7 +80,7 @@ def test_two_processes_train_like_one_with_the_global_batch(tmp_path, one_torch_
     assert any("data-parallel training in 2 processes" in line for line in lines)
     assert outcome.run.result.model("bert").quality.n_examples == 12
 
-    single_config = ModelConfig(**{**model, "source": str(tmp_path / "bert")})
+    single_config = model_settings(**{**model, "source": str(tmp_path / "bert")})
     splits = create_dataset(DataConfig(path=str(tmp_path / "dev.csv"), train=str(tmp_path / "train.csv")), seed=42)
     single = create_adapter(single_config, LoadContext(label_names=splits.eval.label_names, modality="text", seed=42))
     reference = train_model(single, splits.train, TrainConfig(**{**train, "nproc": 1, "batch_size": 8}), seed=42)

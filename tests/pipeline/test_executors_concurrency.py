@@ -1,14 +1,16 @@
-"""A model's max_concurrency over its shards: divided among shards run side by side, whole for shards run in turn."""
+"""A model's request bound (max_concurrency) over its shards: divided among shards run side by side, whole for shards run in turn."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from headtohead.config.execution import ExecutionConfig
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.engines.endpoint import merge_endpoint_records
-from headtohead.pipeline.executors import EvalJob, create_executor
+from headtohead.pipeline.executors import EvalJob, concurrency, create_executor
 from headtohead.pipeline.executors.concurrency import request_bound, shard_bounds, shard_config, shard_count
 from headtohead.results.endpoint import EndpointRecord, RequestTiming
 
@@ -42,12 +44,21 @@ def test_a_model_runs_on_at_most_its_bound_of_shards_side_by_side():
 
 
 def test_request_bound_and_the_shard_config():
-    llm = ModelConfig(**LLM)
+    llm = model_settings(**LLM)
     assert request_bound(llm) == 8  # the default
-    assert request_bound(ModelConfig(**LLM, max_concurrency=2)) == 2
-    assert request_bound(ModelConfig(name="mlp", kind="python", source="a:b")) is None
+    assert request_bound(model_settings(**LLM, max_concurrency=2)) == 2
+    assert request_bound(model_settings(name="mlp", kind="python", source="a:b")) is None
     assert shard_config(llm, 3).max_concurrency == 3 and llm.max_concurrency == 8
     assert shard_config(llm, None) is llm
+
+
+def test_each_family_says_where_its_share_of_the_bound_is_kept():
+    llm, mlp = model_settings(**LLM), model_settings(name="mlp", kind="python", source="a:b")
+    assert llm.with_request_share(2).max_concurrency == 2 and llm.with_request_share(2).request_bound == 2
+    assert mlp.with_request_share(2) is mlp  # it sends no requests: the same in every shard
+    # the executors share a bound without naming the key a family keeps it in
+    executors = Path(concurrency.__file__).parent
+    assert not [f.name for f in executors.glob("*.py") if "max_concurrency" in f.read_text(encoding="utf-8")]
 
 
 def _job(n: int = 40, batch_size: int = 8) -> EvalJob:
@@ -59,16 +70,16 @@ def test_executors_running_shards_side_by_side_divide_the_bound(mode):
     executor = create_executor(ExecutionConfig(mode=mode, shards=3))
     tasks = executor.tasks(_job(), ["llm", "mlp"], bounds={"llm": 2, "mlp": None})
     llm = [t for t in tasks if t.model == "llm"]
-    assert [t.max_concurrency for t in llm] == [1, 1] and [t.shard.count for t in llm] == [2, 2]
+    assert [t.request_share for t in llm] == [1, 1] and [t.shard.count for t in llm] == [2, 2]
     assert [(t.shard.start, t.shard.stop) for t in llm] == [(0, 24), (24, 40)]  # whole batches, in order
-    assert [t.max_concurrency for t in tasks if t.model == "mlp"] == [None, None, None]
+    assert [t.request_share for t in tasks if t.model == "mlp"] == [None, None, None]
     wide = executor.tasks(_job(), ["llm"], bounds={"llm": 8})
-    assert [t.max_concurrency for t in wide] == [3, 3, 2]
+    assert [t.request_share for t in wide] == [3, 3, 2]
 
 
 def test_the_local_executor_runs_shards_in_turn_each_with_the_whole_bound():
     tasks = create_executor(ExecutionConfig(shards=3)).tasks(_job(), ["llm"], bounds={"llm": 2})
-    assert [t.max_concurrency for t in tasks] == [2, 2, 2]
+    assert [t.request_share for t in tasks] == [2, 2, 2]
 
 
 def _record(share: int, peak: int) -> EndpointRecord:

@@ -11,7 +11,7 @@ import pytest
 import headtohead
 from headtohead.adapters.prompting import Prompter
 from headtohead.config.models.prompt_variants import prompt_passes
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.errors import ConfigError
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 from headtohead.testing.data import make_text_rows, write_text_table
@@ -141,22 +141,22 @@ def test_bad_prompt_keys_are_refused_where_they_are_written(keys, said):
     if entry["kind"] == "causal-lm":
         del entry["base_url"]
     with pytest.raises(ValueError, match=said):
-        ModelConfig(**entry)
+        model_settings(**entry)
 
 
 def test_a_list_of_jinja_templates_is_one_pass_each_and_variants_keep_display_names():
-    model = ModelConfig(
+    model = model_settings(
         **_entry(prompts=["{{ text }} ({{ labels }})", "Say {{ labels }}: {{ text }}"], label_display={0: "no"})
     )
     passes = prompt_passes(model)
     assert [Prompter(p, LABELS).prompt("hi") for p in passes] == ["hi (no, positive)", "Say no, positive: hi"]
-    varied = prompt_passes(ModelConfig(**_entry(prompts={"count": 6, "seed": 1}, label_display={0: "no"})))
+    varied = prompt_passes(model_settings(**_entry(prompts={"count": 6, "seed": 1}, label_display={0: "no"})))
     shown = [Prompter(p, LABELS).prompt("hi") for p in varied]
     assert all(("no" in s.lower()) and ("negative" not in s.lower()) for s in shown)
 
 
 def test_a_text_template_with_literal_braces_is_still_str_format():
-    model = ModelConfig(**_entry(prompt="Answer {{one}} of {labels}: {text}"))
+    model = model_settings(**_entry(prompt="Answer {{one}} of {labels}: {text}"))
     assert Prompter(model, LABELS).prompt("hi") == "Answer {one} of negative, positive: hi"
 
 
@@ -165,6 +165,6 @@ def test_few_shot_answers_are_the_display_names(tmp_path, rows):
     from headtohead.data.base import Dataset
 
     train = Dataset("t", "text", ["bad film", "good film", "dull", "great"], [0, 1, 0, 1], LABELS)
-    prompter = Prompter(ModelConfig(**_entry(few_shot=1, label_display=SHOWN)), LABELS)
+    prompter = Prompter(model_settings(**_entry(few_shot=1, label_display=SHOWN)), LABELS)
     turns = draw_few_shot(prompter, train, 0, "llm", lambda _: None)
     assert sorted(t["content"] for t in turns if t["role"] == "assistant") == ["thumbs down", "thumbs up"]

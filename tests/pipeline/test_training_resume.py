@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from headtohead.adapters import LoadContext, create_adapter
-from headtohead.config.schema import DataConfig, ModelConfig
+from headtohead.config.schema import DataConfig, model_settings
 from headtohead.config.train import TrainConfig
 from headtohead.data import create_dataset
 from headtohead.engines.train import TrainHooks, train_model
@@ -47,7 +47,7 @@ def _data(table):
 
 
 def _adapter(folder, splits):
-    config = ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=24)
+    config = model_settings(name="bert", kind="transformers", source=str(folder), max_length=24)
     return create_adapter(config, LoadContext(label_names=splits.eval.label_names, modality="text", seed=5))
 
 

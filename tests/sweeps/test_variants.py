@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from headtohead.adapters import LoadContext, create_adapter
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.data.base import Dataset
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import evaluate_model
@@ -26,7 +26,7 @@ LABELS = ("negative", "positive")
 def bert(tmp_path_factory):
     folder = make_tiny_bert(tmp_path_factory.mktemp("variants") / "bert", LABELS, max_position_embeddings=64)
     return create_adapter(
-        ModelConfig(name="bert", kind="transformers", source=str(folder), max_length=32),
+        model_settings(name="bert", kind="transformers", source=str(folder), max_length=32),
         LoadContext(label_names=LABELS, modality="text"),
     )
 
@@ -103,7 +103,7 @@ def test_unavailable_variants_give_their_reason(bert, tmp_path):
     with pytest.raises(ModelError, match="variants are built by h2h sweep"):
         VariantAdapter.load(bert.config, bert.context)
     callable_model = create_adapter(
-        ModelConfig(
+        model_settings(
             name="words",
             kind="python",
             source="headtohead.testing.models:keyword_classifier",
@@ -122,7 +122,7 @@ def test_channels_last_image_variant_matches_its_parent(tmp_path):
     folder = make_image_folder(tmp_path / "images", n_per_class=2, size=24)
     images = [str(p) for p in sorted(folder.rglob("*.png"))]
     cnn = create_adapter(
-        ModelConfig(
+        model_settings(
             name="cnn", kind="python", source="headtohead.testing.models:tiny_cnn", model_args={"n_classes": 2}
         ),
         LoadContext(label_names=("a", "b"), modality="image"),
@@ -137,7 +137,7 @@ def test_channels_last_image_variant_matches_its_parent(tmp_path):
 
 def test_onnx_variant_of_a_feature_model_is_checked_and_quantised(tmp_path):
     mlp = create_adapter(
-        ModelConfig(
+        model_settings(
             name="mlp",
             kind="python",
             source="headtohead.testing.models:tiny_mlp",
@@ -164,7 +164,7 @@ def test_onnx_variant_of_a_feature_model_is_checked_and_quantised(tmp_path):
 @pytest.mark.slow
 def test_compiled_variant_predicts_like_its_parent(tmp_path):
     mlp = create_adapter(
-        ModelConfig(
+        model_settings(
             name="mlp",
             kind="python",
             source="headtohead.testing.models:tiny_mlp",

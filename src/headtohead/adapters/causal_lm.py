@@ -33,7 +33,6 @@ __all__ = ["CausalLMAdapter", "LabelScorer", "AnswerGenerator", "scoring_batch"]
 NO_PREDICTION = -1  # results.predictions.NO_PREDICTION (adapters come before results)
 #: model_args keys that would bypass a field of the model entry, or what headtohead sets itself.
 _RESERVED_ARGS = ("trust_remote_code", "revision", "gguf_file", "use_safetensors", "local_files_only", "weights_only")
-_EXTRA = "llm-local"
 
 
 class CausalLMAdapter(ModelAdapter):
@@ -73,8 +72,11 @@ class CausalLMAdapter(ModelAdapter):
         Raises
         ------
         ModelError
-            Missing files, a file that is not ``.gguf``, ``gguf`` not installed, weights that are
-            not safetensors, ``model_args`` that bypass a key, ``few_shot`` without training data.
+            Missing files, a file that is not ``.gguf``, weights that are not safetensors,
+            ``model_args`` that bypass a key, ``few_shot`` without training data.
+        ModuleNotFoundError
+            torch, transformers, or ``gguf`` for a ``.gguf`` file, not installed (``create_adapter``
+            turns it into one line naming the extra).
         """
         assert isinstance(config, CausalLMSettings)
         answering: type[CausalLMAdapter] = AnswerGenerator if config.answer == "generate" else LabelScorer
@@ -362,11 +364,8 @@ def _locate(config: Any, context: LoadContext) -> tuple[str, str | None]:
                 f"model '{config.name}': source {path} is a file but not a .gguf; give a .gguf file or a "
                 f"folder written by save_pretrained"
             )
-        if importlib.util.find_spec("gguf") is None:
-            raise ModelError(
-                f"model '{config.name}' (kind causal-lm) needs gguf to read {path.name}, which is not "
-                f'installed; install it with: pip install "headtohead[{_EXTRA}]"'
-            )
+        if importlib.util.find_spec("gguf") is None:  # create_adapter names the extra that brings it
+            raise ModuleNotFoundError(f"No module named 'gguf' (it reads {path.name})", name="gguf")
         return str(path.parent), path.name
     if path.is_dir():
         return str(path), None

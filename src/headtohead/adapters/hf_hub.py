@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from headtohead.config.schema import ModelConfig
+from headtohead.config.models.keys import HubModel
 from headtohead.errors import ModelError
 from headtohead.runtime.offline import offline_requested, unreachable
 
@@ -40,7 +40,7 @@ def looks_like_path(source: str) -> bool:
     return os.path.isabs(source) or source.startswith("~")
 
 
-def hub_cache(config: ModelConfig) -> Any:
+def hub_cache(config: HubModel) -> Any:
     """The cached ``config.json`` of a hub model (a path string), or something else when not cached."""
     from huggingface_hub import try_to_load_from_cache
 
@@ -65,7 +65,7 @@ def quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def hub_kwargs(config: ModelConfig, offline: bool) -> dict[str, Any]:
+def hub_kwargs(config: HubModel, offline: bool) -> dict[str, Any]:
     optional = {"revision": config.revision, "cache_dir": config.model_args.get("cache_dir")}
     return {
         "trust_remote_code": config.trust_remote_code,
@@ -74,7 +74,7 @@ def hub_kwargs(config: ModelConfig, offline: bool) -> dict[str, Any]:
     }
 
 
-def hub_reachable_or_cached(config: ModelConfig) -> bool:
+def hub_reachable_or_cached(config: HubModel) -> bool:
     """Whether a hub model must be read from the local cache only: the hub cannot be reached but the model is cached.
 
     Asked before the first download, so that a machine without network fails in seconds with

@@ -191,12 +191,7 @@ class TransformersAdapter(ModelAdapter):
         )
 
 
-def _check_model_args(config: ModelConfig) -> None:
-    if config.checkpoint is not None:
-        raise ModelError(
-            f"model '{config.name}': checkpoint is not used by transformers models; point source at the "
-            f"folder save_pretrained wrote (config.json, weights and tokenizer files)"
-        )
+def _check_model_args(config: TransformersSettings) -> None:
     for key, instead in _RESERVED_ARGS.items():
         if key in config.model_args:
             hint = f"set the model's {instead} field instead" if instead else "headtohead sets it itself"
@@ -205,7 +200,7 @@ def _check_model_args(config: ModelConfig) -> None:
             )
 
 
-def _locate(config: ModelConfig, context: LoadContext) -> tuple[str, Path | None, bool]:
+def _locate(config: TransformersSettings, context: LoadContext) -> tuple[str, Path | None, bool]:
     """Return ``(folder or hub id, the folder or None, offline)``; a local folder wins over a hub id."""
     path = context.resolve_path(config.source)
     offline = hub_offline()
@@ -241,7 +236,7 @@ def _locate(config: ModelConfig, context: LoadContext) -> tuple[str, Path | None
     return config.source, None, offline or hub_reachable_or_cached(config)
 
 
-def _load_tokenizer(config: ModelConfig, source: str, offline: bool) -> Any:
+def _load_tokenizer(config: TransformersSettings, source: str, offline: bool) -> Any:
     from transformers import AutoTokenizer
 
     fix = "save the tokenizer next to the model with tokenizer.save_pretrained"
@@ -262,7 +257,9 @@ def _load_tokenizer(config: ModelConfig, source: str, offline: bool) -> Any:
     return tokenizer
 
 
-def _load_model(config: ModelConfig, source: str, folder: Path | None, offline: bool) -> tuple[Any, dict[str, Any]]:
+def _load_model(
+    config: TransformersSettings, source: str, folder: Path | None, offline: bool
+) -> tuple[Any, dict[str, Any]]:
     """``from_pretrained`` with safe weight reading; returns the model and transformers' loading info."""
     import torch
     from safetensors import SafetensorError
@@ -308,7 +305,7 @@ def _load_model(config: ModelConfig, source: str, folder: Path | None, offline: 
         ) from exc
 
 
-def _load_unpickled(config: ModelConfig, folder: Path, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _load_unpickled(config: TransformersSettings, folder: Path, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """``allow_pickle``: unpickle the ``.bin`` shards here (transformers 5 reads them with ``weights_only=True``
     whatever it is told), rewrite them as safetensors in a temporary folder and load that."""
     import json
@@ -334,7 +331,7 @@ def _load_unpickled(config: ModelConfig, folder: Path, kwargs: dict[str, Any]) -
         return cast("tuple[Any, dict[str, Any]]", AutoModelForSequenceClassification.from_pretrained(tmp, **kwargs))
 
 
-def _pickle_refused(config: ModelConfig, source: str, exc: BaseException) -> str:
+def _pickle_refused(config: TransformersSettings, source: str, exc: BaseException) -> str:
     found, detail = _UNSUPPORTED_GLOBAL.search(str(exc)), _WEIGHTS_UNPICKLER.search(str(exc))
     what = (
         f"hold pickled Python objects (it contains {found.group(1)}), not just tensors"
@@ -348,20 +345,20 @@ def _pickle_refused(config: ModelConfig, source: str, exc: BaseException) -> str
     )
 
 
-def _corrupt(config: ModelConfig, source: str, exc: BaseException) -> str:
+def _corrupt(config: TransformersSettings, source: str, exc: BaseException) -> str:
     return (
         f"model '{config.name}': cannot read the weights in {source}, a file is missing, corrupt or truncated "
         f"({type(exc).__name__}: {error_summary(exc)}); re-save or re-download the model"
     )
 
 
-def _remote_code_hint(config: ModelConfig, exc: BaseException) -> str:
+def _remote_code_hint(config: TransformersSettings, exc: BaseException) -> str:
     if "trust_remote_code" in str(exc) and not config.trust_remote_code:
         return "; the model ships its own code: set trust_remote_code: true only if you trust it"
     return ""
 
 
-def _label_names(config: ModelConfig, model_config: Any) -> tuple[str, ...]:
+def _label_names(config: TransformersSettings, model_config: Any) -> tuple[str, ...]:
     n = int(model_config.num_labels)
     if config.label_names is not None:
         if len(config.label_names) != n:

@@ -9,6 +9,7 @@ are its own log's verdicts on those items, here. See ``docs/harnesses.md``.
 from __future__ import annotations
 
 import functools
+import json
 from abc import abstractmethod
 from pathlib import Path
 from typing import ClassVar
@@ -16,10 +17,12 @@ from typing import ClassVar
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
+from headtohead.config.models import family, model_settings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, LoggedRun, choice_name
 from headtohead.errors import ModelError, listing
+from headtohead.runtime.extras import missing_dependency
 
 __all__ = ["LoggedAdapter", "logged_outputs"]
 
@@ -67,7 +70,11 @@ class LoggedAdapter(LookedUpAdapter):
                 f"paths are read from the experiment's folder)"
             )
         stamp = path.stat().st_mtime_ns
-        return _read_once(cls, config.model_dump_json(), str(path), stamp)
+        try:
+            return _read_once(cls, config.model_dump_json(), str(path), stamp)
+        except ModuleNotFoundError as exc:  # its reader (inspect_ai) not installed; read before any model loads
+            where = f"model '{config.name}' (kind {config.kind})"
+            raise missing_dependency(exc, where, family(config.kind).extra) or exc from None
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> LoggedAdapter:
@@ -100,7 +107,7 @@ class LoggedAdapter(LookedUpAdapter):
 
 @functools.lru_cache(maxsize=16)
 def _read_once(cls: type[LoggedAdapter], settings: str, path: str, stamp: int) -> LoggedRun:
-    config = ModelConfig.model_validate_json(settings)
+    config = model_settings(json.loads(settings))
     return cls.read_log(config, Path(path))
 
 

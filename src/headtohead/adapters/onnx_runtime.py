@@ -87,12 +87,12 @@ def create_session(path: str | Path, *, device: str, model: str, threads: int | 
     Raises
     ------
     ModelError
-        The file is not a valid ONNX model, or onnxruntime is not installed.
+        The file is not a valid ONNX model.
+    ModuleNotFoundError
+        onnxruntime is not installed (``create_adapter`` and the CLI name the extra that brings it).
     """
-    try:
-        import onnxruntime
-    except ImportError:
-        raise ModelError(f"model '{model}': onnxruntime is not installed; pip install \".[onnx]\"") from None
+    import onnxruntime
+
     if threads is None:
         import torch
 
@@ -335,11 +335,6 @@ def image_array(examples: Sequence[Any], transform: Any) -> np.ndarray:
 
 def _check_file(config: ModelConfig, context: LoadContext) -> Path:
     path = context.resolve_path(config.source)
-    if config.checkpoint is not None:
-        raise ModelError(
-            f"model '{config.name}': checkpoint is not used by onnx models (the weights are inside "
-            f"the .onnx file); remove it"
-        )
     if not path.is_file():
         hint = (
             "it is a folder; name the .onnx file inside it"

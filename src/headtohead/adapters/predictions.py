@@ -23,6 +23,7 @@ from headtohead.adapters.prediction_files import (
     read_prediction_frame,
     write_prediction_file,
 )
+from headtohead.config.models.predictions import PredictionsSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 
@@ -56,6 +57,7 @@ class PredictionsAdapter(LookedUpAdapter):
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> PredictionsAdapter:
         """Check that the file exists and can be read; rows are matched to the data on first use."""
+        assert isinstance(config, PredictionsSettings)  # the registry builds this adapter for its kind only
         adapter = cls(config, context)
         # the file is read in the data's label order, then the model's other classes (its label_names)
         adapter.label_names = tuple(config.label_names) if config.label_names else context.label_names

@@ -43,6 +43,7 @@ class PythonAdapter(ModelAdapter):
         A model given in memory (``context.objects``, :func:`headtohead.compare`) is taken as the
         factory's result.
         """
+        assert isinstance(config, PythonSettings)  # the registry builds this adapter for its kind only
         adapter = cls(config, context)
         if config.name in context.objects:
             adapter._adopt(context.objects[config.name])

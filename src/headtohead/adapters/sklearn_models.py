@@ -13,7 +13,7 @@ import numpy as np
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.weights import error_summary
-from headtohead.config.models.sklearn import PICKLE_SUFFIXES
+from headtohead.config.models.sklearn import PICKLE_SUFFIXES, SklearnSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.errors import ModelError, listing
 
@@ -33,6 +33,7 @@ class SklearnAdapter(ModelAdapter):
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> SklearnAdapter:
         """Read the estimator file, or take the fitted one given in memory; decide how its scores are obtained."""
+        assert isinstance(config, SklearnSettings)  # the registry builds this adapter for its kind only
         adapter = cls(config, context)
         estimator = (
             context.objects[config.name]
@@ -179,13 +180,8 @@ def load_estimator(path: Path, *, model: str, allow_pickle: bool) -> Any:
 
 
 def _load_skops(path: Path, model: str, allow_pickle: bool) -> Any:
-    try:
-        import skops.io as sio
-    except ImportError:
-        raise ModelError(
-            f"model '{model}': reading {path.name} needs skops; install it with "
-            f'pip install "headtohead[skops]" (or pip install skops)'
-        ) from None
+    import skops.io as sio  # not installed: create_adapter names the extra that brings it (skops)
+
     try:
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # zip or JSON errors: a damaged or foreign file

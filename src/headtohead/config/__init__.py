@@ -15,6 +15,7 @@ from headtohead.config.schema import (
     ModelConfig,
     SplitConfig,
     StatsConfig,
+    model_settings,
 )
 from headtohead.config.speed import FixedShape, SpeedConfig
 
@@ -23,6 +24,7 @@ __all__ = [
     "DataConfig",
     "SplitConfig",
     "ModelConfig",
+    "model_settings",
     "EvalConfig",
     "StatsConfig",
     "SpeedConfig",

@@ -277,7 +277,7 @@ def _fields_at(loc: Sequence[str | int], schema: type[BaseModel] = Experiment, k
         model = _model_in(field.annotation)
         if model is None:
             return []
-    if model is ModelConfig and kind in MODEL_KINDS:
+    if issubclass(model, ModelConfig) and kind in MODEL_KINDS:  # an entry of models: (the union on kind)
         model = family(kind).settings
     return list(model.model_fields)
 

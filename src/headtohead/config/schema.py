@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SerializeAsAny, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.config.execution import ExecutionConfig
-from headtohead.config.models import MODEL_KINDS, ModelConfig
+from headtohead.config.models import MODEL_KINDS, AnyModel, ModelConfig, model_settings
 from headtohead.config.models.prompt_variants import prompt_passes
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
@@ -24,6 +24,7 @@ __all__ = [
     "DataConfig",
     "SplitConfig",
     "ModelConfig",
+    "model_settings",
     "EvalConfig",
     "StatsConfig",
     "MODEL_KINDS",
@@ -179,8 +180,8 @@ class Experiment(_Section):
     name: str = Field(default="experiment", min_length=1)
     seed: int = 42
     data: DataConfig
-    # SerializeAsAny: an entry dumps its family's keys, not only the base's
-    models: list[SerializeAsAny[ModelConfig]] = Field(min_length=1)
+    # each entry its family's class, by the discriminated union on kind (it dumps its family's keys)
+    models: list[AnyModel] = Field(min_length=1)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     stats: StatsConfig = Field(default_factory=StatsConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)

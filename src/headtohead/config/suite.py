@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from headtohead.config.base import Section
 from headtohead.config.execution import ExecutionConfig
@@ -20,7 +20,8 @@ from headtohead.config.loading import (
     apply_overrides,
     experiment_from_dict,
 )
-from headtohead.config.schema import DataConfig, EvalConfig, Experiment, ModelConfig, StatsConfig
+from headtohead.config.models import AnyModel
+from headtohead.config.schema import DataConfig, EvalConfig, Experiment, StatsConfig
 from headtohead.config.speed import SpeedConfig
 from headtohead.errors import ConfigError
 from headtohead.metrics import CATALOGUE, unknown
@@ -96,7 +97,7 @@ class SuiteConfig(Section):
     name: str = Field(default="suite", min_length=1)
     seed: int = 42
     datasets: list[SuiteDatasetConfig] = Field(min_length=2, description="At least two data sets.")
-    models: list[SerializeAsAny[ModelConfig]] = Field(  # SerializeAsAny: each dumps its family's keys
+    models: list[AnyModel] = Field(  # each its family's class, by the union on kind
         min_length=2, description="At least two models; '{dataset}' in their strings becomes each data set's name."
     )
     across: AcrossConfig = Field(default_factory=AcrossConfig)

@@ -12,7 +12,7 @@ from typing import Any
 
 from headtohead.adapters import adapter_class
 from headtohead.adapters.logged import LoggedAdapter
-from headtohead.config.schema import ModelConfig
+from headtohead.config.schema import model_settings
 from headtohead.config.suite import DATASET_PLACEHOLDER
 from headtohead.data.logged import LOGS
 from headtohead.errors import ConfigError, listing
@@ -57,7 +57,7 @@ def tasks_suite(
     shared: list[str] | None = None
     for spec in models:
         model_name, kind, source = parse_model_option(spec, base)
-        entry = ModelConfig(name=model_name, kind=kind, source=source)
+        entry = model_settings(name=model_name, kind=kind, source=source)
         reader = adapter_class(kind)
         parts = reader.parts(entry, base / source) if issubclass(reader, LoggedAdapter) else ()
         if not parts:

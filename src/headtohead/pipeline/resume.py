@@ -69,7 +69,7 @@ def model_key(model: ModelConfig, run_facts: Mapping[str, Any], base_dir: Path) 
     """
     files = {}
     for field in ("source", "checkpoint"):
-        value = getattr(model, field)
+        value = getattr(model, field, None)  # checkpoint: a key of the architecture families only
         if value:
             path = Path(value).expanduser()
             files[field] = file_stamp(path if path.is_absolute() else base_dir / path)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from headtohead.config.schema import DataConfig, ModelConfig
+from headtohead.config.schema import DataConfig, ModelConfig, model_settings
 from headtohead.config.train import TrainConfig
 from headtohead.data import create_dataset
 from headtohead.engines.train_ddp import dist_context_from_env, init_process_group, shutdown_process_group
@@ -53,7 +53,7 @@ def run_training_job(job: Mapping[str, Any]) -> dict[str, Any]:
     data = DataConfig.model_validate(job["data"])
     splits = create_dataset(data, seed=job["experiment_seed"])
     run = train_one(
-        ModelConfig.model_validate(job["model"]),
+        model_settings(job["model"]),
         data=data,
         splits=splits,
         config=config,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 
 from headtohead.runtime.devices import get_backend, is_cuda
+from headtohead.runtime.extras import extra_for
 
 __all__ = ["precision_unsupported", "backend_unsupported", "compile_unsupported", "is_out_of_memory", "release_memory"]
 
@@ -83,12 +84,12 @@ def backend_unsupported(backend: str, device: str) -> str | None:
     try:
         import onnxruntime
     except ImportError:
-        return 'onnxruntime is not installed; pip install ".[onnx]"'
+        return f'onnxruntime is not installed; pip install "headtohead[{extra_for("onnxruntime")}]"'
     for package in ("onnx", "onnxscript"):
         try:
             __import__(package)
         except ImportError:
-            return f'exporting to ONNX needs the {package} package; pip install ".[onnx]"'
+            return f'exporting to ONNX needs the {package} package; pip install "headtohead[{extra_for(package)}]"'
     if is_cuda(device) and "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
         return "this onnxruntime has no CUDA provider; install onnxruntime-gpu to run it on the GPU"
     if device not in ("cpu",) and not is_cuda(device):

@@ -6,7 +6,7 @@ transformers is imported.
 ::
 
     folder = make_tiny_bert(tmp_path / "bert", ["negative", "positive"])
-    ModelConfig(name="bert", kind="transformers", source=str(folder))
+    model_settings(name="bert", kind="transformers", source=str(folder))
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def make_tiny_bert(
     Returns
     -------
     Path
-        The folder, ready for ``ModelConfig(kind="transformers", source=str(folder))``.
+        The folder, ready for ``model_settings(kind="transformers", source=str(folder))``.
 
     Examples
     --------

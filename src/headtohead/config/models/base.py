@@ -1,22 +1,23 @@
-"""The keys every model entry has, and the dispatch of an entry to its family's settings class.
+"""The keys every model entry has: its name, its family (``kind``) and its source.
 
-``ModelConfig`` is the base of every family's settings (:mod:`headtohead.config.models`):
-``ModelConfig(**entry)``, ``ModelConfig.model_validate(entry)`` and an entry of
-``Experiment.models`` all give the class registered for the entry's ``kind``, whose keys are
-its own (``extra="forbid"``). A key of another family is refused in words that name the family.
+``ModelConfig`` is the base of every family's settings class (:mod:`headtohead.config.models`),
+each of which declares its ``kind`` as a literal and owns its keys (``extra="forbid"``). An entry
+becomes its family's class through the discriminated union on ``kind``
+(:data:`headtohead.config.models.AnyModel`), which ``Experiment.models`` and
+:func:`headtohead.config.models.model_settings` use; the base is never built itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, TypeVar
 
-from pydantic import Field, ModelWrapValidatorHandler, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from headtohead.config.base import Section
-from headtohead.errors import did_you_mean
 
 __all__ = ["ModelConfig"]
+
+_Settings = TypeVar("_Settings", bound="ModelConfig")
 
 
 class ModelConfig(Section):
@@ -30,81 +31,26 @@ class ModelConfig(Section):
         "name (timm/torchvision), 'package.module:factory' (python), a prediction file "
         "(predictions: .csv/.tsv/.jsonl/.parquet) or the model name the server expects (openai).",
     )
-    checkpoint: str | None = Field(
-        default=None,
-        description="Weights file for an architecture (.safetensors, or a torch file loaded with weights_only=True).",
-    )
-    label_names: list[str] | None = Field(
-        default=None, description="Names of the model's outputs, in output order, when its files do not carry them."
-    )
-    model_args: dict[str, Any] = Field(
-        default_factory=dict, description="Extra keyword arguments for the model constructor / factory."
-    )
-    allow_pickle: bool = Field(default=False, description="Allow loading pickled objects (can run code).")
-    trust_remote_code: bool = Field(default=False, description="transformers: run code shipped with the model.")
-    revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
 
     @property
     def request_bound(self) -> int | None:
         """Requests the model may have in flight at once, for the whole model; ``None``: it sends none."""
         return None
 
-    #: Kind → its settings class; the registry (:data:`headtohead.config.models.FAMILIES`) fills it.
-    families: ClassVar[Mapping[str, type[ModelConfig]]] = {}
+    def with_request_share(self: _Settings, bound: int) -> _Settings:
+        """The model as one of its shards loads it, allowed ``bound`` of its requests in flight.
 
-    def __new__(cls, *args: Any, **data: Any) -> ModelConfig:
-        # ModelConfig(kind="onnx", …) builds the onnx family's class, which then validates the keys
-        target = ModelConfig.families.get(str(data.get("kind"))) if cls is ModelConfig else None
-        return super().__new__(target or cls)
+        A family that sends requests (:attr:`request_bound` not ``None``) says where its bound
+        is kept; a model that sends none is the same in every shard.
+        """
+        return self
 
-    @model_validator(mode="wrap")
+    @model_validator(mode="before")
     @classmethod
-    def _family(cls, data: Any, handler: ModelWrapValidatorHandler[ModelConfig]) -> ModelConfig:
-        if not isinstance(data, dict):
-            return handler(data)
-        target = ModelConfig.families.get(str(data.get("kind"))) if cls is ModelConfig else cls
-        if target is None:  # an unknown kind: the base's own check names the kinds
-            return handler(data)
-        data = _own_keys(target, data)
-        return handler(data) if target is cls else target.model_validate(data)
-
-    @field_validator("kind")
-    @classmethod
-    def _known_kind(cls, kind: str) -> str:
-        kinds = list(ModelConfig.families)
-        if kind not in kinds:
-            raise ValueError(
-                f"unknown model kind '{kind}'{did_you_mean(kind, kinds)} (choose one of: {', '.join(kinds)})"
+    def _a_family(cls, data: Any) -> Any:
+        if cls is ModelConfig:  # the entry's kind decides its class: only the union knows them all
+            raise TypeError(
+                "ModelConfig is the base of the model families; build an entry with "
+                "headtohead.config.models.model_settings(name=…, kind=…, source=…)"
             )
-        return kind
-
-
-def _own_keys(target: type[ModelConfig], data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` without other families' keys that say nothing; one that does: one line naming its family.
-
-    Every entry had every family's keys before each family owned its own, so an entry written or
-    dumped then (``results.json``'s ``experiment``) holds them empty (``None``) or at their family's
-    default (``pretrained: false``): those are not given.
-
-    Raises
-    ------
-    ValueError
-        A key of another family has a value of its own (``"max_concurrency is a key of kind: openai only …"``).
-    """
-    foreign: dict[str, list[str]] = {}
-    empty = set()
-    for key, value in data.items():
-        owners = [kind for kind, settings in ModelConfig.families.items() if key in settings.model_fields]
-        if key in target.model_fields or not owners:
-            continue
-        if value is None or value == ModelConfig.families[owners[0]].model_fields[key].default:
-            empty.add(key)
-        else:
-            foreign.setdefault(", ".join(owners), []).append(key)
-    for kinds, keys in foreign.items():
-        one = len(keys) == 1
-        raise ValueError(
-            f"{', '.join(keys)} {'is a key' if one else 'are keys'} of kind: {kinds} only (this model is kind: "
-            f"{data.get('kind')}); remove {'it' if one else 'them'}"
-        )
-    return {k: v for k, v in data.items() if k not in empty}
+        return data

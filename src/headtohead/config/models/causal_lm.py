@@ -9,13 +9,16 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from headtohead.config.models.keys import HubModel
 from headtohead.config.models.prompting import PROMPT_FIELDS, PromptSettings, prompt_fields
 
 __all__ = ["CausalLMSettings"]
 
 
-class CausalLMSettings(PromptSettings):
-    """A causal language model run in this process: the prompting keys and how it answers."""
+class CausalLMSettings(PromptSettings, HubModel):
+    """A causal language model run in this process: the prompting keys, the hub's, and how it answers."""
+
+    kind: Literal["causal-lm"]
 
     length_norm: Literal["none", "chars"] = Field(
         default="none",

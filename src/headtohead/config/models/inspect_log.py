@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from headtohead.config.models.base import ModelConfig
@@ -14,6 +16,8 @@ INSPECT_SUFFIXES = (".eval",)
 
 class InspectSettings(ModelConfig):
     """An Inspect log: each sample's score (every epoch), its errors and refusals failures."""
+
+    kind: Literal["inspect"]
 
     scorer: str | None = Field(
         default=None, description="The scorer whose value says right or wrong (default: the log's first scorer)."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from headtohead.config.models.base import ModelConfig
@@ -11,6 +13,8 @@ __all__ = ["LmEvalSettings"]
 
 class LmEvalSettings(ModelConfig):
     """A ``samples_<task>_<date>.jsonl`` file, or a folder of them (one per task), read as one model's answers."""
+
+    kind: Literal["lm-eval"]
 
     metric: str | None = Field(
         default=None,

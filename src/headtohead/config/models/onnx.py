@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import OutputNames
 from headtohead.config.models.python import OUTPUT_KINDS
 
 __all__ = ["OnnxSettings", "is_onnx_folder"]
 
 
-class OnnxSettings(ModelConfig):
+class OnnxSettings(OutputNames):
     """An ONNX graph; text models need the tokenizer they were exported with."""
+
+    kind: Literal["onnx"]
 
     tokenizer: str | None = Field(
         default=None, description="Text: local folder of the Hugging Face tokenizer the model was exported with."

@@ -32,6 +32,8 @@ class Price(Section):
 class OpenAISettings(PromptSettings):
     """A chat model behind an OpenAI-compatible endpoint: the prompting keys and the HTTP transport's."""
 
+    kind: Literal["openai"]
+
     base_url: str = Field(description="The API root, e.g. http://127.0.0.1:8000/v1 (…/chat/completions is added).")
     api_key_env: str | None = Field(
         default=None,
@@ -119,6 +121,10 @@ class OpenAISettings(PromptSettings):
     def request_bound(self) -> int | None:
         """``max_concurrency``: the requests in flight for the model over all its shards."""
         return self.max_concurrency
+
+    def with_request_share(self, bound: int) -> OpenAISettings:
+        """The model as one shard loads it: ``max_concurrency`` is the shard's share of the model's."""
+        return self.model_copy(update={"max_concurrency": bound})
 
 
 def public_url(url: str) -> str:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import OutputNames
 
 __all__ = ["PredictionsSettings", "PREDICTION_SUFFIXES"]
 
@@ -14,7 +14,7 @@ __all__ = ["PredictionsSettings", "PREDICTION_SUFFIXES"]
 PREDICTION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".pq")
 
 
-class PredictionsSettings(ModelConfig):
+class PredictionsSettings(OutputNames):
     """A prediction file: what an example without a row means.
 
     A row whose prediction is empty, whose ``failed`` column is true or whose probabilities
@@ -22,6 +22,8 @@ class PredictionsSettings(ModelConfig):
     any model; the model's ``label_names`` (all its classes, the data's and more) let it
     predict classes the data does not hold (each such prediction a wrong answer).
     """
+
+    kind: Literal["predictions"]
 
     missing_ids: Literal["error", "failed"] = Field(
         default="error",

@@ -125,8 +125,9 @@ def prompt_passes(model: ModelConfig) -> list[ModelConfig]:
 
     Examples
     --------
-    >>> m = ModelConfig(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
-    ...                 prompts=["A {text}", "B {text}"])
+    >>> from headtohead.config.models import model_settings
+    >>> m = model_settings(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
+    ...                    prompts=["A {text}", "B {text}"])
     >>> [(p.name, p.prompt, p.variant.index) for p in prompt_passes(m)]
     [('llm@p1', 'A {text}', 1), ('llm@p2', 'B {text}', 2)]
     """

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import ConstructorArgs, OutputNames
 
 __all__ = ["PythonSettings", "OUTPUT_KINDS", "is_factory_source"]
 
@@ -17,8 +17,10 @@ _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 OUTPUT_KINDS = Literal["logits", "probabilities"]
 
 
-class PythonSettings(ModelConfig):
+class PythonSettings(ConstructorArgs, OutputNames):
     """A model built by a Python factory."""
+
+    kind: Literal["python"]
 
     outputs: OUTPUT_KINDS = Field(default="logits", description="What the callable returns.")
     image_size: int | None = Field(default=None, gt=0, description="Input resolution of image models.")

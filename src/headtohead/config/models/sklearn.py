@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from headtohead.config.models.base import ModelConfig
+from typing import Literal
+
+from headtohead.config.models.keys import OutputNames, Pickles
 
 __all__ = ["SklearnSettings", "SKLEARN_SUFFIXES", "PICKLE_SUFFIXES"]
 
@@ -12,5 +14,7 @@ PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 SKLEARN_SUFFIXES = (".skops", *PICKLE_SUFFIXES)
 
 
-class SklearnSettings(ModelConfig):
-    """A scikit-learn estimator (no keys of its own)."""
+class SklearnSettings(Pickles, OutputNames):
+    """A scikit-learn estimator: its output names and whether a pickle may be read."""
+
+    kind: Literal["sklearn"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from headtohead.config.models.vision import ArchitectureSettings
 
 __all__ = ["TorchvisionSettings"]
@@ -9,3 +11,5 @@ __all__ = ["TorchvisionSettings"]
 
 class TorchvisionSettings(ArchitectureSettings):
     """A torchvision architecture."""
+
+    kind: Literal["torchvision"]

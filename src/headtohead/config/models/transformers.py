@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import HubModel, OutputNames, Pickles
 
 __all__ = ["TransformersSettings", "is_transformers_source"]
 
 _HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
-class TransformersSettings(ModelConfig):
+class TransformersSettings(Pickles, HubModel, OutputNames):
     """A transformers sequence-classification model."""
+
+    kind: Literal["transformers"]
 
     max_length: int | None = Field(default=None, gt=0, description="Tokeniser truncation length (text models).")
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import ConstructorArgs, OutputNames, Pickles
 
 __all__ = ["ArchitectureSettings"]
 
 
-class ArchitectureSettings(ModelConfig):
+class ArchitectureSettings(Pickles, ConstructorArgs, OutputNames):
     """An image classifier built by architecture name, with a checkpoint or the library's pretrained weights."""
 
+    checkpoint: str | None = Field(
+        default=None,
+        description="Weights file for the architecture (.safetensors, or a torch file loaded with weights_only=True).",
+    )
     pretrained: bool = Field(default=False, description="Download the library's pretrained weights (online).")
     image_size: int | None = Field(default=None, gt=0, description="Override the model's input resolution.")

@@ -107,7 +107,7 @@ class Executor(ABC):
             Names of the models to evaluate (a subset, e.g. when resuming).
         shards : int, optional
             Parts to cut each model's evaluation into; default ``execution.shards`` (an
-            endpoint model's shards side by side: at most its ``max_concurrency``, sharing it).
+            endpoint model's shards side by side: at most its request bound, sharing it).
         progress : callable, optional
             ``progress(task_label, done, total)``.
         measure_speed : bool
@@ -149,7 +149,7 @@ class Executor(ABC):
     ) -> list[Task]:
         """One task per model and shard, model by model (shard 0 measures speed when asked).
 
-        ``bounds`` gives a model's ``max_concurrency`` (:func:`.concurrency.request_bound`): its
+        ``bounds`` gives a model's request bound (:func:`.concurrency.request_bound`): its
         shards share it when they run side by side, each with its own part (:mod:`.concurrency`).
         """
         unknown = [name for name in models if name not in job.model_names()]

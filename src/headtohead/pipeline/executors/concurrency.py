@@ -1,4 +1,8 @@
-"""A model's ``max_concurrency`` over its shards: the bound holds for the model, not for each shard.
+"""A model's bound on its requests in flight over its shards: the bound holds for the model, not for each shard.
+
+Each family says what its bound is (``ModelConfig.request_bound``: an endpoint's key, with its
+default) and where a shard's share of it is kept (``ModelConfig.with_request_share``), so nothing
+here names a family's key.
 
 See ``docs/llm.md``, "Concurrency, faults and the cache".
 """
@@ -14,7 +18,7 @@ __all__ = ["request_bound", "shard_count", "shard_bounds", "shard_config"]
 
 
 def request_bound(model: ModelConfig) -> int | None:
-    """The model's ``max_concurrency`` with its default; ``None`` for a model that sends no requests."""
+    """The model's bound on its requests in flight (its family's key, with its default); ``None``: it sends none."""
     return model.request_bound
 
 
@@ -35,7 +39,7 @@ def shard_bounds(bound: int | None, shards: int, *, side_by_side: bool) -> list[
     Parameters
     ----------
     bound : int or None
-        The model's ``max_concurrency`` (``None``: it sends no requests).
+        The model's request bound (:func:`request_bound`; ``None``: it sends no requests).
     shards : int
         The model's shards (at most ``bound`` when ``side_by_side``; see :func:`shard_count`).
     side_by_side : bool
@@ -65,5 +69,5 @@ def shard_bounds(bound: int | None, shards: int, *, side_by_side: bool) -> list[
 
 
 def shard_config(model: ModelConfig, bound: int | None) -> ModelConfig:
-    """``model`` as one shard loads it: with the shard's own ``max_concurrency`` (unchanged without one)."""
-    return model if bound is None else model.model_copy(update={"max_concurrency": bound})
+    """``model`` as one shard loads it: with the shard's share of its request bound (unchanged without one)."""
+    return model if bound is None else model.with_request_share(bound)

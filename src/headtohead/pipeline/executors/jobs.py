@@ -149,8 +149,9 @@ class Task:
     model: str
     shard: Shard
     measure_speed: bool = False
-    #: kind openai: this shard's bound on requests in flight (see :mod:`.concurrency`); ``None`` for other kinds.
-    max_concurrency: int | None = None
+    #: This shard's share of its model's bound on requests in flight (see :mod:`.concurrency`); ``None`` for a
+    #: model that sends none.
+    request_share: int | None = None
 
     @property
     def label(self) -> str:

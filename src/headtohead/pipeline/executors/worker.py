@@ -122,7 +122,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
     from headtohead.pipeline.executors.concurrency import shard_config
     from headtohead.pipeline.model_pass import computes_here, run_model_pass
 
-    model_cfg = shard_config(setup.experiment.model(task.model), task.max_concurrency)
+    model_cfg = shard_config(setup.experiment.model(task.model), task.request_share)
     report = None if progress is None else _relabelled(progress, task.label)
     started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)
     done = run_model_pass(setup, model_cfg, progress=report)  # seeds, loads, evaluates, as the runner does

@@ -33,8 +33,9 @@ def prompt_description(model: ModelConfig) -> str:
 
     Examples
     --------
-    >>> m = ModelConfig(name="x@p2", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
-    ...                 variant={"of": "x", "index": 2, "count": 3, "casing": "upper", "labels_separator": " | "})
+    >>> from headtohead.config.models import model_settings
+    >>> m = model_settings(name="x@p2", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
+    ...                    variant={"of": "x", "index": 2, "count": 3, "casing": "upper", "labels_separator": " | "})
     >>> prompt_description(m)
     "upper case, labels separated by ' | '"
     """

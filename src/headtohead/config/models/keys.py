@@ -1,0 +1,44 @@
+"""The keys several model families read, each declared once and mixed into the families that read it.
+
+A family's settings class inherits the groups its adapter reads, so a family that reads none of
+them (``openai``, ``lm-eval`` …) refuses them in one line naming the families that do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from headtohead.config.models.base import ModelConfig
+
+__all__ = ["OutputNames", "ConstructorArgs", "Pickles", "HubModel"]
+
+
+class OutputNames(ModelConfig):
+    """A model whose outputs are classes it may not name itself (its file or its factory)."""
+
+    label_names: list[str] | None = Field(
+        default=None, description="Names of the model's outputs, in output order, when its files do not carry them."
+    )
+
+
+class ConstructorArgs(ModelConfig):
+    """A model built by a constructor or factory that takes keyword arguments."""
+
+    model_args: dict[str, Any] = Field(
+        default_factory=dict, description="Extra keyword arguments for the model constructor / factory."
+    )
+
+
+class Pickles(ModelConfig):
+    """A model whose files may be pickles (refused unless trusted)."""
+
+    allow_pickle: bool = Field(default=False, description="Allow loading pickled objects (can run code).")
+
+
+class HubModel(ConstructorArgs):
+    """A transformers model read from a folder or the Hugging Face hub (``model_args.cache_dir`` is the hub's)."""
+
+    trust_remote_code: bool = Field(default=False, description="Run code shipped with the model (transformers).")
+    revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
