@@ -1,12 +1,20 @@
-"""The suite's CD diagram as a paper needs it: TrueType fonts in its PDF."""
+"""The suite's CD diagram as a paper needs it: TrueType fonts in its PDF, the CD drawn at its true length."""
 
 from __future__ import annotations
 
+import re
+
 import matplotlib
 import pandas as pd
+import pytest
+from matplotlib.figure import Figure
 
 import headtohead
+from headtohead.report.plots import model_styles
+from headtohead.report.plots_suite import critical_difference_figure
 
+# Three models on two data sets: Nemenyi's CD is 2.34 ranks, longer than the axis's 2 (ranks 1…3).
+TWO_DATASETS = pd.DataFrame({"dataset": ["a", "b"], "x": [0.9, 0.8], "y": [0.85, 0.7], "z": [0.5, 0.6]})
 FOUR_MODELS = pd.DataFrame(
     {
         "dataset": list("abcdefgh"),
@@ -16,6 +24,52 @@ FOUR_MODELS = pd.DataFrame(
         "z": [0.70, 0.60, 0.62, 0.75, 0.50, 0.66, 0.61, 0.69],
     }
 )
+
+
+def _line(figure: Figure, gid: str):
+    (line,) = [artist for artist in figure.axes[0].get_lines() if artist.get_gid() == gid]
+    return line
+
+
+def _label(figure: Figure) -> str:
+    (text,) = [t for t in figure.axes[0].texts if t.get_gid() == "cd-label"]
+    return text.get_text()
+
+
+def _drawn_in_ranks(figure: Figure, k: int) -> float:
+    """The CD scale's length read back from the figure, in ranks of the drawn rank axis (1 … k)."""
+    axis = _line(figure, "rank-axis").get_xdata()
+    per_rank = (axis[1] - axis[0]) / (k - 1)
+    scale = _line(figure, "cd-scale").get_xdata()
+    return float((scale[1] - scale[0]) / per_rank)
+
+
+def _figure(result, size=None) -> Figure:
+    return critical_difference_figure(
+        result.average_ranks,
+        result.nemenyi_cd,
+        result.cliques,
+        model_styles(result.models),
+        alpha=result.alpha,
+        size=size,
+    )
+
+
+@pytest.mark.parametrize(("table", "longer"), [(TWO_DATASETS, True), (FOUR_MODELS, False)])
+def test_the_cd_is_drawn_at_the_length_its_label_says(table, longer):
+    """The issue's case (labelled 2.34, drawn 2.0) and an ordinary one: label, drawn length and record agree."""
+    result = headtohead.suite(scores=table).result
+    k = len(result.models)
+    assert (result.nemenyi_cd > k - 1) is longer
+    figure = _figure(result)
+    labelled = float(re.match(r"CD = (\d+\.\d+) \(Nemenyi", _label(figure)).group(1))
+    assert labelled == round(result.nemenyi_cd, 2)
+    assert _drawn_in_ranks(figure, k) == pytest.approx(result.nemenyi_cd, rel=1e-9)
+    assert ("longer than the axis, no two average ranks can be this far apart" in _label(figure)) is longer
+    scale_end = max(_line(figure, "cd-scale").get_xdata())
+    assert 0.0 < scale_end < 1.0  # on the figure, not clipped at its edge
+    if not longer:
+        assert round(result.nemenyi_cd, 2) == round(2.569 * (20 / 48) ** 0.5, 2)  # q_0.05(4)·√(k(k+1)/6N), N = 8
 
 
 def test_every_pdf_embeds_truetype_fonts_and_leaves_the_users_settings_alone(tmp_path):
