@@ -56,6 +56,12 @@ def suite(
         "--baseline",
         help="Compare every other model with this one (Demšar's control): Holm over those k − 1 comparisons.",
     ),
+    figure_size: Optional[str] = typer.Option(
+        None,
+        "--figure-size",
+        help="WIDTHxHEIGHT in inches of the CD diagram for a paper, cd.svg and cd.pdf (e.g. 3.5x1.6: an IEEE "
+        "column); default 9 inches wide, as high as its rows need.",
+    ),
     set_: Optional[list[str]] = shared.SetOption,
     resume: Optional[bool] = shared.ResumeOption,
     overwrite: bool = shared.OverwriteOption,
@@ -63,10 +69,12 @@ def suite(
     deterministic: bool = shared.DeterministicOption,
 ) -> None:
     """Compare the same models across several data sets: ranks, Friedman, CD diagram, Wilcoxon + Holm, Bayes."""
+    from headtohead.config.suite import figure_size as parse_figure_size
     from headtohead.errors import ResultsError
     from headtohead.pipeline.suite import suite as run_suite
     from headtohead.results.files import SUITE_CD_PDF, SUITE_CD_SVG, SUITE_FILE, SUITE_LATEX, SUITE_REPORT
 
+    size = parse_figure_size(figure_size) if figure_size is not None else None  # refused before anything runs
     source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric, model or [])
     offline = offline_wanted(offline)
     with run_context() as progress:
@@ -81,6 +89,7 @@ def suite(
             alpha=alpha,
             name=name,
             baseline=baseline,
+            figure_size=size,
             resume=bool(resume),
             overwrite=overwrite,
             offline=offline,

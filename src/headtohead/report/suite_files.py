@@ -78,9 +78,14 @@ def cd_caption(result: SuiteResult) -> str:
     )
 
 
-def _figure(result: SuiteResult) -> Any:
+def _figure(result: SuiteResult, size: tuple[float | None, float | None] | None = None) -> Any:
     return critical_difference_figure(
-        result.average_ranks, result.nemenyi_cd, result.cliques, model_styles(result.models), alpha=result.alpha
+        result.average_ranks,
+        result.nemenyi_cd,
+        result.cliques,
+        model_styles(result.models),
+        alpha=result.alpha,
+        size=size,
     )
 
 
@@ -226,17 +231,24 @@ def render_suite_csv(result: SuiteResult) -> str:
     return buffer.getvalue()
 
 
-def write_suite_reports(result: SuiteResult, out_dir: str | Path) -> list[Path]:
+def write_suite_reports(
+    result: SuiteResult, out_dir: str | Path, *, figure_size: tuple[float | None, float | None] | None = None
+) -> list[Path]:
     """Write ``suite.html``, ``suite.md`` (its diagram in ``suite_files/``), ``suite.csv`` and ``suite.tex`` into
-    ``out_dir``, and the CD diagram as ``cd.svg`` and ``cd.pdf`` when there are statistics."""
+    ``out_dir``, and the CD diagram as ``cd.svg`` and ``cd.pdf`` when there are statistics, ``figure_size``
+    inches large (``across.figure``, ``--figure-size``; the pages' own diagram keeps the screen size)."""
     out = Path(out_dir)
     written = [out / SUITE_REPORT, out / SUITE_MARKDOWN, out / SUITE_CSV, out / SUITE_LATEX]
     write_text_atomic(written[0], render_suite_html(result))
     figure = None
     if result.average_ranks:
         figure = f"{SUITE_FIGURES_DIR}/critical-difference.png"
-        for path, render in ((figure, to_png), (SUITE_CD_SVG, to_svg), (SUITE_CD_PDF, to_pdf)):
-            write_bytes_atomic(out / path, render(_figure(result)))
+        for path, render, size in (
+            (figure, to_png, None),
+            (SUITE_CD_SVG, to_svg, figure_size),
+            (SUITE_CD_PDF, to_pdf, figure_size),
+        ):
+            write_bytes_atomic(out / path, render(_figure(result, size)))
             written.append(out / path)
     write_text_atomic(written[1], render_suite_markdown(result, figure=figure))
     write_text_atomic(written[2], render_suite_csv(result))
