@@ -130,6 +130,10 @@ CASES = {
         lambda t: ["suite", "--scores", _table(t, "dataset,a,a,c\nx,1,2,3\ny,2,1,3\n")],
         "column 'a' appears 2 times in the header",
     ),
+    "a model column twice but for a space": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,a ,c\nx,1,2,3\ny,2,1,3\n")],
+        "columns 'a' and 'a ' differ only in spaces around the name",
+    ),
     "a baseline that is no model": (
         lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--baseline", "c"],
         "--baseline c: not one of the models",

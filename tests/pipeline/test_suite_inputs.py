@@ -39,6 +39,26 @@ def test_a_model_column_named_twice_is_refused_not_kept_last(tmp_path):
         headtohead.suite(scores=tmp_path / "t.tsv")
 
 
+def test_a_column_that_differs_only_in_surrounding_spaces_is_refused_and_a_lone_one_read_stripped(tmp_path):
+    """``a `` beside ``a`` printed as two models both shown as ``a``: refused, naming both; ``a `` alone is ``a``."""
+    table = tmp_path / "t.csv"
+    table.write_text("dataset,a,a ,c\nx,0.1,0.2,0.3\ny,0.3,0.4,0.5\nz,0.2,0.1,0.6\n")
+    with pytest.raises(DataError) as info:
+        headtohead.suite(scores=table)
+    said = str(info.value)
+    assert said == (
+        f"--scores {table}: columns 'a' and 'a ' differ only in spaces around the name, so they would read as "
+        f"one model listed twice; rename one of them or drop the copy"
+    )
+    frame = pd.DataFrame([["x", 0.1, 0.2], ["y", 0.3, 0.4]], columns=["dataset", " b", "b\t"])
+    with pytest.raises(DataError, match=r"the scores table: columns ' b' and 'b\\t' differ only in spaces"):
+        headtohead.suite(scores=frame)
+    table.write_text(" dataset ,a , B,b\nx,0.1,0.2,0.3\ny,0.3,0.4,0.5\nz,0.2,0.1,0.6\n")
+    result = headtohead.suite(scores=table).result  # each name read stripped; case kept: B and b are two models
+    assert result.models == ["a", "B", "b"] and [d.name for d in result.datasets] == ["x", "y", "z"]
+    assert result.dataset("y").scores == {"a": 0.3, "B": 0.4, "b": 0.5}
+
+
 def test_the_same_data_given_twice_is_refused(tmp_path):
     """Two run folders of the same data (one copied) would count as two data sets: N and every p would be wrong."""
     paths = []
