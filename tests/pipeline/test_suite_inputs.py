@@ -12,6 +12,7 @@ from sim.sample import sample_run
 
 import headtohead
 from headtohead.errors import ConfigError, DataError, ResultsError
+from headtohead.report.suite import control_rows, control_sentences, format_p
 from headtohead.report.suite_latex import latex_escape
 from headtohead.results import save_result
 
@@ -90,11 +91,46 @@ def test_a_baseline_gives_holm_over_k_minus_1_and_its_words():
         assert c.significant and c.winner == c.model
     assert result.pair("x", "z").holm_p == pytest.approx(6 / 128)  # over every pair: 3
     said = " ".join(result.verdict)
-    assert "Against the baseline z (Wilcoxon signed-rank, Holm over 2 comparisons, α = 0.05): x is better" in said
-    assert "Demšar's rank test with a control (average ranks, Holm over 2)" in said
+    assert (
+        "Against the baseline z, decided by the Wilcoxon signed-rank test (Holm over 2 comparisons, α = 0.05): "
+        "x is better" in said
+    )
+    assert "Demšar's rank test with a control (average ranks, Holm over 2), a view that does not decide: " in said
     with pytest.raises(ConfigError, match=r"--baseline zz: not one of the models — did you mean z\?"):
         headtohead.suite(scores=TABLE, baseline="zz")
     assert headtohead.suite(scores=TABLE).result.control == []
+
+
+def test_when_the_two_tests_against_the_baseline_disagree_the_words_say_which_decides():
+    """x beats the baseline z on 7 of 7 data sets (Wilcoxon: better), but y sits between them on every data set, so
+    x's average rank is 1 from z's: Demšar's rank test does not find it. The deciding test comes first, the rank
+    test is worded as a view that does not decide, and one clause says they disagree and which verdict stands."""
+    table = TABLE.assign(y=TABLE["x"] + 0.05)  # y best everywhere, x second, z last
+    result = headtohead.suite(scores=table, baseline="z").result
+    x, y = result.control
+    assert (x.model, x.significant, x.winner, x.rank_significant) == ("x", True, "x", False)
+    assert (y.model, y.significant, y.rank_significant) == ("y", True, True)
+    decided, view = control_sentences(result)
+    assert decided.startswith(
+        "Against the baseline z, decided by the Wilcoxon signed-rank test (Holm over 2 comparisons, α = 0.05): "
+        "x is better (better on 7 of 7 data sets"
+    )
+    assert view == (
+        "Demšar's rank test with a control (average ranks, Holm over 2), a view that does not decide: the average "
+        f"rank of y differs from z's (Holm p {format_p(y.rank_holm_p).removeprefix('= ')}); for x the two tests "
+        "disagree, and the Wilcoxon verdict above stands (average ranks move with the other models in the suite; "
+        "the Wilcoxon test reads the two models' scores only)."
+    )
+    assert result.verdict[-2:] == [decided, view]
+    (row_x, _) = control_rows(result)
+    headers = list(row_x)
+    assert headers.index("Wilcoxon Holm p (decides)") < headers.index("rank Holm p (does not decide)")
+    assert row_x["Wilcoxon Holm p (decides)"].endswith(" ✓") and not row_x["rank Holm p (does not decide)"].endswith(
+        "✓"
+    )
+    agreeing = headtohead.suite(scores=TABLE[["dataset", "x", "z"]], baseline="z").result  # both find x: no clause
+    (c,) = agreeing.control
+    assert c.significant and c.rank_significant and "disagree" not in " ".join(control_sentences(agreeing))
 
 
 def test_practically_better_pairs_are_named():
