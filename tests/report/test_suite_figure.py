@@ -144,3 +144,6 @@ def test_a_bad_figure_size_given_to_the_library_is_refused_before_anything_is_co
         with pytest.raises(ConfigError, match=r"figure_size=.*give \(width, height\) in inches") as info:
             headtohead.suite(scores=FOUR_MODELS, figure_size=size)
         assert "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match=r"--figure-size '3\.5': not a width and a height joined by 'x'"):
+        headtohead.suite(scores=FOUR_MODELS, figure_size="3.5")  # as the option takes it
+    assert headtohead.suite(scores=FOUR_MODELS, figure_size="3.5x1.6").result.n_datasets == 8

@@ -30,16 +30,12 @@ def suite(
         None, help="SUITE.yaml, or the results.json (or folder) of each finished run, one per data set."
     ),
     scores: Optional[Path] = typer.Option(
-        None,
-        "--scores",
-        help="A table of scores (.csv/.tsv): a 'dataset' column and one column per model (optionally a 'seed' column).",
+        None, "--scores", help="A table of scores (.csv/.tsv): a 'dataset' column, one column per model (and 'seed')."
     ),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="lm-eval logs: each task a data set."),
     out: Optional[Path] = shared.OutOption,
     metric: Optional[str] = typer.Option(
-        None,
-        "--metric",
-        help="The figure compared (runs: accuracy, f1_macro, brier …; a table: the name of what it holds).",
+        None, "--metric", help="The figure compared (runs: accuracy, f1_macro, brier …; a table: what it holds)."
     ),
     lower_is_better: bool = typer.Option(False, "--lower-is-better", help="A table's scores are better when lower."),
     rope: Optional[float] = typer.Option(
@@ -57,10 +53,7 @@ def suite(
         help="Compare every other model with this one (Demšar's control): Holm over those k − 1 comparisons.",
     ),
     figure_size: Optional[str] = typer.Option(
-        None,
-        "--figure-size",
-        help="WIDTHxHEIGHT in inches of the CD diagram for a paper, cd.svg and cd.pdf (e.g. 3.5x1.6: an IEEE "
-        "column); default 9 inches wide, as high as its rows need.",
+        None, "--figure-size", help="WxH inches of the CD diagram in cd.svg/cd.pdf (3.5x1.6: an IEEE column)."
     ),
     set_: Optional[list[str]] = shared.SetOption,
     resume: Optional[bool] = shared.ResumeOption,
@@ -69,12 +62,10 @@ def suite(
     deterministic: bool = shared.DeterministicOption,
 ) -> None:
     """Compare the same models across several data sets: ranks, Friedman, CD diagram, Wilcoxon + Holm, Bayes."""
-    from headtohead.config.suite import figure_size as parse_figure_size
     from headtohead.errors import ResultsError
     from headtohead.pipeline.suite import suite as run_suite
     from headtohead.results.files import SUITE_CD_PDF, SUITE_CD_SVG, SUITE_FILE, SUITE_LATEX, SUITE_REPORT
 
-    size = parse_figure_size(figure_size) if figure_size is not None else None  # refused before anything runs
     source, out_dir = _source_and_out(sources or [], scores, out, name, set_ or [], metric, model or [])
     offline = offline_wanted(offline)
     with run_context() as progress:
@@ -89,7 +80,7 @@ def suite(
             alpha=alpha,
             name=name,
             baseline=baseline,
-            figure_size=size,
+            figure_size=figure_size,
             resume=bool(resume),
             overwrite=overwrite,
             offline=offline,

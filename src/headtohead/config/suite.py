@@ -89,6 +89,12 @@ class FigureConfig(Section):
         """``(width, height)``, ``None`` when neither is set (the default figure)."""
         return None if self.width is None and self.height is None else (self.width, self.height)
 
+    @classmethod
+    def read(cls, text: str, where: str = "--figure-size") -> FigureConfig:
+        """``WIDTHxHEIGHT`` as people write it (:func:`figure_size`)."""
+        width, height = figure_size(text, where)
+        return cls(width=width, height=height)
+
 
 def figure_size(text: str, where: str = "--figure-size") -> tuple[float, float]:
     """``WIDTHxHEIGHT`` in inches (``3.5x1.6``) as two numbers.

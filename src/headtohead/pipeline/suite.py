@@ -86,7 +86,7 @@ def suite(
     on_event: Callable[[str], None] | None = None,
     seed: int = 0,
     baseline: str | None = None,
-    figure_size: tuple[float | None, float | None] | None = None,
+    figure_size: str | tuple[float | None, float | None] | None = None,
 ) -> SuiteOutcome:
     """Compare the same models across several data sets.
 
@@ -136,10 +136,10 @@ def suite(
     baseline : str, optional
         A model to compare every other with (Demšar's comparisons with a control): Holm over
         these k − 1 comparisons, beside every pair.
-    figure_size : (width, height) in inches, optional
+    figure_size : (width, height) in inches, or ``"WxH"``, optional
         The size of the CD diagram written for a paper (``cd.svg``, ``cd.pdf``; either side
-        ``None``: the default); it replaces a suite file's ``across.figure``. The report's own
-        diagram keeps the screen size.
+        ``None``: the default; ``"3.5x1.6"`` as ``--figure-size`` takes it); it replaces a suite
+        file's ``across.figure``. The report's own diagram keeps the screen size.
 
     Returns
     -------
@@ -256,10 +256,12 @@ class _Settings:
     figure: tuple[float | None, float | None] | None = None
 
 
-def _figure_config(size: tuple[float | None, float | None] | None) -> FigureConfig:
-    """The CD diagram's size as given to :func:`suite`, checked as a suite file's ``across.figure`` is."""
+def _figure_config(size: str | tuple[float | None, float | None] | None) -> FigureConfig:
+    """The CD diagram's size as given to :func:`suite` (``--figure-size``), checked as ``across.figure`` is."""
     if size is None:
         return FigureConfig()
+    if isinstance(size, str):
+        return FigureConfig.read(size)  # one line naming --figure-size, before anything runs
     try:
         width, height = size
         return FigureConfig(width=width, height=height)
