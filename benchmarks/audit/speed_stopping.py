@@ -7,7 +7,7 @@ Williams orders), and stopped by the engine's own rule: the rule is first read a
 :func:`headtohead.engines.speed_rounds.minimum_rounds` and then at the end of every balanced cycle,
 each ratio's interval is :func:`headtohead.stats.speed_sequence.confidence_sequence` (what
 ``speed_ratio(method="anytime")`` returns) and a ratio is done when
-:func:`headtohead.stats.speed_sequence.settled` says so (``speed.precision`` ±5 %), or at the time
+:func:`headtohead.stats.speed_sequence.settlement` says so (``speed.precision`` ±5 %), or at the time
 budget, here ``MAX_ROUNDS`` rounds. ``tests/engines/test_speed_stopping.py`` checks that the
 engine, run on simulated models, stops at the round these functions give. Machines:
 
@@ -31,6 +31,18 @@ slowed by exactly the margin (5 %: the A/A log ratios shifted by ``log 1.05``) m
 2.5 % of the time (one side of a 95 % interval). "before" reads the t interval at the stopping
 round, as the gate did; "after" the anytime-valid interval it reads now.
 
+With ``speed.margin`` (10 %, as the demo sets it) the rule also stops a ratio decided against the
+margin. Since issue 39 a margin decision reads the sequence at ``1 − α/m`` over the run's ``m``
+speed comparisons (:func:`headtohead.stats.speed_sequence.settlement`), so every ratio it decides
+beyond the margin is one Holm's verdict names faster; "before" read it at each ratio's own ``1 − α``,
+and a scenario could stop "decided against the margin" on a ratio the verdict then called "no
+significant difference after Holm" (the demo did). Rows, 2 scenarios each: the A/A family-wise
+'faster' with the margin on; the share of runs where the stop decided a ratio beyond the margin
+that the verdict does not name faster (nominal 0: one rule, the stop and the verdict agree), with a
+true ratio of 3× on the ``noisy`` machine (per-round log ratios normal with σ = 0.7, as the demo's
+single_stream measured on a loaded 2-core machine) and of 2× on a quieter one (σ = 0.3); and the
+interval's coverage of the true 3× there.
+
 ``stopping_rows(quick=True)`` runs a reduced grid in seconds.
 """
 
@@ -46,12 +58,16 @@ from headtohead.config.speed import SpeedConfig
 from headtohead.engines.speed_rounds import minimum_rounds
 from headtohead.stats.multiple import holm_rows
 from headtohead.stats.speed import log_ratio_t_test, round_log_ratios
-from headtohead.stats.speed_sequence import confidence_sequence, settled
+from headtohead.stats.speed_sequence import BEYOND_MARGIN, OPEN, confidence_sequence, settlement
 
-__all__ = ["stopping_rows", "stopped_a_a", "STOP_MACHINES", "MAX_ROUNDS"]
+__all__ = ["stopping_rows", "stopped_a_a", "stopped_by_rule", "STOP_MACHINES", "MAX_ROUNDS", "MARGIN"]
 
 ALPHA = 0.05
 PRECISION = 0.05
+#: speed.margin of the margin rows (the demo's).
+MARGIN = 0.10
+#: Per-round spread of the log ratio of the ``noisy`` machine (the demo's single_stream on a loaded machine).
+NOISY_SIGMA = 0.7
 #: The time budget, as rounds: a run that has not settled by then stops and says what it reached.
 MAX_ROUNDS = 200
 #: Machine → (simulator settings, share of blocks hit by a burst of other work).
@@ -119,20 +135,49 @@ def stopped_a_a(log_ratios: np.ndarray, config: SpeedConfig) -> tuple[np.ndarray
         The round it stopped at (``max_rounds`` when the budget ran out) and the sequence's
         centre, half-width (log scale) and anytime-valid p-value there.
     """
+    return stopped_by_rule(log_ratios, config)[:4]
+
+
+def stopped_by_rule(
+    log_ratios: np.ndarray, config: SpeedConfig, tests: int = 1, *, before: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`stopped_a_a` in a run of ``tests`` speed comparisons, and how the rule settled each ratio.
+
+    Parameters
+    ----------
+    log_ratios : ndarray of shape (n_sims, max_rounds)
+    config : SpeedConfig
+    tests : int
+        The run's speed comparisons: the engine's rule splits α over them for its margin decisions.
+    before : bool
+        The rule of before issue 39: the margin read on each ratio's own ``1 − α`` interval.
+
+    Returns
+    -------
+    rounds, centre, half, p_value, code : ndarray of shape (n_sims,)
+        As :func:`stopped_a_a`, and :func:`~headtohead.stats.speed_sequence.settlement`'s code at
+        the stop (``OPEN`` where the budget ran out).
+    """
     n_sims, max_rounds = log_ratios.shape
     first, period = minimum_rounds(2, config)
     rounds = np.full(n_sims, max_rounds)
     centre, half, p = np.zeros(n_sims), np.full(n_sims, np.inf), np.ones(n_sims)
+    code = np.full(n_sims, OPEN)
     open_ = np.ones(n_sims, dtype=bool)
     for n in range(first, max_rounds + 1, period):
         c, h, pv = confidence_sequence(log_ratios[open_, :n], config.confidence)
-        done = np.asarray(settled(c, h, config.precision, config.margin)) | (n + period > max_rounds)
+        # before issue 39 the margin was read on each ratio's own interval: α not split (tests = 1)
+        found = settlement(
+            log_ratios[open_, :n], config.confidence, config.precision, config.margin, 1 if before else tests
+        )
+        done = (found != OPEN) | (n + period > max_rounds)
         index = np.flatnonzero(open_)[done]
         rounds[index], centre[index], half[index], p[index] = n, c[done], h[done], pv[done]
+        code[index] = found[done]
         open_[index] = False
         if not open_.any():
             break
-    return rounds, centre, half, p
+    return rounds, centre, half, p, code
 
 
 def _before(log_ratios: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -215,6 +260,101 @@ def stopping_rows(quick: bool = False, seed: int = 0) -> list[Row]:
                     )
                 )
         rows.append(_gate_row(machine, n_sims, grid_seed(seed, m_index, 9)))
+    return rows + _margin_rows(n_sims, seed)
+
+
+def _noisy_log_ratios(ratio: float, sigma: float, n_sims: int, seed: int) -> np.ndarray:
+    """Per-round log ratios of a machine far noisier than the others: normal around ``log ratio``, spread ``sigma``."""
+    return np.random.default_rng(seed).normal(math.log(ratio), sigma, (n_sims, MAX_ROUNDS))
+
+
+def _stopped_family(
+    logs: list[np.ndarray], config: SpeedConfig, *, before: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Each scenario stopped by the rule in a run of ``len(logs)`` comparisons, and Holm's verdict over them.
+
+    Returns
+    -------
+    faster, contradicted, centre, half, rounds, beyond
+        Per run: some ratio named faster after Holm; some ratio the stop decided beyond the
+        margin that Holm does not name faster; the first scenario's centre and half-width (log
+        scale) at its stop; the rounds of each scenario. Then the share of ratios stopped beyond
+        the margin.
+    """
+    stops = [stopped_by_rule(x, config, len(logs), before=before) for x in logs]
+    p = np.column_stack([stop[3] for stop in stops])
+    named = holm_rows(p) <= 1 - config.confidence
+    beyond = np.column_stack([stop[4] == BEYOND_MARGIN for stop in stops])
+    rounds = np.column_stack([stop[0] for stop in stops])
+    return named.any(axis=1), (beyond & ~named).any(axis=1), stops[0][1], stops[0][2], rounds, beyond.mean()
+
+
+def _margin_rows(n_sims: int, seed: int) -> list[Row]:
+    """The rule with ``speed.margin`` (10 %) in runs of two scenarios: the stop and Holm's verdict are one decision."""
+    config = SpeedConfig(precision=PRECISION, margin=MARGIN, confidence=1 - ALPHA)
+    rows: list[Row] = []
+    machines = ["steady", "loaded", "noisy"]
+    for m_index, machine in enumerate(machines):
+        seeds = [grid_seed(seed, 20 + m_index, s) for s in range(2)]
+        if machine == "noisy":
+            logs = [_noisy_log_ratios(1.0, NOISY_SIGMA, n_sims, sd) for sd in seeds]
+        else:
+            logs = [_log_ratios(machine, n_sims, sd) for sd in seeds]
+        now = _stopped_family(logs, config, before=False)
+        then = _stopped_family(logs, config, before=True)
+        setting = (
+            f"A/A, 2 scenarios, {machine} machine, precision ±{100 * PRECISION:g} %, margin {100 * MARGIN:g} %: "
+            f"{np.mean(now[4]):.0f} rounds on average (before {np.mean(then[4]):.0f})"
+        )
+        rows.append(
+            row(
+                "speed",
+                "'faster' when stopped by the rule with a margin (anytime-valid, Holm)",
+                setting,
+                "error",
+                ALPHA,
+                now[0],
+                n_sims,
+                before=float(np.mean(then[0])),
+            )
+        )
+    for index, (ratio, sigma) in enumerate(((3.0, NOISY_SIGMA), (2.0, 0.3))):
+        seeds = [grid_seed(seed, 30 + index, s) for s in range(2)]
+        logs = [_noisy_log_ratios(ratio, sigma, n_sims, sd) for sd in seeds]
+        now = _stopped_family(logs, config, before=False)
+        then = _stopped_family(logs, config, before=True)
+        setting = (
+            f"true ratio {ratio:g}× in 2 scenarios, per-round log ratio σ = {sigma:g}, margin {100 * MARGIN:g} %: "
+            f"{100 * now[5]:.0f} % of ratios stopped beyond the margin (before {100 * then[5]:.0f} %), "
+            f"{np.mean(now[4]):.0f} rounds on average (before {np.mean(then[4]):.0f})"
+        )
+        rows.append(
+            row(
+                "speed",
+                "stopped 'beyond the margin' yet not named faster by the verdict (Holm)",
+                setting,
+                "error",
+                0.0,
+                now[1],
+                n_sims,
+                before=float(np.mean(then[1])),
+            )
+        )
+        if index == 0:
+            centre, half = now[2] - math.log(ratio), now[3]
+            c0, h0 = then[2] - math.log(ratio), then[3]
+            rows.append(
+                row(
+                    "speed",
+                    "speed ratio interval covers the true ratio when stopped by the rule with a margin",
+                    setting,
+                    "coverage",
+                    1 - ALPHA,
+                    np.abs(centre) <= half,
+                    n_sims,
+                    before=float(np.mean(np.abs(c0) <= h0)),
+                )
+            )
     return rows
 
 

@@ -76,7 +76,10 @@ def test_demsar_control_from_the_command_line_with_a_papers_files(tmp_path, caps
     vector CD diagram land beside suite.html."""
     table = tmp_path / "demsar.csv"
     table.write_text(DEMSAR_CSV)
-    main(["suite", "--scores", str(table), "--metric", "auc", "--baseline", "C4.5", "--out", str(tmp_path / "out")])
+    main(
+        ["suite", "--scores", str(table), "--metric", "auc", "--baseline", "C4.5", "--out", str(tmp_path / "out")]
+        + ["--figure-size", "3.5x1.6"]
+    )
     printed = capsys.readouterr().out
     result = load_suite_result(tmp_path / "out" / "suite.json")
     assert result.baseline == "C4.5" and [c.model for c in result.control if c.rank_significant] == [
@@ -85,6 +88,7 @@ def test_demsar_control_from_the_command_line_with_a_papers_files(tmp_path, caps
     ]
     assert "Against the baseline C4.5" in printed and "suite.tex" in printed
     assert {"suite.html", "suite.tex", "cd.svg", "cd.pdf"} <= {p.name for p in (tmp_path / "out").iterdir()}
+    assert 'width="252pt" height="115.2pt"' in (tmp_path / "out" / "cd.svg").read_text()  # --figure-size 3.5x1.6
 
 
 def test_demsar_published_ranks_with_lower_is_better(tmp_path):
@@ -126,6 +130,10 @@ CASES = {
         lambda t: ["suite", "--scores", _table(t, "dataset,a,a,c\nx,1,2,3\ny,2,1,3\n")],
         "column 'a' appears 2 times in the header",
     ),
+    "a model column twice but for a space": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,a ,c\nx,1,2,3\ny,2,1,3\n")],
+        "columns 'a' and 'a ' differ only in spaces around the name",
+    ),
     "a baseline that is no model": (
         lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--baseline", "c"],
         "--baseline c: not one of the models",
@@ -153,6 +161,26 @@ CASES = {
     ),
     "direction of accuracy": (lambda t: ["suite", *_runs(t), "--lower-is-better"], "higher is better for accuracy"),
     "one run": (lambda t: ["suite", _runs(t)[0]], "a suite compares models across at least two data sets"),
+    "a figure size without x": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--figure-size", "3.5"],
+        "--figure-size '3.5': not a width and a height joined by 'x'; give WIDTHxHEIGHT in inches",
+    ),
+    "a figure of zero width": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--figure-size", "0x1.6"],
+        "the width must be more than 0",
+    ),
+    "a figure of negative height": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--figure-size", "3.5x-2"],
+        "the height must be more than 0",
+    ),
+    "a figure size that is text": (
+        lambda t: ["suite", "--scores", _table(t, "dataset,a,b\nx,1,2\ny,2,1\n"), "--figure-size", "wide x 2"],
+        "the width 'wide' is not a number",
+    ),
+    "a figure of zero height in the suite file": (
+        lambda t: ["suite", _suite_file(t, VALID + "across: {figure: {width: 3.5, height: 0}}\n")],
+        "s.yaml:3: across.figure.height",
+    ),
 }
 
 

@@ -10,10 +10,16 @@ from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.engines.speed import measure_speed
 from headtohead.engines.speed_rounds import minimum_rounds
-from headtohead.report.words.speed import speed_verdict_lines, with_speed_sentences
+from headtohead.report.words.speed import speed_verdict_lines, stop_text, with_speed_sentences
 from headtohead.results.speed import HostLoad
 from headtohead.stats.speed import paired_speed_ratio, round_log_ratios
-from headtohead.stats.speed_sequence import confidence_sequence, first_bounded_round, settled
+from headtohead.stats.speed_sequence import (
+    SETTLED_NAMES,
+    confidence_sequence,
+    first_bounded_round,
+    settled,
+    settlement,
+)
 from headtohead.testing.fake_device import FakeClock
 
 RULE = dict(
@@ -88,6 +94,40 @@ def test_a_ratio_decided_against_the_margin_stops_before_the_precision():
     assert c.ci_high < 1 / 1.10 and c.faster == "a"
 
 
+def test_a_margin_decision_is_read_at_alpha_over_the_runs_comparisons_and_worded_as_the_verdict():
+    """Three models in two scenarios: 6 comparisons, each margin decision at 1 − 0.05/6; every ratio the stop
+    decided beyond the margin is named faster, none it decided within the margin is warned about as undecided."""
+    clock = FakeClock()
+    models = [
+        SimulatedAdapter("a", cost_ns=1_000, clock=clock, jitter=0.05, seed=11),
+        SimulatedAdapter("b", cost_ns=1_020, clock=clock, jitter=0.05, seed=12),
+        SimulatedAdapter("c", cost_ns=2_000, clock=clock, jitter=0.05, seed=13),
+    ]
+    summary = with_speed_sentences(
+        measure(models, clock, precision=0.005, margin=0.10, scenarios=["offline", "single_stream"])
+    )
+    warnings = speed_verdict_lines(summary)
+    settled = []
+    for run in summary.scenarios:
+        assert (run.margin, run.margin_tests) == (0.10, 6) and run.margin_confidence == pytest.approx(1 - 0.05 / 6)
+        assert run.stop_reason == "margin_decided"
+        for c in run.comparisons:
+            logs = round_log_ratios(
+                summary.model(c.model_a).timing(run.scenario).rounds_ns,
+                summary.model(c.model_b).timing(run.scenario).rounds_ns,
+                summary.model(c.model_a).timing(run.scenario).inputs,
+            )
+            assert c.settled == SETTLED_NAMES.get(int(settlement(logs, 0.95, 0.005, 0.10, tests=6)))
+            settled.append(c.settled)
+            if c.settled == "beyond_margin":
+                assert c.faster is not None and c.p_adjusted <= 0.05 and "faster than" in c.verdict
+            if c.settled == "within_margin":
+                assert not any(f"{c.model_a} vs {c.model_b} is undecided" in w for w in warnings)
+        assert "within the 10 % margin" in stop_text(run) and "beyond the 10 % margin" in stop_text(run)
+        assert "each margin decision read at 99.2 %, α split over the run's 6 speed comparisons" in stop_text(run)
+    assert {"beyond_margin", "within_margin"} <= set(settled)
+
+
 def test_the_budget_stops_the_rounds_and_the_run_says_what_precision_it_reached():
     clock = FakeClock()
     a = SimulatedAdapter("a", cost_ns=1_000, clock=clock, jitter=0.6, seed=7)
@@ -158,7 +198,7 @@ def test_an_a_a_comparison_stopped_by_the_rule_keeps_its_level():
     from audit.speed_stopping import stopping_rows
 
     rows = as_rows(stopping_rows(quick=True))
-    assert len(rows) == 16 and all(r.runs >= 1000 for r in rows)
+    assert len(rows) == 22 and all(r.runs >= 1000 for r in rows)
     missed = [f"{r.quantity} [{r.setting}]: {r.after:.3f}" for r in rows if not r.met]
     assert not missed, missed
     # the machines differ in how long they take, and the loaded one reaches its budget at times
@@ -168,3 +208,7 @@ def test_an_a_a_comparison_stopped_by_the_rule_keeps_its_level():
     # the gate's speed check on stopped rounds: anytime-valid, so a candidate at the margin rarely passes
     gate = [r for r in rows if r.quantity.startswith("gate:")]
     assert len(gate) == 4 and all(r.after <= 0.025 for r in gate)
+    # with a margin, the stop and Holm's verdict are one decision: never "beyond the margin" yet not faster
+    one_rule = [r for r in rows if r.quantity.startswith("stopped 'beyond the margin'")]
+    assert len(one_rule) == 2 and all(r.after == 0.0 for r in one_rule)
+    assert max(r.before for r in one_rule) > 0.05  # the demo's noisy machine: the old rule contradicted itself

@@ -144,6 +144,25 @@ def test_resume_skips_finished_data_sets_and_runs_the_rest(suite_run, tmp_path):
     assert resumed.result.dataset("wine").scores == outcome.result.dataset("wine").scores
 
 
+def test_a_suite_files_figure_size_reaches_its_cd_files_and_the_option_replaces_it(suite_run, tmp_path):
+    """``across.figure`` is not part of any data set's experiment: every run is reused, only the files change."""
+    root, _, _, _ = suite_run
+    shutil.copytree(root, tmp_path / "copy")
+    out = tmp_path / "copy" / "out"
+    sized = headtohead.suite(
+        tmp_path / "copy" / "suite.yaml", out_dir=out, resume=True, overrides=["across.figure.width=3.5"]
+    )
+    assert not sized.runs and 'width="252pt"' in (out / "cd.svg").read_text()  # 3.5 in × 72
+    headtohead.suite(
+        tmp_path / "copy" / "suite.yaml",
+        out_dir=out,
+        resume=True,
+        overrides=["across.figure.width=3.5"],
+        figure_size=(7.16, 2.0),
+    )
+    assert 'width="515.52pt" height="144pt"' in (out / "cd.svg").read_text()
+
+
 def test_a_changed_experiment_is_not_skipped(suite_run, tmp_path):
     root, _, _, _ = suite_run
     shutil.copytree(root, tmp_path / "copy")

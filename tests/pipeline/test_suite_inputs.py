@@ -13,6 +13,9 @@ from sim.sample import sample_run
 import headtohead
 from headtohead.errors import ConfigError, DataError, ResultsError
 from headtohead.report.formats.latex import latex_escape
+from headtohead.report.words.numbers import format_p
+from headtohead.report.rows.suite import control_columns, control_rows
+from headtohead.report.words.suite import control_sentences
 from headtohead.results import save_result
 
 TABLE = pd.DataFrame(
@@ -37,6 +40,26 @@ def test_a_model_column_named_twice_is_refused_not_kept_last(tmp_path):
     (tmp_path / "t.tsv").write_text("dataset\ta\tb\tdataset\nx\t0.1\t0.2\tx\n")
     with pytest.raises(DataError, match="column 'dataset' appears 2 times"):
         headtohead.suite(scores=tmp_path / "t.tsv")
+
+
+def test_a_column_that_differs_only_in_surrounding_spaces_is_refused_and_a_lone_one_read_stripped(tmp_path):
+    """``a `` beside ``a`` printed as two models both shown as ``a``: refused, naming both; ``a `` alone is ``a``."""
+    table = tmp_path / "t.csv"
+    table.write_text("dataset,a,a ,c\nx,0.1,0.2,0.3\ny,0.3,0.4,0.5\nz,0.2,0.1,0.6\n")
+    with pytest.raises(DataError) as info:
+        headtohead.suite(scores=table)
+    said = str(info.value)
+    assert said == (
+        f"--scores {table}: columns 'a' and 'a ' differ only in spaces around the name, so they would read as "
+        f"one model listed twice; rename one of them or drop the copy"
+    )
+    frame = pd.DataFrame([["x", 0.1, 0.2], ["y", 0.3, 0.4]], columns=["dataset", " b", "b\t"])
+    with pytest.raises(DataError, match=r"the scores table: columns ' b' and 'b\\t' differ only in spaces"):
+        headtohead.suite(scores=frame)
+    table.write_text(" dataset ,a , B,b\nx,0.1,0.2,0.3\ny,0.3,0.4,0.5\nz,0.2,0.1,0.6\n")
+    result = headtohead.suite(scores=table).result  # each name read stripped; case kept: B and b are two models
+    assert result.models == ["a", "B", "b"] and [d.name for d in result.datasets] == ["x", "y", "z"]
+    assert result.dataset("y").scores == {"a": 0.3, "B": 0.4, "b": 0.5}
 
 
 def test_the_same_data_given_twice_is_refused(tmp_path):
@@ -70,11 +93,44 @@ def test_a_baseline_gives_holm_over_k_minus_1_and_its_words():
         assert c.significant and c.winner == c.model
     assert result.pair("x", "z").holm_p == pytest.approx(6 / 128)  # over every pair: 3
     said = " ".join(result.verdict)
-    assert "Against the baseline z (Wilcoxon signed-rank, Holm over 2 comparisons, α = 0.05): x is better" in said
-    assert "Demšar's rank test with a control (average ranks, Holm over 2)" in said
+    assert (
+        "Against the baseline z, decided by the Wilcoxon signed-rank test (Holm over 2 comparisons, α = 0.05): "
+        "x is better" in said
+    )
+    assert "Demšar's rank test with a control (average ranks, Holm over 2), a view that does not decide: " in said
     with pytest.raises(ConfigError, match=r"--baseline zz: not one of the models — did you mean z\?"):
         headtohead.suite(scores=TABLE, baseline="zz")
     assert headtohead.suite(scores=TABLE).result.control == []
+
+
+def test_when_the_two_tests_against_the_baseline_disagree_the_words_say_which_decides():
+    """x beats the baseline z on 7 of 7 data sets (Wilcoxon: better), but y sits between them on every data set, so
+    x's average rank is 1 from z's: Demšar's rank test does not find it. The deciding test comes first, the rank
+    test is worded as a view that does not decide, and one clause says they disagree and which verdict stands."""
+    table = TABLE.assign(y=TABLE["x"] + 0.05)  # y best everywhere, x second, z last
+    result = headtohead.suite(scores=table, baseline="z").result
+    x, y = result.control
+    assert (x.model, x.significant, x.winner, x.rank_significant) == ("x", True, "x", False)
+    assert (y.model, y.significant, y.rank_significant) == ("y", True, True)
+    decided, view = control_sentences(result)
+    assert decided.startswith(
+        "Against the baseline z, decided by the Wilcoxon signed-rank test (Holm over 2 comparisons, α = 0.05): "
+        "x is better (better on 7 of 7 data sets"
+    )
+    assert view == (
+        "Demšar's rank test with a control (average ranks, Holm over 2), a view that does not decide: the average "
+        f"rank of y differs from z's (Holm p {format_p(y.rank_holm_p).removeprefix('= ')}); for x the two tests "
+        "disagree, and the Wilcoxon verdict above stands (average ranks move with the other models in the suite; "
+        "the Wilcoxon test reads the two models' scores only)."
+    )
+    assert result.verdict[-2:] == [decided, view]
+    columns = [c.label for c in control_columns(result)]
+    assert columns.index("Wilcoxon Holm p (decides)") < columns.index("rank test Holm p (does not decide)")
+    (row_x, _) = control_rows(result)
+    assert row_x.get("holm_p").mark == "✓" and row_x.get("rank_holm_p").mark is None
+    agreeing = headtohead.suite(scores=TABLE[["dataset", "x", "z"]], baseline="z").result  # both find x: no clause
+    (c,) = agreeing.control
+    assert c.significant and c.rank_significant and "disagree" not in " ".join(control_sentences(agreeing))
 
 
 def test_practically_better_pairs_are_named():

@@ -322,3 +322,27 @@ def test_the_gate_reads_rounds_stopped_by_the_rule_with_the_anytime_interval():
     expected = speed_ratio(np.exp(logs), np.ones_like(logs), method="anytime")
     assert (anytime.low, anytime.high) == pytest.approx((expected.low, expected.high))
     assert anytime.high - anytime.low > fixed.high - fixed.low  # wider: it holds at any stopping round
+
+
+def test_every_ratio_the_stop_decides_beyond_the_margin_is_named_faster_by_holm():
+    """The stop reads the margin at 1 − α/m, so Holm over the m comparisons names every such ratio; at 1 − α it
+    would not (the demo's contradiction, counted here on 4,000 families of noisy stopped-looking rounds)."""
+    from headtohead.stats.speed_sequence import BEYOND_MARGIN, confidence_sequence, settlement
+
+    rng = np.random.default_rng(3)
+    for m in (2, 3, 6):
+        logs = rng.normal(rng.uniform(-1.5, 1.5, (4000, m, 1)), 0.7, (4000, m, 8))  # 8 rounds, σ = 0.7
+        p = confidence_sequence(logs, 0.95)[2]
+        named = holm_rows(p) <= 0.05
+        now = settlement(logs, 0.95, 0.05, 0.10, tests=m) == BEYOND_MARGIN
+        before = settlement(logs, 0.95, 0.05, 0.10, tests=1) == BEYOND_MARGIN
+        assert now.sum() > 1000 and not (now & ~named).any()
+        assert (before & ~named).sum() > 10  # reading the margin at each ratio's own 95 % parts from the verdict
+
+
+def test_the_family_the_stop_splits_alpha_over_is_the_one_holm_adjusts_over():
+    from headtohead.stats.speed_family import family_size
+
+    assert family_size(2, ["offline"]) == 1 and family_size(2, ["offline", "single_stream", "time_window"]) == 2
+    assert family_size(5, ["offline", "single_stream"]) == 20 and family_size(3, ["single_stream", "server"]) == 6
+    assert family_size(1, ["offline"]) == 1  # one model: nothing compared, nothing split

@@ -30,16 +30,12 @@ def suite(
         None, help="SUITE.yaml, or the results.json (or folder) of each finished run, one per data set."
     ),
     scores: Optional[Path] = typer.Option(
-        None,
-        "--scores",
-        help="A table of scores (.csv/.tsv): a 'dataset' column and one column per model (optionally a 'seed' column).",
+        None, "--scores", help="A table of scores (.csv/.tsv): a 'dataset' column, one column per model (and 'seed')."
     ),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="lm-eval logs: each task a data set."),
     out: Optional[Path] = shared.OutOption,
     metric: Optional[str] = typer.Option(
-        None,
-        "--metric",
-        help="The figure compared (runs: accuracy, f1_macro, brier …; a table: the name of what it holds).",
+        None, "--metric", help="The figure compared (runs: accuracy, f1_macro, brier …; a table: what it holds)."
     ),
     lower_is_better: bool = typer.Option(False, "--lower-is-better", help="A table's scores are better when lower."),
     rope: Optional[float] = typer.Option(
@@ -55,6 +51,9 @@ def suite(
         None,
         "--baseline",
         help="Compare every other model with this one (Demšar's control): Holm over those k − 1 comparisons.",
+    ),
+    figure_size: Optional[str] = typer.Option(
+        None, "--figure-size", help="WxH inches of the CD diagram in cd.svg/cd.pdf (3.5x1.6: an IEEE column)."
     ),
     set_: Optional[list[str]] = shared.SetOption,
     resume: Optional[bool] = shared.ResumeOption,
@@ -81,6 +80,7 @@ def suite(
             alpha=alpha,
             name=name,
             baseline=baseline,
+            figure_size=figure_size,
             resume=bool(resume),
             overwrite=overwrite,
             offline=offline,

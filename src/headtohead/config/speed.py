@@ -84,7 +84,8 @@ class SpeedConfig(_Section):
         gt=0.0,
         lt=1.0,
         description="With precision: a ratio whose interval lies wholly beyond 1 ± margin (one model "
-        "faster by more than it) or wholly within it also stops the rounds (0.1 = 10 %).",
+        "faster by more than it) or wholly within it also stops the rounds (0.1 = 10 %); read at 1 − α/m "
+        "over the run's m speed comparisons, so every ratio it decides beyond the margin the verdict names faster.",
     )
     order: Literal["balanced", "random"] = Field(
         default="balanced",

@@ -30,6 +30,8 @@ __all__ = [
     "SuiteConfig",
     "SuiteDatasetConfig",
     "AcrossConfig",
+    "FigureConfig",
+    "figure_size",
     "RUN_METRICS",
     "DATASET_PLACEHOLDER",
     "load_suite",
@@ -63,6 +65,70 @@ class SuiteDatasetConfig(Section):
         return name
 
 
+#: The largest side of the CD diagram, in inches (a poster's width): beyond it a typo, not a figure.
+MAX_FIGURE_INCHES = 50.0
+
+
+class FigureConfig(Section):
+    """The size of the CD diagram written for a paper (``cd.svg``, ``cd.pdf``), in inches."""
+
+    width: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_FIGURE_INCHES,
+        description="Inches (an IEEE column is 3.5, a page 7.16); null: 9 inches.",
+    )
+    height: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_FIGURE_INCHES,
+        description="Inches; null: as many rows as the models' labels and the bars need.",
+    )
+
+    @property
+    def size(self) -> tuple[float | None, float | None] | None:
+        """``(width, height)``, ``None`` when neither is set (the default figure)."""
+        return None if self.width is None and self.height is None else (self.width, self.height)
+
+    @classmethod
+    def read(cls, text: str, where: str = "--figure-size") -> FigureConfig:
+        """``WIDTHxHEIGHT`` as people write it (:func:`figure_size`)."""
+        width, height = figure_size(text, where)
+        return cls(width=width, height=height)
+
+
+def figure_size(text: str, where: str = "--figure-size") -> tuple[float, float]:
+    """``WIDTHxHEIGHT`` in inches (``3.5x1.6``) as two numbers.
+
+    Raises
+    ------
+    ConfigError
+        One line: not two numbers joined by ``x``, or a side that is not a positive, finite
+        number of inches up to :data:`MAX_FIGURE_INCHES`.
+
+    Examples
+    --------
+    >>> figure_size("3.5x1.6"), figure_size(" 7.16 X 2 ")
+    ((3.5, 1.6), (7.16, 2.0))
+    """
+    hint = "give WIDTHxHEIGHT in inches, e.g. 3.5x1.6 (an IEEE column is 3.5 inches wide)"
+    parts = text.strip().lower().replace("×", "x").split("x")
+    if len(parts) != 2:
+        raise ConfigError(f"{where} {text!r}: not a width and a height joined by 'x'; {hint}")
+    sides = []
+    for name, part in zip(("width", "height"), parts, strict=True):
+        try:
+            value = float(part.strip())
+        except ValueError:
+            raise ConfigError(f"{where} {text!r}: the {name} '{part.strip()}' is not a number; {hint}") from None
+        if not (0 < value <= MAX_FIGURE_INCHES):  # NaN fails too
+            raise ConfigError(
+                f"{where} {text!r}: the {name} must be more than 0 and at most {MAX_FIGURE_INCHES:g} inches; {hint}"
+            )
+        sides.append(value)
+    return sides[0], sides[1]
+
+
 class AcrossConfig(Section):
     """How the data sets' scores are compared."""
 
@@ -77,6 +143,10 @@ class AcrossConfig(Section):
     baseline: str | None = Field(
         default=None,
         description="A model every other is compared with (Demšar's control: Holm over k − 1); --baseline sets it too.",
+    )
+    figure: FigureConfig = Field(
+        default_factory=FigureConfig,
+        description="The CD diagram's size for a paper (cd.svg, cd.pdf), in inches; --figure-size sets it too.",
     )
 
     @field_validator("metric")

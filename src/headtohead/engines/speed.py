@@ -36,7 +36,7 @@ from headtohead.results.speed import (
     TimedScenario,
     TimeWindowResult,
 )
-from headtohead.stats.speed_family import adjust_speed_family
+from headtohead.stats.speed_family import adjust_speed_family, family_size
 
 __all__ = ["measure_speed", "SpeedProgress", "ModelRecipe"]
 
@@ -181,6 +181,7 @@ def measure_speed(
                     progress=progress,
                     warnings=warnings,
                     ledger=ledger,
+                    tests=family_size(len(models), config.scenarios),  # the family Holm adjusts the verdict over
                 )
             )
         pipelines = (

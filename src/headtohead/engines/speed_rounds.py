@@ -11,7 +11,10 @@ scenario.
 With ``speed.precision`` (the default) the rounds go on, after ``speed.rounds`` and only at the
 end of a whole cycle of balanced orders, until every ratio's anytime-valid interval
 (:mod:`headtohead.stats.speed_sequence`) is within ``±precision`` or decided against
-``speed.margin``, or ``speed.max_seconds`` has passed; without it, exactly ``speed.rounds``.
+``speed.margin`` — a margin decision read at ``1 − α/m`` over the run's ``m`` speed comparisons,
+so that every ratio the rule decides beyond the margin is one Holm's verdict names faster
+(:func:`headtohead.stats.speed_sequence.settlement`) — or ``speed.max_seconds`` has passed;
+without it, exactly ``speed.rounds``.
 """
 
 from __future__ import annotations
@@ -38,7 +41,14 @@ from headtohead.results.speed import (
 from headtohead.runtime.devices import is_cuda
 from headtohead.stats.design import round_order, williams_design
 from headtohead.stats.speed import SpeedRatio, paired_speed_ratio, round_log_ratios
-from headtohead.stats.speed_sequence import first_bounded_round, settled
+from headtohead.stats.speed_sequence import (
+    OPEN,
+    PRECISION,
+    SETTLED_NAMES,
+    first_bounded_round,
+    margin_confidence,
+    settlement,
+)
 
 __all__ = ["run_scenario", "minimum_rounds", "SpeedProgress"]
 
@@ -52,9 +62,13 @@ def _order(models: list[StagedModel], index: int, how: str, rng: np.random.Gener
     return [models[i] for i in round_order(len(models), index, seed=seed)]
 
 
+#: One pair's comparison as the rounds stand: its ratio, its record, and its per-round log ratios.
+_Pair = tuple[SpeedRatio, SpeedComparison, np.ndarray]
+
+
 def _compare(
     models: list[StagedModel], rounds: Mapping[str, list[list[int]]], scenario: TimedScenario, config: SpeedConfig
-) -> list[tuple[SpeedRatio, SpeedComparison]]:
+) -> list[_Pair]:
     out = []
     inputs = len(models[0].staged[scenario])  # every model runs whole passes over the same timed inputs
     method: Literal["t", "anytime"] = "t" if config.precision is None else "anytime"
@@ -80,14 +94,15 @@ def _compare(
                         faster=faster,
                         p_value=ratio.p_value,
                     ),
+                    logs,
                 )
             )
     return out
 
 
-def _reached(comparisons: list[tuple[SpeedRatio, SpeedComparison]]) -> float:
+def _reached(comparisons: list[_Pair]) -> float:
     """The widest ratio interval's relative half-width."""
-    return max(r.halfwidth for r, _ in comparisons)
+    return max(r.halfwidth for r, _, _ in comparisons)
 
 
 def _samplers(models: list[StagedModel], config: SpeedConfig, clock: Clock) -> dict[str, TelemetrySampler]:
@@ -119,19 +134,43 @@ def minimum_rounds(n_models: int, config: SpeedConfig) -> tuple[int, int]:
     return period * math.ceil(minimum / period) if config.precision is not None else minimum, period
 
 
-def _stop(
-    comparisons: list[tuple[SpeedRatio, SpeedComparison]], config: SpeedConfig, spent_ns: int
-) -> StopReason | None:
+def _settlement(comparisons: list[_Pair], config: SpeedConfig, tests: int) -> list[int]:
+    """How the rule finds each ratio now (:func:`~headtohead.stats.speed_sequence.settlement`)."""
+    return [
+        int(settlement(logs, config.confidence, config.precision, config.margin, tests)) for _, _, logs in comparisons
+    ]
+
+
+def _stop(comparisons: list[_Pair], config: SpeedConfig, spent_ns: int, tests: int) -> StopReason | None:
     """Why the rounds stop now, or ``None`` to go on (the rule of the module docstring)."""
     if config.precision is None or not comparisons:
         return "minimums_met"
-    if all(r.halfwidth <= config.precision for r, _ in comparisons):
+    found = _settlement(comparisons, config, tests)
+    if all(code == PRECISION for code in found):
         return "target_ci_reached"
-    logs = np.log([r.ratio for r, _ in comparisons])
-    halves = np.log1p([r.halfwidth for r, _ in comparisons])
-    if np.all(settled(logs, halves, config.precision, config.margin)):
+    if all(code != OPEN for code in found):
         return "margin_decided"
     return "time_budget" if spent_ns >= config.max_seconds * 1e9 else None
+
+
+def _settled(comparisons: list[_Pair], config: SpeedConfig, tests: int) -> list[SpeedComparison]:
+    """The comparisons as recorded: each says how the rule had settled it when the rounds stopped."""
+    if config.precision is None:
+        return [c for _, c, _ in comparisons]
+    found = _settlement(comparisons, config, tests)
+    return [
+        c.model_copy(update={"settled": SETTLED_NAMES.get(code)})
+        for (_, c, _), code in zip(comparisons, found, strict=True)
+    ]
+
+
+def _budget_warning(scenario: str, config: SpeedConfig, comparisons: list[_Pair], rounds: int) -> str:
+    margin = f" or decided against the {100 * config.margin:g} % margin" if config.margin is not None else ""
+    return (
+        f"{scenario}: the time budget (max_seconds={config.max_seconds:g}) ran out before every ratio CI was within "
+        f"±{100 * (config.precision or 0.0):.1f} %{margin} (reached ±{100 * _reached(comparisons):.1f} % after "
+        f"{rounds} rounds); raise max_seconds, loosen precision or quiet the machine"
+    )
 
 
 def run_scenario(
@@ -146,8 +185,14 @@ def run_scenario(
     progress: SpeedProgress | None,
     warnings: list[str],
     ledger: EnergyLedger | None = None,
+    tests: int = 1,
 ) -> ScenarioRun:
-    """Warm up, then time interleaved rounds of forward calls; fill ``model.timings[scenario]``."""
+    """Warm up, then time interleaved rounds of forward calls; fill ``model.timings[scenario]``.
+
+    ``tests`` is the run's number of speed comparisons, the family Holm adjusts the verdict over
+    (:func:`headtohead.stats.speed_family.family_size`): the margin decisions of the stopping rule
+    are read at ``1 − α/tests``, so the rule stops on decisions the verdict makes.
+    """
     pool = len(models[0].staged[scenario])
     per_block = max(1, math.ceil(config.min_iterations / config.rounds))
     block_ns = config.min_seconds * 1e9 / config.rounds
@@ -174,7 +219,7 @@ def run_scenario(
     rounds: dict[str, list[list[int]]] = {m.name: [] for m in models}
     intervals: dict[str, list[tuple[int, int]]] = {m.name: [] for m in models}
     orders: list[list[str]] = []
-    comparisons: list[tuple[SpeedRatio, SpeedComparison]] = []
+    comparisons: list[_Pair] = []
     stop_reason: StopReason = "minimums_met"
     minimum, period = minimum_rounds(len(models), config)
     samplers = _samplers(models, config, clock)
@@ -207,21 +252,18 @@ def run_scenario(
                 continue
             if len(models) > 1:
                 comparisons = _compare(models, rounds, scenario, config)
-            stop = _stop(comparisons, config, clock() - started)
+            stop = _stop(comparisons, config, clock() - started, tests)
             if stop is None:
                 continue
             stop_reason = stop
             if stop == "time_budget":
-                warnings.append(
-                    f"{scenario}: the time budget (max_seconds={config.max_seconds:g}) ran out before "
-                    f"every ratio CI was within ±{100 * (config.precision or 0.0):.1f} % (reached ±{100 * _reached(comparisons):.1f} % "
-                    f"after {len(orders)} rounds); raise max_seconds, loosen precision or quiet the machine"
-                )
+                warnings.append(_budget_warning(scenario, config, comparisons, len(orders)))
             break
     finally:
         for sampler in samplers.values():
             sampler.stop()
     elapsed_s = (clock() - started) / 1e9
+    margin = config.margin if config.precision is not None else None  # a margin only stops rounds with a precision
     for m in models:
         m.timings[scenario] = ScenarioTiming(
             scenario=scenario,
@@ -242,7 +284,10 @@ def run_scenario(
         stop_reason=stop_reason,
         precision=config.precision,
         precision_reached=_reached(comparisons) if comparisons else None,
+        margin=margin,
+        margin_tests=tests if margin is not None else None,
+        margin_confidence=margin_confidence(config.confidence, tests) if margin is not None else None,
         elapsed_s=elapsed_s,
         round_orders=orders,
-        comparisons=[c for _, c in comparisons],
+        comparisons=_settled(comparisons, config, tests),
     )

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from headtohead.config.suite import SuiteConfig, load_suite, suite_from_dict
+from headtohead.config.suite import FigureConfig, SuiteConfig, load_suite, suite_from_dict
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.pipeline.outputs import OutputLock, check_writable, folder_owner
 from headtohead.pipeline.run import Run
@@ -86,6 +86,7 @@ def suite(
     on_event: Callable[[str], None] | None = None,
     seed: int = 0,
     baseline: str | None = None,
+    figure_size: str | tuple[float | None, float | None] | None = None,
 ) -> SuiteOutcome:
     """Compare the same models across several data sets.
 
@@ -135,6 +136,10 @@ def suite(
     baseline : str, optional
         A model to compare every other with (Demšar's comparisons with a control): Holm over
         these k − 1 comparisons, beside every pair.
+    figure_size : (width, height) in inches, or ``"WxH"``, optional
+        The size of the CD diagram written for a paper (``cd.svg``, ``cd.pdf``; either side
+        ``None``: the default; ``"3.5x1.6"`` as ``--figure-size`` takes it); it replaces a suite
+        file's ``across.figure``. The report's own diagram keeps the screen size.
 
     Returns
     -------
@@ -159,6 +164,7 @@ def suite(
     """
     say = on_event or (lambda line: None)
     kind = _input_kind(source, scores)
+    figure = _figure_config(figure_size)
     given = [
         flag for flag, on in (("--set", overrides), ("--resume", resume), ("--deterministic", deterministic)) if on
     ]
@@ -174,6 +180,7 @@ def suite(
             alpha=alpha if alpha is not None else 0.05,
             rope=rope if rope is not None else 0.01,
             baseline=_baseline(baseline, models),
+            figure=figure.size,
         )
         return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed)
     if kind == "results":
@@ -187,6 +194,7 @@ def suite(
             higher=metric_direction(chosen, lower_is_better, table=False),
             alpha=alpha if alpha is not None else 0.05,
             rope=rope if rope is not None else 0.01,
+            figure=figure.size,
         )
         models, datasets = _read_runs(paths, chosen, out_dir)
         settings = replace(settings, baseline=_baseline(baseline, models))
@@ -202,6 +210,7 @@ def suite(
         rope=config.across.rope,
         bayes_samples=config.across.bayes_samples,
         baseline=_baseline(baseline, [m.name for m in config.models]) or config.across.baseline,  # before any run
+        figure=figure.size if figure_size is not None else config.across.figure.size,
     )
     out = Path(out_dir) if out_dir is not None else None
     with contextlib.ExitStack() as stack:
@@ -244,6 +253,23 @@ class _Settings:
     rope: float
     bayes_samples: int = 50_000
     baseline: str | None = None
+    figure: tuple[float | None, float | None] | None = None
+
+
+def _figure_config(size: str | tuple[float | None, float | None] | None) -> FigureConfig:
+    """The CD diagram's size as given to :func:`suite` (``--figure-size``), checked as ``across.figure`` is."""
+    if size is None:
+        return FigureConfig()
+    if isinstance(size, str):
+        return FigureConfig.read(size)  # one line naming --figure-size, before anything runs
+    try:
+        width, height = size
+        return FigureConfig(width=width, height=height)
+    except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        raise ConfigError(
+            f"figure_size={size!r}: give (width, height) in inches, each more than 0 (None: the default), "
+            f"e.g. (3.5, 1.6)"
+        ) from exc
 
 
 def _baseline(name: str | None, models: Sequence[str]) -> str | None:
@@ -387,7 +413,7 @@ def _finish(
     if out is not None:
         with contextlib.nullcontext() if claimed else _claim(out, settings.name, kind, overwrite=overwrite):
             save_suite_result(result, out / SUITE_FILE)
-            write_suite_reports(result, out)
+            write_suite_reports(result, out, figure_size=settings.figure)
     return SuiteOutcome(result=result, out_dir=out)
 
 

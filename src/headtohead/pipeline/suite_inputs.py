@@ -325,6 +325,26 @@ def _once_each(columns: Sequence[str], source: str) -> None:
         )
 
 
+def _stripped(columns: Sequence[str], source: str) -> list[str]:
+    """The column names without surrounding whitespace; two that differ only by it are refused.
+
+    ``a `` beside ``a`` is one name to a reader (no report shows the trailing space), so it would
+    read as one model listed twice. Case is kept: ``BERT`` and ``bert`` look different everywhere
+    they are shown, and model names are case-sensitive everywhere else (an experiment's models,
+    a suite file's, a run's ``results.json``).
+    """
+    stripped = [c.strip() for c in columns]
+    for name in dict.fromkeys(stripped):
+        spelled = list(dict.fromkeys(c for c, s in zip(columns, stripped, strict=True) if s == name))
+        if len(spelled) > 1:
+            shown = " and ".join(repr(c) for c in spelled)
+            raise DataError(
+                f"{source}: columns {shown} differ only in spaces around the name, so they would read as one "
+                f"model listed twice; rename one of them or drop the copy"
+            )
+    return stripped
+
+
 def _number(text: Any, where: str) -> float:
     try:
         value = float(str(text).strip())
@@ -347,8 +367,10 @@ def read_score_table(table: str | Path | Any) -> tuple[list[str], list[DatasetSc
     Raises
     ------
     DataError
-        No ``dataset`` column, a column named twice, fewer than two model columns, a cell that
-        is not a finite number, a data set listed twice without a ``seed`` column (or twice with one seed).
+        No ``dataset`` column, a column named twice (or two names that differ only in the spaces
+        around them: a name's surrounding spaces are dropped), fewer than two model columns, a
+        cell that is not a finite number, a data set listed twice without a ``seed`` column (or
+        twice with one seed).
     """
     if isinstance(table, (str, Path)):
         path = Path(table)
@@ -360,6 +382,9 @@ def read_score_table(table: str | Path | Any) -> tuple[list[str], list[DatasetSc
         _once_each(columns, source)  # before to_dict, which keeps the last column of each name
         rows = [{str(k): v for k, v in row.items()} for row in table.to_dict("records")]
     _once_each(columns, source)
+    named = dict(zip(columns, _stripped(columns, source), strict=True))  # ' a ' is read as 'a'
+    columns = list(named.values())
+    rows = [{named.get(k, k): v for k, v in row.items()} for row in rows]
     if DATASET_COLUMN not in columns:
         raise DataError(
             f"{source}: no '{DATASET_COLUMN}' column (columns: {listing(columns)}); name the column of "

@@ -244,7 +244,7 @@ def write_outputs(
 
 
 def write_suite_reports(
-    result: SuiteResult, out_dir: str | Path, *, figure_size: tuple[float, float] | None = None
+    result: SuiteResult, out_dir: str | Path, *, figure_size: tuple[float | None, float | None] | None = None
 ) -> list[Path]:
     """Write a suite's files into ``out_dir``: ``suite.html``, ``suite.md`` (its diagram in ``suite_files/``),
     ``suite.csv``, ``suite.tex``, and the CD diagram as ``cd.svg`` and ``cd.pdf`` when there are statistics.
@@ -256,8 +256,9 @@ def write_suite_reports(
     ----------
     result : SuiteResult
     out_dir : str or Path
-    figure_size : (float, float), optional
-        The CD diagram's width and height in inches (default: sized to the models).
+    figure_size : (float or None, float or None), optional
+        The width and height in inches of ``cd.svg`` and ``cd.pdf`` (``across.figure``, ``--figure-size``;
+        ``None`` for either: the default). The pages' own diagram keeps the screen size.
 
     Returns
     -------
@@ -268,7 +269,7 @@ def write_suite_reports(
     from headtohead.report.sections.suite import cd_figure, suite_csv_table, suite_document
 
     out = Path(out_dir)
-    document = suite_document(result, figure_size=figure_size)
+    document = suite_document(result)
     written = [out / SUITE_REPORT, out / SUITE_MARKDOWN, out / SUITE_CSV, out / SUITE_LATEX]
     write_text_atomic(written[0], document_html(document))
     text, images = document_markdown(document, image_folder=SUITE_FIGURES_DIR)
@@ -327,11 +328,11 @@ def log_runs_to_mlflow(
     )
 
 
-def render_suite_html(result: SuiteResult, *, figure_size: tuple[float, float] | None = None) -> str:
+def render_suite_html(result: SuiteResult) -> str:
     """A suite's report as one self-contained HTML page (the CD diagram inline)."""
     from headtohead.report.sections.suite import suite_document
 
-    return document_html(suite_document(result, figure_size=figure_size))
+    return document_html(suite_document(result))
 
 
 def render_suite_markdown(

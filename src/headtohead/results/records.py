@@ -42,7 +42,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class GPURecord(Record):

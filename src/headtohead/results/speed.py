@@ -26,6 +26,7 @@ from headtohead.results.server import LoadGenSummary
 __all__ = [
     "Scenario",
     "StopReason",
+    "Settled",
     "LatencyStats",
     "ScenarioTiming",
     "PipelineTiming",
@@ -44,11 +45,14 @@ __all__ = [
 
 Scenario = Literal["offline", "single_stream", "time_window"]
 #: minimums_met: a fixed number of rounds (speed.precision null); target_ci_reached: every ratio known
-#: to speed.precision; margin_decided: every ratio known to it or decided against speed.margin;
+#: to speed.precision; margin_decided: every ratio known to it or decided against speed.margin (at
+#: 1 − α/m, m the run's speed comparisons: each a decision the verdict makes too);
 #: time_budget: speed.max_seconds ran out first.
 StopReason = Literal["minimums_met", "target_ci_reached", "margin_decided", "time_budget"]
 #: The scenarios timed in interleaved rounds (the others have their own records).
 TimedScenario = Literal["offline", "single_stream"]
+#: How the stopping rule settled a ratio (``stats.speed_sequence.settlement``).
+Settled = Literal["precision", "beyond_margin", "within_margin"]
 #: How the latencies were timed.
 TimerName = Literal["perf_counter_ns", "cuda_event"]
 
@@ -340,6 +344,13 @@ class SpeedComparison(Record):
         default=None,
         description="how many speed comparisons Holm's adjustment ran over; None: not adjusted (files of version ≤ 3)",
     )
+    settled: Settled | None = Field(
+        default=None,
+        description="how the stopping rule had settled the ratio when the rounds stopped: precision (the "
+        "interval within ±speed.precision), beyond_margin (one model faster by more than speed.margin) or "
+        "within_margin (the two within it), both read at ScenarioRun.margin_confidence; None: not settled "
+        "(time budget), a fixed number of rounds, or files of version ≤ 6",
+    )
     verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")
 
     @property
@@ -367,6 +378,21 @@ class ScenarioRun(Record):
         default=None,
         description="The widest ratio interval's relative half-width when the rounds stopped (0.04: ±4 %); "
         "None: no comparison, or files of version ≤ 5",
+    )
+    margin: float | None = Field(
+        default=None,
+        description="speed.margin the stopping rule read (None: none, a fixed number of rounds, or files of version "
+        "≤ 6, whose margin decisions were read at each comparison's own level, before Holm)",
+    )
+    margin_tests: int | None = Field(
+        default=None,
+        description="m: the run's speed comparisons (pairs × timed scenarios, + Server capacity pairs), the "
+        "family Holm adjusts over; α was split over them for the margin decisions",
+    )
+    margin_confidence: float | None = Field(
+        default=None,
+        description="the level each margin decision was read at, 1 − α/margin_tests: a ratio decided beyond the "
+        "margin has an anytime p ≤ α/m, so Holm names its faster model",
     )
     elapsed_s: float
     round_orders: list[list[str]] = Field(description="The order the models ran in, per round.")

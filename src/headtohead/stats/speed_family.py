@@ -18,6 +18,7 @@ from headtohead.stats.speed import round_log_ratios, round_medians, trend_test
 
 __all__ = [
     "adjust_speed_family",
+    "family_size",
     "noise_checks",
     "NoiseChecks",
     "RatioCheck",
@@ -36,6 +37,23 @@ UNDECIDED_HALFWIDTH = 0.10
 RATIO_DRIFT = 0.05
 #: A significant trend of the machine's level (all models together) of at least this much: a warning.
 LEVEL_DRIFT = 0.10
+
+
+def family_size(n_models: int, scenarios: Sequence[str]) -> int:
+    """The most comparisons :func:`adjust_speed_family` can adjust over in a run: pairs × (timed scenarios + Server).
+
+    The stopping rule splits α over this many (``stats.speed_sequence.settlement``) before the
+    rounds are timed; where a Server pair ends with no p-value the family Holm adjusts over is
+    smaller, and the split only the safer.
+
+    Examples
+    --------
+    >>> family_size(2, ["offline", "single_stream"]), family_size(3, ["offline", "time_window", "server"])
+    (2, 6)
+    """
+    pairs = n_models * (n_models - 1) // 2
+    timed = sum(s in ("offline", "single_stream") for s in scenarios) + ("server" in scenarios)
+    return max(1, pairs * timed)
 
 
 def adjust_speed_family(
@@ -108,7 +126,9 @@ class RatioCheck:
     halfwidth : float
         The interval's relative half-width (``0.08``: ±8 %).
     decided : bool
-        A model was named faster (after Holm where the record was adjusted).
+        A model was named faster (after Holm where the record was adjusted), or the stopping rule
+        decided the ratio against ``speed.margin`` (``SpeedComparison.settled``): within the
+        margin, the two are known to differ by less than it, not "undecided".
     too_wide : bool
         Rule 1: undecided and ``halfwidth > limit``.
     rounds_needed : int or None
@@ -265,7 +285,7 @@ def noise_checks(summary: SpeedSummary) -> NoiseChecks:
     ratios = []
     for c, trend, p_adj, drifted in zip(pending_ratios, ratio_trends, ratio_adj, ratio_drifted, strict=True):
         halfwidth = max(c.ci_high / c.ratio - 1.0, 1.0 - c.ci_low / c.ratio)
-        decided = c.faster is not None
+        decided = c.faster is not None or c.settled in ("beyond_margin", "within_margin")
         too_wide = not decided and halfwidth > limit
         ratios.append(
             RatioCheck(

@@ -29,12 +29,17 @@ rounds to 100: the price of stopping on the data. ``1 / M_n(0)`` is the matching
 p-value of "no difference" (``≤ α`` exactly when the sequence excludes a ratio of 1); Holm over a
 run's comparisons reads it like any other p-value.
 
-The stopping rule (:func:`settled`): a ratio is settled when its interval is within
-``±precision`` (``speed.precision``) or, with ``speed.margin``, lies wholly beyond ``1 ± margin``
-(one model faster by more than the margin) or wholly within it (the two within the margin).
-How the sequence behaves where the rounds are not exactly normal (spikes, drift, a machine that
-wanders) is counted by simulation through these functions: ``benchmarks/audit/speed.py``,
-``docs/audit.md``.
+The stopping rule (:func:`settlement`): a ratio is settled when its interval — the one the
+report shows, at ``confidence`` — is within ``±precision`` (``speed.precision``), or, with
+``speed.margin``, when its sequence at ``1 − α/m`` (:func:`margin_confidence`; ``m`` the run's
+speed comparisons, the family Holm adjusts over) lies wholly beyond ``1 ± margin`` (one model
+faster by more than the margin) or wholly within it (the two within the margin). Known to the
+precision is a width, no claim, so it reads the interval shown; a margin decision is a claim, so
+it reads the level Holm's first step needs: its anytime p-value is then ≤ α/m, so Holm's
+adjusted p is ≤ α and the verdict names the faster model of every ratio the rule decided beyond
+the margin — the stop and the verdict are one decision. How the sequence behaves where the
+rounds are not exactly normal (spikes, drift, a machine that wanders) is counted by simulation
+through these functions: ``benchmarks/audit/speed_stopping.py``, ``docs/audit.md``.
 """
 
 from __future__ import annotations
@@ -43,10 +48,29 @@ import math
 
 import numpy as np
 
-__all__ = ["MIXTURE_TAU2", "confidence_sequence", "first_bounded_round", "relative_halfwidth", "settled"]
+__all__ = [
+    "MIXTURE_TAU2",
+    "OPEN",
+    "PRECISION",
+    "BEYOND_MARGIN",
+    "WITHIN_MARGIN",
+    "SETTLED_NAMES",
+    "confidence_sequence",
+    "first_bounded_round",
+    "margin_confidence",
+    "relative_halfwidth",
+    "settled",
+    "settlement",
+]
 
 #: τ² of the normal mixture over the standardised effect: the sequence is tightest from ~8 to ~100 rounds.
 MIXTURE_TAU2 = 1.0
+
+#: How :func:`settlement` finds a ratio: not settled yet, known to the precision, decided beyond the
+#: margin (one model faster by more than it), decided within it (the two within it).
+OPEN, PRECISION, BEYOND_MARGIN, WITHIN_MARGIN = 0, 1, 2, 3
+#: The names a record keeps (``SpeedComparison.settled``), by code; ``OPEN`` is ``None``.
+SETTLED_NAMES = {PRECISION: "precision", BEYOND_MARGIN: "beyond_margin", WITHIN_MARGIN: "within_margin"}
 
 
 def confidence_sequence(
@@ -153,3 +177,63 @@ def settled(
         low, high = c - h, c + h
         done |= (low > bound) | (high < -bound) | ((low >= -bound) & (high <= bound))
     return done if done.ndim else bool(done)
+
+
+def margin_confidence(confidence: float, tests: int) -> float:
+    """The level a margin decision is read at: ``1 − α/tests`` (Bonferroni over the run's speed comparisons).
+
+    Examples
+    --------
+    >>> margin_confidence(0.95, 1), round(margin_confidence(0.95, 2), 6), round(margin_confidence(0.95, 20), 6)
+    (0.95, 0.975, 0.9975)
+    """
+    return 1.0 - (1.0 - confidence) / max(1, int(tests))
+
+
+def settlement(
+    log_ratios: np.ndarray,
+    confidence: float,
+    precision: float | None,
+    margin: float | None = None,
+    tests: int = 1,
+) -> np.ndarray:
+    """How the stopping rule finds each ratio after these rounds: the one rule of the engine and the audit.
+
+    Parameters
+    ----------
+    log_ratios : ndarray of shape (..., n_rounds)
+        Each benchmark's per-round log ratios so far.
+    confidence : float
+        The level of the interval shown (``speed.confidence``).
+    precision : float or None
+        ``speed.precision``: the interval shown within ``±precision`` settles a ratio (:data:`PRECISION`).
+    margin : float or None
+        ``speed.margin``: the sequence at :func:`margin_confidence` wholly beyond ``1 ± margin``
+        (:data:`BEYOND_MARGIN`) or wholly within it (:data:`WITHIN_MARGIN`) settles it too.
+    tests : int
+        The run's speed comparisons, the family Holm adjusts over: α is split over them for the
+        margin decisions, so each one the rule makes is one the verdict makes.
+
+    Returns
+    -------
+    ndarray of int, shape (...)
+        :data:`OPEN`, :data:`PRECISION`, :data:`BEYOND_MARGIN` or :data:`WITHIN_MARGIN` (the
+        precision first: a ratio known to it is reported as known).
+
+    Examples
+    --------
+    >>> x = np.log([2.0, 2.2, 1.9, 2.1, 2.0, 1.8, 2.2, 2.0])  # about 2× every round
+    >>> int(settlement(x, 0.95, precision=0.01)), int(settlement(x, 0.95, precision=0.01, margin=0.1, tests=2))
+    (0, 2)
+    """
+    x = np.asarray(log_ratios, dtype=np.float64)
+    centre, half, _ = confidence_sequence(x, confidence)
+    code = np.full(centre.shape, OPEN, dtype=np.int64)
+    if margin is not None:
+        c, h, _ = confidence_sequence(x, margin_confidence(confidence, tests))
+        bound = math.log1p(margin)
+        code = np.where((c - h > bound) | (c + h < -bound), BEYOND_MARGIN, code)
+        code = np.where((c - h >= -bound) & (c + h <= bound), WITHIN_MARGIN, code)
+    if precision is not None:
+        code = np.where(np.expm1(half) <= precision, PRECISION, code)
+    return code

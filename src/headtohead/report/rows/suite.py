@@ -206,7 +206,7 @@ def control_columns(result: SuiteResult) -> list[Column]:
         Column("holm_p", "Wilcoxon Holm p (decides)", "p", priority=0),
         Column("rank_difference", "Δ rank", "signed_rank", priority=1),
         Column("rank_z", "rank z", "signed_rank", priority=3, paper=False),
-        Column("rank_holm_p", "rank test Holm p", "p", priority=1),
+        Column("rank_holm_p", "rank test Holm p (does not decide)", "p", priority=1),
     ]
 
 

@@ -86,22 +86,20 @@ def _control_caption(result: SuiteResult) -> str:
     )
 
 
-def _figure(result: SuiteResult, size: tuple[float, float] | None) -> Figure:
+def _figure(result: SuiteResult, size: tuple[float | None, float | None] | None) -> Figure:
     from headtohead.report.plots_suite import critical_difference_figure
 
     styles = model_styles(result.models)
 
     def make() -> object:
-        if size is None:
-            return critical_difference_figure(result.average_ranks, result.nemenyi_cd, result.cliques, styles,
-                                              alpha=result.alpha)  # fmt: skip
-        return critical_difference_figure(result.average_ranks, result.nemenyi_cd, result.cliques, styles,
-                                          alpha=result.alpha, size=size)  # fmt: skip
+        return critical_difference_figure(
+            result.average_ranks, result.nemenyi_cd, result.cliques, styles, alpha=result.alpha, size=size
+        )
 
     return Figure("critical-difference", CD_TITLE, cd_caption(result), make)
 
 
-def cd_figure(result: SuiteResult, size: tuple[float, float] | None = None) -> Figure:
+def cd_figure(result: SuiteResult, size: tuple[float | None, float | None] | None = None) -> Figure:
     """The CD diagram as a document figure (``size``: width and height in inches, else the default)."""
     return _figure(result, size)
 
@@ -187,17 +185,10 @@ def _sections(result: SuiteResult, figure: Callable[[], list[Block]]) -> list[Se
     return sections
 
 
-def suite_document(result: SuiteResult, *, figure_size: tuple[float, float] | None = None) -> Document:
-    """The suite's whole report (``suite.html``, ``suite.md``, ``suite.tex``).
-
-    Parameters
-    ----------
-    result : SuiteResult
-    figure_size : (float, float), optional
-        The CD diagram's width and height in inches.
-    """
+def suite_document(result: SuiteResult) -> Document:
+    """The suite's whole report (``suite.html``, ``suite.md``, ``suite.tex``); its CD diagram at the screen's size."""
     colours = {m: s.colour for m, s in model_styles(result.models).items()}
-    sections = _sections(result, lambda: [_figure(result, figure_size)])
+    sections = _sections(result, lambda: [_figure(result, None)])
     return Document(result.name, subtitle(result), tuple(sections), colours=colours)
 
 

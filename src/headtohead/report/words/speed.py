@@ -84,9 +84,16 @@ _STOP_TEXT = {
 def stop_text(run: ScenarioRun) -> str:
     """Why a scenario's rounds stopped, with the precision asked for and reached when it stopped on the data.
 
+    A stop on the margin names how each ratio was settled: the width reached is that of the
+    ratios known to the precision only (a ratio decided against the margin may be wider), and
+    the level the margin was read at, α split over the run's speed comparisons — so a ratio
+    decided beyond the margin is one the verdict names faster, never "undecided".
+
     Examples
     --------
-    ``every ratio known to ±5 % (reached ±3.9 %)``; ``time budget ran out at ±7.2 % (±5 % asked for)``
+    ``every ratio known to ±5 % (reached ±3.9 %)``; ``time budget ran out at ±7.2 % (±5 % asked for)``;
+    ``every ratio settled: 1 known to ±5 % (widest ±3.9 %); 1 beyond the 10 % margin (a model faster by more than
+    it) — each margin decision read at 97.5 %, α split over the run's 2 speed comparisons``
     """
     if run.precision is None or run.precision_reached is None:
         return _STOP_TEXT[run.stop_reason]
@@ -94,8 +101,36 @@ def stop_text(run: ScenarioRun) -> str:
     if run.stop_reason == "time_budget":
         return f"time budget ran out at ±{reached} (±{asked} asked for)"
     if run.stop_reason == "margin_decided":
-        return f"every ratio known to ±{asked} or decided against the margin (widest ±{reached})"
+        return _margin_text(run, asked)
     return f"every ratio known to ±{asked} (reached ±{reached})"
+
+
+def _margin_text(run: ScenarioRun, asked: str) -> str:
+    """A stop on the margin: how each ratio was settled, and the level the margin was read at."""
+    if run.margin is None or run.margin_confidence is None or run.margin_tests is None:
+        # results of version 6 and older: the rule read each ratio's own interval, before Holm
+        levels = sorted({format_percent(c.confidence) for c in run.comparisons})  # a stop on the margin has some
+        return (
+            f"every ratio known to ±{asked} or decided against the margin by its own {' / '.join(levels)} interval, "
+            f"before Holm's adjustment (a rule of results of version 6 and older)"
+        )
+    known = [c for c in run.comparisons if c.settled == "precision"]
+    margin = format_percent(run.margin)
+    parts = []
+    if known:
+        widest = max(max(c.ci_high / c.ratio - 1.0, 1.0 - c.ci_low / c.ratio) for c in known)
+        parts.append(f"{len(known)} known to ±{asked} (widest ±{format_percent(widest)})")
+    beyond = sum(c.settled == "beyond_margin" for c in run.comparisons)
+    if beyond:
+        parts.append(f"{beyond} beyond the {margin} margin (a model faster by more than it)")
+    within = sum(c.settled == "within_margin" for c in run.comparisons)
+    if within:
+        parts.append(f"{within} within the {margin} margin")
+    split = f", α split over the run's {run.margin_tests} speed comparisons" if run.margin_tests > 1 else ""
+    return (
+        f"every ratio settled: {'; '.join(parts)} — each margin decision read at "
+        f"{format_percent(run.margin_confidence)}{split}"
+    )
 
 
 def speed_verdict_lines(summary: SpeedSummary) -> list[str]:

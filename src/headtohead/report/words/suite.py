@@ -238,37 +238,56 @@ def _against(c: ControlComparison, result: SuiteResult) -> str:
     )
 
 
+def _disagrees(c: ControlComparison) -> bool:
+    """The rank test says otherwise than the Wilcoxon test: one significant and not the other, or opposite sides."""
+    if c.rank_significant != c.significant:
+        return True
+    rank_better = c.model if c.rank_difference < 0 else c.baseline
+    return c.significant and c.winner is not None and rank_better != c.winner
+
+
 def control_sentences(result: SuiteResult) -> list[str]:
-    """Each model against the baseline (``--baseline``): the Wilcoxon decisions and Demšar's rank test, Holm over k − 1.
+    """Each model against the baseline (``--baseline``): the Wilcoxon test, which decides, then Demšar's rank test.
+
+    The Wilcoxon signed-rank test reads the two models' scores only, so it decides (Benavoli,
+    Corani & Mangili 2016; ``docs/statistics.md`` §13); Demšar's rank test with a control reads
+    average ranks, which move with the other models in the suite, and is worded as a view that
+    does not decide. Where the two disagree for a model, one clause says so and which one stands.
 
     Examples
     --------
-    ``Against the baseline C4.5 (Wilcoxon signed-rank, Holm over 3 comparisons, α = 0.05): C4.5+m is better (…);
-    C4.5+cf is not shown to differ (Holm p = 0.87); …. Demšar's rank test with a control: C4.5+m, C4.5+m+cf
-    differ from C4.5 (Holm p = 0.047, 0.047).``
+    ``Against the baseline C4.5, decided by the Wilcoxon signed-rank test (Holm over 3 comparisons, α = 0.05):
+    C4.5+m is better (…); C4.5+cf is not shown to differ (Holm p = 0.87); ….``
+    ``Demšar's rank test with a control (average ranks, Holm over 3), a view that does not decide: the average
+    ranks of C4.5+m, C4.5+m+cf differ from C4.5's (Holm p 0.047, 0.047).``
     """
     if result.baseline is None or not result.control:
         return []
     n = len(result.control)
     lines = [
-        f"Against the baseline {result.baseline} (Wilcoxon signed-rank, Holm over {n} comparison"
+        f"Against the baseline {result.baseline}, decided by the Wilcoxon signed-rank test (Holm over {n} comparison"
         f"{'s' if n > 1 else ''}, α = {result.alpha:g}): "
         + "; ".join(_against(c, result) for c in result.control)
         + "."
     ]
     apart = [c for c in result.control if c.rank_significant]
-    lines.append(
-        f"Demšar's rank test with a control (average ranks, Holm over {n}): "
-        + (
-            ", ".join(c.model for c in apart)
-            + f" {'differs' if len(apart) == 1 else 'differ'} from {result.baseline} (Holm p "
-            + ", ".join(format_p(c.rank_holm_p).removeprefix("= ") for c in apart)
-            + ")."
-            if apart
-            else f"no model's average rank differs from {result.baseline}'s."
-        )
+    view = f"Demšar's rank test with a control (average ranks, Holm over {n}), a view that does not decide: " + (
+        f"the average rank{'s' if len(apart) > 1 else ''} of "
+        + ", ".join(c.model for c in apart)
+        + f" {'differ' if len(apart) > 1 else 'differs'} from {result.baseline}'s (Holm p "
+        + ", ".join(format_p(c.rank_holm_p).removeprefix("= ") for c in apart)
+        + ")"
+        if apart
+        else f"no model's average rank differs from {result.baseline}'s"
     )
-    return lines
+    differ = [c for c in result.control if _disagrees(c)]
+    if differ:
+        named = ", ".join(c.model for c in differ)
+        view += (
+            f"; for {named} the two tests disagree, and the Wilcoxon verdict above stands (average ranks move "
+            f"with the other models in the suite; the Wilcoxon test reads the two models' scores only)"
+        )
+    return lines + [view + "."]
 
 
 def suite_warnings(result: SuiteResult) -> list[str]:
