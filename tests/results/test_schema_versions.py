@@ -33,10 +33,26 @@ MODEL_FIELDS = ("labels_outside_data", "batch_backoff")
 QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfinite_examples")
 
 
+def _as_version_6(raw: dict) -> dict:
+    """A version-7 file as version 6 wrote it: an LLM's answers were its ``endpoint`` record, the HTTP fields among
+    them, failures named ``failed_requests``, no device."""
+    raw = json.loads(json.dumps(raw))
+    raw["schema_version"] = 6
+    for model in raw["models"]:
+        answers = model.pop("answers")
+        if answers is not None:
+            http = answers.pop("endpoint") or {"base_url": ""}
+            del answers["device"]
+            answers["n_failed_requests"], answers["failed_requests"] = answers.pop("n_failed"), answers.pop("failed")
+            answers = {**answers, **http}
+        model["endpoint"] = answers
+    return raw
+
+
 def _as_version_5(raw: dict) -> dict:
     """A version-6 file as version 5 wrote it: no mark of an incomplete run, no missing answers, no prompts
     pooled, speed rounds of a fixed number with t intervals."""
-    raw = json.loads(json.dumps(raw))
+    raw = _as_version_6(raw)
     raw["schema_version"] = 5
     del raw["incomplete"], raw["missing"], raw["stats"]["prompts"]
     for run in (raw.get("speed") or {}).get("scenarios", []):
@@ -107,7 +123,7 @@ def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):
 
 
 def test_a_version_2_run_reads_as_it_was_written(tmp_path):
-    assert SCHEMA_VERSION == 6  # a new version: a converter above (_as_version_5) drops its fields
+    assert SCHEMA_VERSION == 7  # a new version: a converter above (_as_version_6) drops its fields
     out = tmp_path / "out"
     run = headtohead.run(IRIS, out_dir=out)
     raw = json.loads((out / "results.json").read_text())
@@ -143,3 +159,44 @@ def test_a_newer_version_is_refused_in_one_line(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(raw))
     with pytest.raises(ResultsError, match="schema"):
         headtohead.load_result(tmp_path / "results.json")
+
+
+def test_a_version_6_endpoint_record_reads_as_the_answers_record_with_its_http_part(tmp_path):
+    from headtohead.results.answers import AnswersRecord, FailedAnswer, UnparseableAnswer
+    from headtohead.results.endpoint import EndpointRequests, RequestTiming, TokenPrice
+
+    timing = RequestTiming(concurrency=4, shard_concurrency=[4], peak_in_flight=[3], latencies_s=[0.5, 0.7], wall_s=2)
+    http = EndpointRequests(
+        base_url="http://127.0.0.1:8000/v1",
+        requests=4,
+        retries=1,
+        statuses={"200": 3, "400": 1},
+        prompt_tokens_sent=20,
+        completion_tokens_sent=2,
+        price=TokenPrice(input_per_1m=1.0, output_per_1m=2.0),
+        timing=timing,
+    )
+    record = AnswersRecord(
+        model="m",
+        examples=3,
+        from_cache=[0],
+        n_unparseable=1,
+        unparseable=[UnparseableAnswer(index=1, answer="no idea", input="x", gold="negative")],
+        n_failed=1,
+        failed=[FailedAnswer(index=2, reason="HTTP 400: bad")],
+        prompt_tokens=30,
+        completion_tokens=3,
+        endpoint=http,
+    )
+    assert record.cost == pytest.approx((30 * 1.0 + 3 * 2.0) / 1e6) and http.cost_sent == pytest.approx(24 / 1e6)
+    result, _ = sample_run(n_examples=100, n_resamples=100, speed=False, stats=False)
+    raw = json.loads(result.model_dump_json())
+    raw["models"][0]["answers"] = json.loads(record.model_dump_json())
+    old = _as_version_6(raw)
+    assert "answers" not in old["models"][0] and old["models"][0]["endpoint"]["failed_requests"][0]["index"] == 2
+    assert old["models"][0]["endpoint"]["requests"] == 4 and old["models"][1]["endpoint"] is None
+    (tmp_path / "results.json").write_text(json.dumps(old))
+    loaded = headtohead.load_result(tmp_path / "results.json")
+    assert loaded.schema_version == 6
+    assert loaded.models[0].answers == record and loaded.models[1].answers is None
+    assert loaded.models[0].missing_examples == [] and loaded.models[0].answers.cost == record.cost

@@ -105,7 +105,7 @@ def print_result(result: RunResult) -> None:
         console.print(speed)
     from headtohead.report.endpoint import endpoint_lines
 
-    for model in result.models:  # kind openai: requests, cache, answers, tokens, cost
+    for model in result.models:  # an LLM: answers, tokens (an endpoint: requests, cache, cost)
         lines = endpoint_lines(model)
         if lines:
             console.print(escape(lines[0]), style="bold")

@@ -198,10 +198,10 @@ def _prompt_lines(result: RunResult) -> list[str]:
 
 
 def _endpoint_lines(result: RunResult) -> list[str]:
-    """Per endpoint model: its requests, answers, tokens, cost and latency; its first unparseable answers."""
+    """Per LLM: its answers and tokens (an endpoint's requests, cost and latency); its first unparseable answers."""
     lines: list[str] = []
     for e in endpoint_blocks(result):
-        lines += [f"#### Endpoint: {md_escape(e.title)}", ""] + [f"- {md_escape(line)}" for line in e.lines]
+        lines += [f"#### Answers of {md_escape(e.title)}", ""] + [f"- {md_escape(line)}" for line in e.lines]
         lines.append("")
         if e.unparseable:
             lines += [f"Unparseable answers of {md_escape(e.model)} (each counts as a wrong answer):", ""]
