@@ -4,11 +4,10 @@ as the answer, and class probabilities are kept only where the labels are covere
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import pytest
 
-from headtohead.adapters.prompting import ARGMAX_DISAGREES, Reading, TokenChoice, read_answer
+from headtohead.adapters.prompting import ARGMAX_DISAGREES, Answer, Reading, TokenChoice, read_answer
 from headtohead.config.schema import model_settings
 
 LABELS = ["negative", "neutral", "positive"]
@@ -38,11 +37,10 @@ def test_a_label_counts_first_on_a_boundary_or_as_the_answer_not_as_any_word(ans
 
 
 def _reading(text: str, alternatives: dict[str, float], min_label_mass: float = 0.9) -> Reading:
-    exchange = SimpleNamespace(body={"content": text})
     first = text.split()[0]
     tops = tuple((token, math.log(p)) for token, p in alternatives.items())
     position = TokenChoice(first, math.log(alternatives.get(first, 0.01)), tops)
-    return Reading.of(exchange, ["negative", "positive"], [position], min_label_mass)
+    return Reading.of(Answer(text=text), ["negative", "positive"], [position], min_label_mass)
 
 
 def test_probabilities_are_kept_only_when_the_labels_are_covered_and_agree_with_the_label_read():

@@ -144,7 +144,8 @@ def test_score_gives_probabilities_whose_argmax_is_the_prediction(tiny):
     from scipy.special import softmax
 
     adapter = load(tiny)
-    assert isinstance(adapter, LabelScorer) and adapter.feeds == "examples" and adapter.output_kind == "logits"
+    # its scores are read back by example (feeds "ids"), so each example keeps them as its answer
+    assert isinstance(adapter, LabelScorer) and adapter.feeds == "ids" and adapter.output_kind == "logits"
     scores = adapter.forward(adapter.to_device(adapter.preprocess(TEXTS))).numpy()
     assert scores.shape == (len(TEXTS), 2) and np.isfinite(scores).all() and (scores < 0).all()
     proba = softmax(scores.astype(np.float64), axis=1)

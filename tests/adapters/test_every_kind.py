@@ -21,7 +21,7 @@ import pytest
 from headtohead.adapters import LoadContext, create_adapter
 from headtohead.adapters.prediction_files import write_prediction_file
 from headtohead.config.models import FAMILIES, MODEL_KINDS, model_settings
-from headtohead.config.models.openai import OpenAISettings
+from headtohead.config.models.prompting import PromptSettings
 from headtohead.data.base import Dataset
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import evaluate_model
@@ -181,8 +181,8 @@ def test_every_kind_loads_predicts_and_its_labels_line_up(row, tmp_path, stack, 
         assert tuple(model.label_names) == LABELS
     if evaluation.proba is not None:
         np.testing.assert_allclose(evaluation.proba.sum(axis=1), 1.0, rtol=1e-5)
-    answers = model.answer_record()  # the hook the engine reads: a model asked over an endpoint, the others not
-    if issubclass(row.settings, OpenAISettings):
+    answers = model.answer_record()  # the hook the engine reads: every LLM family's answers, the others none
+    if issubclass(row.settings, PromptSettings):
         assert answers is not None and sorted(answers.readings) == list(range(len(data)))
     else:
         assert answers is None

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from headtohead.adapters.chat_client import ask_all
+from headtohead.adapters.chat_client import RequestLog, ask_all
+from headtohead.adapters.openai_chat import exchange_answer
 from headtohead.adapters.prompting import AnswerLog, Reading
-from headtohead.engines.endpoint import endpoint_record
+from headtohead.engines.answers import answers_record
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 
 FAULTS = {
@@ -46,12 +47,13 @@ def test_transport_failures_are_missing_and_the_models_own_failures_are_not():
 def test_the_record_lists_every_missing_example_apart_from_wrong_answers():
     with ScriptedChatServer(lambda n, payload: FAULTS[last_prompt_text(payload)]) as server:
         exchanges, stats = _ask(server.base_url, list(FAULTS))
-    readings = {i: Reading.of(e, ["negative", "positive"], None) for i, e in enumerate(exchanges)}
-    record = endpoint_record(
-        AnswerLog(model="m", readings=readings, passes=[stats], concurrency=8, probabilities=False)
-    )
+    readings = {
+        i: Reading.of(exchange_answer(e, None), ["negative", "positive"], None) for i, e in enumerate(exchanges)
+    }
+    requests = RequestLog(base_url="http://127.0.0.1", passes=[stats], concurrency=8)
+    record = answers_record(AnswerLog(model="m", readings=readings, probabilities=False, requests=requests))
     assert record.missing == [2, 3, 4, 5] and record.n_missing == 4
-    assert record.n_failed_requests == 5 and record.n_unparseable == 1  # the 400 and the refusal: wrong answers
+    assert record.n_failed == 5 and record.n_unparseable == 1  # the 400 and the refusal: wrong answers
 
 
 @pytest.mark.parametrize(("amount", "shown"), [(5.67e-05, "0.0000567"), (0.000906, "0.000906"), (2.27, "2.27")])

@@ -131,8 +131,8 @@ def test_a_server_stopped_mid_run_decides_nothing_and_resume_asks_exactly_the_mi
     assert result.incomplete == "answers missing"
     assert result.missing.models == {"llm": 25} and not result.missing.allowed
     llm = result.model("llm")
-    assert llm.endpoint.n_missing == 25 and len(llm.endpoint.missing) == 25
-    assert all("connection" in f.reason for f in llm.endpoint.failed_requests)
+    assert llm.answers.n_missing == 25 and len(llm.answers.missing) == 25
+    assert all("connection" in f.reason for f in llm.answers.failed)
     # no verdict involving llm: the other pair is compared as usual, on every row
     assert [(c.model_a, c.model_b) for c in result.stats.comparisons] == [("good", "poor")]
     assert [m.name for m in result.stats.models] == ["good", "poor"]
@@ -141,7 +141,7 @@ def test_a_server_stopped_mid_run_decides_nothing_and_resume_asks_exactly_the_mi
     assert "No verdict involves llm" in html and "never answered 25 of 40 examples" in html
     # everything answered is kept: the predictions of the 15 answers, and the cache
     predictions = headtohead.load_predictions(out / "predictions.npz")
-    assert (predictions["llm"].pred >= 0).sum() + llm.endpoint.n_unparseable == 15
+    assert (predictions["llm"].pred >= 0).sum() + llm.answers.n_unparseable == 15
     assert len(list((root / "cache").rglob("*.sqlite"))) == 1
     # server restarted on the same port: --resume asks exactly the 25 missing examples
     with _serve(Answers(truth), port=port) as server:
@@ -151,14 +151,14 @@ def test_a_server_stopped_mid_run_decides_nothing_and_resume_asks_exactly_the_mi
     result = headtohead.load_result(out / "results.json")
     assert result.incomplete is None and result.missing is None
     llm = result.model("llm")
-    assert llm.endpoint.n_missing == 0 and len(llm.endpoint.from_cache) == 15
+    assert llm.answers.n_missing == 0 and len(llm.answers.from_cache) == 15
     assert llm.quality.accuracy == pytest.approx(36 / 40)  # the four prose answers stay wrong answers
     pairs = [{c.model_a, c.model_b} for c in result.stats.comparisons]
     assert len(pairs) == 3 and {"good", "llm"} in pairs and {"poor", "llm"} in pairs
     assert [m.name for m in result.stats.models] == ["good", "poor", "llm"]
     assert "e-0" not in printed.out  # costs written out, never 5.67e-05
-    warning = next(w for w in model_warnings(llm) if "no usable answer" in w)
-    assert "4 of 40" in warning and "fp16" not in warning
+    warning = next(w for w in model_warnings(llm) if "could not be read as a label" in w)
+    assert "4 of 40 answers" in warning and "answers/llm.jsonl" in warning and "fp16" not in warning
 
 
 def test_allow_missing_judges_on_the_rows_every_model_answered_and_says_so(root):
@@ -172,7 +172,7 @@ def test_allow_missing_judges_on_the_rows_every_model_answered_and_says_so(root)
     assert {m.name: m.n_examples for m in result.stats.models} == {"good": 15, "poor": 15, "llm": 15}
     assert len(result.stats.comparisons) == 3
     assert all("Judged on the 15 examples every model answered" in c.verdict for c in result.stats.comparisons)
-    unparseable = result.model("llm").endpoint.n_unparseable  # wrong answers, among the 15 answered
+    unparseable = result.model("llm").answers.n_unparseable  # wrong answers, among the 15 answered
     assert result.stats.model("llm").accuracy.value == pytest.approx((15 - unparseable) / 15)
     assert result.model("llm").quality.accuracy == pytest.approx((15 - unparseable) / 40)  # the record: all rows
 
@@ -289,4 +289,4 @@ def test_a_real_server_stopped_mid_run_is_asked_exactly_the_missing_after_a_rest
         run = headtohead.run(exp, out_dir=tmp_path / "out", resume=True)
         assert server.chat_requests() == missing  # exactly the examples never answered
     assert run.result.missing is None and run.result.stats.model("tiny").n_examples == 16
-    assert len(run.result.model("tiny").endpoint.from_cache) == 16 - missing
+    assert len(run.result.model("tiny").answers.from_cache) == 16 - missing

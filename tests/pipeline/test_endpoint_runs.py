@@ -106,12 +106,12 @@ def test_prose_answers_are_wrong_over_every_row_listed_escaped_and_priced_from_u
     prose = len(script.prose)
     assert prose == 4
     assert model.quality.accuracy == pytest.approx((40 - prose) / 40)  # every example in the denominator
-    assert model.endpoint.n_unparseable == prose
-    assert sorted(a.answer for a in model.endpoint.unparseable) == ["Hard to say <b>&amp;</b> | it depends"] * prose
+    assert model.answers.n_unparseable == prose
+    assert sorted(a.answer for a in model.answers.unparseable) == ["Hard to say <b>&amp;</b> | it depends"] * prose
     expected = usage_in * PRICE["input_per_1m"] / 1e6 + usage_out * PRICE["output_per_1m"] / 1e6
-    assert abs(model.endpoint.cost - expected) < 1e-4 and model.endpoint.cost == pytest.approx(expected)
-    saved = json.loads((out / "results.json").read_text())["models"][0]["endpoint"]
-    assert saved["cost"] == pytest.approx(expected) and saved["requests"] == 40
+    assert abs(model.answers.cost - expected) < 1e-4 and model.answers.cost == pytest.approx(expected)
+    saved = json.loads((out / "results.json").read_text())["models"][0]["answers"]
+    assert saved["cost"] == pytest.approx(expected) and saved["endpoint"]["requests"] == 40
     cost_row = next(s for s in result.speed.model("llm").cost.scenarios if s.scenario == "endpoint")
     assert cost_row.cost_per_million == pytest.approx(expected / 40 * 1e6)
 
@@ -134,19 +134,17 @@ def test_the_cache_answers_a_second_run_and_no_cache_asks_again(data):
         assert server.counts.requests == 40
         second = headtohead.run(exp, out_dir=root / "b", report=True).result.model("llm")
         assert server.counts.requests == 40  # nothing sent
-        assert (
-            second.endpoint.from_cache == sorted(second.endpoint.from_cache) and len(second.endpoint.from_cache) == 40
-        )
-        assert second.endpoint.requests == 0 and second.endpoint.timing.latency is None  # nothing timed
-        assert second.endpoint.cost_per_million == pytest.approx(first.endpoint.cost_per_million)
+        assert second.answers.from_cache == sorted(second.answers.from_cache) and len(second.answers.from_cache) == 40
+        assert second.answers.endpoint.requests == 0 and second.answers.endpoint.timing.latency is None  # nothing timed
+        assert second.answers.cost_per_million == pytest.approx(first.answers.cost_per_million)
         html = (root / "b" / "report.html").read_text()
         assert "40 answered from the response cache, 0 asked" in html
         assert "latency: not measured (every answer came from the response cache)" in html
         assert "not measured (no request answered in this run)" in html  # its speed row, with its cost
-        assert second.endpoint.cost == pytest.approx(first.endpoint.cost) and second.endpoint.cost_sent == 0.0
+        assert second.answers.cost == pytest.approx(first.answers.cost) and second.answers.endpoint.cost_sent == 0.0
         assert second.quality.accuracy == first.quality.accuracy
         fresh = headtohead.run(exp, out_dir=root / "c", report=False, response_cache=False).result.model("llm")
-        assert server.counts.requests == 80 and fresh.endpoint.from_cache == []
+        assert server.counts.requests == 80 and fresh.answers.from_cache == []
         # a changed prompt is another question
         headtohead.run(
             _experiment(root, server.base_url, prompt="Label: {text}\nOne of {labels}."),
@@ -175,9 +173,9 @@ def test_logprobs_give_class_probabilities_and_a_429_storm_loses_nothing(data):
         assert server.counts.requests == 80 and server.counts.statuses[429] == 40  # (and one GET /models)
         assert server.counts.max_in_flight <= 8
     model = outcome.result.model("llm")
-    assert model.quality.accuracy == 1.0 and model.endpoint.retries == 40
-    assert model.endpoint.probabilities == "logprobs"
-    assert model.endpoint.outside_mass_mean == pytest.approx(0.1)
+    assert model.quality.accuracy == 1.0 and model.answers.endpoint.retries == 40
+    assert model.answers.probabilities == "logprobs"
+    assert model.answers.outside_mass_mean == pytest.approx(0.1)
     predictions = headtohead.load_predictions(root / "out" / "predictions.npz")
     proba = predictions["llm"].proba
     assert np.allclose(proba.max(axis=1), 0.7 / 0.9) and np.allclose(proba.sum(axis=1), 1.0)
@@ -227,10 +225,10 @@ def test_max_concurrency_holds_for_the_model_over_shards_in_processes(data, caps
         assert server.counts.requests == 40
         assert server.counts.max_in_flight == 2  # the two shards side by side, one request each
     model = headtohead.load_result(root / "out" / "results.json").model("llm")
-    timing = model.endpoint.timing
+    timing = model.answers.endpoint.timing
     assert timing.concurrency == 2 and timing.shard_concurrency == [1, 1] and timing.peak_in_flight == [1, 1]
     assert model.execution_mode == "processes" and sorted(w.shard for w in model.workers) == [0, 1]
-    assert model.quality.accuracy == 1.0 and model.endpoint.requests == 40
+    assert model.quality.accuracy == 1.0 and model.answers.endpoint.requests == 40
     assert "latency per request at concurrency 2 (2 shards side by side: 1 + 1" in capsys.readouterr().out
 
 
@@ -242,7 +240,7 @@ def test_shards_run_in_turn_each_have_the_whole_bound(data, capsys):
         exp["execution"] = {"shards": 2}
         main(["run", _write(root, exp), "--out", str(root / "out")])
         assert server.counts.requests == 40 and server.counts.max_in_flight <= 3
-    timing = headtohead.load_result(root / "out" / "results.json").model("llm").endpoint.timing
+    timing = headtohead.load_result(root / "out" / "results.json").model("llm").answers.endpoint.timing
     assert timing.concurrency == 3 and timing.shard_concurrency == [3, 3]
     assert all(1 <= peak <= 3 for peak in timing.peak_in_flight) and len(timing.peak_in_flight) == 2
     assert "latency per request at concurrency 3 (2 shards one after another)" in capsys.readouterr().out
@@ -302,7 +300,7 @@ def test_ctrl_c_keeps_every_answer_received_and_resume_asks_only_the_rest(data, 
         main(["run", experiment, "--out", str(root / "out"), "--resume"])
         assert server.counts.requests - asked_before == 40 - kept
     model = headtohead.load_result(root / "out" / "results.json").model("llm")
-    assert model.quality.accuracy == 1.0 and len(model.endpoint.from_cache) == kept
+    assert model.quality.accuracy == 1.0 and len(model.answers.from_cache) == kept
 
 
 @pytest.mark.slow
@@ -344,6 +342,6 @@ def test_a_real_server_counts_no_request_on_a_second_run_and_all_with_no_cache(t
     # the known answers: 'positive' where a cue word is, gibberish (unparseable: wrong) elsewhere
     truth = np.array([LABELS.index(r["label"]) for r in rows])
     assert first.quality.accuracy == pytest.approx(np.mean(np.array(cued) & (truth == 1)))
-    assert first.endpoint.n_unparseable == sum(not c for c in cued) > 0
-    assert first.endpoint.probabilities == "label only" and first.endpoint.prompt_tokens > 0
+    assert first.answers.n_unparseable == sum(not c for c in cued) > 0
+    assert first.answers.probabilities == "label only" and first.answers.prompt_tokens > 0
     assert "label only" in (tmp_path / "a" / "report.html").read_text()

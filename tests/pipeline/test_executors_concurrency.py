@@ -9,10 +9,11 @@ import pytest
 
 from headtohead.config.execution import ExecutionConfig
 from headtohead.config.schema import model_settings
-from headtohead.engines.endpoint import merge_endpoint_records
+from headtohead.engines.answers import merge_answers_records
 from headtohead.pipeline.executors import EvalJob, concurrency, create_executor
 from headtohead.pipeline.executors.concurrency import request_bound, shard_bounds, shard_config, shard_count
-from headtohead.results.endpoint import EndpointRecord, RequestTiming
+from headtohead.results.answers import AnswersRecord
+from headtohead.results.endpoint import EndpointRequests, RequestTiming
 
 LLM = {"name": "llm", "kind": "openai", "source": "m", "base_url": "http://127.0.0.1:9/v1"}
 
@@ -82,14 +83,17 @@ def test_the_local_executor_runs_shards_in_turn_each_with_the_whole_bound():
     assert [t.request_share for t in tasks] == [2, 2, 2]
 
 
-def _record(share: int, peak: int) -> EndpointRecord:
+def _record(share: int, peak: int) -> AnswersRecord:
     timing = RequestTiming(
         concurrency=share, shard_concurrency=[share], peak_in_flight=[peak], latencies_s=[0.1], wall_s=1.0
     )
-    return EndpointRecord(base_url="http://127.0.0.1:9/v1", model="m", examples=1, timing=timing)
+    return AnswersRecord(
+        model="m", examples=1, endpoint=EndpointRequests(base_url="http://127.0.0.1:9/v1", timing=timing)
+    )
 
 
 def test_a_merged_record_keeps_the_models_bound_and_each_shards_own():
-    merged = merge_endpoint_records([_record(2, 2), _record(1, 1)], concurrency=3)
-    assert merged.timing.concurrency == 3
-    assert merged.timing.shard_concurrency == [2, 1] and merged.timing.peak_in_flight == [2, 1]
+    merged = merge_answers_records([_record(2, 2), _record(1, 1)], concurrency=3)
+    timing = merged.endpoint.timing
+    assert timing.concurrency == 3 and merged.examples == 2
+    assert timing.shard_concurrency == [2, 1] and timing.peak_in_flight == [2, 1]

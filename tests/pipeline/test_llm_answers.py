@@ -96,10 +96,10 @@ def test_answers_are_read_probabilities_kept_only_where_they_agree_and_every_ans
     model = outcome.result.model("llm")
     # every answer but the prose is read, and read right: the label first counts, the product sentence does not
     assert model.quality.accuracy == pytest.approx(1 - counts[1] / 30)
-    assert model.endpoint.n_unparseable == counts[1]
+    assert model.answers.n_unparseable == counts[1]
     # probabilities only where the labels hold >= 90 % and agree with the label read
-    assert model.endpoint.n_with_probabilities == counts[0] + counts[4]
-    assert model.endpoint.n_label_mass_low == counts[2] and model.endpoint.n_probabilities_disagree == counts[3]
+    assert model.answers.n_with_probabilities == counts[0] + counts[4]
+    assert model.answers.n_label_mass_low == counts[2] and model.answers.n_probabilities_disagree == counts[3]
     assert outcome.result.stats.model("llm").calibration_examples == counts[0] + counts[4]
     llm = headtohead.load_predictions(out / "predictions.npz")["llm"]
     has = ~np.isnan(llm.proba).all(axis=1)
@@ -166,8 +166,8 @@ def test_answer_score_gives_each_label_its_log_likelihood_with_no_parsing(tmp_pa
     assert len(seen) == 60 and all(p["echo"] is True and p["logprobs"] == 1 and "messages" not in p for p in seen)
     assert {p["prompt"].rsplit("Answer:", 1)[1] for p in seen} == {" negative", " positive"}
     model = outcome.result.model("llm")
-    assert model.endpoint.probabilities == "label log-likelihood" and model.endpoint.n_unparseable == 0
-    assert model.endpoint.n_with_probabilities == 30
+    assert model.answers.probabilities == "label log-likelihood" and model.answers.n_unparseable == 0
+    assert model.answers.n_with_probabilities == 30
     predictions = headtohead.load_predictions(tmp_path / "out" / "predictions.npz")
     llm, order = predictions["llm"], predictions.order
     texts = [r["text"] for r in rows]
@@ -201,4 +201,4 @@ def test_api_completions_asks_a_base_model_with_a_plain_text_prompt(tmp_path, ro
         model = headtohead.run(experiment, out_dir=tmp_path / "out").result.model("base")
     assert len(seen) == 30 and all("messages" not in p and p["prompt"].endswith("\nAnswer:") for p in seen)
     assert all(p["logprobs"] == 20 and "top_logprobs" not in p and p["stop"] == ["\n"] for p in seen)
-    assert model.quality.accuracy == 1.0 and model.endpoint.n_with_probabilities == 30  # label mass 0.96
+    assert model.quality.accuracy == 1.0 and model.answers.n_with_probabilities == 30  # label mass 0.96

@@ -74,8 +74,8 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
     for a in answers:  # the label kept is the one the rules read from the raw answer
         index, rule = read_answer(a["answer"], LABELS)
         assert (a["label"], a["rule"]) == (None if index is None else LABELS[index], rule)
-    assert model.endpoint.n_unparseable == sum(a["label"] is None for a in answers) > 0
-    assert model.endpoint.probabilities == "label only" and model.endpoint.n_with_probabilities == 0
+    assert model.answers.n_unparseable == sum(a["label"] is None for a in answers) > 0
+    assert model.answers.probabilities == "label only" and model.answers.n_with_probabilities == 0
     html = (tmp_path / "out" / "report.html").read_text()
     shown = next(a for a in answers if a["label"] is None)
     listed = html[html.index("Unparseable answers of smollm2") :]

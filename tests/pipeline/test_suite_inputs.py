@@ -13,8 +13,8 @@ from sim.sample import sample_run
 import headtohead
 from headtohead.errors import ConfigError, DataError, ResultsError
 from headtohead.report.formats.latex import latex_escape
-from headtohead.report.words.numbers import format_p
 from headtohead.report.rows.suite import control_columns, control_rows
+from headtohead.report.words.numbers import format_p
 from headtohead.report.words.suite import control_sentences
 from headtohead.results import save_result
 

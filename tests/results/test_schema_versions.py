@@ -34,13 +34,23 @@ QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfi
 
 
 def _as_version_6(raw: dict) -> dict:
-    """A version-7 file as version 6 wrote it: no record of how the stopping rule settled each speed ratio."""
+    """A version-7 file as version 6 wrote it: an LLM's answers were its ``endpoint`` record, the HTTP fields among
+    them, failures named ``failed_requests``, no device; no record of how the stopping rule settled each speed
+    ratio."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 6
     for run in (raw.get("speed") or {}).get("scenarios", []):
         del run["margin"], run["margin_tests"], run["margin_confidence"]
         for comparison in run["comparisons"]:
             del comparison["settled"]
+    for model in raw["models"]:
+        answers = model.pop("answers")
+        if answers is not None:
+            http = answers.pop("endpoint") or {"base_url": ""}
+            del answers["device"]
+            answers["n_failed_requests"], answers["failed_requests"] = answers.pop("n_failed"), answers.pop("failed")
+            answers = {**answers, **http}
+        model["endpoint"] = answers
     return raw
 
 
@@ -154,3 +164,44 @@ def test_a_newer_version_is_refused_in_one_line(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(raw))
     with pytest.raises(ResultsError, match="schema"):
         headtohead.load_result(tmp_path / "results.json")
+
+
+def test_a_version_6_endpoint_record_reads_as_the_answers_record_with_its_http_part(tmp_path):
+    from headtohead.results.answers import AnswersRecord, FailedAnswer, UnparseableAnswer
+    from headtohead.results.endpoint import EndpointRequests, RequestTiming, TokenPrice
+
+    timing = RequestTiming(concurrency=4, shard_concurrency=[4], peak_in_flight=[3], latencies_s=[0.5, 0.7], wall_s=2)
+    http = EndpointRequests(
+        base_url="http://127.0.0.1:8000/v1",
+        requests=4,
+        retries=1,
+        statuses={"200": 3, "400": 1},
+        prompt_tokens_sent=20,
+        completion_tokens_sent=2,
+        price=TokenPrice(input_per_1m=1.0, output_per_1m=2.0),
+        timing=timing,
+    )
+    record = AnswersRecord(
+        model="m",
+        examples=3,
+        from_cache=[0],
+        n_unparseable=1,
+        unparseable=[UnparseableAnswer(index=1, answer="no idea", input="x", gold="negative")],
+        n_failed=1,
+        failed=[FailedAnswer(index=2, reason="HTTP 400: bad")],
+        prompt_tokens=30,
+        completion_tokens=3,
+        endpoint=http,
+    )
+    assert record.cost == pytest.approx((30 * 1.0 + 3 * 2.0) / 1e6) and http.cost_sent == pytest.approx(24 / 1e6)
+    result, _ = sample_run(n_examples=100, n_resamples=100, speed=False, stats=False)
+    raw = json.loads(result.model_dump_json())
+    raw["models"][0]["answers"] = json.loads(record.model_dump_json())
+    old = _as_version_6(raw)
+    assert "answers" not in old["models"][0] and old["models"][0]["endpoint"]["failed_requests"][0]["index"] == 2
+    assert old["models"][0]["endpoint"]["requests"] == 4 and old["models"][1]["endpoint"] is None
+    (tmp_path / "results.json").write_text(json.dumps(old))
+    loaded = headtohead.load_result(tmp_path / "results.json")
+    assert loaded.schema_version == 6
+    assert loaded.models[0].answers == record and loaded.models[1].answers is None
+    assert loaded.models[0].missing_examples == [] and loaded.models[0].answers.cost == record.cost

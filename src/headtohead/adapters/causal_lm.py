@@ -1,6 +1,10 @@
 """A causal language model run in this process as a classifier (``kind: causal-lm``).
 
-See ``docs/llm.md``, "A causal LM in this process (`kind: causal-lm`)".
+Both ways of answering keep every example's answer as any LLM family does
+(:class:`~headtohead.adapters.prompting.Answer`, read into a
+:class:`~headtohead.adapters.prompting.Reading`; :meth:`CausalLMAdapter.answer_record`): the
+rendered prompt, the raw answer (generated) or each label's log-likelihood (scored), tokens in and
+out counted by the model's tokenizer. See ``docs/llm.md``, "A causal LM in this process (`kind: causal-lm`)".
 """
 
 from __future__ import annotations
@@ -22,7 +26,15 @@ from headtohead.adapters.hf_hub import (
     looks_like_path,
     quiet_transformers,
 )
-from headtohead.adapters.prompting import Prompter, completion_prompt, draw_few_shot, parse_answer
+from headtohead.adapters.prompting import (
+    Answer,
+    AnswerLog,
+    Prompter,
+    Reading,
+    answers_as_outputs,
+    completion_prompt,
+    draw_few_shot,
+)
 from headtohead.config.models.causal_lm import CausalLMSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
@@ -30,9 +42,10 @@ from headtohead.errors import ModelError
 
 __all__ = ["CausalLMAdapter", "LabelScorer", "AnswerGenerator", "scoring_batch"]
 
-NO_PREDICTION = -1  # results.predictions.NO_PREDICTION (adapters come before results)
 #: model_args keys that would bypass a field of the model entry, or what headtohead sets itself.
 _RESERVED_ARGS = ("trust_remote_code", "revision", "gguf_file", "use_safetensors", "local_files_only", "weights_only")
+#: Why an example scored by its labels has no answer: a label's log-likelihood came out NaN or infinite.
+NAN_SCORES = "NaN or infinite label scores"
 
 
 class CausalLMAdapter(ModelAdapter):
@@ -46,7 +59,13 @@ class CausalLMAdapter(ModelAdapter):
         Padding on the left (generation and scoring both end every row at its last position).
     prompter : Prompter
         The conversation of each example, with the few-shot turns drawn once at load (as ``kind: openai``'s).
+    readings : dict of int to Reading
+        Dataset index → its answer read, for every example answered in this run.
     """
+
+    #: Both ways of answering read their outputs back by example (:meth:`stored_outputs`); the speed pass
+    #: times :meth:`preprocess` and :meth:`forward`. The family's class says ``examples``: it runs here.
+    feeds: ClassVar[Literal["examples", "ids"]] = "examples"
 
     kind: ClassVar[str] = "causal-lm"
     load_imports: ClassVar[tuple[str, ...]] = (
@@ -64,6 +83,7 @@ class CausalLMAdapter(ModelAdapter):
         self.prompter = Prompter(config, context.label_names)
         #: The optional arguments of the model's forward used when scoring (not every architecture takes them).
         self.forward_args: set[str] = set()
+        self.readings: dict[int, Reading] = {}
 
     @classmethod
     def load(cls, config: ModelConfig, context: LoadContext) -> CausalLMAdapter:
@@ -111,11 +131,76 @@ class CausalLMAdapter(ModelAdapter):
     def training_logits(self, inputs: Any) -> Any:
         raise ModelError(f"model '{self.name}' (kind causal-lm) is evaluated as it is; headtohead does not train it")
 
+    def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
+        """The labels (and class probabilities) read from the answers at ``indices`` (answered now, as one batch,
+        if not yet)."""
+        wanted = [int(i) for i in indices if int(i) not in self.readings]
+        if wanted:
+            self.readings.update(zip(wanted, self.read([dataset.examples[i] for i in wanted]), strict=True))
+        rows = [self.readings[int(i)] for i in indices]
+        return StoredOutputs(*answers_as_outputs(rows, len(self.prompter.answers), self.has_probabilities()))
+
+    def read(self, examples: Sequence[Any]) -> list[Reading]:
+        """``examples`` answered as one batch and read (each family's own way)."""
+        raise NotImplementedError
+
+    def has_probabilities(self) -> bool:
+        """Whether the answers give class probabilities (scored labels do; generated answers do not)."""
+        return False
+
+    def answer_record(self) -> AnswerLog:
+        """Every example answered in this run, read as a label, and where the model ran (for the run's records)."""
+        return AnswerLog(
+            model=self.config.source,
+            readings=self.readings,
+            probabilities=self.has_probabilities(),
+            scored=self.settings.answer == "score",
+            device=str(self.device),
+        )
+
+    def _prompt_lengths(self, mask: Any) -> list[int]:
+        """Each row's prompt tokens: those its (left-padded) attention mask keeps."""
+        return [int(n) for n in mask.sum(-1).tolist()]
+
 
 class LabelScorer(CausalLMAdapter):
-    """``answer: score``: each label's log-likelihood after the conversation (see the module docstring)."""
+    """``answer: score``: each label's log-likelihood after the conversation (see the module docstring).
+
+    The quality pass reads each example's scores from :meth:`stored_outputs` (``feeds = "ids"``),
+    which keeps them as its answer: the class probabilities (their softmax) and the label mass
+    (``Σ exp``, the probability the model gave the labels at all; unknown with ``length_norm: chars``).
+    """
 
     output_kind = "logits"
+    feeds: ClassVar[Literal["examples", "ids"]] = "ids"
+
+    def has_probabilities(self) -> bool:
+        return True
+
+    def read(self, examples: Sequence[Any]) -> list[Reading]:
+        """Each example's labels scored (one batch): their log-likelihoods as its answer, or NaN ones as a failure."""
+        prompts = [self.prompt_text(e) for e in examples]
+        inputs = self.preprocess(examples)
+        scores = self.forward(self.to_device(inputs)).double().cpu().numpy()
+        read_in = self._tokens_read(inputs)
+        likelihoods = self.settings.length_norm == "none"
+        readings = []
+        for prompt, row, tokens in zip(prompts, scores, read_in, strict=True):
+            if not np.isfinite(row).all():  # the example's own failure (an fp16 overflow …), not an answer
+                failed = Answer(prompt=prompt, tokens_in=tokens, tokens_out=0, error=NAN_SCORES)
+                readings.append(Reading(failed, None, None, "no answer"))
+                continue
+            said = "; ".join(f"{label}: {value:.4f}" for label, value in zip(self.prompter.answers, row, strict=True))
+            answer = Answer(text=said, prompt=prompt, tokens_in=tokens, tokens_out=0)
+            readings.append(Reading.of_scores(answer, row.tolist(), likelihoods=likelihoods))
+        return readings
+
+    def _tokens_read(self, inputs: dict[str, Any]) -> list[int]:
+        """Each example's tokens the model read: its prompt once and every label's own tokens after it."""
+        k = len(self.prompter.answers)
+        context = self._prompt_lengths(inputs["context_mask"])
+        tails = [int(n) for n in inputs["tail_mask"].sum(-1).tolist()]
+        return [context[i] + sum(tails[i * k : (i + 1) * k]) for i in range(len(context))]
 
     def preprocess(self, examples: Sequence[Any]) -> dict[str, Any]:
         """The batch's conversations and each label after them, tokenised and padded: see :func:`scoring_batch`."""
@@ -178,34 +263,53 @@ class AnswerGenerator(CausalLMAdapter):
 
     The quality pass reads the labels from :meth:`stored_outputs` (``feeds = "ids"``); the speed
     pass times :meth:`preprocess` and :meth:`forward`, which generate the answers' tokens.
-
-    Attributes
-    ----------
-    answers : dict of int to str
-        Dataset index → the decoded answer, for every example answered in this run (the
-        unparseable ones are those :func:`~headtohead.adapters.prompting.parse_answer` reads as ``None``).
     """
 
     feeds: ClassVar[Literal["examples", "ids"]] = "ids"
 
-    def __init__(self, config: ModelConfig, context: LoadContext) -> None:
-        super().__init__(config, context)
-        self.answers: dict[int, str] = {}
+    @property
+    def answers(self) -> dict[int, str]:
+        """Dataset index → the decoded answer, for every example answered in this run (the unparseable ones
+        are those :func:`~headtohead.adapters.prompting.parse_answer` reads as ``None``)."""
+        return {i: str(r.answer.text) for i, r in self.readings.items()}
 
-    def stored_outputs(self, dataset: Dataset, indices: np.ndarray) -> StoredOutputs:
-        """The labels read from the answers at ``indices`` (generated now, as one batch, if not yet)."""
-        wanted = [int(i) for i in indices if int(i) not in self.answers]
-        if wanted:
-            self.answers.update(zip(wanted, self.generate([dataset.examples[i] for i in wanted]), strict=True))
-        read = [parse_answer(self.answers[int(i)], self.prompter.answers) for i in indices]
-        return StoredOutputs(np.array([NO_PREDICTION if p is None else p for p in read], dtype=np.int64))
+    def read(self, examples: Sequence[Any]) -> list[Reading]:
+        """The greedy answers to ``examples`` (one batch), read as labels."""
+        return [Reading.of(answer, self.prompter.answers, None) for answer in self.answered(examples)]
 
     def generate(self, examples: Sequence[Any]) -> list[str]:
         """The greedy answers to ``examples`` (one left-padded batch), decoded without special tokens."""
-        tokens = self.forward(self.to_device(self.preprocess(examples)))
+        return [str(answer.text) for answer in self.answered(examples)]
+
+    def answered(self, examples: Sequence[Any]) -> list[Answer]:
+        """The greedy answers to ``examples`` (one left-padded batch): the text decoded without special tokens,
+        the prompt, its tokens and those generated (up to the end of sequence), counted by the tokenizer."""
+        prompts = [self.prompt_text(e) for e in examples]
+        inputs = self.preprocess(examples)
+        tokens = self.forward(self.to_device(inputs))
         texts = self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
         # a completion prompt's model goes on with the next example after a blank line
-        return [str(t) if self.tokenizer.chat_template else str(t).split("\n\n")[0] for t in texts]
+        texts = [str(t) if self.tokenizer.chat_template else str(t).split("\n\n")[0] for t in texts]
+        lengths = zip(self._prompt_lengths(inputs["prompt_mask"]), self._generated(tokens), strict=True)
+        return [
+            Answer(text=text, prompt=prompt, tokens_in=n_in, tokens_out=n_out)
+            for text, prompt, (n_in, n_out) in zip(texts, prompts, lengths, strict=True)
+        ]
+
+    def _generated(self, tokens: Any) -> list[int]:
+        """Each row's generated tokens: up to and with its first end-of-sequence token (the rest is padding)."""
+        ends = self._eos_ids()
+        counts = []
+        for row in tokens.tolist():
+            end = next((j for j, t in enumerate(row) if t in ends), None)
+            counts.append(len(row) if end is None else end + 1)
+        return counts
+
+    def _eos_ids(self) -> set[int]:
+        """The ids that end an answer (the model's generation config may name several)."""
+        eos = self.module.generation_config.eos_token_id
+        eos = self.tokenizer.eos_token_id if eos is None else eos
+        return {int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos]) if e is not None}
 
     def preprocess(self, examples: Sequence[Any]) -> dict[str, Any]:
         """The conversations, tokenised and left-padded: ``prompt_ids`` and ``prompt_mask``.

@@ -18,7 +18,16 @@ import httpx
 
 from headtohead.adapters.response_cache import ResponseCache
 
-__all__ = ["Exchange", "PassStats", "EndpointRefused", "ask_all", "chat_url", "endpoint_url", "retry_delay"]
+__all__ = [
+    "Exchange",
+    "PassStats",
+    "RequestLog",
+    "EndpointRefused",
+    "ask_all",
+    "chat_url",
+    "endpoint_url",
+    "retry_delay",
+]
 
 _RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _FATAL_STATUSES = frozenset({401, 403, 404})
@@ -66,6 +75,20 @@ class PassStats:
     statuses: dict[str, int] = field(default_factory=dict)
     #: The most requests this pass had in flight at once (counted here, at the client).
     peak_in_flight: int = 0
+
+
+@dataclass(frozen=True)
+class RequestLog:
+    """The HTTP family's own part of its answers' log: where it asked and what its requests did."""
+
+    #: The API root, without credentials or query (never a secret).
+    base_url: str
+    #: Each pass of requests (:func:`ask_all`'s).
+    passes: Sequence[PassStats]
+    #: Requests in flight at most (``max_concurrency``).
+    concurrency: int
+    #: Price per million tokens (``input_per_1m``, ``output_per_1m``), if given.
+    price: Any = None
 
 
 def chat_url(base_url: str) -> str:

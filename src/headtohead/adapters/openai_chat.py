@@ -13,15 +13,23 @@ import httpx
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
-from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, ask_all
-from headtohead.adapters.prompting import AnswerLog, Prompter, Reading, TokenChoice, answers_as_outputs, draw_few_shot
+from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, RequestLog, ask_all
+from headtohead.adapters.prompting import (
+    Answer,
+    AnswerLog,
+    Prompter,
+    Reading,
+    TokenChoice,
+    answers_as_outputs,
+    draw_few_shot,
+)
 from headtohead.adapters.response_cache import ResponseCache, cache_key, default_cache_path
 from headtohead.config.models.openai import OpenAISettings, public_url
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError, ModelError, listing
 
-__all__ = ["OpenAIChatAdapter"]
+__all__ = ["OpenAIChatAdapter", "exchange_answer"]
 
 _REACH_TIMEOUT_S = 10.0
 
@@ -86,19 +94,20 @@ class OpenAIChatAdapter(LookedUpAdapter):
             self._fetch_scores(dataset, wanted, progress)
             return
         sampling = self.sampling()
+        prompts: list[Any]
         if self.settings.api == "completions":  # a base model: the conversation as plain text, ending "Answer:"
-            texts = [self.prompter.completion_text(*self._example(dataset, i)) for i in wanted]
-            payloads = [{"model": self.config.source, "prompt": t, **sampling} for t in texts]
-            keys = [cache_key(self.settings.base_url, self.config.source, [{"prompt": t}], sampling) for t in texts]
+            prompts = [self.prompter.completion_text(*self._example(dataset, i)) for i in wanted]
+            payloads = [{"model": self.config.source, "prompt": t, **sampling} for t in prompts]
+            keys = [cache_key(self.settings.base_url, self.config.source, [{"prompt": t}], sampling) for t in prompts]
             exchanges = self._asked(payloads, keys, progress, "completions")
         else:
-            conversations = [self.prompter.messages(*self._example(dataset, i)) for i in wanted]
-            payloads = [{"model": self.config.source, "messages": m, **sampling} for m in conversations]
-            keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in conversations]
+            prompts = [self.prompter.messages(*self._example(dataset, i)) for i in wanted]
+            payloads = [{"model": self.config.source, "messages": m, **sampling} for m in prompts]
+            keys = [cache_key(self.settings.base_url, self.config.source, m, sampling) for m in prompts]
             exchanges = self._asked(payloads, keys, progress)
         labels = self.prompter.answers  # the labels as the prompt shows them; index k is the data's label k
-        for index, exchange in zip(wanted, exchanges, strict=True):
-            self.readings[index] = _read(exchange, labels, self.settings)
+        for index, exchange, prompt in zip(wanted, exchanges, prompts, strict=True):
+            self.readings[index] = _read(exchange, prompt, labels, self.settings)
         # decided once per fetch, not per batch read: the readings change only here
         self._probabilities = any(r.proba is not None for r in self.readings.values())
 
@@ -173,13 +182,15 @@ class OpenAIChatAdapter(LookedUpAdapter):
         return AnswerLog(
             model=self.config.source,
             readings=self.readings,
-            passes=self.passes,
-            concurrency=self.settings.max_concurrency,
             probabilities=self.has_probabilities(),
-            price=self.settings.price,
-            base_url=public_url(self.settings.base_url),
             min_label_mass=self.settings.min_label_mass if self.settings.logprobs and not scored else None,
             scored=scored,
+            requests=RequestLog(
+                base_url=public_url(self.settings.base_url),
+                passes=self.passes,
+                concurrency=self.settings.max_concurrency,
+                price=self.settings.price,
+            ),
         )
 
 
@@ -235,11 +246,28 @@ def _name_warnings(settings: OpenAISettings, listed: list[str] | None) -> list[s
     return [warning]
 
 
-def _read(exchange: Exchange, labels: list[str], settings: OpenAISettings) -> Reading:
-    """An exchange as a label, with the probabilities its log-probabilities give (when asked)."""
+def exchange_answer(exchange: Exchange, prompt: str | list[dict[str, str]] | None) -> Answer:
+    """What came back for ``prompt`` as every LLM family says it (:class:`~headtohead.adapters.prompting.Answer`):
+    its text, the tokens the server reported (``None`` where it reported none), its latency, whether
+    it came from the cache, and why none came (in transport or not)."""
+    usage = exchange.body["usage"] if exchange.body is not None else {}
+    return Answer(
+        text=None if exchange.body is None else str(exchange.body["content"]),
+        prompt=prompt,
+        tokens_in=usage.get("prompt_tokens"),
+        tokens_out=usage.get("completion_tokens"),
+        latency_s=exchange.latency_s,
+        from_cache=exchange.from_cache,
+        error=exchange.error if exchange.body is None else None,
+        missing=exchange.missing,
+    )
+
+
+def _read(exchange: Exchange, prompt: Any, labels: list[str], settings: OpenAISettings) -> Reading:
+    """An exchange (asked ``prompt``) as a label, with the probabilities its log-probabilities give (when asked)."""
     body = exchange.body
     positions = _token_choices(body.get("logprobs")) if settings.logprobs and body is not None else None
-    return Reading.of(exchange, labels, positions, settings.min_label_mass)
+    return Reading.of(exchange_answer(exchange, prompt), labels, positions, settings.min_label_mass)
 
 
 #: The rule of an example whose label requests came back without the prompt's log-probabilities.
@@ -249,18 +277,16 @@ _NO_PROMPT_LOGPROBS = "no prompt log-probabilities"
 def _scored(exchanges: list[Exchange], context: str, labels: list[str]) -> Reading:
     """One example's label requests as a :class:`Reading`: the labels' log-likelihoods, or what failed."""
     failed = next((e for e in exchanges if e.body is None), None)
-    joined = _joined(exchanges)
     if failed is not None:
-        return Reading(
-            Exchange(error=failed.error, tries=joined.tries, missing=failed.missing), None, None, "no answer"
-        )
+        return Reading(Answer(prompt=context, error=failed.error, missing=failed.missing), None, None, "no answer")
+    joined = _joined(exchanges)
     start = len(context)
     loglik = [_span_loglik(e.body, start, start + 1 + len(label)) for e, label in zip(exchanges, labels, strict=True)]
     if any(value is None for value in loglik):
-        return Reading(joined, None, None, _NO_PROMPT_LOGPROBS)
+        return Reading(exchange_answer(joined, context), None, None, _NO_PROMPT_LOGPROBS)
     assert joined.body is not None
     joined.body["content"] = "; ".join(f"{label}: {value:.4f}" for label, value in zip(labels, loglik, strict=True))
-    return Reading.of_scores(joined, [float(v) for v in loglik if v is not None])
+    return Reading.of_scores(exchange_answer(joined, context), [float(v) for v in loglik if v is not None])
 
 
 def _joined(exchanges: list[Exchange]) -> Exchange:

@@ -10,10 +10,10 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.special import softmax
+from scipy.special import logsumexp, softmax
 
 from headtohead.config.models.prompting import (
     DEFAULT_MIN_LABEL_MASS,
@@ -26,6 +26,9 @@ from headtohead.config.models.prompting import (
 )
 from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError, listing
+
+if TYPE_CHECKING:
+    from headtohead.adapters.chat_client import RequestLog
 
 __all__ = [
     "Prompter",
@@ -40,6 +43,7 @@ __all__ = [
     "label_probabilities",
     "TokenChoice",
     "LabelMass",
+    "Answer",
     "Reading",
     "ARGMAX_DISAGREES",
     "DEFAULT_MIN_LABEL_MASS",
@@ -388,58 +392,101 @@ def draw_few_shot(
     return messages
 
 
+@dataclass(frozen=True)
+class Answer:
+    """One example's answer, as every LLM family gets it: over HTTP or from a model run in this process.
+
+    The transport's own details (HTTP statuses, retries, the endpoint's URL) stay with its family
+    (:class:`~headtohead.adapters.chat_client.RequestLog`); this is what any of them can say.
+
+    Attributes
+    ----------
+    text : str or None
+        The raw answer, as the model gave it (``None``: no answer came; ``error`` says why).
+    prompt : str, list of dict or None
+        What the model was asked, rendered: the text it read (its chat template applied, or the plain
+        completion text), or the messages sent to a chat endpoint (whose server applies its own template).
+    tokens_in, tokens_out : int or None
+        Tokens of the prompt and of the answer (``None``: unknown, never 0).
+    latency_s : float or None
+        The answer's own time (``None``: not timed per answer, as answers generated a batch at a time).
+    from_cache : bool
+        Read from the response cache, not asked in this run.
+    error : str or None
+        Why no answer came (``None``: one came).
+    missing : bool
+        ``error`` is the transport's (a timeout, a refused connection, 5xx after every retry): missing
+        data, not a wrong answer. Otherwise a failure is the example's own (a request refused for it,
+        NaN scores) and counts as a wrong answer.
+    """
+
+    text: str | None = None
+    prompt: str | list[dict[str, str]] | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    latency_s: float | None = None
+    from_cache: bool = False
+    error: str | None = None
+    missing: bool = False
+
+
 class Reading:
     """One example's answer read as a label: what came back, the prediction (or ``None``), why, and the probabilities.
 
-    ``exchange`` is what the transport got for the example (for ``openai``,
-    :class:`~headtohead.adapters.chat_client.Exchange`): ``body`` (``content``, ``usage``) or
-    ``None`` with ``error``, ``latency_s``, ``from_cache``. ``mass`` is what the log-probabilities
-    said (``None``: none came); ``proba`` the class probabilities kept — only where the labels held at
-    least ``min_label_mass`` of the answer's first-token probability and their argmax is the label
-    read (``no_proba`` says why not: ``"label mass below …"``, ``"argmax is another label"``).
+    ``answer`` is what the family got for the example (:class:`Answer`). ``mass`` is what the
+    log-probabilities said (``None``: none came); ``proba`` the class probabilities kept — only
+    where the labels held at least ``min_label_mass`` of the answer's first-token probability and
+    their argmax is the label read (``no_proba`` says why not: ``"label mass below …"``,
+    ``"argmax is another label"``).
     """
 
-    __slots__ = ("exchange", "pred", "mass", "rule", "proba", "no_proba")
+    __slots__ = ("answer", "pred", "mass", "rule", "proba", "no_proba")
 
     def __init__(
         self,
-        exchange: Any,
+        answer: Answer,
         pred: int | None,
         mass: LabelMass | None,
         rule: str = "unparseable",
         min_label_mass: float = DEFAULT_MIN_LABEL_MASS,
     ) -> None:
-        self.exchange, self.pred, self.mass, self.rule = exchange, pred, mass, rule
+        self.answer, self.pred, self.mass, self.rule = answer, pred, mass, rule
         self.proba, self.no_proba = _kept_probabilities(pred, mass, min_label_mass)
 
     @classmethod
     def of(
         cls,
-        exchange: Any,
+        answer: Answer,
         labels: Sequence[str],
         positions: Sequence[TokenChoice] | None,
         min_label_mass: float = DEFAULT_MIN_LABEL_MASS,
     ) -> Reading:
-        """An exchange as a label (``None``: no answer or an unparseable one) and its label probabilities."""
-        if exchange.body is None:
-            return cls(exchange, None, None, "no answer", min_label_mass)
-        pred, rule = read_answer(exchange.body["content"], labels)
+        """An answer as a label (``None``: no answer or an unparseable one) and its label probabilities."""
+        if answer.text is None:
+            return cls(answer, None, None, "no answer", min_label_mass)
+        pred, rule = read_answer(answer.text, labels)
         mass = label_probabilities(positions, labels) if positions else None
-        return cls(exchange, pred, mass, rule, min_label_mass)
+        return cls(answer, pred, mass, rule, min_label_mass)
 
     @classmethod
-    def of_scores(cls, exchange: Any, loglik: Sequence[float]) -> Reading:
+    def of_scores(cls, answer: Answer, loglik: Sequence[float], *, likelihoods: bool = True) -> Reading:
         """Each label's log-likelihood as the answer: the prediction is their argmax and the class probabilities
-        their softmax, so the two always agree and nothing is parsed."""
+        their softmax, so the two always agree and nothing is parsed.
+
+        ``likelihoods``: the scores are the labels' log-probabilities after the prompt (not divided by
+        their length), so ``Σ exp`` is the probability the model gave the labels at all: the label mass.
+        """
         scores = np.asarray(loglik, dtype=np.float64)
-        reading = cls(exchange, int(np.argmax(scores)), None, "label log-likelihood")
-        reading.proba, reading.no_proba = softmax(scores), None
+        proba = softmax(scores)
+        mass = LabelMass(proba, max(0.0, 1.0 - float(np.exp(logsumexp(scores))))) if likelihoods else None
+        reading = cls(answer, int(np.argmax(scores)), mass, "label log-likelihood")
+        reading.proba, reading.no_proba = proba, None
         return reading
 
     @property
     def unparseable(self) -> bool:
         """An answer came back but names no label (or several)."""
-        return self.exchange.body is not None and self.pred is None
+        return self.answer.text is not None and self.pred is None
 
     @property
     def label_mass(self) -> float | None:
@@ -475,26 +522,25 @@ def _kept_probabilities(
 
 @dataclass(frozen=True)
 class AnswerLog:
-    """What an LLM family's answers were, for the run's records (transport-neutral)."""
+    """What an LLM family's answers were, for the run's records: the same for every family.
+
+    Exactly one of ``device`` (a model run in this process) and ``requests`` (one asked over HTTP) is set.
+    """
 
     #: The model asked (``source``).
     model: str
-    #: Dataset index → its answer, every example asked in this run.
+    #: Dataset index → its answer, every example answered in this run.
     readings: Mapping[int, Reading]
-    #: Each pass of requests (``requests``, ``retries``, ``wall_s``, ``statuses``).
-    passes: Sequence[Any]
-    #: Requests in flight at most.
-    concurrency: int
     #: Some answered example has class probabilities kept (see :class:`Reading`).
     probabilities: bool
-    #: Price per million tokens (``input_per_1m``, ``output_per_1m``).
-    price: Any = None
-    #: Where the model was asked, when over the network (without credentials or query: never a secret).
-    base_url: str | None = None
     #: The least label mass an answer's probabilities were kept at (``None``: no log-probabilities asked).
     min_label_mass: float | None = None
     #: Each label scored by its log-likelihood (``answer: score``), not an answer read.
     scored: bool = False
+    #: Where a model run in this process ran (its device: ``cpu``, ``cuda:0``).
+    device: str | None = None
+    #: The HTTP family's own part: where it asked and what its requests did.
+    requests: RequestLog | None = None
 
 
 def answers_as_outputs(

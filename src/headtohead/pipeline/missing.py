@@ -1,7 +1,7 @@
 """Examples a model never answered because of the transport: missing data, which decides nothing.
 
 A transport failure after every retry (a refused or reset connection, a timeout, a 5xx, a
-malformed body: ``EndpointRecord.missing``) says nothing about the model, unlike an unparseable
+malformed body: ``AnswersRecord.missing``) says nothing about the model, unlike an unparseable
 answer or a refusal, which are wrong answers. While any example is missing, the model's pass is
 incomplete: no statistic involves it (the others are compared as usual), the run's record says so
 (``RunResult.missing``, ``incomplete``) and :func:`headtohead.run` ends in

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from headtohead.adapters import LoadContext, ModelAdapter, adapter_class, create_adapter
 from headtohead.adapters.prompting import AnswerLog
 from headtohead.config.schema import ModelConfig
-from headtohead.engines.endpoint import endpoint_record
+from headtohead.engines.answers import answers_record
 from headtohead.engines.evaluate import Evaluation, ProgressCallback, evaluate_model
 from headtohead.engines.fresh_process import await_imports
 from headtohead.engines.seeding import seed_everything
@@ -216,7 +216,7 @@ def model_record(
         eval_time_s=evaluation.seconds if evaluation else None,
         quality=quality,
         warnings=list(model.warnings),
-        **({"endpoint": endpoint_record(model.answer_record())} | extra),  # a worker's shards bring theirs merged
+        **({"answers": answers_record(model.answer_record())} | extra),  # a worker's shards bring theirs merged
     )
 
 

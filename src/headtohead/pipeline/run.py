@@ -352,7 +352,9 @@ def _execute(
                     stats = with_sequential(decided_by_sequential_tests(stats, kept), kept)
                 stats = with_answered_rows(stats, missing) if stats is not None else None
                 result = result.model_copy(update={"stats": stats, "missing": missing})
-        if measure_speed and (timed_models(exp) or any(m.endpoint is not None for m in result.models)):
+        if measure_speed and (
+            timed_models(exp) or any(m.answers is not None and m.answers.endpoint is not None for m in result.models)
+        ):
             with clock.stage("speed"):
                 summary = (
                     _speed(setup, finished, loaded, progress, speed_in_workers, fairness_warnings, warmup_s, out)

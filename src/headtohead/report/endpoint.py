@@ -1,10 +1,11 @@
-"""The words about models asked over an endpoint (``kind: openai``): requests, cache, answers, tokens, cost.
+"""The words about an LLM's answers, of any family: answers, cache, tokens; an endpoint's requests and cost.
 
-Every format shows the same things from :class:`~headtohead.results.endpoint.EndpointRecord`:
-one block of lines per endpoint model (:func:`endpoint_lines`), and the unparseable answers with
-their raw text (:func:`unparseable_rows`; HTML escapes them through jinja2's autoescape, Markdown
-through ``md_escape``, the terminal through rich's ``escape``), and a speed-table row
-(:func:`endpoint_speed_row`). A figure that cannot be known is said so, never shown as 0.
+Every format shows the same things from :class:`~headtohead.results.answers.AnswersRecord`:
+one block of lines per LLM (:func:`endpoint_lines`: for a model asked over HTTP its requests,
+retries, cost and latency; for one run in this process where it ran, nothing of requests), and
+the unparseable answers with their raw text (:func:`unparseable_rows`; each format escapes them),
+drawn by the answers section (:mod:`headtohead.report.sections.run.details.answers`). A figure that
+cannot be known is said so, never shown as 0.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from dataclasses import dataclass
 
 from headtohead.report.rows.summary import NOT_AVAILABLE
 from headtohead.report.words.numbers import format_money, format_ms, format_rate, format_share
-from headtohead.results.endpoint import EndpointRecord, FailedRequest, RequestTiming
+from headtohead.results.answers import AnswersRecord, FailedAnswer
+from headtohead.results.endpoint import EndpointRequests, RequestTiming
+from headtohead.results.files import answers_file
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed
 
@@ -33,28 +36,39 @@ ANSWER_SHOWN_CHARS = 300
 ANSWERS_SHOWN = 20
 
 
-def _requests_line(e: EndpointRecord) -> str:
+def _requests_line(e: AnswersRecord, http: EndpointRequests) -> str:
     asked = e.examples - len(e.from_cache)
     parts = [f"{e.examples:,} examples: {len(e.from_cache):,} answered from the response cache, {asked:,} asked"]
-    if e.requests:
-        problems = ", ".join(f"{what} ×{n}" for what, n in sorted(e.statuses.items()) if what != "200")
-        parts.append(f"{e.requests:,} requests ({e.retries:,} retries{': ' + problems if problems else ''})")
+    if http.requests:
+        problems = ", ".join(f"{what} ×{n}" for what, n in sorted(http.statuses.items()) if what != "200")
+        parts.append(f"{http.requests:,} requests ({http.retries:,} retries{': ' + problems if problems else ''})")
     return "; ".join(parts)
 
 
-def _answers_line(e: EndpointRecord) -> str:
+def _answered_line(e: AnswersRecord, model: str) -> str:
+    """A model run here: how many examples it answered and how, and where every answer is kept."""
+    scored = e.probabilities == "label log-likelihood"
+    how = "each label scored by its log-likelihood" if scored else "each answer generated and read as a label"
+    return f"{e.examples:,} examples, {how}; every answer is kept in {answers_file(model)}"
+
+
+def _answers_line(e: AnswersRecord) -> str:
     unparseable = f"{e.n_unparseable:,} unparseable answer{'s' if e.n_unparseable != 1 else ''}"
     missing = set(e.missing)
-    refused = [f for f in e.failed_requests if f.index not in missing]
-    failed = f"{e.n_failed_requests - e.n_missing:,} request{'s' if len(refused) != 1 else ''} refused"
-    line = f"{unparseable}, {failed}{_reasons(refused)}: each counts as a wrong answer"
+    failed_here = [f for f in e.failed if f.index not in missing]
+    n_here = e.n_failed - e.n_missing
+    if e.endpoint is not None:
+        failed = f", {n_here:,} request{'s' if n_here != 1 else ''} refused{_reasons(failed_here)}"
+    else:
+        failed = f", {n_here:,} without an answer{_reasons(failed_here)}" if n_here else ""
+    line = f"{unparseable}{failed}: each counts as a wrong answer"
     if e.n_missing:
-        gone = [f for f in e.failed_requests if f.index in missing]
+        gone = [f for f in e.failed if f.index in missing]
         line += f"; {e.n_missing:,} never answered{_reasons(gone)}: missing, not wrong"
     return line
 
 
-def _reasons(failures: list[FailedRequest]) -> str:
+def _reasons(failures: list[FailedAnswer]) -> str:
     """`` (HTTP 400 ×2, timeout ×1)``: the last try's failure of each request, counted (``""`` for none)."""
     reasons: dict[str, int] = {}
     for f in failures:
@@ -62,19 +76,24 @@ def _reasons(failures: list[FailedRequest]) -> str:
     return " (" + ", ".join(f"{why} ×{n}" for why, n in reasons.items()) + ")" if reasons else ""
 
 
-def _tokens_line(e: EndpointRecord) -> str:
+def _tokens_line(e: AnswersRecord) -> str:
+    http = e.endpoint
     if e.prompt_tokens is None or e.completion_tokens is None:
-        tokens = "tokens: not reported by the server for every answer"
+        who = "the server" if http is not None else "the model"
+        tokens = f"tokens: not reported by {who} for every answer"
     else:
-        tokens = f"tokens: {e.prompt_tokens:,} in, {e.completion_tokens:,} out"
-    if e.price is None:
+        counted = "" if http is not None else " (counted by its tokenizer)"
+        tokens = f"tokens: {e.prompt_tokens:,} in, {e.completion_tokens:,} out{counted}"
+    if http is None:
+        return tokens
+    if http.price is None:
         return tokens + "; cost: no price given (price: {input_per_1m, output_per_1m})"
     if e.cost is None:
         return tokens + f"; cost: {NOT_AVAILABLE} (usage missing)"
     return (
-        tokens + f"; cost {format_money(e.cost)} at {format_money(e.price.input_per_1m)} / "
-        f"{format_money(e.price.output_per_1m)} per million tokens in / out (this run's requests "
-        f"{format_money(e.cost_sent or 0.0)}), {format_money(e.cost_per_million or 0.0)} per million predictions"
+        tokens + f"; cost {format_money(e.cost)} at {format_money(http.price.input_per_1m)} / "
+        f"{format_money(http.price.output_per_1m)} per million tokens in / out (this run's requests "
+        f"{format_money(http.cost_sent or 0.0)}), {format_money(e.cost_per_million or 0.0)} per million predictions"
     )
 
 
@@ -89,8 +108,8 @@ def _concurrency(t: RequestTiming) -> str:
     return f"{t.concurrency} ({len(shares)} shards side by side: {' + '.join(map(str, shares))}{seen})"
 
 
-def _timing_line(e: EndpointRecord) -> str:
-    t = e.timing
+def _timing_line(e: AnswersRecord, http: EndpointRequests) -> str:
+    t = http.timing
     if t is None or t.latency is None:
         why = (
             "every answer came from the response cache"
@@ -110,11 +129,17 @@ def _timing_line(e: EndpointRecord) -> str:
     return line
 
 
-def _probability_line(e: EndpointRecord) -> str:
+def _probability_line(e: AnswersRecord) -> str:
     if e.probabilities == "label log-likelihood":
+        how = " (…/completions with echo)" if e.endpoint is not None else ""
+        mass = (
+            f"; the labels held {format_share(1 - e.outside_mass_mean)} of the probability after the prompt, on average"
+            if e.outside_mass_mean is not None
+            else ""
+        )
         return (
-            "class probabilities: each label's log-likelihood after the prompt (…/completions with echo), "
-            "softmaxed over the labels; the prediction is their argmax, nothing is parsed"
+            f"class probabilities: each label's log-likelihood after the prompt{how}, "
+            f"softmaxed over the labels; the prediction is their argmax, nothing is parsed{mass}"
         )
     if e.probabilities == "logprobs":
         outside = (
@@ -126,12 +151,14 @@ def _probability_line(e: EndpointRecord) -> str:
             f"class probabilities from the answers' log-probabilities, renormalised over the labels{outside}"
             f"{_covered(e)}"
         )
+    if e.endpoint is None:
+        return "label only (answers generated and read as labels, no class probabilities): calibration not available"
     return "label only (no log-probabilities for every answer): calibration not available"
 
 
-def _covered(e: EndpointRecord) -> str:
+def _covered(e: AnswersRecord) -> str:
     """How many answered examples kept class probabilities, and why the others did not (empty for older records)."""
-    answered = e.examples - e.n_unparseable - e.n_failed_requests
+    answered = e.examples - e.n_unparseable - e.n_failed
     if e.min_label_mass is None or answered <= 0:
         return ""
     why = []
@@ -147,29 +174,43 @@ def _covered(e: EndpointRecord) -> str:
 
 
 def endpoint_lines(model: ModelRecord) -> list[str]:
-    """The lines about one endpoint model (empty for any other)."""
-    e = model.endpoint
+    """The lines about one LLM's answers (empty for any other model): its title first.
+
+    Asked over HTTP: where, its requests, answers, tokens and cost, latency, class probabilities.
+    Run in this process: where it ran, its answers, tokens, class probabilities (no requests, no cost).
+    """
+    e = model.answers
     if e is None:
         return []
+    http = e.endpoint
+    if http is None:
+        where = f"run in this process on {e.device}" if e.device else "run in this process"
+        return [
+            f"{model.name} — {e.model}, {where}",
+            _answered_line(e, model.name),
+            _answers_line(e),
+            _tokens_line(e),
+            _probability_line(e),
+        ]
     return [
-        f"{model.name} — {e.model} at {e.base_url}",
-        _requests_line(e),
+        f"{model.name} — {e.model} at {http.base_url}",
+        _requests_line(e, http),
         _answers_line(e),
         _tokens_line(e),
-        _timing_line(e),
+        _timing_line(e, http),
         _probability_line(e),
     ]
 
 
 def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dict[str, str]]:
-    """The first ``limit`` unparseable answers of an endpoint model: dataset row, input, gold label, raw answer.
+    """The first ``limit`` unparseable answers of an LLM: dataset row, input, gold label, raw answer.
 
     Every format escapes the answer itself (HTML through autoescape, Markdown through ``md_escape``).
     """
-    if model.endpoint is None:
+    if model.answers is None:
         return []
     rows = []
-    for item in model.endpoint.unparseable[:limit]:
+    for item in model.answers.unparseable[:limit]:
         text = item.answer if len(item.answer) <= ANSWER_SHOWN_CHARS else item.answer[:ANSWER_SHOWN_CHARS] + "…"
         shown = (
             item.input
@@ -182,7 +223,7 @@ def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dic
     return rows
 
 
-def _more_line(e: EndpointRecord, shown: int) -> str:
+def _more_line(e: AnswersRecord, shown: int) -> str:
     """What the list of unparseable answers leaves out (empty when it shows them all)."""
     rest = e.n_unparseable - shown
     if rest <= 0:
@@ -194,7 +235,7 @@ def _more_line(e: EndpointRecord, shown: int) -> str:
 
 @dataclass(frozen=True)
 class EndpointBlock:
-    """What a report shows about one endpoint model."""
+    """What a report shows about one LLM's answers (asked over an endpoint or run here)."""
 
     model: str
     title: str
@@ -204,10 +245,10 @@ class EndpointBlock:
 
 
 def endpoint_blocks(result: RunResult) -> list[EndpointBlock]:
-    """Per endpoint model: its title, its lines, its first unparseable answers and what the list leaves out."""
+    """Per LLM: its title, its lines, its first unparseable answers and what the list leaves out."""
     blocks: list[EndpointBlock] = []
     for model in result.models:
-        e = model.endpoint
+        e = model.answers
         if e is None:
             continue
         lines = endpoint_lines(model)

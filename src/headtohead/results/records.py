@@ -4,11 +4,13 @@ Engines create these; statistics and reports only read them. Every record is fro
 refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
 
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
-the files headtohead writes". The current one, 6: a run says whether it is incomplete
-(``RunResult.incomplete``: unfinished, or answers missing) and which examples an endpoint never
-answered because of the transport (``EndpointRecord.missing``, ``RunResult.missing``); an LLM's
-class probabilities are kept only where the labels held the answer's mass; a model asked with
-several prompts keeps each prompt's accuracy and the comparisons pooled over prompts (``stats.prompts``).
+the files headtohead writes". The current one, 7: every LLM family keeps its answers in one record
+(``ModelRecord.answers``, an :class:`~headtohead.results.answers.AnswersRecord`; asked over HTTP, its
+requests are its ``endpoint`` part), read from version 6's ``ModelRecord.endpoint``. Version 6: a run
+says whether it is incomplete (``RunResult.incomplete``) and which examples an endpoint never answered
+because of the transport (``AnswersRecord.missing``, ``RunResult.missing``); an LLM's class
+probabilities are kept only where the labels held the answer's mass; a model asked with several
+prompts keeps each prompt's accuracy and the comparisons pooled over prompts (``stats.prompts``).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from headtohead.results.answers import AnswersRecord, answers_of_version_6
 from headtohead.results.base import Record
 from headtohead.results.comparison import StatsSummary
-from headtohead.results.endpoint import EndpointRecord
 from headtohead.results.speed import SpeedSummary
 from headtohead.results.training import TrainingSummary
 
@@ -141,7 +143,7 @@ class QualityMetrics(Record):
     n_failed: int = Field(
         default=0,
         description="examples without a prediction (NaN or infinite scores, an "
-        "endpoint's missing or unparseable answer, a timeout): each is a wrong answer above",
+        "LLM's missing or unparseable answer, a timeout): each is a wrong answer above",
     )
     failed_examples: list[int] = Field(
         default_factory=list, description="dataset indices of the first FAILED_NAMED of those examples"
@@ -252,15 +254,26 @@ class ModelRecord(Record):
     speed_concurrent: bool = Field(
         default=False, description="speed measured while other workers shared the device (--force): marked 'concurrent'"
     )
-    endpoint: EndpointRecord | None = Field(
+    answers: AnswersRecord | None = Field(
         default=None,
-        description="kind openai: the requests, cache hits, unparseable answers, tokens and cost (results.endpoint)",
+        description="an LLM (kind openai, causal-lm): its unparseable answers, failures, tokens, class "
+        "probabilities; asked over HTTP, its requests, cache hits and cost (results.answers)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _endpoint_before_version_7(cls, data: Any) -> Any:
+        """Before version 7 an LLM's answers were an ``endpoint`` record with its HTTP fields among them."""
+        if isinstance(data, dict) and "endpoint" in data and "answers" not in data:
+            endpoint = data["endpoint"]
+            data = {k: v for k, v in data.items() if k != "endpoint"}
+            data["answers"] = answers_of_version_6(endpoint) if isinstance(endpoint, dict) else endpoint
+        return data
 
     @property
     def missing_examples(self) -> list[int]:
         """Dataset indices of the examples this model never answered because of the transport (none: ``[]``)."""
-        return list(self.endpoint.missing) if self.endpoint is not None else []
+        return list(self.answers.missing) if self.answers is not None else []
 
 
 class StageTimings(Record):

@@ -14,7 +14,7 @@ import numpy as np
 
 from headtohead.adapters.labels import LabelAlignment
 from headtohead.config.execution import ExecutionConfig
-from headtohead.engines.endpoint import merge_endpoint_records
+from headtohead.engines.answers import merge_answers_records
 from headtohead.engines.evaluate import Evaluation
 from headtohead.errors import H2HError, listing
 from headtohead.pipeline.executors.concurrency import request_bound, shard_bounds, shard_count
@@ -262,8 +262,8 @@ class Executor(ABC):
             execution_mode=self.mode,
             workers=self._worker_records(done),
             speed_concurrent=speed is not None and concurrent,
-            endpoint=merge_endpoint_records(
-                [r.endpoint for r in done], concurrency=request_bound(setup.experiment.model(name))
+            answers=merge_answers_records(
+                [r.answers for r in done], concurrency=request_bound(setup.experiment.model(name))
             ),
         )
         return ModelOutcome(

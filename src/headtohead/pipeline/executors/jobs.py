@@ -219,8 +219,8 @@ class TaskResult:
     speed: dict[str, Any] | None = field(default=None, repr=False)
     #: The loaded model itself, only when the task ran in this process (``local``): kept for the speed pass.
     adapter: Any = field(default=None, repr=False)
-    #: kind openai: the shard's requests, answers and tokens (an ``EndpointRecord``).
-    endpoint: Any = field(default=None, repr=False)
+    #: An LLM's answers on the shard: what could not be read, tokens, an endpoint's requests (an ``AnswersRecord``).
+    answers: Any = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         With the loaded adapter attached (``adapter``) and no environment; a worker drops the
         first and adds the second before sending it back.
     """
-    from headtohead.engines.endpoint import endpoint_record
+    from headtohead.engines.answers import answers_record
     from headtohead.pipeline.executors.concurrency import shard_config
     from headtohead.pipeline.model_pass import computes_here, run_model_pass
 
@@ -149,7 +149,7 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
         backoff=evaluation.backoff,
         speed=speed,
         adapter=done.adapter,
-        endpoint=endpoint_record(done.adapter.answer_record()),
+        answers=answers_record(done.adapter.answer_record()),
     )
 
 

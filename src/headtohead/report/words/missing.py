@@ -22,11 +22,11 @@ _AFTER_TRIES = re.compile(r" \(after \d+ tries\)$")  # said once for all: "after
 
 def why_missing(record: ModelRecord) -> str:
     """``connection refused ×20, HTTP 503 ×2``: the last try's failure of each missing example."""
-    endpoint = record.endpoint
-    if endpoint is None:
+    answers = record.answers
+    if answers is None:
         return "no answer"
-    missing = set(endpoint.missing)
-    reasons = Counter(_AFTER_TRIES.sub("", f.reason) for f in endpoint.failed_requests if f.index in missing)
+    missing = set(answers.missing)
+    reasons = Counter(_AFTER_TRIES.sub("", f.reason) for f in answers.failed if f.index in missing)
     return ", ".join(f"{why} ×{n}" for why, n in reasons.most_common()) or "no answer"
 
 

@@ -10,9 +10,13 @@ the record and shown as they are.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from headtohead.errors import listing
 from headtohead.report.words.missing import why_missing
 from headtohead.report.words.numbers import format_p, format_percent
+from headtohead.results.answers import AnswersRecord
+from headtohead.results.files import answers_file
 from headtohead.results.records import ModelRecord, QualityMetrics
 from headtohead.results.speed import HostLoad, SpeedSummary
 from headtohead.results.training import TrainingRun
@@ -156,7 +160,12 @@ def training_warnings(run: TrainingRun, stall_threshold: float) -> list[str]:
 
 
 def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> list[str]:
-    """Examples without a prediction: NaN scores of a model run here; an LLM's unusable answers, or missing ones."""
+    """Examples without a prediction: NaN scores of a model run here; an LLM's unusable answers, or missing ones.
+
+    An LLM's (any family's: its record has ``answers``) are worded from its answers: those that could
+    not be read as a label, those that failed for the example, those the transport lost; never as NaN
+    scores unless its label scores were NaN.
+    """
     failed = quality.n_failed
     total = quality.n_examples if quality.failures_counted else quality.n_examples + failed
     treated = (
@@ -166,8 +175,8 @@ def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> lis
         if quality.failures_counted
         else "these version-3 results left them out of its metrics"
     )
-    endpoint = record.endpoint
-    if endpoint is None:
+    answers = record.answers
+    if answers is None:
         rows = listing(quality.failed_examples) + (" …" if failed > len(quality.failed_examples) else "")
         if record.outputs == "stored":
             stored = (
@@ -182,21 +191,37 @@ def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> lis
             f"and precision (an fp16 overflow gives such scores)"
         )
         return [nan]
+    return _llm_failure_warnings(record, answers, total, treated)
+
+
+def _llm_failure_warnings(record: ModelRecord, answers: AnswersRecord, total: int, treated: str) -> list[str]:
+    """An LLM's examples without a prediction: answers not read as a label, failures of the example, missing ones."""
     said = []
-    unusable = failed - endpoint.n_missing
-    if unusable:
-        refused = endpoint.n_failed_requests - endpoint.n_missing
-        what = [f"{endpoint.n_unparseable} answer(s) named no label (or several)"] + (
-            [f"{refused} request(s) the server refused for the example itself (HTTP 4xx)"] if refused else []
-        )
+    if answers.n_unparseable:
+        n = answers.n_unparseable
         said.append(
-            f"model '{record.name}' gave no usable answer for {unusable} of {total} examples "
-            f"({unusable / total:.1%}: {', '.join(what)}): {treated}; read its answers in the report, and check "
-            f"the prompt and max_tokens"
+            f"model '{record.name}': {n} of {total} answers could not be read as a label (see "
+            f"{answers_file(record.name)}; {n / total:.1%}): {treated}; read them in the report, and check the "
+            f"prompt and max_tokens"
         )
-    if endpoint.n_missing:
+    missing = set(answers.missing)
+    own = answers.n_failed - answers.n_missing
+    if own:
+        counted = Counter(f.reason for f in answers.failed if f.index not in missing)
+        reasons = ", ".join(f"{why} ×{n}" for why, n in counted.most_common())
+        if answers.endpoint is not None:
+            said.append(
+                f"model '{record.name}' got no answer for {own} of {total} examples ({own / total:.1%}: the server "
+                f"refused the request for the example itself: {reasons}): {treated}"
+            )
+        else:
+            said.append(
+                f"model '{record.name}' gave no prediction for {own} of {total} examples ({own / total:.1%}: "
+                f"{reasons}): {treated}; check its weights and precision (an fp16 overflow gives such scores)"
+            )
+    if answers.n_missing:
         said.append(
-            f"model '{record.name}' never answered {endpoint.n_missing} of {total} examples "
+            f"model '{record.name}' never answered {answers.n_missing} of {total} examples "
             f"({why_missing(record)}, after every retry): missing data, not wrong answers; no verdict involves "
             f"it until they are asked again (--resume), unless --allow-missing"
         )

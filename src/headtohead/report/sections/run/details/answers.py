@@ -1,4 +1,5 @@
-"""The answers of each LLM model: requests, cache, answers read and not, tokens, cost, latency; its unparseable answers."""
+"""The answers of each LLM model (any family): answers read and not, cache, tokens; an endpoint's requests, cost and
+latency; its unparseable answers with their input and gold label."""
 
 from __future__ import annotations
 
@@ -34,5 +35,5 @@ def build(view: RunView, *, terminal: bool = False) -> list[Block]:
         blocks: list[Block] = [Lines(tuple(Line(line) for line in block.lines))]
         if block.unparseable and not terminal:
             blocks += _unparseable(block, f"{view.anchor}-unparseable-{i}")
-        out.append(Section(f"{view.anchor}-answers-{i}", f"Endpoint: {block.title}", tuple(blocks)))
+        out.append(Section(f"{view.anchor}-answers-{i}", f"Answers of {block.title}", tuple(blocks)))
     return out
