@@ -22,6 +22,7 @@ from headtohead.adapters.hf_hub import (
     looks_like_path,
     quiet_transformers,
 )
+from headtohead.adapters.prompt_variants import pass_prompt
 from headtohead.adapters.prompting import Prompter, completion_prompt, draw_few_shot, parse_answer
 from headtohead.config.models.causal_lm import CausalLMSettings
 from headtohead.config.schema import ModelConfig
@@ -62,7 +63,8 @@ class CausalLMAdapter(ModelAdapter):
         assert isinstance(config, CausalLMSettings)
         self.settings = config
         self.tokenizer: Any = None
-        self.prompter = Prompter(config, context.label_names)
+        settings, variant = pass_prompt(config, context.pass_index)  # one of several prompts: its own
+        self.prompter = Prompter(settings, context.label_names, variant)
         #: The optional arguments of the model's forward used when scoring (not every architecture takes them).
         self.forward_args: set[str] = set()
 

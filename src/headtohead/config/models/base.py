@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from pydantic import Field, ModelWrapValidatorHandler, field_validator, model_validator
 
 from headtohead.config.base import Section
+from headtohead.config.models.passes import PassSpec
 from headtohead.errors import did_you_mean
 
 __all__ = ["ModelConfig"]
@@ -47,6 +48,18 @@ class ModelConfig(Section):
     @property
     def request_bound(self) -> int | None:
         """Requests the model may have in flight at once, for the whole model; ``None``: it sends none."""
+        return None
+
+    def pass_specs(self) -> tuple[PassSpec, ...]:
+        """The passes of a model measured several ways (``prompts:``, prediction files as ``passes:``), in order.
+
+        Empty for a model measured once (the usual case). The pipeline plans one unit of work per pass
+        from this alone; how a pass is made is its family's (``adapters/prompt_variants.py``).
+        """
+        return ()
+
+    def pass_source(self, index: int | None) -> str | None:
+        """The file pass ``index`` reads, for a family whose passes are stored files (``None``: they are not)."""
         return None
 
     #: Kind → its settings class; the registry (:data:`headtohead.config.models.FAMILIES`) fills it.
