@@ -98,7 +98,7 @@ def print_result(result: RunResult) -> None:
     """The quality table, the speed table, then the verdict block."""
     from headtohead.report import quality_table, speed_table, verdict_block
 
-    if any(m.quality is not None for m in result.models):
+    if any(m.has_quality for m in result.models):
         console.print(quality_table(result))
     speed = speed_table(result)
     if speed is not None:
