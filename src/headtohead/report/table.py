@@ -76,17 +76,15 @@ def quality_table(result: RunResult) -> Table:
     picked = [CATALOGUE[m] for m in stats.settings.metrics] if stats else []  # stats.metrics: after the defaults
     for metric in picked:
         table.add_column(metric.label, justify="right")
-    scored = [m for m in result.models if m.quality is not None]
-    # a model asked with several prompts is one row, its means over its prompts: never its best prompt (chosen)
-    family_of = {p.model: f for f in (stats.prompts.families if stats and stats.prompts else []) for p in f.prompts}
-    accuracies = [q.accuracy for m in scored if (q := m.quality) is not None and m.name not in family_of]
-    best = max(accuracies + [f.mean_accuracy for f in family_of.values()], default=None)
+    # a model asked with several prompts (its passes) is one row, its means over its prompts: never its best prompt
+    scored = [m for m in result.models if m.has_quality]
+    means = summary_rows(result) if any(m.passes for m in scored) else {}
+    accuracies = [q.accuracy if (q := m.quality) is not None else means[m.name]["accuracy"].value for m in scored]
+    best = max((a for a in accuracies if a is not None), default=None)
     judged = {m.name: m for m in stats.models} if stats else {}  # a model with answers missing may be left out
-    means = summary_rows(result) if family_of else {}
     for model in scored:
-        if (family := family_of.get(model.name)) is not None:
-            if model.name == family.prompts[0].model:
-                table.add_row(*_prompted_row(family.name, means[family.name], best, picked))
+        if model.passes:
+            table.add_row(*_prompted_row(model.name, means[model.name], best, picked))
             continue
         ms = judged.get(model.name)
         row = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from headtohead.report.words.numbers import format_p, format_percent, format_pp, interval_pp
 from headtohead.report.words.prompts import PROMPT_RULE, summary_note
+from headtohead.results.passes import pass_label
 from headtohead.results.prompts import PromptSummary
 from headtohead.results.records import RunResult
 
@@ -18,15 +19,18 @@ def _summary(result: RunResult) -> PromptSummary | None:
 
 
 def prompt_rows(result: RunResult) -> list[dict[str, str]]:
-    """One row per prompt of each prompted model: what it varies, its exact accuracy; the best marked as chosen."""
+    """One row per prompt of each prompted model: what it varies, its template as rendered (from the model's record:
+    ``PassRecord.template``), its exact accuracy; the best marked as chosen."""
     summary = _summary(result)
     if summary is None:
         return []
+    templates = {pass_label(m.name, p.key): p.template or p.source for m in result.models for p in m.passes}
     return [
         {
             "model": family.name,
             "pass": p.model,
             "prompt": p.prompt,
+            "template": templates.get(p.model) or "—",
             "accuracy": format_percent(p.accuracy),
             "correct": f"{p.correct} of {p.n}",
             "note": "best: chosen after seeing these examples" if p.model == family.best else "",
