@@ -339,8 +339,8 @@ def _execute(
                     resumed.append(unit.label)
                     log.info("resume: model '%s' finished in an earlier run; its results are re-used", unit.label)
                 else:
-                    for warning in model_warnings(outcome.record):
-                        log.warning("%s", warning)
+                    for warning in model_warnings(outcome.record.model_copy(update={"name": unit.label})):
+                        log.warning("%s", warning)  # a pass's, named as the pass (llm@p2)
                     if store is not None and outcome.predictions is not None and not outcome.record.missing_examples:
                         store.save(keys[unit], outcome.record, outcome.predictions)
                 _keep_or_free(outcome, loaded, measure_speed)

@@ -106,8 +106,9 @@ def summary_columns(result: RunResult) -> list[Column]:
     """The columns this run has data for: quality, calibration (with statistics), speed (when measured)."""
     if not result.models:
         return []
-    columns = list(_QUALITY) if any(m.quality is not None for m in result.models) else []
-    if any(m.quality is not None and m.quality.n_failed for m in result.models):
+    columns = list(_QUALITY) if any(m.has_quality for m in result.models) else []
+    qualities = [q for m in result.models for q in [m.quality, *(p.quality for p in m.passes)] if q is not None]
+    if any(q.n_failed for q in qualities):
         columns.extend(_FAILURES)  # failures are wrong answers above; how many, and the answered-only figure
     if result.stats is not None and any(m.ece is not None for m in result.stats.models):
         columns.extend(_CALIBRATION)
