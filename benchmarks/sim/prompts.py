@@ -29,15 +29,14 @@ def prompt_correctness(
     return a, b
 
 
-def prompted_predictions(a: np.ndarray, b: np.ndarray):  # -> (Predictions, families)
-    """The correctness as a run's predictions (binary labels, all true class 1) and the prompted model's passes."""
+def prompted_predictions(a: np.ndarray, b: np.ndarray):  # -> Predictions
+    """The correctness as a run's predictions (binary labels, all true class 1): ``llm`` with a pass per prompt of A
+    (``ModelPredictions.passes``), ``encoder`` measured once."""
     from headtohead.results.predictions import Predictions
 
     n = a.shape[1]
     predictions = Predictions(np.arange(n), np.ones(n, dtype=np.int64), ("no", "yes"))
-    passes = []
     for k, row in enumerate(a, start=1):
-        predictions.add(f"llm@p{k}", row.astype(np.int64), None)
-        passes.append((f"llm@p{k}", f"prompt {k}"))
+        predictions.add_pass("llm", f"p{k}", "prompt", row.astype(np.int64), None)
     predictions.add("encoder", b[0].astype(np.int64), None)
-    return predictions, {"llm": passes}
+    return predictions

@@ -1,15 +1,11 @@
-"""prompts: on an LLM model — a list of templates or seeded variations — becomes one pass per prompt."""
+"""prompts: on an LLM model — a list of templates or seeded variations — makes it one model with a pass per prompt."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from headtohead.adapters.prompting import Prompter, draw_few_shot
 from headtohead.config import experiment_from_dict
-from headtohead.config.models.prompt_variants import restyled
 from headtohead.config.schema import Experiment
-from headtohead.data.base import Dataset
 from headtohead.errors import ConfigError
 
 ENDPOINT = {"kind": "openai", "source": "m", "base_url": "http://127.0.0.1:1/v1"}
@@ -21,25 +17,24 @@ def _experiment(**llm) -> Experiment:
     )
 
 
-def test_a_list_of_templates_is_one_pass_each_and_a_dumped_experiment_is_not_expanded_again():
+def test_a_list_of_templates_is_one_model_with_a_pass_each_and_a_dumped_experiment_reads_the_same():
     exp = _experiment(prompts=["A: {text}", "B: {text} ({labels})", "C {text}"])
-    assert [m.name for m in exp.models] == ["llm@p1", "llm@p2", "llm@p3", "enc"]
-    assert [m.prompt for m in exp.models[:3]] == ["A: {text}", "B: {text} ({labels})", "C {text}"]
-    assert {(m.variant.of, m.variant.count) for m in exp.models[:3]} == {("llm", 3)}
-    assert exp.models[3].variant is None and exp.models[3].prompts is None
+    assert [m.name for m in exp.models] == ["llm", "enc"]  # no pseudo-model per prompt
+    specs = exp.model("llm").pass_specs()
+    assert [(p.index, p.key, p.factor, p.count) for p in specs] == [
+        (0, "p1", "prompt", 3),
+        (1, "p2", "prompt", 3),
+        (2, "p3", "prompt", 3),
+    ]
+    assert exp.model("enc").pass_specs() == ()
     again = Experiment.model_validate(exp.model_dump(mode="json"))
-    assert again == exp
+    assert again == exp and again.model("llm").pass_specs() == specs
 
 
-def test_seeded_variations_start_with_the_template_as_written_and_repeat_with_their_seed():
+def test_seeded_variations_are_counted_in_the_config_and_made_by_the_family():
     exp = _experiment(prompts={"count": 6, "seed": 1})
-    passes = exp.models[:6]
-    assert passes[0].prompt == exp.models[6].prompt and passes[0].variant.label_order_seed is None
-    assert len({(p.prompt, p.variant.labels_separator, p.variant.label_order_seed) for p in passes}) == 6
-    assert _experiment(prompts={"count": 6, "seed": 1}) == exp
-    assert _experiment(prompts={"count": 6, "seed": 2}).models[1] != passes[1]
-    only_order = _experiment(prompts={"count": 3, "vary": ["label_order"]}).models[:3]
-    assert {p.prompt for p in only_order} == {passes[0].prompt} and only_order[1].variant.label_order_seed is not None
+    assert [p.key for p in exp.model("llm").pass_specs()] == [f"p{k}" for k in range(1, 7)]
+    assert not hasattr(exp.model("llm"), "variant")  # how a variation is made is the family's (adapters)
 
 
 @pytest.mark.parametrize(
@@ -56,24 +51,3 @@ def test_bad_prompts_are_refused_in_one_line(keys, message):
     with pytest.raises(ConfigError, match=message) as info:
         _experiment(**keys)
     assert "\n" not in str(info.value).strip()
-
-
-def test_restyling_changes_the_templates_words_not_its_fields():
-    assert restyled("Text: {text}\n\nLabels: {labels}", "\n---\n", "lower") == "text: {text}\n---\nlabels: {labels}"
-    assert restyled("{{x}} {text}", None, "upper") == "{{X}} {text}"
-
-
-def test_the_prompter_shows_each_variants_labels_and_few_shot_order():
-    exp = _experiment(prompts={"count": 4, "seed": 0}, few_shot=2, prompt="{labels}#{text}")
-    names = ["negative", "neutral", "positive"]
-    train = Dataset("train", "text", [f"t{i}" for i in range(12)], np.arange(12) % 3, tuple(names))
-    shown = []
-    for model in exp.models[:4]:
-        prompter = Prompter(model, names)
-        labels = prompter.prompt("x").split("#")[0]
-        assert sorted(labels.split(model.variant.labels_separator)) == names
-        turns = draw_few_shot(prompter, train, seed=0, model=model.name, warn=lambda _: None)
-        shown.append((labels, tuple(t["content"] for t in turns if t["role"] == "assistant")))
-    assert shown[0][0] == "negative, neutral, positive"  # the first prompt: as written, the data's order
-    assert len({labels for labels, _ in shown}) > 1 and len({order for _, order in shown}) > 1
-    assert {tuple(sorted(order)) for _, order in shown} == {tuple(sorted(names * 2))}  # the same turns, reordered

@@ -82,7 +82,7 @@ def test_each_prompt_is_a_pass_with_its_exact_accuracy_and_the_pooled_verdict_is
     assert [p.accuracy for p in family.prompts] == [20 / 40, 24 / 40, 28 / 40, 32 / 40, 36 / 40]  # exact
     assert [p.correct for p in family.prompts] == [20, 24, 28, 32, 36]
     assert family.mean_accuracy == pytest.approx(0.7) and family.best == "llm@p5"
-    assert [result.model(f"llm@p{k}").quality.accuracy for k in (1, 5)] == [0.5, 0.9]
+    assert [result.model("llm").pass_record(f"p{k}").quality.accuracy for k in (1, 5)] == [0.5, 0.9]
     (pool,) = prompts.pools
     assert (pool.model_a, pool.model_b, pool.n_prompts_a, pool.n_prompts_b) == ("llm", "base", 5, 1)
     assert pool.estimate == pytest.approx(0.0) and pool.low < 0 < pool.high and pool.winner is None
@@ -112,9 +112,11 @@ def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
     result = headtohead.load_result(out / "results.json")
     stats = result.stats
 
-    # every pass keeps its record and its intervals: they are real passes
-    assert [m.name for m in result.models] == [*(f"llm@p{k}" for k in range(1, 6)), "base", "w0"]
+    # every pass keeps its record and its intervals, within its model's: they are real passes of one model
+    assert [m.name for m in result.models] == ["llm", "base", "w0"]
+    assert [p.key for p in result.model("llm").passes] == [f"p{k}" for k in range(1, 6)]
     assert {m.name for m in stats.models} == {m.name for m in result.models}
+    assert [p.name for p in stats.model("llm").passes] == [f"llm@p{k}" for k in range(1, 6)]
     # the ordinary pairs: models asked with one prompt only (no pass against a pass, nor against a model)
     assert [(c.model_a, c.model_b) for c in stats.comparisons] == [("base", "w0")]
     # one Holm family: one comparison per pair of models (3), not C(7, 2) = 21 pairs of passes
@@ -156,7 +158,7 @@ def test_a_pass_is_never_compared_or_ranked_as_a_model(data):
     assert rows["llm"]["accuracy"].value == pytest.approx(0.7) and rows["llm"]["accuracy"].low is None
     assert summary_texts(result)["llm"]["accuracy"] == "70.0 % (mean of 5 prompts)"
     assert rows["llm"]["f1_macro"].value == pytest.approx(
-        sum(stats.model(f"llm@p{k}").f1_macro.value for k in range(1, 6)) / 5
+        sum(stats.model("llm").passes[k].f1_macro.value for k in range(5)) / 5
     )
     markdown, _ = render_markdown(result)
     summary_table = markdown[markdown.index("| metric |") : markdown.index("Prompts as a source of noise")]
@@ -241,7 +243,8 @@ def test_a_prompted_model_missing_one_prompts_answers_decides_nothing_and_its_ot
             headtohead.run(root / "exp.yaml", out_dir=out, report=True)
 
     result = headtohead.load_result(out / "results.json")
-    assert result.missing.models == {"llm@p3": 40}
+    assert result.missing.models == {"llm": 40}  # the model, whose pass p3 never came back
+    assert [len(p.answers.missing) for p in result.model("llm").passes] == [0, 0, 40, 0, 0]
     stats = result.stats
     assert stats.prompts is None  # the model with a prompt unanswered is pooled with nothing
     named = {c.model_a for c in stats.comparisons} | {c.model_b for c in stats.comparisons}
@@ -261,5 +264,5 @@ def test_a_prompted_model_alone_missing_one_prompts_answers_leaves_no_statistics
             headtohead.run(root / "exp.yaml", out_dir=out, report=True)
 
     result = headtohead.load_result(out / "results.json")
-    assert result.missing.models == {"llm@p3": 40} and result.stats is None
+    assert result.missing.models == {"llm": 40} and result.stats is None
     assert (out / "report.html").is_file()

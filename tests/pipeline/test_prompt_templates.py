@@ -9,8 +9,8 @@ import threading
 import pytest
 
 import headtohead
+from headtohead.adapters.prompt_variants import pass_prompt
 from headtohead.adapters.prompting import Prompter
-from headtohead.config.models.prompt_variants import prompt_passes
 from headtohead.config.schema import model_settings
 from headtohead.errors import ConfigError
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
@@ -148,10 +148,10 @@ def test_a_list_of_jinja_templates_is_one_pass_each_and_variants_keep_display_na
     model = model_settings(
         **_entry(prompts=["{{ text }} ({{ labels }})", "Say {{ labels }}: {{ text }}"], label_display={0: "no"})
     )
-    passes = prompt_passes(model)
-    assert [Prompter(p, LABELS).prompt("hi") for p in passes] == ["hi (no, positive)", "Say no, positive: hi"]
-    varied = prompt_passes(model_settings(**_entry(prompts={"count": 6, "seed": 1}, label_display={0: "no"})))
-    shown = [Prompter(p, LABELS).prompt("hi") for p in varied]
+    passes = [pass_prompt(model, k) for k in range(2)]
+    assert [Prompter(p, LABELS, v).prompt("hi") for p, v in passes] == ["hi (no, positive)", "Say no, positive: hi"]
+    varied = model_settings(**_entry(prompts={"count": 6, "seed": 1}, label_display={0: "no"}))
+    shown = [Prompter(p, LABELS, v).prompt("hi") for p, v in (pass_prompt(varied, k) for k in range(6))]
     assert all(("no" in s.lower()) and ("negative" not in s.lower()) for s in shown)
 
 

@@ -150,4 +150,3 @@ def test_the_stop_and_the_verdict_of_each_scenario_agree(replayed):
         assert "widest" not in said and "±5 %" not in said  # no width beside a ratio that was not measured to it
     lines = speed_verdict_lines(summary)
     assert sum("every ratio settled: 1 beyond the 10 % margin" in line for line in lines) == 2
-

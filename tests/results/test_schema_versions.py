@@ -34,11 +34,13 @@ QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfi
 
 
 def _as_version_6(raw: dict) -> dict:
-    """A version-7 file as version 6 wrote it: an LLM's answers were its ``endpoint`` record, the HTTP fields among
+    """A version-7 file (of models measured once) as version 6 wrote it: no passes anywhere; an LLM's answers were its ``endpoint`` record, the HTTP fields among
     them, failures named ``failed_requests``, no device; no record of how the stopping rule settled each speed
     ratio."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 6
+    for record in raw["models"] + (raw.get("stats") or {}).get("models", []):
+        assert record.pop("passes") == []
     for run in (raw.get("speed") or {}).get("scenarios", []):
         del run["margin"], run["margin_tests"], run["margin_confidence"]
         for comparison in run["comparisons"]:

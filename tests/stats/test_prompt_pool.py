@@ -46,8 +46,8 @@ def test_per_prompt_accuracies_are_exact_and_the_best_is_named_as_chosen():
         a[k, :right] = True
     b = np.zeros((1, n), dtype=bool)
     b[0, 60:200] = True  # 140 right, on other examples than the prompts' first ones
-    predictions, families = prompted_predictions(a, b)
-    summary = prompt_pools(predictions, families)
+    predictions = prompted_predictions(a, b)
+    summary = prompt_pools(predictions)
     (family,) = summary.families
     assert [p.accuracy for p in family.prompts] == [0.5, 0.6, 0.7, 0.8, 0.9]
     assert [(p.correct, p.n) for p in family.prompts] == [(100, n), (120, n), (140, n), (160, n), (180, n)]
@@ -63,9 +63,9 @@ def test_per_prompt_accuracies_are_exact_and_the_best_is_named_as_chosen():
 def test_several_pooled_comparisons_are_holm_adjusted():
     rng = np.random.default_rng(5)
     a, b = prompt_correctness(rng, 300, np.array(FIXED_OFFSETS), gap=0.1)
-    predictions, families = prompted_predictions(a, b)
+    predictions = prompted_predictions(a, b)
     predictions.add("other", b[0].astype(np.int64), None)
-    summary = prompt_pools(predictions, families)
+    summary = prompt_pools(predictions)
     assert [(p.model_a, p.model_b) for p in summary.pools] == [("llm", "encoder"), ("llm", "other")]
     raw = [p.p_value for p in summary.pools]
     assert [p.p_adjusted for p in summary.pools] == pytest.approx(list(multipletests(raw, method="holm")[1]))

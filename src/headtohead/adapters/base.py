@@ -52,6 +52,10 @@ class LoadContext:
     response_cache : bool
         Families that ask a server may answer from their on-disk cache (``False``: ``--no-cache``,
         every answer asked again).
+    pass_index : int, optional
+        Which pass of a model measured several ways this load makes (from 0; see
+        :meth:`~headtohead.config.models.base.ModelConfig.pass_specs`): the family makes it (a
+        prompt's template, a pass's file). ``None``: a model measured once, or the first pass.
     """
 
     label_names: tuple[str, ...]
@@ -64,6 +68,7 @@ class LoadContext:
     objects: Mapping[str, Any] = field(default_factory=dict)
     train: Dataset | None = None
     response_cache: bool = True
+    pass_index: int | None = None
 
     def resolve_path(self, path: str) -> Path:
         """``path`` made absolute against :attr:`base_dir` (absolute paths pass unchanged)."""

@@ -26,6 +26,7 @@ from headtohead.adapters.hf_hub import (
     looks_like_path,
     quiet_transformers,
 )
+from headtohead.adapters.prompt_variants import pass_prompt
 from headtohead.adapters.prompting import (
     Answer,
     AnswerLog,
@@ -80,7 +81,8 @@ class CausalLMAdapter(ModelAdapter):
         assert isinstance(config, CausalLMSettings)
         self.settings = config
         self.tokenizer: Any = None
-        self.prompter = Prompter(config, context.label_names)
+        settings, variant = pass_prompt(config, context.pass_index)  # one of several prompts: its own
+        self.prompter = Prompter(settings, context.label_names, variant)
         #: The optional arguments of the model's forward used when scoring (not every architecture takes them).
         self.forward_args: set[str] = set()
         self.readings: dict[int, Reading] = {}

@@ -14,6 +14,7 @@ import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
 from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, RequestLog, ask_all
+from headtohead.adapters.prompt_variants import pass_prompt
 from headtohead.adapters.prompting import (
     Answer,
     AnswerLog,
@@ -45,7 +46,8 @@ class OpenAIChatAdapter(LookedUpAdapter):
         assert isinstance(config, OpenAISettings)  # the registry builds this adapter for kind: openai only
         self.settings = config
         self._headers: dict[str, str] = {}
-        self.prompter = Prompter(config, context.label_names)
+        settings, variant = pass_prompt(config, context.pass_index)  # one of several prompts: its own
+        self.prompter = Prompter(settings, context.label_names, variant)
         self.cache = ResponseCache(default_cache_path())  # written even with --no-cache: fresh answers replace old
         #: Dataset index → what became of its request (every example asked in this run).
         self.readings: dict[int, Reading] = {}

@@ -61,10 +61,12 @@ class PredictionsAdapter(LookedUpAdapter):
         adapter = cls(config, context)
         # the file is read in the data's label order, then the model's other classes (its label_names)
         adapter.label_names = tuple(config.label_names) if config.label_names else context.label_names
+        index = context.pass_index  # one of several files given as the model's passes: its own
         if config.name in context.objects:
-            adapter.frame = context.objects[config.name]
+            held = context.objects[config.name]
+            adapter.frame = held[index or 0] if isinstance(held, list) else held
             return adapter
-        path = context.resolve_path(config.source)
+        path = context.resolve_path(config.pass_source(index) or config.source)
         check_prediction_path(f"model '{config.name}' ({path})", path)
         adapter.path = path
         return adapter

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import logsumexp, softmax
 
+from headtohead.adapters.prompt_variants import pass_prompt
 from headtohead.config.models.prompting import (
     DEFAULT_MIN_LABEL_MASS,
     PROMPT_FIELDS,
@@ -236,8 +237,11 @@ class Prompter:
         What each label means (``label_display``'s descriptions), in the same order.
     """
 
-    def __init__(self, settings: PromptSettings, label_names: Sequence[str]) -> None:
+    def __init__(self, settings: PromptSettings, label_names: Sequence[str], variant: Any = None) -> None:
         self.settings, self.label_names = settings, [str(name) for name in label_names]
+        #: One of several prompts (:class:`~headtohead.adapters.prompt_variants.PromptVariant`): its labels' order and
+        #: separator, its few-shot order; ``None``: the model's one prompt.
+        self.variant = variant
         shown = shown_labels(settings, self.label_names)
         self.answers = [name for name, _ in shown]
         self.descriptions = [description for _, description in shown]
@@ -251,20 +255,40 @@ class Prompter:
         """The template filled in with the example (a text pair: one part per line), the labels and ``columns``
         (the example's other columns, by name: a Jinja template's)."""
         parts = [str(part) for part in example] if isinstance(example, (tuple, list)) else [str(example)]
-        variant = self.settings.variant  # one of several prompts: its label order and separator
+        fields = {"text": "\n".join(parts), **self._label_fields()}
+        if self._jinja is None:
+            return self.settings.prompt.format(**fields)
+        return self._jinja.render(**dict(columns or {}), **fields, texts=parts)
+
+    def _label_fields(self) -> dict[str, str]:
+        """``{labels}`` and ``{label_descriptions}`` as this prompt shows them (a variant: its order and separator)."""
+        variant = self.variant
         order = list(range(len(self.answers))) if variant is None else variant.label_order(len(self.answers))
         separator = ", " if variant is None else variant.labels_separator
-        fields = {
-            "text": "\n".join(parts),
+        return {
             "labels": separator.join(self.answers[k] for k in order),
             "label_descriptions": "\n".join(
                 self.answers[k] if self.descriptions[k] is None else f"{self.answers[k]}: {self.descriptions[k]}"
                 for k in order
             ),
         }
-        if self._jinja is None:
-            return self.settings.prompt.format(**fields)
-        return self._jinja.render(**dict(columns or {}), **fields, texts=parts)
+
+    def template_text(self) -> str:
+        """The template as this prompt renders it, the example left as ``{text}``: its own wording, labels, order.
+
+        A Jinja template is given as written (it reads the example's columns, which only an example has).
+
+        Examples
+        --------
+        >>> from headtohead.config.models import ModelConfig
+        >>> m = ModelConfig(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
+        ...                 prompt="Say {labels}: {text}")
+        >>> Prompter(m, ["no", "yes"]).template_text()
+        'Say no, yes: {text}'
+        """
+        if self._jinja is not None:
+            return self.settings.prompt
+        return self.settings.prompt.format(text="{text}", **self._label_fields())
 
     def example_columns(self, dataset: Dataset, index: int) -> dict[str, Any]:
         """The columns of example ``index`` the template reads (none for a ``{text}`` template)."""
@@ -324,7 +348,12 @@ def check_prompt_data(settings: PromptSettings, dataset: Dataset, train: Dataset
         One line: ``label_display`` against the data's labels, or the column missing, with the columns
         the data keeps, or columns on a split that keeps none (``few_shot``'s training data).
     """
-    prompter = Prompter(settings, dataset.label_names)
+    for index in range(len(settings.pass_specs()) or 1):  # each prompt of several
+        _check_prompter(Prompter(pass_prompt(settings, index)[0], dataset.label_names), dataset, train)
+
+
+def _check_prompter(prompter: Prompter, dataset: Dataset, train: Dataset | None) -> None:
+    settings = prompter.settings
     kept = list(dataset.columns)
     missing = [name for name in prompter.columns if name not in dataset.columns]
     if missing:
@@ -383,7 +412,7 @@ def draw_few_shot(
             warn(f"few_shot: {k} but data.train has {len(pool)} example(s) of class '{name}'; all are shown")
         chosen.extend(rng.choice(pool, size=min(k, len(pool)), replace=False).tolist())
     messages = []
-    variant = prompter.settings.variant
+    variant = prompter.variant
     for i in (rng if variant is None else variant.few_shot_order(rng)).permutation(len(chosen)):
         index = chosen[int(i)]
         messages.append({"role": "user", "content": prompter.prompt(train.examples[index])})

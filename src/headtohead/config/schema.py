@@ -13,7 +13,6 @@ from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.config.execution import ExecutionConfig
 from headtohead.config.models import MODEL_KINDS, AnyModel, ModelConfig, model_settings
-from headtohead.config.models.prompt_variants import prompt_passes
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
 from headtohead.config.train import TrainConfig
@@ -189,12 +188,6 @@ class Experiment(_Section):
     sweep: SweepConfig | None = Field(default=None, description="Optimisation variants for h2h sweep.")
     train: TrainConfig | None = Field(default=None, description="Identical fine-tuning of every model (h2h train).")
 
-    @field_validator("models")
-    @classmethod
-    def _one_pass_per_prompt(cls, models: list[ModelConfig]) -> list[ModelConfig]:
-        # a model with prompts: is one pass per prompt (config.models.prompt_variants)
-        return [one for model in models for one in prompt_passes(model)]
-
     @model_validator(mode="after")
     def _unique_model_names(self) -> Experiment:
         seen: set[str] = set()
@@ -213,12 +206,13 @@ class Experiment(_Section):
                 f"--until-decided (eval.until_decided) stops when a comparison is decided, but the "
                 f"experiment has {len(self.models)} model; add a second model or drop --until-decided"
             )
-        prompted = sorted({v.of for m in self.models if (v := getattr(m, "variant", None)) is not None})
+        prompted = [m.name for m in self.models if m.pass_specs()]
         if prompted:
             raise ValueError(
                 f"--until-decided (eval.until_decided) decides pairs of models as examples arrive, but "
-                f"{', '.join(prompted)} is asked with several prompts (prompts:), compared pooled over its prompts "
-                f"once every example is in, which has no sequential test; drop --until-decided or prompts:"
+                f"{', '.join(prompted)} is asked with several prompts (prompts:, or files as passes:), compared "
+                f"pooled over its prompts once every example is in, which has no sequential test; drop "
+                f"--until-decided or prompts:"
             )
         if self.execution.mode != "local" or self.execution.shards > 1:
             what = (

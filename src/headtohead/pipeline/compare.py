@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from headtohead.config.models import family
+from headtohead.config.models.passes import FACTORS, factor_error
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, DataSplits
 from headtohead.data.memory import dataset_from_memory, describe_data
@@ -36,6 +38,7 @@ def compare(
     slice_columns: Sequence[str] = (),
     group_column: str | None = None,
     outputs: Mapping[str, Literal["logits", "probabilities"]] | None = None,
+    passes: Mapping[str, str] | None = None,
     name: str = "compare",
     out_dir: str | Path | None = None,
     report: bool = False,
@@ -65,6 +68,10 @@ def compare(
         documents or conversations whose examples belong together).
     outputs : mapping of str to {"logits", "probabilities"}, optional
         What a callable or module returns (default: logits).
+    passes : mapping of str to str, optional
+        What differs between the predictions of a model given as a list of them — arrays, tables or
+        prediction files, one per prompt a system was asked with — pooled as one model's passes
+        (``prompt``, the default and the only factor yet).
     name : str
         The run's name.
     out_dir : str or Path, optional
@@ -121,6 +128,7 @@ def compare(
             "{'bert': model, 'baseline': predictions}"
         )
     _check_outputs(outputs, models)
+    _check_passes(passes, models)
     section = DataConfig(
         path=describe_data(data),
         text_column=text_column,
@@ -134,7 +142,11 @@ def compare(
     dataset = dataset_from_memory(data, section)
     entries, objects = [], {}
     for model_name, model in models.items():
-        entry, held = _model_entry(str(model_name), model, dataset, (outputs or {}).get(str(model_name)))
+        entry, held = (
+            _passes_entry(str(model_name), model, dataset, (passes or {}).get(str(model_name)))
+            if _as_passes(model, dataset) is not None
+            else _model_entry(str(model_name), model, dataset, (outputs or {}).get(str(model_name)))
+        )
         entries.append(entry)
         if held is not None:
             objects[str(model_name)] = held
@@ -182,6 +194,64 @@ def _check_outputs(outputs: Any, models: Mapping[str, Any]) -> None:
             f"compare: outputs names {', '.join(map(repr, unknown))}{did_you_mean(unknown[0], map(str, models))}, "
             f"which is not one of the models ({', '.join(map(repr, map(str, models)))})"
         )
+
+
+def _check_passes(passes: Any, models: Mapping[str, Any]) -> None:
+    """``passes`` maps names of models given as lists of predictions to a factor (one line otherwise)."""
+    if passes is None:
+        return
+    if not isinstance(passes, Mapping):
+        raise ConfigError(f"compare: passes={passes!r} must map model names to what differs between their passes")
+    for name, factor in passes.items():
+        if str(name) not in {str(m) for m in models}:
+            raise ConfigError(
+                f"compare: passes names {str(name)!r}{did_you_mean(str(name), map(str, models))}, which is not one of "
+                f"the models ({', '.join(map(repr, map(str, models)))})"
+            )
+        if factor not in FACTORS:
+            raise ConfigError(factor_error(str(factor), f"compare: model '{name}'"))
+        if not isinstance(models[name], list):
+            raise ConfigError(
+                f"compare: passes names '{name}', which is not given as a list of predictions; give its passes as a "
+                f"list (one array, table or prediction file per prompt)"
+            )
+
+
+def _as_passes(model: Any, dataset: Dataset) -> list[Any] | None:
+    """``model`` as a list of passes' predictions (arrays, tables, prediction files), or ``None`` when it is not.
+
+    A list of labels (one per example) is one model's predictions, not passes.
+    """
+    if not isinstance(model, list) or len(model) < 2:
+        return None
+    if all(isinstance(item, (str, Path)) for item in model):
+        files = [Path(item) for item in model]
+        suffixes = family("predictions").suffixes
+        return model if all(f.suffix.lower() in suffixes and f.is_file() for f in files) else None
+    n = len(dataset)
+
+    def one_pass(item: Any) -> bool:  # a pass: a table of columns, or one prediction (row) per example
+        return isinstance(item, Mapping) or (not isinstance(item, (str, bytes)) and _sized(item) == n)
+
+    rows = len(model) == n and all(_sized(item) == dataset.num_classes for item in model)  # probability rows
+    return model if not rows and all(one_pass(item) for item in model) else None
+
+
+def _sized(item: Any) -> int | None:
+    try:
+        return len(item)
+    except TypeError:
+        return None
+
+
+def _passes_entry(name: str, model: list[Any], dataset: Dataset, factor: str | None) -> tuple[dict[str, Any], Any]:
+    """A model given as a list of predictions, one per pass: its entry (``kind: predictions`` with ``passes``) and
+    the tables its passes read (``None`` for files, read by path)."""
+    entry: dict[str, Any] = {"name": name, "kind": "predictions", "passes": factor or "prompt"}
+    if all(isinstance(item, (str, Path)) for item in model):
+        return {**entry, "source": [str(item) for item in model]}, None
+    tables = [prediction_table(name, item, dataset) for item in model]
+    return {**entry, "source": [f"<in memory: pass {k}>" for k in range(1, len(model) + 1)]}, tables
 
 
 def _model_entry(name: str, model: Any, dataset: Dataset, outputs: str | None) -> tuple[dict[str, Any], Any]:

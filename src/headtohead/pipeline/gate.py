@@ -226,7 +226,7 @@ def _gate_input(
 
 
 def _saved_predictions(path: Path, result: RunResult) -> Predictions:
-    if all(m.quality is None for m in result.models):
+    if not any(m.has_quality for m in result.models):
         raise _no_quality(str(path))
     return Predictions.load(path.parent / result.predictions_file)
 
@@ -240,6 +240,14 @@ def _no_quality(where: str) -> ResultsError:
 
 def _checked(given: _GateInput, names: tuple[str, str]) -> Predictions:
     """The predictions of both models (one line naming what is missing otherwise)."""
+    result = given.result
+    for name in names:
+        passes = result.model(name).passes if result is not None else []
+        if passes:
+            raise ResultsError(
+                f"{given.where}: '{name}' was measured {len(passes)} ways (its {passes[0].factor} passes); the gate "
+                f"decides between two models measured once — compare it with h2h run, whose verdict pools its passes"
+            )
     if given.result is not None and any(given.result.model(n).quality is None for n in names):
         raise _no_quality(given.where)
     predictions = given.predictions

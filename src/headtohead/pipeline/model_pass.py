@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from headtohead.adapters import LoadContext, ModelAdapter, adapter_class, create_adapter
@@ -79,6 +79,8 @@ class ModelOutcome:
     adapter: ModelAdapter | None = None
     speed: dict[str, Any] | None = None
     concurrent_speed: bool = False
+    #: The pass of a model measured several ways this outcome is (from 0); ``None``: the model, measured once.
+    pass_index: int | None = None
     #: Always true: a model whose pass failed comes back as a ``ModelFailure`` instead.
     ok = True
 
@@ -87,15 +89,24 @@ class ModelOutcome:
         return self.record.name
 
 
-def load_model(model_cfg: ModelConfig, context: LoadContext) -> tuple[ModelAdapter, float]:
-    """Load one model with the run's random state reset first; return it and the seconds it took."""
-    seed_everything(context.seed)  # the same random state for every model (fresh heads, dropout …)
+def load_model(
+    model_cfg: ModelConfig, context: LoadContext, pass_index: int | None = None
+) -> tuple[ModelAdapter, float]:
+    """Load one model (pass ``pass_index`` of a model measured several ways) with the run's random state reset
+    first; return it and the seconds it took."""
+    seed_everything(context.seed)  # the same random state for every model and pass (fresh heads, dropout …)
     start = time.perf_counter()
-    adapter = create_adapter(model_cfg, context)
+    adapter = create_adapter(model_cfg, context if pass_index is None else replace(context, pass_index=pass_index))
     return adapter, time.perf_counter() - start
 
 
-def run_model_pass(setup: RunSetup, model_cfg: ModelConfig, *, progress: ProgressCallback | None = None) -> ModelPass:
+def run_model_pass(
+    setup: RunSetup,
+    model_cfg: ModelConfig,
+    *,
+    progress: ProgressCallback | None = None,
+    pass_index: int | None = None,
+) -> ModelPass:
     """Load one model and run its quality pass over ``setup.plan`` (skipped when ``setup.quality`` is off).
 
     Parameters
@@ -107,6 +118,8 @@ def run_model_pass(setup: RunSetup, model_cfg: ModelConfig, *, progress: Progres
         The model.
     progress : callable, optional
         ``progress(model_name, batches_done, batches_total)``.
+    pass_index : int, optional
+        The pass of a model measured several ways (its family makes it: a prompt, a file).
 
     Returns
     -------
@@ -118,7 +131,7 @@ def run_model_pass(setup: RunSetup, model_cfg: ModelConfig, *, progress: Progres
         The model cannot be loaded, does not fit the data, or ran out of memory.
     """
     try:
-        adapter, load_time = load_model(model_cfg, setup.context)
+        adapter, load_time = load_model(model_cfg, setup.context, pass_index)
         evaluation = None
         if setup.quality:
             await_imports()  # the fresh processes' template imported beside setup and loading, never beside a pass

@@ -20,10 +20,13 @@ from typing import Any
 from headtohead.engines.environment import capture_environment
 from headtohead.errors import ResultsError, listing
 from headtohead.pipeline.answers import with_inputs, write_answers
+from headtohead.pipeline.executors.jobs import run_units
 from headtohead.pipeline.model_pass import ModelOutcome
+from headtohead.pipeline.passes import pass_record, with_pass
 from headtohead.pipeline.setup import RunSetup, dataset_record
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.files import LOCK_FILE, PREDICTIONS_FILE, REPORT_FILE, RESULTS_FILE, RESUME_DIR, SWEEP_FILE
+from headtohead.results.passes import pass_label
 
 try:  # POSIX; on Windows runs are not locked against each other
     import fcntl
@@ -286,19 +289,34 @@ class RunState:
         self.saved: list[str] = []
 
     def add(self, outcome: ModelOutcome) -> None:
-        """Add a finished model and save the results so far."""
+        """Add a finished model (or one pass of a model measured several ways) and save the results so far."""
         record = with_inputs(outcome.record, self.setup.dataset)
-        if outcome.predictions is not None:
-            self.predictions.add(
-                record.name, outcome.predictions.pred, outcome.predictions.proba, record.labels_outside_data
-            )
-        self.result = self.result.model_copy(update={"models": [*self.result.models, record]})
+        if outcome.pass_index is None:
+            if outcome.predictions is not None:
+                self.predictions.add(
+                    record.name, outcome.predictions.pred, outcome.predictions.proba, record.labels_outside_data
+                )
+            models, label = [*self.result.models, record], record.name
+        else:  # one pass: into its model's record and along its model's passes axis
+            model_cfg = self.setup.experiment.model(record.name)
+            one = pass_record(model_cfg, outcome.pass_index, record, self.setup.dataset.label_names)
+            if outcome.predictions is not None:
+                self.predictions.add_pass(
+                    record.name,
+                    one.key,
+                    one.factor,
+                    outcome.predictions.pred,
+                    outcome.predictions.proba,
+                    record.labels_outside_data,
+                )
+            models, label = with_pass(self.result.models, record, one), pass_label(record.name, one.key)
+        self.result = self.result.model_copy(update={"models": models})
         if self.out is not None:
             if self.setup.quality:
                 self.predictions.save(self.out / PREDICTIONS_FILE)
             save_result(self.result, self.out / RESULTS_FILE)
-            write_answers(self.out, record, self.setup.dataset)
-            self.saved.append(record.name)
+            write_answers(self.out, record.model_copy(update={"name": label}), self.setup.dataset)
+            self.saved.append(label)
 
     def finish(self, result: RunResult) -> RunResult:
         """The finished result (statistics and speed added), saved: no longer unfinished, unless answers are missing."""
@@ -316,7 +334,7 @@ class RunState:
             return "no model had finished, so nothing was written"
         if not self.setup.quality:  # h2h bench: speed is measured on all models at once, nothing to resume
             return f"records of {listing(self.saved)} are in {self.out}; measuring speed needs every model, run again"
-        todo = [m.name for m in self.setup.experiment.models if m.name not in self.saved]
+        todo = [u.label for u in run_units(self.setup.experiment) if u.label not in self.saved]
         rest = (
             f"; run again with --resume to evaluate {listing(todo)}"
             if todo

@@ -23,7 +23,7 @@ from headtohead.results import ModelPredictions, ModelRecord
 from headtohead.results.files import RESUME_DIR
 from headtohead.runtime.files import write_bytes_atomic, write_text_atomic
 
-__all__ = ["RESUME_DIR", "ResumeStore", "model_key", "file_stamp"]
+__all__ = ["RESUME_DIR", "ResumeStore", "model_key", "unit_key", "file_stamp"]
 
 log = logging.getLogger("headtohead")
 _FORMAT = 1
@@ -67,12 +67,15 @@ def model_key(model: ModelConfig, run_facts: Mapping[str, Any], base_dir: Path) 
     str
         A SHA-256 hex digest.
     """
-    files = {}
+    files: dict[str, Any] = {}
     for field in ("source", "checkpoint"):
         value = getattr(model, field, None)  # checkpoint: a key of the architecture families only
         if value:
             path = Path(value).expanduser()
             files[field] = file_stamp(path if path.is_absolute() else base_dir / path)
+    for i, value in enumerate(getattr(model, "sources", None) or []):  # prediction files given as passes
+        path = Path(value).expanduser()
+        files[f"sources.{i}"] = file_stamp(path if path.is_absolute() else base_dir / path)
     payload = {
         "format": _FORMAT,
         "run": dict(run_facts),
@@ -82,6 +85,12 @@ def model_key(model: ModelConfig, run_facts: Mapping[str, Any], base_dir: Path) 
     }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def unit_key(model: ModelConfig, pass_key: str | None, run_facts: Mapping[str, Any], base_dir: Path) -> str:
+    """The key of one unit's finished work: the model's (:func:`model_key`), or one pass of it (``pass_key``)."""
+    key = model_key(model, run_facts, base_dir)
+    return key if pass_key is None else hashlib.sha256(f"{key}#{pass_key}".encode()).hexdigest()
 
 
 class ResumeStore:

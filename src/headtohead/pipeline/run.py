@@ -21,11 +21,12 @@ from headtohead.engines.endpoint import with_endpoints
 from headtohead.engines.evaluate import ProgressCallback
 from headtohead.errors import AnswersMissing, H2HError
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
+from headtohead.pipeline.executors.jobs import Unit, run_units
 from headtohead.pipeline.executors.speed_merge import merge_worker_speed
 from headtohead.pipeline.missing import judged_predictions, missing_answers
 from headtohead.pipeline.model_pass import ModelOutcome, check_before_run, computes_here, load_model, model_record
 from headtohead.pipeline.outputs import RunState, claim_output
-from headtohead.pipeline.resume import ResumeStore, model_key
+from headtohead.pipeline.resume import ResumeStore, unit_key
 from headtohead.pipeline.sequential import SequentialRun, evaluate_until_decided
 from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_experiment
 from headtohead.pipeline.statistics import run_statistics
@@ -35,7 +36,8 @@ from headtohead.report.words.speed import with_speed_sentences
 from headtohead.report.words.warnings import model_warnings
 from headtohead.results import Predictions, RunResult, save_result
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
-from headtohead.results.records import StageTimings
+from headtohead.results.passes import pass_label
+from headtohead.results.records import ModelRecord, PassRecord, StageTimings
 from headtohead.results.speed import SpeedSummary
 from headtohead.runtime.determinism import deterministic_algorithms
 from headtohead.runtime.faults import RunInterrupted, Terminated, interrupt_exit_code, interrupt_name
@@ -52,7 +54,7 @@ log = logging.getLogger("headtohead")
 class Run:
     """What :func:`run` returns: the result record, the predictions, and where they were saved.
 
-    ``resumed`` names the models whose finished work was re-used (``resume=True``). In a
+    ``resumed`` names the models (passes: ``llm@p2``) whose finished work was re-used (``resume=True``). In a
     notebook a ``Run`` shows its verdict and summary table (``_repr_html_``); its ``repr`` is a
     few lines: name, models, the verdict's headline.
     """
@@ -262,7 +264,9 @@ class _StageClock:
         The models in ``reused`` (``--resume``) were loaded and evaluated by the earlier run:
         their times are theirs, not this run's, so they are left out of the sums.
         """
-        ran = [m for m in result.models if m.name not in set(reused)]
+        units: list[tuple[str, ModelRecord | PassRecord]] = [(m.name, m) for m in result.models if not m.passes]
+        units += [(pass_label(m.name, p.key), p) for m in result.models for p in m.passes]  # a model's passes
+        ran = [one for label, one in units if label not in set(reused)]
         timings = StageTimings(
             setup_s=self.seconds["setup"],
             load_s=sum(m.load_time_s for m in ran),
@@ -302,7 +306,8 @@ def _execute(
     if resume is True and store is not None:
         store.check_data()  # finishing a run on other data would mix two datasets: refused
     facts = setup.key_facts() if store is not None else {}
-    keys = {m.name: model_key(m, facts, setup.base_dir) for m in exp.models} if store is not None else {}
+    units = run_units(exp)  # a model measured several ways: one unit of work per pass, each saved and resumed
+    keys = {u: unit_key(exp.model(u.model), u.key, facts, setup.base_dir) for u in units} if store is not None else {}
     speed_in_workers = measure_speed and _speed_in_workers(exp)
     # Models load in this process (local runs, h2h bench): create the device context before the first,
     # so no model's load time or first call carries it.
@@ -313,31 +318,31 @@ def _execute(
     try:
         with contextlib.ExitStack() as stack:
             restored = (
-                {m.name: _restore(store, keys[m.name], m.name, setup) for m in exp.models}
+                {u: _restore(store, keys[u], u, setup) for u in units}
                 if resume and store is not None and decided is None
                 else {}
             )
-            todo = [m.name for m in exp.models if restored.get(m.name) is None]
+            todo = [u for u in units if restored.get(u) is None]
             if decided is None:  # the key, the server: before any model runs (--until-decided checked them)
-                check_before_run([exp.model(name) for name in todo])
+                check_before_run([exp.model(name) for name in dict.fromkeys(u.model for u in todo)])
             fresh = (
                 iter(decided.outcomes)
                 if decided is not None
                 else _passes(setup, todo, stack, progress=progress, speed_in_workers=speed_in_workers, offline=offline)
             )
-            for model_cfg in exp.models:
-                outcome = restored.get(model_cfg.name) or next(fresh)
+            for unit in units:
+                outcome = restored.get(unit) or next(fresh)
                 finished.append(outcome)
                 if isinstance(outcome, ModelFailure):  # failed in its worker; raised once the others are saved
                     continue
-                if restored.get(model_cfg.name) is not None:
-                    resumed.append(model_cfg.name)
-                    log.info("resume: model '%s' finished in an earlier run; its results are re-used", model_cfg.name)
+                if restored.get(unit) is not None:
+                    resumed.append(unit.label)
+                    log.info("resume: model '%s' finished in an earlier run; its results are re-used", unit.label)
                 else:
-                    for warning in model_warnings(outcome.record):
-                        log.warning("%s", warning)
+                    for warning in model_warnings(outcome.record.model_copy(update={"name": unit.label})):
+                        log.warning("%s", warning)  # a pass's, named as the pass (llm@p2)
                     if store is not None and outcome.predictions is not None and not outcome.record.missing_examples:
-                        store.save(keys[model_cfg.name], outcome.record, outcome.predictions)
+                        store.save(keys[unit], outcome.record, outcome.predictions)
                 _keep_or_free(outcome, loaded, measure_speed)
                 state.add(outcome)
         _raise_failures(finished)
@@ -346,7 +351,7 @@ def _execute(
             missing = missing_answers(result.models, state.predictions, allowed=allow_missing)
             judged = judged_predictions(result.models, state.predictions, missing)
             with clock.stage("statistics"):
-                stats = run_statistics(setup, judged, out) if judged is not None else None
+                stats = run_statistics(setup, judged, out, result.models) if judged is not None else None
                 if decided is not None and judged is not None and stats is not None:  # an early stop: its tests decide
                     kept = [r for r in decided.records if {r.model_a, r.model_b} <= set(judged.models)]
                     stats = with_sequential(decided_by_sequential_tests(stats, kept), kept)
@@ -383,34 +388,36 @@ def _execute(
 
 def _passes(
     setup: RunSetup,
-    names: list[str],
+    units: list[Unit],
     stack: contextlib.ExitStack,
     *,
     progress: ProgressCallback | None,
     speed_in_workers: bool,
     offline: bool,
 ) -> Iterator[ModelOutcome | ModelFailure]:
-    """The fresh outcomes of ``names``, in order: through the run's executor, or loaded only (``h2h bench``)."""
+    """The fresh outcomes of ``units``, in order: through the run's executor, or loaded only (``h2h bench``)."""
     if not setup.quality:
-        return (_loaded_only(setup, name) for name in names)
-    if not names:
+        return (_loaded_only(setup, unit) for unit in units)
+    if not units:
         return iter(())
     exp = setup.experiment
     executor = stack.enter_context(create_executor(exp.execution, eval_device=exp.eval.device))
-    return executor.evaluate(setup, names, progress=progress, measure_speed=speed_in_workers, offline=offline)
+    return executor.evaluate(setup, units, progress=progress, measure_speed=speed_in_workers, offline=offline)
 
 
-def _loaded_only(setup: RunSetup, name: str) -> ModelOutcome:
-    """A model loaded for the speed pass alone: its record without quality."""
-    model_cfg = setup.experiment.model(name)
-    adapter, load_time = load_model(model_cfg, setup.context)
-    return ModelOutcome(model_record(model_cfg, adapter, load_time, setup, None), None, adapter)
+def _loaded_only(setup: RunSetup, unit: Unit) -> ModelOutcome:
+    """A model (or one pass of it) loaded for the speed pass alone: its record without quality."""
+    model_cfg = setup.experiment.model(unit.model)
+    adapter, load_time = load_model(model_cfg, setup.context, unit.pass_index)
+    record = model_record(model_cfg, adapter, load_time, setup, None)
+    return ModelOutcome(record, None, adapter, pass_index=unit.pass_index)
 
 
 def _keep_or_free(outcome: ModelOutcome, loaded: dict[str, tuple[ModelAdapter, float]], measure_speed: bool) -> None:
-    """Keep the loaded model for the speed pass, or free its weights before the next model loads."""
+    """Keep the loaded model for the speed pass (a model measured several ways: its first pass), or free its
+    weights before the next model loads."""
     adapter, outcome.adapter = outcome.adapter, None
-    if measure_speed and adapter is not None:
+    if measure_speed and adapter is not None and outcome.record.name not in loaded:
         loaded[outcome.record.name] = (adapter, outcome.record.load_time_s)
     elif adapter is not None and adapter.module is not None:
         del adapter
@@ -426,13 +433,13 @@ def _raise_failures(finished: Sequence[ModelOutcome | ModelFailure]) -> None:
         raise error
 
 
-def _restore(store: ResumeStore | None, key: str, name: str, setup: RunSetup) -> ModelOutcome | None:
+def _restore(store: ResumeStore | None, key: str, unit: Unit, setup: RunSetup) -> ModelOutcome | None:
     found = (
-        store.load(key, name, n_examples=len(setup.dataset), n_classes=setup.dataset.num_classes)
+        store.load(key, unit.model, n_examples=len(setup.dataset), n_classes=setup.dataset.num_classes)
         if store is not None
         else None
     )
-    return ModelOutcome(found[0], found[1]) if found is not None else None
+    return ModelOutcome(found[0], found[1], pass_index=unit.pass_index) if found is not None else None
 
 
 def _speed(

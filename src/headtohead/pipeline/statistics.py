@@ -12,22 +12,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from headtohead.config.models import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.data.display import input_texts, thumbnail_uri
 from headtohead.data.sizes import input_sizes
 from headtohead.pipeline.setup import RunSetup
 from headtohead.report.rows.where import write_disagreements_csv
-from headtohead.report.words.prompts import prompt_description, with_prompt_sentences
+from headtohead.report.words.prompts import with_prompt_sentences
 from headtohead.report.words.quality import with_quality_sentences
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.files import DISAGREEMENTS_FILE
+from headtohead.results.passes import pass_label
 from headtohead.results.predictions import Predictions
-from headtohead.stats.prompt_pool import prompt_pools, with_pooled_family
+from headtohead.results.prompts import PromptSummary
+from headtohead.results.records import ModelRecord
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
 
-__all__ = ["run_statistics", "example_facts", "with_inputs"]
+__all__ = ["run_statistics", "example_facts", "with_inputs", "with_pass_words"]
 
 
 def example_facts(dataset: Dataset, slice_columns: Sequence[str] | None = None) -> ExampleFacts:
@@ -42,7 +43,9 @@ def example_facts(dataset: Dataset, slice_columns: Sequence[str] | None = None) 
     return ExampleFacts(sizes=sizes, size_unit=unit, columns={c: dataset.columns[c] for c in kept}, ids=dataset.ids)
 
 
-def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None = None) -> StatsSummary | None:
+def run_statistics(
+    setup: RunSetup, predictions: Predictions, out: Path | None = None, records: Sequence[ModelRecord] = ()
+) -> StatsSummary | None:
     """Every statistic of a run, with its sentences; ``disagreements.csv`` written into ``out`` when given.
 
     Parameters
@@ -50,26 +53,26 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
     setup : RunSetup
         The run's experiment (``stats:`` settings, seed) and data.
     predictions : Predictions
-        Every finished model's predictions.
+        Every finished model's predictions (a model measured several ways: its passes along their axis).
     out : Path, optional
         The run's output folder.
+    records : sequence of ModelRecord
+        The models' records: what each pass of a model measured several ways varies, in words.
 
     Returns
     -------
     StatsSummary or None
-        ``None`` when no model is left to judge (a prompted model missing a prompt's answers, alone). With ``slices``, and ``disagreements`` cut to the first :data:`~headtohead.stats.where.DISAGREEMENTS_KEPT`
-        of each direction with their inputs.
+        ``None`` when no model is left to judge. With ``slices``, and ``disagreements`` cut to the first
+        :data:`~headtohead.stats.where.DISAGREEMENTS_KEPT` of each direction with their inputs.
     """
     from headtohead.stats import analyse
 
+    if not predictions.models:  # every model left out (answers missing)
+        return None
     cfg, dataset, data = setup.experiment.stats, setup.dataset, setup.experiment.data
     # the columns named in data.slice_columns; data read from logs keeps the ones its logs slice by (lm-eval's task)
     slices = data.slice_columns or [c for c in dataset.columns if c != dataset.group_column]
     facts = example_facts(dataset, slices)
-    families = prompt_families(setup.experiment.models)
-    predictions, families = _without_incomplete_families(predictions, families)
-    if not predictions.models:  # the one model was prompted, and one of its prompts went unanswered
-        return None
     summary = analyse(
         predictions,
         alpha=cfg.alpha,
@@ -80,40 +83,28 @@ def run_statistics(setup: RunSetup, predictions: Predictions, out: Path | None =
         examples=facts,
         disagreements_kept=None,
         metrics=cfg.metrics,
-        prompted={name: model for model, passes in families.items() for name, _ in passes},
     )
     texts = input_texts(dataset)
     if out is not None and summary.disagreements:
         write_disagreements_csv(summary.disagreements, out / DISAGREEMENTS_FILE, texts)
     kept = [with_inputs(d.top(DISAGREEMENTS_KEPT), dataset, texts) for d in summary.disagreements]
-    # a pass is not a model: its model is compared pooled over its prompts, in the one Holm family and ranking
-    summary, prompts = with_pooled_family(summary, prompt_pools(predictions, families, alpha=cfg.alpha))
+    prompts = with_pass_words(summary.prompts, records)
     summary = summary.model_copy(update={"disagreements": kept, "prompts": with_prompt_sentences(prompts)})
     return with_quality_sentences(summary)
 
 
-def _without_incomplete_families(
-    predictions: Predictions, families: dict[str, list[tuple[str, str]]]
-) -> tuple[Predictions, dict[str, list[tuple[str, str]]]]:
-    """A prompted model one of whose passes the statistics may not read (answers missing) decides nothing:
-    its other passes leave too, or they would stand in for the model as models of their own."""
-    present = set(predictions.models)
-    broken = {m for m, passes in families.items() if any(name not in present for name, _ in passes)}
-    if not broken:
-        return predictions, families
-    gone = {name for m in broken for name, _ in families[m]}
-    kept = [name for name in predictions.models if name not in gone]
-    return predictions.restricted(models=kept), {m: p for m, p in families.items() if m not in broken}
-
-
-def prompt_families(models: Sequence[ModelConfig]) -> dict[str, list[tuple[str, str]]]:
-    """Each model asked with several prompts → its passes ``(name, what its prompt varies)``, in order."""
-    families: dict[str, list[tuple[str, str]]] = {}
-    for model in models:
-        variant = getattr(model, "variant", None)
-        if variant is not None:
-            families.setdefault(variant.of, []).append((model.name, prompt_description(model)))
-    return families
+def with_pass_words(prompts: PromptSummary | None, records: Sequence[ModelRecord]) -> PromptSummary | None:
+    """``prompts`` with each prompt described as its pass's record says (``PassRecord.varies``)."""
+    if prompts is None:
+        return None
+    varies = {pass_label(r.name, p.key): p.varies for r in records for p in r.passes}
+    families = [
+        family.model_copy(
+            update={"prompts": [p.model_copy(update={"prompt": varies.get(p.model, p.prompt)}) for p in family.prompts]}
+        )
+        for family in prompts.families
+    ]
+    return prompts.model_copy(update={"families": families})
 
 
 def with_inputs(found: Disagreements, dataset: Dataset, texts: Sequence[str | None] | None = None) -> Disagreements:

@@ -83,16 +83,19 @@ def metric_direction(metric: str, lower_is_better: bool | None, *, table: bool) 
 
 
 def _score(result: RunResult, model: str, metric: str, where: str) -> float:
+    """A model's score on the data set: a model asked with several prompts, its mean over its passes (never its best)."""
     if metric in QualityMetrics.model_fields:  # a default metric of the quality pass
-        quality = result.model(model).quality
-        if quality is None:
+        record = result.model(model)
+        qualities = [p.quality for p in record.passes] if record.passes else [record.quality]
+        if any(quality is None for quality in qualities):
             raise ResultsError(
                 f"{where}: model '{model}' has no quality figures (speed only, h2h bench); give runs of h2h run"
             )
-        return float(getattr(quality, metric))
+        return float(np.mean([getattr(quality, metric) for quality in qualities]))
     stats = result.stats
     if stats is None:
         raise ResultsError(f"{where}: no statistics, so no {metric}; give runs of h2h run")
+    # a model with passes: its statistics are the means over them (stats.passes)
     if metric in stats.model(model).metrics:  # picked (stats.metrics)
         return float(stats.model(model).metrics[metric].value)
     if not CATALOGUE[metric].default and metric not in stats.settings.metrics:
@@ -157,22 +160,12 @@ def _verdicts(result: RunResult) -> list[DatasetPairVerdict]:
 
 
 def run_models(result: RunResult) -> dict[str, list[str]]:
-    """Each model of a run → its passes: a model asked with several prompts → ``llm@p1`` …, any other → itself.
+    """Each model of a run → the keys of its passes (``p1`` …; empty for a model measured once).
 
     A suite compares models, not passes: a prompted model's score on a data set is its score
     averaged over its prompts (never its best prompt, chosen after seeing the data).
     """
-    prompts = result.stats.prompts if result.stats is not None else None
-    family_of = {p.model: f.name for f in (prompts.families if prompts is not None else []) for p in f.prompts}
-    models: dict[str, list[str]] = {}
-    for record in result.models:
-        models.setdefault(family_of.get(record.name, record.name), []).append(record.name)
-    return models
-
-
-def _model_score(result: RunResult, passes: Sequence[str], metric: str, where: str) -> float:
-    """A model's score: its one pass's, or the mean over its prompts' passes."""
-    return float(np.mean([_score(result, one, metric, where) for one in passes]))
+    return {record.name: [p.key for p in record.passes] for record in result.models}
 
 
 def _seed_values(result: RunResult, models: Sequence[str], metric: str) -> dict[str, dict[int, float]] | None:
@@ -238,8 +231,7 @@ def dataset_from_result(
         )
     seeds = _seed_values(result, models, metric)
     scores = {
-        m: (float(np.mean(list(seeds[m].values()))) if seeds else _model_score(result, passes[m], metric, where))
-        for m in models
+        m: (float(np.mean(list(seeds[m].values()))) if seeds else _score(result, m, metric, where)) for m in models
     }
     report = results_path.parent / REPORT_FILE
     entry = SuiteDataset(

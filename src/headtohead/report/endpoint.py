@@ -247,7 +247,9 @@ class EndpointBlock:
 def endpoint_blocks(result: RunResult) -> list[EndpointBlock]:
     """Per LLM: its title, its lines, its first unparseable answers and what the list leaves out."""
     blocks: list[EndpointBlock] = []
-    for model in result.models:
+    # a model asked with several prompts: each pass's answers (llm@p1 …), as each was asked
+    shown = [one for model in result.models for one in [model.pass_record(p.key) for p in model.passes] or [model]]
+    for model in shown:
         e = model.answers
         if e is None:
             continue

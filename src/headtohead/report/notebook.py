@@ -49,6 +49,20 @@ def _models(names: Sequence[str]) -> str:
     return f"{len(names)} model{'s' if len(names) != 1 else ''}: {', '.join(names)}"
 
 
+#: A factor's passes in words (``llm (5 prompts)``).
+_PASSES = {"prompt": "prompts"}
+
+
+def _run_models(result: RunResult) -> str:
+    """``2 models: llm (5 prompts), tfidf``: a model measured several ways counted once, with its passes."""
+    return _models(
+        [
+            f"{m.name} ({len(m.passes)} {_PASSES.get(m.passes[0].factor, 'passes')})" if m.passes else m.name
+            for m in result.models
+        ]
+    )
+
+
 def run_html(result: RunResult, *, out_dir: Path | str | None = None, training: TrainingSummary | None = None) -> str:
     """A run as a notebook shows it: the verdict's headline, the summary table, every comparison folded.
 
@@ -69,7 +83,7 @@ def run_html(result: RunResult, *, out_dir: Path | str | None = None, training: 
     --------
     >>> html = run_html(headtohead.compare(models, data).result)   # doctest: +SKIP
     """
-    subtitle = f"{_models([m.name for m in result.models])} · {dataset_line(result)} · {_saved(out_dir)}"
+    subtitle = f"{_run_models(result)} · {dataset_line(result)} · {_saved(out_dir)}"
     return notebook_html(run_brief(result, training=training, subtitle=subtitle))
 
 
@@ -83,8 +97,7 @@ def run_text(result: RunResult, *, out_dir: Path | str | None = None, kind: str 
       roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0, McNemar score test p = 0.003)
     """
     head = (
-        f"{kind} {result.name!r} — {_models([m.name for m in result.models])} · "
-        f"{result.dataset.n_examples:,} examples · {_saved(out_dir)}"
+        f"{kind} {result.name!r} — {_run_models(result)} · {result.dataset.n_examples:,} examples · {_saved(out_dir)}"
     )
     return notebook_text(head, run_brief(result))
 

@@ -110,6 +110,12 @@ class ModelStats(Record):
         "its bootstrap interval; a metric of probabilities is over the answered rows and absent for a model "
         "without probabilities (not available)",
     )
+    passes: list[ModelStats] = Field(
+        default_factory=list,
+        description="a model measured several ways (its passes: prompts …): each pass's own statistics, named "
+        "model@key; the figures above are then the means over the passes, without an interval (the comparisons "
+        "pooled over the passes carry one), and n_failed their sum. Empty: the model was measured once",
+    )
 
     def estimate(self, metric: str) -> Estimate:
         """The estimate of ``metric`` (``accuracy``, ``f1_macro`` …, or ``recall:<class>``)."""

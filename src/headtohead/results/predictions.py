@@ -26,26 +26,53 @@ NO_PREDICTION = -1
 class ModelPredictions:
     """One model's outputs, in evaluation order and dataset label order.
 
+    A model measured several ways (its passes: one per prompt …) holds them along a leading axis,
+    and says which: everything that needs one pass asks for it (:meth:`pass_`, :meth:`each_pass`).
+
     Attributes
     ----------
-    pred : ndarray of shape (n,), int64
+    pred : ndarray of shape (n,) or (passes, n), int64
         Predicted class index (into the dataset's label names, then the classes outside the
         data); :data:`NO_PREDICTION` where the model's scores were NaN or infinite.
-    proba : ndarray of shape (n, n_classes), float32, or None
+    proba : ndarray of shape (n, n_classes) or (passes, n, n_classes), float32, or None
         Class probabilities (columns in dataset label order, then the outside classes); NaN
         rows where there is no prediction; ``None`` for a model whose stored predictions have
         none (``kind: predictions`` without probability columns).
+    passes : tuple of str
+        The keys of the passes along the leading axis (``p1`` …); empty for a model measured once.
+    factor : str, optional
+        What varies between the passes (``prompt``).
     """
 
     pred: np.ndarray
     proba: np.ndarray | None
+    passes: tuple[str, ...] = ()
+    factor: str | None = None
+
+    @property
+    def n_passes(self) -> int:
+        """How many passes the model has (1 when it was measured once)."""
+        return len(self.passes) or 1
+
+    def pass_(self, i: int) -> ModelPredictions:
+        """Pass ``i`` (from 0) as the predictions of a model measured once (a model measured once: itself)."""
+        if not self.passes:
+            if i != 0:
+                raise IndexError(f"a model measured once has no pass {i}")
+            return self
+        return ModelPredictions(self.pred[i], None if self.proba is None else self.proba[i])
+
+    def each_pass(self) -> list[ModelPredictions]:
+        """Every pass, in order, as predictions of a model measured once (a model measured once: ``[self]``)."""
+        return [self.pass_(i) for i in range(self.n_passes)]
 
     def restricted(self, rows: Any) -> ModelPredictions:
-        """The same model's predictions on some rows (a boolean mask, indices or a slice)."""
-        return ModelPredictions(self.pred[rows], None if self.proba is None else self.proba[rows])
+        """The same model's predictions on some rows (a boolean mask, indices or a slice), every pass."""
+        proba = None if self.proba is None else self.proba[..., rows, :]
+        return ModelPredictions(self.pred[..., rows], proba, self.passes, self.factor)
 
     def correct(self, y_true: np.ndarray) -> np.ndarray:
-        """Boolean array: was each example predicted correctly (``False`` without a prediction)."""
+        """Boolean array: was each example predicted correctly (``False`` without a prediction); per pass with passes."""
         return np.asarray(self.pred == y_true)
 
     @property
@@ -59,7 +86,7 @@ class ModelPredictions:
         probabilities: a NaN row, see ``docs/llm.md``); calibration reads these rows."""
         if self.proba is None:
             return self.valid
-        return np.asarray(self.valid & ~np.isnan(self.proba).all(axis=1))
+        return np.asarray(self.valid & ~np.isnan(self.proba).all(axis=-1))
 
 
 @dataclass
@@ -114,9 +141,7 @@ class Predictions:
     def in_dataset_order(self, name: str) -> ModelPredictions:
         """Model ``name``'s predictions with rows sorted by dataset index (row ``j`` is example ``j``
         when every example was evaluated)."""
-        rows = np.argsort(self.order, kind="stable")
-        model = self[name]
-        return ModelPredictions(model.pred[rows], None if model.proba is None else model.proba[rows])
+        return self[name].restricted(np.argsort(self.order, kind="stable"))
 
     def add(self, name: str, pred: np.ndarray, proba: np.ndarray | None, outside: Sequence[str] = ()) -> None:
         """Add a model's predictions (checked against the evaluation set's size).
@@ -131,6 +156,53 @@ class Predictions:
             The model's classes the data does not hold (``ModelRecord.labels_outside_data``);
             new ones join :attr:`outside_labels`, with probability 0 for the other models.
         """
+        self.models[name] = self._placed(name, pred, proba, outside)
+
+    def add_pass(
+        self,
+        name: str,
+        key: str,
+        factor: str,
+        pred: np.ndarray,
+        proba: np.ndarray | None,
+        outside: Sequence[str] = (),
+    ) -> None:
+        """Add one pass of a model measured several ways, after its earlier ones (as :meth:`add` a model's).
+
+        Parameters
+        ----------
+        name : str
+            The model.
+        key : str
+            The pass's key (``p1`` …).
+        factor : str
+            What varies between the model's passes (``prompt``).
+        pred, proba, outside
+            As for :meth:`add`.
+
+        Raises
+        ------
+        ValueError
+            The pass is already held, or one pass has probabilities and another none.
+        """
+        one = self._placed(name, pred, proba, outside)
+        held = self.models.get(name)
+        if held is None or not held.passes:
+            stacked = (one.pred[None], None if one.proba is None else one.proba[None])
+            self.models[name] = ModelPredictions(*stacked, (key,), factor)
+            return
+        if key in held.passes or (held.proba is None) != (one.proba is None):
+            raise ValueError(
+                f"pass '{key}' of '{name}' is held already, or has probabilities where the others have none"
+            )
+        proba_all = None if held.proba is None or one.proba is None else np.concatenate([held.proba, one.proba[None]])
+        pred_all = np.concatenate([held.pred, one.pred[None]])
+        self.models[name] = ModelPredictions(pred_all, proba_all, (*held.passes, key), held.factor)
+
+    def _placed(
+        self, name: str, pred: np.ndarray, proba: np.ndarray | None, outside: Sequence[str]
+    ) -> ModelPredictions:
+        """One model's (or pass's) outputs checked and placed on the run's columns (:attr:`all_labels`)."""
         pred = np.asarray(pred, dtype=np.int64)
         proba = None if proba is None else np.asarray(proba, dtype=np.float32)
         n, k = len(self.y_true), len(self.label_names)
@@ -145,16 +217,14 @@ class Predictions:
         position = {label: i for i, label in enumerate(self.all_labels)}
         columns = np.array(list(range(k)) + [position[label] for label in outside], dtype=np.int64)
         if len(columns) == len(self.all_labels) and np.array_equal(columns, np.arange(len(columns))):
-            self.models[name] = ModelPredictions(pred, proba)
-            return
+            return ModelPredictions(pred, proba)
         placed_pred = np.where(pred == NO_PREDICTION, pred, columns[np.maximum(pred, 0)])
         if proba is None:
-            self.models[name] = ModelPredictions(placed_pred, None)
-            return
+            return ModelPredictions(placed_pred, None)
         placed = np.zeros((n, len(self.all_labels)), dtype=np.float32)
         placed[:, columns] = proba
         placed[pred == NO_PREDICTION] = np.nan
-        self.models[name] = ModelPredictions(placed_pred, placed)
+        return ModelPredictions(placed_pred, placed)
 
     def _widen(self, new: Sequence[str]) -> None:
         """Add classes outside the data: a zero column each for every model already held (NaN rows stay NaN)."""
@@ -164,9 +234,33 @@ class Predictions:
         for model_name, model in self.models.items():
             if model.proba is None:
                 continue
-            extra = np.zeros((len(model.pred), len(new)), dtype=np.float32)
+            extra = np.zeros((*model.pred.shape, len(new)), dtype=np.float32)
             extra[~model.valid] = np.nan
-            self.models[model_name] = ModelPredictions(model.pred, np.concatenate([model.proba, extra], axis=1))
+            proba = np.concatenate([model.proba, extra], axis=-1)
+            self.models[model_name] = ModelPredictions(model.pred, proba, model.passes, model.factor)
+
+    def with_passes(self) -> list[str]:
+        """The models measured several ways (their passes along a leading axis), in order."""
+        return [name for name, model in self.models.items() if model.passes]
+
+    def per_pass(self) -> Predictions:
+        """Every pass of every model as an entry of its own, named ``model@key``; a model measured once as it is.
+
+        For the figures of each pass alone (a pass's accuracy and its interval, per slice): a pass is
+        never compared as a model (:mod:`headtohead.stats.passes` pools a model's passes).
+        """
+        from headtohead.results.passes import pass_label
+
+        flat: dict[str, ModelPredictions] = {}
+        for name, model in self.models.items():
+            if not model.passes:
+                flat[name] = model
+                continue
+            for i, key in enumerate(model.passes):
+                flat[pass_label(name, key)] = model.pass_(i)
+        return Predictions(
+            self.order, self.y_true, self.label_names, flat, self.outside_labels, self.groups, self.group_column
+        )
 
     def restricted(self, rows: np.ndarray | None = None, models: Sequence[str] | None = None) -> Predictions:
         """The same predictions on some rows (a boolean mask or indices) and some models only."""
@@ -195,9 +289,12 @@ class Predictions:
             arrays["groups"] = np.array([str(g) for g in self.groups], dtype=str)
             arrays["group_column"] = np.array(self.group_column or "", dtype=str)
         for i, preds in enumerate(self.models.values()):
-            arrays[f"pred_{i}"] = preds.pred
+            arrays[f"pred_{i}"] = preds.pred  # (passes, n) for a model measured several ways
             if preds.proba is not None:  # no proba_<i>: the model stored no probabilities
                 arrays[f"proba_{i}"] = preds.proba
+            if preds.passes:  # the keys along the leading axis, and what varies between them
+                arrays[f"passes_{i}"] = np.array(preds.passes, dtype=str)
+                arrays[f"factor_{i}"] = np.array(preds.factor or "", dtype=str)
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         write_bytes_atomic(Path(path), buffer.getvalue())
@@ -225,5 +322,9 @@ class Predictions:
         )
         for i, name in enumerate(arrays["model_names"]):
             proba = arrays[f"proba_{i}"].astype(np.float32) if f"proba_{i}" in arrays else None
-            predictions.models[str(name)] = ModelPredictions(arrays[f"pred_{i}"].astype(np.int64), proba)
+            passes = tuple(str(k) for k in arrays[f"passes_{i}"]) if f"passes_{i}" in arrays else ()
+            factor = str(arrays[f"factor_{i}"]) if passes else None
+            predictions.models[str(name)] = ModelPredictions(
+                arrays[f"pred_{i}"].astype(np.int64), proba, passes, factor
+            )
         return predictions

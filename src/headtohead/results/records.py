@@ -6,11 +6,14 @@ refuses unknown keys. Numbers are stored unrounded: rounding is a display concer
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
 the files headtohead writes". The current one, 7: every LLM family keeps its answers in one record
 (``ModelRecord.answers``, an :class:`~headtohead.results.answers.AnswersRecord`; asked over HTTP, its
-requests are its ``endpoint`` part), read from version 6's ``ModelRecord.endpoint``. Version 6: a run
-says whether it is incomplete (``RunResult.incomplete``) and which examples an endpoint never answered
+requests are its ``endpoint`` part), read from version 6's ``ModelRecord.endpoint``; a model measured
+several ways (asked with several prompts, or stored prediction files given as its passes) is one model
+with its passes (``ModelRecord.passes``: each its key, factor, what it varies, its prompt template as
+rendered, its own quality, time, warnings and answers; ``ModelStats.passes``), where version 6 wrote a
+model ``llm@p1`` … per prompt (read as passes, :mod:`headtohead.results.io`). Version 6: a run says
+whether it is incomplete (``RunResult.incomplete``) and which examples an endpoint never answered
 because of the transport (``AnswersRecord.missing``, ``RunResult.missing``); an LLM's class
-probabilities are kept only where the labels held the answer's mass; a model asked with several
-prompts keeps each prompt's accuracy and the comparisons pooled over prompts (``stats.prompts``).
+probabilities are kept only where the labels held the answer's mass.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pydantic import Field, model_validator
 from headtohead.results.answers import AnswersRecord, answers_of_version_6
 from headtohead.results.base import Record
 from headtohead.results.comparison import StatsSummary
+from headtohead.results.passes import pass_label, passes_of_version_6
 from headtohead.results.speed import SpeedSummary
 from headtohead.results.training import TrainingSummary
 
@@ -38,6 +42,7 @@ __all__ = [
     "NO_PREDICTION_LABEL",
     "DatasetRecord",
     "ModelRecord",
+    "PassRecord",
     "WorkerRecord",
     "StageTimings",
     "MissingAnswers",
@@ -218,8 +223,31 @@ class WorkerRecord(Record):
     environment: Environment
 
 
+class PassRecord(Record):
+    """One pass of a model measured several ways: what varied, and what this pass alone measured."""
+
+    key: str = Field(description="the pass's key (p1, p2 …), as in predictions.npz")
+    factor: Literal["prompt"] = Field(description="what varies between the model's passes")
+    varies: str = Field(description="what this pass varies, in words ('the prompt as written', 'upper case' …)")
+    template: str | None = Field(
+        default=None,
+        description="the prompt template as this pass renders it: its wording, its labels in its order and "
+        "separator, the example left as {text} (a Jinja template as written); None: a pass read from a file",
+    )
+    source: str | None = Field(default=None, description="the prediction file this pass read (stored passes)")
+    load_time_s: float
+    eval_time_s: float | None = Field(description="this pass's quality pass wall time")
+    quality: QualityMetrics | None = Field(description="this pass's quality (None: only speed was measured)")
+    warnings: list[str] = Field(default_factory=list)
+    batch_backoff: list[BatchBackoff] = Field(default_factory=list, description="this pass's out-of-memory back-offs")
+    answers: AnswersRecord | None = Field(
+        default=None,
+        description="an LLM's answers in this pass: unparseable answers, tokens; asked over HTTP, requests, cost",
+    )
+
+
 class ModelRecord(Record):
-    """One model's evaluation."""
+    """One model's evaluation (a model measured several ways: with its passes, its own figures in each)."""
 
     name: str
     kind: str
@@ -257,7 +285,14 @@ class ModelRecord(Record):
     answers: AnswersRecord | None = Field(
         default=None,
         description="an LLM (kind openai, causal-lm): its unparseable answers, failures, tokens, class "
-        "probabilities; asked over HTTP, its requests, cache hits and cost (results.answers)",
+        "probabilities; asked over HTTP, its requests, cache hits and cost (results.answers); with passes: theirs "
+        "added up",
+    )
+    passes: list[PassRecord] = Field(
+        default_factory=list,
+        description="a model measured several ways (prompts:, prediction files as passes:): each pass's own "
+        "figures, in order; quality is then None here (each pass has its own), load and eval times are the "
+        "passes' sums and answers theirs added up. Empty: the model was measured once",
     )
 
     @model_validator(mode="before")
@@ -271,9 +306,23 @@ class ModelRecord(Record):
         return data
 
     @property
+    def has_quality(self) -> bool:
+        """Whether the model has quality figures: its own, or each of its passes'."""
+        return self.quality is not None or (bool(self.passes) and all(p.quality is not None for p in self.passes))
+
+    @property
     def missing_examples(self) -> list[int]:
-        """Dataset indices of the examples this model never answered because of the transport (none: ``[]``)."""
-        return list(self.answers.missing) if self.answers is not None else []
+        """Dataset indices of the examples this model (any of its passes) never answered because of the transport."""
+        return sorted(set(self.answers.missing)) if self.answers is not None else []
+
+    def pass_record(self, key: str) -> ModelRecord:
+        """Pass ``key`` as a record of its own, named ``model@key``: for what reads one pass's figures alone."""
+        for one in self.passes:
+            if one.key == key:
+                update = {f: getattr(one, f) for f in ("load_time_s", "eval_time_s", "quality", "warnings")}
+                update.update(batch_backoff=one.batch_backoff, answers=one.answers, passes=[])
+                return self.model_copy(update={"name": pass_label(self.name, key), **update})
+        raise KeyError(f"model '{self.name}' has no pass '{key}'")
 
 
 class StageTimings(Record):
@@ -331,6 +380,14 @@ class RunResult(Record):
     missing: MissingAnswers | None = Field(
         default=None, description="the examples some model never answered, and what the statistics did about them"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_6_prompts(cls, data: Any) -> Any:
+        """Version 6 wrote a model asked with several prompts as a model per prompt (``llm@p1`` …): its passes now."""
+        if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) >= 7:
+            return data
+        return passes_of_version_6(data)
 
     @model_validator(mode="before")
     @classmethod

@@ -6,7 +6,7 @@ See ``docs/statistics.md``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from headtohead.results.comparison import (
     StatsSettings,
     StatsSummary,
 )
+from headtohead.results.passes import pass_label
 from headtohead.results.predictions import Predictions
 from headtohead.stats.bootstrap import CIMethod, Interval, paired_bootstrap
 from headtohead.stats.calibration import calibration
@@ -30,6 +31,7 @@ from headtohead.stats.joint import joint_bootstrap
 from headtohead.stats.mcnemar import RULE, mcnemar_pvalues
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.paired import CLUSTERED_RULE, PairedCorrectness
+from headtohead.stats.passes import model_over_passes, pooled_over_passes
 from headtohead.stats.picked import extra_metrics, model_metrics, pair_metrics
 from headtohead.stats.power import minimum_detectable_effect
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts, run_disagreements, run_slices
@@ -417,14 +419,18 @@ def analyse(
     examples: ExampleFacts | None = None,
     disagreements_kept: int | None = DISAGREEMENTS_KEPT,
     metrics: Sequence[str] = (),
-    prompted: Mapping[str, str] | None = None,
 ) -> StatsSummary:
     """Every statistic of a run: per-model intervals, every pair compared, a ranking, where models differ.
 
     Parameters
     ----------
     predictions : Predictions
-        All models' predictions on one evaluation set (same examples, same order).
+        All models' predictions on one evaluation set (same examples, same order). A model measured
+        several ways (asked with several prompts: ``ModelPredictions.passes``) has each pass's own
+        intervals (``ModelStats.passes``) and its figures as a model by its factor's rule; no pass is
+        compared or ranked as a model — the model is compared pooled over its passes, in one Holm
+        family and one ranking with the ordinary pairs, counted once (:mod:`headtohead.stats.passes`).
+        The detectable gap of each pair is quoted for that family.
     alpha : float
         Significance level of the pairwise tests (family-wise, via Holm); intervals are at
         ``1 − alpha`` confidence.
@@ -448,12 +454,6 @@ def analyse(
         Metrics of the catalogue (:mod:`headtohead.metrics`) reported beside the default ones
         (``stats.metrics``): per model with a bootstrap interval (``ModelStats.metrics``), on every
         pair's difference and per slice (:mod:`~headtohead.stats.picked`).
-    prompted : mapping of str to str, optional
-        Each pass of a model asked with several prompts (``llm@p1`` …) → that model: each has its own intervals,
-        but no pair involving one is compared here, nor ranked — a pass is not a model; the model is
-        compared pooled over its prompts (:func:`~headtohead.stats.prompt_pool.prompt_pools`), and
-        :func:`~headtohead.stats.prompt_pool.with_pooled_family` makes one Holm family and one ranking of both. The detectable gap of each pair is quoted for that
-        family: one comparison per pair of models, a prompted model counted once.
 
     Returns
     -------
@@ -481,6 +481,9 @@ def analyse(
     'good'
     """
     _check_settings(alpha, n_resamples, ci_method, ece_bins)
+    # each pass's own figures are computed as a model's are (seeded by its place among them), never paired
+    measured, predictions = predictions, predictions.per_pass()
+    prompted = {pass_label(m, k): m for m in measured.with_passes() for k in measured[m].passes}
     _check_predictions(predictions)
     groups = predictions.groups
     _check_groups(groups)
@@ -507,7 +510,6 @@ def analyse(
     for i, name in enumerate(names) if picked else ():  # own seed streams: no other number moves
         found = model_metrics(name, predictions, picked, options=boot, seed=np.random.SeedSequence([seed, 3, i]))
         models[name] = models[name].model_copy(update={"metrics": found})
-    prompted = dict(prompted or {})
     pairs = [
         (i, j) for i, j in itertools.combinations(range(len(names)), 2) if not {names[i], names[j]} & set(prompted)
     ]
@@ -554,13 +556,17 @@ def analyse(
         n_groups=int(len(np.unique(groups))) if groups is not None else None,
         metrics=picked,
     )
-    return StatsSummary(
+    summary = StatsSummary(
         settings=settings,
-        models=list(models.values()),
+        models=[
+            model_over_passes(measured, m, [models[pass_label(m, k)] for k in measured[m].passes])
+            if measured[m].passes
+            else models[m]
+            for m in measured.models
+        ],
         comparisons=comparisons,
         ranking=ranking,
-        slices=run_slices(predictions, examples, alpha=alpha, metrics=picked, unpaired=prompted),
-        disagreements=run_disagreements(
-            predictions, examples.ids if examples else None, kept=disagreements_kept, unpaired=prompted
-        ),
+        slices=run_slices(measured, examples, alpha=alpha, metrics=picked),
+        disagreements=run_disagreements(measured, examples.ids if examples else None, kept=disagreements_kept),
     )
+    return pooled_over_passes(measured, summary, alpha)

@@ -27,6 +27,7 @@ import numpy as np
 from scipy import stats
 
 from headtohead.results.comparison import Comparison, StatsSummary
+from headtohead.results.passes import pass_label
 from headtohead.results.predictions import Predictions
 from headtohead.results.prompts import PromptFamily, PromptGap, PromptPool, PromptScore, PromptSummary
 from headtohead.stats.across_seeds import standard_error
@@ -202,17 +203,14 @@ def _pool(
     )
 
 
-def prompt_pools(
-    predictions: Predictions, families: Mapping[str, Sequence[tuple[str, str]]], alpha: float = 0.05
-) -> PromptSummary | None:
+def prompt_pools(predictions: Predictions, alpha: float = 0.05) -> PromptSummary | None:
     """Every prompted model's per-prompt accuracies and its pooled comparison with every other model.
 
     Parameters
     ----------
     predictions : Predictions
-        The run's predictions: one entry per pass (each prompt of a prompted model is a pass).
-    families : mapping
-        Prompted model → its passes ``(pass name, prompt in words)``; models not named are compared as one pass.
+        The run's predictions: a model asked with several prompts holds one pass per prompt
+        (``ModelPredictions.passes``, factor ``prompt``); the others are compared as one pass.
     alpha : float
         Level of the tests (Holm over the pooled comparisons; :func:`with_pooled_family` joins the run's
         ordinary pairs to that family); intervals at ``1 − alpha``.
@@ -220,15 +218,20 @@ def prompt_pools(
     Returns
     -------
     PromptSummary or None
-        ``None`` when no model has several prompts.
+        ``None`` when no model has several prompts. Each prompt is named ``model@key`` and described
+        as ``prompt k`` (a run's records say what each varies: the pipeline puts their words in).
     """
-    if not families:
+    prompted = [m for m in predictions.with_passes() if predictions[m].factor == "prompt"]
+    if not prompted:
         return None
-    y = predictions.y_true
-    correct = {name: predictions[name].correct(y) for name in predictions.models}
-    in_family = {model for passes in families.values() for model, _ in passes}
-    units: dict[str, list[str]] = {name: [m for m, _ in passes] for name, passes in families.items()}
-    units.update({name: [name] for name in predictions.models if name not in in_family})
+    flat = predictions.per_pass()
+    y = flat.y_true
+    correct = {name: flat[name].correct(y) for name in flat.models}
+    families = {
+        m: [(pass_label(m, key), f"prompt {i + 1}") for i, key in enumerate(predictions[m].passes)] for m in prompted
+    }
+    units: dict[str, list[str]] = {name: [label for label, _ in passes] for name, passes in families.items()}
+    units.update({name: [name] for name in predictions.models if not predictions[name].passes})
     pairs = [(a, b) for a, b in itertools.combinations(units, 2) if a in families or b in families]
     pools = [_pool(a, b, units, correct, predictions.groups, alpha) for a, b in pairs]
     adjusted = holm_adjust([p.p_value for p in pools]) if len(pools) > 1 else np.array([p.p_value for p in pools])
@@ -261,7 +264,7 @@ def with_pooled_family(
     """One Holm family and one ranking of the run's models, a prompted model counted once.
 
     The comparisons of models are the ordinary pairs of models asked with one prompt
-    (:func:`headtohead.stats.analyse`, called with the passes as ``prompted``, compares no pass) and
+    (:func:`headtohead.stats.analyse` compares no pass: a pass is not a model) and
     the pooled comparisons involving a prompted model: one per pair of models, so the family is
     as large as it would be with one prompt each. Holm's adjustment runs over all of them; the
     ranking places a prompted model once, by its accuracy averaged over its prompts, told apart
@@ -289,8 +292,8 @@ def with_pooled_family(
         pools = [
             _decided(pool, float(p), prompts.alpha) for pool, p in zip(pools, adjusted[len(comparisons) :], strict=True)
         ]
-    passes = {p.model for family in prompts.families for p in family.prompts}
-    accuracy = {m.name: m.accuracy.value for m in summary.models if m.name not in passes}
+    prompted = {family.name for family in prompts.families}
+    accuracy = {m.name: m.accuracy.value for m in summary.models if m.name not in prompted and not m.passes}
     accuracy.update({family.name: family.mean_accuracy for family in prompts.families})
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
     different |= {frozenset({p.model_a, p.model_b}) for p in pools if p.significant}

@@ -6,12 +6,13 @@ See ``docs/statistics.md`` §5.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from headtohead.results.disagreements import Disagreement, Disagreements
+from headtohead.results.passes import pass_label
 from headtohead.results.predictions import Predictions
 from headtohead.results.slices import SliceSummary
 from headtohead.stats.disagreements import disagreements
@@ -60,7 +61,6 @@ def run_slices(
     alpha: float = 0.05,
     size_bins: int = SIZE_BINS,
     metrics: Sequence[str] = (),
-    unpaired: Collection[str] = (),
 ) -> SliceSummary:
     """Every model's accuracy per slice and every pair compared on it (Holm over all slices and pairs).
 
@@ -77,8 +77,10 @@ def run_slices(
     size_bins : int
     metrics : sequence of str
         Metrics picked from the catalogue (``stats.metrics``): their values on every slice.
-    unpaired : collection of str
-        Models given per slice but compared in no pair (a prompted model's passes).
+
+    A model measured several ways (its passes, ``ModelPredictions.passes``) has each pass's accuracy
+    on every slice (named ``model@key``) and is in no pair: its passes are no models, and it is
+    compared pooled over them (:mod:`headtohead.stats.passes`).
 
     Returns
     -------
@@ -92,6 +94,8 @@ def run_slices(
     >>> [(s.label, s.pairs[0].significant) for s in run_slices(p).slices]
     [('neg', True), ('pos', False)]
     """
+    unpaired = [pass_label(m, k) for m in predictions.with_passes() for k in predictions[m].passes]
+    predictions = predictions.per_pass()  # each pass's accuracy per slice; pairs only of models measured once
     order = np.asarray(predictions.order, dtype=np.int64)
     specs = _class_specs(predictions)
     if facts is not None and facts.sizes is not None:
@@ -126,7 +130,6 @@ def run_disagreements(
     ids: Sequence[str] | None = None,
     *,
     kept: int | None = DISAGREEMENTS_KEPT,
-    unpaired: Collection[str] = (),
 ) -> list[Disagreements]:
     """Every pair's examples that exactly one of the two models got right, most striking first.
 
@@ -136,9 +139,8 @@ def run_disagreements(
     ids : sequence of str, optional
         Example ids in dataset order.
     kept : int, optional
-        Rows kept per direction (``None``: all); the counts stay complete.
-    unpaired : collection of str
-        Models in no pair (a prompted model's passes: a pass is not a model).
+        Rows kept per direction (``None``: all); the counts stay complete. A model measured several
+        ways (its passes) is in no pair: it is compared pooled over its passes (:mod:`headtohead.stats.passes`).
 
     Returns
     -------
@@ -152,7 +154,7 @@ def run_disagreements(
     y = np.asarray(predictions.y_true)[rows]
     row_ids = [str(ids[i]) for i in positions] if ids is not None else None
     out = []
-    for a, b in itertools.combinations([m for m in predictions if m not in unpaired], 2):
+    for a, b in itertools.combinations([m for m in predictions if not predictions[m].passes], 2):
         ma, mb = predictions[a], predictions[b]  # a failure (no prediction) is a wrong answer here too
         found = disagreements(
             y,

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from pydantic import Field, model_validator
 
 from headtohead.config.base import Section
+from headtohead.config.models.passes import PassSpec
 
 __all__ = ["ModelConfig"]
 
@@ -35,6 +36,18 @@ class ModelConfig(Section):
     @property
     def request_bound(self) -> int | None:
         """Requests the model may have in flight at once, for the whole model; ``None``: it sends none."""
+        return None
+
+    def pass_specs(self) -> tuple[PassSpec, ...]:
+        """The passes of a model measured several ways (``prompts:``, prediction files as ``passes:``), in order.
+
+        Empty for a model measured once (the usual case). The pipeline plans one unit of work per pass
+        from this alone; how a pass is made is its family's (``adapters/prompt_variants.py``).
+        """
+        return ()
+
+    def pass_source(self, index: int | None) -> str | None:
+        """The file pass ``index`` reads, for a family whose passes are stored files (``None``: they are not)."""
         return None
 
     def with_request_share(self: _Settings, bound: int) -> _Settings:

@@ -37,7 +37,7 @@ class CausalLMSettings(PromptSettings, HubModel):
 
     @model_validator(mode="after")
     def _no_columns(self) -> CausalLMSettings:
-        read = [f for f in prompt_fields(self.prompt) if f not in (*PROMPT_FIELDS, "texts")]
+        read = sorted({f for t in self.templates() for f in prompt_fields(t) if f not in (*PROMPT_FIELDS, "texts")})
         if read:
             raise ValueError(
                 f"the prompt reads {', '.join(read)}; kind: causal-lm's prompts read the example's text only "

@@ -1,12 +1,18 @@
-"""``kind: predictions``: a file of stored predictions (or probabilities), matched to the data by example."""
+"""``kind: predictions``: a file of stored predictions (or probabilities), matched to the data by example.
+
+Several files — one per prompt a system was asked with — may be given as one model's passes
+(``source: [p1.csv, p2.csv, p3.csv]`` with ``passes: prompt``): they are pooled as a model asked
+with several prompts is (see ``docs/architecture.md``, "Passes").
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from headtohead.config.models.keys import OutputNames
+from headtohead.config.models.passes import FACTORS, Factor, PassSpec, factor_error, pass_specs
 
 __all__ = ["PredictionsSettings", "PREDICTION_SUFFIXES"]
 
@@ -30,3 +36,51 @@ class PredictionsSettings(OutputNames):
         description="An example of the data whose id has no row: 'error' (a file cut short is a mistake) or "
         "'failed' (the model failed on it: a wrong answer, counted and named).",
     )
+    sources: list[str] | None = Field(
+        default=None,
+        description="One prediction file per pass (written as a list under source, with passes:); source then "
+        "names them all.",
+    )
+    passes: Factor | None = Field(
+        default=None,
+        description="What differs between the files of a list under source: prompt (one file per prompt a "
+        "system was asked with), pooled as a model asked with several prompts.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _files_as_passes(cls, data: Any) -> Any:
+        """``source: [a, b, c]`` with ``passes:`` → ``sources`` (each pass's file) and ``source`` naming them all."""
+        if not isinstance(data, dict):
+            return data
+        where, source, factor = f"model '{data.get('name')}'", data.get("source"), data.get("passes")
+        if factor is not None and factor not in FACTORS:
+            raise ValueError(factor_error(str(factor), where))
+        if isinstance(source, (list, tuple)):
+            files = [str(f) for f in source]
+            if len(files) < 2:
+                raise ValueError(
+                    f"{where}: source lists {len(files)} file; give the file alone, or two or more with passes: prompt"
+                )
+            if factor is None:
+                raise ValueError(
+                    f"{where}: source lists {len(files)} files; say what differs between them with passes: prompt "
+                    f"(one file per prompt, pooled as one model), or give each file as a model of its own"
+                )
+            return {**data, "sources": files, "source": ", ".join(files)}
+        if factor is not None and not data.get("sources"):
+            raise ValueError(
+                f"{where}: passes: {factor} needs two or more prediction files, listed under source "
+                f"(source: [p1.csv, p2.csv]); one file is one pass: drop passes:"
+            )
+        return data
+
+    def pass_specs(self) -> tuple[PassSpec, ...]:
+        """One pass per file of a list under ``source`` (none for one file)."""
+        if not self.sources or self.passes is None:
+            return ()
+        return pass_specs(self.passes, len(self.sources))
+
+    def pass_source(self, index: int | None) -> str:
+        """The file pass ``index`` reads (``source`` for a model of one file, or without a pass)."""
+        return self.source if index is None or not self.sources else self.sources[index]

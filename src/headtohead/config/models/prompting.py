@@ -18,7 +18,8 @@ from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import Section
 from headtohead.config.models.base import ModelConfig
-from headtohead.config.models.prompt_variants import PromptVariant, PromptVariations
+from headtohead.config.models.passes import PassSpec, pass_specs
+from headtohead.config.models.prompt_variants import PromptVariations
 
 __all__ = [
     "PromptSettings",
@@ -92,9 +93,25 @@ class PromptSettings(ModelConfig):
         description="Several prompts, one pass each over the same examples, compared pooled: a list of "
         "templates (replacing prompt), or {count, seed, vary} seeded variations of prompt.",
     )
-    variant: PromptVariant | None = Field(
-        default=None, description="Which of its model's prompts this pass asks (set from prompts:, not by hand)."
-    )
+
+    def pass_specs(self) -> tuple[PassSpec, ...]:
+        """One pass per prompt of ``prompts:`` (none without it: the model is asked with ``prompt`` once).
+
+        Examples
+        --------
+        >>> m = ModelConfig(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
+        ...                 prompts={"count": 3})
+        >>> [(p.key, p.factor) for p in m.pass_specs()]
+        [('p1', 'prompt'), ('p2', 'prompt'), ('p3', 'prompt')]
+        """
+        if self.prompts is None:
+            return ()
+        count = len(self.prompts) if isinstance(self.prompts, list) else self.prompts.count
+        return pass_specs("prompt", count)
+
+    def templates(self) -> list[str]:
+        """The templates as written: each of a list under ``prompts:``, else ``prompt`` (which variations vary)."""
+        return list(self.prompts) if isinstance(self.prompts, list) else [self.prompt]
 
     @field_validator("prompts", mode="before")
     @classmethod
@@ -114,12 +131,13 @@ class PromptSettings(ModelConfig):
 
     @model_validator(mode="after")
     def _prompt_or_list(self) -> PromptSettings:
-        if isinstance(self.prompts, list) and "prompt" in self.model_fields_set:
+        # a dumped experiment holds prompt at its default beside the list: that is not given
+        if isinstance(self.prompts, list) and "prompt" in self.model_fields_set and self.prompt != DEFAULT_PROMPT:
             raise ValueError(
                 "both prompt and a list of prompts are given; put the template into the list and remove prompt "
                 "(prompt is what prompts: {count, seed} varies)"
             )
-        if isinstance(self.prompts, PromptVariations) and is_jinja(self.prompt) and self.variant is None:
+        if isinstance(self.prompts, PromptVariations) and is_jinja(self.prompt):
             raise ValueError(
                 "prompts: {count, seed} varies {text}-style templates only, and prompt is a Jinja template; "
                 "write the variations out as a list of templates under prompts:"

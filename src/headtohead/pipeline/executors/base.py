@@ -19,7 +19,7 @@ from headtohead.engines.evaluate import Evaluation
 from headtohead.errors import H2HError, listing
 from headtohead.pipeline.executors.concurrency import request_bound, shard_bounds, shard_count
 from headtohead.pipeline.executors.fairness import shared_devices
-from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult
+from headtohead.pipeline.executors.jobs import EvalJob, Task, TaskFailure, TaskResult, Unit, run_units
 from headtohead.pipeline.executors.sharding import ShardMismatch, merge_shards, plan_shards
 from headtohead.pipeline.model_pass import ModelOutcome, model_record
 from headtohead.pipeline.setup import RunSetup
@@ -90,21 +90,24 @@ class Executor(ABC):
     def evaluate(
         self,
         setup: RunSetup,
-        models: Sequence[str] | None = None,
+        models: Sequence[str | Unit] | None = None,
         *,
         shards: int | None = None,
         progress: TaskProgress | None = None,
         measure_speed: bool = False,
         offline: bool = False,
     ) -> Iterator[ModelOutcome | ModelFailure]:
-        """Run the pass of ``models`` (default: all of the run's); yield each model's outcome as it is ready.
+        """Run the pass of ``models`` (default: all of the run's); yield each unit's outcome as it is ready.
+
+        A model measured several ways (its passes: prompts …) is one unit of work per pass, each run
+        as a model is (:class:`~.jobs.Unit`); its outcomes carry the pass (``ModelOutcome.pass_index``).
 
         Parameters
         ----------
         setup : RunSetup
             The run, from :func:`~headtohead.pipeline.setup.prepare_run`.
-        models : sequence of str, optional
-            Names of the models to evaluate (a subset, e.g. when resuming).
+        models : sequence of str or Unit, optional
+            The models (each with all its passes) or units to evaluate (a subset, e.g. when resuming).
         shards : int, optional
             Parts to cut each model's evaluation into; default ``execution.shards`` (an
             endpoint model's shards side by side: at most its request bound, sharing it).
@@ -118,51 +121,54 @@ class Executor(ABC):
         Yields
         ------
         ModelOutcome or ModelFailure
-            One per model, in the order of ``models``, each as soon as its tasks (and those
-            of the models before it) are done.
+            One per unit (a model, or one pass of it), in the order of ``models``, each as soon as its
+            tasks (and those of the units before it) are done.
         """
-        names = list(setup.experiment_model_names() if models is None else models)
+        units = _units(setup, models)
         job = EvalJob.from_setup(setup, measure_speed=measure_speed, offline=offline)
-        bounds = {name: request_bound(setup.experiment.model(name)) for name in names}
-        tasks = self.tasks(job, names, shards=shards, bounds=bounds)
+        bounds = {u.model: request_bound(setup.experiment.model(u.model)) for u in units}
+        tasks = self.tasks(job, units, shards=shards, bounds=bounds)
         concurrent = measure_speed and bool(
             shared_devices(self.config, eval_device=self.eval_device, n_tasks=len(tasks))
         )
-        expected = {name: sum(t.model == name for t in tasks) for name in names}
-        parts: dict[str, list[TaskResult | TaskFailure]] = {name: [] for name in names}
+        expected = {unit: sum(t.unit == unit for t in tasks) for unit in units}
+        parts: dict[Unit, list[TaskResult | TaskFailure]] = {unit: [] for unit in units}
         ready = 0
         for result in self._run(setup, job, tasks, progress):
-            parts[result.task.model].append(result)
-            while ready < len(names) and len(parts[names[ready]]) == expected[names[ready]]:
-                yield self._merge(setup, names[ready], parts.pop(names[ready]), concurrent)
+            parts[result.task.unit].append(result)
+            while ready < len(units) and len(parts[units[ready]]) == expected[units[ready]]:
+                yield self._merge(setup, units[ready], parts.pop(units[ready]), concurrent)
                 ready += 1
-        for name in names[ready:]:  # an executor that lost tasks: those models failed
-            yield self._merge(setup, name, parts.get(name, []), concurrent)
+        for unit in units[ready:]:  # an executor that lost tasks: those units failed
+            yield self._merge(setup, unit, parts.get(unit, []), concurrent)
 
     def tasks(
         self,
         job: EvalJob,
-        models: Sequence[str],
+        models: Sequence[str | Unit],
         *,
         shards: int | None = None,
         bounds: Mapping[str, int | None] | None = None,
     ) -> list[Task]:
-        """One task per model and shard, model by model (shard 0 measures speed when asked).
+        """One task per unit (a model, or one pass of it) and shard, unit by unit (shard 0 of a model's first
+        pass measures speed when asked).
 
         ``bounds`` gives a model's request bound (:func:`.concurrency.request_bound`): its
         shards share it when they run side by side, each with its own part (:mod:`.concurrency`).
         """
-        unknown = [name for name in models if name not in job.model_names()]
+        unknown = [m for m in models if (m.model if isinstance(m, Unit) else m) not in job.model_names()]
         if unknown:
             raise ValueError(f"models {unknown} are not in the job (it has {job.model_names()})")
+        units = [m if isinstance(m, Unit) else Unit(m) for m in models]
         tasks: list[Task] = []
-        for name in models:
-            bound = (bounds or {}).get(name)
+        for unit in units:
+            bound = (bounds or {}).get(unit.model)
             wanted = shard_count(shards or self.config.shards, bound, side_by_side=self.concurrent)
             parts = plan_shards(len(job.order), job.batch_size, wanted)
             shares = shard_bounds(bound, len(parts), side_by_side=self.concurrent)
+            timed = job.measure_speed and not unit.pass_index  # a model is timed once: on its first pass
             tasks.extend(
-                Task(name, shard, job.measure_speed and shard.index == 0, share)
+                Task(unit.model, shard, timed and shard.index == 0, share, unit.pass_index, unit.key)
                 for shard, share in zip(parts, shares, strict=True)
             )
         return tasks
@@ -204,21 +210,23 @@ class Executor(ABC):
     def _merge(
         self,
         setup: RunSetup,
-        name: str,
+        unit: Unit,
         parts: list[TaskResult | TaskFailure],
         concurrent: bool,
     ) -> ModelOutcome | ModelFailure:
+        name = unit.model
         failures = [p for p in parts if isinstance(p, TaskFailure)]
         done = sorted((p for p in parts if isinstance(p, TaskResult)), key=lambda r: r.task.shard.index)
         if failures or not done:
+            whole = plan_shards(len(setup.plan.order), setup.plan.batch_size, 1)[0]
             return ModelFailure(
-                name,
+                unit.label,
                 failures[0]
                 if failures
                 else TaskFailure(
-                    task=Task(name, plan_shards(len(setup.plan.order), setup.plan.batch_size, 1)[0]),
+                    task=Task(name, whole, pass_index=unit.pass_index, pass_key=unit.key),
                     error_type="NoResult",
-                    message=f"no worker returned a result for model '{name}'",
+                    message=f"no worker returned a result for model '{unit.label}'",
                     worker=self.mode,
                 ),
             )
@@ -272,6 +280,7 @@ class Executor(ABC):
             adapter=done[0].adapter if len(done) == 1 else None,
             speed=speed,
             concurrent_speed=speed is not None and concurrent,
+            pass_index=unit.pass_index,
         )
 
     def _pass_seconds(self, done: list[TaskResult]) -> float:
@@ -306,3 +315,17 @@ def failure_summary(outcomes: Sequence[ModelOutcome | ModelFailure]) -> str | No
     kept = [o.name for o in outcomes if isinstance(o, ModelOutcome)]
     parts = [str(o.error()) for o in failed]
     return "; ".join(parts) + (f"; kept: {listing(kept)}" if kept else "; no model finished")
+
+
+def _units(setup: RunSetup, models: Sequence[str | Unit] | None) -> list[Unit]:
+    """The units of work asked for: every pass of each model named, or the units given."""
+    if models is None:
+        return run_units(setup.experiment)
+    units: list[Unit] = []
+    for m in models:
+        known = isinstance(m, Unit) or m in setup.experiment_model_names()  # an unknown name: refused by tasks()
+        if isinstance(m, Unit):
+            units.append(m)
+        else:
+            units.extend(run_units(setup.experiment, [m]) if known else [Unit(m)])
+    return units

@@ -9,6 +9,7 @@ and Ray's object store alike.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from headtohead.results.records import Environment
 if TYPE_CHECKING:
     from headtohead.pipeline.setup import RunSetup
 
-__all__ = ["EvalJob", "Task", "WorkerSettings", "TaskResult", "TaskFailure", "error_from_name"]
+__all__ = ["EvalJob", "Unit", "run_units", "Task", "WorkerSettings", "TaskResult", "TaskFailure", "error_from_name"]
 
 _ERRORS: dict[str, type[H2HError]] = {
     c.__name__: c for c in (H2HError, ConfigError, DataError, ModelError, DeviceError, ResultsError)
@@ -143,8 +144,38 @@ class EvalJob:
 
 
 @dataclass(frozen=True)
+class Unit:
+    """One unit of work of a run: a model measured once, or one pass of a model measured several ways.
+
+    Each is run as a model is (the same plan and order, seeds reset before it loads), saved when it
+    finishes and re-used by ``--resume`` on its own.
+    """
+
+    model: str
+    #: The pass (from 0) of a model measured several ways; ``None``: the model is measured once.
+    pass_index: int | None = None
+    #: The pass's key (``p1`` …).
+    key: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``bert``, or ``llm@p2`` for a pass, for messages and file names."""
+        return self.model if self.key is None else f"{self.model}@{self.key}"
+
+
+def run_units(experiment: Experiment, models: Sequence[str] | None = None) -> list[Unit]:
+    """The units of work of ``models`` (default: all of the experiment's), model by model, each's passes in order."""
+    names = [m.name for m in experiment.models] if models is None else list(models)
+    units = []
+    for name in names:
+        specs = experiment.model(name).pass_specs()
+        units.extend([Unit(name, p.index, p.key) for p in specs] if specs else [Unit(name)])
+    return units
+
+
+@dataclass(frozen=True)
 class Task:
-    """One unit of work: one model over one shard of the plan."""
+    """One piece of work: one model (or one pass of it) over one shard of the plan."""
 
     model: str
     shard: Shard
@@ -152,13 +183,21 @@ class Task:
     #: This shard's share of its model's bound on requests in flight (see :mod:`.concurrency`); ``None`` for a
     #: model that sends none.
     request_share: int | None = None
+    #: The pass of a model measured several ways (from 0; ``None``: measured once).
+    pass_index: int | None = None
+    pass_key: str | None = None
+
+    @property
+    def unit(self) -> Unit:
+        """The unit of work this task is (a part of)."""
+        return Unit(self.model, self.pass_index, self.pass_key)
 
     @property
     def label(self) -> str:
-        """``bert`` or ``bert [shard 2/4]``, for messages."""
+        """``bert``, ``llm@p2`` or ``bert [shard 2/4]``, for messages."""
         if self.shard.count == 1:
-            return self.model
-        return f"{self.model} [shard {self.shard.index + 1}/{self.shard.count}]"
+            return self.unit.label
+        return f"{self.unit.label} [shard {self.shard.index + 1}/{self.shard.count}]"
 
 
 @dataclass(frozen=True)
@@ -242,7 +281,7 @@ class TaskFailure:
         if self.user_error:
             return error_from_name(self.error_type, self.message)
         return ModelError(
-            f"model '{self.task.model}' failed in worker {self.worker}: {self.error_type}: {self.message}"
+            f"model '{self.task.unit.label}' failed in worker {self.worker}: {self.error_type}: {self.message}"
         )
 
 

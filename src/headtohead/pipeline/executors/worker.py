@@ -125,7 +125,8 @@ def evaluate_task(setup: Any, task: Task, progress: Any = None, *, measure_speed
     model_cfg = shard_config(setup.experiment.model(task.model), task.request_share)
     report = None if progress is None else _relabelled(progress, task.label)
     started_at = time.time()  # wall clock, comparable between the workers of one machine (or synced nodes)
-    done = run_model_pass(setup, model_cfg, progress=report)  # seeds, loads, evaluates, as the runner does
+    # seeds, loads, evaluates, as the runner does (one pass of a model measured several ways: that pass)
+    done = run_model_pass(setup, model_cfg, progress=report, pass_index=task.pass_index)
     timed = measure_speed and computes_here(model_cfg)  # stored predictions have no speed
     speed = _speed(done.adapter, setup.dataset, setup.experiment, done.load_time_s) if timed else None
     evaluation = done.evaluation

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from headtohead.report.document import Cell, Column, Row, text_cell
 from headtohead.report.words.prompts import PROMPT_RULE, summary_note
+from headtohead.results.passes import pass_label
 from headtohead.results.prompts import PromptSummary
 from headtohead.results.records import RunResult
 
@@ -25,6 +26,7 @@ PROMPT_COLUMNS = (
     Column("model", "model", "text", priority=0),
     Column("pass", "pass", "text"),
     Column("prompt", "prompt", "text", wrap=True),
+    Column("template", "template", "text", wrap=True, priority=3),
     Column("accuracy", "accuracy", "percent", priority=0),
     Column("correct", "correct", "text"),
     Column("note", "note", "text", wrap=True),
@@ -46,16 +48,19 @@ def _summary(result: RunResult) -> PromptSummary | None:
 
 
 def prompt_rows(result: RunResult) -> list[Row]:
-    """One row per prompt of each prompted model: what it varies, its exact accuracy; the best marked as chosen."""
+    """One row per prompt of each prompted model: what it varies, its template as rendered (from the model's record:
+    ``PassRecord.template``), its exact accuracy; the best marked as chosen."""
     summary = _summary(result)
     if summary is None:
         return []
+    templates = {pass_label(m.name, p.key): p.template or p.source for m in result.models for p in m.passes}
     return [
         Row(
             {
                 "model": text_cell(family.name),
                 "pass": text_cell(p.model),
                 "prompt": text_cell(p.prompt),
+                "template": text_cell(templates.get(p.model) or None),
                 "accuracy": Cell(p.accuracy),
                 "correct": Cell(f"{p.correct} of {p.n}", raw=p.correct),
                 "note": text_cell("best: chosen after seeing these examples" if p.model == family.best else ""),

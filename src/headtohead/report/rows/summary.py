@@ -16,6 +16,8 @@ import numpy as np
 from headtohead.metrics import CATALOGUE, defaults
 from headtohead.report.document import Cell, Column
 from headtohead.report.words.numbers import UNKNOWN, Kind
+from headtohead.results.comparison import ModelStats
+from headtohead.results.passes import pass_label
 from headtohead.results.records import Environment, ModelRecord, RunResult
 
 __all__ = [
@@ -76,8 +78,9 @@ def summary_columns(result: RunResult) -> list[Column]:
     """The columns this run has data for: quality, calibration (with statistics), speed (when measured)."""
     if not result.models:
         return []
-    columns = list(_QUALITY) if any(m.quality is not None for m in result.models) else []
-    if any(m.quality is not None and m.quality.n_failed for m in result.models):
+    columns = list(_QUALITY) if any(m.has_quality for m in result.models) else []
+    qualities = [q for m in result.models for q in [m.quality, *(p.quality for p in m.passes)] if q is not None]
+    if any(q.n_failed for q in qualities):
         columns.extend(_FAILURES)  # failures are wrong answers above; how many, and the answered-only figure
     if result.stats is not None and any(m.ece is not None for m in result.stats.models):
         columns.extend(_CALIBRATION)
@@ -90,11 +93,11 @@ def summary_columns(result: RunResult) -> list[Column]:
     return columns
 
 
-def _stats_cells(result: RunResult, name: str) -> dict[str, Cell]:
+def _stats_cells(result: RunResult, name: str, stats: ModelStats | None = None) -> dict[str, Cell]:
     if result.stats is None:
         return {}
     try:
-        stats = result.stats.model(name)
+        stats = result.stats.model(name) if stats is None else stats
     except KeyError:
         return {}
     cells = {}
@@ -147,25 +150,53 @@ def _speed_cells(result: RunResult, name: str) -> dict[str, Cell]:
 
 
 def summary_rows(result: RunResult) -> dict[str, dict[str, Cell]]:
-    """``{model: {column key: Cell}}`` for every model of the run (intervals where the statistics have them)."""
+    """``{model: {column key: Cell}}`` for every model of the run (intervals where the statistics have them).
+
+    A model measured several ways (its passes: prompts …) is one row, its means over its passes
+    (:func:`_prompted_once`).
+    """
     rows: dict[str, dict[str, Cell]] = {}
     for model in result.models:
-        q = model.quality
-        cells = {c.key: Cell(getattr(q, c.key)) for c in _QUALITY} if q is not None else {}
-        if q is not None and model.missing_examples:  # the statistics on answered rows replace these, if allowed
-            cells = {c.key: Cell(None, note=INCOMPLETE) for c in _QUALITY}
-        elif q is not None:
-            cells["n_failed"] = Cell(float(q.n_failed))
-            cells["accuracy_answered"] = Cell(q.answered.accuracy if q.answered else q.accuracy)
-        cells.update(_stats_cells(result, model.name))
-        cells.update(_speed_cells(result, model.name))
-        n = model.num_parameters  # None: a size headtohead cannot read
-        cells["parameters"] = (
-            Cell(None) if model.outputs == "stored" else Cell(None, note=UNKNOWN) if n is None else Cell(float(n))
-        )
-        cells["eval_time_s"] = Cell(model.eval_time_s)
-        rows[model.name] = cells
+        if not model.passes:
+            rows[model.name] = _model_cells(result, model)
+            continue
+        judged = _judged(result, model.name)
+        for i, one in enumerate(model.passes):  # each pass's own figures, with its own statistics
+            own = model.pass_record(one.key)
+            stats = judged.passes[i] if judged is not None and i < len(judged.passes) else None
+            rows[own.name] = _model_cells(result, own, stats, model=model)
     return _prompted_once(result, rows)
+
+
+def _judged(result: RunResult, name: str) -> ModelStats | None:
+    """The statistics of model ``name`` (``None``: no statistics, or the model was left out of them)."""
+    try:
+        return result.stats.model(name) if result.stats is not None else None
+    except KeyError:
+        return None
+
+
+def _model_cells(
+    result: RunResult, own: ModelRecord, stats: ModelStats | None = None, *, model: ModelRecord | None = None
+) -> dict[str, Cell]:
+    """One model's (or one pass's: ``own``, of ``model``) cells: its quality, its statistics' intervals, its speed
+    (a model's passes: the model's, timed once), size and time."""
+    model = own if model is None else model
+    q = own.quality
+    cells = {c.key: Cell(getattr(q, c.key)) for c in _QUALITY} if q is not None else {}
+    if q is not None and model.missing_examples:  # the statistics on answered rows replace these, if allowed
+        cells = {c.key: Cell(None, note=INCOMPLETE) for c in _QUALITY}
+    elif q is not None:
+        cells["n_failed"] = Cell(float(q.n_failed))
+        cells["accuracy_answered"] = Cell(q.answered.accuracy if q.answered else q.accuracy)
+    cells.update(_stats_cells(result, own.name, stats))
+    cells.update(_speed_cells(result, model.name))
+    n = model.num_parameters  # None: a size headtohead cannot read
+    cells["parameters"] = (
+        Cell(None) if model.outputs == "stored" else Cell(None, note=UNKNOWN) if n is None else Cell(float(n))
+    )
+    cells["eval_time_s"] = Cell(own.eval_time_s)
+    return cells
 
 
 def _mean_cell(cells: Sequence[Cell], key: str) -> Cell:
@@ -183,21 +214,21 @@ def _prompted_once(result: RunResult, rows: dict[str, dict[str, Cell]]) -> dict[
 
     A pass is not a model, and the best prompt, chosen after seeing the examples, must not read
     as the model's score (or be marked the best of a row): each prompt's own accuracy is in the
-    prompts section (:mod:`headtohead.report.rows.prompts`), the best named as chosen.
+    prompts section (:mod:`headtohead.report.rows.prompts`), the best named as chosen. The passes
+    are read from the model's record (``ModelRecord.passes``), whose pass rows are named ``model@key``.
     """
-    prompts = result.stats.prompts if result.stats is not None else None
-    if prompts is None:
+    model_of = {pass_label(m.name, p.key): m for m in result.models for p in m.passes}
+    if not model_of:
         return rows
-    family_of = {p.model: family for family in prompts.families for p in family.prompts}
     out: dict[str, dict[str, Cell]] = {}
     for name, cells in rows.items():
-        family = family_of.get(name)
-        if family is None:
+        model = model_of.get(name)
+        if model is None:
             out[name] = cells
-        elif family.name not in out:
-            passes = [rows[p.model] for p in family.prompts if p.model in rows]
+        elif model.name not in out:
+            passes = [rows[label] for p in model.passes if (label := pass_label(model.name, p.key)) in rows]
             keys = dict.fromkeys(k for c in passes for k in c)
-            out[family.name] = {k: _mean_cell([c.get(k, Cell(None)) for c in passes], k) for k in keys}
+            out[model.name] = {k: _mean_cell([c.get(k, Cell(None)) for c in passes], k) for k in keys}
     return out
 
 

@@ -7,7 +7,8 @@ model). A pooled verdict says how many prompts agree with it and gives the poole
 
 from __future__ import annotations
 
-from headtohead.config.models import ModelConfig
+from typing import Any
+
 from headtohead.report.words.numbers import format_p, format_percent, format_pp, interval_pp
 from headtohead.results.prompts import PromptFamily, PromptPool, PromptSummary
 
@@ -28,18 +29,32 @@ PROMPT_RULE = (
 )
 
 
-def prompt_description(model: ModelConfig) -> str:
-    """What one pass's prompt is, in words: as written, a listed template, or what its variation changes.
+def prompt_description(variant: Any, few_shot: int = 0, source: str | None = None) -> str:
+    """What one pass's prompt is, in words: as written, a listed template, what its variation changes, or the file
+    its answers were stored in.
+
+    Parameters
+    ----------
+    variant : PromptVariant or None
+        The pass's prompt (``index``, ``casing``, ``line_break``, ``labels_separator``, ``label_order_seed``,
+        ``few_shot_seed``: :class:`headtohead.adapters.prompt_variants.PromptVariant`); ``None``: the model's one
+        prompt, or a stored pass.
+    few_shot : int
+        The model's few-shot turns per class (their order is a change only when there are some).
+    source : str, optional
+        The prediction file a stored pass read.
 
     Examples
     --------
-    >>> from headtohead.config.models import model_settings
-    >>> m = model_settings(name="x@p2", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
-    ...                    variant={"of": "x", "index": 2, "count": 3, "casing": "upper", "labels_separator": " | "})
-    >>> prompt_description(m)
+    >>> from types import SimpleNamespace
+    >>> prompt_description(SimpleNamespace(index=2, casing="upper", line_break=None, labels_separator=" | ",
+    ...                                    label_order_seed=None, few_shot_seed=None))
     "upper case, labels separated by ' | '"
+    >>> prompt_description(None, source="p2.csv")
+    'the answers stored in p2.csv'
     """
-    variant = getattr(model, "variant", None)
+    if source is not None:
+        return f"the answers stored in {source}"
     if variant is None:
         return "the prompt as written"
     changes = []
@@ -51,7 +66,7 @@ def prompt_description(model: ModelConfig) -> str:
         changes.append(f"labels separated by {variant.labels_separator!r}")
     if variant.label_order_seed is not None:
         changes.append("labels in a shuffled order")
-    if variant.few_shot_seed is not None and getattr(model, "few_shot", 0) > 0:
+    if variant.few_shot_seed is not None and few_shot > 0:
         changes.append("few-shot turns reordered")
     if changes:
         return ", ".join(changes)

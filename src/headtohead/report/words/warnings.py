@@ -233,8 +233,11 @@ def model_warnings(record: ModelRecord) -> list[str]:
 
     Worded here from the record: examples without a prediction (counted as wrong), classes
     the model knows that the data does not hold (and its predictions of them), and batches
-    run in pieces after the device ran out of memory. Each appears once.
+    run in pieces after the device ran out of memory. Each appears once. A model measured several
+    ways: each pass's, named by the pass (``llm@p2``).
     """
+    if record.passes:
+        return list(dict.fromkeys(w for p in record.passes for w in model_warnings(record.pass_record(p.key))))
     derived = []
     quality = record.quality
     if quality is not None and quality.n_failed:
