@@ -277,6 +277,6 @@ def test_a_real_small_instruct_model_keeps_every_generated_answer_and_the_report
     html, (md, _) = (out / "report.html").read_text(), render_markdown(headtohead.load_result(out / "results.json"))
     listed = html[html.index("Unparseable answers of smol") :]
     for a in unparseable:  # with input and gold label
-        assert f'<td class="text">{escape(a["input"])}</td><td>{a["gold"]}</td>' in listed
+        assert f'>{escape(a["input"])}</td><td class="text">{a["gold"]}</td>' in listed
     assert f"{len(unparseable)} unparseable answer" in html and f"{len(unparseable)} unparseable answer" in md
     assert md.count("\n| ", md.index("Unparseable answers of smol")) >= len(unparseable) + 1

@@ -272,7 +272,7 @@ def test_alpha_is_the_level_and_confidence_its_deprecated_alias(results, capsys)
     assert (exit_.value.code, captured.out.strip()) == default  # the old spelling still works, the same
     assert captured.err.count("--confidence is deprecated") == 1 and "--alpha" in captured.err
     wider = _gate(capsys, path, *margin, "--alpha", "0.01")
-    assert "99% CI" in wider[1] and "95% CI" in default[1]
+    assert "99 % CI" in wider[1] and "95 % CI" in default[1]
 
 
 @pytest.mark.parametrize(

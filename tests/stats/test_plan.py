@@ -35,7 +35,7 @@ def test_plan_prints_the_power_it_promises_and_holms_level_with_more_models() ->
     assert result.exit_code == 0, result.output
     n = mcnemar_sample_size(0.9, 0.05, 0.1, n_comparisons=3)
     assert f"you need {n:,} examples; at {n:,} the McNemar test headtohead runs has 80.0 % power" in result.output
-    assert "Holm over 3 pairs, power at its first step α/3 = 0.0167" in result.output
+    assert "Holm over 3 pairs, power at its first step α/3 = 0.01667" in result.output
 
 
 def test_plan_without_discordance_says_what_it_assumed() -> None:

@@ -146,7 +146,7 @@ def test_the_family_spans_scenarios_and_server_capacities_and_is_worded():
     sentence = speed_sentence(not_after)
     assert sentence.startswith("no significant difference between a and b after Holm over 3 speed comparisons")
     assert "faster" not in sentence and "Holm p = 0.06" in sentence
-    assert "Holm p = 0.04 over 3 speed comparisons" in server_sentence(server, 50.0)
+    assert "Holm p = 0.040 over 3 speed comparisons" in server_sentence(server, 50.0)
 
 
 def test_results_without_p_values_read_and_read_as_before():
@@ -273,7 +273,7 @@ def test_gate_decisions_count_the_scenarios():
     assert all(d.confidence == pytest.approx(0.975) and d.method == "t, Bonferroni over 2 scenarios" for d in decisions)
     from headtohead.report.words.gate import decision_explanation
 
-    assert "97.5% CI" in decision_explanation(decisions[0]) and "Bonferroni over 2 scenarios" in decision_explanation(
+    assert "97.5 % CI" in decision_explanation(decisions[0]) and "Bonferroni over 2 scenarios" in decision_explanation(
         decisions[0]
     )
 

@@ -340,3 +340,16 @@ def test_table_markdown_and_figure(tmp_path):
     files = write_sweep_report(result, tmp_path)
     assert [f.name for f in files] == ["sweep.md", "sweep.png"]
     assert (tmp_path / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sweep_md_escapes_every_user_string_as_report_md_does():
+    """A model or data-source name with markup shows literally (sweep.md escaped only ``|`` and newlines)."""
+    from headtohead.report.formats.markdown import md_escape
+
+    evil = "<b>m</b> *x*"
+    result = _result(_sweep())
+    result = result.model_copy(
+        update={"name": evil, "dataset": result.dataset.model_copy(update={"source": "data/<i>d</i>.tsv"})}
+    )
+    text, _ = sweep_markdown(result)
+    assert "<b>" not in text and "<i>" not in text and md_escape(evil) in text

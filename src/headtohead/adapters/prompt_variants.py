@@ -101,8 +101,8 @@ def pass_prompt(settings: PromptSettings, index: int | None) -> tuple[PromptSett
 
     Examples
     --------
-    >>> from headtohead.config.models import ModelConfig
-    >>> m = ModelConfig(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
+    >>> from headtohead.config.models import model_settings
+    >>> m = model_settings(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
     ...                 prompts=["A {text}", "B {text}"])
     >>> [(s.name, s.prompt, v.index) for s, v in (pass_prompt(m, k) for k in (0, 1))]
     [('llm', 'A {text}', 1), ('llm', 'B {text}', 2)]

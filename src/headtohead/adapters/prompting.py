@@ -280,8 +280,8 @@ class Prompter:
 
         Examples
         --------
-        >>> from headtohead.config.models import ModelConfig
-        >>> m = ModelConfig(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
+        >>> from headtohead.config.models import model_settings
+        >>> m = model_settings(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
         ...                 prompt="Say {labels}: {text}")
         >>> Prompter(m, ["no", "yes"]).template_text()
         'Say no, yes: {text}'

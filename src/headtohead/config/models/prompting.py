@@ -99,8 +99,9 @@ class PromptSettings(ModelConfig):
 
         Examples
         --------
-        >>> m = ModelConfig(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
-        ...                 prompts={"count": 3})
+        >>> from headtohead.config.models import model_settings
+        >>> m = model_settings(name="llm", kind="openai", source="m", base_url="http://127.0.0.1:1/v1",
+        ...                    prompts={"count": 3})
         >>> [(p.key, p.factor) for p in m.pass_specs()]
         [('p1', 'prompt'), ('p2', 'prompt'), ('p3', 'prompt')]
         """

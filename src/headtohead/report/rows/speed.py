@@ -139,7 +139,7 @@ def speed_rows(result: RunResult) -> list[Row]:
         return []
     rows = [row for model in result.speed.models for row in _timed_rows(model)]
     rows += [row for model in result.speed.models if (row := _endpoint_row(model)) is not None]
-    timed = {m.name for m in result.speed.models}
+    timed = {m.name.split("@")[0] for m in result.speed.models}  # a model's passes (llm@p1) time the model
     rows += [
         Row({"model": text_cell(r.name), "scenario": text_cell(f"{NOT_MEASURED} ({_why(r)})")}, subject=r.name)
         for r in result.models

@@ -16,6 +16,8 @@ ORDER = 50
 
 
 def _how(speed: SpeedSummary) -> str:
+    if not speed.scenarios:  # an endpoint's requests only: nothing was timed in rounds
+        return speed_note(speed)
     threads = f"{speed.torch_threads} torch threads" if speed.torch_threads else "torch threads not recorded"
     rounds = ", ".join(f"{r.scenario.replace('_', ' ')}: {r.rounds} rounds ({stop_text(r)})" for r in speed.scenarios)
     return (
