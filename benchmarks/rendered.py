@@ -24,7 +24,6 @@ import difflib
 import hashlib
 import importlib
 import io
-import json
 import re
 import shutil
 import sys
@@ -170,10 +169,10 @@ def _training_files(folder: Path, out: Path) -> None:
 
 
 def _gate_files(folder: Path, out: Path) -> None:
+    import headtohead
     from headtohead.pipeline.gate import gate
 
-    result = json.loads((folder / "results.json").read_text())
-    names = [m["name"] for m in result["models"]]
+    names = [m.name for m in headtohead.load_result(folder / "results.json").models if not m.passes]
     if len(names) < 2:
         return
     outcome = gate(folder / "results.json", baseline=names[0], candidate=names[1], max_accuracy_drop=0.01)
