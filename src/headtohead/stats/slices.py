@@ -322,8 +322,9 @@ def _as_numbers(cells: Sequence[object]) -> np.ndarray | None:
 
 
 def _range(low: float, high: float) -> str:
-    return _number(low) if low == high else f"{_number(low)}–{_number(high)}"
+    """A bin's name in the record (``SliceResult.label``); reports write the bin from its bounds, with their formatter."""
+    return _bound(low) if low == high else f"{_bound(low)}–{_bound(high)}"
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.4g}"
+def _bound(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(round(float(value), 4))

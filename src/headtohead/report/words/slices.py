@@ -30,18 +30,25 @@ def slice_phrase(result: SliceResult, summary: SliceSummary | None = None) -> st
             if r.value is not None
             else f"is {r.label.strip('()')}"
             if r.label.startswith("(")
-            else f"in {r.label}"
+            else f"in {_bin(r)}"
         )
         return f"where {r.column} {what}"
     bounds = [s.lower for s in (summary.slices if summary else []) if s.kind == "size" and s.lower is not None]
     lowest, highest = (min(bounds), max(bounds)) if bounds else (None, None)
     if r.lower == r.upper:
-        return f"on inputs of {r.label}"
+        return f"on inputs of {_bin(r)} {r.unit}"
     if r.lower == highest and len(bounds) > 1:
         return f"on inputs of {format_range(r.lower or 0.0, r.lower or 0.0)} {r.unit} or more"
     if r.lower == lowest and len(bounds) > 1:
         return f"on inputs of up to {format_range(r.upper or 0.0, r.upper or 0.0)} {r.unit}"
-    return f"on inputs of {r.label}"
+    return f"on inputs of {_bin(r)} {r.unit}"
+
+
+def _bin(result: SliceResult) -> str:
+    """A bin's range written by the formatter from its bounds (the stored label is the slice's name in the record)."""
+    if result.lower is None or result.upper is None:
+        return result.label
+    return format_range(result.lower, result.upper)
 
 
 def slice_sentence(result: SliceResult, pair: SlicePair, summary: SliceSummary | None = None) -> str:
