@@ -257,7 +257,8 @@ def test_the_wheel_and_the_sdist_install_alone_and_compare_prediction_files(tmp_
         names = set(archive.namelist())
     assert {
         "headtohead/py.typed",
-        "headtohead/report/templates/report.html.j2",
+        "headtohead/report/templates/document.html.j2",
+        "headtohead/report/templates/blocks.html.j2",
         "headtohead/report/templates/notebook.html.j2",
     } <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names)
