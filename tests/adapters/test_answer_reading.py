@@ -1,5 +1,5 @@
 """Answers read like a careful harness: a label first counts on a word or script boundary, prose needs the label
-as the answer, and class probabilities are kept only where the labels are covered and agree with the label read."""
+as the answer (quoted or not), and class probabilities are kept only where the labels are covered and agree with the label read."""
 
 from __future__ import annotations
 
@@ -27,6 +27,18 @@ LABELS = ["negative", "neutral", "positive"]
         ("The sentiment is positive.", 2, "label as the answer"),
         ("Sentiment: neutral", 1, "label as the answer"),
         ("I would say it's negative", 0, "label as the answer"),
+        # a label quoted whole where an answer stands, straight or curly quotes, a period inside or out
+        ('The text is "negative."', 0, "label as the answer"),
+        ("The sentiment is \u201cpositive\u201d.", 2, "label as the answer"),
+        ("The sentiment is \u201cpositive.\u201d", 2, "label as the answer"),
+        ("Sentiment: 'neutral'", 1, "label as the answer"),
+        ("I would say it's \u2018negative\u2019", 0, "label as the answer"),
+        # a quoted label that is merely mentioned, or a word of a longer quote, is no answer
+        ('The word "negative" appears in the text.', None, "unparseable"),
+        ('The text is a product of the "negative" label.', None, "unparseable"),
+        ('The text is "negative and sad"', None, "unparseable"),
+        ('The text is "negatively" charged.', None, "unparseable"),
+        ('It mentions "positive" and "negative" things.', None, "unparseable"),
         ("positive", 2, "exact"),
         (" Positive. ", 2, "case and whitespace"),
         ("neu", 1, "unique prefix"),

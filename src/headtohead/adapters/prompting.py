@@ -104,6 +104,10 @@ RULES = ("exact", "case and whitespace", "unique prefix", "label first", "label 
 
 #: What may stand right before a label given as the answer in prose: "is", "be", "was", "'s", ":", "=", "->".
 _STATED = re.compile(r"(?:(?<!\w)(?:is|be|was|are)|'s|[:=]|->)\s*$")
+#: The same, then an opening quote (straight or curly): a label quoted as the answer (``The text is "negative."``).
+_STATED_QUOTE = re.compile(r"(?:(?<!\w)(?:is|be|was|are)|'s|[:=]|->)\s*[\"'“‘«]$")
+#: What closes a quoted label: a closing quote, after a period or "!" at most (the text's end: its quote was dropped).
+_CLOSED_QUOTE = re.compile(r"[.!]?(?:[\"'”’»]|$)")
 
 
 def _script(char: str) -> str:
@@ -146,11 +150,20 @@ def _labels_in(text: str, folded: Sequence[str], *, stated: bool) -> list[int]:
         if not folded[k]:
             continue
         pattern = re.compile(r"(?<!\w)" + re.escape(folded[k]) + r"(?!\w)")
-        hits = [m for m in pattern.finditer(text) if not stated or _STATED.search(text[: m.start()])]
+        hits = [m for m in pattern.finditer(text) if not stated or _stands_as_answer(text, m.start(), m.end())]
         if hits and folded[k] not in {folded[j] for j in found}:
             found.append(k)
         text = pattern.sub(" ", text)
     return found
+
+
+def _stands_as_answer(text: str, start: int, end: int) -> bool:
+    """The label at ``text[start:end]`` stands where an answer stands: right after "is", ":" …, or quoted whole there
+    (``is "negative."``, ``: “neutral”``), never as a word of a longer quote (``is "negative and sad"``)."""
+    before = text[:start]
+    if _STATED.search(before):
+        return True
+    return bool(_STATED_QUOTE.search(before)) and _CLOSED_QUOTE.match(text, end) is not None
 
 
 @dataclass(frozen=True)
