@@ -226,3 +226,30 @@ def test_a_missing_httpx_names_the_extra_to_install(monkeypatch):
         r"""with: pip install "headtohead\[llm\]\"""",
     ):
         adapter_class("openai")
+
+
+@pytest.mark.parametrize(
+    ("models", "said"),
+    [
+        (Reply("status", status=500, message="Internal Server Error"), "answered HTTP 500: Internal Server Error"),
+        (Reply("malformed"), "answered with no list of models that could be read"),
+    ],
+)
+def test_a_models_list_that_cannot_be_read_leaves_the_name_unchecked_in_one_warning(models, said):
+    from headtohead.adapters.openai_chat import OpenAIChatAdapter
+
+    with ScriptedChatServer(lambda n, p: Reply(text="positive"), models=models) as server:
+        entry = {"name": "llm", "kind": "openai", "source": "gpt-9", "base_url": server.base_url}
+        warnings = OpenAIChatAdapter.check_before_run(model_settings(**entry))
+        assert server.counts.requests == 0  # only /models was asked
+    assert len(warnings) == 1
+    assert f"{server.base_url}/models {said}, so the model name 'gpt-9' (source) could not be checked" in warnings[0]
+    assert "unchecked" in warnings[0]
+
+
+def test_a_refusal_keeps_the_servers_reason_from_its_body():
+    script = _PerPrompt(lambda p, nth: Reply("status", status=400, message="Server is pinned to 'a'; requested 'b'."))
+    with ScriptedChatServer(script) as server:
+        exchanges, stats = _ask(server, ["x", "y"])
+    assert [e.error for e in exchanges] == ["HTTP 400: Server is pinned to 'a'; requested 'b'."] * 2
+    assert not any(e.missing for e in exchanges) and stats.retries == 0  # the example's own failure: not retried

@@ -22,7 +22,7 @@ import yaml
 
 import headtohead
 from headtohead.cli.main import main
-from headtohead.errors import AnswersMissing
+from headtohead.errors import AnswersMissing, ResultsError
 from headtohead.report.words.warnings import model_warnings
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 from headtohead.testing.data import make_text_rows, write_text_table
@@ -290,3 +290,77 @@ def test_a_real_server_stopped_mid_run_is_asked_exactly_the_missing_after_a_rest
         assert server.chat_requests() == missing  # exactly the examples never answered
     assert run.result.missing is None and run.result.stats.model("tiny").n_examples == 16
     assert len(run.result.model("tiny").answers.from_cache) == 16 - missing
+
+
+PINNED = "Server is pinned to 'smol-135m'; requested 'gpt-9'."
+
+
+def test_a_models_list_that_fails_is_said_once_and_a_wrong_name_refused_says_the_servers_reason(root):
+    """``transformers serve`` pinned to one model: ``/v1/models`` answers 500, every chat request 400 with a reason."""
+    with ScriptedChatServer(
+        lambda n, p: Reply("status", status=400, message=PINNED),
+        model="smol-135m",
+        models=Reply("status", status=500, message="Internal Server Error"),
+    ) as server:
+        watch = _Watch(server, root / "out" / "results.json")
+        logging.getLogger("headtohead").addHandler(watch)
+        try:
+            with pytest.raises(ResultsError) as stopped:
+                headtohead.run(_experiment(root, server.base_url, source="gpt-9"), out_dir=root / "out")
+        finally:
+            logging.getLogger("headtohead").removeHandler(watch)
+        assert server.counts.requests == 40 and server.counts.statuses[400] == 40  # each chat request refused
+    # the check that could not be made: one warning, before any request and before any model was saved
+    unchecked = [(m, n, written) for m, n, written in watch.seen if "could not be checked" in m]
+    assert len(unchecked) == 1 and unchecked[0][1:] == (0, False)
+    assert f"{server.base_url}/models answered HTTP 500: Internal Server Error" in unchecked[0][0]
+    assert "'gpt-9' (source)" in unchecked[0][0] and "unchecked" in unchecked[0][0]
+    # the server's reason, said once (not once per request), and the last words say what happened: no NaN scores
+    said = [m for m, _, _ in watch.seen if PINNED in m]
+    assert len(said) == 1 and said[0].count(PINNED) == 1
+    assert f"40 of 40 examples (100.0 %) were refused by the server (HTTP 400: {PINNED})" in said[0]
+    last = str(stopped.value)
+    assert last.startswith(
+        f"model 'llm' has no prediction for any example: 40 of 40 examples were refused by the server "
+        f"(HTTP 400: {PINNED}); check source"
+    )
+    assert last.count(PINNED) == 1 and "NaN" not in last and not any("NaN" in m for m, _, _ in watch.seen)
+    # the answers record keeps each failure with the server's reason
+    saved = json.loads((root / "out" / "results.json").read_text())
+    llm = next(m for m in saved["models"] if m["name"] == "llm")["answers"]
+    assert llm["n_failed"] == 40 and llm["missing"] == []
+    assert {f["reason"] for f in llm["failed"]} == {f"HTTP 400: {PINNED}"}
+    answers = [json.loads(line) for line in (root / "out" / "answers" / "llm.jsonl").read_text().splitlines()]
+    assert {a["error"] for a in answers} == {f"HTTP 400: {PINNED}"} and all(a["answer"] is None for a in answers)
+
+
+def test_some_requests_refused_are_said_with_the_servers_reason_once_among_answers_counted_as_they_came(root, capsys):
+    """Every fourth example refused (400, its reason), the rest answered as ``Answers`` does (prose every tenth)."""
+    truth = json.loads((root / "truth.json").read_text())
+    answers = Answers(truth)
+    refused = set(sorted(truth)[1::4])
+
+    def script(number, payload):
+        text = max((t for t in truth if t in last_prompt_text(payload)), key=len)
+        return (
+            Reply("status", status=400, message=f"prompt too long: {len(text)} characters")
+            if text in refused
+            else answers(number, payload)
+        )
+
+    with ScriptedChatServer(script, model="scripted", models=Reply("malformed")) as server:
+        run = headtohead.run(_experiment(root, server.base_url), out_dir=root / "out", report=True)
+    llm = run.result.model("llm")
+    prose = len(answers.prose - refused)
+    assert llm.answers.n_failed == 10 and llm.answers.n_unparseable == prose
+    said = model_warnings(llm)
+    assert any("/models answered with no list of models that could be read" in w for w in said)
+    refusal = next(w for w in said if "refused by the server" in w)
+    first = next(f.reason for f in llm.answers.failed)
+    assert (
+        f"10 of 40 examples (25.0 %) were refused by the server (HTTP 400, the first: {first[len('HTTP 400: ') :]})"
+        in refusal
+    )
+    assert refusal.count("prompt too long") == 1  # the first reason, not one per request
+    html = (root / "out" / "report.html").read_text()
+    assert f"{prose} unparseable answers, 10 examples refused by the server (HTTP 400, the first:" in html

@@ -27,6 +27,7 @@ __all__ = [
     "chat_url",
     "endpoint_url",
     "retry_delay",
+    "server_reason",
 ]
 
 _RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -241,11 +242,11 @@ class _Asker:
             self.in_flight -= 1
         self._count(str(response.status_code))
         if response.status_code in _FATAL_STATUSES:
-            raise EndpointRefused(response.status_code, _server_reason(response))
+            raise EndpointRefused(response.status_code, server_reason(response))
         if response.status_code in _RETRY_STATUSES:
             return response.headers.get("retry-after"), f"HTTP {response.status_code}"
         if response.status_code >= 400:
-            return False, f"HTTP {response.status_code}: {_server_reason(response)}"
+            return False, f"HTTP {response.status_code}: {server_reason(response)}"
         try:
             exchange.body = _trimmed(response.json())
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
@@ -257,17 +258,42 @@ class _Asker:
         self.stats.statuses[what] = self.stats.statuses.get(what, 0) + 1
 
 
-def _server_reason(response: httpx.Response) -> str:
-    """The server's own words about a refused request, short (never the request's headers)."""
+def server_reason(response: httpx.Response) -> str:
+    """The server's own words about a refused request, short (never the request's headers).
+
+    Read from the OpenAI shape ``{"error": {"message": …}}``, FastAPI's ``{"detail": …}``
+    (``transformers serve``), ``{"error": "…"}`` or ``{"message": …}``; else the body's text,
+    whitespace collapsed and cut at 200 characters; an empty body gives the status's phrase.
+
+    Examples
+    --------
+    >>> server_reason(httpx.Response(400, json={"detail": "Server is pinned to 'a'; requested 'b'."}))
+    "Server is pinned to 'a'; requested 'b'."
+    >>> server_reason(httpx.Response(400, json={"error": {"message": "model   not found"}}))
+    'model not found'
+    >>> server_reason(httpx.Response(400, text=""))
+    'Bad Request'
+    """
     try:
         payload = response.json()
-        error = payload.get("error", payload) if isinstance(payload, dict) else payload
-        message = error.get("message") if isinstance(error, dict) else error
-        text = str(message if message is not None else payload)
+        text = str(_message_of(payload))
     except ValueError:
         text = response.text
     text = " ".join(text.split())
     return text[:200] + ("…" if len(text) > 200 else "") if text else response.reason_phrase
+
+
+def _message_of(payload: Any) -> Any:
+    """The message in an error body, in whichever of the usual shapes it comes (else the body itself)."""
+    if not isinstance(payload, dict):
+        return payload
+    for key in ("error", "detail", "message"):
+        value = payload.get(key)
+        if isinstance(value, dict):
+            value = _message_of(value)
+        if value is not None and not isinstance(value, dict):
+            return value
+    return payload
 
 
 async def _ask(

@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import httpx
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
-from headtohead.adapters.chat_client import EndpointRefused, Exchange, PassStats, RequestLog, ask_all
+from headtohead.adapters.chat_client import (
+    EndpointRefused,
+    Exchange,
+    PassStats,
+    RequestLog,
+    ask_all,
+    server_reason,
+)
 from headtohead.adapters.prompt_variants import pass_prompt
 from headtohead.adapters.prompting import (
     Answer,
@@ -210,8 +218,18 @@ def _auth_headers(settings: OpenAISettings) -> dict[str, str]:
     return {"Authorization": f"Bearer {key.strip()}"}
 
 
-def _listed_models(settings: OpenAISettings, headers: dict[str, str]) -> list[str] | None:
-    """One GET of ``…/models``: the model names the server lists (``None``: it lists none readably).
+@dataclass(frozen=True)
+class _Listing:
+    """What ``…/models`` said: the model names it lists, or why they could not be read."""
+
+    #: The names listed (``None``: none could be read; ``why`` says why).
+    names: list[str] | None
+    #: Why no list could be read (``HTTP 500: …``, a body without the list), or ``None``.
+    why: str | None = None
+
+
+def _listed_models(settings: OpenAISettings, headers: dict[str, str]) -> _Listing:
+    """One GET of ``…/models``: the model names the server lists, or why they cannot be read.
 
     Any HTTP answer means the server is there (some answer this path with an error).
     """
@@ -229,20 +247,36 @@ def _listed_models(settings: OpenAISettings, headers: dict[str, str]) -> list[st
             f"(HTTP {response.status_code}); check the key in "
             f"{settings.api_key_env or 'api_key_env (none is set)'}"
         )
+    if response.status_code != 200:
+        return _Listing(None, f"answered HTTP {response.status_code}: {server_reason(response)}")
     try:
-        entries = response.json()["data"] if response.status_code == 200 else None
-        return [str(entry["id"]) for entry in entries] if isinstance(entries, list) else None
+        entries = response.json()["data"]
+        if isinstance(entries, list):
+            return _Listing([str(entry["id"]) for entry in entries])
     except (ValueError, KeyError, TypeError):
-        return None
+        pass
+    return _Listing(None, "answered with no list of models that could be read")
 
 
-def _name_warnings(settings: OpenAISettings, listed: list[str] | None) -> list[str]:
-    """A warning when the server lists its models and ``source`` is not among them (many answer any name)."""
-    if not listed or settings.source in listed:  # none listed (transformers serve lists its hub cache): no news
+def _name_warnings(settings: OpenAISettings, listed: _Listing) -> list[str]:
+    """A warning when ``source`` could not be checked (``…/models`` failed), or is not among the models listed.
+
+    A server that lists none (``transformers serve`` lists its hub cache, often empty) gives no news:
+    many servers answer any name.
+    """
+    where = f"{public_url(settings.base_url)}/models"
+    if listed.why is not None:
+        unchecked = (
+            f"model '{settings.name}' (kind openai): {where} {listed.why}, so the model name "
+            f"'{settings.source}' (source) could not be checked against the models the server serves: it is "
+            f"unchecked (a name the server does not serve shows as requests it refuses)"
+        )
+        return [unchecked]
+    if not listed.names or settings.source in listed.names:
         return []
     warning = (
         f"model '{settings.name}' (kind openai): {public_url(settings.base_url)} does not list the model "
-        f"'{settings.source}' (source) at /models; it lists {listing(listed, quote=True)}; a server "
+        f"'{settings.source}' (source) at /models; it lists {listing(listed.names, quote=True)}; a server "
         f"that answers any name answers with the model it serves: check source"
     )
     return [warning]

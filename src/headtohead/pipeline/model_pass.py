@@ -155,14 +155,18 @@ def _out_of_memory(model_cfg: ModelConfig, setup: RunSetup, exc: BaseException) 
     )
 
 
-def check_before_run(models: Sequence[ModelConfig]) -> None:
+def check_before_run(models: Sequence[ModelConfig]) -> list[str]:
     """Each family's own checks of what its models need from outside (a key, a server), before any model runs.
 
-    Raises the first model's error; its warnings (a model name the server does not list) are logged now.
+    Raises the first model's error; its warnings (a model name the server does not list, or that it could
+    not be checked) are logged now and returned, so the run says each once (the model's record keeps them).
     """
+    said = []
     for model_cfg in models:
         for warning in adapter_class(model_cfg.kind).check_before_run(model_cfg):
             log.warning("%s", warning)
+            said.append(warning)
+    return said
 
 
 def computes_here(model_cfg: ModelConfig) -> bool:

@@ -211,8 +211,9 @@ def run(
         if probes:
             _prepare_fresh_processes(exp, in_memory)  # again: what setup imported
         clock = _StageClock(began)
+        said: list[str] = []  # the checks' warnings, logged once before any model runs
         if quality and exp.eval.until_decided:  # its chunks ask every model: check them before the first
-            check_before_run(exp.models)
+            said = check_before_run(exp.models)
         decided = (
             evaluate_until_decided(setup, out, progress=progress, resume=bool(resume))
             if quality and exp.eval.until_decided
@@ -228,6 +229,7 @@ def run(
             fairness_warnings=fairness,
             clock=clock,
             decided=decided,
+            said=said,
             allow_missing=allow_missing,
         )
         if report and out is not None:
@@ -291,11 +293,13 @@ def _execute(
     clock: _StageClock,
     decided: SequentialRun | None = None,
     allow_missing: bool = False,
+    said: Sequence[str] = (),
 ) -> Run:
     """Every model's pass (or its finished work), saved as it finishes; then statistics and speed.
 
     ``decided``: the models were already evaluated chunk by chunk (``--until-decided``); ``setup``
-    holds the examples used."""
+    holds the examples used. ``said``: warnings already logged (the checks before any model ran),
+    not logged again when the model's record holds them."""
     exp = setup.experiment
     state = RunState(setup, out)
     store = (
@@ -324,7 +328,7 @@ def _execute(
             )
             todo = [u for u in units if restored.get(u) is None]
             if decided is None:  # the key, the server: before any model runs (--until-decided checked them)
-                check_before_run([exp.model(name) for name in dict.fromkeys(u.model for u in todo)])
+                said = [*said, *check_before_run([exp.model(name) for name in dict.fromkeys(u.model for u in todo)])]
             fresh = (
                 iter(decided.outcomes)
                 if decided is not None
@@ -340,7 +344,8 @@ def _execute(
                     log.info("resume: model '%s' finished in an earlier run; its results are re-used", unit.label)
                 else:
                     for warning in model_warnings(outcome.record.model_copy(update={"name": unit.label})):
-                        log.warning("%s", warning)  # a pass's, named as the pass (llm@p2)
+                        if warning not in said:  # a pass's, named as the pass (llm@p2)
+                            log.warning("%s", warning)
                     if store is not None and outcome.predictions is not None and not outcome.record.missing_examples:
                         store.save(keys[unit], outcome.record, outcome.predictions)
                 _keep_or_free(outcome, loaded, measure_speed)

@@ -12,13 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from headtohead.data.base import Dataset
 from headtohead.data.display import input_texts, thumbnail_uri
 from headtohead.data.sizes import input_sizes
+from headtohead.errors import ResultsError
 from headtohead.pipeline.setup import RunSetup
 from headtohead.report.rows.where import write_disagreements_csv
 from headtohead.report.words.prompts import with_prompt_sentences
 from headtohead.report.words.quality import with_quality_sentences
+from headtohead.report.words.warnings import no_prediction_words
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.files import DISAGREEMENTS_FILE
@@ -69,6 +73,7 @@ def run_statistics(
 
     if not predictions.models:  # every model left out (answers missing)
         return None
+    _check_some_prediction(predictions, records)
     cfg, dataset, data = setup.experiment.stats, setup.dataset, setup.experiment.data
     # the columns named in data.slice_columns; data read from logs keeps the ones its logs slice by (lm-eval's task)
     slices = data.slice_columns or [c for c in dataset.columns if c != dataset.group_column]
@@ -91,6 +96,26 @@ def run_statistics(
     prompts = with_pass_words(summary.prompts, records)
     summary = summary.model_copy(update={"disagreements": kept, "prompts": with_prompt_sentences(prompts)})
     return with_quality_sentences(summary)
+
+
+def _check_some_prediction(predictions: Predictions, records: Sequence[ModelRecord]) -> None:
+    """An LLM with no prediction for any example stops the statistics with why, from its answers.
+
+    (Refused requests with the server's reason, unreadable answers, lost ones: not "NaN scores",
+    which :func:`~headtohead.stats.analyse` can only guess from the predictions.)
+
+    Raises
+    ------
+    ResultsError
+        Such a model, in one line.
+    """
+    for record in records:
+        model = predictions.models.get(record.name)
+        if model is None or np.asarray(model.valid).any():
+            continue
+        words = no_prediction_words(record)
+        if words is not None:
+            raise ResultsError(words)
 
 
 def with_pass_words(prompts: PromptSummary | None, records: Sequence[ModelRecord]) -> PromptSummary | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from headtohead.report.rows.summary import NOT_AVAILABLE
 from headtohead.report.words.numbers import format_money, format_ms, format_rate, format_share
+from headtohead.report.words.warnings import failure_reasons
 from headtohead.results.answers import AnswersRecord, FailedAnswer
 from headtohead.results.endpoint import EndpointRequests, RequestTiming
 from headtohead.results.files import answers_file
@@ -53,14 +54,21 @@ def _answered_line(e: AnswersRecord, model: str) -> str:
 
 
 def _answers_line(e: AnswersRecord) -> str:
+    """``8 unparseable answers, 2 examples refused by the server (HTTP 400: …): each counts as a wrong answer;
+    36 never answered (…): missing, not wrong``: a refusal said once with the server's reason."""
     unparseable = f"{e.n_unparseable:,} unparseable answer{'s' if e.n_unparseable != 1 else ''}"
     missing = set(e.missing)
     failed_here = [f for f in e.failed if f.index not in missing]
     n_here = e.n_failed - e.n_missing
+    why = f" ({failure_reasons(failed_here)})" if failed_here else ""
     if e.endpoint is not None:
-        failed = f", {n_here:,} request{'s' if n_here != 1 else ''} refused{_reasons(failed_here)}"
+        failed = (
+            f", {n_here:,} example{'s' if n_here != 1 else ''} refused by the server{why}"
+            if n_here
+            else ", 0 requests refused"
+        )
     else:
-        failed = f", {n_here:,} without an answer{_reasons(failed_here)}" if n_here else ""
+        failed = f", {n_here:,} without an answer{why}" if n_here else ""
     line = f"{unparseable}{failed}: each counts as a wrong answer"
     if e.n_missing:
         gone = [f for f in e.failed if f.index in missing]

@@ -28,6 +28,8 @@ class Reply:
     ``malformed`` (200 with a body that is not JSON), ``reset`` (the connection closed with no
     answer), ``hang`` (no answer for ``delay_s``, then the connection closed). ``delay_s``
     delays an answer too. ``logprobs``: ``{label: probability}`` for the first token's alternatives.
+    ``message``: a ``status`` reply's reason, in its body as ``{"error": {"message": …}}`` (the
+    OpenAI shape; default ``scripted <status>``).
     """
 
     kind: str = "answer"
@@ -36,6 +38,7 @@ class Reply:
     retry_after: str | None = None
     delay_s: float = 0.0
     logprobs: dict[str, float] | None = None
+    message: str | None = None
 
 
 #: ``script(request_number, payload) -> Reply``; ``request_number`` counts from 1 over the server's life.
@@ -75,10 +78,13 @@ class ScriptedChatServer:
     port : int
         The port to listen on (0: any free one); a server started again on a stopped one's port has
         the same ``base_url``, as a real server restarted.
+    models : Reply, optional
+        How ``/v1/models`` answers: ``None``, the list of ``model``; a ``status`` reply (a 500, say) or
+        a ``malformed`` one, for a server whose list cannot be read.
     """
 
-    def __init__(self, script: Script, model: str = "scripted", port: int = 0) -> None:
-        self.script, self.model = script, model
+    def __init__(self, script: Script, model: str = "scripted", port: int = 0, models: Reply | None = None) -> None:
+        self.script, self.model, self.models = script, model, models
         self.counts = _Counts()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -121,7 +127,9 @@ class ScriptedChatServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/models") and server.models is not None:
+                    self._reply(server.models, {})
+                elif self.path.rstrip("/").endswith("/models"):
                     self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
                 else:
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
@@ -156,7 +164,8 @@ class ScriptedChatServer:
                     self._raw(200, b'{"choices": [ {"message": ', "application/json")
                 elif reply.kind == "status":
                     headers = {"Retry-After": reply.retry_after} if reply.retry_after is not None else {}
-                    self._json(reply.status, {"error": {"message": f"scripted {reply.status}"}}, headers)
+                    message = reply.message if reply.message is not None else f"scripted {reply.status}"
+                    self._json(reply.status, {"error": {"message": message}}, headers)
                 else:
                     self._json(200, server.completion(reply, payload))
                     with server._lock:

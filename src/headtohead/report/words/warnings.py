@@ -10,12 +10,13 @@ the record and shown as they are.
 
 from __future__ import annotations
 
-from collections import Counter
+import re
+from collections.abc import Sequence
 
 from headtohead.errors import listing
 from headtohead.report.words.missing import why_missing
-from headtohead.report.words.numbers import format_p, format_percent
-from headtohead.results.answers import AnswersRecord
+from headtohead.report.words.numbers import format_p, format_percent, format_share
+from headtohead.results.answers import AnswersRecord, FailedAnswer
 from headtohead.results.files import answers_file
 from headtohead.results.records import ModelRecord, QualityMetrics
 from headtohead.results.speed import HostLoad, SpeedSummary
@@ -29,6 +30,8 @@ __all__ = [
     "stall_warning_text",
     "training_warnings",
     "model_warnings",
+    "failure_reasons",
+    "no_prediction_words",
     "BUSY_CPU_PERCENT",
 ]
 
@@ -195,7 +198,10 @@ def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> lis
 
 
 def _llm_failure_warnings(record: ModelRecord, answers: AnswersRecord, total: int, treated: str) -> list[str]:
-    """An LLM's examples without a prediction: answers not read as a label, failures of the example, missing ones."""
+    """An LLM's examples without a prediction: answers not read as a label, failures of the example, missing ones.
+
+    A refusal is said with the server's own reason, once per kind (:func:`failure_reasons`).
+    """
     said = []
     if answers.n_unparseable:
         n = answers.n_unparseable
@@ -204,19 +210,17 @@ def _llm_failure_warnings(record: ModelRecord, answers: AnswersRecord, total: in
             f"{answers_file(record.name)}; {n / total:.1%}): {treated}; read them in the report, and check the "
             f"prompt and max_tokens"
         )
-    missing = set(answers.missing)
     own = answers.n_failed - answers.n_missing
     if own:
-        counted = Counter(f.reason for f in answers.failed if f.index not in missing)
-        reasons = ", ".join(f"{why} ×{n}" for why, n in counted.most_common())
+        reasons = failure_reasons(_own_failures(answers))
         if answers.endpoint is not None:
             said.append(
-                f"model '{record.name}' got no answer for {own} of {total} examples ({own / total:.1%}: the server "
-                f"refused the request for the example itself: {reasons}): {treated}"
+                f"model '{record.name}': {own} of {total} examples ({format_share(own / total)}) were refused by the "
+                f"server ({reasons}), each request for its example: {treated}"
             )
         else:
             said.append(
-                f"model '{record.name}' gave no prediction for {own} of {total} examples ({own / total:.1%}: "
+                f"model '{record.name}' gave no prediction for {own} of {total} examples ({format_share(own / total)}: "
                 f"{reasons}): {treated}; check its weights and precision (an fp16 overflow gives such scores)"
             )
     if answers.n_missing:
@@ -226,6 +230,82 @@ def _llm_failure_warnings(record: ModelRecord, answers: AnswersRecord, total: in
             f"it until they are asked again (--resume), unless --allow-missing"
         )
     return said
+
+
+def _own_failures(answers: AnswersRecord) -> list[FailedAnswer]:
+    """The kept failures that are the example's own (a refused request, NaN scores), not the transport's."""
+    missing = set(answers.missing)
+    return [f for f in answers.failed if f.index not in missing]
+
+
+_HTTP_STATUS = re.compile(r"^(HTTP \d{3}): ?(.*)$", re.DOTALL)
+
+
+def failure_reasons(failures: Sequence[FailedAnswer]) -> str:
+    """Why examples got no answer, each kind once: an HTTP status with the first refusal's reason (the server's words,
+    the message a person needs), counted when there are several kinds.
+
+    Examples
+    --------
+    >>> pinned = "HTTP 400: Server is pinned to 'smol'; requested 'gpt'."
+    >>> failure_reasons([FailedAnswer(index=i, reason=pinned) for i in range(10)])
+    "HTTP 400: Server is pinned to 'smol'; requested 'gpt'."
+    >>> failure_reasons([FailedAnswer(index=0, reason="HTTP 400: prompt has 5000 tokens"),
+    ...                  FailedAnswer(index=1, reason="HTTP 400: prompt has 6000 tokens"),
+    ...                  FailedAnswer(index=2, reason="HTTP 413: too large")])
+    'HTTP 400 ×2, the first: prompt has 5000 tokens; HTTP 413 ×1: too large'
+    >>> failure_reasons([FailedAnswer(index=0, reason="NaN or infinite label scores")] * 3)
+    'NaN or infinite label scores'
+    """
+    groups: dict[str, list[str]] = {}
+    for f in failures:
+        status = _HTTP_STATUS.match(f.reason)
+        groups.setdefault(status.group(1) if status else f.reason, []).append(f.reason)
+    parts = []
+    for kind, reasons in groups.items():
+        lead = kind + (f" ×{len(reasons)}" if len(groups) > 1 else "")
+        status = _HTTP_STATUS.match(reasons[0])
+        if status is None or not status.group(2):
+            parts.append(lead)
+            continue
+        first = ", the first" if len(set(reasons)) > 1 else ""
+        parts.append(f"{lead}{first}: {status.group(2)}")
+    return "; ".join(parts) if parts else "no answer"
+
+
+def no_prediction_words(record: ModelRecord) -> str | None:
+    """Why an LLM has no prediction for any example, from its answers (``None``: not an LLM, or nothing to say).
+
+    The run cannot judge such a model; this is the one line that says so, with the server's reason for
+    a refusal (``10 of 10 examples were refused by the server (HTTP 400: Server is pinned to …)``), the
+    answers that could not be read, the examples the transport lost — never NaN scores unless they were.
+    """
+    answers = record.answers
+    if answers is None or not answers.examples:
+        return None
+    said = []
+    came = answers.examples - answers.n_failed
+    if answers.n_unparseable:
+        said.append(
+            f"{answers.n_unparseable} of {came} answers could not be read as a label (see {answers_file(record.name)}); "
+            f"check the prompt and max_tokens"
+        )
+    own = answers.n_failed - answers.n_missing
+    if own and answers.endpoint is not None:
+        said.append(
+            f"{own} of {answers.examples} examples were refused by the server ({failure_reasons(_own_failures(answers))}); "
+            f"check source (the model name the server expects) and the request's fields (extra_body, max_tokens)"
+        )
+    elif own:
+        said.append(
+            f"{own} of {answers.examples} examples gave no answer ({failure_reasons(_own_failures(answers))}); check its "
+            f"weights and precision (an fp16 overflow gives such scores)"
+        )
+    if answers.n_missing:
+        said.append(f"{answers.n_missing} of {answers.examples} examples were never answered ({why_missing(record)})")
+    if not said:
+        return None
+    return f"model '{record.name}' has no prediction for any example: {'; '.join(said)}"
 
 
 def model_warnings(record: ModelRecord) -> list[str]:
