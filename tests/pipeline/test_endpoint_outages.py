@@ -23,6 +23,7 @@ import yaml
 import headtohead
 from headtohead.cli.main import main
 from headtohead.errors import AnswersMissing, ResultsError
+from headtohead.report.words.numbers import format_share
 from headtohead.report.words.warnings import model_warnings
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 from headtohead.testing.data import make_text_rows, write_text_table
@@ -139,6 +140,14 @@ def test_a_server_stopped_mid_run_decides_nothing_and_resume_asks_exactly_the_mi
     assert all("llm" not in c.verdict for c in result.stats.comparisons)
     html = (out / "report.html").read_text()
     assert "No verdict involves llm" in html and "never answered 25 of 40 examples" in html
+    # the unparseable answers are counted among the 15 that came back, not among the 40 examples
+    prose = llm.answers.n_unparseable
+    assert prose > 0
+    unreadable = next(w for w in model_warnings(llm) if "could not be read as a label" in w)
+    assert f"'llm': {prose} of the 15 answers that came back could not be read" in unreadable
+    assert f"answers/llm.jsonl; {format_share(prose / 15)})" in unreadable  # the share of the answers
+    shown = f"{prose} unparseable answer{'s' if prose != 1 else ''} of the 15 that came back"
+    assert shown in html and f"{prose} of 40" not in html
     # everything answered is kept: the predictions of the 15 answers, and the cache
     predictions = headtohead.load_predictions(out / "predictions.npz")
     assert (predictions["llm"].pred >= 0).sum() + llm.answers.n_unparseable == 15
@@ -355,6 +364,8 @@ def test_some_requests_refused_are_said_with_the_servers_reason_once_among_answe
     assert llm.answers.n_failed == 10 and llm.answers.n_unparseable == prose
     said = model_warnings(llm)
     assert any("/models answered with no list of models that could be read" in w for w in said)
+    unreadable = next(w for w in said if "could not be read as a label" in w)
+    assert f"{prose} of the 30 answers that came back could not be read" in unreadable
     refusal = next(w for w in said if "refused by the server" in w)
     first = next(f.reason for f in llm.answers.failed)
     assert (
@@ -363,4 +374,7 @@ def test_some_requests_refused_are_said_with_the_servers_reason_once_among_answe
     )
     assert refusal.count("prompt too long") == 1  # the first reason, not one per request
     html = (root / "out" / "report.html").read_text()
-    assert f"{prose} unparseable answers, 10 examples refused by the server (HTTP 400, the first:" in html
+    assert (
+        f"{prose} unparseable answers of the 30 that came back, 10 examples refused by the server (HTTP 400, the first:"
+        in html
+    )

@@ -54,9 +54,13 @@ def _answered_line(e: AnswersRecord, model: str) -> str:
 
 
 def _answers_line(e: AnswersRecord) -> str:
-    """``8 unparseable answers, 2 examples refused by the server (HTTP 400: …): each counts as a wrong answer;
-    36 never answered (…): missing, not wrong``: a refusal said once with the server's reason."""
+    """``8 unparseable answers of the 22 that came back, 2 examples refused by the server (HTTP 400: …): each
+    counts as a wrong answer; 36 never answered (…): missing, not wrong``: the unparseable ones counted among
+    the answers that came back, a refusal said once with the server's reason."""
+    came = e.examples - e.n_failed
     unparseable = f"{e.n_unparseable:,} unparseable answer{'s' if e.n_unparseable != 1 else ''}"
+    if e.n_failed:
+        unparseable += f" of the {came:,} that came back"
     missing = set(e.missing)
     failed_here = [f for f in e.failed if f.index not in missing]
     n_here = e.n_failed - e.n_missing

@@ -200,15 +200,16 @@ def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> lis
 def _llm_failure_warnings(record: ModelRecord, answers: AnswersRecord, total: int, treated: str) -> list[str]:
     """An LLM's examples without a prediction: answers not read as a label, failures of the example, missing ones.
 
-    A refusal is said with the server's own reason, once per kind (:func:`failure_reasons`).
+    The unparseable answers are counted among the answers that came back (``8 of 22 answers``), not
+    among every example; a refusal is said with the server's own reason, once per kind (:func:`failure_reasons`).
     """
     said = []
     if answers.n_unparseable:
-        n = answers.n_unparseable
+        n, came = answers.n_unparseable, answers.examples - answers.n_failed
+        of = f"{n} of {came} answers" if came == total else f"{n} of the {came} answers that came back"
         said.append(
-            f"model '{record.name}': {n} of {total} answers could not be read as a label (see "
-            f"{answers_file(record.name)}; {n / total:.1%}): {treated}; read them in the report, and check the "
-            f"prompt and max_tokens"
+            f"model '{record.name}': {of} could not be read as a label (see {answers_file(record.name)}; "
+            f"{format_share(n / came)}): {treated}; read them in the report, and check the prompt and max_tokens"
         )
     own = answers.n_failed - answers.n_missing
     if own:
