@@ -10,7 +10,7 @@ import pytest
 
 import headtohead
 from headtohead.adapters.prompting import read_answer
-from headtohead.errors import ModelError
+from headtohead.errors import ModelError, ResultsError
 
 LABELS = ["negative", "positive"]
 
@@ -24,7 +24,8 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
 
     The server honours ``stop`` (no answer holds a newline) and accepts ``seed``; it returns no
     log-probabilities, so the model is label-only, and ``answer: score`` (the prompt's log-probabilities
-    through ``echo``) is refused in one line. Measured (CPU, float32): most answers are prose
+    through ``echo``) is refused in one line. Asked for another model, it refuses every request (HTTP 400,
+    ``Server is pinned to …``): the run's last words give that reason. Measured (CPU, float32): most answers are prose
     ("The text is …"), unparseable; those that are labels lean to "negative".
     """
     for module in ("fastapi", "uvicorn", "accelerate", "openai"):  # transformers serve's own needs (dev extra)
@@ -67,6 +68,16 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
         experiment["models"][0] |= {"answer": "score", "extra_body": {}}
         with pytest.raises(ModelError, match="returned no log-probabilities of the prompt"):
             headtohead.run(experiment, out_dir=tmp_path / "scored")
+        # a model name the server is not pinned to: each request refused (HTTP 400, FastAPI's {"detail": …}),
+        # the server's reason said in the last words, not NaN scores
+        experiment["models"][0] |= {"answer": "generate", "source": "gpt-9"}
+        with pytest.raises(ResultsError) as refused:
+            headtohead.run(experiment, out_dir=tmp_path / "wrong")
+        assert server.chat_requests() == 12 + 12
+    assert str(refused.value).startswith(
+        f"model 'smollm2' has no prediction for any example: 12 of 12 examples were refused by the server "
+        f"(HTTP 400: Server is pinned to '{folder}'; requested 'gpt-9'.)"
+    )
     answers = [json.loads(line) for line in (tmp_path / "out" / "answers" / "smollm2.jsonl").read_text().splitlines()]
     assert [a["input"] for a in answers] == [r["text"].strip() for r in rows]
     assert [a["gold"] for a in answers] == [LABELS[int(r["label"])] for r in rows]
