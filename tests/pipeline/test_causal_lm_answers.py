@@ -19,12 +19,11 @@ from markupsafe import escape  # as the report escapes (jinja2's autoescape)
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from headtohead.report.write import render_markdown  # noqa: E402
-
 import headtohead  # noqa: E402
 from headtohead.adapters.prompting import read_answer  # noqa: E402
 from headtohead.report.words.numbers import format_share  # noqa: E402
 from headtohead.report.words.warnings import model_warnings  # noqa: E402
+from headtohead.report.write import render_markdown  # noqa: E402
 from headtohead.testing.tiny_llm import build_tiny_llama, smollm2_gguf  # noqa: E402
 
 LABELS = ("negative", "positive")
@@ -143,7 +142,9 @@ def test_the_warning_says_answers_could_not_be_read_not_nan_scores(run):
     said = next(w for w in warnings if "could not be read" in w)
     assert "4 of 8 answers could not be read as a label (see answers/gen.jsonl" in said
     assert not any("NaN" in w or "fp16" in w for w in warnings)
-    assert model_warnings(outcome.result.model("scored")) == []  # every label scored: nothing to say
+    # every label scored: nothing to say of its answers; this tiny model gives its labels little probability, said
+    (mass,) = model_warnings(outcome.result.model("scored"))
+    assert mass.startswith("model 'scored': its labels held a median ") and "does not make the model answer" in mass
 
 
 def _loglik(model, tokenizer, prompt: str, label: str) -> float:
@@ -184,6 +185,10 @@ def test_scored_answers_keep_each_labels_probability_and_their_mass(run, tiny):
     record = outcome.result.model("scored").answers
     assert record.probabilities == "label log-likelihood" and record.n_with_probabilities == len(ROWS)
     assert record.outside_mass_mean == pytest.approx(1 - np.mean(masses))
+    # the label mass per example, its median and how many examples fall below 90 % (kind: causal-lm has no key)
+    assert record.label_mass_median == pytest.approx(float(np.median(masses)), rel=1e-9)
+    below = sum(m < 0.9 for m in masses)
+    assert (record.n_label_mass, record.n_label_mass_below, record.min_label_mass) == (len(ROWS), below, 0.9)
     predictions = headtohead.load_predictions(out / "predictions.npz")["scored"]
     order = headtohead.load_predictions(out / "predictions.npz").order
     by_index = {a["index"]: a for a in answers}
@@ -192,8 +197,10 @@ def test_scored_answers_keep_each_labels_probability_and_their_mass(run, tiny):
     )
     html = (out / "report.html").read_text()
     block = html[html.index("Answers of scored") :]
-    shown = f"the labels held {format_share(1 - record.outside_mass_mean)} of the probability after the prompt"
+    shown = f"the labels held a median {format_share(float(np.median(masses)))} of the probability after the prompt"
     assert shown in block and "completions with echo" not in block
+    said = f"less than 90 % on {below} of {len(ROWS)} examples ({format_share(below / len(ROWS))})"
+    assert said in block and "answers/scored.jsonl" in block
 
 
 def test_nan_label_scores_are_failures_worded_as_nan(tiny, tmp_path, monkeypatch):

@@ -202,3 +202,45 @@ def test_api_completions_asks_a_base_model_with_a_plain_text_prompt(tmp_path, ro
     assert len(seen) == 30 and all("messages" not in p and p["prompt"].endswith("\nAnswer:") for p in seen)
     assert all(p["logprobs"] == 20 and "top_logprobs" not in p and p["stop"] == ["\n"] for p in seen)
     assert model.quality.accuracy == 1.0 and model.answers.n_with_probabilities == 30  # label mass 0.96
+
+
+def test_answer_score_says_how_little_of_the_probability_the_labels_held_per_example_and_at_the_median(tmp_path, rows):
+    """A base model whose labels hold little of the probability after the prompt: the scripted server gives the
+    label words of example i (by sorted text) P(negative), P(positive) of (0.02, 0.03), (0.01, 0.03) or
+    (0.5, 0.45) — label masses 5 %, 4 % and 95 %, ten examples each: a median of 5 %, 20 of 30 below 90 %."""
+    from headtohead.report.words.warnings import model_warnings
+
+    chances = [(0.02, 0.03), (0.01, 0.03), (0.5, 0.45)]
+    scripted = {t: chances[i % 3] for i, t in enumerate(sorted(r["text"] for r in rows))}
+
+    def script(number, payload):
+        negative, positive = scripted[max((t for t in scripted if t in payload["prompt"]), key=len)]
+        return Reply(text=".", logprobs={"negative": negative, "positive": positive})
+
+    with ScriptedChatServer(script) as server:
+        entry = {"name": "base", "kind": "openai", "source": "base-7b", "base_url": server.base_url, "answer": "score"}
+        experiment = {
+            "name": "mass",
+            "data": {"path": str(tmp_path / "dev.csv"), "id_column": "id"},
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 200},
+            "models": [entry],
+        }
+        outcome = headtohead.run(experiment, out_dir=tmp_path / "out", report=True)
+    answers = [json.loads(line) for line in (tmp_path / "out" / "answers" / "base.jsonl").read_text().splitlines()]
+    for a in answers:  # each example's label mass: P(negative) + P(positive) after the prompt
+        assert a["label_mass"] == pytest.approx(sum(scripted[a["input"]]), rel=1e-9)
+    record = outcome.result.model("base").answers
+    assert record.label_mass_median == pytest.approx(0.05, rel=1e-9)
+    assert (record.n_label_mass, record.n_label_mass_below, record.min_label_mass) == (30, 20, 0.9)
+    assert record.n_with_probabilities == 30  # scored labels keep their softmax, whatever their mass
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())["models"][0]["answers"]
+    assert saved["label_mass_median"] == pytest.approx(0.05) and saved["n_label_mass_below"] == 20
+    html = (tmp_path / "out" / "report.html").read_text()
+    block = html[html.index("Answers of base") :]
+    assert "the labels held a median 5.0 % of the probability after the prompt" in block
+    assert "less than 90 % on 20 of 30 examples (66.7 %): the labels hold little of the probability" in block
+    assert "the prompt does not make the model answer with a label" in block
+    warning = next(w for w in model_warnings(outcome.result.model("base")) if "median" in w)
+    assert warning.startswith("model 'base': its labels held a median 5.0 % of the probability after the prompt")
+    assert "less than 90 % on 20 of 30 examples" in warning and "answers/base.jsonl" in warning

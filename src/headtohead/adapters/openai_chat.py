@@ -193,7 +193,7 @@ class OpenAIChatAdapter(LookedUpAdapter):
             model=self.config.source,
             readings=self.readings,
             probabilities=self.has_probabilities(),
-            min_label_mass=self.settings.min_label_mass if self.settings.logprobs and not scored else None,
+            min_label_mass=self.settings.min_label_mass if self.settings.logprobs or scored else None,
             scored=scored,
             requests=RequestLog(
                 base_url=public_url(self.settings.base_url),

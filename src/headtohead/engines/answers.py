@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from headtohead.adapters.prompting import AnswerLog, Reading
+from headtohead.adapters.prompting import DEFAULT_MIN_LABEL_MASS, AnswerLog, Reading
 from headtohead.engines.endpoint import endpoint_requests, merge_endpoint_requests
 from headtohead.results.answers import (
     KEPT_ANSWERS,
@@ -60,6 +60,7 @@ def answers_record(log: AnswerLog | None) -> AnswersRecord | None:
         probabilities=_probabilities(log),
         outside_mass_mean=float(np.mean(masses)) if masses and log.probabilities else None,
         **_probability_counts(log),
+        **_label_mass_facts([r.label_mass for _, r in ordered if r.pred is not None], _threshold(log)),
         answers=[_answer_read(i, r) for i, r in ordered],
         endpoint=None if log.requests is None else endpoint_requests(log.requests, answered),
     )
@@ -77,11 +78,39 @@ def _probabilities(log: AnswerLog) -> Literal["label log-likelihood", "logprobs"
     return "label log-likelihood" if log.scored else "logprobs"
 
 
+def _threshold(log: AnswerLog) -> float | None:
+    """The label mass below which an example is counted as below (``None``: none applies).
+
+    The model's own ``min_label_mass`` where it has one; for labels scored by a family that has none
+    (``kind: causal-lm``), :data:`~headtohead.adapters.prompting.DEFAULT_MIN_LABEL_MASS`.
+    """
+    if log.min_label_mass is not None:
+        return log.min_label_mass
+    return DEFAULT_MIN_LABEL_MASS if log.scored else None
+
+
+def _label_mass_facts(masses: Sequence[float | None], threshold: float | None) -> dict[str, Any]:
+    """The median label mass of the answered examples whose mass is known, how many, and how many below ``threshold``.
+
+    Examples
+    --------
+    >>> _label_mass_facts([0.05, 0.04, None, 0.95], 0.9)
+    {'label_mass_median': 0.05, 'n_label_mass': 3, 'n_label_mass_below': 2}
+    """
+    known = [float(m) for m in masses if m is not None]
+    below = 0 if threshold is None else sum(m < threshold - 1e-9 for m in known)  # sums of exp: rounding is not below
+    return {
+        "label_mass_median": float(np.median(known)) if known else None,
+        "n_label_mass": len(known),
+        "n_label_mass_below": below,
+    }
+
+
 def _probability_counts(log: AnswerLog) -> dict[str, Any]:
     """How many answered examples kept class probabilities, and why the others did not."""
     read = [r for r in log.readings.values() if r.pred is not None]
     return {
-        "min_label_mass": log.min_label_mass,
+        "min_label_mass": _threshold(log),
         "n_with_probabilities": sum(r.proba is not None for r in read),
         "n_label_mass_low": sum(r.no_proba is not None and r.no_proba.startswith("label mass") for r in read),
         "n_probabilities_disagree": sum(r.disagrees for r in read),
@@ -147,5 +176,19 @@ def merge_answers_records(
             if masses and len(masses) == len(records)
             else None,
             "endpoint": merge_endpoint_requests(endpoints, concurrency=concurrency) if endpoints else None,
+            **_merged_label_mass(records),
         }
     )
+
+
+def _merged_label_mass(records: Sequence[AnswersRecord]) -> dict[str, Any]:
+    """The label-mass facts of several records: counted from every answer when each record carries all of its
+    answers (the median of the parts' medians is no median), else the counts added and the median unknown."""
+    if all(len(r.answers) == r.examples for r in records):
+        masses = [a.label_mass for r in records for a in r.answers if a.label is not None]
+        return _label_mass_facts(masses, records[0].min_label_mass)
+    return {
+        "label_mass_median": None,
+        "n_label_mass": sum(r.n_label_mass for r in records),
+        "n_label_mass_below": sum(r.n_label_mass_below for r in records),
+    }

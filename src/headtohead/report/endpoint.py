@@ -141,24 +141,24 @@ def _timing_line(e: AnswersRecord, http: EndpointRequests) -> str:
     return line
 
 
-def _probability_line(e: AnswersRecord) -> str:
+def _probability_line(e: AnswersRecord, model: str) -> str:
+    """Where the class probabilities came from, and how much of the probability the labels held (the label mass)."""
     if e.probabilities == "label log-likelihood":
         how = " (…/completions with echo)" if e.endpoint is not None else ""
-        mass = (
-            f"; the labels held {format_share(1 - e.outside_mass_mean)} of the probability after the prompt, on average"
-            if e.outside_mass_mean is not None
-            else ""
-        )
         return (
             f"class probabilities: each label's log-likelihood after the prompt{how}, "
-            f"softmaxed over the labels; the prediction is their argmax, nothing is parsed{mass}"
+            f"softmaxed over the labels; the prediction is their argmax, nothing is parsed{_scored_mass(e, model)}"
         )
     if e.probabilities == "logprobs":
-        outside = (
-            f" ({format_share(e.outside_mass_mean)} of the first tokens' probability on no label, on average)"
-            if e.outside_mass_mean is not None
-            else ""
-        )
+        if e.label_mass_median is not None:
+            outside = (
+                f" (the labels held a median {format_share(e.label_mass_median)} of the first tokens' probability; "
+                f"each example's label mass: {answers_file(model)})"
+            )
+        elif e.outside_mass_mean is not None:  # written before the median was kept
+            outside = f" ({format_share(e.outside_mass_mean)} of the first tokens' probability on no label, on average)"
+        else:
+            outside = ""
         return (
             f"class probabilities from the answers' log-probabilities, renormalised over the labels{outside}"
             f"{_covered(e)}"
@@ -166,6 +166,34 @@ def _probability_line(e: AnswersRecord) -> str:
     if e.endpoint is None:
         return "label only (answers generated and read as labels, no class probabilities): calibration not available"
     return "label only (no log-probabilities for every answer): calibration not available"
+
+
+def _scored_mass(e: AnswersRecord, model: str) -> str:
+    """``; the labels held a median 5.0 % of the probability after the prompt …, less than 90 % on 30 of 30
+    examples (100.0 %): the labels hold little of the probability — the prompt does not make the model answer with
+    a label …`` (empty when the label mass is unknown: scores divided by their length are no probabilities)."""
+    if e.label_mass_median is None:
+        if e.outside_mass_mean is None:
+            return ""
+        mean = format_share(1 - e.outside_mass_mean)  # written before the median was kept
+        return f"; the labels held {mean} of the probability after the prompt, on average"
+    median = e.label_mass_median
+    said = (
+        f"; the labels held a median {format_share(median)} of the probability after the prompt (the probability "
+        f"the model gave the labels at all; each example's label mass: {answers_file(model)})"
+    )
+    if e.min_label_mass is None or not e.n_label_mass:
+        return said
+    below, n = e.n_label_mass_below, e.n_label_mass
+    said += (
+        f", less than {format_share(e.min_label_mass, 0)} on {below:,} of {n:,} examples ({format_share(below / n)})"
+    )
+    if median < e.min_label_mass:
+        said += (
+            ": the labels hold little of the probability — the prompt does not make the model answer with a label, "
+            "so its class probabilities compare labels it would rarely say"
+        )
+    return said
 
 
 def _covered(e: AnswersRecord) -> str:
@@ -202,7 +230,7 @@ def endpoint_lines(model: ModelRecord) -> list[str]:
             _answered_line(e, model.name),
             _answers_line(e),
             _tokens_line(e),
-            _probability_line(e),
+            _probability_line(e, model.name),
         ]
     return [
         f"{model.name} — {e.model} at {http.base_url}",
@@ -210,7 +238,7 @@ def endpoint_lines(model: ModelRecord) -> list[str]:
         _answers_line(e),
         _tokens_line(e),
         _timing_line(e, http),
-        _probability_line(e),
+        _probability_line(e, model.name),
     ]
 
 

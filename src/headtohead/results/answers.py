@@ -121,7 +121,21 @@ class AnswersRecord(DerivedRecord):
         "(each label scored, not length-normalised); None: not known",
     )
     min_label_mass: float | None = Field(
-        default=None, description="the least label mass at which an answer's class probabilities were kept"
+        default=None,
+        description="the least label mass: below it an answer's class probabilities from log-probabilities are "
+        "not kept; each label scored keeps them, and the examples below it are counted (n_label_mass_below)",
+    )
+    label_mass_median: float | None = Field(
+        default=None,
+        description="the median label mass over the answered examples whose label mass is known (n_label_mass): "
+        "the share of the probability on the labels, of the answers' first tokens (logprobs) or after the prompt "
+        "(each label scored, not length-normalised); each example's is in answers/<model>.jsonl; None: none known",
+    )
+    n_label_mass: int = Field(default=0, description="answered examples whose label mass is known")
+    n_label_mass_below: int = Field(
+        default=0,
+        description="of those, the examples whose labels held less than min_label_mass of the probability: the "
+        "prompt did not make the model answer with a label",
     )
     n_with_probabilities: int = Field(default=0, description="answered examples with class probabilities kept")
     n_label_mass_low: int = Field(

@@ -32,6 +32,7 @@ __all__ = [
     "model_warnings",
     "failure_reasons",
     "no_prediction_words",
+    "label_mass_warnings",
     "BUSY_CPU_PERCENT",
 ]
 
@@ -309,6 +310,30 @@ def no_prediction_words(record: ModelRecord) -> str | None:
     return f"model '{record.name}' has no prediction for any example: {'; '.join(said)}"
 
 
+def label_mass_warnings(record: ModelRecord) -> list[str]:
+    """A warning when an LLM scoring its labels gave them little of the probability after the prompt: its median
+    label mass below ``min_label_mass`` (the labels' probabilities are then a choice it would rarely make)."""
+    answers = record.answers
+    if (
+        answers is None
+        or answers.probabilities != "label log-likelihood"
+        or answers.label_mass_median is None
+        or answers.min_label_mass is None
+        or not answers.n_label_mass
+        or answers.label_mass_median >= answers.min_label_mass
+    ):
+        return []
+    below, n = answers.n_label_mass_below, answers.n_label_mass
+    warning = (
+        f"model '{record.name}': its labels held a median {format_share(answers.label_mass_median)} of the "
+        f"probability after the prompt (less than {format_share(answers.min_label_mass, 0)} on {below} of {n} "
+        f"examples; each one's label mass in {answers_file(record.name)}): the prompt does not make the model "
+        f"answer with a label, so its class probabilities compare labels it would rarely say; end the prompt "
+        f"where the label begins, show few-shot examples, or ask an instruction-tuned model"
+    )
+    return [warning]
+
+
 def model_warnings(record: ModelRecord) -> list[str]:
     """Every warning about one model's quality pass: those stored while it ran, and those its numbers call for.
 
@@ -323,6 +348,7 @@ def model_warnings(record: ModelRecord) -> list[str]:
     quality = record.quality
     if quality is not None and quality.n_failed:
         derived.extend(_no_prediction_warnings(record, quality))
+    derived.extend(label_mass_warnings(record))
     if record.labels_outside_data:
         present = len(record.label_columns or [])
         predicted = quality.predicted_outside if quality is not None else 0
