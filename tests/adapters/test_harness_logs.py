@@ -181,3 +181,44 @@ def test_h2h_run_compares_two_lm_eval_folders_without_data_sliced_by_task(lm_eva
     assert result.experiment["data"]["path"] == LOGS and result.dataset.n_examples == 57
     tasks = {s.value for s in result.stats.slices.slices if s.column == "task"}
     assert tasks == {"tinycolours", "tinyshapes"}
+
+
+def _exit_of(argv: list[str], capsys) -> tuple[int, str]:
+    """The exit code and the last printed line of ``h2h <argv>``."""
+    from headtohead.cli.main import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    printed = capsys.readouterr()
+    lines = [line for line in (printed.err + printed.out).splitlines() if line.strip()]
+    return int(stopped.value.code), lines[-1]
+
+
+def test_the_same_log_given_for_both_models_is_refused_in_one_line(lm_eval_logs, inspect_logs, tmp_path, capsys):
+    a, _ = lm_eval_logs
+    (task_file,) = a.glob("samples_tinycolours_*.jsonl")
+    inspect_a, _ = inspect_logs
+    for first, second in (
+        (f"lm-eval:{a}", f"lm-eval:{a}"),
+        (f"lm-eval:{a}", f"lm-eval:{a}/"),
+        (f"lm-eval:{a}", f"lm-eval:{task_file}"),  # one task of the folder: its documents compared with themselves
+        (str(inspect_a), str(inspect_a)),
+    ):
+        code, line = _exit_of(
+            ["run", "--model", f"a={first}", "--model", f"b={second}", "--out", str(tmp_path / "r")], capsys
+        )
+        assert code == 2 and "'a' and 'b' read the same log" in line and "compared with itself" in line, line
+    code, line = _exit_of(
+        ["suite", "--model", f"a=lm-eval:{a}", "--model", f"b=lm-eval:{a}", "--out", str(tmp_path / "s")], capsys
+    )
+    assert code == 2 and "compared with itself" in line, line
+    # the same run read by two metrics is two scoring rules over the same answers: allowed
+    experiment = {
+        "data": {"path": LOGS},
+        "models": [
+            {"name": "acc", "kind": "lm-eval", "source": str(a)},
+            {"name": "norm", "kind": "lm-eval", "source": str(a), "metric": "acc_norm"},
+        ],
+        "speed": {"enabled": False},
+    }
+    assert headtohead.run(experiment, out_dir=tmp_path / "two-rules").result.dataset.n_examples == 60

@@ -69,6 +69,7 @@ class InspectAdapter(LoggedAdapter):
             groups=tuple(str(s.id) for s in samples) if epochs > 1 else None,
             group_column=SAMPLE_COLUMN if epochs > 1 else None,
             warnings=tuple(warnings),
+            files=(str(path.resolve()),),
         )
 
 

@@ -53,6 +53,7 @@ class LmEvalAdapter(LoggedAdapter):
             loglik=_stacked([p["loglik"] for p in parts]),
             columns={TASK_COLUMN: tuple(t for p in parts for t in p["task"])},
             warnings=tuple(warnings),
+            files=tuple(str(file.resolve()) for file in files.values()),
         )
 
     @classmethod

@@ -100,6 +100,9 @@ class LoggedRun:
         The column name of ``groups`` (``sample``).
     warnings : tuple of str
         What the reader noticed (a log that did not finish …).
+    files : tuple of str
+        The files read, as absolute paths: two models reading one file the same way are one run
+        compared with itself.
     """
 
     source: str
@@ -116,6 +119,7 @@ class LoggedRun:
     groups: tuple[str, ...] | None = None
     group_column: str | None = None
     warnings: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.ids)
