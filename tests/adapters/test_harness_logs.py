@@ -222,3 +222,35 @@ def test_the_same_log_given_for_both_models_is_refused_in_one_line(lm_eval_logs,
         "speed": {"enabled": False},
     }
     assert headtohead.run(experiment, out_dir=tmp_path / "two-rules").result.dataset.n_examples == 60
+
+
+def test_acc_norm_class_probabilities_are_argmaxed_by_the_choice_acc_norm_took(lm_eval_logs, tmp_path):
+    """acc_norm takes the choice of the largest log-likelihood per character: the class probabilities are the softmax
+    of those scores, so the most probable class is the one predicted (a softmax of the raw log-likelihoods is not)."""
+    a, b = lm_eval_logs
+    task, words = "tinycolours", ("red", "blue", "green", "gold")
+    experiment = {
+        "data": {"path": LOGS},
+        "models": [
+            {"name": name, "kind": "lm-eval", "source": str(path), "tasks": [task], "metric": "acc_norm"}
+            for name, path in (("a", a), ("b", b))
+        ],
+        "speed": {"enabled": False},
+    }
+    result = headtohead.run(experiment, out_dir=tmp_path / "run").result
+    predictions = Predictions.load(tmp_path / "run" / PREDICTIONS_FILE)
+    lines = _acc(a, task)
+    docs = sorted(set(lines) & set(_acc(b, task)))  # the documents both runs hold, in the data's order
+    lls = np.array([[float(r[0]) for r in lines[d]["filtered_resps"]] for d in docs])
+    per_char = lls / np.array([len(w) for w in words], dtype=float)
+    assert (lls.argmax(axis=1) != per_char.argmax(axis=1)).sum() >= 2  # the two rules part ways on these documents
+    own = predictions.in_dataset_order("a")
+    expected = np.exp(per_char - per_char.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(own.proba, expected / expected.sum(axis=1, keepdims=True), rtol=1e-5)
+    right = np.array([lines[d]["acc_norm"] == 1.0 for d in docs])
+    y_true = np.asarray(predictions.y_true)[np.argsort(predictions.order, kind="stable")]
+    assert np.array_equal(own.pred == y_true, right)  # acc_norm's own verdicts
+    assert np.array_equal(
+        own.proba.argmax(axis=1)[~right], own.pred[~right]
+    )  # the most probable class is the one taken
+    assert result.models[0].quality.accuracy == pytest.approx(right.mean())

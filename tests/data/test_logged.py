@@ -122,11 +122,17 @@ def test_an_lm_eval_samples_file_reads_its_metric_its_choices_and_refuses_what_i
     run = LmEvalAdapter.read_log(model_settings(**entry), tmp_path)
     assert run.ids == ("mc/0", "mc/1", "mc/2") and run.columns["task"] == ("mc",) * 3
     assert run.correct.tolist() == [True, False, True] and run.gold.tolist() == [0, 0, 0]
-    assert run.chosen.tolist() == [int(np.argmax(run.loglik[i])) for i in range(3)]  # acc: the largest log-likelihood
+    lls = np.array([[-1.0 - d % 3, -2.0, -0.5 * (d % 2) - 1.5] for d in range(3)])  # as _samples_file writes them
+    assert run.chosen.tolist() == [int(np.argmax(row)) for row in lls]  # acc: the largest log-likelihood
+    # documents 1 and 2 are scored against their largest log-likelihood (a tie, a right answer it did not favour):
+    # no probabilities for them, counted in a warning
+    np.testing.assert_allclose(run.loglik[0], lls[0])
+    assert np.isnan(run.loglik[1:]).all() and any("2 of 3 documents were scored acc against" in w for w in run.warnings)
     norm = LmEvalAdapter.read_log(model_settings(**entry, metric="acc_norm"), tmp_path)
     assert norm.correct.tolist() == [False, True, False]
     lengths = np.array([1.0, 4.0, 2.0])
-    assert norm.chosen.tolist() == [int(np.argmax(run.loglik[i] / lengths)) for i in range(3)]
+    assert norm.chosen.tolist() == [int(np.argmax(row / lengths)) for row in lls]
+    np.testing.assert_allclose(norm.loglik[[0, 2]], (lls / lengths)[[0, 2]])  # the scores acc_norm ranks by
     with pytest.raises(ModelError, match="brier = 0.37, not right"):
         LmEvalAdapter.read_log(model_settings(**entry, metric="brier"), tmp_path)
     with pytest.raises(ModelError, match="no metric 'acuracy'.*did you mean acc"):

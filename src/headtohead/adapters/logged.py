@@ -144,15 +144,20 @@ def logged_outputs(run: LoggedRun, rows: np.ndarray, labels: np.ndarray, label_n
 
 
 def _choice_probabilities(run: LoggedRun, rows: np.ndarray, k: int) -> np.ndarray | None:
-    """A softmax of each item's choice log-likelihoods, in the choices' classes (0 past its choices; NaN if failed)."""
+    """A softmax of each item's choice scores, in the choices' classes (0 past its choices).
+
+    NaN rows: a failed item, and one with no finite score (its verdict contradicted its scores).
+    """
     if run.loglik is None:
         return None
     loglik = run.loglik[rows]
     proba = np.zeros((len(rows), k), dtype=np.float64)
     width = min(k, loglik.shape[1])
     finite = np.where(np.isfinite(loglik[:, :width]), loglik[:, :width], -np.inf)
+    none = ~np.isfinite(finite).any(axis=1)
+    finite[none] = 0.0  # NaN below, without a warning of exp(-inf + inf)
     peak = finite.max(axis=1, keepdims=True)
     weights = np.exp(finite - peak)
     proba[:, :width] = weights / weights.sum(axis=1, keepdims=True)
-    proba[run.failed[rows]] = np.nan
+    proba[run.failed[rows] | none] = np.nan
     return proba.astype(np.float32)

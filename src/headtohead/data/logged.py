@@ -91,7 +91,10 @@ class LoggedRun:
     chosen : ndarray of int64
         The choice the model took (-1: unknown, or no choices).
     loglik : ndarray of shape (n, K), optional
-        Each choice's log-likelihood (NaN past an item's choices); class probabilities come from it.
+        Each choice's score by the rule that took the choice (lm-eval: its log-likelihood under
+        ``acc``, per character under ``acc_norm``, per byte under ``acc_bytes``; NaN past an item's
+        choices, and across an item whose verdict its scores contradict): class probabilities are
+        their softmax, so their argmax is the choice taken.
     columns : mapping of str to tuple
         Values to slice by, per item (lm-eval: ``task``; Inspect: metadata fields).
     groups : tuple of str, optional
