@@ -87,7 +87,7 @@ def test_two_lm_eval_logs_give_statsmodels_mcnemar_on_the_documents_both_hold(lm
     assert pair.p_value == pytest.approx(mcnemar(table, exact=False, correction=False).pvalue, rel=1e-12)
     assert [m.quality.accuracy for m in result.models] == pytest.approx([right_a.mean(), right_b.mean()])
     # class probabilities: the softmax of each document's per-choice log-likelihoods, the choices the classes
-    assert result.dataset.label_names == ["A", "B", "C", "D"]
+    assert result.dataset.label_names == ["red", "blue", "green", "gold"]  # the task's choices, by their text
     predictions = Predictions.load(tmp_path / "run" / PREDICTIONS_FILE)
     proba = predictions.in_dataset_order("a").proba
     lls = np.array([[float(r[0]) for r in lines_a[d]["filtered_resps"]] for d in shared])
@@ -181,6 +181,27 @@ def test_h2h_run_compares_two_lm_eval_folders_without_data_sliced_by_task(lm_eva
     assert result.experiment["data"]["path"] == LOGS and result.dataset.n_examples == 57
     tasks = {s.value for s in result.stats.slices.slices if s.column == "task"}
     assert tasks == {"tinycolours", "tinyshapes"}
+    # each task keeps its own classes, named by their choices: no class is both a colour and a shape
+    colours = [f"tinycolours:{w}" for w in ("red", "blue", "green", "gold")]
+    shapes = [f"tinyshapes:{w}" for w in ("cube", "cone", "ring", "star")]
+    assert result.dataset.label_names == colours + shapes
+    gold = {
+        task: {d: int(line["target"]) for d, line in _acc(a, task).items()} for task in ("tinycolours", "tinyshapes")
+    }
+    shared = {"tinycolours": sorted(set(gold["tinycolours"]) - set(MISSING)), "tinyshapes": sorted(gold["tinyshapes"])}
+    counts = [sum(gold[t][d] == j for d in shared[t]) for t in ("tinycolours", "tinyshapes") for j in range(4)]
+    assert result.dataset.class_counts == counts
+    predictions = Predictions.load(out / PREDICTIONS_FILE)
+    task_of = np.array([0] * len(shared["tinycolours"]) + [1] * len(shared["tinyshapes"]))  # the data's order
+    for name in ("a", "b"):
+        own = predictions.in_dataset_order(name)
+        assert np.array_equal(own.pred // 4, task_of)  # a document's prediction is one of its own task's classes
+        outside = np.where(task_of[:, None] == 0, own.proba[:, 4:], own.proba[:, :4])
+        assert np.all(outside == 0) and np.allclose(own.proba.sum(axis=1), 1.0, atol=1e-6)
+    per_class = {c.label: c.support for c in result.models[0].quality.per_class}
+    assert per_class == dict(zip(colours + shapes, counts, strict=True))
+    classes = {s.value for s in result.stats.slices.slices if s.column is None}
+    assert classes <= set(colours + shapes)
 
 
 def _exit_of(argv: list[str], capsys) -> tuple[int, str]:

@@ -65,6 +65,7 @@ class InspectAdapter(LoggedAdapter):
             correct=np.array([i["correct"] for i in items], dtype=bool),
             failed=np.array([i["failed"] for i in items], dtype=bool),
             chosen=np.array([i["chosen"] for i in items], dtype=np.int64),
+            choices=tuple(tuple(str(c) for c in (s.choices or [])) for s in samples),
             columns={name: tuple(s.metadata.get(name) for s in samples) for name in fields},
             groups=tuple(str(s.id) for s in samples) if epochs > 1 else None,
             group_column=SAMPLE_COLUMN if epochs > 1 else None,

@@ -50,6 +50,7 @@ class LmEvalAdapter(LoggedAdapter):
             correct=np.concatenate([p["correct"] for p in parts]),
             failed=np.zeros(sum(len(p["ids"]) for p in parts), dtype=bool),
             chosen=np.concatenate([p["chosen"] for p in parts]),
+            choices=tuple(c for p in parts for c in p["choices"]),
             loglik=_stacked([p["loglik"] for p in parts]),
             columns={TASK_COLUMN: tuple(t for p in parts for t in p["task"])},
             warnings=(*warnings, *(w for p in parts for w in p["warnings"])),
@@ -175,6 +176,7 @@ def _read_task(task: str, file: Path, config: LmEvalSettings) -> dict[str, Any]:
         "gold": np.array([r["gold"] for r in rows], dtype=np.int64),
         "correct": np.array([r["correct"] for r in rows], dtype=bool),
         "chosen": np.array([r["chosen"] for r in rows], dtype=np.int64),
+        "choices": [r["choices"] for r in rows],
         "loglik": loglik,
         "task": [task] * len(rows),
     }
@@ -197,7 +199,7 @@ def _document(line: Mapping[str, Any], metric: str, delimiter: str, where: str) 
     loglik = _logliks(line.get("filtered_resps"), len(choices)) if metric in _CHOICE_RULES and choices else []
     if len(loglik) < 2:
         return {"text": text, "key": key, "n_choices": 0, "gold": -1, "correct": correct, "chosen": -1, "loglik": [],
-                "disagrees": False}  # fmt: skip
+                "disagrees": False, "choices": ()}  # fmt: skip
     gold = _gold(line.get("target"), choices)
     lengths = {"acc": None, "acc_norm": [len(c) for c in choices], "acc_bytes": [len(c.encode()) for c in choices]}
     scaled = np.asarray(loglik) / (np.asarray(lengths[metric], dtype=float) if lengths[metric] else 1.0)
@@ -210,6 +212,7 @@ def _document(line: Mapping[str, Any], metric: str, delimiter: str, where: str) 
         "gold": gold,
         "correct": correct,
         "chosen": chosen,
+        "choices": tuple(choices),
         # the scores the metric ranks the choices by: their softmax is argmaxed by the choice taken, as it must be
         "loglik": scaled.tolist() if agrees else [float("nan")] * len(choices),
         "disagrees": not agrees,

@@ -117,16 +117,15 @@ def logged_outputs(run: LoggedRun, rows: np.ndarray, labels: np.ndarray, label_n
     A right item predicts its label; a wrong one the choice the model took, when it names another
     class of the data, else :data:`~headtohead.data.logged.NO_CHOICE` (multiple choice) or
     ``incorrect``; a failed one nothing (a failure, counted wrong). Probabilities come from the
-    choices' log-likelihoods (a softmax over the item's choices) when the log holds them and the
-    classes are the choices.
+    choices' scores (a softmax over the item's choices, in its own task's classes) when the log
+    holds them and the classes are the choices.
     """
     index = {name: k for k, name in enumerate(label_names)}
     multiple = CORRECT not in index
     other = index.get(NO_CHOICE if multiple else INCORRECT)
     pred = np.empty(len(rows), dtype=np.int64)
     for i, (row, label) in enumerate(zip(rows.tolist(), np.asarray(labels).tolist(), strict=True)):
-        chosen = int(run.chosen[row])
-        named = index.get(choice_name(chosen)) if multiple and chosen >= 0 else None
+        named = _class_of(run, row, label, label_names, int(run.chosen[row])) if multiple else None
         if run.failed[row]:
             pred[i] = NO_PREDICTION
         elif run.correct[row]:
@@ -140,24 +139,50 @@ def logged_outputs(run: LoggedRun, rows: np.ndarray, labels: np.ndarray, label_n
                 f"{run.source}: item {run.ids[row]} is scored wrong but names no class of the data "
                 f"({listing(label_names)}); read the data from the logs (data.path: logs:)"
             )
-    return StoredOutputs(pred, _choice_probabilities(run, rows, len(label_names)) if multiple else None)
+    if not multiple:
+        return StoredOutputs(pred, None)
+    fits = [
+        _class_of(run, r, c, label_names, int(run.gold[r])) == c
+        for r, c in zip(rows.tolist(), np.asarray(labels).tolist(), strict=True)
+    ]
+    start = np.where(fits, np.asarray(labels, dtype=np.int64) - run.gold[rows], -1)  # -1: its choices are no classes
+    return StoredOutputs(pred, _choice_probabilities(run, rows, start, len(label_names)))
 
 
-def _choice_probabilities(run: LoggedRun, rows: np.ndarray, k: int) -> np.ndarray | None:
-    """A softmax of each item's choice scores, in the choices' classes (0 past its choices).
+def _class_of(run: LoggedRun, row: int, label: int, label_names: tuple[str, ...], choice: int) -> int | None:
+    """The class of the item's choice ``choice``, ``None`` when the data has none for it.
+
+    The data read from the logs gives an item's choices consecutive classes of its own task, its
+    gold among them (:func:`headtohead.data.logged.dataset_from_logs`), each named by its text or
+    position (``task:`` before it with several tasks); other data's classes must be named so too.
+    """
+    gold = int(run.gold[row])
+    at = label - gold + choice
+    if choice < 0 or gold < 0 or not 0 <= at < len(label_names):
+        return None
+    texts = run.choices[row]
+    names = {choice_name(choice), *([texts[choice].strip()] if choice < len(texts) else [])}
+    named = label_names[at]
+    return at if any(named == name or named.endswith(f":{name}") for name in names) else None
+
+
+def _choice_probabilities(run: LoggedRun, rows: np.ndarray, start: np.ndarray, k: int) -> np.ndarray | None:
+    """A softmax of each item's choice scores, in its choices' classes (from ``start``; 0 in every other class).
 
     NaN rows: a failed item, and one with no finite score (its verdict contradicted its scores).
     """
     if run.loglik is None:
         return None
     loglik = run.loglik[rows]
-    proba = np.zeros((len(rows), k), dtype=np.float64)
-    width = min(k, loglik.shape[1])
-    finite = np.where(np.isfinite(loglik[:, :width]), loglik[:, :width], -np.inf)
-    none = ~np.isfinite(finite).any(axis=1)
+    width = loglik.shape[1]
+    finite = np.where(np.isfinite(loglik), loglik, -np.inf)
+    none = ~np.isfinite(finite).any(axis=1) | (start < 0)
+    start = np.maximum(start, 0)
     finite[none] = 0.0  # NaN below, without a warning of exp(-inf + inf)
-    peak = finite.max(axis=1, keepdims=True)
-    weights = np.exp(finite - peak)
-    proba[:, :width] = weights / weights.sum(axis=1, keepdims=True)
+    weights = np.exp(finite - finite.max(axis=1, keepdims=True))
+    proba = np.zeros((len(rows), k + width), dtype=np.float64)  # room past the last class: zeros, cut below
+    columns = start[:, None] + np.arange(width)[None, :]
+    np.put_along_axis(proba, columns, weights / weights.sum(axis=1, keepdims=True), axis=1)
+    proba = proba[:, :k]
     proba[run.failed[rows] | none] = np.nan
     return proba.astype(np.float32)
