@@ -2,7 +2,8 @@
 
 lm-eval runs two tiny GPT-2s (its ``hf`` model type on local folders) on a local multiple-choice
 group of two tasks; model b runs without 3 documents of one task. Inspect runs its ``mockllm``
-model over 4 epochs, one sample refused and (for b) one raising an error. The logs are made once
+model over 4 epochs, one sample refused and (for b) one raising an error and two answered in
+words its scorer cannot read. The logs are made once
 per session (lm-eval takes a minute a run on a busy machine).
 """
 
@@ -22,6 +23,8 @@ from headtohead.results.files import PREDICTIONS_FILE
 from headtohead.stats.paired import difference_interval
 
 MISSING = (4, 11, 19)
+#: The samples b's model answers in words, without ANSWER: (Inspect scores them wrong, invalid_response_format).
+PROSE = ("s7", "s8")
 pytestmark = pytest.mark.slow
 
 
@@ -44,7 +47,7 @@ def inspect_logs(tmp_path_factory) -> tuple[Path, Path]:
     from headtohead.testing.harness_logs import inspect_log
 
     root = tmp_path_factory.mktemp("inspect")
-    return inspect_log(root / "a", seed=0, epochs=4), inspect_log(root / "b", seed=1, epochs=4)
+    return inspect_log(root / "a", seed=0, epochs=4), inspect_log(root / "b", seed=1, epochs=4, prose=PROSE)
 
 
 def _acc(folder: Path, task: str) -> dict[int, dict]:
@@ -111,8 +114,8 @@ def test_an_inspect_log_of_4_epochs_is_clustered_by_sample_without_an_option(ins
     assert result.dataset.n_examples == 48
     (pair,) = result.stats.comparisons
     assert pair.test == "mcnemar-clustered"
-    # failures: a's refused sample in 4 epochs; b's refused one and its erroring one
-    assert [m.quality.n_failed for m in result.models] == [4, 8]
+    # failures: a's refused sample in 4 epochs; b's refused one, its erroring one and its two answered in prose
+    assert [m.quality.n_failed for m in result.models] == [4, 16]
     # the interval of the gap, computed here from the logs by Inspect's reader: the cluster-robust score interval
     right: dict[str, dict[tuple[str, int], bool]] = {}
     for name, path in (("a", a), ("b", b)):
@@ -275,3 +278,56 @@ def test_acc_norm_class_probabilities_are_argmaxed_by_the_choice_acc_norm_took(l
         own.proba.argmax(axis=1)[~right], own.pred[~right]
     )  # the most probable class is the one taken
     assert result.models[0].quality.accuracy == pytest.approx(right.mean())
+
+
+def test_an_inspect_answer_its_scorer_could_not_read_is_a_failure_listed_with_its_input_and_gold(
+    inspect_logs, tmp_path
+):
+    """Inspect scores a reply without ANSWER: wrong, with the reason invalid_response_format: the model's failure,
+    counted as no prediction and listed with its input, gold and raw answer, as an LLM's unparseable answers are."""
+    from inspect_ai.log import read_eval_log
+
+    from headtohead.report.endpoint import endpoint_lines, unparseable_rows
+    from headtohead.report.words.warnings import model_warnings
+
+    a, b = inspect_logs
+    log = read_eval_log(str(b))
+    unread = {f"{s.id}#{s.epoch}": s for s in log.samples if s.scores and s.scores["choice"].reason == "invalid_response_format" and s.output.stop_reason != "content_filter"}  # fmt: skip
+    assert sorted({key.split("#")[0] for key in unread}) == list(PROSE) and len(unread) == 8
+    experiment = {
+        "data": {"path": LOGS},
+        "models": [
+            {"name": "a", "kind": "inspect", "source": str(a)},
+            {"name": "b", "kind": "inspect", "source": str(b)},
+        ],
+        "speed": {"enabled": False},
+    }
+    run = headtohead.run(experiment, out_dir=tmp_path / "run", report=True)
+    model = run.result.model("b")
+    predictions = Predictions.load(tmp_path / "run" / PREDICTIONS_FILE).in_dataset_order("b")
+    ids = _dataset_ids(run)
+    assert all(predictions.pred[ids.index(key)] == -1 for key in unread)  # no prediction: a wrong answer
+    assert model.quality.n_failed == 16 and model.answers.n_unparseable == 8 and model.answers.n_failed == 8
+    listed = {u.id: u for u in model.answers.unparseable}
+    assert set(listed) == set(unread)
+    for key, item in listed.items():
+        sample = unread[key]
+        assert item.input == sample.input and item.answer == sample.output.completion
+        assert item.gold == ("yes" if sample.target == "A" else "no")  # the class of its right choice, by its text
+    rows = unparseable_rows(model)
+    assert {r["example"] for r in rows} == set(unread) and all("ANSWER" not in r["raw answer"] for r in rows)
+    lines = endpoint_lines(model)
+    assert "read from its log" in lines[0] and "8 unparseable answers, 8 without an answer" in lines[2]
+    said = " ".join(model_warnings(model))
+    assert "8 of the 40 answers in its log could not be read" in said and "prediction file" not in said
+    assert "no answer in its log for 8 of 48 examples" in said and "fp16" not in said
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "Unparseable answers of b" in html and "I would say the s7 one is the first" in html
+    answers = [json.loads(line) for line in (tmp_path / "run" / "answers" / "b.jsonl").read_text().splitlines()]
+    assert len(answers) == 48 and sum(r["label"] is None and r["answer"] is not None for r in answers) == 8
+
+
+def _dataset_ids(run) -> list[str]:
+    """The run's example ids in the data's order (from the answers file every model with answers writes)."""
+    rows = [json.loads(line) for line in (run.out_dir / "answers" / "a.jsonl").read_text().splitlines()]
+    return [r["id"] for r in sorted(rows, key=lambda r: r["index"])]

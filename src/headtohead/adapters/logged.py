@@ -17,10 +17,11 @@ from typing import ClassVar
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
+from headtohead.adapters.prompting import Answer, AnswerLog, Reading
 from headtohead.config.models import family, model_settings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
-from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, LoggedRun, choice_name
+from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, UNPARSEABLE, LoggedRun, choice_name
 from headtohead.errors import ModelError, listing
 from headtohead.runtime.extras import missing_dependency
 
@@ -37,6 +38,7 @@ class LoggedAdapter(LookedUpAdapter):
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
         self.run: LoggedRun | None = None
+        self.readings: dict[int, Reading] = {}
 
     @classmethod
     @abstractmethod
@@ -102,13 +104,33 @@ class LoggedAdapter(LookedUpAdapter):
                 f"{listing(missing)}; read the data from the logs (data.path: logs:), which leaves such items out"
             )
         rows = np.array([at[item] for item in wanted], dtype=np.int64)
-        return logged_outputs(self.run, rows, dataset.labels[np.asarray(indices, dtype=np.int64)], dataset.label_names)
+        out = logged_outputs(self.run, rows, dataset.labels[np.asarray(indices, dtype=np.int64)], dataset.label_names)
+        if self.run.answers:  # the log keeps the model's answers: each read as the log's scorer read it
+            for index, row, pred in zip(np.asarray(indices).tolist(), rows.tolist(), out.pred.tolist(), strict=True):
+                self.readings[int(index)] = _reading(self.run, row, pred)
+        return out
+
+    def answer_record(self) -> AnswerLog | None:
+        """The answers the log keeps (Inspect's), as the run's records keep an LLM's; ``None`` when it keeps none."""
+        if self.run is None or not self.run.answers:
+            return None
+        return AnswerLog(model=self.run.model or self.run.source, readings=dict(self.readings), probabilities=False)
 
 
 @functools.lru_cache(maxsize=16)
 def _read_once(cls: type[LoggedAdapter], settings: str, path: str, stamp: int) -> LoggedRun:
     config = model_settings(json.loads(settings))
     return cls.read_log(config, Path(path))
+
+
+def _reading(run: LoggedRun, row: int, pred: int) -> Reading:
+    """One item's answer as the log has it: read by its scorer, unparseable, or none (why, from the log)."""
+    failure = run.failures[row]
+    if failure is None:
+        return Reading(Answer(text=run.answers[row]), None if pred < 0 else pred, None, "read by the log's scorer")
+    if failure == UNPARSEABLE and run.answers[row] is not None:
+        return Reading(Answer(text=run.answers[row]), None, None)  # unparseable: an answer, no label
+    return Reading(Answer(error=failure), None, None, "no answer")
 
 
 def logged_outputs(run: LoggedRun, rows: np.ndarray, labels: np.ndarray, label_names: tuple[str, ...]) -> StoredOutputs:

@@ -29,6 +29,7 @@ __all__ = [
     "CORRECT",
     "INCORRECT",
     "NO_CHOICE",
+    "UNPARSEABLE",
     "choice_name",
     "dataset_from_logs",
     "is_logs",
@@ -40,6 +41,8 @@ LOGS = "logs:"
 CORRECT, INCORRECT = "correct", "incorrect"
 #: The class of a wrong answer naming none of a multiple-choice item's choices.
 NO_CHOICE = "none of the choices"
+#: Why a failed item failed when its model answered but the log's scorer could read no answer from it.
+UNPARSEABLE = "unparseable"
 #: The column of an item's task (lm-eval): sliced whenever the logs hold two tasks or more.
 TASK_COLUMN = "task"
 #: A value a column slices by when it has at most this many distinct values (metadata fields).
@@ -106,6 +109,14 @@ class LoggedRun:
         The column name of ``groups`` (``sample``).
     warnings : tuple of str
         What the reader noticed (a log that did not finish …).
+    model : str, optional
+        The model the harness ran, as its log names it (``mockllm/model``).
+    answers : tuple of str or None
+        Each item's answer as the model gave it (empty: the log keeps none; ``None`` for an item
+        without one): the answers file keeps them, and an unparseable one is listed in the report.
+    failures : tuple of str or None
+        Why each failed item failed (``None`` where it did not): :data:`UNPARSEABLE` for an answer
+        the log's scorer could not read, else what the log says (refused, an error …).
     files : tuple of str
         The files read, as absolute paths: two models reading one file the same way are one run
         compared with itself.
@@ -126,6 +137,9 @@ class LoggedRun:
     groups: tuple[str, ...] | None = None
     group_column: str | None = None
     warnings: tuple[str, ...] = ()
+    model: str | None = None
+    answers: tuple[str | None, ...] = ()
+    failures: tuple[str | None, ...] = ()
     files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -141,6 +155,8 @@ class LoggedRun:
             raise DataError(f"{self.source}: the log holds no scored item")
         if not self.choices:
             object.__setattr__(self, "choices", ((),) * n)
+        if not self.failures:
+            object.__setattr__(self, "failures", tuple("failed" if f else None for f in self.failed))
 
     def position(self) -> dict[str, int]:
         """Item id → its row in this log."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from headtohead.config.models import family
 from headtohead.errors import listing
 from headtohead.report.words.missing import why_missing
 from headtohead.report.words.numbers import format_p, format_percent
@@ -29,6 +30,7 @@ __all__ = [
     "stall_warning_text",
     "training_warnings",
     "model_warnings",
+    "from_log",
     "BUSY_CPU_PERCENT",
 ]
 
@@ -159,12 +161,34 @@ def training_warnings(run: TrainingRun, stall_threshold: float) -> list[str]:
     return list(dict.fromkeys(list(run.warnings) + derived))
 
 
+#: How a model given as objects in memory (``headtohead.compare``) is named in ``source``.
+IN_MEMORY = "<in memory"
+
+
+def from_log(record: ModelRecord) -> bool:
+    """Whether the model's outputs are another harness's log (``kind: lm-eval``, ``kind: inspect``)."""
+    try:
+        return family(record.kind).holds_data
+    except KeyError:  # a kind this version does not know (a newer file): not a log it can say so of
+        return False
+
+
+def _named(quality: QualityMetrics) -> str:
+    """The examples without a prediction, by their ids where the data has them (else dataset rows, from 0): the
+    first ones, ``…`` when there are more."""
+    more = " …" if quality.n_failed > len(quality.failed_examples) else ""
+    if quality.failed_ids:
+        return f"ids {listing(quality.failed_ids)}{more}"
+    return f"dataset rows {listing(quality.failed_examples)}{more}"
+
+
 def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> list[str]:
     """Examples without a prediction: NaN scores of a model run here; an LLM's unusable answers, or missing ones.
 
     An LLM's (any family's: its record has ``answers``) are worded from its answers: those that could
     not be read as a label, those that failed for the example, those the transport lost; never as NaN
-    scores unless its label scores were NaN.
+    scores unless its label scores were NaN. A model whose outputs were given is worded for what it
+    is: a prediction file, predictions given to ``compare()``, a harness's log.
     """
     failed = quality.n_failed
     total = quality.n_examples if quality.failures_counted else quality.n_examples + failed
@@ -176,40 +200,60 @@ def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> lis
         else "these version-3 results left them out of its metrics"
     )
     answers = record.answers
-    if answers is None:
-        rows = listing(quality.failed_examples) + (" …" if failed > len(quality.failed_examples) else "")
-        if record.outputs == "stored":
-            stored = (
-                f"model '{record.name}' gave no prediction for {failed} of {total} examples "
-                f"({failed / total:.1%}; dataset rows {rows}: its prediction file marks them failed, by an empty "
-                f"prediction, a true 'failed' column or NaN probabilities): {treated}"
-            )
-            return [stored]
-        nan = (
-            f"model '{record.name}' gave no prediction for {failed} of {total} examples "
-            f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores): {treated}; check its weights "
-            f"and precision (an fp16 overflow gives such scores)"
+    if answers is not None:
+        return _llm_failure_warnings(record, answers, total, treated)
+    share, named = f"{failed / total:.1%}", _named(quality)
+    if from_log(record):
+        said = f"model '{record.name}' has no answer in its log for {failed} of {total} examples ({share}; {named})"
+        return [f"{said}: {treated}"]
+    if record.outputs == "stored" and record.source.startswith(IN_MEMORY):
+        why = "the predictions given to compare() mark them failed, by an empty label or NaN probabilities"
+    elif record.outputs == "stored":
+        why = (
+            "its prediction file marks them failed, by an empty prediction, a true 'failed' column or NaN probabilities"
         )
-        return [nan]
-    return _llm_failure_warnings(record, answers, total, treated)
+    else:
+        why = "NaN or infinite scores"
+    said = f"model '{record.name}' gave no prediction for {failed} of {total} examples ({share}; {named}: {why})"
+    check = (
+        "" if record.outputs == "stored" else "; check its weights and precision (an fp16 overflow gives such scores)"
+    )
+    return [f"{said}: {treated}{check}"]
 
 
 def _llm_failure_warnings(record: ModelRecord, answers: AnswersRecord, total: int, treated: str) -> list[str]:
-    """An LLM's examples without a prediction: answers not read as a label, failures of the example, missing ones."""
+    """An LLM's examples without a prediction: answers not read as a label, failures of the example, missing ones.
+
+    The unparseable ones are counted among the answers that came back (not among the examples asked);
+    a harness's log (Inspect's) is worded as what its log says.
+    """
     said = []
+    logged = from_log(record)
     if answers.n_unparseable:
-        n = answers.n_unparseable
-        said.append(
-            f"model '{record.name}': {n} of {total} answers could not be read as a label (see "
-            f"{answers_file(record.name)}; {n / total:.1%}): {treated}; read them in the report, and check the "
-            f"prompt and max_tokens"
-        )
+        n, came = answers.n_unparseable, answers.examples - answers.n_failed
+        if logged:
+            said.append(
+                f"model '{record.name}': {n} of the {came} answers in its log could not be read by the log's scorer "
+                f"(see {answers_file(record.name)}; {n / total:.1%} of the examples): {treated}; read them in "
+                f"the report"
+            )
+        else:
+            said.append(
+                f"model '{record.name}': {n} of {came} answers could not be read as a label (see "
+                f"{answers_file(record.name)}; {n / total:.1%} of the examples): {treated}; read them in the "
+                f"report, and check the prompt and max_tokens"
+            )
     missing = set(answers.missing)
     own = answers.n_failed - answers.n_missing
     if own:
         counted = Counter(f.reason for f in answers.failed if f.index not in missing)
         reasons = ", ".join(f"{why} ×{n}" for why, n in counted.most_common())
-        if answers.endpoint is not None:
+        if logged:
+            said.append(
+                f"model '{record.name}' has no answer in its log for {own} of {total} examples ({own / total:.1%}: "
+                f"{reasons}): {treated}"
+            )
+        elif answers.endpoint is not None:
             said.append(
                 f"model '{record.name}' got no answer for {own} of {total} examples ({own / total:.1%}: the server "
                 f"refused the request for the example itself: {reasons}): {treated}"
