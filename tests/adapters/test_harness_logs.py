@@ -157,6 +157,9 @@ def test_h2h_suite_over_the_tasks_of_an_lm_eval_group(lm_eval_logs, tmp_path):
     assert [d.name for d in suite.datasets] == ["tinycolours", "tinyshapes"]
     runs = {d: headtohead.load_result(tmp_path / "suite" / d / "results.json") for d in ("tinycolours", "tinyshapes")}
     assert {d: r.dataset.n_examples for d, r in runs.items()} == {"tinycolours": 27, "tinyshapes": 30}
+    # two tasks: the Wilcoxon test cannot go below p = 0.5, nor can the Bayesian test give a verdict of its own
+    said = " ".join(suite.verdict)
+    assert "Practically better" not in said and "No Bayesian verdict with 2 data sets: below 4" in said
 
 
 def test_h2h_run_compares_two_lm_eval_folders_without_data_sliced_by_task(lm_eval_logs, tmp_path, capsys):
