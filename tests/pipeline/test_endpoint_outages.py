@@ -142,6 +142,8 @@ def test_a_server_stopped_mid_run_decides_nothing_and_resume_asks_exactly_the_mi
     # everything answered is kept: the predictions of the 15 answers, and the cache
     predictions = headtohead.load_predictions(out / "predictions.npz")
     assert (predictions["llm"].pred >= 0).sum() + llm.answers.n_unparseable == 15
+    unread = next(w for w in model_warnings(llm) if "could not be read as a label" in w)
+    assert f"{llm.answers.n_unparseable} of 15 answers" in unread  # of the answers that came back, not of 40
     assert len(list((root / "cache").rglob("*.sqlite"))) == 1
     # server restarted on the same port: --resume asks exactly the 25 missing examples
     with _serve(Answers(truth), port=port) as server:
