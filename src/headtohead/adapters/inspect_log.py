@@ -109,6 +109,7 @@ def _item(sample: Any, scorer: str, where: str) -> dict[str, Any]:
     if failure is not None:
         kept = answer if failure == UNPARSEABLE else None  # a refusal's or an error's text is no answer
         return {**item, "correct": False, "failed": True, "chosen": -1, "answer": kept, "failure": failure}
+    assert score is not None  # an unscored sample is a failure (_failure)
     correct = _right(score.value, sample, scorer, where)
     chosen = -1 if gold < 0 else _letter(str(score.answer or ""), len(choices))
     return {**item, "correct": correct, "failed": False, "chosen": chosen, "answer": answer, "failure": None}
