@@ -2,7 +2,8 @@
 
 lm-eval runs two tiny GPT-2s (its ``hf`` model type on local folders) on a local multiple-choice
 group of two tasks; model b runs without 3 documents of one task. Inspect runs its ``mockllm``
-model over 4 epochs, one sample refused and (for b) one raising an error. The logs are made once
+model over 4 epochs, one sample refused and (for b) one raising an error and two answered in
+words its scorer cannot read. The logs are made once
 per session (lm-eval takes a minute a run on a busy machine).
 """
 
@@ -22,6 +23,8 @@ from headtohead.results.files import PREDICTIONS_FILE
 from headtohead.stats.paired import difference_interval
 
 MISSING = (4, 11, 19)
+#: The samples b's model answers in words, without ANSWER: (Inspect scores them wrong, invalid_response_format).
+PROSE = ("s7", "s8")
 pytestmark = pytest.mark.slow
 
 
@@ -44,7 +47,7 @@ def inspect_logs(tmp_path_factory) -> tuple[Path, Path]:
     from headtohead.testing.harness_logs import inspect_log
 
     root = tmp_path_factory.mktemp("inspect")
-    return inspect_log(root / "a", seed=0, epochs=4), inspect_log(root / "b", seed=1, epochs=4)
+    return inspect_log(root / "a", seed=0, epochs=4), inspect_log(root / "b", seed=1, epochs=4, prose=PROSE)
 
 
 def _acc(folder: Path, task: str) -> dict[int, dict]:
@@ -87,7 +90,7 @@ def test_two_lm_eval_logs_give_statsmodels_mcnemar_on_the_documents_both_hold(lm
     assert pair.p_value == pytest.approx(mcnemar(table, exact=False, correction=False).pvalue, rel=1e-12)
     assert [m.quality.accuracy for m in result.models] == pytest.approx([right_a.mean(), right_b.mean()])
     # class probabilities: the softmax of each document's per-choice log-likelihoods, the choices the classes
-    assert result.dataset.label_names == ["A", "B", "C", "D"]
+    assert result.dataset.label_names == ["red", "blue", "green", "gold"]  # the task's choices, by their text
     predictions = Predictions.load(tmp_path / "run" / PREDICTIONS_FILE)
     proba = predictions.in_dataset_order("a").proba
     lls = np.array([[float(r[0]) for r in lines_a[d]["filtered_resps"]] for d in shared])
@@ -111,8 +114,8 @@ def test_an_inspect_log_of_4_epochs_is_clustered_by_sample_without_an_option(ins
     assert result.dataset.n_examples == 48
     (pair,) = result.stats.comparisons
     assert pair.test == "mcnemar-clustered"
-    # failures: a's refused sample in 4 epochs; b's refused one and its erroring one
-    assert [m.quality.n_failed for m in result.models] == [4, 8]
+    # failures: a's refused sample in 4 epochs; b's refused one, its erroring one and its two answered in prose
+    assert [m.quality.n_failed for m in result.models] == [4, 16]
     # the interval of the gap, computed here from the logs by Inspect's reader: the cluster-robust score interval
     right: dict[str, dict[tuple[str, int], bool]] = {}
     for name, path in (("a", a), ("b", b)):
@@ -154,6 +157,9 @@ def test_h2h_suite_over_the_tasks_of_an_lm_eval_group(lm_eval_logs, tmp_path):
     assert [d.name for d in suite.datasets] == ["tinycolours", "tinyshapes"]
     runs = {d: headtohead.load_result(tmp_path / "suite" / d / "results.json") for d in ("tinycolours", "tinyshapes")}
     assert {d: r.dataset.n_examples for d, r in runs.items()} == {"tinycolours": 27, "tinyshapes": 30}
+    # two tasks: the Wilcoxon test cannot go below p = 0.5, nor can the Bayesian test give a verdict of its own
+    said = " ".join(suite.verdict)
+    assert "Practically better" not in said and "No Bayesian verdict with 2 data sets: below 4" in said
 
 
 def test_h2h_run_compares_two_lm_eval_folders_without_data_sliced_by_task(lm_eval_logs, tmp_path, capsys):
@@ -181,3 +187,150 @@ def test_h2h_run_compares_two_lm_eval_folders_without_data_sliced_by_task(lm_eva
     assert result.experiment["data"]["path"] == LOGS and result.dataset.n_examples == 57
     tasks = {s.value for s in result.stats.slices.slices if s.column == "task"}
     assert tasks == {"tinycolours", "tinyshapes"}
+    # each task keeps its own classes, named by their choices: no class is both a colour and a shape
+    colours = [f"tinycolours:{w}" for w in ("red", "blue", "green", "gold")]
+    shapes = [f"tinyshapes:{w}" for w in ("cube", "cone", "ring", "star")]
+    assert result.dataset.label_names == colours + shapes
+    gold = {
+        task: {d: int(line["target"]) for d, line in _acc(a, task).items()} for task in ("tinycolours", "tinyshapes")
+    }
+    shared = {"tinycolours": sorted(set(gold["tinycolours"]) - set(MISSING)), "tinyshapes": sorted(gold["tinyshapes"])}
+    counts = [sum(gold[t][d] == j for d in shared[t]) for t in ("tinycolours", "tinyshapes") for j in range(4)]
+    assert result.dataset.class_counts == counts
+    predictions = Predictions.load(out / PREDICTIONS_FILE)
+    task_of = np.array([0] * len(shared["tinycolours"]) + [1] * len(shared["tinyshapes"]))  # the data's order
+    for name in ("a", "b"):
+        own = predictions.in_dataset_order(name)
+        assert np.array_equal(own.pred // 4, task_of)  # a document's prediction is one of its own task's classes
+        outside = np.where(task_of[:, None] == 0, own.proba[:, 4:], own.proba[:, :4])
+        assert np.all(outside == 0) and np.allclose(own.proba.sum(axis=1), 1.0, atol=1e-6)
+    per_class = {c.label: c.support for c in result.models[0].quality.per_class}
+    assert per_class == dict(zip(colours + shapes, counts, strict=True))
+    classes = {s.value for s in result.stats.slices.slices if s.column is None}
+    assert classes <= set(colours + shapes)
+
+
+def _exit_of(argv: list[str], capsys) -> tuple[int, str]:
+    """The exit code and the last printed line of ``h2h <argv>``."""
+    from headtohead.cli.main import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    printed = capsys.readouterr()
+    lines = [line for line in (printed.err + printed.out).splitlines() if line.strip()]
+    return int(stopped.value.code), lines[-1]
+
+
+def test_the_same_log_given_for_both_models_is_refused_in_one_line(lm_eval_logs, inspect_logs, tmp_path, capsys):
+    a, _ = lm_eval_logs
+    (task_file,) = a.glob("samples_tinycolours_*.jsonl")
+    inspect_a, _ = inspect_logs
+    for first, second in (
+        (f"lm-eval:{a}", f"lm-eval:{a}"),
+        (f"lm-eval:{a}", f"lm-eval:{a}/"),
+        (f"lm-eval:{a}", f"lm-eval:{task_file}"),  # one task of the folder: its documents compared with themselves
+        (str(inspect_a), str(inspect_a)),
+    ):
+        code, line = _exit_of(
+            ["run", "--model", f"a={first}", "--model", f"b={second}", "--out", str(tmp_path / "r")], capsys
+        )
+        assert code == 2 and "'a' and 'b' read the same log" in line and "compared with itself" in line, line
+    code, line = _exit_of(
+        ["suite", "--model", f"a=lm-eval:{a}", "--model", f"b=lm-eval:{a}", "--out", str(tmp_path / "s")], capsys
+    )
+    assert code == 2 and "compared with itself" in line, line
+    # the same run read by two metrics is two scoring rules over the same answers: allowed
+    experiment = {
+        "data": {"path": LOGS},
+        "models": [
+            {"name": "acc", "kind": "lm-eval", "source": str(a)},
+            {"name": "norm", "kind": "lm-eval", "source": str(a), "metric": "acc_norm"},
+        ],
+        "speed": {"enabled": False},
+    }
+    assert headtohead.run(experiment, out_dir=tmp_path / "two-rules").result.dataset.n_examples == 60
+
+
+def test_acc_norm_class_probabilities_are_argmaxed_by_the_choice_acc_norm_took(lm_eval_logs, tmp_path):
+    """acc_norm takes the choice of the largest log-likelihood per character: the class probabilities are the softmax
+    of those scores, so the most probable class is the one predicted (a softmax of the raw log-likelihoods is not)."""
+    a, b = lm_eval_logs
+    task, words = "tinycolours", ("red", "blue", "green", "gold")
+    experiment = {
+        "data": {"path": LOGS},
+        "models": [
+            {"name": name, "kind": "lm-eval", "source": str(path), "tasks": [task], "metric": "acc_norm"}
+            for name, path in (("a", a), ("b", b))
+        ],
+        "speed": {"enabled": False},
+    }
+    result = headtohead.run(experiment, out_dir=tmp_path / "run").result
+    predictions = Predictions.load(tmp_path / "run" / PREDICTIONS_FILE)
+    lines = _acc(a, task)
+    docs = sorted(set(lines) & set(_acc(b, task)))  # the documents both runs hold, in the data's order
+    lls = np.array([[float(r[0]) for r in lines[d]["filtered_resps"]] for d in docs])
+    per_char = lls / np.array([len(w) for w in words], dtype=float)
+    assert (lls.argmax(axis=1) != per_char.argmax(axis=1)).sum() >= 2  # the two rules part ways on these documents
+    own = predictions.in_dataset_order("a")
+    expected = np.exp(per_char - per_char.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(own.proba, expected / expected.sum(axis=1, keepdims=True), rtol=1e-5)
+    right = np.array([lines[d]["acc_norm"] == 1.0 for d in docs])
+    y_true = np.asarray(predictions.y_true)[np.argsort(predictions.order, kind="stable")]
+    assert np.array_equal(own.pred == y_true, right)  # acc_norm's own verdicts
+    assert np.array_equal(
+        own.proba.argmax(axis=1)[~right], own.pred[~right]
+    )  # the most probable class is the one taken
+    assert result.models[0].quality.accuracy == pytest.approx(right.mean())
+
+
+def test_an_inspect_answer_its_scorer_could_not_read_is_a_failure_listed_with_its_input_and_gold(
+    inspect_logs, tmp_path
+):
+    """Inspect scores a reply without ANSWER: wrong, with the reason invalid_response_format: the model's failure,
+    counted as no prediction and listed with its input, gold and raw answer, as an LLM's unparseable answers are."""
+    from inspect_ai.log import read_eval_log
+
+    from headtohead.report.endpoint import endpoint_lines, unparseable_rows
+    from headtohead.report.words.warnings import model_warnings
+
+    a, b = inspect_logs
+    log = read_eval_log(str(b))
+    unread = {f"{s.id}#{s.epoch}": s for s in log.samples if s.scores and s.scores["choice"].reason == "invalid_response_format" and s.output.stop_reason != "content_filter"}  # fmt: skip
+    assert sorted({key.split("#")[0] for key in unread}) == list(PROSE) and len(unread) == 8
+    experiment = {
+        "data": {"path": LOGS},
+        "models": [
+            {"name": "a", "kind": "inspect", "source": str(a)},
+            {"name": "b", "kind": "inspect", "source": str(b)},
+        ],
+        "speed": {"enabled": False},
+    }
+    run = headtohead.run(experiment, out_dir=tmp_path / "run", report=True)
+    model = run.result.model("b")
+    predictions = Predictions.load(tmp_path / "run" / PREDICTIONS_FILE).in_dataset_order("b")
+    ids = _dataset_ids(run)
+    assert all(predictions.pred[ids.index(key)] == -1 for key in unread)  # no prediction: a wrong answer
+    assert model.quality.n_failed == 16 and model.answers.n_unparseable == 8 and model.answers.n_failed == 8
+    listed = {u.id: u for u in model.answers.unparseable}
+    assert set(listed) == set(unread)
+    for key, item in listed.items():
+        sample = unread[key]
+        assert item.input == sample.input and item.answer == sample.output.completion
+        assert item.gold == ("yes" if sample.target == "A" else "no")  # the class of its right choice, by its text
+    rows = unparseable_rows(model)
+    assert {r["example"] for r in rows} == set(unread) and all("ANSWER" not in r["raw answer"] for r in rows)
+    lines = endpoint_lines(model)
+    assert "read from its log" in lines[0] and "8 unparseable answers, 8 without an answer" in lines[2]
+    said = " ".join(model_warnings(model))
+    assert "8 of the 40 answers in its log could not be read" in said and "prediction file" not in said
+    assert "no answer in its log for 8 of 48 examples" in said and "fp16" not in said
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "Unparseable answers of b" in html and "I would say the s7 one is the first" in html
+    answers = [json.loads(line) for line in (tmp_path / "run" / "answers" / "b.jsonl").read_text().splitlines()]
+    assert len(answers) == 48 and sum(r["label"] is None and r["answer"] is not None for r in answers) == 8
+
+
+def _dataset_ids(run) -> list[str]:
+    """The run's example ids in the data's order (from the answers file every model with answers writes)."""
+    rows = [json.loads(line) for line in (run.out_dir / "answers" / "a.jsonl").read_text().splitlines()]
+    return [r["id"] for r in sorted(rows, key=lambda r: r["index"])]

@@ -69,6 +69,35 @@ def test_multiple_choice_classes_are_the_choices_and_a_wrong_answer_naming_none_
     assert out.pred.tolist() == [2, 3, 4] and out.proba is None
 
 
+def test_each_task_keeps_its_own_classes_named_by_its_choices_when_every_item_offers_the_same():
+    ids = ["sst/0", "sst/1", "arc/0", "arc/1"]
+    choices = (("negative", "positive"), ("negative", "positive"), ("a cat", "a dog", "a fox"), ("red", "blue"))
+
+    def run(correct, chosen):
+        return LoggedRun(
+            source="log",
+            ids=tuple(ids),
+            texts=tuple(ids),
+            keys=tuple(ids),
+            n_choices=np.array([2, 2, 3, 2]),
+            gold=np.array([1, 0, 2, 0]),
+            correct=np.array(correct, dtype=bool),
+            failed=np.zeros(4, dtype=bool),
+            chosen=np.array(chosen),
+            choices=choices,
+            columns={"task": ("sst", "sst", "arc", "arc")},
+        )
+
+    a, b = run([1, 0, 0, 1], [1, 1, 0, 0]), run([1, 1, 1, 1], [1, 0, 2, 0])
+    data = dataset_from_logs({"a": a, "b": b})
+    # sst offers the same choices everywhere: named by them; arc's change per question: positions
+    assert data.label_names == ("sst:negative", "sst:positive", "arc:A", "arc:B", "arc:C")
+    assert data.labels.tolist() == [1, 0, 4, 2]
+    assert logged_outputs(a, np.arange(4), data.labels, data.label_names).pred.tolist() == [1, 1, 2, 2]
+    one = dataset_from_logs({"a": LoggedRun(**{**a.__dict__, "columns": {}}), "b": b})  # one task: no prefix
+    assert one.label_names == ("A", "B", "C")
+
+
 def test_failures_are_no_prediction_and_slices_skip_id_like_fields():
     groups = [f"s{i // 2}" for i in range(8)]
     columns = {"topic": tuple("xy"[i % 2] for i in range(8)), "n": tuple(i // 2 for i in range(8))}
@@ -122,11 +151,17 @@ def test_an_lm_eval_samples_file_reads_its_metric_its_choices_and_refuses_what_i
     run = LmEvalAdapter.read_log(model_settings(**entry), tmp_path)
     assert run.ids == ("mc/0", "mc/1", "mc/2") and run.columns["task"] == ("mc",) * 3
     assert run.correct.tolist() == [True, False, True] and run.gold.tolist() == [0, 0, 0]
-    assert run.chosen.tolist() == [int(np.argmax(run.loglik[i])) for i in range(3)]  # acc: the largest log-likelihood
+    lls = np.array([[-1.0 - d % 3, -2.0, -0.5 * (d % 2) - 1.5] for d in range(3)])  # as _samples_file writes them
+    assert run.chosen.tolist() == [int(np.argmax(row)) for row in lls]  # acc: the largest log-likelihood
+    # documents 1 and 2 are scored against their largest log-likelihood (a tie, a right answer it did not favour):
+    # no probabilities for them, counted in a warning
+    np.testing.assert_allclose(run.loglik[0], lls[0])
+    assert np.isnan(run.loglik[1:]).all() and any("2 of 3 documents were scored acc against" in w for w in run.warnings)
     norm = LmEvalAdapter.read_log(model_settings(**entry, metric="acc_norm"), tmp_path)
     assert norm.correct.tolist() == [False, True, False]
     lengths = np.array([1.0, 4.0, 2.0])
-    assert norm.chosen.tolist() == [int(np.argmax(run.loglik[i] / lengths)) for i in range(3)]
+    assert norm.chosen.tolist() == [int(np.argmax(row / lengths)) for row in lls]
+    np.testing.assert_allclose(norm.loglik[[0, 2]], (lls / lengths)[[0, 2]])  # the scores acc_norm ranks by
     with pytest.raises(ModelError, match="brier = 0.37, not right"):
         LmEvalAdapter.read_log(model_settings(**entry, metric="brier"), tmp_path)
     with pytest.raises(ModelError, match="no metric 'acuracy'.*did you mean acc"):

@@ -106,3 +106,31 @@ def test_sentences_name_tests_and_probabilities(three_runs):
 def test_aso_words():
     assert aso_meaning(0.1, "a", "b") == "a is almost stochastically better than b (ε_min < 0.2)"
     assert aso_meaning(0.7, "a", "b").startswith("neither is shown")
+
+
+def test_two_data_sets_give_no_bayesian_verdict_and_say_why():
+    """With 2 data sets any two gaps beyond twice the ROPE give P(better) = 0.964: no verdict, in words; 6 do."""
+    from headtohead.report.words.suite import suite_warnings
+
+    two = headtohead.suite(
+        scores=pd.DataFrame({"dataset": ["d1", "d2"], "a": [0.80, 0.70], "b": [0.83, 0.75]}), metric="accuracy"
+    ).result
+    (pair,) = two.pairs
+    assert pair.p_b_better == pytest.approx(0.964, abs=0.005)  # what the posterior says of any two such gaps
+    said = " ".join(two.verdict)
+    assert "Practically better" not in said and "no verdict with 2 data sets" in said
+    assert "No Bayesian verdict with 2 data sets: below 4," in said and "0.964 whatever the gaps" in said
+    (warning,) = suite_warnings(two)
+    assert "read the Bayesian probabilities" not in warning and "below 4 the Bayesian signed-rank test" in warning
+    six = headtohead.suite(
+        scores=pd.DataFrame(
+            {
+                "dataset": [f"d{i}" for i in range(6)],
+                "a": [0.80, 0.70, 0.6, 0.9, 0.5, 0.75],
+                "b": [0.85, 0.76, 0.65, 0.95, 0.58, 0.8],
+            }
+        ),
+        metric="accuracy",
+    ).result
+    assert "Practically better (Bayesian signed-rank, ROPE ±1.0 pp, P ≥ 0.95): b than a" in " ".join(six.verdict)
+    assert "No Bayesian verdict" not in " ".join(six.verdict)

@@ -64,3 +64,24 @@ def test_refuses_mismatched_input():
         bayesian_signed_rank(np.ones(3), np.ones(4), rope=0.01)
     with pytest.raises(ValueError, match="rope"):
         bayesian_signed_rank(np.ones(3), np.ones(3), rope=-0.1)
+
+
+def test_below_four_data_sets_the_posterior_counts_signs_and_does_not_weigh_gaps():
+    """With every gap beyond twice the ROPE the posterior is the prior's weight alone, whatever the gaps; a verdict at
+    0.95 that survives one data set at no difference needs 4 data sets (baycomp's prior 0.5)."""
+    from scipy import stats
+
+    from headtohead.stats.bayes_signed_rank import min_datasets_for_verdict, unanimous_posterior
+
+    for n, gaps in ((2, [0.021, 0.30]), (2, [0.05, 0.06]), (3, [0.03, 0.2, 0.9])):
+        drawn = bayesian_signed_rank(np.array(gaps), np.zeros(n), rope=0.01, n_samples=200_000, seed=n)
+        _close([drawn.p_a_better], [unanimous_posterior(n)], n=200_000)
+    assert (
+        unanimous_posterior(2) == pytest.approx(stats.beta.cdf(np.sqrt(0.5), 0.5, 2)) and unanimous_posterior(2) > 0.95
+    )
+    assert min_datasets_for_verdict(0.95) == 4
+    for n, reaches in ((3, False), (4, True)):  # n − 1 gaps far beyond the ROPE, one of exactly 0
+        one_at_zero = bayesian_signed_rank(np.r_[np.full(n - 1, 0.2), 0.0], np.zeros(n), rope=0.01, n_samples=200_000)
+        assert (one_at_zero.p_a_better >= 0.95) is reaches, (n, one_at_zero)
+    with pytest.raises(ValueError, match="level"):
+        min_datasets_for_verdict(1.0)

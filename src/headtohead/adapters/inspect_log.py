@@ -2,8 +2,9 @@
 
 Every sample of every epoch is one item: right where its score says so (``C``, ``True``, ``1``),
 wrong where it says ``I``, ``False`` or ``0``; a sample that ended in an error, was refused
-(``stop_reason: content_filter``) or got no answer (``N``) is a failure, a wrong answer counted
-as such. With several epochs the items of one sample form one group (``sample``): the tests then
+(``stop_reason: content_filter``), got no answer (``N``) or an answer its scorer could not read
+(``invalid_response_format``: a reply without ``ANSWER:``) is a failure, a wrong answer counted
+as such, its answer listed in the report. With several epochs the items of one sample form one group (``sample``): the tests then
 take the sample, not the epoch, as the independent unit. See ``docs/harnesses.md``.
 """
 
@@ -19,13 +20,15 @@ import numpy as np
 from headtohead.adapters.logged import LoggedAdapter
 from headtohead.config.models.inspect_log import InspectSettings
 from headtohead.config.schema import ModelConfig
-from headtohead.data.logged import LoggedRun
+from headtohead.data.logged import UNPARSEABLE, LoggedRun
 from headtohead.errors import ModelError, did_you_mean, listing
 
 __all__ = ["InspectAdapter"]
 
 #: Inspect's score values (inspect_ai.scorer: CORRECT, INCORRECT, NOANSWER, PARTIAL).
 _RIGHT, _WRONG, _NO_ANSWER = ("C", True), ("I", False), ("N",)
+#: Inspect's score reasons (``inspect_ai.scorer.ScoreReason``) for an answer the scorer could not read.
+_UNREADABLE = ("invalid_response_format",)
 #: The column grouping the epochs of one sample.
 SAMPLE_COLUMN = "sample"
 
@@ -65,10 +68,15 @@ class InspectAdapter(LoggedAdapter):
             correct=np.array([i["correct"] for i in items], dtype=bool),
             failed=np.array([i["failed"] for i in items], dtype=bool),
             chosen=np.array([i["chosen"] for i in items], dtype=np.int64),
+            choices=tuple(tuple(str(c) for c in (s.choices or [])) for s in samples),
             columns={name: tuple(s.metadata.get(name) for s in samples) for name in fields},
             groups=tuple(str(s.id) for s in samples) if epochs > 1 else None,
             group_column=SAMPLE_COLUMN if epochs > 1 else None,
             warnings=tuple(warnings),
+            model=str(log.eval.model),
+            answers=tuple(i["answer"] for i in items),
+            failures=tuple(i["failure"] for i in items),
+            files=(str(path.resolve()),),
         )
 
 
@@ -95,20 +103,35 @@ def _item(sample: Any, scorer: str, where: str) -> dict[str, Any]:
     choices = list(sample.choices or [])
     gold = _letter(target, len(choices))
     score = (sample.scores or {}).get(scorer)
-    refused = bool(sample.output.choices) and sample.output.stop_reason == "content_filter"
-    if score is None or sample.error is not None or refused or score.value in _NO_ANSWER:
-        return {"text": text, "key": _key(text, target), "n_choices": len(choices) if gold >= 0 else 0,
-                "gold": gold, "correct": False, "failed": True, "chosen": -1}  # fmt: skip
+    answer = sample.output.completion if sample.output is not None and sample.output.choices else None
+    item = {"text": text, "key": _key(text, target), "n_choices": len(choices) if gold >= 0 else 0, "gold": gold}
+    failure = _failure(sample, score)
+    if failure is not None:
+        kept = answer if failure == UNPARSEABLE else None  # a refusal's or an error's text is no answer
+        return {**item, "correct": False, "failed": True, "chosen": -1, "answer": kept, "failure": failure}
+    assert score is not None  # an unscored sample is a failure (_failure)
     correct = _right(score.value, sample, scorer, where)
-    return {
-        "text": text,
-        "key": _key(text, target),
-        "n_choices": len(choices) if gold >= 0 else 0,
-        "gold": gold,
-        "correct": correct,
-        "failed": False,
-        "chosen": -1 if gold < 0 else _letter(str(score.answer or ""), len(choices)),
-    }
+    chosen = -1 if gold < 0 else _letter(str(score.answer or ""), len(choices))
+    return {**item, "correct": correct, "failed": False, "chosen": chosen, "answer": answer, "failure": None}
+
+
+def _failure(sample: Any, score: Any) -> str | None:
+    """Why a sample is the model's failure, ``None`` when it answered: an error, a refusal, no answer, or an answer
+    the scorer could not read (Inspect's ``invalid_response_format``: a reply without ``ANSWER:``)."""
+    if sample.error is not None:
+        return f"error: {str(sample.error.message).splitlines()[0][:200]}" if sample.error.message else "error"
+    if sample.output is not None and sample.output.choices and sample.output.stop_reason == "content_filter":
+        return "refused (content_filter)"
+    if score is None:
+        return "not scored"
+    reason = getattr(score, "reason", None) or (score.metadata or {}).get("unscored_reason")
+    if reason in _UNREADABLE:
+        return UNPARSEABLE
+    if reason == "refusal":
+        return "refused"
+    if score.value in _NO_ANSWER or reason == "no_response":
+        return "no answer"
+    return None
 
 
 def _key(text: str, target: str) -> str:

@@ -50,9 +50,11 @@ class LmEvalAdapter(LoggedAdapter):
             correct=np.concatenate([p["correct"] for p in parts]),
             failed=np.zeros(sum(len(p["ids"]) for p in parts), dtype=bool),
             chosen=np.concatenate([p["chosen"] for p in parts]),
+            choices=tuple(c for p in parts for c in p["choices"]),
             loglik=_stacked([p["loglik"] for p in parts]),
             columns={TASK_COLUMN: tuple(t for p in parts for t in p["task"])},
-            warnings=tuple(warnings),
+            warnings=(*warnings, *(w for p in parts for w in p["warnings"])),
+            files=tuple(str(file.resolve()) for file in files.values()),
         )
 
     @classmethod
@@ -158,7 +160,15 @@ def _read_task(task: str, file: Path, config: LmEvalSettings) -> dict[str, Any]:
     loglik = np.full((len(rows), max(len(r["loglik"]) for r in rows)), np.nan)
     for i, r in enumerate(rows):
         loglik[i, : len(r["loglik"])] = r["loglik"]
+    disagree = sum(r["disagrees"] for r in rows)
+    warnings = []
+    if disagree:
+        warnings.append(
+            f"{where}: {disagree} of {len(rows)} documents were scored {metric} against the choice their own "
+            f"scores favour (a tie, or another rule): no class probabilities for them; calibration reads the others"
+        )
     return {
+        "warnings": warnings,
         "ids": [f"{task}/{line['doc_id']}" for line in lines],
         "texts": [r["text"] for r in rows],
         "keys": [r["key"] for r in rows],
@@ -166,6 +176,7 @@ def _read_task(task: str, file: Path, config: LmEvalSettings) -> dict[str, Any]:
         "gold": np.array([r["gold"] for r in rows], dtype=np.int64),
         "correct": np.array([r["correct"] for r in rows], dtype=bool),
         "chosen": np.array([r["chosen"] for r in rows], dtype=np.int64),
+        "choices": [r["choices"] for r in rows],
         "loglik": loglik,
         "task": [task] * len(rows),
     }
@@ -187,18 +198,24 @@ def _document(line: Mapping[str, Any], metric: str, delimiter: str, where: str) 
     choices = _choices(arguments, delimiter)
     loglik = _logliks(line.get("filtered_resps"), len(choices)) if metric in _CHOICE_RULES and choices else []
     if len(loglik) < 2:
-        return {"text": text, "key": key, "n_choices": 0, "gold": -1, "correct": correct, "chosen": -1, "loglik": []}
+        return {"text": text, "key": key, "n_choices": 0, "gold": -1, "correct": correct, "chosen": -1, "loglik": [],
+                "disagrees": False, "choices": ()}  # fmt: skip
     gold = _gold(line.get("target"), choices)
     lengths = {"acc": None, "acc_norm": [len(c) for c in choices], "acc_bytes": [len(c.encode()) for c in choices]}
     scaled = np.asarray(loglik) / (np.asarray(lengths[metric], dtype=float) if lengths[metric] else 1.0)
+    chosen = int(np.argmax(scaled))  # lm-eval's own rule for the metric (np.argmax of the scaled scores)
+    agrees = (chosen == gold) == correct  # a verdict its own scores contradict (a tie, another rule) gets none
     return {
         "text": text,
         "key": key,
         "n_choices": len(choices),
         "gold": gold,
         "correct": correct,
-        "chosen": int(np.argmax(scaled)),  # lm-eval's own rule for the metric (np.argmax of the scaled scores)
-        "loglik": loglik,
+        "chosen": chosen,
+        "choices": tuple(choices),
+        # the scores the metric ranks the choices by: their softmax is argmaxed by the choice taken, as it must be
+        "loglik": scaled.tolist() if agrees else [float("nan")] * len(choices),
+        "disagrees": not agrees,
     }
 
 

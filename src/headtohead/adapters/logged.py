@@ -17,10 +17,11 @@ from typing import ClassVar
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
+from headtohead.adapters.prompting import Answer, AnswerLog, Reading
 from headtohead.config.models import family, model_settings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
-from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, LoggedRun, choice_name
+from headtohead.data.logged import CORRECT, INCORRECT, NO_CHOICE, UNPARSEABLE, LoggedRun, choice_name
 from headtohead.errors import ModelError, listing
 from headtohead.runtime.extras import missing_dependency
 
@@ -37,6 +38,7 @@ class LoggedAdapter(LookedUpAdapter):
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
         self.run: LoggedRun | None = None
+        self.readings: dict[int, Reading] = {}
 
     @classmethod
     @abstractmethod
@@ -102,7 +104,17 @@ class LoggedAdapter(LookedUpAdapter):
                 f"{listing(missing)}; read the data from the logs (data.path: logs:), which leaves such items out"
             )
         rows = np.array([at[item] for item in wanted], dtype=np.int64)
-        return logged_outputs(self.run, rows, dataset.labels[np.asarray(indices, dtype=np.int64)], dataset.label_names)
+        out = logged_outputs(self.run, rows, dataset.labels[np.asarray(indices, dtype=np.int64)], dataset.label_names)
+        if self.run.answers:  # the log keeps the model's answers: each read as the log's scorer read it
+            for index, row, pred in zip(np.asarray(indices).tolist(), rows.tolist(), out.pred.tolist(), strict=True):
+                self.readings[int(index)] = _reading(self.run, row, pred)
+        return out
+
+    def answer_record(self) -> AnswerLog | None:
+        """The answers the log keeps (Inspect's), as the run's records keep an LLM's; ``None`` when it keeps none."""
+        if self.run is None or not self.run.answers:
+            return None
+        return AnswerLog(model=self.run.model or self.run.source, readings=dict(self.readings), probabilities=False)
 
 
 @functools.lru_cache(maxsize=16)
@@ -111,22 +123,31 @@ def _read_once(cls: type[LoggedAdapter], settings: str, path: str, stamp: int) -
     return cls.read_log(config, Path(path))
 
 
+def _reading(run: LoggedRun, row: int, pred: int) -> Reading:
+    """One item's answer as the log has it: read by its scorer, unparseable, or none (why, from the log)."""
+    failure = run.failures[row]
+    if failure is None:
+        return Reading(Answer(text=run.answers[row]), None if pred < 0 else pred, None, "read by the log's scorer")
+    if failure == UNPARSEABLE and run.answers[row] is not None:
+        return Reading(Answer(text=run.answers[row]), None, None)  # unparseable: an answer, no label
+    return Reading(Answer(error=failure), None, None, "no answer")
+
+
 def logged_outputs(run: LoggedRun, rows: np.ndarray, labels: np.ndarray, label_names: tuple[str, ...]) -> StoredOutputs:
     """Predictions that are right exactly where the log scored its items right.
 
     A right item predicts its label; a wrong one the choice the model took, when it names another
     class of the data, else :data:`~headtohead.data.logged.NO_CHOICE` (multiple choice) or
     ``incorrect``; a failed one nothing (a failure, counted wrong). Probabilities come from the
-    choices' log-likelihoods (a softmax over the item's choices) when the log holds them and the
-    classes are the choices.
+    choices' scores (a softmax over the item's choices, in its own task's classes) when the log
+    holds them and the classes are the choices.
     """
     index = {name: k for k, name in enumerate(label_names)}
     multiple = CORRECT not in index
     other = index.get(NO_CHOICE if multiple else INCORRECT)
     pred = np.empty(len(rows), dtype=np.int64)
     for i, (row, label) in enumerate(zip(rows.tolist(), np.asarray(labels).tolist(), strict=True)):
-        chosen = int(run.chosen[row])
-        named = index.get(choice_name(chosen)) if multiple and chosen >= 0 else None
+        named = _class_of(run, row, label, label_names, int(run.chosen[row])) if multiple else None
         if run.failed[row]:
             pred[i] = NO_PREDICTION
         elif run.correct[row]:
@@ -140,19 +161,50 @@ def logged_outputs(run: LoggedRun, rows: np.ndarray, labels: np.ndarray, label_n
                 f"{run.source}: item {run.ids[row]} is scored wrong but names no class of the data "
                 f"({listing(label_names)}); read the data from the logs (data.path: logs:)"
             )
-    return StoredOutputs(pred, _choice_probabilities(run, rows, len(label_names)) if multiple else None)
+    if not multiple:
+        return StoredOutputs(pred, None)
+    fits = [
+        _class_of(run, r, c, label_names, int(run.gold[r])) == c
+        for r, c in zip(rows.tolist(), np.asarray(labels).tolist(), strict=True)
+    ]
+    start = np.where(fits, np.asarray(labels, dtype=np.int64) - run.gold[rows], -1)  # -1: its choices are no classes
+    return StoredOutputs(pred, _choice_probabilities(run, rows, start, len(label_names)))
 
 
-def _choice_probabilities(run: LoggedRun, rows: np.ndarray, k: int) -> np.ndarray | None:
-    """A softmax of each item's choice log-likelihoods, in the choices' classes (0 past its choices; NaN if failed)."""
+def _class_of(run: LoggedRun, row: int, label: int, label_names: tuple[str, ...], choice: int) -> int | None:
+    """The class of the item's choice ``choice``, ``None`` when the data has none for it.
+
+    The data read from the logs gives an item's choices consecutive classes of its own task, its
+    gold among them (:func:`headtohead.data.logged.dataset_from_logs`), each named by its text or
+    position (``task:`` before it with several tasks); other data's classes must be named so too.
+    """
+    gold = int(run.gold[row])
+    at = label - gold + choice
+    if choice < 0 or gold < 0 or not 0 <= at < len(label_names):
+        return None
+    texts = run.choices[row]
+    names = {choice_name(choice), *([texts[choice].strip()] if choice < len(texts) else [])}
+    named = label_names[at]
+    return at if any(named == name or named.endswith(f":{name}") for name in names) else None
+
+
+def _choice_probabilities(run: LoggedRun, rows: np.ndarray, start: np.ndarray, k: int) -> np.ndarray | None:
+    """A softmax of each item's choice scores, in its choices' classes (from ``start``; 0 in every other class).
+
+    NaN rows: a failed item, and one with no finite score (its verdict contradicted its scores).
+    """
     if run.loglik is None:
         return None
     loglik = run.loglik[rows]
-    proba = np.zeros((len(rows), k), dtype=np.float64)
-    width = min(k, loglik.shape[1])
-    finite = np.where(np.isfinite(loglik[:, :width]), loglik[:, :width], -np.inf)
-    peak = finite.max(axis=1, keepdims=True)
-    weights = np.exp(finite - peak)
-    proba[:, :width] = weights / weights.sum(axis=1, keepdims=True)
-    proba[run.failed[rows]] = np.nan
+    width = loglik.shape[1]
+    finite = np.where(np.isfinite(loglik), loglik, -np.inf)
+    none = ~np.isfinite(finite).any(axis=1) | (start < 0)
+    start = np.maximum(start, 0)
+    finite[none] = 0.0  # NaN below, without a warning of exp(-inf + inf)
+    weights = np.exp(finite - finite.max(axis=1, keepdims=True))
+    proba = np.zeros((len(rows), k + width), dtype=np.float64)  # room past the last class: zeros, cut below
+    columns = start[:, None] + np.arange(width)[None, :]
+    np.put_along_axis(proba, columns, weights / weights.sum(axis=1, keepdims=True), axis=1)
+    proba = proba[:, :k]
+    proba[run.failed[rows] | none] = np.nan
     return proba.astype(np.float32)

@@ -29,6 +29,7 @@ __all__ = [
     "CORRECT",
     "INCORRECT",
     "NO_CHOICE",
+    "UNPARSEABLE",
     "choice_name",
     "dataset_from_logs",
     "is_logs",
@@ -40,6 +41,8 @@ LOGS = "logs:"
 CORRECT, INCORRECT = "correct", "incorrect"
 #: The class of a wrong answer naming none of a multiple-choice item's choices.
 NO_CHOICE = "none of the choices"
+#: Why a failed item failed when its model answered but the log's scorer could read no answer from it.
+UNPARSEABLE = "unparseable"
 #: The column of an item's task (lm-eval): sliced whenever the logs hold two tasks or more.
 TASK_COLUMN = "task"
 #: A value a column slices by when it has at most this many distinct values (metadata fields).
@@ -90,8 +93,14 @@ class LoggedRun:
         The model gave no answer (an error, a refusal): a wrong answer, counted as a failure.
     chosen : ndarray of int64
         The choice the model took (-1: unknown, or no choices).
+    choices : tuple of tuple of str
+        Each item's choices, as text, in order (empty: not known, or no choices): the classes are
+        named by them where every item of a task offers the same ones.
     loglik : ndarray of shape (n, K), optional
-        Each choice's log-likelihood (NaN past an item's choices); class probabilities come from it.
+        Each choice's score by the rule that took the choice (lm-eval: its log-likelihood under
+        ``acc``, per character under ``acc_norm``, per byte under ``acc_bytes``; NaN past an item's
+        choices, and across an item whose verdict its scores contradict): class probabilities are
+        their softmax, so their argmax is the choice taken.
     columns : mapping of str to tuple
         Values to slice by, per item (lm-eval: ``task``; Inspect: metadata fields).
     groups : tuple of str, optional
@@ -100,6 +109,17 @@ class LoggedRun:
         The column name of ``groups`` (``sample``).
     warnings : tuple of str
         What the reader noticed (a log that did not finish …).
+    model : str, optional
+        The model the harness ran, as its log names it (``mockllm/model``).
+    answers : tuple of str or None
+        Each item's answer as the model gave it (empty: the log keeps none; ``None`` for an item
+        without one): the answers file keeps them, and an unparseable one is listed in the report.
+    failures : tuple of str or None
+        Why each failed item failed (``None`` where it did not): :data:`UNPARSEABLE` for an answer
+        the log's scorer could not read, else what the log says (refused, an error …).
+    files : tuple of str
+        The files read, as absolute paths: two models reading one file the same way are one run
+        compared with itself.
     """
 
     source: str
@@ -111,11 +131,16 @@ class LoggedRun:
     correct: np.ndarray
     failed: np.ndarray
     chosen: np.ndarray
+    choices: tuple[tuple[str, ...], ...] = ()
     loglik: np.ndarray | None = None
     columns: Mapping[str, tuple[object, ...]] = field(default_factory=dict)
     groups: tuple[str, ...] | None = None
     group_column: str | None = None
     warnings: tuple[str, ...] = ()
+    model: str | None = None
+    answers: tuple[str | None, ...] = ()
+    failures: tuple[str | None, ...] = ()
+    files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -128,6 +153,10 @@ class LoggedRun:
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=bool))
         if n == 0:
             raise DataError(f"{self.source}: the log holds no scored item")
+        if not self.choices:
+            object.__setattr__(self, "choices", ((),) * n)
+        if not self.failures:
+            object.__setattr__(self, "failures", tuple("failed" if f else None for f in self.failed))
 
     def position(self) -> dict[str, int]:
         """Item id → its row in this log."""
@@ -162,8 +191,9 @@ def dataset_from_logs(
     Returns
     -------
     Dataset
-        Text items; the classes are the choices (``A``, ``B`` …) when every item is multiple
-        choice, else ``correct`` / ``incorrect``; the items of one log only are in ``skipped``.
+        Text items; the classes are the choices when every item is multiple choice (each task's
+        own, named by their text, see :func:`_choice_classes`), else ``correct`` / ``incorrect``;
+        the items of one log only are in ``skipped``.
 
     Raises
     ------
@@ -187,11 +217,11 @@ def dataset_from_logs(
     _require_same_items(runs, rows, ids)
     multiple = all(bool(run.multiple_choice[rows[name]].all()) for name, run in runs.items())
     if multiple:
-        k = int(max(int(run.n_choices[rows[name]].max()) for name, run in runs.items()))
-        label_names = [choice_name(j) for j in range(k)]
+        width = np.max([run.n_choices[rows[name]] for name, run in runs.items()], axis=0)
+        label_names, start = _choice_classes(first, order, width)
         if any(_names_no_choice(run, rows[name]) for name, run in runs.items()):
             label_names.append(NO_CHOICE)
-        labels = first.gold[order]
+        labels = start + first.gold[order]
     else:
         label_names, labels = [CORRECT, INCORRECT], np.zeros(len(ids), dtype=np.int64)
     columns, group = _columns(first, order, slice_columns, group_column)
@@ -207,6 +237,34 @@ def dataset_from_logs(
         skipped_ids=tuple(skipped_ids),
         group_column=group,
     )
+
+
+def _choice_classes(first: LoggedRun, order: Sequence[int], width: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The classes of multiple-choice items, each task's its own; and each item's first class (its choice 0's).
+
+    A task whose items all offer the same choices (a classification task: ``negative``,
+    ``positive``) has those choices as its classes, named by their text; a task whose choices
+    change from item to item (a question's answers) has positions, ``A``, ``B`` …, as its classes,
+    up to its most choices. With several tasks (lm-eval's ``task`` column) each class is named
+    ``task:choice``: no class is shared by two tasks, so per-class figures, class-averaged metrics
+    and class slices each read one task's outcome. Choice ``j`` of an item is class ``start + j``.
+    """
+    tasks = first.columns.get(TASK_COLUMN, ("",) * len(first.ids))
+    of_item = [str(tasks[row]) for row in order]
+    several = len(set(of_item)) > 1
+    names: list[str] = []
+    begins: dict[str, int] = {}
+    for task in dict.fromkeys(of_item):
+        rows = [row for row, t in zip(order, of_item, strict=True) if t == task]
+        offered = {first.choices[row] for row in rows}
+        (texts,) = offered if len(offered) == 1 else ((),)
+        most = int(max(width[i] for i, t in enumerate(of_item) if t == task))
+        plain = [t.strip() for t in texts]
+        named = plain if len(plain) == most and all(plain) and len(set(plain)) == len(plain) else None
+        begins[task] = len(names)
+        prefix = f"{task}:" if several else ""
+        names += [prefix + name for name in (named or [choice_name(j) for j in range(most)])]
+    return names, np.array([begins[t] for t in of_item], dtype=np.int64)
 
 
 def _one_sided(runs: Mapping[str, LoggedRun], shared: set[str]) -> tuple[dict[str, int], list[str]]:

@@ -24,13 +24,20 @@ __all__ = ["with_inputs", "write_answers", "answer_rows"]
 
 
 def with_inputs(record: ModelRecord, dataset: Dataset) -> ModelRecord:
-    """``record`` with its unparseable answers given their input and gold label (unchanged without)."""
+    """``record`` with its unparseable answers given their input, gold label and id (unchanged without)."""
     answers = record.answers
     if answers is None or not answers.unparseable:
         return record
     texts = input_texts(dataset)
+    ids = dataset.ids
     unparseable = [
-        item.model_copy(update={"input": _cut(texts[item.index]), "gold": _gold(dataset, item.index)})
+        item.model_copy(
+            update={
+                "input": _cut(texts[item.index]),
+                "gold": _gold(dataset, item.index),
+                "id": None if ids is None else str(ids[item.index]),
+            }
+        )
         for item in answers.unparseable
     ]
     return record.model_copy(update={"answers": answers.model_copy(update={"unparseable": unparseable})})

@@ -18,7 +18,7 @@ from headtohead.config import Experiment
 from headtohead.config.models import FAMILIES, family
 from headtohead.config.schema import DataConfig, ModelConfig
 from headtohead.data import DataSplits, create_dataset
-from headtohead.data.logged import LOGS, dataset_from_logs, is_logs
+from headtohead.data.logged import LOGS, LoggedRun, dataset_from_logs, is_logs
 from headtohead.errors import ConfigError, listing
 
 __all__ = ["run_splits", "logged_splits"]
@@ -62,7 +62,30 @@ def logged_splits(models: Sequence[ModelConfig], data: DataConfig, base_dir: Pat
         reader = adapter_class(model.kind)
         assert issubclass(reader, LoggedAdapter)
         runs[model.name] = reader.logged(model, base_dir)
+    _refuse_a_run_with_itself(models, runs)
     dataset = dataset_from_logs(runs, slice_columns=data.slice_columns, group_column=data.group_column)
     if data.limit is not None and data.limit < len(dataset):
         dataset = dataset.take(range(data.limit))
     return DataSplits(eval=dataset, train=None)
+
+
+def _reading(model: ModelConfig) -> dict[str, object]:
+    """How a model reads its log (metric, filter, scorer …): its settings but its name, source and tasks."""
+    return model.model_dump(exclude={"name", "source", "tasks"})
+
+
+def _refuse_a_run_with_itself(models: Sequence[ModelConfig], runs: dict[str, LoggedRun]) -> None:
+    """Two models reading one log file the same way are one run compared with itself: refused in one line.
+
+    The same file read another way (``metric: acc`` and ``metric: acc_norm`` of one lm-eval run) is a
+    real comparison of two scoring rules over the same answers, and stays allowed.
+    """
+    seen: dict[str, ModelConfig] = {}
+    for model in models:
+        for file in runs[model.name].files:
+            first = seen.setdefault(file, model)
+            if first is not model and _reading(first) == _reading(model):
+                raise ConfigError(
+                    f"models '{first.name}' and '{model.name}' read the same log ({file}) the same way: that is one "
+                    f"run compared with itself; give each model the log of its own run"
+                )

@@ -67,6 +67,13 @@ def tasks_suite(
             )
         assert issubclass(reader, LoggedAdapter)
         shared = [p for p in parts if shared is None or p in shared]
+        where = (base / source).resolve()
+        twin = next((e for e in entries if e[1] == kind and Path(e[2]).resolve() == where), None)
+        if twin is not None:
+            raise ConfigError(
+                f"--model {spec}: '{twin[0]}' reads the same logs ({where}): that is one run compared with "
+                f"itself; give each model the output folder of its own run"
+            )
         entries.append((model_name, kind, str(base / source), reader))
     tasks = shared or []
     if len(tasks) < 2:

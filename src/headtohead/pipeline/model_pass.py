@@ -214,6 +214,8 @@ def model_record(
             evaluation.alignment.outside,
             example_index=plan.order,
         )
+        if dataset.ids is not None and quality.failed_examples:  # reports name the examples by their own ids
+            quality = quality.model_copy(update={"failed_ids": [str(dataset.ids[i]) for i in quality.failed_examples]})
     return ModelRecord(
         name=model_cfg.name,
         kind=model_cfg.kind,

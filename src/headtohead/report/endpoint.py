@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from headtohead.report.rows.summary import NOT_AVAILABLE
 from headtohead.report.words.numbers import format_money, format_ms, format_rate, format_share
-from headtohead.report.words.warnings import failure_reasons
+from headtohead.report.words.warnings import failure_reasons, from_log
 from headtohead.results.answers import AnswersRecord, FailedAnswer
 from headtohead.results.endpoint import EndpointRequests, RequestTiming
 from headtohead.results.files import answers_file
@@ -218,11 +218,20 @@ def endpoint_lines(model: ModelRecord) -> list[str]:
 
     Asked over HTTP: where, its requests, answers, tokens and cost, latency, class probabilities.
     Run in this process: where it ran, its answers, tokens, class probabilities (no requests, no cost).
+    Read from another harness's log (Inspect's): the log, its answers as its scorer read them.
     """
     e = model.answers
     if e is None:
         return []
     http = e.endpoint
+    if http is None and from_log(model):
+        kept = f"every answer is kept in {answers_file(model.name)}"
+        return [
+            f"{model.name} — {e.model}, read from its log {model.source}",
+            f"{e.examples:,} examples, each answer as the log's scorer read it; {kept}",
+            _answers_line(e),
+            "label only (answers read from the log, no class probabilities): calibration not available",
+        ]
     if http is None:
         where = f"run in this process on {e.device}" if e.device else "run in this process"
         return [
@@ -243,7 +252,8 @@ def endpoint_lines(model: ModelRecord) -> list[str]:
 
 
 def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dict[str, str]]:
-    """The first ``limit`` unparseable answers of an LLM: dataset row, input, gold label, raw answer.
+    """The first ``limit`` unparseable answers of an LLM: the example (its id, else its dataset row), input, gold
+    label, raw answer.
 
     Every format escapes the answer itself (HTML through autoescape, Markdown through ``md_escape``).
     """
@@ -257,9 +267,8 @@ def unparseable_rows(model: ModelRecord, limit: int = ANSWERS_SHOWN) -> list[dic
             if item.input is None or len(item.input) <= ANSWER_SHOWN_CHARS
             else item.input[:ANSWER_SHOWN_CHARS] + "…"
         )
-        rows.append(
-            {"dataset row": str(item.index), "input": shown or "", "gold label": item.gold or "", "raw answer": text}
-        )
+        example = item.id if item.id is not None else str(item.index)  # its own id where the data has ids
+        rows.append({"example": example, "input": shown or "", "gold label": item.gold or "", "raw answer": text})
     return rows
 
 

@@ -39,6 +39,7 @@ class UnparseableAnswer(Record):
     """An answer that names no label (or several): the example has no prediction."""
 
     index: int = Field(description="dataset index of the example")
+    id: str | None = Field(default=None, description="the example's id, where the data has ids")
     answer: str = Field(description="the raw answer, as received (cut at 2000 characters)")
     input: str | None = Field(default=None, description="the example's input (cut at 2000 characters)")
     gold: str | None = Field(default=None, description="the example's true label")
@@ -83,9 +84,13 @@ class AnswerRead(Record):
 
 
 class AnswersRecord(DerivedRecord):
-    """One LLM's answers in a run, of any family: unparseable ones, failures, tokens, class probabilities."""
+    """One LLM's answers in a run, of any family: unparseable ones, failures, tokens, class probabilities.
 
-    model: str = Field(description="the model asked (source)")
+    A model read from another harness's log that keeps its answers (``kind: inspect``) has one too:
+    its answers as the log's scorer read them (neither ``device`` nor ``endpoint``).
+    """
+
+    model: str = Field(description="the model asked (source; a harness's log: the model its log names)")
     device: str | None = Field(
         default=None,
         description="where a model run in this process ran (cpu, cuda:0 …); None: asked over an endpoint",

@@ -153,6 +153,9 @@ class QualityMetrics(Record):
     failed_examples: list[int] = Field(
         default_factory=list, description="dataset indices of the first FAILED_NAMED of those examples"
     )
+    failed_ids: list[str] | None = Field(
+        default=None, description="the ids of those examples, where the data has ids (None: it has none)"
+    )
     answered: AnsweredQuality | None = Field(
         default=None, description="the metrics over the answered examples only; None when every example was answered"
     )

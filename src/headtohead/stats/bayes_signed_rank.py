@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
+from scipy import stats
 
-__all__ = ["BayesSignedRank", "bayesian_signed_rank"]
+__all__ = ["BayesSignedRank", "bayesian_signed_rank", "unanimous_posterior", "min_datasets_for_verdict"]
 
 #: Draws per block: memory stays at ``_BLOCK × (N + 1)`` floats whatever the number of draws.
 _BLOCK = 8192
@@ -86,3 +87,45 @@ def bayesian_signed_rank(
         n_samples=int(n_samples),
         mc_se=float(np.sqrt(np.max(p * (1 - p)) / n_samples)),
     )
+
+
+#: ``w0 < 1/√2``: where the prior's pseudo-observation at 0, of weight ``w0``, leaves "better" the largest posterior
+#: region when every pairwise mean of the differences lies beyond the ROPE (``θ_better = 1 − w0²``).
+_SQRT_HALF = float(np.sqrt(0.5))
+
+
+def unanimous_posterior(n_datasets: int, *, prior: float = 0.5) -> float:
+    """The most extreme P(better) the test can give on ``n_datasets`` data sets: every gap beyond twice the ROPE.
+
+    Then every pairwise mean of the differences but the prior's own lies beyond the ROPE, so the
+    posterior no longer depends on the gaps: P = P(w0 < 1/√2) with the prior's Dirichlet weight
+    ``w0 ~ Beta(prior, N)``, the same for any such gaps.
+
+    Examples
+    --------
+    >>> round(unanimous_posterior(2), 3), round(unanimous_posterior(3), 3)   # 2 gaps of 3 pp or of 30 pp alike
+    (0.964, 0.991)
+    """
+    return float(stats.beta.cdf(_SQRT_HALF, prior, n_datasets))
+
+
+def min_datasets_for_verdict(level: float, *, prior: float = 0.5) -> int:
+    """The fewest data sets on which P(better) can reach ``level`` while one of them shows no difference at all.
+
+    Below it, the posterior reaches ``level`` only when every data set's gap lies beyond twice the
+    ROPE on one side, and it is then :func:`unanimous_posterior`, whatever the gaps: it counts the
+    data sets, it does not weigh them, so it gives no verdict of its own. From it on, a verdict
+    can stand with one data set at a gap of 0 (its posterior ``P(w0 + w1 < 1/√2)``, ``w0 + w1 ~
+    Beta(prior + 1, N − 1)``), so the gaps, not only their signs, decide it.
+
+    Examples
+    --------
+    >>> min_datasets_for_verdict(0.95)    # baycomp's prior 0.5: 4 data sets (0.952 with one at 0; 0.856 with 3)
+    4
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    n = 2
+    while stats.beta.cdf(_SQRT_HALF, prior + 1.0, n - 1) < level:
+        n += 1
+    return n

@@ -119,12 +119,16 @@ def run_lm_eval(
     return folders[0]
 
 
-def inspect_log(folder: str | Path, *, seed: int, epochs: int = 4, samples: int = 12) -> Path:
+def inspect_log(
+    folder: str | Path, *, seed: int, epochs: int = 4, samples: int = 12, prose: Sequence[str] = ()
+) -> Path:
     """An Inspect log of a two-choice task answered by ``mockllm`` over ``epochs`` epochs; returns the ``.eval`` file.
 
     Each sample has a leaning (its answer is right in most epochs, or wrong in most), so epochs of one
     sample are alike: a sample, not an epoch, is the independent unit. Sample 3 is refused
-    (``content_filter``) and, for ``seed`` 1, sample 5 raises an error: failures.
+    (``content_filter``) and, for ``seed`` 1, sample 5 raises an error: failures. The samples named in
+    ``prose`` (``s7`` …) are answered in words without ``ANSWER:``, which Inspect's ``choice()`` scorer
+    scores wrong with the reason ``invalid_response_format``: unparseable answers.
     """
     from inspect_ai import Task, eval
     from inspect_ai.dataset import MemoryDataset, Sample
@@ -147,6 +151,8 @@ def inspect_log(folder: str | Path, *, seed: int, epochs: int = 4, samples: int 
             return ModelOutput.from_content("mockllm", "I cannot help with that.", stop_reason="content_filter")
         if sample == "s5" and seed == 1:
             raise RuntimeError("scripted failure")
+        if sample in prose:
+            return ModelOutput.from_content("mockllm", f"I would say the {sample} one is the first, probably.")
         calls[sample] = calls.get(sample, 0) + 1  # the sample's n-th answer: the same whatever order epochs run in
         right = "A" if int(sample[1:]) % 2 else "B"
         wrong = "B" if right == "A" else "A"

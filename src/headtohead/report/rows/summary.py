@@ -199,12 +199,19 @@ def _model_cells(
     return cells
 
 
+#: Columns of counts: a prompted model's row holds their sum over its passes (a count stays whole).
+_SUMMED = ("n_failed",)
+
+
 def _mean_cell(cells: Sequence[Cell], key: str) -> Cell:
-    """One column of a prompted model's passes as one cell: their mean (eval time: their sum), no interval."""
+    """One column of a prompted model's passes as one cell: their mean, no interval; eval time their sum, and a count
+    (examples without a prediction) their sum over the prompts, said so — a mean of counts (28.3) is no count."""
     values = [c.value for c in cells]
     if any(v is None for v in values):
         return next((c for c in cells if c.value is None and c.note), Cell(None))
     numbers = [float(v) for v in values if v is not None]
+    if key in _SUMMED:
+        return Cell(float(np.sum(numbers)), suffix=f"sum over {len(cells)} prompts")
     value = float(np.sum(numbers)) if key == "eval_time_s" else float(np.mean(numbers))
     return Cell(value, suffix=None if key in ("parameters", "eval_time_s") else f"mean of {len(cells)} prompts")
 

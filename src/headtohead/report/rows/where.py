@@ -15,7 +15,7 @@ from pathlib import Path
 
 from headtohead.metrics import CATALOGUE
 from headtohead.report.document import Cell, Column, Row, text_cell
-from headtohead.report.words.numbers import format_range, format_share
+from headtohead.report.words.numbers import format_level, format_range, format_share
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.records import RunResult
 from headtohead.results.slices import SliceResult
@@ -111,7 +111,7 @@ def slice_table(result: RunResult) -> tuple[list[Column], list[Row]]:
 
 
 def slices_note(result: RunResult) -> str:
-    """How to read the slices table."""
+    """How to read the slices table (with one model, no pair: no test to speak of)."""
     summary = result.stats.slices if result.stats is not None else None
     if summary is None:
         return ""
@@ -121,8 +121,11 @@ def slices_note(result: RunResult) -> str:
         if stopped
         else ""
     )
+    intervals = f"Accuracy per slice with {format_level(summary.confidence)} Wilson intervals"
+    if not summary.n_tests:  # one model: no pair, so no test to adjust or name
+        return f"{intervals}; one model, so no pair is compared. Length bins are quantiles of the data."
     return prefix + (
-        f"Accuracy per slice with {summary.confidence:.0%} Wilson intervals; the difference of each "
+        f"{intervals}; the difference of each "
         f"pair with Tango's score interval, the same statistic as the test; McNemar "
         f"({summary.mcnemar_rule}) with Holm's adjustment over all {summary.n_tests} (slice, pair) tests, "
         f"α = {summary.alpha:g}. ✓: significant after the adjustment — only these are named in the "

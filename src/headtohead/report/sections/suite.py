@@ -25,7 +25,15 @@ from headtohead.report.rows.suite import (
     seed_rows,
 )
 from headtohead.report.words.numbers import format_number
-from headtohead.report.words.suite import direction, is_share, pair_sentence, rope_text, seed_sentences
+from headtohead.report.words.suite import (
+    bayes_can_decide,
+    direction,
+    is_share,
+    no_bayes_verdict,
+    pair_sentence,
+    rope_text,
+    seed_sentences,
+)
 from headtohead.results.suite import SuiteResult
 
 __all__ = ["CD_TITLE", "cd_caption", "suite_document", "suite_terminal", "suite_brief", "suite_csv_table", "subtitle"]
@@ -73,6 +81,7 @@ def _pairs_caption(result: SuiteResult) -> str:
         f"{unit}, the Wilcoxon signed-rank p and its Holm adjustment over {len(result.pairs)} pairs (✓: significant "
         f"at α = {result.alpha:g}), and the Bayesian signed-rank posterior probabilities with a region of practical "
         f"equivalence of ±{rope_text(result).lstrip('±')}."
+        + ("" if bayes_can_decide(result) else f" {no_bayes_verdict(result)}")
     )
 
 

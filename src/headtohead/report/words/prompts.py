@@ -86,10 +86,12 @@ def family_sentence(family: PromptFamily) -> str:
 
 
 def summary_note(family: PromptFamily) -> str:
-    """What a prompted model's column of the summary table is: the mean of its passes, never its best prompt."""
+    """What a prompted model's column of the summary table is: the mean of its passes (a count their sum), never its
+    best prompt."""
     return (
         f"{family.name}: the mean of its {len(family.prompts)} prompts' passes ({family.prompts[0].model} …), "
-        f"without an interval (its comparisons pooled over prompts carry one); each prompt's accuracy is under "
+        f"without an interval (its comparisons pooled over prompts carry one), and its examples without a "
+        f"prediction summed over them; each prompt's accuracy is under "
         f'"Prompts as a source of noise", the best, {family.best}, named as chosen after seeing these examples.'
     )
 

@@ -17,12 +17,15 @@ from headtohead.report.words.numbers import (
     p_text,
 )
 from headtohead.results.suite import ControlComparison, PairAcrossDatasets, SeedPair, SuiteResult
+from headtohead.stats.bayes_signed_rank import min_datasets_for_verdict, unanimous_posterior
 
 __all__ = [
     "suite_verdict",
     "suite_warnings",
     "pair_sentence",
     "bayes_sentences",
+    "bayes_can_decide",
+    "no_bayes_verdict",
     "control_sentences",
     "seed_sentences",
     "aso_meaning",
@@ -97,10 +100,35 @@ def _wilcoxon(pair: PairAcrossDatasets, holm: bool) -> str:
 
 
 def _bayes(pair: PairAcrossDatasets, result: SuiteResult) -> str:
+    below = "" if bayes_can_decide(result) else f", no verdict with {result.n_datasets} data sets"
     return (
         f"Bayesian signed-rank (ROPE {rope_text(result)}): P({pair.model_a} better) = "
         f"{format_probability(pair.p_a_better)}, P(equivalent) = {format_probability(pair.p_equivalent)}, "
-        f"P({pair.model_b} better) = {format_probability(pair.p_b_better)}"
+        f"P({pair.model_b} better) = {format_probability(pair.p_b_better)}{below}"
+    )
+
+
+def bayes_can_decide(result: SuiteResult) -> bool:
+    """Whether the suite has data sets enough for a Bayesian verdict at :data:`BAYES_SURE`
+    (:func:`~headtohead.stats.bayes_signed_rank.min_datasets_for_verdict`)."""
+    return result.n_datasets >= min_datasets_for_verdict(BAYES_SURE)
+
+
+def no_bayes_verdict(result: SuiteResult) -> str:
+    """Why a suite of too few data sets gets no Bayesian verdict, in one sentence.
+
+    Examples
+    --------
+    ``No Bayesian verdict with 2 data sets: below 4, the Bayesian signed-rank test reaches P ≥ 0.95 only when every
+    gap lies beyond twice the ROPE (2.0 pp) on one side, and it then gives 0.964 whatever the gaps — it counts the
+    data sets, it does not weigh them.``
+    """
+    twice = f"{format_pp(2 * result.rope, signed=False)} pp" if is_share(result.metric) else f"{2 * result.rope:g}"
+    return (
+        f"No Bayesian verdict with {result.n_datasets} data sets: below {min_datasets_for_verdict(BAYES_SURE)}, the "
+        f"Bayesian signed-rank test reaches P ≥ {BAYES_SURE:g} only when every gap lies beyond twice the ROPE "
+        f"({twice}) on one side, and it then gives {format_probability(unanimous_posterior(result.n_datasets))} "
+        f"whatever the gaps — it counts the data sets, it does not weigh them."
     )
 
 
@@ -206,7 +234,14 @@ def bayes_sentences(result: SuiteResult) -> list[str]:
     Examples
     --------
     ``Practically better (Bayesian signed-rank, ROPE ±1.0 pp, P ≥ 0.95): large than small (0.99); large than base (0.97).``
+
+    Below :func:`~headtohead.stats.bayes_signed_rank.min_datasets_for_verdict` data sets, no verdict:
+    :func:`no_bayes_verdict` says why.
     """
+    if not result.pairs:
+        return []
+    if not bayes_can_decide(result):
+        return [no_bayes_verdict(result)]
     better = []
     for p in result.pairs:
         if p.p_a_better >= BAYES_SURE:
@@ -306,11 +341,16 @@ def suite_warnings(result: SuiteResult) -> list[str]:
             if len(result.pairs) > 1
             else ""
         )
+        bayes = (
+            "Add data sets, and read the Bayesian probabilities."
+            if bayes_can_decide(result)
+            else f"Add data sets: below {min_datasets_for_verdict(BAYES_SURE)} the Bayesian signed-rank test gives "
+            f"no verdict either."
+        )
         warnings.append(
             f"With {result.n_datasets} data sets the smallest two-sided p the Wilcoxon signed-rank test "
             f"can reach is 2/2^{result.n_datasets} = {p_text(result.min_wilcoxon_p)}{holm}: no pair can be "
-            f"declared better at α = {result.alpha:g}, whatever the scores. Add data sets, and read the "
-            f"Bayesian probabilities."
+            f"declared better at α = {result.alpha:g}, whatever the scores. {bayes}"
         )
     twins = _identical_scores(result)
     if twins:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from headtohead.config.models import family
 from headtohead.errors import listing
 from headtohead.report.words.missing import why_missing
 from headtohead.report.words.numbers import format_p, format_percent, format_share
@@ -33,6 +34,7 @@ __all__ = [
     "failure_reasons",
     "no_prediction_words",
     "label_mass_warnings",
+    "from_log",
     "BUSY_CPU_PERCENT",
 ]
 
@@ -163,12 +165,34 @@ def training_warnings(run: TrainingRun, stall_threshold: float) -> list[str]:
     return list(dict.fromkeys(list(run.warnings) + derived))
 
 
+#: How a model given as objects in memory (``headtohead.compare``) is named in ``source``.
+IN_MEMORY = "<in memory"
+
+
+def from_log(record: ModelRecord) -> bool:
+    """Whether the model's outputs are another harness's log (``kind: lm-eval``, ``kind: inspect``)."""
+    try:
+        return family(record.kind).holds_data
+    except KeyError:  # a kind this version does not know (a newer file): not a log it can say so of
+        return False
+
+
+def _named(quality: QualityMetrics) -> str:
+    """The examples without a prediction, by their ids where the data has them (else dataset rows, from 0): the
+    first ones, ``…`` when there are more."""
+    more = " …" if quality.n_failed > len(quality.failed_examples) else ""
+    if quality.failed_ids:
+        return f"ids {listing(quality.failed_ids)}{more}"
+    return f"dataset rows {listing(quality.failed_examples)}{more}"
+
+
 def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> list[str]:
     """Examples without a prediction: NaN scores of a model run here; an LLM's unusable answers, or missing ones.
 
     An LLM's (any family's: its record has ``answers``) are worded from its answers: those that could
     not be read as a label, those that failed for the example, those the transport lost; never as NaN
-    scores unless its label scores were NaN.
+    scores unless its label scores were NaN. A model whose outputs were given is worded for what it
+    is: a prediction file, predictions given to ``compare()``, a harness's log.
     """
     failed = quality.n_failed
     total = quality.n_examples if quality.failures_counted else quality.n_examples + failed
@@ -180,42 +204,58 @@ def _no_prediction_warnings(record: ModelRecord, quality: QualityMetrics) -> lis
         else "these version-3 results left them out of its metrics"
     )
     answers = record.answers
-    if answers is None:
-        rows = listing(quality.failed_examples) + (" …" if failed > len(quality.failed_examples) else "")
-        if record.outputs == "stored":
-            stored = (
-                f"model '{record.name}' gave no prediction for {failed} of {total} examples "
-                f"({failed / total:.1%}; dataset rows {rows}: its prediction file marks them failed, by an empty "
-                f"prediction, a true 'failed' column or NaN probabilities): {treated}"
-            )
-            return [stored]
-        nan = (
-            f"model '{record.name}' gave no prediction for {failed} of {total} examples "
-            f"({failed / total:.1%}; dataset rows {rows}: NaN or infinite scores): {treated}; check its weights "
-            f"and precision (an fp16 overflow gives such scores)"
+    if answers is not None:
+        return _llm_failure_warnings(record, answers, total, treated)
+    share, named = f"{failed / total:.1%}", _named(quality)
+    if from_log(record):
+        said = f"model '{record.name}' has no answer in its log for {failed} of {total} examples ({share}; {named})"
+        return [f"{said}: {treated}"]
+    if record.outputs == "stored" and record.source.startswith(IN_MEMORY):
+        why = "the predictions given to compare() mark them failed, by an empty label or NaN probabilities"
+    elif record.outputs == "stored":
+        why = (
+            "its prediction file marks them failed, by an empty prediction, a true 'failed' column or NaN probabilities"
         )
-        return [nan]
-    return _llm_failure_warnings(record, answers, total, treated)
+    else:
+        why = "NaN or infinite scores"
+    said = f"model '{record.name}' gave no prediction for {failed} of {total} examples ({share}; {named}: {why})"
+    check = (
+        "" if record.outputs == "stored" else "; check its weights and precision (an fp16 overflow gives such scores)"
+    )
+    return [f"{said}: {treated}{check}"]
 
 
 def _llm_failure_warnings(record: ModelRecord, answers: AnswersRecord, total: int, treated: str) -> list[str]:
     """An LLM's examples without a prediction: answers not read as a label, failures of the example, missing ones.
 
     The unparseable answers are counted among the answers that came back (``8 of 22 answers``), not
-    among every example; a refusal is said with the server's own reason, once per kind (:func:`failure_reasons`).
+    among every example; a refusal is said with the server's own reason, once per kind (:func:`failure_reasons`);
+    a harness's log (Inspect's) is worded as what its log says.
     """
     said = []
+    logged = from_log(record)
     if answers.n_unparseable:
         n, came = answers.n_unparseable, answers.examples - answers.n_failed
         of = f"{n} of {came} answers" if came == total else f"{n} of the {came} answers that came back"
-        said.append(
-            f"model '{record.name}': {of} could not be read as a label (see {answers_file(record.name)}; "
-            f"{format_share(n / came)}): {treated}; read them in the report, and check the prompt and max_tokens"
-        )
+        if logged:
+            said.append(
+                f"model '{record.name}': {of} in its log could not be read by the log's scorer (see "
+                f"{answers_file(record.name)}; {format_share(n / came)}): {treated}; read them in the report"
+            )
+        else:
+            said.append(
+                f"model '{record.name}': {of} could not be read as a label (see {answers_file(record.name)}; "
+                f"{format_share(n / came)}): {treated}; read them in the report, and check the prompt and max_tokens"
+            )
     own = answers.n_failed - answers.n_missing
     if own:
         reasons = failure_reasons(_own_failures(answers))
-        if answers.endpoint is not None:
+        if logged:
+            said.append(
+                f"model '{record.name}' has no answer in its log for {own} of {total} examples "
+                f"({format_share(own / total)}: {reasons}): {treated}"
+            )
+        elif answers.endpoint is not None:
             said.append(
                 f"model '{record.name}': {own} of {total} examples ({format_share(own / total)}) were refused by the "
                 f"server ({reasons}), each request for its example: {treated}"

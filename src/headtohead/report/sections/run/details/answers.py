@@ -10,7 +10,7 @@ from headtohead.report.sections.run.view import RunView
 ORDER = 60
 
 _COLUMNS = (
-    Column("dataset row", "dataset row", "text", priority=0),
+    Column("example", "example", "text", priority=0),
     Column("input", "input", "text", wrap=True, priority=0),
     Column("gold label", "gold label", "text", priority=0),
     Column("raw answer", "raw answer", "text", wrap=True, priority=0),
@@ -19,7 +19,7 @@ _COLUMNS = (
 
 def _unparseable(block: EndpointBlock, key: str) -> list[Block]:
     rows = tuple(
-        Row({k: text_cell(r[k], code=k == "raw answer") for k in ("dataset row", "input", "gold label", "raw answer")})
+        Row({k: text_cell(r[k], code=k == "raw answer") for k in ("example", "input", "gold label", "raw answer")})
         for r in block.unparseable
     )
     blocks: list[Block] = [Table(key, _COLUMNS, rows, compact=True)]
