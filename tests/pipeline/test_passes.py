@@ -222,8 +222,7 @@ def test_an_old_schema_6_prompted_result_reads_as_passes_and_renders_its_report(
     old = headtohead.load_predictions(tmp_path / "predictions.npz")  # an old file reads unchanged
     assert list(old.models) == ["llm@p1", "llm@p2", "llm@p3", "base"] and old["llm@p1"].pred.shape == (12,)
 
-    from headtohead.report.write import render_markdown
-    from headtohead.report.write import write_reports
+    from headtohead.report.write import render_markdown, write_reports
 
     write_reports(result, tmp_path, predictions=old)
     markdown, _ = render_markdown(result)
