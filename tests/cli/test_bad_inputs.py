@@ -429,7 +429,8 @@ CASES = [
     Case(
         "hub-id-while-offline",
         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": "someone/no-such-model"})),
-        "hub model 'someone/no-such-model' is not available offline",
+        "hub model 'someone/no-such-model' is not available offline: download it first (hf download "
+        "someone/no-such-model)",
     ),
     Case(
         "python-module-missing",
