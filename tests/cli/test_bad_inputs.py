@@ -580,6 +580,36 @@ CASES = [
         ],
         "--baseline mpl: no model of that name",
     ),
+    # -- one rule for every --alpha: 0 < alpha < 0.5 (docs/cli.md, "Words")
+    Case(
+        "gate-alpha-above-one-half",
+        lambda t, a: (
+            ["gate", "{out}", "--baseline", "mlp", "--candidate", "mlp", "--max-accuracy-drop", "1pp"]
+            + ["--alpha", "0.7"]
+        ),
+        "--alpha 0.7: a significance level lies between 0 and 0.5, both excluded; write e.g. --alpha 0.05",
+    ),
+    Case(
+        "plan-alpha-a-confidence",
+        lambda t, a: ["plan", "--accuracy", "0.9", "--delta", "2pp", "--alpha", "0.95"],
+        "--alpha 0.95: a significance level lies between 0 and 0.5, both excluded (0.95 reads as a confidence: "
+        "its alpha is 0.05)",
+    ),
+    Case(
+        "plan-alpha-one-half",
+        lambda t, a: ["plan", "--accuracy", "0.9", "--delta", "2pp", "--alpha", "0.5"],
+        "--alpha 0.5: a significance level lies between 0 and 0.5, both excluded",
+    ),
+    Case(
+        "suite-alpha-zero",
+        lambda t, a: ["suite", "--scores", str(t / "scores.csv"), "--alpha", "0", "--out", str(t / "suite")],
+        "--alpha 0: a significance level lies between 0 and 0.5, both excluded",
+    ),
+    Case(
+        "suite-alpha-not-a-number",
+        lambda t, a: ["suite", "--scores", str(t / "scores.csv"), "--alpha", "5%", "--out", str(t / "suite")],
+        "--alpha 5%: not a number; write e.g. --alpha 0.05",
+    ),
 ]
 
 
