@@ -244,6 +244,13 @@ def _hold_the_lock(out: Path) -> contextlib.AbstractContextManager[Any]:
     return OutputLock(out, "h2h run of experiment 'bad'")
 
 
+def _scores(tmp: Path, rows: int) -> str:
+    """A table of scores for h2h suite --scores: ``rows`` data sets, two models."""
+    lines = ["dataset,a,b", *(f"d{i},0.{80 + i},0.{70 + i}" for i in range(rows))]
+    (tmp / "scores.csv").write_text("\n".join(lines) + "\n")
+    return str(tmp / "scores.csv")
+
+
 MANY = {f"intent_{i:02d}": [f"word{i}"] for i in range(77)}  # 77 classes, none of them the data's
 
 BERT = {"name": "bert", "kind": "transformers"}
@@ -580,6 +587,26 @@ CASES = [
         ],
         "--baseline mpl: no model of that name",
     ),
+    # -- metric names: the nearest by edits of spelling; a table's own name unless it misspells a catalogue one
+    Case(
+        "gate-metric-misspelt",
+        lambda t, a: (
+            ["gate", "{out}", "--baseline", "mlp", "--candidate", "mlp", "--max-accuracy-drop", "1pp"]
+            + ["--metric", "mmc"]
+        ),
+        "--metric mmc: unknown metric 'mmc' — did you mean mcc?",
+    ),
+    Case(
+        "suite-table-metric-misspelt",
+        lambda t, a: ["suite", "--scores", _scores(t, 3), "--metric", "acuracy", "--out", str(t / "suite")],
+        "--metric acuracy: not a catalogue metric but a misspelling of one — did you mean accuracy?",
+    ),
+    Case(
+        "suite-table-of-one-data-set",
+        lambda t, a: ["suite", "--scores", _scores(t, 1), "--out", str(t / "suite")],
+        "scores.csv: one data set (d0); a suite compares models across at least two data sets: give one row per "
+        "data set",
+    ),
     # -- one rule for every --alpha: 0 < alpha < 0.5 (docs/cli.md, "Words")
     Case(
         "gate-alpha-above-one-half",
@@ -602,12 +629,12 @@ CASES = [
     ),
     Case(
         "suite-alpha-zero",
-        lambda t, a: ["suite", "--scores", str(t / "scores.csv"), "--alpha", "0", "--out", str(t / "suite")],
+        lambda t, a: ["suite", "--scores", _scores(t, 3), "--alpha", "0", "--out", str(t / "suite")],
         "--alpha 0: a significance level lies between 0 and 0.5, both excluded",
     ),
     Case(
         "suite-alpha-not-a-number",
-        lambda t, a: ["suite", "--scores", str(t / "scores.csv"), "--alpha", "5%", "--out", str(t / "suite")],
+        lambda t, a: ["suite", "--scores", _scores(t, 3), "--alpha", "5%", "--out", str(t / "suite")],
         "--alpha 5%: not a number; write e.g. --alpha 0.05",
     ),
 ]
