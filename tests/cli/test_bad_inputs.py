@@ -254,6 +254,12 @@ def _scores(tmp: Path, rows: int) -> str:
 MANY = {f"intent_{i:02d}": [f"word{i}"] for i in range(77)}  # 77 classes, none of them the data's
 
 BERT = {"name": "bert", "kind": "transformers"}
+SUITE = {
+    "name": "bad",
+    "datasets": [{"name": "a", "data": {"path": "a.csv"}}, {"name": "b", "data": {"path": "b.csv"}}],
+    "models": [KEYWORDS, {**KEYWORDS, "name": "kw2"}],
+    "across": {"metric": "accuracy"},
+}
 
 CASES = [
     # -- the experiment file and --set overrides
@@ -318,6 +324,16 @@ CASES = [
         "nope.yaml: experiment file not found",
     ),
     Case("experiment-file-empty", run_args(""), "the experiment file is empty"),
+    Case(
+        "suite-file-to-run",
+        run_args(SUITE),
+        "exp.yaml: this is a suite file (datasets:, across:), not an experiment (data:); run it with h2h suite ",
+    ),
+    Case(
+        "suite-file-to-validate",
+        lambda t, a: ["validate", str(_write_exp(t, SUITE))],
+        "exp.yaml: this is a suite file (datasets:, across:), not an experiment (data:); run it with h2h suite ",
+    ),
     Case(
         "unknown-model-kind",
         run_args(_text_exp({"path": "d.csv"}, {**KEYWORDS, "kind": "sklarn"})),
