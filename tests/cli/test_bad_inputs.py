@@ -244,6 +244,27 @@ def _hold_the_lock(out: Path) -> contextlib.AbstractContextManager[Any]:
     return OutputLock(out, "h2h run of experiment 'bad'")
 
 
+def quick_run(data: str, *models: str) -> Callable[[Path, dict[str, Path]], list[str]]:
+    """``h2h run --data … --model …`` of files written into the case's folder (``{name: text}`` of ``FILES``)."""
+
+    def build(tmp: Path, assets: dict[str, Path]) -> list[str]:
+        for name in (data, *models):
+            (tmp / name).write_text(FILES[name])
+        chosen = [arg for i, name in enumerate(models) for arg in ("--model", f"m{i}={tmp / name}")]
+        return ["run", "--data", str(tmp / data), *chosen, "--set", "name=bad", "--out", "{out}"]
+
+    return build
+
+
+#: Files of quick runs: data labelled 0/1, and models' predictions of it.
+FILES = {
+    "numbered.csv": "text,label\n" + "".join(f"{w} {i},{i % 2}\n" for i, w in enumerate(["dull", "good"] * 6)),
+    "named-proba.csv": "prediction,proba_negative,proba_positive\n" + "negative,0.7,0.3\npositive,0.2,0.8\n" * 6,
+    "named-labels.csv": "prediction\n" + "negative\npositive\n" * 6,
+    "indices.csv": "prediction\n" + "0\n1\n" * 6,
+}
+
+
 def _scores(tmp: Path, rows: int) -> str:
     """A table of scores for h2h suite --scores: ``rows`` data sets, two models."""
     lines = ["dataset,a,b", *(f"d{i},0.{80 + i},0.{70 + i}" for i in range(rows))]
@@ -466,6 +487,20 @@ CASES = [
             lambda t, a: _text_exp({"path": str(a["table"])}, {"name": "net", "kind": "timm", "source": "test_resnet"})
         ),
         "model 'net' (kind timm) cannot read text data",
+    ),
+    Case(
+        "named-probability-columns-on-numbered-data",
+        quick_run("numbered.csv", "named-proba.csv", "indices.csv"),
+        "named-proba.csv): probability columns for labels the data does not have: 'proba_negative', "
+        "'proba_positive'; the data's labels are 0, 1 (columns proba_0, proba_1); the data's labels are numbers: "
+        "name them, label i as data.label_names[i] (--set 'data.label_names=[negative,positive]' if 0 is "
+        "negative, 1 is positive)",
+    ),
+    Case(
+        "named-predictions-on-numbered-data",
+        quick_run("numbered.csv", "named-labels.csv", "indices.csv"),
+        "the data's labels are numbers: name them, label i as data.label_names[i] (--set "
+        "'data.label_names=[negative,positive]' if 0 is negative, 1 is positive)",
     ),
     # -- --until-decided (eval.until_decided)
     Case(
