@@ -262,6 +262,8 @@ FILES = {
     "named-proba.csv": "prediction,proba_negative,proba_positive\n" + "negative,0.7,0.3\npositive,0.2,0.8\n" * 6,
     "named-labels.csv": "prediction\n" + "negative\npositive\n" * 6,
     "indices.csv": "prediction\n" + "0\n1\n" * 6,
+    # a test split without labels whose header names its sentence column 'label' (GLUE's test.tsv, renamed)
+    "unlabelled.tsv": "text\tlabel\n" + "".join(f"{i}\tsentence number {i} of the test split\n" for i in range(24)),
 }
 
 
@@ -411,6 +413,13 @@ CASES = [
             )
         ),
         "classes ['neutral'] have training examples but no evaluation examples",
+    ),
+    Case(
+        "every-label-unique",
+        quick_run("unlabelled.tsv", "indices.csv", "indices.csv"),
+        "unlabelled.tsv: column 'label' (data.label_column): all 24 values differ, so it is probably not labels "
+        "(an unlabelled file?); set data.label_column (--label-column) to the column of classes (columns: text, "
+        "label)",
     ),
     Case(
         "malformed-csv-row",
