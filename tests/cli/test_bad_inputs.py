@@ -761,3 +761,34 @@ def test_corrupt_jpeg_and_empty_rows_are_skipped_with_a_count(tmp_path, capsys):
     )
     outcome = headtohead.run(_text_exp({"path": str(table)}))
     assert outcome.result.dataset.skipped == {"empty text": 1} and outcome.result.dataset.n_examples == 2
+
+
+def test_a_full_disk_names_only_the_models_resume_evaluates_again(assets, tmp_path, monkeypatch, capsys):
+    """The disk fills while the second model's results are written, after its resume entry was: --resume
+    re-uses it, so the line names only the third model as the one to evaluate, and --resume does just that."""
+    models = [{**KEYWORDS, "name": name} for name in ("na", "nb", "nc")]
+    experiment = _write_exp(tmp_path, {**_text_exp({"path": str(assets["table"])}, *models), "name": "disk"})
+    out = tmp_path / "out"
+    replace, written = os.replace, []
+
+    def disk_fills(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(dst).name == "predictions.npz":  # the run's own file, after the model's resume entry
+            written.append(dst)
+            if len(written) == 2:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", disk_fills)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as info:
+        main(["run", str(experiment), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.endswith(
+        "writing failed (No space left on device); the previous file, if any, is unchanged; free some disk space "
+        f"or choose another --out folder (results of na, nb are kept in {out}; run again with --resume to "
+        "evaluate nc)"
+    ), err
+    monkeypatch.setattr(os, "replace", replace)
+    main(["run", str(experiment), "--out", str(out), "--resume"])
+    assert "Resumed: the finished results of na, nb were re-used." in capsys.readouterr().out
