@@ -142,11 +142,9 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
     key = spelling(word)
     spelt = {c: spelling(c) for c in options}
     limit = 1 if len(key) <= 5 else 2 if len(key) <= 10 else 3
-    for fits in (
-        lambda c: spelt[c] == key,
-        lambda c: len(key) >= 2 and spelt[c].startswith(key),
-    ):
-        found = [c for c in options if fits(c)]
+    same = [c for c in options if spelt[c] == key]
+    begun = [c for c in options if len(key) >= 2 and spelt[c].startswith(key)]
+    for found in (same, begun):
         if found:
             return _likeliest(word, found)
     distance = {c: edit_distance(key, spelt[c]) for c in options}
