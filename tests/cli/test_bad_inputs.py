@@ -792,3 +792,42 @@ def test_a_full_disk_names_only_the_models_resume_evaluates_again(assets, tmp_pa
     monkeypatch.setattr(os, "replace", replace)
     main(["run", str(experiment), "--out", str(out), "--resume"])
     assert "Resumed: the finished results of na, nb were re-used." in capsys.readouterr().out
+
+
+def test_a_prediction_file_run_names_a_bad_input_before_importing_what_models_need(tmp_path):
+    """The command in a fresh process: one line, exit 2, and torch (2 s of imports) not in sys.modules then.
+
+    The process runs the CLI's own entry point and, as it exits on the error, prints the modules it
+    holds: the inputs (the data, each prediction file) are checked before the device, the random
+    state and the environment record import torch.
+    """
+    import subprocess
+    import sys
+
+    for name in ("numbered.csv", "named-proba.csv", "indices.csv"):
+        (tmp_path / name).write_text(FILES[name])
+    argv = ["run", "--data", "numbered.csv", "--model", "a=named-proba.csv", "--model", "b=indices.csv"]
+    entry = (
+        "import sys\n"
+        "from headtohead.cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "finally:\n"
+        "    print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", entry, *argv, "--out", str(tmp_path / "out")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "400"},
+        check=False,
+    )
+    err = done.stderr.strip()
+    assert done.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("error: model 'a' (") and "probability columns for labels the data does not have" in err
+    held = set(done.stdout.split())
+    assert {"pandas", "headtohead.adapters.predictions"} <= held  # the file was read, in this process
+    assert not {"torch", "transformers", "timm"} & held, sorted({"torch", "transformers", "timm"} & held)
+    assert not (tmp_path / "out").exists()  # and nothing was left behind
