@@ -27,3 +27,19 @@ def test_a_data_error_naming_many_labels_stays_short(tmp_path):
     message = str(info.value)
     assert "'intent_000', 'intent_001'" in message and "'intent_009' … and 190 more are not in" in message
     assert len(message) < 400 and "\n" not in message
+
+
+def test_did_you_mean_goes_by_edits_of_spelling_not_of_meaning():
+    """mmc is one edit from mcc and two from mce; case and separators are no edit; an abbreviation names its metric."""
+    from headtohead.errors import closest, did_you_mean, edit_distance
+    from headtohead.metrics import CATALOGUE
+
+    assert edit_distance("mmc", "mcc") == 1 and edit_distance("mmc", "mce") == 2
+    assert edit_distance("roc_uac", "roc_auc") == 1  # two neighbours swapped: one edit
+    assert did_you_mean("mmc", CATALOGUE) == " — did you mean mcc?"  # difflib's ratio said mce (listed first)
+    assert closest("acc", CATALOGUE) == "accuracy"  # not mcc, one edit away: acc begins accuracy
+    assert (
+        closest("F1-Macro", CATALOGUE) == "f1_macro" and closest("batchsize", ["batch_size", "epochs"]) == "batch_size"
+    )
+    assert closest("acuracy", CATALOGUE) == "accuracy" and closest("xyz", CATALOGUE) is None
+    assert closest("Tesla V100", ["A100-SXM4", "Tesla V100-SXM2-16GB"]) == "Tesla V100-SXM2-16GB"

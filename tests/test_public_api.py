@@ -42,6 +42,9 @@ def test_errors_share_one_root_and_exit_code_2():
         assert issubclass(cls, headtohead.H2HError) and cls.exit_code == 2
 
 
-def test_dir_lists_the_lazy_names():
-    names = dir(headtohead)
-    assert set(headtohead.__all__) <= set(names) and {"run", "compare", "gate", "suite"} <= set(names)
+def test_dir_lists_the_public_names_and_nothing_else():
+    """dir(), tab completion and help() show the public surface: the lazy names, not the module's helpers."""
+    assert dir(headtohead) == sorted(headtohead.__all__)
+    assert {"run", "compare", "gate", "suite"} <= set(dir(headtohead))
+    for helper in ("Any", "TYPE_CHECKING", "annotations", "PathLike"):  # imports of the module itself
+        assert not hasattr(headtohead, helper), helper

@@ -15,15 +15,14 @@ Every command of ``h2h`` is one function here: :func:`run` (``h2h run``, ``h2h b
 >>> outcome = headtohead.compare({"bert": (model, tokenizer), "gpt": gpt_labels}, data=frame)  # doctest: +SKIP
 """
 
-from __future__ import annotations
-
-from os import PathLike
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from headtohead.errors import ConfigError, DataError, DeviceError, H2HError, ModelError, ResultsError
 from headtohead.version import __version__
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
+    from os import PathLike
+
     from headtohead.results.predictions import Predictions
 
 
@@ -65,7 +64,7 @@ _LAZY = {
 }
 
 
-def load_predictions(path: str | PathLike[str]) -> Predictions:
+def load_predictions(path: "str | PathLike[str]") -> "Predictions":
     """Read the ``predictions.npz`` written beside a ``results.json`` (a file or its folder)."""
     from pathlib import Path
 
@@ -76,7 +75,7 @@ def load_predictions(path: str | PathLike[str]) -> Predictions:
     return Predictions.load(path / PREDICTIONS_FILE if path.is_dir() else path)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     if name in _LAZY:
         import importlib
 
@@ -86,5 +85,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    # the lazy names are attributes too: dir(), tab completion and help() list them
-    return sorted({*globals(), *_LAZY, *__all__})
+    # the public surface only: the lazy names are attributes too (dir(), tab completion and help() list
+    # them), and the helpers of this module (typing, the lazy table) are not part of it
+    return sorted(__all__)

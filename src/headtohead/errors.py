@@ -6,6 +6,7 @@ See ``docs/architecture.md``, "The exceptions headtohead raises for bad input".
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 
 __all__ = [
@@ -17,11 +18,16 @@ __all__ = [
     "ResultsError",
     "AnswersMissing",
     "did_you_mean",
+    "closest",
+    "edit_distance",
+    "spelling",
     "listing",
 ]
 
 #: How many names a one-line message shows before it counts the rest.
 LISTING_LIMIT = 10
+#: What separates the words of a name without changing its meaning (``f1_macro``, ``f1-macro``, ``F1 macro``).
+_SEPARATORS = re.compile(r"[\s_.\-]+")
 
 
 class H2HError(Exception):
@@ -66,7 +72,7 @@ class AnswersMissing(H2HError):
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """Return `` — did you mean X?`` for the closest choice, or ``""`` when none is close.
+    """Return `` — did you mean X?`` for the closest choice (:func:`closest`), or ``""`` when none is close.
 
     Parameters
     ----------
@@ -84,9 +90,74 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     --------
     >>> did_you_mean("max_lenght", ["max_length", "name"])
     ' — did you mean max_length?'
+    >>> did_you_mean("mmc", ["mce", "mcc"])
+    ' — did you mean mcc?'
     """
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    return f" — did you mean {close[0]}?" if close else ""
+    close = closest(str(word), choices)
+    return f" — did you mean {close}?" if close is not None else ""
+
+
+def spelling(word: str) -> str:
+    """``word`` as far as its meaning goes: lower case, without separators (``F1-Macro`` → ``f1macro``)."""
+    return _SEPARATORS.sub("", word.lower())
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Edits from ``a`` to ``b``: letters inserted, deleted, replaced, or two neighbours swapped (each one edit).
+
+    The optimal-string-alignment distance (Damerau–Levenshtein without edits of an edited span).
+
+    Examples
+    --------
+    >>> edit_distance("mmc", "mcc"), edit_distance("mmc", "mce"), edit_distance("roc_uac", "roc_auc")
+    (1, 2, 1)
+    """
+    before: list[int] = []  # the row two letters of ``a`` back, for a swap
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, y in enumerate(b, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, previous = previous, current
+    return previous[-1]
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice ``word`` most likely means, or ``None`` when none is close.
+
+    Edits of spelling, not of meaning, decide, in this order: the same name but for case and
+    separators (``batchsize``, ``F1-macro``); a name ``word`` begins (an abbreviation: ``acc`` →
+    ``accuracy``, ``dat`` → ``data``); the fewest edits (:func:`edit_distance`: ``mmc`` is one from
+    ``mcc``, two from ``mce``), at most one in a word of 5 letters, two in one of 10, three beyond;
+    else difflib's closest match. Ties go to difflib's closest.
+
+    Examples
+    --------
+    >>> closest("acc", ["mcc", "accuracy"]), closest("Tesla V100", ["Tesla V100-SXM2-16GB"]), closest("xyz", ["abc"])
+    ('accuracy', 'Tesla V100-SXM2-16GB', None)
+    """
+    options = [str(c) for c in choices]
+    key = spelling(word)
+    spelt = {c: spelling(c) for c in options}
+    limit = 1 if len(key) <= 5 else 2 if len(key) <= 10 else 3
+    same = [c for c in options if spelt[c] == key]
+    begun = [c for c in options if len(key) >= 2 and spelt[c].startswith(key)]
+    for found in (same, begun):
+        if found:
+            return _likeliest(word, found)
+    distance = {c: edit_distance(key, spelt[c]) for c in options}
+    nearest = min(distance.values(), default=limit + 1)
+    if nearest <= limit:
+        return _likeliest(word, [c for c in options if distance[c] == nearest])
+    close = difflib.get_close_matches(str(word), options, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _likeliest(word: str, found: list[str]) -> str:
+    """Of equally close ``found``, difflib's closest (its tie-break: the greater string)."""
+    return max(found, key=lambda c: (difflib.SequenceMatcher(None, word, c).ratio(), c))
 
 
 def default_choice(offered: Sequence[str], defaults: Iterable[str]) -> str | None:

@@ -12,9 +12,10 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from headtohead.errors import did_you_mean
+from headtohead.errors import did_you_mean, edit_distance, spelling
 
 __all__ = ["Metric", "CATALOGUE", "STAT_NAMES", "register", "names", "defaults", "check_names", "unknown"]
+__all__ += ["misspelling_of", "QUALIFIERS"]
 
 #: Sums a bootstrap metric may ask for (:func:`headtohead.stats.bootstrap_metrics.example_stats` builds them):
 #: class histograms of the true and predicted labels (``pred``: the dataset's classes only; ``pred_all``:
@@ -116,6 +117,39 @@ def unknown(name: str, among: Iterable[str] | None = None, *, what: str = "metri
     """The one line that refuses a metric name: the nearest name, then the choices (default: the catalogue's)."""
     choices = list(CATALOGUE if among is None else among)
     return f"unknown {what} '{name}'{did_you_mean(name, choices)} (choose one of: {', '.join(choices)}{note})"
+
+
+#: Words that make a name another metric, not a misspelling of a catalogue one (``f1_micro`` is not ``f1_macro``).
+QUALIFIERS = ("micro", "macro", "weighted", "samples", "binary")
+
+
+def misspelling_of(name: str) -> str | None:
+    """The catalogue metric ``name`` misspells, or ``None``: it is a catalogue name, or a name of its own.
+
+    A misspelling is not a catalogue name, has 4 letters or more (case and separators aside: ``F1-Macro``
+    is ``f1_macro``), is one edit from a catalogue name (two from one of 8 letters or more;
+    :func:`headtohead.errors.edit_distance`), and holds no word of :data:`QUALIFIERS` that name lacks.
+    Shorter names (``acc``, ``auc``, ``map``, ``em``) are other metrics' own abbreviations, one edit
+    from ``mcc`` or ``ece`` by chance: never a misspelling.
+
+    Examples
+    --------
+    >>> misspelling_of("acuracy"), misspelling_of("F1-Macro"), misspelling_of("f1_micro"), misspelling_of("auc")
+    ('accuracy', 'f1_macro', None, None)
+    """
+    if name in CATALOGUE:
+        return None
+    key = spelling(name)
+    if len(key) < 4:
+        return None
+    found = []
+    for entry in CATALOGUE:
+        target = spelling(entry)
+        other = any(word in key and word not in target for word in QUALIFIERS)
+        distance = edit_distance(key, target)
+        if not other and distance <= (2 if len(target) >= 8 else 1):
+            found.append((distance, entry))
+    return min(found)[1] if found else None
 
 
 def check_names(picked: list[str]) -> list[str]:

@@ -249,7 +249,10 @@ def test_folder_without_weights(bert_dir: Path, tmp_path: Path) -> None:
 
 def test_hub_id_offline_fails_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, waits) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ModelError, match="not available offline: download it first or point source at a local"):
+    with pytest.raises(
+        ModelError,
+        match=r"not available offline: download it first \(hf download some-org/not-a-cached-model\) or point source at",
+    ):
         load("some-org/not-a-cached-model", base_dir=tmp_path)
     assert waits.none()  # no back-off, no connection: it fails at once however loaded the machine is
 
@@ -392,6 +395,18 @@ def test_real_minilm_with_fresh_head() -> None:
     assert adapter.forward(batch).shape == (4, 2)
 
 
+def test_the_download_command_is_the_one_the_installed_huggingface_hub_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hf from huggingface_hub 0.34 on (huggingface-cli is gone from 1.0), huggingface-cli before."""
+    import importlib.metadata
+
+    from headtohead.adapters.hf_hub import download_command
+
+    assert download_command("org/m") == "hf download org/m"  # the installed huggingface_hub (>= 0.34)
+    for release, program in (("0.33.4", "huggingface-cli"), ("0.34.0", "hf"), ("1.0.0rc2", "hf")):
+        monkeypatch.setattr(importlib.metadata, "version", lambda name, release=release: release)
+        assert download_command("org/m", local_dir="DIR") == f"{program} download org/m --local-dir DIR"
+
+
 def test_hub_id_without_network_fails_in_seconds_naming_the_hub(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -417,6 +432,7 @@ def test_hub_id_without_network_fails_in_seconds_naming_the_hub(
         message = str(info.value)
         assert f"the hub (http://127.0.0.1:{port}) cannot be reached from here" in message
         assert "'some-org/not-a-cached-model' is not in the local cache" in message and "tokenizer" not in message
+        assert "(hf download some-org/not-a-cached-model)" in message  # huggingface_hub >= 0.34 has no huggingface-cli
         config = model_settings(name="m", kind="transformers", source="some-org/cached")
         monkeypatch.setattr(hf_hub, "hub_cache", lambda config: "/cache/config.json")
         assert hf_hub.hub_reachable_or_cached(config)  # cached: read from the cache, no download tried

@@ -244,9 +244,45 @@ def _hold_the_lock(out: Path) -> contextlib.AbstractContextManager[Any]:
     return OutputLock(out, "h2h run of experiment 'bad'")
 
 
+def quick_run(data: str, *models: str) -> Callable[[Path, dict[str, Path]], list[str]]:
+    """``h2h run --data … --model …`` of files written into the case's folder (``{name: text}`` of ``FILES``)."""
+
+    def build(tmp: Path, assets: dict[str, Path]) -> list[str]:
+        for name in (data, *models):
+            (tmp / name).write_text(FILES[name])
+        chosen = [arg for i, name in enumerate(models) for arg in ("--model", f"m{i}={tmp / name}")]
+        return ["run", "--data", str(tmp / data), *chosen, "--set", "name=bad", "--out", "{out}"]
+
+    return build
+
+
+#: Files of quick runs: data labelled 0/1, and models' predictions of it.
+FILES = {
+    "numbered.csv": "text,label\n" + "".join(f"{w} {i},{i % 2}\n" for i, w in enumerate(["dull", "good"] * 6)),
+    "named-proba.csv": "prediction,proba_negative,proba_positive\n" + "negative,0.7,0.3\npositive,0.2,0.8\n" * 6,
+    "named-labels.csv": "prediction\n" + "negative\npositive\n" * 6,
+    "indices.csv": "prediction\n" + "0\n1\n" * 6,
+    # a test split without labels whose header names its sentence column 'label' (GLUE's test.tsv, renamed)
+    "unlabelled.tsv": "text\tlabel\n" + "".join(f"{i}\tsentence number {i} of the test split\n" for i in range(24)),
+}
+
+
+def _scores(tmp: Path, rows: int) -> str:
+    """A table of scores for h2h suite --scores: ``rows`` data sets, two models."""
+    lines = ["dataset,a,b", *(f"d{i},0.{80 + i},0.{70 + i}" for i in range(rows))]
+    (tmp / "scores.csv").write_text("\n".join(lines) + "\n")
+    return str(tmp / "scores.csv")
+
+
 MANY = {f"intent_{i:02d}": [f"word{i}"] for i in range(77)}  # 77 classes, none of them the data's
 
 BERT = {"name": "bert", "kind": "transformers"}
+SUITE = {
+    "name": "bad",
+    "datasets": [{"name": "a", "data": {"path": "a.csv"}}, {"name": "b", "data": {"path": "b.csv"}}],
+    "models": [KEYWORDS, {**KEYWORDS, "name": "kw2"}],
+    "across": {"metric": "accuracy"},
+}
 
 CASES = [
     # -- the experiment file and --set overrides
@@ -312,6 +348,16 @@ CASES = [
     ),
     Case("experiment-file-empty", run_args(""), "the experiment file is empty"),
     Case(
+        "suite-file-to-run",
+        run_args(SUITE),
+        "exp.yaml: this is a suite file (datasets:, across:), not an experiment (data:); run it with h2h suite ",
+    ),
+    Case(
+        "suite-file-to-validate",
+        lambda t, a: ["validate", str(_write_exp(t, SUITE))],
+        "exp.yaml: this is a suite file (datasets:, across:), not an experiment (data:); run it with h2h suite ",
+    ),
+    Case(
         "unknown-model-kind",
         run_args(_text_exp({"path": "d.csv"}, {**KEYWORDS, "kind": "sklarn"})),
         "unknown model kind 'sklarn' — did you mean sklearn?",
@@ -367,6 +413,13 @@ CASES = [
             )
         ),
         "classes ['neutral'] have training examples but no evaluation examples",
+    ),
+    Case(
+        "every-label-unique",
+        quick_run("unlabelled.tsv", "indices.csv", "indices.csv"),
+        "unlabelled.tsv: column 'label' (data.label_column): all 24 values differ, so it is probably not labels "
+        "(an unlabelled file?); set data.label_column (--label-column) to the column of classes (columns: text, "
+        "label)",
     ),
     Case(
         "malformed-csv-row",
@@ -429,7 +482,8 @@ CASES = [
     Case(
         "hub-id-while-offline",
         with_assets(lambda t, a: _text_exp({"path": str(a["table"])}, {**BERT, "source": "someone/no-such-model"})),
-        "hub model 'someone/no-such-model' is not available offline",
+        "hub model 'someone/no-such-model' is not available offline: download it first (hf download "
+        "someone/no-such-model)",
     ),
     Case(
         "python-module-missing",
@@ -442,6 +496,20 @@ CASES = [
             lambda t, a: _text_exp({"path": str(a["table"])}, {"name": "net", "kind": "timm", "source": "test_resnet"})
         ),
         "model 'net' (kind timm) cannot read text data",
+    ),
+    Case(
+        "named-probability-columns-on-numbered-data",
+        quick_run("numbered.csv", "named-proba.csv", "indices.csv"),
+        "named-proba.csv): probability columns for labels the data does not have: 'proba_negative', "
+        "'proba_positive'; the data's labels are 0, 1 (columns proba_0, proba_1); the data's labels are numbers: "
+        "name them, label i as data.label_names[i] (--set 'data.label_names=[negative,positive]' if 0 is "
+        "negative, 1 is positive)",
+    ),
+    Case(
+        "named-predictions-on-numbered-data",
+        quick_run("numbered.csv", "named-labels.csv", "indices.csv"),
+        "the data's labels are numbers: name them, label i as data.label_names[i] (--set "
+        "'data.label_names=[negative,positive]' if 0 is negative, 1 is positive)",
     ),
     # -- --until-decided (eval.until_decided)
     Case(
@@ -579,6 +647,56 @@ CASES = [
         ],
         "--baseline mpl: no model of that name",
     ),
+    # -- metric names: the nearest by edits of spelling; a table's own name unless it misspells a catalogue one
+    Case(
+        "gate-metric-misspelt",
+        lambda t, a: (
+            ["gate", "{out}", "--baseline", "mlp", "--candidate", "mlp", "--max-accuracy-drop", "1pp"]
+            + ["--metric", "mmc"]
+        ),
+        "--metric mmc: unknown metric 'mmc' — did you mean mcc?",
+    ),
+    Case(
+        "suite-table-metric-misspelt",
+        lambda t, a: ["suite", "--scores", _scores(t, 3), "--metric", "acuracy", "--out", str(t / "suite")],
+        "--metric acuracy: not a catalogue metric but a misspelling of one — did you mean accuracy?",
+    ),
+    Case(
+        "suite-table-of-one-data-set",
+        lambda t, a: ["suite", "--scores", _scores(t, 1), "--out", str(t / "suite")],
+        "scores.csv: one data set (d0); a suite compares models across at least two data sets: give one row per "
+        "data set",
+    ),
+    # -- one rule for every --alpha: 0 < alpha < 0.5 (docs/cli.md, "Words")
+    Case(
+        "gate-alpha-above-one-half",
+        lambda t, a: (
+            ["gate", "{out}", "--baseline", "mlp", "--candidate", "mlp", "--max-accuracy-drop", "1pp"]
+            + ["--alpha", "0.7"]
+        ),
+        "--alpha 0.7: a significance level lies between 0 and 0.5, both excluded; write e.g. --alpha 0.05",
+    ),
+    Case(
+        "plan-alpha-a-confidence",
+        lambda t, a: ["plan", "--accuracy", "0.9", "--delta", "2pp", "--alpha", "0.95"],
+        "--alpha 0.95: a significance level lies between 0 and 0.5, both excluded (0.95 reads as a confidence: "
+        "its alpha is 0.05)",
+    ),
+    Case(
+        "plan-alpha-one-half",
+        lambda t, a: ["plan", "--accuracy", "0.9", "--delta", "2pp", "--alpha", "0.5"],
+        "--alpha 0.5: a significance level lies between 0 and 0.5, both excluded",
+    ),
+    Case(
+        "suite-alpha-zero",
+        lambda t, a: ["suite", "--scores", _scores(t, 3), "--alpha", "0", "--out", str(t / "suite")],
+        "--alpha 0: a significance level lies between 0 and 0.5, both excluded",
+    ),
+    Case(
+        "suite-alpha-not-a-number",
+        lambda t, a: ["suite", "--scores", _scores(t, 3), "--alpha", "5%", "--out", str(t / "suite")],
+        "--alpha 5%: not a number; write e.g. --alpha 0.05",
+    ),
 ]
 
 
@@ -643,3 +761,73 @@ def test_corrupt_jpeg_and_empty_rows_are_skipped_with_a_count(tmp_path, capsys):
     )
     outcome = headtohead.run(_text_exp({"path": str(table)}))
     assert outcome.result.dataset.skipped == {"empty text": 1} and outcome.result.dataset.n_examples == 2
+
+
+def test_a_full_disk_names_only_the_models_resume_evaluates_again(assets, tmp_path, monkeypatch, capsys):
+    """The disk fills while the second model's results are written, after its resume entry was: --resume
+    re-uses it, so the line names only the third model as the one to evaluate, and --resume does just that."""
+    models = [{**KEYWORDS, "name": name} for name in ("na", "nb", "nc")]
+    experiment = _write_exp(tmp_path, {**_text_exp({"path": str(assets["table"])}, *models), "name": "disk"})
+    out = tmp_path / "out"
+    replace, written = os.replace, []
+
+    def disk_fills(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(dst).name == "predictions.npz":  # the run's own file, after the model's resume entry
+            written.append(dst)
+            if len(written) == 2:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", disk_fills)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as info:
+        main(["run", str(experiment), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.endswith(
+        "writing failed (No space left on device); the previous file, if any, is unchanged; free some disk space "
+        f"or choose another --out folder (results of na, nb are kept in {out}; run again with --resume to "
+        "evaluate nc)"
+    ), err
+    monkeypatch.setattr(os, "replace", replace)
+    main(["run", str(experiment), "--out", str(out), "--resume"])
+    assert "Resumed: the finished results of na, nb were re-used." in capsys.readouterr().out
+
+
+def test_a_prediction_file_run_names_a_bad_input_before_importing_what_models_need(tmp_path):
+    """The command in a fresh process: one line, exit 2, and torch (2 s of imports) not in sys.modules then.
+
+    The process runs the CLI's own entry point and, as it exits on the error, prints the modules it
+    holds: the inputs (the data, each prediction file) are checked before the device, the random
+    state and the environment record import torch.
+    """
+    import subprocess
+    import sys
+
+    for name in ("numbered.csv", "named-proba.csv", "indices.csv"):
+        (tmp_path / name).write_text(FILES[name])
+    argv = ["run", "--data", "numbered.csv", "--model", "a=named-proba.csv", "--model", "b=indices.csv"]
+    entry = (
+        "import sys\n"
+        "from headtohead.cli.main import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "finally:\n"
+        "    print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", entry, *argv, "--out", str(tmp_path / "out")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "400"},
+        check=False,
+    )
+    err = done.stderr.strip()
+    assert done.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("error: model 'a' (") and "probability columns for labels the data does not have" in err
+    held = set(done.stdout.split())
+    assert {"pandas", "headtohead.adapters.predictions"} <= held  # the file was read, in this process
+    assert not {"torch", "transformers", "timm"} & held, sorted({"torch", "transformers", "timm"} & held)
+    assert not (tmp_path / "out").exists()  # and nothing was left behind

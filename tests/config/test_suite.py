@@ -97,6 +97,28 @@ def test_missing_and_empty_files_say_suite(tmp_path):
         load_suite(tmp_path / "empty.yaml")
 
 
+def test_a_suite_file_and_an_experiment_file_are_told_apart_by_their_keys(tmp_path):
+    """A suite given to h2h run/validate (an experiment given to h2h suite) names the command that reads it."""
+    from headtohead.config import Experiment, load_experiment
+    from headtohead.config.loading import SUITE_KEYS
+
+    assert set(SUITE_KEYS) == set(SuiteConfig.model_fields) - set(Experiment.model_fields)
+    suite, experiment = tmp_path / "suite.yaml", tmp_path / "exp.yaml"
+    suite.write_text(yaml.safe_dump(BASE))
+    with pytest.raises(ConfigError) as info:
+        load_experiment(suite)
+    assert str(info.value) == (
+        f"{suite}: this is a suite file (datasets:), not an experiment (data:); run it with h2h suite {suite}"
+    )
+    one = {"name": "e", "data": BASE["datasets"][0]["data"], "models": BASE["models"]}
+    experiment.write_text(yaml.safe_dump(one))
+    with pytest.raises(
+        ConfigError,
+        match=r"exp.yaml: this is an experiment file \(data:\), not a suite \(datasets:\); run it with h2h run ",
+    ):
+        load_suite(experiment)
+
+
 def test_side_by_side_through_processes_is_accepted():
     suite = SuiteConfig.model_validate(_with(datasets_at_once=3, execution={"mode": "processes", "num_workers": 2}))
     assert suite.datasets_at_once == 3

@@ -111,6 +111,27 @@ def test_mixed_label_kinds_are_an_error(tmp_path):
         _load(path)
 
 
+def test_a_label_column_whose_every_value_differs_is_refused_when_the_data_loads(tmp_path):
+    """An unlabelled test split (its sentences, or its row index, read as labels) is named at once, not after the models ran."""
+    from headtohead.data.tables import UNIQUE_LABELS_FROM
+
+    rows = [{"text": f"sentence {i}", "label": f"sentence {i} again"} for i in range(UNIQUE_LABELS_FROM)]
+    with pytest.raises(DataError) as info:
+        _load(write_text_table(tmp_path / "test.tsv", rows))
+    assert str(info.value) == (
+        f"{tmp_path / 'test.tsv'}: column 'label' (data.label_column): all {UNIQUE_LABELS_FROM} values differ, so it "
+        f"is probably not labels (an unlabelled file?); set data.label_column (--label-column) to the column of "
+        f"classes (columns: text, label)"
+    )
+    numbered = [{"text": f"sentence {i}", "index": i} for i in range(UNIQUE_LABELS_FROM)]
+    with pytest.raises(DataError, match=r"column 'index' \(data.label_column\): all 20 values differ"):
+        _load(write_text_table(tmp_path / "n.csv", numbered), label_column="index")
+    # fewer rows may be a toy set of one example per class; declared classes are the user's word
+    assert len(_load(write_text_table(tmp_path / "few.csv", rows[:-1])).label_names) == UNIQUE_LABELS_FROM - 1
+    names = [f"c{i}" for i in range(UNIQUE_LABELS_FROM)]
+    assert _load(tmp_path / "n.csv", label_column="index", label_names=names).label_names == tuple(names)
+
+
 def test_text_pair_column(tmp_path):
     path = make_text_table(tmp_path / "p.jsonl", n_per_class=2, pair=True)
     ds = _load(path, text_pair_column="text_pair")

@@ -243,8 +243,10 @@ def test_a_missing_key_and_a_server_down_stop_the_run_before_any_model_runs(root
 
 def test_a_run_that_stops_early_leaves_results_marked_unfinished(root):
     experiment = _experiment(root, "http://127.0.0.1:9/v1")
+    # a model that fails as it loads, after the first finished (a missing prediction file is refused
+    # before any model runs, with the data: it would stop the run before anything is saved)
     experiment["models"] = experiment["models"][:1] + [
-        {"name": "gone", "kind": "predictions", "source": str(root / "no-such.csv")}
+        {"name": "gone", "kind": "python", "source": "h2h_no_such_module:make"}
     ]
     with pytest.raises(headtohead.errors.H2HError):
         headtohead.run(experiment, out_dir=root / "out")

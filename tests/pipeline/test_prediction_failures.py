@@ -150,7 +150,7 @@ def test_numbered_data_against_named_predictions_suggests_data_label_names(data,
     ds = Dataset("n.csv", "text", ["x"] * 2, np.array([0, 1]), ("0", "1"), ids=["a", "b"])
     (tmp_path / "p.csv").write_text("id,prediction\na,negative\nb,positive\n")
     with pytest.raises(
-        ModelError, match=r"data.label_names: \[negative, positive\] .* if 0 is negative, 1 is positive"
+        ModelError, match=r"--set 'data.label_names=\[negative,positive\]' if 0 is negative, 1 is positive\)$"
     ):
         read_prediction_file(tmp_path / "p.csv", ds)
     (tmp_path / "p.csv").write_text("id,prediction\na,0.3\nb,0.8\n")

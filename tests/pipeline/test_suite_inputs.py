@@ -185,3 +185,19 @@ def test_a_suite_file_names_its_baseline_under_across(tmp_path):
     assert suite_from_dict(suite).across.baseline == "y"
     with pytest.raises(ConfigError, match="across.baseline: 'z' is not one of the models"):
         suite_from_dict({**suite, "across": {"baseline": "z"}})
+
+
+def test_a_table_metric_is_free_text_unless_a_catalogue_name_or_a_misspelling_of_one():
+    """A catalogue name keeps its direction on a table too (brier: lower is better); a misspelt one is refused."""
+    from headtohead.pipeline.suite_inputs import metric_direction
+
+    assert metric_direction("auc", None, table=True) is True  # a table's own metric: higher unless told
+    assert metric_direction("rank", True, table=True) is False
+    assert metric_direction("brier", None, table=True) is False  # was higher-is-better on a table
+    with pytest.raises(ConfigError, match=r"^--metric acuracy: not a catalogue metric .* did you mean accuracy\?"):
+        metric_direction("acuracy", None, table=True)
+    with pytest.raises(ConfigError, match="higher is better for accuracy"):
+        metric_direction("accuracy", True, table=True)
+    table = TABLE.head(1)
+    with pytest.raises(DataError, match=r"^the scores table: one data set \(a\); a suite compares models across at"):
+        headtohead.suite(scores=table)

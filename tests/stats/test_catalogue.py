@@ -110,6 +110,23 @@ def test_stats_metrics_are_validated_in_one_line():
         StatsConfig(metrics=["roc_uac"])
 
 
+def test_a_misspelt_catalogue_name_is_told_from_a_metric_of_its_own():
+    """What h2h suite --scores refuses as a typo: near a catalogue name, long enough, no other qualifier."""
+    from headtohead.metrics import misspelling_of
+
+    for typo, meant in (
+        ("acuracy", "accuracy"),
+        ("accuarcy", "accuracy"),
+        ("breir", "brier"),
+        ("F1-Macro", "f1_macro"),
+    ):
+        assert misspelling_of(typo) == meant, typo
+    assert misspelling_of("recall_macor") == "recall_macro" and misspelling_of("roc_uac") == "roc_auc"
+    # a table's own metrics: catalogue names, short abbreviations one edit from mcc/ece by chance, other qualifiers
+    for own in ("accuracy", "brier", "acc", "auc", "map", "em", "f1_micro", "recall_micro", "bleu", "rank", "score"):
+        assert misspelling_of(own) is None, own
+
+
 def test_a_registered_metric_is_one_entry(monkeypatch):
     monkeypatch.setattr("headtohead.metrics.CATALOGUE", dict(CATALOGUE))
     import headtohead.metrics as catalogue

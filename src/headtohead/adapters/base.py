@@ -140,6 +140,19 @@ class ModelAdapter(ABC):
         return None
 
     @classmethod
+    def check_inputs(cls, config: ModelConfig, context: LoadContext, dataset: Dataset) -> None:
+        """Check the model's own input files against the data, as the data loads (default: nothing to check).
+
+        Called for every model (and pass) before the run resolves the device and seeds the random
+        state, which import torch: a family whose input is a file the pass only looks up (stored
+        predictions) reads it here, so that a mistake in it is one line in a second, not after the
+        imports the models need. Raises an :class:`~headtohead.errors.H2HError`; what it reads is
+        read again by the pass (a lookup file is cheap to read). ``context.device`` is not the
+        run's device yet: nothing here may use it.
+        """
+        return None
+
+    @classmethod
     def check_before_run(cls, config: ModelConfig) -> list[str]:
         """Check what a model needs from outside this process (a key, a server), before any model runs.
 

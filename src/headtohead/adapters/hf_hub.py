@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +18,10 @@ from headtohead.errors import ModelError
 from headtohead.runtime.offline import offline_requested, unreachable
 
 __all__ = ["hub_offline", "looks_like_path", "hub_cache", "quiet_transformers", "hub_kwargs", "hub_reachable_or_cached"]
+__all__ += ["download_command"]
 
+#: The huggingface_hub release whose command line is ``hf`` (``huggingface-cli`` before it, and gone since 1.0).
+HF_COMMAND_SINCE = (0, 34)
 #: How long the hub may take to accept a connection before it counts as unreachable.
 HUB_PROBE_SECONDS = 3.0
 _PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy")
@@ -93,8 +97,29 @@ def hub_reachable_or_cached(config: HubModel) -> bool:
     raise ModelError(
         f"model '{config.name}': the hub ({_hub_endpoint()}) cannot be reached from here ({reason}) and "
         f"'{config.source}' is not in the local cache; connect to the network, download it where there is one "
-        f"(huggingface-cli download {config.source}) and copy the cache, or point source at a local folder"
+        f"({download_command(config.source)}) and copy the cache, or point source at a local folder"
     )
+
+
+def download_command(source: str, *, local_dir: str | None = None) -> str:
+    """The command line that downloads hub model ``source`` with the huggingface_hub installed here.
+
+    ``hf download`` from huggingface_hub 0.34 on (its ``huggingface-cli`` was deprecated then and
+    removed in 1.0), ``huggingface-cli download`` before; ``local_dir`` adds ``--local-dir``.
+
+    Examples
+    --------
+    >>> download_command("org/model", local_dir="DIR").endswith("download org/model --local-dir DIR")
+    True
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = tuple(int(part) for part in re.findall(r"\d+", version("huggingface_hub"))[:2])
+    except PackageNotFoundError:  # not installed: the command a fresh install brings
+        release = HF_COMMAND_SINCE
+    program = "hf" if release >= HF_COMMAND_SINCE else "huggingface-cli"
+    return f"{program} download {source}" + (f" --local-dir {local_dir}" if local_dir else "")
 
 
 def _hub_endpoint() -> str:

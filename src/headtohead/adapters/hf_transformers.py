@@ -17,6 +17,7 @@ from typing import Any, ClassVar, cast
 
 from headtohead.adapters.base import LoadContext, ModelAdapter
 from headtohead.adapters.hf_hub import (
+    download_command,
     hub_cache,
     hub_kwargs,
     hub_offline,
@@ -230,8 +231,8 @@ def _locate(config: TransformersSettings, context: LoadContext) -> tuple[str, Pa
     if offline and not isinstance(hub_cache(config), str):
         raise ModelError(
             f"model '{config.name}': '{config.source}' is no folder here ({path.absolute()}) and hub "
-            f"model '{config.source}' is not available offline: download it first or point source at "
-            f"a local folder"
+            f"model '{config.source}' is not available offline: download it first "
+            f"({download_command(config.source)}) or point source at a local folder"
         )
     return config.source, None, offline or hub_reachable_or_cached(config)
 
@@ -286,7 +287,7 @@ def _load_model(
         if folder is None:
             raise ModelError(
                 f"model '{config.name}': hub model '{source}' needs a full unpickle; download it "
-                f"(hf download {source} --local-dir DIR) and point source at DIR"
+                f"({download_command(source, local_dir='DIR')}) and point source at DIR"
             ) from None
         return _load_unpickled(config, folder, kwargs)
     except (OSError, SafetensorError, RuntimeError, EOFError) as exc:

@@ -136,8 +136,8 @@ def numbered_classes_hint(data_labels: Sequence[str], names: Sequence[str]) -> s
 
     Examples
     --------
-    >>> numbered_classes_hint(["0", "1"], ["negative", "positive"])[:46]
-    "the data's labels are numbers: name them with "
+    >>> numbered_classes_hint(["0", "1"], ["negative", "positive"])
+    "the data's labels are numbers: name them, label i as data.label_names[i] (--set 'data.label_names=[negative,positive]' if 0 is negative, 1 is positive)"
     """
     if not data_labels or len(set(names)) != len(data_labels) or any(_INTEGER.match(str(n)) for n in names):
         return ""
@@ -145,9 +145,8 @@ def numbered_classes_hint(data_labels: Sequence[str], names: Sequence[str]) -> s
         return ""
     pairs = ", ".join(f"{d} is {n}" for d, n in zip(data_labels, names, strict=True))
     return (
-        f"the data's labels are numbers: name them with data.label_names in label order (label i is "
-        f"label_names[i]), e.g. data.label_names: [{', '.join(names)}] (--set 'data.label_names=[{','.join(names)}]') "
-        f"if {pairs}"
+        f"the data's labels are numbers: name them, label i as data.label_names[i] "
+        f"(--set 'data.label_names=[{','.join(names)}]' if {pairs})"
     )
 
 

@@ -20,7 +20,7 @@ from headtohead.config.models import family
 from headtohead.data.base import Dataset
 from headtohead.data.columns import name_some, normalise_id
 from headtohead.data.tables import read_table
-from headtohead.errors import ModelError, did_you_mean
+from headtohead.errors import ModelError, did_you_mean, listing
 
 __all__ = [
     "PredictionFile",
@@ -230,15 +230,16 @@ def read_prediction_frame(
             f"every row needs a predicted label"
         )
     failed |= blank
-    proba = _probabilities(where, frame, names, file_rows, tolerance, failed)
+    proba = _probabilities(where, frame, names, file_rows, tolerance, failed, outside=len(outside))
     if proba is not None:
         failed |= np.isnan(proba).any(axis=1)
         proba[failed] = np.nan
     answered = np.flatnonzero(~failed)
     pred = np.full(len(frame), NO_PREDICTION, dtype=np.int64)
+    cells = frame[PREDICTION_COLUMN].tolist()  # once: indexing the frame row by row costs seconds per 100k rows
     pred[answered] = _labels(
         where,
-        [frame[PREDICTION_COLUMN].iloc[i] for i in answered],
+        [cells[i] for i in answered],
         names,
         [file_rows[i] for i in answered],
         notes,
@@ -459,7 +460,7 @@ def _labels(
     data_names = names[: len(names) - outside]
     raise ModelError(
         f"{where}: column '{PREDICTION_COLUMN}' has labels the data does not have: "
-        f"{name_some(unknown)} (first in row {first}); the data's labels are: {', '.join(data_names)}"
+        f"{name_some(unknown)} (first in row {first}); the data's labels are: {listing(data_names)}"
         + _label_fix(unknown, names, outside)
     )
 
@@ -486,12 +487,20 @@ def _label_fix(unknown: list[str], names: tuple[str, ...], outside: int) -> str:
 
 
 def _probabilities(
-    where: str, frame: Any, names: tuple[str, ...], rows: list[int], tolerance: float, failed: np.ndarray
+    where: str,
+    frame: Any,
+    names: tuple[str, ...],
+    rows: list[int],
+    tolerance: float,
+    failed: np.ndarray,
+    *,
+    outside: int = 0,
 ) -> np.ndarray | None:
     """The ``(n, K)`` probabilities in label order, checked and renormalised; ``None`` if the file has none.
 
     A row whose probabilities are all empty or NaN (or one of the ``failed`` rows) is a failure
-    of the model: all NaN, not checked; a row with only some of them empty is an error.
+    of the model: all NaN, not checked; a row with only some of them empty is an error. The last
+    ``outside`` of ``names`` are the model's classes the data does not hold.
     """
     prefixed = [c for c in frame.columns if c.startswith(PROBA_PREFIX)]
     has_list = PROBA_LIST_COLUMN in frame.columns
@@ -508,10 +517,15 @@ def _probabilities(
         columns = [f"{PROBA_PREFIX}{n}" for n in names]
         unknown = [c for c in prefixed if c not in columns]
         if unknown:
+            # named columns on numbered data: the fix is the data's label_names, as for named predictions
+            hint = numbered_classes_hint(names, [c[len(PROBA_PREFIX) :] for c in prefixed]) if not outside else ""
             raise ModelError(
                 f"{where}: probability columns for labels the data does not have: {name_some(unknown)}; "
-                f"the data's labels are {', '.join(names)} (columns {', '.join(columns)}); a model that knows "
-                f"classes the data does not hold declares all its classes in its label_names"
+                f"the data's labels are {listing(names)} (columns {listing(columns)}); "
+                + (
+                    hint
+                    or "a model that knows classes the data does not hold declares all its classes in its label_names"
+                )
             )
         absent = [c for c in columns if c not in prefixed]
         if absent:

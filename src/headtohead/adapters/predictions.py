@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from headtohead.adapters.base import LoadContext, LookedUpAdapter, StoredOutputs
+from headtohead.adapters.labels import align_labels
 from headtohead.adapters.prediction_files import (
     PREDICTION_COLUMN,
     PREDICTION_SUFFIXES,
@@ -70,6 +71,13 @@ class PredictionsAdapter(LookedUpAdapter):
         check_prediction_path(f"model '{config.name}' ({path})", path)
         adapter.path = path
         return adapter
+
+    @classmethod
+    def check_inputs(cls, config: ModelConfig, context: LoadContext, dataset: Dataset) -> None:
+        """Read the file against the data as the pass will: its labels matched first, then every row checked."""
+        adapter = cls.load(config, context)
+        align_labels(adapter.label_names, dataset.label_names, model=adapter.name)
+        adapter.predictions_for(dataset)
 
     def predictions_for(self, dataset: Dataset) -> PredictionFile:
         """The stored outputs of every example of ``dataset``, read and checked once."""

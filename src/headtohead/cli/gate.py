@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from headtohead.cli.options import margin
+from headtohead.cli.options import level, margin
 
 __all__ = ["gate"]
 
@@ -36,7 +36,11 @@ def gate(
         help="Allowed slowdown: 5%, 0.05 or 1.05x.",
     ),
     alpha: Optional[float] = typer.Option(
-        None, "--alpha", help="Significance level: two-sided intervals at 1 − alpha (default 0.05)."
+        None,
+        "--alpha",
+        parser=level(),
+        metavar="ALPHA",
+        help="Significance level, 0–0.5: two-sided intervals at 1 − alpha (default 0.05).",
     ),
     n_resamples: int = typer.Option(2000, "--n-resamples", help="Bootstrap resamples."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Also write the checks as JUnit XML here."),

@@ -16,7 +16,7 @@ from typing import Literal, Optional, TypeVar
 import typer
 
 __all__ = ["OutOption", "SetOption", "ResumeOption", "OverwriteOption", "OfflineOption", "DeterministicOption"]
-__all__ += ["renamed", "say_renamed", "margin", "AllowMissingOption"]
+__all__ += ["renamed", "say_renamed", "margin", "level", "AllowMissingOption"]
 
 T = TypeVar("T")
 
@@ -63,6 +63,17 @@ def margin(kind: Literal["accuracy", "slowdown"], option: str) -> Callable[[str]
 
         read = margins.parse_accuracy_margin if kind == "accuracy" else margins.parse_slowdown_margin
         return read(text, option=option)
+
+    return parse
+
+
+def level(option: str = "--alpha") -> Callable[[str], float]:
+    """A typer ``parser`` reading ``option`` as a significance level: one rule, 0 < alpha < 0.5, on every command."""
+
+    def parse(text: str) -> float:
+        from headtohead.config.margins import parse_alpha  # on first use: h2h --help stays light
+
+        return parse_alpha(text, option=option)
 
     return parse
 

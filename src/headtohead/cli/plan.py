@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from headtohead.cli.options import margin, renamed
+from headtohead.cli.options import level, margin, renamed
 
 __all__ = ["plan"]
 
@@ -31,7 +31,9 @@ def plan(
         help="Share of examples exactly one model gets right (default: assume independent errors).",
     ),
     power: float = typer.Option(0.8, "--power", help="Chance of detecting the gap when it is real."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level (family-wise)."),
+    alpha: float = typer.Option(
+        "0.05", "--alpha", parser=level(), metavar="ALPHA", help="Two-sided significance level (family-wise), 0–0.5."
+    ),
     n_models: Optional[int] = typer.Option(
         None, "--n-models", help="Models compared in one run (Holm over all pairs; 2)."
     ),

@@ -44,7 +44,11 @@ def suite(
         help="Region of practical equivalence of the Bayesian signed-rank test, in the metric's units (default 0.01).",
     ),
     alpha: Optional[float] = typer.Option(
-        None, "--alpha", help="Significance level across data sets (default: the suite's stats.alpha, else 0.05)."
+        None,
+        "--alpha",
+        parser=shared.level(),
+        metavar="ALPHA",
+        help="Significance level across data sets, 0–0.5 (default: the suite's stats.alpha, else 0.05).",
     ),
     name: Optional[str] = typer.Option(None, "--name", help="Name of a suite of finished runs or of a table."),
     baseline: Optional[str] = typer.Option(

@@ -112,7 +112,29 @@ def _read_experiment_file(path: Path, what: str = "experiment") -> tuple[dict[st
         raise ConfigError(
             f"{path}: the {what} must be a YAML mapping of keys (name, data, models …), not a {type(raw).__name__}"
         )
+    _the_other_kind_of_file(path, raw, what)
     return raw, text
+
+
+#: The keys only a suite file has (``SuiteConfig``'s beyond ``Experiment``'s; a test keeps them so).
+SUITE_KEYS = ("datasets", "across", "datasets_at_once")
+
+
+def _the_other_kind_of_file(path: Path, raw: Mapping[str, Any], what: str) -> None:
+    """Refuse a suite file given as an experiment (``h2h run``, ``validate``) and an experiment given as a suite.
+
+    Told by their keys, before any validation: otherwise each reads as the other with required keys missing.
+    """
+    suite_keys = [key for key in SUITE_KEYS if key in raw]
+    if what == "experiment" and suite_keys and "data" not in raw:
+        raise ConfigError(
+            f"{path}: this is a suite file ({', '.join(k + ':' for k in suite_keys)}), not an experiment "
+            f"(data:); run it with h2h suite {path}"
+        )
+    if what == "suite" and "data" in raw and not suite_keys:
+        raise ConfigError(
+            f"{path}: this is an experiment file (data:), not a suite (datasets:); run it with h2h run {path}"
+        )
 
 
 def experiment_from_dict(

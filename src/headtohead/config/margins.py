@@ -7,6 +7,9 @@ text. An **accuracy** margin is a difference of two shares: ``0.5pp`` or ``0.005
 refused: points or relative?). A **slowdown** margin is a relative increase of time: ``5%``,
 ``0.05`` or the time ratio ``1.05x``. Bad input is one :class:`~headtohead.errors.ConfigError`
 line naming the option (or key), the value, and how to write it.
+
+A significance level (``--alpha`` of every command, ``stats.alpha``) is read here too, by one rule:
+``0 < alpha < 0.5`` (:func:`parse_alpha`; ``docs/cli.md``, "Words", says why).
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from pydantic import BeforeValidator
 
 from headtohead.errors import ConfigError
 
-__all__ = ["parse_accuracy_margin", "parse_slowdown_margin", "AccuracyMargin"]
+__all__ = ["parse_accuracy_margin", "parse_slowdown_margin", "parse_alpha", "AccuracyMargin", "ALPHA_BELOW"]
+
+#: Every significance level lies in (0, ALPHA_BELOW): at 0.5 a two-sided interval at 1 − alpha is a coin toss.
+ALPHA_BELOW = 0.5
 
 _NUMBER = re.compile(r"^\s*(?P<value>[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?)\s*(?P<unit>pp|%|x|×)?\s*$")
 
@@ -96,6 +102,38 @@ def parse_slowdown_margin(value: str | float, *, option: str | None = "--max-slo
             f"time; a margin is below 100% (2x), e.g. 5% or 1.05x"
         )
     return round(share, 12)
+
+
+def parse_alpha(value: str | float, *, option: str | None = "--alpha") -> float:
+    """A significance level: ``"0.05"`` or ``0.05`` → 0.05, one rule for every ``--alpha``: ``0 < alpha < 0.5``.
+
+    A level of 0.5 or more is a mistake, not a choice: a two-sided interval at 1 − alpha would
+    cover the truth at most half of the time (``stats.alpha`` and the anytime-valid test of
+    ``--until-decided`` refuse it too); a value of 0.9 or more is most often a confidence typed
+    for its alpha, and the line says which alpha that is.
+
+    Raises
+    ------
+    ConfigError
+        Not a number, not finite, or outside (0, 0.5).
+
+    Examples
+    --------
+    >>> parse_alpha("0.05"), parse_alpha(0.01)
+    (0.05, 0.01)
+    """
+    said = f"{option} {value}" if option else f"alpha {value!r}"
+    try:
+        number = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{said}: not a number; write e.g. {option or 'alpha'} 0.05") from None
+    if not 0.0 < number < ALPHA_BELOW:  # NaN fails the comparison too
+        confidence = f" ({number:g} reads as a confidence: its alpha is {1 - number:.3g})" if 0.9 <= number < 1 else ""
+        raise ConfigError(
+            f"{said}: a significance level lies between 0 and {ALPHA_BELOW:g}, both excluded{confidence}; "
+            f"write e.g. {option or 'alpha'} 0.05".strip()
+        )
+    return number
 
 
 def _accuracy_margin_key(value: object) -> float:

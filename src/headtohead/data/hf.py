@@ -241,6 +241,7 @@ def _to_dataset(spec: str, part: Any, config: DataConfig, datasets: Any) -> Data
         ids=ids,
         id_column=config.id_column or "id",
         columns=extra,
+        all_columns=columns,
     )
 
 

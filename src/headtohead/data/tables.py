@@ -40,6 +40,9 @@ __all__ = [
 ]
 
 DEFAULT_TEXT_COLUMN = "text"
+#: From this many rows on, a label column whose every value differs holds no classes (sentences, ids, an
+#: unlabelled test split): refused when the data loads. Fewer rows may be a toy set of one example per class.
+UNIQUE_LABELS_FROM = 20
 
 # Leading bytes of binary formats someone may rename to .csv by mistake.
 _BINARY_MAGIC = {
@@ -121,6 +124,7 @@ def frame_to_dataset(frame: Any, spec: str, config: DataConfig) -> Dataset:
         ids=ids,
         id_column=config.id_column or "id",
         columns=extra,
+        all_columns=columns,
     )
 
 
@@ -159,6 +163,7 @@ def rows_to_dataset(
     ids: list[Any] | None = None,
     id_column: str = "id",
     columns: Mapping[str, list[Any]] | None = None,
+    all_columns: Sequence[str] = (),
 ) -> Dataset:
     """Build a text :class:`Dataset` from column values, skipping and counting unusable rows.
 
@@ -184,10 +189,18 @@ def rows_to_dataset(
         For messages.
     columns : mapping of str to list, optional
         Slice columns, one value per row.
+    all_columns : sequence of str
+        Every column of the table, named when the label column looks like no labels.
 
     Returns
     -------
     Dataset
+
+    Raises
+    ------
+    DataError
+        Labels that do not fit ``label_names``, mix numbers and names, or (without ``label_names``)
+        are all different over :data:`UNIQUE_LABELS_FROM` rows or more: that column holds no classes.
     """
     skipped: Counter[str] = Counter()
     examples: list[Any] = []
@@ -206,6 +219,12 @@ def rows_to_dataset(
             kept_labels.append(_normalise_label(label))
             kept_rows.append(i)
     encoded, names = encode_labels(kept_labels, source=source, column=label_column, names=label_names)
+    if label_names is None and len(names) == len(kept_labels) >= UNIQUE_LABELS_FROM:
+        raise DataError(
+            f"{source}: column '{label_column}' (data.label_column): all {len(names)} values differ, so it is "
+            f"probably not labels (an unlabelled file?); set data.label_column (--label-column) to the column of "
+            f"classes" + (f" (columns: {listing(all_columns)})" if all_columns else "")
+        )
     kept_ids = None
     skipped_rows = sorted(set(range(len(texts))) - set(kept_rows))
     skipped_ids = skipped_ids_of(ids, skipped_rows)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from headtohead.config.margins import parse_accuracy_margin, parse_slowdown_margin
+from headtohead.config.margins import parse_accuracy_margin, parse_alpha, parse_slowdown_margin
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.metrics import CATALOGUE, unknown
 from headtohead.report.words.gate import gate_paragraph, junit_xml
@@ -165,8 +165,7 @@ def gate(
         raise ConfigError(f"--metric {metric}: {unknown(metric)}")
     accuracy_margin = None if max_accuracy_drop is None else parse_accuracy_margin(max_accuracy_drop)
     slowdown_margin = None if max_slowdown is None else parse_slowdown_margin(max_slowdown)
-    if not 0.0 < alpha < 0.5:
-        raise ConfigError(f"--alpha {alpha}: must lie between 0 and 0.5, e.g. 0.05")
+    alpha = parse_alpha(alpha)
     if n_resamples < 100:
         raise ConfigError(f"--n-resamples {n_resamples}: use at least 100 (2000 is the default)")
     given = _gate_input(results, labels, groups, accuracy=accuracy_margin is not None)

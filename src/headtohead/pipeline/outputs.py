@@ -286,7 +286,8 @@ class RunState:
             models=[],
             incomplete="unfinished",  # what the file says if the run never reaches finish(): killed, interrupted
         )
-        self.saved: list[str] = []
+        self.saved: list[str] = []  # in results.json
+        self.stored: list[str] = []  # in the resume store (.h2h-resume/): re-used by --resume
 
     def add(self, outcome: ModelOutcome) -> None:
         """Add a finished model (or one pass of a model measured several ways) and save the results so far."""
@@ -327,17 +328,23 @@ class RunState:
         return result
 
     def kept(self) -> str:
-        """Where the finished models are, and how to finish the rest."""
+        """Where the finished models are, and how to finish the rest: --resume evaluates only what was not kept.
+
+        A model is kept once it is in ``results.json`` or in the resume store (:attr:`stored`, written just
+        before ``results.json``): a write that fails between the two (a full disk) leaves it to be re-used.
+        """
         if self.out is None:
             return "nothing was saved (no output folder was given)"
-        if not self.saved:
+        units = [u.label for u in run_units(self.setup.experiment)]
+        finished = [label for label in units if label in {*self.saved, *self.stored}]
+        if not finished:
             return "no model had finished, so nothing was written"
         if not self.setup.quality:  # h2h bench: speed is measured on all models at once, nothing to resume
             return f"records of {listing(self.saved)} are in {self.out}; measuring speed needs every model, run again"
-        todo = [u.label for u in run_units(self.setup.experiment) if u.label not in self.saved]
+        todo = [label for label in units if label not in finished]
         rest = (
             f"; run again with --resume to evaluate {listing(todo)}"
             if todo
             else "; run again with --resume to finish (finished models are not evaluated again)"
         )
-        return f"results of {listing(self.saved)} are kept in {self.out}{rest}"
+        return f"results of {listing(finished)} are kept in {self.out}{rest}"

@@ -341,6 +341,7 @@ def _execute(
                     continue
                 if restored.get(unit) is not None:
                     resumed.append(unit.label)
+                    state.stored.append(unit.label)
                     log.info("resume: model '%s' finished in an earlier run; its results are re-used", unit.label)
                 else:
                     for warning in model_warnings(outcome.record.model_copy(update={"name": unit.label})):
@@ -348,6 +349,7 @@ def _execute(
                             log.warning("%s", warning)
                     if store is not None and outcome.predictions is not None and not outcome.record.missing_examples:
                         store.save(keys[unit], outcome.record, outcome.predictions)
+                        state.stored.append(unit.label)  # --resume re-uses it, whatever happens to results.json
                 _keep_or_free(outcome, loaded, measure_speed)
                 state.add(outcome)
         _raise_failures(finished)
@@ -379,11 +381,11 @@ def _execute(
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
     except H2HError as exc:
-        if state.saved:
+        if state.saved or state.stored:
             exc.args = (f"{exc.args[0] if exc.args else exc} ({state.kept()})",)
         raise
     except Exception:
-        if state.saved:
+        if state.saved or state.stored:
             log.warning("%s", state.kept())
         raise
     if store is not None:

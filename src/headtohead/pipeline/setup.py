@@ -1,8 +1,9 @@
 """What every model of a run shares: the experiment (validated once), the data, the batch plan, the device.
 
 :func:`resolve_experiment` validates an experiment given as a file, a dict or a record, once
-per command; :func:`prepare_run` resolves the device, seeds, loads the data and makes the
-one batch plan. An executor that evaluates models in other processes needs exactly a
+per command; :func:`prepare_run` loads the data, checks the models' input files against it
+(:func:`check_model_inputs`, before anything imports torch), resolves the device, seeds, and makes
+the one batch plan. An executor that evaluates models in other processes needs exactly a
 :class:`RunSetup` (as plain data: :class:`~headtohead.pipeline.executors.jobs.EvalJob`) and a
 :class:`~headtohead.config.schema.ModelConfig` per task.
 """
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from headtohead.adapters import LoadContext
+from headtohead.adapters import LoadContext, adapter_class
 from headtohead.adapters.prompting import check_prompt_data
 from headtohead.config import Experiment, experiment_from_dict, load_experiment
+from headtohead.config.models import ModelConfig, family
 from headtohead.config.models.prompting import PromptSettings
 from headtohead.config.schema import DataConfig
 from headtohead.data import Dataset, DataSplits
@@ -43,6 +45,7 @@ __all__ = [
     "absolute_data_paths",
     "dataset_record",
     "load_context",
+    "check_model_inputs",
 ]
 
 log = logging.getLogger("headtohead")
@@ -200,17 +203,15 @@ def prepare_run(
     in_memory: InMemory | None = None,
     response_cache: bool = True,
 ) -> RunSetup:
-    """Resolve the device, seed everything, load the data and make the batch plan every model shares.
+    """Load the data and check the models' input files against it; then resolve the device, seed everything
+    and make the batch plan every model shares.
 
+    The inputs come first: a mistake in the data or in a prediction file is one line before the
+    automatic device and the random state import torch (a GPU asked for by name is checked at once).
     ``in_memory`` gives the data and models as objects (:func:`headtohead.compare`);
     ``response_cache=False`` asks endpoints again instead of reading their cached answers.
     """
-    device = resolve_device(exp.eval.device)
-    if exp.eval.num_threads:
-        import torch
-
-        torch.set_num_threads(exp.eval.num_threads)
-    seed_everything(exp.seed)
+    named = None if exp.eval.device == "auto" else resolve_device(exp.eval.device)
     data = absolute_data_paths(exp.data, base_dir)
     if in_memory is not None and in_memory.splits is not None:
         splits = in_memory.splits
@@ -226,15 +227,37 @@ def prepare_run(
     context = load_context(
         dataset,
         exp.data,
-        device=device,
+        device=named or "cpu",  # the run's device once resolved, below; the input checks use none
         seed=exp.seed,
         base_dir=base_dir,
         objects=in_memory.objects if in_memory is not None else None,
         train=splits.train,
         response_cache=response_cache,
     )
+    check_model_inputs(exp.models, context, dataset)
+    context = dataclasses.replace(context, device=named or resolve_device(exp.eval.device))
+    if exp.eval.num_threads:
+        import torch
+
+        torch.set_num_threads(exp.eval.num_threads)
+    seed_everything(exp.seed)
     plan = plan_evaluation(dataset, exp.eval.batch_size, seed=exp.seed, models=exp.models, context=context)
     return RunSetup(exp, base_dir, data, splits, plan, context, quality=quality, deterministic=deterministic)
+
+
+def check_model_inputs(models: Sequence[ModelConfig], context: LoadContext, dataset: Dataset) -> None:
+    """Each family's check of its models' input files against the data (``ModelAdapter.check_inputs``), every pass.
+
+    The families of the base install come first: their adapters import no torch, so a bad prediction
+    file is named before another family's adapter module brings it in. A model that cannot read the
+    data's modality is left to its load, which says so.
+    """
+    for model in sorted(models, key=lambda m: family(m.kind).extra is not None):  # stable: the run's order within
+        if context.modality not in family(model.kind).modalities:
+            continue
+        passes: list[int | None] = [spec.index for spec in model.pass_specs()] or [None]
+        for index in passes:
+            adapter_class(model.kind).check_inputs(model, dataclasses.replace(context, pass_index=index), dataset)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
+from headtohead.config.margins import parse_alpha
 from headtohead.config.suite import FigureConfig, SuiteConfig, load_suite, suite_from_dict
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.pipeline.outputs import OutputLock, check_writable, folder_owner
@@ -165,6 +166,7 @@ def suite(
     say = on_event or (lambda line: None)
     kind = _input_kind(source, scores)
     figure = _figure_config(figure_size)
+    alpha = None if alpha is None else parse_alpha(alpha)  # the one rule of every --alpha, before anything is read
     given = [
         flag for flag, on in (("--set", overrides), ("--resume", resume), ("--deterministic", deterministic)) if on
     ]

@@ -18,7 +18,7 @@ import numpy as np
 
 from headtohead.config.suite import RUN_METRICS
 from headtohead.errors import ConfigError, DataError, ResultsError, did_you_mean, listing
-from headtohead.metrics import CATALOGUE
+from headtohead.metrics import CATALOGUE, misspelling_of
 from headtohead.results import RunResult
 from headtohead.results.files import REPORT_FILE, RESULTS_FILE
 from headtohead.results.records import QualityMetrics
@@ -59,14 +59,22 @@ class DatasetScores:
 
 
 def metric_direction(metric: str, lower_is_better: bool | None, *, table: bool) -> bool:
-    """Whether higher is better for ``metric``: known for a run's metrics, given (``--lower-is-better``) for a table.
+    """Whether higher is better for ``metric``: the catalogue's for its metrics (a run's, or a table's of that
+    name), given (``--lower-is-better``) for a table's own.
 
     Raises
     ------
     ConfigError
-        A run's metric that does not exist, or ``--lower-is-better`` that contradicts a known metric.
+        A run's metric that does not exist, a table's metric that misspells a catalogue one
+        (:func:`headtohead.metrics.misspelling_of`), or ``--lower-is-better`` that contradicts a catalogue metric.
     """
-    if table:
+    if table and metric not in RUN_METRICS:  # a table's own figure: free text, unless a catalogue name misspelt
+        meant = misspelling_of(metric)
+        if meant is not None:
+            raise ConfigError(
+                f"--metric {metric}: not a catalogue metric but a misspelling of one — did you mean {meant}? "
+                f"(a table's own metric may have any other name; docs/cli.md, 'Metric names, and a table's metric')"
+            )
         return not lower_is_better
     if metric not in RUN_METRICS:
         raise ConfigError(
@@ -76,8 +84,8 @@ def metric_direction(metric: str, lower_is_better: bool | None, *, table: bool) 
     if lower_is_better is not None and lower_is_better == RUN_METRICS[metric]:
         direction = "higher" if RUN_METRICS[metric] else "lower"
         raise ConfigError(
-            f"--lower-is-better: {direction} is better for {metric}, and a run's metrics carry their "
-            f"direction; drop the flag (it is for --scores tables)"
+            f"--lower-is-better: {direction} is better for {metric}, and the catalogue's metrics carry their "
+            f"direction; drop the flag (it is for a table's own metrics)"
         )
     return RUN_METRICS[metric]
 
@@ -404,6 +412,11 @@ def read_score_table(table: str | Path | Any) -> tuple[list[str], list[DatasetSc
             )
         for model in models:
             by_model[model][seed] = _number(row[model], f"{source}, line {line}, column {model}")
+    if len(values) < 2:  # nothing to compare across: refused, as one finished run or one data set of a suite file
+        raise DataError(
+            f"{source}: one data set ({listing(values)}); a suite compares models across at least two data "
+            f"sets: give one row per data set"
+        )
     datasets = []
     for name, by_model in values.items():
         seeds = by_model if seeded and any(len(v) > 1 for v in by_model.values()) else None

@@ -9,7 +9,6 @@ import itertools
 from collections.abc import Mapping
 
 import numpy as np
-from scipy import stats
 
 from headtohead.results.suite import DatasetSeeds, SeedPair, SeedSpread
 from headtohead.stats.aso import aso_min_epsilon
@@ -26,6 +25,8 @@ def standard_error(low: float | None, high: float | None, confidence: float = 0.
     >>> round(standard_error(0.80, 0.84), 4)
     0.0102
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     if low is None or high is None:
         return None
     return float((high - low) / (2.0 * stats.norm.ppf(0.5 + confidence / 2.0)))

@@ -6,7 +6,6 @@ See ``docs/statistics.md``, the section of this title.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["violation_ratio", "aso_min_epsilon"]
 
@@ -70,6 +69,8 @@ def aso_min_epsilon(
     >>> aso_min_epsilon(np.array([0.91, 0.92, 0.93, 0.90, 0.92]), np.array([0.85, 0.86, 0.84, 0.87, 0.85]))
     0.0
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.ndim != 1 or b.ndim != 1 or a.size == 0 or b.size == 0:
         raise ValueError("need two non-empty one-dimensional score vectors")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from headtohead.errors import ConfigError
 from headtohead.stats.mcnemar import mcnemar_pvalues
@@ -46,6 +45,8 @@ def critical_counts(d: np.ndarray, alpha: float) -> np.ndarray:
     [0, 0, 7, 7, 40]
     """
     # starting guess: the solution of (d − 2k)² / d = χ²₁ critical value (the score rule) ...
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     guess = np.floor((d - np.sqrt(stats.chi2.isf(alpha, 1) * d)) / 2)
     # ... settled by the rule itself, so float rounding at the boundary cannot disagree with it
     best = np.full(d.shape, -1, dtype=np.int64)
@@ -60,11 +61,15 @@ def critical_counts(d: np.ndarray, alpha: float) -> np.ndarray:
 
 def power_given_discordant(d: np.ndarray, q: float, alpha: float) -> np.ndarray:
     """``P(p ≤ alpha and b > c | d)`` for ``b ~ Binomial(d, q)``, one value per entry of ``d``."""
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     k = critical_counts(d, alpha)
     return np.where(k >= 0, stats.binom.sf(d - k - 1, d, q), 0.0)
 
 
 def _discordant_range(n: int, psi: float) -> np.ndarray:
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     lo = int(stats.binom.ppf(_TAIL, n, psi))
     hi = int(stats.binom.isf(_TAIL, n, psi)) + 1
     return np.arange(max(lo, 0), min(hi, n) + 1, dtype=np.int64)
@@ -76,6 +81,8 @@ def exact_power(n: int, delta: float, psi: float, alpha: float) -> float:
     Inputs are not checked (:func:`headtohead.stats.power.mcnemar_power` does); ``delta``
     is the true gap, ``psi`` the true discordance, ``alpha`` the level of the test.
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     if psi >= 1.0:  # every example discordant: d = n, no mixture
         d = np.array([n], dtype=np.int64)
         return float(power_given_discordant(d, (1.0 + delta) / 2.0, alpha)[0])
@@ -86,6 +93,8 @@ def exact_power(n: int, delta: float, psi: float, alpha: float) -> float:
 
 def exact_power_curve(first: int, count: int, delta: float, psi: float, alpha: float) -> np.ndarray:
     """Power at ``first, first + 1, …, first + count − 1`` examples, from one table of ``P(reject | d)``."""
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     if psi >= 1.0:
         return power_given_discordant(np.arange(first, first + count, dtype=np.int64), (1.0 + delta) / 2.0, alpha)
     d = np.arange(_discordant_range(first, psi)[0], _discordant_range(first + count - 1, psi)[-1] + 1)

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["McNemarResult", "mcnemar_test", "mcnemar_pvalues", "contingency", "EXACT_BELOW", "RULE"]
 
@@ -72,18 +71,24 @@ def contingency(correct_a: np.ndarray, correct_b: np.ndarray) -> tuple[int, int,
 
 
 def _exact(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     k, n = np.minimum(b, c), b + c
     # two-sided binomial test at p = 1/2: twice the smaller tail, capped at 1
     return k.astype(np.float64), np.minimum(1.0, 2.0 * stats.binom.cdf(k, n, 0.5))
 
 
 def _midp(b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     k, n = np.minimum(b, c), b + c
     midp = np.minimum(1.0, 2.0 * (stats.binom.cdf(k, n, 0.5) - 0.5 * stats.binom.pmf(k, n, 0.5)))
     return np.where(b == c, 1.0, midp)  # exactly 1 by symmetry; the sum above rounds to 1 − ε
 
 
 def _chi2(b: np.ndarray, c: np.ndarray, correction: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     n = b + c
     statistic = np.zeros(np.shape(n))
     np.divide(np.maximum(np.abs(b - c) - correction, 0).astype(np.float64) ** 2, n, out=statistic, where=n > 0)

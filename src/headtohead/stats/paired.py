@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 import numpy as np
-from scipy import stats
 
 from headtohead.stats.mcnemar import RULE
 
@@ -86,6 +85,8 @@ def score_z(
 
 
 def _critical(confidence: float) -> float:
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), not {confidence}")
     return float(stats.norm.isf((1.0 - confidence) / 2.0))
@@ -176,6 +177,8 @@ def _one_model_never_right_alone(
     ``b = 0``), which covers at least its level whatever the share. Its lower end is above 0
     whenever ``b ≥ 1``, so the interval still excludes 0 exactly when McNemar's score test rejects.
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     tail = (1.0 - confidence) / 2.0
 
     def exact(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # Clopper–Pearson bounds of k / n for k ≥ 1
@@ -198,6 +201,8 @@ def difference_pvalue(b: np.ndarray | int, c: np.ndarray | int) -> np.ndarray:
     >>> round(float(difference_pvalue(10, 3)), 4)
     0.0522
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     b, c = _as_float(b, c)
     d = b + c
     statistic = np.divide((b - c) ** 2, d, out=np.zeros_like(d), where=d > 0)
@@ -281,6 +286,8 @@ def clustered_difference_pvalue(counts: ClusteredCounts, b: int, c: int) -> floa
     The larger p-value belongs to the union interval: it is significant exactly when
     :func:`clustered_difference_interval` excludes 0.
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     return max(float(difference_pvalue(b, c)), float(stats.chi2.sf(_durkalski(counts), 1)))
 
 
@@ -323,6 +330,8 @@ def examples_to_decide(
     Models that have not disagreed yet (``b = c = 0``) need ``z²(1 − margin)/margin`` examples
     without a disagreement. ``None`` when the observed gap sits on the margin.
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     gap = (b - c) / n
     distance = abs(gap + margin)
     if distance < 1e-12:

@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
 
 from headtohead.errors import ConfigError
 from headtohead.stats.exact_power import exact_power, smallest_sustained_n
@@ -320,6 +319,8 @@ def minimum_detectable_effect(
     >>> round(minimum_detectable_effect(872, 0.08), 4), round(minimum_detectable_effect(872, 0.08, n_comparisons=3), 4)
     (0.0265, 0.0307)
     """
+    from scipy import optimize  # on first use: a run imports this module before it has checked its inputs
+
     if not 0.0 <= discordance <= 1.0:
         raise ValueError(f"discordance must lie in [0, 1], not {discordance}")
     if n < 1:
@@ -349,6 +350,8 @@ def normal_approx_sample_size(
     >>> normal_approx_sample_size(0.90, 0.005, discordance=0.06)
     18835
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     _check_common(delta, power, alpha)
     psi = _resolve_discordance(accuracy, delta, discordance)
     z_a, z_b = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
@@ -364,6 +367,8 @@ def normal_approx_power(n: int, delta: float, discordance: float, alpha: float =
     >>> round(normal_approx_power(18835, 0.005, 0.06), 3)
     0.8
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     if n <= 0 or discordance <= 0 or abs(delta) > discordance:
         raise ValueError(
             f"need n > 0 and 0 < |delta| <= discordance, got n={n}, delta={delta}, discordance={discordance}"

@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from headtohead.results.comparison import Comparison, StatsSummary
 from headtohead.results.passes import pass_label
@@ -96,6 +95,8 @@ def pooled_gap(
     >>> gap.low < 0 < gap.high, gap.se_prompts > gap.se_examples
     (True, True)
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     correct_a, correct_b = np.atleast_2d(correct_a).astype(bool), np.atleast_2d(correct_b).astype(bool)
     estimate = float(correct_a.mean() - correct_b.mean())
     paired = _stacked(correct_a, correct_b, groups)

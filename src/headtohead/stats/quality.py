@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn import metrics as skm
 
 from headtohead.metrics import defaults
 from headtohead.results.predictions import NO_PREDICTION
@@ -84,6 +83,8 @@ def compute_quality(
     >>> q.accuracy, q.n_failed, q.answered.accuracy
     (0.75, 1, 1.0)
     """
+    from sklearn import metrics as skm  # on first use: a run checks its inputs before it imports scikit-learn
+
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     valid = y_pred != NO_PREDICTION
     rows = np.arange(len(y_true)) if example_index is None else np.asarray(example_index)

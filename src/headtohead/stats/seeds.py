@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from headtohead.errors import ResultsError
 from headtohead.results.comparison import (
@@ -83,6 +82,8 @@ def compare_across_seeds(
     >>> c.test, round(c.mean_difference, 3), c.p_value < 0.05
     ('paired-t', 0.028, True)
     """
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     a = np.asarray(a_values, dtype=np.float64)
     b = np.asarray(b_values, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 __all__ = [
     "CapacityEstimate",
@@ -75,12 +74,14 @@ def bracket_estimate(held: float | None, failed: float | None) -> float | None:
 
 
 def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | tuple[None, None]:
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     if len(values) < 2:
         return None, None
     sem = float(np.std(values, ddof=1)) / np.sqrt(len(values))
     if sem == 0.0:
         return float(values.mean()), float(values.mean())
-    low, high = _st.t.interval(confidence, len(values) - 1, loc=float(values.mean()), scale=sem)
+    low, high = stats.t.interval(confidence, len(values) - 1, loc=float(values.mean()), scale=sem)
     return float(low), float(high)
 
 
@@ -161,6 +162,8 @@ def capacity_ratio(
 
 def _log_p_value(logs: np.ndarray, resolution: float) -> float | None:
     """The p-value :func:`_log_interval` inverts: 1 inside the resolution, else the t test of mean 0."""
+    from scipy import stats  # on first use: a run imports this module before it has checked its inputs
+
     if len(logs) < 2:
         return None
     centre = abs(float(logs.mean()))
@@ -169,7 +172,7 @@ def _log_p_value(logs: np.ndarray, resolution: float) -> float | None:
     sem = float(np.std(logs, ddof=1)) / np.sqrt(len(logs))
     if sem == 0.0:
         return 0.0
-    return float(2.0 * _st.t.sf(centre / sem, len(logs) - 1))
+    return float(2.0 * stats.t.sf(centre / sem, len(logs) - 1))
 
 
 def resolution_factor(held: float | None, failed: float | None) -> float:
