@@ -236,13 +236,14 @@ def _llm_failure_warnings(record: ModelRecord, answers: AnswersRecord, total: in
     logged = from_log(record)
     if answers.n_unparseable:
         n, came = answers.n_unparseable, answers.examples - answers.n_failed
-        of = f"{n} of {came} answers" if came == total else f"{n} of the {came} answers that came back"
         if logged:
+            of = f"{n} of {came} answers" if came == total else f"{n} of the {came} answers"
             said.append(
                 f"model '{record.name}': {of} in its log could not be read by the log's scorer (see "
                 f"{answers_file(record.name)}; {format_share(n / came)}): {treated}; read them in the report"
             )
         else:
+            of = f"{n} of {came} answers" if came == total else f"{n} of the {came} answers that came back"
             said.append(
                 f"model '{record.name}': {of} could not be read as a label (see {answers_file(record.name)}; "
                 f"{format_share(n / came)}): {treated}; read them in the report, and check the prompt and max_tokens"
