@@ -320,7 +320,10 @@ def test_an_inspect_answer_its_scorer_could_not_read_is_a_failure_listed_with_it
     rows = unparseable_rows(model)
     assert {r["example"] for r in rows} == set(unread) and all("ANSWER" not in r["raw answer"] for r in rows)
     lines = endpoint_lines(model)
-    assert "read from its log" in lines[0] and "8 unparseable answers of the 40 that came back, 8 without an answer" in lines[2]
+    assert (
+        "read from its log" in lines[0]
+        and "8 unparseable answers of the 40 that came back, 8 without an answer" in lines[2]
+    )
     said = " ".join(model_warnings(model))
     assert "8 of the 40 answers in its log could not be read" in said and "prediction file" not in said
     assert "no answer in its log for 8 of 48 examples" in said and "fp16" not in said
