@@ -228,8 +228,10 @@ class LabelScorer(CausalLMAdapter):
     def forward(self, inputs: dict[str, Any]) -> Any:
         """The labels' log-likelihoods, shape ``(batch, K)`` (per character with ``length_norm: chars``).
 
-        The batch runs as groups of prompts of about one length (:func:`length_groups`: padding is
-        computed like any token, and a CPU gains little from more rows). In each, the prompts run once
+        On a CPU the batch runs as groups of prompts of about one length (:func:`length_groups`: padding
+        is computed like any token, and a CPU gains little from more rows than a group holds; measured
+        on SmolLM2-135M and SST-2, 0.77 of the time of the batch as one); elsewhere as one group (a GPU's
+        rows run in parallel, and each pass costs kernel launches). In each, the prompts run once
         (only their last position's logits computed), their key/value cache is repeated for each label,
         and the labels' tokens but the last run on it (the last is only predicted); labels of one
         token each need no second pass. Positions count from each row's first real token (left padding).
@@ -240,7 +242,8 @@ class LabelScorer(CausalLMAdapter):
         lengths = inputs["context_mask"].sum(-1)
         total = torch.empty((len(lengths), k), dtype=torch.float32, device=lengths.device)
         with torch.inference_mode():
-            for rows in length_groups(lengths.tolist()):
+            grouped = length_groups(lengths.tolist()) if lengths.device.type == "cpu" else [list(range(len(lengths)))]
+            for rows in grouped:
                 width = int(lengths[rows].max())
                 index = torch.tensor(rows, dtype=torch.int64, device=lengths.device)
                 tails = (index[:, None] * k + torch.arange(k, device=lengths.device)[None, :]).reshape(-1)
