@@ -226,6 +226,63 @@ def test_few_shot_turns_and_a_plain_completion_prompt(tiny, tmp_path):
         load(tiny, few_shot=1)
 
 
+def lm_eval_loglik(adapter, example, label: str) -> float:
+    """lm-evaluation-harness's log P(" " + label | prompt), one unpadded sequence: the prompt's trailing whitespace
+    moved to the label, the tokens of prompt + label after as many as the prompt alone has scored."""
+    prompt = adapter.prompt_text(example)
+    context = adapter.tokenizer(prompt.rstrip())["input_ids"]
+    whole = adapter.tokenizer(prompt + " " + label)["input_ids"]
+    return last_tokens_loglik(adapter.module, whole, len(whole) - len(context))
+
+
+def test_chat_template_false_scores_the_plain_prompt_as_lm_eval_writes_and_scores_it(tiny):
+    train = dataset(["a wonderful film", "dull", "boring", "great"], [1, 0, 0, 1])
+    adapter = load(tiny, train=train, few_shot=1, chat_template=False, prompt="Review: {text}\nSentiment:")
+    assert adapter.tokenizer.chat_template and not adapter.chat and adapter.settings.system_prompt is None
+    # lm-eval's context: each shot as its prompt, a space, its label and a blank line; then the prompt, nothing added
+    text = adapter.prompt_text("it is what it is")
+    shots = [turn["content"] for turn in adapter.prompter.few_shot]
+    assert text == f"{shots[0]} {shots[1]}\n\n{shots[2]} {shots[3]}\n\nReview: it is what it is\nSentiment:"
+    assert "<|" not in text and adapter.answer_prefix == " "
+    expected = [[lm_eval_loglik(adapter, t, label) for label in LABELS] for t in TEXTS]
+    np.testing.assert_allclose(adapter.forward(adapter.preprocess(TEXTS)).numpy(), expected, atol=1e-5)
+    # a prompt ending in a space: the space is scored with the label (" " + " positive"), as lm-eval moves it
+    spaced = load(tiny, chat_template=False, prompt="Answer: {text} ")
+    batch = spaced.preprocess(TEXTS[:2])
+    label_tokens = [len(spaced.tokenizer(" " + label)["input_ids"]) for label in LABELS]
+    assert batch["target_lengths"].tolist() == [1 + n for n in label_tokens] * 2  # the space, then the label's
+    expected = [[lm_eval_loglik(spaced, t, label) for label in LABELS] for t in TEXTS[:2]]
+    np.testing.assert_allclose(spaced.forward(batch).numpy(), expected, atol=1e-5)
+    # a system prompt given is kept, as plain text before a blank line; generating reads the plain prompt too
+    told = load(tiny, chat_template=False, system_prompt="Movie reviews.", prompt="{text}\nSentiment:")
+    assert told.prompt_text("x") == "Movie reviews.\n\nx\nSentiment:"
+    generating = load(tiny, chat_template=False, answer="generate", max_tokens=4)
+    assert generating.generate(["a wonderful film"]) == [" positive positive positive positive"]
+
+
+def test_chat_template_is_true_or_false_in_one_line(tmp_path):
+    from pydantic import ValidationError
+
+    from headtohead.config.loading import load_experiment
+    from headtohead.errors import ConfigError
+
+    (tmp_path / "d.tsv").write_text("text\tlabel\na\t0\nb\t1\n")
+    path = tmp_path / "e.yaml"
+    path.write_text(
+        "data: {path: d.tsv}\nmodels:\n  - {name: lm, kind: causal-lm, source: m.gguf,\n"
+        "     chat_template: '{% for m in messages %}{{ m.content }}{% endfor %}'}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_experiment(path)
+    assert "\n" not in str(caught.value) and str(caught.value).startswith(f"{path}:4: models[0].chat_template: ")
+    assert "chat_template is '{% for m in messages %}{{ m.content …; it is true or false" in str(caught.value)
+    assert str(caught.value).endswith("write the text into prompt and set chat_template: false")
+    with pytest.raises(ValidationError, match="chat_template is 'no'"):
+        model_entry("m.gguf", chat_template="no")
+    assert model_entry("m.gguf").system_prompt == DEFAULT_SYSTEM  # the chat default keeps its system prompt
+    assert model_entry("m.gguf", chat_template=False, system_prompt="S").system_prompt == "S"
+
+
 def test_sources_that_cannot_be_read_are_one_line_each(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelError, match="cannot load its tokenizer from headtohead-tests/no-such-model"):

@@ -35,13 +35,14 @@ from headtohead.adapters.prompting import (
     answers_as_outputs,
     completion_prompt,
     draw_few_shot,
+    plain_prompt,
 )
 from headtohead.config.models.causal_lm import CausalLMSettings
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ModelError
 
-__all__ = ["CausalLMAdapter", "LabelScorer", "AnswerGenerator", "scoring_batch"]
+__all__ = ["CausalLMAdapter", "LabelScorer", "AnswerGenerator", "scoring_batch", "length_groups"]
 
 #: model_args keys that would bypass a field of the model entry, or what headtohead sets itself.
 _RESERVED_ARGS = ("trust_remote_code", "revision", "gguf_file", "use_safetensors", "local_files_only", "weights_only")
@@ -114,21 +115,29 @@ class CausalLMAdapter(ModelAdapter):
         )
         return adapter
 
+    @property
+    def chat(self) -> bool:
+        """Whether the conversation is rendered with the tokenizer's chat template (it has one, and
+        ``chat_template: false`` does not refuse it); else the prompt is plain text."""
+        return bool(self.settings.chat_template and self.tokenizer.chat_template)
+
     def prompt_text(self, example: Any) -> str:
-        """The conversation for ``example`` as the model reads it, up to where its answer begins."""
+        """The conversation for ``example`` as the model reads it, up to where its answer begins: the chat
+        template's, lm-evaluation-harness's plain text (``chat_template: false``), or plain turns ending ``Answer:``."""
         messages = self.prompter.messages(example)
-        if self.tokenizer.chat_template:
+        if self.chat:
             return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
-        return completion_prompt(messages)
+        return completion_prompt(messages) if self.settings.chat_template else plain_prompt(messages)
 
     @property
     def answer_prefix(self) -> str:
-        """What goes between the prompt and a label: nothing in a chat turn, a space after ``Answer:``."""
-        return "" if self.tokenizer.chat_template else " "
+        """What goes between the prompt and a label: nothing in a chat turn, a space after plain text
+        (lm-evaluation-harness's ``target_delimiter``)."""
+        return "" if self.chat else " "
 
     def encode_kwargs(self) -> dict[str, Any]:
         """A chat template writes its own special tokens (BOS …); a plain prompt gets the tokenizer's."""
-        return {"add_special_tokens": not self.tokenizer.chat_template}
+        return {"add_special_tokens": not self.chat}
 
     def training_logits(self, inputs: Any) -> Any:
         raise ModelError(f"model '{self.name}' (kind causal-lm) is evaluated as it is; headtohead does not train it")
@@ -213,47 +222,78 @@ class LabelScorer(CausalLMAdapter):
             prompts,
             labels,
             pad_id=int(self.tokenizer.pad_token_id),
+            as_lm_eval=not self.chat,
         )
 
     def forward(self, inputs: dict[str, Any]) -> Any:
         """The labels' log-likelihoods, shape ``(batch, K)`` (per character with ``length_norm: chars``).
 
-        The prompts run once, their key/value cache is repeated for each label, and the labels'
-        tokens run on it; positions count from each row's first real token (left padding).
+        On a CPU the batch runs as groups of prompts of about one length (:func:`length_groups`: padding
+        is computed like any token, and a CPU gains little from more rows than a group holds; measured
+        on SmolLM2-135M and SST-2, 0.77 of the time of the batch as one); elsewhere as one group (a GPU's
+        rows run in parallel, and each pass costs kernel launches). In each, the prompts run once
+        (only their last position's logits computed), their key/value cache is repeated for each label,
+        and the labels' tokens but the last run on it (the last is only predicted); labels of one
+        token each need no second pass. Positions count from each row's first real token (left padding).
         """
         import torch
 
         k = len(self.context.label_names)
-        context, tail = inputs["context_mask"], inputs["tail_mask"]
-        first_args = {"logits_to_keep": 1} if "logits_to_keep" in self.forward_args else {}
+        lengths = inputs["context_mask"].sum(-1)
+        total = torch.empty((len(lengths), k), dtype=torch.float32, device=lengths.device)
         with torch.inference_mode():
-            prompt = self.module(
-                input_ids=inputs["context_ids"],
-                attention_mask=context,
-                use_cache=True,
-                **self._positions((context.cumsum(-1) - 1).clamp(min=0)),
-                **first_args,
-            )
+            grouped = length_groups(lengths.tolist()) if lengths.device.type == "cpu" else [list(range(len(lengths)))]
+            for rows in grouped:
+                width = int(lengths[rows].max())
+                index = torch.tensor(rows, dtype=torch.int64, device=lengths.device)
+                tails = (index[:, None] * k + torch.arange(k, device=lengths.device)[None, :]).reshape(-1)
+                tail_mask = inputs["tail_mask"][tails]
+                tail_width = max(1, int(tail_mask.sum(-1).max()))
+                total[index] = self._scored(
+                    inputs["context_ids"][index, -width:],
+                    inputs["context_mask"][index, -width:],
+                    inputs["tail_ids"][tails, :tail_width],
+                    tail_mask[:, :tail_width],
+                    inputs["target_lengths"][tails],
+                )
+        if self.settings.length_norm == "chars":
+            chars = [max(1, len(name)) for name in self.prompter.answers]
+            total = total / torch.tensor(chars, dtype=total.dtype, device=total.device)
+        return total
+
+    def _scored(self, context_ids: Any, context: Any, tail_ids: Any, tail: Any, target_lengths: Any) -> Any:
+        """Each label's summed log-probability for one group of prompts, shape ``(rows, K)`` (see :meth:`forward`)."""
+        import torch
+
+        k = tail_ids.shape[0] // context_ids.shape[0]
+        first_args = {"logits_to_keep": 1} if "logits_to_keep" in self.forward_args else {}
+        more = tail.shape[1] > 1  # a tail's token j > 0 is predicted by its token j - 1, run on the cache
+        prompt = self.module(
+            input_ids=context_ids,
+            attention_mask=context,
+            use_cache=more,
+            **self._positions((context.cumsum(-1) - 1).clamp(min=0)),
+            **first_args,
+        )
+        # token 0 of a row's tail is predicted by the prompt's last position, the same for all its labels
+        first = torch.log_softmax(prompt.logits[:, -1].float(), dim=-1)
+        logp = first.gather(-1, tail_ids[:, 0].view(-1, k)).view(-1, 1)
+        if more:
             cache = prompt.past_key_values
             cache.batch_repeat_interleave(k)
             start = context.sum(-1).repeat_interleave(k)[:, None]
             labels = self.module(
-                input_ids=inputs["tail_ids"],
-                attention_mask=torch.cat([context.repeat_interleave(k, dim=0), tail], dim=1),
+                input_ids=tail_ids[:, :-1],
+                attention_mask=torch.cat([context.repeat_interleave(k, dim=0), tail[:, :-1]], dim=1),
                 past_key_values=cache,
-                **self._positions(start + torch.arange(tail.shape[1], device=tail.device)[None, :]),
+                **self._positions(start + torch.arange(tail.shape[1] - 1, device=tail.device)[None, :]),
             )
-            # token j of a row's tail is predicted by the prompt's last position (j = 0) or by tail position j - 1
-            logits = torch.cat([prompt.logits[:, -1:].repeat_interleave(k, dim=0), labels.logits[:, :-1]], dim=1)
-            logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, inputs["tail_ids"][..., None]).squeeze(-1)
-            lengths, targets = tail.sum(-1, keepdim=True), inputs["target_lengths"][:, None]
-            j = torch.arange(tail.shape[1], device=tail.device)[None, :]
-            scored = (j < lengths) & (j >= lengths - targets)
-            total = torch.where(scored, logp, torch.zeros_like(logp)).sum(-1).view(-1, k)
-            if self.settings.length_norm == "chars":
-                chars = [max(1, len(name)) for name in self.prompter.answers]
-                total = total / torch.tensor(chars, dtype=total.dtype, device=total.device)
-        return total
+            rest = torch.log_softmax(labels.logits.float(), dim=-1).gather(-1, tail_ids[:, 1:, None]).squeeze(-1)
+            logp = torch.cat([logp, rest], dim=1)
+        lengths, targets = tail.sum(-1, keepdim=True), target_lengths[:, None]
+        j = torch.arange(tail.shape[1], device=tail.device)[None, :]
+        scored = (j < lengths) & (j >= lengths - targets)
+        return torch.where(scored, logp, torch.zeros_like(logp)).sum(-1).view(-1, k)
 
     def _positions(self, position_ids: Any) -> dict[str, Any]:
         """``position_ids`` for a model that takes them (those that do not read positions from the mask)."""
@@ -291,7 +331,7 @@ class AnswerGenerator(CausalLMAdapter):
         tokens = self.forward(self.to_device(inputs))
         texts = self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
         # a completion prompt's model goes on with the next example after a blank line
-        texts = [str(t) if self.tokenizer.chat_template else str(t).split("\n\n")[0] for t in texts]
+        texts = [str(t) if self.chat else str(t).split("\n\n")[0] for t in texts]
         lengths = zip(self._prompt_lengths(inputs["prompt_mask"]), self._generated(tokens), strict=True)
         return [
             Answer(text=text, prompt=prompt, tokens_in=n_in, tokens_out=n_out)
@@ -343,14 +383,23 @@ class AnswerGenerator(CausalLMAdapter):
         return out[:, prompt.shape[1] :]
 
 
-def scoring_batch(encode: Any, prompts: Sequence[str], labels: Sequence[str], *, pad_id: int) -> dict[str, Any]:
+def scoring_batch(
+    encode: Any, prompts: Sequence[str], labels: Sequence[str], *, pad_id: int, as_lm_eval: bool = False
+) -> dict[str, Any]:
     """Each prompt and each label, tokenised together, split into a shared context and one tail per label.
 
-    A label's tokens are those of ``prompt + label`` after the longest run of tokens it shares
-    with ``prompt`` alone, so a token that merges the prompt's last characters with the label's
-    first is scored as the label's (and at least one token is left to condition on). An
-    example's context is the run of tokens all its labels share with its prompt; each label's
-    tail is the rest (the label's tokens, after any prompt tokens a merge left out of the context).
+    ``prompt + label`` is tokenised whole, and its last tokens are the label's:
+
+    - after a chat template (``as_lm_eval`` false), those after the longest run of tokens it
+      shares with ``prompt`` alone, so a token that merges the prompt's last characters with the
+      label's first is scored as the label's;
+    - after plain text (``as_lm_eval``), those after as many tokens as the prompt has once its
+      trailing whitespace is moved to the label: lm-evaluation-harness's ``_encode_pair``
+      (``HFLM.loglikelihood`` of the prompt and the label gives the same sum).
+
+    At least one token is left to condition on and one to score. An example's context is the
+    run of tokens all its labels' texts share, up to where the first label's scored tokens
+    begin; each label's tail is the rest (its scored tokens, after any it is conditioned on).
 
     Parameters
     ----------
@@ -362,6 +411,8 @@ def scoring_batch(encode: Any, prompts: Sequence[str], labels: Sequence[str], *,
         The answers to score, each as it follows a prompt.
     pad_id : int
         The id padding is written with (masked out: any id gives the same scores).
+    as_lm_eval : bool
+        Split ``prompt + label`` as lm-evaluation-harness does (see above).
 
     Returns
     -------
@@ -374,10 +425,15 @@ def scoring_batch(encode: Any, prompts: Sequence[str], labels: Sequence[str], *,
     import torch
 
     k = len(labels)
-    prompt_ids = encode(list(prompts))
     joint = encode([p + label for p in prompts for label in labels])
-    own = [max(1, min(_shared_prefix(prompt_ids[row // k], ids), len(ids) - 1)) for row, ids in enumerate(joint)]
-    shared = [min(own[i * k : (i + 1) * k]) for i in range(len(prompts))]
+    if as_lm_eval:  # the prompt's trailing whitespace belongs to the label; the prompt's token count splits them
+        counts = [len(ids) for ids in encode([p.rstrip() for p in prompts])]
+        split = [counts[row // k] for row in range(len(joint))]
+    else:
+        prompt_ids = encode(list(prompts))
+        split = [_shared_prefix(prompt_ids[row // k], ids) for row, ids in enumerate(joint)]
+    own = [max(1, min(n, len(ids) - 1)) for n, ids in zip(split, joint, strict=True)]
+    shared = [min(*own[i * k : (i + 1) * k], _common_prefix(joint[i * k : (i + 1) * k])) for i in range(len(prompts))]
     contexts = [joint[i * k][: shared[i]] for i in range(len(prompts))]
     tails = [ids[shared[row // k] :] for row, ids in enumerate(joint)]
     context_ids, context_mask = _padded(contexts, pad_id, left=True)
@@ -392,6 +448,35 @@ def scoring_batch(encode: Any, prompts: Sequence[str], labels: Sequence[str], *,
     }
 
 
+#: The share of a group's computed prompt tokens that may be padding (:func:`length_groups`).
+PADDING_SHARE = 0.1
+
+
+def length_groups(lengths: Sequence[int], padding_share: float = PADDING_SHARE) -> list[list[int]]:
+    """Row indices grouped by length, shortest first, each group padded by at most ``padding_share`` of its tokens.
+
+    Examples
+    --------
+    >>> length_groups([30, 10, 11, 29, 12, 50])
+    [[1, 2, 4], [3, 0], [5]]
+    >>> length_groups([7, 7, 7])
+    [[0, 1, 2]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    groups: list[list[int]] = []
+    real = 0
+    for i in order:
+        n = lengths[i]
+        group = groups[-1] if groups else None
+        if group is not None and (len(group) + 1) * n - (real + n) <= padding_share * (len(group) + 1) * n:
+            group.append(i)
+            real += n
+        else:
+            groups.append([i])
+            real = n
+    return groups
+
+
 def _padded(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool) -> tuple[Any, Any]:
     """Rows of ids as one tensor padded with ``pad_id`` on the left or the right, and its attention mask."""
     import torch
@@ -404,6 +489,11 @@ def _padded(rows: Sequence[Sequence[int]], pad_id: int, *, left: bool) -> tuple[
         ids[row, place] = torch.tensor(values, dtype=torch.int64)
         mask[row, place] = 1
     return ids, mask
+
+
+def _common_prefix(rows: Sequence[Sequence[int]]) -> int:
+    """How many leading ids all ``rows`` share."""
+    return min(_shared_prefix(rows[0], row) for row in rows)
 
 
 def _shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:

@@ -37,6 +37,7 @@ __all__ = [
     "check_prompt_data",
     "draw_few_shot",
     "completion_prompt",
+    "plain_prompt",
     "parse_answer",
     "read_answer",
     "RULES",
@@ -394,6 +395,26 @@ def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
     'Be brief.\\n\\n2+2?\\nAnswer: 4\\n\\n3+3?\\nAnswer:'
     """
     parts = {"system": "{}\n\n", "user": "{}\nAnswer:", "assistant": " {}\n\n"}
+    return "".join(parts[m["role"]].format(m["content"]) for m in messages)
+
+
+def plain_prompt(messages: Sequence[dict[str, str]]) -> str:
+    """A conversation as the plain text lm-evaluation-harness writes a task's context, nothing added.
+
+    The system prompt (when there is one) and a blank line, as a task's ``description`` is
+    written; each few-shot turn as its prompt, a space (lm-eval's ``target_delimiter``), its
+    answer and a blank line (its ``fewshot_delimiter``); then the example's prompt as written, so
+    the prompt itself says where the answer begins (``Review: {text}\\nSentiment:``).
+
+    Examples
+    --------
+    >>> plain_prompt([{"role": "user", "content": "Review: dull\\nSentiment:"}, {"role": "assistant", "content": "negative"},
+    ...               {"role": "user", "content": "Review: fun\\nSentiment:"}])
+    'Review: dull\\nSentiment: negative\\n\\nReview: fun\\nSentiment:'
+    >>> plain_prompt([{"role": "system", "content": "Sentiment of movie reviews."}, {"role": "user", "content": "x:"}])
+    'Sentiment of movie reviews.\\n\\nx:'
+    """
+    parts = {"system": "{}\n\n", "user": "{}", "assistant": " {}\n\n"}
     return "".join(parts[m["role"]].format(m["content"]) for m in messages)
 
 

@@ -27,13 +27,40 @@ class CausalLMSettings(PromptSettings, HubModel):
         "characters first (its acc_norm: favours no label for being short, but the softmax is then a score).",
     )
 
+    chat_template: bool = Field(
+        default=True,
+        description="true: the conversation is rendered with the tokenizer's chat template (a tokenizer without one: "
+        "plain turns, each answer after 'Answer:'); false: never — the prompt is plain text the model continues, "
+        "as lm-evaluation-harness writes a task's context (the system prompt, when given, and a blank line; each "
+        "few-shot example as its prompt, a space, its label and a blank line; then the example's prompt, nothing "
+        "added), and each label follows it after a space, scored as lm-evaluation-harness scores a choice. The "
+        "default system prompt is not used unless system_prompt is given.",
+    )
+
     @model_validator(mode="before")
     @classmethod
     def _scored_unless_said(cls, values: Any) -> Any:
-        """``answer: score`` is this family's default (every LLM family's key, whose own default is generate)."""
-        if isinstance(values, dict) and values.get("answer") is None:
-            return {**values, "answer": "score"}
+        """``answer: score`` is this family's default (every LLM family's key, whose own default is generate);
+        a plain-text prompt (``chat_template: false``) has no system prompt unless one is given (the default one
+        is written for a chat model's system turn)."""
+        if not isinstance(values, dict):
+            return values
+        if values.get("answer") is None:
+            values = {**values, "answer": "score"}
+        if values.get("chat_template") is False and "system_prompt" not in values:
+            values = {**values, "system_prompt": None}
         return values
+
+    @field_validator("chat_template", mode="before")
+    @classmethod
+    def _true_or_false(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "…"
+        raise ValueError(
+            f"chat_template is {shown}; it is true or false (whether the tokenizer's own chat template is "
+            f"applied); a template of your own is not read: write the text into prompt and set chat_template: false"
+        )
 
     @model_validator(mode="after")
     def _no_columns(self) -> CausalLMSettings:
