@@ -140,11 +140,17 @@ class MetricDifference(Record):
     ci_high: float | None
     method: str = Field(
         description="tango-score (accuracy, per-class recall; +clusters with groups) | bca | "
-        "percentile | cluster-bca | cluster-percentile"
+        "percentile | cluster-bca | cluster-percentile | delong (ROC AUC of two classes on independent "
+        "examples: DeLong's interval, by Sun & Xu's algorithm)"
     )
     confidence: float = 0.95
     higher_is_better: bool = True
     note: str | None = None
+    p_value: float | None = Field(
+        default=None,
+        description="the two-sided p-value of 'no difference' where the method is a test (delong: DeLong's z-test, "
+        "not adjusted for multiplicity); None for the bootstrap intervals",
+    )
     on_answered_rows: bool = Field(
         default=False,
         description="computed on the examples both models answered (the metrics of probabilities: calibration, "

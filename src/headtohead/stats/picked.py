@@ -16,6 +16,7 @@ from headtohead.results.comparison import Estimate, MetricDifference, ModelStats
 from headtohead.results.predictions import Predictions
 from headtohead.results.slices import SliceSummary
 from headtohead.stats.bootstrap import Interval, bootstrap_metrics, paired_bootstrap
+from headtohead.stats.delong import delong_paired
 from headtohead.stats.intervals import estimate_from_interval
 
 __all__ = ["extra_metrics", "model_metrics", "pair_metrics", "slice_metrics"]
@@ -73,15 +74,41 @@ def model_metrics(
     return {m: estimate_from_interval(out[m]) for m in picked if m in out}
 
 
+def _delong(
+    y: np.ndarray, proba_a: np.ndarray, proba_b: np.ndarray, options: dict[str, Any]
+) -> tuple[Interval, float] | None:
+    """DeLong's interval and p-value of the ROC AUC difference where they hold (``docs/statistics.md``): two classes,
+    independent examples, two of each class and a variance above 0; ``None`` elsewhere (the bootstrap's interval then).
+    """
+    if options["groups"] is not None or len(options["label_names"]) != 2:
+        return None  # groups: the cluster bootstrap; several classes: the bootstrap of the one-vs-rest macro AUC
+    try:
+        found = delong_paired(y == 1, proba_a[:, 1], proba_b[:, 1], confidence=options["confidence"])
+    except ValueError:  # fewer than two examples of a class
+        return None
+    if found.p_value is None:
+        return None  # no variance (the models rank every pair alike): the bootstrap says what it can
+    interval = Interval("roc_auc", found.difference, found.low, found.high, "delong", found.confidence, found.std_error)
+    return interval, found.p_value
+
+
 def pair_metrics(
     a: ModelStats, b: ModelStats, predictions: Predictions, picked: Sequence[str], *, options: dict[str, Any], seed: Any
 ) -> list[MetricDifference]:
-    """``metric(a) − metric(b)`` of every picked metric both models have, with its paired bootstrap interval."""
+    """``metric(a) − metric(b)`` of every picked metric both models have, with its paired interval.
+
+    The interval is the paired bootstrap's, but ROC AUC's between two models of two classes on independent
+    examples: DeLong's interval and p-value (``method="delong"``, :mod:`headtohead.stats.delong`).
+    """
     labels, probas = _split(picked)
     ma, mb, y, groups = predictions[a.name], predictions[b.name], predictions.y_true, options["groups"]
     rng = np.random.default_rng(seed)
     out = paired_bootstrap(y, ma.pred, mb.pred, metrics=labels, seed=rng, **options) if labels else {}
     both = ma.scored & mb.scored
+    delong, p_values = None, {}
+    if "roc_auc" in probas and ma.proba is not None and mb.proba is not None:
+        delong = _delong(y[both], ma.proba[both], mb.proba[both], options)
+        probas = [m for m in probas if m != "roc_auc"] if delong is not None else probas
     if probas and ma.proba is not None and mb.proba is not None:
         out |= _safely(
             paired_bootstrap,
@@ -94,6 +121,8 @@ def pair_metrics(
             seed=rng,
             **{**options, "groups": None if groups is None else groups[both]},
         )
+    if delong is not None:
+        out["roc_auc"], p_values["roc_auc"] = delong
     return [
         MetricDifference(
             metric=m,
@@ -106,6 +135,7 @@ def pair_metrics(
             confidence=out[m].confidence,
             higher_is_better=CATALOGUE[m].higher_is_better,
             note=out[m].note,
+            p_value=p_values.get(m),
             on_answered_rows=CATALOGUE[m].needs_proba and not both.all(),
         )
         for m in picked

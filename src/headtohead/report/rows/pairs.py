@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from headtohead.metrics import CATALOGUE
 from headtohead.report.document import Cell, Column, Row, text_cell
+from headtohead.report.words.numbers import format_p
 from headtohead.results.comparison import MetricDifference
 from headtohead.results.records import RunResult
 
@@ -39,13 +40,31 @@ def comparison_columns(result: RunResult) -> list[Column]:
 
 
 def _difference(diff: MetricDifference | None) -> Cell:
-    """A difference with its interval; "not available" without probabilities; "(no interval)" where none."""
+    """A difference with its interval; "not available" without probabilities; "(no interval)" where none.
+
+    A difference tested on its own (ROC AUC's DeLong test) carries its p-value after the interval:
+    ``+0.092 (+0.010…+0.174) (DeLong p = 0.027)``.
+    """
     if diff is None:
         return Cell(None, note="not available")
-    answered = "on answered rows" if diff.on_answered_rows else None
+    words = ["on answered rows"] if diff.on_answered_rows else []
+    if diff.method == "delong" and diff.p_value is not None:
+        words.append(f"DeLong p {format_p(diff.p_value)}")
+    suffix = "; ".join(words) or None
     if diff.ci_low is None or diff.ci_high is None:
-        return Cell(diff.difference, bare="no interval", suffix=answered)
-    return Cell(diff.difference, diff.ci_low, diff.ci_high, suffix=answered)
+        return Cell(diff.difference, bare="no interval", suffix=suffix)
+    return Cell(diff.difference, diff.ci_low, diff.ci_high, suffix=suffix)
+
+
+def _delong_note(result: RunResult) -> str:
+    """How a ROC AUC difference tested by DeLong reads (empty where none is)."""
+    stats = result.stats
+    if stats is None or not any(d.method == "delong" for c in stats.comparisons for d in c.differences):
+        return ""
+    return (
+        " ROC AUC: DeLong's interval and z-test of the paired difference (Sun & Xu's algorithm); its p-value is "
+        "the difference's own, not adjusted over pairs."
+    )
 
 
 def comparison_rows(result: RunResult) -> list[Row]:
@@ -117,5 +136,6 @@ def comparison_note(result: RunResult) -> str:
         f"Δ = first model − second, in percentage points. {accuracy}; macro-F1: a paired bootstrap {s.ci_method} "
         f"interval ({s.n_resamples:,} resamples). McNemar: {s.mcnemar_rule}; p-values adjusted with "
         f"{s.multiple_comparisons} over {family}, α = {s.alpha:g}. {failures} Detectable gap: the accuracy "
-        f"difference this many examples find with {s.power:.0%} probability (smaller ones less often).{groups}{looked}"
+        f"difference this many examples find with {s.power:.0%} probability (smaller ones less often).{groups}"
+        f"{_delong_note(result)}{looked}"
     )
