@@ -18,6 +18,7 @@ from audit.common import Row, row
 from headtohead.stats.analyse import MIN_EXAMPLES_PER_CLASS
 from headtohead.stats.bootstrap import bootstrap_metrics, paired_bootstrap
 from headtohead.stats.calibration import ece_l2_debiased
+from headtohead.stats.delong import delong_paired
 from headtohead.stats.paired import proportion_interval
 
 __all__ = ["metric_rows"]
@@ -204,8 +205,9 @@ def _catalogue_pair(rng: np.random.Generator, n: int, metric: str, strength: tup
 
 def _catalogue_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     """Metrics picked from the catalogue (``stats.metrics``): the paired bootstrap interval of a pair's MCC and
-    ROC AUC difference, and the gate on it (``--metric``) at a true drop equal to the margin. Truths: the
-    population difference (MCC = 2·accuracy − 1 on balanced binary data; AUC = Φ(mean/√2))."""
+    ROC AUC difference, DeLong's interval of the ROC AUC difference (what a run of two classes shows, on the same
+    draws), and the gate on it (``--metric``) at a true drop equal to the margin. Truths: the population
+    difference (MCC = 2·accuracy − 1 on balanced binary data; AUC = Φ(mean/√2))."""
     from scipy.stats import norm
 
     from headtohead.stats.gate import metric_noninferiority
@@ -216,15 +218,20 @@ def _catalogue_rows(rng: np.random.Generator, quick: bool) -> list[Row]:
     cases = {"mcc": ((0.85, 0.80), 0.10), "roc_auc": ((auc(0.85), auc(0.80)), 0.05)}
     for metric, (strength, true) in cases.items():
         for n in [500] if quick else [200, 1000]:
-            hits = np.empty(runs, dtype=bool)
+            hits, delong = np.empty(runs, dtype=bool), np.zeros(runs, dtype=bool)
             for i in range(runs):
                 y, (a, qa), (b, qb) = _catalogue_pair(rng, n, metric, strength)
                 ci = paired_bootstrap(y, a, b, qa, qb, metrics=[metric], n_resamples=1000, seed=i)[metric]
                 hits[i] = ci.low is not None and ci.low <= true <= ci.high
+                if metric == "roc_auc":  # the same draw, no other: every other row keeps its numbers
+                    found = delong_paired(y == 1, qa[:, 1], qb[:, 1])
+                    delong[i] = found.low is not None and found.high is not None and found.low <= true <= found.high
             quantity = f"{metric}: a pair's difference (paired BCa bootstrap)"
-            rows.append(
-                row("catalogue", quantity, f"n = {n:,}, true difference {true:+g}", "coverage", 0.95, hits, runs, n=n)
-            )
+            setting = f"n = {n:,}, true difference {true:+g}"
+            rows.append(row("catalogue", quantity, setting, "coverage", 0.95, hits, runs, n=n))
+            if metric == "roc_auc":
+                quantity = "roc_auc: a pair's difference (DeLong, as a run of two classes shows it)"
+                rows.append(row("catalogue", quantity, setting, "coverage", 0.95, delong, runs, n=n))
             passed = np.empty(runs, dtype=bool)  # the candidate (b) is worse by exactly the margin
             for i in range(runs):
                 y, base, cand = _catalogue_pair(rng, n, metric, strength)
