@@ -15,7 +15,7 @@ from sklearn import metrics as skm
 import headtohead
 from headtohead.report.formats.terminal import render_text
 from headtohead.report.sections.run import run_document
-from headtohead.stats.delong import delong_components, delong_paired
+from headtohead.stats.delong import delong_components, delong_ovr, delong_paired
 
 
 def _delong_1988(positive: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
@@ -206,9 +206,9 @@ def test_a_two_class_pair_carries_delong_end_to_end():
     assert "(DeLong p " in text and "ROC AUC: DeLong's interval and z-test" in text
 
 
-def test_groups_and_several_classes_keep_the_bootstrap():
-    """DeLong's covariance assumes independent examples and two classes: with groups, or three classes, the pair's
-    ROC AUC difference keeps the (cluster) bootstrap's interval and says so in its method, with no p-value."""
+def test_groups_keep_the_bootstrap():
+    """DeLong's covariance takes examples as independent: with groups the pair's ROC AUC difference keeps the cluster
+    bootstrap's interval and says so in its method, with no p-value."""
     x, y, probabilities = _two_models(120, seed=5)
     frame = pd.DataFrame({"row": x[:, 0], "label": y, "user": np.arange(len(y)) // 3})
     models = {k: (lambda rows, k=k: probabilities[k][np.asarray(rows)[:, 0].astype(int)]) for k in probabilities}
@@ -221,12 +221,111 @@ def test_groups_and_several_classes_keep_the_bootstrap():
     ).result
     auc = grouped.stats.comparison("sharp", "blunt").difference("roc_auc")
     assert auc.method.startswith("cluster-") and auc.p_value is None
+
+
+def _three_classes(rng, n, props=(0.5, 0.3, 0.2), strength=(1.6, 1.0), rho=0.5):
+    """Three classes of unequal shares; each model's probabilities a softmax of ``strength``·one-hot(y) plus noise,
+    the two models' noise correlated ``rho``."""
+    y = rng.choice(3, n, p=props)
+    shared = rng.normal(size=(n, 3))
+    out = []
+    for beta in strength:
+        z = beta * np.eye(3)[y] + math.sqrt(rho) * shared + math.sqrt(1 - rho) * rng.normal(size=(n, 3))
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        out.append(e / e.sum(axis=1, keepdims=True))
+    return y, out[0], out[1]
+
+
+def _ovr_plain(y, a, b):
+    """``(difference, variance)`` of two one-vs-rest macro AUCs from every (class c, not c) pair, no ranks: DeLong's
+    components per class, each example's influence ``(V10 − θ)/p`` or ``(V01 − θ)/(1 − p)`` averaged over the
+    classes, and the covariance ``Σ_k n_k/(n_k − 1)·Σ_{i in k} IF_a·IF_b / N²``."""
+    classes, n = np.unique(y), len(y)
+    theta, influence = np.zeros((2, len(classes))), np.zeros((2, n))
+    for j, c in enumerate(classes):
+        positive = y == c
+        for r, scores in enumerate((a, b)):
+            x, z = scores[positive, c][:, None], scores[~positive, c][None, :]
+            psi = (x > z) + 0.5 * (x == z)
+            theta[r, j] = psi.mean()
+            share = positive.mean()
+            influence[r, positive] += (psi.mean(axis=1) - theta[r, j]) / share / len(classes)
+            influence[r, ~positive] += (psi.mean(axis=0) - theta[r, j]) / (1 - share) / len(classes)
+    cov = np.zeros((2, 2))
+    for c in classes:
+        rows = y == c
+        cov += rows.sum() / (rows.sum() - 1) * influence[:, rows] @ influence[:, rows].T / n**2
+    return theta.mean(axis=1)[0] - theta.mean(axis=1)[1], cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ovr_equals_its_formula_over_every_pair_and_scikit_learn(seed):
+    rng = np.random.default_rng(seed)
+    k = 3 + seed % 2
+    y = np.r_[np.arange(k), np.arange(k), rng.integers(0, k, int(rng.integers(30, 200)))]
+    a = np.round(rng.dirichlet(np.ones(k), len(y)) + 0.5 * np.eye(k)[y], 1)  # rounded: ties
+    b = np.round(rng.dirichlet(np.ones(k), len(y)) + 0.3 * np.eye(k)[y], 1)
+    difference, variance = _ovr_plain(y, a, b)
+    found = delong_ovr(y, a, b)
+    assert found.difference == pytest.approx(difference, abs=1e-12)
+    assert found.variance == pytest.approx(variance, abs=1e-12)
+    assert found.p_value == pytest.approx(2 * sps.norm.sf(abs(difference) / math.sqrt(variance)), abs=1e-10)
+    # scikit-learn's one-vs-rest macro AUC, class by class (its multi_class="ovr" wants rows summing to 1)
+    assert found.auc_a == pytest.approx(np.mean([skm.roc_auc_score(y == c, a[:, c]) for c in range(k)]), abs=1e-12)
+
+
+def test_ovr_of_two_classes_is_delong_exactly():
+    """Two classes, probabilities summing to 1: the one-vs-rest macro AUC is the binary AUC, and its covariance
+    (the influence form, n_k/(n_k − 1) per class) is DeLong's own, to rounding."""
+    poor, markers = _asah()
+    y = poor.astype(int)
+    squash = {k: 1 / (1 + np.exp(-(v - v.mean()) / v.std())) for k, v in markers.items()}
+    for a, b in (("wfns", "s100b"), ("ndka", "s100b")):
+        pa, pb = np.c_[1 - squash[a], squash[a]], np.c_[1 - squash[b], squash[b]]
+        ovr, binary = delong_ovr(y, pa, pb), delong_paired(poor, markers[a], markers[b])
+        assert ovr.difference == pytest.approx(binary.difference, abs=1e-12)
+        assert ovr.covariance == pytest.approx(binary.covariance, abs=1e-15)
+        assert ovr.p_value == pytest.approx(binary.p_value, abs=1e-12)
+
+
+def _ovr_coverage(
+    n_sets: int, n: int, strength: tuple[float, float], truth: float, naive: bool = False
+) -> tuple[float, float, float]:
+    """Shares of ``n_sets`` seeded three-class data sets whose 95 % interval holds ``truth`` and whose p ≤ 0.05, and
+    the share a naive interval holds it — the per-class DeLong variances averaged as if the classes' AUCs were
+    independent (what the cross-class covariance adds)."""
+    z = sps.norm.ppf(0.975)
+    covered = rejected = held = 0
+    for k in range(n_sets):
+        y, a, b = _three_classes(np.random.default_rng([7, n, k]), n, strength=strength)
+        found = delong_ovr(y, a, b)
+        covered += found.low <= truth <= found.high
+        rejected += found.p_value <= 0.05
+        if naive:
+            alone = sum(delong_paired(y == c, a[:, c], b[:, c]).variance for c in range(3)) / 9
+            held += abs(found.difference - truth) <= z * math.sqrt(alone)
+    return covered / n_sets, rejected / n_sets, held / n_sets
+
+
+def test_ovr_interval_covers_the_true_macro_auc_difference():
+    """1,500 seeded data sets of 150 examples, three classes of shares 0.5 / 0.3 / 0.2: with true macro AUCs 0.927 and
+    0.813 (from 400,000 examples) the interval covers in 94.8 % (and says "different" in 99.3 %), where averaging the
+    classes' own DeLong variances would cover in 87.9 %; with equal models, 94.8 % and "different" in 5.2 % at
+    α = 5 %."""
+    y, a, b = _three_classes(np.random.default_rng(12345), 400_000)
+    truth = skm.roc_auc_score(y, a, multi_class="ovr") - skm.roc_auc_score(y, b, multi_class="ovr")
+    coverage, _, naive = _ovr_coverage(1500, 150, (1.6, 1.0), truth, naive=True)
+    assert 0.93 <= coverage <= 0.97 and naive < 0.91
+    coverage, rejected, _ = _ovr_coverage(1500, 150, (1.3, 1.3), 0.0)
+    assert 0.93 <= coverage <= 0.97 and 0.03 <= rejected <= 0.07
+
+
+def test_a_three_class_pair_carries_delong_ovr_end_to_end():
     rng = np.random.default_rng(7)
-    y3 = rng.integers(0, 3, 90)
-    three = {
-        name: rng.dirichlet(np.ones(3), 90) * 0.5 + np.eye(3)[np.where(rng.random(90) < acc, y3, (y3 + 1) % 3)] * 0.5
-        for name, acc in (("sharp", 0.8), ("blunt", 0.6))
-    }
-    result = _compare(np.arange(90, dtype=float)[:, None], y3, three).result
+    y, sharp, blunt = _three_classes(rng, 150)
+    result = _compare(np.arange(150, dtype=float)[:, None], y, {"sharp": sharp, "blunt": blunt}).result
     auc = result.stats.comparison("sharp", "blunt").difference("roc_auc")
-    assert auc.method in ("bca", "percentile") and auc.p_value is None
+    difference, variance = _ovr_plain(y, sharp, blunt)
+    assert auc.method == "delong-ovr" and auc.difference == pytest.approx(difference, abs=1e-12)
+    assert auc.p_value == pytest.approx(2 * sps.norm.sf(abs(difference) / math.sqrt(variance)), abs=1e-6)
+    assert "one-vs-rest macro AUC" in render_text(run_document(result), width=400)

@@ -38,6 +38,9 @@ def test_every_statistic_of_a_model_with_passes_is_what_it_was_as_pseudo_models(
         predictions.groups = np.array([f"g{i // 3}" for i in range(120)], dtype=object)
         predictions.group_column = "user"
     summary = analyse(predictions, n_resamples=200, seed=3).model_dump(mode="json")
+    for comparison in summary["comparisons"]:  # a field added after the fixture: a test's p-value (ROC AUC's)
+        for diff in comparison["differences"]:
+            assert diff.pop("p_value") is None
     before = BEFORE["groups" if grouped else "plain"]
     for field in ("settings", "comparisons", "ranking", "slices", "disagreements", "sequential"):
         assert summary[field] == before[field], field

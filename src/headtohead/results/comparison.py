@@ -141,15 +141,16 @@ class MetricDifference(Record):
     method: str = Field(
         description="tango-score (accuracy, per-class recall; +clusters with groups) | bca | "
         "percentile | cluster-bca | cluster-percentile | delong (ROC AUC of two classes on independent "
-        "examples: DeLong's interval, by Sun & Xu's algorithm)"
+        "examples: DeLong's interval, by Sun & Xu's algorithm) | delong-ovr (the one-vs-rest macro ROC AUC of "
+        "more classes: DeLong's components of every class combined per example)"
     )
     confidence: float = 0.95
     higher_is_better: bool = True
     note: str | None = None
     p_value: float | None = Field(
         default=None,
-        description="the two-sided p-value of 'no difference' where the method is a test (delong: DeLong's z-test, "
-        "not adjusted for multiplicity); None for the bootstrap intervals",
+        description="the two-sided p-value of 'no difference' where the method is a test (delong, delong-ovr: "
+        "DeLong's z-test, not adjusted for multiplicity); None for the bootstrap intervals",
     )
     on_answered_rows: bool = Field(
         default=False,

@@ -14,6 +14,14 @@ in ``O((m + n)·log(m + n))`` rather than over all ``m·n`` pairs: with ``T_z`` 
 all examples and ``T_x``, ``T_y`` those within the positives and within the negatives,
 ``V10 = (T_z − T_x) / n`` on the positives and ``V01 = 1 − (T_z − T_y) / m`` on the negatives.
 
+With more classes, the one-vs-rest macro AUC (:func:`delong_ovr`) is a mean of K such AUCs on the
+same examples, each example a positive of one and a negative of the others, so their errors are
+correlated across classes as well as across models. Each example's influence on class ``c``'s AUC
+is ``(V10_c − AUC_c) / p_c`` where it is of class ``c`` and ``(V01_c − AUC_c) / (1 − p_c)`` where it
+is not (``p_c`` the class's share); the macro AUC's influence is their mean over the classes, and
+the two models' covariance ``Σ_k n_k/(n_k − 1) · Σ_{i of class k} IF_a(i)·IF_b(i) / N²``. With two
+classes this is DeLong's covariance exactly (the ``n_k/(n_k − 1)`` is his ``m − 1`` and ``n − 1``).
+
 See ``docs/statistics.md``, "ROC AUC of two models: DeLong's test".
 """
 
@@ -25,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-__all__ = ["DeLong", "delong_components", "delong_paired"]
+__all__ = ["DeLong", "delong_components", "delong_ovr", "delong_paired"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,8 @@ class DeLong:
     low, high : float or None
         ``difference ± z_{(1 + confidence)/2}·sqrt(variance)``; ``None`` when the variance is 0.
     confidence : float
-    n_positive, n_negative : int
+    counts : tuple of int
+        Examples per class (two classes: negatives, then positives).
     """
 
     auc_a: float
@@ -62,8 +71,7 @@ class DeLong:
     low: float | None
     high: float | None
     confidence: float
-    n_positive: int
-    n_negative: int
+    counts: tuple[int, ...]
 
     @property
     def std_error(self) -> float:
@@ -149,6 +157,65 @@ def delong_paired(
         raise ValueError(f"DeLong's covariance needs two positives and two negatives, got {m} and {n}")
     auc, v10, v01 = delong_components(np.stack([scores_a, scores_b]), positive)
     covariance = np.cov(v10) / m + np.cov(v01) / n  # np.cov: rows are variables, n − 1 in the denominator
+    return _tested(auc, covariance, confidence, (n, m))
+
+
+def delong_ovr(y: np.ndarray, scores_a: np.ndarray, scores_b: np.ndarray, *, confidence: float = 0.95) -> DeLong:
+    """DeLong's test and interval for the difference of two one-vs-rest macro ROC AUCs on the same examples.
+
+    The macro AUC is the mean over the classes present in ``y`` of each class's AUC against the rest
+    (scikit-learn's ``roc_auc_score(y, p, multi_class="ovr", average="macro")``); its covariance comes from
+    each example's influence through DeLong's components of every class (module docstring).
+
+    Parameters
+    ----------
+    y : ndarray of int, shape (n_examples,)
+        Class indices: columns of the scores.
+    scores_a, scores_b : ndarray of shape (n_examples, n_columns)
+        Each model's score (probability) of every class.
+    confidence : float
+
+    Returns
+    -------
+    DeLong
+        ``counts``: examples of each class present, in class order.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two classes present, a class with fewer than two examples, or shapes that differ.
+
+    Examples
+    --------
+    >>> y = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2])
+    >>> a = np.eye(3)[[0, 0, 1, 1, 2, 2, 1, 1, 2]] * 0.6 + 0.4 / 3
+    >>> b = np.eye(3)[[0, 1, 1, 2, 2, 0, 0, 1, 1]] * 0.6 + 0.4 / 3
+    >>> result = delong_ovr(y, a, b)
+    >>> round(result.auc_a, 4), round(result.auc_b, 4), result.counts
+    (0.9167, 0.6667, (3, 3, 3))
+    """
+    y = np.asarray(y, np.int64)
+    scores_a, scores_b = np.asarray(scores_a, np.float64), np.asarray(scores_b, np.float64)
+    if scores_a.shape != scores_b.shape or scores_a.ndim != 2 or len(y) != len(scores_a):
+        raise ValueError(f"DeLong needs scores of one shape for every example, got {scores_a.shape}, {scores_b.shape}")
+    classes, index, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if len(classes) < 2 or counts.min() < 2:
+        raise ValueError(f"DeLong's covariance needs two classes of two examples each, got counts {counts.tolist()}")
+    n, k = len(y), len(classes)
+    influence, auc = np.zeros((2, n)), np.zeros((2, k))
+    for j, c in enumerate(classes):
+        positive = y == c
+        share = positive.mean()
+        auc[:, j], v10, v01 = delong_components(np.stack([scores_a[:, c], scores_b[:, c]]), positive)
+        influence[:, positive] += (v10 - auc[:, j, None]) / share / k
+        influence[:, ~positive] += (v01 - auc[:, j, None]) / (1.0 - share) / k
+    correction = (counts / (counts - 1.0))[index]  # DeLong's m − 1 and n − 1, class by class
+    covariance = (influence * correction) @ influence.T / n**2
+    return _tested(auc.mean(axis=1), covariance, confidence, tuple(int(c) for c in counts))
+
+
+def _tested(auc: np.ndarray, covariance: np.ndarray, confidence: float, counts: tuple[int, ...]) -> DeLong:
+    """The z-test and interval of ``auc[0] − auc[1]`` from the AUCs' covariance (none when its variance is 0)."""
     variance = float(covariance[0, 0] + covariance[1, 1] - 2.0 * covariance[0, 1])
     difference = float(auc[0] - auc[1])
     z = p_value = low = high = None
@@ -169,6 +236,5 @@ def delong_paired(
         low=low,
         high=high,
         confidence=confidence,
-        n_positive=m,
-        n_negative=n,
+        counts=counts,
     )

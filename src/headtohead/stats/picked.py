@@ -16,7 +16,7 @@ from headtohead.results.comparison import Estimate, MetricDifference, ModelStats
 from headtohead.results.predictions import Predictions
 from headtohead.results.slices import SliceSummary
 from headtohead.stats.bootstrap import Interval, bootstrap_metrics, paired_bootstrap
-from headtohead.stats.delong import delong_paired
+from headtohead.stats.delong import delong_ovr, delong_paired
 from headtohead.stats.intervals import estimate_from_interval
 
 __all__ = ["extra_metrics", "model_metrics", "pair_metrics", "slice_metrics"]
@@ -77,18 +77,24 @@ def model_metrics(
 def _delong(
     y: np.ndarray, proba_a: np.ndarray, proba_b: np.ndarray, options: dict[str, Any]
 ) -> tuple[Interval, float] | None:
-    """DeLong's interval and p-value of the ROC AUC difference where they hold (``docs/statistics.md``): two classes,
-    independent examples, two of each class and a variance above 0; ``None`` elsewhere (the bootstrap's interval then).
+    """DeLong's interval and p-value of the ROC AUC difference where they hold (``docs/statistics.md``): independent
+    examples, two of each class present and a variance above 0; ``None`` elsewhere (the bootstrap's interval then).
+    Two classes: ``delong`` (the AUC of class 1's probability); more: ``delong-ovr`` (the one-vs-rest macro AUC).
     """
-    if options["groups"] is not None or len(options["label_names"]) != 2:
-        return None  # groups: the cluster bootstrap; several classes: the bootstrap of the one-vs-rest macro AUC
+    if options["groups"] is not None:
+        return None  # DeLong's covariance takes examples as independent: the cluster bootstrap
+    binary, confidence = len(options["label_names"]) == 2, options["confidence"]
     try:
-        found = delong_paired(y == 1, proba_a[:, 1], proba_b[:, 1], confidence=options["confidence"])
-    except ValueError:  # fewer than two examples of a class
+        if binary:
+            found = delong_paired(y == 1, proba_a[:, 1], proba_b[:, 1], confidence=confidence)
+        else:
+            found = delong_ovr(y, proba_a, proba_b, confidence=confidence)
+    except ValueError:  # fewer than two examples of a class (or one class)
         return None
     if found.p_value is None:
         return None  # no variance (the models rank every pair alike): the bootstrap says what it can
-    interval = Interval("roc_auc", found.difference, found.low, found.high, "delong", found.confidence, found.std_error)
+    method = "delong" if binary else "delong-ovr"
+    interval = Interval("roc_auc", found.difference, found.low, found.high, method, found.confidence, found.std_error)
     return interval, found.p_value
 
 
@@ -97,8 +103,9 @@ def pair_metrics(
 ) -> list[MetricDifference]:
     """``metric(a) − metric(b)`` of every picked metric both models have, with its paired interval.
 
-    The interval is the paired bootstrap's, but ROC AUC's between two models of two classes on independent
-    examples: DeLong's interval and p-value (``method="delong"``, :mod:`headtohead.stats.delong`).
+    The interval is the paired bootstrap's, but ROC AUC's on independent examples: DeLong's interval and p-value
+    (``method`` ``delong``, or ``delong-ovr`` for the one-vs-rest macro AUC of more classes;
+    :mod:`headtohead.stats.delong`).
     """
     labels, probas = _split(picked)
     ma, mb, y, groups = predictions[a.name], predictions[b.name], predictions.y_true, options["groups"]

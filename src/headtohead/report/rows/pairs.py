@@ -48,7 +48,7 @@ def _difference(diff: MetricDifference | None) -> Cell:
     if diff is None:
         return Cell(None, note="not available")
     words = ["on answered rows"] if diff.on_answered_rows else []
-    if diff.method == "delong" and diff.p_value is not None:
+    if diff.method.startswith("delong") and diff.p_value is not None:
         words.append(f"DeLong p {format_p(diff.p_value)}")
     suffix = "; ".join(words) or None
     if diff.ci_low is None or diff.ci_high is None:
@@ -59,11 +59,11 @@ def _difference(diff: MetricDifference | None) -> Cell:
 def _delong_note(result: RunResult) -> str:
     """How a ROC AUC difference tested by DeLong reads (empty where none is)."""
     stats = result.stats
-    if stats is None or not any(d.method == "delong" for c in stats.comparisons for d in c.differences):
+    if stats is None or not any(d.method.startswith("delong") for c in stats.comparisons for d in c.differences):
         return ""
     return (
-        " ROC AUC: DeLong's interval and z-test of the paired difference (Sun & Xu's algorithm); its p-value is "
-        "the difference's own, not adjusted over pairs."
+        " ROC AUC: DeLong's interval and z-test of the paired difference (Sun & Xu's algorithm; with more than two "
+        "classes, of the one-vs-rest macro AUC); its p-value is the difference's own, not adjusted over pairs."
     )
 
 
