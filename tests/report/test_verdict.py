@@ -29,9 +29,13 @@ def test_significant_quality_line_names_the_winner_with_interval_and_p(clear_win
     assert line.text == (
         f"{format_pp(-comparison.effect)} pp accuracy over bert (95 % CI "
         f"{format_pp(-diff.ci_high)}…{format_pp(-diff.ci_low)}, McNemar p "
-        f"{format_p(comparison.p_value)})"
+        f"{format_p(comparison.p_value)}; holds unless {comparison.fragility} of the {comparison.answers_differ} "
+        f"examples where their answers differ are mislabelled)"
     )
     assert line.plain().startswith("roberta: +")
+    # without a fragility (a record written before it, a grouped pair) the clause is left out
+    bare = quality_line(comparison.model_copy(update={"fragility": None}), holm=False)
+    assert bare.text.endswith(f"McNemar p {format_p(comparison.p_value)})")
 
 
 def test_speed_line_turns_the_ratio_round_so_the_faster_model_leads(clear_win):

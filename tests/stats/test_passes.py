@@ -42,6 +42,11 @@ def test_every_statistic_of_a_model_with_passes_is_what_it_was_as_pseudo_models(
         for diff in comparison["differences"]:
             assert diff.pop("p_value") is None
     before = BEFORE["groups" if grouped else "plain"]
+    for comparison in summary["comparisons"]:  # fields added since the fixture was made (issue 41)
+        fragility, differ = comparison.pop("fragility"), comparison.pop("answers_differ")
+        assert (fragility is not None) == (comparison["significant"] and not grouped) and (differ is None) == (
+            fragility is None
+        )
     for field in ("settings", "comparisons", "ranking", "slices", "disagreements", "sequential"):
         assert summary[field] == before[field], field
     # the prompts' records: the same numbers; a pass is described by the run's records (here: "prompt k")

@@ -63,3 +63,5 @@ def test_an_early_stop_is_marked_and_a_pair_without_a_record_keeps_its_fixed_sam
     (comparison,) = decided_by_sequential_tests(run.stats, [stopped]).comparisons
     assert comparison.stopped_early and comparison.winner == "b"
     assert decided_by_sequential_tests(run.stats, []).comparisons == run.stats.comparisons
+    # McNemar's fragility is not the sequential verdict's: it goes with the fixed-sample decision
+    assert run.stats.comparisons[0].fragility is not None and comparison.fragility is None

@@ -73,6 +73,13 @@ class DataConfig(_Section):
         "conversation): every paired test, interval, slice, the gate and --until-decided then treat a group, not "
         "an example, as the independent unit. An example without a value is a group of its own.",
     )
+    label_ok: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Column saying whether each row's gold label is right: a row marked false (false/no/0, any "
+        "case) is left out at load, before any split or statistic, and counted in the report; true/yes/1 keep it. "
+        "Any other value, an empty one included, is refused.",
+    )
 
     @model_validator(mode="after")
     def _train_or_split(self) -> DataConfig:
@@ -89,6 +96,11 @@ class DataConfig(_Section):
             raise ValueError(
                 f"'{self.id_column}' is the id_column: every id is its own slice of one example; "
                 f"remove it from slice_columns"
+            )
+        if self.label_ok is not None and self.label_ok in (self.id_column, self.label_column):
+            raise ValueError(
+                f"label_ok '{self.label_ok}' is the {'id' if self.label_ok == self.id_column else 'label'} column; "
+                f"name the column of true/false flags saying whether each row's label is right"
             )
         if self.group_column is not None and self.group_column == self.id_column:
             raise ValueError(

@@ -101,7 +101,10 @@ def create_dataset(config: DataConfig, *, seed: int = 42) -> DataSplits:
         if config.train is not None:
             # ids and slice columns serve the evaluation; a training file need not have them
             train = _load(
-                config.train, config.model_copy(update={"id_column": None, "slice_columns": [], "group_column": None})
+                config.train,
+                config.model_copy(
+                    update={"id_column": None, "slice_columns": [], "group_column": None, "label_ok": None}
+                ),
             )
             names = list(evaluation.label_names)
             names += [n for n in train.label_names if n not in names]

@@ -1,7 +1,8 @@
 """Example ids (``data.id_column``) and extra columns kept for slicing (``data.slice_columns``).
 
-Loaders read them with the examples, drop them with the rows they skip, and check them
-here, once: an id column must exist, have a value in every kept row and no value twice;
+The rows ``data.label_ok`` flags false are left out by the loaders of text tables, their flags read
+here (:func:`label_ok_flags`). Loaders read ids and columns with the examples, drop them with the rows
+they skip, and check them here, once: an id column must exist, have a value in every kept row and no value twice;
 a slice column must exist. Ids are compared as strings (a csv reads ``7`` as ``"7"``, a
 JSON file as the number ``7``; both are the id ``"7"``). Slice values are kept as read,
 with numpy scalars turned into Python values and missing values into ``None``.
@@ -14,6 +15,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from headtohead.config.schema import DataConfig
 from headtohead.errors import DataError, did_you_mean, listing
 
@@ -25,6 +28,9 @@ __all__ = [
     "require_extra_columns",
     "check_ids",
     "refuse_extra_columns",
+    "refuse_label_ok",
+    "label_ok_flags",
+    "LABEL_OK_VALUES",
 ]
 
 _INTEGRAL_FLOAT = re.compile(r"^-?\d+\.0+$")
@@ -97,6 +103,7 @@ def require_extra_columns(source: str, config: DataConfig, available: Sequence[s
     wanted = [("data.id_column", config.id_column)] if config.id_column is not None else []
     wanted += [("data.slice_columns", column) for column in config.slice_columns]
     wanted += [("data.group_column", config.group_column)] if config.group_column is not None else []
+    wanted += [("data.label_ok", config.label_ok)] if config.label_ok is not None else []
     columns = [str(c) for c in available]
     for key, column in wanted:
         if column not in columns:
@@ -123,6 +130,58 @@ def refuse_extra_columns(source: str, config: DataConfig, what: str) -> None:
             f"{source}: {what} has no columns, so data.group_column '{config.group_column}' cannot be "
             f"read; remove it, or give the data as a table with a column of groups"
         )
+    refuse_label_ok(source, config, what)
+
+
+def refuse_label_ok(source: str, config: DataConfig, what: str) -> None:
+    """For sources whose rows no ``data.label_ok`` column can flag (arrays, image folders, logs, feature frames)."""
+    if config.label_ok is not None:
+        raise DataError(
+            f"{source}: {what} is not read as a table of texts, so data.label_ok '{config.label_ok}' cannot flag its "
+            f"rows; remove data.label_ok, or leave the rows with wrong labels out of the data"
+        )
+
+
+#: How a ``data.label_ok`` cell is read (case and surrounding spaces ignored): kept, or left out.
+LABEL_OK_VALUES = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def label_ok_flags(source: str, column: str, values: Sequence[Any]) -> list[bool]:
+    """Each row's ``data.label_ok`` cell as True (keep) or False (leave out).
+
+    Accepted: booleans, the numbers 1 and 0, and the words true/false, yes/no, 1/0 in any case.
+
+    Raises
+    ------
+    DataError
+        Naming the first other value (an empty cell too) and its 1-based row.
+
+    Examples
+    --------
+    >>> label_ok_flags("d.csv", "ok", [True, "FALSE", " yes ", 0, 1.0, "no"])
+    [True, False, True, False, True, False]
+    """
+    flags = []
+    for row, value in enumerate(values, start=1):
+        flag = _flag(value)
+        if flag is None:
+            shown = "an empty cell" if is_missing(value) else f"'{value}'"
+            raise DataError(
+                f"{source}: column '{column}' (data.label_ok) holds {shown} in row {row}; write true or false "
+                f"(or yes/no, 1/0) in every row: false leaves a row with a wrong gold label out"
+            )
+        flags.append(flag)
+    return flags
+
+
+def _flag(value: Any) -> bool | None:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)) and not is_missing(value):
+        return {1.0: True, 0.0: False}.get(float(value))
+    if isinstance(value, str):
+        return LABEL_OK_VALUES.get(value.strip().lower())
+    return None
 
 
 def check_ids(source: str, column: str, raw: Sequence[Any], rows: Sequence[int]) -> tuple[str, ...]:

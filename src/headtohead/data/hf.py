@@ -15,7 +15,7 @@ import numpy as np
 
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, encode_labels
-from headtohead.data.columns import check_ids, normalise_value, require_extra_columns
+from headtohead.data.columns import check_ids, normalise_value, refuse_label_ok, require_extra_columns
 from headtohead.data.images import HF_SAVED_MARKERS, check_image
 from headtohead.data.tables import DEFAULT_TEXT_COLUMN, is_missing, rows_to_dataset, skipped_ids_of, warn_skipped
 from headtohead.errors import DataError, default_choice, did_you_mean, listing
@@ -224,6 +224,7 @@ def _to_dataset(spec: str, part: Any, config: DataConfig, datasets: Any) -> Data
     extra = {name: part[name][:] for name in config.kept_columns}
     image_column = _image_column(part, datasets)
     if config.text_column is None and DEFAULT_TEXT_COLUMN not in columns and image_column is not None:
+        refuse_label_ok(spec, config, "an image dataset")
         return _image_dataset(spec, part, image_column, labels, names, config, datasets, ids=ids, extra=extra)
     text_column = config.text_column or DEFAULT_TEXT_COLUMN
     _require_column(spec, "data.text_column", text_column, columns)
@@ -242,6 +243,8 @@ def _to_dataset(spec: str, part: Any, config: DataConfig, datasets: Any) -> Data
         id_column=config.id_column or "id",
         columns=extra,
         all_columns=columns,
+        label_ok=part[config.label_ok][:] if config.label_ok is not None else None,
+        label_ok_column=config.label_ok or "label_ok",
     )
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from headtohead.config.schema import DataConfig
 from headtohead.data.base import Dataset, encode_labels
-from headtohead.data.columns import check_ids, name_some, normalise_value, require_extra_columns
+from headtohead.data.columns import check_ids, name_some, normalise_value, refuse_label_ok, require_extra_columns
 from headtohead.data.tables import DEFAULT_TEXT_COLUMN, frame_to_dataset
 from headtohead.errors import DataError
 
@@ -53,8 +53,10 @@ def dataset_from_memory(data: Any, config: DataConfig) -> Dataset:
     """
     where = config.path
     if isinstance(data, Dataset):
+        refuse_label_ok(where, config, "a Dataset")
         dataset = data
     elif isinstance(data, tuple) and len(data) == 2:
+        refuse_label_ok(where, config, "arrays (X, y)")
         dataset = _arrays(where, data[0], data[1], config)
     elif hasattr(data, "columns") and hasattr(data, "iloc"):
         text = config.text_column or DEFAULT_TEXT_COLUMN
@@ -86,6 +88,7 @@ def _arrays(where: str, features: Any, labels: Any, config: DataConfig) -> Datas
 def _feature_frame(where: str, frame: Any, config: DataConfig) -> Dataset:
     from pandas.api.types import is_numeric_dtype  # a DataFrame was given: pandas is there
 
+    refuse_label_ok(where, config, "a frame of features")
     columns = [str(c) for c in frame.columns]
     frame = frame.copy()
     frame.columns = columns

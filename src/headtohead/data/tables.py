@@ -19,6 +19,7 @@ from headtohead.data.base import Dataset, Modality, encode_labels
 from headtohead.data.columns import (
     check_ids,
     is_missing,
+    label_ok_flags,
     name_some,
     normalise_id,
     normalise_value,
@@ -37,9 +38,12 @@ __all__ = [
     "warn_skipped",
     "skipped_ids_of",
     "is_missing",
+    "LABEL_OK_FALSE",
 ]
 
 DEFAULT_TEXT_COLUMN = "text"
+#: The reason a row flagged false in ``data.label_ok`` is skipped (``Dataset.skipped``, the report's data line).
+LABEL_OK_FALSE = "label_ok false"
 #: From this many rows on, a label column whose every value differs holds no classes (sentences, ids, an
 #: unlabelled test split): refused when the data loads. Fewer rows may be a toy set of one example per class.
 UNIQUE_LABELS_FROM = 20
@@ -125,6 +129,8 @@ def frame_to_dataset(frame: Any, spec: str, config: DataConfig) -> Dataset:
         id_column=config.id_column or "id",
         columns=extra,
         all_columns=columns,
+        label_ok=frame[config.label_ok].tolist() if config.label_ok is not None else None,
+        label_ok_column=config.label_ok or "label_ok",
     )
 
 
@@ -164,10 +170,13 @@ def rows_to_dataset(
     id_column: str = "id",
     columns: Mapping[str, list[Any]] | None = None,
     all_columns: Sequence[str] = (),
+    label_ok: list[Any] | None = None,
+    label_ok_column: str = "label_ok",
 ) -> Dataset:
     """Build a text :class:`Dataset` from column values, skipping and counting unusable rows.
 
-    A row is skipped (first reason that applies) for an ``"empty text"``, an ``"empty text
+    A row is skipped (first reason that applies) for a ``"label_ok false"`` (its ``data.label_ok``
+    cell says its gold label is wrong), an ``"empty text"``, an ``"empty text
     pair"`` or a ``"missing label"``; empty means ``None``, NaN, ``""`` or only whitespace.
     Ids and slice columns of skipped rows are dropped with them.
 
@@ -191,6 +200,10 @@ def rows_to_dataset(
         Slice columns, one value per row.
     all_columns : sequence of str
         Every column of the table, named when the label column looks like no labels.
+    label_ok : list, optional
+        The ``data.label_ok`` cell of every row (:func:`~headtohead.data.columns.label_ok_flags`).
+    label_ok_column : str
+        For messages.
 
     Returns
     -------
@@ -206,9 +219,12 @@ def rows_to_dataset(
     examples: list[Any] = []
     kept_labels: list[Any] = []
     kept_rows: list[int] = []
+    flags = label_ok_flags(source, label_ok_column, label_ok) if label_ok is not None else None
     for i, (text, label) in enumerate(zip(texts, labels, strict=True)):
         pair = pairs[i] if pairs is not None else None
-        if is_missing(text):
+        if flags is not None and not flags[i]:
+            skipped[LABEL_OK_FALSE] += 1
+        elif is_missing(text):
             skipped["empty text"] += 1
         elif pairs is not None and is_missing(pair):
             skipped["empty text pair"] += 1

@@ -24,7 +24,16 @@ from headtohead.errors import ConfigError, listing
 __all__ = ["run_splits", "logged_splits"]
 
 #: ``data:`` keys that describe a file's columns: a log has none of them.
-_FILE_KEYS = ("text_column", "text_pair_column", "label_names", "train", "split", "hf_split", "id_column")
+_FILE_KEYS = (
+    "text_column",
+    "text_pair_column",
+    "label_names",
+    "train",
+    "split",
+    "hf_split",
+    "id_column",
+    "label_ok",
+)
 
 
 def run_splits(experiment: Experiment, data: DataConfig, base_dir: Path) -> DataSplits:

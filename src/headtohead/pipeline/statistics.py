@@ -2,9 +2,10 @@
 
 :func:`run_statistics` hands :func:`headtohead.stats.analyse` what it needs to know about the
 examples (sizes, extra columns, ids: :class:`~headtohead.stats.where.ExampleFacts`), writes
-every disagreement to ``disagreements.csv`` beside the results, keeps the first of each
-direction in the record with their inputs attached (text, or a thumbnail of the image, so a
-report shows them without the data), and stores the verdict sentences beside the numbers.
+every disagreement to ``disagreements.csv`` and every example all models got wrong with one
+answer to ``label_suspects.csv`` beside the results, keeps the first of each in the record with
+their inputs attached (text, or a thumbnail of the image, so a report shows them without the
+data), and stores the verdict sentences beside the numbers.
 """
 
 from __future__ import annotations
@@ -19,20 +20,23 @@ from headtohead.data.display import input_texts, thumbnail_uri
 from headtohead.data.sizes import input_sizes
 from headtohead.errors import ResultsError
 from headtohead.pipeline.setup import RunSetup
+from headtohead.report.rows.label_suspects import write_label_suspects_csv
 from headtohead.report.rows.where import write_disagreements_csv
 from headtohead.report.words.prompts import with_prompt_sentences
 from headtohead.report.words.quality import with_quality_sentences
 from headtohead.report.words.warnings import no_prediction_words
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreement, Disagreements
-from headtohead.results.files import DISAGREEMENTS_FILE
+from headtohead.results.files import DISAGREEMENTS_FILE, LABEL_SUSPECTS_FILE
+from headtohead.results.label_suspects import LabelSuspects
 from headtohead.results.passes import pass_label
 from headtohead.results.predictions import Predictions
 from headtohead.results.prompts import PromptSummary
 from headtohead.results.records import ModelRecord
+from headtohead.stats.label_suspects import SUSPECTS_KEPT
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
 
-__all__ = ["run_statistics", "example_facts", "with_inputs", "with_pass_words"]
+__all__ = ["run_statistics", "example_facts", "with_inputs", "with_pass_words", "suspects_with_inputs"]
 
 
 def example_facts(dataset: Dataset, slice_columns: Sequence[str] | None = None) -> ExampleFacts:
@@ -88,14 +92,36 @@ def run_statistics(
         examples=facts,
         disagreements_kept=None,
         metrics=cfg.metrics,
+        suspects_kept=None,
     )
     texts = input_texts(dataset)
     if out is not None and summary.disagreements:
         write_disagreements_csv(summary.disagreements, out / DISAGREEMENTS_FILE, texts)
     kept = [with_inputs(d.top(DISAGREEMENTS_KEPT), dataset, texts) for d in summary.disagreements]
+    suspects = summary.label_suspects
+    if out is not None and suspects is not None:
+        write_label_suspects_csv(suspects, out / LABEL_SUSPECTS_FILE, texts)
     prompts = with_pass_words(summary.prompts, records)
-    summary = summary.model_copy(update={"disagreements": kept, "prompts": with_prompt_sentences(prompts)})
+    summary = summary.model_copy(
+        update={
+            "disagreements": kept,
+            "prompts": with_prompt_sentences(prompts),
+            "label_suspects": None if suspects is None else suspects_with_inputs(suspects, dataset, texts),
+        }
+    )
     return with_quality_sentences(summary)
+
+
+def suspects_with_inputs(
+    found: LabelSuspects, dataset: Dataset, texts: Sequence[str | None] | None = None
+) -> LabelSuspects:
+    """The first :data:`~headtohead.stats.label_suspects.SUSPECTS_KEPT` of ``found``, each with its input attached."""
+    texts = input_texts(dataset) if texts is None else texts
+    rows = [
+        r.model_copy(update={"input": texts[r.index], "thumbnail": thumbnail_uri(dataset, r.index)})
+        for r in found.rows[:SUSPECTS_KEPT]
+    ]
+    return found.model_copy(update={"rows": rows})
 
 
 def _check_some_prediction(predictions: Predictions, records: Sequence[ModelRecord]) -> None:

@@ -14,6 +14,7 @@ from pydantic import Field
 from headtohead.results.base import Record
 from headtohead.results.disagreements import Disagreements
 from headtohead.results.estimates import ContingencyTable, Estimate
+from headtohead.results.label_suspects import LabelSuspects
 from headtohead.results.prompts import PromptSummary
 from headtohead.results.sequential import SequentialRecord
 from headtohead.results.slices import SliceSummary
@@ -209,6 +210,16 @@ class Comparison(Record):
         "only (interim looks invalidate them, and a stopped estimate is biased away "
         "from 0)",
     )
+    fragility: int | None = Field(
+        default=None,
+        description="the fewest gold labels, among the examples where the two models' answers differ, that "
+        "relabelled would stop the test naming the winner (McNemar's score test at the pair's place in the Holm "
+        "family, the other pairs' p-values as measured); None when the pair is undecided, its examples are grouped, "
+        "or it was decided by a sequential test (docs/statistics.md, 'Fragility: wrong gold labels')",
+    )
+    answers_differ: int | None = Field(
+        default=None, description="examples where the two models' answers differ (where fragility was searched)"
+    )
     verdict: str = Field(default="", description="the comparison in one sentence (report.sentences)")
 
     def difference(self, metric: str) -> MetricDifference:
@@ -278,6 +289,11 @@ class StatsSummary(Record):
         default=None,
         description="models asked with several prompts (prompts:): each prompt's accuracy and the comparisons "
         "pooled over prompts; None when no model has several (and before version 6)",
+    )
+    label_suspects: LabelSuspects | None = Field(
+        default=None,
+        description="the examples every model got wrong with the same answer, candidates for a wrong gold label "
+        "(the first of them; all: label_suspects.csv); None with one model (and in files written before)",
     )
 
     def model(self, name: str) -> ModelStats:

@@ -12,6 +12,7 @@ __all__ = [
     "RESULTS_FILE",
     "PREDICTIONS_FILE",
     "DISAGREEMENTS_FILE",
+    "LABEL_SUSPECTS_FILE",
     "REPORT_FILE",
     "EXPERIMENT_FILE",
     "TRAINING_FILE",
@@ -37,6 +38,8 @@ __all__ = [
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.npz"
 DISAGREEMENTS_FILE = "disagreements.csv"
+#: The examples every model got wrong with the same answer (candidates for a wrong gold label), with ≥ 2 models.
+LABEL_SUSPECTS_FILE = "label_suspects.csv"
 REPORT_FILE = "report.html"
 EXPERIMENT_FILE = "experiment.yaml"
 TRAINING_FILE = "training.json"

@@ -26,8 +26,10 @@ from headtohead.results.passes import pass_label
 from headtohead.results.predictions import Predictions
 from headtohead.stats.bootstrap import CIMethod, Interval, paired_bootstrap
 from headtohead.stats.calibration import calibration
+from headtohead.stats.fragility import with_fragility
 from headtohead.stats.intervals import bootstrap_estimates, estimate_from_interval, proportion_estimate
 from headtohead.stats.joint import joint_bootstrap
+from headtohead.stats.label_suspects import SUSPECTS_KEPT, label_suspects
 from headtohead.stats.mcnemar import RULE, mcnemar_pvalues
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.paired import CLUSTERED_RULE, PairedCorrectness
@@ -419,6 +421,7 @@ def analyse(
     examples: ExampleFacts | None = None,
     disagreements_kept: int | None = DISAGREEMENTS_KEPT,
     metrics: Sequence[str] = (),
+    suspects_kept: int | None = SUSPECTS_KEPT,
 ) -> StatsSummary:
     """Every statistic of a run: per-model intervals, every pair compared, a ranking, where models differ.
 
@@ -454,6 +457,9 @@ def analyse(
         Metrics of the catalogue (:mod:`headtohead.metrics`) reported beside the default ones
         (``stats.metrics``): per model with a bootstrap interval (``ModelStats.metrics``), on every
         pair's difference and per slice (:mod:`~headtohead.stats.picked`).
+    suspects_kept : int, optional
+        Examples every model got wrong with the same answer kept (``None``: all;
+        :mod:`~headtohead.stats.label_suspects`).
 
     Returns
     -------
@@ -568,5 +574,7 @@ def analyse(
         ranking=ranking,
         slices=run_slices(measured, examples, alpha=alpha, metrics=picked),
         disagreements=run_disagreements(measured, examples.ids if examples else None, kept=disagreements_kept),
+        label_suspects=label_suspects(measured, examples.ids if examples else None, kept=suspects_kept),
     )
-    return pooled_over_passes(measured, summary, alpha)
+    # fragility last: the Holm family is final only once the pooled comparisons have joined it
+    return with_fragility(pooled_over_passes(measured, summary, alpha), predictions)

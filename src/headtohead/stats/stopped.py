@@ -51,7 +51,13 @@ def decided_by_sequential_tests(summary: StatsSummary, records: Sequence[Sequent
         stopped = record.examples_used < record.examples_available
         comparisons.append(
             comparison.model_copy(
-                update={"significant": winner is not None, "winner": winner, "stopped_early": stopped}
+                # the sequential test decides: McNemar's fragility is not this verdict's
+                update={
+                    "significant": winner is not None,
+                    "winner": winner,
+                    "stopped_early": stopped,
+                    "fragility": None,
+                }
             )
         )
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}

@@ -11,12 +11,13 @@ sentence says how many there were. The headline of a report is :mod:`headtohead.
 
 from __future__ import annotations
 
-from headtohead.report.words.numbers import format_level, format_p, format_pp, format_share, interval_pp
+from headtohead.report.words.numbers import format_level, format_number, format_p, format_pp, format_share, interval_pp
 from headtohead.report.words.slices import slice_sentence, slices_line
 from headtohead.results.comparison import Comparison, StatsSummary
 
 __all__ = [
     "TEST_NAMES",
+    "fragility_clause",
     "pair_verdict",
     "quality_sentence",
     "failures_sentence",
@@ -53,6 +54,25 @@ def detectable_sentence(n_examples: int, gap: float | None, power: float, groups
     )
 
 
+def fragility_clause(fragility: int | None, answers_differ: int | None) -> str:
+    """How many wrong gold labels would overturn a decided pair (``docs/statistics.md``); ``""`` when not known.
+
+    Examples
+    --------
+    >>> fragility_clause(4, 42)
+    'holds unless 4 of the 42 examples where their answers differ are mislabelled'
+    >>> fragility_clause(1, 1250)
+    'holds unless 1 of the 1,250 examples where their answers differ is mislabelled'
+    """
+    if fragility is None or answers_differ is None:
+        return ""
+    verb = "is" if fragility == 1 else "are"
+    return (
+        f"holds unless {format_number(fragility, 'integer')} of the {format_number(answers_differ, 'integer')} "
+        f"examples where their answers differ {verb} mislabelled"
+    )
+
+
 def pair_verdict(
     *,
     model_a: str,
@@ -70,6 +90,8 @@ def pair_verdict(
     minimum_detectable_effect: float | None,
     power: float = 0.8,
     groups: int | None = None,
+    fragility: int | None = None,
+    answers_differ: int | None = None,
 ) -> str:
     """One pair's verdict sentence.
 
@@ -97,6 +119,9 @@ def pair_verdict(
     power : float
     groups : int, optional
         Groups of related examples the test accounts for.
+    fragility, answers_differ : int, optional
+        A decided pair's fewest mislabelled examples that would overturn it, among the examples where
+        the two models' answers differ (:mod:`headtohead.stats.fragility`).
 
     Returns
     -------
@@ -122,9 +147,10 @@ def pair_verdict(
             (None if ci_high is None else -ci_high, None if ci_low is None else -ci_low) if flip else (ci_low, ci_high)
         )
         gap = -effect if flip else effect
+        holds = fragility_clause(fragility, answers_differ)
         return (
             f"{model_a} vs {model_b}: {winner} is better (accuracy {winner} − {loser} = {format_pp(gap)} pp, "
-            f"{level} CI {interval_pp(low, high)}, {tested})."
+            f"{level} CI {interval_pp(low, high)}, {tested})" + (f"; the verdict {holds}." if holds else ".")
         )
     text = (
         f"{model_a} vs {model_b}: no significant difference (accuracy {model_a} − {model_b} = "
@@ -177,6 +203,8 @@ def quality_sentence(
         minimum_detectable_effect=c.minimum_detectable_effect,
         power=c.mde_power,
         groups=groups,
+        fragility=c.fragility,
+        answers_differ=c.answers_differ,
     )
     failures = {m: failed[m] for m in (c.model_a, c.model_b) if failed and failed.get(m, (0, None))[0]}
     return sentence + excluded_sentence(c.n_excluded, c.n_examples) + failures_sentence(failures, c.n_examples)

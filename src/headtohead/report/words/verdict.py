@@ -26,7 +26,7 @@ from headtohead.report.words.numbers import (
     holm_clause,
     speed_tests_phrase,
 )
-from headtohead.report.words.quality import TEST_NAMES
+from headtohead.report.words.quality import TEST_NAMES, fragility_clause
 from headtohead.report.words.sequential import sequential_headline
 from headtohead.report.words.slices import slices_line
 from headtohead.report.words.warnings import speed_warnings
@@ -93,7 +93,8 @@ def quality_line(comparison: Comparison, *, holm: bool, groups: int | None = Non
     Examples
     --------
     A significant pair reads ``roberta: +1.2 pp accuracy over bert (95 % CI +0.4…+2.0,
-    McNemar p = 0.003)``.
+    McNemar p = 0.003; holds unless 9 of the 140 examples where their answers differ are mislabelled)``
+    (the clause where its fragility is known: :mod:`headtohead.stats.fragility`).
     """
     diff = comparison.difference("accuracy") if any(d.metric == "accuracy" for d in comparison.differences) else None
     low, high = (diff.ci_low, diff.ci_high) if diff else (None, None)
@@ -111,6 +112,8 @@ def quality_line(comparison: Comparison, *, holm: bool, groups: int | None = Non
         if low is not None and high is not None:
             lo, hi = (-high, -low) if flip else (low, high)
             interval = f"{_level(confidence)} CI {format_pp(lo)}…{format_pp(hi)}, "
+        holds = fragility_clause(comparison.fragility, comparison.answers_differ)
+        tested += f"; {holds}" if holds else ""
         return VerdictLine(
             comparison.winner, f"{format_pp(gap)} pp accuracy over {loser} ({interval}{tested})", "quality"
         )

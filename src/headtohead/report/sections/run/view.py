@@ -9,6 +9,7 @@ from headtohead.report.document import Figure
 from headtohead.report.figures import FigureSpec
 from headtohead.report.merge import MergedRuns, RunEntry
 from headtohead.report.plots import ModelStyle
+from headtohead.report.words.label_suspects import LABEL_OK_FALSE, left_out_words
 from headtohead.results.records import RunResult
 
 __all__ = ["RunView", "report_title", "dataset_line", "as_figures"]
@@ -50,8 +51,12 @@ def dataset_line(result: RunResult) -> str:
     """``"sst2/dev.tsv — 872 examples, 2 classes (text)"``, plus skipped examples when any."""
     data = result.dataset
     text = f"{data.source} — {data.n_examples:,} examples, {len(data.label_names)} classes ({data.modality})"
-    if data.skipped:
-        text += "; skipped: " + ", ".join(f"{count} {reason}" for reason, count in data.skipped.items())
+    skipped = dict(data.skipped)
+    left_out = skipped.pop(LABEL_OK_FALSE, 0)
+    if skipped:
+        text += "; skipped: " + ", ".join(f"{count} {reason}" for reason, count in skipped.items())
+    if left_out:
+        text += f"; {left_out_words(left_out)}"
     return text
 
 
