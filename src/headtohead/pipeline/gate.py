@@ -327,7 +327,7 @@ def _no_quality(where: str) -> ResultsError:
     )
 
 
-def _checked(given: _GateInput, names: tuple[str, str]) -> Predictions:
+def _checked(given: _GateInput, names: Sequence[str]) -> Predictions:
     """The predictions of both models (one line naming what is missing otherwise)."""
     result = given.result
     for name in names:

@@ -93,7 +93,8 @@ class SettingDifference:
         A name of :data:`SCORE_FIELDS`.
     kind : {"differs", "unknown"}
         ``differs``: two runs recorded different values; ``unknown``: the runs that recorded it
-        agree, and some did not record it (nothing is said to differ).
+        agree, and some did not record it (nothing is said to differ; a field no run recorded is
+        not returned).
     values : tuple of (str, value)
         Each run's label and its value, for the runs that recorded it, in the runs' order.
     unknown : tuple of str
@@ -228,7 +229,7 @@ def _compared(name: str, held: Sequence[tuple[str, Value]], models: tuple[str, .
     unknown = tuple(label for label, value in held if value is None)
     if len({json.dumps(v, sort_keys=True) for _, v in known}) > 1:
         return SettingDifference(name, "differs", known, unknown, models)
-    if unknown and len(held) > 1:
+    if unknown and known:  # unknown in every run: nothing to check, nothing worth a note
         return SettingDifference(name, "unknown", known, unknown, models)
     return None
 
