@@ -121,11 +121,13 @@ def test_an_old_record_without_the_field_reads_unknown_and_warns_nothing(runs, c
     assert "note: not recorded in every run, so not checked: onnxruntime version (unknown in old)" in err
 
 
-def test_the_gate_across_two_files_names_the_same_setting(runs, capsys):
+def test_the_gate_across_two_files_names_the_same_setting(runs, capsys, tmp_path):
     main(["gate", str(runs["b8"]), str(runs["b32"]), "--baseline", "strong", "--candidate", "strong",
-          "--max-accuracy-drop", "5pp"])  # fmt: skip  # exit 0 (main returns): the same answers, not worse
+          "--max-accuracy-drop", "5pp", "--junit", str(tmp_path / "gate.xml")])  # fmt: skip  # exit 0: not worse
     captured = capsys.readouterr()
-    assert _warnings(captured.err) == [f"batch_size of strong differs: b8 8, b32 32 {BATCH_WARNING}"]
+    warning = f"batch_size of strong differs: b8 8, b32 32 {BATCH_WARNING}"
+    assert _warnings(captured.err) == [warning]
+    assert f"<system-err>warning: {warning}</system-err>" in (tmp_path / "gate.xml").read_text()
     assert captured.out.startswith("PASS: strong (candidate run) is not worse than strong (baseline run)")
     assert "− strong (baseline run) = 0.00 pp" in captured.out and "over 120 examples" in captured.out
 
@@ -150,3 +152,20 @@ def test_a_suite_over_runs_names_the_same_setting(runs, capsys, tmp_path):
 def test_a_suite_over_alike_runs_warns_nothing_of_settings(runs, capsys, tmp_path):
     main(["suite", str(runs["b8"]), str(runs["other8"])])
     assert "differs:" not in capsys.readouterr().out
+
+
+def _refused(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    return capsys.readouterr().err.strip()
+
+
+def test_the_gate_across_two_files_refuses_other_data_and_speed_in_one_line(runs, capsys):
+    both = ["--baseline", "strong", "--candidate", "strong"]
+    other = _refused(["gate", str(runs["b8"]), str(runs["other8"]), *both, "--max-accuracy-drop", "5pp"], capsys)
+    assert other.startswith("error: ") and "the runs evaluated different data" in other and "\n" not in other
+    speed = _refused(["gate", str(runs["b8"]), str(runs["b32"]), *both, "--max-slowdown", "5%"], capsys)
+    assert "two runs' speeds were not measured side by side" in speed and "\n" not in speed
+    three = [str(runs["b8"]), str(runs["b32"]), str(runs["again8"])]
+    assert "3 results files given" in _refused(["gate", *three, *both, "--max-accuracy-drop", "5pp"], capsys)
