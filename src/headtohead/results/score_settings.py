@@ -192,8 +192,9 @@ def score_settings(result: RunResult, label: str | None = None) -> RunSettings:
     return RunSettings(result.name if label is None else label, run, models)
 
 
-def training_settings(label: str, environment: Environment, settings: Mapping[str, Any], data: str | None,
-                      *, schema_version: int) -> RunSettings:  # fmt: skip
+def training_settings(
+    label: str, environment: Environment, settings: Mapping[str, Any], data: str | None, *, schema_version: int
+) -> RunSettings:
     """A fine-tune's settings known to move its scores: its batch size and precision, its libraries, its data.
 
     Parameters
