@@ -123,11 +123,11 @@ def test_merging_groups_by_machine_and_warns_about_versions_and_data(tmp_path):
         paths.append(tmp_path / result.name)
     merged = merge_runs(load_runs(paths))
     assert [[r.label for r in g.runs] for g in merged.groups] == [["cpu-box", "again-a"], ["gpu-box"]]
-    torch_warning = next(w for w in merged.warnings if w.startswith("torch versions differ"))
-    assert "2.14.1 (cpu-box, again-a)" in torch_warning and "2.3.0 (gpu-box)" in torch_warning
+    torch_warning = next(w for w in merged.warnings if w.startswith("torch version differs"))
+    assert "torch version differs: cpu-box, again-a 2.14.1; gpu-box 2.3.0 — " in torch_warning
     assert any("different data" in w for w in merged.warnings)
     html = render_html(merged)
-    assert html.count("torch versions differ") == 1 and "box-a — Sample CPU" in html
+    assert html.count("torch version differs") == 1 and "box-a — Sample CPU" in html
     across = html[html.index(">Across runs</h3>") : html.index('id="run1"')]
     # a model's rows sit together, one per run, in group order
     assert [m for m in re.findall(r"<tr><td[^>]*>(?:<span[^>]*></span>)?(\w+)</td><td[^>]*>([\w-]+)</td>", across)] == [

@@ -76,6 +76,8 @@ class PassStats:
     statuses: dict[str, int] = field(default_factory=dict)
     #: The most requests this pass had in flight at once (counted here, at the client).
     peak_in_flight: int = 0
+    #: What the server that answered says it is (:func:`backend_name`); ``None``: it did not say.
+    server: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,24 @@ class RequestLog:
     concurrency: int
     #: Price per million tokens (``input_per_1m``, ``output_per_1m``), if given.
     price: Any = None
+
+
+def backend_name(header: str | None, payload: Any) -> str | None:
+    """What answered, as the server says: its ``Server`` header and the response's ``system_fingerprint``.
+
+    The backend and its build move an LLM's scores (a vLLM or llama.cpp release, a provider's
+    deployment); ``None`` when the server says neither.
+
+    Examples
+    --------
+    >>> backend_name("uvicorn", {"system_fingerprint": "b4589-1a2b3c"})
+    'uvicorn, b4589-1a2b3c'
+    >>> backend_name(None, {}) is None
+    True
+    """
+    fingerprint = payload.get("system_fingerprint") if isinstance(payload, dict) else None
+    parts = [str(p).strip() for p in (header, fingerprint) if p is not None and str(p).strip()]
+    return ", ".join(parts) or None
 
 
 def chat_url(base_url: str) -> str:
@@ -248,10 +268,12 @@ class _Asker:
         if response.status_code >= 400:
             return False, f"HTTP {response.status_code}: {server_reason(response)}"
         try:
-            exchange.body = _trimmed(response.json())
+            payload = response.json()
+            exchange.body = _trimmed(payload)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return None, "malformed response"
         exchange.latency_s = time.perf_counter() - start
+        self.stats.server = self.stats.server or backend_name(response.headers.get("server"), payload)
         return None, ""
 
     def _count(self, what: str) -> None:

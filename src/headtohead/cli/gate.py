@@ -16,8 +16,10 @@ __all__ = ["gate"]
 
 
 def gate(
-    results: Path = typer.Argument(
-        ..., help="A results.json written by h2h run, or its folder (predictions.npz beside it)."
+    results: list[Path] = typer.Argument(
+        ...,
+        help="A results.json written by h2h run, or its folder (predictions.npz beside it); or two: the "
+        "baseline's run, then the candidate's, on the same data (accuracy only).",
     ),
     baseline: str = typer.Option(..., "--baseline", help="The reference model's name."),
     candidate: str = typer.Option(..., "--candidate", help="The model that must not be worse."),
@@ -53,14 +55,23 @@ def gate(
 
     Exit 0 when it is not, 3 when the data cannot tell (too few examples or rounds).
     """
+    from headtohead.cli.console import err_console
     from headtohead.cli.options import renamed
+    from headtohead.errors import ConfigError
     from headtohead.pipeline.gate import gate as decide
+
+    if len(results) > 2:
+        raise ConfigError(
+            f"h2h gate: {len(results)} results files given; give one run holding both models, or two: the "
+            f"baseline's run, then the candidate's"
+        )
 
     level = renamed(
         alpha, None if confidence is None else 1.0 - confidence, was="--confidence", now="--alpha (1 − confidence)"
     )
     outcome = decide(
-        results,
+        results[0],
+        candidate_results=results[1] if len(results) == 2 else None,
         baseline=baseline,
         candidate=candidate,
         max_accuracy_drop=max_accuracy_drop,
@@ -70,5 +81,7 @@ def gate(
         junit=junit,
         metric=metric,
     )
+    for warning in outcome.warnings:
+        err_console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True)
     typer.echo(outcome.paragraph)
     raise typer.Exit(outcome.exit_code)

@@ -60,6 +60,8 @@ def report(
         html = _default_html(results)
     for warning in merged.warnings:
         err_console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True)
+    for note in merged.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     written = write_outputs(merged, html=html, markdown=md, csv=csv, title=title)
     for path in written.files:
         console.print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)

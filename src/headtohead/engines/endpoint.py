@@ -56,6 +56,7 @@ def endpoint_requests(requests: RequestLog, answered: Sequence[Answer]) -> Endpo
         completion_tokens_sent=sent_completion,
         price=TokenPrice(**requests.price.model_dump()) if requests.price is not None else None,
         timing=timing,
+        server=next((p.server for p in passes if p.server is not None), None),
     )
 
 
@@ -81,6 +82,7 @@ def merge_endpoint_requests(parts: Sequence[EndpointRequests], *, concurrency: i
             "statuses": _added([p.statuses for p in parts]),
             "prompt_tokens_sent": sum(p.prompt_tokens_sent for p in parts),
             "completion_tokens_sent": sum(p.completion_tokens_sent for p in parts),
+            "server": next((p.server for p in parts if p.server is not None), None),
             "timing": RequestTiming(
                 concurrency=timings[0].concurrency if concurrency is None else concurrency,
                 shard_concurrency=[k for t in timings for k in t.shard_concurrency],

@@ -84,6 +84,7 @@ def capture_environment(cwd: Path | None = None) -> Environment:
         torchvision=_version("torchvision"),
         sklearn=_version("scikit-learn"),
         numpy=_version("numpy"),
+        onnxruntime=_version("onnxruntime"),
         headtohead=__version__,
         cuda_available=bool(gpus),
         gpus=gpus,

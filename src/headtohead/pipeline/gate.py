@@ -17,8 +17,10 @@ from headtohead.config.margins import parse_accuracy_margin, parse_alpha, parse_
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.metrics import CATALOGUE, unknown
 from headtohead.report.words.gate import gate_paragraph, junit_xml
+from headtohead.report.words.score_settings import setting_warnings, unchecked_note
 from headtohead.results import Predictions, RunResult, load_result
 from headtohead.results.files import results_file
+from headtohead.results.score_settings import RunSettings, score_settings, setting_differences
 from headtohead.runtime.files import write_text_atomic
 from headtohead.stats.gate import Decision, gate_decisions, gate_exit_code
 
@@ -34,6 +36,8 @@ class GateOutcome:
     decisions: list[Decision]
     exit_code: int
     paragraph: str
+    #: Across two results files: a warning per setting known to move scores in which the two runs differ.
+    warnings: tuple[str, ...] = ()
 
     def __repr__(self) -> str:  # a notebook shows the decision and a row per check (report/notebook.py)
         from headtohead.report.notebook import gate_text
@@ -44,6 +48,7 @@ class GateOutcome:
             candidate=self.candidate,
             paragraph=self.paragraph,
             exit_code=self.exit_code,
+            warnings=self.warnings,
         )
 
     def _repr_html_(self) -> str:
@@ -55,6 +60,7 @@ class GateOutcome:
             candidate=self.candidate,
             paragraph=self.paragraph,
             exit_code=self.exit_code,
+            warnings=self.warnings,
         )
 
 
@@ -94,6 +100,7 @@ def gate(
     metric: str = "accuracy",
     labels: Sequence[Any] | None = None,
     groups: Sequence[Any] | None = None,
+    candidate_results: str | Path | None = None,
 ) -> GateOutcome:
     """Decide whether ``candidate`` is worse than ``baseline`` beyond the margins, with confidence.
 
@@ -132,6 +139,12 @@ def gate(
     groups : sequence, optional
         With a mapping of predictions: each example's group (one user's, one document's
         examples belong together), as ``data.group_column``.
+    candidate_results : str or Path, optional
+        A second ``results.json`` (or its folder) holding the candidate, ``results`` then holding the
+        baseline (``h2h gate OLD NEW``): the two runs must have evaluated the same data, whose examples
+        are paired; accuracy (or ``metric``) only, as the two runs' speeds were not measured side by
+        side. The outcome's ``warnings`` name every setting known to move scores in which the two runs
+        differ (:func:`headtohead.results.score_settings.setting_differences`).
 
     Returns
     -------
@@ -168,7 +181,16 @@ def gate(
     alpha = parse_alpha(alpha)
     if n_resamples < 100:
         raise ConfigError(f"--n-resamples {n_resamples}: use at least 100 (2000 is the default)")
-    given = _gate_input(results, labels, groups, accuracy=accuracy_margin is not None)
+    warned: tuple[str, ...] = ()
+    if candidate_results is not None:
+        if slowdown_margin is not None:
+            raise ConfigError(
+                "--max-slowdown: two runs' speeds were not measured side by side; gate speed within one run "
+                "(both models in one h2h run), or drop --max-slowdown"
+            )
+        given, baseline, candidate, warned = _two_runs(results, candidate_results, baseline, candidate)
+    else:
+        given = _gate_input(results, labels, groups, accuracy=accuracy_margin is not None)
     _check_name("--baseline", baseline, given.names, given.where)
     _check_name("--candidate", candidate, given.names, given.where)
     if baseline == candidate:
@@ -193,8 +215,10 @@ def gate(
     )
     paragraph = gate_paragraph(decisions, baseline, candidate)
     if junit is not None:
-        write_text_atomic(Path(junit), junit_xml(decisions, paragraph, baseline=baseline, candidate=candidate))
-    return GateOutcome(baseline, candidate, decisions, gate_exit_code(decisions), paragraph)
+        write_text_atomic(
+            Path(junit), junit_xml(decisions, paragraph, baseline=baseline, candidate=candidate, warnings=warned)
+        )
+    return GateOutcome(baseline, candidate, decisions, gate_exit_code(decisions), paragraph, warned)
 
 
 def _gate_input(
@@ -224,6 +248,72 @@ def _gate_input(
     return _GateInput(result, predictions, str(path))
 
 
+def _two_runs(
+    results: Any, candidate_results: Any, baseline: str, candidate: str
+) -> tuple[_GateInput, str, str, tuple[str, ...]]:
+    """The baseline of one run and the candidate of another as one run's predictions, paired by example.
+
+    Returns the input, the two models' names in it (told apart when they are alike: ``bert (baseline run)``),
+    and the warnings of the settings known to move scores in which the two runs differ.
+    """
+    runs = []
+    for option, given, name in (("--baseline", results, baseline), ("--candidate", candidate_results, candidate)):
+        if not isinstance(given, (str, Path)):
+            raise ConfigError(
+                f"gate: across two runs, give each as a results.json (or its folder), not a {type(given).__name__}"
+            )
+        path = results_file(given)
+        result = load_result(path)
+        _check_name(option, name, [m.name for m in result.models], str(path))
+        predictions = _checked(_GateInput(result, _saved_predictions(path, result), str(path)), (name,))
+        runs.append((path, result, predictions))
+    (path_a, run_a, pred_a), (path_b, run_b, pred_b) = runs
+    if run_a.dataset.fingerprint != run_b.dataset.fingerprint or not np.array_equal(
+        np.sort(pred_a.order), np.sort(pred_b.order)
+    ):
+        raise ResultsError(
+            f"{path_a} and {path_b}: the runs evaluated different data (fingerprints "
+            f"{run_a.dataset.fingerprint[:12]} and {run_b.dataset.fingerprint[:12]}, or other examples); the gate "
+            f"pairs each example's answers, so both runs must evaluate the same examples"
+        )
+    names = (
+        (baseline, candidate)
+        if baseline != candidate
+        else (f"{baseline} (baseline run)", f"{candidate} (candidate run)")
+    )
+    rows_a, rows_b = np.argsort(pred_a.order, kind="stable"), np.argsort(pred_b.order, kind="stable")
+    paired = Predictions(
+        order=pred_a.order[rows_a],
+        y_true=pred_a.y_true[rows_a],
+        label_names=pred_a.label_names,
+        groups=None if pred_a.groups is None else pred_a.groups[rows_a],
+        group_column=pred_a.group_column,
+    )
+    for name, (predictions, rows), model in zip(
+        names, ((pred_a, rows_a), (pred_b, rows_b)), (baseline, candidate), strict=True
+    ):
+        one = predictions[model]  # its columns: the data's classes, then every class outside it in its run
+        paired.add(name, one.pred[rows], None if one.proba is None else one.proba[rows], predictions.outside_labels)
+    return _GateInput(None, paired, f"{path_a} and {path_b}"), *names, _setting_lines(runs, baseline, candidate)
+
+
+def _setting_lines(
+    runs: Sequence[tuple[Path, RunResult, Predictions]], baseline: str, candidate: str
+) -> tuple[str, ...]:
+    """The two runs' settings known to move scores, the baseline's model set against the candidate's."""
+    labels = [path.parent.name for path, _, _ in runs]
+    if len(set(labels)) < 2:
+        labels = ["baseline run", "candidate run"]
+    shown = baseline if baseline == candidate else f"{baseline} / {candidate}"
+    read = []
+    for label, (_, result, _), model in zip(labels, runs, (baseline, candidate), strict=True):
+        settings = score_settings(result, label)
+        read.append(RunSettings(label, settings.run, {shown: settings.models[model]}))
+    differences = setting_differences(read)
+    note = unchecked_note(differences)
+    return (*setting_warnings(differences), *([note] if note is not None else []))
+
+
 def _saved_predictions(path: Path, result: RunResult) -> Predictions:
     if not any(m.has_quality for m in result.models):
         raise _no_quality(str(path))
@@ -237,7 +327,7 @@ def _no_quality(where: str) -> ResultsError:
     )
 
 
-def _checked(given: _GateInput, names: tuple[str, str]) -> Predictions:
+def _checked(given: _GateInput, names: Sequence[str]) -> Predictions:
     """The predictions of both models (one line naming what is missing otherwise)."""
     result = given.result
     for name in names:

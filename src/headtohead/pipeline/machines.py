@@ -4,8 +4,10 @@ Each input is what ``h2h train`` wrote on one machine — a ``results.json`` (it
 record is in it, or in the ``training.json`` beside it), a ``training.json``, or the run
 folder. :func:`compare_machines` builds a models × machines table of samples/s, time per
 epoch, time to the target metric and peak memory, each normalised to a baseline machine,
-and says when the comparison is not like with like: other software versions, other
-training settings, other training data, a model that waited for its data.
+and says when the comparison is not like with like: a setting known to move scores that differs
+(a warning each: the batch size, the precision, a library's version, the training data —
+:func:`headtohead.results.score_settings.setting_differences`), other CUDA or driver versions, other
+training settings, a model that waited for its data.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from statistics import fmean
 from typing import Any
 
 from headtohead.errors import ConfigError, ResultsError, did_you_mean
+from headtohead.report.words.score_settings import setting_warnings, unchecked_note
 from headtohead.results.environment import software_versions
 from headtohead.results.files import TRAINING_FILE
-from headtohead.results.records import Environment
+from headtohead.results.records import SCHEMA_VERSION, Environment
+from headtohead.results.score_settings import SCORE_FIELDS, setting_differences, training_settings
 from headtohead.results.training import MachineCell, MachineComparison, MachineInfo, TrainingRun, TrainingSummary
 from headtohead.results.training_file import load_training_result
 
@@ -38,6 +42,8 @@ SETTING_KEYS: tuple[str, ...] = (
     "nproc",
 )
 _GPU_ONLY = ("cuda", "driver")
+# the training settings :func:`training_settings` reads: each is a score warning of its own
+_SCORE_SETTINGS = ("batch_size", "precision")
 
 
 def load_training(path: str | Path) -> tuple[Environment, TrainingSummary, str]:
@@ -58,6 +64,12 @@ def load_training(path: str | Path) -> tuple[Environment, TrainingSummary, str]:
     ResultsError
         Missing or invalid file, or a results file without a training record.
     """
+    environment, training, file, _ = _load_training(path)
+    return environment, training, file
+
+
+def _load_training(path: str | Path) -> tuple[Environment, TrainingSummary, str, int]:
+    """:func:`load_training`, and the ``results.json`` schema version its environment record matches."""
     path = Path(path)
     if path.is_dir():
         path = path / TRAINING_FILE
@@ -67,7 +79,7 @@ def load_training(path: str | Path) -> tuple[Environment, TrainingSummary, str]:
         result = load_result(path)
         training = getattr(result, "training", None)
         if training is not None:
-            return result.environment, training, str(path)
+            return result.environment, training, str(path), result.schema_version
         sibling = path.with_name(TRAINING_FILE)
         if not sibling.is_file():
             raise ResultsError(
@@ -76,7 +88,9 @@ def load_training(path: str | Path) -> tuple[Environment, TrainingSummary, str]:
             )
         path = sibling
     record = load_training_result(path)
-    return record.environment, record.training, str(path)
+    # training.json 2 records what results.json 8 does of the environment; version 1 what 7 did
+    version = SCHEMA_VERSION if record.schema_version >= 2 else 7
+    return record.environment, record.training, str(path), version
 
 
 def machine_label(env: Environment) -> str:
@@ -234,7 +248,8 @@ def compare_machines(
     """
     if len(paths) < 2:
         raise ConfigError(f"h2h machines needs results from at least two machines, got {len(paths)} file(s)")
-    loaded = [load_training(p) for p in paths]
+    read = [_load_training(p) for p in paths]
+    loaded = [(env, summary, file) for env, summary, file, _ in read]
     names = _unique_labels([env for env, _, _ in loaded], [f for _, _, f in loaded], labels)
     base = _pick_baseline(baseline, names, [str(p) for p in paths])
     priced = _machine_prices(prices or {}, names)
@@ -263,9 +278,16 @@ def compare_machines(
                 }
             )
         )
-    return MachineComparison(
-        baseline=base, machines=machines, models=models, cells=cells, warnings=_warnings(names, loaded, models, cells)
+    score = setting_differences(
+        [
+            training_settings(name, env, summary.settings, summary.train_fingerprint, schema_version=version)
+            for name, (env, summary, _, version) in zip(names, read, strict=True)
+        ],
+        ignore=("device",),  # the machines are what is compared
     )
+    note = unchecked_note(score)
+    warnings = setting_warnings(score) + _warnings(names, loaded, models, cells) + ([note] if note else [])
+    return MachineComparison(baseline=base, machines=machines, models=models, cells=cells, warnings=warnings)
 
 
 def _pick_baseline(baseline: str | None, names: list[str], paths: list[str]) -> str:
@@ -290,26 +312,25 @@ def _warnings(
     models: list[str],
     cells: list[MachineCell],
 ) -> list[str]:
+    """The warnings of what differs beyond the settings known to move scores (those are each a warning of their own)."""
     warnings = []
     versions = {n: software_versions(env) for n, (env, _, _) in zip(names, loaded, strict=True)}
-    software = _differences(versions, list(next(iter(versions.values()))))
+    software = _differences(versions, [k for k in next(iter(versions.values())) if k not in SCORE_FIELDS])
     if software:
         warnings.append(
             "software versions differ between machines: "
             + "; ".join(software)
             + " — part of a speed difference may come from the software, not the hardware"
         )
-    settings = _differences({n: s.settings for n, (_, s, _) in zip(names, loaded, strict=True)}, SETTING_KEYS)
+    settings = _differences(
+        {n: s.settings for n, (_, s, _) in zip(names, loaded, strict=True)},
+        [k for k in SETTING_KEYS if k not in _SCORE_SETTINGS],
+    )
     if settings:
         warnings.append(
             "training settings differ between machines: "
             + "; ".join(settings)
             + " — samples/s are only comparable with the same settings"
-        )
-    if len({s.train_fingerprint for _, s, _ in loaded}) > 1:
-        warnings.append(
-            "the training data differ between machines (other fingerprints); times per epoch and to "
-            "target are not comparable"
         )
     for model in models:
         missing = [n for n, (_, s, _) in zip(names, loaded, strict=True) if model not in s.models]

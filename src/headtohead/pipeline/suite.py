@@ -27,10 +27,12 @@ from headtohead.pipeline.suite_inputs import (
     run_models,
 )
 from headtohead.pipeline.suite_runs import Progress, run_datasets
+from headtohead.report.words.score_settings import setting_warnings, unchecked_note
 from headtohead.report.words.suite import suite_verdict, suite_warnings
 from headtohead.report.write import write_suite_reports
 from headtohead.results import load_result
 from headtohead.results.files import RESULTS_FILE, SUITE_FILE
+from headtohead.results.score_settings import score_settings, setting_differences
 from headtohead.results.suite import AcrossStatistics, SuiteDataset, SuiteResult, load_suite_result, save_suite_result
 from headtohead.runtime.offline import offline_mode
 from headtohead.stats.across_datasets import compare_across_datasets
@@ -198,9 +200,9 @@ def suite(
             rope=rope if rope is not None else 0.01,
             figure=figure.size,
         )
-        models, datasets = _read_runs(paths, chosen, out_dir)
+        models, datasets, differ = _read_runs(paths, chosen, out_dir)
         settings = replace(settings, baseline=_baseline(baseline, models))
-        return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed)
+        return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed, differ=differ)
     config, base = _suite_config(source, overrides, base_dir, metric=metric, rope=rope)  # type: ignore[arg-type]
     if lower_is_better is not None:
         metric_direction(config.across.metric, lower_is_better, table=False)  # refuses a contradiction
@@ -352,7 +354,8 @@ def _read_runs(
     paths: Sequence[str | Path],
     metric: str,
     out_dir: str | Path | None,
-) -> tuple[list[str], list[DatasetScores]]:
+) -> tuple[list[str], list[DatasetScores], list[str]]:
+    """The models, each run's scores, and the settings known to move scores in which the runs differ (in words)."""
     named = results_paths(paths)
     if len(named) < 2:
         raise ConfigError(f"one run given ({named[0][1]}); a suite compares models across at least two data sets")
@@ -365,10 +368,14 @@ def _read_runs(
                 f"{listing(models)}; a suite compares the same models on every data set"
             )
     relative = Path(out_dir) if out_dir is not None else None
-    return models, [
+    # each run is another data set: the data differ by design, any other setting should not
+    differences = setting_differences([score_settings(r, n) for n, r, _ in loaded], ignore=("data",))
+    note = unchecked_note(differences)
+    scores = [
         dataset_from_result(n, r, models=models, metric=metric, results_path=p, relative_to=relative)
         for n, r, p in loaded
     ]
+    return models, scores, setting_warnings(differences) + ([note] if note is not None else [])
 
 
 @contextlib.contextmanager
@@ -407,10 +414,16 @@ def _finish(
     seed: int,
     claimed: bool = False,
     suite_record: dict[str, Any] | None = None,
+    differ: Sequence[str] = (),
 ) -> SuiteOutcome:
-    """The statistics across the finished data sets, the words, and the files."""
+    """The statistics across the finished data sets, the words, and the files.
+
+    ``differ``: the warnings of the settings known to move scores in which finished runs differ.
+    """
     _each_data_once(datasets, kind)
     result = _result(kind, settings, models, datasets, seed=seed, suite_record=suite_record)
+    if differ:
+        result = result.model_copy(update={"warnings": [*differ, *result.warnings]})
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         with contextlib.nullcontext() if claimed else _claim(out, settings.name, kind, overwrite=overwrite):

@@ -2,8 +2,9 @@
 
 Typical use: the same models measured on two machines (``h2h report cpu/results.json
 gpu/results.json``). Runs are grouped by environment (host, CPU, GPUs); a warning names
-every library whose version differs between runs, and data sets that differ (their
-numbers are then not comparable).
+every setting known to move scores that differs between runs — a model's batch size, precision,
+device, truncation length, decoding settings and prompt, a library's version, the data
+(:func:`headtohead.results.score_settings.setting_differences`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from headtohead.errors import ResultsError
-from headtohead.results.environment import SOFTWARE_VERSIONS
+from headtohead.report.words.score_settings import setting_warnings, unchecked_note
 from headtohead.results.files import TRAINING_FILE, results_file
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import Environment, RunResult
+from headtohead.results.score_settings import score_settings, setting_differences
 from headtohead.results.training import TrainingSummary
 
 __all__ = ["RunEntry", "EnvironmentGroup", "MergedRuns", "load_runs", "merge_runs", "as_merged"]
@@ -58,10 +60,16 @@ class EnvironmentGroup:
 
 @dataclass(frozen=True)
 class MergedRuns:
-    """Everything a report shows: runs grouped by machine, and what the reader must be warned about."""
+    """Everything a report shows: runs grouped by machine, and what the reader must be warned about.
+
+    ``warnings``: one per setting known to move scores that differs between the runs
+    (:mod:`headtohead.report.words.score_settings`); ``notes``: the settings some run did not
+    record, so that they could not be checked.
+    """
 
     groups: list[EnvironmentGroup]
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def runs(self) -> list[RunEntry]:
@@ -161,34 +169,11 @@ def _unique_labels(runs: Sequence[tuple[RunResult, Path | None]]) -> list[str]:
     return labels
 
 
-def _version_warnings(runs: Sequence[RunEntry]) -> list[str]:
-    warnings = []
-    for attr, name in SOFTWARE_VERSIONS.items():
-        seen: dict[str, list[str]] = {}
-        for run in runs:
-            seen.setdefault(str(getattr(run.result.environment, attr) or "not installed"), []).append(run.label)
-        if len(seen) > 1:
-            listing = "; ".join(f"{version} ({', '.join(labels)})" for version, labels in seen.items())
-            warnings.append(
-                f"{name} versions differ between runs: {listing} — speed and even predictions can "
-                f"change with the version; compare like with like"
-            )
-    return warnings
-
-
-def _data_warnings(runs: Sequence[RunEntry]) -> list[str]:
-    seen: dict[str, list[str]] = {}
-    for run in runs:
-        seen.setdefault(run.result.dataset.fingerprint, []).append(run.label)
-    if len(seen) < 2:
-        return []
-    listing = "; ".join(f"{fp[:12]} ({', '.join(labels)})" for fp, labels in seen.items())
-    return [
-        (
-            f"the runs evaluated different data (dataset fingerprints {listing}): their quality numbers are not "
-            f"comparable across those runs"
-        )
-    ]
+def _setting_lines(runs: Sequence[RunEntry]) -> tuple[list[str], list[str]]:
+    """A warning per setting known to move scores that differs between the runs, and the note of those unchecked."""
+    differences = setting_differences([score_settings(run.result, run.label) for run in runs])
+    note = unchecked_note(differences)
+    return setting_warnings(differences), [note] if note is not None else []
 
 
 def merge_runs(runs: Sequence[RunEntry]) -> MergedRuns:
@@ -220,8 +205,8 @@ def merge_runs(runs: Sequence[RunEntry]) -> MergedRuns:
         if key not in groups:
             groups[key] = EnvironmentGroup(key=key, title=_machine_title(env), environment=env, runs=[])
         groups[key].runs.append(run)
-    warnings = _version_warnings(runs) + _data_warnings(runs) if len(runs) > 1 else []
-    return MergedRuns(groups=list(groups.values()), warnings=warnings)
+    warnings, notes = _setting_lines(runs) if len(runs) > 1 else ([], [])
+    return MergedRuns(groups=list(groups.values()), warnings=warnings, notes=notes)
 
 
 def as_merged(

@@ -102,7 +102,15 @@ def run_text(result: RunResult, *, out_dir: Path | str | None = None, kind: str 
     return notebook_text(head, run_brief(result))
 
 
-def gate_html(decisions: Sequence[Decision], *, baseline: str, candidate: str, paragraph: str, exit_code: int) -> str:
+def gate_html(
+    decisions: Sequence[Decision],
+    *,
+    baseline: str,
+    candidate: str,
+    paragraph: str,
+    exit_code: int,
+    warnings: Sequence[str] = (),
+) -> str:
     """The gate as a notebook shows it: its decision, then one row per check with the reason.
 
     Parameters
@@ -113,17 +121,28 @@ def gate_html(decisions: Sequence[Decision], *, baseline: str, candidate: str, p
         :func:`~headtohead.report.words.gate.gate_paragraph` of the decisions.
     exit_code : int
         What ``h2h gate`` exits with (0 pass, 1 fail, 3 inconclusive).
+    warnings : sequence of str
+        Two runs gated against each other: the settings known to move scores in which they differ.
     """
     return notebook_html(gate_document(decisions, baseline=baseline, candidate=candidate, paragraph=paragraph,
-                                       exit_code=exit_code))  # fmt: skip
+                                       exit_code=exit_code, warnings=warnings))  # fmt: skip
 
 
-def gate_text(decisions: Sequence[Decision], *, baseline: str, candidate: str, paragraph: str, exit_code: int) -> str:
-    """``GateOutcome bert-int8 vs bert: exit code 1`` and the decision, then ``check: outcome`` per check."""
+def gate_text(
+    decisions: Sequence[Decision],
+    *,
+    baseline: str,
+    candidate: str,
+    paragraph: str,
+    exit_code: int,
+    warnings: Sequence[str] = (),
+) -> str:
+    """``GateOutcome bert-int8 vs bert: exit code 1`` and the decision, then ``check: outcome`` per check (then
+    a ``warning:`` line per setting known to move scores in which two runs gated against each other differ)."""
     checks = " · ".join(f"{d.check}: {d.outcome}" for d in decisions)
-    return (
-        f"GateOutcome {candidate} vs {baseline}: exit code {exit_code}\n  {gate_head(decisions, paragraph)}\n  {checks}"
-    )
+    warned = "".join(f"\n  warning: {w}" for w in warnings)
+    head = f"GateOutcome {candidate} vs {baseline}: exit code {exit_code}"
+    return f"{head}\n  {gate_head(decisions, paragraph)}\n  {checks}{warned}"
 
 
 def sweep_html(result: SweepResult, *, out_dir: Path | str | None = None) -> str:

@@ -82,6 +82,12 @@ class EndpointRequests(DerivedRecord):
         description="the requests sent in this run (no latencies: "
         "none was answered now, e.g. every answer came from the cache)",
     )
+    server: str | None = Field(
+        default=None,
+        description="the LLM backend that answered, as it says: its Server header and the responses' "
+        "system_fingerprint (uvicorn for vLLM, a llama.cpp build …); None: unknown (it said neither, every "
+        "answer came from the cache, or a file written before version 8)",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property

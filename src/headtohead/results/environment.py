@@ -31,6 +31,7 @@ SOFTWARE_VERSIONS: dict[str, str] = {
     "timm": "timm",
     "sklearn": "scikit-learn",
     "numpy": "numpy",
+    "onnxruntime": "onnxruntime",
     "headtohead": "headtohead",
 }
 #: The hardware fields that make two machines different kinds (GPUs count too: see :func:`environment_fingerprint`).

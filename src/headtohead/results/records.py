@@ -4,7 +4,9 @@ Engines create these; statistics and reports only read them. Every record is fro
 refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
 
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
-the files headtohead writes". The current one, 7: every LLM family keeps its answers in one record
+the files headtohead writes". The current one, 8: the environment's ``onnxruntime`` version and the LLM
+backend that answered an endpoint model (``EndpointRequests.server``), so that runs compared later can be
+told apart in every setting known to move scores (:mod:`headtohead.results.score_settings`). Version 7: every LLM family keeps its answers in one record
 (``ModelRecord.answers``, an :class:`~headtohead.results.answers.AnswersRecord`; asked over HTTP, its
 requests are its ``endpoint`` part), read from version 6's ``ModelRecord.endpoint``; a model measured
 several ways (asked with several prompts, or stored prediction files given as its passes) is one model
@@ -49,7 +51,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 class GPURecord(Record):
@@ -77,6 +79,10 @@ class Environment(Record):
     torchvision: str | None = None
     sklearn: str | None = None
     numpy: str | None = None
+    onnxruntime: str | None = Field(
+        default=None,
+        description="None: not installed (unknown in results.json before version 8, training.json before 2)",
+    )
     headtohead: str
     cuda_available: bool = False
     gpus: list[GPURecord] = Field(default_factory=list)

@@ -7,6 +7,7 @@ this way neither module imports the other at load time.
 Changelog of :data:`TRAINING_SCHEMA_VERSION`:
 
 * 1 — first version: environment, settings, per model × seed runs with raw step timings.
+* 2 — the environment's ``onnxruntime`` version (unknown in version 1, never "not installed").
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from headtohead.runtime.files import write_text_atomic
 
 __all__ = ["TRAINING_SCHEMA_VERSION", "TrainingResult", "save_training_result", "load_training_result"]
 
-TRAINING_SCHEMA_VERSION = 1
+TRAINING_SCHEMA_VERSION = 2
 
 
 class TrainingResult(Record):

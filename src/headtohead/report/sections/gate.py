@@ -18,9 +18,16 @@ def gate_head(decisions: Sequence[Decision], paragraph: str) -> str:
 
 
 def gate_document(
-    decisions: Sequence[Decision], *, baseline: str, candidate: str, paragraph: str, exit_code: int
+    decisions: Sequence[Decision],
+    *,
+    baseline: str,
+    candidate: str,
+    paragraph: str,
+    exit_code: int,
+    warnings: Sequence[str] = (),
 ) -> Document:
-    """The decision in a sentence, then each check, its outcome and why."""
+    """The decision in a sentence, then each check, its outcome and why; then ``warnings`` (two runs gated
+    against each other that differ in a setting known to move scores), when any."""
     columns = (Column("check", "check", "text", priority=0), Column("outcome", "outcome", "text", priority=0),
                Column("why", "why", "text", wrap=True, priority=0))  # fmt: skip
     rows = tuple(
@@ -28,4 +35,8 @@ def gate_document(
         for d in decisions
     )
     blocks = (Lines((Line(gate_head(decisions, paragraph)),), style="headline"), Table("checks", columns, rows))
-    return Document(f"gate: {candidate} vs {baseline}", f"exit code {exit_code}", (Section("gate", "Gate", blocks),))
+    sections = [Section("gate", "Gate", blocks)]
+    if warnings:
+        lines = Lines(tuple(Line(w, kind="warning") for w in warnings), style="warnings")
+        sections.append(Section("warnings", "Read with care", (lines,), tone="warnings", nav=False))
+    return Document(f"gate: {candidate} vs {baseline}", f"exit code {exit_code}", tuple(sections))

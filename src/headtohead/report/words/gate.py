@@ -131,9 +131,12 @@ def gate_paragraph(decisions: Sequence[Decision], baseline: str, candidate: str)
     return " ".join([head, *(decision_explanation(d) for d in decisions)])
 
 
-def junit_xml(decisions: Sequence[Decision], paragraph: str, *, baseline: str, candidate: str) -> str:
+def junit_xml(
+    decisions: Sequence[Decision], paragraph: str, *, baseline: str, candidate: str, warnings: Sequence[str] = ()
+) -> str:
     """JUnit XML with one ``testcase`` per check: a failure for "fail", an error of type
-    ``inconclusive`` for "inconclusive", ``skipped`` for a check that could not run."""
+    ``inconclusive`` for "inconclusive", ``skipped`` for a check that could not run; ``warnings``
+    (two runs that differ in a setting known to move scores) as its ``system-err``."""
     counts = {outcome: sum(d.outcome == outcome for d in decisions) for outcome in ("fail", "inconclusive", "skipped")}
     attributes = {
         "tests": str(len(decisions)),
@@ -155,5 +158,7 @@ def junit_xml(decisions: Sequence[Decision], paragraph: str, *, baseline: str, c
         elif decision.outcome == "skipped":
             ElementTree.SubElement(case, "skipped", {"message": explanation})
     ElementTree.SubElement(suite, "system-out").text = paragraph
+    if warnings:
+        ElementTree.SubElement(suite, "system-err").text = "\n".join(f"warning: {w}" for w in warnings)
     ElementTree.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"

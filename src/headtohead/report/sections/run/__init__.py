@@ -134,8 +134,9 @@ def run_document(
     merged = as_merged(results, predictions=predictions)
     views = run_views(merged)
     sections: list[Section] = []
-    if merged.warnings:
-        warnings = Lines(tuple(Line(w, kind="warning") for w in merged.warnings), style="warnings")
+    if merged.warnings or merged.notes:
+        lines = [Line(w, kind="warning") for w in merged.warnings] + [Line(n) for n in merged.notes]
+        warnings = Lines(tuple(lines), style="warnings")
         sections.append(Section("warnings", "Read with care", (warnings,), tone="warnings", nav=False))
     sections.append(Section("verdict", "Verdict", tuple(_per_run(views, "verdict", _verdict_blocks)), tone="verdict"))
     summary: list[Block] = []
