@@ -235,7 +235,7 @@ def compare_slices(
                     ci_high=float(high[s, p]),
                     confidence=confidence,
                     test=paired.test,
-                    ci_method=paired.method,
+                    ci_method=str(paired.methods[s, p]),
                     p_value=float(p_values[s, p]),
                     p_adjusted=float(p_adjusted[s, p]),
                     significant=significant,
