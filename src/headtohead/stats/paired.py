@@ -32,9 +32,12 @@ __all__ = [
     "examples_to_decide",
     "PairedCorrectness",
     "CLUSTERED_RULE",
+    "IntervalMethod",
 ]
 
 _BISECTIONS = 64
+#: How an accuracy gap's interval is made (:attr:`PairedCorrectness.methods`).
+IntervalMethod = Literal["tango-score", "tango-score+exact", "tango-score+clusters", "tango-score+clusters+exact"]
 
 
 def _as_float(*values: object) -> list[np.ndarray]:

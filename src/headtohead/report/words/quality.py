@@ -287,7 +287,7 @@ def calibration_bound_note(confidence: float) -> str:
 
     Examples
     --------
-    >>> calibration_bound_note(0.95)[:60]
+    >>> calibration_bound_note(0.95)[:61]
     'Calibration error "≤ x": the debiased estimate is at or below'
     """
     return (
