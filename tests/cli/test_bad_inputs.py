@@ -274,6 +274,13 @@ def _scores(tmp: Path, rows: int) -> str:
     return str(tmp / "scores.csv")
 
 
+def _scores_of(tmp: Path, scale: float) -> str:
+    """A table of scores on a 0–``scale`` scale (issue 41: a 0–100 table kept the ROPE of 0.01)."""
+    lines = ["dataset,a,b", *(f"d{i},{(0.80 + i / 100) * scale:g},{(0.797 + i / 100) * scale:g}" for i in range(6))]
+    (tmp / "scores.csv").write_text("\n".join(lines) + "\n")
+    return str(tmp / "scores.csv")
+
+
 MANY = {f"intent_{i:02d}": [f"word{i}"] for i in range(77)}  # 77 classes, none of them the data's
 
 BERT = {"name": "bert", "kind": "transformers"}
@@ -666,6 +673,18 @@ CASES = [
         lambda t, a: ["suite", "--scores", _scores(t, 1), "--out", str(t / "suite")],
         "scores.csv: one data set (d0); a suite compares models across at least two data sets: give one row per "
         "data set",
+    ),
+    Case(
+        "suite-table-of-unknown-scale-beyond-one",
+        lambda t, a: ["suite", "--scores", _scores_of(t, 100), "--out", str(t / "suite")],
+        "scores.csv: the values run from 79.7 to 85 and 'score' has no scale headtohead knows, so the default "
+        "ROPE of 0.01 would be 0.01 of its units; give --rope in the table's units",
+    ),
+    Case(
+        "suite-share-metric-beyond-percent",
+        lambda t, a: ["suite", "--scores", _scores_of(t, 250), "--metric", "accuracy", "--out", str(t / "suite")],
+        "scores.csv: accuracy is a share, but the values run from 199.25 to 212.5: neither shares (0–1) nor "
+        "percent (0–100)",
     ),
     # -- one rule for every --alpha: 0 < alpha < 0.5 (docs/cli.md, "Words")
     Case(

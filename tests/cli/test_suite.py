@@ -94,7 +94,9 @@ def test_demsar_control_from_the_command_line_with_a_papers_files(tmp_path, caps
 def test_demsar_published_ranks_with_lower_is_better(tmp_path):
     table = tmp_path / "ranks.csv"
     table.write_text(DEMSAR_RANKS)
-    main(["suite", "--scores", str(table), "--lower-is-better", "--metric", "rank", "--out", str(tmp_path / "out")])
+    # ranks have no scale headtohead knows: the Bayesian test's ROPE is given in ranks (issue 41)
+    main(["suite", "--scores", str(table), "--lower-is-better", "--metric", "rank", "--rope", "0.5"]
+         + ["--out", str(tmp_path / "out")])  # fmt: skip
     result = load_suite_result(tmp_path / "out" / "suite.json")
     assert round(result.average_ranks["C4.5+cf"], 3) == 2.893 and not result.higher_is_better
     assert round(result.friedman.statistic, 2) == 9.28 and round(result.nemenyi_cd, 2) == 1.25

@@ -298,3 +298,48 @@ def test_when_the_data_runs_out_undecided_the_run_shows_no_decision_whatever_mcn
     assert "McNemar" not in line.text
     html = (out / "report.html").read_text()
     assert "no decision between a and b, after 400 of 400 examples" in html and "better than" not in html
+
+
+def test_a_run_that_used_every_example_shows_its_slices_as_nominal_like_an_early_stop(tmp_path):
+    """Slice tests of an --until-decided run come after its interim looks, stopped early or not: never a headline,
+    always in the nominal words (issue 41: they read as decisions beside "no decision" when the data ran out)."""
+    from headtohead.report.sections.run.details.where import slices_note
+    from headtohead.report.words.quality import verdict_lines
+    from headtohead.report.words.slices import SEQUENTIAL_NOMINAL
+    from headtohead.report.words.verdict import build_verdict
+
+    n, labels = 400, ["neg", "pos"] * 200
+    flip = {"neg": "pos", "pos": "neg"}
+    a = [flip[y] if y == "pos" and i < 60 else y for i, y in enumerate(labels)]  # a wrong on 30 positives
+    b = [flip[y] if y == "neg" and i < 60 else y for i, y in enumerate(labels)]  # b wrong on 30 negatives
+    (tmp_path / "data.csv").write_text(
+        "id,text,label\n" + "".join(f"e{i},text {i},{y}\n" for i, y in enumerate(labels))
+    )
+    for name, predicted in (("a", a), ("b", b)):
+        (tmp_path / f"{name}.csv").write_text(
+            "id,prediction\n" + "".join(f"e{i},{y}\n" for i, y in enumerate(predicted))
+        )
+    exp = {
+        "name": "slices-ran-out",
+        "data": {"path": "data.csv", "id_column": "id"},
+        "models": [{"name": m, "kind": "predictions", "source": f"{m}.csv"} for m in ("a", "b")],
+        "eval": {"until_decided": True, "chunk_size": 32, "batch_size": 32},
+        "stats": {"n_resamples": 200},
+    }
+    out = tmp_path / "out"
+    result = headtohead.run(exp, base_dir=tmp_path, out_dir=out, report=True).result
+    (record,) = result.stats.sequential
+    assert record.decision == "undecided" and record.examples_used == record.examples_available == n
+    assert not result.stats.comparisons[0].stopped_early
+    significant = [p for s in result.stats.slices.slices for p in s.pairs if p.significant]
+    assert len(significant) == 2  # a on class neg, b on class pos: fixed-sample tests that would read as decisions
+    assert all(p.verdict.startswith(SEQUENTIAL_NOMINAL) for p in significant)
+    verdict = build_verdict(result)
+    assert not any("by slice" in line.text for line in verdict.headline)
+    (sliced,) = [line for line in verdict.details if "by slice" in line]
+    assert sliced.startswith(SEQUENTIAL_NOMINAL) and "a is better on class neg" in sliced
+    (listed,) = [line for line in verdict_lines(result.stats) if "by slice" in line]
+    assert listed.startswith(SEQUENTIAL_NOMINAL)
+    assert slices_note(result).startswith(SEQUENTIAL_NOMINAL)
+    html = (out / "report.html").read_text()
+    assert html.count("by slice:") == html.count(SEQUENTIAL_NOMINAL + "a vs b by slice:") >= 1

@@ -201,3 +201,44 @@ def test_a_table_metric_is_free_text_unless_a_catalogue_name_or_a_misspelling_of
     table = TABLE.head(1)
     with pytest.raises(DataError, match=r"^the scores table: one data set \(a\); a suite compares models across at"):
         headtohead.suite(scores=table)
+
+
+def _gaps_of_a_third_of_a_point(scale: float) -> pd.DataFrame:
+    """Two models 0.3 points apart on seven data sets (issue 41: "practically better (1.00)" on a 0–100 table)."""
+    x = [81.3, 72.4, 93.1, 64.8, 85.2, 79.9, 70.6]
+    return pd.DataFrame(
+        {"dataset": list("abcdefg"), "x": [v * scale / 100 for v in x], "y": [(v - 0.3) * scale / 100 for v in x]}
+    )
+
+
+def test_a_percent_table_of_a_share_metric_reads_as_shares_and_gives_the_same_verdict():
+    shares = headtohead.suite(scores=_gaps_of_a_third_of_a_point(1.0), metric="accuracy").result
+    percent = headtohead.suite(scores=_gaps_of_a_third_of_a_point(100.0), metric="accuracy").result
+    assert shares.scale is None and percent.scale == "percent"
+    assert percent.dataset("a").scores["x"] == pytest.approx(0.813)  # not 81.3 (written "8130.0 %")
+    assert percent.verdict == shares.verdict
+    pair = percent.pair("x", "y")
+    assert (
+        pair.p_equivalent == pytest.approx(shares.pair("x", "y").p_equivalent) and pair.p_equivalent > 0.95
+    )  # equivalent
+    from headtohead.report.formats.terminal import render_text
+    from headtohead.report.sections.suite import suite_terminal
+
+    text = render_text(suite_terminal(percent), 140)
+    assert "81.3 %" in text and "8130" not in text
+    assert text.count("values are percent (0–100), read as shares (divided by 100)") == 1  # said once
+    assert "percent (0–100)" not in render_text(suite_terminal(shares), 140)
+
+
+def test_a_table_of_unknown_scale_beyond_one_needs_its_rope():
+    """The default ROPE, 0.01 of the metric's units, called 0.3-point gaps 'practically better (1.00)'."""
+    with pytest.raises(DataError, match=r"the values run from 64\.5 to 93\.1 .* give --rope in the table's units"):
+        headtohead.suite(scores=_gaps_of_a_third_of_a_point(100.0))
+    shares = headtohead.suite(scores=_gaps_of_a_third_of_a_point(1.0)).result
+    points = headtohead.suite(scores=_gaps_of_a_third_of_a_point(100.0), rope=1.0).result  # one point
+    assert points.scale is None and points.dataset("a").scores["x"] == pytest.approx(81.3)
+    assert (
+        points.pair("x", "y").p_equivalent == pytest.approx(shares.pair("x", "y").p_equivalent)
+        and points.pair("x", "y").p_equivalent > 0.95
+    )
+    assert not any("Practically better" in v for v in points.verdict)

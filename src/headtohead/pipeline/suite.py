@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from headtohead.config.margins import parse_alpha
 from headtohead.config.suite import FigureConfig, SuiteConfig, load_suite, suite_from_dict
@@ -25,6 +25,7 @@ from headtohead.pipeline.suite_inputs import (
     read_score_table,
     results_paths,
     run_models,
+    table_scale,
 )
 from headtohead.pipeline.suite_runs import Progress, run_datasets
 from headtohead.report.words.score_settings import setting_warnings, unchecked_note
@@ -186,6 +187,9 @@ def suite(
             baseline=_baseline(baseline, models),
             figure=figure.size,
         )
+        source = f"--scores {scores}" if isinstance(scores, (str, Path)) else "the scores table"
+        datasets, scale = table_scale(datasets, settings.metric, rope_given=rope is not None, source=source)
+        settings = replace(settings, scale=scale)  # read before any verdict: shares, percent, or refused
         return _finish(kind, settings, models, datasets, out_dir, overwrite=overwrite, seed=seed)
     if kind == "results":
         paths: list[str | Path] = (
@@ -258,6 +262,7 @@ class _Settings:
     bayes_samples: int = 50_000
     baseline: str | None = None
     figure: tuple[float | None, float | None] | None = None
+    scale: Literal["percent"] | None = None  # a table of a share metric written in percent (read as shares)
 
 
 def _figure_config(size: str | tuple[float | None, float | None] | None) -> FigureConfig:
@@ -447,6 +452,7 @@ def _result(
         name=settings.name,
         input=kind,
         suite=suite_record,
+        scale=settings.scale,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
     base: dict[str, Any] = dict(

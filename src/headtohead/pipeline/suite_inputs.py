@@ -10,9 +10,9 @@ import itertools
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -36,6 +36,7 @@ __all__ = [
     "dataset_from_result",
     "results_paths",
     "read_score_table",
+    "table_scale",
     "DATASET_COLUMN",
     "SEED_COLUMN",
 ]
@@ -353,6 +354,60 @@ def _number(text: Any, where: str) -> float:
     if not np.isfinite(value):
         raise DataError(f"{where}: '{text}' is not a finite number; leave no data set without a score")
     return value
+
+
+def table_scale(
+    datasets: Sequence[DatasetScores], metric: str, *, rope_given: bool, source: str
+) -> tuple[list[DatasetScores], Literal["percent"] | None]:
+    """The scale of a table's scores, read before any verdict: shares, percent (converted), or refused.
+
+    A share metric of the catalogue (``accuracy``, ``f1_macro`` …) in [0, 1] is read as written; with
+    values above 1 and none above 100 it is percent, divided by 100 (``"percent"``: the report says
+    so once). Any other metric has no scale headtohead knows: its values are read as written, but
+    beyond [−1, 1] the default ROPE (0.01 of the metric's units) would call a 0.3-point gap on a
+    0–100 scale practically different, so such a table needs ``--rope`` in its own units.
+
+    Raises
+    ------
+    DataError
+        A share metric whose values are neither in [0, 1] nor in [0, 100]; a metric of unknown scale whose
+        values leave [−1, 1] without ``--rope``.
+    """
+    values = [
+        v
+        for d in datasets
+        for v in [*d.entry.scores.values(), *(x for s in (d.seed_values or {}).values() for x in s.values())]
+    ]
+    low, high = min(values), max(values)
+    share = metric in CATALOGUE and CATALOGUE[metric].scale == "share"
+    span = f"{low:g} to {high:g}"
+    if share and 0.0 <= low and high <= 1.0:
+        return list(datasets), None
+    if share and 0.0 <= low and high <= 100.0:
+        return [_divided(d, 100.0) for d in datasets], "percent"
+    if share:
+        raise DataError(
+            f"{source}: {metric} is a share, but the values run from {span}: neither shares (0–1) nor percent "
+            f"(0–100); fix the table, or name its own metric with --metric and give --rope in its units"
+        )
+    if rope_given or (-1.0 <= low and high <= 1.0):
+        return list(datasets), None
+    raise DataError(
+        f"{source}: the values run from {span} and '{metric}' has no scale headtohead knows, so the default "
+        f"ROPE of 0.01 would be 0.01 of its units; give --rope in the table's units (e.g. --rope 1 for one point "
+        f"on a 0–100 scale), or --metric accuracy (any share metric) to read percent as shares"
+    )
+
+
+def _divided(dataset: DatasetScores, by: float) -> DatasetScores:
+    """``dataset`` with every score (and every seed's) divided by ``by``."""
+    entry = dataset.entry.model_copy(update={"scores": {m: v / by for m, v in dataset.entry.scores.items()}})
+    seeds = (
+        None
+        if dataset.seed_values is None
+        else {m: {s: v / by for s, v in by_seed.items()} for m, by_seed in dataset.seed_values.items()}
+    )
+    return replace(dataset, entry=entry, seed_values=seeds)
 
 
 def read_score_table(table: str | Path | Any) -> tuple[list[str], list[DatasetScores]]:

@@ -78,6 +78,10 @@ class Cell:
         Overrides the column's kind for this cell.
     raw : float, int, str or None
         What machine-readable formats write when it differs from ``value`` (a count behind "12 of 40").
+    upper_only : bool
+        Only the upper bound ``high`` is known (an estimate clipped at 0: the debiased calibration error that
+        the data cannot tell from 0): ``value`` is ``None``, the cell reads ``≤ 0.060``, and its column marks
+        no best (a clipped point is never ranked).
     """
 
     value: float | int | str | None = None
@@ -95,6 +99,7 @@ class Cell:
     code: bool = False
     kind: Kind | None = None
     raw: float | int | str | None = None
+    upper_only: bool = False
 
     @property
     def number(self) -> float | None:
@@ -240,9 +245,12 @@ class Table:
         return [[by_column[j][i] for j in range(len(self.columns))] for i in range(len(self.rows))]
 
     def best(self, key: str) -> set[int]:
-        """The rows holding the best value of column ``key`` (ties included; none without a direction)."""
+        """The rows holding the best value of column ``key`` (ties included; none without a direction, and none
+        where a cell holds only an upper bound: a clipped point is not ranked)."""
         column = self.column(key)
         if column.higher_is_better is None or len(self.rows) < 2:
+            return set()
+        if any(row.get(key).upper_only for row in self.rows):
             return set()
         values = {i: v for i, row in enumerate(self.rows) if (v := row.get(key).number) is not None}
         if not values:

@@ -56,7 +56,14 @@ class Calibration(Record):
     ece_l2_debiased: Estimate | None = Field(
         default=None,
         description="ℓ2 (root-mean-square) calibration error over n_bins equal-mass bins, debiased "
-        "(Kumar, Liang & Ma 2019) with its interval; None below 4 examples",
+        "(Kumar, Liang & Ma 2019) with its interval; None below 4 examples. Its value is the square root of "
+        "ece_l2_squared_debiased clipped at 0: a value of 0 (with a note) means the data cannot tell the error "
+        "from 0, and only the upper bound says anything",
+    )
+    ece_l2_squared_debiased: float | None = Field(
+        default=None,
+        description="the debiased estimate of the squared ℓ2 calibration error, unclipped: unbiased, so it may be "
+        "negative (at or below 0: indistinguishable from 0); None below 4 examples and in files written before it",
     )
     mce: float = Field(description="maximum calibration error over non-empty bins")
     brier: float = Field(description="Brier score, halved when the data has two classes (scikit-learn's binary scale)")
@@ -140,7 +147,8 @@ class MetricDifference(Record):
     ci_low: float | None
     ci_high: float | None
     method: str = Field(
-        description="tango-score (accuracy, per-class recall; +clusters with groups) | bca | "
+        description="tango-score (accuracy, per-class recall; +clusters with groups; +exact where one discordant "
+        "count is 0 and the interval is joined with the exact one) | bca | "
         "percentile | cluster-bca | cluster-percentile | delong (ROC AUC of two classes on independent "
         "examples: DeLong's interval, by Sun & Xu's algorithm) | delong-ovr (the one-vs-rest macro ROC AUC of "
         "more classes: DeLong's components of every class combined per example)"

@@ -27,7 +27,7 @@ class Estimate(Record):
     low: float | None
     high: float | None
     method: str = Field(
-        description="wilson | wilson+clusters | tango-score | bca | percentile | "
+        description="wilson | wilson+clusters | tango-score (+clusters, +exact) | bca | percentile | "
         "cluster-bca | cluster-percentile | debiased-normal | none"
     )
     confidence: float = 0.95

@@ -42,10 +42,13 @@ class SlicePair(Record):
     difference: float = Field(description="accuracy(model_a) − accuracy(model_b) on the slice")
     ci_low: float
     ci_high: float
-    ci_method: Literal["tango-score", "tango-score+clusters", "newcombe-paired"] = Field(
+    ci_method: Literal[
+        "tango-score", "tango-score+exact", "tango-score+clusters", "tango-score+clusters+exact", "newcombe-paired"
+    ] = Field(
         default="tango-score",
         description="Tango's score interval for paired proportions (its union with the "
-        "cluster-robust one with groups); newcombe-paired: Newcombe's hybrid score interval (version 3)",
+        "cluster-robust one with groups; +exact: joined with the exact Clopper–Pearson interval where one "
+        "discordant count is 0); newcombe-paired: Newcombe's hybrid score interval (version 3)",
     )
     confidence: float
     test: Literal["mcnemar-score", "mcnemar-clustered", "mcnemar-exact", "mcnemar-chi2"]

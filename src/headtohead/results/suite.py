@@ -308,6 +308,11 @@ class SuiteResult(AcrossStatistics):
         description="suite: runs made by h2h suite; results: finished results.json files; scores: a table"
     )
     datasets: list[SuiteDataset]
+    scale: Literal["percent"] | None = Field(
+        default=None,
+        description="how a table of scores was read: percent (its values of a share metric were 0–100 and are "
+        "stored divided by 100, so the ROPE and every figure are shares); None: as written",
+    )
     statistics_note: str | None = Field(default=None, description="why there are no statistics across data sets")
     verdict: list[str] = Field(default_factory=list, description="the suite in sentences (report.suite)")
     warnings: list[str] = Field(default_factory=list)

@@ -19,7 +19,14 @@ __all__ = [
     "SquaredCalibrationError",
     "debiased_squared_calibration_error",
     "ece_l2_debiased",
+    "CLIPPED_NOTE",
 ]
+
+#: The note of a debiased ℓ2 error whose squared estimate is at or below 0: its value 0 is a clip, not a measurement.
+CLIPPED_NOTE = (
+    "the debiased squared error is at or below 0: these examples cannot tell the calibration error from 0, "
+    "and the value 0 is a clip, not a measurement; read the upper bound"
+)
 
 
 def top_label(y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +109,13 @@ class SquaredCalibrationError:
             high=float(np.sqrt(max(high, 0.0))),
             method="debiased-normal",
             confidence=level,
+            note=CLIPPED_NOTE if self.clipped else None,
         )
+
+    @property
+    def clipped(self) -> bool:
+        """Whether the estimate is at or below 0: the data cannot tell the error from 0 (its value reads 0, a bound)."""
+        return self.estimate <= 0.0
 
 
 def debiased_squared_calibration_error(
@@ -231,6 +244,7 @@ def calibration(
     if len(y_true) == 0:
         raise ValueError("calibration needs at least one example")
     confidence, correct = top_label(y_true, pred, proba)
+    squared = debiased_squared_calibration_error(confidence, correct, n_bins)
     bins = reliability_bins(confidence, correct, n_bins)
     filled = [
         (b.count, abs(b.accuracy - b.confidence))
@@ -244,7 +258,8 @@ def calibration(
         n_bins=n_bins,
         ece=float(ece),
         mce=float(max(gaps)),
-        ece_l2_debiased=ece_l2_debiased(confidence, correct, n_bins, level),
+        ece_l2_debiased=None if squared is None else squared.interval(level),
+        ece_l2_squared_debiased=None if squared is None else squared.estimate,
         brier=float(
             np.mean(per_example_brier(y_true, proba, binary=(proba.shape[1] if n_classes is None else n_classes) == 2))
         ),

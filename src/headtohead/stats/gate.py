@@ -69,7 +69,8 @@ class Decision:
         Why a skipped check could not run: ``"no_speed"`` (the results hold no speed
         measurement of both models).
     method : str
-        How the interval was made: ``tango-score`` (accuracy; ``+clusters`` with groups),
+        How the interval was made: ``tango-score`` (accuracy; ``+clusters`` with groups; ``+exact`` where one
+        discordant count is 0 and Tango's interval is joined with the exact one),
         ``t`` (speed).
     groups : int or None
         Groups of related examples the accuracy interval accounts for (``None``: none given).

@@ -32,9 +32,12 @@ __all__ = [
     "examples_to_decide",
     "PairedCorrectness",
     "CLUSTERED_RULE",
+    "IntervalMethod",
 ]
 
 _BISECTIONS = 64
+#: How an accuracy gap's interval is made (:attr:`PairedCorrectness.methods`).
+IntervalMethod = Literal["tango-score", "tango-score+exact", "tango-score+clusters", "tango-score+clusters+exact"]
 
 
 def _as_float(*values: object) -> list[np.ndarray]:
@@ -372,6 +375,8 @@ class PairedCorrectness:
     (2, 1, 6, 'mcnemar-score', 1.0)
     >>> PairedCorrectness.of(a, b, groups=np.array([0, 0, 1, 1, 2, 2])).method
     'tango-score+clusters'
+    >>> PairedCorrectness.of(a, a | b).method           # only B is ever right alone: joined with the exact interval
+    'tango-score+exact'
     """
 
     b: np.ndarray
@@ -415,8 +420,20 @@ class PairedCorrectness:
         return "mcnemar-score" if self.clusters is None else "mcnemar-clustered"
 
     @property
-    def method(self) -> Literal["tango-score", "tango-score+clusters"]:
-        return "tango-score" if self.clusters is None else "tango-score+clusters"
+    def methods(self) -> np.ndarray:
+        """How each cell's interval is made (array of str, the cells' shape): ``tango-score`` (Tango's alone),
+        ``tango-score+exact`` where exactly one discordant count is 0 and Tango's is joined with the exact
+        Clopper–Pearson interval of the other's share (:func:`difference_interval`), ``+clusters`` with groups."""
+        clustered = "" if self.clusters is None else "+clusters"
+        joined = (self.b == 0) != (self.c == 0)
+        return np.where(joined, f"tango-score{clustered}+exact", f"tango-score{clustered}")
+
+    @property
+    def method(self) -> str:
+        """How the interval of one comparison is made (:attr:`methods`; the counts must be one cell)."""
+        if self.b.size != 1:
+            raise ValueError(f"{self.b.size} comparisons: read each one's label from .methods")
+        return str(self.methods.ravel()[0])
 
     @property
     def rule(self) -> str:

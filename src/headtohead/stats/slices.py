@@ -9,6 +9,7 @@ import itertools
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from headtohead.results.comparison import ContingencyTable, Estimate
 from headtohead.results.slices import SliceAccuracy, SliceKind, SlicePair, SliceResult, SliceSummary
 from headtohead.stats.intervals import proportion_estimate
 from headtohead.stats.multiple import holm_adjust
-from headtohead.stats.paired import ClusteredCounts, PairedCorrectness, clustered_counts
+from headtohead.stats.paired import ClusteredCounts, IntervalMethod, PairedCorrectness, clustered_counts
 
 __all__ = [
     "SliceSpec",
@@ -235,7 +236,7 @@ def compare_slices(
                     ci_high=float(high[s, p]),
                     confidence=confidence,
                     test=paired.test,
-                    ci_method=paired.method,
+                    ci_method=cast(IntervalMethod, str(paired.methods[s, p])),
                     p_value=float(p_values[s, p]),
                     p_adjusted=float(p_adjusted[s, p]),
                     significant=significant,

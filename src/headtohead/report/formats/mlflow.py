@@ -117,10 +117,11 @@ def document_metrics(document: Document, tables: Sequence[str] = ("summary", "pa
                     if cell.raw is None
                     else (float(cell.raw) if isinstance(cell.raw, int | float) else None)
                 )
-                if number is None or column.kind == "text" and cell.raw is None:
+                if column.kind == "text" and cell.raw is None:
                     continue
-                metrics[metric_key(name, column.key)] = number
-                if cell.low is not None and cell.high is not None:
+                if number is not None:
+                    metrics[metric_key(name, column.key)] = number
+                if cell.low is not None and cell.high is not None and (number is not None or cell.upper_only):
                     metrics[metric_key(name, f"{column.key}_ci_low")] = float(cell.low)
                     metrics[metric_key(name, f"{column.key}_ci_high")] = float(cell.high)
     return metrics

@@ -17,6 +17,7 @@ from headtohead.metrics import CATALOGUE, defaults
 from headtohead.report.document import Cell, Column
 from headtohead.report.words.numbers import UNKNOWN, Kind
 from headtohead.results.comparison import ModelStats
+from headtohead.results.estimates import Estimate
 from headtohead.results.passes import pass_label
 from headtohead.results.records import Environment, ModelRecord, RunResult
 
@@ -24,6 +25,7 @@ __all__ = [
     "NOT_MEASURED",
     "NOT_AVAILABLE",
     "INCOMPLETE",
+    "NOT_TOLD_FROM_ZERO",
     "summary_columns",
     "summary_rows",
     "top_confusions",
@@ -34,6 +36,8 @@ __all__ = [
     "metric_column",
     "ACROSS_RUNS",
     "summary_column",
+    "clipped_calibration",
+    "any_clipped_calibration",
 ]
 
 #: Why a model has no value: stored predictions are not timed; without probabilities there is no calibration.
@@ -41,6 +45,8 @@ NOT_MEASURED = "not measured"
 NOT_AVAILABLE = "not available"
 #: A model that never answered some examples (transport failures): its metrics would count them as wrong.
 INCOMPLETE = "incomplete: answers missing"
+#: A prompted model's calibration error where some prompt's is clipped at 0 (only its upper bound known): no mean.
+NOT_TOLD_FROM_ZERO = "not told from 0 for some prompts"
 
 
 def metric_column(name: str) -> Column:
@@ -93,6 +99,22 @@ def summary_columns(result: RunResult) -> list[Column]:
     return columns
 
 
+def clipped_calibration(estimate: Estimate) -> bool:
+    """Whether a debiased ℓ2 calibration error was clipped at 0 (its squared estimate at or below 0): the data cannot
+    tell it from 0, so only its upper bound is shown (files before the unclipped estimate was kept: a value of 0)."""
+    return estimate.value <= 0.0 and estimate.high is not None
+
+
+def any_clipped_calibration(result: RunResult) -> bool:
+    """Whether some model's calibration error is shown as its upper bound only (:func:`clipped_calibration`)."""
+    return result.stats is not None and any(
+        m.calibration is not None
+        and m.calibration.ece_l2_debiased is not None
+        and clipped_calibration(m.calibration.ece_l2_debiased)
+        for m in [*result.stats.models, *(p for m in result.stats.models for p in m.passes)]
+    )
+
+
 def _stats_cells(result: RunResult, name: str, stats: ModelStats | None = None) -> dict[str, Cell]:
     if result.stats is None:
         return {}
@@ -113,7 +135,9 @@ def _stats_cells(result: RunResult, name: str, stats: ModelStats | None = None) 
         ("brier", stats.brier),
         ("nll", stats.nll),
     ):
-        if est is not None:
+        if key == "calibration_error" and est is not None and clipped_calibration(est):
+            cells[key] = Cell(None, est.low, est.high, upper_only=True)  # "≤ 0.060": 0 is a clip, not a measurement
+        elif est is not None:
             cells[key] = Cell(est.value, est.low, est.high, bare=None if est.has_interval else est.note)
         elif key in ("calibration_error", "ece", "brier", "nll") and stats.calibration is None:
             cells[key] = Cell(None, note=NOT_AVAILABLE)  # predictions stored without probabilities
@@ -207,6 +231,8 @@ def _mean_cell(cells: Sequence[Cell], key: str) -> Cell:
     """One column of a prompted model's passes as one cell: their mean, no interval; eval time their sum, and a count
     (examples without a prediction) their sum over the prompts, said so — a mean of counts (28.3) is no count."""
     values = [c.value for c in cells]
+    if any(c.upper_only for c in cells):  # a clip at 0 averaged in would read as a measured error
+        return Cell(None, note=NOT_TOLD_FROM_ZERO)
     if any(v is None for v in values):
         return next((c for c in cells if c.value is None and c.note), Cell(None))
     numbers = [float(v) for v in values if v is not None]

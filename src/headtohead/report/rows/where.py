@@ -16,6 +16,7 @@ from pathlib import Path
 from headtohead.metrics import CATALOGUE
 from headtohead.report.document import Cell, Column, Row, text_cell
 from headtohead.report.words.numbers import format_level, format_range, format_share
+from headtohead.report.words.slices import SEQUENTIAL_NOMINAL
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.records import RunResult
 from headtohead.results.slices import SliceResult
@@ -115,12 +116,8 @@ def slices_note(result: RunResult) -> str:
     summary = result.stats.slices if result.stats is not None else None
     if summary is None:
         return ""
-    stopped = any(c.stopped_early for c in result.stats.comparisons) if result.stats is not None else False
-    prefix = (
-        "The run stopped early (--until-decided): these fixed-sample tests of the examples used are nominal only. "
-        if stopped
-        else ""
-    )
+    sequential = bool(result.stats.sequential) if result.stats is not None else False
+    prefix = SEQUENTIAL_NOMINAL if sequential else ""  # stopped early or not: tests after interim looks
     intervals = f"Accuracy per slice with {format_level(summary.confidence)} Wilson intervals"
     if not summary.n_tests:  # one model: no pair, so no test to adjust or name
         return f"{intervals}; one model, so no pair is compared. Length bins are quantiles of the data."

@@ -32,6 +32,7 @@ from headtohead.report.words.suite import (
     no_bayes_verdict,
     pair_sentence,
     rope_text,
+    scale_note,
     seed_sentences,
 )
 from headtohead.results.suite import SuiteResult
@@ -174,8 +175,9 @@ def _sections(result: SuiteResult, figure: Callable[[], list[Block]]) -> list[Se
     if result.warnings:
         sections.append(Section("warnings", "Read with care", (Lines(tuple(Line(w, kind="warning") for w in result.warnings), style="warnings"),),
                                 tone="warnings", nav=False))  # fmt: skip
-    sections.append(Section("verdict", "Verdict", (Lines(tuple(Line(v) for v in result.verdict), style="headline"),),
-                            tone="verdict"))  # fmt: skip
+    scale = (Paragraph(scale_note(result), "note"),) if scale_note(result) else ()
+    sections.append(Section("verdict", "Verdict", (Lines(tuple(Line(v) for v in result.verdict), style="headline"),
+                                                   *scale), tone="verdict"))  # fmt: skip
     sections += [Section("critical-difference", CD_TITLE, tuple(figure()))] if result.average_ranks else []
     if result.average_ranks:
         note = (
@@ -212,6 +214,7 @@ def suite_terminal(result: SuiteResult) -> Document:
 def suite_brief(result: SuiteResult, *, subtitle_text: str) -> Document:
     """A suite as a notebook shows it: the verdict, the rank table, every pair folded."""
     blocks: list[Block] = [Lines(tuple(Line(v) for v in result.verdict), style="headline")]
+    blocks += [Paragraph(scale_note(result), "note")] if scale_note(result) else []
     if result.average_ranks:
         blocks.append(Table("ranks", tuple(rank_columns(result)), tuple(rank_rows(result))))
     blocks += [Paragraph(w, "note") for w in result.warnings]

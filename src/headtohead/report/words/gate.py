@@ -43,7 +43,13 @@ def decision_explanation(decision: Decision) -> str:
     level = format_level(d.confidence)  # 97.5 % (a speed check's Bonferroni level) is not 98 %
     if d.check == "accuracy":
         over = f"{d.n:,} examples" + (f" in {d.groups:,} groups" if d.groups else "")
-        method = "Tango's score interval" if d.method.startswith("tango") else "paired interval"
+        method = (
+            "Tango's score interval joined with the exact one (one model never right alone)"
+            if d.method.startswith("tango") and d.method.endswith("+exact")
+            else "Tango's score interval"
+            if d.method.startswith("tango")
+            else "paired interval"
+        )
         measured = (
             f"{cand_name} − {base_name} = {_pp(d.estimate)} ({level} CI {_pp(d.low)} to "
             f"{_pp(d.high)}, {method} over {over}; a failed answer counts as wrong)"

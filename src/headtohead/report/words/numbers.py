@@ -25,6 +25,7 @@ __all__ = [
     "UNKNOWN",
     "format_number",
     "format_interval",
+    "at_most",
     "column_texts",
     "distinct_decimals",
     "format_p",
@@ -402,6 +403,17 @@ def format_number(value: float, kind: Kind, decimals: int | None = None, *, tabl
     return writers.get(kind, str)(value)
 
 
+def at_most(high: float, kind: Kind, decimals: int | None = None) -> str:
+    """A value known only up to its upper bound (an estimate clipped at 0): ``≤ 0.060``, never ``0.000``.
+
+    Examples
+    --------
+    >>> at_most(0.0603, "score"), at_most(0.0603, "score", 4)
+    ('≤ 0.060', '≤ 0.0603')
+    """
+    return f"≤ {format_number(high, kind, decimals, table=True)}"
+
+
 def format_interval(low: float, high: float, kind: Kind, decimals: int | None = None) -> str:
     """An interval in its value's kind: ``90.1–92.3`` (a percent's without ``%``), ``+0.4…+2.0`` for signed kinds.
 
@@ -476,6 +488,8 @@ class _CellLike(Protocol):
     def kind(self) -> Kind | None: ...
     @property
     def number(self) -> float | None: ...
+    @property
+    def upper_only(self) -> bool: ...
 
 
 def _base_decimals(kind: Kind, numbers: Sequence[float]) -> int | None:
@@ -559,6 +573,8 @@ def _cell_text(cell: _CellLike, kind: Kind, decimals: int | None) -> CellText:
     if isinstance(value, str):
         return CellText(value, extra=suffix, mark=cell.mark, aside=cell.aside)
     number = cell.number
+    if cell.upper_only and cell.high is not None:  # a clipped estimate: what the data say is its upper bound
+        return CellText(at_most(cell.high, kind, decimals), extra=suffix, mark=cell.mark, aside=cell.aside)
     if number is None or not math.isfinite(number):
         return CellText(cell.note or ABSENT, mark=cell.mark, absent=True, aside=cell.aside)
     text = format_number(number, kind, decimals, table=True)

@@ -12,7 +12,7 @@ sentence says how many there were. The headline of a report is :mod:`headtohead.
 from __future__ import annotations
 
 from headtohead.report.words.numbers import format_level, format_number, format_p, format_pp, format_share, interval_pp
-from headtohead.report.words.slices import slice_sentence, slices_line
+from headtohead.report.words.slices import SEQUENTIAL_NOMINAL, slice_sentence, slices_line
 from headtohead.results.comparison import Comparison, StatsSummary
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "detectable_sentence",
     "with_quality_sentences",
     "verdict_lines",
+    "calibration_bound_note",
 ]
 
 #: How each McNemar variant is named in a sentence.
@@ -291,11 +292,7 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
     lines = list(summary.prompts.sentences) if summary.prompts is not None else []  # pooled over prompts first
     lines += [comparison.verdict for comparison in summary.comparisons]
     if summary.slices is not None:
-        nominal = (
-            "Nominal only (the run stopped early: fixed-sample tests of the examples used are not valid): "
-            if any(c.stopped_early for c in summary.comparisons)
-            else ""
-        )
+        nominal = SEQUENTIAL_NOMINAL if summary.sequential else ""
         found = (slices_line(summary.slices, c.model_a, c.model_b) for c in summary.comparisons)
         lines.extend(nominal + line for line in found if line)
     if sum(len(g.models) for g in summary.ranking) > 2:  # the models ranked: a prompted one once
@@ -311,3 +308,18 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
             f"({how}, α = {summary.settings.alpha:g})."
         )
     return lines
+
+
+def calibration_bound_note(confidence: float) -> str:
+    """The note under a summary whose calibration error reads ``≤ x`` for some model (an estimate clipped at 0).
+
+    Examples
+    --------
+    >>> calibration_bound_note(0.95)[:61]
+    'Calibration error "≤ x": the debiased estimate is at or below'
+    """
+    return (
+        'Calibration error "≤ x": the debiased estimate is at or below 0, so these examples cannot tell the '
+        f"calibration error from 0 (nor show it is 0): x is its {format_level(confidence)} upper bound. A clipped "
+        "estimate is not ranked: no model is marked best on that row."
+    )

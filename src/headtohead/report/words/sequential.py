@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from headtohead.report.words.numbers import format_level, format_pp
+from headtohead.report.words.slices import SEQUENTIAL_NOMINAL
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.records import RunResult
 from headtohead.results.sequential import SequentialRecord
@@ -151,7 +152,8 @@ def with_sequential(summary: StatsSummary, records: Sequence[SequentialRecord]) 
 
     Whether the run stopped early or used every example, the sequential test decided the pair
     (:func:`headtohead.stats.stopped.decided_by_sequential_tests`): a fixed-sample p-value after
-    interim looks is not valid, so no verdict quotes one beside the sequential decision.
+    interim looks is not valid, so no verdict quotes one beside the sequential decision, and every
+    significant slice's sentence starts with :data:`~headtohead.report.words.slices.SEQUENTIAL_NOMINAL`.
     """
     by_pair = {frozenset((r.model_a, r.model_b)): r for r in records}
     comparisons = []
@@ -162,7 +164,24 @@ def with_sequential(summary: StatsSummary, records: Sequence[SequentialRecord]) 
             text = f"{comparison.model_a} vs {comparison.model_b}: {sentence}"
             comparison = comparison.model_copy(update={"verdict": text.strip()})
         comparisons.append(comparison)
-    return summary.model_copy(update={"comparisons": comparisons, "sequential": list(records)})
+    update: dict[str, object] = {"comparisons": comparisons, "sequential": list(records)}
+    if summary.slices is not None and records:  # every slice test came after the interim looks: nominal
+        update["slices"] = summary.slices.model_copy(
+            update={
+                "slices": [
+                    r.model_copy(
+                        update={
+                            "pairs": [
+                                p.model_copy(update={"verdict": SEQUENTIAL_NOMINAL + p.verdict}) if p.verdict else p
+                                for p in r.pairs
+                            ]
+                        }
+                    )
+                    for r in summary.slices.slices
+                ]
+            }
+        )
+    return summary.model_copy(update=update)
 
 
 def sequential_lines(result: RunResult) -> list[str]:

@@ -8,7 +8,14 @@ from __future__ import annotations
 from headtohead.report.words.numbers import format_level, format_p, format_pp, format_range, interval_pp
 from headtohead.results.slices import SlicePair, SliceResult, SliceSummary
 
-__all__ = ["slice_phrase", "slice_sentence", "slice_clause", "slices_line", "SLICES_NAMED"]
+__all__ = ["slice_phrase", "slice_sentence", "slice_clause", "slices_line", "SLICES_NAMED", "SEQUENTIAL_NOMINAL"]
+
+#: Before every slice line of an ``--until-decided`` run, whether it stopped early or used every example: its
+#: slice tests are fixed-sample tests read after the run's interim looks, so their p-values are nominal.
+SEQUENTIAL_NOMINAL = (
+    "Nominal only (an --until-decided run: these fixed-sample slice tests come after its interim looks "
+    "and are not valid as decisions): "
+)
 
 
 def slice_phrase(result: SliceResult, summary: SliceSummary | None = None) -> str:

@@ -35,6 +35,7 @@ __all__ = [
     "direction",
     "rope_text",
     "signed_text",
+    "scale_note",
 ]
 
 
@@ -81,6 +82,22 @@ def signed_text(value: float) -> str:
 def rope_text(result: SuiteResult) -> str:
     """The ROPE in the metric's units: ``±1.0 pp`` or ``±0.01``."""
     return f"±{format_pp(result.rope, signed=False)} pp" if is_share(result.metric) else f"±{result.rope:g}"
+
+
+def scale_note(result: SuiteResult) -> str:
+    """How a table of scores was read, said once: ``""`` when as written.
+
+    Examples
+    --------
+    ``The table's accuracy values are percent (0–100), read as shares (divided by 100): every figure here is a
+    share, and the ROPE is ±1.0 pp.``
+    """
+    if result.scale != "percent":
+        return ""
+    return (
+        f"The table's {result.metric} values are percent (0–100), read as shares (divided by 100): every figure "
+        f"here is a share, and the ROPE is {rope_text(result)}."
+    )
 
 
 def direction(result: SuiteResult) -> str:

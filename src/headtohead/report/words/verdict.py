@@ -28,7 +28,7 @@ from headtohead.report.words.numbers import (
 )
 from headtohead.report.words.quality import TEST_NAMES, fragility_clause
 from headtohead.report.words.sequential import sequential_headline
-from headtohead.report.words.slices import slices_line
+from headtohead.report.words.slices import SEQUENTIAL_NOMINAL, slices_line
 from headtohead.report.words.warnings import speed_warnings
 from headtohead.results.comparison import Comparison, SeedComparison, StatsSummary
 from headtohead.results.records import RunResult
@@ -262,16 +262,11 @@ def slice_lines(stats: StatsSummary | None) -> list[VerdictLine]:
     """Per pair, the slices where one model is significantly better after Holm's adjustment, and only those.
 
     One line per pair that has any (up to the pairs a headline lists), e.g. ``minilm vs tfidf
-    by slice: minilm is better on class negative (+7.2 pp, Holm p = 0.041).`` None after an
-    early stop: fixed-sample slice tests of a stopped sample are not valid (the details keep
-    them, labelled nominal).
+    by slice: minilm is better on class negative (+7.2 pp, Holm p = 0.041).`` None for an
+    ``--until-decided`` run, stopped early or not: fixed-sample slice tests after interim looks
+    are not valid (the details keep them, labelled nominal: :data:`~headtohead.report.words.slices.SEQUENTIAL_NOMINAL`).
     """
-    if (
-        stats is None
-        or stats.slices is None
-        or len(stats.comparisons) > _MAX_PAIRS_LISTED
-        or any(c.stopped_early for c in stats.comparisons)
-    ):
+    if stats is None or stats.slices is None or len(stats.comparisons) > _MAX_PAIRS_LISTED or stats.sequential:
         return []
     found = (slices_line(stats.slices, c.model_a, c.model_b) for c in stats.comparisons)
     return [VerdictLine(None, line, "quality") for line in found if line]
@@ -376,11 +371,7 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     if result.stats is not None:
         details.extend(c.verdict for c in result.stats.comparisons)
         if result.stats.slices is not None:  # one line per pair (every slice's sentence is in the records)
-            nominal = (
-                "Nominal only (the run stopped early: fixed-sample tests of the examples used are not valid): "
-                if any(c.stopped_early for c in result.stats.comparisons)
-                else ""
-            )
+            nominal = SEQUENTIAL_NOMINAL if result.stats.sequential else ""
             found = (slices_line(result.stats.slices, c.model_a, c.model_b) for c in result.stats.comparisons)
             details.extend(nominal + line for line in found if line)
     seeds = training.multi_seed if training is not None else None

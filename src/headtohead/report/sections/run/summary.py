@@ -11,8 +11,15 @@ from headtohead.report.document import Block, Cell, Column, Paragraph, Row, Side
 from headtohead.report.figures import run_figures
 from headtohead.report.merge import MergedRuns
 from headtohead.report.rows.prompts import prompted_summary_notes
-from headtohead.report.rows.summary import ACROSS_RUNS, summary_column, summary_columns, summary_rows
+from headtohead.report.rows.summary import (
+    ACROSS_RUNS,
+    any_clipped_calibration,
+    summary_column,
+    summary_columns,
+    summary_rows,
+)
 from headtohead.report.sections.run.view import RunView, as_figures, dataset_line
+from headtohead.report.words.quality import calibration_bound_note
 from headtohead.results.records import RunResult
 
 __all__ = [
@@ -71,10 +78,19 @@ def summary_notes(result: RunResult) -> list[str]:
         if stats is not None
         else ""
     )
-    return [
-        f"Brackets: {level} confidence intervals{how}.",
-        "Bold: the best value of a row; ↑ higher is better, ↓ lower is better.",
-    ] + prompted_summary_notes(stats.prompts if stats is not None else None)
+    clipped = (
+        [calibration_bound_note(stats.settings.confidence)]
+        if stats is not None and any_clipped_calibration(result)
+        else []
+    )
+    return (
+        [
+            f"Brackets: {level} confidence intervals{how}.",
+            "Bold: the best value of a row; ↑ higher is better, ↓ lower is better.",
+        ]
+        + clipped
+        + prompted_summary_notes(stats.prompts if stats is not None else None)
+    )
 
 
 def summary_blocks(view: RunView, *, notes_only: bool = False) -> list[Block]:
