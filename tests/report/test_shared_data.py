@@ -136,10 +136,12 @@ def test_ants_bees_val_report(shared_data, tmp_path):
     )
     html, md, table = _report(out, tmp_path)
     assert "153 examples, 2 classes (image)" in html
-    # intervals, confusion, F1 per class, reliability, slices; a thumbnail per disagreeing example shown
+    # intervals, confusion, F1 per class, reliability, slices; a thumbnail per disagreeing example shown and
+    # per label suspect shown (both models wrong with one answer)
     thumbnails = html.count('<img class="thumb"')
     assert html.count("<img ") - thumbnails == 5 and "Paired comparisons" in html and "Speed and memory" not in html
-    shown = outcome.result.stats.disagreements[0]
-    assert thumbnails == len(shown.only_a_right) + len(shown.only_b_right) > 0
+    shown, suspects = outcome.result.stats.disagreements[0], outcome.result.stats.label_suspects
+    assert suspects is not None and suspects.rows
+    assert thumbnails == len(shown.only_a_right) + len(shown.only_b_right) + len(suspects.rows) > 0
     assert "| accuracy ↑ |" in md and set(table["model"]) == {"resnet", "mobilenet"}
     assert "single_stream_p50_ms" not in table.columns
