@@ -33,11 +33,24 @@ MODEL_FIELDS = ("labels_outside_data", "batch_backoff")
 QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfinite_examples")
 
 
+def _as_version_7(raw: dict) -> dict:
+    """A version-8 file (of models run once) as version 7 wrote it: no repeats anywhere."""
+    raw = json.loads(json.dumps(raw))
+    raw["schema_version"] = 7
+    if raw.get("stats") is not None:
+        assert raw["stats"].pop("repeats") is None
+    experiment = raw.get("experiment") or {}
+    for model in experiment.get("models", []):
+        assert model.pop("repeats", None) is None
+    experiment.get("eval", {}).pop("repeats", None)
+    return raw
+
+
 def _as_version_6(raw: dict) -> dict:
     """A version-7 file (of models measured once) as version 6 wrote it: no passes anywhere; an LLM's answers were its ``endpoint`` record, the HTTP fields among
     them, failures named ``failed_requests``, no device; no record of how the stopping rule settled each speed
     ratio."""
-    raw = json.loads(json.dumps(raw))
+    raw = _as_version_7(raw)
     raw["schema_version"] = 6
     for record in raw["models"] + (raw.get("stats") or {}).get("models", []):
         assert record.pop("passes") == []
@@ -130,7 +143,7 @@ def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):
 
 
 def test_a_version_2_run_reads_as_it_was_written(tmp_path):
-    assert SCHEMA_VERSION == 7  # a new version: a converter above (_as_version_6) drops its fields
+    assert SCHEMA_VERSION == 8  # a new version: a converter above (_as_version_7) drops its fields
     out = tmp_path / "out"
     run = headtohead.run(IRIS, out_dir=out)
     raw = json.loads((out / "results.json").read_text())

@@ -22,6 +22,7 @@ from headtohead.pipeline.setup import RunSetup
 from headtohead.report.rows.where import write_disagreements_csv
 from headtohead.report.words.prompts import with_prompt_sentences
 from headtohead.report.words.quality import with_quality_sentences
+from headtohead.report.words.repeats import with_repeat_sentences
 from headtohead.report.words.warnings import no_prediction_words
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreement, Disagreements
@@ -30,6 +31,7 @@ from headtohead.results.passes import pass_label
 from headtohead.results.predictions import Predictions
 from headtohead.results.prompts import PromptSummary
 from headtohead.results.records import ModelRecord
+from headtohead.results.repeats import ChangedExample, RepeatSummary
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
 
 __all__ = ["run_statistics", "example_facts", "with_inputs", "with_pass_words"]
@@ -94,7 +96,10 @@ def run_statistics(
         write_disagreements_csv(summary.disagreements, out / DISAGREEMENTS_FILE, texts)
     kept = [with_inputs(d.top(DISAGREEMENTS_KEPT), dataset, texts) for d in summary.disagreements]
     prompts = with_pass_words(summary.prompts, records)
-    summary = summary.model_copy(update={"disagreements": kept, "prompts": with_prompt_sentences(prompts)})
+    repeats = with_repeat_sentences(with_example_inputs(summary.repeats, dataset, texts))
+    summary = summary.model_copy(
+        update={"disagreements": kept, "prompts": with_prompt_sentences(prompts), "repeats": repeats}
+    )
     return with_quality_sentences(summary)
 
 
@@ -130,6 +135,22 @@ def with_pass_words(prompts: PromptSummary | None, records: Sequence[ModelRecord
         for family in prompts.families
     ]
     return prompts.model_copy(update={"families": families})
+
+
+def with_example_inputs(
+    repeats: RepeatSummary | None, dataset: Dataset, texts: Sequence[str | None]
+) -> RepeatSummary | None:
+    """``repeats`` with each changed example's id (where the data has ids) and its input attached."""
+    if repeats is None:
+        return None
+    ids = dataset.ids
+
+    def attach(example: ChangedExample) -> ChangedExample:
+        shown = ids[example.index] if ids is not None else None
+        return example.model_copy(update={"id": shown, "input": texts[example.index]})
+
+    models = [m.model_copy(update={"most_changed": [attach(e) for e in m.most_changed]}) for m in repeats.models]
+    return repeats.model_copy(update={"models": models})
 
 
 def with_inputs(found: Disagreements, dataset: Dataset, texts: Sequence[str | None] | None = None) -> Disagreements:

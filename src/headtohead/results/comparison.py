@@ -15,6 +15,7 @@ from headtohead.results.base import Record
 from headtohead.results.disagreements import Disagreements
 from headtohead.results.estimates import ContingencyTable, Estimate
 from headtohead.results.prompts import PromptSummary
+from headtohead.results.repeats import RepeatSummary
 from headtohead.results.sequential import SequentialRecord
 from headtohead.results.slices import SliceSummary
 
@@ -271,6 +272,12 @@ class StatsSummary(Record):
         default=None,
         description="models asked with several prompts (prompts:): each prompt's accuracy and the comparisons "
         "pooled over prompts; None when no model has several (and before version 6)",
+    )
+    repeats: RepeatSummary | None = Field(
+        default=None,
+        description="models run several times (repeats:): each one's run-to-run spread and steadiness, and the "
+        "comparisons over runs (examples, then runs within examples); None when no model was run several "
+        "times (and before version 8)",
     )
 
     def model(self, name: str) -> ModelStats:
