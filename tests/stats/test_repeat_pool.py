@@ -1,0 +1,114 @@
+"""The comparison over every run of repeated models (examples, then runs within examples), proven on known answers
+and by simulation: its level and its coverage under large run noise, and what pooling the runs as examples does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from headtohead.results.comparison import ModelStats
+from headtohead.results.estimates import Estimate
+from headtohead.stats.repeat_pool import repeat_model, run_spread, two_level_gap
+
+
+def _paired_t(d: np.ndarray) -> tuple[float, float, float]:
+    """An independent paired t-test on per-example gaps: p and the 95 % interval."""
+    n, mean, se = len(d), float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
+    half = stats.t.ppf(0.975, n - 1) * se
+    return float(stats.ttest_1samp(d, 0.0).pvalue), mean - half, mean + half
+
+
+def test_without_whole_run_effects_it_is_the_paired_t_test_on_per_example_mean_correctness():
+    # every run the same accuracy: no variance of whole runs, so only the examples' part is left
+    a = np.array([[1, 1, 0, 1, 0, 1], [1, 0, 1, 1, 0, 1]], dtype=bool)  # both runs 4 of 6
+    b = np.array([[1, 0, 0, 1, 0, 0]], dtype=bool)
+    gap = two_level_gap(a, b)
+    d = a.mean(axis=0) - b.mean(axis=0)
+    p, low, high = _paired_t(d)
+    assert gap.se_runs == 0.0 and gap.df == pytest.approx(5)
+    assert (gap.estimate, gap.p_value, gap.low, gap.high) == pytest.approx((d.mean(), p, low, high))
+
+
+def test_whole_runs_moving_together_widen_the_interval_by_their_variance():
+    # model A: run 1 right on every example, run 2 on none — all of its noise is the run's, none the examples'
+    n = 50
+    a = np.vstack([np.ones(n, bool), np.zeros(n, bool), np.ones(n, bool), np.zeros(n, bool)])
+    b = np.tile(np.arange(n) % 2 == 0, (4, 1))  # steady: the same half right in every run
+    gap = two_level_gap(a, b)
+    # MS_runs = n·var(run means) = 50·(1/3); the residual is 0: σ²_run/k = 50/3/(50·4)
+    assert gap.se_runs == pytest.approx(np.sqrt(50 / 3 / 200))
+    assert gap.se_examples == pytest.approx(np.sqrt(np.var(a.mean(0) - b.mean(0), ddof=1) / n))
+    v_e, v_r = gap.se_examples**2, gap.se_runs**2  # Satterthwaite: examples n − 1, runs k − 1
+    assert gap.df == pytest.approx((v_e + v_r) ** 2 / (v_e**2 / 49 + v_r**2 / 3))
+    assert 3 < gap.df < 4  # the runs' part dominates
+
+
+def test_groups_cluster_the_examples_part():
+    rng = np.random.default_rng(3)
+    a, b = rng.random((3, 40)) < 0.7, rng.random((3, 40)) < 0.6
+    groups = np.repeat(np.arange(10), 4)
+    gap = two_level_gap(a, b, groups)
+    d = a.mean(0) - b.mean(0)
+    sums = np.bincount(groups, weights=d - d.mean())
+    assert gap.se_examples == pytest.approx(np.sqrt(10 / 9 * (sums**2).sum() / 40**2))
+
+
+def _simulate(n: int, k: int, run_sd: float, sims: int, seed: int, gap: float = 0.0) -> tuple[float, float, float]:
+    """Two models of equal mean accuracy (gap 0) and opposite per-example strengths (0.75 ± 0.2), drawn afresh every
+    run, each run shifted by N(0, run_sd): the two-level test's false 'better' rate and coverage, and the rate of a
+    test that pools the k·n rows as independent examples."""
+    rng = np.random.default_rng(seed)
+    called = naive = covered = 0
+    for _ in range(sims):
+        s = rng.choice([-0.2, 0.2], n)
+        pa = 0.75 + s + gap / 2 + rng.normal(0, run_sd, (k, 1))
+        pb = 0.75 - s - gap / 2 + rng.normal(0, run_sd, (k, 1))
+        a, b = rng.random((k, n)) < pa, rng.random((k, n)) < pb
+        found = two_level_gap(a, b)
+        called += found.p_value <= 0.05
+        covered += found.low <= gap <= found.high
+        naive += stats.ttest_1samp((a.astype(float) - b).ravel(), 0.0).pvalue <= 0.05
+    return called / sims, covered / sims, naive / sims
+
+
+@pytest.mark.parametrize("run_sd", [0.0, 0.05])
+def test_by_simulation_its_level_is_5_percent_and_its_coverage_95_where_pooling_runs_is_not(run_sd):
+    level, coverage, naive = _simulate(n=200, k=5, run_sd=run_sd, sims=600, seed=11)
+    # 600 runs: a binomial 5 % lies within ±2.7 pp at 3 SE
+    assert level <= 0.05 + 0.027 and coverage >= 0.94 - 0.027
+    assert naive >= 0.15  # pooling the runs as if they were examples: about 21 % and more with run noise
+
+
+def test_one_run_each_is_the_paired_t_on_correctness():
+    rng = np.random.default_rng(5)
+    a, b = rng.random((1, 300)) < 0.8, rng.random((1, 300)) < 0.75
+    gap = two_level_gap(a, b)
+    assert gap.p_value == pytest.approx(_paired_t((a.astype(float) - b)[0])[0])
+
+
+def test_the_spread_of_a_metric_has_the_chi_square_interval_of_its_sd():
+    values = [0.80, 0.82, 0.78, 0.81, 0.79]
+    spread = run_spread("accuracy", values, 0.95)
+    sd = float(np.std(values, ddof=1))
+    assert spread.sd == pytest.approx(sd) and spread.mean == pytest.approx(0.8)
+    assert spread.sd_low == pytest.approx(sd * np.sqrt(4 / stats.chi2.ppf(0.975, 4)))
+    assert spread.sd_high == pytest.approx(sd * np.sqrt(4 / stats.chi2.ppf(0.025, 4)))
+    assert (spread.low, spread.high) == (0.78, 0.82)
+
+
+def test_steadiness_counts_on_a_hand_made_example():
+    pred = np.array([[0, 1, 1, 0, 2], [0, 1, 0, 1, 2], [0, 1, 1, 1, 0], [0, 0, 1, 1, 2]])
+    y = np.array([0, 1, 1, 1, 2])
+    e = lambda v: Estimate(value=v, low=v, high=v, method="exact")  # noqa: E731
+    runs = [
+        ModelStats(name=f"m@r{r}", n_examples=5, accuracy=e(a), balanced_accuracy=e(a), f1_macro=e(a), f1_weighted=e(a))
+        for r, a in enumerate((0.8, 0.6, 0.8, 0.8))
+    ]
+    m = repeat_model("m", pred, y, ("a", "b", "c"), runs, np.arange(10, 15))
+    # example 0 steady and right; 1 right 3 of 4; 2 right 3 of 4; 3 right 3 of 4; 4 right 3 of 4
+    assert (m.changed, m.changed_share, m.pass_all, m.pass_any) == (4, 0.8, 0.2, 1.0)
+    assert m.agreement == pytest.approx((1 + 0.75 * 4) / 5)
+    assert [c.index for c in m.most_changed] == [11, 12, 13, 14]
+    assert m.most_changed[0].answers == {"b": 3, "a": 1} and m.most_changed[0].right == 3
+    assert m.spreads[0].values == [0.8, 0.6, 0.8, 0.8]
