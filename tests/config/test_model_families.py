@@ -179,7 +179,7 @@ def test_the_kind_picks_the_class_through_pydantics_discriminated_union():
         ({}, "models[0].kind: missing required field; add 'kind' here (examples/ has complete experiments)"),
         ({"kind": "onnx", "max_length": "x"}, "models[0].max_length: Input should be a valid integer, unable to parse string as an integer (got 'x')"),
         ({"kind": "openai", "base_url": "ftp://x"}, "models[0]: base_url 'ftp://x' is not an http:// or https:// address; give the API root, e.g. http://127.0.0.1:8000/v1"),
-        ({"kind": "causal-lm", "temperature": 0.5}, "models[0].temperature: kind: causal-lm answers greedily (temperature 0): sampling would make a run unrepeatable"),
+        ({"kind": "causal-lm", "temperature": 0.5}, "models[0].temperature: kind: causal-lm answers greedily (temperature 0) when run once: one sampled run would read as the model; sample with repeats: 2 or more (each run seeded its own), or set temperature 0"),
     ],
 )  # fmt: skip
 def test_the_unions_errors_read_as_the_entrys_own(entry, said):
