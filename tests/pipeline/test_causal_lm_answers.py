@@ -302,7 +302,7 @@ def test_a_causal_lm_run_several_times_samples_each_run_with_its_own_seed(tiny, 
         "speed": {"enabled": False},
     }
     first = headtohead.run(experiment, out_dir=tmp_path / "a").result
-    again = headtohead.run(experiment, out_dir=tmp_path / "b").result
+    headtohead.run(experiment, out_dir=tmp_path / "b")
     assert [p.key for p in first.model("gen").passes] == ["r1", "r2", "r3"]
     assert first.stats.repeats is not None and first.stats.repeats.models[0].n_repeats == 3
     texts = [
