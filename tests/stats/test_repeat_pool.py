@@ -36,8 +36,8 @@ def test_whole_runs_moving_together_widen_the_interval_by_their_variance():
     a = np.vstack([np.ones(n, bool), np.zeros(n, bool), np.ones(n, bool), np.zeros(n, bool)])
     b = np.tile(np.arange(n) % 2 == 0, (4, 1))  # steady: the same half right in every run
     gap = two_level_gap(a, b)
-    # MS_runs = n·var(run means) = 50·(1/3); the residual is 0: σ²_run/k = 50/3/(50·4)
-    assert gap.se_runs == pytest.approx(np.sqrt(50 / 3 / 200))
+    # the runs' accuracies 1, 0, 1, 0: s² = 1/3, over k = 4 runs
+    assert gap.se_runs == pytest.approx(np.sqrt(1 / 3 / 4))
     assert gap.se_examples == pytest.approx(np.sqrt(np.var(a.mean(0) - b.mean(0), ddof=1) / n))
     v_e, v_r = gap.se_examples**2, gap.se_runs**2  # Satterthwaite: examples n − 1, runs k − 1
     assert gap.df == pytest.approx((v_e + v_r) ** 2 / (v_e**2 / 49 + v_r**2 / 3))

@@ -78,7 +78,8 @@ class RepeatPool(Record):
         "holds the run-to-run noise within examples), clustered by group when the data has groups."
     )
     se_runs: float = Field(
-        description="Standard error from whole runs shifting together (run effects beyond the per-example noise)."
+        description="Standard error from whole runs shifting together: the spread of each model's per-run "
+        "accuracies (s²/k per model; it holds the per-example noise once more: errs on the wide side)."
     )
     significant: bool
     winner: str | None = None

@@ -27,7 +27,7 @@ REPEATS_TITLE = "Repeated runs"
 REPEAT_RULE = (
     "over every run: the gap of the mean accuracies over each model's runs, tested on the per-example gaps of mean "
     "correctness (examples, then runs within examples: the run-to-run noise of each example is in its mean), plus "
-    "the variance of whole runs moving together; a t reference with Satterthwaite's degrees of freedom; Holm over "
+    "the spread of each model's per-run accuracies (whole runs moving together); a t reference with Satterthwaite's degrees of freedom; Holm over "
     "the run's comparisons of models (a repeated model counted once)"
 )
 
