@@ -299,3 +299,24 @@ def test_an_endpoint_is_sent_each_repeats_seed_and_the_cache_keeps_repeats_apart
         headtohead.run(experiment, out_dir=tmp_path / "b")
         assert server.counts.requests == sent  # a second identical run: every repeat from its own cache entry
     assert [p.key for p in first.model("llm").passes] == ["r1", "r2", "r3"]
+
+
+def test_the_gate_decides_a_repeated_model_over_every_run(tmp_path):
+    frame, y = _frame(300, seed=21)
+    models = {"base": _stochastic(y, np.full(300, 0.8)), "cand": _stochastic(y, np.full(300, 0.8))}
+    run = headtohead.compare(
+        models,
+        frame,
+        outputs={"base": "probabilities", "cand": "probabilities"},
+        repeats=4,
+        stats={"n_resamples": 100},
+        out_dir=tmp_path,
+    )
+    outcome = headtohead.gate(run, baseline="base", candidate="cand", max_accuracy_drop="20pp")
+    (decision,) = outcome.decisions
+    stored = Predictions.load(tmp_path / "predictions.npz")
+    gap = two_level_gap(stored["cand"].pred == stored.y_true, stored["base"].pred == stored.y_true)
+    assert (decision.estimate, decision.low, decision.high) == pytest.approx((gap.estimate, gap.low, gap.high))
+    assert decision.outcome == "pass" and decision.method == "two-level t over 4 × 4 runs"
+    with pytest.raises(headtohead.ConfigError, match="the gate over runs tests accuracy only"):
+        headtohead.gate(run, baseline="base", candidate="cand", max_accuracy_drop=0.2, metric="f1_macro")

@@ -363,7 +363,8 @@ def with_repeat_family(
         prompts = prompts.model_copy(update={"pools": prompt_pools, "family_size": family_size})
     accuracy = {m.name: m.accuracy.value for m in summary.models}  # a model with passes: its mean over them
     different = {frozenset({c.model_a, c.model_b}) for c in comparisons if c.significant}
-    different |= {frozenset({p.model_a, p.model_b}) for p in [*prompt_pools, *pools] if p.significant}
+    different |= {frozenset({p.model_a, p.model_b}) for p in prompt_pools if p.significant}
+    different |= {frozenset({p.model_a, p.model_b}) for p in pools if p.significant}
     repeats = repeats.model_copy(update={"pools": pools, "family_size": family_size})
     update = {"comparisons": comparisons, "ranking": rank_groups(accuracy, different), "prompts": prompts}
     return summary.model_copy(update=update), repeats

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from headtohead.metrics import CATALOGUE
 from headtohead.report.document import Cell, Column, Row, text_cell
+from headtohead.report.words.numbers import Kind
 from headtohead.report.words.repeats import REPEAT_RULE, runs_of
 from headtohead.results.records import RunResult
 from headtohead.results.repeats import MetricSpread, RepeatSummary
@@ -72,7 +73,8 @@ def _share(metric: str) -> bool:
 
 def _spread_row(model: str, spread: MetricSpread) -> Row:
     share = _share(spread.metric)
-    kind, sd_kind = ("percent", "points") if share else ("score", "score")
+    kind: Kind = "percent" if share else "score"
+    sd_kind: Kind = "points" if share else "score"
     sd = (
         Cell(spread.sd, spread.sd_low, spread.sd_high, kind=sd_kind)
         if spread.sd_high is not None

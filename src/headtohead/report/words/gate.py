@@ -43,7 +43,13 @@ def decision_explanation(decision: Decision) -> str:
     level = format_level(d.confidence)  # 97.5 % (a speed check's Bonferroni level) is not 98 %
     if d.check == "accuracy":
         over = f"{d.n:,} examples" + (f" in {d.groups:,} groups" if d.groups else "")
-        method = "Tango's score interval" if d.method.startswith("tango") else "paired interval"
+        method = (
+            "Tango's score interval"
+            if d.method.startswith("tango")
+            else f"the {d.method}"
+            if d.method.startswith("two-level")
+            else "paired interval"
+        )
         measured = (
             f"{cand_name} − {base_name} = {_pp(d.estimate)} ({level} CI {_pp(d.low)} to "
             f"{_pp(d.high)}, {method} over {over}; a failed answer counts as wrong)"
