@@ -95,6 +95,16 @@ def test_a_stochastic_python_model_run_5_times_stores_five_passes_and_the_change
     text = render_text(run_document(run.result), width=200)
     assert "Repeated runs" in text and f"the answer changed across runs on {steady['changed']} of 120 examples" in text
     assert "pass^5" in text and "mean of 5 runs" in text
+    floor = stats_t_floor(correct.mean(axis=1))
+    assert steady["two_runs_differ"] == pytest.approx(floor)
+    assert f"two runs of coin differ by up to {100 * floor:.1f} pp (95 %)" in text
+
+
+def stats_t_floor(accuracy: np.ndarray) -> float:
+    """An independent noise floor: Student's t prediction bound on the gap of two new runs."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, len(accuracy) - 1) * np.sqrt(2) * np.std(accuracy, ddof=1))
 
 
 def _rule_correct(out: Path) -> np.ndarray:

@@ -112,3 +112,16 @@ def test_steadiness_counts_on_a_hand_made_example():
     assert [c.index for c in m.most_changed] == [11, 12, 13, 14]
     assert m.most_changed[0].answers == {"b": 3, "a": 1} and m.most_changed[0].right == 3
     assert m.spreads[0].values == [0.8, 0.6, 0.8, 0.8]
+
+
+def test_the_noise_floor_bounds_how_far_two_new_runs_differ_95_percent_of_the_time():
+    from headtohead.stats.repeat_pool import _two_runs_differ
+
+    runs = np.array([0.80, 0.82, 0.78, 0.81, 0.79])
+    assert _two_runs_differ(runs) == pytest.approx(stats.t.ppf(0.975, 4) * np.sqrt(2) * np.std(runs, ddof=1))
+    assert _two_runs_differ(runs[:1]) is None
+    rng = np.random.default_rng(8)
+    draws = rng.normal(0.8, 0.02, (20_000, 7))  # five runs at hand, two new ones
+    bounds = np.array([_two_runs_differ(d[:5]) for d in draws])
+    inside = np.abs(draws[:, 5] - draws[:, 6]) <= bounds
+    assert inside.mean() == pytest.approx(0.95, abs=0.005)

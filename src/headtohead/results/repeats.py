@@ -50,6 +50,11 @@ class RepeatModel(Record):
     )
     pass_all: float = Field(description="pass^k: share of the examples right in every run.")
     pass_any: float = Field(description="pass@k: share of the examples right in at least one run.")
+    two_runs_differ: float | None = Field(
+        default=None,
+        description="The noise floor: how far the accuracies of two runs of the model differ at most, 95 % of the "
+        "time (t_{0.975, k−1} · √2 · the runs' SD; None with fewer than 2 runs).",
+    )
     changed: int = Field(description="Examples whose answer was not the same in every run.")
     changed_share: float = Field(description="changed / n_examples.")
     most_changed: list[ChangedExample] = Field(

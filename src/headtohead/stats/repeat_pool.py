@@ -191,6 +191,25 @@ def _spreads(passes: Sequence[ModelStats], confidence: float) -> list[MetricSpre
     return [run_spread(metric, values, confidence) for metric, values in found.items()]
 
 
+def _two_runs_differ(accuracy: np.ndarray) -> float | None:
+    """The noise floor: a 95 % bound on ``|accuracy of a run − accuracy of another|``, ``t_{0.975, k−1}·√2·s``.
+
+    Two new runs differ by ``X₁ − X₂`` of variance ``2σ²``; with ``s`` from the k runs at hand,
+    ``(X₁ − X₂)/(s√2)`` follows Student's t with ``k − 1`` degrees of freedom: a prediction bound.
+
+    Examples
+    --------
+    >>> round(_two_runs_differ(np.array([0.80, 0.82, 0.78, 0.81, 0.79])), 4)
+    0.0621
+    """
+    from scipy import stats
+
+    k = len(accuracy)
+    if k < 2:
+        return None
+    return float(stats.t.ppf(0.975, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1))
+
+
 def _answer_name(k: int, labels: Sequence[str]) -> str:
     return labels[k] if 0 <= k < len(labels) else "(no answer)"
 
@@ -252,11 +271,13 @@ def repeat_model(
                 agreement=float(agreement[i]),
             )
         )
+    spreads = _spreads(passes, confidence)
     return RepeatModel(
         name=name,
         n_repeats=k,
         n_examples=n,
-        spreads=_spreads(passes, confidence),
+        spreads=spreads,
+        two_runs_differ=_two_runs_differ(correct.mean(axis=1)),
         agreement=float(agreement.mean()) if n else 0.0,
         pass_all=float(correct.all(axis=0).mean()) if n else 0.0,
         pass_any=float(correct.any(axis=0).mean()) if n else 0.0,

@@ -34,6 +34,7 @@ SPREAD_COLUMNS = (
 STEADY_COLUMNS = (
     Column("model", "model", "text", priority=0),
     Column("runs", "runs", "integer"),
+    Column("floor", "two runs differ by up to (pp, 95 %)", "points", priority=0),
     Column("changed", "answer changed", "percent", priority=0),
     Column("agreement", "agreement with its majority answer", "percent"),
     Column("pass_all", "right in all runs (pass^k)", "percent", priority=0),
@@ -104,7 +105,8 @@ def spread_rows(result: RunResult) -> list[Row]:
 
 
 def steady_rows(result: RunResult) -> list[Row]:
-    """One row per repeated model: how often an example's answer changed, agreement, pass^k and pass@k."""
+    """One row per repeated model: how far two of its runs differ (the noise floor), how often an example's answer
+    changed, agreement, pass^k and pass@k."""
     summary = _summary(result)
     if summary is None:
         return []
@@ -113,6 +115,7 @@ def steady_rows(result: RunResult) -> list[Row]:
             {
                 "model": text_cell(m.name),
                 "runs": Cell(m.n_repeats),
+                "floor": Cell(m.two_runs_differ),
                 "changed": Cell(m.changed_share, suffix=f"{m.changed} of {m.n_examples}"),
                 "agreement": Cell(m.agreement),
                 "pass_all": Cell(m.pass_all),

@@ -76,8 +76,13 @@ def model_sentence(model: RepeatModel) -> str:
         if accuracy is not None
         else f"{k} runs"
     )
+    floor = (
+        f"; two runs of {model.name} differ by up to {format_pp(model.two_runs_differ, signed=False)} pp (95 %)"
+        if model.two_runs_differ is not None
+        else ""
+    )
     return (
-        f"{model.name}: {score}; the answer changed across runs on {format_number(model.changed, 'integer')} of "
+        f"{model.name}: {score}{floor}; the answer changed across runs on {format_number(model.changed, 'integer')} of "
         f"{format_number(model.n_examples, 'integer')} examples ({format_percent(model.changed_share)}); right in all {k} runs "
         f"(pass^{k}) on {format_percent(model.pass_all)}, in at least one (pass@{k}) on {format_percent(model.pass_any)}"
         f"; a run gives an example its most frequent answer {format_percent(model.agreement)} of the time."
