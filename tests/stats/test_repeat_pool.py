@@ -125,3 +125,37 @@ def test_the_noise_floor_bounds_how_far_two_new_runs_differ_95_percent_of_the_ti
     bounds = np.array([_two_runs_differ(d[:5]) for d in draws])
     inside = np.abs(draws[:, 5] - draws[:, 6]) <= bounds
     assert inside.mean() == pytest.approx(0.95, abs=0.005)
+
+
+def test_the_plan_of_examples_and_runs_reaches_its_power_and_says_when_no_number_of_examples_can():
+    from headtohead.stats.repeat_plan import plan_runs
+
+    plan = plan_runs(0.90, 0.03, 0.10, repeats=5, run_sd=0.0)
+    # steady models (every run the same answers): the test over runs is the paired t on correctness
+    rng = np.random.default_rng(4)
+    found = 0
+    for _ in range(400):
+        cell = rng.choice(4, plan.n, p=[0.065, 0.035, 0.45, 0.45])  # only A right, only B right, both, neither
+        a = np.isin(cell, [0, 2])
+        b = np.isin(cell, [1, 2])
+        found += two_level_gap(np.tile(a, (5, 1)), np.tile(b, (5, 1))).p_value <= 0.05
+    assert 0.74 <= found / 400 <= 0.88
+    # the runs' variance does not shrink with examples: 2 runs at a 3 pp run-to-run SD cannot see 3 pp
+    hopeless = plan_runs(0.90, 0.03, 0.10, repeats=2, run_sd=0.03)
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert hopeless.n is None and hopeless.min_repeats == int(2 * 0.03**2 / (0.03 / z) ** 2) + 1
+
+
+def test_h2h_plan_takes_repeats_and_run_noise(capsys):
+    from headtohead.cli.main import main
+
+    main(["plan", "--accuracy", "0.9", "--delta", "3pp", "--discordance", "0.1", "--repeats", "5", "--run-sd", "1pp"])
+    assert "you need about 1,328 examples (5 runs × 1,328 answers per model)" in capsys.readouterr().out
+    main(["plan", "--accuracy", "0.9", "--delta", "3pp", "--repeats", "2", "--run-sd", "3pp"])
+    assert (
+        "no number of examples suffices, the runs' noise alone hides the gap; plan 16 runs" in capsys.readouterr().out
+    )
+    with pytest.raises(SystemExit) as info:
+        main(["plan", "--accuracy", "0.9", "--delta", "3pp", "--repeats", "2"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "--repeats and --run-sd go together" in err and "Traceback" not in err
