@@ -27,7 +27,7 @@ SPREAD_COLUMNS = (
     Column("model", "model", "text", priority=0),
     Column("metric", "metric", "text", priority=0),
     Column("mean", "mean over runs", "percent", priority=0),
-    Column("sd", "run-to-run SD", "points", priority=0),
+    Column("sd", "run-to-run SD (pp for a share)", "points", priority=0),
     Column("lowest", "lowest run", "percent"),
     Column("highest", "highest run", "percent"),
 )
