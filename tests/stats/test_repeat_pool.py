@@ -159,3 +159,30 @@ def test_h2h_plan_takes_repeats_and_run_noise(capsys):
         main(["plan", "--accuracy", "0.9", "--delta", "3pp", "--repeats", "2"])
     err = capsys.readouterr().err
     assert info.value.code == 2 and "--repeats and --run-sd go together" in err and "Traceback" not in err
+
+
+def test_the_comparisons_over_runs_and_the_ordinary_pairs_make_one_holm_family_and_one_ranking():
+    from statsmodels.stats.multitest import multipletests
+
+    from headtohead.results.predictions import Predictions
+    from headtohead.stats.analyse import analyse
+
+    rng = np.random.default_rng(0)
+    n = 200
+    y = rng.integers(0, 2, n)
+    p = Predictions(np.arange(n), y, ("neg", "pos"))
+    for r in range(5):
+        p.add_pass("a", f"r{r + 1}", "repeat", np.where(rng.random(n) < 0.85, y, 1 - y), None)
+    p.add("b", np.where(rng.random(n) < 0.7, y, 1 - y), None)
+    p.add("c", np.where(rng.random(n) < 0.68, y, 1 - y), None)
+    summary = analyse(p, n_resamples=100)
+    (pair,) = summary.comparisons
+    pools = summary.repeats.pools
+    assert [(q.model_a, q.model_b) for q in pools] == [("a", "b"), ("a", "c")] and summary.repeats.family_size == 3
+    raw = [pair.p_value] + [q.p_value for q in pools]
+    holm = multipletests(raw, method="holm")[1]
+    assert [pair.p_adjusted] + [q.p_adjusted for q in pools] == pytest.approx(list(holm))
+    correct = p["a"].pred == y
+    assert pools[0].p_value == pytest.approx(two_level_gap(correct, (p["b"].pred == y)[None, :]).p_value)
+    assert summary.ranking[0].models == ["a"]  # counted once, by its mean over runs
+    assert summary.model("a").accuracy.value == pytest.approx(correct.mean())
