@@ -11,7 +11,8 @@ standard errors). The grid: n from 20 to 10,000; accuracy 0.5–0.99; discordanc
 Sections (``benchmarks/audit/``): ``accuracy`` (the gap's interval and test, the gate, sweeps,
 failures), ``metrics`` (calibration, Brier/NLL, class-averaged metrics, per-class recall),
 ``dependence`` (groups, early stops), ``speed`` (speed verdicts and warnings), ``prompts`` (an LLM's
-comparison pooled over several prompts), ``labels`` (a pair's fragility under wrong gold labels).
+comparison pooled over several prompts), ``labels`` (a pair's fragility under wrong gold labels),
+``repeats`` (models run several times compared over every run).
 
 Run (seeded: the same command prints the same table)::
 
@@ -43,6 +44,7 @@ SECTIONS = {
     "prompts": ("audit.prompts", "prompt_rows"),
     "speed_stopping": ("audit.speed_stopping", "stopping_rows"),
     "labels": ("audit.labels", "label_rows"),
+    "repeats": ("audit.repeats", "repeat_rows"),
 }
 
 

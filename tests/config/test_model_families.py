@@ -129,7 +129,9 @@ READ_BY = {
 
 
 def test_each_key_lives_on_the_families_that_read_it():
-    assert set(ModelConfig.model_fields) == {"name", "kind", "source"}
+    # repeats: every family that runs a model reads it (its passes); those of stored answers refuse it in their
+    # own words ("nothing to re-run"), not as another family's key
+    assert set(ModelConfig.model_fields) == {"name", "kind", "source", "repeats"}
     for key, readers in READ_BY.items():
         assert {row.kind for row in FAMILIES if key in row.settings.model_fields} == readers, key
 
@@ -179,7 +181,7 @@ def test_the_kind_picks_the_class_through_pydantics_discriminated_union():
         ({}, "models[0].kind: missing required field; add 'kind' here (examples/ has complete experiments)"),
         ({"kind": "onnx", "max_length": "x"}, "models[0].max_length: Input should be a valid integer, unable to parse string as an integer (got 'x')"),
         ({"kind": "openai", "base_url": "ftp://x"}, "models[0]: base_url 'ftp://x' is not an http:// or https:// address; give the API root, e.g. http://127.0.0.1:8000/v1"),
-        ({"kind": "causal-lm", "temperature": 0.5}, "models[0].temperature: kind: causal-lm answers greedily (temperature 0): sampling would make a run unrepeatable"),
+        ({"kind": "causal-lm", "temperature": 0.5}, "models[0].temperature: kind: causal-lm answers greedily (temperature 0) when run once: one sampled run would read as the model; sample with repeats: 2 or more (each run seeded its own), or set temperature 0"),
     ],
 )  # fmt: skip
 def test_the_unions_errors_read_as_the_entrys_own(entry, said):

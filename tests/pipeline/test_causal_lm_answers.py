@@ -287,3 +287,26 @@ def test_a_real_small_instruct_model_keeps_every_generated_answer_and_the_report
         assert f'>{escape(a["input"])}</td><td class="text">{a["gold"]}</td>' in listed
     assert f"{len(unparseable)} unparseable answer" in html and f"{len(unparseable)} unparseable answer" in md
     assert md.count("\n| ", md.index("Unparseable answers of smol")) >= len(unparseable) + 1
+
+
+def test_a_causal_lm_run_several_times_samples_each_run_with_its_own_seed(tiny, tmp_path):
+    """``temperature`` above 0 with ``repeats:``: each run sampled, torch seeded per run, every run kept."""
+    _write(tmp_path / "dev.csv", ROWS)
+    entry = {"name": "gen", "kind": "causal-lm", "source": str(tiny), "answer": "generate", "max_tokens": MAX_TOKENS}
+    experiment = {
+        "name": "sampled",
+        "data": {"path": str(tmp_path / "dev.csv")},
+        "models": [{**entry, "temperature": 2.0, "repeats": 3}, {**entry, "name": "greedy"}],
+        "eval": {"batch_size": 3, "device": "cpu"},
+        "stats": {"n_resamples": 200},
+        "speed": {"enabled": False},
+    }
+    first = headtohead.run(experiment, out_dir=tmp_path / "a").result
+    headtohead.run(experiment, out_dir=tmp_path / "b")
+    assert [p.key for p in first.model("gen").passes] == ["r1", "r2", "r3"]
+    assert first.stats.repeats is not None and first.stats.repeats.models[0].n_repeats == 3
+    texts = [
+        [a["answer"] for a in _answers(out, f"gen_r{k}")] for out in (tmp_path / "a", tmp_path / "b") for k in (1, 2, 3)
+    ]
+    assert texts[:3] == texts[3:]  # the same seeds, the same samples
+    assert len({tuple(t) for t in texts[:3]}) > 1  # three runs, sampled apart

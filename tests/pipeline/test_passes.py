@@ -246,8 +246,7 @@ def _cli_error(capsys, path: Path, out: Path) -> str:
     ("llm", "said"),
     [
         ({"source": "{a}", "passes": "prompt"}, "passes: prompt needs two or more prediction files"),
-        ({"source": ["{a}", "{b}"], "passes": "repeat"}, "repeated runs of one model are not supported yet"),
-        ({"source": ["{a}", "{b}"], "passes": "seed"}, "passes: 'seed' is not a factor; use passes: prompt"),
+        ({"source": ["{a}", "{b}"], "passes": "seed"}, "passes: 'seed' is not a factor; use passes: prompt or repeat"),
         ({"source": ["{a}", "{b}"]}, "say what differs between them with passes: prompt"),
         ({"source": ["{a}", "{short}"], "passes": "prompt"}, "short.csv"),
     ],

@@ -34,13 +34,20 @@ QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfi
 
 
 def _as_version_7(raw: dict) -> dict:
-    """A version-8 file as version 7 wrote it: no onnxruntime version, no LLM backend's name."""
+    """A version-8 file (of models run once) as version 7 wrote it: no onnxruntime version, no LLM backend's
+    name, no repeats anywhere."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 7
     del raw["environment"]["onnxruntime"]
     for model in raw["models"]:
         if (model.get("answers") or {}).get("endpoint"):
             del model["answers"]["endpoint"]["server"]
+    if raw.get("stats") is not None:
+        assert raw["stats"].pop("repeats") is None
+    experiment = raw.get("experiment") or {}
+    for model in experiment.get("models", []):
+        assert model.pop("repeats", None) is None
+    experiment.get("eval", {}).pop("repeats", None)
     return raw
 
 

@@ -67,10 +67,10 @@ def test_every_statistic_of_a_model_with_passes_is_what_it_was_as_pseudo_models(
 
 
 def test_each_factor_has_one_rule_and_a_factor_without_one_is_refused():
-    assert list(RULES) == ["prompt"]  # issue 41's repeats will be one more entry here
+    assert list(RULES) == ["prompt", "repeat"]  # the order they are joined in (repeat's join is the last)
     predictions = _predictions()
     summary = analyse(predictions, n_resamples=100)
     held = predictions["llm"]
-    predictions.models["llm"] = type(held)(held.pred, held.proba, held.passes, "repeat")
-    with pytest.raises(ResultsError, match="factor 'repeat', which no rule pools"):
+    predictions.models["llm"] = type(held)(held.pred, held.proba, held.passes, "seed")
+    with pytest.raises(ResultsError, match="factor 'seed', which no rule pools"):
         pooled_over_passes(predictions, summary, 0.05)

@@ -56,6 +56,11 @@ class LoadContext:
         Which pass of a model measured several ways this load makes (from 0; see
         :meth:`~headtohead.config.models.base.ModelConfig.pass_specs`): the family makes it (a
         prompt's template, a pass's file). ``None``: a model measured once, or the first pass.
+    run_seed : int, optional
+        The seed of this repeat of a model run several times (``repeats:``); Python, NumPy and torch
+        are seeded with it before the load, and a family that asks a server sends it where the API takes
+        one (``kind: openai``), so a repeat is a run of its own (and no cached answer of another repeat).
+        ``None``: the model is run once.
     """
 
     label_names: tuple[str, ...]
@@ -69,6 +74,7 @@ class LoadContext:
     train: Dataset | None = None
     response_cache: bool = True
     pass_index: int | None = None
+    run_seed: int | None = None
 
     def resolve_path(self, path: str) -> Path:
         """``path`` made absolute against :attr:`base_dir` (absolute paths pass unchanged)."""

@@ -365,17 +365,25 @@ class AnswerGenerator(CausalLMAdapter):
         return {"prompt_ids": encoded["input_ids"], "prompt_mask": encoded["attention_mask"]}
 
     def forward(self, inputs: dict[str, Any]) -> Any:
-        """The answers' token ids, shape ``(batch, at most max_tokens)``: greedy, until the end of sequence."""
+        """The answers' token ids, shape ``(batch, at most max_tokens)``, until the end of sequence: greedy, or
+        sampled at ``temperature`` from the whole distribution (no top-k, no top-p: as an API samples) when the
+        model is run several times (``repeats:``; torch is seeded per repeat before the load)."""
         import torch
         from transformers import GenerationConfig
 
         eos = self.module.generation_config.eos_token_id
+        temperature = self.settings.temperature
+        sampling: dict[str, Any] = (
+            {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
+            if temperature > 0
+            else {"do_sample": False}
+        )
         greedy = GenerationConfig(
             max_new_tokens=self.settings.max_tokens,
-            do_sample=False,
             num_beams=1,
             eos_token_id=self.tokenizer.eos_token_id if eos is None else eos,
             pad_token_id=self.tokenizer.pad_token_id,
+            **sampling,
         )
         prompt = inputs["prompt_ids"]
         with torch.inference_mode():

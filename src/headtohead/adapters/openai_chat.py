@@ -93,7 +93,11 @@ class OpenAIChatAdapter(LookedUpAdapter):
             params["logprobs"] = s.top_logprobs
         if s.stop:
             params["stop"] = list(s.stop)
-        return {**params, **s.extra_body}
+        return {**params, **s.extra_body, **self._repeat_seed()}
+
+    def _repeat_seed(self) -> dict[str, Any]:
+        """A repeat's own seed (``repeats:``), sent so the server samples afresh and keyed in the cache."""
+        return {} if self.context.run_seed is None else {"seed": self.context.run_seed}
 
     def fetch_outputs(self, dataset: Dataset, indices: np.ndarray, progress: Callable[..., None] | None = None) -> None:
         """Ask the endpoint (or the cache) about every example at ``indices`` not asked yet in this run."""
@@ -154,7 +158,14 @@ class OpenAIChatAdapter(LookedUpAdapter):
 
     def score_sampling(self) -> dict[str, Any]:
         """``answer: score``'s request fields: the prompt echoed with its log-probabilities, one token generated."""
-        return {"temperature": 0.0, "max_tokens": 1, "echo": True, "logprobs": 1, **self.settings.extra_body}
+        return {
+            "temperature": 0.0,
+            "max_tokens": 1,
+            "echo": True,
+            "logprobs": 1,
+            **self.settings.extra_body,
+            **self._repeat_seed(),
+        }
 
     def _fetch_scores(self, dataset: Dataset, wanted: list[int], progress: Any) -> None:
         """``answer: score``: each label's log-likelihood after each example's prompt, one request per pair."""

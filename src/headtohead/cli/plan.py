@@ -38,11 +38,33 @@ def plan(
         None, "--n-models", help="Models compared in one run (Holm over all pairs; 2)."
     ),
     models: Optional[int] = typer.Option(None, "--models", hidden=True, help="Deprecated: --n-models."),
+    repeats: Optional[int] = typer.Option(
+        None, "--repeats", help="Runs of each model (repeats:): plan examples × runs, with --run-sd."
+    ),
+    run_sd: Optional[float] = typer.Option(
+        None,
+        "--run-sd",
+        parser=margin("accuracy", "--run-sd"),
+        metavar="SD",
+        help="Run-to-run SD of a model's accuracy (a repeated run's report shows it): 1.5pp or 0.015.",
+    ),
 ) -> None:
-    """How many evaluation examples a McNemar comparison needs to detect an accuracy gap."""
-    from headtohead.report.words.plan import plan_sentence
+    """How many evaluation examples a McNemar comparison needs to detect an accuracy gap (with --repeats and
+    --run-sd: examples × runs for models run several times)."""
+    from headtohead.report.words.plan import plan_sentence, runs_plan_sentence
     from headtohead.stats.power import plan_sample_size
 
     count = renamed(n_models, models, was="--models (a count in h2h plan)", now="--n-models") or 2
+    if repeats is not None or run_sd is not None:
+        from headtohead.errors import ConfigError
+        from headtohead.stats.repeat_plan import plan_runs
+
+        if repeats is None or run_sd is None:
+            raise ConfigError("h2h plan: --repeats and --run-sd go together (runs of each model, their accuracy's SD)")
+        runs = plan_runs(
+            accuracy, delta, discordance, repeats=repeats, run_sd=run_sd, power=power, alpha=alpha, n_models=count
+        )
+        typer.echo(runs_plan_sentence(runs, accuracy=accuracy, delta=delta))
+        return
     plan_ = plan_sample_size(accuracy, delta, discordance, power=power, alpha=alpha, n_models=count)
     typer.echo(plan_sentence(plan_, accuracy=accuracy, delta=delta))

@@ -5,14 +5,15 @@ See ``docs/api/config.md``, the section of this title.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
 from headtohead.config.execution import ExecutionConfig
-from headtohead.config.models import MODEL_KINDS, AnyModel, ModelConfig, model_settings
+from headtohead.config.models import MODEL_KINDS, AnyModel, ModelConfig, family, model_settings
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
 from headtohead.config.train import TrainConfig
@@ -141,6 +142,21 @@ class EvalConfig(_Section):
         description="until_decided: also stop when a pair's accuracy gap is shown "
         "to lie within ± this fraction (0.02 = 2 points); default: never declare equivalence.",
     )
+    repeats: int | None = Field(
+        default=None,
+        description="Run every model that runs (not stored answers) this many times, each run with a seed of "
+        "its own; a model's own repeats: wins.",
+    )
+
+    @field_validator("repeats")
+    @classmethod
+    def _runs(cls, repeats: int | None) -> int | None:
+        if repeats is not None and repeats < 1:
+            raise ValueError(
+                f"eval.repeats is {repeats}; it counts each model's runs: give 2 or more (repeats: 5), or leave "
+                f"it out for one run"
+            )
+        return repeats
 
     @field_validator("device")
     @classmethod
@@ -200,6 +216,31 @@ class Experiment(_Section):
     sweep: SweepConfig | None = Field(default=None, description="Optimisation variants for h2h sweep.")
     train: TrainConfig | None = Field(default=None, description="Identical fine-tuning of every model (h2h train).")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _repeats_for_all(cls, data: Any) -> Any:
+        """``eval.repeats`` written into every model that runs and says no ``repeats`` of its own.
+
+        A model of stored answers (``kind: predictions``, a harness's log) is read once: there is nothing to
+        re-run; a model asked with several prompts keeps its prompts (one factor per model).
+        """
+        if not isinstance(data, Mapping) or not isinstance(data.get("eval"), Mapping):
+            return data
+        repeats = data["eval"].get("repeats")
+        if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 2:
+            return data
+        models = data.get("models")
+        if not isinstance(models, list):
+            return data
+
+        def runs(entry: Any) -> bool:
+            if not isinstance(entry, Mapping) or entry.get("repeats") is not None or entry.get("prompts"):
+                return False
+            kind = entry.get("kind")
+            return kind in MODEL_KINDS and family(str(kind)).settings.reruns
+
+        return {**data, "models": [{**m, "repeats": repeats} if runs(m) else m for m in models]}
+
     @model_validator(mode="after")
     def _unique_model_names(self) -> Experiment:
         seen: set[str] = set()
@@ -218,13 +259,20 @@ class Experiment(_Section):
                 f"--until-decided (eval.until_decided) stops when a comparison is decided, but the "
                 f"experiment has {len(self.models)} model; add a second model or drop --until-decided"
             )
-        prompted = [m.name for m in self.models if m.pass_specs()]
+        prompted = [m.name for m in self.models if m.pass_specs() and m.pass_specs()[0].factor == "prompt"]
         if prompted:
             raise ValueError(
                 f"--until-decided (eval.until_decided) decides pairs of models as examples arrive, but "
                 f"{', '.join(prompted)} is asked with several prompts (prompts:, or files as passes:), compared "
                 f"pooled over its prompts once every example is in, which has no sequential test; drop "
                 f"--until-decided or prompts:"
+            )
+        repeated = [m.name for m in self.models if m.pass_specs()]
+        if repeated:
+            raise ValueError(
+                f"--until-decided (eval.until_decided) decides pairs of models as examples arrive, but "
+                f"{', '.join(repeated)} is run several times (repeats:, or files as passes: repeat), compared over "
+                f"its runs once every example is in, which has no sequential test yet; drop --until-decided or repeats"
             )
         if self.execution.mode != "local" or self.execution.shards > 1:
             what = (

@@ -39,6 +39,7 @@ def compare(
     group_column: str | None = None,
     outputs: Mapping[str, Literal["logits", "probabilities"]] | None = None,
     passes: Mapping[str, str] | None = None,
+    repeats: int | Mapping[str, int] | None = None,
     name: str = "compare",
     out_dir: str | Path | None = None,
     report: bool = False,
@@ -70,8 +71,12 @@ def compare(
         What a callable or module returns (default: logits).
     passes : mapping of str to str, optional
         What differs between the predictions of a model given as a list of them — arrays, tables or
-        prediction files, one per prompt a system was asked with — pooled as one model's passes
-        (``prompt``, the default and the only factor yet).
+        prediction files, one per prompt a system was asked with (``prompt``, the default) or one per
+        run of the same system (``repeat``) — pooled as one model's passes.
+    repeats : int or mapping of str to int, optional
+        Run each model that runs (not stored predictions) this many times, each run seeded with a
+        seed of its own (``eval.repeats``), or name → runs for some models (``repeats:`` of each):
+        its run-to-run noise is measured and its comparisons use every run.
     name : str
         The run's name.
     out_dir : str or Path, optional
@@ -129,6 +134,7 @@ def compare(
         )
     _check_outputs(outputs, models)
     _check_passes(passes, models)
+    _check_repeats(repeats, models)
     section = DataConfig(
         path=describe_data(data),
         text_column=text_column,
@@ -147,6 +153,8 @@ def compare(
             if _as_passes(model, dataset) is not None
             else _model_entry(str(model_name), model, dataset, (outputs or {}).get(str(model_name)))
         )
+        if isinstance(repeats, Mapping) and str(model_name) in {str(m) for m in repeats}:
+            entry["repeats"] = {str(m): r for m, r in repeats.items()}[str(model_name)]
         entries.append(entry)
         if held is not None:
             objects[str(model_name)] = held
@@ -161,6 +169,7 @@ def compare(
             "until_decided": until_decided,
             "chunk_size": chunk_size,
             "equivalence_margin": equivalence_margin,
+            "repeats": repeats if not isinstance(repeats, Mapping) else None,
         },
         "stats": dict(stats or {}),
         "speed": {"enabled": speed, "memory": False},
@@ -192,6 +201,24 @@ def _check_outputs(outputs: Any, models: Mapping[str, Any]) -> None:
     if unknown:
         raise ConfigError(
             f"compare: outputs names {', '.join(map(repr, unknown))}{did_you_mean(unknown[0], map(str, models))}, "
+            f"which is not one of the models ({', '.join(map(repr, map(str, models)))})"
+        )
+
+
+def _check_repeats(repeats: Any, models: Mapping[str, Any]) -> None:
+    """``repeats`` is a count of runs, or maps names of ``models`` to one (one line naming the mistake otherwise)."""
+    if repeats is None or (isinstance(repeats, int) and not isinstance(repeats, bool)):
+        return
+    first = next(iter(models))
+    if not isinstance(repeats, Mapping):
+        raise ConfigError(
+            f"compare: repeats={repeats!r} must be a number of runs (repeats=5) or map model names to one, "
+            f"e.g. repeats={{{str(first)!r}: 5}}"
+        )
+    unknown = [str(n) for n in repeats if str(n) not in {str(m) for m in models}]
+    if unknown:
+        raise ConfigError(
+            f"compare: repeats names {', '.join(map(repr, unknown))}{did_you_mean(unknown[0], map(str, models))}, "
             f"which is not one of the models ({', '.join(map(repr, map(str, models)))})"
         )
 

@@ -332,12 +332,12 @@ def _checked(given: _GateInput, names: Sequence[str]) -> Predictions:
     result = given.result
     for name in names:
         passes = result.model(name).passes if result is not None else []
-        if passes:
+        if passes and passes[0].factor != "repeat":  # a model run several times is gated over every run
             raise ResultsError(
                 f"{given.where}: '{name}' was measured {len(passes)} ways (its {passes[0].factor} passes); the gate "
                 f"decides between two models measured once — compare it with h2h run, whose verdict pools its passes"
             )
-    if given.result is not None and any(given.result.model(n).quality is None for n in names):
+    if given.result is not None and any(not given.result.model(n).has_quality for n in names):
         raise _no_quality(given.where)
     predictions = given.predictions
     for name in names:

@@ -93,10 +93,19 @@ def load_model(
     model_cfg: ModelConfig, context: LoadContext, pass_index: int | None = None
 ) -> tuple[ModelAdapter, float]:
     """Load one model (pass ``pass_index`` of a model measured several ways) with the run's random state reset
-    first; return it and the seconds it took."""
-    seed_everything(context.seed)  # the same random state for every model and pass (fresh heads, dropout …)
+    first; return it and the seconds it took.
+
+    A repeat (``repeats:``) is seeded with its own seed (:meth:`~headtohead.config.models.base.ModelConfig.pass_seed`),
+    which its family also reads (``LoadContext.run_seed``: an LLM asked over HTTP is sent it); every other
+    model and pass starts from the run's seed.
+    """
+    seed = model_cfg.pass_seed(context.seed, pass_index)
+    seed_everything(seed)  # the same random state for every model and pass (fresh heads, dropout …); a repeat's own
     start = time.perf_counter()
-    adapter = create_adapter(model_cfg, context if pass_index is None else replace(context, pass_index=pass_index))
+    if pass_index is not None:
+        repeat = model_cfg.pass_specs()[pass_index].factor == "repeat"
+        context = replace(context, pass_index=pass_index, run_seed=seed if repeat else None)
+    adapter = create_adapter(model_cfg, context)
     return adapter, time.perf_counter() - start
 
 

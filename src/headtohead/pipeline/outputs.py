@@ -300,7 +300,9 @@ class RunState:
             models, label = [*self.result.models, record], record.name
         else:  # one pass: into its model's record and along its model's passes axis
             model_cfg = self.setup.experiment.model(record.name)
-            one = pass_record(model_cfg, outcome.pass_index, record, self.setup.dataset.label_names)
+            one = pass_record(
+                model_cfg, outcome.pass_index, record, self.setup.dataset.label_names, self.setup.experiment.seed
+            )
             if outcome.predictions is not None:
                 self.predictions.add_pass(
                     record.name,

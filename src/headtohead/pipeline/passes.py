@@ -1,6 +1,6 @@
 """A model measured several ways, as a run records it: each pass's record folded into its model's one record.
 
-Every pass of a model (one per prompt …) is a unit of work run as a model is
+Every pass of a model (one per prompt, one per repeat …) is a unit of work run as a model is
 (:class:`~headtohead.pipeline.executors.jobs.Unit`); its outcome is a model's record, which
 :func:`pass_record` turns into a :class:`~headtohead.results.records.PassRecord` — its key, factor,
 what it varies in words, its prompt template as rendered — and :func:`with_pass` adds to its model's
@@ -23,7 +23,9 @@ from headtohead.results.records import ModelRecord, PassRecord
 __all__ = ["pass_record", "with_pass"]
 
 
-def pass_record(model_cfg: ModelConfig, index: int, record: ModelRecord, label_names: Sequence[str]) -> PassRecord:
+def pass_record(
+    model_cfg: ModelConfig, index: int, record: ModelRecord, label_names: Sequence[str], seed: int
+) -> PassRecord:
     """Pass ``index`` of ``model_cfg`` (from 0), from the record its unit of work made.
 
     Parameters
@@ -36,10 +38,14 @@ def pass_record(model_cfg: ModelConfig, index: int, record: ModelRecord, label_n
         What the pass's unit of work recorded (a model's record over the whole plan).
     label_names : sequence of str
         The data's labels (a prompt shows them in its own order and separator).
+    seed : int
+        The run's seed (a repeat's own is derived from it).
     """
     spec = model_cfg.pass_specs()[index]
     template = source = None
-    if isinstance(model_cfg, PromptSettings):
+    if spec.factor == "repeat" and model_cfg.pass_source(index) is None:  # a run of its own: its seed says which
+        varies = f"run {index + 1} of {spec.count} (seed {model_cfg.pass_seed(seed, index)})"
+    elif isinstance(model_cfg, PromptSettings):
         settings, variant = pass_prompt(model_cfg, index)
         template = Prompter(settings, label_names, variant).template_text()
         varies = prompt_description(variant, few_shot=settings.few_shot)

@@ -24,6 +24,7 @@ from headtohead.report.rows.label_suspects import write_label_suspects_csv
 from headtohead.report.rows.where import write_disagreements_csv
 from headtohead.report.words.prompts import with_prompt_sentences
 from headtohead.report.words.quality import with_quality_sentences
+from headtohead.report.words.repeats import with_repeat_sentences
 from headtohead.report.words.warnings import no_prediction_words
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreement, Disagreements
@@ -33,6 +34,7 @@ from headtohead.results.passes import pass_label
 from headtohead.results.predictions import Predictions
 from headtohead.results.prompts import PromptSummary
 from headtohead.results.records import ModelRecord
+from headtohead.results.repeats import ChangedExample, RepeatSummary
 from headtohead.stats.label_suspects import SUSPECTS_KEPT
 from headtohead.stats.where import DISAGREEMENTS_KEPT, ExampleFacts
 
@@ -102,11 +104,13 @@ def run_statistics(
     if out is not None and suspects is not None:
         write_label_suspects_csv(suspects, out / LABEL_SUSPECTS_FILE, texts)
     prompts = with_pass_words(summary.prompts, records)
+    repeats = with_repeat_sentences(with_example_inputs(summary.repeats, dataset, texts))
     summary = summary.model_copy(
         update={
             "disagreements": kept,
             "prompts": with_prompt_sentences(prompts),
             "label_suspects": None if suspects is None else suspects_with_inputs(suspects, dataset, texts),
+            "repeats": repeats,
         }
     )
     return with_quality_sentences(summary)
@@ -156,6 +160,22 @@ def with_pass_words(prompts: PromptSummary | None, records: Sequence[ModelRecord
         for family in prompts.families
     ]
     return prompts.model_copy(update={"families": families})
+
+
+def with_example_inputs(
+    repeats: RepeatSummary | None, dataset: Dataset, texts: Sequence[str | None]
+) -> RepeatSummary | None:
+    """``repeats`` with each changed example's id (where the data has ids) and its input attached."""
+    if repeats is None:
+        return None
+    ids = dataset.ids
+
+    def attach(example: ChangedExample) -> ChangedExample:
+        shown = ids[example.index] if ids is not None else None
+        return example.model_copy(update={"id": shown, "input": texts[example.index]})
+
+    models = [m.model_copy(update={"most_changed": [attach(e) for e in m.most_changed]}) for m in repeats.models]
+    return repeats.model_copy(update={"models": models})
 
 
 def with_inputs(found: Disagreements, dataset: Dataset, texts: Sequence[str | None] | None = None) -> Disagreements:

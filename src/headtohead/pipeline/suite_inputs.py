@@ -27,6 +27,8 @@ from headtohead.stats.across_seeds import standard_error
 
 #: The test of a data set's verdict on a model asked with several prompts (``stats.prompts.pools``).
 POOLED_TEST = "pooled-over-prompts"
+#: … and on a model run several times (``stats.repeats.pools``).
+REPEATS_TEST = "over-every-run"
 
 __all__ = [
     "run_models",
@@ -141,9 +143,11 @@ def _test_se_difference(result: RunResult, a: str, b: str, metric: str) -> float
 
 
 def _verdicts(result: RunResult) -> list[DatasetPairVerdict]:
-    """The run's tests of its models: its pairs, and the comparisons pooled over a prompted model's prompts."""
+    """The run's tests of its models: its pairs, the comparisons pooled over a prompted model's prompts, and those
+    over every run of a repeated model."""
     comparisons = result.stats.comparisons if result.stats is not None else []
     prompts = result.stats.prompts if result.stats is not None else None
+    repeats = result.stats.repeats if result.stats is not None else None
     verdicts = [
         DatasetPairVerdict(
             model_a=c.model_a,
@@ -155,17 +159,31 @@ def _verdicts(result: RunResult) -> list[DatasetPairVerdict]:
         )
         for c in comparisons
     ]
-    return verdicts + [
-        DatasetPairVerdict(
-            model_a=p.model_a,
-            model_b=p.model_b,
-            significant=p.significant,
-            winner=p.winner,
-            p_adjusted=p.p_adjusted,
-            test=POOLED_TEST,
-        )
-        for p in (prompts.pools if prompts is not None else [])
-    ]
+    return (
+        verdicts
+        + [
+            DatasetPairVerdict(
+                model_a=p.model_a,
+                model_b=p.model_b,
+                significant=p.significant,
+                winner=p.winner,
+                p_adjusted=p.p_adjusted,
+                test=POOLED_TEST,
+            )
+            for p in (prompts.pools if prompts is not None else [])
+        ]
+        + [
+            DatasetPairVerdict(
+                model_a=p.model_a,
+                model_b=p.model_b,
+                significant=p.significant,
+                winner=p.winner,
+                p_adjusted=p.p_adjusted,
+                test=REPEATS_TEST,
+            )
+            for p in (repeats.pools if repeats is not None else [])
+        ]
+    )
 
 
 def run_models(result: RunResult) -> dict[str, list[str]]:

@@ -50,7 +50,7 @@ def _models(names: Sequence[str]) -> str:
 
 
 #: A factor's passes in words (``llm (5 prompts)``).
-_PASSES = {"prompt": "prompts"}
+_PASSES = {"prompt": "prompts", "repeat": "runs"}
 
 
 def _run_models(result: RunResult) -> str:

@@ -16,6 +16,7 @@ from headtohead.results.disagreements import Disagreements
 from headtohead.results.estimates import ContingencyTable, Estimate
 from headtohead.results.label_suspects import LabelSuspects
 from headtohead.results.prompts import PromptSummary
+from headtohead.results.repeats import RepeatSummary
 from headtohead.results.sequential import SequentialRecord
 from headtohead.results.slices import SliceSummary
 
@@ -302,6 +303,12 @@ class StatsSummary(Record):
         default=None,
         description="the examples every model got wrong with the same answer, candidates for a wrong gold label "
         "(the first of them; all: label_suspects.csv); None with one model (and in files written before)",
+    )
+    repeats: RepeatSummary | None = Field(
+        default=None,
+        description="models run several times (repeats:): each one's run-to-run spread and steadiness, and the "
+        "comparisons over runs (examples, then runs within examples); None when no model was run several "
+        "times (and before version 8)",
     )
 
     def model(self, name: str) -> ModelStats:

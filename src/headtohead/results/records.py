@@ -4,9 +4,12 @@ Engines create these; statistics and reports only read them. Every record is fro
 refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
 
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
-the files headtohead writes". The current one, 8: the environment's ``onnxruntime`` version and the LLM
+the files headtohead writes". The current one, 8: a model run several times (``repeats:``) has a
+pass per run (``PassRecord.factor`` ``repeat``) and ``StatsSummary.repeats`` (its runs' spread, its
+answers' steadiness, its comparisons over runs); the environment's ``onnxruntime`` version and the LLM
 backend that answered an endpoint model (``EndpointRequests.server``), so that runs compared later can be
-told apart in every setting known to move scores (:mod:`headtohead.results.score_settings`). Version 7: every LLM family keeps its answers in one record
+told apart in every setting known to move scores (:mod:`headtohead.results.score_settings`); a pair's
+fragility under wrong gold labels, the label suspects, DeLong's p-value of a ROC AUC difference. Version 7: every LLM family keeps its answers in one record
 (``ModelRecord.answers``, an :class:`~headtohead.results.answers.AnswersRecord`; asked over HTTP, its
 requests are its ``endpoint`` part), read from version 6's ``ModelRecord.endpoint``; a model measured
 several ways (asked with several prompts, or stored prediction files given as its passes) is one model
@@ -235,8 +238,8 @@ class WorkerRecord(Record):
 class PassRecord(Record):
     """One pass of a model measured several ways: what varied, and what this pass alone measured."""
 
-    key: str = Field(description="the pass's key (p1, p2 …), as in predictions.npz")
-    factor: Literal["prompt"] = Field(description="what varies between the model's passes")
+    key: str = Field(description="the pass's key (p1, p2 … a prompt; r1, r2 … a repeat), as in predictions.npz")
+    factor: Literal["prompt", "repeat"] = Field(description="what varies between the model's passes")
     varies: str = Field(description="what this pass varies, in words ('the prompt as written', 'upper case' …)")
     template: str | None = Field(
         default=None,

@@ -17,9 +17,11 @@ from headtohead.metrics import CATALOGUE
 from headtohead.results import Predictions, RunResult
 from headtohead.stats.bootstrap import paired_bootstrap
 from headtohead.stats.paired import PairedCorrectness
+from headtohead.stats.repeat_pool import two_level_gap
 from headtohead.stats.speed import round_log_ratios, speed_ratio
 
 __all__ = [
+    "repeats_noninferiority",
     "Decision",
     "Outcome",
     "decide",
@@ -191,6 +193,56 @@ def accuracy_noninferiority(
         names,
         method=paired.method,
         groups=paired.n_groups,
+    )
+
+
+def repeats_noninferiority(
+    y_true: np.ndarray,
+    pred_baseline: np.ndarray,
+    pred_candidate: np.ndarray,
+    *,
+    metric: str = "accuracy",
+    margin: float,
+    confidence: float = 0.95,
+    names: tuple[str, str] = ("baseline", "candidate"),
+    groups: np.ndarray | None = None,
+) -> Decision:
+    """Is the candidate's accuracy, averaged over its runs, lower than the baseline's by more than ``margin``?
+
+    Either model (or both) was run several times (``repeats:``; ``pred`` of shape ``(runs, n)``): the
+    interval is the two-level one over every run (:func:`headtohead.stats.repeat_pool.two_level_gap`:
+    examples, then runs within examples), placed against the margin as any accuracy check's is.
+
+    Raises
+    ------
+    ConfigError
+        ``metric`` is not accuracy (no test over runs of another metric yet), in one line.
+    """
+    _check_common(margin, confidence, "margin")
+    if metric != "accuracy":
+        raise ConfigError(
+            f"--metric {metric}: {names[0]} or {names[1]} was run several times (repeats:), and the gate over "
+            f"runs tests accuracy only; drop --metric, or gate a run of each model made once"
+        )
+    y_true = np.asarray(y_true, np.int64)
+    base = np.atleast_2d(np.asarray(pred_baseline, np.int64)) == y_true[None, :]
+    cand = np.atleast_2d(np.asarray(pred_candidate, np.int64)) == y_true[None, :]
+    gap = two_level_gap(cand, base, groups, confidence)
+    outcome = decide(gap.low, gap.high, -margin, higher_is_better=True)
+    return Decision(
+        "accuracy",
+        outcome,
+        gap.estimate,
+        gap.low,
+        gap.high,
+        -margin,
+        confidence,
+        len(y_true),
+        None,
+        margin,
+        names,
+        method=f"two-level t over {cand.shape[0]} × {base.shape[0]} runs",
+        groups=int(len(np.unique(groups))) if groups is not None else None,
     )
 
 
@@ -449,7 +501,20 @@ def gate_decisions(
         if predictions is None:
             raise ValueError("an accuracy check needs the run's predictions")
         y_true = predictions.y_true
-        if metric != "accuracy":
+        if predictions[baseline].passes or predictions[candidate].passes:  # a model run several times
+            decisions.append(
+                repeats_noninferiority(
+                    y_true,
+                    predictions[baseline].pred,
+                    predictions[candidate].pred,
+                    metric=metric,
+                    margin=accuracy_margin,
+                    confidence=confidence,
+                    names=names,
+                    groups=groups,
+                )
+            )
+        elif metric != "accuracy":
             base, cand = predictions[baseline], predictions[candidate]
             decisions.append(
                 metric_noninferiority(

@@ -9,21 +9,28 @@ says what the model's figures are over its passes and how it is compared with th
   the prompt a random effect and the examples clustered (:mod:`headtohead.stats.prompt_pool`), those
   comparisons in one Holm family and one ranking with the ordinary pairs, the model counted once.
 
-A new factor (issue 41's repeated runs) is one more :class:`PassRule` in :data:`RULES` — its
-model figures and its comparisons — and nothing else in ``stats/``.
+* **repeat** — the model's figures are the means over its runs, each metric's run-to-run spread
+  and each example's steadiness beside them; it is compared with every other model by the gap of
+  mean accuracies over every run, examples then runs within examples
+  (:mod:`headtohead.stats.repeat_pool`), in the same Holm family and ranking, counted once.
+
+A new factor is one more :class:`PassRule` in :data:`RULES` — its model figures and its
+comparisons — and nothing else in ``stats/``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from headtohead.errors import ResultsError
+from headtohead.results.base import Record
 from headtohead.results.comparison import ModelStats, StatsSummary
 from headtohead.results.passes import mean_over_passes
 from headtohead.results.predictions import Predictions
-from headtohead.results.prompts import PromptSummary
 from headtohead.stats.prompt_pool import prompt_pools, with_pooled_family
+from headtohead.stats.repeat_pool import repeat_pools, with_repeat_family
 
 __all__ = ["PassRule", "RULES", "model_over_passes", "pooled_over_passes"]
 
@@ -39,24 +46,30 @@ class PassRule:
     model : callable
         ``model(name, passes)``: the model's statistics from its passes' own (:class:`ModelStats`).
     compared : callable
-        ``compared(predictions, alpha)``: the comparisons of the models with passes of this factor
-        against every other model, Holm-adjusted among themselves (``None``: no such model).
+        ``compared(predictions, summary, alpha)``: the comparisons of the models with passes of this
+        factor against every other model, Holm-adjusted among themselves (``None``: no such model).
     joined : callable
         ``joined(summary, compared)``: the run's one Holm family and one ranking, the model counted once.
     field : str
-        The :class:`StatsSummary` field the comparisons land in (``prompts``).
+        The :class:`StatsSummary` field the comparisons land in (``prompts``, ``repeats``).
     """
 
     factor: str
     model: Callable[[str, Sequence[ModelStats]], ModelStats]
-    compared: Callable[[Predictions, float], PromptSummary | None]
-    joined: Callable[[StatsSummary, PromptSummary | None], tuple[StatsSummary, PromptSummary | None]]
+    compared: Callable[[Predictions, StatsSummary, float], Any]
+    joined: Callable[[StatsSummary, Any], tuple[StatsSummary, Record | None]]
     field: str
 
 
-#: Factor → its rule (a factor the config does not take has none).
+def _prompts_compared(predictions: Predictions, summary: StatsSummary, alpha: float) -> Record | None:
+    return prompt_pools(predictions, alpha)
+
+
+#: Factor → its rule (a factor the config does not take has none), in the order they are joined: the
+#: last one's join makes the run's one Holm family of every comparison (repeat's takes the prompts' in).
 RULES: dict[str, PassRule] = {
-    "prompt": PassRule("prompt", mean_over_passes, prompt_pools, with_pooled_family, "prompts"),
+    "prompt": PassRule("prompt", mean_over_passes, _prompts_compared, with_pooled_family, "prompts"),
+    "repeat": PassRule("repeat", mean_over_passes, repeat_pools, with_repeat_family, "repeats"),
 }
 
 
@@ -81,9 +94,11 @@ def pooled_over_passes(predictions: Predictions, summary: StatsSummary, alpha: f
     family, and the ranking places each model once (:func:`headtohead.stats.prompt_pool.with_pooled_family`).
     ``summary`` is returned as it is when no model has passes.
     """
-    factors = list(dict.fromkeys(predictions[m].factor for m in predictions.with_passes()))
-    for factor in factors:
-        rule = _rule(factor, next(m for m in predictions.with_passes() if predictions[m].factor == factor))
-        summary, compared = rule.joined(summary, rule.compared(predictions, alpha))
+    present = {predictions[m].factor: m for m in predictions.with_passes()}
+    for factor in present:
+        _rule(factor, present[factor])
+    for factor in [f for f in RULES if f in present]:  # in RULES' order (see there)
+        rule = RULES[factor]
+        summary, compared = rule.joined(summary, rule.compared(predictions, summary, alpha))
         summary = summary.model_copy(update={rule.field: compared})
     return summary

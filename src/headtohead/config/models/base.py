@@ -9,12 +9,12 @@ becomes its family's class through the discriminated union on ``kind``
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import Section
-from headtohead.config.models.passes import PassSpec
+from headtohead.config.models.passes import PassSpec, pass_specs, repeat_seed
 
 __all__ = ["ModelConfig"]
 
@@ -32,6 +32,16 @@ class ModelConfig(Section):
         "name (timm/torchvision), 'package.module:factory' (python), a prediction file "
         "(predictions: .csv/.tsv/.jsonl/.parquet) or the model name the server expects (openai).",
     )
+    repeats: int | None = Field(
+        default=None,
+        description="Run the model this many times over the same examples, each run with a seed of its own "
+        "(Python, NumPy and torch seeded; an LLM asked over HTTP sent the seed): its run-to-run noise is "
+        "measured and its comparisons use every run (eval.repeats sets it for every model that runs).",
+    )
+
+    #: The family runs (or asks) the model, so a second run is a run of its own; ``False``: it reads stored
+    #: answers (a prediction file, a harness's log), which a repeat would read again unchanged.
+    reruns: ClassVar[bool] = True
 
     @property
     def request_bound(self) -> int | None:
@@ -39,12 +49,27 @@ class ModelConfig(Section):
         return None
 
     def pass_specs(self) -> tuple[PassSpec, ...]:
-        """The passes of a model measured several ways (``prompts:``, prediction files as ``passes:``), in order.
+        """The passes of a model measured several ways (``repeats:``, ``prompts:``, prediction files as
+        ``passes:``), in order.
 
         Empty for a model measured once (the usual case). The pipeline plans one unit of work per pass
-        from this alone; how a pass is made is its family's (``adapters/prompt_variants.py``).
+        from this alone; how a pass is made is its family's (``adapters/prompt_variants.py``), a
+        repeat's seed :meth:`pass_seed`'s.
+
+        Examples
+        --------
+        >>> from headtohead.config.models import model_settings
+        >>> [p.key for p in model_settings(name="m", kind="python", source="pkg.mod:make", repeats=3).pass_specs()]
+        ['r1', 'r2', 'r3']
         """
-        return ()
+        return pass_specs("repeat", self.repeats) if self.repeats is not None and self.repeats > 1 else ()
+
+    def pass_seed(self, seed: int, index: int | None) -> int:
+        """The seed pass ``index`` runs with in a run seeded ``seed``: a repeat's own, else the run's."""
+        specs = self.pass_specs()
+        if index is None or not specs or specs[index].factor != "repeat":
+            return seed
+        return repeat_seed(seed, index)
 
     def pass_source(self, index: int | None) -> str | None:
         """The file pass ``index`` reads, for a family whose passes are stored files (``None``: they are not)."""
@@ -56,6 +81,30 @@ class ModelConfig(Section):
         A family that sends requests (:attr:`request_bound` not ``None``) says where its bound
         is kept; a model that sends none is the same in every shard.
         """
+        return self
+
+    @field_validator("repeats")
+    @classmethod
+    def _runs(cls, repeats: int | None) -> int | None:
+        if repeats is not None and repeats < 1:
+            raise ValueError(
+                f"repeats is {repeats}; it counts the model's runs: give 2 or more (repeats: 5), or leave it out "
+                f"for one run"
+            )
+        return repeats
+
+    @model_validator(mode="after")
+    def _something_to_rerun(self) -> ModelConfig:
+        if not self.reruns and self.repeats is not None and self.repeats > 1:
+            instead = (
+                "give each run's prediction file as the model's passes (source: [r1.csv, r2.csv], passes: repeat)"
+                if self.kind == "predictions"
+                else "give each run's log as a model of its own"
+            )
+            raise ValueError(
+                f"repeats: {self.repeats} on kind: {self.kind}, which reads stored answers: a repeat would read "
+                f"the same answers again (nothing to re-run); {instead}, or drop repeats"
+            )
         return self
 
     @model_validator(mode="before")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from headtohead.config.models.keys import HubModel
 from headtohead.config.models.prompting import PROMPT_FIELDS, PromptSettings, prompt_fields
@@ -75,7 +75,12 @@ class CausalLMSettings(PromptSettings, HubModel):
 
     @field_validator("temperature")
     @classmethod
-    def _greedy(cls, temperature: float) -> float:
-        if temperature != 0.0:
-            raise ValueError("kind: causal-lm answers greedily (temperature 0): sampling would make a run unrepeatable")
+    def _greedy(cls, temperature: float, info: ValidationInfo) -> float:
+        # one sampled run would read as the model: sampling is for a model run several times, each seeded its own
+        repeats = info.data.get("repeats")
+        if temperature != 0.0 and (repeats is None or repeats < 2):
+            raise ValueError(
+                "kind: causal-lm answers greedily (temperature 0) when run once: one sampled run would read as the "
+                "model; sample with repeats: 2 or more (each run seeded its own), or set temperature 0"
+            )
         return temperature

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -18,6 +18,7 @@ class InspectSettings(ModelConfig):
     """An Inspect log: each sample's score (every epoch), its errors and refusals failures."""
 
     kind: Literal["inspect"]
+    reruns: ClassVar[bool] = False  # stored answers: nothing to re-run
 
     scorer: str | None = Field(
         default=None, description="The scorer whose value says right or wrong (default: the log's first scorer)."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -15,6 +15,7 @@ class LmEvalSettings(ModelConfig):
     """A ``samples_<task>_<date>.jsonl`` file, or a folder of them (one per task), read as one model's answers."""
 
     kind: Literal["lm-eval"]
+    reruns: ClassVar[bool] = False  # stored answers: nothing to re-run
 
     metric: str | None = Field(
         default=None,

@@ -1,6 +1,7 @@
 """A model measured several ways: its passes, as the config says them (what varies, and how many).
 
-A model with ``prompts:`` (or stored prediction files given as ``passes: prompt``) is one model of
+A model with ``prompts:`` or ``repeats: k`` (or stored prediction files given as ``passes: prompt``
+or ``passes: repeat``) is one model of
 the run with several passes over the same examples. The config only says what varies and how
 many passes there are (:meth:`~headtohead.config.models.base.ModelConfig.pass_specs`); how a pass
 is made lives with the family (``adapters/prompt_variants.py``: the template and labels a prompt
@@ -13,15 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Factor", "FACTORS", "PLANNED_FACTORS", "PassSpec", "pass_specs", "factor_error"]
+__all__ = ["Factor", "FACTORS", "PLANNED_FACTORS", "PassSpec", "pass_specs", "factor_error", "repeat_seed"]
 
-#: What varies between a model's passes (issue 41's repeated runs will be one more).
-Factor = Literal["prompt"]
-FACTORS: tuple[Factor, ...] = ("prompt",)
+#: What varies between a model's passes: its prompt, or nothing but the run (a repeat, with a seed of its own).
+Factor = Literal["prompt", "repeat"]
+FACTORS: tuple[Factor, ...] = ("prompt", "repeat")
 #: Factors people ask for that have no rule yet: refused in one line that says what to do instead.
-PLANNED_FACTORS = {"repeat": "repeated runs of one model are not supported yet"}
-#: The letter of a factor's pass keys (``p1``, ``p2`` …).
-_KEY_PREFIX: dict[str, str] = {"prompt": "p"}
+PLANNED_FACTORS: dict[str, str] = {}
+#: The letter of a factor's pass keys (``p1``, ``p2`` … ; ``r1``, ``r2`` …).
+_KEY_PREFIX: dict[str, str] = {"prompt": "p", "repeat": "r"}
+#: The step between the seeds of a model's repeats (a prime: repeats of runs seeded 42 and 43 do not meet).
+_SEED_STEP = 104_729
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class PassSpec:
     key : str
         Its key in the records and in ``predictions.npz`` (``p1`` …).
     factor : str
-        What varies between the passes (``prompt``).
+        What varies between the passes (``prompt``, ``repeat``).
     count : int
         The model's passes in all.
     """
@@ -65,3 +68,17 @@ def factor_error(factor: str, where: str) -> str:
             f"passes: prompt when the files differ by their prompt"
         )
     return f"{where}: passes: {factor!r} is not a factor; use passes: {' or '.join(FACTORS)}"
+
+
+def repeat_seed(seed: int, index: int) -> int:
+    """The seed of repeat ``index`` (from 0) of a run seeded ``seed``: the run's own for the first repeat.
+
+    Python, NumPy and torch are seeded with it before the repeat's model loads, and an LLM asked over
+    HTTP is sent it (``seed``), so each repeat is a run of its own and the same run gives the same repeats.
+
+    Examples
+    --------
+    >>> [repeat_seed(42, r) for r in range(3)]
+    [42, 104771, 209500]
+    """
+    return (seed + index * _SEED_STEP) % 2**32

@@ -2,12 +2,13 @@
 
 Several files — one per prompt a system was asked with — may be given as one model's passes
 (``source: [p1.csv, p2.csv, p3.csv]`` with ``passes: prompt``): they are pooled as a model asked
-with several prompts is (see ``docs/architecture.md``, "Passes").
+with several prompts is; one file per run of the same system (``passes: repeat``) as a model run
+several times (``repeats:``) is (see ``docs/architecture.md``, "Passes").
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -30,6 +31,7 @@ class PredictionsSettings(OutputNames):
     """
 
     kind: Literal["predictions"]
+    reruns: ClassVar[bool] = False  # stored answers: nothing to re-run
 
     missing_ids: Literal["error", "failed"] = Field(
         default="error",
@@ -44,7 +46,8 @@ class PredictionsSettings(OutputNames):
     passes: Factor | None = Field(
         default=None,
         description="What differs between the files of a list under source: prompt (one file per prompt a "
-        "system was asked with), pooled as a model asked with several prompts.",
+        "system was asked with), pooled as a model asked with several prompts; repeat (one file per run of the "
+        "same system), pooled as a model run several times (repeats:).",
     )
 
     @model_validator(mode="before")
@@ -60,12 +63,12 @@ class PredictionsSettings(OutputNames):
             files = [str(f) for f in source]
             if len(files) < 2:
                 raise ValueError(
-                    f"{where}: source lists {len(files)} file; give the file alone, or two or more with passes: prompt"
+                    f"{where}: source lists {len(files)} file; give the file alone, or two or more with passes: prompt or repeat"
                 )
             if factor is None:
                 raise ValueError(
                     f"{where}: source lists {len(files)} files; say what differs between them with passes: prompt "
-                    f"(one file per prompt, pooled as one model), or give each file as a model of its own"
+                    f"(one file per prompt) or passes: repeat (one file per run), pooled as one model, or give each file as a model of its own"
                 )
             return {**data, "sources": files, "source": ", ".join(files)}
         if factor is not None and not data.get("sources"):

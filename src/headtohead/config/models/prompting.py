@@ -106,7 +106,7 @@ class PromptSettings(ModelConfig):
         [('p1', 'prompt'), ('p2', 'prompt'), ('p3', 'prompt')]
         """
         if self.prompts is None:
-            return ()
+            return super().pass_specs()  # its repeats, if any
         count = len(self.prompts) if isinstance(self.prompts, list) else self.prompts.count
         return pass_specs("prompt", count)
 
@@ -129,6 +129,16 @@ class PromptSettings(ModelConfig):
             for template in prompts:
                 cls._template(template)
         return prompts
+
+    @model_validator(mode="after")
+    def _prompts_or_repeats(self) -> PromptSettings:
+        # prompts × repeats would need a three-level test (examples, prompts, runs): one factor per model
+        if self.prompts is not None and self.repeats is not None and self.repeats > 1:
+            raise ValueError(
+                f"prompts: and repeats: {self.repeats} together are not supported (a model varies one way: its "
+                f"prompt or its run); drop repeats, or give each prompt as a model of its own with repeats"
+            )
+        return self
 
     @model_validator(mode="after")
     def _prompt_or_list(self) -> PromptSettings:

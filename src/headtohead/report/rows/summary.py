@@ -227,9 +227,14 @@ def _model_cells(
 _SUMMED = ("n_failed",)
 
 
-def _mean_cell(cells: Sequence[Cell], key: str) -> Cell:
-    """One column of a prompted model's passes as one cell: their mean, no interval; eval time their sum, and a count
-    (examples without a prediction) their sum over the prompts, said so — a mean of counts (28.3) is no count."""
+#: What a model's passes are called in its summary cells, by factor.
+_PASS_WORDS = {"prompt": "prompts", "repeat": "runs"}
+
+
+def _mean_cell(cells: Sequence[Cell], key: str, passes: str = "prompts") -> Cell:
+    """One column of a model's passes (``passes``: prompts, runs) as one cell: their mean, no interval; eval time their
+    sum, and a count (examples without a prediction) their sum over the passes, said so — a mean of counts (28.3) is
+    no count."""
     values = [c.value for c in cells]
     if any(c.upper_only for c in cells):  # a clip at 0 averaged in would read as a measured error
         return Cell(None, note=NOT_TOLD_FROM_ZERO)
@@ -237,9 +242,9 @@ def _mean_cell(cells: Sequence[Cell], key: str) -> Cell:
         return next((c for c in cells if c.value is None and c.note), Cell(None))
     numbers = [float(v) for v in values if v is not None]
     if key in _SUMMED:
-        return Cell(float(np.sum(numbers)), suffix=f"sum over {len(cells)} prompts")
+        return Cell(float(np.sum(numbers)), suffix=f"sum over {len(cells)} {passes}")
     value = float(np.sum(numbers)) if key == "eval_time_s" else float(np.mean(numbers))
-    return Cell(value, suffix=None if key in ("parameters", "eval_time_s") else f"mean of {len(cells)} prompts")
+    return Cell(value, suffix=None if key in ("parameters", "eval_time_s") else f"mean of {len(cells)} {passes}")
 
 
 def _prompted_once(result: RunResult, rows: dict[str, dict[str, Cell]]) -> dict[str, dict[str, Cell]]:
@@ -261,7 +266,8 @@ def _prompted_once(result: RunResult, rows: dict[str, dict[str, Cell]]) -> dict[
         elif model.name not in out:
             passes = [rows[label] for p in model.passes if (label := pass_label(model.name, p.key)) in rows]
             keys = dict.fromkeys(k for c in passes for k in c)
-            out[model.name] = {k: _mean_cell([c.get(k, Cell(None)) for c in passes], k) for k in keys}
+            words = _PASS_WORDS.get(model.passes[0].factor, "passes")
+            out[model.name] = {k: _mean_cell([c.get(k, Cell(None)) for c in passes], k, words) for k in keys}
     return out
 
 

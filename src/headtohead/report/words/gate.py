@@ -48,6 +48,8 @@ def decision_explanation(decision: Decision) -> str:
             if d.method.startswith("tango") and d.method.endswith("+exact")
             else "Tango's score interval"
             if d.method.startswith("tango")
+            else f"the {d.method}"
+            if d.method.startswith("two-level")
             else "paired interval"
         )
         measured = (

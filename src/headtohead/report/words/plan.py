@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from headtohead.report.words.numbers import format_number, format_share, percent_number
+from headtohead.report.words.numbers import format_number, format_pp, format_share, percent_number
 from headtohead.stats.power import SamplePlan
+from headtohead.stats.repeat_plan import RunsPlan
 
-__all__ = ["plan_sentence"]
+__all__ = ["plan_sentence", "runs_plan_sentence"]
 
 
 def plan_sentence(plan: SamplePlan, *, accuracy: float, delta: float) -> str:
@@ -42,3 +43,38 @@ def plan_sentence(plan: SamplePlan, *, accuracy: float, delta: float) -> str:
         f"{percent_number(p.target_power)} % power ({test}; {assumed}) you need {p.n:,} examples; "
         f"at {p.n:,} the McNemar test headtohead runs has {format_share(p.power)} power (exact)."
     )
+
+
+def runs_plan_sentence(plan: RunsPlan, *, accuracy: float, delta: float) -> str:
+    """The answer of ``h2h plan --repeats K --run-sd S`` as one sentence: examples × runs, or why none suffices.
+
+    Examples
+    --------
+    >>> from headtohead.stats.repeat_plan import plan_runs
+    >>> runs_plan_sentence(plan_runs(0.90, 0.03, 0.10, repeats=5, run_sd=0.01), accuracy=0.90, delta=0.03)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'To detect a 3 pp accuracy difference at 90 % accuracy with 80 % power over 5 runs of each model (run-to-run
+     SD 1.0 pp; α = 0.05, the test over every run, normal approximation; assumed discordance 10 %) you need about
+     1,328 examples (5 runs × 1,328 answers per model); with fewer than 2 runs no number of examples suffices.'
+    """
+    p = plan
+    assumed = f"assumed discordance {percent_number(p.discordance)} %" + (
+        " (independent errors; set --discordance)" if p.discordance_assumed else ""
+    )
+    test = f"α = {p.alpha:g}, the test over every run"
+    if p.n_comparisons > 1:
+        test += f" at Holm's first step α/{p.n_comparisons}"
+    what = (
+        f"To detect a {percent_number(delta)} pp accuracy difference at {percent_number(accuracy)} % accuracy with "
+        f"{percent_number(p.target_power)} % power over {p.repeats} runs of each model (run-to-run SD "
+        f"{format_pp(p.run_sd, signed=False)} pp; {test}, normal approximation; {assumed})"
+    )
+    floor = f"with fewer than {p.min_repeats} runs no number of examples suffices"
+    if p.n is None:
+        return (
+            f"{what}: no number of examples suffices, the runs' noise alone hides the gap; plan {p.min_repeats} runs "
+            f"of each model or more."
+        )
+    count = format_number(p.n, "integer")
+    tail = f"; {floor}" if p.min_repeats > 1 else ""
+    return f"{what} you need about {count} examples ({p.repeats} runs × {count} answers per model){tail}."

@@ -290,6 +290,7 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
         Empty for a single-model run.
     """
     lines = list(summary.prompts.sentences) if summary.prompts is not None else []  # pooled over prompts first
+    lines += list(summary.repeats.sentences) if summary.repeats is not None else []  # then over repeated runs
     lines += [comparison.verdict for comparison in summary.comparisons]
     if summary.slices is not None:
         nominal = SEQUENTIAL_NOMINAL if summary.sequential else ""
@@ -303,6 +304,7 @@ def verdict_lines(summary: StatsSummary) -> list[str]:
             if summary.prompts
             else ""
         )
+        how += ", a repeated model by its accuracy averaged over its runs, over every run" if summary.repeats else ""
         lines.append(
             f"Ranking by accuracy ({groups}); models in one group are not significantly different "
             f"({how}, α = {summary.settings.alpha:g})."

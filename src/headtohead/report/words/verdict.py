@@ -227,6 +227,7 @@ def _quality_headline(result: RunResult, stats: StatsSummary | None) -> list[Ver
     groups = " · ".join(f"{g.rank}. {', '.join(g.models)}" for g in stats.ranking)
     how = "the anytime-valid sequential tests" if stats.sequential else "Holm-adjusted McNemar"
     how += ", a prompted model by its accuracy averaged over its prompts, pooled over prompts" if stats.prompts else ""
+    how += ", a repeated model by its accuracy averaged over its runs, over every run" if stats.repeats else ""
     lines = [
         VerdictLine(
             None,
@@ -256,6 +257,13 @@ def _prompt_headline(stats: StatsSummary | None) -> list[VerdictLine]:
     pools = stats.prompts.sentences[len(stats.prompts.families) :]
     families = stats.prompts.sentences[: len(stats.prompts.families)]
     return [VerdictLine(None, sentence, "quality") for sentence in pools + families]
+
+
+def _repeat_headline(stats: StatsSummary | None) -> list[VerdictLine]:
+    """With a model run several times: the verdicts over every run, then each model's runs (spread, steadiness)."""
+    if stats is None or stats.repeats is None:
+        return []
+    return [VerdictLine(None, sentence, "quality") for sentence in stats.repeats.sentences]
 
 
 def slice_lines(stats: StatsSummary | None) -> list[VerdictLine]:
@@ -363,8 +371,8 @@ def build_verdict(result: RunResult, training: TrainingSummary | None = None) ->
     """
     missing = missing_sentence(result)  # first: the verdicts below leave those models out, or used fewer rows
     headline = [VerdictLine(None, missing, "info")] if missing else []
-    prompted, stats = _prompt_headline(result.stats), result.stats
-    # with prompts: the pooled verdicts, then the pairs of models asked with one prompt (a pass is never one)
+    prompted, stats = _prompt_headline(result.stats) + _repeat_headline(result.stats), result.stats
+    # with prompts or repeats: the pooled verdicts, then the pairs of models measured once (a pass is never one)
     ordinary = _quality_headline(result, stats) if not prompted or (stats is not None and stats.comparisons) else []
     headline += prompted + ordinary + slice_lines(result.stats)
     details: list[str] = []

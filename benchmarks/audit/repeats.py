@@ -1,0 +1,124 @@
+"""Audit of models run several times (``repeats:``): the comparison over every run (``stats.repeats``).
+
+Two stochastic models of equal mean accuracy and opposite per-example strengths — right on example
+``i`` with probability ``0.75 ± 0.2`` (A plus, B minus, the sign drawn per example), drawn afresh on
+every run — each run k times; "run noise" shifts a whole run's probabilities by ``N(0, σ)``.
+"After" is the two-level test (:func:`headtohead.stats.repeat_pool.two_level_gap`: the per-example
+gaps of mean correctness, plus the variance of whole runs); "before" pools the k·n rows as if they
+were independent examples (a paired t over every run's rows), which counts one example's k runs as
+k pieces of evidence. The last row (full grid only) runs the same through :func:`headtohead.compare`
+with ``repeats=5``: issue 41's done-when, ≤ 8 % "better".
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+from scipy import stats
+
+from audit.common import Row, grid_seed, row
+from headtohead.stats.repeat_pool import two_level_gap
+
+__all__ = ["repeat_rows", "simulate", "compare_rate"]
+
+#: (examples, runs per model, whole-run SD)
+_GRID = ((200, 5, 0.0), (200, 5, 0.05), (200, 2, 0.05), (100, 10, 0.1), (1000, 3, 0.02))
+_QUICK = ((200, 5, 0.0), (200, 5, 0.05))
+
+
+def _pair(rng: np.random.Generator, n: int, k: int, run_sd: float, gap: float) -> tuple[np.ndarray, np.ndarray]:
+    s = rng.choice([-0.2, 0.2], n)
+    pa = 0.75 + s + gap / 2 + rng.normal(0.0, run_sd, (k, 1))
+    pb = 0.75 - s - gap / 2 + rng.normal(0.0, run_sd, (k, 1))
+    return rng.random((k, n)) < pa, rng.random((k, n)) < pb
+
+
+def simulate(n: int, k: int, run_sd: float, runs: int, seed: int) -> dict[str, np.ndarray]:
+    """Per simulated comparison at no true gap: the two-level test's 'better', its coverage, the pooled test's."""
+    rng = np.random.default_rng(grid_seed(41, n, k, int(run_sd * 1000), seed))
+    called, covers, pooled = np.zeros(runs, bool), np.zeros(runs, bool), np.zeros(runs, bool)
+    for r in range(runs):
+        a, b = _pair(rng, n, k, run_sd, 0.0)
+        found = two_level_gap(a, b)
+        called[r], covers[r] = found.p_value <= 0.05, found.low <= 0.0 <= found.high
+        pooled[r] = stats.ttest_1samp((a.astype(float) - b).ravel(), 0.0).pvalue <= 0.05
+    return {"called": called, "covers": covers, "pooled": pooled}
+
+
+def compare_rate(runs: int, seed: int, n: int = 200, k: int = 5, run_sd: float = 0.03) -> float:
+    """The share of ``runs`` seeded runs through :func:`headtohead.compare` (``repeats=k``) that call one 'better'."""
+    import pandas as pd
+
+    import headtohead
+
+    logging.getLogger("headtohead").setLevel(logging.ERROR)
+    better = 0
+    for r in range(runs):
+        rng = np.random.default_rng(grid_seed(4141, seed, r))
+        labels = rng.choice(["neg", "pos"], n)
+        y = (labels == "pos").astype(int)
+        frame = pd.DataFrame({"text": [str(i) for i in range(n)], "label": labels})
+        strength = rng.choice([-0.2, 0.2], n)
+
+        def model(p: np.ndarray, y: np.ndarray = y):
+            def predict(texts):
+                rows = np.array([int(t) for t in texts])
+                right = np.random.random(len(rows)) < p[rows] + np.random.normal(0.0, run_sd)  # noqa: NPY002
+                return np.eye(2)[np.where(right, y[rows], 1 - y[rows])]
+
+            return predict
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run = headtohead.compare(
+                {"a": model(0.75 + strength), "b": model(0.75 - strength)},
+                frame,
+                outputs={"a": "probabilities", "b": "probabilities"},
+                repeats=k,
+                stats={"n_resamples": 100},
+                seed=r,
+            )
+        better += bool(run.result.stats.repeats.pools[0].significant)
+    return better / runs
+
+
+def repeat_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
+    """The two-level test's false 'better' rate and its interval's coverage over the grid (and through compare)."""
+    runs = 400 if quick else 4000
+    rows = []
+    for n, k, run_sd in _QUICK if quick else _GRID:
+        found = simulate(n, k, run_sd, runs, seed)
+        setting = f"n = {n}, {k} runs each, opposite strengths 0.75 ± 0.2, whole-run SD {run_sd * 100:g} pp"
+        rows.append(
+            row(
+                "repeats",
+                "'better' at no gap, α = 0.05 (over every run; before: runs pooled as examples)",
+                setting,
+                "error",
+                0.05,
+                found["called"],
+                runs,
+                before=float(found["pooled"].mean()),
+                n=n,
+            )
+        )
+        rows.append(
+            row("repeats", "gap over runs: 95 % interval covers", setting, "coverage", 0.95, found["covers"], runs, n=n)
+        )
+    if not quick:
+        through = 200
+        rows.append(
+            row(
+                "repeats",
+                "'better' at no gap through headtohead.compare(repeats=5), α = 0.05 (issue 41: ≤ 8 %)",
+                "n = 200, 5 runs each, opposite strengths 0.75 ± 0.2, whole-run SD 3 pp",
+                "error",
+                0.05,
+                compare_rate(through, seed),
+                through,
+                n=200,
+            )
+        )
+    return rows
