@@ -40,7 +40,7 @@ from headtohead.results.predictions import Predictions
 from headtohead.results.repeats import ChangedExample, MetricSpread, RepeatModel, RepeatPool, RepeatSummary
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.prompt_pool import _decided as _prompt_decided
-from headtohead.stats.prompt_pool import _readjusted
+from headtohead.stats.prompt_pool import _prompt_variance, _readjusted, _satterthwaite
 
 __all__ = [
     "RepeatGap",
@@ -71,7 +71,8 @@ class RepeatGap:
 
 def _run_variance(correct: np.ndarray) -> tuple[float, float]:
     """The variance whole runs add to a model's mean accuracy, ``s²/k`` of its runs' accuracies, and its degrees of
-    freedom ``k − 1`` (0, ∞ with one run).
+    freedom ``k − 1`` (0, ∞ with one run): the prompts' rule (:func:`~headtohead.stats.prompt_pool.pooled_gap`),
+    runs in place of prompts.
 
     The runs' spread holds the whole-run effect (``σ²_run``) and, once more, the per-example noise
     (``σ²_ε/n``) already in the examples' part: the sum errs on the wide side. The unbiased
@@ -79,10 +80,7 @@ def _run_variance(correct: np.ndarray) -> tuple[float, float]:
     runs its estimate is often cut to 0, and the test then says "better" 7.5 % of the time at α = 5 %
     (``docs/statistics.md``, section 15).
     """
-    k = correct.shape[0]
-    if k < 2:
-        return 0.0, np.inf
-    return float(np.var(correct.mean(axis=1), ddof=1) / k), float(k - 1)
+    return _prompt_variance(correct)
 
 
 def _examples_variance(d: np.ndarray, groups: np.ndarray | None) -> tuple[float, float]:
@@ -97,13 +95,6 @@ def _examples_variance(d: np.ndarray, groups: np.ndarray | None) -> tuple[float,
     if g < 2:
         return 0.0, np.inf
     return float(g / (g - 1) * (sums**2).sum() / n**2), float(g - 1)
-
-
-def _satterthwaite(parts: Sequence[tuple[float, float]]) -> float:
-    """Welch–Satterthwaite degrees of freedom of a sum of variances ``(v, df)``."""
-    total = sum(v for v, _ in parts)
-    spread = sum(v * v / df for v, df in parts if v > 0 and np.isfinite(df))
-    return float(total * total / spread) if spread > 0 else np.inf
 
 
 def two_level_gap(
