@@ -6,7 +6,10 @@ every run — each run k times; "run noise" shifts a whole run's probabilities b
 "After" is the two-level test (:func:`headtohead.stats.repeat_pool.two_level_gap`: the per-example
 gaps of mean correctness, plus the variance of whole runs); "before" pools the k·n rows as if they
 were independent examples (a paired t over every run's rows), which counts one example's k runs as
-k pieces of evidence. The last row (full grid only) runs the same through :func:`headtohead.compare`
+k pieces of evidence. With the noise floor (issue 41, item 4), a gap within the larger of the two models'
+floors (``t_{0.975, k−1}·√2·s`` of each model's runs' accuracies) is never called 'better': "before" is
+the two-level test alone; and the floor itself is checked as the prediction bound it is — two new runs
+of A, on the same examples, differ by no more than A's floor from its k runs. The last row (full grid only) runs the same through :func:`headtohead.compare`
 with ``repeats=5``: issue 41's done-when, ≤ 8 % "better".
 """
 
@@ -19,7 +22,7 @@ import numpy as np
 from scipy import stats
 
 from audit.common import Row, grid_seed, row
-from headtohead.stats.repeat_pool import two_level_gap
+from headtohead.stats.repeat_pool import _two_runs_differ, pair_floor, two_level_gap
 
 __all__ = ["repeat_rows", "simulate", "compare_rate"]
 
@@ -28,23 +31,34 @@ _GRID = ((200, 5, 0.0), (200, 5, 0.05), (200, 2, 0.05), (100, 10, 0.1), (1000, 3
 _QUICK = ((200, 5, 0.0), (200, 5, 0.05))
 
 
-def _pair(rng: np.random.Generator, n: int, k: int, run_sd: float, gap: float) -> tuple[np.ndarray, np.ndarray]:
+def _pair(
+    rng: np.random.Generator, n: int, k: int, run_sd: float, gap: float, extra: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """k runs of A (and ``extra`` more, new runs of the same model on the same examples) and k runs of B."""
     s = rng.choice([-0.2, 0.2], n)
-    pa = 0.75 + s + gap / 2 + rng.normal(0.0, run_sd, (k, 1))
+    pa = 0.75 + s + gap / 2 + rng.normal(0.0, run_sd, (k + extra, 1))
     pb = 0.75 - s - gap / 2 + rng.normal(0.0, run_sd, (k, 1))
-    return rng.random((k, n)) < pa, rng.random((k, n)) < pb
+    return rng.random((k + extra, n)) < pa, rng.random((k, n)) < pb
 
 
 def simulate(n: int, k: int, run_sd: float, runs: int, seed: int) -> dict[str, np.ndarray]:
-    """Per simulated comparison at no true gap: the two-level test's 'better', its coverage, the pooled test's."""
+    """Per simulated comparison at no true gap: the two-level test's 'better', its coverage, the pooled test's;
+    'better' with the noise-floor rule (never within the larger floor); whether two new runs of A fall within
+    A's floor."""
     rng = np.random.default_rng(grid_seed(41, n, k, int(run_sd * 1000), seed))
     called, covers, pooled = np.zeros(runs, bool), np.zeros(runs, bool), np.zeros(runs, bool)
+    floored, floor_covers = np.zeros(runs, bool), np.zeros(runs, bool)
     for r in range(runs):
-        a, b = _pair(rng, n, k, run_sd, 0.0)
+        a_all, b = _pair(rng, n, k, run_sd, 0.0, extra=2)
+        a, new = a_all[:k], a_all[k:].mean(axis=1)
         found = two_level_gap(a, b)
         called[r], covers[r] = found.p_value <= 0.05, found.low <= 0.0 <= found.high
         pooled[r] = stats.ttest_1samp((a.astype(float) - b).ravel(), 0.0).pvalue <= 0.05
-    return {"called": called, "covers": covers, "pooled": pooled}
+        floor_a, floor_b = _two_runs_differ(a.mean(axis=1)), _two_runs_differ(b.mean(axis=1))
+        floor, _ = pair_floor({m: f for m, f in (("a", floor_a), ("b", floor_b)) if f is not None})
+        floored[r] = called[r] and not (floor is not None and abs(found.estimate) <= floor)
+        floor_covers[r] = floor_a is not None and abs(new[0] - new[1]) <= floor_a
+    return {"called": called, "covers": covers, "pooled": pooled, "floored": floored, "floor_covers": floor_covers}
 
 
 def compare_rate(runs: int, seed: int, n: int = 200, k: int = 5, run_sd: float = 0.03) -> float:
@@ -106,6 +120,31 @@ def repeat_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
         )
         rows.append(
             row("repeats", "gap over runs: 95 % interval covers", setting, "coverage", 0.95, found["covers"], runs, n=n)
+        )
+        rows.append(
+            row(
+                "repeats",
+                "'better' at no gap, α = 0.05, never within the noise floor (before: the two-level test alone)",
+                setting,
+                "error",
+                0.05,
+                found["floored"],
+                runs,
+                before=float(found["called"].mean()),
+                n=n,
+            )
+        )
+        rows.append(
+            row(
+                "repeats",
+                "noise floor: two new runs of the model differ by no more than it (95 % prediction bound)",
+                setting,
+                "coverage",
+                0.95,
+                found["floor_covers"],
+                runs,
+                n=n,
+            )
         )
     if not quick:
         through = 200

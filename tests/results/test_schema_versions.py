@@ -7,6 +7,7 @@ import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from sim.sample import sample_run
 
@@ -33,10 +34,39 @@ MODEL_FIELDS = ("labels_outside_data", "batch_backoff")
 QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfinite_examples")
 
 
+def _as_version_8(raw: dict) -> dict:
+    """A version-9 file as version 8 wrote it: no noise floor on a comparison over runs, no eval.noise_floor."""
+    raw = json.loads(json.dumps(raw))
+    raw["schema_version"] = 8
+    for pool in ((raw.get("stats") or {}).get("repeats") or {}).get("pools", []):
+        for key in ("noise_floor", "floor_of", "same_settings", "within_floor"):
+            del pool[key]
+    (raw.get("experiment") or {}).get("eval", {}).pop("noise_floor", None)
+    return raw
+
+
+def test_a_version_8_file_reads_with_no_noise_floor_on_its_comparisons_over_runs(tmp_path):
+    """Version 8 wrote no noise floor on a comparison over runs: it reads as none (never within a floor)."""
+    frame = pd.DataFrame({"text": [f"t{i}" for i in range(40)], "label": ["a", "b"] * 20})
+    run = headtohead.compare(
+        {"m": lambda texts: np.eye(2)[[len(t) % 2 for t in texts]], "n": ["a"] * 40},
+        frame,
+        outputs={"m": "probabilities"},
+        repeats={"m": 2},
+        stats={"n_resamples": 100},
+        out_dir=tmp_path / "out",
+    )
+    raw = _as_version_8(json.loads((tmp_path / "out" / "results.json").read_text()))
+    (tmp_path / "v8.json").write_text(json.dumps(raw))
+    (pool,) = headtohead.load_result(tmp_path / "v8.json").stats.repeats.pools
+    assert pool.noise_floor is None and not pool.within_floor and not pool.same_settings
+    assert run.result.stats.repeats.pools[0].noise_floor == 0.0  # the same run, version 9: m's runs agree
+
+
 def _as_version_7(raw: dict) -> dict:
     """A version-8 file (of models run once) as version 7 wrote it: no onnxruntime version, no LLM backend's
     name, no repeats anywhere."""
-    raw = json.loads(json.dumps(raw))
+    raw = _as_version_8(raw)
     raw["schema_version"] = 7
     del raw["environment"]["onnxruntime"]
     for model in raw["models"]:
@@ -148,7 +178,7 @@ def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):
 
 
 def test_a_version_2_run_reads_as_it_was_written(tmp_path):
-    assert SCHEMA_VERSION == 8  # a new version: a converter above (_as_version_7) drops its fields
+    assert SCHEMA_VERSION == 9  # a new version: a converter above (_as_version_8) drops its fields
     out = tmp_path / "out"
     run = headtohead.run(IRIS, out_dir=out)
     raw = json.loads((out / "results.json").read_text())

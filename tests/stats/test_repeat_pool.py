@@ -186,3 +186,43 @@ def test_the_comparisons_over_runs_and_the_ordinary_pairs_make_one_holm_family_a
     assert pools[0].p_value == pytest.approx(two_level_gap(correct, (p["b"].pred == y)[None, :]).p_value)
     assert summary.ranking[0].models == ["a"]  # counted once, by its mean over runs
     assert summary.model("a").accuracy.value == pytest.approx(correct.mean())
+
+
+def test_each_slice_compares_a_repeated_model_over_its_runs_in_the_slices_one_holm_family():
+    """Slices with a model run 4 times: per slice, the two-level test on the slice's examples (equal to
+    two_level_gap on those columns) and the slice's own noise floors; Holm over the ordinary (slice, pair) tests
+    and these together. The repeated model is strong on negatives, weak on positives; a fixed model the reverse."""
+    from headtohead.results.predictions import Predictions
+    from headtohead.stats.multiple import holm_adjust
+    from headtohead.stats.repeat_pool import _two_runs_differ
+    from headtohead.stats.where import run_slices
+
+    rng = np.random.default_rng(0)
+    n = 400
+    y = rng.integers(0, 2, n)
+    p = Predictions(np.arange(n), y, ("neg", "pos"))
+    runs = np.stack([np.where(rng.random(n) < np.where(y == 0, 0.95, 0.6), y, 1 - y) for _ in range(4)])
+    for k, run in enumerate(runs):
+        p.add_pass("llm", f"r{k + 1}", "repeat", run, None)
+    p.add("enc", np.where(rng.random(n) < np.where(y == 0, 0.6, 0.95), y, 1 - y), None)
+    p.add("rule", np.where(rng.random(n) < 0.8, y, 1 - y), None)
+    summary = run_slices(p)
+    assert [s.label for s in summary.slices] == ["neg", "pos"]
+    ordinary = [q.p_value for s in summary.slices for q in s.pairs]
+    over_runs = [q.p_value for s in summary.slices for q in s.repeat_pairs]
+    assert [len(s.pairs) for s in summary.slices] == [1, 1] and [len(s.repeat_pairs) for s in summary.slices] == [2, 2]
+    assert summary.n_tests == 6
+    adjusted = holm_adjust(ordinary + over_runs)
+    assert [q.p_adjusted for s in summary.slices for q in s.pairs + s.repeat_pairs] == pytest.approx(
+        list(adjusted[:1]) + list(adjusted[2:4]) + list(adjusted[1:2]) + list(adjusted[4:])
+    )
+    neg, pos = summary.slices
+    llm_enc = neg.repeat_pairs[0]
+    assert (llm_enc.model_a, llm_enc.model_b, llm_enc.n_examples) == ("llm", "enc", int((y == 0).sum()))
+    mask = y == 0
+    gap = two_level_gap(runs[:, mask] == y[mask], (p["enc"].pred == y)[None, mask])
+    assert llm_enc.estimate == pytest.approx(gap.estimate) and llm_enc.p_value == pytest.approx(gap.p_value)
+    assert llm_enc.noise_floor == pytest.approx(_two_runs_differ((runs[:, mask] == y[mask]).mean(axis=1)))
+    assert llm_enc.winner == "llm" and pos.repeat_pairs[0].winner == "enc"  # opposite strengths, found per slice
+    for q in (q for s in summary.slices for q in s.repeat_pairs):
+        assert q.significant == (q.p_adjusted <= 0.05 and not q.within_floor)

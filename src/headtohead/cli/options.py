@@ -16,7 +16,7 @@ from typing import Literal, Optional, TypeVar
 import typer
 
 __all__ = ["OutOption", "SetOption", "ResumeOption", "OverwriteOption", "OfflineOption", "DeterministicOption"]
-__all__ += ["renamed", "say_renamed", "margin", "level", "AllowMissingOption"]
+__all__ += ["renamed", "say_renamed", "margin", "level", "AllowMissingOption", "UntilDecidedOption", "NoiseFloorOption"]
 
 T = TypeVar("T")
 
@@ -49,6 +49,19 @@ OverwriteOption = typer.Option(
 )
 DeterministicOption = typer.Option(
     False, "--deterministic", help="Use torch's deterministic algorithms; ops without one are reported."
+)
+UntilDecidedOption = typer.Option(
+    False,
+    "--until-decided",
+    help="Evaluate in a seeded random order, chunk by chunk (eval.chunk_size), and stop once every pair "
+    "of models is decided by an anytime-valid test (same as eval.until_decided: true).",
+)
+NoiseFloorOption = typer.Option(
+    False,
+    "--noise-floor",
+    help="Measure how far two runs of each model differ: every model that runs is run eval.repeats times "
+    "(5 when not given); a gap within a pair's noise floor is never called better (same as eval.noise_floor: "
+    "true).",
 )
 
 

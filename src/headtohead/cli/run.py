@@ -52,12 +52,8 @@ def run(
     overwrite: bool = shared.OverwriteOption,
     deterministic: bool = shared.DeterministicOption,
     offline: bool = shared.OfflineOption,
-    until_decided: bool = typer.Option(
-        False,
-        "--until-decided",
-        help="Evaluate in a seeded random order, chunk by chunk (eval.chunk_size), and stop once every pair "
-        "of models is decided by an anytime-valid test (same as eval.until_decided: true).",
-    ),
+    until_decided: bool = shared.UntilDecidedOption,
+    noise_floor: bool = shared.NoiseFloorOption,
     no_cache: bool = typer.Option(
         False,
         "--no-cache",
@@ -76,7 +72,8 @@ def run(
 
     offline = offline_wanted(offline)
     with offline_scope(offline), run_context() as progress:  # the whole command, reports included
-        overrides = [*(set_ or []), *(["eval.until_decided=true"] if until_decided else [])]
+        flags = {"eval.until_decided": until_decided, "eval.noise_floor": noise_floor}
+        overrides = [*(set_ or []), *(f"{key}=true" for key, on in flags.items() if on)]
         exp, base_dir = command_experiment(
             experiment,
             data=data,

@@ -17,6 +17,7 @@ from headtohead.config.models import MODEL_KINDS, AnyModel, ModelConfig, family,
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
 from headtohead.config.train import TrainConfig
+from headtohead.errors import listing
 from headtohead.metrics import check_names, names
 
 __all__ = [
@@ -28,10 +29,14 @@ __all__ = [
     "EvalConfig",
     "StatsConfig",
     "MODEL_KINDS",
+    "NOISE_FLOOR_RUNS",
 ]
 
 #: Fewest examples per look of ``eval.until_decided`` by default (rounded up to whole batches).
 _DEFAULT_CHUNK = 64
+#: Runs of each model that runs under ``eval.noise_floor`` when ``eval.repeats`` is not given: the floor is a
+#: t prediction bound, ``t_{0.975, k−1}·√2·s``, whose t falls from 12.7 at 2 runs to 4.3 at 3 and 2.8 at 5.
+NOISE_FLOOR_RUNS = 5
 
 
 class SplitConfig(_Section):
@@ -148,6 +153,13 @@ class EvalConfig(_Section):
         "its own; a model's own repeats: wins.",
     )
 
+    noise_floor: bool = Field(
+        default=False,
+        description="Measure each model's noise floor, how far two of its runs differ (h2h run --noise-floor): "
+        f"every model that runs and says no repeats: of its own is run eval.repeats times ({NOISE_FLOOR_RUNS} when "
+        "not given). A gap within a pair's larger floor is never called better, with or without it.",
+    )
+
     @field_validator("repeats")
     @classmethod
     def _runs(cls, repeats: int | None) -> int | None:
@@ -157,6 +169,15 @@ class EvalConfig(_Section):
                 f"it out for one run"
             )
         return repeats
+
+    @model_validator(mode="after")
+    def _floor_needs_two_runs(self) -> EvalConfig:
+        if self.noise_floor and self.repeats == 1:
+            raise ValueError(
+                "eval.noise_floor (--noise-floor) measures how far two runs of a model differ, but eval.repeats is 1; "
+                f"give eval.repeats 2 or more, or leave it out ({NOISE_FLOOR_RUNS} runs)"
+            )
+        return self
 
     @field_validator("device")
     @classmethod
@@ -227,6 +248,8 @@ class Experiment(_Section):
         if not isinstance(data, Mapping) or not isinstance(data.get("eval"), Mapping):
             return data
         repeats = data["eval"].get("repeats")
+        if repeats is None and data["eval"].get("noise_floor") in (True, "true", "True"):
+            repeats = NOISE_FLOOR_RUNS  # --noise-floor: every model that runs, run several times
         if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 2:
             return data
         models = data.get("models")
@@ -248,6 +271,19 @@ class Experiment(_Section):
             if model.name in seen:
                 raise ValueError(f"model name '{model.name}' is used twice; give each model a unique name")
             seen.add(model.name)
+        return self
+
+    @model_validator(mode="after")
+    def _floor_has_a_model_to_rerun(self) -> Experiment:
+        if self.eval.noise_floor and not any(
+            m.pass_specs() and m.pass_specs()[0].factor == "repeat" for m in self.models
+        ):
+            raise ValueError(
+                f"--noise-floor (eval.noise_floor) runs each model several times to see how far its runs differ, but "
+                f"no model here runs again ({listing([m.name for m in self.models])}: stored answers, several "
+                f"prompts or repeats: 1 — nothing to re-run); give predictions of several runs as passes: repeat, "
+                f"or drop --noise-floor"
+            )
         return self
 
     @model_validator(mode="after")

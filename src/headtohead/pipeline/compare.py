@@ -40,6 +40,7 @@ def compare(
     outputs: Mapping[str, Literal["logits", "probabilities"]] | None = None,
     passes: Mapping[str, str] | None = None,
     repeats: int | Mapping[str, int] | None = None,
+    noise_floor: bool = False,
     name: str = "compare",
     out_dir: str | Path | None = None,
     report: bool = False,
@@ -77,6 +78,11 @@ def compare(
         Run each model that runs (not stored predictions) this many times, each run seeded with a
         seed of its own (``eval.repeats``), or name → runs for some models (``repeats:`` of each):
         its run-to-run noise is measured and its comparisons use every run.
+    noise_floor : bool
+        Measure each model's noise floor, how far two of its runs differ: every model that runs (not
+        stored predictions) and is given no ``repeats`` is run ``repeats`` times, 5 when not given
+        (``h2h run --noise-floor``, ``eval.noise_floor``). A gap within a pair's larger floor is never
+        called better.
     name : str
         The run's name.
     out_dir : str or Path, optional
@@ -170,6 +176,7 @@ def compare(
             "chunk_size": chunk_size,
             "equivalence_margin": equivalence_margin,
             "repeats": repeats if not isinstance(repeats, Mapping) else None,
+            "noise_floor": noise_floor,
         },
         "stats": dict(stats or {}),
         "speed": {"enabled": speed, "memory": False},

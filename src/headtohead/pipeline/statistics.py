@@ -10,11 +10,13 @@ data), and stores the verdict sentences beside the numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from headtohead.config.models import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.data.display import input_texts, thumbnail_uri
 from headtohead.data.sizes import input_sizes
@@ -104,7 +106,11 @@ def run_statistics(
     if out is not None and suspects is not None:
         write_label_suspects_csv(suspects, out / LABEL_SUSPECTS_FILE, texts)
     prompts = with_pass_words(summary.prompts, records)
-    repeats = with_repeat_sentences(with_example_inputs(summary.repeats, dataset, texts))
+    repeats = with_repeat_sentences(
+        with_same_settings(
+            with_example_inputs(summary.repeats, dataset, texts), setup.experiment.models, setup.context.objects
+        )
+    )
     summary = summary.model_copy(
         update={
             "disagreements": kept,
@@ -114,6 +120,29 @@ def run_statistics(
         }
     )
     return with_quality_sentences(summary)
+
+
+def with_same_settings(
+    summary: RepeatSummary | None, models: Sequence[ModelConfig], objects: Mapping[str, Any] | None = None
+) -> RepeatSummary | None:
+    """``summary`` with each comparison over runs of one model listed twice marked (``RepeatPool.same_settings``).
+
+    Two entries are the same model when every setting but the name is the same (a model listed twice to see
+    how far its runs differ) and, for models handed over as objects (``objects``, :func:`headtohead.compare`),
+    the object is the same one: the report words their gap as the model's own noise, never as two models'.
+    """
+    if summary is None:
+        return None
+    held = dict(objects or {})
+    settings = {m.name: m.model_dump(mode="json", exclude={"name"}) for m in models}
+
+    def same(a: str, b: str) -> bool:
+        if a not in settings or settings[a] != settings.get(b):
+            return False
+        return (a not in held and b not in held) or (a in held and b in held and held[a] is held[b])
+
+    pools = [p.model_copy(update={"same_settings": same(p.model_a, p.model_b)}) for p in summary.pools]
+    return summary.model_copy(update={"pools": pools})
 
 
 def suspects_with_inputs(

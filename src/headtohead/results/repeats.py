@@ -52,8 +52,8 @@ class RepeatModel(Record):
     pass_any: float = Field(description="pass@k: share of the examples right in at least one run.")
     two_runs_differ: float | None = Field(
         default=None,
-        description="The noise floor: how far the accuracies of two runs of the model differ at most, 95 % of the "
-        "time (t_{0.975, k−1} · √2 · the runs' SD; None with fewer than 2 runs).",
+        description="The noise floor: how far the accuracies of two runs of the model differ at most, 1 − alpha of "
+        "the time (t_{1 − alpha/2, k−1} · √2 · the runs' SD: 95 % at alpha 0.05; None with fewer than 2 runs).",
     )
     changed: int = Field(description="Examples whose answer was not the same in every run.")
     changed_share: float = Field(description="changed / n_examples.")
@@ -86,8 +86,26 @@ class RepeatPool(Record):
         description="Standard error from whole runs shifting together: the spread of each model's per-run "
         "accuracies (s²/k per model; it holds the per-example noise once more: errs on the wide side)."
     )
-    significant: bool
+    significant: bool = Field(
+        description="A is better than B or the reverse: Holm's p at most alpha and the gap outside the noise floor."
+    )
     winner: str | None = None
+    noise_floor: float | None = Field(
+        default=None,
+        description="The larger of the two models' noise floors (RepeatModel.two_runs_differ; None: neither was run "
+        "twice): a gap within it is never called better.",
+    )
+    floor_of: str | None = Field(default=None, description="The model whose noise floor noise_floor is.")
+    same_settings: bool = Field(
+        default=False,
+        description="A and B are one model listed twice (every setting but the name the same): their gap is the "
+        "model's run-to-run noise, run with the same seeds (so the same answers wherever the seeds decide them).",
+    )
+    within_floor: bool = Field(
+        default=False,
+        description="|estimate| ≤ noise_floor: the gap is no larger than two runs of one model differ, so no "
+        "model is called better whatever p says (the floor only withholds 'better').",
+    )
 
 
 class RepeatSummary(Record):

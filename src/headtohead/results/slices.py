@@ -16,6 +16,7 @@ from pydantic import Field
 
 from headtohead.results.base import Record
 from headtohead.results.estimates import ContingencyTable, Estimate
+from headtohead.results.repeats import RepeatPool
 
 __all__ = ["SliceAccuracy", "SlicePair", "SliceResult", "SliceSummary"]
 
@@ -72,6 +73,11 @@ class SliceResult(Record):
     n_examples: int
     accuracies: list[SliceAccuracy]
     pairs: list[SlicePair] = Field(default_factory=list)
+    repeat_pairs: list[RepeatPool] = Field(
+        default_factory=list,
+        description="Pairs with a model run several times, compared over every run on the slice (the two-level "
+        "test, each model's noise floor on the slice), in the same Holm family as pairs.",
+    )
 
     def accuracy(self, model: str) -> SliceAccuracy:
         """The accuracy of ``model`` on this slice."""

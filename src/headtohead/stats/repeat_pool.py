@@ -21,6 +21,12 @@ minus B's. Its variance has two parts that add:
   holds the per-example noise once more, so the interval errs on the wide side (level 3–5 % at
   α = 5 % by simulation, where subtracting that noise out was 7.5 % with 2 runs).
 
+**The noise floor.** Each repeated model's floor is how far the accuracies of two of its runs differ,
+``t_{1−α/2, k−1}·√2·s`` (a prediction bound from its k runs). A pair whose gap lies within the larger of
+its two models' floors is never called better, whatever its p: the rule only withholds "better", so the
+level stays at most the test's (``docs/statistics.md``, section 15). On each slice of the data the same
+comparison runs on the slice's examples against the slice's floors (:func:`with_repeat_slices`).
+
 The t reference takes Satterthwaite's degrees of freedom (examples: n − 1 or groups − 1; runs:
 k − 1). A model with one run is compared as it is: against another model with one run, the run's
 ordinary paired test (:func:`headtohead.stats.analyse`) decides, unchanged. The level and the
@@ -30,7 +36,7 @@ coverage, shown by simulation: ``docs/statistics.md``, "Repeated runs".
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +44,7 @@ import numpy as np
 from headtohead.results.comparison import ModelStats, StatsSummary
 from headtohead.results.predictions import Predictions
 from headtohead.results.repeats import ChangedExample, MetricSpread, RepeatModel, RepeatPool, RepeatSummary
+from headtohead.results.slices import SliceSummary
 from headtohead.stats.multiple import holm_adjust, rank_groups
 from headtohead.stats.prompt_pool import _decided as _prompt_decided
 from headtohead.stats.prompt_pool import _prompt_variance, _readjusted, _satterthwaite
@@ -45,10 +52,12 @@ from headtohead.stats.prompt_pool import _prompt_variance, _readjusted, _sattert
 __all__ = [
     "RepeatGap",
     "two_level_gap",
+    "pair_floor",
     "run_spread",
     "repeat_model",
     "repeat_pools",
     "with_repeat_family",
+    "with_repeat_slices",
     "MOST_CHANGED_KEPT",
 ]
 
@@ -182,8 +191,9 @@ def _spreads(passes: Sequence[ModelStats], confidence: float) -> list[MetricSpre
     return [run_spread(metric, values, confidence) for metric, values in found.items()]
 
 
-def _two_runs_differ(accuracy: np.ndarray) -> float | None:
-    """The noise floor: a 95 % bound on ``|accuracy of a run − accuracy of another|``, ``t_{0.975, k−1}·√2·s``.
+def _two_runs_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | None:
+    """The noise floor: a ``confidence`` bound on ``|accuracy of a run − accuracy of another|``,
+    ``t_{(1+confidence)/2, k−1}·√2·s`` (95 %: ``t_{0.975, k−1}·√2·s``).
 
     Two new runs differ by ``X₁ − X₂`` of variance ``2σ²``; with ``s`` from the k runs at hand,
     ``(X₁ − X₂)/(s√2)`` follows Student's t with ``k − 1`` degrees of freedom: a prediction bound.
@@ -198,7 +208,7 @@ def _two_runs_differ(accuracy: np.ndarray) -> float | None:
     k = len(accuracy)
     if k < 2:
         return None
-    return float(stats.t.ppf(0.975, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1))
+    return float(stats.t.ppf(0.5 + confidence / 2.0, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1))
 
 
 def _answer_name(k: int, labels: Sequence[str]) -> str:
@@ -268,7 +278,7 @@ def repeat_model(
         n_repeats=k,
         n_examples=n,
         spreads=spreads,
-        two_runs_differ=_two_runs_differ(correct.mean(axis=1)),
+        two_runs_differ=_two_runs_differ(correct.mean(axis=1), confidence),
         agreement=float(agreement.mean()) if n else 0.0,
         pass_all=float(correct.all(axis=0).mean()) if n else 0.0,
         pass_any=float(correct.any(axis=0).mean()) if n else 0.0,
@@ -306,37 +316,115 @@ def repeat_pools(predictions: Predictions, summary: StatsSummary, alpha: float =
         repeat_model(m, predictions[m].pred, y, labels, stats[m].passes, predictions.order, confidence)
         for m in repeated
     ]
-    # a model asked with several prompts is compared by its own rule (stats.prompt_pool), never here
-    units = [m for m in predictions.models if m in repeated or not predictions[m].passes]
-    pairs = [(a, b) for a, b in itertools.combinations(units, 2) if a in repeated or b in repeated]
-    pools = []
-    for a, b in pairs:
-        gap = two_level_gap(predictions[a].correct(y), predictions[b].correct(y), predictions.groups, confidence)
-        pools.append(
-            RepeatPool(
-                model_a=a,
-                model_b=b,
-                n_repeats_a=predictions[a].n_passes,
-                n_repeats_b=predictions[b].n_passes,
-                n_examples=len(y),
-                estimate=gap.estimate,
-                low=gap.low,
-                high=gap.high,
-                p_value=gap.p_value,
-                p_adjusted=gap.p_value,
-                df=gap.df,
-                se_examples=gap.se_examples,
-                se_runs=gap.se_runs,
-                significant=False,
-            )
-        )
+    floors = {m.name: m.two_runs_differ for m in models}
+    pools = [_pool(predictions, a, b, floors, None, confidence) for a, b in _repeat_pairs(predictions)]
     adjusted = holm_adjust([p.p_value for p in pools]) if len(pools) > 1 else [p.p_value for p in pools]
     pools = [_decided(pool, float(p), alpha) for pool, p in zip(pools, adjusted, strict=True)]
     return RepeatSummary(models=models, pools=pools, alpha=alpha, family_size=len(pools))
 
 
+def _repeat_pairs(predictions: Predictions) -> list[tuple[str, str]]:
+    """The pairs compared over runs: every pair of models of which one or both were run several times (a model
+    asked with several prompts is compared by its own rule, :mod:`headtohead.stats.prompt_pool`, never here)."""
+    repeated = {m for m in predictions.with_passes() if predictions[m].factor == "repeat"}
+    units = [m for m in predictions.models if m in repeated or not predictions[m].passes]
+    return [(a, b) for a, b in itertools.combinations(units, 2) if a in repeated or b in repeated]
+
+
+def _pool(
+    predictions: Predictions,
+    a: str,
+    b: str,
+    floors: Mapping[str, float | None] | None,
+    mask: np.ndarray | None,
+    confidence: float,
+) -> RepeatPool:
+    """A and B compared over every run (on the examples of ``mask``; all by default), not yet Holm-adjusted.
+
+    ``floors``: each model's noise floor; ``None``: each model's floor on these examples, from its runs'
+    accuracies on them (a slice's own floor).
+    """
+    y = predictions.y_true
+    keep = np.ones(len(y), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    correct = {m: np.atleast_2d(predictions[m].correct(y))[:, keep] for m in (a, b)}
+    groups = None if predictions.groups is None else np.asarray(predictions.groups)[keep]
+    gap = two_level_gap(correct[a], correct[b], groups, confidence)
+    if floors is None:
+        floors = {m: _two_runs_differ(correct[m].mean(axis=1), confidence) for m in (a, b)}
+    floor, floor_of = pair_floor({m: f for m in (a, b) if (f := floors.get(m)) is not None})
+    return RepeatPool(
+        model_a=a,
+        model_b=b,
+        n_repeats_a=predictions[a].n_passes,
+        n_repeats_b=predictions[b].n_passes,
+        n_examples=int(keep.sum()),
+        estimate=gap.estimate,
+        low=gap.low,
+        high=gap.high,
+        p_value=gap.p_value,
+        p_adjusted=gap.p_value,
+        df=gap.df,
+        se_examples=gap.se_examples,
+        se_runs=gap.se_runs,
+        significant=False,
+        noise_floor=floor,
+        floor_of=floor_of,
+        within_floor=floor is not None and abs(gap.estimate) <= floor,
+    )
+
+
+def with_repeat_slices(summary: SliceSummary, predictions: Predictions, masks: Sequence[np.ndarray]) -> SliceSummary:
+    """``summary`` with every pair of models compared over runs on every slice, in the slices' one Holm family.
+
+    Per slice (``masks``, in ``summary.slices``' order) the two-level test of :func:`two_level_gap` on its
+    examples, and the noise-floor rule with each model's floor on the slice (its runs' accuracies there):
+    ``SliceResult.repeat_pairs``. Holm's adjustment runs over the ordinary (slice, pair) tests and these
+    together. ``summary`` is returned as it is when no model was run several times.
+    """
+    pairs = _repeat_pairs(predictions)
+    if not pairs:
+        return summary
+    alpha, confidence = summary.alpha, summary.confidence
+    pools = [[_pool(predictions, a, b, None, mask, confidence) for a, b in pairs] for mask in masks]
+    ordinary = [p.p_value for s in summary.slices for p in s.pairs]
+    adjusted = iter(holm_adjust(ordinary + [p.p_value for found in pools for p in found]))
+    slices = []
+    for result, found in zip(summary.slices, pools, strict=True):
+        compared = []
+        for pair in result.pairs:
+            q = float(next(adjusted))
+            winner = (pair.model_a if pair.difference > 0 else pair.model_b) if q <= alpha else None
+            compared.append(pair.model_copy(update={"p_adjusted": q, "significant": q <= alpha, "winner": winner}))
+        slices.append(result.model_copy(update={"pairs": compared, "repeat_pairs": found}))
+    decided = [
+        s.model_copy(update={"repeat_pairs": [_decided(p, float(next(adjusted)), alpha) for p in s.repeat_pairs]})
+        for s in slices
+    ]
+    return summary.model_copy(update={"slices": decided, "n_tests": len(ordinary) + len(pairs) * len(masks)})
+
+
+def pair_floor(floors: Mapping[str, float]) -> tuple[float | None, str | None]:
+    """The noise floor a pair's gap is held against: the larger of its models' floors, and whose it is.
+
+    A model run once has no floor (``None``: not in ``floors``); a pair with none has none.
+
+    Examples
+    --------
+    >>> pair_floor({"llm": 0.028, "enc": 0.011})
+    (0.028, 'llm')
+    >>> pair_floor({})
+    (None, None)
+    """
+    if not floors:
+        return None, None
+    name = max(floors, key=lambda m: floors[m])
+    return floors[name], name
+
+
 def _decided(pool: RepeatPool, p_adjusted: float, alpha: float) -> RepeatPool:
-    significant = p_adjusted <= alpha
+    """The pool decided at its Holm-adjusted p: "better" only where the test says so and the gap lies outside the
+    noise floor (``within_floor``) — the floor only withholds "better", never grants it."""
+    significant = p_adjusted <= alpha and not pool.within_floor
     winner = (pool.model_a if pool.estimate > 0 else pool.model_b) if significant else None
     return pool.model_copy(update={"p_adjusted": p_adjusted, "significant": significant, "winner": winner})
 

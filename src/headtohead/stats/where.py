@@ -17,6 +17,7 @@ from headtohead.results.predictions import Predictions
 from headtohead.results.slices import SliceSummary
 from headtohead.stats.disagreements import disagreements
 from headtohead.stats.picked import slice_metrics
+from headtohead.stats.repeat_pool import with_repeat_slices
 from headtohead.stats.slices import SliceSpec, class_slices, column_slices, compare_slices, size_slices
 
 __all__ = ["ExampleFacts", "run_slices", "run_disagreements", "SIZE_BINS", "CLASS_SLICE_LIMIT", "DISAGREEMENTS_KEPT"]
@@ -79,8 +80,11 @@ def run_slices(
         Metrics picked from the catalogue (``stats.metrics``): their values on every slice.
 
     A model measured several ways (its passes, ``ModelPredictions.passes``) has each pass's accuracy
-    on every slice (named ``model@key``) and is in no pair: its passes are no models, and it is
-    compared pooled over them (:mod:`headtohead.stats.passes`).
+    on every slice (named ``model@key``) and is in no ordinary pair: its passes are no models. A model
+    run several times (factor ``repeat``) is compared over every run on every slice
+    (``SliceResult.repeat_pairs``, :func:`headtohead.stats.repeat_pool.with_repeat_slices`: the two-level
+    test and the slice's noise floors), in the slices' one Holm family; a model asked with several
+    prompts is compared pooled over them on the whole data only (:mod:`headtohead.stats.passes`).
 
     Returns
     -------
@@ -95,6 +99,7 @@ def run_slices(
     [('neg', True), ('pos', False)]
     """
     unpaired = [pass_label(m, k) for m in predictions.with_passes() for k in predictions[m].passes]
+    measured = predictions  # a repeated model's runs along their axis: its pairs over runs per slice
     predictions = predictions.per_pass()  # each pass's accuracy per slice; pairs only of models measured once
     order = np.asarray(predictions.order, dtype=np.int64)
     specs = _class_specs(predictions)
@@ -113,9 +118,11 @@ def run_slices(
         groups=predictions.groups,
         unpaired=unpaired,
     )
+    masks = [spec.mask for spec in specs if np.any(spec.mask)]
+    summary = with_repeat_slices(summary, measured, masks)
     if not metrics:
         return summary
-    return slice_metrics(summary, [spec.mask for spec in specs if np.any(spec.mask)], predictions, metrics)
+    return slice_metrics(summary, masks, predictions, metrics)
 
 
 def _class_specs(predictions: Predictions) -> list[SliceSpec]:

@@ -8,7 +8,7 @@ from headtohead.report.document import Cell, Column, Row, text_cell
 from headtohead.report.words.numbers import Kind
 from headtohead.report.words.repeats import REPEAT_RULE, runs_of
 from headtohead.results.records import RunResult
-from headtohead.results.repeats import MetricSpread, RepeatSummary
+from headtohead.results.repeats import MetricSpread, RepeatPool, RepeatSummary
 
 __all__ = [
     "SPREAD_COLUMNS",
@@ -56,6 +56,7 @@ POOL_COLUMNS = (
     Column("p_adjusted", "Holm p", "p", priority=0),
     Column("se_examples", "SE examples (pp)", "points", priority=2),
     Column("se_runs", "SE whole runs (pp)", "points", priority=2),
+    Column("floor", "noise floor (pp)", "points"),
     Column("significant", "significant", "text", priority=0),
 )
 
@@ -164,12 +165,20 @@ def pool_rows(result: RunResult) -> list[Row]:
                 "p_adjusted": Cell(p.p_adjusted),
                 "se_examples": Cell(p.se_examples),
                 "se_runs": Cell(p.se_runs),
-                "significant": text_cell(f"yes: {p.winner}" if p.winner else "no"),
+                "floor": Cell(p.noise_floor, suffix=p.floor_of) if p.noise_floor is not None else Cell(note="unknown"),
+                "significant": text_cell(_significant(p, summary.alpha)),
             },
             name=f"{p.model_a}_vs_{p.model_b}",
         )
         for p in summary.pools
     ]
+
+
+def _significant(pool: RepeatPool, alpha: float) -> str:
+    """``yes: llm``, ``no: within the noise floor`` (the test alone would have said yes), or ``no``."""
+    if pool.winner:
+        return f"yes: {pool.winner}"
+    return "no: within the noise floor" if pool.within_floor and pool.p_adjusted <= alpha else "no"
 
 
 def repeat_lines(result: RunResult) -> list[str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from headtohead.metrics import CATALOGUE
 from headtohead.report.document import Cell, Column, Row, text_cell
 from headtohead.report.words.numbers import format_level, format_range, format_share
+from headtohead.report.words.repeats import SLICE_REPEAT_RULE
 from headtohead.report.words.slices import SEQUENTIAL_NOMINAL
 from headtohead.results.disagreements import Disagreement, Disagreements
 from headtohead.results.records import RunResult
@@ -93,6 +94,9 @@ def slice_table(result: RunResult) -> tuple[list[Column], list[Row]]:
     for pair in first.pairs:
         key = f"{pair.model_a} − {pair.model_b}"
         columns += [Column(f"{key} (pp)", f"{key} (pp)", "pp"), Column(f"{key} Holm p", f"{key} Holm p", "p")]
+    for pool in first.repeat_pairs:
+        key = f"{pool.model_a} − {pool.model_b} over runs"
+        columns += [Column(f"{key} (pp)", f"{key} (pp)", "pp"), Column(f"{key} Holm p", f"{key} Holm p", "p")]
     rows = []
     for s in summary.slices:
         cells = {"slice": text_cell(slice_name(s)), "examples": Cell(s.n_examples)}
@@ -107,6 +111,11 @@ def slice_table(result: RunResult) -> tuple[list[Column], list[Row]]:
             key = f"{pair.model_a} − {pair.model_b}"
             cells[f"{key} (pp)"] = Cell(pair.difference, pair.ci_low, pair.ci_high)
             cells[f"{key} Holm p"] = Cell(pair.p_adjusted, mark="✓" if pair.significant else None)
+        for pool in s.repeat_pairs:
+            key = f"{pool.model_a} − {pool.model_b} over runs"
+            cells[f"{key} (pp)"] = Cell(pool.estimate, pool.low, pool.high)
+            within = "within the noise floor" if pool.within_floor and pool.p_adjusted <= summary.alpha else None
+            cells[f"{key} Holm p"] = Cell(pool.p_adjusted, mark="✓" if pool.significant else None, suffix=within)
         rows.append(Row(cells))
     return columns, rows
 
@@ -121,12 +130,19 @@ def slices_note(result: RunResult) -> str:
     intervals = f"Accuracy per slice with {format_level(summary.confidence)} Wilson intervals"
     if not summary.n_tests:  # one model: no pair, so no test to adjust or name
         return f"{intervals}; one model, so no pair is compared. Length bins are quantiles of the data."
+    over_runs = any(s.repeat_pairs for s in summary.slices)
+    runs = (
+        f" A pair with a model run several times ('over runs') is compared on the slice {SLICE_REPEAT_RULE}, in "
+        f"the same Holm family; these are not named in the verdict."
+        if over_runs
+        else ""
+    )
     return prefix + (
         f"{intervals}; the difference of each "
         f"pair with Tango's score interval, the same statistic as the test; McNemar "
         f"({summary.mcnemar_rule}) with Holm's adjustment over all {summary.n_tests} (slice, pair) tests, "
         f"α = {summary.alpha:g}. ✓: significant after the adjustment — only these are named in the "
-        f"verdict. Length bins are quantiles of the data."
+        f"verdict.{runs} Length bins are quantiles of the data."
     )
 
 

@@ -18,7 +18,16 @@ from headtohead.report.words.numbers import (
 )
 from headtohead.results.repeats import MetricSpread, RepeatModel, RepeatPool, RepeatSummary
 
-__all__ = ["REPEAT_RULE", "REPEATS_TITLE", "model_sentence", "pool_sentence", "with_repeat_sentences", "runs_of"]
+__all__ = [
+    "REPEAT_RULE",
+    "REPEATS_TITLE",
+    "SLICE_REPEAT_RULE",
+    "model_sentence",
+    "pool_sentence",
+    "floor_words",
+    "with_repeat_sentences",
+    "runs_of",
+]
 
 #: The section's title in every report.
 REPEATS_TITLE = "Repeated runs"
@@ -28,7 +37,15 @@ REPEAT_RULE = (
     "over every run: the gap of the mean accuracies over each model's runs, tested on the per-example gaps of mean "
     "correctness (examples, then runs within examples: the run-to-run noise of each example is in its mean), plus "
     "the spread of each model's per-run accuracies (whole runs moving together); a t reference with Satterthwaite's degrees of freedom; Holm over "
-    "the run's comparisons of models (a repeated model counted once)"
+    "the run's comparisons of models (a repeated model counted once); a gap within the larger of the two models' "
+    "noise floors (how far two runs of one model differ) is never called better"
+)
+
+
+#: How a pair with a repeated model is compared on a slice, in one phrase (the slices' note).
+SLICE_REPEAT_RULE = (
+    "over every run, as on the whole data (examples, then runs within examples), against the noise floors of "
+    "its models' runs on that slice: a gap within the larger is never called better"
 )
 
 
@@ -57,7 +74,7 @@ def _spread(spread: MetricSpread) -> str:
     )
 
 
-def model_sentence(model: RepeatModel) -> str:
+def model_sentence(model: RepeatModel, confidence: float = 0.95) -> str:
     """A repeated model's accuracy over its runs, how far they differ, and how steady its answers are.
 
     Examples
@@ -77,7 +94,8 @@ def model_sentence(model: RepeatModel) -> str:
         else f"{k} runs"
     )
     floor = (
-        f"; two runs of {model.name} differ by up to {format_pp(model.two_runs_differ, signed=False)} pp (95 %)"
+        f"; two runs of {model.name} differ by up to {format_pp(model.two_runs_differ, signed=False)} pp "
+        f"({format_level(confidence)}: its noise floor)"
         if model.two_runs_differ is not None
         else ""
     )
@@ -106,10 +124,53 @@ def pool_sentence(pool: RepeatPool, n_pools: int, confidence: float = 0.95) -> s
         f"({format_level(confidence)} interval {interval_pp(pool.low, pool.high)} pp, p {format_p(pool.p_value)}{holm}; "
         f"examples, then runs within examples)"
     )
+    if pool.same_settings:
+        return _twins_sentence(pool, gap, numbers, confidence)
     if pool.winner is not None:
         loser = pool.model_b if pool.winner == pool.model_a else pool.model_a
         return f"{pool.winner} is better than {loser} over {runs_of(pool)}: {gap} {numbers}."
-    return f"No significant difference over {runs_of(pool)}: {gap} {numbers}."
+    if pool.within_floor and pool.noise_floor is not None and pool.p_adjusted <= 1.0 - confidence:
+        return (
+            f"No decision over {runs_of(pool)}: the {format_pp(abs(pool.estimate), signed=False)} pp gap is within "
+            f"{floor_words(pool, confidence)}, so neither is called better though the test alone would: {gap} "
+            f"{numbers}."
+        )
+    within = (
+        f"; the gap is within {floor_words(pool, confidence)}"
+        if pool.within_floor and pool.noise_floor is not None and pool.noise_floor > 0
+        else ""
+    )
+    return f"No significant difference over {runs_of(pool)}: {gap} {numbers}{within}."
+
+
+def _twins_sentence(pool: RepeatPool, gap: str, numbers: str, confidence: float) -> str:
+    """One model listed twice (the same settings): its gap is that model's noise, run with the same seeds."""
+    twins = (
+        f"{pool.model_a} and {pool.model_b} are one model listed twice (the same settings, run with the same seeds, "
+        f"so the same answers wherever the seeds decide them)"
+    )
+    floor = f"; its noise floor, from runs seeded apart: {floor_words(pool, confidence)}" if pool.noise_floor else ""
+    if pool.winner is not None:
+        return (
+            f"{twins}, yet {pool.winner} scored higher over {runs_of(pool)}: {gap} {numbers}; something besides "
+            f"the settings differs between the two (their order in the run, a server's state){floor}."
+        )
+    return f"{twins}: {gap} {numbers} is that model's own run-to-run noise, not a difference of models{floor}."
+
+
+def floor_words(pool: RepeatPool, confidence: float = 0.95) -> str:
+    """``llm's noise floor (two runs of llm differ by up to 2.8 pp, 95 %)``: the floor a pair's gap is held against.
+
+    Examples
+    --------
+    >>> pool = RepeatPool(model_a="llm", model_b="enc", n_repeats_a=5, n_repeats_b=1, n_examples=500,
+    ...     estimate=0.012, low=0.002, high=0.022, p_value=0.02, p_adjusted=0.02, df=30.0, se_examples=0.005,
+    ...     se_runs=0.001, significant=False, noise_floor=0.028, floor_of="llm", within_floor=True)
+    >>> floor_words(pool)
+    "llm's noise floor (two runs of llm differ by up to 2.8 pp, 95 %)"
+    """
+    size = format_pp(pool.noise_floor if pool.noise_floor is not None else 0.0, signed=False)
+    return f"{pool.floor_of}'s noise floor (two runs of {pool.floor_of} differ by up to {size} pp, {format_level(confidence)})"
 
 
 def with_repeat_sentences(summary: RepeatSummary | None) -> RepeatSummary | None:
@@ -118,5 +179,5 @@ def with_repeat_sentences(summary: RepeatSummary | None) -> RepeatSummary | None
         return None
     confidence = 1.0 - summary.alpha
     sentences = [pool_sentence(p, summary.family_size or len(summary.pools), confidence) for p in summary.pools]
-    sentences += [model_sentence(m) for m in summary.models]
+    sentences += [model_sentence(m, confidence) for m in summary.models]
     return summary.model_copy(update={"sentences": sentences})
