@@ -226,3 +226,13 @@ def test_each_slice_compares_a_repeated_model_over_its_runs_in_the_slices_one_ho
     assert llm_enc.winner == "llm" and pos.repeat_pairs[0].winner == "enc"  # opposite strengths, found per slice
     for q in (q for s in summary.slices for q in s.repeat_pairs):
         assert q.significant == (q.p_adjusted <= 0.05 and not q.within_floor)
+
+
+def test_a_slice_of_one_example_decides_nothing_and_warns_nothing():
+    """One example has no spread to test against: p = 1, the interval the whole range, no NumPy warning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gap = two_level_gap(np.array([[1], [0], [1]], bool), np.array([[0]], bool))
+    assert (gap.estimate, gap.low, gap.high, gap.p_value) == pytest.approx((2 / 3, -1.0, 1.0, 1.0))

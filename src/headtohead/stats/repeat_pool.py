@@ -134,6 +134,8 @@ def two_level_gap(
     a, b = np.atleast_2d(correct_a).astype(np.float64), np.atleast_2d(correct_b).astype(np.float64)
     d = a.mean(axis=0) - b.mean(axis=0)
     estimate = float(d.mean())
+    if len(d) < 2:  # one example (a slice of one): no spread to test against, so no decision and no interval
+        return RepeatGap(estimate, -1.0, 1.0, 1.0, 0.0, 0.0, 0.0)
     parts = [_examples_variance(d, groups), _run_variance(a), _run_variance(b)]
     variance = sum(v for v, _ in parts)
     df = _satterthwaite(parts)
