@@ -140,20 +140,64 @@ def test_the_plan_of_examples_and_runs_reaches_its_power_and_says_when_no_number
         b = np.isin(cell, [1, 2])
         found += two_level_gap(np.tile(a, (5, 1)), np.tile(b, (5, 1))).p_value <= 0.05
     assert 0.74 <= found / 400 <= 0.88
-    # the runs' variance does not shrink with examples: 2 runs at a 3 pp run-to-run SD cannot see 3 pp
+    # the runs' variance does not shrink with examples, nor the floor below z·√2·s with runs: at a 3 pp
+    # run-to-run SD a 3 pp gap lies within the floor (8.3 pp with endless runs) however many runs and examples
     hopeless = plan_runs(0.90, 0.03, 0.10, repeats=2, run_sd=0.03)
-    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
-    assert hopeless.n is None and hopeless.min_repeats == int(2 * 0.03**2 / (0.03 / z) ** 2) + 1
+    assert hopeless.n is None and hopeless.min_repeats is None
+    assert hopeless.floor_limit == pytest.approx(stats.norm.ppf(0.975) * np.sqrt(2) * 0.03)
+
+
+def _shifted_runs(base: np.ndarray, k: int, s: float, rng: np.random.Generator) -> np.ndarray:
+    """k runs of a steady model whose whole run moves by N(0, s): that share of its answers flipped right or wrong."""
+    runs = []
+    for _ in range(k):
+        c, shift = base.copy(), rng.normal(0.0, s)
+        pool = np.flatnonzero(~c if shift > 0 else c)
+        c[rng.choice(pool, min(int(round(abs(shift) * len(c))), len(pool)), replace=False)] = shift > 0
+        runs.append(c)
+    return np.array(runs)
+
+
+def test_the_plan_counts_the_noise_floor_and_reaches_its_power_with_it():
+    """h2h plan --repeats 10 --run-sd 0.5pp: 928 examples find a 3 pp gap AND see it outside the noise floor (the
+    larger of the two models' t_{0.975, 9}·√2·ŝ) in about 80 % of 200 simulated runs; 5 runs are the fewest."""
+    from headtohead.stats.repeat_plan import plan_runs
+    from headtohead.stats.repeat_pool import _two_runs_differ
+
+    plan = plan_runs(0.90, 0.03, 0.10, repeats=10, run_sd=0.005)
+    assert (plan.n, plan.min_repeats) == (928, 5) and plan.floor == pytest.approx(
+        stats.t.ppf(0.975, 9) * 2**0.5 * 0.005
+    )
+    rng = np.random.default_rng(3)
+    found = 0
+    for _ in range(200):
+        cell = rng.choice(4, plan.n, p=[0.065, 0.035, 0.45, 0.45])
+        a, b = (
+            _shifted_runs(np.isin(cell, [0, 2]), 10, 0.005, rng),
+            _shifted_runs(np.isin(cell, [1, 2]), 10, 0.005, rng),
+        )
+        gap = two_level_gap(a, b)
+        floor = max(_two_runs_differ(a.mean(axis=1)), _two_runs_differ(b.mean(axis=1)))
+        found += gap.p_value <= 0.05 and abs(gap.estimate) > floor
+    assert 0.70 <= found / 200 <= 0.90
 
 
 def test_h2h_plan_takes_repeats_and_run_noise(capsys):
     from headtohead.cli.main import main
 
-    main(["plan", "--accuracy", "0.9", "--delta", "3pp", "--discordance", "0.1", "--repeats", "5", "--run-sd", "1pp"])
-    assert "you need about 1,328 examples (5 runs × 1,328 answers per model)" in capsys.readouterr().out
-    main(["plan", "--accuracy", "0.9", "--delta", "3pp", "--repeats", "2", "--run-sd", "3pp"])
+    base = ["plan", "--accuracy", "0.9", "--delta", "3pp", "--discordance", "0.1"]
+    main([*base, "--repeats", "10", "--run-sd", "0.5pp"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "its noise floor 1.6 pp: no gap within it is called better" in said
+    assert "you need about 928 examples (10 runs × 928 answers per model); with fewer than 5 runs" in said
+    main([*base, "--repeats", "2", "--run-sd", "0.5pp"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "no number of examples suffices, the runs' noise and its floor hide the gap; plan 5 runs" in said
+    main([*base, "--repeats", "2", "--run-sd", "3pp"])
+    said = " ".join(capsys.readouterr().out.split())
     assert (
-        "no number of examples suffices, the runs' noise alone hides the gap; plan 16 runs" in capsys.readouterr().out
+        "no number of runs or examples suffices — the gap is too close to the noise floor, which stays above 8.3 pp"
+        in said
     )
     with pytest.raises(SystemExit) as info:
         main(["plan", "--accuracy", "0.9", "--delta", "3pp", "--repeats", "2"])

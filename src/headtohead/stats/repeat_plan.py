@@ -7,12 +7,21 @@ with discordance ``ψ`` — averaging a model's runs only lowers it) and the run
 ``δ`` is out of reach, at any number of examples, unless ``2s²/k < (δ/(z_{1−α'/2} + z_{power}))²``.
 A normal approximation (the test's t reference has Satterthwaite's degrees of freedom: with few runs
 it asks for somewhat more); the Holm first step ``α' = α/m`` with ``m`` pairs, as :mod:`.power`.
+
+**The noise floor.** A gap within the larger of the two models' floors, ``t_{1−α/2, k−1}·√2·ŝ`` from
+each model's k runs, is never called better (:mod:`headtohead.stats.repeat_pool`). The plan's power is
+the chance of both: the gap found by the test and larger than that floor, ``ŝ`` drawn as the larger of
+two runs' SDs from ``s·√(χ²_{k−1}/(k−1))``, integrated over its quantiles. The floor does not shrink
+below ``z_{1−α/2}·√2·s`` with any number of runs: a gap no larger than that is out of reach however many
+runs and examples.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from headtohead.errors import ConfigError
 from headtohead.stats.power import _resolve_discordance, holm_first_step_alpha
@@ -30,10 +39,15 @@ class RunsPlan:
         Examples needed at ``repeats`` runs of each model (``None``: no number suffices).
     repeats : int
         Runs of each model planned for.
-    min_repeats : int
-        The fewest runs of each model with which some number of examples reaches the power.
+    min_repeats : int or None
+        The fewest runs of each model with which some number of examples reaches the power (``None``: no
+        number of runs does, the gap lies within the noise floor however many).
     run_sd : float
         Run-to-run SD of a model's accuracy (a share).
+    floor : float or None
+        The noise floor at ``repeats`` runs and this SD, ``t_{1−α/2, k−1}·√2·s`` (``None`` with one run).
+    floor_limit : float
+        The floor with endless runs, ``z_{1−α/2}·√2·s``: no gap at or below it is ever called better.
     target_power, alpha, test_alpha : float
     n_comparisons : int
     discordance : float
@@ -42,14 +56,57 @@ class RunsPlan:
 
     n: int | None
     repeats: int
-    min_repeats: int
+    min_repeats: int | None
     run_sd: float
+    floor: float | None
+    floor_limit: float
     target_power: float
     alpha: float
     test_alpha: float
     n_comparisons: int
     discordance: float
     discordance_assumed: bool
+
+
+#: Quantiles of the larger of two runs' SDs the power integrates over.
+_QUANTILES = 200
+#: The most runs and examples searched.
+_MOST_RUNS, _MOST_EXAMPLES = 1000, 10**9
+
+
+def _power(n: float, k: int, delta: float, psi: float, s: float, level: float, alpha: float) -> float:
+    """The chance that the test over runs finds ``delta`` at level ``level`` and it lies outside the noise floor."""
+    from scipy import stats
+
+    examples = (psi - delta**2) / n if math.isfinite(n) else 0.0
+    se = math.sqrt(examples + (2.0 * s**2 / k if k > 1 else 2.0 * s**2))
+    if se == 0.0:
+        return 1.0
+    crit = float(stats.norm.ppf(1.0 - level / 2.0)) * se
+    if k < 2 or s == 0.0:
+        return float(stats.norm.sf((crit - delta) / se))
+    # the larger of two models' SDs from k runs each: its quantile p is the SD's quantile √p
+    u = np.sqrt((np.arange(_QUANTILES) + 0.5) / _QUANTILES)
+    s_hat = s * np.sqrt(stats.chi2.ppf(u, k - 1) / (k - 1))
+    floor = float(stats.t.ppf(1.0 - alpha / 2.0, k - 1)) * math.sqrt(2.0) * s_hat
+    return float(np.mean(stats.norm.sf((np.maximum(crit, floor) - delta) / se)))
+
+
+def _examples_needed(
+    k: int, delta: float, psi: float, s: float, level: float, alpha: float, power: float
+) -> int | None:
+    """The fewest examples at ``k`` runs that reach ``power`` (``None``: none does), by bisection on n."""
+    if _power(math.inf, k, delta, psi, s, level, alpha) < power:
+        return None
+    low, high = 1, 2
+    while _power(high, k, delta, psi, s, level, alpha) < power:
+        low, high = high, high * 2
+        if high > _MOST_EXAMPLES:
+            return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _power(middle, k, delta, psi, s, level, alpha) < power else (low, middle)
+    return high
 
 
 def plan_runs(
@@ -67,12 +124,12 @@ def plan_runs(
 
     Examples
     --------
-    >>> p = plan_runs(0.90, 0.03, 0.10, repeats=5, run_sd=0.01)
-    >>> p.n, p.min_repeats
-    (1328, 2)
+    >>> p = plan_runs(0.90, 0.03, 0.10, repeats=5, run_sd=0.005)
+    >>> p.n, p.min_repeats, round(p.floor, 4)
+    (2446, 5, 0.0196)
     >>> p = plan_runs(0.90, 0.03, 0.10, repeats=2, run_sd=0.03)
     >>> p.n, p.min_repeats
-    (None, 16)
+    (None, None)
     """
     from scipy import stats
 
@@ -87,17 +144,20 @@ def plan_runs(
     psi = _resolve_discordance(accuracy, delta, discordance)
     pairs = n_models * (n_models - 1) // 2
     level = holm_first_step_alpha(alpha, pairs)
-    z = float(stats.norm.ppf(1.0 - level / 2.0) + stats.norm.ppf(power))
-    allowed = (delta / z) ** 2  # the variance of the gap that gives the power
-    runs_part = 2.0 * run_sd**2 / repeats if repeats > 1 else 2.0 * run_sd**2
-    room = allowed - runs_part
-    n = math.ceil((psi - delta**2) / room) if room > 0 else None
-    min_repeats = max(1, math.floor(2.0 * run_sd**2 / allowed) + 1)
+    n = _examples_needed(repeats, delta, psi, run_sd, level, alpha, power)
+    first = 1 if run_sd == 0.0 else 2  # with run noise, a plan over runs: each model has a floor
+    min_repeats = next(
+        (k for k in range(first, _MOST_RUNS + 1) if _power(math.inf, k, delta, psi, run_sd, level, alpha) >= power),
+        None,
+    )
+    floor = float(stats.t.ppf(1.0 - alpha / 2.0, repeats - 1)) * math.sqrt(2.0) * run_sd if repeats > 1 else None
     return RunsPlan(
         n=n,
         repeats=repeats,
         min_repeats=min_repeats,
         run_sd=run_sd,
+        floor=floor,
+        floor_limit=float(stats.norm.ppf(1.0 - alpha / 2.0)) * math.sqrt(2.0) * run_sd,
         target_power=power,
         alpha=alpha,
         test_alpha=level,

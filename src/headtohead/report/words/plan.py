@@ -51,11 +51,12 @@ def runs_plan_sentence(plan: RunsPlan, *, accuracy: float, delta: float) -> str:
     Examples
     --------
     >>> from headtohead.stats.repeat_plan import plan_runs
-    >>> runs_plan_sentence(plan_runs(0.90, 0.03, 0.10, repeats=5, run_sd=0.01), accuracy=0.90, delta=0.03)
+    >>> runs_plan_sentence(plan_runs(0.90, 0.03, 0.10, repeats=10, run_sd=0.005), accuracy=0.90, delta=0.03)
     ... # doctest: +NORMALIZE_WHITESPACE
-    'To detect a 3 pp accuracy difference at 90 % accuracy with 80 % power over 5 runs of each model (run-to-run
-     SD 1.0 pp; α = 0.05, the test over every run, normal approximation; assumed discordance 10 %) you need about
-     1,328 examples (5 runs × 1,328 answers per model); with fewer than 2 runs no number of examples suffices.'
+    'To detect a 3 pp accuracy difference at 90 % accuracy with 80 % power over 10 runs of each model (run-to-run
+     SD 0.5 pp, its noise floor 1.6 pp: no gap within it is called better; α = 0.05, the test over every run, normal
+     approximation; assumed discordance 10 %) you need about 928 examples (10 runs × 928 answers per model); with
+     fewer than 5 runs no number of examples suffices.'
     """
     p = plan
     assumed = f"assumed discordance {percent_number(p.discordance)} %" + (
@@ -64,17 +65,27 @@ def runs_plan_sentence(plan: RunsPlan, *, accuracy: float, delta: float) -> str:
     test = f"α = {p.alpha:g}, the test over every run"
     if p.n_comparisons > 1:
         test += f" at Holm's first step α/{p.n_comparisons}"
+    floor = (
+        f", its noise floor {format_pp(p.floor, signed=False)} pp: no gap within it is called better"
+        if p.floor is not None and p.run_sd > 0
+        else ""
+    )
     what = (
         f"To detect a {percent_number(delta)} pp accuracy difference at {percent_number(accuracy)} % accuracy with "
         f"{percent_number(p.target_power)} % power over {p.repeats} runs of each model (run-to-run SD "
-        f"{format_pp(p.run_sd, signed=False)} pp; {test}, normal approximation; {assumed})"
+        f"{format_pp(p.run_sd, signed=False)} pp{floor}; {test}, normal approximation; {assumed})"
     )
-    floor = f"with fewer than {p.min_repeats} runs no number of examples suffices"
+    if p.min_repeats is None:
+        return (
+            f"{what}: no number of runs or examples suffices — the gap is too close to the noise floor, which stays "
+            f"above {format_pp(p.floor_limit, signed=False)} pp however many runs."
+        )
+    fewer = f"with fewer than {p.min_repeats} runs no number of examples suffices"
     if p.n is None:
         return (
-            f"{what}: no number of examples suffices, the runs' noise alone hides the gap; plan {p.min_repeats} runs "
-            f"of each model or more."
+            f"{what}: no number of examples suffices, the runs' noise and its floor hide the gap; plan "
+            f"{p.min_repeats} runs of each model or more."
         )
     count = format_number(p.n, "integer")
-    tail = f"; {floor}" if p.min_repeats > 1 else ""
+    tail = f"; {fewer}" if p.min_repeats > 1 else ""
     return f"{what} you need about {count} examples ({p.repeats} runs × {count} answers per model){tail}."
