@@ -281,3 +281,19 @@ def test_noise_floor_flag_on_a_predictions_file_is_refused(tmp_path, capsys):
         main([*args, "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert info.value.code == 2 and "nothing to re-run" in err and "Traceback" not in err
+
+
+def test_a_model_listed_twice_and_run_once_says_what_its_gap_shows(noisy_module):
+    """Without --noise-floor the copies are an ordinary pair: its verdict is followed by what a model listed twice
+    shows (the same seeds: only unseeded noise) and how to measure the floor; other pairs get no such note."""
+    path = _experiment(noisy_module, [_known("rule", 0.7), {**_known("rule", 0.7), "name": "copy"}, _noisy("llm")])
+    out = noisy_module / "out"
+    main(["run", str(path), "--out", str(out)])
+    raw = json.loads((out / "results.json").read_text())
+    verdicts = {(c["model_a"], c["model_b"]): c["verdict"] for c in raw["stats"]["comparisons"]}
+    assert verdicts[("rule", "copy")].endswith(
+        "rule and copy are one model listed twice (the same settings, run with the same seeds): their gap shows "
+        "only the noise the seeds do not fix; h2h run --noise-floor measures how far runs seeded apart differ."
+    )
+    assert not any("listed twice" in v for pair, v in verdicts.items() if pair != ("rule", "copy"))
+    assert raw["stats"]["repeats"] is None

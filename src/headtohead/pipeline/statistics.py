@@ -10,6 +10,7 @@ data), and stores the verdict sentences beside the numbers.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from headtohead.report.rows.label_suspects import write_label_suspects_csv
 from headtohead.report.rows.where import write_disagreements_csv
 from headtohead.report.words.prompts import with_prompt_sentences
 from headtohead.report.words.quality import with_quality_sentences
-from headtohead.report.words.repeats import with_repeat_sentences
+from headtohead.report.words.repeats import twins_note, with_repeat_sentences
 from headtohead.report.words.warnings import no_prediction_words
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.disagreements import Disagreement, Disagreements
@@ -106,11 +107,8 @@ def run_statistics(
     if out is not None and suspects is not None:
         write_label_suspects_csv(suspects, out / LABEL_SUSPECTS_FILE, texts)
     prompts = with_pass_words(summary.prompts, records)
-    repeats = with_repeat_sentences(
-        with_same_settings(
-            with_example_inputs(summary.repeats, dataset, texts), setup.experiment.models, setup.context.objects
-        )
-    )
+    twins = same_model_pairs(setup.experiment.models, setup.context.objects)
+    repeats = with_repeat_sentences(with_same_settings(with_example_inputs(summary.repeats, dataset, texts), twins))
     summary = summary.model_copy(
         update={
             "disagreements": kept,
@@ -119,30 +117,51 @@ def run_statistics(
             "repeats": repeats,
         }
     )
-    return with_quality_sentences(summary)
+    return with_twin_notes(with_quality_sentences(summary), twins)
 
 
-def with_same_settings(
-    summary: RepeatSummary | None, models: Sequence[ModelConfig], objects: Mapping[str, Any] | None = None
-) -> RepeatSummary | None:
-    """``summary`` with each comparison over runs of one model listed twice marked (``RepeatPool.same_settings``).
+def same_model_pairs(models: Sequence[ModelConfig], objects: Mapping[str, Any] | None = None) -> set[frozenset[str]]:
+    """The pairs of entries that are one model listed twice: every setting but the name the same and, for models
+    handed over as objects (``objects``, :func:`headtohead.compare`), the object the same one.
 
-    Two entries are the same model when every setting but the name is the same (a model listed twice to see
-    how far its runs differ) and, for models handed over as objects (``objects``, :func:`headtohead.compare`),
-    the object is the same one: the report words their gap as the model's own noise, never as two models'.
+    Examples
+    --------
+    >>> from headtohead.config.models import model_settings
+    >>> m = [model_settings(name=n, kind="python", source=s) for n, s in (("a", "p:f"), ("b", "p:f"), ("c", "p:g"))]
+    >>> same_model_pairs(m) == {frozenset({"a", "b"})}
+    True
     """
-    if summary is None:
-        return None
     held = dict(objects or {})
     settings = {m.name: m.model_dump(mode="json", exclude={"name"}) for m in models}
+    found = set()
+    for a, b in itertools.combinations(settings, 2):
+        if settings[a] == settings[b] and (
+            (a not in held and b not in held) or (a in held and b in held and held[a] is held[b])
+        ):
+            found.add(frozenset({a, b}))
+    return found
 
-    def same(a: str, b: str) -> bool:
-        if a not in settings or settings[a] != settings.get(b):
-            return False
-        return (a not in held and b not in held) or (a in held and b in held and held[a] is held[b])
 
-    pools = [p.model_copy(update={"same_settings": same(p.model_a, p.model_b)}) for p in summary.pools]
+def with_same_settings(summary: RepeatSummary | None, twins: set[frozenset[str]]) -> RepeatSummary | None:
+    """``summary`` with each comparison over runs of one model listed twice marked (``RepeatPool.same_settings``):
+    the report words their gap as that model's own noise, never as two models'."""
+    if summary is None:
+        return None
+    pools = [p.model_copy(update={"same_settings": frozenset({p.model_a, p.model_b}) in twins}) for p in summary.pools]
     return summary.model_copy(update={"pools": pools})
+
+
+def with_twin_notes(summary: StatsSummary, twins: set[frozenset[str]]) -> StatsSummary:
+    """``summary`` with the verdict of each ordinary pair of one model listed twice followed by what it shows."""
+    if not twins:
+        return summary
+    comparisons = [
+        c.model_copy(update={"verdict": f"{c.verdict} {twins_note(c.model_a, c.model_b)}"})
+        if frozenset({c.model_a, c.model_b}) in twins
+        else c
+        for c in summary.comparisons
+    ]
+    return summary.model_copy(update={"comparisons": comparisons})
 
 
 def suspects_with_inputs(

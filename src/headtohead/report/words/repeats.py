@@ -25,6 +25,7 @@ __all__ = [
     "model_sentence",
     "pool_sentence",
     "floor_words",
+    "twins_note",
     "with_repeat_sentences",
     "runs_of",
 ]
@@ -156,6 +157,20 @@ def _twins_sentence(pool: RepeatPool, gap: str, numbers: str, confidence: float)
             f"the settings differs between the two (their order in the run, a server's state){floor}."
         )
     return f"{twins}: {gap} {numbers} is that model's own run-to-run noise, not a difference of models{floor}."
+
+
+def twins_note(model_a: str, model_b: str) -> str:
+    """What the gap of one model listed twice and run once shows (after the pair's verdict).
+
+    Examples
+    --------
+    >>> twins_note("llm", "again")
+    'llm and again are one model listed twice (the same settings, run with the same seeds): their gap shows only the noise the seeds do not fix; h2h run --noise-floor measures how far runs seeded apart differ.'
+    """
+    return (
+        f"{model_a} and {model_b} are one model listed twice (the same settings, run with the same seeds): their gap "
+        f"shows only the noise the seeds do not fix; h2h run --noise-floor measures how far runs seeded apart differ."
+    )
 
 
 def floor_words(pool: RepeatPool, confidence: float = 0.95) -> str:
