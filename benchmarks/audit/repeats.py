@@ -161,3 +161,31 @@ def repeat_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
             )
         )
     return rows
+
+
+#: (examples, runs per model, whole-run SD, true gap) of the noise floor's price in power (docs/statistics.md, 15)
+PRICE_GRID = ((200, 5, 0.0, 0.08), (200, 5, 0.05, 0.08), (1000, 3, 0.02, 0.04), (2000, 5, 0.0, 0.03))
+
+
+def floor_price(runs: int = 1000, seed: int = 1) -> list[tuple[int, int, float, float, float, float]]:
+    """The power the noise-floor rule costs: per setting of :data:`PRICE_GRID`, the share of ``runs`` seeded runs at
+    the true gap that the two-level test alone calls 'better', and the share it does with the rule.
+
+    ``PYTHONPATH=src:benchmarks .venv/bin/python -c "from audit.repeats import floor_price; print(floor_price())"``
+    """
+    found = []
+    for n, k, run_sd, gap in PRICE_GRID:
+        rng = np.random.default_rng(seed)
+        alone = with_floor = 0
+        for _ in range(runs):
+            a, b = _pair(rng, n, k, run_sd, gap)
+            result = two_level_gap(a, b)
+            floors = {
+                m: f for m, f in (("a", _two_runs_differ(a.mean(axis=1))), ("b", _two_runs_differ(b.mean(axis=1))))
+            }
+            floor, _ = pair_floor({m: f for m, f in floors.items() if f is not None})
+            called = result.p_value <= 0.05
+            alone += called
+            with_floor += called and not (floor is not None and abs(result.estimate) <= floor)
+        found.append((n, k, run_sd, gap, alone / runs, with_floor / runs))
+    return found
