@@ -15,10 +15,23 @@ from headtohead.errors import ModelError, ResultsError
 LABELS = ["negative", "positive"]
 
 
+@pytest.fixture(scope="module")
+def served(smollm2_folder, tmp_path_factory):
+    """One ``transformers serve`` of SmolLM2 for the module's tests (its start-up is most of a test's time);
+    each test counts the requests it sent as a difference."""
+    for module in ("fastapi", "uvicorn", "accelerate", "openai"):  # transformers serve's own needs (dev extra)
+        pytest.importorskip(module)
+    from headtohead.testing.tiny_llm import TransformersServe
+
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with TransformersServe(smollm2_folder, log, startup_timeout_s=300) as server:
+        yield server
+
+
 @pytest.mark.slow
 @pytest.mark.shared_data
 def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_and_read(
-    smollm2_folder, tmp_path, monkeypatch, shared_data
+    smollm2_folder, served, tmp_path, monkeypatch, shared_data
 ):
     """The first 12 SST-2 dev sentences, zero-shot, ``stop: ["\\n"]``, ``extra_body: {seed: 0}``.
 
@@ -28,10 +41,6 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
     ``Server is pinned to …``): the run's last words give that reason. Measured (CPU, float32): most answers are prose
     ("The text is …"), unparseable; those that are labels lean to "negative".
     """
-    for module in ("fastapi", "uvicorn", "accelerate", "openai"):  # transformers serve's own needs (dev extra)
-        pytest.importorskip(module)
-    from headtohead.testing.tiny_llm import TransformersServe
-
     monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
     with open(shared_data / "sst2" / "dev.tsv", newline="") as f:
         rows = list(itertools.islice(csv.DictReader(f, delimiter="\t"), 12))
@@ -39,38 +48,38 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
         writer = csv.writer(f)
         writer.writerow(["text", "label"])
         writer.writerows([r["text"].strip(), LABELS[int(r["label"])]] for r in rows)
-    folder = smollm2_folder
-    with TransformersServe(folder, tmp_path / "serve.log", startup_timeout_s=300) as server:
-        experiment = {
-            "name": "smollm2",
-            "data": {"path": str(tmp_path / "dev.csv")},
-            "eval": {"device": "cpu"},
-            "stats": {"n_resamples": 200},
-            "models": [
-                {
-                    "name": "smollm2",
-                    "kind": "openai",
-                    "source": str(folder),
-                    "base_url": server.base_url,
-                    "max_concurrency": 2,
-                    "max_tokens": 8,
-                    "stop": ["\n"],
-                    "extra_body": {"seed": 0},
-                }
-            ],
-        }
-        model = headtohead.run(experiment, out_dir=tmp_path / "out", report=True).result.model("smollm2")
-        assert server.chat_requests() == 12
-        # answer: score needs the prompt's log-probabilities (echo), which transformers serve does not return
-        experiment["models"][0] |= {"answer": "score", "extra_body": {}}
-        with pytest.raises(ModelError, match="returned no log-probabilities of the prompt"):
-            headtohead.run(experiment, out_dir=tmp_path / "scored")
-        # a model name the server is not pinned to: each request refused (HTTP 400, FastAPI's {"detail": …}),
-        # the server's reason said in the last words, not NaN scores
-        experiment["models"][0] |= {"answer": "generate", "source": "gpt-9"}
-        with pytest.raises(ResultsError) as refused:
-            headtohead.run(experiment, out_dir=tmp_path / "wrong")
-        assert server.chat_requests() == 12 + 12
+    folder, server = smollm2_folder, served
+    before = server.chat_requests()
+    experiment = {
+        "name": "smollm2",
+        "data": {"path": str(tmp_path / "dev.csv")},
+        "eval": {"device": "cpu"},
+        "stats": {"n_resamples": 200},
+        "models": [
+            {
+                "name": "smollm2",
+                "kind": "openai",
+                "source": str(folder),
+                "base_url": server.base_url,
+                "max_concurrency": 2,
+                "max_tokens": 8,
+                "stop": ["\n"],
+                "extra_body": {"seed": 0},
+            }
+        ],
+    }
+    model = headtohead.run(experiment, out_dir=tmp_path / "out", report=True).result.model("smollm2")
+    assert server.chat_requests() - before == 12
+    # answer: score needs the prompt's log-probabilities (echo), which transformers serve does not return
+    experiment["models"][0] |= {"answer": "score", "extra_body": {}}
+    with pytest.raises(ModelError, match="returned no log-probabilities of the prompt"):
+        headtohead.run(experiment, out_dir=tmp_path / "scored")
+    # a model name the server is not pinned to: each request refused (HTTP 400, FastAPI's {"detail": …}),
+    # the server's reason said in the last words, not NaN scores
+    experiment["models"][0] |= {"answer": "generate", "source": "gpt-9"}
+    with pytest.raises(ResultsError) as refused:
+        headtohead.run(experiment, out_dir=tmp_path / "wrong")
+    assert server.chat_requests() - before == 12 + 12
     assert str(refused.value).startswith(
         f"model 'smollm2' has no prediction for any example: 12 of 12 examples were refused by the server "
         f"(HTTP 400: Server is pinned to '{folder}'; requested 'gpt-9'.)"
@@ -92,7 +101,7 @@ def test_a_real_small_instruct_model_behind_a_real_server_has_every_answer_kept_
 
 @pytest.mark.slow
 def test_a_real_server_samples_each_repeat_with_its_own_seed_and_the_cache_keeps_repeats_apart(
-    smollm2_folder, tmp_path, monkeypatch
+    smollm2_folder, served, tmp_path, monkeypatch
 ):
     """``repeats: 3`` through ``transformers serve``: each repeat sends its own ``seed`` and is asked afresh (72
     requests, none answered from another repeat's cache), the three seeds give three different runs, and a second
@@ -104,10 +113,7 @@ def test_a_real_server_samples_each_repeat_with_its_own_seed_and_the_cache_keeps
     request carries a generation config that samples (``extra_body``), at temperature 0.3 so that most answers stay
     labels (a run of prose only would leave the run nothing to compare).
     """
-    for module in ("fastapi", "uvicorn", "accelerate", "openai"):
-        pytest.importorskip(module)
     from headtohead.testing.data import make_text_rows, write_text_table
-    from headtohead.testing.tiny_llm import TransformersServe
 
     monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
     write_text_table(tmp_path / "dev.csv", make_text_rows(12, classes=tuple(LABELS), seed=3))  # 24 rows
@@ -135,12 +141,13 @@ def test_a_real_server_samples_each_repeat_with_its_own_seed_and_the_cache_keeps
         "eval": {"device": "cpu"},
         "stats": {"n_resamples": 200},
     }
-    with TransformersServe(smollm2_folder, tmp_path / "serve.log", startup_timeout_s=300) as server:
-        experiment["models"] = [{**model, "base_url": server.base_url}]
-        sampled = headtohead.run(experiment, out_dir=tmp_path / "sampled").result
-        assert server.chat_requests() == 72
-        headtohead.run(experiment, out_dir=tmp_path / "again")
-        assert server.chat_requests() == 72  # every repeat answered from its own cache entries
+    server = served
+    before = server.chat_requests()
+    experiment["models"] = [{**model, "base_url": server.base_url}]
+    sampled = headtohead.run(experiment, out_dir=tmp_path / "sampled").result
+    assert server.chat_requests() - before == 72
+    headtohead.run(experiment, out_dir=tmp_path / "again")
+    assert server.chat_requests() - before == 72  # every repeat answered from its own cache entries
     assert len(set(answers(tmp_path / "sampled"))) == 3 and sampled.stats.repeats.models[0].changed > 0
     assert answers(tmp_path / "again") == answers(tmp_path / "sampled")
     assert [p.varies for p in sampled.model("smollm2").passes][1] == "run 2 of 3 (seed 104771)"
