@@ -129,3 +129,13 @@ def test_a_price_only_where_nothing_is_timed(files):
     experiment["models"].append({"name": "lr", "kind": "sklearn", "source": "lr.skops", "price_per_1m": 1.0})
     with pytest.raises(ConfigError, match="price_per_1m is a key of kind: predictions, lm-eval, inspect only"):
         headtohead.run(experiment)
+
+
+def test_the_report_shows_the_cascade_and_the_prices(files):
+    from headtohead.report.formats.terminal import render_text
+    from headtohead.report.sections.run import run_document
+
+    outcome = headtohead.run(_experiment(files))
+    text = render_text(run_document(outcome.result), 200)
+    assert "Cascades" in text and "cheap → llm" in text and "top probability ≥" in text
+    assert "reads the other" in text and "not timed: priced per prediction" in text

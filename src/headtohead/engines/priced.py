@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from headtohead.config.speed import SpeedConfig
-from headtohead.engines.telemetry import host_load
 from headtohead.results.cost import ModelCost, ScenarioCost
 from headtohead.results.records import ModelRecord
-from headtohead.results.speed import ModelSpeed, SpeedSummary
+from headtohead.results.speed import HostLoad, ModelSpeed, SpeedSummary
 
 __all__ = ["priced_speed", "with_speed_entries", "prices"]
 
@@ -53,11 +52,11 @@ def with_speed_entries(
     seed: int,
 ) -> SpeedSummary | None:
     """``summary`` with ``entries`` added (a summary of them alone when nothing was timed), replacing any of
-    the same name."""
+    the same name. A summary of them alone measured nothing, so it says nothing of the machine's load."""
     if not entries:
         return summary
     if summary is None:
-        load = host_load()
+        load = HostLoad(cpu_count=None, load_average=None, other_cpu_percent=None)
         return SpeedSummary(
             settings=config.model_dump(mode="json"),
             batch_size=batch_size,
