@@ -14,10 +14,10 @@ latency follow from its deferral share once the speed pass measured its parts (:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, Protocol, cast
 
 import numpy as np
 
-from headtohead.config.models.cascade import CascadeSettings
 from headtohead.config.schema import Experiment
 from headtohead.engines.priced import priced_speed
 from headtohead.errors import ModelError
@@ -40,13 +40,30 @@ __all__ = [
     "with_cascade_costs",
 ]
 
+class CascadeSettings(Protocol):
+    """What a model built from two others (``ModelConfig.parts``: a cascade) says of itself (the family's keys,
+    read here without importing the family's module, as no module but its own three does)."""
+
+    name: str
+    kind: str
+    source: str
+    cheap: str
+    expensive: str
+    score: Literal["top", "margin"]
+    max_drop: float
+    delta: float
+    calibration: float
+
+    def parts(self) -> tuple[str, ...]: ...
+
+
 #: Mixed into the run's seed, so the calibration draw is its own stream (not the plan's, not a model's).
 _STREAM = 4242
 
 
 def cascades(exp: Experiment) -> list[CascadeSettings]:
     """The run's cascades, in the experiment's order."""
-    return [m for m in exp.models if isinstance(m, CascadeSettings)]
+    return [cast(CascadeSettings, m) for m in exp.models if m.parts()]
 
 
 def calibration_draw(n_examples: int, seed: int, groups: np.ndarray | None = None) -> np.ndarray:
