@@ -17,8 +17,8 @@ none of it (conservative): ``R(t) = ∫_{max(t,½)}^1 2 (q − s) ds``.
 from __future__ import annotations
 
 import numpy as np
-from audit.common import Row, grid_seed, row
 
+from audit.common import Row, grid_seed, row
 from headtohead.stats.cascade import choose_threshold
 
 __all__ = ["cascade_rows"]

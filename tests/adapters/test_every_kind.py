@@ -23,9 +23,9 @@ from headtohead.adapters.prediction_files import write_prediction_file
 from headtohead.config.models import FAMILIES, MODEL_KINDS, model_settings
 from headtohead.config.models.prompting import PromptSettings
 from headtohead.data.base import Dataset
-from headtohead.errors import ModelError
 from headtohead.engines.batching import plan_batches
 from headtohead.engines.evaluate import evaluate_model
+from headtohead.errors import ModelError
 from headtohead.runtime.extras import installed
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 
@@ -136,6 +136,7 @@ def _inspect(tmp: Path, stack: contextlib.ExitStack) -> Made:
     labels = np.array([k % 2 for k in range(len(kept))])
     data = Dataset("mem", "text", [s.input for s in kept], labels, LABELS, ids=tuple(str(s.id) for s in kept))
     return {"source": str(log.location)}, data, True
+
 
 def _cascade(tmp: Path, stack: contextlib.ExitStack) -> Made:
     # built from two models of a run once they ran (tests/pipeline/test_cascade_runs.py): never loaded itself

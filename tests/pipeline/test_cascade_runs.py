@@ -139,3 +139,4 @@ def test_the_report_shows_the_cascade_and_the_prices(files):
     text = render_text(run_document(outcome.result), 200)
     assert "Cascades" in text and "cheap → llm" in text and "top probability ≥" in text
     assert "reads the other" in text and "not timed: priced per prediction" in text
+    assert "examples no cascade chose its threshold on" in text

@@ -40,6 +40,7 @@ __all__ = [
     "with_cascade_costs",
 ]
 
+
 class CascadeSettings(Protocol):
     """What a model built from two others (``ModelConfig.parts``: a cascade) says of itself (the family's keys,
     read here without importing the family's module, as no module but its own three does)."""

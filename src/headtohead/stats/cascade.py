@@ -45,7 +45,8 @@ def _grid() -> np.ndarray:
     """Thresholds fixed before any data: every 0.01 of [0, 1], finer towards 1 (confident models' top
     probabilities crowd there), highest first: the most deferring threshold is tested first."""
     near_one = 1.0 - np.logspace(-2, -6, 17)
-    return np.unique(np.concatenate([np.linspace(0.0, 1.0, 101), near_one, [1.0]]))[::-1].copy()
+    grid: np.ndarray = np.unique(np.concatenate([np.linspace(0.0, 1.0, 101), near_one, [1.0]]))[::-1].copy()
+    return grid
 
 
 #: The candidate thresholds, most deferring first (a score below the threshold is deferred).

@@ -8,7 +8,7 @@ from headtohead.report.words.numbers import format_money, format_number, format_
 from headtohead.results.cascade import CascadeRecord
 from headtohead.results.records import RunResult
 
-__all__ = ["threshold_text", "cascade_note", "examples_needed"]
+__all__ = ["threshold_text", "cascade_note", "examples_needed", "held_out_words"]
 
 _SCORES = {"top": "top probability", "margin": "margin"}
 
@@ -20,6 +20,18 @@ def threshold_text(c: CascadeRecord) -> str:
     t = c.threshold
     value = f"1 − {format_money(1 - t)}" if 0.999 <= t < 1 else format_probability(t)
     return f"{_SCORES[c.score]} ≥ {value}"
+
+
+def held_out_words(n_examples: int, held_out: int) -> str:
+    """What the dataset line says of the examples a cascade calibrated on.
+
+    Examples
+    --------
+    >>> held_out_words(1500, 772)
+    'statistics on the 728 examples no cascade chose its threshold on (772 held out)'
+    """
+    judged = format_number(n_examples - held_out, "integer")
+    return f"statistics on the {judged} examples no cascade chose its threshold on ({format_number(held_out, 'integer')} held out)"
 
 
 def examples_needed(max_drop: float, delta: float) -> int:
