@@ -140,3 +140,68 @@ def test_the_report_shows_the_cascade_and_the_prices(files):
     assert "Cascades" in text and "cheap → llm" in text and "top probability ≥" in text
     assert "reads the other" in text and "not timed: priced per prediction" in text
     assert "examples no cascade chose its threshold on" in text
+
+
+def test_a_cascade_of_two_live_models_takes_its_cost_and_latency_from_theirs(tmp_path):
+    """Two models run here and timed: the cascade's cost and latency from their measured ones and its deferral share."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(400):
+        good, bad = rng.integers(0, 5, 2)
+        label = LABELS[int(good > bad)] if good != bad else LABELS[int(rng.integers(0, 2))]
+        rows.append({"text": f"{'good ' * good}{'bad ' * bad}example {i} is {label}", "label": label})
+    write_text_table(tmp_path / "dev.csv", rows)
+    keywords = {"negative": ["bad"], "positive": ["good"]}
+    speed = {"scenarios": ["offline", "single_stream"], "warmup_iterations": 1, "warmup_seconds": 0.0,
+             "min_iterations": 3, "min_seconds": 0.0, "rounds": 5, "precision": None, "num_batches": 1,
+             "single_stream_inputs": 4, "pipeline_iterations": 0, "memory": False, "n_resamples": 100,
+             "price_per_hour": 3.6}  # fmt: skip
+    experiment = {
+        "name": "live-cascade",
+        "data": {"path": str(tmp_path / "dev.csv")},
+        "models": [
+            {"name": "words", "kind": "python", "source": "headtohead.testing.models:keyword_classifier",
+             "model_args": {"keywords": keywords}, "outputs": "probabilities"},
+            {"name": "oracle", "kind": "python", "source": "headtohead.testing.known:known_accuracy",
+             "model_args": {"accuracy": 0.97, "seed": 1}, "outputs": "probabilities"},
+            {"name": "casc", "kind": "cascade", "cheap": "words", "expensive": "oracle", "max_drop": "10pp",
+             "delta": 0.1},
+        ],
+        "eval": {"batch_size": 32, "device": "cpu"},
+        "stats": {"n_resamples": 200},
+        "speed": speed,
+    }  # fmt: skip
+    result = headtohead.run(experiment).result
+    c = result.model("casc").cascade
+    assert c.threshold is not None and 0 < c.deferral_share < 1
+    timed = {m.name: m for m in result.speed.models}
+    assert "casc" in timed and timed["casc"].cost.scenarios[0].scenario == "cascade"
+    offline = {n: timed[n].cost.scenario("offline").cost_per_million for n in ("words", "oracle")}
+    assert c.cost_per_million == pytest.approx(offline["words"] + c.deferral_share * offline["oracle"], rel=1e-12)
+    latency = {n: np.mean(timed[n].single_stream.samples_ns) / 1e9 for n in ("words", "oracle")}
+    assert c.latency_mean_s == pytest.approx(latency["words"] + c.deferral_share * latency["oracle"], rel=1e-9)
+    assert c.latency_p99_s >= np.quantile(np.asarray(timed["words"].single_stream.samples_ns) / 1e9, 0.5)
+
+
+def test_the_statistics_read_the_evaluation_rows_and_no_cascade_whose_part_is_not_judged(files):
+    from headtohead.config.loading import experiment_from_dict
+    from headtohead.pipeline.cascade import calibration_draw, calibration_examples, evaluation_only
+
+    exp = experiment_from_dict(_experiment(files, calibration=0.3))
+    held = calibration_examples(exp, N, None)
+    assert held == [int(i) for i in np.flatnonzero(calibration_draw(N, exp.seed) < 0.3)]
+    assert 0.25 < len(held) / N < 0.35
+    order = np.arange(N)[::-1].copy()
+    y = np.zeros(N, dtype=np.int64)
+    predictions = Predictions(order, y, LABELS)
+    for name in ("cheap", "casc"):  # llm's answers went missing: not judged, and so neither is casc
+        predictions.add(name, y, None)
+    judged = evaluation_only(predictions, held, exp)
+    assert list(judged.models) == ["cheap"] and not np.isin(judged.order, held).any()
+    assert len(judged.order) == N - len(held)
+    predictions.add("llm", y, None)
+    assert list(evaluation_only(predictions, [], exp).models) == ["cheap", "casc", "llm"]
+    # groups: every example of a group on the same side
+    groups = np.array([f"g{i // 3}" for i in range(N)])
+    draw = calibration_draw(N, 0, groups)
+    assert (draw.reshape(-1, 3) == draw[::3, None]).all()

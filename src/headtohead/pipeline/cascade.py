@@ -95,9 +95,22 @@ def calibration_examples(exp: Experiment, n_examples: int, groups: np.ndarray | 
     return [int(i) for i in np.flatnonzero(calibration_draw(n_examples, exp.seed, groups) < share)]
 
 
-def evaluation_only(predictions: Predictions | None, held_out: Sequence[int]) -> Predictions | None:
-    """The predictions the statistics read: every model on the examples no cascade calibrated on."""
-    if predictions is None or not held_out:
+def evaluation_only(
+    predictions: Predictions | None, held_out: Sequence[int], exp: Experiment | None = None
+) -> Predictions | None:
+    """The predictions the statistics read: every model on the examples no cascade calibrated on.
+
+    ``predictions`` are those the statistics may read (``pipeline.missing.judged_predictions``); a cascade
+    one of whose parts is not among them (its answers went missing) is left out with it (with ``exp``).
+    """
+    if predictions is None:
+        return None
+    if exp is not None:
+        judged = set(predictions.models)
+        orphans = [c.name for c in cascades(exp) if c.name in judged and not set(c.parts()) <= judged]
+        if orphans:
+            predictions = predictions.restricted(models=[m for m in predictions.models if m not in orphans])
+    if not held_out:
         return predictions
     rows = ~np.isin(predictions.order, np.asarray(held_out, dtype=np.int64))
     return predictions.restricted(rows=rows) if rows.any() else None

@@ -370,7 +370,7 @@ def _execute(
         result = state.result.model_copy(update={"calibration_examples": held_out})
         if setup.quality:
             missing = missing_answers(result.models, state.predictions, allowed=allow_missing)
-            judged = evaluation_only(judged_predictions(result.models, state.predictions, missing), held_out)
+            judged = evaluation_only(judged_predictions(result.models, state.predictions, missing), held_out, exp)
             with clock.stage("statistics"):
                 stats = run_statistics(setup, judged, out, result.models) if judged is not None else None
                 if decided is not None and judged is not None and stats is not None:  # an early stop: its tests decide
