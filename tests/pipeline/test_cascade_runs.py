@@ -140,6 +140,15 @@ def test_the_report_shows_the_cascade_and_the_prices(files):
     assert "Cascades" in text and "cheap → llm" in text and "top probability ≥" in text
     assert "reads the other" in text and "not timed: priced per prediction" in text
     assert "examples no cascade chose its threshold on" in text
+    # the accuracy–cost chart: every model at its price, the cascade at its parts' costs, on the judged rows
+    from headtohead.report.figures import _cost_for_tradeoff, _tradeoff_points
+    from headtohead.report.merge import RunEntry, merge_runs
+
+    points, _, _ = _tradeoff_points(merge_runs([RunEntry(outcome.result, "run")]), _cost_for_tradeoff)
+    placed = {p.model: (p.value, p.latency_s) for p in points}
+    figures = outcome.result.model("casc").cascade
+    assert placed["casc"] == (pytest.approx(figures.accuracy), pytest.approx(figures.cost_per_million))
+    assert placed["llm"] == (pytest.approx(figures.expensive_correct / figures.n_evaluation), pytest.approx(40.0))
 
 
 def test_a_cascade_of_two_live_models_takes_its_cost_and_latency_from_theirs(tmp_path):
