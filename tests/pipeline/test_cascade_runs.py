@@ -133,13 +133,15 @@ def test_a_price_only_where_nothing_is_timed(files):
 
 def test_the_report_shows_the_cascade_and_the_prices(files):
     from headtohead.report.formats.terminal import render_text
-    from headtohead.report.sections.run import run_document
+    from headtohead.report.sections.run import run_document, terminal_document
 
     outcome = headtohead.run(_experiment(files))
     text = render_text(run_document(outcome.result), 200)
     assert "Cascades" in text and "cheap → llm" in text and "top probability ≥" in text
     assert "reads the other" in text and "not timed: priced per prediction" in text
     assert "examples no cascade chose its threshold on" in text
+    printed = terminal_document(outcome.result)  # what h2h run prints: the cascades' table, the data line
+    assert "Cascades" in render_text(printed, 200) and "examples no cascade chose its threshold on" in printed.subtitle
     # the accuracy–cost chart: every model at its price, the cascade at its parts' costs, on the judged rows
     from headtohead.report.figures import _cost_for_tradeoff, _tradeoff_points
     from headtohead.report.merge import RunEntry, merge_runs
