@@ -120,8 +120,13 @@ def test_bad_cascades_are_one_line_each(files, tmp_path):
         assert exited.value.code == 2
     labels_only = _experiment(files)
     labels_only["models"][2]["cheap"], labels_only["models"][2]["expensive"] = "llm", "cheap"
-    with pytest.raises(ModelError, match="cheap model 'llm' gave no class probabilities"):
+    with pytest.raises(ModelError, match="cheap model 'llm' gave no class probabilities") as refused:
         headtohead.run(labels_only)
+    assert "\n" not in str(refused.value)
+    path.write_text(__import__("yaml").safe_dump(labels_only))
+    with pytest.raises(SystemExit) as exited:
+        main(["run", str(path), "--out", str(tmp_path / "out")])
+    assert exited.value.code == 2
 
 
 def test_a_price_only_where_nothing_is_timed(files):
