@@ -12,7 +12,8 @@ Sections (``benchmarks/audit/``): ``accuracy`` (the gap's interval and test, the
 failures), ``metrics`` (calibration, Brier/NLL, class-averaged metrics, per-class recall),
 ``dependence`` (groups, early stops), ``speed`` (speed verdicts and warnings), ``prompts`` (an LLM's
 comparison pooled over several prompts), ``labels`` (a pair's fragility under wrong gold labels),
-``repeats`` (models run several times compared over every run).
+``repeats`` (models run several times compared over every run), ``cascade`` (a cascade's Learn-then-Test
+guarantee).
 
 Run (seeded: the same command prints the same table)::
 
@@ -45,6 +46,7 @@ SECTIONS = {
     "speed_stopping": ("audit.speed_stopping", "stopping_rows"),
     "labels": ("audit.labels", "label_rows"),
     "repeats": ("audit.repeats", "repeat_rows"),
+    "cascade": ("audit.cascade", "cascade_rows"),
 }
 
 

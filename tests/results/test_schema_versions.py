@@ -35,13 +35,17 @@ QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfi
 
 
 def _as_version_8(raw: dict) -> dict:
-    """A version-9 file as version 8 wrote it: no noise floor on a comparison over runs, no eval.noise_floor."""
+    """A version-9 file as version 8 wrote it: no noise floor on a comparison over runs, no eval.noise_floor, no
+    cascade record, no examples held out for one (the file must have no cascade)."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 8
     for pool in ((raw.get("stats") or {}).get("repeats") or {}).get("pools", []):
         for key in ("noise_floor", "floor_of", "same_settings", "within_floor"):
             del pool[key]
     (raw.get("experiment") or {}).get("eval", {}).pop("noise_floor", None)
+    assert raw.pop("calibration_examples", []) == []
+    for model in raw["models"]:
+        assert model.pop("cascade", None) is None
     return raw
 
 
@@ -162,6 +166,15 @@ def _as_version_2(raw: dict) -> dict:
         del record["n_excluded"]
     del raw["stats"]["slices"], raw["stats"]["disagreements"]
     return raw
+
+
+def test_a_version_8_file_reads_with_no_cascade_and_every_example_judged(tmp_path):
+    out = tmp_path / "out"
+    headtohead.run(IRIS, out_dir=out)
+    (tmp_path / "v8.json").write_text(json.dumps(_as_version_8(json.loads((out / "results.json").read_text()))))
+    result = headtohead.load_result(tmp_path / "v8.json")
+    assert result.schema_version == 8 and result.calibration_examples == []
+    assert all(m.cascade is None for m in result.models)
 
 
 def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):

@@ -17,7 +17,7 @@ from headtohead.config.models import MODEL_KINDS, AnyModel, ModelConfig, family,
 from headtohead.config.speed import SpeedConfig
 from headtohead.config.sweep import SweepConfig
 from headtohead.config.train import TrainConfig
-from headtohead.errors import listing
+from headtohead.errors import did_you_mean, listing
 from headtohead.metrics import check_names, names
 
 __all__ = [
@@ -283,6 +283,38 @@ class Experiment(_Section):
                 f"no model here runs again ({listing([m.name for m in self.models])}: stored answers, several "
                 f"prompts or repeats: 1 — nothing to re-run); give predictions of several runs as passes: repeat, "
                 f"or drop --noise-floor"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _parts_of_the_run(self) -> Experiment:
+        """A model built from others (a cascade) names two other models of the run, each measured once."""
+        names = {m.name for m in self.models}
+        for model in self.models:
+            for part in model.parts():
+                where = f"model '{model.name}' (kind {model.kind})"
+                if part == model.name:
+                    raise ValueError(f"{where} names itself as a part; name two other models of the run")
+                if part not in names:
+                    raise ValueError(
+                        f"{where} names '{part}', which is not a model of the run{did_you_mean(part, sorted(names))}; "
+                        f"name one of: {', '.join(sorted(names - {model.name}))}"
+                    )
+                other = self.model(part)
+                if other.parts() or other.pass_specs():
+                    raise ValueError(
+                        f"{where} names '{part}', which is {'built from other models' if other.parts() else 'measured several ways (passes)'}; "
+                        f"a cascade's parts are models measured once"
+                    )
+            if len(set(model.parts())) < len(model.parts()):
+                raise ValueError(
+                    f"model '{model.name}' (kind {model.kind}) names '{model.parts()[0]}' twice; name two different models"
+                )
+        built = [m.name for m in self.models if m.parts()]
+        if built and self.eval.until_decided:
+            raise ValueError(
+                f"--until-decided (eval.until_decided) decides pairs as examples arrive, but {', '.join(built)} is "
+                f"built from other models once every example is in; drop --until-decided or the cascade"
             )
         return self
 

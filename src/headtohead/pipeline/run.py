@@ -16,10 +16,19 @@ from typing import Any
 
 from headtohead.adapters import ModelAdapter
 from headtohead.config import Experiment
+from headtohead.config.models.keys import Priced
 from headtohead.config.schema import ModelConfig
 from headtohead.engines.endpoint import with_endpoints
 from headtohead.engines.evaluate import ProgressCallback
+from headtohead.engines.priced import priced_speed, prices, with_speed_entries
 from headtohead.errors import AnswersMissing, H2HError
+from headtohead.pipeline.cascade import (
+    build_cascades,
+    calibration_examples,
+    cascades,
+    evaluation_only,
+    with_cascade_costs,
+)
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
 from headtohead.pipeline.executors.jobs import Unit, run_units
 from headtohead.pipeline.executors.speed_merge import merge_worker_speed
@@ -353,10 +362,15 @@ def _execute(
                 _keep_or_free(outcome, loaded, measure_speed)
                 state.add(outcome)
         _raise_failures(finished)
-        result = state.result
+        held_out: list[int] = []
+        if setup.quality and cascades(exp):  # built from their parts' predictions; judged with all on the rest
+            held_out = calibration_examples(exp, len(setup.dataset), setup.dataset.groups)
+            for built in build_cascades(setup, state.predictions, state.result.models):
+                state.add(built)
+        result = state.result.model_copy(update={"calibration_examples": held_out})
         if setup.quality:
             missing = missing_answers(result.models, state.predictions, allowed=allow_missing)
-            judged = judged_predictions(result.models, state.predictions, missing)
+            judged = evaluation_only(judged_predictions(result.models, state.predictions, missing), held_out, exp)
             with clock.stage("statistics"):
                 stats = run_statistics(setup, judged, out, result.models) if judged is not None else None
                 if decided is not None and judged is not None and stats is not None:  # an early stop: its tests decide
@@ -377,6 +391,7 @@ def _execute(
                     summary, result.models, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed
                 )  # endpoints: timed by their own requests
                 result = result.model_copy(update={"speed": summary})
+        result = _given_costs(result, exp)
         result = state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
@@ -391,6 +406,16 @@ def _execute(
     if store is not None:
         store.prune(keys.values())
     return Run(result=result, predictions=state.predictions, out_dir=out, resumed=resumed)
+
+
+def _given_costs(result: RunResult, exp: Experiment) -> RunResult:
+    """Costs nothing here measured: a price given (``price_per_1m``), a cascade's from its parts' costs."""
+    given = prices({m.name: m.price_per_1m for m in exp.models if isinstance(m, Priced)})
+    entries = [priced_speed(r, given[r.name]) for r in result.models if r.name in given]
+    summary = with_speed_entries(result.speed, entries, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed)
+    result, built = with_cascade_costs(result.model_copy(update={"speed": summary}))
+    summary = with_speed_entries(result.speed, built, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed)
+    return result.model_copy(update={"speed": summary})
 
 
 def _passes(

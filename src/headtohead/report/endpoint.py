@@ -16,6 +16,7 @@ from headtohead.report.rows.summary import NOT_AVAILABLE
 from headtohead.report.words.numbers import format_money, format_ms, format_rate, format_share
 from headtohead.report.words.warnings import failure_reasons, from_log
 from headtohead.results.answers import AnswersRecord, FailedAnswer
+from headtohead.results.cost import one_cost_per_million
 from headtohead.results.endpoint import EndpointRequests, RequestTiming
 from headtohead.results.files import answers_file
 from headtohead.results.records import ModelRecord, RunResult
@@ -309,12 +310,12 @@ def endpoint_blocks(result: RunResult) -> list[EndpointBlock]:
 
 
 def cost_per_million_for_tradeoff(speed: ModelSpeed) -> float | None:
-    """A model's cost per million predictions on the cost chart: per token for an endpoint, else offline's.
+    """A model's cost per million predictions on the cost chart: per token for an endpoint, a price given
+    (``price_per_1m``), a cascade's from its parts, else offline's (``results.cost.one_cost_per_million``).
 
     A local model's cost comes from its price per hour at its offline throughput (the machine fully used).
     """
-    if speed.cost is None:
-        return None
+    return one_cost_per_million(speed.cost)
     for scenario in ("endpoint", "offline"):
         found = next((s.cost_per_million for s in speed.cost.scenarios if s.scenario == scenario), None)
         if found is not None:

@@ -75,15 +75,18 @@ def _tradeoff_points(
             latency, label = placed
             labels.add(label)
             low = high = None
+            accuracy = model.quality.accuracy
             if result.stats is not None:
                 try:
                     est = result.stats.model(model.name).accuracy
                     low, high = est.low, est.high
                     if est.has_interval:
                         levels.add(est.confidence)
+                    if result.calibration_examples:  # a cascade chose its threshold on some: the statistics' rows
+                        accuracy = est.value
                 except KeyError:
                     pass
-            points.append(plots.TradeoffPoint(model.name, run.label, model.quality.accuracy, latency, low, high))
+            points.append(plots.TradeoffPoint(model.name, run.label, accuracy, latency, low, high))
     return points, labels, levels
 
 
@@ -117,7 +120,8 @@ def overview_figures(merged: MergedRuns, styles: Mapping[str, plots.ModelStyle])
                 "Accuracy vs cost per million predictions",
                 f"Each model at its accuracy{bar} and what a million predictions cost: a local model at the price per "
                 "hour given (speed.price_per_hour) and its offline throughput, an endpoint at its price per token and "
-                "its tokens in this run. Models on the dashed Pareto front are not beaten on both at once.",
+                "its tokens in this run, a stored run at the price it was given (price_per_1m), a cascade at its "
+                "parts' costs and its deferral share. Models on the dashed Pareto front are not beaten on both at once.",
                 lambda: plots.tradeoff_figure(
                     priced,
                     styles,

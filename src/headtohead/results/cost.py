@@ -17,7 +17,7 @@ from pydantic import Field, computed_field
 
 from headtohead.results.base import DerivedRecord, Record
 
-__all__ = ["ScenarioCost", "ModelCost", "RunCost", "cost_per_million"]
+__all__ = ["ScenarioCost", "ModelCost", "RunCost", "cost_per_million", "COST_SCENARIOS", "one_cost_per_million"]
 
 
 def cost_per_million(price_per_hour: float, predictions_per_s: float) -> float:
@@ -33,7 +33,8 @@ def cost_per_million(price_per_hour: float, predictions_per_s: float) -> float:
 
 class ScenarioCost(DerivedRecord):
     """One model in one scenario (``offline``, ``single_stream``, ``time_window``, ``server``; ``endpoint``: a
-    model asked over the network, priced per token)."""
+    model asked over the network, priced per token; ``priced``: a model not timed here, at the price per
+    million predictions it was given, ``price_per_1m``; ``cascade``: a cascade, from its parts' costs)."""
 
     scenario: str
     throughput_per_s: float | None = Field(
@@ -45,7 +46,8 @@ class ScenarioCost(DerivedRecord):
     energy_j: float | None = Field(default=None, description="counter difference summed over the timed blocks")
     price_per_prediction: float | None = Field(
         default=None,
-        description="an endpoint's (kind openai) mean price of one prediction, from its tokens and its price per token",
+        description="an endpoint's (kind openai) mean price of one prediction, from its tokens and its price per "
+        "token; a model's given price_per_1m / 1e6 (priced); a cascade's from its parts (cascade)",
     )
 
     @computed_field  # type: ignore[prop-decorator]
@@ -104,3 +106,26 @@ class RunCost(DerivedRecord):
     def priced(self, price_per_hour: float | None) -> RunCost:
         """The same job at ``price_per_hour`` (a new record, so the derived cost is recomputed)."""
         return RunCost.model_validate({**self.model_dump(), "price_per_hour": price_per_hour})
+
+
+#: The scenarios a model's one cost per million predictions is read from, in this order: per token, a price
+#: given, a cascade's from its parts, else at its offline throughput (the machine fully used).
+COST_SCENARIOS = ("endpoint", "priced", "cascade", "offline")
+
+
+def one_cost_per_million(cost: ModelCost | None) -> float | None:
+    """A model's cost per million predictions where one figure is wanted (the trade-off, a cascade's parts).
+
+    Examples
+    --------
+    >>> one_cost_per_million(ModelCost(scenarios=[ScenarioCost(scenario="priced", throughput_per_s=None,
+    ...     price_per_prediction=2e-6)]))
+    2.0
+    """
+    if cost is None:
+        return None
+    for scenario in COST_SCENARIOS:
+        found = cost.scenario(scenario)
+        if found is not None and found.cost_per_million is not None:
+            return found.cost_per_million
+    return None

@@ -4,7 +4,11 @@ Engines create these; statistics and reports only read them. Every record is fro
 refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
 
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
-the files headtohead writes". The current one, 8: a model run several times (``repeats:``) has a
+the files headtohead writes". The current one, 9: a cascade (``kind: cascade``) has its
+``ModelRecord.cascade`` (:class:`~headtohead.results.cascade.CascadeRecord`: its parts, the threshold
+Learn-then-Test chose, its figures on the evaluation examples, its cost and latency), the run the
+examples its threshold was chosen on (``RunResult.calibration_examples``, which no statistic reads), and a
+model given a price (``price_per_1m``) a cost record in scenario ``priced``. Version 8: a model run several times (``repeats:``) has a
 pass per run (``PassRecord.factor`` ``repeat``) and ``StatsSummary.repeats`` (its runs' spread, its
 answers' steadiness, its comparisons over runs); the environment's ``onnxruntime`` version and the LLM
 backend that answered an endpoint model (``EndpointRequests.server``), so that runs compared later can be
@@ -29,6 +33,7 @@ from pydantic import Field, model_validator
 
 from headtohead.results.answers import AnswersRecord, answers_of_version_6
 from headtohead.results.base import Record
+from headtohead.results.cascade import CascadeRecord
 from headtohead.results.comparison import StatsSummary
 from headtohead.results.passes import pass_label, passes_of_version_6
 from headtohead.results.speed import SpeedSummary
@@ -300,6 +305,11 @@ class ModelRecord(Record):
         "probabilities; asked over HTTP, its requests, cache hits and cost (results.answers); with passes: theirs "
         "added up",
     )
+    cascade: CascadeRecord | None = Field(
+        default=None,
+        description="kind cascade: its parts, the threshold Learn-then-Test chose and its figures on the evaluation "
+        "examples",
+    )
     passes: list[PassRecord] = Field(
         default_factory=list,
         description="a model measured several ways (prompts:, prediction files as passes:): each pass's own "
@@ -391,6 +401,11 @@ class RunResult(Record):
     )
     missing: MissingAnswers | None = Field(
         default=None, description="the examples some model never answered, and what the statistics did about them"
+    )
+    calibration_examples: list[int] = Field(
+        default_factory=list,
+        description="dataset indices of the examples a cascade's threshold was chosen on: every statistic of the run "
+        "(stats) reads the other examples only; empty: every example",
     )
 
     @model_validator(mode="before")

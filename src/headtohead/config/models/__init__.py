@@ -21,6 +21,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, ValidatorF
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.cascade import CascadeSettings
 from headtohead.config.models.causal_lm import CausalLMSettings
 from headtohead.config.models.inspect_log import INSPECT_SUFFIXES, InspectSettings
 from headtohead.config.models.lm_eval_samples import LmEvalSettings
@@ -116,6 +117,11 @@ FAMILIES: tuple[Family, ...] = (
         InspectSettings, "headtohead.adapters.inspect_log:InspectAdapter", "inspect", ("text",),
         "an Inspect log (.eval/.json): each sample's score per epoch, epochs grouped by sample",
         suffixes=INSPECT_SUFFIXES, holds_data=True,
+    ),
+    Family(
+        CascadeSettings, "headtohead.adapters.cascade:CascadeAdapter", None, _ALL,
+        "two models of the run: the cheap one answers where sure, the rest deferred to the expensive one "
+        "(threshold by Learn-then-Test)",
     ),
 )  # fmt: skip
 

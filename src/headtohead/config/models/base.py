@@ -75,6 +75,14 @@ class ModelConfig(Section):
         """The file pass ``index`` reads, for a family whose passes are stored files (``None``: they are not)."""
         return None
 
+    def parts(self) -> tuple[str, ...]:
+        """The models of the run this model is built from after they ran (a cascade's two); empty: it runs itself.
+
+        A model with parts is no unit of work (``pipeline/executors/jobs.py:run_units`` leaves it out): the
+        pipeline builds it from its parts' predictions once they finished (``pipeline/cascade.py``).
+        """
+        return ()
+
     def with_request_share(self: _Settings, bound: int) -> _Settings:
         """The model as one of its shards loads it, allowed ``bound`` of its requests in flight.
 

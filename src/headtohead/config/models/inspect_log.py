@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import Priced
 
 __all__ = ["InspectSettings", "INSPECT_SUFFIXES"]
 
@@ -14,7 +14,7 @@ __all__ = ["InspectSettings", "INSPECT_SUFFIXES"]
 INSPECT_SUFFIXES = (".eval",)
 
 
-class InspectSettings(ModelConfig):
+class InspectSettings(Priced):
     """An Inspect log: each sample's score (every epoch), its errors and refusals failures."""
 
     kind: Literal["inspect"]

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from headtohead.config.models.base import ModelConfig
 
-__all__ = ["OutputNames", "ConstructorArgs", "Pickles", "HubModel"]
+__all__ = ["OutputNames", "ConstructorArgs", "Pickles", "HubModel", "Priced"]
 
 
 class OutputNames(ModelConfig):
@@ -42,3 +42,19 @@ class HubModel(ConstructorArgs):
 
     trust_remote_code: bool = Field(default=False, description="Run code shipped with the model (transformers).")
     revision: str | None = Field(default=None, description="Hub revision (branch, tag or commit).")
+
+
+class Priced(ModelConfig):
+    """A model of stored answers (a prediction file, a harness's log): nothing here times it, so its cost is given.
+
+    Only the families that cannot be timed read ``price_per_1m``: a model run here is priced by
+    ``speed.price_per_hour`` at its measured throughput and an endpoint by its price per token, so the
+    key on one of those is another family's key, refused in one line naming the families that read it.
+    """
+
+    price_per_1m: float | None = Field(
+        default=None,
+        ge=0,
+        description="What a million predictions of this model cost (in the currency of the run's other prices), "
+        "for a model whose cost cannot be measured here; it joins the cost table and the accuracy–cost chart.",
+    )

@@ -6,12 +6,12 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from headtohead.config.models.base import ModelConfig
+from headtohead.config.models.keys import Priced
 
 __all__ = ["LmEvalSettings"]
 
 
-class LmEvalSettings(ModelConfig):
+class LmEvalSettings(Priced):
     """A ``samples_<task>_<date>.jsonl`` file, or a folder of them (one per task), read as one model's answers."""
 
     kind: Literal["lm-eval"]

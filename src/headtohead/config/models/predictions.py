@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from headtohead.config.models.keys import OutputNames
+from headtohead.config.models.keys import OutputNames, Priced
 from headtohead.config.models.passes import FACTORS, Factor, PassSpec, factor_error, pass_specs
 
 __all__ = ["PredictionsSettings", "PREDICTION_SUFFIXES"]
@@ -21,7 +21,7 @@ __all__ = ["PredictionsSettings", "PREDICTION_SUFFIXES"]
 PREDICTION_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".pq")
 
 
-class PredictionsSettings(OutputNames):
+class PredictionsSettings(OutputNames, Priced):
     """A prediction file: what an example without a row means.
 
     A row whose prediction is empty, whose ``failed`` column is true or whose probabilities

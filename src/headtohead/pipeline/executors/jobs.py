@@ -164,10 +164,15 @@ class Unit:
 
 
 def run_units(experiment: Experiment, models: Sequence[str] | None = None) -> list[Unit]:
-    """The units of work of ``models`` (default: all of the experiment's), model by model, each's passes in order."""
+    """The units of work of ``models`` (default: all of the experiment's), model by model, each's passes in order.
+
+    A model built from others (a cascade, ``ModelConfig.parts``) is no unit: nothing runs it.
+    """
     names = [m.name for m in experiment.models] if models is None else list(models)
     units = []
     for name in names:
+        if experiment.model(name).parts():  # built from other models once they ran (pipeline/cascade.py)
+            continue
         specs = experiment.model(name).pass_specs()
         units.extend([Unit(name, p.index, p.key) for p in specs] if specs else [Unit(name)])
     return units

@@ -17,6 +17,8 @@ __all__ = ["speed_columns", "speed_rows", "speed_note", "COST_COLUMN"]
 #: The speed table's cost column (when a price is given: ``speed.price_per_hour`` or an endpoint's ``price``).
 COST_COLUMN = "cost / 1M predictions"
 _SCENARIO_KEYS = ("offline", "single_stream")
+#: Cost records of models nothing here timed: a price given (``price_per_1m``), a cascade's from its parts.
+_NOT_TIMED = {"priced": "not timed: priced per prediction (price_per_1m)", "cascade": "cascade: its parts' costs"}
 
 
 def _memory_columns(cuda: bool) -> list[Column]:
@@ -34,7 +36,7 @@ def speed_columns(result: RunResult) -> list[Column]:
         m.memory is not None and m.memory.cuda_model_peak_mb is not None for m in speed.models
     )
     priced = speed is not None and any(
-        _cost(m, s) is not None for m in speed.models for s in (*_SCENARIO_KEYS, "endpoint")
+        _cost(m, s) is not None for m in speed.models for s in (*_SCENARIO_KEYS, *_NOT_TIMED, "endpoint")
     )
     return [
         Column("model", "model", "text", priority=0),
@@ -124,6 +126,19 @@ def _endpoint_row(model: ModelSpeed) -> Row | None:
     return Row(cells, subject=model.name, name=f"{model.name}/endpoint")
 
 
+def _priced_row(model: ModelSpeed) -> Row | None:
+    """A model nothing here timed, with a cost: a price given, or a cascade's from its parts."""
+    found = next((s for s in _NOT_TIMED if _cost(model, s) is not None), None)
+    if found is None:
+        return None
+    cells = {
+        "model": text_cell(model.name),
+        "scenario": text_cell(_NOT_TIMED[found]),
+        "cost": Cell(_cost(model, found)),
+    }
+    return Row(cells, subject=model.name, name=f"{model.name}/{found}")
+
+
 def _why(model: ModelRecord) -> str:
     return "stored predictions" if model.outputs == "stored" else "not timed in this run"
 
@@ -139,6 +154,7 @@ def speed_rows(result: RunResult) -> list[Row]:
         return []
     rows = [row for model in result.speed.models for row in _timed_rows(model)]
     rows += [row for model in result.speed.models if (row := _endpoint_row(model)) is not None]
+    rows += [row for model in result.speed.models if (row := _priced_row(model)) is not None]
     timed = {m.name.split("@")[0] for m in result.speed.models}  # a model's passes (llm@p1) time the model
     rows += [
         Row({"model": text_cell(r.name), "scenario": text_cell(f"{NOT_MEASURED} ({_why(r)})")}, subject=r.name)

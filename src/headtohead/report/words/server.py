@@ -178,6 +178,8 @@ SCENARIO_NAMES = {
     "time_window": "time window",
     "server": "server at max_qps",
     "endpoint": "endpoint (per token)",
+    "priced": "priced per prediction",
+    "cascade": "cascade (its parts' costs)",
 }
 
 

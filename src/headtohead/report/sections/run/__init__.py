@@ -168,17 +168,19 @@ def run_brief(result: RunResult, *, training: TrainingSummary | None = None, sub
 
 
 def terminal_document(result: RunResult) -> Document:
-    """What ``h2h run`` prints: the summary table, the speed and server tables, each LLM's answers, the verdict.
+    """What ``h2h run`` prints: the summary table, the cascades' table, the speed and server tables, each LLM's
+    answers, the verdict.
 
     The verdict is every comparison in full (the terminal has room for the sentences the report folds).
     """
-    from headtohead.report.sections.run.details import answers, speed
+    from headtohead.report.sections.run.details import answers, cascade, speed
 
     view = run_views(as_merged(result))[0]
     sections: list[Section] = []
     table = summary_table(view)
     if table is not None:
         sections.append(Section("summary", "Summary", (table,)))
+    sections += [s for s in cascade.build(view) if isinstance(s, Section)]  # a run without a cascade: none
     sections += [s for s in speed.build(view, terminal=True) if isinstance(s, Section)]
     sections += [s for s in answers.build(view, terminal=True) if isinstance(s, Section)]
     lines = []

@@ -9,6 +9,7 @@ from headtohead.report.document import Figure
 from headtohead.report.figures import FigureSpec
 from headtohead.report.merge import MergedRuns, RunEntry
 from headtohead.report.plots import ModelStyle
+from headtohead.report.words.cascade import held_out_words
 from headtohead.report.words.label_suspects import LABEL_OK_FALSE, left_out_words
 from headtohead.results.records import RunResult
 
@@ -48,7 +49,8 @@ def report_title(merged: MergedRuns) -> str:
 
 
 def dataset_line(result: RunResult) -> str:
-    """``"sst2/dev.tsv — 872 examples, 2 classes (text)"``, plus skipped examples when any."""
+    """``"sst2/dev.tsv — 872 examples, 2 classes (text)"``, plus skipped examples when any, and the examples a
+    cascade's threshold was chosen on, which no statistic reads."""
     data = result.dataset
     text = f"{data.source} — {data.n_examples:,} examples, {len(data.label_names)} classes ({data.modality})"
     skipped = dict(data.skipped)
@@ -57,6 +59,8 @@ def dataset_line(result: RunResult) -> str:
         text += "; skipped: " + ", ".join(f"{count} {reason}" for reason, count in skipped.items())
     if left_out:
         text += f"; {left_out_words(left_out)}"
+    if result.calibration_examples:  # a cascade chose its threshold on them: no statistic reads them
+        text += f"; {held_out_words(data.n_examples, len(result.calibration_examples))}"
     return text
 
 
