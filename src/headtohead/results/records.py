@@ -54,7 +54,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 class GPURecord(Record):
