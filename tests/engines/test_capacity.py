@@ -75,6 +75,10 @@ def test_a_probe_is_judged_by_every_slo_and_by_a_growing_queue():
     judged = judge_probe(growing, 0, {"e2e_p99": 2.0}, 0.05)
     assert judged["saturated"] and not judged["missed"] and not judged["held"]
     assert judged["achieved_rate"] == pytest.approx(49 / (4.9 + 0.98))
+    # requests cancelled when an over-saturated probe stopped are not the deployment's errors
+    stopped = ProbeRun([StreamedRequest(0.0, 0.1, 0.1), StreamedRequest(0.1, error="cancelled")], stopped_early=True)
+    judged = judge_probe(stopped, 0, {"error_rate": 0.01}, 0.05)
+    assert judged["errors"] == 0 and judged["saturated"] and not judged["held"]
     # the warm-up is left out
     assert judge_probe(growing, 45, {"e2e_p99": 2.0}, 0.05)["requests"] == 5
 

@@ -69,7 +69,7 @@ def judge_probe(
     """A probe's figures and judgement (the fields of :class:`CapacityProbe` but its place in the search).
 
     Percentiles are over the measured requests that succeeded; a failed one counts against
-    ``error_rate`` only. Over-saturated: stopped early, or the measured completions' rate fell below
+    ``error_rate`` only (one cancelled because the probe stopped early is neither). Over-saturated: stopped early, or the measured completions' rate fell below
     ``1 − saturation`` of their arrivals' rate (a queue that grew through the probe). ``gold[i]``:
     the label of the ``i``-th request sent, read through ``read``.
     """
@@ -90,7 +90,8 @@ def judge_probe(
     saturated = run.stopped_early or (
         achieved is not None and offered is not None and achieved < (1 - saturation) * offered
     )
-    errors = len(measured) - len(ok)
+    # a request cancelled when an over-saturated probe stopped is the probe's, not a failure of the deployment
+    errors = sum(r.error is not None and r.error != "cancelled" for r in measured)
     missed = [
         name
         for name, bound in slo.items()
