@@ -72,6 +72,11 @@ def test_two_servers_of_known_capacity_are_found_and_compared_over_http(tmp_path
     assert raw["experiment"]["speed"]["capacity"]["slo"]["e2e_p99"] == "2s"
     assert headtohead.load_result(tmp_path / "out" / "results.json").speed.capacity == result
     assert pair.verdict in (tmp_path / "out" / "report.html").read_text()
+    # the gate reads the same searches: the faster model never fails a 5 % capacity drop against the slower
+    (checked,) = headtohead.gate(tmp_path / "out", baseline="slow", candidate="fast", max_capacity_drop="5%").decisions
+    assert (
+        checked.check == "capacity" and checked.outcome != "fail" and checked.estimate == pytest.approx(1 / pair.ratio)
+    )
     text = render_text(terminal_document(run.result), 120)
     assert "capacity (Poisson arrivals, p99 e2e ≤ 2 s, errors ≤ 1.0 %, 2 seeded searches" in text
     assert f"  fast: goodput {fast_m.goodput:.3g} requests/s" in text

@@ -42,7 +42,7 @@ def _check(result, baseline, candidate, margin=0.05):
 
 def test_half_the_capacity_fails_and_twice_passes(result):
     halved = _check(result, "fast", "slow")
-    assert halved.outcome == "fail" and halved.check == "capacity (capacity)" and halved.n == 3
+    assert halved.outcome == "fail" and halved.check == "capacity" and halved.n == 3
     assert halved.high < 0.95 and halved.low <= 0.5 <= halved.high
     assert gate_paragraph([halved], "fast", "slow").endswith("so it sustains less than allowed, with 95 % confidence.")
     doubled = _check(result, "slow", "fast")

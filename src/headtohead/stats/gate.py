@@ -465,7 +465,7 @@ def capacity_noninferiority(
     """
     _check_common(margin, confidence, "margin")
     ratios = compare_searches([(names[0], baseline), (names[1], candidate)], confidence)
-    check = f"capacity ({scenario})"
+    check = "capacity" if scenario == "capacity" else f"capacity ({scenario})"
     if not ratios or ratios[0].ci_low is None or ratios[0].ci_high is None:
         return skipped_check(check, "no_capacity_interval")
     ratio = ratios[0]

@@ -87,7 +87,7 @@ def decision_explanation(decision: Decision) -> str:
         return f"Accuracy: {measured}; {why}."
     if d.check in CATALOGUE:
         return _metric_explanation(d, level)
-    if d.check.startswith("capacity ("):
+    if d.check == "capacity" or d.check.startswith("capacity ("):
         return _capacity_explanation(d, level)
     scenario = d.check.removeprefix("speed (").removesuffix(")")
     adjusted = f", {d.method.partition(', ')[2]}" if ", " in d.method else ""  # "Bonferroni over 2 scenarios"
@@ -114,12 +114,12 @@ def _capacity_explanation(d: Decision, level: str) -> str:
     Examples
     --------
     >>> from headtohead.stats.gate import Decision
-    >>> _capacity_explanation(Decision("capacity (capacity)", "fail", 0.5, 0.45, 0.56, 0.95, 0.95, 3, None, 0.05,
+    >>> _capacity_explanation(Decision("capacity", "fail", 0.5, 0.45, 0.56, 0.95, 0.95, 3, None, 0.05,
     ...                                ("fast", "slow")), "95 %")
     'Capacity: slow sustains 0.50× the load of fast (95 % CI 0.45–0.56, 3 seeded searches); the whole interval lies below 0.95× (−5.0 %), so it sustains less than allowed, with 95 % confidence.'
     """
     base_name, cand_name = d.names
-    scenario = "" if d.check == "capacity (capacity)" else " (server)"
+    scenario = d.check.removeprefix("capacity")  # " (server)" for the Server scenario's max_qps
     low, estimate, high = format_ratios(d.low, d.estimate, d.high)
     measured = (
         f"{cand_name} sustains {estimate}× the load of {base_name} ({level} CI {low}–{high}, {d.n} seeded searches)"
