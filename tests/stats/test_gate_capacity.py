@@ -59,3 +59,24 @@ def test_no_capacity_is_a_skipped_check_and_two_runs_are_refused():
     assert "the results hold no capacity of both models" in gate_paragraph([decision], "a", "b")
     with pytest.raises(ConfigError, match="--max-capacity-drop: two runs' capacities were not searched side by side"):
         gate("a.json", candidate_results="b.json", baseline="a", candidate="b", max_capacity_drop="5%")
+
+
+def test_a_local_model_s_capacity_is_the_server_scenario_s_max_qps():
+    """No endpoint capacity: the check reads the Server scenario's searches (LoadGen), by the same rule."""
+    from headtohead.results.server import ServerSearch
+
+    def searches(qps):
+        return [
+            ServerSearch(search=k, held_qps=q * 0.97, failed_qps=q * 1.03, estimate_qps=q) for k, q in enumerate(qps)
+        ]
+
+    models = [
+        SimpleNamespace(name="bert", searches=searches([100, 104, 98])),
+        SimpleNamespace(name="int8", searches=searches([99, 103, 99])),
+    ]
+    result = SimpleNamespace(speed=SimpleNamespace(capacity=None, loadgen=SimpleNamespace(models=models)))
+    decision = _check(result, "bert", "int8")
+    assert decision.check == "capacity (server)" and decision.outcome == "pass" and decision.low >= 0.95
+    assert gate_paragraph([decision], "bert", "int8").startswith("PASS") and "Capacity (server): int8 sustains" in (
+        gate_paragraph([decision], "bert", "int8")
+    )
