@@ -47,6 +47,7 @@ SECTIONS = {
     "labels": ("audit.labels", "label_rows"),
     "repeats": ("audit.repeats", "repeat_rows"),
     "cascade": ("audit.cascade", "cascade_rows"),
+    "capacity": ("audit.capacity", "capacity_rows"),
 }
 
 

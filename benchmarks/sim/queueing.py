@@ -13,10 +13,12 @@ than a 1 % rate would give with 99 % confidence, as ``loadgen/early_stopping.cc`
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 from scipy import stats
 
-__all__ = ["batcher_latencies", "loadgen_would_pass", "pass_rate", "expected_max_qps"]
+__all__ = ["batcher_latencies", "loadgen_would_pass", "pass_rate", "expected_max_qps", "serial_sender"]
 
 
 def batcher_latencies(arrivals: np.ndarray, service_s: float, max_batch: int, max_wait_s: float) -> np.ndarray:
@@ -113,3 +115,35 @@ def expected_max_qps(
         )
         low, high = (mid, high) if rate >= 0.5 else (low, mid)
     return float(np.sqrt(low * high))
+
+
+def serial_sender(service_s: float, overhead_s: float = 0.0, text: str = "positive"):
+    """A capacity probe's ``send`` against a server of one request at a time, ``service_s`` each, computed.
+
+    Every request starts when it has arrived and the one before it has finished (Lindley's recursion,
+    exact: no clock involved); its answer, one chunk, comes ``overhead_s`` (the network) after. A request
+    arriving while ``max_in_flight`` wait stops the probe, as the real probe does.
+
+    Examples
+    --------
+    >>> run = serial_sender(0.02)([{}] * 3, [0.0, 0.01, 0.1], 8)
+    >>> [round(r.end_s, 3) for r in run.requests]
+    [0.02, 0.03, 0.02]
+    """
+    from headtohead.adapters.chat_stream import ProbeRun, StreamedRequest
+
+    def send(payloads, offsets_s, max_in_flight):
+        records, ends, free, stopped = [], [], 0.0, False
+        for offset in offsets_s:
+            if len(ends) - bisect.bisect_right(ends, offset) >= max_in_flight:  # ends rise: one server
+                stopped = True
+                break
+            free = max(free, offset) + service_s
+            ends.append(free)
+            latency = free - offset + overhead_s
+            records.append(
+                StreamedRequest(scheduled_s=offset, first_token_s=latency, end_s=latency, chunks=1, text=text)
+            )
+        return ProbeRun(records, stopped_early=stopped, elapsed_s=max(ends, default=0.0))
+
+    return send

@@ -36,7 +36,8 @@ QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfi
 
 def _as_version_8(raw: dict) -> dict:
     """A version-9 file as version 8 wrote it: no noise floor on a comparison over runs, no eval.noise_floor, no
-    cascade record, no examples held out for one (the file must have no cascade)."""
+    cascade record, no examples held out for one (the file must have no cascade), no capacity record or
+    ``speed.capacity`` settings (no capacity scenario run)."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 8
     for pool in ((raw.get("stats") or {}).get("repeats") or {}).get("pools", []):
@@ -46,6 +47,10 @@ def _as_version_8(raw: dict) -> dict:
     assert raw.pop("calibration_examples", []) == []
     for model in raw["models"]:
         assert model.pop("cascade", None) is None
+    if raw.get("speed") is not None:
+        assert raw["speed"].pop("capacity") is None
+        raw["speed"]["settings"].pop("capacity", None)
+    (raw.get("experiment") or {}).get("speed", {}).pop("capacity", None)
     return raw
 
 

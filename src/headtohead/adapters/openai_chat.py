@@ -22,6 +22,7 @@ from headtohead.adapters.chat_client import (
     ask_all,
     server_reason,
 )
+from headtohead.adapters.chat_stream import LoadTarget, stream_probe
 from headtohead.adapters.prompt_variants import pass_prompt
 from headtohead.adapters.prompting import (
     Answer,
@@ -31,6 +32,7 @@ from headtohead.adapters.prompting import (
     TokenChoice,
     answers_as_outputs,
     draw_few_shot,
+    read_answer,
 )
 from headtohead.adapters.response_cache import ResponseCache, cache_key, default_cache_path
 from headtohead.config.models.openai import OpenAISettings, public_url
@@ -196,6 +198,41 @@ class OpenAIChatAdapter(LookedUpAdapter):
     def has_probabilities(self) -> bool:
         """Some answered example of this run has class probabilities kept (the others' rows are NaN)."""
         return self._probabilities
+
+    def load_target(self, dataset: Dataset, indices: np.ndarray) -> LoadTarget:
+        """This model under load (the capacity scenario): the examples at ``indices`` asked streamed, unscored
+        answers read as labels, requests sent straight to the server (never the cache)."""
+        sampling = {k: v for k, v in self.sampling().items() if k not in ("logprobs", "top_logprobs")}
+        if self.settings.api == "completions":
+            payloads = [
+                {
+                    "model": self.config.source,
+                    "prompt": self.prompter.completion_text(*self._example(dataset, int(i))),
+                    **sampling,
+                }
+                for i in indices
+            ]
+        else:
+            payloads = [
+                {
+                    "model": self.config.source,
+                    "messages": self.prompter.messages(*self._example(dataset, int(i))),
+                    **sampling,
+                }
+                for i in indices
+            ]
+        labels = self.prompter.answers
+        base_url, headers, timeout = self.settings.base_url, dict(self._headers), self.settings.timeout_s
+        path = "completions" if self.settings.api == "completions" else "chat/completions"
+        return LoadTarget(
+            name=self.name,
+            payloads=payloads,
+            gold=[int(dataset.labels[int(i)]) for i in indices],
+            read=lambda text: read_answer(text, labels)[0],
+            send=lambda sent, offsets, limit: stream_probe(
+                base_url, headers, sent, offsets, limit, timeout_s=timeout, path=path
+            ),
+        )
 
     def answer_record(self) -> AnswerLog:
         """Every example asked in this run, read as a label, and the passes of requests (for the run's records)."""

@@ -37,6 +37,13 @@ def gate(
         metavar="MARGIN",
         help="Allowed slowdown: 5%, 0.05 or 1.05x.",
     ),
+    max_capacity_drop: Optional[float] = typer.Option(
+        None,
+        "--max-capacity-drop",
+        parser=margin("slowdown", "--max-capacity-drop"),
+        metavar="MARGIN",
+        help="Allowed capacity drop at the SLOs (scenario capacity or server): 5% or 0.05.",
+    ),
     alpha: Optional[float] = typer.Option(
         None,
         "--alpha",
@@ -76,6 +83,7 @@ def gate(
         candidate=candidate,
         max_accuracy_drop=max_accuracy_drop,
         max_slowdown=max_slowdown,
+        max_capacity_drop=max_capacity_drop,
         alpha=0.05 if level is None else level,
         n_resamples=n_resamples,
         junit=junit,

@@ -319,6 +319,19 @@ class Experiment(_Section):
         return self
 
     @model_validator(mode="after")
+    def _capacity_has_endpoints(self) -> Experiment:
+        """Scenario capacity probes endpoints; a local model's capacity is the Server scenario's."""
+        if "capacity" not in self.speed.scenarios or "server" in self.speed.scenarios:
+            return self
+        local = [m.name for m in self.models if m.kind != "openai"]
+        if local:
+            raise ValueError(
+                f"speed scenario capacity probes endpoint models (kind: openai), but {', '.join(local)} "
+                f"is not one; add scenario server for local models' capacity, or drop it from the run"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _until_decided_fits(self) -> Experiment:
         if not self.eval.until_decided:
             return self

@@ -10,12 +10,13 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import Section as _Section
+from headtohead.config.capacity import CapacityConfig
 from headtohead.config.server import ServerConfig
 
 __all__ = ["SpeedConfig", "FixedShape", "SPEED_SCENARIOS"]
 
 #: The scenarios a speed measurement can run.
-SPEED_SCENARIOS: tuple[str, ...] = ("offline", "single_stream", "time_window", "server")
+SPEED_SCENARIOS: tuple[str, ...] = ("offline", "single_stream", "time_window", "server", "capacity")
 
 
 class FixedShape(_Section):
@@ -30,11 +31,12 @@ class SpeedConfig(_Section):
     """How speed and memory are measured (see the module docstring for an example)."""
 
     enabled: bool = Field(default=True, description="Measure speed during h2h run.")
-    scenarios: list[Literal["offline", "single_stream", "time_window", "server"]] = Field(
+    scenarios: list[Literal["offline", "single_stream", "time_window", "server", "capacity"]] = Field(
         default=["offline", "single_stream"],  # pydantic copies a mutable default for every record
         description="offline: throughput at the batch size; single_stream: latency at batch 1; "
         "time_window: samples processed end to end in time_window_seconds; server: the highest "
-        "Poisson arrival rate held with p99 under latency_bound_ms (MLPerf LoadGen, extra 'loadgen').",
+        "Poisson arrival rate held with p99 under latency_bound_ms (MLPerf LoadGen, extra 'loadgen'); "
+        "capacity: the highest rate an endpoint model sustains within speed.capacity.slo.",
     )
     num_batches: int = Field(
         default=1,
@@ -153,6 +155,9 @@ class SpeedConfig(_Section):
         description="server: p99 latency (arrival to answer) a rate must stay under to count as held.",
     )
     server: ServerConfig = Field(default_factory=ServerConfig, description="server: the batcher and the search.")
+    capacity: CapacityConfig = Field(
+        default_factory=CapacityConfig, description="capacity: an endpoint's SLOs and the search of its goodput."
+    )
     loadgen_crosscheck: bool = Field(
         default=False,
         description="Also run LoadGen's SingleStream and Offline "
@@ -180,6 +185,12 @@ class SpeedConfig(_Section):
         # before issue 33 the adaptive stop was asked for with target_ci_halfwidth (a t interval)
         if self.target_ci_halfwidth is not None:
             self.__dict__["precision"] = self.target_ci_halfwidth
+        return self
+
+    @model_validator(mode="after")
+    def _capacity_has_slo(self) -> SpeedConfig:
+        if "capacity" in self.scenarios and self.capacity.slo is None:
+            raise ValueError("scenario capacity needs speed.capacity.slo, e.g. {e2e_p99: 2s, error_rate: 1%}")
         return self
 
     @field_validator("scenarios")

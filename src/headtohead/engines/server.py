@@ -24,12 +24,11 @@ from headtohead.errors import ConfigError
 from headtohead.results.server import (
     LoadGenCrosscheck,
     LoadGenSummary,
-    ServerComparison,
     ServerModelResult,
     ServerSearch,
     ServerTrial,
 )
-from headtohead.stats.server import capacity_interval, capacity_ratio, resolution_factor
+from headtohead.stats.server import capacity_interval, compare_searches, resolution_factor
 
 __all__ = ["run_server", "server_wanted", "capacity_estimate", "TrialRunner"]
 
@@ -213,48 +212,6 @@ def _model_result(model: ServedModel, capacity: float, searcher: _Searcher, conf
     )
 
 
-def _comparisons(results: Sequence[ServerModelResult], confidence: float) -> list[ServerComparison]:
-    out = []
-    for i, a in enumerate(results):
-        for b in results[i + 1 :]:
-            both = [
-                (sa, sb, qa, qb)
-                for sa, sb in zip(a.searches, b.searches, strict=True)
-                if (qa := sa.estimate_qps) is not None and (qb := sb.estimate_qps) is not None
-            ]
-            if not both:
-                continue
-            # the two brackets' resolutions combine like independent errors on the log scale
-            logs = [
-                np.hypot(
-                    np.log(resolution_factor(sa.held_qps, sa.failed_qps)),
-                    np.log(resolution_factor(sb.held_qps, sb.failed_qps)),
-                )
-                for sa, sb, _, _ in both
-            ]
-            ratio = capacity_ratio(
-                [qa for _, _, qa, _ in both],
-                [qb for _, _, _, qb in both],
-                confidence,
-                resolution=float(np.exp(np.mean(logs))),
-            )
-            more = {"a": a.name, "b": b.name, None: None}[ratio.more]
-            out.append(
-                ServerComparison(
-                    model_a=a.name,
-                    model_b=b.name,
-                    ratio=ratio.ratio,
-                    ci_low=ratio.low,
-                    ci_high=ratio.high,
-                    confidence=confidence,
-                    n_searches=ratio.n,
-                    more=more,
-                    p_value=ratio.p_value,
-                )
-            )
-    return out
-
-
 def _crosscheck(
     model: ServedModel,
     config: SpeedConfig,
@@ -367,7 +324,11 @@ def run_server(
                 raise _unreachable(searcher, config.latency_bound_ms)
         results = [_model_result(m, capacity[m.name], searcher, config.confidence) for m in models]
         summary = summary.model_copy(
-            update={"models": results, "order": searcher.order, "comparisons": _comparisons(results, config.confidence)}
+            update={
+                "models": results,
+                "order": searcher.order,
+                "comparisons": compare_searches([(r.name, r.searches) for r in results], config.confidence),
+            }
         )
     if config.loadgen_crosscheck:
         reference = reference or {}

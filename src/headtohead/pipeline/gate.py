@@ -101,6 +101,7 @@ def gate(
     labels: Sequence[Any] | None = None,
     groups: Sequence[Any] | None = None,
     candidate_results: str | Path | None = None,
+    max_capacity_drop: str | float | None = None,
 ) -> GateOutcome:
     """Decide whether ``candidate`` is worse than ``baseline`` beyond the margins, with confidence.
 
@@ -139,6 +140,10 @@ def gate(
     groups : sequence, optional
         With a mapping of predictions: each example's group (one user's, one document's
         examples belong together), as ``data.group_column``.
+    max_capacity_drop : str or float, optional
+        Allowed capacity drop: ``"5%"`` or a share (``0.05``): the candidate's goodput at the SLOs (scenario
+        ``capacity``; else the Server scenario's ``max_qps``) may not be below the baseline's by more, with
+        confidence.
     candidate_results : str or Path, optional
         A second ``results.json`` (or its folder) holding the candidate, ``results`` then holding the
         baseline (``h2h gate OLD NEW``): the two runs must have evaluated the same data, whose examples
@@ -169,8 +174,11 @@ def gate(
     ...      baseline="old", candidate="new", max_accuracy_drop=0.05).exit_code
     3
     """
-    if max_accuracy_drop is None and max_slowdown is None:
-        raise ConfigError("h2h gate: give --max-accuracy-drop (e.g. 0.5pp) and/or --max-slowdown (e.g. 5%)")
+    if max_accuracy_drop is None and max_slowdown is None and max_capacity_drop is None:
+        raise ConfigError(
+            "h2h gate: give --max-accuracy-drop (e.g. 0.5pp), --max-slowdown (e.g. 5%) and/or --max-capacity-drop "
+            "(e.g. 5%)"
+        )
     if confidence is not None:
         warnings.warn("gate(confidence=…) is deprecated; pass alpha = 1 − confidence", DeprecationWarning, stacklevel=2)
         alpha = 1.0 - confidence
@@ -178,11 +186,19 @@ def gate(
         raise ConfigError(f"--metric {metric}: {unknown(metric)}")
     accuracy_margin = None if max_accuracy_drop is None else parse_accuracy_margin(max_accuracy_drop)
     slowdown_margin = None if max_slowdown is None else parse_slowdown_margin(max_slowdown)
+    capacity_margin = (
+        None if max_capacity_drop is None else parse_slowdown_margin(max_capacity_drop, option="--max-capacity-drop")
+    )
     alpha = parse_alpha(alpha)
     if n_resamples < 100:
         raise ConfigError(f"--n-resamples {n_resamples}: use at least 100 (2000 is the default)")
     warned: tuple[str, ...] = ()
     if candidate_results is not None:
+        if capacity_margin is not None:
+            raise ConfigError(
+                "--max-capacity-drop: two runs' capacities were not searched side by side; gate capacity within one "
+                "run (both models in one h2h run), or drop --max-capacity-drop"
+            )
         if slowdown_margin is not None:
             raise ConfigError(
                 "--max-slowdown: two runs' speeds were not measured side by side; gate speed within one run "
@@ -195,6 +211,11 @@ def gate(
     _check_name("--candidate", candidate, given.names, given.where)
     if baseline == candidate:
         raise ConfigError(f"--baseline and --candidate are both '{baseline}'; name two different models")
+    if given.result is None and capacity_margin is not None:
+        raise ConfigError(
+            f"max_capacity_drop: {given.where} hold no capacity; gate capacity on a run (what headtohead.run "
+            f"returned, or its results.json)"
+        )
     if given.result is None and slowdown_margin is not None:
         raise ConfigError(
             f"max_slowdown: {given.where} hold no speed; gate speed on a run (what headtohead.run returned, "
@@ -212,6 +233,7 @@ def gate(
         n_resamples=n_resamples,
         groups=predictions.groups if predictions is not None else None,
         metric=metric,
+        capacity_margin=capacity_margin,
     )
     paragraph = gate_paragraph(decisions, baseline, candidate)
     if junit is not None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from headtohead.adapters import ModelAdapter
 from headtohead.config import Experiment
 from headtohead.config.models.keys import Priced
@@ -41,9 +43,11 @@ from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_e
 from headtohead.pipeline.statistics import run_statistics
 from headtohead.report.words.missing import missing_sentence, with_answered_rows
 from headtohead.report.words.sequential import with_sequential
+from headtohead.report.words.server import with_capacity_sentences
 from headtohead.report.words.speed import with_speed_sentences
 from headtohead.report.words.warnings import model_warnings
 from headtohead.results import Predictions, RunResult, save_result
+from headtohead.results.capacity import CapacitySummary
 from headtohead.results.files import LOADGEN_DIR, RESULTS_FILE, RESUME_DIR
 from headtohead.results.passes import pass_label
 from headtohead.results.records import ModelRecord, PassRecord, StageTimings
@@ -390,6 +394,8 @@ def _execute(
                 summary = with_endpoints(
                     summary, result.models, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed
                 )  # endpoints: timed by their own requests
+                if summary is not None and "capacity" in exp.speed.scenarios:
+                    summary = summary.model_copy(update={"capacity": _capacity(setup, loaded, progress)})
                 result = result.model_copy(update={"speed": summary})
         result = _given_costs(result, exp)
         result = state.finish(result)
@@ -489,6 +495,25 @@ def _speed(
     if merged is not None:
         return merged.model_copy(update={"warnings": fairness_warnings + merged.warnings})
     return _measure_speed(setup, loaded, progress, warmup_s, out)
+
+
+def _capacity(
+    setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, float]], progress: ProgressCallback | None
+) -> CapacitySummary:
+    """The capacity scenario: every endpoint model probed under load with the run's own examples (seeded order)."""
+    from headtohead.adapters.openai_chat import OpenAIChatAdapter
+    from headtohead.engines.capacity import run_capacity
+
+    exp = setup.experiment
+    order = np.random.default_rng([exp.seed, 43]).permutation(len(setup.dataset))[:1024]
+    targets = []
+    for model_cfg in exp.models:
+        if model_cfg.kind != "openai":
+            continue  # a local model's capacity is the Server scenario's
+        adapter, _ = loaded.get(model_cfg.name) or load_model(model_cfg, setup.context)
+        assert isinstance(adapter, OpenAIChatAdapter)  # kind openai builds this adapter
+        targets.append(adapter.load_target(setup.dataset, order))
+    return with_capacity_sentences(run_capacity(targets, exp.speed, seed=exp.seed, progress=progress))
 
 
 def _speed_in_workers(exp: Experiment) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, computed_field, model_validator
 
 from headtohead.results.base import Record
+from headtohead.results.capacity import CapacitySummary
 from headtohead.results.cost import ModelCost
 from headtohead.results.endpoint import RequestTiming
 from headtohead.results.latency import (
@@ -437,6 +438,9 @@ class SpeedSummary(Record):
     )
     loadgen: LoadGenSummary | None = Field(
         default=None, description="the Server scenario's rate search and LoadGen's cross-checks (engines.server)"
+    )
+    capacity: CapacitySummary | None = Field(
+        default=None, description="the capacity scenario: endpoints' goodput at their SLOs (engines.capacity)"
     )
     warnings: list[str] = Field(default_factory=list)
 

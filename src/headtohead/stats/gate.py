@@ -18,6 +18,7 @@ from headtohead.results import Predictions, RunResult
 from headtohead.stats.bootstrap import paired_bootstrap
 from headtohead.stats.paired import PairedCorrectness
 from headtohead.stats.repeat_pool import two_level_gap
+from headtohead.stats.server import compare_searches
 from headtohead.stats.speed import round_log_ratios, speed_ratio
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "accuracy_noninferiority",
     "metric_noninferiority",
     "slowdown_noninferiority",
+    "capacity_noninferiority",
     "skipped_check",
     "gate_exit_code",
     "gate_decisions",
@@ -436,6 +438,55 @@ def slowdown_noninferiority(
     )
 
 
+def capacity_noninferiority(
+    baseline: Sequence[Any],
+    candidate: Sequence[Any],
+    *,
+    margin: float,
+    confidence: float = 0.95,
+    scenario: str = "capacity",
+    names: tuple[str, str] = ("baseline", "candidate"),
+) -> Decision:
+    """Does the candidate sustain less load than the baseline by more than ``margin``?
+
+    ``baseline`` and ``candidate`` are the two models' seeded searches (``ServerSearch`` records, paired
+    by search: the same seeds); the ratio candidate / baseline and its interval are the run's own
+    capacity ratio (:func:`~headtohead.stats.server.compare_searches`: a t interval over the searches on
+    the log scale, at least as wide as the brackets' resolution). The check fails when the whole interval
+    lies below ``1 − margin``, passes when its lower bound is at or above it.
+
+    Examples
+    --------
+    >>> from headtohead.results.server import ServerSearch
+    >>> base = [ServerSearch(search=k, held_qps=48.0 + k, failed_qps=52.0 + k, estimate_qps=50.0 + k) for k in range(3)]
+    >>> half = [ServerSearch(search=k, held_qps=24.0, failed_qps=26.0, estimate_qps=25.0 + k / 3) for k in range(3)]
+    >>> capacity_noninferiority(base, half, margin=0.05).outcome
+    'fail'
+    """
+    _check_common(margin, confidence, "margin")
+    ratios = compare_searches([(names[0], baseline), (names[1], candidate)], confidence)
+    check = "capacity" if scenario == "capacity" else f"capacity ({scenario})"
+    if not ratios or ratios[0].ci_low is None or ratios[0].ci_high is None:
+        return skipped_check(check, "no_capacity_interval")
+    ratio = ratios[0]
+    assert ratio.ci_low is not None and ratio.ci_high is not None
+    bound = 1.0 - margin
+    return Decision(
+        check,
+        decide(ratio.ci_low, ratio.ci_high, bound, higher_is_better=True),
+        ratio.ratio,
+        ratio.ci_low,
+        ratio.ci_high,
+        bound,
+        confidence,
+        ratio.n_searches,
+        None,
+        margin,
+        names,
+        method="t over seeded searches",
+    )
+
+
 def skipped_check(check: str, reason: str) -> Decision:
     """A check that could not run (e.g. no speed results); it does not change the exit code."""
     nan = float("nan")
@@ -470,8 +521,9 @@ def gate_decisions(
     seed: int = 0,
     groups: np.ndarray | None = None,
     metric: str = "accuracy",
+    capacity_margin: float | None = None,
 ) -> list[Decision]:
-    """Every check the margins ask for, in order: accuracy, then speed per timed scenario.
+    """Every check the margins ask for, in order: accuracy, speed per timed scenario, then capacity.
 
     Parameters
     ----------
@@ -490,6 +542,9 @@ def gate_decisions(
     metric : str
         The quality check's metric: ``accuracy`` (Tango's score interval) or another catalogue name
         (:func:`metric_noninferiority`; ``max_accuracy_drop`` is then its allowed drop).
+    capacity_margin : float or None
+        The allowed capacity drop, as a share: the endpoints' goodput at their SLOs (scenario
+        ``capacity``), else the Server scenario's ``max_qps`` (:func:`capacity_noninferiority`).
 
     Returns
     -------
@@ -572,7 +627,27 @@ def gate_decisions(
                     interval="anytime" if stopped else "t",
                 )
             )
+    if capacity_margin is not None:
+        decisions.append(_capacity_check(result, names, capacity_margin, confidence))
     return decisions
+
+
+def _capacity_check(result: RunResult | None, names: tuple[str, str], margin: float, confidence: float) -> Decision:
+    """The capacity check on the endpoints' capacity records, else on the Server scenario's."""
+    speed = result.speed if result is not None else None
+    for scenario, part in (("capacity", "capacity"), ("server", "loadgen")):
+        record = getattr(speed, part, None) if speed is not None else None
+        found = [m for name in names for m in (record.models if record is not None else []) if m.name == name]
+        if len(found) == 2:
+            return capacity_noninferiority(
+                found[0].searches,
+                found[1].searches,
+                margin=margin,
+                confidence=confidence,
+                scenario=scenario,
+                names=names,
+            )
+    return skipped_check("capacity", "no_capacity")
 
 
 def _timing(speed: Any, name: str, scenario: str) -> Any:

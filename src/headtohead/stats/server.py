@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from headtohead.results.server import ServerComparison, ServerSearch
+
 __all__ = [
     "CapacityEstimate",
     "CapacityRatio",
@@ -17,6 +19,8 @@ __all__ = [
     "capacity_ratio",
     "bracket_estimate",
     "resolution_factor",
+    "requests_for_percentile",
+    "compare_searches",
 ]
 
 
@@ -178,3 +182,64 @@ def _log_p_value(logs: np.ndarray, resolution: float) -> float | None:
 def resolution_factor(held: float | None, failed: float | None) -> float:
     """A bracket's half-width factor ``sqrt(failed / held)`` (1 when it is open on one side)."""
     return float(np.sqrt(failed / held)) if held is not None and failed is not None else 1.0
+
+
+def requests_for_percentile(quantile: float, confidence: float) -> int:
+    """The fewest requests whose every latency within a bound shows the ``quantile`` is within it.
+
+    LoadGen's early-stopping bound with no request over the bound: ``n`` such that a tail share of
+    ``1 − quantile`` would leave all ``n`` requests within the bound with probability at most
+    ``1 − confidence`` (``quantileⁿ ≤ 1 − confidence``).
+
+    Examples
+    --------
+    >>> requests_for_percentile(0.99, 0.95), requests_for_percentile(0.9, 0.95)
+    (299, 29)
+    """
+    return int(np.ceil(np.log(1.0 - confidence) / np.log(quantile) - 1e-9))
+
+
+def compare_searches(models: Sequence[tuple[str, Sequence[ServerSearch]]], confidence: float) -> list[ServerComparison]:
+    """Every pair's capacity ratio b/a over the searches both finished, paired by search (same seeds).
+
+    The Server scenario's and the capacity scenario's one rule: ``more`` names the model whose
+    interval says it holds more (before any Holm adjustment of the caller's family).
+    """
+    out = []
+    for i, (name_a, a) in enumerate(models):
+        for name_b, b in models[i + 1 :]:
+            both = [
+                (sa, sb, qa, qb)
+                for sa, sb in zip(a, b, strict=True)
+                if (qa := sa.estimate_qps) is not None and (qb := sb.estimate_qps) is not None
+            ]
+            if not both:
+                continue
+            # the two brackets' resolutions combine like independent errors on the log scale
+            logs = [
+                np.hypot(
+                    np.log(resolution_factor(sa.held_qps, sa.failed_qps)),
+                    np.log(resolution_factor(sb.held_qps, sb.failed_qps)),
+                )
+                for sa, sb, _, _ in both
+            ]
+            ratio = capacity_ratio(
+                [qa for _, _, qa, _ in both],
+                [qb for _, _, _, qb in both],
+                confidence,
+                resolution=float(np.exp(np.mean(logs))),
+            )
+            out.append(
+                ServerComparison(
+                    model_a=name_a,
+                    model_b=name_b,
+                    ratio=ratio.ratio,
+                    ci_low=ratio.low,
+                    ci_high=ratio.high,
+                    confidence=confidence,
+                    n_searches=ratio.n,
+                    more={"a": name_a, "b": name_b, None: None}[ratio.more],
+                    p_value=ratio.p_value,
+                )
+            )
+    return out

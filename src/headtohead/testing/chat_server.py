@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import select
 import socket
 import struct
 import threading
@@ -81,10 +82,26 @@ class ScriptedChatServer:
     models : Reply, optional
         How ``/v1/models`` answers: ``None``, the list of ``model``; a ``status`` reply (a 500, say) or
         a ``malformed`` one, for a server whose list cannot be read.
+    service_s : float, optional
+        A server of known capacity: chat completions are served one at a time, each holding the server
+        for ``service_s`` before its answer (``1 / service_s`` requests per second at most, whatever the
+        client's machine is doing); a request whose client left while it waited is dropped unserved, as a
+        real server aborts it. A request with ``stream: true`` gets its answer as server-sent events,
+        a word per chunk.
     """
 
-    def __init__(self, script: Script, model: str = "scripted", port: int = 0, models: Reply | None = None) -> None:
-        self.script, self.model, self.models = script, model, models
+    def __init__(
+        self,
+        script: Script,
+        model: str = "scripted",
+        port: int = 0,
+        models: Reply | None = None,
+        service_s: float | None = None,
+    ) -> None:
+        self.script, self.model, self.models, self.service_s = script, model, models, service_s
+        self._turns = threading.Condition()  # service_s: requests served in arrival order, one at a time
+        self._tickets = self._serving = 0
+        self._free_at = 0.0
         self.counts = _Counts()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -145,6 +162,9 @@ class ScriptedChatServer:
                     server.counts.authorization.append(self.headers.get("authorization") or "")
                     server.counts.ports_in_flight.append(self.client_address[1])
                 try:
+                    if server.service_s is not None and not _served(server, self.connection):
+                        self._drop()
+                        return
                     self._reply(server.script(number, payload), payload)
                 finally:
                     with server._lock:
@@ -167,7 +187,10 @@ class ScriptedChatServer:
                     message = reply.message if reply.message is not None else f"scripted {reply.status}"
                     self._json(reply.status, {"error": {"message": message}}, headers)
                 else:
-                    self._json(200, server.completion(reply, payload))
+                    if payload.get("stream"):
+                        _stream(self, server, reply, payload)
+                    else:
+                        self._json(200, server.completion(reply, payload))
                     with server._lock:
                         server.counts.answered += 1
 
@@ -261,3 +284,55 @@ class ScriptedChatServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+
+def _served(server: ScriptedChatServer, connection: socket.socket) -> bool:
+    """Wait for this request's turn (first come, first served), then hold the server until ``service_s`` after
+    the later of its arrival and the previous request's end — an end computed, not slept after a hand-over,
+    so the capacity is exactly ``1 / service_s`` however slowly this machine wakes threads. False: the client
+    left before its turn (nothing served)."""
+    arrived = time.perf_counter()
+    with server._turns:
+        ticket = server._tickets
+        server._tickets += 1
+        server._turns.wait_for(lambda: server._serving == ticket)
+    left = _client_left(connection)
+    end = max(arrived, server._free_at) + (server.service_s or 0.0)
+    if not left:
+        time.sleep(max(0.0, end - time.perf_counter()))
+    with server._turns:
+        server._free_at = server._free_at if left else end
+        server._serving += 1
+        server._turns.notify_all()
+    return not left
+
+
+def _client_left(connection: socket.socket) -> bool:
+    ready, _, _ = select.select([connection], [], [], 0)
+    if not ready:
+        return False
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+def _stream(handler: BaseHTTPRequestHandler, server: ScriptedChatServer, reply: Reply, payload: dict[str, Any]) -> None:
+    """The answer as server-sent events, a word per chunk, then ``[DONE]`` (chunked: the connection stays open)."""
+    body = server.completion(reply, payload)
+    with server._lock:
+        server.counts.statuses[200] = server.counts.statuses.get(200, 0) + 1
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    events = []
+    for word in re.findall(r"\s*\S+", reply.text):
+        chunk = {"id": body["id"], "object": "chat.completion.chunk", "model": body["model"]}
+        chunk["choices"] = [{"index": 0, "delta": {"content": word}, "finish_reason": None}]
+        events.append(f"data: {json.dumps(chunk)}\n\n".encode())
+    events.append(b"data: [DONE]\n\n")
+    for event in events:
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+    handler.wfile.write(b"0\r\n\r\n")
+    handler.wfile.flush()

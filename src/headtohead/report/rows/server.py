@@ -1,12 +1,22 @@
-"""The Server scenario (MLPerf LoadGen) and cost as typed rows: max QPS per model, cost per million by scenario."""
+"""The Server scenario (MLPerf LoadGen), the capacity scenario and cost as typed rows: max QPS or goodput per
+model, cost per million by scenario."""
 
 from __future__ import annotations
 
 from headtohead.report.document import Cell, Column, Row, text_cell
 from headtohead.report.words.server import SCENARIO_NAMES
+from headtohead.results.capacity import CapacitySummary
 from headtohead.results.speed import SpeedSummary
 
-__all__ = ["server_columns", "server_rows", "cost_columns", "cost_rows", "cost_price"]
+__all__ = [
+    "server_columns",
+    "server_rows",
+    "capacity_columns",
+    "capacity_rows",
+    "cost_columns",
+    "cost_rows",
+    "cost_price",
+]
 
 
 def server_columns(summary: SpeedSummary) -> list[Column]:
@@ -45,6 +55,49 @@ def server_rows(summary: SpeedSummary) -> list[Row]:
             "trials": Cell(len(model.trials)),
             "cost": Cell(scenario.cost_per_million if scenario else None),
             "energy_j": Cell(scenario.energy_per_prediction_j if scenario else None),
+        }
+        rows.append(Row(cells, subject=model.name))
+    return rows
+
+
+def capacity_columns(capacity: CapacitySummary) -> list[Column]:
+    """The capacity table's columns (the interval's level named from the records)."""
+    level = f"{capacity.models[0].confidence:.0%}" if capacity.models else "95%"
+    return [
+        Column("model", "model", "text", priority=0),
+        Column("goodput", f"goodput /s ({level} CI)", "rate", priority=0),
+        Column("held_up_to", "held up to /s", "rate"),
+        Column("ttft_p99_ms", "p99 TTFT ms", "ms", priority=2),
+        Column("tpot_p99_ms", "p99 TPOT ms", "ms", priority=2),
+        Column("e2e_p99_ms", "p99 e2e ms", "ms"),
+        Column("errors", "errors", "percent", priority=2),
+        Column("right", "right under load", "percent", priority=2),
+        Column("probes", "probes", "integer", priority=3),
+        Column("cost", "cost / 1 M requests", "money", priority=2),
+    ]
+
+
+def _ms(value: float | None) -> Cell:
+    return Cell(value * 1e3 if value is not None else None)
+
+
+def capacity_rows(capacity: CapacitySummary) -> list[Row]:
+    """One row per endpoint model: goodput with its interval, the highest held probe's figures, the cost."""
+    rows = []
+    for model in capacity.models:
+        best = max((p for p in model.probes if p.held), key=lambda p: p.rate, default=None)
+        answered = sum(p.answered for p in model.probes)
+        cells = {
+            "model": text_cell(model.name),
+            "goodput": Cell(model.goodput, model.ci_low, model.ci_high, note="none held"),
+            "held_up_to": Cell(best.rate if best else None),
+            "ttft_p99_ms": _ms(best.ttft_p99_s if best else None),
+            "tpot_p99_ms": _ms(best.tpot_p99_s if best else None),
+            "e2e_p99_ms": _ms(best.e2e_p99_s if best else None),
+            "errors": Cell(best.error_rate if best else None),
+            "right": Cell(sum(p.correct for p in model.probes) / answered if answered else None),
+            "probes": Cell(len(model.probes)),
+            "cost": Cell(model.cost_per_million),
         }
         rows.append(Row(cells, subject=model.name))
     return rows

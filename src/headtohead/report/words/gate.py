@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from xml.etree import ElementTree
 
 from headtohead.metrics import CATALOGUE
-from headtohead.report.words.numbers import format_level, format_number, format_pp, format_share, format_signed
+from headtohead.report.words.numbers import (
+    format_level,
+    format_number,
+    format_pp,
+    format_ratios,
+    format_share,
+    format_signed,
+)
 from headtohead.stats.gate import EXIT_CODES, POWER, Decision, gate_exit_code
 
 __all__ = ["decision_explanation", "gate_paragraph", "junit_xml"]
@@ -18,7 +25,11 @@ __all__ = ["decision_explanation", "gate_paragraph", "junit_xml"]
 #: Why a check could not run, by :attr:`Decision.reason`.
 _SKIPPED = {
     "no_speed": "the results hold no speed measurement of both models (enable speed in h2h run, or gate "
-    "the results of h2h bench)"
+    "the results of h2h bench)",
+    "no_capacity": "the results hold no capacity of both models (speed scenario capacity for endpoints, server "
+    "for local models)",
+    "no_capacity_interval": "fewer than two seeded searches both models finished give no interval (set "
+    "speed.capacity.repeats or speed.server.repeats ≥ 2)",
 }
 
 
@@ -76,6 +87,8 @@ def decision_explanation(decision: Decision) -> str:
         return f"Accuracy: {measured}; {why}."
     if d.check in CATALOGUE:
         return _metric_explanation(d, level)
+    if d.check == "capacity" or d.check.startswith("capacity ("):
+        return _capacity_explanation(d, level)
     scenario = d.check.removeprefix("speed (").removesuffix(")")
     adjusted = f", {d.method.partition(', ')[2]}" if ", " in d.method else ""  # "Bonferroni over 2 scenarios"
     measured = (
@@ -93,6 +106,32 @@ def decision_explanation(decision: Decision) -> str:
         )
         why = f"the interval straddles {allowed}: too few rounds to tell; {more}"
     return f"Speed ({scenario}): {measured}; {why}."
+
+
+def _capacity_explanation(d: Decision, level: str) -> str:
+    """A capacity check: the ratio of the load the candidate sustains to the baseline's, against the allowed drop.
+
+    Examples
+    --------
+    >>> from headtohead.stats.gate import Decision
+    >>> _capacity_explanation(Decision("capacity", "fail", 0.5, 0.45, 0.56, 0.95, 0.95, 3, None, 0.05,
+    ...                                ("fast", "slow")), "95 %")
+    'Capacity: slow sustains 0.50× the load of fast (95 % CI 0.45–0.56, 3 seeded searches); the whole interval lies below 0.95× (−5.0 %), so it sustains less than allowed, with 95 % confidence.'
+    """
+    base_name, cand_name = d.names
+    scenario = d.check.removeprefix("capacity")  # " (server)" for the Server scenario's max_qps
+    low, estimate, high = format_ratios(d.low, d.estimate, d.high)
+    measured = (
+        f"{cand_name} sustains {estimate}× the load of {base_name} ({level} CI {low}–{high}, {d.n} seeded searches)"
+    )
+    allowed = f"{format_ratios(d.bound)[0]}× (−{format_share(d.margin)})"
+    if d.outcome == "fail":
+        why = f"the whole interval lies below {allowed}, so it sustains less than allowed, with {level} confidence"
+    elif d.outcome == "pass":
+        why = f"the lower bound is at or above {allowed}, so it sustains no less beyond the margin"
+    else:
+        why = f"the interval straddles {allowed}: too few searches to tell; more searches may settle it (speed.capacity.repeats)"
+    return f"Capacity{scenario}: {measured}; {why}."
 
 
 def _metric_explanation(d: Decision, level: str) -> str:

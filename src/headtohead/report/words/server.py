@@ -1,7 +1,10 @@
 """Words and tables of the Server scenario (MLPerf LoadGen), of LoadGen's cross-checks and of cost.
 
 * :func:`server_sentence` — one pair: "roberta holds 1.41× the load of bert at p99 ≤ 50 ms (95 % CI …)";
-* :func:`with_server_sentences` — a speed summary with every pair's sentence stored;
+* :func:`capacity_sentence` — the same sentence for any capacity at its bounds, an endpoint's at its SLOs
+  (:func:`slo_phrase`) included: one set of words for both scenarios;
+* :func:`with_server_sentences`, :func:`with_capacity_sentences` — every pair's sentence stored;
+* :func:`capacity_lines` — the capacity scenario's lines (the speed verdict's, and its own section's);
 * :func:`server_lines` — the lines: per model max_qps with its interval and LoadGen's
   judgement, the pairs, the cross-checks, the cost and energy per scenario.
 
@@ -10,20 +13,29 @@ The tables of the Server scenario and of cost are :mod:`headtohead.report.rows.s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from headtohead.report.words.numbers import (
+    format_duration,
     format_money,
     format_ms,
     format_rate,
     format_ratios,
+    format_share,
     holm_clause,
     speed_tests_phrase,
 )
+from headtohead.results.capacity import CapacityModelResult, CapacityProbe, CapacitySummary
 from headtohead.results.cost import ModelCost
 from headtohead.results.server import LoadGenCrosscheck, LoadGenSummary, ServerComparison, ServerModelResult
 from headtohead.results.speed import SpeedSummary
 
 __all__ = [
     "server_sentence",
+    "capacity_sentence",
+    "slo_phrase",
+    "with_capacity_sentences",
+    "capacity_lines",
     "with_server_sentences",
     "server_lines",
     "cost_lines",
@@ -41,10 +53,7 @@ def _bound(ms: float) -> str:
 
 
 def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
-    """One pair's capacity in one sentence; a model is said to hold more only when the record names it.
-
-    It names one when the capacity ratio's test survives Holm's adjustment over every speed
-    comparison of the run (results of version ≤ 3: when the interval excludes 1).
+    """One Server pair's capacity in one sentence (:func:`capacity_sentence` at ``p99 ≤ bound``).
 
     Examples
     --------
@@ -53,18 +62,35 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
     >>> server_sentence(c, 50)
     'roberta holds 1.41× the load of bert at p99 ≤ 50 ms (95 % CI 1.30–1.52, 3 seeded searches)'
     """
+    return capacity_sentence(c, _bound(latency_bound_ms), "speed.server.repeats")
+
+
+def capacity_sentence(c: ServerComparison, at: str, repeats_key: str = "speed.capacity.repeats") -> str:
+    """One pair's capacity in one sentence, the Server scenario's and an endpoint's alike; a model is said to
+    hold more only when the record names it.
+
+    It names one when the capacity ratio's test survives Holm's adjustment over the run's comparisons
+    (results of version ≤ 3: when the interval excludes 1). ``at``: the bound(s) a rate was held at.
+
+    Examples
+    --------
+    >>> c = ServerComparison(model_a="fast", model_b="slow", ratio=0.5, ci_low=0.45, ci_high=0.56,
+    ...                      confidence=0.95, n_searches=3, more="fast")
+    >>> capacity_sentence(c, "p99 e2e ≤ 2 s")
+    'fast holds 2.00× the load of slow at p99 e2e ≤ 2 s (95 % CI 1.79–2.22, 3 seeded searches)'
+    """
     level = f"{c.confidence * 100:g} %"
     searches = f"{c.n_searches} seeded search{'es' if c.n_searches != 1 else ''}"
     tested = holm_clause(c.p_value, c.p_adjusted, c.n_speed_tests)
     searches += f", {tested}" if tested else ""
     if c.ci_low is None or c.ci_high is None:
         return (
-            f"{c.model_b} held {format_ratios(c.ratio)[0]}× the load of {c.model_a} at {_bound(latency_bound_ms)} "
-            f"(one search: no interval; set speed.server.repeats ≥ 2)"
+            f"{c.model_b} held {format_ratios(c.ratio)[0]}× the load of {c.model_a} at {at} "
+            f"(one search: no interval; set {repeats_key} ≥ 2)"
         )
     if c.more == c.model_b:
         return "{2} holds {3}× the load of {1} at {0} ({4} CI {5}–{6}, {7})".format(
-            _bound(latency_bound_ms),
+            at,
             c.model_a,
             c.model_b,
             *format_ratios(c.ratio)[:1],
@@ -74,7 +100,7 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
         )
     if c.more == c.model_a:
         return "{1} holds {3}× the load of {2} at {0} ({4} CI {5}–{6}, {7})".format(
-            _bound(latency_bound_ms),
+            at,
             c.model_a,
             c.model_b,
             *format_ratios(1 / c.ratio)[:1],
@@ -88,10 +114,95 @@ def server_sentence(c: ServerComparison, latency_bound_ms: float) -> str:
         else ""
     )
     return (
-        f"no significant difference in the load {c.model_a} and {c.model_b} hold at {_bound(latency_bound_ms)}"
+        f"no significant difference in the load {c.model_a} and {c.model_b} hold at {at}"
         f"{after} (ratio {c.model_b}/{c.model_a} {_ratio_with_ci(c.ratio, c.ci_low, c.ci_high, level)}, "
         f"{searches})"
     )
+
+
+_SLO_WORDS = {"ttft_p99": "p99 TTFT", "tpot_p99": "p99 TPOT", "e2e_p99": "p99 e2e"}
+
+
+def slo_phrase(slo: Mapping[str, float]) -> str:
+    """The SLOs a capacity was held at, as people write them.
+
+    Examples
+    --------
+    >>> slo_phrase({"ttft_p99": 0.5, "e2e_p99": 2.0, "error_rate": 0.01})
+    'p99 TTFT ≤ 500 ms, p99 e2e ≤ 2 s, errors ≤ 1.0 %'
+    """
+    return ", ".join(
+        f"errors ≤ {format_share(bound)}" if name == "error_rate" else f"{_SLO_WORDS[name]} ≤ {format_duration(bound)}"
+        for name, bound in slo.items()
+    )
+
+
+def with_capacity_sentences(capacity: CapacitySummary) -> CapacitySummary:
+    """``capacity`` with every pair's ``verdict`` written."""
+    at = slo_phrase(capacity.slo)
+    return capacity.model_copy(
+        update={
+            "comparisons": [c.model_copy(update={"verdict": capacity_sentence(c, at)}) for c in capacity.comparisons]
+        }
+    )
+
+
+def _probe_figures(probe: CapacityProbe) -> str:
+    figures = [
+        f"{label} {format_duration(value)}"
+        for label, value in (
+            ("p99 TTFT", probe.ttft_p99_s),
+            ("p99 TPOT", probe.tpot_p99_s),
+            ("p99 e2e", probe.e2e_p99_s),
+        )
+        if value is not None
+    ]
+    figures.append(f"errors {format_share(probe.error_rate or 0.0)} of {probe.requests}")
+    if probe.saturated:
+        figures.append("over-saturated" + (", stopped early" if probe.stopped_early else ""))
+    return ", ".join(figures)
+
+
+def _capacity_model_line(model: CapacityModelResult, at: str) -> str:
+    if model.goodput is None:
+        low = model.lowest_probe
+        if low is None:
+            return f"  {model.name}: missing — the server stopped answering in every search"
+        return f"  {model.name}: no rate met {at} (lowest probed, {format_rate(low.rate)}/s: {_probe_figures(low)})"
+    interval = (
+        f" ({model.confidence * 100:g} % CI {format_rate(model.ci_low)}–{format_rate(model.ci_high)})"
+        if model.ci_low is not None and model.ci_high is not None
+        else ""
+    )
+    parts = [f"  {model.name}: goodput {format_rate(model.goodput)} requests/s{interval}"]
+    held = max((p for p in model.probes if p.held), key=lambda p: p.rate, default=None)
+    if held is not None:
+        parts.append(f"held up to {format_rate(held.rate)}/s ({_probe_figures(held)})")
+    if model.cost_per_million is not None and model.price_per_hour is not None:
+        parts.append(
+            f"cost {format_money(model.cost_per_million)} per 1 M requests at goodput "
+            f"({format_money(model.price_per_hour)}/h)"
+        )
+    answered = sum(p.answered for p in model.probes)
+    if answered:
+        parts.append(f"answers under load {format_share(sum(p.correct for p in model.probes) / answered)} right")
+    line = "; ".join(parts)
+    if model.at_cap:
+        line += " — at capacity.max_rate: a lower bound"
+    if model.missing_searches:
+        line += f" — {model.missing_searches} search(es) missing: the server stopped answering"
+    return line
+
+
+def capacity_lines(capacity: CapacitySummary) -> list[str]:
+    """The capacity scenario's lines: each model's goodput and figures, each pair's sentence."""
+    at = slo_phrase(capacity.slo)
+    repeats = capacity.settings.get("repeats")
+    arrivals = "Poisson" if capacity.settings.get("arrivals", "poisson") == "poisson" else "evenly spaced"
+    lines = [f"capacity ({arrivals} arrivals, {at}, {repeats} seeded searches, probes interleaved ABBA):"]
+    lines.extend(_capacity_model_line(m, at) for m in capacity.models)
+    lines.extend(f"  {c.verdict or capacity_sentence(c, at)}" for c in capacity.comparisons)
+    return lines
 
 
 def with_server_sentences(summary: SpeedSummary) -> SpeedSummary:

@@ -16,7 +16,7 @@ from headtohead.report.words.numbers import (
     holm_clause,
     speed_tests_phrase,
 )
-from headtohead.report.words.server import server_lines, with_server_sentences
+from headtohead.report.words.server import capacity_lines, server_lines, with_server_sentences
 from headtohead.report.words.warnings import speed_warnings
 from headtohead.results.speed import ScenarioRun, SpeedComparison, SpeedSummary
 
@@ -164,5 +164,6 @@ def speed_verdict_lines(summary: SpeedSummary) -> list[str]:
                 f"({format_rate(tw.samples_per_s)}/s end to end)"
             )
     lines.extend(server_lines(summary))
+    lines.extend(capacity_lines(summary.capacity) if summary.capacity is not None else [])
     lines.extend(f"warning: {w}" for w in speed_warnings(summary))
     return lines
