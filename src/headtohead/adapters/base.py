@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from headtohead.adapters.prompting import AnswerLog
 from headtohead.config.schema import ModelConfig
 from headtohead.data.base import Dataset
 from headtohead.errors import ModelError
+
+if TYPE_CHECKING:  # httpx is an extra: only the endpoint family builds a LoadTarget
+    from headtohead.adapters.chat_stream import LoadTarget
 
 __all__ = ["ModelAdapter", "LookedUpAdapter", "LoadContext", "StoredOutputs", "move_to_device"]
 
@@ -218,6 +221,11 @@ class ModelAdapter(ABC):
 
     def answer_record(self) -> AnswerLog | None:
         """What the model answered in words, for the run's records (LLM families); ``None`` for the others."""
+        return None
+
+    def load_target(self, dataset: Dataset, indices: np.ndarray) -> LoadTarget | None:
+        """This model under load (the capacity scenario): the examples at ``indices`` asked at a rate; ``None``
+        for a family that serves no requests (its settings' ``serves_requests`` is false)."""
         return None
 
     def training_logits(self, inputs: Any) -> Any:

@@ -323,7 +323,7 @@ class Experiment(_Section):
         """Scenario capacity probes endpoints; a local model's capacity is the Server scenario's."""
         if "capacity" not in self.speed.scenarios or "server" in self.speed.scenarios:
             return self
-        local = [m.name for m in self.models if m.kind != "openai"]
+        local = [m.name for m in self.models if not m.serves_requests]
         if local:
             raise ValueError(
                 f"speed scenario capacity probes endpoint models (kind: openai), but {', '.join(local)} "

@@ -501,18 +501,18 @@ def _capacity(
     setup: RunSetup, loaded: Mapping[str, tuple[ModelAdapter, float]], progress: ProgressCallback | None
 ) -> CapacitySummary:
     """The capacity scenario: every endpoint model probed under load with the run's own examples (seeded order)."""
-    from headtohead.adapters.openai_chat import OpenAIChatAdapter
     from headtohead.engines.capacity import run_capacity
 
     exp = setup.experiment
     order = np.random.default_rng([exp.seed, 43]).permutation(len(setup.dataset))[:1024]
     targets = []
     for model_cfg in exp.models:
-        if model_cfg.kind != "openai":
+        if not model_cfg.serves_requests:
             continue  # a local model's capacity is the Server scenario's
         adapter, _ = loaded.get(model_cfg.name) or load_model(model_cfg, setup.context)
-        assert isinstance(adapter, OpenAIChatAdapter)  # kind openai builds this adapter
-        targets.append(adapter.load_target(setup.dataset, order))
+        target = adapter.load_target(setup.dataset, order)
+        if target is not None:
+            targets.append(target)
     return with_capacity_sentences(run_capacity(targets, exp.speed, seed=exp.seed, progress=progress))
 
 

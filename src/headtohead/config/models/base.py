@@ -42,6 +42,9 @@ class ModelConfig(Section):
     #: The family runs (or asks) the model, so a second run is a run of its own; ``False``: it reads stored
     #: answers (a prediction file, a harness's log), which a repeat would read again unchanged.
     reruns: ClassVar[bool] = True
+    #: The family serves requests over the network, so it can be probed under load at a rate (the capacity
+    #: scenario); ``False``: its capacity, if any, is the Server scenario's (a local model).
+    serves_requests: ClassVar[bool] = False
 
     @property
     def request_bound(self) -> int | None:

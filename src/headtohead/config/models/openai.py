@@ -6,7 +6,7 @@ the keys here are the HTTP transport's.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
@@ -31,6 +31,8 @@ class Price(Section):
 
 class OpenAISettings(PromptSettings):
     """A chat model behind an OpenAI-compatible endpoint: the prompting keys and the HTTP transport's."""
+
+    serves_requests: ClassVar[bool] = True  # an endpoint: the capacity scenario probes it under load
 
     kind: Literal["openai"]
 
