@@ -29,6 +29,7 @@ from headtohead.pipeline.outputs import RunState, claim_output
 from headtohead.pipeline.resume import ResumeStore, unit_key
 from headtohead.pipeline.sequential import SequentialRun, evaluate_until_decided
 from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_experiment
+from headtohead.pipeline.decision import run_decision
 from headtohead.pipeline.statistics import run_statistics
 from headtohead.report.words.missing import missing_sentence, with_answered_rows
 from headtohead.report.words.sequential import with_sequential
@@ -377,6 +378,9 @@ def _execute(
                     summary, result.models, exp.speed, batch_size=exp.eval.batch_size, seed=exp.seed
                 )  # endpoints: timed by their own requests
                 result = result.model_copy(update={"speed": summary})
+        if setup.quality and result.stats is not None:
+            with clock.stage("statistics"):
+                result = result.model_copy(update={"decision": run_decision(exp, result, state.predictions)})
         result = state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None

@@ -19,7 +19,7 @@ from headtohead.results.answers import AnswersRecord, FailedAnswer
 from headtohead.results.endpoint import EndpointRequests, RequestTiming
 from headtohead.results.files import answers_file
 from headtohead.results.records import ModelRecord, RunResult
-from headtohead.results.speed import ModelSpeed
+from headtohead.results.speed import ModelSpeed, cost_record
 
 __all__ = [
     "endpoint_lines",
@@ -309,14 +309,10 @@ def endpoint_blocks(result: RunResult) -> list[EndpointBlock]:
 
 
 def cost_per_million_for_tradeoff(speed: ModelSpeed) -> float | None:
-    """A model's cost per million predictions on the cost chart: per token for an endpoint, else offline's.
+    """A model's cost per million predictions on the cost chart: the one record of ``results.speed.cost_record``.
 
-    A local model's cost comes from its price per hour at its offline throughput (the machine fully used).
+    Per token for an endpoint; a local model's from its price per hour at its offline throughput (the machine
+    fully used).
     """
-    if speed.cost is None:
-        return None
-    for scenario in ("endpoint", "offline"):
-        found = next((s.cost_per_million for s in speed.cost.scenarios if s.scenario == scenario), None)
-        if found is not None:
-            return found
-    return None
+    found = cost_record(speed)
+    return found.cost_per_million if found is not None else None

@@ -30,6 +30,7 @@ from pydantic import Field, model_validator
 from headtohead.results.answers import AnswersRecord, answers_of_version_6
 from headtohead.results.base import Record
 from headtohead.results.comparison import StatsSummary
+from headtohead.results.decision import DecisionSummary
 from headtohead.results.passes import pass_label, passes_of_version_6
 from headtohead.results.speed import SpeedSummary
 from headtohead.results.training import TrainingSummary
@@ -54,7 +55,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 class GPURecord(Record):
@@ -391,6 +392,11 @@ class RunResult(Record):
     )
     missing: MissingAnswers | None = Field(
         default=None, description="the examples some model never answered, and what the statistics did about them"
+    )
+    decision: DecisionSummary | None = Field(
+        default=None,
+        description="one decision across quality, speed and cost (decide:): dominance per pair, the front per "
+        "model with P(on the front); None: fewer than two models decided, or files before version 9",
     )
 
     @model_validator(mode="before")

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, computed_field, model_validator
 
 from headtohead.results.base import Record
-from headtohead.results.cost import ModelCost
+from headtohead.results.cost import ModelCost, ScenarioCost
 from headtohead.results.endpoint import RequestTiming
 from headtohead.results.latency import (
     count_outliers,
@@ -41,6 +41,7 @@ __all__ = [
     "ScenarioRun",
     "HostLoad",
     "SpeedSummary",
+    "cost_record",
 ]
 
 Scenario = Literal["offline", "single_stream", "time_window"]
@@ -453,3 +454,26 @@ class SpeedSummary(Record):
             if run.scenario == name:
                 return run
         raise KeyError(name)
+
+
+def cost_record(speed: ModelSpeed) -> ScenarioCost | None:
+    """The one cost record a model's cost per million predictions is read from, or ``None`` (not measured).
+
+    Per token where the model is priced per prediction (an endpoint: tokens × price; scenario ``endpoint``),
+    else its price per hour at the offline throughput (the machine fully used), else at another timed
+    scenario's. The decision (``stats.dominance``) and the cost chart both read this one.
+
+    Examples
+    --------
+    >>> speed = ModelSpeed(name="m", device="cpu", num_parameters=None, parameter_bytes=None,
+    ...     cost=ModelCost(scenarios=[ScenarioCost(scenario="offline", throughput_per_s=1000.0, price_per_hour=3.6)]))
+    >>> cost_record(speed).cost_per_million
+    1.0
+    """
+    if speed.cost is None:
+        return None
+    for scenario in ("endpoint", "offline", "single_stream", "time_window", "server"):
+        found = speed.cost.scenario(scenario)
+        if found is not None and found.cost_per_million is not None:
+            return found
+    return None
