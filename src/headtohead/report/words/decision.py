@@ -7,9 +7,18 @@ axis keeps it open. The numbers are ``results.decision``'s (``stats.dominance`` 
 from __future__ import annotations
 
 from headtohead.report.words.numbers import format_level, format_pp, format_probability, format_ratios, interval_pp
-from headtohead.results.decision import AxisComparison, DecisionSummary, PairDominance
+from headtohead.results.decision import AxisComparison, DecisionSummary, ModelFront, PairDominance
 
-__all__ = ["pair_sentence", "front_sentences", "with_decision_sentences", "AXIS_WORDS", "NOT_MEASURED"]
+__all__ = [
+    "pair_sentence",
+    "front_sentences",
+    "with_decision_sentences",
+    "place_text",
+    "AXIS_WORDS",
+    "NOT_MEASURED",
+    "FRONT_TITLE",
+    "FRONT_CAPTION",
+]
 
 #: Each lower-is-better axis: (what "lower" is called, the ratio's name).
 AXIS_WORDS = {
@@ -19,6 +28,20 @@ AXIS_WORDS = {
 }
 #: What an axis reads when it was not measured.
 NOT_MEASURED = "not measured"
+#: The section's title.
+FRONT_TITLE = "Quality, speed and cost together"
+#: How to read the front's charts.
+FRONT_CAPTION = (
+    "Each model with both intervals (accuracy: Wilson; the other axis: over rounds, requests or examples); the "
+    "models on the front joined, dominated models grey, each labelled with its P(on the front)."
+)
+
+
+def place_text(model: ModelFront) -> str:
+    """``on the front``, ``dominated by a, b`` or ``undecided``."""
+    if model.front == "dominated":
+        return f"dominated by {', '.join(model.dominated_by)}"
+    return "on the front" if model.front == "front" else "undecided"
 
 
 def _times(ratio: float) -> str:
