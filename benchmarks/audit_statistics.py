@@ -45,6 +45,7 @@ SECTIONS = {
     "speed_stopping": ("audit.speed_stopping", "stopping_rows"),
     "labels": ("audit.labels", "label_rows"),
     "repeats": ("audit.repeats", "repeat_rows"),
+    "dominance": ("audit.dominance", "dominance_rows"),
 }
 
 
