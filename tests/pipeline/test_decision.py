@@ -58,7 +58,9 @@ def test_three_models_of_known_accuracy_and_speed_a_dominates_b_a_and_c_on_the_f
     assert decision.model("B").dominated_by == ["A"]
     assert all(0.0 <= decision.model(m).p_front <= 1.0 for m in "ABC")
     assert decision.model("A").p_front > 0.9 and decision.model("B").p_front < 0.1
-    assert re.fullmatch(r"A dominates B: more accurate \(\+\d\.\d pp\), \d\.\d\d× faster", decision.pair("A", "B").sentence)
+    assert re.fullmatch(
+        r"A dominates B: more accurate \(\+\d\.\d pp\), \d\.\d\d× faster", decision.pair("A", "B").sentence
+    )
     assert "faster" in decision.pair("A", "B").sentence
     assert "accuracy keeps it open" in decision.pair("A", "C").sentence
     assert any("Cost: not measured for A, B, C" in line for line in decision.sentences)

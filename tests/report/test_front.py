@@ -9,8 +9,8 @@ from headtohead.config.schema import Experiment
 from headtohead.pipeline.decision import run_decision
 from headtohead.report.formats.html import render_html
 from headtohead.report.formats.terminal import render_text
-from headtohead.report.plots_front import front_figure
 from headtohead.report.plots import model_styles
+from headtohead.report.plots_front import front_figure
 from headtohead.report.sections.run import run_document
 
 NAMES = {"small": (0.90, 100.0), "<b>large</b>": (0.85, 300.0), "big": (0.93, 600.0)}

@@ -12,10 +12,13 @@ from pydantic import Field, field_validator
 from headtohead.config.base import Section
 from headtohead.config.margins import AccuracyMargin
 
-__all__ = ["DecideConfig", "DECIDE_AXES"]
+__all__ = ["DecideConfig", "DECIDE_AXES", "Axis"]
+
+#: An axis a decision can read.
+Axis = Literal["quality", "latency", "cost", "memory"]
 
 #: The axes a decision can read, in the order the report shows them.
-DECIDE_AXES = ("quality", "latency", "cost", "memory")
+DECIDE_AXES: tuple[Axis, ...] = ("quality", "latency", "cost", "memory")
 
 
 class DecideConfig(Section):
@@ -25,8 +28,8 @@ class DecideConfig(Section):
         default=None,
         description="The timed scenario 'faster' is read on (default: the first of speed.scenarios timed in rounds).",
     )
-    axes: list[Literal["quality", "latency", "cost", "memory"]] = Field(
-        default_factory=lambda: ["quality", "latency", "cost"],
+    axes: list[Axis] = Field(
+        default_factory=lambda: list[Axis](["quality", "latency", "cost"]),
         description="The axes read together; quality is always one. An axis a model was not measured on reads "
         "'not measured' and the front stands on the others.",
     )
@@ -40,7 +43,7 @@ class DecideConfig(Section):
 
     @field_validator("axes")
     @classmethod
-    def _axes(cls, axes: list[str]) -> list[str]:
+    def _axes(cls, axes: list[Axis]) -> list[Axis]:
         if "quality" not in axes:
             raise ValueError(f"decide.axes {axes} leaves out quality; a decision always reads it: add quality")
         repeated = sorted({a for a in axes if axes.count(a) > 1})

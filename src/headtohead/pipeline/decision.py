@@ -182,7 +182,12 @@ def _pairs(decision: Decision) -> list[PairDominance]:
         gap, low, high = p.quality_gap
         axes = [
             AxisComparison(
-                axis="quality", estimate=gap, ci_low=low, ci_high=high, method=p.quality_method, holds=p.holds["quality"]
+                axis="quality",
+                estimate=gap,
+                ci_low=low,
+                ci_high=high,
+                method=p.quality_method,
+                holds=p.holds["quality"],
             )
         ]
         axes += [

@@ -20,6 +20,7 @@ from headtohead.config.schema import ModelConfig
 from headtohead.engines.endpoint import with_endpoints
 from headtohead.engines.evaluate import ProgressCallback
 from headtohead.errors import AnswersMissing, H2HError
+from headtohead.pipeline.decision import run_decision
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
 from headtohead.pipeline.executors.jobs import Unit, run_units
 from headtohead.pipeline.executors.speed_merge import merge_worker_speed
@@ -29,7 +30,6 @@ from headtohead.pipeline.outputs import RunState, claim_output
 from headtohead.pipeline.resume import ResumeStore, unit_key
 from headtohead.pipeline.sequential import SequentialRun, evaluate_until_decided
 from headtohead.pipeline.setup import InMemory, RunSetup, prepare_run, resolve_experiment
-from headtohead.pipeline.decision import run_decision
 from headtohead.pipeline.statistics import run_statistics
 from headtohead.report.words.missing import missing_sentence, with_answered_rows
 from headtohead.report.words.sequential import with_sequential

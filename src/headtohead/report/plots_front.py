@@ -14,7 +14,10 @@ __all__ = ["front_figure"]
 
 _GREY = "#AAAAAA"
 #: Each drawable axis: its name on the chart, unit, and the factor its value is drawn at.
-_X = {"latency": ("latency per prediction", "ms", 1e3), "cost": ("cost per 1M predictions", "money", 1.0)}
+_X = {
+    "latency": ("latency per prediction", "ms", 1e3),
+    "cost": ("cost per 1M predictions", "in the prices' currency", 1.0),
+}
 
 
 @styled
@@ -22,7 +25,8 @@ def front_figure(summary: DecisionSummary, axis: str, styles: Mapping[str, Model
     """Accuracy (%) against ``axis`` (``latency`` or ``cost``), or ``None`` when the decision did not read that axis.
 
     Every model is drawn with its accuracy interval (vertical) and its interval on ``axis`` (horizontal); the models
-    on the front are joined by a dashed line in order of ``axis``; a dominated model is grey.
+    on the front are joined by a dashed step in order of ``axis`` (what each step up costs); a dominated model is
+    grey.
     """
     if axis not in summary.axes or axis not in _X:
         return None
@@ -59,7 +63,8 @@ def front_figure(summary: DecisionSummary, axis: str, styles: Mapping[str, Model
             front.append((x, y))
     if len(front) > 1:
         front.sort()
-        ax.plot([p[0] for p in front], [p[1] for p in front], color="#555555", linestyle="--", zorder=1, label="front")
+        xs_front, ys_front = [p[0] for p in front], [p[1] for p in front]
+        ax.step(xs_front, ys_front, where="post", color="#555555", linestyle="--", zorder=1, label="front")
         ax.legend(loc="lower right")
     if xs and max(xs) / max(min(xs), 1e-12) > 20:
         log_x(ax)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -120,9 +120,7 @@ class Ratio:
         return self.low > 1.0
 
 
-def ratio_interval(
-    a: Measured, b: Measured, *, confidence: float, anytime: bool = False
-) -> Ratio:
+def ratio_interval(a: Measured, b: Measured, *, confidence: float, anytime: bool = False) -> Ratio:
     """The interval of ``a / b``: paired over rounds when both were timed in the same rounds, else unpaired.
 
     Parameters
@@ -353,18 +351,18 @@ def pareto_mask(values: np.ndarray) -> np.ndarray:
     x = values[..., :, None, :]  # the point judged
     y = values[..., None, :, :]  # every other point
     dominated = np.all(y >= x, axis=-1) & np.any(y > x, axis=-1)
-    return ~np.any(dominated, axis=-1)
+    return cast(np.ndarray, ~np.any(dominated, axis=-1))
 
 
 def _resampled_axis(m: Measured, rng: np.random.Generator, rows: np.ndarray | None, draws: int) -> np.ndarray:
     """``draws`` resampled log values of one model's measurement (``rows``: the shared round draws)."""
     if m.rounds is not None:
         assert rows is not None
-        return m.log_rounds[rows].mean(axis=-1)
+        return cast(np.ndarray, m.log_rounds[rows].mean(axis=-1))
     if m.sample is not None:
         s = np.asarray(m.sample, dtype=np.float64)
         picked = rng.integers(0, len(s), (draws, len(s)))
-        return np.log(np.maximum(s[picked].mean(axis=-1), 1e-300))
+        return cast(np.ndarray, np.log(np.maximum(s[picked].mean(axis=-1), 1e-300)))
     assert m.exact is not None
     return np.full(draws, math.log(m.exact))
 

@@ -87,9 +87,7 @@ def pair_sentence(pair: PairDominance, margin: float, confidence: float) -> str:
         ]
         return f"{pair.model_a} dominates {pair.model_b}: {', '.join(parts)}"
     held = [a for a in pair.axes if not a.holds]
-    return f"{pair.model_a} does not dominate {pair.model_b}: " + "; ".join(
-        _open_part(a, margin, level) for a in held
-    )
+    return f"{pair.model_a} does not dominate {pair.model_b}: " + "; ".join(_open_part(a, margin, level) for a in held)
 
 
 def front_sentences(summary: DecisionSummary) -> list[str]:
@@ -115,8 +113,7 @@ def front_sentences(summary: DecisionSummary) -> list[str]:
         )
     if undecided:
         lines.append(
-            "Undecided: "
-            + ", ".join(f"{m.name} (P(on the front) {format_probability(m.p_front)})" for m in undecided)
+            "Undecided: " + ", ".join(f"{m.name} (P(on the front) {format_probability(m.p_front)})" for m in undecided)
         )
     for axis, models in summary.not_measured.items():
         lines.append(f"{axis.capitalize()}: {NOT_MEASURED} for {', '.join(models)}; the front stands on {axes}.")
@@ -128,6 +125,8 @@ def front_sentences(summary: DecisionSummary) -> list[str]:
 def with_decision_sentences(summary: DecisionSummary) -> DecisionSummary:
     """``summary`` with each pair's sentence and the front's sentences."""
     confidence = 1.0 - summary.alpha
-    pairs = [p.model_copy(update={"sentence": pair_sentence(p, summary.quality_margin, confidence)}) for p in summary.pairs]
+    pairs = [
+        p.model_copy(update={"sentence": pair_sentence(p, summary.quality_margin, confidence)}) for p in summary.pairs
+    ]
     done = summary.model_copy(update={"pairs": pairs})
     return done.model_copy(update={"sentences": front_sentences(done)})
