@@ -33,10 +33,19 @@ MODEL_FIELDS = ("labels_outside_data", "batch_backoff")
 QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfinite_examples")
 
 
+def _as_version_8(raw: dict) -> dict:
+    """A version-9 file as version 8 wrote it: no decision across quality, speed and cost, no ``decide:``."""
+    raw = json.loads(json.dumps(raw))
+    raw["schema_version"] = 8
+    raw.pop("decision", None)
+    (raw.get("experiment") or {}).pop("decide", None)
+    return raw
+
+
 def _as_version_7(raw: dict) -> dict:
     """A version-8 file (of models run once) as version 7 wrote it: no onnxruntime version, no LLM backend's
     name, no repeats anywhere."""
-    raw = json.loads(json.dumps(raw))
+    raw = _as_version_8(raw)
     raw["schema_version"] = 7
     del raw["environment"]["onnxruntime"]
     for model in raw["models"]:
@@ -134,6 +143,16 @@ def _as_version_2(raw: dict) -> dict:
     return raw
 
 
+def test_a_version_8_file_reads_without_a_decision(tmp_path):
+    out = tmp_path / "out"
+    headtohead.run(IRIS, out_dir=out)
+    raw = json.loads((out / "results.json").read_text())
+    assert raw["experiment"]["decide"]["quality_margin"] == 0.01 and raw["decision"] is None  # no speed: no decision
+    (tmp_path / "v8.json").write_text(json.dumps(_as_version_8(raw)))
+    result = headtohead.load_result(tmp_path / "v8.json")
+    assert result.schema_version == 8 and result.decision is None
+
+
 def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):
     out = tmp_path / "out"
     headtohead.run(IRIS, out_dir=out)
@@ -148,7 +167,7 @@ def test_a_version_3_file_with_failures_reads_them_as_left_out(tmp_path):
 
 
 def test_a_version_2_run_reads_as_it_was_written(tmp_path):
-    assert SCHEMA_VERSION == 8  # a new version: a converter above (_as_version_7) drops its fields
+    assert SCHEMA_VERSION == 9  # a new version: a converter above (_as_version_8) drops its fields
     out = tmp_path / "out"
     run = headtohead.run(IRIS, out_dir=out)
     raw = json.loads((out / "results.json").read_text())

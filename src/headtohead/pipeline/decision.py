@@ -104,7 +104,8 @@ def _speed_of(speed: SpeedSummary | None, name: str) -> ModelSpeed | None:
 
 
 def run_decision(exp: Experiment, result: RunResult, predictions: Predictions) -> DecisionSummary | None:
-    """The decision of a finished run, or ``None`` when fewer than two models can be decided."""
+    """The decision of a finished run, or ``None`` when fewer than two models can be decided or no axis beyond
+    quality was measured for every model (the ranking of the statistics already says that much)."""
     left_out: dict[str, str] = {}
     records: dict[str, ModelRecord] = {}
     for record in result.models:
@@ -117,6 +118,8 @@ def run_decision(exp: Experiment, result: RunResult, predictions: Predictions) -
     if len(records) < 2:
         return None
     measured, missing, cost_from = measurements(exp, result.speed, records)
+    if not measured:
+        return None
     correct = {name: predictions[name].correct(predictions.y_true) for name in records}
     alpha = exp.stats.alpha
     anytime = {axis: _stopped_on_data(result.speed, exp.decide_scenario) for axis in ("latency", "cost")}

@@ -396,7 +396,8 @@ class RunResult(Record):
     decision: DecisionSummary | None = Field(
         default=None,
         description="one decision across quality, speed and cost (decide:): dominance per pair, the front per "
-        "model with P(on the front); None: fewer than two models decided, or files before version 9",
+        "model with P(on the front); None: fewer than two models decided, no axis beyond quality measured for "
+        "every model, or files before version 9",
     )
 
     @model_validator(mode="before")
