@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from headtohead.report.document import Block, Figure, Fold, Line, Lines, Section, Table
 from headtohead.report.plots_front import front_figure
 from headtohead.report.rows.decision import front_columns, front_rows
@@ -29,7 +31,7 @@ def build(view: RunView) -> list[Block]:
                     f"{a}-front-{axis}",
                     f"Accuracy vs {axis}: the front",
                     FRONT_CAPTION,
-                    lambda axis=axis: front_figure(summary, axis, view.styles),
+                    partial(front_figure, summary, axis, view.styles),
                 )
             )
     others = [Line(p.sentence) for p in summary.pairs if not p.dominates]
