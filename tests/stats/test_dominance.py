@@ -90,3 +90,13 @@ def test_p_front_resamples_rounds_jointly():
     lat = {"a": _rounds(1.0, [0.3, -0.3, 0.3, -0.3]), "b": _rounds(1.0, [0.3, -0.3, 0.3, -0.3])}
     # identical rounds, paired: in every draw both are equal, so neither beats the other and both are on the front
     assert front_probabilities(correct, {"latency": lat}, resamples=100) == {"a": 1.0, "b": 1.0}
+
+
+def test_p_front_draws_whole_groups():
+    # two models differ only inside one group of 50 examples: drawn whole, that group is in or out together
+    a = np.ones(100, bool)
+    b = np.concatenate([np.zeros(50, bool), np.ones(50, bool)])
+    groups = np.repeat([0, 1], 50)
+    lat = {"a": Measured(exact=2.0), "b": Measured(exact=1.0)}  # b faster: a is on the front only when more accurate
+    p = front_probabilities({"a": a, "b": b}, {"latency": lat}, resamples=400, groups=groups)
+    assert 0.6 < p["a"] < 0.9 and p["b"] == 1.0  # P(group 0 drawn at least once in 2) = 0.75

@@ -461,7 +461,8 @@ def cost_record(speed: ModelSpeed) -> ScenarioCost | None:
 
     Per token where the model is priced per prediction (an endpoint: tokens × price; scenario ``endpoint``),
     else its price per hour at the offline throughput (the machine fully used), else at another timed
-    scenario's. The decision (``stats.dominance``) and the cost chart both read this one.
+    scenario's, else any record that holds a cost. The decision (``pipeline.decision``, ``stats.dominance``) and
+    the cost chart both read this one.
 
     Examples
     --------
@@ -476,4 +477,5 @@ def cost_record(speed: ModelSpeed) -> ScenarioCost | None:
         found = speed.cost.scenario(scenario)
         if found is not None and found.cost_per_million is not None:
             return found
-    return None
+    # a record of another name (a price stated per million predictions for a model whose cost cannot be measured)
+    return next((s for s in speed.cost.scenarios if s.cost_per_million is not None), None)
