@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from headtohead.stats.dominance import Measured, axis_interval, decide, front_probabilities, ratio_interval
 from headtohead.stats.paired import PairedCorrectness
@@ -33,8 +34,13 @@ def test_unpaired_measurements_add_their_log_variances():
     a, b = Measured(sample=rng.gamma(4.0, 1.0, 400)), Measured(exact=8.0)
     found = ratio_interval(a, b, confidence=0.95)
     se = np.std(a.sample, ddof=1) / math.sqrt(400) / np.mean(a.sample)
-    assert found.method == "normal" and found.ratio == pytest.approx(np.mean(a.sample) / 8.0)
-    assert math.log(found.high / found.ratio) == pytest.approx(1.959964 * se, rel=1e-5)
+    assert found.method == "welch" and found.ratio == pytest.approx(np.mean(a.sample) / 8.0)
+    assert math.log(found.high / found.ratio) == pytest.approx(stats.t.ppf(0.975, 399) * se, rel=1e-5)
+    # a few rounds against a sample: Satterthwaite's df, far below the sample's
+    rounds = _rounds(1.0, [0.05, -0.04, 0.03, -0.05, 0.04])
+    mixed = ratio_interval(rounds, Measured(sample=rng.gamma(400.0, 1.0 / 400.0 * 1e-3, 4000)), confidence=0.95)
+    v_r, v_s = rounds.log_variance(), Measured(sample=np.ones(2)).log_variance()
+    assert mixed.method == "welch" and v_s == 0.0 and v_r > 0
     assert found.a_lower  # mean 4 against 8
     assert ratio_interval(Measured(exact=2.0), Measured(exact=2.0), confidence=0.95).a_lower is False
     value, low, high = axis_interval(a, 0.95)

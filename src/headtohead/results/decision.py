@@ -36,7 +36,7 @@ class AxisComparison(Record):
     ci_high: float
     method: str = Field(
         description="quality: the paired score interval (stats.paired); a ratio: t or anytime (paired rounds), "
-        "normal (unpaired, delta method on the log scale), exact (two values known without noise)"
+        "welch (unpaired: delta method on the log scale, Satterthwaite's df), exact (two values known without noise)"
     )
     holds: bool = Field(
         description="quality: the lower bound is above −quality_margin; a ratio: the whole interval is below 1"

@@ -89,6 +89,15 @@ class Measured:
         assert self.exact is not None
         return float(self.exact)
 
+    @property
+    def degrees_of_freedom(self) -> float:
+        """The degrees of freedom of :meth:`log_variance`: rounds − 1, sample size − 1, or infinite when exact."""
+        if self.rounds is not None:
+            return float(len(self.rounds) - 1)
+        if self.sample is not None:
+            return float(len(self.sample) - 1)
+        return math.inf
+
     def log_variance(self) -> float:
         """The variance of the log estimate (delta method for a sample; 0 when exact)."""
         if self.rounds is not None:
@@ -135,9 +144,10 @@ def ratio_interval(a: Measured, b: Measured, *, confidence: float, anytime: bool
     -------
     Ratio
         Paired rounds: the speed engine's per-round log ratios (``stats.speed.round_log_ratios``, paired by
-        input) with its t interval or confidence sequence, times the two scales' ratio. Otherwise a normal
-        interval on ``log a − log b`` with the two log variances added (exact values add none; two exact
-        values give a point: decided whenever they differ).
+        input) with its t interval or confidence sequence, times the two scales' ratio. Otherwise a Welch
+        interval on ``log a − log b``: the two log variances added (delta method; exact values add none), the t
+        quantile at Satterthwaite's degrees of freedom (two exact values give a point: decided whenever they
+        differ).
 
     Examples
     --------
@@ -153,12 +163,18 @@ def ratio_interval(a: Measured, b: Measured, *, confidence: float, anytime: bool
     from scipy import special
 
     centre = math.log(a.estimate) - math.log(b.estimate)
-    variance = a.log_variance() + b.log_variance()
+    parts = [(m.log_variance(), m.degrees_of_freedom) for m in (a, b)]
+    variance = sum(v for v, _ in parts)
     if variance == 0.0:
         value = math.exp(centre)
         return Ratio(value, value, value, "exact")
-    half = float(special.ndtri(0.5 + confidence / 2)) * math.sqrt(variance)
-    return Ratio(math.exp(centre), math.exp(centre - half), math.exp(centre + half), "normal")
+    # Welch–Satterthwaite: a few rounds' variance is known to few degrees of freedom (a sample's to many)
+    df = variance**2 / sum(v**2 / d for v, d in parts if v > 0)
+    quantile = float(special.stdtrit(df, 0.5 + confidence / 2)) if math.isfinite(df) else float(
+        special.ndtri(0.5 + confidence / 2)
+    )
+    half = quantile * math.sqrt(variance)
+    return Ratio(math.exp(centre), math.exp(centre - half), math.exp(centre + half), "welch")
 
 
 def axis_interval(m: Measured, confidence: float) -> tuple[float, float | None, float | None]:
