@@ -170,8 +170,10 @@ def ratio_interval(a: Measured, b: Measured, *, confidence: float, anytime: bool
         return Ratio(value, value, value, "exact")
     # Welch–Satterthwaite: a few rounds' variance is known to few degrees of freedom (a sample's to many)
     df = variance**2 / sum(v**2 / d for v, d in parts if v > 0)
-    quantile = float(special.stdtrit(df, 0.5 + confidence / 2)) if math.isfinite(df) else float(
-        special.ndtri(0.5 + confidence / 2)
+    quantile = (
+        float(special.stdtrit(df, 0.5 + confidence / 2))
+        if math.isfinite(df)
+        else float(special.ndtri(0.5 + confidence / 2))
     )
     half = quantile * math.sqrt(variance)
     return Ratio(math.exp(centre), math.exp(centre - half), math.exp(centre + half), "welch")
