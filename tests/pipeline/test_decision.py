@@ -93,3 +93,16 @@ def test_decide_scenario_not_timed_is_one_line(tmp_path):
         headtohead.run(_experiment(tmp_path, scenario="single_stream"), out_dir=tmp_path / "out")
     with pytest.raises(ConfigError, match="leaves out quality"):
         headtohead.run(_experiment(tmp_path, axes=["latency"]), out_dir=tmp_path / "out")
+
+
+def test_a_bad_decide_section_is_one_line_and_exit_2(tmp_path, capsys):
+    import yaml
+
+    from headtohead.cli.main import main
+
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(_experiment(tmp_path, axes=["quality", "speed"])))
+    with pytest.raises(SystemExit) as info:
+        main(["validate", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1 and "decide.axes" in err
