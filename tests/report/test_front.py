@@ -55,3 +55,11 @@ def test_front_figure_greys_the_dominated_and_joins_the_front(decided):
     ax = figure.axes[0]
     assert ax.get_xlabel().startswith("latency per prediction (ms")
     assert [line.get_label() for line in ax.get_lines() if line.get_label() == "front"] == ["front"]
+
+
+def test_h2h_runs_verdict_says_who_dominates_and_the_front(decided):
+    from headtohead.report.sections.run import terminal_document
+
+    text = render_text(terminal_document(decided), 200)
+    verdict = text[text.index("Verdict") :]
+    assert "small dominates <b>large</b>" in verdict and "On the front: small" in verdict

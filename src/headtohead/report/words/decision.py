@@ -14,6 +14,7 @@ __all__ = [
     "front_sentences",
     "with_decision_sentences",
     "place_text",
+    "decision_lines",
     "AXIS_WORDS",
     "NOT_MEASURED",
     "FRONT_TITLE",
@@ -130,3 +131,9 @@ def with_decision_sentences(summary: DecisionSummary) -> DecisionSummary:
     ]
     done = summary.model_copy(update={"pairs": pairs})
     return done.model_copy(update={"sentences": front_sentences(done)})
+
+
+def decision_lines(summary: DecisionSummary) -> list[str]:
+    """The verdict's lines of the decision: who dominates whom, and the front with P(on the front)."""
+    front = [line for line in summary.sentences if line.startswith(("On the front:", "Undecided:"))]
+    return [p.sentence for p in summary.pairs if p.dominates] + front
