@@ -48,6 +48,7 @@ SECTIONS = {
     "repeats": ("audit.repeats", "repeat_rows"),
     "cascade": ("audit.cascade", "cascade_rows"),
     "capacity": ("audit.capacity", "capacity_rows"),
+    "dominance": ("audit.dominance", "dominance_rows"),
 }
 
 

@@ -37,7 +37,8 @@ QUALITY_FIELDS = ("confusion_labels", "predicted_outside", "n_nonfinite", "nonfi
 def _as_version_8(raw: dict) -> dict:
     """A version-9 file as version 8 wrote it: no noise floor on a comparison over runs, no eval.noise_floor, no
     cascade record, no examples held out for one (the file must have no cascade), no capacity record or
-    ``speed.capacity`` settings (no capacity scenario run)."""
+    ``speed.capacity`` settings (no capacity scenario run), no decision across quality, speed and cost, no
+    ``decide:``."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 8
     for pool in ((raw.get("stats") or {}).get("repeats") or {}).get("pools", []):
@@ -51,6 +52,8 @@ def _as_version_8(raw: dict) -> dict:
         assert raw["speed"].pop("capacity") is None
         raw["speed"]["settings"].pop("capacity", None)
     (raw.get("experiment") or {}).get("speed", {}).pop("capacity", None)
+    raw.pop("decision", None)
+    (raw.get("experiment") or {}).pop("decide", None)
     return raw
 
 
@@ -173,12 +176,14 @@ def _as_version_2(raw: dict) -> dict:
     return raw
 
 
-def test_a_version_8_file_reads_with_no_cascade_and_every_example_judged(tmp_path):
+def test_a_version_8_file_reads_with_no_cascade_every_example_judged_and_no_decision(tmp_path):
     out = tmp_path / "out"
     headtohead.run(IRIS, out_dir=out)
-    (tmp_path / "v8.json").write_text(json.dumps(_as_version_8(json.loads((out / "results.json").read_text()))))
+    raw = json.loads((out / "results.json").read_text())
+    assert raw["experiment"]["decide"]["quality_margin"] == 0.01 and raw["decision"] is None  # no speed: no decision
+    (tmp_path / "v8.json").write_text(json.dumps(_as_version_8(raw)))
     result = headtohead.load_result(tmp_path / "v8.json")
-    assert result.schema_version == 8 and result.calibration_examples == []
+    assert result.schema_version == 8 and result.calibration_examples == [] and result.decision is None
     assert all(m.cascade is None for m in result.models)
 
 

@@ -31,7 +31,17 @@ def audit():
 def test_the_reduced_audit_meets_every_target(audit) -> None:
     rows = audit.run_audit(quick=True, seed=0)
     sections = {r.section for r in rows}
-    assert {"pairs", "gate", "sweep", "failures", "calibration", "classes", "groups", "early stops"} <= sections
+    assert {
+        "pairs",
+        "gate",
+        "sweep",
+        "failures",
+        "calibration",
+        "classes",
+        "groups",
+        "early stops",
+        "dominance",
+    } <= sections
     missed = [
         f"{r.section}: {r.quantity} [{r.setting}] {r.after:.3f} (target {r.target:.3f})" for r in rows if not r.met
     ]

@@ -353,3 +353,16 @@ def test_sweep_md_escapes_every_user_string_as_report_md_does():
     )
     text, _ = sweep_markdown(result)
     assert "<b>" not in text and "<i>" not in text and md_escape(evil) in text
+
+
+def test_a_variant_recommended_dominates_its_parent_non_inferior_and_decided_faster():
+    """Issue 42, point 4: a variant as accurate but not shown faster than its parent is not recommended."""
+    sweep = _sweep()
+    int8 = sweep.cells[1]
+    undecided = [
+        p.model_copy(update={"vs_parent": p.vs_parent.model_copy(update={"faster": None})}) for p in int8.points
+    ]
+    cells = [sweep.cells[0], int8.model_copy(update={"points": undecided}), *sweep.cells[2:]]
+    rec = recommend([sweep.model_copy(update={"cells": cells})], margin=0.01)
+    assert rec.excluded["not shown faster than the parent"] == 2
+    assert rec.cell == "m" and rec.batch_size == 32  # bf16 dominates its parent only at batch 1, slower than this

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 
 from headtohead.config.base import DEVICE_RE as _DEVICE_RE
 from headtohead.config.base import Section as _Section
+from headtohead.config.decide import DecideConfig
 from headtohead.config.execution import ExecutionConfig
 from headtohead.config.models import MODEL_KINDS, AnyModel, ModelConfig, family, model_settings
 from headtohead.config.speed import SpeedConfig
@@ -233,6 +234,10 @@ class Experiment(_Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     stats: StatsConfig = Field(default_factory=StatsConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
+    decide: DecideConfig = Field(
+        default_factory=DecideConfig,
+        description="One decision across quality, speed and cost: dominance and the front (docs/statistics.md §16).",
+    )
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     sweep: SweepConfig | None = Field(default=None, description="Optimisation variants for h2h sweep.")
     train: TrainConfig | None = Field(default=None, description="Identical fine-tuning of every model (h2h train).")
@@ -365,6 +370,23 @@ class Experiment(_Section):
                 f"with one shard, or drop --until-decided"
             )
         return self
+
+    @model_validator(mode="after")
+    def _decide_scenario_timed(self) -> Experiment:
+        scenario = self.decide.scenario
+        if scenario is not None and scenario not in self.speed.scenarios:
+            raise ValueError(
+                f"decide.scenario is {scenario}, which speed.scenarios {self.speed.scenarios} does not time; "
+                f"add {scenario} to speed.scenarios or name one of them"
+            )
+        return self
+
+    @property
+    def decide_scenario(self) -> str | None:
+        """The timed scenario "faster" is read on: ``decide.scenario``, else the first of ``speed.scenarios`` timed in rounds."""
+        if self.decide.scenario is not None:
+            return self.decide.scenario
+        return next((s for s in self.speed.scenarios if s in ("offline", "single_stream")), None)
 
     def model(self, name: str) -> ModelConfig:
         """Return the model called ``name``."""

@@ -31,6 +31,7 @@ from headtohead.pipeline.cascade import (
     evaluation_only,
     with_cascade_costs,
 )
+from headtohead.pipeline.decision import run_decision
 from headtohead.pipeline.executors import ModelFailure, check_fairness, create_executor, failure_summary
 from headtohead.pipeline.executors.jobs import Unit, run_units
 from headtohead.pipeline.executors.speed_merge import merge_worker_speed
@@ -366,22 +367,7 @@ def _execute(
                 _keep_or_free(outcome, loaded, measure_speed)
                 state.add(outcome)
         _raise_failures(finished)
-        held_out: list[int] = []
-        if setup.quality and cascades(exp):  # built from their parts' predictions; judged with all on the rest
-            held_out = calibration_examples(exp, len(setup.dataset), setup.dataset.groups)
-            for built in build_cascades(setup, state.predictions, state.result.models):
-                state.add(built)
-        result = state.result.model_copy(update={"calibration_examples": held_out})
-        if setup.quality:
-            missing = missing_answers(result.models, state.predictions, allowed=allow_missing)
-            judged = evaluation_only(judged_predictions(result.models, state.predictions, missing), held_out, exp)
-            with clock.stage("statistics"):
-                stats = run_statistics(setup, judged, out, result.models) if judged is not None else None
-                if decided is not None and judged is not None and stats is not None:  # an early stop: its tests decide
-                    kept = [r for r in decided.records if {r.model_a, r.model_b} <= set(judged.models)]
-                    stats = with_sequential(decided_by_sequential_tests(stats, kept), kept)
-                stats = with_answered_rows(stats, missing) if stats is not None else None
-                result = result.model_copy(update={"stats": stats, "missing": missing})
+        result = _statistics_stage(setup, state, out, clock, decided=decided, allow_missing=allow_missing)
         if measure_speed and (
             timed_models(exp) or any(m.answers is not None and m.answers.endpoint is not None for m in result.models)
         ):
@@ -398,6 +384,9 @@ def _execute(
                     summary = summary.model_copy(update={"capacity": _capacity(setup, loaded, progress)})
                 result = result.model_copy(update={"speed": summary})
         result = _given_costs(result, exp)
+        if setup.quality and result.stats is not None:
+            with clock.stage("statistics"):
+                result = result.model_copy(update={"decision": run_decision(exp, result, state.predictions)})
         result = state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
@@ -495,6 +484,36 @@ def _speed(
     if merged is not None:
         return merged.model_copy(update={"warnings": fairness_warnings + merged.warnings})
     return _measure_speed(setup, loaded, progress, warmup_s, out)
+
+
+def _statistics_stage(
+    setup: RunSetup,
+    state: RunState,
+    out: Path | None,
+    clock: _StageClock,
+    *,
+    decided: SequentialRun | None,
+    allow_missing: bool,
+) -> RunResult:
+    """The run's records with its cascades built from their parts and its statistics, on the examples judged."""
+    exp = setup.experiment
+    held_out: list[int] = []
+    if setup.quality and cascades(exp):  # built from their parts' predictions; judged with all on the rest
+        held_out = calibration_examples(exp, len(setup.dataset), setup.dataset.groups)
+        for built in build_cascades(setup, state.predictions, state.result.models):
+            state.add(built)
+    result = state.result.model_copy(update={"calibration_examples": held_out})
+    if setup.quality:
+        missing = missing_answers(result.models, state.predictions, allowed=allow_missing)
+        judged = evaluation_only(judged_predictions(result.models, state.predictions, missing), held_out, exp)
+        with clock.stage("statistics"):
+            stats = run_statistics(setup, judged, out, result.models) if judged is not None else None
+            if decided is not None and judged is not None and stats is not None:  # an early stop: its tests decide
+                kept = [r for r in decided.records if {r.model_a, r.model_b} <= set(judged.models)]
+                stats = with_sequential(decided_by_sequential_tests(stats, kept), kept)
+            stats = with_answered_rows(stats, missing) if stats is not None else None
+            result = result.model_copy(update={"stats": stats, "missing": missing})
+    return result
 
 
 def _capacity(

@@ -310,14 +310,9 @@ def endpoint_blocks(result: RunResult) -> list[EndpointBlock]:
 
 
 def cost_per_million_for_tradeoff(speed: ModelSpeed) -> float | None:
-    """A model's cost per million predictions on the cost chart: per token for an endpoint, a price given
-    (``price_per_1m``), a cascade's from its parts, else offline's (``results.cost.one_cost_per_million``).
+    """A model's cost per million predictions on the cost chart: the one record of ``results.cost.cost_record``.
 
-    A local model's cost comes from its price per hour at its offline throughput (the machine fully used).
+    Per token for an endpoint; a local model's from its price per hour at its offline throughput (the machine
+    fully used).
     """
     return one_cost_per_million(speed.cost)
-    for scenario in ("endpoint", "offline"):
-        found = next((s.cost_per_million for s in speed.cost.scenarios if s.scenario == scenario), None)
-        if found is not None:
-            return found
-    return None

@@ -17,7 +17,15 @@ from pydantic import Field, computed_field
 
 from headtohead.results.base import DerivedRecord, Record
 
-__all__ = ["ScenarioCost", "ModelCost", "RunCost", "cost_per_million", "COST_SCENARIOS", "one_cost_per_million"]
+__all__ = [
+    "ScenarioCost",
+    "ModelCost",
+    "RunCost",
+    "cost_per_million",
+    "COST_SCENARIOS",
+    "cost_record",
+    "one_cost_per_million",
+]
 
 
 def cost_per_million(price_per_hour: float, predictions_per_s: float) -> float:
@@ -108,13 +116,38 @@ class RunCost(DerivedRecord):
         return RunCost.model_validate({**self.model_dump(), "price_per_hour": price_per_hour})
 
 
-#: The scenarios a model's one cost per million predictions is read from, in this order: per token, a price
-#: given, a cascade's from its parts, else at its offline throughput (the machine fully used).
-COST_SCENARIOS = ("endpoint", "priced", "cascade", "offline")
+#: Where a model's one cost per million predictions is read, in this order: per token (an endpoint), a price
+#: given for what is not timed (``price_per_1m``), a cascade's from its parts, the price per hour at the
+#: offline throughput (the machine fully used), then at another timed scenario's.
+COST_SCENARIOS = ("endpoint", "priced", "cascade", "offline", "single_stream", "time_window", "server")
+
+
+def cost_record(cost: ModelCost | None) -> ScenarioCost | None:
+    """The one record a model's cost per million predictions is read from, or ``None`` (not measured).
+
+    The first of :data:`COST_SCENARIOS` that holds a cost, else any record that does. The decision across
+    quality, speed and cost (``pipeline.decision``), the cost chart and a cascade's parts all read this one.
+
+    Examples
+    --------
+    >>> offline = ScenarioCost(scenario="offline", throughput_per_s=1000.0, price_per_hour=3.6)
+    >>> cost_record(ModelCost(scenarios=[offline])).cost_per_million
+    1.0
+    >>> priced = ScenarioCost(scenario="priced", throughput_per_s=None, price_per_prediction=2e-6)
+    >>> cost_record(ModelCost(scenarios=[offline, priced])).scenario
+    'priced'
+    """
+    if cost is None:
+        return None
+    for scenario in COST_SCENARIOS:
+        found = cost.scenario(scenario)
+        if found is not None and found.cost_per_million is not None:
+            return found
+    return next((s for s in cost.scenarios if s.cost_per_million is not None), None)
 
 
 def one_cost_per_million(cost: ModelCost | None) -> float | None:
-    """A model's cost per million predictions where one figure is wanted (the trade-off, a cascade's parts).
+    """:func:`cost_record`'s cost per million predictions (``None``: not measured).
 
     Examples
     --------
@@ -122,8 +155,8 @@ def one_cost_per_million(cost: ModelCost | None) -> float | None:
     ...     price_per_prediction=2e-6)]))
     2.0
     """
-    if cost is None:
-        return None
+    found = cost_record(cost)
+    return found.cost_per_million if found is not None else None
     for scenario in COST_SCENARIOS:
         found = cost.scenario(scenario)
         if found is not None and found.cost_per_million is not None:

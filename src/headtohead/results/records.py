@@ -35,6 +35,7 @@ from headtohead.results.answers import AnswersRecord, answers_of_version_6
 from headtohead.results.base import Record
 from headtohead.results.cascade import CascadeRecord
 from headtohead.results.comparison import StatsSummary
+from headtohead.results.decision import DecisionSummary
 from headtohead.results.passes import pass_label, passes_of_version_6
 from headtohead.results.speed import SpeedSummary
 from headtohead.results.training import TrainingSummary
@@ -406,6 +407,12 @@ class RunResult(Record):
         default_factory=list,
         description="dataset indices of the examples a cascade's threshold was chosen on: every statistic of the run "
         "(stats) reads the other examples only; empty: every example",
+    )
+    decision: DecisionSummary | None = Field(
+        default=None,
+        description="one decision across quality, speed and cost (decide:): dominance per pair, the front per "
+        "model with P(on the front); None: fewer than two models decided, no axis beyond quality measured for "
+        "every model, or files before version 9",
     )
 
     @model_validator(mode="before")

@@ -1,4 +1,10 @@
-"""The recommendation: the fastest variant and batch size within a budget.
+"""The recommendation: the fastest variant and batch size within a budget, by the run's dominance rule.
+
+A variant qualifies only when it dominates its parent at the same batch size (``stats.dominance``'s rule):
+not worse in accuracy beyond the margin (its score interval's lower bound above −margin) **and** decided
+faster than the parent (its speed ratio's ``faster``, at α after Holm) — and so cheaper, since both run on one
+machine at one price per hour, where the cost ratio is the time ratio. Each part is read at its own level and
+the two together as an intersection–union test, with no further correction.
 
 See ``docs/sweeps.md``, "The recommendation".
 """
@@ -24,7 +30,8 @@ def exclusion_reason(
 
     Examples
     --------
-    ``"p95 latency over the budget"``, ``"not shown non-inferior to the parent"``.
+    ``"p95 latency over the budget"``, ``"not shown non-inferior to the parent"``, ``"not shown faster than the
+    parent"`` (a variant dominates its parent, or is not recommended).
     """
     quality = cell.quality
     if not cell.parent:
@@ -32,6 +39,9 @@ def exclusion_reason(
             return "quality not measured"
         if not quality.non_inferior:
             return "not shown non-inferior to the parent"
+        ratio = point.vs_parent
+        if ratio is None or ratio.faster is None or ratio.faster != ratio.model_b:
+            return "not shown faster than the parent"
     if max_latency_ms is not None and (point.p95_ms is None or point.p95_ms > max_latency_ms):
         return "p95 latency over the budget"
     if max_memory_mb is not None:

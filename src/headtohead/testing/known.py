@@ -6,6 +6,7 @@ See ``docs/architecture.md``, the section of this title.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -51,14 +52,18 @@ class KnownAccuracy:
         Which examples those are.
     label_names : sequence of str
         The classes, in output order; the last word of each text must be one of them.
+    sleep_ms : float
+        Each call sleeps this long first (a model of known speed; 0: none).
     """
 
-    def __init__(self, accuracy: float, seed: int, label_names: Sequence[str]) -> None:
-        self.accuracy, self.seed = float(accuracy), int(seed)
+    def __init__(self, accuracy: float, seed: int, label_names: Sequence[str], sleep_ms: float = 0.0) -> None:
+        self.accuracy, self.seed, self.sleep_s = float(accuracy), int(seed), float(sleep_ms) / 1e3
         self.label_names = [str(n) for n in label_names]
         self.seen: list[str] = []
 
     def __call__(self, examples: Sequence[Any]) -> np.ndarray:
+        if self.sleep_s:  # a model of known speed: every call takes at least this long
+            time.sleep(self.sleep_s)
         k = len(self.label_names)
         proba = np.full((len(examples), k), 0.1 / max(k - 1, 1))
         for row, text in enumerate(map(str, examples)):
@@ -70,7 +75,10 @@ class KnownAccuracy:
 
 
 def known_accuracy(
-    accuracy: float = 0.8, seed: int = 0, label_names: Sequence[str] = ("negative", "positive")
+    accuracy: float = 0.8,
+    seed: int = 0,
+    label_names: Sequence[str] = ("negative", "positive"),
+    sleep_ms: float = 0.0,
 ) -> KnownAccuracy:
-    """A :class:`KnownAccuracy` model (the ``python`` kind's factory)."""
-    return KnownAccuracy(accuracy, seed, label_names)
+    """A :class:`KnownAccuracy` model (the ``python`` kind's factory); ``sleep_ms`` per call gives it a known speed."""
+    return KnownAccuracy(accuracy, seed, label_names, sleep_ms)

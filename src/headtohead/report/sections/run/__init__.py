@@ -19,6 +19,7 @@ from headtohead.report.rows.summary import environment_rows
 from headtohead.report.sections.run import details as _details_package
 from headtohead.report.sections.run.summary import across_runs_table, summary_blocks, summary_table
 from headtohead.report.sections.run.view import RunView, as_figures, dataset_line, report_title
+from headtohead.report.words.decision import decision_lines
 from headtohead.report.words.missing import missing_sentence
 from headtohead.report.words.quality import verdict_lines as quality_sentences
 from headtohead.report.words.speed import speed_verdict_lines
@@ -169,7 +170,7 @@ def run_brief(result: RunResult, *, training: TrainingSummary | None = None, sub
 
 def terminal_document(result: RunResult) -> Document:
     """What ``h2h run`` prints: the summary table, the cascades' table, the speed and server tables, each LLM's
-    answers, the verdict.
+    answers, the verdict (with the decision across quality, speed and cost: who dominates whom, the front).
 
     The verdict is every comparison in full (the terminal has room for the sentences the report folds).
     """
@@ -190,6 +191,8 @@ def terminal_document(result: RunResult) -> Document:
         lines += quality_sentences(result.stats)
     if result.speed is not None:
         lines += speed_verdict_lines(result.speed)
+    if result.decision is not None:
+        lines += decision_lines(result.decision)
     if lines:
         sections.append(Section("verdict", "Verdict", (Lines(tuple(Line(t) for t in lines), style="headline"),)))
     return Document(result.name, dataset_line(result), tuple(sections), colours=view.colours)
