@@ -7,10 +7,12 @@ every run — each run k times; "run noise" shifts a whole run's probabilities b
 gaps of mean correctness, plus the variance of whole runs); "before" pools the k·n rows as if they
 were independent examples (a paired t over every run's rows), which counts one example's k runs as
 k pieces of evidence. With the noise floor (issue 41, item 4), a gap within the larger of the two models'
-floors (``t_{0.975, k−1}·√2·s`` of each model's runs' accuracies) is never called 'better': "before" is
-the two-level test alone; and the floor itself is checked as the prediction bound it is — two new runs
-of A, on the same examples, differ by no more than A's floor from its k runs. The last row (full grid only) runs the same through :func:`headtohead.compare`
-with ``repeats=5``: issue 41's done-when, ≤ 8 % "better".
+mean floors (``t_{0.975, k−1}·√2·s/√k`` of each model's runs' accuracies: how far two means of k runs
+differ) is never called 'better': "before" is the two-level test alone. Both floors are checked as the
+prediction bounds they are: two new runs of A, on the same examples, differ by no more than A's
+single-run floor from its k runs, and two new means of k runs of A by no more than its mean floor.
+The last row (full grid only) runs the same through :func:`headtohead.compare` with ``repeats=5``:
+issue 41's done-when, ≤ 8 % "better".
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from audit.common import Row, grid_seed, row
-from headtohead.stats.repeat_pool import _two_runs_differ, pair_floor, two_level_gap
+from headtohead.stats.repeat_pool import _means_differ, _two_runs_differ, pair_floor, two_level_gap
 
 __all__ = ["repeat_rows", "simulate", "compare_rate"]
 
@@ -43,22 +45,31 @@ def _pair(
 
 def simulate(n: int, k: int, run_sd: float, runs: int, seed: int) -> dict[str, np.ndarray]:
     """Per simulated comparison at no true gap: the two-level test's 'better', its coverage, the pooled test's;
-    'better' with the noise-floor rule (never within the larger floor); whether two new runs of A fall within
-    A's floor."""
+    'better' with the noise-floor rule (never within the larger mean floor); whether two new runs of A fall
+    within A's single-run floor, and two new means of k runs of A within its mean floor."""
     rng = np.random.default_rng(grid_seed(41, n, k, int(run_sd * 1000), seed))
     called, covers, pooled = np.zeros(runs, bool), np.zeros(runs, bool), np.zeros(runs, bool)
-    floored, floor_covers = np.zeros(runs, bool), np.zeros(runs, bool)
+    floored, floor_covers, mean_covers = np.zeros(runs, bool), np.zeros(runs, bool), np.zeros(runs, bool)
     for r in range(runs):
-        a_all, b = _pair(rng, n, k, run_sd, 0.0, extra=2)
+        a_all, b = _pair(rng, n, k, run_sd, 0.0, extra=2 * k)
         a, new = a_all[:k], a_all[k:].mean(axis=1)
         found = two_level_gap(a, b)
         called[r], covers[r] = found.p_value <= 0.05, found.low <= 0.0 <= found.high
         pooled[r] = stats.ttest_1samp((a.astype(float) - b).ravel(), 0.0).pvalue <= 0.05
-        floor_a, floor_b = _two_runs_differ(a.mean(axis=1)), _two_runs_differ(b.mean(axis=1))
-        floor, _ = pair_floor({m: f for m, f in (("a", floor_a), ("b", floor_b)) if f is not None})
+        mean_a, mean_b = _means_differ(a.mean(axis=1)), _means_differ(b.mean(axis=1))
+        floor, _ = pair_floor({m: f for m, f in (("a", mean_a), ("b", mean_b)) if f is not None})
         floored[r] = called[r] and not (floor is not None and abs(found.estimate) <= floor)
-        floor_covers[r] = floor_a is not None and abs(new[0] - new[1]) <= floor_a
-    return {"called": called, "covers": covers, "pooled": pooled, "floored": floored, "floor_covers": floor_covers}
+        single = _two_runs_differ(a.mean(axis=1))
+        floor_covers[r] = single is not None and abs(new[0] - new[1]) <= single
+        mean_covers[r] = mean_a is not None and abs(new[:k].mean() - new[k:].mean()) <= mean_a
+    return {
+        "called": called,
+        "covers": covers,
+        "pooled": pooled,
+        "floored": floored,
+        "floor_covers": floor_covers,
+        "mean_covers": mean_covers,
+    }
 
 
 def compare_rate(runs: int, seed: int, n: int = 200, k: int = 5, run_sd: float = 0.03) -> float:
@@ -124,7 +135,7 @@ def repeat_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
         rows.append(
             row(
                 "repeats",
-                "'better' at no gap, α = 0.05, never within the noise floor (before: the two-level test alone)",
+                "'better' at no gap, α = 0.05, never within the mean floor (before: the two-level test alone)",
                 setting,
                 "error",
                 0.05,
@@ -137,11 +148,23 @@ def repeat_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
         rows.append(
             row(
                 "repeats",
-                "noise floor: two new runs of the model differ by no more than it (95 % prediction bound)",
+                "single-run floor: two new runs of the model differ by no more than it (95 % prediction bound)",
                 setting,
                 "coverage",
                 0.95,
                 found["floor_covers"],
+                runs,
+                n=n,
+            )
+        )
+        rows.append(
+            row(
+                "repeats",
+                "mean floor: two new means of k runs each differ by no more than it (95 % prediction bound)",
+                setting,
+                "coverage",
+                0.95,
+                found["mean_covers"],
                 runs,
                 n=n,
             )
@@ -167,25 +190,30 @@ def repeat_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
 PRICE_GRID = ((200, 5, 0.0, 0.08), (200, 5, 0.05, 0.08), (1000, 3, 0.02, 0.04), (2000, 5, 0.0, 0.03))
 
 
-def floor_price(runs: int = 1000, seed: int = 1) -> list[tuple[int, int, float, float, float, float]]:
+def floor_price(runs: int = 1000, seed: int = 1) -> list[tuple[int, int, float, float, float, float, float]]:
     """The power the noise-floor rule costs: per setting of :data:`PRICE_GRID`, the share of ``runs`` seeded runs at
-    the true gap that the two-level test alone calls 'better', and the share it does with the rule.
+    the true gap that the two-level test alone calls 'better', the share it does with the rule (the gap held
+    against the larger mean floor, :func:`headtohead.stats.repeat_pool._means_differ`), and the share with the
+    rule as first built (the gap of means held against the larger single-run floor, ``_two_runs_differ``).
 
     ``PYTHONPATH=src:benchmarks .venv/bin/python -c "from audit.repeats import floor_price; print(floor_price())"``
     """
     found = []
     for n, k, run_sd, gap in PRICE_GRID:
         rng = np.random.default_rng(seed)
-        alone = with_floor = 0
+        alone = with_mean = with_single = 0
         for _ in range(runs):
             a, b = _pair(rng, n, k, run_sd, gap)
             result = two_level_gap(a, b)
-            floors = {
-                m: f for m, f in (("a", _two_runs_differ(a.mean(axis=1))), ("b", _two_runs_differ(b.mean(axis=1))))
-            }
-            floor, _ = pair_floor({m: f for m, f in floors.items() if f is not None})
             called = result.p_value <= 0.05
             alone += called
-            with_floor += called and not (floor is not None and abs(result.estimate) <= floor)
-        found.append((n, k, run_sd, gap, alone / runs, with_floor / runs))
+            for bound in (_means_differ, _two_runs_differ):
+                floors = {m: bound(x.mean(axis=1)) for m, x in (("a", a), ("b", b))}
+                floor, _ = pair_floor({m: f for m, f in floors.items() if f is not None})
+                kept = called and not (floor is not None and abs(result.estimate) <= floor)
+                if bound is _means_differ:
+                    with_mean += kept
+                else:
+                    with_single += kept
+        found.append((n, k, run_sd, gap, alone / runs, with_mean / runs, with_single / runs))
     return found

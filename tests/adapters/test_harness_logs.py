@@ -35,10 +35,19 @@ def lm_eval_logs(built_once) -> tuple[Path, Path]:
     from headtohead.testing.harness_logs import LM_EVAL_TASKS, build_tiny_gpt2, run_lm_eval, write_lm_eval_group
 
     def build(root: Path) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
         tasks = write_lm_eval_group(root)
-        run_lm_eval(build_tiny_gpt2(root / "model-a", seed=0), tasks, root / "out-a")
+        a, b = build_tiny_gpt2(root / "model-a", seed=0), build_tiny_gpt2(root / "model-b", seed=1)
         keep = {LM_EVAL_TASKS[0]: [i for i in range(30) if i not in MISSING], LM_EVAL_TASKS[1]: list(range(30))}
-        run_lm_eval(build_tiny_gpt2(root / "model-b", seed=1), tasks, root / "out-b", samples=keep)
+        # the two lm_eval processes side by side: the other xdist workers wait for this folder (built_once)
+        with ThreadPoolExecutor(2) as pool:
+            runs = [
+                pool.submit(run_lm_eval, a, tasks, root / "out-a"),
+                pool.submit(run_lm_eval, b, tasks, root / "out-b", samples=keep),
+            ]
+            for run in runs:
+                run.result()
 
     root = built_once("lm-eval-logs", build)
     a, b = ([f.parent for f in (root / out).rglob("samples_*.jsonl")][0] for out in ("out-a", "out-b"))

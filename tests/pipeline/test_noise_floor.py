@@ -88,9 +88,9 @@ def _known(name: str, accuracy: float) -> dict:
 
 
 def test_noise_floor_runs_every_model_five_times_and_stores_each_floor(noisy_module, capsys):
-    """``h2h run --noise-floor``: 5 runs of each model that runs; each model's floor — the t prediction bound
-    ``t_{0.975, 4}·√2·s`` of its runs' accuracies, recomputed here from predictions.npz — in results.json and the
-    report; a seeded model of fixed answers has the floor 0."""
+    """``h2h run --noise-floor``: 5 runs of each model that runs; each model's single-run bound ``t_{0.975, 4}·√2·s``
+    of its runs' accuracies and its floor, that over √5 (how far two means of 5 runs differ) — recomputed here from
+    predictions.npz — in results.json and the report; a seeded model of fixed answers has the floor 0."""
     from scipy import stats
 
     from headtohead.results.predictions import Predictions
@@ -100,17 +100,23 @@ def test_noise_floor_runs_every_model_five_times_and_stores_each_floor(noisy_mod
     main(["run", str(path), "--out", str(out), "--noise-floor"])
     raw = json.loads((out / "results.json").read_text())
     assert raw["experiment"]["eval"]["noise_floor"] is True
-    floors = {m["name"]: (m["n_repeats"], m["two_runs_differ"]) for m in raw["stats"]["repeats"]["models"]}
+    models = raw["stats"]["repeats"]["models"]
+    floors = {m["name"]: (m["n_repeats"], m["two_runs_differ"], m["means_differ"]) for m in models}
     stored = Predictions.load(out / "predictions.npz")
     accuracy = (stored["llm"].pred == stored.y_true).mean(axis=1)
-    expected = float(stats.t.ppf(0.975, 4) * np.sqrt(2) * np.std(accuracy, ddof=1))
-    assert floors["llm"][0] == 5 and floors["llm"][1] == pytest.approx(expected) and expected > 0.02
-    assert floors["rule"] == (5, 0.0)  # its answers are fixed by its own seed: five identical runs
+    single = float(stats.t.ppf(0.975, 4) * np.sqrt(2) * np.std(accuracy, ddof=1))
+    expected = single / np.sqrt(5)  # how far two means of 5 runs differ: the floor a gap over runs is held against
+    assert floors["llm"][0] == 5 and floors["llm"][1] == pytest.approx(single) and single > 0.02
+    assert floors["llm"][2] == pytest.approx(expected)
+    assert floors["rule"] == (5, 0.0, 0.0)  # its answers are fixed by its own seed: five identical runs
     (pool,) = raw["stats"]["repeats"]["pools"]
     assert pool["noise_floor"] == pytest.approx(expected) and pool["floor_of"] == "llm"
     assert pool["within_floor"] == (abs(pool["estimate"]) <= expected)
     printed = " ".join(capsys.readouterr().out.split())
-    assert f"two runs of llm differ by up to {100 * expected:.1f} pp (95 %: its noise floor)" in printed
+    assert (
+        f"two runs of llm differ by up to {100 * single:.1f} pp (95 %); two means of 5 runs by up to "
+        f"{100 * expected:.1f} pp: the noise floor its gaps are held against" in printed
+    )
     # per slice (the classes), llm − rule over every run, in the slices' Holm family
     slices = raw["stats"]["slices"]
     assert [len(s["pairs"]) for s in slices["slices"]] == [0, 0] and slices["n_tests"] == 2
@@ -149,7 +155,7 @@ def test_a_model_listed_twice_is_worded_as_its_own_noise_never_as_better(noisy_m
     assert (
         "is that model's own run-to-run noise, not a difference of models; its noise floor, from runs seeded " in text
     )
-    assert "llm's noise floor (two runs of llm differ by up to" in text
+    assert "llm's noise floor (two means of 5 runs of llm differ by up to" in text
 
 
 def test_a_gap_within_the_noise_floor_is_never_called_better():
@@ -174,7 +180,7 @@ def test_a_gap_within_the_noise_floor_is_never_called_better():
         se_examples=0.004,
         se_runs=0.001,
         significant=False,
-        noise_floor=0.028,
+        noise_floor=0.013,
         floor_of="llm",
         within_floor=True,
     )
@@ -182,8 +188,8 @@ def test_a_gap_within_the_noise_floor_is_never_called_better():
     assert not withheld.significant and withheld.winner is None
     said = pool_sentence(withheld, 1)
     assert said.startswith(
-        "No decision over 5 runs of llm: the 1.2 pp gap is within llm's noise floor (two runs of llm differ by up to "
-        "2.8 pp, 95 %), so neither is called better though the test alone would"
+        "No decision over 5 runs of llm: the 1.2 pp gap is within llm's noise floor (two means of 5 runs of llm "
+        "differ by up to 1.3 pp, 95 %), so neither is called better though the test alone would"
     )
     outside = _decided(pool.model_copy(update={"noise_floor": 0.01, "within_floor": False}), 0.003, 0.05)
     assert outside.significant and outside.winner == "llm"
@@ -193,15 +199,16 @@ def test_a_gap_within_the_noise_floor_is_never_called_better():
 
 def test_through_compare_a_small_real_gap_inside_a_wide_floor_is_withheld():
     """Through headtohead.compare(noise_floor=True): a stochastic model with a whole-run noise of 3 pp against a
-    fixed one 2 pp below it on 3,000 examples. Here the two-level test alone says "better" (Holm p 0.006), but the
-    2.5 pp gap lies within the noisy model's floor (3.0 pp): no winner, and the words say why."""
+    fixed one about 2 pp below it on 3,000 examples. Here the two-level test alone says "better" (Holm p 0.041), but
+    the 2.07 pp gap lies within the noisy model's floor (two means of its 5 runs differ by up to 2.12 pp): no winner,
+    and the words say why."""
     logging.getLogger("headtohead").setLevel(logging.ERROR)
     n = 3000
     rng = np.random.default_rng(7)
     labels = rng.choice(["neg", "pos"], n)
     y = (labels == "pos").astype(int)
     frame = pd.DataFrame({"text": [str(i) for i in range(n)], "label": labels})
-    fixed_right = rng.random(n) < 0.78
+    fixed_right = rng.random(n) < 0.782
 
     def noisy(texts):
         rows = np.array([int(t) for t in texts])
@@ -220,18 +227,19 @@ def test_through_compare_a_small_real_gap_inside_a_wide_floor_is_withheld():
             outputs={"llm": "probabilities", "enc": "probabilities"},
             noise_floor=True,
             stats={"n_resamples": 100},
-            seed=1,
+            seed=2,
         )
     summary = run.result.stats.repeats
     (pool,) = summary.pools
-    floors = {m.name: m.two_runs_differ for m in summary.models}
+    floors = {m.name: m.means_differ for m in summary.models}
+    assert all(m.means_differ == pytest.approx(m.two_runs_differ / np.sqrt(5)) for m in summary.models)
     assert pool.n_repeats_a == pool.n_repeats_b == 5 and floors["enc"] is not None and floors["llm"] > 0
     assert pool.noise_floor == max(floors.values()) and pool.within_floor == (abs(pool.estimate) <= pool.noise_floor)
     assert pool.within_floor and pool.p_adjusted <= 0.05 and not pool.significant and pool.winner is None
     assert not pool.same_settings  # two different objects handed over, not one model listed twice
     assert summary.sentences[0].startswith(
         f"No decision over 5 × 5 runs: the {100 * abs(pool.estimate):.1f} pp gap is within llm's noise floor (two "
-        f"runs of llm differ by up to {100 * pool.noise_floor:.1f} pp, 95 %), so neither is called better"
+        f"means of 5 runs of llm differ by up to {100 * pool.noise_floor:.1f} pp, 95 %), so neither is called better"
     )
     assert [sorted(g.models) for g in run.result.stats.ranking] == [["enc", "llm"]]  # tied: neither is better
 

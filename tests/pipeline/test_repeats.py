@@ -97,7 +97,8 @@ def test_a_stochastic_python_model_run_5_times_stores_five_passes_and_the_change
     assert "pass^5" in text and "mean of 5 runs" in text
     floor = stats_t_floor(correct.mean(axis=1))
     assert steady["two_runs_differ"] == pytest.approx(floor)
-    assert f"two runs of coin differ by up to {100 * floor:.1f} pp (95 %: its noise floor)" in text
+    assert steady["means_differ"] == pytest.approx(floor / np.sqrt(5))
+    assert f"two runs of coin differ by up to {100 * floor:.1f} pp (95 %); two means of 5 runs by up to" in text
 
 
 def stats_t_floor(accuracy: np.ndarray) -> float:

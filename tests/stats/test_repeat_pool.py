@@ -127,6 +127,54 @@ def test_the_noise_floor_bounds_how_far_two_new_runs_differ_95_percent_of_the_ti
     assert inside.mean() == pytest.approx(0.95, abs=0.005)
 
 
+def test_the_mean_floor_bounds_how_far_two_new_means_of_k_runs_differ_95_percent_of_the_time():
+    """The floor a gap over runs is held against: t_{0.975, k−1}·√2·s/√k, the single-run bound over √k; two new
+    means of 5 runs each fall within it 95 % of the time (the single-run bound would hold them 99.7 %)."""
+    from headtohead.stats.repeat_pool import _means_differ, _two_runs_differ
+
+    runs = np.array([0.80, 0.82, 0.78, 0.81, 0.79])
+    assert _means_differ(runs) == pytest.approx(stats.t.ppf(0.975, 4) * np.sqrt(2 / 5) * np.std(runs, ddof=1))
+    assert _means_differ(runs) == pytest.approx(_two_runs_differ(runs) / np.sqrt(5))
+    assert _means_differ(runs[:1]) is None
+    rng = np.random.default_rng(9)
+    draws = rng.normal(0.8, 0.02, (20_000, 15))  # five runs at hand, two new sets of five
+    bounds = np.array([_means_differ(d[:5]) for d in draws])
+    inside = np.abs(draws[:, 5:10].mean(axis=1) - draws[:, 10:].mean(axis=1)) <= bounds
+    assert inside.mean() == pytest.approx(0.95, abs=0.005)
+
+
+def test_a_hand_built_pool_holds_its_gap_against_the_larger_mean_floor_each_over_its_own_runs():
+    """llm: 8 runs right on 12, 14, 12, 14, … of 20 examples (0.6, 0.7, …; s = 0.0535); enc: 2 runs right on 12
+    (s = 0); low: run once, right on 11. llm's mean floor t_{0.975, 7}·√2·s/√8 = 6.32 pp (its single-run floor
+    17.88 pp), enc's 0: every pair's floor is llm's. llm − enc = 5 pp lies within it: withheld whatever p. llm −
+    low = 10 pp lies outside it (though within the single-run floor the rule used before): decided at a small p."""
+    from headtohead.results.predictions import Predictions
+    from headtohead.stats.analyse import analyse
+    from headtohead.stats.repeat_pool import _decided
+
+    n = 20
+    y = np.zeros(n, dtype=int)
+    p = Predictions(np.arange(n), y, ("neg", "pos"))
+    for name, hits in (("llm", (12, 14) * 4), ("enc", (12, 12))):
+        for r, right in enumerate(hits):
+            p.add_pass(name, f"r{r + 1}", "repeat", np.where(np.arange(n) < right, 0, 1), None)
+    p.add("low", np.where(np.arange(n) < 11, 0, 1), None)
+    summary = analyse(p, n_resamples=100)
+    models = {m.name: m for m in summary.repeats.models}
+    s = np.std([0.6, 0.7] * 4, ddof=1)
+    single, mean = stats.t.ppf(0.975, 7) * np.sqrt(2) * s, stats.t.ppf(0.975, 7) * np.sqrt(2) * s / np.sqrt(8)
+    assert models["llm"].two_runs_differ == pytest.approx(single) and single == pytest.approx(0.17875, abs=1e-5)
+    assert models["llm"].means_differ == pytest.approx(mean) and mean == pytest.approx(0.06320, abs=1e-5)
+    assert models["enc"].two_runs_differ == 0.0 and models["enc"].means_differ == 0.0
+    pools = {(q.model_a, q.model_b): q for q in summary.repeats.pools}
+    inside, outside = pools[("llm", "enc")], pools[("llm", "low")]
+    assert (inside.noise_floor, inside.floor_of, outside.floor_of) == (pytest.approx(mean), "llm", "llm")
+    assert inside.estimate == pytest.approx(0.05) and inside.within_floor
+    assert outside.estimate == pytest.approx(0.10) and not outside.within_floor and outside.estimate < single
+    assert not _decided(inside, 0.001, 0.05).significant and _decided(inside, 0.001, 0.05).winner is None
+    assert _decided(outside, 0.001, 0.05).winner == "llm"
+
+
 def test_the_plan_of_examples_and_runs_reaches_its_power_and_says_when_no_number_of_examples_can():
     from headtohead.stats.repeat_plan import plan_runs
 
@@ -140,11 +188,13 @@ def test_the_plan_of_examples_and_runs_reaches_its_power_and_says_when_no_number
         b = np.isin(cell, [1, 2])
         found += two_level_gap(np.tile(a, (5, 1)), np.tile(b, (5, 1))).p_value <= 0.05
     assert 0.74 <= found / 400 <= 0.88
-    # the runs' variance does not shrink with examples, nor the floor below z·√2·s with runs: at a 3 pp
-    # run-to-run SD a 3 pp gap lies within the floor (8.3 pp with endless runs) however many runs and examples
-    hopeless = plan_runs(0.90, 0.03, 0.10, repeats=2, run_sd=0.03)
-    assert hopeless.n is None and hopeless.min_repeats is None
-    assert hopeless.floor_limit == pytest.approx(stats.norm.ppf(0.975) * np.sqrt(2) * 0.03)
+    # the runs' variance does not shrink with examples, but it and the floor of the means shrink with runs: at a
+    # 3 pp run-to-run SD a 3 pp gap is out of reach with 2 runs however many examples, within reach with 20
+    few = plan_runs(0.90, 0.03, 0.10, repeats=2, run_sd=0.03)
+    assert few.n is None and few.min_repeats == 20
+    assert few.two_runs_differ == pytest.approx(stats.t.ppf(0.975, 1) * np.sqrt(2) * 0.03)
+    assert few.floor == pytest.approx(few.two_runs_differ / np.sqrt(2))
+    assert plan_runs(0.90, 0.03, 0.10, repeats=20, run_sd=0.03).n is not None
 
 
 def _shifted_runs(base: np.ndarray, k: int, s: float, rng: np.random.Generator) -> np.ndarray:
@@ -159,14 +209,15 @@ def _shifted_runs(base: np.ndarray, k: int, s: float, rng: np.random.Generator) 
 
 
 def test_the_plan_counts_the_noise_floor_and_reaches_its_power_with_it():
-    """h2h plan --repeats 10 --run-sd 0.5pp: 928 examples find a 3 pp gap AND see it outside the noise floor (the
-    larger of the two models' t_{0.975, 9}·√2·ŝ) in about 80 % of 200 simulated runs; 5 runs are the fewest."""
+    """h2h plan --repeats 10 --run-sd 0.5pp: 904 examples find a 3 pp gap AND see it outside the noise floor (the
+    larger of the two models' mean floors t_{0.975, 9}·√2·ŝ/√10) in about 80 % of 200 simulated runs; 3 runs are
+    the fewest."""
     from headtohead.stats.repeat_plan import plan_runs
-    from headtohead.stats.repeat_pool import _two_runs_differ
+    from headtohead.stats.repeat_pool import _means_differ
 
     plan = plan_runs(0.90, 0.03, 0.10, repeats=10, run_sd=0.005)
-    assert (plan.n, plan.min_repeats) == (928, 5) and plan.floor == pytest.approx(
-        stats.t.ppf(0.975, 9) * 2**0.5 * 0.005
+    assert (plan.n, plan.min_repeats) == (904, 3) and plan.floor == pytest.approx(
+        stats.t.ppf(0.975, 9) * 2**0.5 * 0.005 / 10**0.5
     )
     rng = np.random.default_rng(3)
     found = 0
@@ -177,7 +228,7 @@ def test_the_plan_counts_the_noise_floor_and_reaches_its_power_with_it():
             _shifted_runs(np.isin(cell, [1, 2]), 10, 0.005, rng),
         )
         gap = two_level_gap(a, b)
-        floor = max(_two_runs_differ(a.mean(axis=1)), _two_runs_differ(b.mean(axis=1)))
+        floor = max(_means_differ(a.mean(axis=1)), _means_differ(b.mean(axis=1)))
         found += gap.p_value <= 0.05 and abs(gap.estimate) > floor
     assert 0.70 <= found / 200 <= 0.90
 
@@ -188,17 +239,20 @@ def test_h2h_plan_takes_repeats_and_run_noise(capsys):
     base = ["plan", "--accuracy", "0.9", "--delta", "3pp", "--discordance", "0.1"]
     main([*base, "--repeats", "10", "--run-sd", "0.5pp"])
     said = " ".join(capsys.readouterr().out.split())
-    assert "its noise floor 1.6 pp: no gap within it is called better" in said
-    assert "you need about 928 examples (10 runs × 928 answers per model); with fewer than 5 runs" in said
-    main([*base, "--repeats", "2", "--run-sd", "0.5pp"])
-    said = " ".join(capsys.readouterr().out.split())
-    assert "no number of examples suffices, the runs' noise and its floor hide the gap; plan 5 runs" in said
+    assert (
+        "two runs differ by up to 1.6 pp, two means of 10 runs by up to 0.5 pp — the noise floor, no gap within it is "
+        "called better" in said
+    )
+    assert "you need about 904 examples (10 runs × 904 answers per model); with fewer than 3 runs" in said
     main([*base, "--repeats", "2", "--run-sd", "3pp"])
     said = " ".join(capsys.readouterr().out.split())
-    assert (
-        "no number of runs or examples suffices — the gap is too close to the noise floor, which stays above 8.3 pp"
-        in said
+    assert "no number of examples suffices at 2 runs, the runs' noise and the floor of their means hide the gap" in said
+    assert "plan 20 runs of each model or more" in said
+    main(
+        ["plan", "--accuracy", "0.9", "--delta", "0.1pp", "--discordance", "0.1", "--repeats", "2", "--run-sd", "10pp"]
     )
+    said = " ".join(capsys.readouterr().out.split())
+    assert "not even 1,000 runs of each model suffice, with any number of examples" in said
     with pytest.raises(SystemExit) as info:
         main(["plan", "--accuracy", "0.9", "--delta", "3pp", "--repeats", "2"])
     err = capsys.readouterr().err
@@ -235,10 +289,11 @@ def test_the_comparisons_over_runs_and_the_ordinary_pairs_make_one_holm_family_a
 def test_each_slice_compares_a_repeated_model_over_its_runs_in_the_slices_one_holm_family():
     """Slices with a model run 4 times: per slice, the two-level test on the slice's examples (equal to
     two_level_gap on those columns) and the slice's own noise floors; Holm over the ordinary (slice, pair) tests
-    and these together. The repeated model is strong on negatives, weak on positives; a fixed model the reverse."""
+    and these together (the slice's floor: how far two means of 4 runs differ there, t_{0.975, 3}·√2·s/√4). The
+    repeated model is strong on negatives, weak on positives; a fixed model the reverse."""
     from headtohead.results.predictions import Predictions
     from headtohead.stats.multiple import holm_adjust
-    from headtohead.stats.repeat_pool import _two_runs_differ
+    from headtohead.stats.repeat_pool import _means_differ
     from headtohead.stats.where import run_slices
 
     rng = np.random.default_rng(0)
@@ -266,7 +321,7 @@ def test_each_slice_compares_a_repeated_model_over_its_runs_in_the_slices_one_ho
     mask = y == 0
     gap = two_level_gap(runs[:, mask] == y[mask], (p["enc"].pred == y)[None, mask])
     assert llm_enc.estimate == pytest.approx(gap.estimate) and llm_enc.p_value == pytest.approx(gap.p_value)
-    assert llm_enc.noise_floor == pytest.approx(_two_runs_differ((runs[:, mask] == y[mask]).mean(axis=1)))
+    assert llm_enc.noise_floor == pytest.approx(_means_differ((runs[:, mask] == y[mask]).mean(axis=1)))
     assert llm_enc.winner == "llm" and pos.repeat_pairs[0].winner == "enc"  # opposite strengths, found per slice
     for q in (q for s in summary.slices for q in s.repeat_pairs):
         assert q.significant == (q.p_adjusted <= 0.05 and not q.within_floor)

@@ -156,7 +156,7 @@ class EvalConfig(_Section):
 
     noise_floor: bool = Field(
         default=False,
-        description="Measure each model's noise floor, how far two of its runs differ (h2h run --noise-floor): "
+        description="Measure each model's noise floor, how far two means of its runs differ (h2h run --noise-floor): "
         f"every model that runs and says no repeats: of its own is run eval.repeats times ({NOISE_FLOOR_RUNS} when "
         "not given). A gap within a pair's larger floor is never called better, with or without it.",
     )

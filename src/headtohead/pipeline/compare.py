@@ -79,7 +79,7 @@ def compare(
         seed of its own (``eval.repeats``), or name → runs for some models (``repeats:`` of each):
         its run-to-run noise is measured and its comparisons use every run.
     noise_floor : bool
-        Measure each model's noise floor, how far two of its runs differ: every model that runs (not
+        Measure each model's noise floor, how far two means of its runs differ: every model that runs (not
         stored predictions) and is given no ``repeats`` is run ``repeats`` times, 5 when not given
         (``h2h run --noise-floor``, ``eval.noise_floor``). A gap within a pair's larger floor is never
         called better.

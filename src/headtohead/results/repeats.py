@@ -52,8 +52,13 @@ class RepeatModel(Record):
     pass_any: float = Field(description="pass@k: share of the examples right in at least one run.")
     two_runs_differ: float | None = Field(
         default=None,
-        description="The noise floor: how far the accuracies of two runs of the model differ at most, 1 − alpha of "
-        "the time (t_{1 − alpha/2, k−1} · √2 · the runs' SD: 95 % at alpha 0.05; None with fewer than 2 runs).",
+        description="How far the accuracies of two single runs of the model differ at most, 1 − alpha of the time "
+        "(t_{1 − alpha/2, k−1} · √2 · the runs' SD: 95 % at alpha 0.05; None with fewer than 2 runs).",
+    )
+    means_differ: float | None = Field(
+        default=None,
+        description="The noise floor its gaps are held against: how far the mean accuracies of two sets of k runs "
+        "of the model differ at most, 1 − alpha of the time (two_runs_differ / √k; None with fewer than 2 runs).",
     )
     changed: int = Field(description="Examples whose answer was not the same in every run.")
     changed_share: float = Field(description="changed / n_examples.")
@@ -92,8 +97,8 @@ class RepeatPool(Record):
     winner: str | None = None
     noise_floor: float | None = Field(
         default=None,
-        description="The larger of the two models' noise floors (RepeatModel.two_runs_differ; None: neither was run "
-        "twice): a gap within it is never called better.",
+        description="The larger of the two models' noise floors (RepeatModel.means_differ, how far two means of "
+        "each model's k runs differ; None: neither was run twice): a gap within it is never called better.",
     )
     floor_of: str | None = Field(default=None, description="The model whose noise floor noise_floor is.")
     same_settings: bool = Field(
@@ -103,8 +108,8 @@ class RepeatPool(Record):
     )
     within_floor: bool = Field(
         default=False,
-        description="|estimate| ≤ noise_floor: the gap is no larger than two runs of one model differ, so no "
-        "model is called better whatever p says (the floor only withholds 'better').",
+        description="|estimate| ≤ noise_floor: the gap is no larger than two means of k runs of one model differ, "
+        "so no model is called better whatever p says (the floor only withholds 'better').",
     )
 
 

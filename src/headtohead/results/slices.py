@@ -76,7 +76,8 @@ class SliceResult(Record):
     repeat_pairs: list[RepeatPool] = Field(
         default_factory=list,
         description="Pairs with a model run several times, compared over every run on the slice (the two-level "
-        "test, each model's noise floor on the slice), in the same Holm family as pairs.",
+        "test, each model's noise floor on the slice: how far two means of its runs differ there), in the same Holm "
+        "family as pairs.",
     )
 
     def accuracy(self, model: str) -> SliceAccuracy:

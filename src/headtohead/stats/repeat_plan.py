@@ -8,12 +8,13 @@ with discordance ``ψ`` — averaging a model's runs only lowers it) and the run
 A normal approximation (the test's t reference has Satterthwaite's degrees of freedom: with few runs
 it asks for somewhat more); the Holm first step ``α' = α/m`` with ``m`` pairs, as :mod:`.power`.
 
-**The noise floor.** A gap within the larger of the two models' floors, ``t_{1−α/2, k−1}·√2·ŝ`` from
-each model's k runs, is never called better (:mod:`headtohead.stats.repeat_pool`). The plan's power is
-the chance of both: the gap found by the test and larger than that floor, ``ŝ`` drawn as the larger of
-two runs' SDs from ``s·√(χ²_{k−1}/(k−1))``, integrated over its quantiles. The floor does not shrink
-below ``z_{1−α/2}·√2·s`` with any number of runs: a gap no larger than that is out of reach however many
-runs and examples.
+**The noise floor.** A gap within the larger of the two models' floors, ``t_{1−α/2, k−1}·√2·ŝ/√k`` from
+each model's k runs (how far two means of k runs differ: the gap compared is between means over runs), is
+never called better (:mod:`headtohead.stats.repeat_pool`). The plan's power is the chance of both: the gap
+found by the test and larger than that floor, ``ŝ`` drawn as the larger of two runs' SDs from
+``s·√(χ²_{k−1}/(k−1))``, integrated over its quantiles. The floor shrinks as ``1/√k`` like the runs' part
+of the variance, so any gap is within reach with enough runs and examples; ``min_repeats`` is the fewest
+runs with which some number of examples reaches the power.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 from headtohead.errors import ConfigError
 from headtohead.stats.power import _resolve_discordance, holm_first_step_alpha
 
-__all__ = ["RunsPlan", "plan_runs"]
+__all__ = ["RunsPlan", "plan_runs", "MOST_RUNS"]
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,15 @@ class RunsPlan:
     repeats : int
         Runs of each model planned for.
     min_repeats : int or None
-        The fewest runs of each model with which some number of examples reaches the power (``None``: no
-        number of runs does, the gap lies within the noise floor however many).
+        The fewest runs of each model with which some number of examples reaches the power (``None``: not
+        even :data:`MOST_RUNS` runs do).
     run_sd : float
         Run-to-run SD of a model's accuracy (a share).
+    two_runs_differ : float or None
+        How far two single runs differ at this SD, ``t_{1−α/2, k−1}·√2·s`` (``None`` with one run).
     floor : float or None
-        The noise floor at ``repeats`` runs and this SD, ``t_{1−α/2, k−1}·√2·s`` (``None`` with one run).
-    floor_limit : float
-        The floor with endless runs, ``z_{1−α/2}·√2·s``: no gap at or below it is ever called better.
+        The noise floor a gap is held against at ``repeats`` runs and this SD, how far two means of ``repeats``
+        runs differ: ``two_runs_differ/√k`` (``None`` with one run).
     target_power, alpha, test_alpha : float
     n_comparisons : int
     discordance : float
@@ -58,8 +60,8 @@ class RunsPlan:
     repeats: int
     min_repeats: int | None
     run_sd: float
+    two_runs_differ: float | None
     floor: float | None
-    floor_limit: float
     target_power: float
     alpha: float
     test_alpha: float
@@ -70,12 +72,15 @@ class RunsPlan:
 
 #: Quantiles of the larger of two runs' SDs the power integrates over.
 _QUANTILES = 200
-#: The most runs and examples searched.
-_MOST_RUNS, _MOST_EXAMPLES = 1000, 10**9
+#: The most runs searched for ``min_repeats``.
+MOST_RUNS = 1000
+#: The most examples searched.
+_MOST_EXAMPLES = 10**9
 
 
 def _power(n: float, k: int, delta: float, psi: float, s: float, level: float, alpha: float) -> float:
-    """The chance that the test over runs finds ``delta`` at level ``level`` and it lies outside the noise floor."""
+    """The chance that the test over runs finds ``delta`` at level ``level`` and it lies outside the noise floor of
+    the means of k runs."""
     from scipy import stats
 
     examples = (psi - delta**2) / n if math.isfinite(n) else 0.0
@@ -88,7 +93,7 @@ def _power(n: float, k: int, delta: float, psi: float, s: float, level: float, a
     # the larger of two models' SDs from k runs each: its quantile p is the SD's quantile √p
     u = np.sqrt((np.arange(_QUANTILES) + 0.5) / _QUANTILES)
     s_hat = s * np.sqrt(stats.chi2.ppf(u, k - 1) / (k - 1))
-    floor = float(stats.t.ppf(1.0 - alpha / 2.0, k - 1)) * math.sqrt(2.0) * s_hat
+    floor = float(stats.t.ppf(1.0 - alpha / 2.0, k - 1)) * math.sqrt(2.0 / k) * s_hat
     return float(np.mean(stats.norm.sf((np.maximum(crit, floor) - delta) / se)))
 
 
@@ -120,16 +125,17 @@ def plan_runs(
     alpha: float = 0.05,
     n_models: int = 2,
 ) -> RunsPlan:
-    """Examples needed at ``repeats`` runs of each model, and the fewest runs that can see ``delta`` at all.
+    """Examples needed at ``repeats`` runs of each model, and the fewest runs that can see ``delta`` at all (the
+    noise floor of the means shrinks with the runs: ``None`` only past :data:`MOST_RUNS`).
 
     Examples
     --------
     >>> p = plan_runs(0.90, 0.03, 0.10, repeats=5, run_sd=0.005)
-    >>> p.n, p.min_repeats, round(p.floor, 4)
-    (2446, 5, 0.0196)
+    >>> p.n, p.min_repeats, round(p.two_runs_differ, 4), round(p.floor, 4)
+    (947, 3, 0.0196, 0.0088)
     >>> p = plan_runs(0.90, 0.03, 0.10, repeats=2, run_sd=0.03)
     >>> p.n, p.min_repeats
-    (None, None)
+    (None, 20)
     """
     from scipy import stats
 
@@ -147,17 +153,17 @@ def plan_runs(
     n = _examples_needed(repeats, delta, psi, run_sd, level, alpha, power)
     first = 1 if run_sd == 0.0 else 2  # with run noise, a plan over runs: each model has a floor
     min_repeats = next(
-        (k for k in range(first, _MOST_RUNS + 1) if _power(math.inf, k, delta, psi, run_sd, level, alpha) >= power),
+        (k for k in range(first, MOST_RUNS + 1) if _power(math.inf, k, delta, psi, run_sd, level, alpha) >= power),
         None,
     )
-    floor = float(stats.t.ppf(1.0 - alpha / 2.0, repeats - 1)) * math.sqrt(2.0) * run_sd if repeats > 1 else None
+    single = float(stats.t.ppf(1.0 - alpha / 2.0, repeats - 1)) * math.sqrt(2.0) * run_sd if repeats > 1 else None
     return RunsPlan(
         n=n,
         repeats=repeats,
         min_repeats=min_repeats,
         run_sd=run_sd,
-        floor=floor,
-        floor_limit=float(stats.norm.ppf(1.0 - alpha / 2.0)) * math.sqrt(2.0) * run_sd,
+        two_runs_differ=single,
+        floor=single / math.sqrt(repeats) if single is not None else None,
         target_power=power,
         alpha=alpha,
         test_alpha=level,

@@ -21,11 +21,13 @@ minus B's. Its variance has two parts that add:
   holds the per-example noise once more, so the interval errs on the wide side (level 3–5 % at
   α = 5 % by simulation, where subtracting that noise out was 7.5 % with 2 runs).
 
-**The noise floor.** Each repeated model's floor is how far the accuracies of two of its runs differ,
-``t_{1−α/2, k−1}·√2·s`` (a prediction bound from its k runs). A pair whose gap lies within the larger of
-its two models' floors is never called better, whatever its p: the rule only withholds "better", so the
+**The noise floor.** Each repeated model has two: how far the accuracies of two of its single runs differ,
+``t_{1−α/2, k−1}·√2·s`` (a prediction bound from its k runs, ``RepeatModel.two_runs_differ``), and how far two
+means of k of its runs differ, that over ``√k`` (``RepeatModel.means_differ``). The gap compared is between means
+over runs, so it is held against the second: a pair whose gap lies within the larger of its two models' mean
+floors (each with its own k) is never called better, whatever its p. The rule only withholds "better", so the
 level stays at most the test's (``docs/statistics.md``, section 15). On each slice of the data the same
-comparison runs on the slice's examples against the slice's floors (:func:`with_repeat_slices`).
+comparison runs on the slice's examples against the slice's mean floors (:func:`with_repeat_slices`).
 
 The t reference takes Satterthwaite's degrees of freedom (examples: n − 1 or groups − 1; runs:
 k − 1). A model with one run is compared as it is: against another model with one run, the run's
@@ -194,7 +196,7 @@ def _spreads(passes: Sequence[ModelStats], confidence: float) -> list[MetricSpre
 
 
 def _two_runs_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | None:
-    """The noise floor: a ``confidence`` bound on ``|accuracy of a run − accuracy of another|``,
+    """How far two single runs differ: a ``confidence`` bound on ``|accuracy of a run − accuracy of another|``,
     ``t_{(1+confidence)/2, k−1}·√2·s`` (95 %: ``t_{0.975, k−1}·√2·s``).
 
     Two new runs differ by ``X₁ − X₂`` of variance ``2σ²``; with ``s`` from the k runs at hand,
@@ -211,6 +213,24 @@ def _two_runs_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | 
     if k < 2:
         return None
     return float(stats.t.ppf(0.5 + confidence / 2.0, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1))
+
+
+def _means_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | None:
+    """The noise floor a gap over runs is held against: a ``confidence`` bound on how far the mean accuracies of
+    two sets of k runs of the model differ, ``t_{(1+confidence)/2, k−1}·√2·s/√k`` (:func:`_two_runs_differ` over
+    ``√k``).
+
+    Two new means of k runs differ by ``M₁ − M₂`` of variance ``2σ²/k``; with ``s`` from the k runs at hand,
+    ``(M₁ − M₂)/(s·√(2/k))`` follows Student's t with ``k − 1`` degrees of freedom. For a model listed twice,
+    each listing run k times, it is the gap the two listings show by the runs' noise alone.
+
+    Examples
+    --------
+    >>> round(_means_differ(np.array([0.80, 0.82, 0.78, 0.81, 0.79])), 4)
+    0.0278
+    """
+    single = _two_runs_differ(accuracy, confidence)
+    return None if single is None else single / float(np.sqrt(len(accuracy)))
 
 
 def _answer_name(k: int, labels: Sequence[str]) -> str:
@@ -281,6 +301,7 @@ def repeat_model(
         n_examples=n,
         spreads=spreads,
         two_runs_differ=_two_runs_differ(correct.mean(axis=1), confidence),
+        means_differ=_means_differ(correct.mean(axis=1), confidence),
         agreement=float(agreement.mean()) if n else 0.0,
         pass_all=float(correct.all(axis=0).mean()) if n else 0.0,
         pass_any=float(correct.any(axis=0).mean()) if n else 0.0,
@@ -318,7 +339,7 @@ def repeat_pools(predictions: Predictions, summary: StatsSummary, alpha: float =
         repeat_model(m, predictions[m].pred, y, labels, stats[m].passes, predictions.order, confidence)
         for m in repeated
     ]
-    floors = {m.name: m.two_runs_differ for m in models}
+    floors = {m.name: m.means_differ for m in models}
     pools = [_pool(predictions, a, b, floors, None, confidence) for a, b in _repeat_pairs(predictions)]
     adjusted = holm_adjust([p.p_value for p in pools]) if len(pools) > 1 else [p.p_value for p in pools]
     pools = [_decided(pool, float(p), alpha) for pool, p in zip(pools, adjusted, strict=True)]
@@ -343,8 +364,8 @@ def _pool(
 ) -> RepeatPool:
     """A and B compared over every run (on the examples of ``mask``; all by default), not yet Holm-adjusted.
 
-    ``floors``: each model's noise floor; ``None``: each model's floor on these examples, from its runs'
-    accuracies on them (a slice's own floor).
+    ``floors``: each model's noise floor (how far two means of its k runs differ); ``None``: each model's on these
+    examples, from its runs' accuracies on them (a slice's own floor).
     """
     y = predictions.y_true
     keep = np.ones(len(y), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
@@ -352,7 +373,7 @@ def _pool(
     groups = None if predictions.groups is None else np.asarray(predictions.groups)[keep]
     gap = two_level_gap(correct[a], correct[b], groups, confidence)
     if floors is None:
-        floors = {m: _two_runs_differ(correct[m].mean(axis=1), confidence) for m in (a, b)}
+        floors = {m: _means_differ(correct[m].mean(axis=1), confidence) for m in (a, b)}
     floor, floor_of = pair_floor({m: f for m in (a, b) if (f := floors.get(m)) is not None})
     return RepeatPool(
         model_a=a,
@@ -379,7 +400,7 @@ def with_repeat_slices(summary: SliceSummary, predictions: Predictions, masks: S
     """``summary`` with every pair of models compared over runs on every slice, in the slices' one Holm family.
 
     Per slice (``masks``, in ``summary.slices``' order) the two-level test of :func:`two_level_gap` on its
-    examples, and the noise-floor rule with each model's floor on the slice (its runs' accuracies there):
+    examples, and the noise-floor rule with each model's mean floor on the slice (its runs' accuracies there):
     ``SliceResult.repeat_pairs``. Holm's adjustment runs over the ordinary (slice, pair) tests and these
     together. ``summary`` is returned as it is when no model was run several times.
     """
@@ -406,14 +427,14 @@ def with_repeat_slices(summary: SliceSummary, predictions: Predictions, masks: S
 
 
 def pair_floor(floors: Mapping[str, float]) -> tuple[float | None, str | None]:
-    """The noise floor a pair's gap is held against: the larger of its models' floors, and whose it is.
+    """The noise floor a pair's gap is held against: the larger of its models' mean floors, and whose it is.
 
     A model run once has no floor (``None``: not in ``floors``); a pair with none has none.
 
     Examples
     --------
-    >>> pair_floor({"llm": 0.028, "enc": 0.011})
-    (0.028, 'llm')
+    >>> pair_floor({"llm": 0.013, "enc": 0.005})
+    (0.013, 'llm')
     >>> pair_floor({})
     (None, None)
     """
@@ -425,7 +446,7 @@ def pair_floor(floors: Mapping[str, float]) -> tuple[float | None, str | None]:
 
 def _decided(pool: RepeatPool, p_adjusted: float, alpha: float) -> RepeatPool:
     """The pool decided at its Holm-adjusted p: "better" only where the test says so and the gap lies outside the
-    noise floor (``within_floor``) — the floor only withholds "better", never grants it."""
+    noise floor of the means compared (``within_floor``) — the floor only withholds "better", never grants it."""
     significant = p_adjusted <= alpha and not pool.within_floor
     winner = (pool.model_a if pool.estimate > 0 else pool.model_b) if significant else None
     return pool.model_copy(update={"p_adjusted": p_adjusted, "significant": significant, "winner": winner})

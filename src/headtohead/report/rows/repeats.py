@@ -35,6 +35,7 @@ STEADY_COLUMNS = (
     Column("model", "model", "text", priority=0),
     Column("runs", "runs", "integer"),
     Column("floor", "two runs differ by up to (pp, 95 %)", "points", priority=0),
+    Column("means_floor", "two means of its runs differ by up to (pp, 95 %): its noise floor", "points", priority=0),
     Column("changed", "answer changed", "percent", priority=0),
     Column("agreement", "agreement with its majority answer", "percent"),
     Column("pass_all", "right in all runs (pass^k)", "percent", priority=0),
@@ -56,7 +57,7 @@ POOL_COLUMNS = (
     Column("p_adjusted", "Holm p", "p", priority=0),
     Column("se_examples", "SE examples (pp)", "points", priority=2),
     Column("se_runs", "SE whole runs (pp)", "points", priority=2),
-    Column("floor", "noise floor (pp)", "points"),
+    Column("floor", "noise floor: two means of runs differ by (pp)", "points"),
     Column("significant", "significant", "text", priority=0),
 )
 
@@ -106,8 +107,8 @@ def spread_rows(result: RunResult) -> list[Row]:
 
 
 def steady_rows(result: RunResult) -> list[Row]:
-    """One row per repeated model: how far two of its runs differ (the noise floor), how often an example's answer
-    changed, agreement, pass^k and pass@k."""
+    """One row per repeated model: how far two of its runs differ, how far two means of its runs differ (the noise
+    floor its gaps are held against), how often an example's answer changed, agreement, pass^k and pass@k."""
     summary = _summary(result)
     if summary is None:
         return []
@@ -117,6 +118,7 @@ def steady_rows(result: RunResult) -> list[Row]:
                 "model": text_cell(m.name),
                 "runs": Cell(m.n_repeats),
                 "floor": Cell(m.two_runs_differ),
+                "means_floor": Cell(m.means_differ),
                 "changed": Cell(m.changed_share, suffix=f"{m.changed} of {m.n_examples}"),
                 "agreement": Cell(m.agreement),
                 "pass_all": Cell(m.pass_all),

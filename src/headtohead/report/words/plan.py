@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from headtohead.report.words.numbers import format_number, format_pp, format_share, percent_number
 from headtohead.stats.power import SamplePlan
-from headtohead.stats.repeat_plan import RunsPlan
+from headtohead.stats.repeat_plan import MOST_RUNS, RunsPlan
 
 __all__ = ["plan_sentence", "runs_plan_sentence"]
 
@@ -46,7 +46,7 @@ def plan_sentence(plan: SamplePlan, *, accuracy: float, delta: float) -> str:
 
 
 def runs_plan_sentence(plan: RunsPlan, *, accuracy: float, delta: float) -> str:
-    """The answer of ``h2h plan --repeats K --run-sd S`` as one sentence: examples × runs, or why none suffices.
+    """The answer of ``h2h plan --repeats K --run-sd S`` as one sentence: examples × runs, or the runs it takes.
 
     Examples
     --------
@@ -54,9 +54,10 @@ def runs_plan_sentence(plan: RunsPlan, *, accuracy: float, delta: float) -> str:
     >>> runs_plan_sentence(plan_runs(0.90, 0.03, 0.10, repeats=10, run_sd=0.005), accuracy=0.90, delta=0.03)
     ... # doctest: +NORMALIZE_WHITESPACE
     'To detect a 3 pp accuracy difference at 90 % accuracy with 80 % power over 10 runs of each model (run-to-run
-     SD 0.5 pp, its noise floor 1.6 pp: no gap within it is called better; α = 0.05, the test over every run, normal
-     approximation; assumed discordance 10 %) you need about 928 examples (10 runs × 928 answers per model); with
-     fewer than 5 runs no number of examples suffices.'
+     SD 0.5 pp: two runs differ by up to 1.6 pp, two means of 10 runs by up to 0.5 pp — the noise floor, no gap
+     within it is called better; α = 0.05, the test over every run, normal approximation; assumed discordance 10 %)
+     you need about 904 examples (10 runs × 904 answers per model); with fewer than 3 runs no number of examples
+     suffices.'
     """
     p = plan
     assumed = f"assumed discordance {percent_number(p.discordance)} %" + (
@@ -66,8 +67,9 @@ def runs_plan_sentence(plan: RunsPlan, *, accuracy: float, delta: float) -> str:
     if p.n_comparisons > 1:
         test += f" at Holm's first step α/{p.n_comparisons}"
     floor = (
-        f", its noise floor {format_pp(p.floor, signed=False)} pp: no gap within it is called better"
-        if p.floor is not None and p.run_sd > 0
+        f": two runs differ by up to {format_pp(p.two_runs_differ, signed=False)} pp, two means of {p.repeats} runs "
+        f"by up to {format_pp(p.floor, signed=False)} pp — the noise floor, no gap within it is called better"
+        if p.floor is not None and p.two_runs_differ is not None and p.run_sd > 0
         else ""
     )
     what = (
@@ -77,14 +79,14 @@ def runs_plan_sentence(plan: RunsPlan, *, accuracy: float, delta: float) -> str:
     )
     if p.min_repeats is None:
         return (
-            f"{what}: no number of runs or examples suffices — the gap is too close to the noise floor, which stays "
-            f"above {format_pp(p.floor_limit, signed=False)} pp however many runs."
+            f"{what}: not even {format_number(MOST_RUNS, 'integer')} runs of each model suffice, with any number of "
+            f"examples — the gap is too small beside the run-to-run noise."
         )
     fewer = f"with fewer than {p.min_repeats} runs no number of examples suffices"
     if p.n is None:
         return (
-            f"{what}: no number of examples suffices, the runs' noise and its floor hide the gap; plan "
-            f"{p.min_repeats} runs of each model or more."
+            f"{what}: no number of examples suffices at {p.repeats} runs, the runs' noise and the floor of their means "
+            f"hide the gap; plan {p.min_repeats} runs of each model or more."
         )
     count = format_number(p.n, "integer")
     tail = f"; {fewer}" if p.min_repeats > 1 else ""

@@ -39,14 +39,15 @@ REPEAT_RULE = (
     "correctness (examples, then runs within examples: the run-to-run noise of each example is in its mean), plus "
     "the spread of each model's per-run accuracies (whole runs moving together); a t reference with Satterthwaite's degrees of freedom; Holm over "
     "the run's comparisons of models (a repeated model counted once); a gap within the larger of the two models' "
-    "noise floors (how far two runs of one model differ) is never called better"
+    "noise floors (how far two means of each model's runs differ, each over its own runs) is never called better"
 )
 
 
 #: How a pair with a repeated model is compared on a slice, in one phrase (the slices' note).
 SLICE_REPEAT_RULE = (
     "over every run, as on the whole data (examples, then runs within examples), against the noise floors of "
-    "its models' runs on that slice: a gap within the larger is never called better"
+    "its models' runs on that slice (how far two means of their runs differ there): a gap within the larger is "
+    "never called better"
 )
 
 
@@ -83,9 +84,9 @@ def model_sentence(model: RepeatModel, confidence: float = 0.95) -> str:
     >>> s = MetricSpread(metric="accuracy", values=[0.8, 0.82, 0.78], mean=0.8, sd=0.02, sd_low=0.0104,
     ...                  sd_high=0.1257, low=0.78, high=0.82)
     >>> m = RepeatModel(name="llm", n_repeats=3, n_examples=200, spreads=[s], agreement=0.93, pass_all=0.7,
-    ...                 pass_any=0.9, changed=40, changed_share=0.2)
+    ...                 pass_any=0.9, changed=40, changed_share=0.2, two_runs_differ=0.1217, means_differ=0.0703)
     >>> model_sentence(m)
-    'llm: accuracy 80 % averaged over 3 runs (from 78 % to 82 %, run-to-run SD 2.0 pp (interval 1.0…12.6 pp)); the answer changed across runs on 40 of 200 examples (20 %); right in all 3 runs (pass^3) on 70 %, in at least one (pass@3) on 90 %; a run gives an example its most frequent answer 93 % of the time.'
+    'llm: accuracy 80 % averaged over 3 runs (from 78 % to 82 %, run-to-run SD 2.0 pp (interval 1.0…12.6 pp)); two runs of llm differ by up to 12.2 pp (95 %); two means of 3 runs by up to 7.0 pp: the noise floor its gaps are held against; the answer changed across runs on 40 of 200 examples (20 %); right in all 3 runs (pass^3) on 70 %, in at least one (pass@3) on 90 %; a run gives an example its most frequent answer 93 % of the time.'
     """
     k = model.n_repeats
     accuracy = next((s for s in model.spreads if s.metric == "accuracy"), None)
@@ -94,12 +95,14 @@ def model_sentence(model: RepeatModel, confidence: float = 0.95) -> str:
         if accuracy is not None
         else f"{k} runs"
     )
-    floor = (
-        f"; two runs of {model.name} differ by up to {format_pp(model.two_runs_differ, signed=False)} pp "
-        f"({format_level(confidence)}: its noise floor)"
-        if model.two_runs_differ is not None
-        else ""
-    )
+    floor = ""
+    if model.two_runs_differ is not None:
+        floor = f"; two runs of {model.name} differ by up to {format_pp(model.two_runs_differ, signed=False)} pp ({format_level(confidence)})"
+    if model.means_differ is not None:
+        floor += (
+            f"; two means of {k} runs by up to {format_pp(model.means_differ, signed=False)} pp: the noise floor its "
+            f"gaps are held against"
+        )
     return (
         f"{model.name}: {score}{floor}; the answer changed across runs on {format_number(model.changed, 'integer')} of "
         f"{format_number(model.n_examples, 'integer')} examples ({format_percent(model.changed_share)}); right in all {k} runs "
@@ -174,18 +177,23 @@ def twins_note(model_a: str, model_b: str) -> str:
 
 
 def floor_words(pool: RepeatPool, confidence: float = 0.95) -> str:
-    """``llm's noise floor (two runs of llm differ by up to 2.8 pp, 95 %)``: the floor a pair's gap is held against.
+    """``llm's noise floor (two means of 5 runs of llm differ by up to 1.3 pp, 95 %)``: the floor a pair's gap is held
+    against (the mean floor of the model with the larger, over its own runs).
 
     Examples
     --------
     >>> pool = RepeatPool(model_a="llm", model_b="enc", n_repeats_a=5, n_repeats_b=1, n_examples=500,
     ...     estimate=0.012, low=0.002, high=0.022, p_value=0.02, p_adjusted=0.02, df=30.0, se_examples=0.005,
-    ...     se_runs=0.001, significant=False, noise_floor=0.028, floor_of="llm", within_floor=True)
+    ...     se_runs=0.001, significant=False, noise_floor=0.013, floor_of="llm", within_floor=True)
     >>> floor_words(pool)
-    "llm's noise floor (two runs of llm differ by up to 2.8 pp, 95 %)"
+    "llm's noise floor (two means of 5 runs of llm differ by up to 1.3 pp, 95 %)"
     """
     size = format_pp(pool.noise_floor if pool.noise_floor is not None else 0.0, signed=False)
-    return f"{pool.floor_of}'s noise floor (two runs of {pool.floor_of} differ by up to {size} pp, {format_level(confidence)})"
+    k = pool.n_repeats_a if pool.floor_of == pool.model_a else pool.n_repeats_b
+    return (
+        f"{pool.floor_of}'s noise floor (two means of {k} runs of {pool.floor_of} differ by up to {size} pp, "
+        f"{format_level(confidence)})"
+    )
 
 
 def with_repeat_sentences(summary: RepeatSummary | None) -> RepeatSummary | None:
