@@ -24,6 +24,7 @@ from headtohead.adapters.prompting import read_answer  # noqa: E402
 from headtohead.report.words.numbers import format_share  # noqa: E402
 from headtohead.report.words.warnings import model_warnings  # noqa: E402
 from headtohead.report.write import render_markdown  # noqa: E402
+from headtohead.results.records import SCHEMA_VERSION  # noqa: E402
 from headtohead.testing.tiny_llm import build_tiny_llama  # noqa: E402
 
 LABELS = ("negative", "positive")
@@ -114,7 +115,7 @@ def test_every_generated_answer_is_kept_with_its_prompt_tokens_and_label_read(ru
     saved = headtohead.load_result(out / "results.json").model("gen").answers
     assert saved.n_unparseable == 4 and saved.unparseable == record.unparseable and saved.answers == []
     raw = json.loads((out / "results.json").read_text())
-    assert raw["schema_version"] == 8 and "endpoint" not in raw["models"][0]
+    assert raw["schema_version"] == SCHEMA_VERSION and "endpoint" not in raw["models"][0]
 
 
 def test_the_reports_list_a_local_models_unparseable_answers_with_input_and_gold_and_no_requests(run):

@@ -21,6 +21,7 @@ from headtohead.adapters.prediction_files import write_prediction_file
 from headtohead.cli.main import main
 from headtohead.errors import AnswersMissing
 from headtohead.results import Predictions
+from headtohead.results.records import SCHEMA_VERSION
 from headtohead.testing.chat_server import Reply, ScriptedChatServer, last_prompt_text
 from headtohead.testing.data import make_text_rows, write_text_table
 
@@ -81,7 +82,7 @@ def test_a_prompted_model_is_one_record_with_its_passes_an_axis_in_predictions_a
     result = headtohead.load_result(out / "results.json")
 
     # results.json: llm once, its five passes inside, each with its key, factor, words and rendered template
-    assert result.schema_version == 8 and [m.name for m in result.models] == ["llm", "base", "w0"]
+    assert result.schema_version == SCHEMA_VERSION and [m.name for m in result.models] == ["llm", "base", "w0"]
     llm = result.model("llm")
     assert [(p.key, p.factor) for p in llm.passes] == [(f"p{k}", "prompt") for k in range(1, 6)]
     assert [p.template for p in llm.passes] == [f"P{k} {{text}} (negative, positive)" for k in range(1, 6)]
