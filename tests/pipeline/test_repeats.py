@@ -149,11 +149,17 @@ def test_equal_models_of_opposite_strengths_are_rarely_called_different_over_eve
 
 
 @pytest.mark.slow
-def test_two_hundred_seeded_runs_through_compare_say_better_at_most_8_percent():
-    """The done-when of issue 41 as written: 200 seeded runs through headtohead.compare."""
+def test_seeded_runs_through_compare_say_better_at_most_8_percent():
+    """The done-when of issue 41 through headtohead.compare, on the first 60 of its 200 seeds.
+
+    The 200 runs of the same design are the audit's row (``benchmarks/audit/repeats.py``, "through
+    headtohead.compare(repeats=5)", ``docs/audit.md``: 1.5 %); here 60, so the suite keeps its time. Pooling the
+    runs as independent examples says "better" about 21 % of the time (issue 41's simulation): some 13 of 60,
+    where the bound allows 4.
+    """
     _quiet()
-    better = 0
-    for seed in range(200):
+    better, runs = 0, 60
+    for seed in range(runs):
         frame, y = _frame(200, seed)
         strength = np.random.default_rng(seed + 1000).choice([-0.2, 0.2], 200)
         run = headtohead.compare(
@@ -165,7 +171,7 @@ def test_two_hundred_seeded_runs_through_compare_say_better_at_most_8_percent():
             seed=seed,
         )
         better += run.result.stats.repeats.pools[0].significant
-    assert better / 200 <= 0.08
+    assert better / runs <= 0.08
 
 
 def _cli_error(capsys, tmp_path: Path, experiment: dict) -> str:

@@ -1,6 +1,6 @@
 """The ``decide:`` section: one decision across quality, speed and cost (``stats.dominance``).
 
-See ``docs/statistics.md`` §16.
+See ``docs/statistics.md`` §17.
 """
 
 from __future__ import annotations

@@ -236,7 +236,7 @@ class Experiment(_Section):
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
     decide: DecideConfig = Field(
         default_factory=DecideConfig,
-        description="One decision across quality, speed and cost: dominance and the front (docs/statistics.md §16).",
+        description="One decision across quality, speed and cost: dominance and the front (docs/statistics.md §17).",
     )
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     sweep: SweepConfig | None = Field(default=None, description="Optimisation variants for h2h sweep.")

@@ -1,7 +1,7 @@
 """Typed records of one decision across quality, speed and cost: dominance per pair, the front per model.
 
 :mod:`headtohead.stats.dominance` decides; the pipeline stores the numbers here with their sentences
-(written by :mod:`headtohead.report.words.decision`). ``docs/statistics.md`` §16.
+(written by :mod:`headtohead.report.words.decision`). ``docs/statistics.md`` §17.
 """
 
 from __future__ import annotations

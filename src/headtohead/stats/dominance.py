@@ -8,7 +8,7 @@ the front** when, against every other model, some axis decides it better (more a
 margin, faster, cheaper); **dominated** when some model dominates it; **undecided** otherwise. Its
 ``p_front`` is the share of one joint resampling — examples (quality; per-token cost), rounds (speed;
 throughput-priced cost), requests (an endpoint's latency) — in which no model is at least as good on
-every axis and better on one. ``docs/statistics.md`` §16.
+every axis and better on one. ``docs/statistics.md`` §17.
 
 Pure NumPy/SciPy; no torch.
 """
