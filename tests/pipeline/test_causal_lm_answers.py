@@ -114,7 +114,7 @@ def test_every_generated_answer_is_kept_with_its_prompt_tokens_and_label_read(ru
     saved = headtohead.load_result(out / "results.json").model("gen").answers
     assert saved.n_unparseable == 4 and saved.unparseable == record.unparseable and saved.answers == []
     raw = json.loads((out / "results.json").read_text())
-    assert raw["schema_version"] == 8 and "endpoint" not in raw["models"][0]
+    assert raw["schema_version"] == 9 and "endpoint" not in raw["models"][0]
 
 
 def test_the_reports_list_a_local_models_unparseable_answers_with_input_and_gold_and_no_requests(run):

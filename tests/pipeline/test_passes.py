@@ -81,7 +81,7 @@ def test_a_prompted_model_is_one_record_with_its_passes_an_axis_in_predictions_a
     result = headtohead.load_result(out / "results.json")
 
     # results.json: llm once, its five passes inside, each with its key, factor, words and rendered template
-    assert result.schema_version == 8 and [m.name for m in result.models] == ["llm", "base", "w0"]
+    assert result.schema_version == 9 and [m.name for m in result.models] == ["llm", "base", "w0"]
     llm = result.model("llm")
     assert [(p.key, p.factor) for p in llm.passes] == [(f"p{k}", "prompt") for k in range(1, 6)]
     assert [p.template for p in llm.passes] == [f"P{k} {{text}} (negative, positive)" for k in range(1, 6)]

@@ -75,7 +75,7 @@ def test_each_prompt_is_a_pass_with_its_exact_accuracy_and_the_pooled_verdict_is
         assert server.counts.requests == 6 * 40  # one pass per prompt, the same 40 examples each
 
     result = headtohead.load_result(out / "results.json")
-    assert result.schema_version == 8
+    assert result.schema_version == 9
     prompts = result.stats.prompts
     family = prompts.families[0]
     assert family.name == "llm" and [p.model for p in family.prompts] == [f"llm@p{k}" for k in range(1, 6)]

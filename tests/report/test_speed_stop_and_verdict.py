@@ -137,11 +137,12 @@ def test_the_stop_and_the_verdict_of_each_scenario_agree(replayed):
         (c,) = run.comparisons
         said = stop_text(run)
         assert run.margin == 0.1 and run.margin_tests == 2 and run.margin_confidence == pytest.approx(0.975)
-        assert run.stop_reason == "margin_decided" and c.settled == "beyond_margin", (run.scenario, said)
-        # the stop decided a model faster by more than the margin: the verdict names it, no warning says undecided
+        assert run.stop_reason == "decided" and c.settled in ("beyond_margin", "faster"), (run.scenario, said)
+        # the stop decided a model faster (since issue 42 "faster" alone is a decision), or faster by more than the
+        # margin: the verdict names it, no warning says undecided
+        how = "faster" if c.settled == "faster" else "beyond the 10 % margin (a model faster by more than it)"
         assert said == (
-            "every ratio settled: 1 beyond the 10 % margin (a model faster by more than it) — each margin decision "
-            "read at 97.5 %, α split over the run's 2 speed comparisons"
+            f"every ratio settled: 1 {how} — each decision read at 97.5 %, α split over the run's 2 speed comparisons"
         )
         assert c.ratio < 1 / 1.1 and c.faster == "resnet-slim" and c.p_adjusted <= 0.05  # a: its time is the smaller
         assert c.verdict == speed_sentence(c) and c.verdict.startswith("resnet-slim is ")
@@ -149,4 +150,4 @@ def test_the_stop_and_the_verdict_of_each_scenario_agree(replayed):
         assert not [w for w in warnings if w.startswith(f"{run.scenario}:") and "undecided" in w]
         assert "widest" not in said and "±5 %" not in said  # no width beside a ratio that was not measured to it
     lines = speed_verdict_lines(summary)
-    assert sum("every ratio settled: 1 beyond the 10 % margin" in line for line in lines) == 2
+    assert sum("every ratio settled: 1 " in line for line in lines) == 2

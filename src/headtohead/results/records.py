@@ -4,7 +4,10 @@ Engines create these; statistics and reports only read them. Every record is fro
 refuses unknown keys. Numbers are stored unrounded: rounding is a display concern.
 
 Every version of :data:`SCHEMA_VERSION` and what it added: ``CHANGELOG.md``, "Schema versions of
-the files headtohead writes". The current one, 8: a model run several times (``repeats:``) has a
+the files headtohead writes". The current one, 9: the speed rounds stop on the decisions the run
+reports (a ratio decided faster: ``SpeedComparison.settled`` ``faster``, ``ScenarioRun.stop_reason``
+``decided``) or at a budget that scales with the quality pass (``ScenarioRun.budget_s``, ``quality_s``).
+Version 8: a model run several times (``repeats:``) has a
 pass per run (``PassRecord.factor`` ``repeat``) and ``StatsSummary.repeats`` (its runs' spread, its
 answers' steadiness, its comparisons over runs); the environment's ``onnxruntime`` version and the LLM
 backend that answered an endpoint model (``EndpointRequests.server``), so that runs compared later can be
@@ -54,7 +57,7 @@ __all__ = [
     "RunResult",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 class GPURecord(Record):
