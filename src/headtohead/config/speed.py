@@ -102,16 +102,16 @@ class SpeedConfig(_Section):
     max_seconds: float = Field(
         default=120.0,
         gt=0.0,
-        description="Time budget per scenario for the rounds beyond the minimum, at most (the whole budget "
-        "where no quality pass was timed: h2h bench); when it runs out before every ratio is decided, the "
-        "run says what precision it reached.",
+        description="Time budget per scenario for the rounds, at most (the minimum rounds always run; the whole "
+        "budget where no quality pass was timed: h2h bench); when it runs out before every ratio is decided, "
+        "the run says what precision it reached.",
     )
     budget: float | None = Field(
         default=0.5,
         gt=0.0,
-        description="The rounds beyond the minimum, all timed scenarios together, get this many times the "
-        "quality pass's seconds (the models' eval times summed), shared equally by the scenarios, at least "
-        "budget_floor_seconds and at most max_seconds each; null: max_seconds per scenario.",
+        description="The rounds, all timed scenarios together, may spend this many times the quality pass's "
+        "seconds (the models' eval times summed; the minimum rounds always run), shared equally by the "
+        "scenarios, at least budget_floor_seconds and at most max_seconds each; null: max_seconds per scenario.",
     )
     budget_floor_seconds: float = Field(
         default=2.0,

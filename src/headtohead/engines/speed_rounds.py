@@ -136,7 +136,7 @@ def minimum_rounds(n_models: int, config: SpeedConfig) -> tuple[int, int]:
 
 
 def scenario_budget(config: SpeedConfig, quality_s: float | None, scenarios: int) -> float:
-    """Seconds one timed scenario's rounds beyond the minimum may spend before the stop says what it reached.
+    """Seconds one timed scenario's rounds may spend before the stop says what it reached (the minimum always runs).
 
     ``speed.budget`` × the quality pass's seconds, shared equally by the ``scenarios`` timed, at
     least ``speed.budget_floor_seconds`` (shared the same way) and at most ``speed.max_seconds``;

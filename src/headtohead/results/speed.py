@@ -398,7 +398,7 @@ class ScenarioRun(Record):
     )
     budget_s: float | None = Field(
         default=None,
-        description="Seconds the rounds beyond the minimum could spend before the stop said what it reached "
+        description="Seconds the rounds could spend before the stop said what it reached (the minimum always ran) "
         "(speed.budget × quality_s shared by the timed scenarios, at least speed.budget_floor_seconds, at most "
         "speed.max_seconds); None: a fixed number of rounds, or files of version ≤ 8 (speed.max_seconds)",
     )
