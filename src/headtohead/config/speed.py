@@ -75,9 +75,9 @@ class SpeedConfig(_Section):
         default=0.05,
         gt=0.0,
         lt=1.0,
-        description="Speed measured until it is decided: rounds go on until every speed ratio's "
-        "anytime-valid interval is within ±this (0.05 = ±5 %), or decided against margin, or "
-        "max_seconds has passed; null: a fixed number of rounds (speed.rounds) with t intervals.",
+        description="Speed measured until it is decided: rounds go on until every speed ratio is decided "
+        "(a model faster at 1 − α/m, or against margin) or its anytime-valid interval is within ±this "
+        "(0.05 = ±5 %), or the budget is spent; null: a fixed number of rounds (speed.rounds) with t intervals.",
     )
     margin: float | None = Field(
         default=None,
