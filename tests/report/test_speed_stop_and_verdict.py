@@ -24,8 +24,8 @@ import headtohead.engines.speed_rounds as speed_rounds
 from headtohead.config.speed import SpeedConfig
 from headtohead.data.base import Dataset
 from headtohead.report.words.speed import speed_sentence, speed_verdict_lines, stop_text, with_speed_sentences
-from headtohead.report.words.warnings import instability_warnings
-from headtohead.results.speed import HostLoad, SpeedSummary
+from headtohead.report.words.warnings import budget_warning, instability_warnings
+from headtohead.results.speed import HostLoad, ScenarioRun, SpeedComparison, SpeedSummary
 from headtohead.stats.speed import round_log_ratios
 from headtohead.stats.speed_sequence import BEYOND_MARGIN, OPEN, settlement
 from headtohead.testing.fake_device import FakeClock
@@ -137,11 +137,12 @@ def test_the_stop_and_the_verdict_of_each_scenario_agree(replayed):
         (c,) = run.comparisons
         said = stop_text(run)
         assert run.margin == 0.1 and run.margin_tests == 2 and run.margin_confidence == pytest.approx(0.975)
-        assert run.stop_reason == "margin_decided" and c.settled == "beyond_margin", (run.scenario, said)
-        # the stop decided a model faster by more than the margin: the verdict names it, no warning says undecided
+        assert run.stop_reason == "decided" and c.settled in ("beyond_margin", "faster"), (run.scenario, said)
+        # the stop decided a model faster (since issue 42 "faster" alone is a decision), or faster by more than the
+        # margin: the verdict names it, no warning says undecided
+        how = "faster" if c.settled == "faster" else "beyond the 10 % margin (a model faster by more than it)"
         assert said == (
-            "every ratio settled: 1 beyond the 10 % margin (a model faster by more than it) — each margin decision "
-            "read at 97.5 %, α split over the run's 2 speed comparisons"
+            f"every ratio settled: 1 {how} — each decision read at 97.5 %, α split over the run's 2 speed comparisons"
         )
         assert c.ratio < 1 / 1.1 and c.faster == "resnet-slim" and c.p_adjusted <= 0.05  # a: its time is the smaller
         assert c.verdict == speed_sentence(c) and c.verdict.startswith("resnet-slim is ")
@@ -149,4 +150,51 @@ def test_the_stop_and_the_verdict_of_each_scenario_agree(replayed):
         assert not [w for w in warnings if w.startswith(f"{run.scenario}:") and "undecided" in w]
         assert "widest" not in said and "±5 %" not in said  # no width beside a ratio that was not measured to it
     lines = speed_verdict_lines(summary)
-    assert sum("every ratio settled: 1 beyond the 10 % margin" in line for line in lines) == 2
+    assert sum("every ratio settled: 1 " in line for line in lines) == 2
+
+
+def _budget_run(*comparisons: SpeedComparison, quality_s: float | None = 0.305) -> ScenarioRun:
+    return ScenarioRun(
+        scenario="offline",
+        batch_size=256,
+        rounds=6,
+        iterations_per_block=1,
+        stop_reason="time_budget",
+        precision=0.05,
+        precision_reached=max(max(c.ci_high / c.ratio - 1, 1 - c.ci_low / c.ratio) for c in comparisons),
+        margin_tests=2,
+        margin_confidence=0.975,
+        budget_s=1.0,
+        quality_s=quality_s,
+        elapsed_s=1.1,
+        round_orders=[["a", "b"]] * 6,
+        comparisons=list(comparisons),
+    )
+
+
+def _pair(b: str, ratio: float, low: float, high: float, settled: str | None) -> SpeedComparison:
+    return SpeedComparison(
+        scenario="offline", model_a="a", model_b=b, ratio=ratio, ci_low=low, ci_high=high, confidence=0.95,
+        n_rounds=6, interval="anytime", settled=settled, faster="a" if settled else None, p_value=None,
+    )  # fmt: skip
+
+
+def test_a_spent_budget_says_what_the_undecided_ratios_reached_and_the_budget():
+    """Issue 42: '±x % at 95 %' of the open ratios (the widest side of each interval around its ratio), the
+    decided ones named, the budget and the quality pass it scaled with; 'undecided' while nothing is bounded."""
+    open_ = _pair("b", 1.0, 0.8, 1.2, None)  # ±20 %
+    assert stop_text(_budget_run(open_)) == (
+        "undecided at ±20 % at 95 % (±5 % asked for): budget of 1 s spent (the quality pass took 305 ms)"
+    )
+    decided = _pair("c", 0.5, 0.4, 0.6, "faster")
+    assert stop_text(_budget_run(open_, decided, quality_s=None)) == (
+        "1 undecided at ±20 % at 95 % (±5 % asked for); 1 faster: budget of 1 s spent"
+    )
+    unbounded = _pair("b", 1.0, 0.0, float("inf"), None)
+    assert stop_text(_budget_run(unbounded)) == "undecided: budget of 1 s spent (the quality pass took 305 ms)"
+    (warning,) = [w for w in [budget_warning(_budget_run(open_, decided))] if w is not None]
+    assert warning.startswith("offline: the speed budget of 1 s (the quality pass took 305 ms) was spent before")
+    assert "— 1 of 2 undecided; raise speed.budget" in warning
+    # a run of version 8 stored its own warning: none is derived again
+    old = _budget_run(open_).model_copy(update={"budget_s": None, "quality_s": None})
+    assert budget_warning(old) is None and stop_text(old) == "time budget ran out at ±20 % (±5 % asked for)"

@@ -38,7 +38,8 @@ def _as_version_8(raw: dict) -> dict:
     """A version-9 file as version 8 wrote it: no noise floor on a comparison over runs, no eval.noise_floor, no
     cascade record, no examples held out for one (the file must have no cascade), no capacity record or
     ``speed.capacity`` settings (no capacity scenario run), no decision across quality, speed and cost, no
-    ``decide:``."""
+    ``decide:``, no speed budget scaled with the quality pass, decisions only with a margin (its rounds here
+    stopped on the precision, or were fixed)."""
     raw = json.loads(json.dumps(raw))
     raw["schema_version"] = 8
     for pool in ((raw.get("stats") or {}).get("repeats") or {}).get("pools", []):
@@ -54,6 +55,11 @@ def _as_version_8(raw: dict) -> dict:
     (raw.get("experiment") or {}).get("speed", {}).pop("capacity", None)
     raw.pop("decision", None)
     (raw.get("experiment") or {}).pop("decide", None)
+    for run in (raw.get("speed") or {}).get("scenarios", []):
+        del run["budget_s"], run["quality_s"]
+        assert run["stop_reason"] != "decided" and all(c["settled"] != "faster" for c in run["comparisons"])
+        if run["margin"] is None:
+            run["margin_tests"] = run["margin_confidence"] = None
     return raw
 
 

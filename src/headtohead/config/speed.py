@@ -77,9 +77,9 @@ class SpeedConfig(_Section):
         default=0.05,
         gt=0.0,
         lt=1.0,
-        description="Speed measured until it is decided: rounds go on until every speed ratio's "
-        "anytime-valid interval is within ±this (0.05 = ±5 %), or decided against margin, or "
-        "max_seconds has passed; null: a fixed number of rounds (speed.rounds) with t intervals.",
+        description="Speed measured until it is decided: rounds go on until every speed ratio is decided "
+        "(a model faster at 1 − α/m, or against margin) or its anytime-valid interval is within ±this "
+        "(0.05 = ±5 %), or the budget is spent; null: a fixed number of rounds (speed.rounds) with t intervals.",
     )
     margin: float | None = Field(
         default=None,
@@ -104,8 +104,22 @@ class SpeedConfig(_Section):
     max_seconds: float = Field(
         default=120.0,
         gt=0.0,
-        description="Time budget per scenario for the rounds beyond the minimum: when it runs out "
-        "before every ratio is decided, the run says what precision it reached.",
+        description="Time budget per scenario for the rounds, at most (the minimum rounds always run; the whole "
+        "budget where no quality pass was timed: h2h bench); when it runs out before every ratio is decided, "
+        "the run says what precision it reached.",
+    )
+    budget: float | None = Field(
+        default=0.5,
+        gt=0.0,
+        description="The rounds, all timed scenarios together, may spend this many times the quality pass's "
+        "seconds (the models' eval times summed; the minimum rounds always run), shared equally by the "
+        "scenarios, at least budget_floor_seconds and at most max_seconds each; null: max_seconds per scenario.",
+    )
+    budget_floor_seconds: float = Field(
+        default=2.0,
+        gt=0.0,
+        description="The budget's floor, all timed scenarios together: a model whose quality pass takes a "
+        "tenth of a second still gets rounds enough to decide a clear difference.",
     )
     fixed_shape: FixedShape | None = Field(default=None, description="Fixed batch size (and sequence length).")
     pipeline_iterations: int = Field(

@@ -97,6 +97,7 @@ def measure_speed(
     progress: SpeedProgress | None = None,
     clock: Clock | None = None,
     log_dir: Path | None = None,
+    quality_s: float | None = None,
 ) -> SpeedSummary:
     """Measure the speed and memory of ``adapters`` on real batches of ``dataset``, fairly.
 
@@ -134,6 +135,10 @@ def measure_speed(
         Host nanosecond clock (``time.perf_counter_ns``); tests pass a fake one.
     log_dir : Path, optional
         Where MLPerf LoadGen's logs of the ``server`` scenario are kept (``<out>/loadgen``).
+    quality_s : float, optional
+        The quality pass's seconds (the models' eval times summed): the rounds' budget scales with
+        it (``speed.budget``; :func:`headtohead.engines.speed_rounds.scenario_budget`). ``None``
+        (no quality pass timed: ``h2h bench``): ``speed.max_seconds`` per scenario.
 
     Returns
     -------
@@ -156,7 +161,6 @@ def measure_speed(
     load_times = load_times or {}
     rng = np.random.default_rng(seed)
     began = clock()
-    warnings: list[str] = []
     before = host_load()
     offline_bs = config.fixed_shape.batch_size if config.fixed_shape else batch_size
     seq_len = config.fixed_shape.sequence_length if config.fixed_shape else None
@@ -179,9 +183,10 @@ def measure_speed(
                     rng=rng,
                     seed=seed,
                     progress=progress,
-                    warnings=warnings,
                     ledger=ledger,
                     tests=family_size(len(models), config.scenarios),  # the family Holm adjusts the verdict over
+                    quality_s=quality_s,
+                    scenarios=len(timed),
                 )
             )
         pipelines = (
@@ -244,5 +249,5 @@ def measure_speed(
         timed_sizes={s: [b.tolist() for b in drawn.sizes] for s, drawn in inputs.items() if drawn.sizes is not None},
         size_unit=next(iter(inputs.values())).unit,
         device_warmup_s=device_warmup_s,
-        warnings=warnings + (loadgen.warnings if loadgen else []),
+        warnings=list(loadgen.warnings) if loadgen else [],
     )

@@ -9,12 +9,13 @@ input's time ratio). GPU telemetry is sampled while the scenario runs and kept p
 scenario.
 
 With ``speed.precision`` (the default) the rounds go on, after ``speed.rounds`` and only at the
-end of a whole cycle of balanced orders, until every ratio's anytime-valid interval
-(:mod:`headtohead.stats.speed_sequence`) is within ``±precision`` or decided against
-``speed.margin`` — a margin decision read at ``1 − α/m`` over the run's ``m`` speed comparisons,
-so that every ratio the rule decides beyond the margin is one Holm's verdict names faster
-(:func:`headtohead.stats.speed_sequence.settlement`) — or ``speed.max_seconds`` has passed;
-without it, exactly ``speed.rounds``.
+end of a whole cycle of balanced orders, until every ratio is decided — faster, or against
+``speed.margin``, each decision read on the anytime-valid sequence
+(:mod:`headtohead.stats.speed_sequence`) at ``1 − α/m`` over the run's ``m`` speed comparisons,
+so that every ratio the rule decides is one Holm's verdict names faster
+(:func:`headtohead.stats.speed_sequence.settlement`) — or known to ``±precision``, or the budget
+is spent (:func:`scenario_budget`: ``speed.budget`` × the quality pass, at least
+``speed.budget_floor_seconds``, at most ``speed.max_seconds``); without it, exactly ``speed.rounds``.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from headtohead.stats.speed_sequence import (
     settlement,
 )
 
-__all__ = ["run_scenario", "minimum_rounds", "SpeedProgress"]
+__all__ = ["run_scenario", "minimum_rounds", "scenario_budget", "SpeedProgress"]
 
 #: ``progress(stage, done, total)``, e.g. ``("speed offline", 3, 10)``; ``total`` grows with adaptive rounds.
 SpeedProgress = Callable[[str, int, int], None]
@@ -134,6 +135,29 @@ def minimum_rounds(n_models: int, config: SpeedConfig) -> tuple[int, int]:
     return period * math.ceil(minimum / period) if config.precision is not None else minimum, period
 
 
+def scenario_budget(config: SpeedConfig, quality_s: float | None, scenarios: int) -> float:
+    """Seconds one timed scenario's rounds may spend before the stop says what it reached (the minimum always runs).
+
+    ``speed.budget`` × the quality pass's seconds, shared equally by the ``scenarios`` timed, at
+    least ``speed.budget_floor_seconds`` (shared the same way) and at most ``speed.max_seconds``;
+    ``speed.max_seconds`` where no quality pass was timed (``quality_s`` None: ``h2h bench``) or
+    ``speed.budget`` is null.
+
+    Examples
+    --------
+    >>> scenario_budget(SpeedConfig(), 9.3, 2), scenario_budget(SpeedConfig(), 0.1, 2)
+    (2.325, 1.0)
+    >>> scenario_budget(SpeedConfig(), None, 2), scenario_budget(SpeedConfig(budget=None), 9.3, 2)
+    (120.0, 120.0)
+    >>> scenario_budget(SpeedConfig(budget=100.0), 9.3, 1)  # at most max_seconds
+    120.0
+    """
+    if config.budget is None or quality_s is None:
+        return config.max_seconds
+    share = max(config.budget * quality_s, config.budget_floor_seconds) / max(1, scenarios)
+    return min(share, config.max_seconds)
+
+
 def _settlement(comparisons: list[_Pair], config: SpeedConfig, tests: int) -> list[int]:
     """How the rule finds each ratio now (:func:`~headtohead.stats.speed_sequence.settlement`)."""
     return [
@@ -141,7 +165,9 @@ def _settlement(comparisons: list[_Pair], config: SpeedConfig, tests: int) -> li
     ]
 
 
-def _stop(comparisons: list[_Pair], config: SpeedConfig, spent_ns: int, tests: int) -> StopReason | None:
+def _stop(
+    comparisons: list[_Pair], config: SpeedConfig, spent_ns: int, tests: int, budget_s: float
+) -> StopReason | None:
     """Why the rounds stop now, or ``None`` to go on (the rule of the module docstring)."""
     if config.precision is None or not comparisons:
         return "minimums_met"
@@ -149,8 +175,8 @@ def _stop(comparisons: list[_Pair], config: SpeedConfig, spent_ns: int, tests: i
     if all(code == PRECISION for code in found):
         return "target_ci_reached"
     if all(code != OPEN for code in found):
-        return "margin_decided"
-    return "time_budget" if spent_ns >= config.max_seconds * 1e9 else None
+        return "decided"
+    return "time_budget" if spent_ns >= budget_s * 1e9 else None
 
 
 def _settled(comparisons: list[_Pair], config: SpeedConfig, tests: int) -> list[SpeedComparison]:
@@ -164,15 +190,6 @@ def _settled(comparisons: list[_Pair], config: SpeedConfig, tests: int) -> list[
     ]
 
 
-def _budget_warning(scenario: str, config: SpeedConfig, comparisons: list[_Pair], rounds: int) -> str:
-    margin = f" or decided against the {100 * config.margin:g} % margin" if config.margin is not None else ""
-    return (
-        f"{scenario}: the time budget (max_seconds={config.max_seconds:g}) ran out before every ratio CI was within "
-        f"±{100 * (config.precision or 0.0):.1f} %{margin} (reached ±{100 * _reached(comparisons):.1f} % after "
-        f"{rounds} rounds); raise max_seconds, loosen precision or quiet the machine"
-    )
-
-
 def run_scenario(
     models: list[StagedModel],
     scenario: TimedScenario,
@@ -183,15 +200,18 @@ def run_scenario(
     rng: np.random.Generator,
     seed: int,
     progress: SpeedProgress | None,
-    warnings: list[str],
     ledger: EnergyLedger | None = None,
     tests: int = 1,
+    quality_s: float | None = None,
+    scenarios: int = 1,
 ) -> ScenarioRun:
     """Warm up, then time interleaved rounds of forward calls; fill ``model.timings[scenario]``.
 
     ``tests`` is the run's number of speed comparisons, the family Holm adjusts the verdict over
-    (:func:`headtohead.stats.speed_family.family_size`): the margin decisions of the stopping rule
-    are read at ``1 − α/tests``, so the rule stops on decisions the verdict makes.
+    (:func:`headtohead.stats.speed_family.family_size`): the decisions of the stopping rule
+    (faster, margin) are read at ``1 − α/tests``, so the rule stops on decisions the verdict makes.
+    ``quality_s`` (the quality pass's seconds, ``None`` when none ran here) and ``scenarios`` (the
+    timed scenarios sharing it) set the budget (:func:`scenario_budget`).
     """
     pool = len(models[0].staged[scenario])
     per_block = max(1, math.ceil(config.min_iterations / config.rounds))
@@ -222,6 +242,7 @@ def run_scenario(
     comparisons: list[_Pair] = []
     stop_reason: StopReason = "minimums_met"
     minimum, period = minimum_rounds(len(models), config)
+    budget_s = scenario_budget(config, quality_s, scenarios)
     samplers = _samplers(models, config, clock)
     for sampler in samplers.values():
         sampler.start()
@@ -252,18 +273,17 @@ def run_scenario(
                 continue
             if len(models) > 1:
                 comparisons = _compare(models, rounds, scenario, config)
-            stop = _stop(comparisons, config, clock() - started, tests)
+            stop = _stop(comparisons, config, clock() - started, tests, budget_s)
             if stop is None:
                 continue
-            stop_reason = stop
-            if stop == "time_budget":
-                warnings.append(_budget_warning(scenario, config, comparisons, len(orders)))
+            stop_reason = stop  # a budget spent is worded from the record (report.words.warnings)
             break
     finally:
         for sampler in samplers.values():
             sampler.stop()
     elapsed_s = (clock() - started) / 1e9
-    margin = config.margin if config.precision is not None else None  # a margin only stops rounds with a precision
+    adaptive = config.precision is not None  # decisions, a margin and a budget only stop rounds with a precision
+    margin = config.margin if adaptive else None
     for m in models:
         m.timings[scenario] = ScenarioTiming(
             scenario=scenario,
@@ -285,8 +305,10 @@ def run_scenario(
         precision=config.precision,
         precision_reached=_reached(comparisons) if comparisons else None,
         margin=margin,
-        margin_tests=tests if margin is not None else None,
-        margin_confidence=margin_confidence(config.confidence, tests) if margin is not None else None,
+        margin_tests=tests if adaptive else None,
+        margin_confidence=margin_confidence(config.confidence, tests) if adaptive else None,
+        budget_s=budget_s if adaptive else None,
+        quality_s=quality_s if adaptive and config.budget is not None else None,
         elapsed_s=elapsed_s,
         round_orders=orders,
         comparisons=_settled(comparisons, config, tests),

@@ -480,10 +480,25 @@ def _speed(
     out: Path | None,
 ) -> SpeedSummary:
     """The speed the workers measured (``execution.speed: workers``), or all models timed together here."""
-    merged = merge_worker_speed([o for o in finished if isinstance(o, ModelOutcome)]) if speed_in_workers else None
+    outcomes = [o for o in finished if isinstance(o, ModelOutcome)]
+    merged = merge_worker_speed(outcomes) if speed_in_workers else None
     if merged is not None:
         return merged.model_copy(update={"warnings": fairness_warnings + merged.warnings})
-    return _measure_speed(setup, loaded, progress, warmup_s, out)
+    quality_s = _quality_seconds(setup.experiment, [o.record for o in outcomes]) if setup.quality else None
+    return _measure_speed(setup, loaded, progress, warmup_s, out, quality_s)
+
+
+def _quality_seconds(exp: Experiment, models: Sequence[ModelRecord]) -> float | None:
+    """The timed models' quality passes (each pass of a model measured several ways), in seconds, summed.
+
+    What the speed rounds' budget scales with; ``None`` when one of them has no quality pass
+    timed (``h2h bench``): the budget is then ``speed.max_seconds`` per scenario.
+    """
+    timed = {m.name for m in timed_models(exp)}
+    times = [r.eval_time_s for r in models if r.name in timed]
+    if not times or any(t is None for t in times):
+        return None
+    return float(sum(t for t in times if t is not None))
 
 
 def _statistics_stage(
@@ -570,6 +585,7 @@ def _measure_speed(
     progress: ProgressCallback | None,
     warmup_s: float | None,
     out: Path | None,
+    quality_s: float | None = None,
 ) -> SpeedSummary:
     """Time all models together; models re-used by ``resume`` (or evaluated elsewhere) are loaded here.
 
@@ -602,5 +618,6 @@ def _measure_speed(
             device_warmup_s=warmup_s,
             progress=progress,
             log_dir=out / LOADGEN_DIR if out is not None else None,
+            quality_s=quality_s,
         )
     )

@@ -8,7 +8,12 @@ the files headtohead writes". The current one, 9: a cascade (``kind: cascade``) 
 ``ModelRecord.cascade`` (:class:`~headtohead.results.cascade.CascadeRecord`: its parts, the threshold
 Learn-then-Test chose, its figures on the evaluation examples, its cost and latency), the run the
 examples its threshold was chosen on (``RunResult.calibration_examples``, which no statistic reads), and a
-model given a price (``price_per_1m``) a cost record in scenario ``priced``. Version 8: a model run several times (``repeats:``) has a
+model given a price (``price_per_1m``) a cost record in scenario ``priced``; endpoints' capacity at their
+SLOs (``SpeedSummary.capacity``); one decision across quality, speed and cost (``RunResult.decision``); the
+noise floor of a model run several times (``RepeatPool.noise_floor``); the speed rounds stop on the decisions
+the run reports (a ratio decided faster: ``SpeedComparison.settled`` ``faster``, ``ScenarioRun.stop_reason``
+``decided``) or at a budget that scales with the quality pass (``ScenarioRun.budget_s``, ``quality_s``).
+Version 8: a model run several times (``repeats:``) has a
 pass per run (``PassRecord.factor`` ``repeat``) and ``StatsSummary.repeats`` (its runs' spread, its
 answers' steadiness, its comparisons over runs); the environment's ``onnxruntime`` version and the LLM
 backend that answered an endpoint model (``EndpointRequests.server``), so that runs compared later can be

@@ -46,14 +46,15 @@ __all__ = [
 
 Scenario = Literal["offline", "single_stream", "time_window"]
 #: minimums_met: a fixed number of rounds (speed.precision null); target_ci_reached: every ratio known
-#: to speed.precision; margin_decided: every ratio known to it or decided against speed.margin (at
-#: 1 − α/m, m the run's speed comparisons: each a decision the verdict makes too);
-#: time_budget: speed.max_seconds ran out first.
-StopReason = Literal["minimums_met", "target_ci_reached", "margin_decided", "time_budget"]
+#: to speed.precision; decided: every ratio known to it or decided — faster, or against speed.margin
+#: (at 1 − α/m, m the run's speed comparisons: each a decision the verdict makes too; since issue 42);
+#: margin_decided: the same before issue 42, when only the margin's decisions stopped the rounds;
+#: time_budget: the budget (ScenarioRun.budget_s; speed.max_seconds before issue 42) ran out first.
+StopReason = Literal["minimums_met", "target_ci_reached", "decided", "margin_decided", "time_budget"]
 #: The scenarios timed in interleaved rounds (the others have their own records).
 TimedScenario = Literal["offline", "single_stream"]
 #: How the stopping rule settled a ratio (``stats.speed_sequence.settlement``).
-Settled = Literal["precision", "beyond_margin", "within_margin"]
+Settled = Literal["precision", "beyond_margin", "within_margin", "faster"]
 #: How the latencies were timed.
 TimerName = Literal["perf_counter_ns", "cuda_event"]
 
@@ -388,12 +389,24 @@ class ScenarioRun(Record):
     margin_tests: int | None = Field(
         default=None,
         description="m: the run's speed comparisons (pairs × timed scenarios, + Server capacity pairs), the "
-        "family Holm adjusts over; α was split over them for the margin decisions",
+        "family Holm adjusts over; α was split over them for the decisions (faster, margin; files of version "
+        "≤ 8: set only with a margin)",
     )
     margin_confidence: float | None = Field(
         default=None,
-        description="the level each margin decision was read at, 1 − α/margin_tests: a ratio decided beyond the "
+        description="the level each decision was read at, 1 − α/margin_tests: a ratio decided faster or beyond the "
         "margin has an anytime p ≤ α/m, so Holm names its faster model",
+    )
+    budget_s: float | None = Field(
+        default=None,
+        description="Seconds the rounds could spend before the stop said what it reached (the minimum always ran) "
+        "(speed.budget × quality_s shared by the timed scenarios, at least speed.budget_floor_seconds, at most "
+        "speed.max_seconds); None: a fixed number of rounds, or files of version ≤ 8 (speed.max_seconds)",
+    )
+    quality_s: float | None = Field(
+        default=None,
+        description="The quality pass's seconds the budget scaled with (the models' eval times summed); None: no "
+        "quality pass timed in this run (the budget is speed.max_seconds), or files of version ≤ 8",
     )
     elapsed_s: float
     round_orders: list[list[str]] = Field(description="The order the models ran in, per round.")

@@ -29,15 +29,18 @@ rounds to 100: the price of stopping on the data. ``1 / M_n(0)`` is the matching
 p-value of "no difference" (``≤ α`` exactly when the sequence excludes a ratio of 1); Holm over a
 run's comparisons reads it like any other p-value.
 
-The stopping rule (:func:`settlement`): a ratio is settled when its interval — the one the
-report shows, at ``confidence`` — is within ``±precision`` (``speed.precision``), or, with
-``speed.margin``, when its sequence at ``1 − α/m`` (:func:`margin_confidence`; ``m`` the run's
-speed comparisons, the family Holm adjusts over) lies wholly beyond ``1 ± margin`` (one model
-faster by more than the margin) or wholly within it (the two within the margin). Known to the
-precision is a width, no claim, so it reads the interval shown; a margin decision is a claim, so
-it reads the level Holm's first step needs: its anytime p-value is then ≤ α/m, so Holm's
-adjusted p is ≤ α and the verdict names the faster model of every ratio the rule decided beyond
-the margin — the stop and the verdict are one decision. How the sequence behaves where the
+The stopping rule (:func:`settlement`): a ratio is settled when the decision the verdict reports
+is made — its sequence at ``1 − α/m`` (:func:`margin_confidence`; ``m`` the run's speed
+comparisons, the family Holm adjusts over) excludes a ratio of 1 (one model faster: the verdict's
+"faster", and the speed half of "A dominates B"), or, with ``speed.margin``, lies wholly beyond
+``1 ± margin`` (one model faster by more than the margin) or wholly within it (the two within the
+margin) — or when its interval — the one the report shows, at ``confidence`` — is within
+``±precision`` (``speed.precision``). Known to the precision is a width, no claim, so it reads the
+interval shown; a decision is a claim, so it reads the level Holm's first step needs: its anytime
+p-value is then ≤ α/m, so Holm's adjusted p is ≤ α and the verdict names the faster model of
+every ratio the rule decided faster or beyond the margin — the stop and the verdict are one
+decision (since issue 42 the "faster" decision stops the rounds too: a ratio of 1.06× decided
+faster needs no ±5 % on top of it). How the sequence behaves where the
 rounds are not exactly normal (spikes, drift, a machine that wanders) is counted by simulation
 through these functions: ``benchmarks/audit/speed_stopping.py``, ``docs/audit.md``.
 """
@@ -54,6 +57,7 @@ __all__ = [
     "PRECISION",
     "BEYOND_MARGIN",
     "WITHIN_MARGIN",
+    "FASTER",
     "SETTLED_NAMES",
     "confidence_sequence",
     "first_bounded_round",
@@ -67,10 +71,16 @@ __all__ = [
 MIXTURE_TAU2 = 1.0
 
 #: How :func:`settlement` finds a ratio: not settled yet, known to the precision, decided beyond the
-#: margin (one model faster by more than it), decided within it (the two within it).
-OPEN, PRECISION, BEYOND_MARGIN, WITHIN_MARGIN = 0, 1, 2, 3
+#: margin (one model faster by more than it), decided within it (the two within it), decided faster
+#: (one model faster: the sequence at 1 − α/m excludes 1).
+OPEN, PRECISION, BEYOND_MARGIN, WITHIN_MARGIN, FASTER = 0, 1, 2, 3, 4
 #: The names a record keeps (``SpeedComparison.settled``), by code; ``OPEN`` is ``None``.
-SETTLED_NAMES = {PRECISION: "precision", BEYOND_MARGIN: "beyond_margin", WITHIN_MARGIN: "within_margin"}
+SETTLED_NAMES = {
+    PRECISION: "precision",
+    BEYOND_MARGIN: "beyond_margin",
+    WITHIN_MARGIN: "within_margin",
+    FASTER: "faster",
+}
 
 
 def confidence_sequence(
@@ -180,7 +190,7 @@ def settled(
 
 
 def margin_confidence(confidence: float, tests: int) -> float:
-    """The level a margin decision is read at: ``1 − α/tests`` (Bonferroni over the run's speed comparisons).
+    """The level a decision (faster, margin) is read at: ``1 − α/tests`` (Bonferroni over the run's speed comparisons).
 
     Examples
     --------
@@ -196,6 +206,8 @@ def settlement(
     precision: float | None,
     margin: float | None = None,
     tests: int = 1,
+    *,
+    faster: bool = True,
 ) -> np.ndarray:
     """How the stopping rule finds each ratio after these rounds: the one rule of the engine and the audit.
 
@@ -212,25 +224,34 @@ def settlement(
         (:data:`BEYOND_MARGIN`) or wholly within it (:data:`WITHIN_MARGIN`) settles it too.
     tests : int
         The run's speed comparisons, the family Holm adjusts over: α is split over them for the
-        margin decisions, so each one the rule makes is one the verdict makes.
+        decisions (faster, margin), so each one the rule makes is one the verdict makes.
+    faster : bool
+        A ratio decided faster (:data:`FASTER`: the sequence at ``1 − α/tests`` excludes 1)
+        settles it; ``False`` is the rule of before issue 42, which went on to the precision.
 
     Returns
     -------
     ndarray of int, shape (...)
-        :data:`OPEN`, :data:`PRECISION`, :data:`BEYOND_MARGIN` or :data:`WITHIN_MARGIN` (the
-        precision first: a ratio known to it is reported as known).
+        :data:`OPEN`, :data:`PRECISION`, :data:`BEYOND_MARGIN`, :data:`WITHIN_MARGIN` or
+        :data:`FASTER` (the precision first: a ratio known to it is reported as known; then the
+        margin's decisions, which say more than "faster").
 
     Examples
     --------
     >>> x = np.log([2.0, 2.2, 1.9, 2.1, 2.0, 1.8, 2.2, 2.0])  # about 2× every round
     >>> int(settlement(x, 0.95, precision=0.01)), int(settlement(x, 0.95, precision=0.01, margin=0.1, tests=2))
-    (0, 2)
+    (4, 2)
+    >>> int(settlement(x, 0.95, precision=0.01, faster=False))  # before issue 42: on to ±1 %
+    0
     """
     x = np.asarray(log_ratios, dtype=np.float64)
     centre, half, _ = confidence_sequence(x, confidence)
     code = np.full(centre.shape, OPEN, dtype=np.int64)
-    if margin is not None:
+    if faster or margin is not None:
         c, h, _ = confidence_sequence(x, margin_confidence(confidence, tests))
+    if faster:
+        code = np.where((c - h > 0.0) | (c + h < 0.0), FASTER, code)
+    if margin is not None:
         bound = math.log1p(margin)
         code = np.where((c - h > bound) | (c + h < -bound), BEYOND_MARGIN, code)
         code = np.where((c - h >= -bound) & (c + h <= bound), WITHIN_MARGIN, code)

@@ -76,6 +76,7 @@ def _scenario_with_sentences(run: ScenarioRun) -> ScenarioRun:
 _STOP_TEXT = {
     "minimums_met": "minimum rounds, iterations and seconds reached",
     "target_ci_reached": "every ratio CI within the target",
+    "decided": "every ratio decided or within the target",
     "margin_decided": "every ratio CI within the target or decided against the margin",
     "time_budget": "time budget ran out before every ratio CI reached the target",
 }
@@ -84,51 +85,86 @@ _STOP_TEXT = {
 def stop_text(run: ScenarioRun) -> str:
     """Why a scenario's rounds stopped, with the precision asked for and reached when it stopped on the data.
 
-    A stop on the margin names how each ratio was settled: the width reached is that of the
-    ratios known to the precision only (a ratio decided against the margin may be wider), and
-    the level the margin was read at, α split over the run's speed comparisons — so a ratio
-    decided beyond the margin is one the verdict names faster, never "undecided".
+    A stop on the decisions (``decided``; ``margin_decided`` in results of version 8 and older)
+    names how each ratio was settled: the width reached is that of the ratios known to the
+    precision only (a ratio decided faster or against the margin may be wider), and the level
+    the decisions were read at, α split over the run's speed comparisons — so a ratio decided
+    faster is one the verdict names faster, never "undecided". A budget spent says what the
+    undecided ratios reached, and the budget (since version 9: what the quality pass took).
 
     Examples
     --------
     ``every ratio known to ±5 % (reached ±3.9 %)``; ``time budget ran out at ±7.2 % (±5 % asked for)``;
-    ``every ratio settled: 1 known to ±5 % (widest ±3.9 %); 1 beyond the 10 % margin (a model faster by more than
-    it) — each margin decision read at 97.5 %, α split over the run's 2 speed comparisons``
+    ``every ratio settled: 1 faster; 1 known to ±5 % (widest ±3.9 %) — each decision read at 97.5 %, α split
+    over the run's 2 speed comparisons``;
+    ``undecided at ±7.2 % at 95 % (±5 % asked for): budget of 1.0 s spent (the quality pass took 0.1 s)``
     """
     if run.precision is None or run.precision_reached is None:
         return _STOP_TEXT[run.stop_reason]
     asked, reached = format_percent(run.precision), format_percent(run.precision_reached)
     if run.stop_reason == "time_budget":
+        if run.budget_s is not None:
+            return _budget_text(run, asked)
         return f"time budget ran out at ±{reached} (±{asked} asked for)"
-    if run.stop_reason == "margin_decided":
-        return _margin_text(run, asked)
+    if run.stop_reason in ("margin_decided", "decided"):
+        return _settled_text(run, asked)
     return f"every ratio known to ±{asked} (reached ±{reached})"
 
 
-def _margin_text(run: ScenarioRun, asked: str) -> str:
-    """A stop on the margin: how each ratio was settled, and the level the margin was read at."""
-    if run.margin is None or run.margin_confidence is None or run.margin_tests is None:
-        # results of version 6 and older: the rule read each ratio's own interval, before Holm
-        levels = sorted({format_percent(c.confidence) for c in run.comparisons})  # a stop on the margin has some
-        return (
-            f"every ratio known to ±{asked} or decided against the margin by its own {' / '.join(levels)} interval, "
-            f"before Holm's adjustment (a rule of results of version 6 and older)"
-        )
-    known = [c for c in run.comparisons if c.settled == "precision"]
-    margin = format_percent(run.margin)
+def _halfwidth(c: SpeedComparison) -> float:
+    """A comparison's relative half-width as shown (the wider side of its interval around the ratio)."""
+    return max(c.ci_high / c.ratio - 1.0, 1.0 - c.ci_low / c.ratio)
+
+
+def _budget_text(run: ScenarioRun, asked: str) -> str:
+    """A budget spent (version 9 on): what the undecided ratios reached, the decided ones, and the budget."""
+    spent = f"budget of {format_duration(run.budget_s or 0.0)} spent"
+    if run.quality_s is not None:
+        spent += f" (the quality pass took {format_duration(run.quality_s)})"
+    open_ = [c for c in run.comparisons if c.settled is None]
+    widths = [_halfwidth(c) for c in open_]
+    if not open_ or not all(w == w and w < float("inf") for w in widths):
+        undecided = "undecided"
+    else:
+        level = format_percent(open_[0].confidence)
+        undecided = f"undecided at ±{format_percent(max(widths))} at {level} (±{asked} asked for)"
+    if len(open_) < len(run.comparisons):
+        undecided = f"{len(open_)} {undecided}; {_settled_parts(run, asked)}"
+    return f"{undecided}: {spent}"
+
+
+def _settled_parts(run: ScenarioRun, asked: str) -> str:
+    """How the settled ratios were settled: faster, known to the precision, against the margin."""
     parts = []
+    faster = sum(c.settled == "faster" for c in run.comparisons)
+    if faster:
+        parts.append(f"{faster} faster")
+    known = [c for c in run.comparisons if c.settled == "precision"]
     if known:
-        widest = max(max(c.ci_high / c.ratio - 1.0, 1.0 - c.ci_low / c.ratio) for c in known)
-        parts.append(f"{len(known)} known to ±{asked} (widest ±{format_percent(widest)})")
+        parts.append(f"{len(known)} known to ±{asked} (widest ±{format_percent(max(map(_halfwidth, known)))})")
+    margin = format_percent(run.margin) if run.margin is not None else ""
     beyond = sum(c.settled == "beyond_margin" for c in run.comparisons)
     if beyond:
         parts.append(f"{beyond} beyond the {margin} margin (a model faster by more than it)")
     within = sum(c.settled == "within_margin" for c in run.comparisons)
     if within:
         parts.append(f"{within} within the {margin} margin")
+    return "; ".join(parts)
+
+
+def _settled_text(run: ScenarioRun, asked: str) -> str:
+    """A stop on the decisions: how each ratio was settled, and the level the decisions were read at."""
+    if run.margin_confidence is None or run.margin_tests is None:
+        # results of version 6 and older: the rule read each ratio's own interval, before Holm
+        levels = sorted({format_percent(c.confidence) for c in run.comparisons})  # a stop on the margin has some
+        return (
+            f"every ratio known to ±{asked} or decided against the margin by its own {' / '.join(levels)} interval, "
+            f"before Holm's adjustment (a rule of results of version 6 and older)"
+        )
     split = f", α split over the run's {run.margin_tests} speed comparisons" if run.margin_tests > 1 else ""
+    which = "decision" if run.stop_reason == "decided" else "margin decision"
     return (
-        f"every ratio settled: {'; '.join(parts)} — each margin decision read at "
+        f"every ratio settled: {_settled_parts(run, asked)} — each {which} read at "
         f"{format_percent(run.margin_confidence)}{split}"
     )
 

@@ -16,15 +16,16 @@ from collections.abc import Sequence
 from headtohead.config.models import family
 from headtohead.errors import listing
 from headtohead.report.words.missing import why_missing
-from headtohead.report.words.numbers import format_p, format_percent, format_share
+from headtohead.report.words.numbers import format_duration, format_p, format_percent, format_share
 from headtohead.results.answers import AnswersRecord, FailedAnswer
 from headtohead.results.files import answers_file
 from headtohead.results.records import ModelRecord, QualityMetrics
-from headtohead.results.speed import HostLoad, SpeedSummary
+from headtohead.results.speed import HostLoad, ScenarioRun, SpeedSummary
 from headtohead.results.training import TrainingRun
 from headtohead.stats.speed_family import noise_checks
 
 __all__ = [
+    "budget_warning",
     "isolation_warning",
     "instability_warnings",
     "speed_warnings",
@@ -137,8 +138,31 @@ def speed_warnings(summary: SpeedSummary) -> list[str]:
         derived.append(f"before measuring: {before}")
     if (after := isolation_warning(summary.host_after, check_load_average=False)) is not None:
         derived.append(f"after measuring: {after}")
+    derived += [w for w in map(budget_warning, summary.scenarios) if w is not None]
     stored = list(summary.warnings) + [w for m in summary.models for w in m.warnings]
     return list(dict.fromkeys(derived + stored + instability_warnings(summary)))
+
+
+def budget_warning(run: ScenarioRun) -> str | None:
+    """The warning of a scenario whose budget ran out before every ratio was decided (results of version 9 on).
+
+    Results of version 8 and older stored their own (``speed.max_seconds``) in ``SpeedSummary.warnings``.
+
+    Examples
+    --------
+    ``offline: the speed budget of 1.0 s (the quality pass took 0.1 s) was spent before every ratio was
+    decided — 1 of 1 undecided; raise speed.budget or speed.budget_floor_seconds for more rounds, or quiet
+    the machine``
+    """
+    if run.stop_reason != "time_budget" or run.budget_s is None:
+        return None
+    took = f" (the quality pass took {format_duration(run.quality_s)})" if run.quality_s is not None else ""
+    undecided = sum(c.settled is None for c in run.comparisons)
+    return (
+        f"{run.scenario}: the speed budget of {format_duration(run.budget_s)}{took} was spent before every ratio "
+        f"was decided — {undecided} of {len(run.comparisons)} undecided; raise "
+        f"speed.budget or speed.budget_floor_seconds for more rounds, or quiet the machine"
+    )
 
 
 def stall_warning_text(model: str, fraction: float) -> str:
