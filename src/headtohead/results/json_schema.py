@@ -58,7 +58,7 @@ def results_json_schema() -> dict[str, Any]:
     --------
     >>> schema = results_json_schema()
     >>> schema["title"], "models" in schema["required"]
-    ('headtohead results.json, schema version 8', True)
+    ('headtohead results.json, schema version 9', True)
     """
     return json_schema("results.schema.json")
 
