@@ -100,13 +100,14 @@ def test_sst2_dev_report(shared_data, tmp_path):
     result = outcome.result
     html, md, table = _report(out, tmp_path)
     assert result.stats is not None and result.speed is not None
-    # trade-off, intervals, latency, latency against length (text), confusion, F1 per class, reliability, slices
-    assert html.count("<img ") == 8
+    # trade-off, intervals, latency, latency against length (text), confusion, F1 per class, reliability, slices,
+    # and the front (quality against latency; no price given: no cost chart)
+    assert html.count("<img ") == 9
     assert result.stats.comparisons[0].verdict.split(":")[0] in html  # "logreg vs naive-bayes"
     assert "872 examples, 2 classes (text)" in html and "872 examples" in md
     assert list(table["model"]) == ["logreg", "naive-bayes"]
     assert table["accuracy"].tolist() == pytest.approx([m.quality.accuracy for m in result.models])
-    assert len(re.findall(r"!\[", md)) == 8
+    assert len(re.findall(r"!\[", md)) == 9  # the same charts as the HTML
 
 
 @pytest.mark.slow

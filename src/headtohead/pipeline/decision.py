@@ -24,6 +24,9 @@ from headtohead.stats.intervals import wilson_interval
 
 __all__ = ["run_decision", "measurements"]
 
+#: Cost records that carry no measurement of their own, and where their figure comes from.
+GIVEN_COSTS = {"priced": "price_per_1m given", "cascade": "its parts' costs by its deferral share"}
+
 
 def _latency(speed: ModelSpeed, scenario: str | None) -> Measured | None:
     timing = speed.timing(scenario) if scenario in ("offline", "single_stream") else None
@@ -39,6 +42,8 @@ def _cost(speed: ModelSpeed, record: ModelRecord) -> tuple[Measured, str] | None
     found = cost_record(speed.cost)
     if found is None or found.cost_per_million is None:
         return None
+    if found.scenario in GIVEN_COSTS:  # stated, or a cascade's from its parts: no sample to resample
+        return Measured(exact=found.cost_per_million), GIVEN_COSTS[found.scenario]
     if found.price_per_prediction is not None:
         answers = record.answers
         price = answers.endpoint.price if answers is not None and answers.endpoint is not None else None

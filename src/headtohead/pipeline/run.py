@@ -384,9 +384,10 @@ def _execute(
                     summary = summary.model_copy(update={"capacity": _capacity(setup, loaded, progress)})
                 result = result.model_copy(update={"speed": summary})
         result = _given_costs(result, exp)
-        if setup.quality and result.stats is not None:
+        judged = evaluation_only(state.predictions, result.calibration_examples)  # no example a cascade chose on
+        if setup.quality and result.stats is not None and judged is not None:
             with clock.stage("statistics"):
-                result = result.model_copy(update={"decision": run_decision(exp, result, state.predictions)})
+                result = result.model_copy(update={"decision": run_decision(exp, result, judged)})
         result = state.finish(result)
     except (KeyboardInterrupt, Terminated) as exc:
         raise RunInterrupted(f"{interrupt_name(exc)}: {state.kept()}", interrupt_exit_code(exc)) from None
