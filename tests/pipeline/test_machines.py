@@ -97,7 +97,9 @@ def test_models_by_machines_normalised_to_the_baseline(here, tmp_path):
         assert cell.memory_kind == "cuda" and cell.peak_memory_mb == 1500.0
         base = comparison.cell(model, cpu_label)
         assert base.speedup_vs_baseline == 1.0 and base.memory_kind == "rss"
-    assert comparison.warnings == []  # same software; a CPU box has no CUDA version to differ in
+    # same software; a CPU box has no CUDA version to differ in. A model's share of time waiting for data is
+    # measured, and a loaded machine can make these tiny models wait: that warning is not about the software
+    assert [w for w in comparison.warnings if "waits for data" not in w] == []
 
 
 def test_differing_software_settings_and_baselines_are_named(here, tmp_path):
