@@ -266,7 +266,9 @@ def test_a_real_server_stopped_mid_run_is_asked_exactly_the_missing_after_a_rest
     from headtohead.testing.tiny_llm import TransformersServe, build_tiny_llama
 
     monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
-    rows = make_text_rows(8, classes=LABELS, seed=2)
+    # 80 examples asked one at a time: far more than the watcher below needs to see 5 and stop the server, so a
+    # fast moment of the tiny model cannot answer them all first
+    rows = make_text_rows(40, classes=LABELS, seed=2)
     write_text_table(tmp_path / "dev.csv", rows)
     model_dir = build_tiny_llama(tmp_path / "tiny")
     exp = {
@@ -300,12 +302,12 @@ def test_a_real_server_stopped_mid_run_is_asked_exactly_the_missing_after_a_rest
         with pytest.raises(AnswersMissing) as raised:
             headtohead.run(exp, out_dir=tmp_path / "out")
     missing = raised.value.run.result.missing.models["tiny"]
-    assert 0 < missing < 16 and raised.value.run.result.stats is None  # one model, incomplete: no statistic
+    assert 0 < missing < len(rows) and raised.value.run.result.stats is None  # one model, incomplete: no statistic
     with TransformersServe(model_dir, tmp_path / "serve-2.log", port=port) as server:
         run = headtohead.run(exp, out_dir=tmp_path / "out", resume=True)
         assert server.chat_requests() == missing  # exactly the examples never answered
-    assert run.result.missing is None and run.result.stats.model("tiny").n_examples == 16
-    assert len(run.result.model("tiny").answers.from_cache) == 16 - missing
+    assert run.result.missing is None and run.result.stats.model("tiny").n_examples == len(rows)
+    assert len(run.result.model("tiny").answers.from_cache) == len(rows) - missing
 
 
 PINNED = "Server is pinned to 'smol-135m'; requested 'gpt-9'."
