@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from headtohead.adapters.prompting import Answer
 from headtohead.config.speed import SpeedConfig
+from headtohead.engines.priced import with_speed_entries
 from headtohead.engines.telemetry import host_load
 from headtohead.results.cost import ModelCost, ScenarioCost
 from headtohead.results.endpoint import EndpointRequests, RequestTiming, TokenPrice
@@ -134,20 +135,5 @@ def with_endpoints(
 ) -> SpeedSummary | None:
     """``summary`` with an entry per endpoint model (a summary of them alone when nothing was timed here)."""
     entries = [e for e in (endpoint_speed(r) for r in records) if e is not None]
-    if not entries:
-        return summary
-    if summary is None:
-        load = host_load()
-        return SpeedSummary(
-            settings=config.model_dump(mode="json"),
-            batch_size=batch_size,
-            seed=seed,
-            torch_threads=None,
-            torch_interop_threads=None,
-            host_before=load,
-            host_after=load,
-            elapsed_s=0.0,
-            scenarios=[],
-            models=entries,
-        )
-    return summary.model_copy(update={"models": [*summary.models, *entries]})
+    load = host_load() if entries and summary is None else None  # the machine the endpoints were asked from
+    return with_speed_entries(summary, entries, config, batch_size=batch_size, seed=seed, load=load)

@@ -50,13 +50,15 @@ def with_speed_entries(
     *,
     batch_size: int,
     seed: int,
+    load: HostLoad | None = None,
 ) -> SpeedSummary | None:
     """``summary`` with ``entries`` added (a summary of them alone when nothing was timed), replacing any of
-    the same name. A summary of them alone measured nothing, so it says nothing of the machine's load."""
+    the same name. A summary of them alone records ``load`` as the machine's (``None``: it measured nothing,
+    so it says nothing of the machine's load)."""
     if not entries:
         return summary
     if summary is None:
-        load = HostLoad(cpu_count=None, load_average=None, other_cpu_percent=None)
+        load = load or HostLoad(cpu_count=None, load_average=None, other_cpu_percent=None)
         return SpeedSummary(
             settings=config.model_dump(mode="json"),
             batch_size=batch_size,
