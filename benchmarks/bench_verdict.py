@@ -12,8 +12,8 @@ Every round runs two fresh processes, alternating which goes first:
 * **quality pass** — ``h2h run --set speed.enabled=false``: setup, load, the quality pass,
   statistics and the report;
 * **whole verdict** — ``h2h run`` with the default ``speed:`` section: the same, then the speed
-  phase (interleaved rounds until every ratio is known to ``speed.precision``, ±5 %, and each
-  model's memory and cold start in a fresh process).
+  phase (interleaved rounds until every ratio is decided or known to ``speed.precision``, ±5 %,
+  within ``speed.budget``, and each model's memory and cold start in a fresh process).
 
 ``--pair tfidf`` compares two TF-IDF models instead, as ``examples/sst2-tfidf-offline.yaml`` does
 (logistic regression vs complement naive Bayes on word 1–2-grams, fitted here on the first 20,000

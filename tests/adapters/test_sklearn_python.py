@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import pickle
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -139,11 +140,14 @@ def test_text_pipeline_and_digit_images(tmp_path, skops_io):
 def test_sklearn_bad_inputs_are_model_errors(tmp_path, iris_lr, skops_io):
     skops_io.dump(iris_lr, tmp_path / "lr.skops")
     (tmp_path / "broken.skops").write_bytes(b"PK\x03\x04 not really a zip")
+    with zipfile.ZipFile(tmp_path / "foreign.skops", "w") as archive:  # a zip, but not one skops wrote
+        archive.writestr("model.bin", b"weights")
     (tmp_path / "model.onnx").write_bytes(b"x")
     skops_io.dump(LogisticRegression(), tmp_path / "unfitted.skops")
     cases = [
         ("missing.skops", {}, "not found"),
         ("broken.skops", {}, "not a readable .skops file"),
+        ("foreign.skops", {}, "not a readable .skops file"),
         ("model.onnx", {}, "cannot read '.onnx'"),
         ("unfitted.skops", {}, "no classes_"),
         ("lr.skops", {"label_names": ["a", "b"]}, "label_names has 2 names but the estimator has 3"),

@@ -26,11 +26,16 @@ pathlib.Path({mark!r}).write_text("imported")
 #: It lives in a module of its own (pytest names this file ``tests.engines…``, which the template
 #: cannot import).
 PROBE_MODULE = """
+import gc
 import sys
 
 
 def modules_present(names):
     return {name: name in sys.modules for name in names}
+
+
+def frozen_objects():
+    return gc.get_freeze_count()
 """
 
 
@@ -85,8 +90,22 @@ def test_a_run_prepares_the_libraries_each_family_loads_with(modules_present):
     configs = [model_settings(name="m", kind="sklearn", source="m.skops")]
     prepare_fresh_processes(configs, "auto")
     await_imports()
-    present = run_in_fresh_process(modules_present, (["headtohead.adapters.sklearn_models"],), fork=True)
-    assert present == {"headtohead.adapters.sklearn_models": True}
+    wanted = [
+        "headtohead.adapters.sklearn_models",
+        "skops.io",
+        "sklearn.linear_model",
+        "sklearn.feature_extraction.text",
+    ]
+    present = run_in_fresh_process(modules_present, (wanted,), fork=True)
+    assert present == dict.fromkeys(wanted, True)  # the estimator modules too: a .skops load imports them
+
+
+def test_the_child_finds_the_templates_imports_frozen_out_of_the_collectors_reach(modules_present):
+    """The child's first gc.collect() (its memory baseline) walks only what it made itself, not the imports."""
+    import_ahead(["tabnanny"])
+    await_imports()
+    frozen = run_in_fresh_process(importlib.import_module(modules_present.__module__).frozen_objects, (), fork=True)
+    assert frozen > 10_000  # headtohead and its libraries, frozen once imported
 
 
 def test_nothing_is_prepared_for_a_gpu_or_without_models():

@@ -17,6 +17,7 @@ import yaml
 import headtohead
 from headtohead.cli.main import main
 from headtohead.report.formats.terminal import render_text
+from headtohead.report.rows.summary import summary_rows
 from headtohead.report.sections.run import run_document
 from headtohead.results.predictions import Predictions
 from headtohead.stats.repeat_pool import two_level_gap
@@ -337,3 +338,44 @@ def test_the_gate_decides_a_repeated_model_over_every_run(tmp_path):
     assert decision.outcome == "pass" and decision.method == "two-level t over 4 × 4 runs"
     with pytest.raises(headtohead.ConfigError, match="the gate over runs tests accuracy only"):
         headtohead.gate(run, baseline="base", candidate="cand", max_accuracy_drop=0.2, metric="f1_macro")
+
+
+def test_a_repeat_whose_every_answer_is_unreadable_scores_zero_and_the_run_goes_on(tmp_path, monkeypatch):
+    """An answer that cannot be read is the model's wrong answer, even when a whole repeat gives only such answers
+    (a sampled small LLM can): that run counts 0 %, the others as they came; no "no prediction" error."""
+    monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
+    rows = make_text_rows(12, classes=("negative", "positive"), seed=6)
+    write_text_table(tmp_path / "dev.csv", rows)
+    truth = {r["text"]: r["label"] for r in rows}
+
+    def script(number: int, payload: dict) -> Reply:
+        if payload.get("seed") == 104771:  # the second repeat's seed: it rambles
+            return Reply(text="I would rather not say.")
+        prompt = last_prompt_text(payload)
+        return Reply(text=truth[max((t for t in truth if t in prompt), key=len)])
+
+    with ScriptedChatServer(script) as server:
+        experiment = {
+            "data": {"path": str(tmp_path / "dev.csv")},
+            "models": [
+                {"name": "llm", "kind": "openai", "source": "scripted", "base_url": server.base_url, "repeats": 3},
+                {"name": "once", "kind": "openai", "source": "scripted", "base_url": server.base_url},
+            ],
+            "eval": {"device": "cpu"},
+            "stats": {"n_resamples": 100},
+        }
+        run = headtohead.run(experiment, out_dir=tmp_path / "out")
+    stored = Predictions.load(tmp_path / "out" / "predictions.npz")["llm"]
+    assert (stored.pred[1] == -1).all() and (stored.pred[[0, 2]] != -1).all()
+    (steady,) = run.result.stats.repeats.models
+    accuracy = steady.spreads[0]
+    assert accuracy.metric == "accuracy" and accuracy.values == pytest.approx([1.0, 0.0, 1.0])
+    pooled = run.result.stats.model("llm").accuracy
+    assert pooled.value == pytest.approx(2 / 3)
+    # bounds a share can reach: two runs differ by at most 100 pp, three shares have an SD of at most √(1/3)
+    assert steady.two_runs_differ == steady.means_differ == 1.0
+    assert accuracy.sd == pytest.approx(np.sqrt(1 / 3)) and accuracy.sd_high == pytest.approx(np.sqrt(1 / 3))
+    answered = summary_rows(run.result)["llm"]["accuracy_answered"]
+    assert answered.value is None and answered.note == "none answered"  # the second run's is unknown, not 0
+    text = render_text(run_document(run.result))
+    assert "no prediction for any example" not in text

@@ -24,6 +24,20 @@ class SklearnAdapter(ModelAdapter):
     """A fitted scikit-learn estimator (or pipeline) read from a ``.skops`` or pickle file."""
 
     kind: ClassVar[str] = "sklearn"
+    #: The readers, and the estimator modules most fitted files name (a file's others are imported by
+    #: the fresh process's template when it first forks: a pause before the memory probe, not an error).
+    load_imports: ClassVar[tuple[str, ...]] = (
+        "joblib",
+        "skops.io",
+        "sklearn.pipeline",
+        "sklearn.compose",
+        "sklearn.preprocessing",
+        "sklearn.feature_extraction.text",
+        "sklearn.linear_model",
+        "sklearn.naive_bayes",
+        "sklearn.svm",
+        "sklearn.ensemble",
+    )
 
     def __init__(self, config: ModelConfig, context: LoadContext) -> None:
         super().__init__(config, context)
@@ -180,27 +194,44 @@ def load_estimator(path: Path, *, model: str, allow_pickle: bool) -> Any:
 
 
 def _load_skops(path: Path, model: str, allow_pickle: bool) -> Any:
+    import zipfile
+
     import skops.io as sio  # not installed: create_adapter names the extra that brings it (skops)
+    from skops.io.exceptions import UntrustedTypesFoundException
 
     try:
-        untrusted = sio.get_untrusted_types(file=path)
-    except Exception as exc:  # zip or JSON errors: a damaged or foreign file
+        with zipfile.ZipFile(path) as archive:
+            archive.getinfo("schema.json")
+    except (zipfile.BadZipFile, KeyError) as exc:  # not a zip, or a zip that skops did not write
         raise ModelError(
             f"model '{model}': {path} is not a readable .skops file ({error_summary(exc)}); "
             f"re-save it with skops.io.dump"
         ) from exc
-    if untrusted and not allow_pickle:
+    # One reading of the file when it holds only types skops trusts (skops audits them before it builds
+    # anything); a second, get_untrusted_types, only to name the others: parsing a fitted TF-IDF
+    # vocabulary is most of a load, and the speed phase's fresh process loads the model once more.
+    try:
+        return sio.load(path)
+    except UntrustedTypesFoundException:
+        untrusted = sio.get_untrusted_types(file=path)
+    except Exception as exc:  # skops raises many kinds for damaged or version-incompatible files
+        raise _unloadable(path, model, exc) from exc
+    if not allow_pickle:
         raise ModelError(
             f"model '{model}': {path} contains types skops does not trust by default ({listing(untrusted)}); "
             f"loading them can run their code, so set allow_pickle: true only if you trust the file"
         )
     try:
-        return sio.load(path, trusted=untrusted or None)
-    except Exception as exc:  # skops raises many kinds for damaged or version-incompatible files
-        raise ModelError(
-            f"model '{model}': {path} could not be loaded by skops ({type(exc).__name__}: "
-            f"{error_summary(exc)}); check the scikit-learn version it was saved with"
-        ) from exc
+        return sio.load(path, trusted=untrusted)
+    except Exception as exc:
+        raise _unloadable(path, model, exc) from exc
+
+
+def _unloadable(path: Path, model: str, exc: Exception) -> ModelError:
+    return ModelError(
+        f"model '{model}': {path} could not be loaded by skops ({type(exc).__name__}: "
+        f"{error_summary(exc)}); check the scikit-learn version it was saved with"
+    )
 
 
 def _load_pickle(path: Path, model: str) -> Any:

@@ -21,7 +21,10 @@ class MetricSpread(Record):
     mean: float
     sd: float = Field(description="Run-to-run standard deviation (ddof=1).")
     sd_low: float = Field(description="Lower end of the chi-square interval of the standard deviation.")
-    sd_high: float | None = Field(description="Upper end (None: unbounded, from two runs at a high level).")
+    sd_high: float | None = Field(
+        description="Upper end (None: unbounded, from two runs at a high level); for a share, at most the largest SD "
+        "k values in [0, 1] can have."
+    )
     low: float = Field(description="The lowest run's value.")
     high: float = Field(description="The highest run's value.")
 
@@ -53,12 +56,12 @@ class RepeatModel(Record):
     two_runs_differ: float | None = Field(
         default=None,
         description="How far the accuracies of two single runs of the model differ at most, 1 − alpha of the time "
-        "(t_{1 − alpha/2, k−1} · √2 · the runs' SD: 95 % at alpha 0.05; None with fewer than 2 runs).",
+        "(t_{1 − alpha/2, k−1} · √2 · the runs' SD: 95 % at alpha 0.05; at most 1; None with fewer than 2 runs).",
     )
     means_differ: float | None = Field(
         default=None,
         description="The noise floor its gaps are held against: how far the mean accuracies of two sets of k runs "
-        "of the model differ at most, 1 − alpha of the time (two_runs_differ / √k; None with fewer than 2 runs).",
+        "of the model differ at most, 1 − alpha of the time (t · √2 · SD / √k, at most 1; None with fewer than 2 runs).",
     )
     changed: int = Field(description="Examples whose answer was not the same in every run.")
     changed_share: float = Field(description="changed / n_examples.")

@@ -79,7 +79,18 @@ def _check_settings(alpha: float, n_resamples: int, ci_method: str, ece_bins: in
         raise ConfigError(f"ece_bins={ece_bins} must be a whole number from 1 to 1000; 15 is usual")
 
 
-def _check_predictions(predictions: Predictions) -> None:
+def _check_predictions(predictions: Predictions, measured: Predictions) -> None:
+    """``predictions`` (every pass apart) are consistent, and every model of ``measured`` predicted something.
+
+    A model with no prediction anywhere cannot be judged (its scores or answers need fixing); one pass of a
+    model measured several ways can have none (a repeat that only rambled): its examples count as wrong.
+    """
+    for name, model in measured.models.items():
+        if len(measured.y_true) and not model.valid.any():
+            raise ResultsError(
+                f"model '{name}' has no prediction for any example (NaN or infinite scores, or no "
+                f"usable answer, everywhere); check the model's outputs"
+            )
     y, k = np.asarray(predictions.y_true), len(predictions.label_names)
     width = len(predictions.all_labels)  # the dataset's classes, then those only models know
     n = len(y)
@@ -95,13 +106,8 @@ def _check_predictions(predictions: Predictions) -> None:
                 f"model '{name}': predictions have shapes {pred.shape}/{proba.shape}, expected "
                 f"{(n,)}/{(n, width)}; re-run the evaluation"
             )
-        if not model.valid.any():
-            raise ResultsError(
-                f"model '{name}' has no prediction for any example (NaN or infinite scores, or no "
-                f"usable answer, everywhere); check the model's outputs"
-            )
         scored = model.scored
-        if pred[model.valid].min() < 0 or pred[model.valid].max() >= width:
+        if model.valid.any() and (pred[model.valid].min() < 0 or pred[model.valid].max() >= width):
             raise ResultsError(f"model '{name}': predicted classes outside 0..{width - 1}; re-run the evaluation")
         if not np.all(np.isfinite(proba[scored])) or np.any(proba[scored] < 0):
             raise ResultsError(
@@ -246,7 +252,8 @@ def _model_stats(
         n_examples=len(y),
         n_failed=failed,
         accuracy=proportion_estimate(correct, confidence, groups),
-        accuracy_answered=proportion_estimate(correct, confidence, groups, answered) if failed else None,
+        # none answered: the accuracy of the answers is unknown, not 0
+        accuracy_answered=proportion_estimate(correct, confidence, groups, answered) if 0 < failed < len(y) else None,
         balanced_accuracy=estimates["balanced_accuracy"],
         f1_macro=estimates["f1_macro"],
         f1_weighted=estimates["f1_weighted"],
@@ -490,7 +497,7 @@ def analyse(
     # each pass's own figures are computed as a model's are (seeded by its place among them), never paired
     measured, predictions = predictions, predictions.per_pass()
     prompted = {pass_label(m, k): m for m in measured.with_passes() for k in measured[m].passes}
-    _check_predictions(predictions)
+    _check_predictions(predictions, measured)
     groups = predictions.groups
     _check_groups(groups)
     confidence = 1.0 - alpha

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from headtohead.metrics import CATALOGUE
 from headtohead.results.comparison import ModelStats, StatsSummary
 from headtohead.results.predictions import Predictions
 from headtohead.results.repeats import ChangedExample, MetricSpread, RepeatModel, RepeatPool, RepeatSummary
@@ -168,6 +169,8 @@ def run_spread(metric: str, values: Sequence[float], confidence: float = 0.95) -
     sd_low = sd * float(np.sqrt((k - 1) / stats.chi2.ppf(1.0 - tail, k - 1))) if k > 1 else 0.0
     upper = float(stats.chi2.ppf(tail, k - 1)) if k > 1 else 0.0
     sd_high = sd * float(np.sqrt((k - 1) / upper)) if upper > 0 else None
+    if sd_high is not None and metric in CATALOGUE and CATALOGUE[metric].scale == "share":
+        sd_high = min(sd_high, _largest_share_sd(k))  # the true SD of shares lies below it: the cap keeps coverage
     return MetricSpread(
         metric=metric,
         values=[float(v) for v in x],
@@ -178,6 +181,18 @@ def run_spread(metric: str, values: Sequence[float], confidence: float = 0.95) -
         low=float(x.min()),
         high=float(x.max()),
     )
+
+
+def _largest_share_sd(k: int) -> float:
+    """The largest standard deviation (``ddof=1``) that ``k`` values in [0, 1] can have: half of them at 0, half at 1.
+
+    Examples
+    --------
+    >>> round(_largest_share_sd(3), 4), round(float(np.std([0, 0, 1], ddof=1)), 4)
+    (0.5774, 0.5774)
+    """
+    low = k // 2
+    return float(np.sqrt(low * (k - low) / (k * (k - 1))))
 
 
 def _spreads(passes: Sequence[ModelStats], confidence: float) -> list[MetricSpread]:
@@ -212,13 +227,14 @@ def _two_runs_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | 
     k = len(accuracy)
     if k < 2:
         return None
-    return float(stats.t.ppf(0.5 + confidence / 2.0, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1))
+    # two accuracies differ by at most 100 pp: a larger bound would still cover, and say nothing
+    return min(1.0, float(stats.t.ppf(0.5 + confidence / 2.0, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1)))
 
 
 def _means_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | None:
     """The noise floor a gap over runs is held against: a ``confidence`` bound on how far the mean accuracies of
-    two sets of k runs of the model differ, ``t_{(1+confidence)/2, k−1}·√2·s/√k`` (:func:`_two_runs_differ` over
-    ``√k``).
+    two sets of k runs of the model differ, ``t_{(1+confidence)/2, k−1}·√2·s/√k`` (:func:`_two_runs_differ`'s bound
+    over ``√k``), at most 100 pp.
 
     Two new means of k runs differ by ``M₁ − M₂`` of variance ``2σ²/k``; with ``s`` from the k runs at hand,
     ``(M₁ − M₂)/(s·√(2/k))`` follows Student's t with ``k − 1`` degrees of freedom. For a model listed twice,
@@ -229,8 +245,13 @@ def _means_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | Non
     >>> round(_means_differ(np.array([0.80, 0.82, 0.78, 0.81, 0.79])), 4)
     0.0278
     """
-    single = _two_runs_differ(accuracy, confidence)
-    return None if single is None else single / float(np.sqrt(len(accuracy)))
+    from scipy import stats
+
+    k = len(accuracy)
+    if k < 2:
+        return None
+    bound = stats.t.ppf(0.5 + confidence / 2.0, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1) / np.sqrt(k)
+    return min(1.0, float(bound))  # two means of accuracies differ by at most 100 pp
 
 
 def _answer_name(k: int, labels: Sequence[str]) -> str:

@@ -47,6 +47,8 @@ NOT_AVAILABLE = "not available"
 INCOMPLETE = "incomplete: answers missing"
 #: A prompted model's calibration error where some prompt's is clipped at 0 (only its upper bound known): no mean.
 NOT_TOLD_FROM_ZERO = "not told from 0 for some prompts"
+#: The accuracy on answered rows of a model (or a run of it) that answered none: unknown, never 0.
+NONE_ANSWERED = "none answered"
 
 
 def metric_column(name: str) -> Column:
@@ -212,7 +214,13 @@ def _model_cells(
         cells = {c.key: Cell(None, note=INCOMPLETE) for c in _QUALITY}
     elif q is not None:
         cells["n_failed"] = Cell(float(q.n_failed))
-        cells["accuracy_answered"] = Cell(q.answered.accuracy if q.answered else q.accuracy)
+        cells["accuracy_answered"] = (
+            Cell(q.answered.accuracy)
+            if q.answered
+            else Cell(q.accuracy)
+            if q.n_failed < q.n_examples
+            else Cell(None, note=NONE_ANSWERED)
+        )
     cells.update(_stats_cells(result, own.name, stats))
     cells.update(_speed_cells(result, model.name))
     n = model.num_parameters  # None: a size headtohead cannot read
