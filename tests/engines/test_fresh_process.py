@@ -45,6 +45,9 @@ def modules_present(tmp_path, monkeypatch):
     suffix = tmp_path.name.replace("-", "_")
     (tmp_path / f"h2h_probe_{suffix}.py").write_text(PROBE_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))  # the template is spawned with this sys.path
+    # A run's child holds what the run imported; here that is the whole test session (torch, transformers, Ray
+    # …: seconds per template, one per test), and none of it is what these tests look at.
+    monkeypatch.setattr(fresh_process, "imported_modules", lambda: ["headtohead.engines.fresh_process"])
     fresh_process._stop_template()  # one started by an earlier test has the old sys.path
     yield importlib.import_module(f"h2h_probe_{suffix}").modules_present
     fresh_process._stop_template()

@@ -132,7 +132,7 @@ def _capacity_probes(base_url: str, folder) -> None:
 def test_a_real_server_samples_each_repeat_with_its_own_seed_and_the_cache_keeps_repeats_apart(
     smollm2_folder, served, tmp_path, monkeypatch
 ):
-    """``repeats: 3`` through ``transformers serve``: each repeat sends its own ``seed`` and is asked afresh (72
+    """``repeats: 3`` through ``transformers serve``: each repeat sends its own ``seed`` and is asked afresh (36
     requests, none answered from another repeat's cache), the three seeds give three different runs, and a second
     identical run asks nothing.
 
@@ -145,7 +145,7 @@ def test_a_real_server_samples_each_repeat_with_its_own_seed_and_the_cache_keeps
     from headtohead.testing.data import make_text_rows, write_text_table
 
     monkeypatch.setenv("H2H_CACHE_DIR", str(tmp_path / "cache"))
-    write_text_table(tmp_path / "dev.csv", make_text_rows(12, classes=tuple(LABELS), seed=3))  # 24 rows
+    write_text_table(tmp_path / "dev.csv", make_text_rows(6, classes=tuple(LABELS), seed=3))  # 12 rows
 
     def answers(out) -> list[tuple[str, ...]]:
         return [
@@ -174,9 +174,9 @@ def test_a_real_server_samples_each_repeat_with_its_own_seed_and_the_cache_keeps
     before = server.chat_requests()
     experiment["models"] = [{**model, "base_url": server.base_url}]
     sampled = headtohead.run(experiment, out_dir=tmp_path / "sampled").result
-    assert server.chat_requests() - before == 72
+    assert server.chat_requests() - before == 36
     headtohead.run(experiment, out_dir=tmp_path / "again")
-    assert server.chat_requests() - before == 72  # every repeat answered from its own cache entries
+    assert server.chat_requests() - before == 36  # every repeat answered from its own cache entries
     assert len(set(answers(tmp_path / "sampled"))) == 3 and sampled.stats.repeats.models[0].changed > 0
     assert answers(tmp_path / "again") == answers(tmp_path / "sampled")
     assert [p.varies for p in sampled.model("smollm2").passes][1] == "run 2 of 3 (seed 104771)"
