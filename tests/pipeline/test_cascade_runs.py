@@ -221,3 +221,27 @@ def test_the_statistics_read_the_evaluation_rows_and_no_cascade_whose_part_is_no
     groups = np.array([f"g{i // 3}" for i in range(N)])
     draw = calibration_draw(N, 0, groups)
     assert (draw.reshape(-1, 3) == draw[::3, None]).all()
+
+
+def test_the_gate_reads_the_examples_the_runs_statistics_read(files, tmp_path):
+    """A cascade chose its threshold on the calibration examples: the gate, like the run's statistics, leaves them
+    out, in one run and across two (where either run's are left out of both)."""
+    run = headtohead.run(_experiment(files), out_dir=tmp_path / "with")
+    evaluation = N - len(run.result.calibration_examples)
+    assert 0 < len(run.result.calibration_examples) < N
+    for given in (run, tmp_path / "with"):  # what headtohead.run returned, and the saved run
+        (decision,) = headtohead.gate(given, baseline="llm", candidate="casc", max_accuracy_drop="2pp").decisions
+        assert decision.n == evaluation
+        cascade = run.result.model("casc").cascade
+        assert decision.estimate == pytest.approx((cascade.correct - cascade.expensive_correct) / evaluation)
+    plain = _experiment(files)
+    plain["models"] = plain["models"][:2]
+    headtohead.run(plain, out_dir=tmp_path / "without")
+    (across,) = headtohead.gate(
+        tmp_path / "without",
+        baseline="llm",
+        candidate="casc",
+        candidate_results=tmp_path / "with",
+        max_accuracy_drop="2pp",
+    ).decisions
+    assert across.n == evaluation and across.estimate == pytest.approx(decision.estimate)

@@ -16,6 +16,7 @@ import numpy as np
 from headtohead.config.margins import parse_accuracy_margin, parse_alpha, parse_slowdown_margin
 from headtohead.errors import ConfigError, ResultsError, did_you_mean, listing
 from headtohead.metrics import CATALOGUE, unknown
+from headtohead.pipeline.cascade import evaluation_only
 from headtohead.report.words.gate import gate_paragraph, junit_xml
 from headtohead.report.words.score_settings import setting_warnings, unchecked_note
 from headtohead.results import Predictions, RunResult, load_result
@@ -257,7 +258,10 @@ def _gate_input(
     if isinstance(results, Predictions):
         return _GateInput(None, results, "the predictions given")
     if isinstance(getattr(results, "result", None), RunResult):  # a Run: what headtohead.run / compare returned
-        return _GateInput(results.result, results.predictions, f"the run '{results.result.name}'")
+        where = f"the run '{results.result.name}'"
+        held = results.result.calibration_examples
+        predictions = None if results.predictions is None else _evaluation_rows(results.predictions, held, where)
+        return _GateInput(results.result, predictions, where)
     if not isinstance(results, (str, Path)):
         raise ConfigError(
             f"gate: a {type(results).__name__} is not a run; give a results.json (or its folder), what "
@@ -267,6 +271,8 @@ def _gate_input(
     path = results_file(results)
     result = load_result(path)
     predictions = _saved_predictions(path, result) if accuracy else None
+    if predictions is not None:
+        predictions = _evaluation_rows(predictions, result.calibration_examples, str(path))
     return _GateInput(result, predictions, str(path))
 
 
@@ -289,6 +295,10 @@ def _two_runs(
         _check_name(option, name, [m.name for m in result.models], str(path))
         predictions = _checked(_GateInput(result, _saved_predictions(path, result), str(path)), (name,))
         runs.append((path, result, predictions))
+    # neither run's examples a cascade chose its threshold on: each run's statistics left them out, so does the gate
+    held = sorted(set(runs[0][1].calibration_examples) | set(runs[1][1].calibration_examples))
+    where = f"{runs[0][0]} and {runs[1][0]}"
+    runs = [(path, result, _evaluation_rows(predictions, held, where)) for path, result, predictions in runs]
     (path_a, run_a, pred_a), (path_b, run_b, pred_b) = runs
     if run_a.dataset.fingerprint != run_b.dataset.fingerprint or not np.array_equal(
         np.sort(pred_a.order), np.sort(pred_b.order)
@@ -340,6 +350,14 @@ def _saved_predictions(path: Path, result: RunResult) -> Predictions:
     if not any(m.has_quality for m in result.models):
         raise _no_quality(str(path))
     return Predictions.load(path.parent / result.predictions_file)
+
+
+def _evaluation_rows(predictions: Predictions, held_out: Sequence[int], where: str) -> Predictions:
+    """The examples a run's statistics read: none a cascade chose its threshold on (``held_out``), as in the run."""
+    judged = evaluation_only(predictions, held_out)
+    if judged is None:
+        raise ResultsError(f"{where}: every example calibrated a cascade, none is left to gate on; lower calibration")
+    return judged
 
 
 def _no_quality(where: str) -> ResultsError:
