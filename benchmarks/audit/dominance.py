@@ -8,6 +8,10 @@
 * **P(on the front) calibrated on known fronts** — four models of random true accuracies and latencies per
   simulated run, measured on examples and rounds; among the models given a P(on the front) in a bin, the
   share truly on the front (by their true values) should be that bin's mean P: target within 5 pp.
+* **A model run several times** (``repeats:``) is decided on its mean over its runs: the same two rows with A
+  run k times, each run's accuracy shifted as a whole (run-to-run SD 1–2 pp) — "dominates" with A's mean
+  accuracy exactly the margin below B's, through :func:`headtohead.stats.dominance.decide` (the two-level
+  interval); and P(on the front) with two of the four models run 3 times, truly on the front by their mean.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ import math
 import numpy as np
 
 from audit.common import Row, grid_seed, row
-from headtohead.stats.dominance import Measured, front_probabilities, pareto_mask, ratio_interval
+from headtohead.stats.dominance import Measured, decide, front_probabilities, pareto_mask, ratio_interval
 from headtohead.stats.paired import PairedCorrectness
 
-__all__ = ["dominance_rows", "margin_rate", "front_calibration"]
+__all__ = ["dominance_rows", "margin_rate", "front_calibration", "repeated_margin_rate"]
 
 ALPHA = 0.05
 MARGIN = 0.01
@@ -101,6 +105,54 @@ def front_calibration(runs: int, seed: int, *, n: int = 500, rounds: int = 10, r
     return np.array(p_all), np.array(truth_all)
 
 
+def _runs(rng: np.random.Generator, p: np.ndarray, k: int, run_sd: float) -> np.ndarray:
+    """``k`` runs of a model right on example ``i`` with probability ``p[i]``, each run shifted as a whole."""
+    shift = run_sd * rng.standard_normal(k)
+    return rng.random((k, len(p))) < np.clip(p[None, :] + shift[:, None], 0.0, 1.0)
+
+
+def repeated_margin_rate(n: int, k: int, run_sd: float, runs: int, seed: int, rounds: int = 10) -> np.ndarray:
+    """Per simulated pair: "A dominates B" declared by ``decide``, A run ``k`` times with a mean accuracy exactly the
+    margin below B's (run once), A 2× faster."""
+    rng = np.random.default_rng(grid_seed(4343, n, k, int(run_sd * 1e4), seed))
+    called = np.zeros(runs, bool)
+    for r in range(runs):
+        side = rng.choice([-1.0, 1.0], n)  # each example easy or hard for both: paired
+        a = _runs(rng, 0.90 - MARGIN + 0.06 * side, k, run_sd)
+        b = _runs(rng, 0.90 + 0.06 * side, 1, 0.0)[0]
+        drift = 0.05 * rng.standard_normal(rounds)
+        latency = {"A": _rounds(rng, 1.0, rounds, 0.05, drift), "B": _rounds(rng, 2.0, rounds, 0.05, drift)}
+        found = decide({"A": a, "B": b}, {"latency": latency}, alpha=ALPHA, margin=MARGIN, resamples=20, seed=r)
+        called[r] = next(p for p in found.pairs if (p.a, p.b) == ("A", "B")).dominates
+    return called
+
+
+def repeated_front_calibration(runs: int, seed: int, *, n: int = 500, rounds: int = 10, resamples: int = 200) -> tuple:
+    """As :func:`front_calibration`, two of the four models run 3 times (run-to-run SD 1 pp), on the front by their
+    true mean accuracy."""
+    rng = np.random.default_rng(grid_seed(4444, seed))
+    p_all, truth_all = [], []
+    for _ in range(runs):
+        acc = rng.uniform(0.84, 0.90, 4)
+        ms = np.exp(rng.uniform(0.0, math.log(1.5), 4))
+        u = rng.random(n)
+        correct = {}
+        for i in range(4):
+            noise = 0.03 * rng.standard_normal(n)
+            if i < 2:  # run 3 times: each run shifted as a whole, its mean truly acc[i]
+                shift = 0.01 * rng.standard_normal(3)
+                correct[str(i)] = (u[None, :] + noise[None, :] - shift[:, None]) < acc[i]
+            else:
+                correct[str(i)] = (u + noise) < acc[i]
+        drift = 0.05 * rng.standard_normal(rounds)
+        lat = {str(i): _rounds(rng, ms[i], rounds, 0.08, drift) for i in range(4)}
+        p = front_probabilities(correct, {"latency": lat}, resamples=resamples, seed=int(rng.integers(1 << 30)))
+        truth = pareto_mask(np.stack([acc, -np.log(ms)], axis=1))
+        p_all.extend(p[str(i)] for i in range(4))
+        truth_all.extend(bool(t) for t in truth)
+    return np.array(p_all), np.array(truth_all)
+
+
 _BINS = ((0.0, 0.1), (0.1, 0.5), (0.5, 0.9), (0.9, 1.0001))
 
 
@@ -124,7 +176,31 @@ def dominance_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
                     n=n,
                 )
             )
+    for n, k, run_sd in ((1000, 3, 0.01),) if quick else ((500, 3, 0.01), (2000, 3, 0.02), (2000, 5, 0.01)):
+        called = repeated_margin_rate(n, k, run_sd, runs // 2 if quick else runs // 4, seed)
+        rows.append(
+            row(
+                "dominance",
+                "'dominates' with quality exactly at its margin, A run several times (two-level interval)",
+                f"A run {k} times (run-to-run SD {100 * run_sd:.0f} pp), mean accuracy exactly 1 pp (the margin) "
+                f"worse, 2× faster; n = {n}, 10 rounds",
+                "error",
+                ALPHA,
+                called,
+                len(called),
+                n=n,
+            )
+        )
+    known = "4 models, random true accuracy 84–90 % and latency 1–1.5 ms; n = 500, 10 rounds"
     p, truth = front_calibration(100 if quick else 2000, seed, resamples=100 if quick else 400)
+    rows += _calibration_rows(p, truth, known, quick)
+    p, truth = repeated_front_calibration(100 if quick else 2000, seed, resamples=100 if quick else 400)
+    rows += _calibration_rows(p, truth, f"{known}; two of them run 3 times (run-to-run SD 1 pp)", quick)
+    return rows
+
+
+def _calibration_rows(p: np.ndarray, truth: np.ndarray, setting: str, quick: bool) -> list[Row]:
+    rows = []
     for low, high in _BINS if not quick else _BINS[::3]:
         inside = (p >= low) & (p < high)
         if not inside.any():
@@ -134,8 +210,7 @@ def dominance_rows(*, quick: bool = False, seed: int = 0) -> list[Row]:
             Row(
                 "dominance",
                 f"P(on the front) in [{low:.1f}, {min(high, 1.0):.1f}]: share truly on the front (known fronts)",
-                f"4 models, random true accuracy 84–90 % and latency 1–1.5 ms; n = 500, 10 rounds; "
-                f"{int(inside.sum()):,} models in the bin",
+                f"{setting}; {int(inside.sum()):,} models in the bin",
                 "calibration",
                 predicted,
                 observed,

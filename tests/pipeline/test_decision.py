@@ -88,6 +88,24 @@ def test_a_price_per_hour_makes_cost_an_axis_read_from_the_throughput(tmp_path):
     assert outcome.result.speed.model("A").cost.scenario("offline").cost_per_million > 0  # the record it came from
 
 
+def test_a_model_run_several_times_is_decided_on_its_mean_over_its_runs(tmp_path):
+    """A repeated model joins the decision as the verdict pools it: its quality over every run (two-level)."""
+    exp = _experiment(tmp_path)
+    exp["models"] = [{**exp["models"][0], "repeats": 3}, exp["models"][1]]  # A run 3 times, B once
+    outcome = headtohead.run(exp, out_dir=tmp_path / "out")
+    decision = outcome.result.decision
+    assert decision is not None and not decision.left_out and [m.name for m in decision.models] == ["A", "B"]
+    quality = decision.pair("A", "B").axis("quality")
+    assert quality.method == "two-level t over runs" and quality.holds
+    assert decision.pair("A", "B").dominates and decision.model("B").dominated_by == ["A"]
+    assert re.fullmatch(
+        r"A dominates B: more accurate \(\+\d\.\d pp, mean over runs\), \d\.\d\d× faster",
+        decision.pair("A", "B").sentence,
+    )
+    mean = outcome.result.stats.repeats.models[0].spreads[0].mean  # A's accuracy averaged over its runs
+    assert decision.model("A").value("quality").value == pytest.approx(mean)
+
+
 def test_decide_scenario_not_timed_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match="decide.scenario is single_stream"):
         headtohead.run(_experiment(tmp_path, scenario="single_stream"), out_dir=tmp_path / "out")

@@ -106,3 +106,41 @@ def test_p_front_draws_whole_groups():
     lat = {"a": Measured(exact=2.0), "b": Measured(exact=1.0)}  # b faster: a is on the front only when more accurate
     p = front_probabilities({"a": a, "b": b}, {"latency": lat}, resamples=400, groups=groups)
     assert 0.6 < p["a"] < 0.9 and p["b"] == 1.0  # P(group 0 drawn at least once in 2) = 0.75
+
+
+def test_a_model_run_several_times_is_decided_on_its_mean_over_the_runs():
+    """Its quality gap is the two-level one the verdict reads (examples, then runs), its value the mean over runs."""
+    from headtohead.stats.dominance import TWO_LEVEL, quality_interval
+    from headtohead.stats.repeat_pool import two_level_gap
+
+    rng = np.random.default_rng(5)
+    u = rng.random(1000)
+    runs = np.stack([u + s < 0.90 for s in (-0.02, 0.0, 0.02)])  # three runs, each shifted as a whole
+    correct = {"A": runs, "B": u < 0.85}
+    lat = {"A": _rounds(1.0, [0.01] * 5), "B": _rounds(3.0, [0.02] * 5)}
+    found = decide(correct, {"latency": lat}, resamples=300)
+    ab = next(p for p in found.pairs if (p.a, p.b) == ("A", "B"))
+    pooled = two_level_gap(runs, correct["B"][None, :], confidence=0.95)
+    assert ab.quality_method == TWO_LEVEL and ab.quality_gap == pytest.approx(
+        (pooled.estimate, pooled.low, pooled.high)
+    )
+    assert ab.dominates and found.labels == {"A": "front", "B": "dominated"}
+    assert found.estimates["A"]["quality"] == pytest.approx(runs.mean())
+    value, low, high = quality_interval(runs, 0.95)
+    assert value == pytest.approx(runs.mean()) and low < value < high
+    # with one pass the interval is Wilson's, and a measured-once model's gap Tango's, as before
+    assert quality_interval(runs[:1], 0.95) == pytest.approx(quality_interval(runs[0], 0.95))
+
+
+def test_p_front_draws_a_repeated_models_runs():
+    """A is beaten in the draws where B's drawn runs beat it: with B's two runs far apart, the draw of runs decides."""
+    a = np.arange(400) < 288  # 72 %, always; slower
+    b = np.stack([np.arange(400) < 280, np.arange(400) < 320])  # 70 % and 80 %: its mean, 75 %, above A's
+    lat = {"a": Measured(exact=2.0), "b": Measured(exact=1.0)}
+    p = front_probabilities({"a": a, "b": b}, {"latency": lat}, resamples=4000)
+    assert p["b"] == 1.0  # faster, so never beaten
+    # a is on the front only where both of b's drawn runs are its 70 % one: 1/4 of the draws (with b's mean over
+    # its two runs and no draw of runs, about 0: 75 % beats 72 % on almost every draw of examples)
+    assert 0.20 < p["a"] < 0.30
+    once = front_probabilities({"a": a, "b": b[0]}, {"latency": lat}, resamples=2000)
+    assert once["a"] > 0.99  # measured once at 70 %, b ties a's 72 % only where none of the 8 between is drawn

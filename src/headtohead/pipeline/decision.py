@@ -19,8 +19,7 @@ from headtohead.results.decision import AxisComparison, AxisValue, DecisionSumma
 from headtohead.results.predictions import Predictions
 from headtohead.results.records import ModelRecord, RunResult
 from headtohead.results.speed import ModelSpeed, SpeedSummary
-from headtohead.stats.dominance import Decision, Measured, axis_interval, decide
-from headtohead.stats.intervals import wilson_interval
+from headtohead.stats.dominance import TWO_LEVEL, Decision, Measured, axis_interval, decide, quality_interval
 
 __all__ = ["run_decision", "measurements"]
 
@@ -114,10 +113,8 @@ def run_decision(exp: Experiment, result: RunResult, predictions: Predictions) -
     quality was measured for every model (the ranking of the statistics already says that much)."""
     left_out: dict[str, str] = {}
     records: dict[str, ModelRecord] = {}
-    for record in result.models:
-        if record.passes:
-            left_out[record.name] = "measured several ways (prompts or repeats): not yet decided on"
-        elif record.missing_examples or record.name not in predictions.models or record.quality is None:
+    for record in result.models:  # a model measured several ways is decided on its mean over its passes
+        if record.missing_examples or record.name not in predictions.models or not record.has_quality:
             left_out[record.name] = "no quality on every example"
         else:
             records[record.name] = record
@@ -149,8 +146,8 @@ def run_decision(exp: Experiment, result: RunResult, predictions: Predictions) -
         resamples=exp.decide.resamples,
         seed=exp.seed,
         left_out=left_out,
-        models=_fronts(decision, correct, measured, alpha),
-        pairs=_pairs(decision),
+        models=_fronts(decision, correct, measured, alpha, predictions.groups),
+        pairs=_pairs(decision, records),
     )
     return with_decision_sentences(summary)
 
@@ -164,12 +161,16 @@ def _stopped_on_data(speed: SpeedSummary | None, scenario: str | None) -> bool:
 
 
 def _fronts(
-    decision: Decision, correct: dict[str, np.ndarray], measured: dict[str, dict[str, Measured]], alpha: float
+    decision: Decision,
+    correct: dict[str, np.ndarray],
+    measured: dict[str, dict[str, Measured]],
+    alpha: float,
+    groups: np.ndarray | None,
 ) -> list[ModelFront]:
     fronts = []
     for name, right in correct.items():
-        low, high = wilson_interval(int(np.sum(right)), len(right), 1.0 - alpha)
-        values = [AxisValue(axis="quality", value=float(np.mean(right)), ci_low=low, ci_high=high)]
+        value, low, high = quality_interval(right, 1.0 - alpha, groups)
+        values = [AxisValue(axis="quality", value=value, ci_low=low, ci_high=high)]
         for axis, per in measured.items():
             value, lo, hi = axis_interval(per[name], 1.0 - alpha)
             values.append(AxisValue(axis=axis, value=value, ci_low=lo, ci_high=hi))  # type: ignore[arg-type]
@@ -185,17 +186,26 @@ def _fronts(
     return fronts
 
 
-def _pairs(decision: Decision) -> list[PairDominance]:
+def _over(a: ModelRecord, b: ModelRecord) -> str:
+    """What a two-level quality gap pools over, in the pair's words: ``runs``, ``prompts`` or both."""
+    factors = dict.fromkeys(f"{r.passes[0].factor}s" for r in (a, b) if r.passes)
+    return " and ".join(factors).replace("repeats", "runs")
+
+
+def _pairs(decision: Decision, records: dict[str, ModelRecord]) -> list[PairDominance]:
     pairs = []
     for p in decision.pairs:
         gap, low, high = p.quality_gap
+        method = p.quality_method
+        if method == TWO_LEVEL:  # the statistics pool "passes"; the words name what varied
+            method = f"two-level t over {_over(records[p.a], records[p.b])}"
         axes = [
             AxisComparison(
                 axis="quality",
                 estimate=gap,
                 ci_low=low,
                 ci_high=high,
-                method=p.quality_method,
+                method=method,
                 holds=p.holds["quality"],
             )
         ]

@@ -35,7 +35,8 @@ class AxisComparison(Record):
     ci_low: float
     ci_high: float
     method: str = Field(
-        description="quality: the paired score interval (stats.paired); a ratio: t or anytime (paired rounds), "
+        description="quality: the paired score interval (stats.paired), or 'two-level t over runs' (or prompts) where a "
+        "model was measured several ways; a ratio: t or anytime (paired rounds), "
         "welch (unpaired: delta method on the log scale, Satterthwaite's df), exact (two values known without noise)"
     )
     holds: bool = Field(

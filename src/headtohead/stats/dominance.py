@@ -10,6 +10,11 @@ margin, faster, cheaper); **dominated** when some model dominates it; **undecide
 throughput-priced cost), requests (an endpoint's latency) — in which no model is at least as good on
 every axis and better on one. ``docs/statistics.md`` §17.
 
+A model measured several ways (run k times, ``repeats:``, or asked with several prompts) is decided on its
+mean accuracy over its passes, as the verdict pools it: a pair with such a model reads its quality gap on
+the two-level interval (examples, then passes within examples: ``stats.repeat_pool.two_level_gap``), and
+the joint resampling draws its passes too.
+
 Pure NumPy/SciPy; no torch.
 """
 
@@ -23,6 +28,7 @@ from typing import Literal, cast
 import numpy as np
 
 from headtohead.stats.paired import PairedCorrectness
+from headtohead.stats.repeat_pool import two_level_gap
 from headtohead.stats.speed import paired_speed_ratio, round_log_ratios
 
 __all__ = [
@@ -38,6 +44,8 @@ __all__ = [
     "decide",
     "front_probabilities",
     "pareto_mask",
+    "quality_interval",
+    "TWO_LEVEL",
 ]
 
 #: The axes of a decision, in order; every axis but quality is lower-is-better and compared as a ratio.
@@ -273,9 +281,13 @@ def _pair(
     groups: np.ndarray | None,
     anytime: Mapping[str, bool],
 ) -> PairDecision:
-    counts = PairedCorrectness.of(correct[a], correct[b], groups)
-    low, high = (float(x) for x in counts.interval(1.0 - alpha))
-    gap = (float(counts.estimate), low, high)
+    if _passes(correct[a]) > 1 or _passes(correct[b]) > 1:  # over every pass: examples, then passes within them
+        pooled = two_level_gap(correct[a], correct[b], groups, 1.0 - alpha)
+        gap, method = (pooled.estimate, pooled.low, pooled.high), TWO_LEVEL
+    else:
+        counts = PairedCorrectness.of(np.ravel(correct[a]), np.ravel(correct[b]), groups)
+        low, high = (float(x) for x in counts.interval(1.0 - alpha))
+        gap, method = (float(counts.estimate), low, high), counts.method
     ratios = {
         axis: ratio_interval(
             measured[axis][a], measured[axis][b], confidence=1.0 - alpha, anytime=anytime.get(axis, False)
@@ -283,9 +295,40 @@ def _pair(
         for axis in axes
         if axis != "quality"
     }
-    holds = {"quality": low > -margin} if "quality" in axes else {}
+    holds = {"quality": gap[1] > -margin} if "quality" in axes else {}
     holds.update({axis: r.a_lower for axis, r in ratios.items()})
-    return PairDecision(a, b, gap, margin, ratios, holds, counts.method)
+    return PairDecision(a, b, gap, margin, ratios, holds, method)
+
+
+#: How a quality gap with a model measured several ways is read (``PairDecision.quality_method``).
+TWO_LEVEL = "two-level t over passes"
+
+
+def _passes(correct: np.ndarray) -> int:
+    """How many passes a correctness array holds: its rows, or 1 for a model measured once (shape (n,))."""
+    return 1 if np.ndim(correct) == 1 else int(np.shape(correct)[0])
+
+
+def quality_interval(correct: np.ndarray, confidence: float, groups: np.ndarray | None = None) -> tuple[float, ...]:
+    """A model's accuracy (its mean over its passes) and its interval at ``confidence``.
+
+    Measured once: Wilson's interval; several passes: the two-level t interval (examples, then passes within
+    examples), the gap to a model never right, bounded by 0 and 1.
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in quality_interval(np.arange(100) < 90, 0.95)]
+    [0.9, 0.8256, 0.9448]
+    """
+    from headtohead.stats.intervals import wilson_interval
+
+    c = np.asarray(correct, dtype=bool)
+    if _passes(c) == 1:
+        right = np.ravel(c)
+        low, high = wilson_interval(int(right.sum()), len(right), confidence)
+        return float(right.mean()), float(low), float(high)
+    pooled = two_level_gap(c, np.zeros((1, c.shape[1]), dtype=bool), groups, confidence)
+    return pooled.estimate, max(0.0, pooled.low), min(1.0, pooled.high)
 
 
 def decide(
@@ -304,7 +347,8 @@ def decide(
     Parameters
     ----------
     correct : mapping of str to ndarray of bool
-        Each model's per-example correctness, in one order (the run's models, in order).
+        Each model's per-example correctness, in one order (the run's models, in order): shape ``(n,)``, or
+        ``(passes, n)`` for a model measured several ways (decided on its mean over them).
     measured : mapping of axis to mapping of str to Measured
         Each lower-is-better axis decided (``latency``, ``cost``, ``memory``), every model's measurement on it.
         An axis not measured for every model is left out by the caller.
@@ -396,9 +440,10 @@ def front_probabilities(
     """Each model's share of joint resamples in which it is on the Pareto front.
 
     One draw resamples the examples — whole groups where the data has them (``groups``) — the same for every
-    model (quality is paired), the rounds (the same round indices for every model timed in them: the rounds
-    are paired) and each independent sample (its own draw), and puts every model's axis values in the draw on
-    one front.
+    model (quality is paired), the passes of a model measured several ways (its own draw: a pass's accuracy
+    moves as a whole), the rounds (the same round indices for every model timed in them: the rounds are
+    paired) and each independent sample (its own draw), and puts every model's axis values in the draw on one
+    front.
 
     Examples
     --------
@@ -409,12 +454,20 @@ def front_probabilities(
     """
     names = list(correct)
     rng = np.random.default_rng(seed)
-    c = np.stack([np.asarray(correct[m], dtype=np.float64) for m in names])  # (k, n)
-    units = np.arange(c.shape[1]) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
-    sums = np.stack([np.bincount(units, weights=row) for row in c])  # (k, G): each group's examples right
+    passes = {m: np.atleast_2d(np.asarray(correct[m], dtype=np.float64)) for m in names}  # (passes, n) each
+    n = next(iter(passes.values())).shape[1]
+    units = np.arange(n) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
     sizes = np.bincount(units).astype(np.float64)  # (G,)
     draws = rng.multinomial(len(sizes), np.full(len(sizes), 1.0 / len(sizes)), size=resamples)  # (B, G)
-    columns = [(draws @ sums.T) / (draws @ sizes)[:, None]]  # (B, k): each draw's accuracy, paired
+    accuracy = []
+    for m in names:  # whole numbers summed: exact, so equal counts give equal accuracies (ties stay ties)
+        sums = np.stack([np.bincount(units, weights=row, minlength=len(sizes)) for row in passes[m]])  # (passes, G)
+        per_pass = (draws @ sums.T) / (draws @ sizes)[:, None]  # (B, passes): each draw's accuracy, paired
+        if per_pass.shape[1] > 1:  # the passes drawn too, with replacement
+            picked = rng.integers(0, per_pass.shape[1], per_pass.shape)
+            per_pass = np.take_along_axis(per_pass, picked, axis=1)
+        accuracy.append(per_pass.mean(axis=1))
+    columns = [np.stack(accuracy, axis=1)]  # (B, k)
     for axis in AXES[1:]:
         if axis not in measured:
             continue

@@ -33,8 +33,9 @@ NOT_MEASURED = "not measured"
 FRONT_TITLE = "Quality, speed and cost together"
 #: How to read the front's charts.
 FRONT_CAPTION = (
-    "Each model with both intervals (accuracy: Wilson; the other axis: over rounds, requests or examples); the "
-    "models on the front joined, dominated models grey, each labelled with its P(on the front)."
+    "Each model with both intervals (accuracy: Wilson, or over examples and runs for a model measured several ways; "
+    "the other axis: over rounds, requests or examples); the models on the front joined, dominated models grey, "
+    "each labelled with its P(on the front)."
 )
 
 
@@ -50,18 +51,23 @@ def _times(ratio: float) -> str:
     return f"{format_ratios(1.0 / ratio)[0]}×"
 
 
+def _pooled(part: AxisComparison) -> str:
+    """``, mean over runs`` where a model of the pair was measured several ways (its gap is of means), else ``""``."""
+    return f", mean over {part.method.split(' over ', 1)[1]}" if part.method.startswith("two-level") else ""
+
+
 def _quality_part(part: AxisComparison, margin: float) -> str:
     gap = format_pp(part.estimate)
     if part.ci_low > 0:
-        return f"more accurate ({gap} pp)"
-    return f"as accurate ({gap} pp, within {format_pp(margin, signed=False)} pp)"
+        return f"more accurate ({gap} pp{_pooled(part)})"
+    return f"as accurate ({gap} pp, within {format_pp(margin, signed=False)} pp{_pooled(part)})"
 
 
 def _open_part(part: AxisComparison, margin: float, level: str) -> str:
     if part.axis == "quality":
         return (
-            f"accuracy keeps it open ({format_pp(part.estimate)} pp, {level} CI {interval_pp(part.ci_low, part.ci_high)}"
-            f", not shown within {format_pp(margin, signed=False)} pp)"
+            f"accuracy keeps it open ({format_pp(part.estimate)} pp{_pooled(part)}, {level} CI "
+            f"{interval_pp(part.ci_low, part.ci_high)}, not shown within {format_pp(margin, signed=False)} pp)"
         )
     lower, name = AXIS_WORDS[part.axis]
     ratio, low, high = format_ratios(part.estimate, part.ci_low, part.ci_high)
