@@ -108,8 +108,9 @@ def test_table_and_rows_show_each_models_own_memory_and_cold_start(text_run):
     assert float(rows["large", "offline"]["model_peak_mb"]) >= 32
     assert rows["large", "single stream"]["scenario"] == "single stream (batch 1, 16 inputs)"
     assert rows["large", "offline"]["cold_first_call_s"] != "—"
-    cells = summary_rows(result)["large"]
-    assert cells["model_peak_mb"].value >= 40 and cells["first_prediction_s"].value > 0
+    cells = summary_rows(result)["large"]  # the same figure in the summary (the same allowance: 38.1 MiB seen in CI)
+    assert cells["model_peak_mb"].value == pytest.approx(float(rows["large", "offline"]["model_peak_mb"]), abs=0.05)
+    assert cells["model_peak_mb"].value >= 32 and cells["first_prediction_s"].value > 0
     assert "model_peak_mb" in [c.key for c in summary_columns(result)]
     note = speed_note(result.speed)
     assert "single stream: 16 inputs" in note and "stratified by length in words" in note
