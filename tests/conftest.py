@@ -26,16 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 SHARED_DATA = Path(os.environ.get("H2H_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The files that hold a slow test first, each file's tests kept together and in order.
-
-    xdist hands out tests in this order: a 40 s test among the last ones keeps one worker busy while
-    the other has nothing left to do. Started first, the slow tests overlap the many short ones.
-    """
-    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: each file's order is kept
-
-
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``../shared/data`` beside the clone; tests using it skip when it is absent."""
