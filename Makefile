@@ -19,8 +19,10 @@ DEV_STAMP := $(VENV)/.installed-dev
 demo: $(BASE_STAMP)
 	$(BIN)/h2h demo
 
+# --dist worksteal: a worker that has run out of tests takes queued ones from the other, so a slow test handed
+# out late does not leave one core idle while it finishes
 test: $(DEV_STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n auto --maxprocesses 4 -m "not serial" tests --doctest-modules src/headtohead
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist worksteal -m "not serial" tests --doctest-modules src/headtohead
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m serial
 
 check: $(DEV_STAMP)

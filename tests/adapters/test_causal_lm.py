@@ -343,13 +343,13 @@ def sst2(shared_data, split: str, n: int) -> Dataset:
 @pytest.mark.slow
 @pytest.mark.shared_data
 def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data, smollm2_folder):
-    """SmolLM2-135M-Instruct on the first 20 SST-2 dev sentences, 2 examples per class shown: its Q4_1 GGUF as the
+    """SmolLM2-135M-Instruct on the first 12 SST-2 dev sentences, 2 examples per class shown: its Q4_1 GGUF as the
     session's float32 folder (the weights transformers reads from the GGUF, loaded once for every test that needs
     them; reading a GGUF is proven above on one the test writes).
 
-    Measured (CPU, float32): score ranks the classes above chance (ROC AUC 0.78) but leans
+    Measured (CPU, float32): score ranks the classes above chance (ROC AUC 0.92; 0.78 on 20) but leans
     to "positive" (accuracy 0.50: a 135M model's prior); generate, zero-shot, answers in prose
-    half the time (10 of 20 unparseable, accuracy 0.25). The figures are deterministic; the
+    most of the time (8 of 12 unparseable; 10 of 20). The figures are deterministic; the
     bounds leave room for another CPU's rounding.
     """
     from sklearn.metrics import roc_auc_score
@@ -358,7 +358,7 @@ def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data, smollm2
     from headtohead.engines.batching import plan_batches
     from headtohead.engines.evaluate import evaluate_model
 
-    data, train = sst2(shared_data, "dev", 20), sst2(shared_data, "train", 2000)
+    data, train = sst2(shared_data, "dev", 12), sst2(shared_data, "train", 2000)
     scorer = load(smollm2_folder, train=train, few_shot=2)
     assert scorer.prompt_text("x").endswith("<|im_start|>assistant\n")  # the GGUF's own chat template
     plan = plan_batches(len(data), 10)
@@ -375,7 +375,7 @@ def test_a_real_small_instruct_model_answers_sst2_both_ways(shared_data, smollm2
     assert generated.proba is None and sorted(generator.answers) == list(range(len(data)))
     unparseable = [parse_answer(generator.answers[int(i)], list(LABELS)) is None for i in plan.order]
     assert ((generated.pred == -1) == np.array(unparseable)).all()
-    assert 3 <= sum(unparseable) <= 17  # prose answers happen, and so do labels
+    assert 2 <= sum(unparseable) <= 10  # prose answers happen, and so do labels
 
 
 def test_the_settings_have_defaults_and_refuse_unknown_keys_and_values():
