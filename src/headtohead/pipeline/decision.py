@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from headtohead.config.schema import Experiment
+from headtohead.report.rows.summary import PASS_WORDS
 from headtohead.report.words.decision import with_decision_sentences
 from headtohead.results.cost import cost_record
 from headtohead.results.decision import AxisComparison, AxisValue, DecisionSummary, ModelFront, PairDominance
@@ -188,8 +189,7 @@ def _fronts(
 
 def _over(a: ModelRecord, b: ModelRecord) -> str:
     """What a two-level quality gap pools over, in the pair's words: ``runs``, ``prompts`` or both."""
-    factors = dict.fromkeys(f"{r.passes[0].factor}s" for r in (a, b) if r.passes)
-    return " and ".join(factors).replace("repeats", "runs")
+    return " and ".join(dict.fromkeys(PASS_WORDS.get(r.passes[0].factor, "passes") for r in (a, b) if r.passes))
 
 
 def _pairs(decision: Decision, records: dict[str, ModelRecord]) -> list[PairDominance]:

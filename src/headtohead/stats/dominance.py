@@ -27,6 +27,7 @@ from typing import Literal, cast
 
 import numpy as np
 
+from headtohead.stats.intervals import wilson_interval
 from headtohead.stats.paired import PairedCorrectness
 from headtohead.stats.repeat_pool import two_level_gap
 from headtohead.stats.speed import paired_speed_ratio, round_log_ratios
@@ -320,8 +321,6 @@ def quality_interval(correct: np.ndarray, confidence: float, groups: np.ndarray 
     >>> [round(x, 4) for x in quality_interval(np.arange(100) < 90, 0.95)]
     [0.9, 0.8256, 0.9448]
     """
-    from headtohead.stats.intervals import wilson_interval
-
     c = np.asarray(correct, dtype=bool)
     if _passes(c) == 1:
         right = np.ravel(c)

@@ -222,13 +222,19 @@ def _two_runs_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | 
     >>> round(_two_runs_differ(np.array([0.80, 0.82, 0.78, 0.81, 0.79])), 4)
     0.0621
     """
+    bound = _gap_bound(accuracy, confidence)
+    # two accuracies differ by at most 100 pp: a larger bound would still cover, and say nothing
+    return None if bound is None else min(1.0, bound)
+
+
+def _gap_bound(accuracy: np.ndarray, confidence: float) -> float | None:
+    """``t_{(1+confidence)/2, k−1}·√2·s`` of ``k`` runs' accuracies, uncapped (``None`` with fewer than 2 runs)."""
     from scipy import stats
 
     k = len(accuracy)
     if k < 2:
         return None
-    # two accuracies differ by at most 100 pp: a larger bound would still cover, and say nothing
-    return min(1.0, float(stats.t.ppf(0.5 + confidence / 2.0, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1)))
+    return float(stats.t.ppf(0.5 + confidence / 2.0, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1))
 
 
 def _means_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | None:
@@ -245,13 +251,8 @@ def _means_differ(accuracy: np.ndarray, confidence: float = 0.95) -> float | Non
     >>> round(_means_differ(np.array([0.80, 0.82, 0.78, 0.81, 0.79])), 4)
     0.0278
     """
-    from scipy import stats
-
-    k = len(accuracy)
-    if k < 2:
-        return None
-    bound = stats.t.ppf(0.5 + confidence / 2.0, k - 1) * np.sqrt(2.0) * np.std(accuracy, ddof=1) / np.sqrt(k)
-    return min(1.0, float(bound))  # two means of accuracies differ by at most 100 pp
+    bound = _gap_bound(accuracy, confidence)
+    return None if bound is None else min(1.0, bound / float(np.sqrt(len(accuracy))))  # at most 100 pp apart
 
 
 def _answer_name(k: int, labels: Sequence[str]) -> str:

@@ -23,6 +23,7 @@ from headtohead.results.records import Environment, ModelRecord, RunResult
 
 __all__ = [
     "NOT_MEASURED",
+    "PASS_WORDS",
     "NOT_AVAILABLE",
     "INCOMPLETE",
     "NOT_TOLD_FROM_ZERO",
@@ -235,8 +236,8 @@ def _model_cells(
 _SUMMED = ("n_failed",)
 
 
-#: What a model's passes are called in its summary cells, by factor.
-_PASS_WORDS = {"prompt": "prompts", "repeat": "runs"}
+#: What a model's passes are called, by factor (the summary's "mean of 3 runs", the decision's "mean over runs").
+PASS_WORDS = {"prompt": "prompts", "repeat": "runs"}
 
 
 def _mean_cell(cells: Sequence[Cell], key: str, passes: str = "prompts") -> Cell:
@@ -274,7 +275,7 @@ def _prompted_once(result: RunResult, rows: dict[str, dict[str, Cell]]) -> dict[
         elif model.name not in out:
             passes = [rows[label] for p in model.passes if (label := pass_label(model.name, p.key)) in rows]
             keys = dict.fromkeys(k for c in passes for k in c)
-            words = _PASS_WORDS.get(model.passes[0].factor, "passes")
+            words = PASS_WORDS.get(model.passes[0].factor, "passes")
             out[model.name] = {k: _mean_cell([c.get(k, Cell(None)) for c in passes], k, words) for k in keys}
     return out
 
